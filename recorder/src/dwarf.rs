@@ -1,0 +1,971 @@
+//! Reads an executable's ELF and DWARF once: an index of every function (cheap, for selection)
+//! and, on demand, the details the tracer needs for the selected ones (breakpoint address after
+//! the prologue, frame base, parameter locations, lowered types).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gimli::{AttributeValue, EndianArcSlice, Reader as _, RunTimeEndian, UnitOffset};
+use object::{Object, ObjectSection, ObjectSymbol};
+
+use crate::addr::FileAddr;
+use crate::error::RecordError;
+use crate::types::{BaseKind, Member, Type, TypeId, TypeKind, TypeTable, Variant};
+use carve_storage::Language;
+
+pub(crate) type Reader = EndianArcSlice<RunTimeEndian>;
+pub(crate) type Expr = gimli::Expression<Reader>;
+
+/// A function found in DWARF (cheap summary, for every function of the program).
+#[derive(Debug, Clone)]
+pub struct FunctionEntry {
+    /// Demangled path without hash (`expr::lexer::precedence`), or the plain C name.
+    pub path: String,
+    pub name: String,
+    pub linkage_name: Option<String>,
+    pub language: Language,
+    pub decl_file: Option<String>,
+    pub decl_line: Option<u32>,
+    pub low_pc: FileAddr,
+    pub high_pc: FileAddr,
+    /// Declared in the program's own sources (not the Rust standard library, not a registry
+    /// dependency, not a system header).
+    pub own_code: bool,
+    unit: usize,
+    die: UnitOffset,
+}
+
+/// Where a parameter lives, as DWARF says.
+#[derive(Debug, Clone)]
+pub(crate) enum LocationDesc {
+    Expr(Expr),
+    /// Location list entries: `[begin, end)` file addresses and the expression valid there.
+    List(Vec<(u64, u64, Expr)>),
+    None,
+}
+
+impl LocationDesc {
+    /// The expression valid at `pc` (a file address).
+    pub(crate) fn at(&self, pc: u64) -> Option<&Expr> {
+        match self {
+            LocationDesc::Expr(e) => Some(e),
+            LocationDesc::List(entries) => entries
+                .iter()
+                .find(|(b, e, _)| *b <= pc && pc < *e)
+                .map(|(_, _, x)| x),
+            LocationDesc::None => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ParamDetail {
+    pub name: String,
+    pub ty: Option<TypeId>,
+    pub location: LocationDesc,
+}
+
+/// What the tracer needs to record calls of one function.
+#[derive(Debug, Clone)]
+pub(crate) struct FunctionDetail {
+    /// First instruction after the prologue: where arguments have their DWARF locations.
+    pub breakpoint: FileAddr,
+    pub frame_base: Option<Expr>,
+    pub encoding: gimli::Encoding,
+    pub params: Vec<ParamDetail>,
+    pub return_type: Option<TypeId>,
+}
+
+/// An executable's debug information.
+pub struct DebugInfo {
+    path: PathBuf,
+    dwarf: gimli::Dwarf<Reader>,
+    units: Vec<gimli::Unit<Reader>>,
+    /// Line rows per unit, sorted by address: (address, prologue_end).
+    unit_rows: Vec<Vec<(u64, bool)>>,
+    /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
+    namespaces: HashMap<usize, Arc<str>>,
+    functions: Vec<FunctionEntry>,
+    symbols: HashMap<String, u64>,
+    pub(crate) eh_frame: gimli::EhFrame<Reader>,
+    pub(crate) eh_bases: gimli::BaseAddresses,
+    pub(crate) types: TypeTable,
+    /// Lowest virtual address of a PT_LOAD segment (to find the load bias).
+    pub(crate) first_load_vaddr: u64,
+    pub(crate) is_pie: bool,
+}
+
+fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
+    RecordError::Dwarf {
+        path: path.to_path_buf(),
+        offset,
+        reason: reason.to_string(),
+    }
+}
+
+impl DebugInfo {
+    /// Loads the ELF file at `path` and indexes its functions.
+    pub fn load(path: &Path) -> Result<DebugInfo, RecordError> {
+        let bytes = std::fs::read(path).map_err(|source| RecordError::ProgramUnreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let file = object::File::parse(&*bytes).map_err(|e| RecordError::NotElf {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if file.format() != object::BinaryFormat::Elf {
+            return Err(RecordError::NotElf {
+                path: path.to_path_buf(),
+                reason: format!("{:?} file", file.format()),
+            });
+        }
+        if file.section_by_name(".debug_info").is_none() {
+            return Err(RecordError::NoDebugInfo {
+                path: path.to_path_buf(),
+            });
+        }
+        let endian = if file.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let load_section = |id: gimli::SectionId| -> Result<Reader, RecordError> {
+            let data = match file.section_by_name(id.name()) {
+                Some(section) => section
+                    .uncompressed_data()
+                    .map_err(|e| dwarf_err(path, 0, format!("section {}: {e}", id.name())))?
+                    .into_owned(),
+                None => Vec::new(),
+            };
+            Ok(EndianArcSlice::new(Arc::from(data), endian))
+        };
+        let dwarf = gimli::Dwarf::load(load_section)?;
+
+        let eh_section = file.section_by_name(".eh_frame");
+        let eh_data = eh_section
+            .as_ref()
+            .and_then(|s| s.uncompressed_data().ok())
+            .map(|d| d.into_owned())
+            .unwrap_or_default();
+        let eh_frame = gimli::EhFrame::from(EndianArcSlice::new(Arc::from(eh_data), endian));
+        let mut eh_bases = gimli::BaseAddresses::default();
+        if let Some(s) = &eh_section {
+            eh_bases = eh_bases.set_eh_frame(s.address());
+        }
+        if let Some(s) = file.section_by_name(".text") {
+            eh_bases = eh_bases.set_text(s.address());
+        }
+        if let Some(s) = file.section_by_name(".got") {
+            eh_bases = eh_bases.set_got(s.address());
+        }
+
+        let first_load_vaddr = file
+            .segments()
+            .map(|s| object::ObjectSegment::address(&s))
+            .min()
+            .unwrap_or(0);
+        let is_pie = matches!(file.kind(), object::ObjectKind::Dynamic);
+
+        let mut symbols = HashMap::new();
+        for sym in file.symbols() {
+            if let Ok(name) = sym.name() {
+                if sym.kind() == object::SymbolKind::Text && sym.address() != 0 {
+                    let demangled = format!("{:#}", rustc_demangle::demangle(name));
+                    symbols.insert(demangled, sym.address());
+                }
+            }
+        }
+
+        let mut info = DebugInfo {
+            path: path.to_path_buf(),
+            dwarf,
+            units: Vec::new(),
+            unit_rows: Vec::new(),
+            namespaces: HashMap::new(),
+            functions: Vec::new(),
+            symbols,
+            eh_frame,
+            eh_bases,
+            types: TypeTable::default(),
+            first_load_vaddr,
+            is_pie,
+        };
+        info.index()?;
+        if info.functions.is_empty() {
+            return Err(RecordError::NoDebugInfo {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(info)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every function with code in the executable, in DWARF order.
+    pub fn functions(&self) -> &[FunctionEntry] {
+        &self.functions
+    }
+
+    /// Address of an ELF text symbol by demangled name (without hash).
+    pub(crate) fn symbol(&self, name: &str) -> Option<FileAddr> {
+        self.symbols.get(name).map(|a| FileAddr(*a))
+    }
+
+    fn index(&mut self) -> Result<(), RecordError> {
+        let mut headers = self.dwarf.units();
+        let path = self.path.clone();
+        while let Some(header) = headers
+            .next()
+            .map_err(|e| dwarf_err(&path, 0, format!("unit header: {e}")))?
+        {
+            let start = header.offset().0;
+            let unit = self
+                .dwarf
+                .unit(header)
+                .map_err(|e| dwarf_err(&path, start, format!("unit: {e}")))?;
+            let unit_index = self.units.len();
+            self.index_unit(unit_index, &unit, start)?;
+            self.unit_rows.push(line_rows(&self.dwarf, &unit));
+            self.units.push(unit);
+        }
+        Ok(())
+    }
+
+    fn index_unit(
+        &mut self,
+        unit_index: usize,
+        unit: &gimli::Unit<Reader>,
+        unit_start: usize,
+    ) -> Result<(), RecordError> {
+        let files = file_table(&self.dwarf, unit);
+        let mut entries = unit.entries();
+        let mut language = Language::Other;
+        // (depth, prefix) of the namespaces enclosing the current DIE.
+        let mut scopes: Vec<(isize, Arc<str>)> = Vec::new();
+        let path = self.path.clone();
+        while let Some(entry) = entries
+            .next_dfs()
+            .map_err(|e| dwarf_err(&path, unit_start, format!("DIE: {e}")))?
+        {
+            let depth = entry.depth();
+            while scopes.last().is_some_and(|(d, _)| *d >= depth) {
+                scopes.pop();
+            }
+            let global = entry.offset().0 + unit_start;
+            match entry.tag() {
+                gimli::DW_TAG_compile_unit => {
+                    language = match entry.attr_value(gimli::DW_AT_language) {
+                        Some(AttributeValue::Language(gimli::DW_LANG_Rust)) => Language::Rust,
+                        Some(AttributeValue::Language(
+                            gimli::DW_LANG_C
+                            | gimli::DW_LANG_C89
+                            | gimli::DW_LANG_C99
+                            | gimli::DW_LANG_C11
+                            | gimli::DW_LANG_C17,
+                        )) => Language::C,
+                        _ => Language::Other,
+                    };
+                }
+                gimli::DW_TAG_namespace => {
+                    let name = attr_string(&self.dwarf, unit, entry, gimli::DW_AT_name)
+                        .unwrap_or_default();
+                    let prefix: Arc<str> = match scopes.last() {
+                        Some((_, p)) => Arc::from(format!("{p}::{name}")),
+                        None => Arc::from(name),
+                    };
+                    scopes.push((depth, prefix));
+                }
+                gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_enumeration_type
+                | gimli::DW_TAG_union_type
+                | gimli::DW_TAG_typedef => {
+                    if let Some((_, prefix)) = scopes.last() {
+                        self.namespaces.insert(global, prefix.clone());
+                    }
+                }
+                gimli::DW_TAG_subprogram => {
+                    if let Some(f) =
+                        function_entry(&self.dwarf, unit, entry, &files, language, &scopes)
+                    {
+                        self.functions.push(FunctionEntry {
+                            unit: unit_index,
+                            die: entry.offset(),
+                            ..f
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Lowers the details of function `f` (breakpoint address, parameters and their types).
+    pub(crate) fn detail(&mut self, f: &FunctionEntry) -> Result<FunctionDetail, RecordError> {
+        let unit = &self.units[f.unit];
+        let unit_start = unit.header.offset().0;
+        let err = |e: gimli::Error| dwarf_err(&self.path, unit_start + f.die.0, e);
+        let entry = unit.entry(f.die).map_err(err)?;
+        let frame_base = match entry.attr_value(gimli::DW_AT_frame_base) {
+            Some(AttributeValue::Exprloc(e)) => Some(e),
+            _ => None,
+        };
+        let spec = specification(unit, &entry);
+        let return_type = type_ref(&entry).or_else(|| spec.as_ref().and_then(type_ref));
+
+        let mut raw_params = Vec::new();
+        let mut tree = unit.entries_tree(Some(f.die)).map_err(err)?;
+        let root = tree.root().map_err(err)?;
+        let mut children = root.children();
+        while let Some(child) = children.next().map_err(err)? {
+            let e = child.entry();
+            if e.tag() != gimli::DW_TAG_formal_parameter {
+                continue;
+            }
+            let origin = specification(unit, e);
+            let name = attr_string(&self.dwarf, unit, e, gimli::DW_AT_name)
+                .or_else(|| {
+                    origin
+                        .as_ref()
+                        .and_then(|o| attr_string(&self.dwarf, unit, o, gimli::DW_AT_name))
+                })
+                .unwrap_or_else(|| format!("arg{}", raw_params.len()));
+            let ty = type_ref(e).or_else(|| origin.as_ref().and_then(type_ref));
+            let location = match e.attr_value(gimli::DW_AT_location) {
+                Some(AttributeValue::Exprloc(expr)) => LocationDesc::Expr(expr),
+                Some(attr @ AttributeValue::LocationListsRef(_))
+                | Some(attr @ AttributeValue::SecOffset(_))
+                | Some(attr @ AttributeValue::DebugLocListsIndex(_)) => {
+                    let mut list = Vec::new();
+                    if let Ok(Some(mut iter)) = self.dwarf.attr_locations(unit, attr) {
+                        while let Ok(Some(loc)) = iter.next() {
+                            list.push((loc.range.begin, loc.range.end, loc.data));
+                        }
+                    }
+                    LocationDesc::List(list)
+                }
+                _ => LocationDesc::None,
+            };
+            raw_params.push((name, ty, location));
+        }
+
+        let breakpoint = FileAddr(after_prologue(
+            &self.unit_rows[f.unit],
+            f.low_pc.0,
+            f.high_pc.0,
+        ));
+        let encoding = unit.encoding();
+        let unit_index = f.unit;
+        let mut params = Vec::new();
+        for (name, ty, location) in raw_params {
+            let ty = match ty {
+                Some(off) => Some(self.lower(unit_index, off)),
+                None => None,
+            };
+            params.push(ParamDetail { name, ty, location });
+        }
+        let return_type = return_type.map(|off| self.lower(unit_index, off));
+        Ok(FunctionDetail {
+            breakpoint,
+            frame_base,
+            encoding,
+            params,
+            return_type,
+        })
+    }
+
+    /// Lowers the type DIE at `off` of unit `unit_index` (cached; recursive types terminate).
+    pub(crate) fn lower(&mut self, unit_index: usize, off: UnitOffset) -> TypeId {
+        let unit_start = self.units[unit_index].header.offset().0;
+        let global = unit_start + off.0;
+        if let Some(id) = self.types.by_die(global) {
+            return id;
+        }
+        let id = self.types.reserve(global, "?".to_string());
+        let ty = self.lower_uncached(unit_index, off, global);
+        self.types.fill(id, ty);
+        id
+    }
+
+    fn lower_uncached(&mut self, unit_index: usize, off: UnitOffset, global: usize) -> Type {
+        let opaque = |name: &str| Type {
+            name: name.to_string(),
+            size: 0,
+            kind: TypeKind::Opaque,
+        };
+        let Ok(entry) = self.units[unit_index].entry(off) else {
+            return opaque("<bad type DIE>");
+        };
+        let unit = &self.units[unit_index];
+        let bare = attr_string(&self.dwarf, unit, &entry, gimli::DW_AT_name);
+        let size = entry
+            .attr_value(gimli::DW_AT_byte_size)
+            .and_then(|v| v.udata_value())
+            .unwrap_or(0);
+        let qualified = |bare: &Option<String>, this: &DebugInfo| -> String {
+            match (bare, this.namespaces.get(&global)) {
+                (Some(n), Some(prefix)) => format!("{prefix}::{n}"),
+                (Some(n), None) => n.clone(),
+                (None, _) => "<anonymous>".to_string(),
+            }
+        };
+        let target = type_ref(&entry);
+        match entry.tag() {
+            gimli::DW_TAG_base_type => {
+                let name = bare.unwrap_or_else(|| "?".to_string());
+                let enc = match entry.attr_value(gimli::DW_AT_encoding) {
+                    Some(AttributeValue::Encoding(e)) => e,
+                    _ => gimli::DW_ATE_unsigned,
+                };
+                let kind = if size == 0 {
+                    TypeKind::Unit
+                } else {
+                    match enc {
+                        gimli::DW_ATE_boolean => TypeKind::Base(BaseKind::Bool),
+                        gimli::DW_ATE_UTF if name == "char" => TypeKind::Base(BaseKind::Char),
+                        gimli::DW_ATE_float => TypeKind::Base(BaseKind::Float),
+                        gimli::DW_ATE_signed | gimli::DW_ATE_signed_char => {
+                            TypeKind::Base(BaseKind::Signed)
+                        }
+                        gimli::DW_ATE_unsigned
+                        | gimli::DW_ATE_unsigned_char
+                        | gimli::DW_ATE_UTF => TypeKind::Base(BaseKind::Unsigned),
+                        _ => TypeKind::Opaque,
+                    }
+                };
+                Type { name, size, kind }
+            }
+            gimli::DW_TAG_pointer_type
+            | gimli::DW_TAG_reference_type
+            | gimli::DW_TAG_rvalue_reference_type => {
+                let pointee = target.map(|t| self.lower(unit_index, t));
+                let name = bare.unwrap_or_else(|| {
+                    let inner = pointee.map(|p| self.types.name(p)).unwrap_or("void");
+                    format!("{inner} *")
+                });
+                Type {
+                    name,
+                    size: if size == 0 { 8 } else { size },
+                    kind: TypeKind::Pointer { pointee },
+                }
+            }
+            gimli::DW_TAG_const_type | gimli::DW_TAG_volatile_type | gimli::DW_TAG_typedef => {
+                let is_typedef = entry.tag() == gimli::DW_TAG_typedef;
+                let name = qualified(&bare, self);
+                match target {
+                    Some(t) => {
+                        let inner = self.lower(unit_index, t);
+                        let mut ty = self
+                            .types
+                            .get(inner)
+                            .cloned()
+                            .unwrap_or_else(|| opaque("?"));
+                        if is_typedef {
+                            ty.name = name;
+                        }
+                        ty
+                    }
+                    None => Type {
+                        name: if is_typedef { name } else { "void".into() },
+                        size: 0,
+                        kind: TypeKind::Unit,
+                    },
+                }
+            }
+            gimli::DW_TAG_array_type => {
+                let elem = target.map(|t| self.lower(unit_index, t));
+                let count = self.array_count(unit_index, off);
+                match elem {
+                    Some(elem) => {
+                        let elem_ty = self.types.get(elem);
+                        let elem_size = elem_ty.map(|t| t.size).unwrap_or(0);
+                        let name = format!(
+                            "[{}; {}]",
+                            self.types.name(elem),
+                            count.map(|c| c.to_string()).unwrap_or_else(|| "?".into())
+                        );
+                        Type {
+                            name,
+                            size: if size == 0 {
+                                elem_size * count.unwrap_or(0)
+                            } else {
+                                size
+                            },
+                            kind: TypeKind::Array { elem, count },
+                        }
+                    }
+                    None => opaque("[?]"),
+                }
+            }
+            gimli::DW_TAG_enumeration_type => {
+                let name = qualified(&bare, self);
+                let signed = target
+                    .map(|t| self.lower(unit_index, t))
+                    .and_then(|t| self.types.get(t))
+                    .is_some_and(|t| t.kind == TypeKind::Base(BaseKind::Signed));
+                let mut enumerators = Vec::new();
+                self.for_children(unit_index, off, |_, dwarf, unit, e| {
+                    if e.tag() == gimli::DW_TAG_enumerator {
+                        let n = attr_string(dwarf, unit, e, gimli::DW_AT_name).unwrap_or_default();
+                        let v = match e.attr_value(gimli::DW_AT_const_value) {
+                            Some(AttributeValue::Sdata(v)) => v as i128,
+                            Some(AttributeValue::Udata(v)) => v as i128,
+                            Some(v) => v.udata_value().map(|v| v as i128).unwrap_or(0),
+                            None => 0,
+                        };
+                        enumerators.push((n, v));
+                    }
+                });
+                Type {
+                    name,
+                    size,
+                    kind: TypeKind::CEnum {
+                        signed,
+                        enumerators,
+                    },
+                }
+            }
+            gimli::DW_TAG_structure_type | gimli::DW_TAG_union_type | gimli::DW_TAG_class_type => {
+                let name = qualified(&bare, self);
+                if entry.attr_value(gimli::DW_AT_declaration).is_some() && size == 0 {
+                    return Type {
+                        name,
+                        size,
+                        kind: TypeKind::Opaque,
+                    };
+                }
+                let is_union = entry.tag() == gimli::DW_TAG_union_type;
+                self.lower_struct(unit_index, off, name, size, is_union)
+            }
+            gimli::DW_TAG_subroutine_type => opaque("fn"),
+            gimli::DW_TAG_unspecified_type => Type {
+                name: bare.unwrap_or_else(|| "void".into()),
+                size: 0,
+                kind: TypeKind::Unit,
+            },
+            _ => opaque(&bare.unwrap_or_else(|| "?".into())),
+        }
+    }
+
+    fn lower_struct(
+        &mut self,
+        unit_index: usize,
+        off: UnitOffset,
+        name: String,
+        size: u64,
+        is_union: bool,
+    ) -> Type {
+        // Gather raw member descriptions first, then lower their types (which needs &mut self).
+        enum Raw {
+            Member(String, u64, Option<UnitOffset>),
+            Param(Option<UnitOffset>),
+            VariantPart(UnitOffset),
+        }
+        let mut raws = Vec::new();
+        self.for_children(unit_index, off, |_, dwarf, unit, e| match e.tag() {
+            gimli::DW_TAG_member => {
+                if e.attr_value(gimli::DW_AT_external).is_some() {
+                    return; // a static member
+                }
+                let n = attr_string(dwarf, unit, e, gimli::DW_AT_name)
+                    .unwrap_or_else(|| format!("__{}", raws.len()));
+                raws.push(Raw::Member(n, member_offset(e), type_ref(e)));
+            }
+            gimli::DW_TAG_template_type_parameter => raws.push(Raw::Param(type_ref(e))),
+            gimli::DW_TAG_variant_part => raws.push(Raw::VariantPart(e.offset())),
+            _ => {}
+        });
+        let mut members = Vec::new();
+        let mut params = Vec::new();
+        let mut variant_part = None;
+        for raw in raws {
+            match raw {
+                Raw::Member(n, offset, Some(t)) => {
+                    let ty = self.lower(unit_index, t);
+                    members.push(Member {
+                        name: n,
+                        offset,
+                        ty,
+                    });
+                }
+                Raw::Member(..) => {}
+                Raw::Param(Some(t)) => params.push(self.lower(unit_index, t)),
+                Raw::Param(None) => {}
+                Raw::VariantPart(vp) => variant_part = Some(vp),
+            }
+        }
+        if let Some(vp) = variant_part {
+            let (tag, variants) = self.lower_variant_part(unit_index, vp);
+            return Type {
+                name,
+                size,
+                kind: TypeKind::Enum { tag, variants },
+            };
+        }
+        let kind = if is_union {
+            TypeKind::Union { members }
+        } else if size == 0 && members.is_empty() && name == "()" {
+            TypeKind::Unit
+        } else {
+            TypeKind::Struct { members, params }
+        };
+        Type { name, size, kind }
+    }
+
+    fn lower_variant_part(
+        &mut self,
+        unit_index: usize,
+        vp: UnitOffset,
+    ) -> (Option<Member>, Vec<Variant>) {
+        let Ok(vp_entry) = self.units[unit_index].entry(vp) else {
+            return (None, Vec::new());
+        };
+        let discr_die = match vp_entry.attr_value(gimli::DW_AT_discr) {
+            Some(AttributeValue::UnitRef(o)) => Some(o),
+            _ => None,
+        };
+        let mut tag_raw = None;
+        let mut raw_variants: Vec<(Option<u64>, String, u64, Option<UnitOffset>)> = Vec::new();
+        let units = &self.units;
+        let dwarf = &self.dwarf;
+        let unit = &units[unit_index];
+        if let Ok(mut tree) = unit.entries_tree(Some(vp)) {
+            if let Ok(root) = tree.root() {
+                let mut children = root.children();
+                while let Ok(Some(child)) = children.next() {
+                    let e = child.entry();
+                    match e.tag() {
+                        gimli::DW_TAG_member if Some(e.offset()) == discr_die => {
+                            tag_raw = Some((member_offset(e), type_ref(e)));
+                        }
+                        gimli::DW_TAG_variant => {
+                            let discr =
+                                e.attr_value(gimli::DW_AT_discr_value)
+                                    .and_then(|v| match v {
+                                        AttributeValue::Sdata(s) => Some(s as u64),
+                                        other => other.udata_value(),
+                                    });
+                            let mut grand = child.children();
+                            while let Ok(Some(m)) = grand.next() {
+                                let me = m.entry();
+                                if me.tag() == gimli::DW_TAG_member {
+                                    let n = attr_string(dwarf, unit, me, gimli::DW_AT_name)
+                                        .unwrap_or_default();
+                                    raw_variants.push((discr, n, member_offset(me), type_ref(me)));
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let tag = tag_raw.and_then(|(offset, t)| {
+            t.map(|t| Member {
+                name: "<tag>".into(),
+                offset,
+                ty: self.lower(unit_index, t),
+            })
+        });
+        let variants = raw_variants
+            .into_iter()
+            .filter_map(|(discr, name, offset, t)| {
+                t.map(|t| Variant {
+                    discr,
+                    name,
+                    offset,
+                    ty: self.lower(unit_index, t),
+                })
+            })
+            .collect();
+        (tag, variants)
+    }
+
+    fn array_count(&self, unit_index: usize, off: UnitOffset) -> Option<u64> {
+        let mut count = None;
+        self.for_children(unit_index, off, |_, _, _, e| {
+            if e.tag() == gimli::DW_TAG_subrange_type && count.is_none() {
+                count = e
+                    .attr_value(gimli::DW_AT_count)
+                    .and_then(|v| v.udata_value())
+                    .or_else(|| {
+                        e.attr_value(gimli::DW_AT_upper_bound)
+                            .and_then(|v| v.udata_value())
+                            .map(|u| u + 1)
+                    });
+            }
+        });
+        count
+    }
+
+    fn for_children(
+        &self,
+        unit_index: usize,
+        off: UnitOffset,
+        mut f: impl FnMut(
+            usize,
+            &gimli::Dwarf<Reader>,
+            &gimli::Unit<Reader>,
+            &gimli::DebuggingInformationEntry<Reader>,
+        ),
+    ) {
+        let unit = &self.units[unit_index];
+        let Ok(mut tree) = unit.entries_tree(Some(off)) else {
+            return;
+        };
+        let Ok(root) = tree.root() else { return };
+        let mut children = root.children();
+        let mut i = 0;
+        while let Ok(Some(child)) = children.next() {
+            f(i, &self.dwarf, unit, child.entry());
+            i += 1;
+        }
+    }
+}
+
+impl From<gimli::Error> for RecordError {
+    fn from(e: gimli::Error) -> Self {
+        RecordError::Dwarf {
+            path: PathBuf::new(),
+            offset: 0,
+            reason: e.to_string(),
+        }
+    }
+}
+
+fn attr_string(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &gimli::Unit<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+    at: gimli::DwAt,
+) -> Option<String> {
+    let value = entry.attr_value(at)?;
+    let r = dwarf.attr_string(unit, value).ok()?;
+    Some(r.to_string_lossy().ok()?.into_owned())
+}
+
+fn type_ref(entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<UnitOffset> {
+    match entry.attr_value(gimli::DW_AT_type) {
+        Some(AttributeValue::UnitRef(o)) => Some(o),
+        _ => None,
+    }
+}
+
+fn member_offset(entry: &gimli::DebuggingInformationEntry<Reader>) -> u64 {
+    entry
+        .attr_value(gimli::DW_AT_data_member_location)
+        .and_then(|v| v.udata_value())
+        .unwrap_or(0)
+}
+
+/// The DIE named by DW_AT_specification or DW_AT_abstract_origin (same unit only).
+fn specification(
+    unit: &gimli::Unit<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Option<gimli::DebuggingInformationEntry<Reader>> {
+    let target = entry
+        .attr_value(gimli::DW_AT_specification)
+        .or_else(|| entry.attr_value(gimli::DW_AT_abstract_origin))?;
+    match target {
+        AttributeValue::UnitRef(o) => unit.entry(o).ok(),
+        _ => None,
+    }
+}
+
+/// The summary of a concrete subprogram DIE, or `None` for declarations and inlined-only ones.
+fn function_entry(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &gimli::Unit<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+    files: &[Option<String>],
+    language: Language,
+    scopes: &[(isize, Arc<str>)],
+) -> Option<FunctionEntry> {
+    let low = match entry.attr_value(gimli::DW_AT_low_pc)? {
+        AttributeValue::Addr(a) => a,
+        v @ AttributeValue::DebugAddrIndex(_) => dwarf.attr_address(unit, v).ok()??,
+        _ => return None,
+    };
+    let high = match entry.attr_value(gimli::DW_AT_high_pc)? {
+        AttributeValue::Addr(a) => a,
+        v => low + v.udata_value()?,
+    };
+    if low == 0 || high <= low {
+        return None;
+    }
+    let spec = specification(unit, entry);
+    let get = |at| {
+        attr_string(dwarf, unit, entry, at)
+            .or_else(|| spec.as_ref().and_then(|s| attr_string(dwarf, unit, s, at)))
+    };
+    let name = get(gimli::DW_AT_name)?;
+    let linkage_name = get(gimli::DW_AT_linkage_name);
+    let decl = |e: &gimli::DebuggingInformationEntry<Reader>| {
+        let file = match e.attr_value(gimli::DW_AT_decl_file) {
+            Some(AttributeValue::FileIndex(i)) => Some(i),
+            Some(v) => v.udata_value(),
+            None => None,
+        };
+        let line = e
+            .attr_value(gimli::DW_AT_decl_line)
+            .and_then(|v| v.udata_value());
+        (file, line)
+    };
+    let (mut file, mut line) = decl(entry);
+    if file.is_none() {
+        if let Some(s) = &spec {
+            (file, line) = decl(s);
+        }
+    }
+    let decl_file = file.and_then(|i| files.get(i as usize).cloned().flatten());
+    let path = match &linkage_name {
+        Some(l) => match rustc_demangle::try_demangle(l) {
+            Ok(d) => format!("{d:#}"),
+            Err(_) => name.clone(),
+        },
+        None => match scopes.last() {
+            Some((_, prefix)) if language == Language::Rust => format!("{prefix}::{name}"),
+            _ => name.clone(),
+        },
+    };
+    let own_code = match (&decl_file, language) {
+        (Some(f), Language::Rust | Language::C) => is_own_source(f),
+        _ => false,
+    };
+    Some(FunctionEntry {
+        path,
+        name,
+        linkage_name,
+        language,
+        decl_file,
+        decl_line: line.map(|l| l as u32),
+        low_pc: FileAddr(low),
+        high_pc: FileAddr(high),
+        own_code,
+        unit: 0,
+        die: entry.offset(),
+    })
+}
+
+/// Sources that belong to the program rather than to Rust's standard library, a registry or git
+/// dependency, or the system.
+fn is_own_source(path: &str) -> bool {
+    !(path.starts_with("/rustc/")
+        || path.contains("/.cargo/registry/")
+        || path.contains("/.cargo/git/")
+        || path.contains("/rustlib/")
+        || path.starts_with("/usr/")
+        || path.starts_with("<"))
+}
+
+/// The line program's file names as paths (absolute where the DWARF allows), by file index.
+fn file_table(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<Option<String>> {
+    let Some(program) = &unit.line_program else {
+        return Vec::new();
+    };
+    let header = program.header();
+    let comp_dir = unit
+        .comp_dir
+        .as_ref()
+        .and_then(|d| d.to_string_lossy().ok().map(|s| s.into_owned()));
+    let to_string = |v: AttributeValue<Reader>| -> Option<String> {
+        dwarf
+            .attr_string(unit, v)
+            .ok()
+            .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()))
+    };
+    // DWARF 5 numbers files from 0, earlier versions from 1; index by the number DW_AT_decl_file uses.
+    let count = header.file_names().len() as u64;
+    let first = if header.version() >= 5 { 0 } else { 1 };
+    let mut out = vec![None; (count + first) as usize];
+    for index in first..first + count {
+        let Some(file) = header.file(index) else {
+            continue;
+        };
+        let Some(name) = to_string(file.path_name()) else {
+            continue;
+        };
+        let mut path = PathBuf::from(&name);
+        if path.is_relative() {
+            if let Some(dir) = file.directory(header).and_then(to_string) {
+                path = Path::new(&dir).join(path);
+            }
+        }
+        if path.is_relative() {
+            if let Some(cd) = &comp_dir {
+                path = Path::new(cd).join(path);
+            }
+        }
+        out[index as usize] = Some(path.to_string_lossy().into_owned());
+    }
+    out
+}
+
+/// Every line row's address and prologue_end flag, sorted by address.
+fn line_rows(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<(u64, bool)> {
+    let _ = dwarf;
+    let Some(program) = unit.line_program.clone() else {
+        return Vec::new();
+    };
+    let mut rows = program.rows();
+    let mut out = Vec::new();
+    while let Ok(Some((_, row))) = rows.next_row() {
+        if !row.end_sequence() {
+            out.push((row.address(), row.prologue_end()));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The first address after the prologue of the function at `[low, high)`: the row marked
+/// `prologue_end`, else the second distinct row address (as gdb does), else `low`.
+fn after_prologue(rows: &[(u64, bool)], low: u64, high: u64) -> u64 {
+    let start = rows.partition_point(|(a, _)| *a < low);
+    let in_fn = rows[start..].iter().take_while(|(a, _)| *a < high);
+    let mut second = None;
+    for (addr, prologue_end) in in_fn {
+        if *prologue_end && *addr > low {
+            return *addr;
+        }
+        if *addr > low && second.is_none() {
+            second = Some(*addr);
+        }
+    }
+    second.unwrap_or(low)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn breakpoint_goes_to_the_prologue_end_row() {
+        let rows = [(0x10, false), (0x18, false), (0x20, true), (0x30, false)];
+        assert_eq!(after_prologue(&rows, 0x10, 0x40), 0x20);
+    }
+
+    #[test]
+    fn without_prologue_end_the_second_row_is_used() {
+        let rows = [(0x10, false), (0x18, false), (0x20, false), (0x50, true)];
+        assert_eq!(after_prologue(&rows, 0x10, 0x40), 0x18);
+    }
+
+    #[test]
+    fn a_function_with_one_row_breaks_at_its_first_instruction() {
+        assert_eq!(after_prologue(&[(0x10, false)], 0x10, 0x40), 0x10);
+    }
+
+    #[test]
+    fn std_and_registry_sources_are_not_own_code() {
+        assert!(!is_own_source("/rustc/abc/library/core/src/option.rs"));
+        assert!(!is_own_source(
+            "/root/.cargo/registry/src/index.crates.io-1/rusqlite-0.41.1/src/lib.rs"
+        ));
+        assert!(is_own_source("/work/fixtures/expr/src/lexer.rs"));
+    }
+}

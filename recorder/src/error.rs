@@ -1,0 +1,54 @@
+//! The recorder's one error type: every variant names the program, pid, address or DIE involved.
+
+use std::path::PathBuf;
+
+/// Everything that can stop a recording before or while it runs.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    #[error(
+        "cannot read program {path}: {source}; check the path (carve record -- ./path/to/program)"
+    )]
+    ProgramUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not executable: build it first, or chmod +x it")]
+    NotExecutable { path: PathBuf },
+    #[error("{path} is not an ELF executable carve can read ({reason})")]
+    NotElf { path: PathBuf, reason: String },
+    #[error("no debug info in {path}: build with debug = true (cargo's dev profile) or -g")]
+    NoDebugInfo { path: PathBuf },
+    #[error("bad DWARF in {path} at DIE offset {offset:#x}: {reason}")]
+    Dwarf {
+        path: PathBuf,
+        offset: usize,
+        reason: String,
+    },
+    #[error("no function of {path} matches --filter {filters}; functions that exist include: {examples}")]
+    NothingSelected {
+        path: PathBuf,
+        filters: String,
+        examples: String,
+    },
+    #[error("cannot start {path}: {source}")]
+    Spawn {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("ptrace {op} failed on pid {pid}: {source}")]
+    Ptrace {
+        op: &'static str,
+        pid: i32,
+        source: nix::Error,
+    },
+    #[error("cannot {op} memory of pid {pid} at {addr:#x}: {source}")]
+    Memory {
+        op: &'static str,
+        pid: i32,
+        addr: u64,
+        source: std::io::Error,
+    },
+    #[error("cannot find where {path} is loaded in pid {pid} (/proc/{pid}/maps)")]
+    LoadAddress { path: PathBuf, pid: i32 },
+}

@@ -1,0 +1,238 @@
+//! carve's recorder: runs a native program under ptrace, breaks on the selected functions and
+//! reads their arguments and return values through DWARF, reporting calls to a `TraceSink`.
+//!
+//! The only crate of carve that touches ptrace and the live process.
+
+mod abi;
+mod addr;
+mod decode;
+mod dwarf;
+mod error;
+mod location;
+mod process;
+mod select;
+mod tracer;
+mod types;
+mod unwind;
+
+pub use addr::{FileAddr, LoadBias, RuntimeAddr};
+pub use decode::Limits;
+pub use dwarf::FunctionEntry;
+pub use error::RecordError;
+pub use select::{glob_match, Selection};
+pub use tracer::RecordSummary;
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use carve_storage::{FunctionId, FunctionInfo, ParamInfo, TraceEvent, TraceSink};
+use nix::unistd::Pid;
+
+/// An executable and its debug information, ready to be recorded.
+pub struct Program {
+    info: dwarf::DebugInfo,
+}
+
+impl Program {
+    /// Reads `path`'s ELF and DWARF. Fails with a one-line error when the file is missing, not
+    /// executable, not ELF, or has no debug info.
+    pub fn load(path: &Path) -> Result<Program, RecordError> {
+        let meta = std::fs::metadata(path).map_err(|source| RecordError::ProgramUnreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+            return Err(RecordError::NotExecutable {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Program {
+            info: dwarf::DebugInfo::load(path)?,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.info.path()
+    }
+
+    /// Every function with code and debug info in the program.
+    pub fn functions(&self) -> &[FunctionEntry] {
+        self.info.functions()
+    }
+
+    /// The functions `selection` picks; an error listing some that exist when it picks none.
+    pub fn select(&self, selection: &Selection) -> Result<Vec<&FunctionEntry>, RecordError> {
+        let mut chosen: Vec<&FunctionEntry> = self
+            .functions()
+            .iter()
+            .filter(|f| selection.selects(f))
+            .collect();
+        // One breakpoint per address (DWARF may describe one function twice).
+        chosen.sort_by_key(|f| f.low_pc);
+        chosen.dedup_by_key(|f| f.low_pc);
+        if chosen.is_empty() {
+            let mut own: Vec<&str> = self
+                .functions()
+                .iter()
+                .filter(|f| f.own_code)
+                .map(|f| f.path.as_str())
+                .collect();
+            own.sort_unstable();
+            own.dedup();
+            let examples = if own.is_empty() {
+                "(no functions from the program's own sources)".to_string()
+            } else {
+                let mut s = own.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+                if own.len() > 12 {
+                    s.push_str(&format!(" … ({} in all)", own.len()));
+                }
+                s
+            };
+            return Err(RecordError::NothingSelected {
+                path: self.path().to_path_buf(),
+                filters: if selection.filters.is_empty() {
+                    "(default: own code)".into()
+                } else {
+                    selection.filters.join(" --filter ")
+                },
+                examples,
+            });
+        }
+        Ok(chosen)
+    }
+}
+
+/// How to record.
+#[derive(Debug, Clone, Default)]
+pub struct RecordOptions {
+    pub selection: Selection,
+    pub limits: Limits,
+    /// After this many recorded calls of one function, its breakpoint is removed.
+    pub max_calls_per_function: Option<u64>,
+}
+
+/// A program started under ptrace and stopped before its first instruction.
+pub struct Recording {
+    program: Program,
+    pid: Pid,
+    options: RecordOptions,
+    started: bool,
+}
+
+impl Recording {
+    /// Starts `program` with `args` (stdin/stdout/stderr inherited) stopped at its entry.
+    /// Nothing runs until [`Recording::run`]; dropping the recording kills the process.
+    pub fn spawn(
+        program: Program,
+        args: &[OsString],
+        options: RecordOptions,
+    ) -> Result<Recording, RecordError> {
+        program.select(&options.selection)?;
+        let pid = process::spawn(program.path(), args)?;
+        Ok(Recording {
+            program,
+            pid,
+            options,
+            started: false,
+        })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid.as_raw()
+    }
+
+    /// Runs the program to its end, reporting functions, calls and the exit to `sink`.
+    pub fn run(mut self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
+        self.started = true;
+        let bias = process::load_bias(
+            self.pid,
+            self.program.path(),
+            self.program.info.first_load_vaddr,
+            self.program.info.is_pie,
+        )?;
+        let chosen: Vec<FunctionEntry> = self
+            .program
+            .select(&self.options.selection)?
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut infos = Vec::with_capacity(chosen.len());
+        let mut traced = Vec::with_capacity(chosen.len());
+        for (i, f) in chosen.iter().enumerate() {
+            let id = FunctionId(i as u32 + 1);
+            let detail = match self.program.info.detail(f) {
+                Ok(d) => d,
+                Err(_) => continue, // unreadable DWARF for one function: skip it, trace the rest
+            };
+            let cfa = unwind::cfa_rule(&self.program.info, detail.breakpoint.0);
+            let types = &self.program.info.types;
+            infos.push(FunctionInfo {
+                id,
+                path: f.path.clone(),
+                name: f.name.clone(),
+                linkage_name: f.linkage_name.clone(),
+                language: f.language,
+                decl_file: f.decl_file.clone(),
+                decl_line: f.decl_line,
+                low_pc: f.low_pc.0,
+                params: detail
+                    .params
+                    .iter()
+                    .map(|p| ParamInfo {
+                        name: p.name.clone(),
+                        type_name: p.ty.map(|t| types.name(t).to_string()).unwrap_or_default(),
+                    })
+                    .collect(),
+                return_type: detail
+                    .return_type
+                    .map(|t| types.name(t).to_string())
+                    .filter(|n| n != "()"),
+            });
+            traced.push(tracer::Traced {
+                id,
+                detail,
+                cfa,
+                max_calls: self.options.max_calls_per_function,
+                calls: 0,
+            });
+        }
+        sink.record(TraceEvent::Functions(infos));
+        let panic_addr = self.program.info.symbol("__rustc::rust_panic");
+        let tracer = tracer::Tracer::new(
+            self.pid,
+            bias,
+            &self.program.info.types,
+            traced,
+            panic_addr,
+            self.options.limits,
+            sink,
+        )?;
+        tracer.run()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if !self.started {
+            let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::wait::waitpid(self.pid, None);
+        }
+    }
+}
+
+/// The program path as the recorder will run it (resolved against PATH like a shell would).
+pub fn resolve_program(program: &Path) -> PathBuf {
+    if program.components().count() > 1 || program.exists() {
+        return program.to_path_buf();
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            let candidate = dir.join(program);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    program.to_path_buf()
+}

@@ -1,0 +1,200 @@
+//! The live process: spawning it under ptrace, its load bias, its registers and its memory.
+//! The only module besides the tracer loop that issues ptrace calls.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use nix::sys::ptrace;
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
+
+use crate::addr::LoadBias;
+use crate::error::RecordError;
+use crate::location::Memory;
+
+/// Starts `program` with `args`, stopped at its first instruction after exec.
+pub(crate) fn spawn(program: &Path, args: &[OsString]) -> Result<Pid, RecordError> {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    // SAFETY: only async-signal-safe calls between fork and exec (ptrace, personality).
+    unsafe {
+        cmd.pre_exec(|| {
+            ptrace::traceme().map_err(std::io::Error::from)?;
+            // Repeatable addresses, as gdb does; failure only costs repeatability.
+            let _ = nix::sys::personality::set(nix::sys::personality::Persona::ADDR_NO_RANDOMIZE);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|source| RecordError::Spawn {
+        path: program.to_path_buf(),
+        source,
+    })?;
+    let pid = Pid::from_raw(child.id() as i32);
+    // The child is reaped through waitpid from now on, never through `child`.
+    std::mem::forget(child);
+    match waitpid(pid, None) {
+        Ok(WaitStatus::Stopped(_, nix::sys::signal::Signal::SIGTRAP)) => Ok(pid),
+        Ok(other) => Err(RecordError::Spawn {
+            path: program.to_path_buf(),
+            source: std::io::Error::other(format!("unexpected first stop: {other:?}")),
+        }),
+        Err(e) => Err(RecordError::Ptrace {
+            op: "waitpid",
+            pid: pid.as_raw(),
+            source: e,
+        }),
+    }
+}
+
+/// Where the executable at `exe` is mapped in `pid`: mapping start minus its first segment's
+/// virtual address.
+pub(crate) fn load_bias(
+    pid: Pid,
+    exe: &Path,
+    first_load_vaddr: u64,
+    is_pie: bool,
+) -> Result<LoadBias, RecordError> {
+    if !is_pie {
+        return Ok(LoadBias(0));
+    }
+    let err = || RecordError::LoadAddress {
+        path: exe.to_path_buf(),
+        pid: pid.as_raw(),
+    };
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|_| err())?;
+    let exe = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+    for line in maps.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(range), _, Some(offset), _, _, Some(path)) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            continue;
+        };
+        if Path::new(path) != exe || u64::from_str_radix(offset, 16).ok() != Some(0) {
+            continue;
+        }
+        let start = range
+            .split('-')
+            .next()
+            .and_then(|s| u64::from_str_radix(s, 16).ok())
+            .ok_or_else(err)?;
+        return Ok(LoadBias(start - (first_load_vaddr & !0xfff)));
+    }
+    Err(err())
+}
+
+/// The traced process's memory, read with `process_vm_readv` (one syscall per read) and written
+/// through `/proc/PID/mem` (which can write to read-only text, unlike process_vm_writev).
+pub(crate) struct ProcessMemory {
+    pid: Pid,
+    mem: File,
+}
+
+impl ProcessMemory {
+    pub(crate) fn open(pid: Pid) -> Result<ProcessMemory, RecordError> {
+        let mem = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(format!("/proc/{pid}/mem"))
+            .map_err(|source| RecordError::Memory {
+                op: "open",
+                pid: pid.as_raw(),
+                addr: 0,
+                source,
+            })?;
+        Ok(ProcessMemory { pid, mem })
+    }
+
+    pub(crate) fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), RecordError> {
+        self.mem
+            .write_all_at(bytes, addr)
+            .map_err(|source| RecordError::Memory {
+                op: "write",
+                pid: self.pid.as_raw(),
+                addr,
+                source,
+            })
+    }
+
+    pub(crate) fn read_byte(&self, addr: u64) -> Result<u8, RecordError> {
+        let mut b = [0u8];
+        self.mem
+            .read_exact_at(&mut b, addr)
+            .map_err(|source| RecordError::Memory {
+                op: "read",
+                pid: self.pid.as_raw(),
+                addr,
+                source,
+            })?;
+        Ok(b[0])
+    }
+}
+
+impl Memory for ProcessMemory {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        if buf.is_empty() {
+            return true;
+        }
+        let local = [std::io::IoSliceMut::new(buf)];
+        let remote = [nix::sys::uio::RemoteIoVec {
+            base: addr as usize,
+            len: local[0].len(),
+        }];
+        let mut local = local;
+        match nix::sys::uio::process_vm_readv(self.pid, &mut local, &remote) {
+            Ok(n) if n == remote[0].len => true,
+            _ => self.mem.read_exact_at(buf, addr).is_ok(),
+        }
+    }
+}
+
+/// General-purpose registers of a stopped thread.
+pub(crate) fn get_regs(tid: Pid) -> Result<libc::user_regs_struct, RecordError> {
+    ptrace::getregs(tid).map_err(|source| RecordError::Ptrace {
+        op: "GETREGS",
+        pid: tid.as_raw(),
+        source,
+    })
+}
+
+pub(crate) fn set_regs(tid: Pid, regs: libc::user_regs_struct) -> Result<(), RecordError> {
+    ptrace::setregs(tid, regs).map_err(|source| RecordError::Ptrace {
+        op: "SETREGS",
+        pid: tid.as_raw(),
+        source,
+    })
+}
+
+/// Low 64 bits of xmm0 and xmm1 (float return values).
+pub(crate) fn get_xmm01(tid: Pid) -> Result<(u64, u64), RecordError> {
+    let mut fp = std::mem::MaybeUninit::<libc::user_fpregs_struct>::zeroed();
+    // SAFETY: PTRACE_GETFPREGS writes a user_fpregs_struct to the pointer we pass.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETFPREGS,
+            tid.as_raw(),
+            std::ptr::null_mut::<libc::c_void>(),
+            fp.as_mut_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(RecordError::Ptrace {
+            op: "GETFPREGS",
+            pid: tid.as_raw(),
+            source: nix::Error::last(),
+        });
+    }
+    // SAFETY: the kernel filled the struct.
+    let fp = unsafe { fp.assume_init() };
+    let x = &fp.xmm_space;
+    let lo = |i: usize| (x[i] as u64) | ((x[i + 1] as u64) << 32);
+    Ok((lo(0), lo(4)))
+}

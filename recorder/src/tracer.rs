@@ -1,0 +1,718 @@
+//! The ptrace event loop: int3 breakpoints after each selected function's prologue, return
+//! breakpoints at return addresses (shared, reference-counted), per-thread shadow stacks keyed by
+//! the frame's CFA, and the events they produce for a [`TraceSink`].
+
+use std::collections::HashMap;
+
+use carve_storage::{
+    Arg, CallEnd, CallId, CallStart, FunctionId, Outcome, ProcessExit, RunEnd, TraceEvent,
+    TraceSink, Value,
+};
+use nix::sys::ptrace;
+use nix::sys::signal::Signal;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+
+use crate::abi::{return_place, ReturnPlace, ReturnRegs};
+use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
+use crate::decode::{Decoder, Limits};
+use crate::dwarf::FunctionDetail;
+use crate::error::RecordError;
+use crate::location::{evaluate, Machine, Memory, Place};
+use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
+use crate::types::TypeTable;
+use crate::unwind::CfaRule;
+
+const INT3: u8 = 0xCC;
+
+/// A selected function, ready to trace.
+pub(crate) struct Traced {
+    pub id: FunctionId,
+    pub detail: FunctionDetail,
+    pub cfa: Option<CfaRule>,
+    /// Stop recording this function after this many calls (the breakpoint is removed).
+    pub max_calls: Option<u64>,
+    pub calls: u64,
+}
+
+/// What a breakpoint address is for (one address may serve several purposes).
+#[derive(Debug, Default)]
+struct Breakpoint {
+    original: u8,
+    /// Index into `Tracer::functions` when this is a function's entry breakpoint.
+    entry: Option<usize>,
+    /// Number of live frames returning here.
+    returns: u32,
+    /// The panic machinery (`rust_panic`).
+    panic: bool,
+    inserted: bool,
+}
+
+impl Breakpoint {
+    fn wanted(&self) -> bool {
+        self.entry.is_some() || self.returns > 0 || self.panic
+    }
+}
+
+struct Frame {
+    call: CallId,
+    function: usize,
+    cfa: u64,
+    return_addr: u64,
+    /// A panic started while this frame was live: if it never returns, it panicked.
+    panic_seen: bool,
+}
+
+#[derive(Default)]
+struct Thread {
+    stack: Vec<Frame>,
+    /// Single-stepping over the breakpoint at this address.
+    stepping: Option<u64>,
+    /// A signal that arrived during the step, delivered once the step is done.
+    pending_signal: Option<Signal>,
+    /// Not yet seen its first stop (new threads start with SIGSTOP).
+    fresh: bool,
+}
+
+/// The recording of one process.
+pub(crate) struct Tracer<'a> {
+    pid: Pid,
+    mem: ProcessMemory,
+    bias: LoadBias,
+    types: &'a TypeTable,
+    functions: Vec<Traced>,
+    breakpoints: HashMap<u64, Breakpoint>,
+    threads: HashMap<Pid, Thread>,
+    next_call: u64,
+    limits: Limits,
+    sink: &'a mut dyn TraceSink,
+    calls_recorded: u64,
+}
+
+/// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
+struct Stopped<'a> {
+    regs: &'a libc::user_regs_struct,
+    mem: &'a ProcessMemory,
+}
+
+impl Memory for Stopped<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.mem.read(addr, buf)
+    }
+}
+
+impl Machine for Stopped<'_> {
+    fn register(&self, r: u16) -> Option<u64> {
+        dwarf_register(self.regs, r)
+    }
+}
+
+fn dwarf_register(r: &libc::user_regs_struct, n: u16) -> Option<u64> {
+    Some(match n {
+        0 => r.rax,
+        1 => r.rdx,
+        2 => r.rcx,
+        3 => r.rbx,
+        4 => r.rsi,
+        5 => r.rdi,
+        6 => r.rbp,
+        7 => r.rsp,
+        8 => r.r8,
+        9 => r.r9,
+        10 => r.r10,
+        11 => r.r11,
+        12 => r.r12,
+        13 => r.r13,
+        14 => r.r14,
+        15 => r.r15,
+        16 => r.rip,
+        _ => return None,
+    })
+}
+
+/// How the run went, for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordSummary {
+    pub exit: ProcessExit,
+    pub calls: u64,
+}
+
+impl<'a> Tracer<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        pid: Pid,
+        bias: LoadBias,
+        types: &'a TypeTable,
+        functions: Vec<Traced>,
+        panic_addr: Option<FileAddr>,
+        limits: Limits,
+        sink: &'a mut dyn TraceSink,
+    ) -> Result<Tracer<'a>, RecordError> {
+        let mem = ProcessMemory::open(pid)?;
+        let mut tracer = Tracer {
+            pid,
+            mem,
+            bias,
+            types,
+            functions,
+            breakpoints: HashMap::new(),
+            threads: HashMap::new(),
+            next_call: 1,
+            limits,
+            sink,
+            calls_recorded: 0,
+        };
+        tracer.threads.insert(pid, Thread::default());
+        for i in 0..tracer.functions.len() {
+            let addr = bias.relocate(tracer.functions[i].detail.breakpoint).0;
+            tracer.breakpoints.entry(addr).or_default().entry = Some(i);
+            tracer.insert(addr)?;
+        }
+        if let Some(p) = panic_addr {
+            let addr = bias.relocate(p).0;
+            tracer.breakpoints.entry(addr).or_default().panic = true;
+            tracer.insert(addr)?;
+        }
+        let options = ptrace::Options::PTRACE_O_TRACECLONE
+            | ptrace::Options::PTRACE_O_TRACEFORK
+            | ptrace::Options::PTRACE_O_TRACEVFORK
+            | ptrace::Options::PTRACE_O_TRACEEXEC
+            | ptrace::Options::PTRACE_O_EXITKILL;
+        ptrace::setoptions(pid, options).map_err(|source| RecordError::Ptrace {
+            op: "SETOPTIONS",
+            pid: pid.as_raw(),
+            source,
+        })?;
+        Ok(tracer)
+    }
+
+    fn insert(&mut self, addr: u64) -> Result<(), RecordError> {
+        let Some(bp) = self.breakpoints.get(&addr) else {
+            return Ok(());
+        };
+        if bp.inserted {
+            return Ok(());
+        }
+        let original = self.mem.read_byte(addr)?;
+        self.mem.write(addr, &[INT3])?;
+        if let Some(bp) = self.breakpoints.get_mut(&addr) {
+            bp.original = original;
+            bp.inserted = true;
+        }
+        Ok(())
+    }
+
+    /// Puts the original byte back (the breakpoint entry stays, marked not inserted).
+    fn lift(&mut self, addr: u64) -> Result<(), RecordError> {
+        if let Some(bp) = self.breakpoints.get_mut(&addr) {
+            if bp.inserted {
+                bp.inserted = false;
+                let original = bp.original;
+                self.mem.write(addr, &[original])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the process to the end, reporting every call to the sink.
+    pub(crate) fn run(mut self) -> Result<RecordSummary, RecordError> {
+        self.resume(self.pid, None)?;
+        let exit = loop {
+            let status = match waitpid(None, Some(WaitPidFlag::__WALL)) {
+                Ok(s) => s,
+                Err(nix::errno::Errno::ECHILD) => {
+                    break ProcessExit::Lost {
+                        reason: "no traced process left".into(),
+                    }
+                }
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(source) => {
+                    self.close_all(Outcome::Unfinished);
+                    return Err(RecordError::Ptrace {
+                        op: "waitpid",
+                        pid: self.pid.as_raw(),
+                        source,
+                    });
+                }
+            };
+            if let Some(exit) = self.handle(status)? {
+                break exit;
+            }
+        };
+        self.close_all(Outcome::Unfinished);
+        self.sink.record(TraceEvent::RunEnded(RunEnd {
+            exit: exit.clone(),
+            ended_at_ms: now_ms(),
+        }));
+        Ok(RecordSummary {
+            exit,
+            calls: self.calls_recorded,
+        })
+    }
+
+    /// Handles one wait status; returns the process's exit when the traced process is gone.
+    fn handle(&mut self, status: WaitStatus) -> Result<Option<ProcessExit>, RecordError> {
+        match status {
+            WaitStatus::Stopped(tid, sig) => {
+                if !self.threads.contains_key(&tid) {
+                    // A new thread's first stop can arrive before its parent's clone event.
+                    self.thread_started(tid);
+                    self.threads.get_mut(&tid).map(|t| t.fresh = true);
+                }
+                let fresh = self.threads.get(&tid).is_some_and(|t| t.fresh);
+                if fresh && sig == Signal::SIGSTOP {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.fresh = false;
+                    }
+                    self.resume(tid, None)?;
+                } else if sig == Signal::SIGTRAP {
+                    self.on_trap(tid)?;
+                } else if let Some(t) = self.threads.get_mut(&tid).filter(|t| t.stepping.is_some())
+                {
+                    // Deliver it after the step, or it would run the handler with the breakpoint lifted.
+                    if is_fault(sig) {
+                        let addr = t.stepping.take();
+                        if let Some(addr) = addr {
+                            self.reinsert_if_wanted(addr)?;
+                        }
+                        self.resume(tid, Some(sig))?;
+                    } else {
+                        t.pending_signal = Some(sig);
+                        self.single_step(tid)?;
+                    }
+                } else {
+                    self.resume(tid, Some(sig))?;
+                }
+            }
+            WaitStatus::PtraceEvent(tid, _, event) => {
+                match event {
+                    libc::PTRACE_EVENT_CLONE => {
+                        if let Ok(new) = ptrace::getevent(tid) {
+                            let new = Pid::from_raw(new as i32);
+                            if !self.threads.contains_key(&new) {
+                                self.thread_started(new);
+                                if let Some(t) = self.threads.get_mut(&new) {
+                                    t.fresh = true;
+                                }
+                            }
+                        }
+                    }
+                    libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                        if let Ok(child) = ptrace::getevent(tid) {
+                            self.release_child(
+                                Pid::from_raw(child as i32),
+                                event == libc::PTRACE_EVENT_FORK,
+                            );
+                        }
+                    }
+                    libc::PTRACE_EVENT_EXEC => {
+                        // A new program image: our breakpoints and DWARF no longer apply.
+                        self.close_all(Outcome::Unfinished);
+                        self.breakpoints.clear();
+                        let _ = ptrace::detach(tid, None);
+                        self.threads.remove(&tid);
+                        return Ok(Some(ProcessExit::Lost {
+                            reason: "the program called exec; carve stopped tracing it".into(),
+                        }));
+                    }
+                    _ => {}
+                }
+                self.resume(tid, None)?;
+            }
+            WaitStatus::Exited(tid, code) => {
+                return Ok(self.thread_gone(tid, ProcessExit::Exited { code }));
+            }
+            WaitStatus::Signaled(tid, sig, _) => {
+                return Ok(self.thread_gone(
+                    tid,
+                    ProcessExit::Signaled {
+                        signal: sig as i32,
+                        name: sig.as_str().to_string(),
+                    },
+                ));
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    fn thread_started(&mut self, tid: Pid) {
+        self.threads.insert(tid, Thread::default());
+        self.sink.record(TraceEvent::ThreadStarted {
+            thread: tid.as_raw(),
+        });
+    }
+
+    /// A thread ended; when it is the process's main thread, the process did.
+    fn thread_gone(&mut self, tid: Pid, how: ProcessExit) -> Option<ProcessExit> {
+        let Some(thread) = self.threads.remove(&tid) else {
+            return None;
+        };
+        let whole_process = tid == self.pid;
+        let outcome = if whole_process {
+            Outcome::Unfinished
+        } else {
+            Outcome::Unwound
+        };
+        self.close_frames(tid, thread.stack, outcome);
+        self.sink.record(TraceEvent::ThreadExited {
+            thread: tid.as_raw(),
+        });
+        if whole_process {
+            // Other threads die with the process; their open calls end unfinished.
+            let rest: Vec<Pid> = self.threads.keys().copied().collect();
+            for t in rest {
+                if let Some(th) = self.threads.remove(&t) {
+                    self.close_frames(t, th.stack, Outcome::Unfinished);
+                }
+            }
+            Some(how)
+        } else {
+            None
+        }
+    }
+
+    /// A forked child inherits our int3 bytes: take them out (fork) and let it go.
+    fn release_child(&mut self, child: Pid, fork: bool) {
+        // The child's first stop must be collected before it can be touched.
+        let _ = waitpid(child, Some(WaitPidFlag::__WALL));
+        if fork {
+            if let Ok(child_mem) = ProcessMemory::open(child) {
+                for (addr, bp) in &self.breakpoints {
+                    if bp.inserted {
+                        let _ = child_mem.write(*addr, &[bp.original]);
+                    }
+                }
+            }
+            // A step in progress at fork time left a lifted byte in the parent only; nothing to do.
+        }
+        // vfork children share our memory and exec (or exit) before running traced code.
+        let _ = ptrace::detach(child, None);
+    }
+
+    fn on_trap(&mut self, tid: Pid) -> Result<(), RecordError> {
+        if let Some(addr) = self.threads.get_mut(&tid).and_then(|t| t.stepping.take()) {
+            // The single step over a lifted breakpoint is done: put it back.
+            self.reinsert_if_wanted(addr)?;
+            let pending = self
+                .threads
+                .get_mut(&tid)
+                .and_then(|t| t.pending_signal.take());
+            return self.resume(tid, pending);
+        }
+        let mut regs = match get_regs(tid) {
+            Ok(r) => r,
+            // The thread vanished (killed meanwhile): its exit status follows.
+            Err(_) => return Ok(()),
+        };
+        let pc = regs.rip.wrapping_sub(1);
+        let Some(bp) = self.breakpoints.get(&pc) else {
+            // Not ours: the program's own SIGTRAP.
+            return self.resume(tid, Some(Signal::SIGTRAP));
+        };
+        let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
+        if !inserted {
+            // Another thread removed it while this one was already trapping on it.
+            regs.rip = pc;
+            set_regs(tid, regs)?;
+            return self.resume(tid, None);
+        }
+        regs.rip = pc;
+        if panic {
+            if let Some(t) = self.threads.get_mut(&tid) {
+                for f in &mut t.stack {
+                    f.panic_seen = true;
+                }
+            }
+        }
+        if returns > 0 {
+            self.on_return(tid, pc, &regs)?;
+        }
+        if let Some(index) = entry {
+            self.on_entry(tid, index, &regs)?;
+        }
+        set_regs(tid, regs)?;
+        self.step_over(tid, pc)
+    }
+
+    /// Executes the original instruction under the breakpoint at `addr`, then resumes.
+    fn step_over(&mut self, tid: Pid, addr: u64) -> Result<(), RecordError> {
+        let wanted = self.breakpoints.get(&addr).is_some_and(|b| b.wanted());
+        self.lift(addr)?;
+        if !wanted {
+            self.breakpoints.remove(&addr);
+            return self.resume(tid, None);
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.stepping = Some(addr);
+        }
+        self.single_step(tid)
+    }
+
+    fn reinsert_if_wanted(&mut self, addr: u64) -> Result<(), RecordError> {
+        if self.breakpoints.get(&addr).is_some_and(|b| b.wanted()) {
+            self.insert(addr)
+        } else {
+            self.breakpoints.remove(&addr);
+            Ok(())
+        }
+    }
+
+    fn on_entry(
+        &mut self,
+        tid: Pid,
+        index: usize,
+        regs: &libc::user_regs_struct,
+    ) -> Result<(), RecordError> {
+        let cfa = match self.functions[index].cfa {
+            Some(rule) => dwarf_register(regs, rule.register).map(|v| rule.cfa(v)),
+            None => None,
+        };
+        let Some(cfa) = cfa else {
+            return Ok(()); // no way to find the return address: cannot follow this call
+        };
+        let mut ra = [0u8; 8];
+        if !self.mem.read(cfa.wrapping_sub(8), &mut ra) {
+            return Ok(());
+        }
+        let return_addr = u64::from_le_bytes(ra);
+
+        // Frames whose CFA is not above the new frame's are gone (unwound or longjmp'd over).
+        self.pop_abandoned(tid, |frame_cfa| frame_cfa <= cfa);
+
+        let f = &self.functions[index];
+        let machine = Stopped {
+            regs,
+            mem: &self.mem,
+        };
+        let file_pc = self.bias.unrelocate(RuntimeAddr(regs.rip)).0;
+        let frame_base = f.detail.frame_base.as_ref().and_then(|fb| {
+            match evaluate(fb, f.detail.encoding, &machine, None, Some(cfa)) {
+                Place::Register(r) => machine.register(r),
+                Place::Address(a) => Some(a),
+                _ => None,
+            }
+        });
+        let decoder = Decoder {
+            types: self.types,
+            mem: &self.mem,
+            limits: self.limits,
+        };
+        let args: Vec<Arg> = f
+            .detail
+            .params
+            .iter()
+            .map(|p| {
+                let ty_name =
+                    p.ty.map(|t| self.types.name(t).to_string())
+                        .unwrap_or_default();
+                let value = match (p.ty, p.location.at(file_pc)) {
+                    (None, _) => Value::Unavailable {
+                        ty: ty_name,
+                        reason: "no type in DWARF".into(),
+                    },
+                    (Some(_), None) => Value::Unavailable {
+                        ty: ty_name,
+                        reason: "optimized out (no location at the breakpoint)".into(),
+                    },
+                    (Some(ty), Some(expr)) => {
+                        match evaluate(expr, f.detail.encoding, &machine, frame_base, Some(cfa)) {
+                            Place::Address(a) => decoder.at(ty, a),
+                            Place::Register(r) => {
+                                let v = machine.register(r).unwrap_or(0);
+                                decoder.bytes(ty, &v.to_le_bytes())
+                            }
+                            Place::Bytes(b) => decoder.bytes(ty, &b),
+                            Place::Unavailable(reason) => Value::Unavailable {
+                                ty: ty_name,
+                                reason,
+                            },
+                        }
+                    }
+                };
+                Arg {
+                    name: p.name.clone(),
+                    value,
+                }
+            })
+            .collect();
+
+        let call = CallId(self.next_call);
+        self.next_call += 1;
+        self.calls_recorded += 1;
+        let thread = self.threads.entry(tid).or_default();
+        let parent = thread.stack.last().map(|f| f.call);
+        let depth = thread.stack.len() as u32;
+        thread.stack.push(Frame {
+            call,
+            function: index,
+            cfa,
+            return_addr,
+            panic_seen: false,
+        });
+        self.sink.record(TraceEvent::CallStarted(CallStart {
+            call,
+            parent,
+            function: self.functions[index].id,
+            thread: tid.as_raw(),
+            depth,
+            args,
+        }));
+
+        let bp = self.breakpoints.entry(return_addr).or_default();
+        bp.returns += 1;
+        self.insert(return_addr)?;
+
+        let f = &mut self.functions[index];
+        f.calls += 1;
+        if f.max_calls.is_some_and(|m| f.calls >= m) {
+            // Enough calls of this one: let the rest run at native speed.
+            let addr = self.bias.relocate(f.detail.breakpoint).0;
+            if let Some(bp) = self.breakpoints.get_mut(&addr) {
+                bp.entry = None;
+            }
+        }
+        Ok(())
+    }
+
+    fn on_return(
+        &mut self,
+        tid: Pid,
+        pc: u64,
+        regs: &libc::user_regs_struct,
+    ) -> Result<(), RecordError> {
+        let rsp = regs.rsp;
+        // After `ret`, rsp is the returning frame's CFA; frames below it were abandoned.
+        self.pop_abandoned(tid, |frame_cfa| frame_cfa < rsp);
+        let matches = self
+            .threads
+            .get(&tid)
+            .and_then(|t| t.stack.last())
+            .is_some_and(|f| f.cfa == rsp && f.return_addr == pc);
+        if !matches {
+            return Ok(()); // this address was reached some other way
+        }
+        let Some(frame) = self.threads.get_mut(&tid).and_then(|t| t.stack.pop()) else {
+            return Ok(());
+        };
+        self.release_return(frame.return_addr);
+        let ret = match self.functions[frame.function].detail.return_type {
+            None => None,
+            Some(ty) => {
+                let (xmm0, xmm1) = get_xmm01(tid).unwrap_or((0, 0));
+                let rr = ReturnRegs {
+                    rax: regs.rax,
+                    rdx: regs.rdx,
+                    xmm0,
+                    xmm1,
+                };
+                let decoder = Decoder {
+                    types: self.types,
+                    mem: &self.mem,
+                    limits: self.limits,
+                };
+                Some(match return_place(self.types, ty, &rr) {
+                    ReturnPlace::Bytes(b) => decoder.bytes(ty, &b),
+                    ReturnPlace::Memory(addr) => decoder.at(ty, addr),
+                })
+            }
+        };
+        let ret = match ret {
+            Some(Value::Unit) | None => None,
+            other => other,
+        };
+        self.sink.record(TraceEvent::CallEnded(CallEnd {
+            call: frame.call,
+            outcome: Outcome::Returned,
+            ret,
+        }));
+        Ok(())
+    }
+
+    fn release_return(&mut self, addr: u64) {
+        if let Some(bp) = self.breakpoints.get_mut(&addr) {
+            bp.returns = bp.returns.saturating_sub(1);
+        }
+    }
+
+    fn pop_abandoned(&mut self, tid: Pid, gone: impl Fn(u64) -> bool) {
+        let mut popped = Vec::new();
+        if let Some(t) = self.threads.get_mut(&tid) {
+            while t.stack.last().is_some_and(|f| gone(f.cfa)) {
+                popped.extend(t.stack.pop());
+            }
+        }
+        for frame in popped {
+            self.release_return(frame.return_addr);
+            self.end_abandoned(frame, Outcome::Unwound);
+        }
+    }
+
+    fn end_abandoned(&mut self, frame: Frame, default: Outcome) {
+        let outcome = if frame.panic_seen {
+            Outcome::Panicked { message: None }
+        } else {
+            default
+        };
+        self.sink.record(TraceEvent::CallEnded(CallEnd {
+            call: frame.call,
+            outcome,
+            ret: None,
+        }));
+    }
+
+    fn close_frames(&mut self, _tid: Pid, mut stack: Vec<Frame>, outcome: Outcome) {
+        while let Some(frame) = stack.pop() {
+            self.end_abandoned(frame, outcome.clone());
+        }
+    }
+
+    fn close_all(&mut self, outcome: Outcome) {
+        let tids: Vec<Pid> = self.threads.keys().copied().collect();
+        for tid in tids {
+            let stack = self
+                .threads
+                .get_mut(&tid)
+                .map(|t| std::mem::take(&mut t.stack))
+                .unwrap_or_default();
+            self.close_frames(tid, stack, outcome.clone());
+        }
+    }
+
+    fn resume(&self, tid: Pid, sig: Option<Signal>) -> Result<(), RecordError> {
+        match ptrace::cont(tid, sig) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+            Err(source) => Err(RecordError::Ptrace {
+                op: "CONT",
+                pid: tid.as_raw(),
+                source,
+            }),
+        }
+    }
+
+    fn single_step(&self, tid: Pid) -> Result<(), RecordError> {
+        match ptrace::step(tid, None) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+            Err(source) => Err(RecordError::Ptrace {
+                op: "SINGLESTEP",
+                pid: tid.as_raw(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Signals raised by the instruction itself: delivering them later would re-run the fault.
+fn is_fault(sig: Signal) -> bool {
+    matches!(
+        sig,
+        Signal::SIGSEGV | Signal::SIGBUS | Signal::SIGILL | Signal::SIGFPE
+    )
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,114 @@
+//! What the user typed: clap structures, nothing resolved yet.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "carve",
+    version,
+    about = "Carve Rust unit tests out of real runs of native programs",
+    long_about = "carve records a native program under ptrace (arguments and return values of the \
+                  selected functions, read through DWARF) into a SQLite trace, then generates Rust \
+                  unit tests that replay the recorded calls and assert what they returned."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run PROGRAM under the recorder and store its calls in a trace database.
+    Record(RecordArgs),
+    /// Print a recorded trace as a call tree.
+    Show(ShowArgs),
+    /// Write Rust tests for the recorded calls.
+    Generate(GenerateArgs),
+    /// Build, record and carve tests from a built-in example, then run them.
+    Demo(DemoArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Trace database to write (created if missing; each recording adds a run).
+    #[arg(long, default_value = "trace.db")]
+    pub db: PathBuf,
+    /// Trace functions whose demangled path (or bare name) matches GLOB; repeatable.
+    /// Default: the program's own code.
+    #[arg(long = "filter", value_name = "GLOB")]
+    pub filters: Vec<String>,
+    /// Do not trace functions matching GLOB; repeatable.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub excludes: Vec<String>,
+    /// Stop recording a function after N calls (its breakpoint is removed).
+    #[arg(long, value_name = "N")]
+    pub max_calls_per_function: Option<u64>,
+    /// Pointers followed from an argument or return value.
+    #[arg(long, default_value_t = 4)]
+    pub max_depth: u32,
+    /// Elements read from one sequence (Vec, slice, array).
+    #[arg(long, default_value_t = 256)]
+    pub max_elements: usize,
+    /// Bytes read from one string.
+    #[arg(long, default_value_t = 4096)]
+    pub max_string: usize,
+    /// The program to run, then its arguments.
+    #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    #[arg(long, default_value = "trace.db")]
+    pub db: PathBuf,
+    /// Which run (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Only calls of functions whose path matches GLOB (with their callees).
+    #[arg(long, value_name = "GLOB")]
+    pub function: Option<String>,
+    /// Only this thread id.
+    #[arg(long)]
+    pub thread: Option<i32>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    #[arg(long, default_value = "trace.db")]
+    pub db: PathBuf,
+    /// Directory for the test files (usually the crate's tests/).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The library crate the tests call (default: found from the recorded sources).
+    #[arg(long = "crate", value_name = "DIR")]
+    pub crate_dir: Option<PathBuf>,
+    /// Directory of tera templates overriding the built-in ones (same file names).
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+    /// Which run (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Where to put the example crate, trace and tests (default: a new temporary directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The expression the example program evaluates.
+    #[arg(long, default_value = "2*(3+4)-5/2")]
+    pub expr: String,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}

@@ -1,0 +1,48 @@
+//! The `carve` command line: record a program, show a trace, generate tests, run the demo.
+//! The only place that prints or reads the environment.
+
+mod args;
+mod demo;
+mod exit;
+mod generate;
+mod record;
+mod show;
+
+use clap::Parser;
+
+fn main() {
+    let cli = args::Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("carve: error: {}", one_line(&e));
+            exit::USAGE
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: args::Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        args::Command::Record(a) => record::run(a),
+        args::Command::Show(a) => show::run(a),
+        args::Command::Generate(a) => generate::run(a),
+        args::Command::Demo(a) => demo::run(a),
+    }
+}
+
+/// An error and its causes on one line, without repeating a cause its parent already quotes.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}

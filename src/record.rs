@@ -1,0 +1,90 @@
+//! `carve record`: spawn the program under the recorder and stream its calls into the store.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use carve_recorder::{Limits, Program, RecordOptions, Recording, Selection};
+use carve_storage::{ProcessExit, RunInfo, Store};
+
+use crate::args::RecordArgs;
+
+pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
+    let (program, args) = a
+        .command
+        .split_first()
+        .context("no program given: carve record -- ./program [args]")?;
+    let path = carve_recorder::resolve_program(&PathBuf::from(program));
+    let program = Program::load(&path)?;
+    let options = RecordOptions {
+        selection: Selection {
+            filters: a.filters.clone(),
+            excludes: a.excludes.clone(),
+        },
+        limits: Limits {
+            max_depth: a.max_depth,
+            max_elems: a.max_elements,
+            max_string: a.max_string,
+        },
+        max_calls_per_function: a.max_calls_per_function,
+    };
+    let selected = program.select(&options.selection)?.len();
+    let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
+    // Spawned (stopped before its first instruction) before the store is touched, so a program
+    // that cannot start leaves no trace file behind.
+    let recording = Recording::spawn(program, args, options)?;
+    let store = Store::create(&a.db)?;
+    let info = RunInfo {
+        program: abs.display().to_string(),
+        args: args
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect(),
+        cwd: std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+        pid: recording.pid(),
+        started_at_ms: now_ms(),
+        filters: a.filters,
+        excludes: a.excludes,
+        carve_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let mut writer = store.begin_run(&info)?;
+    let run_id = writer.run_id();
+    // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
+    ignore_interrupts();
+    let result = recording.run(&mut writer);
+    let stored = writer.finish();
+    let summary = result?;
+    stored?;
+    let (code, how) = match &summary.exit {
+        ProcessExit::Exited { code } => (*code, format!("exited with {code}")),
+        ProcessExit::Signaled { signal, name } => (128 + signal, format!("killed by {name}")),
+        ProcessExit::Lost { reason } => (crate::exit::USAGE, reason.clone()),
+    };
+    eprintln!(
+        "carve: recorded {} calls of {} selected functions into {} (run {}); the program {}",
+        summary.calls,
+        selected,
+        a.db.display(),
+        run_id.0,
+        how
+    );
+    Ok(code)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn ignore_interrupts() {
+    // SAFETY: installing SIG_IGN has no handler code to be unsafe about.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGINT,
+            nix::sys::signal::SigHandler::SigIgn,
+        );
+    }
+}

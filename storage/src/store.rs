@@ -1,0 +1,368 @@
+//! The trace database handle: opening, reading runs and traces back, and starting a run's writer.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde::de::DeserializeOwned;
+
+use crate::codec;
+use crate::error::StorageError;
+use crate::model::{
+    Arg, Call, CallId, FunctionId, FunctionInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId,
+    RunInfo, Trace, Value,
+};
+use crate::schema::{self, OpenMode};
+
+pub use crate::schema::SCHEMA_VERSION;
+pub use crate::writer::RunWriter;
+
+/// An open trace database (a SQLite file in WAL mode at [`SCHEMA_VERSION`]).
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+const RUN_COLUMNS: &str = "id, program, args, cwd, pid, started_at_ms, filters, excludes, \
+     carve_version, exit_kind, exit_code, exit_signal, exit_signal_name, exit_reason, ended_at_ms";
+
+impl Store {
+    /// Opens the trace database at `path`, creating it when missing, and migrates it to the
+    /// current schema. Refuses files that are not carve traces.
+    pub fn create(path: &Path) -> Result<Store, StorageError> {
+        let conn = schema::open_trace(path, OpenMode::Create)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing trace database, migrating an older schema and refusing a newer one.
+    pub fn open(path: &Path) -> Result<Store, StorageError> {
+        let conn = schema::open_trace(path, OpenMode::Existing)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this store reads and writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every recorded run, oldest first.
+    pub fn runs(&self) -> Result<Vec<Run>, StorageError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id"))
+            .map_err(StorageError::sql("listing runs"))?;
+        let raws = stmt
+            .query_map([], RawRun::from_row)
+            .map_err(StorageError::sql("listing runs"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StorageError::sql("listing runs"))?;
+        raws.into_iter().map(RawRun::decode).collect()
+    }
+
+    /// One run, without its calls.
+    pub fn run(&self, run: RunId) -> Result<Run, StorageError> {
+        let raw = self
+            .conn
+            .query_row(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+                [run.0],
+                RawRun::from_row,
+            )
+            .optional()
+            .map_err(|source| StorageError::Sql {
+                context: format!("reading run {run}"),
+                source,
+            })?
+            .ok_or(StorageError::RunNotFound(run))?;
+        raw.decode()
+    }
+
+    /// The most recently started run, if any.
+    pub fn latest_run(&self) -> Result<Option<RunId>, StorageError> {
+        self.conn
+            .query_row("SELECT max(id) FROM runs", [], |row| {
+                row.get::<_, Option<i64>>(0)
+            })
+            .map(|id| id.map(RunId))
+            .map_err(StorageError::sql("finding the latest run"))
+    }
+
+    /// A run with all its functions (by id) and calls (in start order).
+    ///
+    /// A call the recorder never saw end reads as [`crate::Outcome::Unfinished`]; a run whose
+    /// end was never written has `end: None`.
+    pub fn load_trace(&self, run: RunId) -> Result<Trace, StorageError> {
+        let run_row = self.run(run)?;
+        let functions = self.functions(run)?;
+        let calls = self.calls(run)?;
+        Ok(Trace {
+            run: run_row,
+            functions,
+            calls,
+        })
+    }
+
+    /// Inserts the run row now (so its id is known) and hands the connection to a background
+    /// writer thread that stores the run's events.
+    pub fn begin_run(self, info: &RunInfo) -> Result<RunWriter, StorageError> {
+        let args = codec::to_json(&info.args, "program arguments")?;
+        let filters = codec::to_json(&info.filters, "filters")?;
+        let excludes = codec::to_json(&info.excludes, "excludes")?;
+        self.conn
+            .execute(
+                "INSERT INTO runs (program, args, cwd, pid, started_at_ms, filters, excludes, \
+                 carve_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                rusqlite::params![
+                    info.program,
+                    args,
+                    info.cwd,
+                    info.pid,
+                    info.started_at_ms,
+                    filters,
+                    excludes,
+                    info.carve_version,
+                ],
+            )
+            .map_err(StorageError::sql("inserting the run"))?;
+        let run = RunId(self.conn.last_insert_rowid());
+        RunWriter::spawn(self.conn, run)
+    }
+
+    fn functions(&self, run: RunId) -> Result<Vec<FunctionInfo>, StorageError> {
+        let context = || format!("reading the functions of run {run}");
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, path, name, linkage_name, language, decl_file, decl_line, low_pc, \
+                 params, return_type FROM functions WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(|source| StorageError::Sql {
+                context: context(),
+                source,
+            })?;
+        let mut rows = stmt.query([run.0]).map_err(|source| StorageError::Sql {
+            context: context(),
+            source,
+        })?;
+        let mut functions = Vec::new();
+        while let Some(row) = rows.next().map_err(|source| StorageError::Sql {
+            context: context(),
+            source,
+        })? {
+            functions.push(function_from_row(row, run).map_err(|e| e.in_context(context))?);
+        }
+        Ok(functions)
+    }
+
+    fn calls(&self, run: RunId) -> Result<Vec<Call>, StorageError> {
+        let context = || format!("reading the calls of run {run}");
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, parent_id, function_id, thread, depth, args, outcome_kind, \
+                 panic_message, ret FROM calls WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(|source| StorageError::Sql {
+                context: context(),
+                source,
+            })?;
+        let mut rows = stmt.query([run.0]).map_err(|source| StorageError::Sql {
+            context: context(),
+            source,
+        })?;
+        let mut calls = Vec::new();
+        while let Some(row) = rows.next().map_err(|source| StorageError::Sql {
+            context: context(),
+            source,
+        })? {
+            calls.push(call_from_row(row, run).map_err(|e| e.in_context(context))?);
+        }
+        Ok(calls)
+    }
+}
+
+/// Either a SQLite error from reading a column (which gets a context later) or a finished error.
+enum RowError {
+    Sql(rusqlite::Error),
+    Storage(StorageError),
+}
+
+impl RowError {
+    fn in_context(self, context: impl FnOnce() -> String) -> StorageError {
+        match self {
+            RowError::Sql(source) => StorageError::Sql {
+                context: context(),
+                source,
+            },
+            RowError::Storage(e) => e,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for RowError {
+    fn from(e: rusqlite::Error) -> Self {
+        RowError::Sql(e)
+    }
+}
+
+impl From<StorageError> for RowError {
+    fn from(e: StorageError) -> Self {
+        RowError::Storage(e)
+    }
+}
+
+fn decode<T: DeserializeOwned>(json: &str, what: impl FnOnce() -> String) -> Result<T, RowError> {
+    serde_json::from_str(json).map_err(|source| {
+        RowError::Storage(StorageError::Decode {
+            what: what(),
+            source,
+        })
+    })
+}
+
+fn function_from_row(row: &Row<'_>, run: RunId) -> Result<FunctionInfo, RowError> {
+    let id = FunctionId(row.get(0)?);
+    let language: String = row.get(4)?;
+    let params: String = row.get(8)?;
+    Ok(FunctionInfo {
+        id,
+        path: row.get(1)?,
+        name: row.get(2)?,
+        linkage_name: row.get(3)?,
+        language: codec::language_from_str(&language).ok_or_else(|| StorageError::InvalidRow {
+            what: format!("language {language:?} of function {id} in run {run}"),
+        })?,
+        decl_file: row.get(5)?,
+        decl_line: row.get(6)?,
+        low_pc: codec::u64_from_sql(row.get(7)?),
+        params: decode::<Vec<ParamInfo>>(&params, || {
+            format!("parameters of function {id} in run {run}")
+        })?,
+        return_type: row.get(9)?,
+    })
+}
+
+fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
+    let id = CallId(codec::u64_from_sql(row.get(0)?));
+    let parent = row
+        .get::<_, Option<i64>>(1)?
+        .map(|p| CallId(codec::u64_from_sql(p)));
+    let args: String = row.get(5)?;
+    let outcome_kind: Option<String> = row.get(6)?;
+    let panic_message: Option<String> = row.get(7)?;
+    let ret: Option<String> = row.get(8)?;
+    let outcome =
+        codec::outcome_from_columns(outcome_kind.as_deref(), panic_message).ok_or_else(|| {
+            StorageError::InvalidRow {
+                what: format!("outcome {outcome_kind:?} of call {id} in run {run}"),
+            }
+        })?;
+    Ok(Call {
+        id,
+        parent,
+        function: FunctionId(row.get(2)?),
+        thread: row.get(3)?,
+        depth: row.get(4)?,
+        args: decode::<Vec<Arg>>(&args, || format!("arguments of call {id} in run {run}"))?,
+        outcome,
+        ret: match ret {
+            Some(json) => Some(decode::<Value>(&json, || {
+                format!("return value of call {id} in run {run}")
+            })?),
+            None => None,
+        },
+    })
+}
+
+/// A `runs` row as stored, before its JSON and exit columns are decoded.
+struct RawRun {
+    id: i64,
+    program: String,
+    args: String,
+    cwd: String,
+    pid: i32,
+    started_at_ms: i64,
+    filters: String,
+    excludes: String,
+    carve_version: String,
+    exit_kind: Option<String>,
+    exit_code: Option<i32>,
+    exit_signal: Option<i32>,
+    exit_signal_name: Option<String>,
+    exit_reason: Option<String>,
+    ended_at_ms: Option<i64>,
+}
+
+impl RawRun {
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRun> {
+        Ok(RawRun {
+            id: row.get(0)?,
+            program: row.get(1)?,
+            args: row.get(2)?,
+            cwd: row.get(3)?,
+            pid: row.get(4)?,
+            started_at_ms: row.get(5)?,
+            filters: row.get(6)?,
+            excludes: row.get(7)?,
+            carve_version: row.get(8)?,
+            exit_kind: row.get(9)?,
+            exit_code: row.get(10)?,
+            exit_signal: row.get(11)?,
+            exit_signal_name: row.get(12)?,
+            exit_reason: row.get(13)?,
+            ended_at_ms: row.get(14)?,
+        })
+    }
+
+    fn decode(self) -> Result<Run, StorageError> {
+        let run = RunId(self.id);
+        let list = |json: &str, what: &str| -> Result<Vec<String>, StorageError> {
+            serde_json::from_str(json).map_err(|source| StorageError::Decode {
+                what: format!("{what} of run {run}"),
+                source,
+            })
+        };
+        let invalid = |what: &str| StorageError::InvalidRow {
+            what: format!("{what} of run {run}"),
+        };
+        let exit = match self.exit_kind.as_deref() {
+            None => None,
+            Some("exited") => Some(ProcessExit::Exited {
+                code: self.exit_code.ok_or_else(|| invalid("exit code"))?,
+            }),
+            Some("signaled") => Some(ProcessExit::Signaled {
+                signal: self.exit_signal.ok_or_else(|| invalid("exit signal"))?,
+                name: self.exit_signal_name.unwrap_or_default(),
+            }),
+            Some("lost") => Some(ProcessExit::Lost {
+                reason: self.exit_reason.unwrap_or_default(),
+            }),
+            Some(other) => return Err(invalid(&format!("exit kind {other:?}"))),
+        };
+        let end = match (exit, self.ended_at_ms) {
+            (Some(exit), Some(ended_at_ms)) => Some(RunEnd { exit, ended_at_ms }),
+            (None, None) => None,
+            _ => return Err(invalid("half-written end")),
+        };
+        Ok(Run {
+            id: run,
+            info: RunInfo {
+                program: self.program,
+                args: list(&self.args, "program arguments")?,
+                cwd: self.cwd,
+                pid: self.pid,
+                started_at_ms: self.started_at_ms,
+                filters: list(&self.filters, "filters")?,
+                excludes: list(&self.excludes, "excludes")?,
+                carve_version: self.carve_version,
+            },
+            end,
+        })
+    }
+}

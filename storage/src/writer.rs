@@ -1,0 +1,336 @@
+//! The background writer: a thread that owns the SQLite connection and stores a run's events.
+//!
+//! The recorder calls [`RunWriter::record`](crate::TraceSink::record), which only sends the
+//! event down an unbounded channel, so the tracee never waits for SQLite. The thread groups
+//! events into transactions and commits whenever the channel is momentarily empty, after
+//! [`MAX_BATCH_EVENTS`] events or after [`MAX_BATCH_TIME`], whichever comes first: if carve
+//! dies, at most the last batch is lost.
+
+use std::any::Any;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rusqlite::{params, Connection};
+
+use crate::codec;
+use crate::error::StorageError;
+use crate::model::{
+    CallEnd, CallStart, FunctionInfo, ProcessExit, RunEnd, RunId, TraceEvent, TraceSink,
+};
+
+/// The most events one transaction holds.
+pub(crate) const MAX_BATCH_EVENTS: usize = 2000;
+/// The longest a transaction stays open while events keep arriving.
+pub(crate) const MAX_BATCH_TIME: Duration = Duration::from_millis(100);
+
+const INSERT_FUNCTION: &str = "INSERT INTO functions \
+    (run_id, id, path, name, linkage_name, language, decl_file, decl_line, low_pc, params, return_type) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+    ON CONFLICT (run_id, id) DO UPDATE SET path = excluded.path, name = excluded.name, \
+    linkage_name = excluded.linkage_name, language = excluded.language, \
+    decl_file = excluded.decl_file, decl_line = excluded.decl_line, low_pc = excluded.low_pc, \
+    params = excluded.params, return_type = excluded.return_type";
+const INSERT_CALL: &str = "INSERT INTO calls \
+    (run_id, id, parent_id, function_id, thread, depth, args) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+const END_CALL: &str = "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5 \
+    WHERE run_id = ?1 AND id = ?2";
+const THREAD_STARTED: &str = "INSERT INTO threads (run_id, tid, started) VALUES (?1, ?2, 1) \
+    ON CONFLICT (run_id, tid) DO UPDATE SET started = 1";
+const THREAD_EXITED: &str = "INSERT INTO threads (run_id, tid, exited) VALUES (?1, ?2, 1) \
+    ON CONFLICT (run_id, tid) DO UPDATE SET exited = 1";
+const END_RUN: &str = "UPDATE runs SET exit_kind = ?2, exit_code = ?3, exit_signal = ?4, \
+    exit_signal_name = ?5, exit_reason = ?6, ended_at_ms = ?7 WHERE id = ?1";
+
+/// Stores one run's events from a background thread; see the module docs.
+///
+/// Call [`finish`](RunWriter::finish) to learn whether everything was stored. Dropping the
+/// writer also stores everything sent so far and waits for the thread, but discards errors.
+#[derive(Debug)]
+pub struct RunWriter {
+    run: RunId,
+    sender: Option<Sender<TraceEvent>>,
+    thread: Option<JoinHandle<Result<(), StorageError>>>,
+}
+
+impl RunWriter {
+    /// Starts the writer thread for `run`, which owns `conn` from now on.
+    pub(crate) fn spawn(conn: Connection, run: RunId) -> Result<RunWriter, StorageError> {
+        let (sender, receiver) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("carve-writer-{run}"))
+            .spawn(move || write_events(conn, run, receiver))
+            .map_err(|e| {
+                StorageError::WriterFailed(format!("cannot start the writer thread: {e}"))
+            })?;
+        Ok(RunWriter {
+            run,
+            sender: Some(sender),
+            thread: Some(thread),
+        })
+    }
+
+    /// The id the store gave this run.
+    pub fn run_id(&self) -> RunId {
+        self.run
+    }
+
+    /// Stores every event sent so far, stops the thread and reports the first error it hit.
+    pub fn finish(mut self) -> Result<RunId, StorageError> {
+        self.stop()?;
+        Ok(self.run)
+    }
+
+    fn stop(&mut self) -> Result<(), StorageError> {
+        // Closing the channel tells the thread to commit what is left and return.
+        drop(self.sender.take());
+        match self.thread.take() {
+            None => Ok(()),
+            Some(thread) => thread.join().unwrap_or_else(|panic| {
+                Err(StorageError::WriterFailed(format!(
+                    "the writer thread panicked: {}",
+                    panic_message(panic.as_ref())
+                )))
+            }),
+        }
+    }
+}
+
+impl TraceSink for RunWriter {
+    fn record(&mut self, event: TraceEvent) {
+        if let Some(sender) = &self.sender {
+            // Sending fails only when the thread is gone (it panicked); `finish` reports that.
+            let _ = sender.send(event);
+        }
+    }
+}
+
+impl Drop for RunWriter {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s
+    } else {
+        "no message"
+    }
+}
+
+/// The thread's body: batches events into transactions until the channel closes.
+fn write_events(
+    conn: Connection,
+    run: RunId,
+    events: Receiver<TraceEvent>,
+) -> Result<(), StorageError> {
+    let mut writer = EventWriter {
+        conn,
+        run,
+        first_error: None,
+    };
+    while let Ok(first) = events.recv() {
+        let in_transaction = writer.begin();
+        writer.apply(first);
+        let deadline = Instant::now() + MAX_BATCH_TIME;
+        let mut count = 1;
+        let mut closed = false;
+        while count < MAX_BATCH_EVENTS && Instant::now() < deadline {
+            match events.try_recv() {
+                Ok(event) => {
+                    writer.apply(event);
+                    count += 1;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        if in_transaction {
+            writer.commit();
+        }
+        if closed {
+            break;
+        }
+    }
+    match writer.first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Applies events to the database, remembering the first failure and carrying on with the rest
+/// (a failed statement does not undo the others in its transaction).
+struct EventWriter {
+    conn: Connection,
+    run: RunId,
+    first_error: Option<StorageError>,
+}
+
+impl EventWriter {
+    fn note(&mut self, error: StorageError) {
+        self.first_error.get_or_insert(error);
+    }
+
+    /// Starts a transaction; on failure the batch is written in autocommit mode.
+    fn begin(&mut self) -> bool {
+        match self.conn.execute_batch("BEGIN") {
+            Ok(()) => true,
+            Err(source) => {
+                let context = format!("starting a transaction for run {}", self.run);
+                self.note(StorageError::Sql { context, source });
+                false
+            }
+        }
+    }
+
+    fn commit(&mut self) {
+        if let Err(source) = self.conn.execute_batch("COMMIT") {
+            let context = format!("committing events of run {}", self.run);
+            self.note(StorageError::Sql { context, source });
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+
+    fn apply(&mut self, event: TraceEvent) {
+        let result = match &event {
+            TraceEvent::Functions(functions) => {
+                functions.iter().try_for_each(|f| self.insert_function(f))
+            }
+            TraceEvent::CallStarted(start) => self.insert_call(start),
+            TraceEvent::CallEnded(end) => self.end_call(end),
+            TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, *thread),
+            TraceEvent::ThreadExited { thread } => self.thread_event(THREAD_EXITED, *thread),
+            TraceEvent::RunEnded(end) => self.end_run(end),
+        };
+        if let Err(e) = result {
+            self.note(e);
+        }
+    }
+
+    fn sql_error(
+        &self,
+        what: impl FnOnce() -> String,
+    ) -> impl FnOnce(rusqlite::Error) -> StorageError {
+        let run = self.run;
+        move |source| StorageError::Sql {
+            context: format!("{} of run {run}", what()),
+            source,
+        }
+    }
+
+    fn insert_function(&self, f: &FunctionInfo) -> Result<(), StorageError> {
+        let params_json = codec::to_json(&f.params, "function parameters")?;
+        let error = self.sql_error(|| format!("storing function {} ({})", f.id, f.path));
+        self.conn
+            .prepare_cached(INSERT_FUNCTION)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    f.id.0,
+                    f.path,
+                    f.name,
+                    f.linkage_name,
+                    codec::language_to_str(f.language),
+                    f.decl_file,
+                    f.decl_line,
+                    codec::u64_to_sql(f.low_pc),
+                    params_json,
+                    f.return_type,
+                ])
+            })
+            .map_err(error)?;
+        Ok(())
+    }
+
+    fn insert_call(&self, start: &CallStart) -> Result<(), StorageError> {
+        let args = codec::to_json(&start.args, "call arguments")?;
+        let error = self.sql_error(|| format!("storing the start of call {}", start.call));
+        self.conn
+            .prepare_cached(INSERT_CALL)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    codec::u64_to_sql(start.call.0),
+                    start.parent.map(|p| codec::u64_to_sql(p.0)),
+                    start.function.0,
+                    start.thread,
+                    start.depth,
+                    args,
+                ])
+            })
+            .map_err(error)?;
+        Ok(())
+    }
+
+    fn end_call(&self, end: &CallEnd) -> Result<(), StorageError> {
+        let ret = end
+            .ret
+            .as_ref()
+            .map(|v| codec::to_json(v, "return value"))
+            .transpose()?;
+        let (kind, message) = codec::outcome_to_columns(&end.outcome);
+        let error = self.sql_error(|| format!("storing the end of call {}", end.call));
+        let updated = self
+            .conn
+            .prepare_cached(END_CALL)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    codec::u64_to_sql(end.call.0),
+                    kind,
+                    message,
+                    ret,
+                ])
+            })
+            .map_err(error)?;
+        if updated == 0 {
+            return Err(StorageError::InvalidEvent {
+                run: self.run,
+                detail: format!("call {} ended but never started", end.call),
+            });
+        }
+        Ok(())
+    }
+
+    fn thread_event(&self, sql: &str, thread: i32) -> Result<(), StorageError> {
+        let error = self.sql_error(|| format!("storing an event of thread {thread}"));
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut stmt| stmt.execute(params![self.run.0, thread]))
+            .map_err(error)?;
+        Ok(())
+    }
+
+    fn end_run(&self, end: &RunEnd) -> Result<(), StorageError> {
+        let (kind, code, signal, signal_name, reason) = match &end.exit {
+            ProcessExit::Exited { code } => ("exited", Some(*code), None, None, None),
+            ProcessExit::Signaled { signal, name } => {
+                ("signaled", None, Some(*signal), Some(name.as_str()), None)
+            }
+            ProcessExit::Lost { reason } => ("lost", None, None, None, Some(reason.as_str())),
+        };
+        let error = self.sql_error(|| "storing the end".to_owned());
+        self.conn
+            .prepare_cached(END_RUN)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    kind,
+                    code,
+                    signal,
+                    signal_name,
+                    reason,
+                    end.ended_at_ms,
+                ])
+            })
+            .map_err(error)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,561 @@
+//! End-to-end tests of the trace store: writing runs through `RunWriter` and reading them back.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use carve_storage::*;
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("trace.db");
+    (dir, path)
+}
+
+fn info(program: &str) -> RunInfo {
+    RunInfo {
+        program: program.to_owned(),
+        args: vec!["--flag".to_owned(), "two words".to_owned()],
+        cwd: "/work".to_owned(),
+        pid: 4242,
+        started_at_ms: 1_700_000_000_000,
+        filters: vec!["expr::*".to_owned()],
+        excludes: vec!["expr::debug::*".to_owned()],
+        carve_version: "0.1.0".to_owned(),
+    }
+}
+
+fn function(id: u32, path: &str) -> FunctionInfo {
+    FunctionInfo {
+        id: FunctionId(id),
+        path: path.to_owned(),
+        name: path.rsplit("::").next().unwrap_or(path).to_owned(),
+        linkage_name: Some(format!("_ZN{id}")),
+        language: Language::Rust,
+        decl_file: Some("/src/lib.rs".to_owned()),
+        decl_line: Some(10 + id),
+        low_pc: 0x1000 + u64::from(id),
+        params: vec![ParamInfo {
+            name: "x".to_owned(),
+            type_name: "i32".to_owned(),
+        }],
+        return_type: Some("i32".to_owned()),
+    }
+}
+
+fn int(value: i128) -> Value {
+    Value::Int {
+        ty: "i32".to_owned(),
+        value,
+    }
+}
+
+fn start(call: u64, parent: Option<u64>, function: u32, depth: u32, args: Vec<Arg>) -> TraceEvent {
+    TraceEvent::CallStarted(CallStart {
+        call: CallId(call),
+        parent: parent.map(CallId),
+        function: FunctionId(function),
+        thread: 100,
+        depth,
+        args,
+    })
+}
+
+fn end(call: u64, outcome: Outcome, ret: Option<Value>) -> TraceEvent {
+    TraceEvent::CallEnded(CallEnd {
+        call: CallId(call),
+        outcome,
+        ret,
+    })
+}
+
+fn arg(name: &str, value: Value) -> Arg {
+    Arg {
+        name: name.to_owned(),
+        value,
+    }
+}
+
+fn field(name: &str, value: Value) -> Field {
+    Field {
+        name: name.to_owned(),
+        value,
+    }
+}
+
+/// One value of every kind, with the awkward corners (128-bit extremes, NaN bits, unicode).
+fn every_value_kind() -> Vec<Value> {
+    vec![
+        Value::Unit,
+        Value::Bool { value: true },
+        Value::Int {
+            ty: "i128".to_owned(),
+            value: i128::MIN,
+        },
+        Value::Int {
+            ty: "i128".to_owned(),
+            value: i128::MAX,
+        },
+        int(-3),
+        Value::Uint {
+            ty: "u128".to_owned(),
+            value: u128::MAX,
+        },
+        Value::Uint {
+            ty: "u64".to_owned(),
+            value: u128::from(u64::MAX),
+        },
+        Value::Float {
+            ty: "f64".to_owned(),
+            bits: f64::NAN.to_bits() | 1,
+        },
+        Value::Float {
+            ty: "f32".to_owned(),
+            bits: u64::from(2.5f32.to_bits()),
+        },
+        Value::Char { value: 'é' },
+        Value::Str {
+            ty: "&str".to_owned(),
+            value: "quote \" newline \n nul \0 emoji 🦀".to_owned(),
+            truncated: false,
+        },
+        Value::Str {
+            ty: "alloc::string::String".to_owned(),
+            value: "long…".to_owned(),
+            truncated: true,
+        },
+        Value::Struct {
+            ty: "app::User".to_owned(),
+            fields: vec![field("age", int(3))],
+        },
+        Value::Tuple {
+            ty: "(i32, bool)".to_owned(),
+            elems: vec![int(1), Value::Bool { value: false }],
+        },
+        Value::Seq {
+            ty: "alloc::vec::Vec<i32>".to_owned(),
+            elems: vec![int(1), int(2)],
+            truncated: true,
+        },
+        Value::Enum {
+            ty: "core::option::Option<i32>".to_owned(),
+            variant: "Some".to_owned(),
+            fields: vec![field("__0", int(3))],
+        },
+        Value::Ref {
+            ty: "&i32".to_owned(),
+            addr: u64::MAX,
+            target: Box::new(int(9)),
+        },
+        Value::Pointer {
+            ty: "*const u8".to_owned(),
+            addr: 0,
+        },
+        Value::Opaque {
+            ty: "std::collections::HashMap<i32, i32>".to_owned(),
+            bytes: vec![0, 1, 255],
+        },
+        Value::Unavailable {
+            ty: "i32".to_owned(),
+            reason: "optimized out".to_owned(),
+        },
+    ]
+}
+
+fn write_run(path: &Path, program: &str, events: Vec<TraceEvent>) -> RunId {
+    let store = Store::create(path).expect("create store");
+    let mut writer = store.begin_run(&info(program)).expect("begin run");
+    for event in events {
+        writer.record(event);
+    }
+    writer.finish().expect("finish")
+}
+
+#[test]
+fn a_run_with_nested_calls_and_every_value_kind_reads_back_exactly() {
+    let (_dir, path) = temp_db();
+    let values = every_value_kind();
+    let args: Vec<Arg> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| arg(&format!("a{i}"), v.clone()))
+        .collect();
+    let run_end = RunEnd {
+        exit: ProcessExit::Exited { code: 3 },
+        ended_at_ms: 1_700_000_000_500,
+    };
+    let mut events = vec![
+        TraceEvent::ThreadStarted { thread: 100 },
+        TraceEvent::Functions(vec![function(0, "app::main"), function(1, "app::helper")]),
+        start(0, None, 0, 0, vec![]),
+        start(1, Some(0), 1, 1, args.clone()),
+        start(2, Some(1), 1, 2, vec![arg("x", int(5))]),
+        end(
+            2,
+            Outcome::Panicked {
+                message: Some("boom".to_owned()),
+            },
+            None,
+        ),
+        end(1, Outcome::Unwound, None),
+    ];
+    for (i, v) in values.iter().enumerate() {
+        let call = 3 + i as u64;
+        events.push(start(call, Some(0), 1, 1, vec![]));
+        events.push(end(call, Outcome::Returned, Some(v.clone())));
+    }
+    events.push(TraceEvent::ThreadExited { thread: 100 });
+    events.push(TraceEvent::RunEnded(run_end.clone()));
+    let run = write_run(&path, "/bin/app", events);
+
+    let store = Store::open(&path).expect("open");
+    let trace = store.load_trace(run).expect("load");
+    assert_eq!(trace.run.id, run);
+    assert_eq!(trace.run.info, info("/bin/app"));
+    assert_eq!(trace.run.end, Some(run_end));
+    assert_eq!(
+        trace.functions,
+        vec![function(0, "app::main"), function(1, "app::helper")]
+    );
+    assert_eq!(trace.calls.len(), 3 + values.len());
+
+    let root = &trace.calls[0];
+    assert_eq!(root.parent, None);
+    assert_eq!(root.outcome, Outcome::Unfinished, "the root never ended");
+    let helper = &trace.calls[1];
+    assert_eq!(helper.parent, Some(CallId(0)));
+    assert_eq!(helper.depth, 1);
+    assert_eq!(helper.thread, 100);
+    assert_eq!(helper.outcome, Outcome::Unwound);
+    // NaN payloads and other values compare by their JSON form, which keeps the bits.
+    assert_eq!(
+        serde_json::to_string(&helper.args).unwrap(),
+        serde_json::to_string(&args).unwrap()
+    );
+    let inner = &trace.calls[2];
+    assert_eq!(inner.parent, Some(CallId(1)));
+    assert_eq!(
+        inner.outcome,
+        Outcome::Panicked {
+            message: Some("boom".to_owned())
+        }
+    );
+    for (i, v) in values.iter().enumerate() {
+        let call = &trace.calls[3 + i];
+        assert_eq!(call.id, CallId(3 + i as u64));
+        assert_eq!(call.outcome, Outcome::Returned);
+        assert_eq!(
+            serde_json::to_string(&call.ret).unwrap(),
+            serde_json::to_string(&Some(v)).unwrap(),
+            "value {i}"
+        );
+    }
+    assert_eq!(trace.children(Some(CallId(0))).count(), 1 + values.len());
+}
+
+#[test]
+fn unfinished_calls_read_back_as_unfinished() {
+    let (_dir, path) = temp_db();
+    let run = write_run(
+        &path,
+        "/bin/crash",
+        vec![
+            TraceEvent::Functions(vec![function(0, "app::main")]),
+            start(0, None, 0, 0, vec![arg("x", int(1))]),
+            start(1, Some(0), 0, 1, vec![arg("x", int(2))]),
+            end(1, Outcome::Unfinished, None),
+            TraceEvent::RunEnded(RunEnd {
+                exit: ProcessExit::Signaled {
+                    signal: 11,
+                    name: "SIGSEGV".to_owned(),
+                },
+                ended_at_ms: 5,
+            }),
+        ],
+    );
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.calls[0].outcome, Outcome::Unfinished);
+    assert_eq!(trace.calls[1].outcome, Outcome::Unfinished);
+    assert_eq!(trace.calls[0].ret, None);
+    assert_eq!(
+        trace.run.end.map(|e| e.exit),
+        Some(ProcessExit::Signaled {
+            signal: 11,
+            name: "SIGSEGV".to_owned()
+        })
+    );
+}
+
+#[test]
+fn a_run_that_never_ended_has_no_end() {
+    let (_dir, path) = temp_db();
+    let run = write_run(&path, "/bin/lost", vec![]);
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.run.end, None);
+    assert!(trace.calls.is_empty());
+    assert!(trace.functions.is_empty());
+}
+
+#[test]
+fn a_lost_run_keeps_its_reason() {
+    let (_dir, path) = temp_db();
+    let exit = ProcessExit::Lost {
+        reason: "interrupted".to_owned(),
+    };
+    let run = write_run(
+        &path,
+        "/bin/lost",
+        vec![TraceEvent::RunEnded(RunEnd {
+            exit: exit.clone(),
+            ended_at_ms: 9,
+        })],
+    );
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.run.end.map(|e| e.exit), Some(exit));
+}
+
+#[test]
+fn runs_are_listed_oldest_first_and_the_latest_is_the_last() {
+    let (_dir, path) = temp_db();
+    assert_eq!(Store::create(&path).unwrap().latest_run().unwrap(), None);
+    let first = write_run(&path, "/bin/one", vec![]);
+    let second = write_run(&path, "/bin/two", vec![]);
+    let store = Store::open(&path).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(
+        runs.iter()
+            .map(|r| (r.id, r.info.program.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(first, "/bin/one"), (second, "/bin/two")]
+    );
+    assert_eq!(store.latest_run().unwrap(), Some(second));
+    assert_eq!(store.run(first).unwrap().info.program, "/bin/one");
+}
+
+#[test]
+fn loading_an_unknown_run_says_which_run() {
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let err = store.load_trace(RunId(7)).unwrap_err();
+    assert!(
+        matches!(err, StorageError::RunNotFound(RunId(7))),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("run 7"), "{err}");
+}
+
+#[test]
+fn the_database_is_in_wal_mode() {
+    let (_dir, path) = temp_db();
+    let _store = Store::create(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION as i64);
+}
+
+#[test]
+fn opening_a_missing_file_says_to_record_one_first() {
+    let (_dir, path) = temp_db();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StorageError::NotFound { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("carve record --db"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(!path.exists(), "open must not create the file");
+}
+
+#[test]
+fn opening_a_text_file_says_it_is_not_a_trace() {
+    let (_dir, path) = temp_db();
+    std::fs::write(&path, "these are my notes, not a database\n".repeat(100)).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StorageError::NotATrace { .. }), "{err:?}");
+    assert!(err.to_string().contains("--db"), "{err}");
+}
+
+#[test]
+fn opening_another_programs_sqlite_database_says_it_is_not_a_trace() {
+    let (_dir, path) = temp_db();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('la');")
+        .unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StorageError::NotATrace { .. }), "{err:?}");
+    let err = Store::create(&path).unwrap_err();
+    assert!(matches!(err, StorageError::NotATrace { .. }), "{err:?}");
+}
+
+#[test]
+fn opening_a_newer_schema_is_refused() {
+    let (_dir, path) = temp_db();
+    drop(Store::create(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION as i64 + 1)
+        .unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StorageError::NewerSchema {
+            found, supported, ..
+        } => {
+            assert_eq!(*found, SCHEMA_VERSION as i64 + 1);
+            assert_eq!(*supported, SCHEMA_VERSION);
+        }
+        other => panic!("expected NewerSchema, got {other:?}"),
+    }
+    assert!(err.to_string().contains("upgrade carve"), "{err}");
+}
+
+#[test]
+fn creating_in_a_missing_directory_names_the_path() {
+    let (dir, _) = temp_db();
+    let path = dir.path().join("no/such/dir/trace.db");
+    let err = Store::create(&path).unwrap_err();
+    assert!(matches!(err, StorageError::CannotWrite { .. }), "{err:?}");
+    assert!(err.to_string().contains("no/such/dir/trace.db"), "{err}");
+}
+
+#[test]
+fn creating_over_an_existing_trace_keeps_its_runs() {
+    let (_dir, path) = temp_db();
+    let first = write_run(&path, "/bin/one", vec![]);
+    let store = Store::create(&path).unwrap();
+    assert_eq!(store.latest_run().unwrap(), Some(first));
+    assert_eq!(store.path(), path);
+}
+
+#[test]
+fn a_writer_dropped_without_finish_still_persists_its_events() {
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let mut writer = store.begin_run(&info("/bin/app")).unwrap();
+    let run = writer.run_id();
+    writer.record(TraceEvent::Functions(vec![function(0, "app::main")]));
+    writer.record(start(0, None, 0, 0, vec![]));
+    writer.record(end(0, Outcome::Returned, Some(int(1))));
+    drop(writer);
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.calls.len(), 1);
+    assert_eq!(trace.calls[0].ret, Some(int(1)));
+}
+
+#[test]
+fn committed_events_are_visible_to_a_reader_while_the_run_goes_on() {
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let mut writer = store.begin_run(&info("/bin/app")).unwrap();
+    writer.record(TraceEvent::Functions(vec![function(0, "app::main")]));
+    writer.record(start(0, None, 0, 0, vec![]));
+    let reader = Store::open(&path).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let trace = reader.load_trace(writer.run_id()).unwrap();
+        if trace.calls.len() == 1 {
+            assert_eq!(trace.calls[0].outcome, Outcome::Unfinished);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the writer never committed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    writer.finish().unwrap();
+}
+
+#[test]
+fn ending_a_call_that_never_started_is_reported_by_finish() {
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let mut writer = store.begin_run(&info("/bin/app")).unwrap();
+    writer.record(TraceEvent::Functions(vec![function(0, "app::main")]));
+    writer.record(end(5, Outcome::Returned, None));
+    writer.record(start(0, None, 0, 0, vec![]));
+    let run = writer.run_id();
+    let err = writer.finish().unwrap_err();
+    assert!(matches!(err, StorageError::InvalidEvent { .. }), "{err:?}");
+    // Events after the bad one are still stored.
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.calls.len(), 1);
+}
+
+#[test]
+fn a_call_to_an_unknown_function_is_reported_by_finish() {
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let mut writer = store.begin_run(&info("/bin/app")).unwrap();
+    writer.record(start(0, None, 42, 0, vec![]));
+    let err = writer.finish().unwrap_err();
+    assert!(matches!(err, StorageError::Sql { .. }), "{err:?}");
+    assert!(err.to_string().contains("call 0"), "{err}");
+}
+
+#[test]
+fn fifty_thousand_calls_write_and_read_back() {
+    const CALLS: u64 = 50_000;
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let mut writer = store.begin_run(&info("/bin/busy")).unwrap();
+    writer.record(TraceEvent::Functions(vec![
+        function(0, "app::main"),
+        function(1, "app::work"),
+    ]));
+    writer.record(start(0, None, 0, 0, vec![]));
+    for call in 1..=CALLS {
+        writer.record(start(
+            call,
+            Some(0),
+            1,
+            1,
+            vec![arg("x", int(call as i128))],
+        ));
+        writer.record(end(call, Outcome::Returned, Some(int(2 * call as i128))));
+    }
+    writer.record(end(0, Outcome::Returned, None));
+    let run = writer.finish().unwrap();
+
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.calls.len() as u64, CALLS + 1);
+    for (i, call) in trace.calls.iter().enumerate().skip(1) {
+        let i = i as u64;
+        assert_eq!(call.id, CallId(i));
+        assert_eq!(call.args, vec![arg("x", int(i as i128))]);
+        assert_eq!(call.ret, Some(int(2 * i as i128)));
+        assert_eq!(call.outcome, Outcome::Returned);
+    }
+}
+
+#[test]
+fn a_damaged_json_column_is_a_decode_error_not_a_panic() {
+    let (_dir, path) = temp_db();
+    let run = write_run(
+        &path,
+        "/bin/app",
+        vec![
+            TraceEvent::Functions(vec![function(0, "app::main")]),
+            start(0, None, 0, 0, vec![]),
+        ],
+    );
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE calls SET args = 'not json'", [])
+        .unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap().load_trace(run).unwrap_err();
+    assert!(matches!(err, StorageError::Decode { .. }), "{err:?}");
+    assert!(err.to_string().contains("arguments of call 0"), "{err}");
+}
+
+#[test]
+fn every_error_message_is_one_line() {
+    let (dir, path) = temp_db();
+    let missing = Store::open(&path).unwrap_err();
+    std::fs::write(&path, "text".repeat(200)).unwrap();
+    let not_a_trace = Store::open(&path).unwrap_err();
+    let cannot_write = Store::create(&dir.path().join("nope/trace.db")).unwrap_err();
+    for err in [missing, not_a_trace, cannot_write] {
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+}
