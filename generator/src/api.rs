@@ -1,0 +1,634 @@
+//! The public face of the recorded program's library crate, read from its source with `syn`.
+//!
+//! Starting at the lib root, `mod x;` items are followed to `x.rs` / `x/mod.rs` (or their
+//! `#[path]`) and inline `mod x { }` blocks are walked, recording for every module whether it is
+//! reachable from outside (`pub` all the way down from the root), its `pub fn` items and the
+//! associated functions of its inherent `impl Type` blocks. `pub use` re-exports are not followed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use syn::ext::IdentExt;
+
+use crate::error::GenerateError;
+use crate::literal::DeclType;
+
+/// The library crate of the recorded program.
+#[derive(Debug, Clone)]
+pub struct CrateApi {
+    /// The name tests use for it (`[lib] name`, or the package name with `-` → `_`).
+    pub crate_name: String,
+    /// The directory holding its `Cargo.toml`.
+    pub dir: PathBuf,
+    /// `src/lib.rs` or the `[lib] path`.
+    pub lib_root: PathBuf,
+    /// Modules by path below the crate root (`[]` is the root, `["lexer"]` is `crate::lexer`).
+    pub modules: BTreeMap<Vec<String>, ModuleApi>,
+    /// Every source file of the lib's module tree (canonical where possible).
+    pub files: BTreeSet<PathBuf>,
+    /// Module files that were declared but could not be read or parsed; their items are unknown.
+    pub unreadable: Vec<(PathBuf, String)>,
+    /// Non-generic `type Name = ...;` aliases by name (several when names repeat across modules).
+    aliases: BTreeMap<String, Vec<DeclType>>,
+}
+
+/// One module of the library.
+#[derive(Debug, Clone)]
+pub struct ModuleApi {
+    /// Path below the crate root, as written (`r#type` stays raw).
+    pub path: Vec<String>,
+    /// The file the module's items are written in.
+    pub file: PathBuf,
+    /// `pub` all the way from the crate root.
+    pub reachable: bool,
+    /// Free functions by (unraw) name.
+    pub functions: BTreeMap<String, FnApi>,
+    /// Types with inherent impls (or public definitions) by name.
+    pub types: BTreeMap<String, TypeApi>,
+}
+
+/// A struct, enum, union or type alias and the functions of its inherent impls.
+#[derive(Debug, Clone, Default)]
+pub struct TypeApi {
+    pub name: String,
+    /// Defined as `pub` in this module.
+    pub public: bool,
+    /// An impl with type or const parameters (`impl<T> Stack<T>`): callers would have to name them.
+    pub generic: bool,
+    pub functions: BTreeMap<String, FnApi>,
+}
+
+/// A function's signature as far as calling it with literals goes.
+#[derive(Debug, Clone)]
+pub struct FnApi {
+    /// The name without `r#`.
+    pub name: String,
+    /// The name as it must be written (`r#match` for a keyword).
+    pub ident: String,
+    /// Declared `pub` (not `pub(crate)` or narrower).
+    pub public: bool,
+    /// Takes `self` in some form: a method, not an associated function.
+    pub has_receiver: bool,
+    pub params: Vec<ParamApi>,
+    /// `DeclType::Unit` when there is no `->`.
+    pub ret: DeclType,
+    /// Why a test cannot call it with literals even when it is public (`async`, `unsafe`...).
+    pub blocker: Option<&'static str>,
+}
+
+/// One declared parameter.
+#[derive(Debug, Clone)]
+pub struct ParamApi {
+    /// The binding's name, or `_` for patterns.
+    pub name: String,
+    pub ty: DeclType,
+}
+
+impl CrateApi {
+    /// Reads the crate in `dir` (the directory of its `Cargo.toml`).
+    pub fn load(dir: &Path) -> Result<CrateApi, GenerateError> {
+        let manifest_path = dir.join("Cargo.toml");
+        let manifest =
+            fs::read_to_string(&manifest_path).map_err(|source| GenerateError::ReadManifest {
+                path: manifest_path.clone(),
+                source,
+            })?;
+        let info = parse_manifest(&manifest);
+        let Some(package) = info.package_name.clone() else {
+            return Err(GenerateError::NotAPackage {
+                path: manifest_path,
+            });
+        };
+        let lib_root = dir.join(info.lib_path.as_deref().unwrap_or("src/lib.rs"));
+        if !lib_root.is_file() {
+            return Err(GenerateError::NoLibrary {
+                dir: dir.to_path_buf(),
+                lib_root,
+            });
+        }
+        let crate_name = info
+            .lib_name
+            .clone()
+            .unwrap_or_else(|| package.replace('-', "_"));
+        let source = fs::read_to_string(&lib_root).map_err(|source| GenerateError::ReadSource {
+            path: lib_root.clone(),
+            source,
+        })?;
+        let file = syn::parse_file(&source).map_err(|e| GenerateError::ParseSource {
+            path: lib_root.clone(),
+            message: e.to_string(),
+        })?;
+        let mut api = CrateApi {
+            crate_name,
+            dir: dir.to_path_buf(),
+            lib_root: lib_root.clone(),
+            modules: BTreeMap::new(),
+            files: BTreeSet::new(),
+            unreadable: Vec::new(),
+            aliases: BTreeMap::new(),
+        };
+        api.files.insert(canonical(&lib_root));
+        let child_dir = lib_root
+            .parent()
+            .map_or_else(PathBuf::new, Path::to_path_buf);
+        let ctx = ModCtx {
+            path: Vec::new(),
+            file: lib_root,
+            child_dir,
+            reachable: true,
+        };
+        api.walk(&file.items, ctx, 0);
+        api.resolve_aliases();
+        Ok(api)
+    }
+
+    /// Replaces types named like a crate alias (`type Id = u32;`) by what they stand for, when
+    /// the name is not ambiguous.
+    fn resolve_aliases(&mut self) {
+        let aliases = std::mem::take(&mut self.aliases);
+        let resolve = |ty: &mut DeclType| {
+            // Two rounds cover an alias of an alias.
+            for _ in 0..2 {
+                substitute_alias(ty, &aliases);
+            }
+        };
+        for module in self.modules.values_mut() {
+            let fns = module.functions.values_mut().chain(
+                module
+                    .types
+                    .values_mut()
+                    .flat_map(|t| t.functions.values_mut()),
+            );
+            for f in fns {
+                f.params.iter_mut().for_each(|p| resolve(&mut p.ty));
+                resolve(&mut f.ret);
+            }
+        }
+        self.aliases = aliases;
+    }
+
+    /// The module at `path` below the crate root.
+    pub fn module(&self, path: &[String]) -> Option<&ModuleApi> {
+        self.modules.get(path)
+    }
+
+    /// Whether `file` is one of the lib's source files.
+    pub fn contains_file(&self, file: &Path) -> bool {
+        self.files.contains(&canonical(file))
+    }
+
+    fn walk(&mut self, items: &[syn::Item], ctx: ModCtx, depth: usize) {
+        let mut module = ModuleApi {
+            path: ctx.path.clone(),
+            file: ctx.file.clone(),
+            reachable: ctx.reachable,
+            functions: BTreeMap::new(),
+            types: BTreeMap::new(),
+        };
+        let mut children = Vec::new();
+        for item in items {
+            match item {
+                syn::Item::Fn(f) if !is_cfg_test(&f.attrs) => {
+                    let api = fn_api(&f.vis, &f.sig, &[]);
+                    module.functions.insert(api.name.clone(), api);
+                }
+                syn::Item::Struct(s) => declare_type(&mut module, &s.ident, &s.vis),
+                syn::Item::Enum(e) => declare_type(&mut module, &e.ident, &e.vis),
+                syn::Item::Union(u) => declare_type(&mut module, &u.ident, &u.vis),
+                syn::Item::Type(t) => {
+                    declare_type(&mut module, &t.ident, &t.vis);
+                    let only_lifetimes = t
+                        .generics
+                        .params
+                        .iter()
+                        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+                    if only_lifetimes {
+                        self.aliases
+                            .entry(t.ident.unraw().to_string())
+                            .or_default()
+                            .push(DeclType::from_syn(&t.ty, &[]));
+                    }
+                }
+                syn::Item::Impl(imp) if imp.trait_.is_none() && !is_cfg_test(&imp.attrs) => {
+                    add_inherent_impl(&mut module, imp);
+                }
+                syn::Item::Mod(m) if !is_cfg_test(&m.attrs) => children.push(m),
+                _ => {}
+            }
+        }
+        self.modules.insert(ctx.path.clone(), module);
+        // Guard against `#[path]` cycles.
+        if depth > 64 {
+            return;
+        }
+        for m in children {
+            self.walk_child(m, &ctx, depth);
+        }
+    }
+
+    fn walk_child(&mut self, m: &syn::ItemMod, parent: &ModCtx, depth: usize) {
+        let name = m.ident.to_string();
+        let dir_name = m.ident.unraw().to_string();
+        let mut path = parent.path.clone();
+        path.push(name);
+        let reachable = parent.reachable && matches!(m.vis, syn::Visibility::Public(_));
+        let path_attr = path_attribute(&m.attrs);
+        if let Some((_, items)) = &m.content {
+            let child_dir = match &path_attr {
+                Some(p) => parent.child_dir.join(p),
+                None => parent.child_dir.join(&dir_name),
+            };
+            let ctx = ModCtx {
+                path,
+                file: parent.file.clone(),
+                child_dir,
+                reachable,
+            };
+            self.walk(items, ctx, depth + 1);
+            return;
+        }
+        let candidates = match &path_attr {
+            Some(p) => vec![parent.child_dir.join(p)],
+            None => vec![
+                parent.child_dir.join(format!("{dir_name}.rs")),
+                parent.child_dir.join(&dir_name).join("mod.rs"),
+            ],
+        };
+        let Some(file) = candidates.iter().find(|c| c.is_file()).cloned() else {
+            let missing = candidates.first().cloned().unwrap_or_default();
+            self.unreadable
+                .push((missing, "module file not found".to_string()));
+            return;
+        };
+        let parsed = fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|src| syn::parse_file(&src).map_err(|e| e.to_string()));
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(message) => {
+                self.unreadable.push((file, message));
+                return;
+            }
+        };
+        let is_mod_rs = path_attr.is_some() || file.file_name().is_some_and(|n| n == "mod.rs");
+        let file_dir = file.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        let child_dir = if is_mod_rs {
+            file_dir
+        } else {
+            file_dir.join(&dir_name)
+        };
+        self.files.insert(canonical(&file));
+        let ctx = ModCtx {
+            path,
+            file,
+            child_dir,
+            reachable,
+        };
+        self.walk(&parsed.items, ctx, depth + 1);
+    }
+}
+
+/// Where a module's items live and where its `mod x;` children are looked up.
+struct ModCtx {
+    path: Vec<String>,
+    file: PathBuf,
+    child_dir: PathBuf,
+    reachable: bool,
+}
+
+fn substitute_alias(ty: &mut DeclType, aliases: &BTreeMap<String, Vec<DeclType>>) {
+    match ty {
+        DeclType::Ref { inner, .. } => substitute_alias(inner, aliases),
+        DeclType::Other(written) => {
+            let name = written.rsplit("::").next().unwrap_or(written);
+            if let Some([target]) = aliases.get(name).map(Vec::as_slice) {
+                *ty = target.clone();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn declare_type(module: &mut ModuleApi, ident: &syn::Ident, vis: &syn::Visibility) {
+    let name = ident.unraw().to_string();
+    let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
+        name,
+        ..TypeApi::default()
+    });
+    entry.public = matches!(vis, syn::Visibility::Public(_));
+}
+
+fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
+    let syn::Type::Path(self_ty) = imp.self_ty.as_ref() else {
+        return;
+    };
+    // `impl Foo` names a type of this module (or one brought in by `use`, which we do not
+    // follow); longer paths point elsewhere.
+    if self_ty.qself.is_some() || self_ty.path.segments.len() != 1 {
+        return;
+    }
+    let Some(segment) = self_ty.path.segments.first() else {
+        return;
+    };
+    let name = segment.ident.unraw().to_string();
+    let impl_generics: Vec<String> = type_params(&imp.generics);
+    let generic = !impl_generics.is_empty()
+        || has_const_params(&imp.generics)
+        || !matches!(segment.arguments, syn::PathArguments::None);
+    let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
+        name,
+        ..TypeApi::default()
+    });
+    entry.generic |= generic;
+    for item in &imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            if is_cfg_test(&f.attrs) {
+                continue;
+            }
+            let api = fn_api(&f.vis, &f.sig, &impl_generics);
+            entry.functions.insert(api.name.clone(), api);
+        }
+    }
+}
+
+fn type_params(generics: &syn::Generics) -> Vec<String> {
+    generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn has_const_params(generics: &syn::Generics) -> bool {
+    generics
+        .params
+        .iter()
+        .any(|p| matches!(p, syn::GenericParam::Const(_)))
+}
+
+fn fn_api(vis: &syn::Visibility, sig: &syn::Signature, outer_generics: &[String]) -> FnApi {
+    let mut generics = type_params(&sig.generics);
+    let own_generics = generics.clone();
+    generics.extend(outer_generics.iter().cloned());
+    let mut has_receiver = false;
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(_) => has_receiver = true,
+            syn::FnArg::Typed(pt) => {
+                let name = match pt.pat.as_ref() {
+                    syn::Pat::Ident(p) => p.ident.unraw().to_string(),
+                    _ => "_".to_string(),
+                };
+                params.push(ParamApi {
+                    name,
+                    ty: DeclType::from_syn(&pt.ty, &generics),
+                });
+            }
+        }
+    }
+    let ret = match &sig.output {
+        syn::ReturnType::Default => DeclType::Unit,
+        syn::ReturnType::Type(_, ty) => DeclType::from_syn(ty, &generics),
+    };
+    // Every type parameter must be pinned down by an argument, or the call would not infer.
+    let inferable = own_generics.iter().all(|g| {
+        params
+            .iter()
+            .any(|p| p.ty.generic_name() == Some(g.as_str()))
+    });
+    let blocker = if sig.asyncness.is_some() {
+        Some("async")
+    } else if matches!(sig.safety, syn::Safety::Unsafe(_)) {
+        Some("unsafe")
+    } else if sig.variadic.is_some() || sig.abi.is_some() {
+        Some("extern")
+    } else if has_const_params(&sig.generics) || !inferable || ret.is_opaque() {
+        Some("generic")
+    } else {
+        None
+    };
+    FnApi {
+        name: sig.ident.unraw().to_string(),
+        ident: sig.ident.to_string(),
+        public: matches!(vis, syn::Visibility::Public(_)),
+        has_receiver,
+        params,
+        ret,
+        blocker,
+    }
+}
+
+/// `#[cfg(test)]` (alone, not inside `any`/`all`).
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
+/// The string of a `#[path = "..."]` attribute.
+fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| {
+        if !a.path().is_ident("path") {
+            return None;
+        }
+        let nv = a.meta.require_name_value().ok()?;
+        match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        }
+    })
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// What carve needs from a `Cargo.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ManifestInfo {
+    pub package_name: Option<String>,
+    pub lib_name: Option<String>,
+    pub lib_path: Option<String>,
+}
+
+/// Reads `[package] name`, `[lib] name` and `[lib] path` from a manifest. Only plain
+/// `key = "string"` lines are understood, which is how Cargo writes and people write these keys.
+pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
+    let mut info = ManifestInfo::default();
+    let mut section = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().trim_matches('"');
+        let Some(value) = toml_string(value.trim()) else {
+            continue;
+        };
+        match (section.as_str(), key) {
+            ("package", "name") => info.package_name = Some(value),
+            ("lib", "name") => info.lib_name = Some(value),
+            ("lib", "path") => info.lib_path = Some(value),
+            _ => {}
+        }
+    }
+    info
+}
+
+/// A basic (`"..."`, with the common escapes) or literal (`'...'`) TOML string at the start of
+/// `value`.
+fn toml_string(value: &str) -> Option<String> {
+    if let Some(rest) = value.strip_prefix('\'') {
+        return rest.split('\'').next().map(str::to_string);
+    }
+    let rest = value.strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                other => out.push(other),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// Walks up from `file` to the nearest directory with a `Cargo.toml` that has a `[package]`.
+pub(crate) fn find_package_dir(file: &Path) -> Option<PathBuf> {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        let manifest = d.join("Cargo.toml");
+        if manifest.is_file() {
+            if let Ok(text) = fs::read_to_string(&manifest) {
+                if parse_manifest(&text).package_name.is_some() {
+                    return Some(d.to_path_buf());
+                }
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let path = dir.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn manifest_keys_are_read_from_their_sections() {
+        let info = parse_manifest(
+            "[package]\nname = \"my-crate\" # comment\nversion = \"0.1.0\"\n\n[lib]\nname = 'mine'\npath = \"src/root.rs\"\n[dependencies]\nname = \"x\"\n",
+        );
+        assert_eq!(info.package_name.as_deref(), Some("my-crate"));
+        assert_eq!(info.lib_name.as_deref(), Some("mine"));
+        assert_eq!(info.lib_path.as_deref(), Some("src/root.rs"));
+    }
+
+    #[test]
+    fn modules_are_followed_through_files_and_inline_blocks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(
+            dir,
+            "Cargo.toml",
+            "[package]\nname = \"my-lib\"\nversion = \"0.1.0\"\n",
+        );
+        write(
+            dir,
+            "src/lib.rs",
+            "pub mod a; mod hidden; pub mod inline { pub fn f(x: u8) -> u8 { x } pub(crate) fn g() {} }\n\
+             #[path = \"elsewhere.rs\"] pub mod moved;\n#[cfg(test)] mod tests { pub fn t() {} }\n\
+             pub fn root<'a>(s: &'a str) -> &'a str { s }\n",
+        );
+        write(dir, "src/a.rs", "pub mod b; pub type Id = u32; pub type Name<'a> = &'a str; pub fn lookup(id: Id, n: Name) -> Id { id } pub struct P; impl P { pub fn new() -> P { P } pub fn get(&self) -> i32 { 1 } fn private() {} }\n");
+        write(dir, "src/a/b/mod.rs", "pub async fn later() {} pub fn id<T>(t: T) -> T { t } pub fn make<T: Default>() -> T { T::default() }\n");
+        write(dir, "src/hidden.rs", "pub fn h() {}\n");
+        write(dir, "src/elsewhere.rs", "pub fn m() {}\n");
+
+        let api = CrateApi::load(dir).unwrap();
+        assert_eq!(api.crate_name, "my_lib");
+        let key = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let root = api.module(&[]).unwrap();
+        assert!(root.reachable);
+        assert_eq!(
+            root.functions["root"].ret,
+            DeclType::Ref {
+                mutable: false,
+                inner: Box::new(DeclType::Str)
+            }
+        );
+        assert!(!api.modules.contains_key(&key(&["tests"])));
+        assert!(!api.module(&key(&["hidden"])).unwrap().reachable);
+        let inline = api.module(&key(&["inline"])).unwrap();
+        assert!(inline.functions["f"].public && !inline.functions["g"].public);
+        let a = api.module(&key(&["a"])).unwrap();
+        let p = &a.types["P"];
+        assert!(p.public && !p.generic);
+        assert!(!p.functions["new"].has_receiver && p.functions["get"].has_receiver);
+        assert!(!p.functions["private"].public);
+        let lookup = &a.functions["lookup"];
+        assert_eq!(lookup.ret, DeclType::Prim(crate::literal::Prim::U32));
+        assert_eq!(
+            lookup.params[1].ty,
+            DeclType::Ref {
+                mutable: false,
+                inner: Box::new(DeclType::Str)
+            }
+        );
+        let b = api.module(&key(&["a", "b"])).unwrap();
+        assert_eq!(b.functions["later"].blocker, Some("async"));
+        assert_eq!(b.functions["id"].blocker, None);
+        assert_eq!(b.functions["make"].blocker, Some("generic"));
+        assert!(api
+            .module(&key(&["moved"]))
+            .unwrap()
+            .functions
+            .contains_key("m"));
+        assert!(api.contains_file(&dir.join("src/a/b/mod.rs")));
+        assert!(!api.contains_file(&dir.join("src/main.rs")));
+        assert_eq!(
+            find_package_dir(&dir.join("src/a/b/mod.rs")).as_deref(),
+            Some(dir)
+        );
+    }
+
+    #[test]
+    fn a_crate_without_a_library_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "Cargo.toml", "[package]\nname = \"bin-only\"\n");
+        write(tmp.path(), "src/main.rs", "fn main() {}\n");
+        let err = CrateApi::load(tmp.path()).unwrap_err();
+        assert!(matches!(err, GenerateError::NoLibrary { .. }), "{err}");
+    }
+}

@@ -1,0 +1,63 @@
+//! The one error type of the generator: each message names the thing and the fix.
+
+use std::path::PathBuf;
+
+/// Why tests could not be generated. Nothing is written when `generate` returns one of these.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GenerateError {
+    #[error("--out {} is not a directory: create it or point --out at the crate's tests/ directory", path.display())]
+    OutDirNotADirectory { path: PathBuf },
+
+    #[error("cannot find the library crate of `{program}`: pass --crate DIR")]
+    CrateNotFound { program: String },
+
+    #[error("cannot read {}: {source}: pass --crate DIR with the directory of the crate's Cargo.toml", path.display())]
+    ReadManifest {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("{} has no [package] section: pass --crate DIR with the library crate's own directory, not a workspace root", path.display())]
+    NotAPackage { path: PathBuf },
+
+    #[error("the crate in {} has no library ({} does not exist): carve writes tests against a library crate; move the code under test into src/lib.rs", dir.display(), lib_root.display())]
+    NoLibrary { dir: PathBuf, lib_root: PathBuf },
+
+    #[error("cannot read {}: {source}: check that the crate's source is present and readable", path.display())]
+    ReadSource {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("cannot parse {}: {message}: fix the syntax error (carve reads the crate's source with syn)", path.display())]
+    ParseSource { path: PathBuf, message: String },
+
+    #[error("--templates {} is not a directory: point it at a directory holding the templates to override (e.g. test_file.rs.tera)", path.display())]
+    TemplatesDirNotADirectory { path: PathBuf },
+
+    #[error("cannot read template {}: {source}: check its permissions or remove it to use the built-in one", path.display())]
+    ReadTemplate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("template {template} does not parse: {message}: fix it, or remove it from --templates DIR to use the built-in one")]
+    TemplateParse { template: String, message: String },
+
+    #[error("rendering {file} with template {template} failed: {message}: fix the template (see the built-in one for the variables it gets)")]
+    Render {
+        template: String,
+        file: String,
+        message: String,
+    },
+
+    #[error("generated {file} is not valid Rust ({message}): with --templates, fix the template; otherwise this is a carve bug, please report it")]
+    InvalidGeneratedCode { file: String, message: String },
+
+    #[error("cannot write {}: {source}: check that --out DIR is writable", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,222 @@
+//! Carves unit tests out of a recorded trace: calls of the library's public functions become `#[test]`s.
+//!
+//! The stages pass plain data: [`CrateApi::load`] reads the crate's source with `syn`, [`plan`]
+//! decides which recorded calls become which tests, the templates render them and the files are
+//! written all or nothing. [`generate`] runs them all.
+
+mod api;
+mod error;
+mod literal;
+mod naming;
+mod plan;
+mod render;
+mod write;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use carve_storage::{Language, Trace};
+use serde::Serialize;
+
+pub use crate::{
+    api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
+    error::GenerateError,
+    literal::{DeclType, Prim},
+    plan::{
+        plan, Assertion, FilePlan, Plan, Summary, TestPlan, DID_NOT_RETURN, UNDECODED,
+        UNSUPPORTED_TYPE,
+    },
+    render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
+};
+
+/// Where and how to write the tests.
+#[derive(Debug, Clone, Default)]
+pub struct GenerateOptions {
+    /// An existing directory, usually the crate's `tests/`.
+    pub out_dir: PathBuf,
+    /// The library crate's directory; found from the functions' source files when `None`.
+    pub crate_dir: Option<PathBuf>,
+    /// A directory whose template files replace the built-in ones of the same name.
+    pub templates: Option<PathBuf>,
+}
+
+/// What `generate` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The files written, in order.
+    pub files: Vec<PathBuf>,
+    /// Calls of public, reachable free or associated functions of the library.
+    pub in_scope: usize,
+    pub tests_written: usize,
+    /// In-scope calls covered by a written test.
+    pub calls_carved: usize,
+    /// In-scope calls without a test, by reason.
+    pub skipped: BTreeMap<String, usize>,
+    /// Calls of functions of the library that tests cannot reach.
+    pub private_calls: usize,
+    /// Calls of functions carve does not write tests for yet (trait impls, methods...), by kind.
+    pub unsupported: BTreeMap<String, usize>,
+    pub crate_name: String,
+}
+
+impl Report {
+    /// `in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (undecoded 1, did
+    /// not return 1); private: 5 calls`, plus what is not supported yet when there is any.
+    pub fn summary_line(&self) -> String {
+        let skipped: usize = self.skipped.values().sum();
+        let mut line = format!(
+            "in scope: {} calls; tests written: {} (covering {} calls); skipped: {}",
+            self.in_scope, self.tests_written, self.calls_carved, skipped
+        );
+        if skipped > 0 {
+            line.push_str(&format!(" ({})", breakdown(&self.skipped)));
+        }
+        line.push_str(&format!("; private: {} calls", self.private_calls));
+        let unsupported: usize = self.unsupported.values().sum();
+        if unsupported > 0 {
+            line.push_str(&format!(
+                "; not supported yet: {unsupported} calls ({})",
+                breakdown(&self.unsupported)
+            ));
+        }
+        line
+    }
+}
+
+fn breakdown(counts: &BTreeMap<String, usize>) -> String {
+    counts
+        .iter()
+        .map(|(reason, n)| format!("{reason} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes one test file per module of the library for the carvable calls of `trace`.
+///
+/// Everything is rendered before anything is written; on error no file is left half-written.
+pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, GenerateError> {
+    if !opts.out_dir.is_dir() {
+        return Err(GenerateError::OutDirNotADirectory {
+            path: opts.out_dir.clone(),
+        });
+    }
+    let templates = Templates::load(opts.templates.as_deref())?;
+    let crate_dir = match &opts.crate_dir {
+        Some(dir) => dir.clone(),
+        None => find_crate_dir(trace).ok_or_else(|| GenerateError::CrateNotFound {
+            program: program_name(trace),
+        })?,
+    };
+    let api = CrateApi::load(&crate_dir)?;
+    let plan = plan::plan(trace, &api);
+    let rendered = plan
+        .files
+        .iter()
+        .map(|file| Ok((file.file_name.clone(), templates.render_file(&plan, file)?)))
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    let files = write::write_all(&opts.out_dir, &rendered)?;
+    let s = plan.summary;
+    Ok(Report {
+        files,
+        in_scope: s.in_scope,
+        tests_written: s.tests,
+        calls_carved: s.calls_carved,
+        skipped: s.skipped,
+        private_calls: s.private_calls,
+        unsupported: s.unsupported,
+        crate_name: plan.crate_name,
+    })
+}
+
+fn program_name(trace: &Trace) -> String {
+    let program = &trace.run.info.program;
+    Path::new(program)
+        .file_name()
+        .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The package with a library that most recorded calls point into, found by walking up from
+/// the functions' source files to their `Cargo.toml`.
+fn find_crate_dir(trace: &Trace) -> Option<PathBuf> {
+    let mut calls_per_function: HashMap<_, usize> = HashMap::new();
+    for call in &trace.calls {
+        *calls_per_function.entry(call.function).or_default() += 1;
+    }
+    let mut package_of_dir: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
+    let mut weight: BTreeMap<PathBuf, usize> = BTreeMap::new();
+    for f in &trace.functions {
+        if f.language != Language::Rust {
+            continue;
+        }
+        let Some(file) = f
+            .decl_file
+            .as_deref()
+            .map(Path::new)
+            .filter(|p| p.is_file())
+        else {
+            continue;
+        };
+        let Some(parent) = file.parent() else {
+            continue;
+        };
+        let package = package_of_dir
+            .entry(parent.to_path_buf())
+            .or_insert_with(|| api::find_package_dir(file).filter(|dir| has_library(dir)))
+            .clone();
+        if let Some(dir) = package {
+            // Functions with no calls still vote, a little.
+            *weight.entry(dir).or_default() +=
+                1 + calls_per_function.get(&f.id).copied().unwrap_or(0);
+        }
+    }
+    // Highest weight; ties go to the first path in order, for determinism.
+    weight
+        .into_iter()
+        .fold(
+            None,
+            |best: Option<(PathBuf, usize)>, (dir, w)| match best {
+                Some((_, bw)) if bw >= w => best,
+                _ => Some((dir, w)),
+            },
+        )
+        .map(|(dir, _)| dir)
+}
+
+fn has_library(dir: &Path) -> bool {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    let info = api::parse_manifest(&manifest);
+    dir.join(info.lib_path.as_deref().unwrap_or("src/lib.rs"))
+        .is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_line_reads_like_the_cli_prints_it() {
+        let report = Report {
+            in_scope: 41,
+            tests_written: 12,
+            calls_carved: 39,
+            skipped: BTreeMap::from([
+                ("undecoded".to_string(), 1),
+                ("did not return".to_string(), 1),
+            ]),
+            private_calls: 5,
+            ..Report::default()
+        };
+        assert_eq!(
+            report.summary_line(),
+            "in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (did not return 1, undecoded 1); private: 5 calls"
+        );
+        let more = Report {
+            unsupported: BTreeMap::from([("trait impl".to_string(), 3)]),
+            ..Report::default()
+        };
+        assert_eq!(
+            more.summary_line(),
+            "in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; private: 0 calls; not supported yet: 3 calls (trait impl 3)"
+        );
+    }
+}

@@ -1,0 +1,733 @@
+//! Recorded values to Rust literals, written for the type the function declares.
+//!
+//! The declared type (from the crate's source) decides the spelling: a recorded string is
+//! `"abc"` for a `&str` parameter and `String::from("abc")` for a `String` one, an integer gets
+//! the suffix of the declared width. Where the declaration says nothing usable (a type parameter,
+//! `impl Trait`, a type alias) the value's own recorded type is used instead.
+
+use carve_storage::Value;
+use serde::Serialize;
+
+/// A parameter or return type as declared in the source, reduced to what literals need.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum DeclType {
+    /// `()` (also a missing `-> T`).
+    Unit,
+    /// `bool`, `char`, integers and floats.
+    Prim(Prim),
+    /// `str` (only meaningful behind a reference).
+    Str,
+    /// `String` (any path ending in `String` with a std prefix or none).
+    String,
+    /// `&T` or `&mut T`.
+    Ref { mutable: bool, inner: Box<DeclType> },
+    /// A type parameter of the function (`T`), inferred at the call site from the argument.
+    Generic(String),
+    /// `impl Trait`: fine as an argument, opaque as a return value.
+    ImplTrait,
+    /// Anything else (a struct, a type alias, a generic container), as written.
+    Other(String),
+}
+
+/// The primitive scalar types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Prim {
+    Bool,
+    Char,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    Usize,
+    F32,
+    F64,
+}
+
+const PRIMS: [(&str, Prim); 16] = [
+    ("bool", Prim::Bool),
+    ("char", Prim::Char),
+    ("i8", Prim::I8),
+    ("i16", Prim::I16),
+    ("i32", Prim::I32),
+    ("i64", Prim::I64),
+    ("i128", Prim::I128),
+    ("isize", Prim::Isize),
+    ("u8", Prim::U8),
+    ("u16", Prim::U16),
+    ("u32", Prim::U32),
+    ("u64", Prim::U64),
+    ("u128", Prim::U128),
+    ("usize", Prim::Usize),
+    ("f32", Prim::F32),
+    ("f64", Prim::F64),
+];
+
+impl Prim {
+    /// The Rust spelling, also the literal suffix.
+    pub fn name(self) -> &'static str {
+        PRIMS
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    pub fn from_name(name: &str) -> Option<Prim> {
+        PRIMS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    /// `(min, max)` for integer types. `isize`/`usize` are taken as 64-bit (the recorder's
+    /// targets).
+    fn int_range(self) -> Option<(i128, u128)> {
+        Some(match self {
+            Prim::I8 => (i8::MIN.into(), i8::MAX as u128),
+            Prim::I16 => (i16::MIN.into(), i16::MAX as u128),
+            Prim::I32 => (i32::MIN.into(), i32::MAX as u128),
+            Prim::I64 | Prim::Isize => (i64::MIN.into(), i64::MAX as u128),
+            Prim::I128 => (i128::MIN, i128::MAX as u128),
+            Prim::U8 => (0, u8::MAX.into()),
+            Prim::U16 => (0, u16::MAX.into()),
+            Prim::U32 => (0, u32::MAX.into()),
+            Prim::U64 | Prim::Usize => (0, u64::MAX.into()),
+            Prim::U128 => (0, u128::MAX),
+            _ => return None,
+        })
+    }
+}
+
+/// Why a value could not be written as a literal of its declared type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiteralError {
+    /// The value is not an exact scalar or string (a struct, a truncated string, unreadable...).
+    Undecoded,
+    /// The declared type takes no literal carve can write, or the value does not fit it.
+    UnsupportedType(String),
+}
+
+/// Where a literal goes: into a call, or into the right-hand side of `assert_eq!`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    Arg,
+    Expected,
+}
+
+impl DeclType {
+    /// Reduces a `syn` type; `generics` are the function's type parameter names.
+    pub fn from_syn(ty: &syn::Type, generics: &[String]) -> DeclType {
+        match ty {
+            syn::Type::Reference(r) => DeclType::Ref {
+                mutable: r.mutability.is_some(),
+                inner: Box::new(DeclType::from_syn(&r.elem, generics)),
+            },
+            syn::Type::Paren(p) => DeclType::from_syn(&p.elem, generics),
+            syn::Type::Group(g) => DeclType::from_syn(&g.elem, generics),
+            syn::Type::Tuple(t) if t.elems.is_empty() => DeclType::Unit,
+            syn::Type::ImplTrait(_) => DeclType::ImplTrait,
+            syn::Type::Path(p) if p.qself.is_none() => path_type(&p.path, generics),
+            _ => DeclType::Other("a complex type".to_string()),
+        }
+    }
+
+    /// Parses a type written as Rust source (`&'a str`, `u32`); `Other` when it does not parse.
+    pub fn parse(src: &str, generics: &[String]) -> DeclType {
+        match syn::parse_str::<syn::Type>(src) {
+            Ok(ty) => DeclType::from_syn(&ty, generics),
+            Err(_) => DeclType::Other(src.to_string()),
+        }
+    }
+
+    /// The type parameter this argument type pins down (`T` or `&T`), if any.
+    pub fn generic_name(&self) -> Option<&str> {
+        match self {
+            DeclType::Generic(name) => Some(name),
+            DeclType::Ref { inner, .. } => inner.generic_name(),
+            _ => None,
+        }
+    }
+
+    /// True when the type mentions a type parameter or `impl Trait` anywhere we can see.
+    pub fn is_opaque(&self) -> bool {
+        match self {
+            DeclType::ImplTrait => true,
+            DeclType::Ref { inner, .. } => inner.is_opaque(),
+            _ => false,
+        }
+    }
+}
+
+fn path_type(path: &syn::Path, generics: &[String]) -> DeclType {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let plain = path
+        .segments
+        .iter()
+        .all(|s| matches!(s.arguments, syn::PathArguments::None));
+    let written = segments.join("::");
+    if !plain {
+        return DeclType::Other(written);
+    }
+    let Some(last) = segments.last() else {
+        return DeclType::Other(written);
+    };
+    let prefix = &segments[..segments.len() - 1];
+    let std_prefix = |allowed: &[&[&str]]| {
+        prefix.is_empty()
+            || allowed.iter().any(|p| {
+                p.len() == prefix.len() && p.iter().zip(prefix).all(|(a, b)| *a == b.as_str())
+            })
+    };
+    if segments.len() == 1 && generics.iter().any(|g| g == last) {
+        return DeclType::Generic(last.clone());
+    }
+    let primitive_prefixes: &[&[&str]] = &[&["std", "primitive"], &["core", "primitive"]];
+    if last == "str" && std_prefix(primitive_prefixes) {
+        return DeclType::Str;
+    }
+    if let Some(prim) = Prim::from_name(last) {
+        if std_prefix(primitive_prefixes) {
+            return DeclType::Prim(prim);
+        }
+    }
+    if last == "String" && std_prefix(&[&["std", "string"], &["alloc", "string"]]) {
+        return DeclType::String;
+    }
+    DeclType::Other(written)
+}
+
+/// The type a value says it has, for parameters whose declaration does not tell.
+fn recorded_type(value: &Value) -> Result<DeclType, LiteralError> {
+    Ok(match value {
+        Value::Unit => DeclType::Unit,
+        Value::Bool { .. } => DeclType::Prim(Prim::Bool),
+        Value::Char { .. } => DeclType::Prim(Prim::Char),
+        Value::Int { ty, .. } | Value::Uint { ty, .. } | Value::Float { ty, .. } => {
+            match Prim::from_name(ty) {
+                Some(p) => DeclType::Prim(p),
+                None => return Err(LiteralError::UnsupportedType(ty.clone())),
+            }
+        }
+        Value::Str { ty, .. } => {
+            let t = ty.trim();
+            if t.ends_with("String") {
+                DeclType::String
+            } else if t == "&str" || t.starts_with("&'") && t.ends_with(" str") || t == "str" {
+                DeclType::Ref {
+                    mutable: false,
+                    inner: Box::new(DeclType::Str),
+                }
+            } else {
+                return Err(LiteralError::UnsupportedType(ty.clone()));
+            }
+        }
+        Value::Ref { target, .. } => DeclType::Ref {
+            mutable: false,
+            inner: Box::new(recorded_type(target)?),
+        },
+        _ => return Err(LiteralError::Undecoded),
+    })
+}
+
+/// Writes `value` as a Rust expression of type `decl` (for `Position::Expected`: an expression
+/// `assert_eq!` can compare a value of type `decl` with).
+pub fn render(value: &Value, decl: &DeclType, pos: Position) -> Result<String, LiteralError> {
+    if let Value::Ref { ty, target, .. } = value {
+        return match decl {
+            DeclType::Ref { mutable, inner } => render_behind_ref(target, *mutable, inner, pos),
+            // A plain reference (not a `Box` or other smart pointer) fixes `T = &U`.
+            DeclType::Generic(_) | DeclType::ImplTrait if ty.starts_with('&') => {
+                render(value, &recorded_type(value)?, pos)
+            }
+            _ => Err(mismatch(value, decl)),
+        };
+    }
+    if !value.is_scalar_or_string() {
+        return Err(LiteralError::Undecoded);
+    }
+    match decl {
+        DeclType::Unit => match value {
+            Value::Unit => Ok("()".to_string()),
+            _ => Err(mismatch(value, decl)),
+        },
+        DeclType::Prim(p) => render_prim(value, *p),
+        DeclType::String => match (value, pos) {
+            (Value::Str { value: s, .. }, Position::Arg) => Ok(format!("String::from({s:?})")),
+            (Value::Str { value: s, .. }, Position::Expected) => Ok(format!("{s:?}")),
+            _ => Err(mismatch(value, decl)),
+        },
+        // The recorder may give a reference parameter as its (scalar) target directly.
+        DeclType::Ref { mutable, inner } => render_behind_ref(value, *mutable, inner, pos),
+        DeclType::Str => Err(LiteralError::UnsupportedType("str".to_string())),
+        DeclType::Generic(_) | DeclType::ImplTrait => render(value, &recorded_type(value)?, pos),
+        // A newtype or foreign type that happens to be recorded as a scalar: no literal fits.
+        DeclType::Other(_) => Err(mismatch(value, decl)),
+    }
+}
+
+fn render_behind_ref(
+    target: &Value,
+    mutable: bool,
+    inner: &DeclType,
+    pos: Position,
+) -> Result<String, LiteralError> {
+    if !target.is_scalar_or_string() {
+        return Err(LiteralError::Undecoded);
+    }
+    let amp = if mutable { "&mut " } else { "&" };
+    match inner {
+        DeclType::Str if !mutable => match target {
+            Value::Str { value: s, .. } => Ok(format!("{s:?}")),
+            _ => Err(mismatch(target, inner)),
+        },
+        DeclType::String => match (target, pos) {
+            (Value::Str { value: s, .. }, Position::Arg) => Ok(format!("{amp}String::from({s:?})")),
+            (Value::Str { value: s, .. }, Position::Expected) => Ok(format!("{s:?}")),
+            _ => Err(mismatch(target, inner)),
+        },
+        DeclType::Prim(p) => Ok(format!("{amp}{}", render_prim(target, *p)?)),
+        DeclType::Generic(_) | DeclType::ImplTrait => {
+            let recorded = recorded_type(target)?;
+            match recorded {
+                // `&T` with `T = str`: a string literal already is the reference.
+                DeclType::Ref { .. } if !mutable => render(target, &recorded, pos),
+                DeclType::Prim(_) | DeclType::String => {
+                    render_behind_ref(target, mutable, &recorded, pos)
+                }
+                _ => Err(mismatch(target, inner)),
+            }
+        }
+        _ => Err(LiteralError::UnsupportedType(format!(
+            "{amp}{}",
+            describe(inner)
+        ))),
+    }
+}
+
+fn render_prim(value: &Value, prim: Prim) -> Result<String, LiteralError> {
+    match (value, prim) {
+        (Value::Bool { value }, Prim::Bool) => Ok(value.to_string()),
+        (Value::Char { value }, Prim::Char) => Ok(format!("{value:?}")),
+        (Value::Int { value: v, .. }, _) => render_int(*v < 0, v.unsigned_abs(), prim, value),
+        (Value::Uint { value: v, .. }, _) => render_int(false, *v, prim, value),
+        (Value::Float { ty, bits }, Prim::F64) if is_f64_name(ty) => {
+            Ok(f64_literal(f64::from_bits(*bits)))
+        }
+        (Value::Float { ty, bits }, Prim::F32) if is_f32_name(ty) => {
+            // f32 values keep their bits in the low 32 bits.
+            let low = u32::try_from(*bits & 0xffff_ffff).unwrap_or(0);
+            Ok(f32_literal(f32::from_bits(low)))
+        }
+        _ => Err(mismatch(value, &DeclType::Prim(prim))),
+    }
+}
+
+fn is_f64_name(ty: &str) -> bool {
+    matches!(ty, "f64" | "double")
+}
+
+fn is_f32_name(ty: &str) -> bool {
+    matches!(ty, "f32" | "float")
+}
+
+fn render_int(
+    negative: bool,
+    magnitude: u128,
+    prim: Prim,
+    value: &Value,
+) -> Result<String, LiteralError> {
+    let Some((min, max)) = prim.int_range() else {
+        return Err(mismatch(value, &DeclType::Prim(prim)));
+    };
+    let name = prim.name();
+    if negative {
+        let min_magnitude = min.unsigned_abs();
+        if min == 0 || magnitude > min_magnitude {
+            return Err(mismatch(value, &DeclType::Prim(prim)));
+        }
+        if magnitude == min_magnitude {
+            return Ok(format!("{name}::MIN"));
+        }
+        Ok(format!("-{magnitude}{name}"))
+    } else {
+        if magnitude > max {
+            return Err(mismatch(value, &DeclType::Prim(prim)));
+        }
+        if magnitude == max && max > u128::from(u8::MAX) {
+            return Ok(format!("{name}::MAX"));
+        }
+        Ok(format!("{magnitude}{name}"))
+    }
+}
+
+/// A bit-exact `f64` expression: `2.5f64`, `f64::INFINITY`, `f64::from_bits(0x...)`.
+pub fn f64_literal(x: f64) -> String {
+    if x.is_nan() {
+        return "f64::NAN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "f64::INFINITY"
+        } else {
+            "f64::NEG_INFINITY"
+        }
+        .to_string();
+    }
+    let repr = format!("{x:?}");
+    match repr.parse::<f64>() {
+        Ok(back) if back.to_bits() == x.to_bits() => format!("{repr}f64"),
+        _ => format!("f64::from_bits({:#018x})", x.to_bits()),
+    }
+}
+
+/// A bit-exact `f32` expression: `0.1f32`, `f32::NEG_INFINITY`, `f32::from_bits(0x...)`.
+pub fn f32_literal(x: f32) -> String {
+    if x.is_nan() {
+        return "f32::NAN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "f32::INFINITY"
+        } else {
+            "f32::NEG_INFINITY"
+        }
+        .to_string();
+    }
+    let repr = format!("{x:?}");
+    match repr.parse::<f32>() {
+        Ok(back) if back.to_bits() == x.to_bits() => format!("{repr}f32"),
+        _ => format!("f32::from_bits({:#010x})", x.to_bits()),
+    }
+}
+
+/// True for a recorded NaN (directly or behind a reference).
+pub fn is_nan(value: &Value) -> bool {
+    match value {
+        Value::Float { ty, bits } if is_f32_name(ty) => {
+            f32::from_bits(u32::try_from(*bits & 0xffff_ffff).unwrap_or(0)).is_nan()
+        }
+        Value::Float { bits, .. } => f64::from_bits(*bits).is_nan(),
+        Value::Ref { target, .. } => is_nan(target),
+        _ => false,
+    }
+}
+
+fn mismatch(value: &Value, decl: &DeclType) -> LiteralError {
+    LiteralError::UnsupportedType(format!(
+        "recorded {} for declared {}",
+        value.type_name(),
+        describe(decl)
+    ))
+}
+
+fn describe(decl: &DeclType) -> String {
+    match decl {
+        DeclType::Unit => "()".to_string(),
+        DeclType::Prim(p) => p.name().to_string(),
+        DeclType::Str => "str".to_string(),
+        DeclType::String => "String".to_string(),
+        DeclType::Ref { mutable, inner } => {
+            format!(
+                "{}{}",
+                if *mutable { "&mut " } else { "&" },
+                describe(inner)
+            )
+        }
+        DeclType::Generic(name) => name.clone(),
+        DeclType::ImplTrait => "impl Trait".to_string(),
+        DeclType::Other(written) => written.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arg(value: &Value, ty: &str) -> Result<String, LiteralError> {
+        render(
+            value,
+            &DeclType::parse(ty, &["T".to_string()]),
+            Position::Arg,
+        )
+    }
+
+    fn expected(value: &Value, ty: &str) -> Result<String, LiteralError> {
+        render(
+            value,
+            &DeclType::parse(ty, &["T".to_string()]),
+            Position::Expected,
+        )
+    }
+
+    fn s(text: &str) -> Value {
+        Value::Str {
+            ty: "&str".to_string(),
+            value: text.to_string(),
+            truncated: false,
+        }
+    }
+
+    fn int(ty: &str, value: i128) -> Value {
+        Value::Int {
+            ty: ty.to_string(),
+            value,
+        }
+    }
+
+    fn uint(ty: &str, value: u128) -> Value {
+        Value::Uint {
+            ty: ty.to_string(),
+            value,
+        }
+    }
+
+    fn f64v(x: f64) -> Value {
+        Value::Float {
+            ty: "f64".to_string(),
+            bits: x.to_bits(),
+        }
+    }
+
+    fn f32v(x: f32) -> Value {
+        Value::Float {
+            ty: "f32".to_string(),
+            bits: u64::from(x.to_bits()),
+        }
+    }
+
+    /// Parses the literal back as Rust and checks it is an expression.
+    fn parses(src: &str) -> bool {
+        syn::parse_str::<syn::Expr>(src).is_ok()
+    }
+
+    #[test]
+    fn strings_are_escaped_like_rust_source() {
+        let cases = [
+            ("plain", r#""plain""#),
+            ("say \"hi\"", r#""say \"hi\"""#),
+            ("line\nbreak\ttab", r#""line\nbreak\ttab""#),
+            ("back\\slash", r#""back\\slash""#),
+            ("héllo ✓", r#""héllo ✓""#),
+            ("nul\0", r#""nul\0""#),
+        ];
+        for (text, want) in cases {
+            let got = arg(&s(text), "&str").unwrap();
+            assert_eq!(got, want);
+            assert!(parses(&got));
+        }
+    }
+
+    #[test]
+    fn string_spelling_follows_the_declared_type() {
+        let v = s("abc");
+        assert_eq!(arg(&v, "&'a str").unwrap(), r#""abc""#);
+        assert_eq!(arg(&v, "String").unwrap(), r#"String::from("abc")"#);
+        assert_eq!(
+            arg(&v, "std::string::String").unwrap(),
+            r#"String::from("abc")"#
+        );
+        assert_eq!(arg(&v, "&String").unwrap(), r#"&String::from("abc")"#);
+        assert_eq!(
+            arg(&v, "&mut String").unwrap(),
+            r#"&mut String::from("abc")"#
+        );
+        assert_eq!(expected(&v, "String").unwrap(), r#""abc""#);
+        assert_eq!(expected(&v, "&String").unwrap(), r#""abc""#);
+        let behind_ref = Value::Ref {
+            ty: "&alloc::string::String".to_string(),
+            addr: 8,
+            target: Box::new(Value::Str {
+                ty: "alloc::string::String".to_string(),
+                value: "abc".to_string(),
+                truncated: false,
+            }),
+        };
+        assert_eq!(
+            arg(&behind_ref, "&String").unwrap(),
+            r#"&String::from("abc")"#
+        );
+    }
+
+    #[test]
+    fn truncated_strings_and_structs_are_undecoded() {
+        let truncated = Value::Str {
+            ty: "&str".to_string(),
+            value: "abc".to_string(),
+            truncated: true,
+        };
+        assert_eq!(arg(&truncated, "&str"), Err(LiteralError::Undecoded));
+        let st = Value::Struct {
+            ty: "m::P".to_string(),
+            fields: vec![],
+        };
+        assert_eq!(arg(&st, "P"), Err(LiteralError::Undecoded));
+    }
+
+    #[test]
+    fn chars_are_quoted_and_escaped() {
+        for (c, want) in [
+            ('x', "'x'"),
+            ('\'', r"'\''"),
+            ('\n', r"'\n'"),
+            ('"', "'\"'"),
+            ('é', "'é'"),
+        ] {
+            let got = arg(&Value::Char { value: c }, "char").unwrap();
+            assert_eq!(got, want);
+            assert!(parses(&got));
+        }
+    }
+
+    #[test]
+    fn integers_carry_the_declared_suffix_and_extremes_use_constants() {
+        assert_eq!(arg(&int("i32", 3), "u32").unwrap(), "3u32");
+        assert_eq!(arg(&int("i64", -5), "i64").unwrap(), "-5i64");
+        assert_eq!(arg(&int("i128", i128::MIN), "i128").unwrap(), "i128::MIN");
+        assert_eq!(arg(&int("i128", i128::MAX), "i128").unwrap(), "i128::MAX");
+        assert_eq!(
+            arg(&uint("u64", u64::MAX.into()), "u64").unwrap(),
+            "u64::MAX"
+        );
+        assert_eq!(arg(&uint("u128", u128::MAX), "u128").unwrap(), "u128::MAX");
+        assert_eq!(arg(&int("i8", -128), "i8").unwrap(), "i8::MIN");
+        assert_eq!(arg(&uint("u8", 255), "u8").unwrap(), "255u8");
+        assert_eq!(arg(&uint("usize", 7), "usize").unwrap(), "7usize");
+        assert_eq!(arg(&int("int", -1), "i32").unwrap(), "-1i32");
+    }
+
+    #[test]
+    fn integers_that_do_not_fit_the_declared_type_are_refused() {
+        assert!(matches!(
+            arg(&int("i32", -1), "u32"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+        assert!(matches!(
+            arg(&uint("u32", 300), "u8"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+        assert!(matches!(
+            arg(&int("i32", 1), "bool"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+    }
+
+    #[test]
+    fn floats_round_trip_bit_exactly() {
+        assert_eq!(arg(&f64v(0.1), "f64").unwrap(), "0.1f64");
+        assert_eq!(arg(&f64v(2.5), "f64").unwrap(), "2.5f64");
+        assert_eq!(arg(&f64v(-0.0), "f64").unwrap(), "-0.0f64");
+        assert_eq!(arg(&f64v(1e300), "f64").unwrap(), "1e300f64");
+        assert_eq!(arg(&f64v(f64::NAN), "f64").unwrap(), "f64::NAN");
+        assert_eq!(arg(&f64v(f64::INFINITY), "f64").unwrap(), "f64::INFINITY");
+        assert_eq!(
+            arg(&f64v(f64::NEG_INFINITY), "f64").unwrap(),
+            "f64::NEG_INFINITY"
+        );
+        assert_eq!(arg(&f32v(0.1), "f32").unwrap(), "0.1f32");
+        assert_eq!(arg(&f32v(-1.5e-40), "f32").unwrap(), "-1.5e-40f32");
+        for x in [
+            0.1,
+            -0.0,
+            1e300,
+            5e-324,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            1.0 / 3.0,
+        ] {
+            let lit = f64_literal(x);
+            let digits = lit.trim_end_matches("f64");
+            assert_eq!(
+                digits.parse::<f64>().unwrap().to_bits(),
+                x.to_bits(),
+                "{lit}"
+            );
+            assert!(parses(&lit));
+        }
+        assert!(matches!(
+            arg(&f64v(1.0), "f32"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+    }
+
+    #[test]
+    fn nan_is_detected_through_references() {
+        assert!(is_nan(&f64v(f64::NAN)));
+        assert!(is_nan(&f32v(f32::NAN)));
+        assert!(!is_nan(&f64v(1.0)));
+        let r = Value::Ref {
+            ty: "&f64".to_string(),
+            addr: 1,
+            target: Box::new(f64v(f64::NAN)),
+        };
+        assert!(is_nan(&r));
+    }
+
+    #[test]
+    fn generic_parameters_use_the_recorded_type() {
+        assert_eq!(arg(&int("i64", 4), "T").unwrap(), "4i64");
+        assert!(matches!(
+            arg(&int("u32", 4), "NonZeroU32"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+        let boxed = Value::Ref {
+            ty: "alloc::boxed::Box<i32>".to_string(),
+            addr: 1,
+            target: Box::new(int("i32", 1)),
+        };
+        assert!(matches!(
+            arg(&boxed, "Box<i32>"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+        assert!(matches!(
+            arg(&boxed, "T"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+        assert_eq!(arg(&s("x"), "impl AsRef<str>").unwrap(), r#""x""#);
+        assert_eq!(arg(&int("i32", 4), "&T").unwrap(), "&4i32");
+        assert!(matches!(
+            arg(&int("int", 4), "T"),
+            Err(LiteralError::UnsupportedType(_))
+        ));
+    }
+
+    #[test]
+    fn references_to_scalars_take_an_ampersand() {
+        let r = Value::Ref {
+            ty: "&i32".to_string(),
+            addr: 1,
+            target: Box::new(int("i32", 9)),
+        };
+        assert_eq!(arg(&r, "&i32").unwrap(), "&9i32");
+        assert_eq!(arg(&r, "&mut i32").unwrap(), "&mut 9i32");
+        assert_eq!(expected(&r, "&i32").unwrap(), "&9i32");
+        assert_eq!(arg(&Value::Bool { value: true }, "&bool").unwrap(), "&true");
+    }
+
+    #[test]
+    fn declared_types_are_reduced_from_syn() {
+        let g = ["T".to_string()];
+        assert_eq!(DeclType::parse("()", &g), DeclType::Unit);
+        assert_eq!(
+            DeclType::parse("std::primitive::u8", &g),
+            DeclType::Prim(Prim::U8)
+        );
+        assert_eq!(
+            DeclType::parse("alloc::string::String", &g),
+            DeclType::String
+        );
+        assert_eq!(DeclType::parse("T", &g), DeclType::Generic("T".to_string()));
+        assert_eq!(
+            DeclType::parse("Vec<u8>", &g),
+            DeclType::Other("Vec".to_string())
+        );
+        assert_eq!(
+            DeclType::parse("my::String", &g),
+            DeclType::Other("my::String".to_string())
+        );
+        assert_eq!(DeclType::parse("impl Fn()", &g), DeclType::ImplTrait);
+    }
+}

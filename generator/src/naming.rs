@@ -1,0 +1,380 @@
+//! Test and file names: behaviour-describing, sanitized, unique.
+//!
+//! A test is named after what it shows (`precedence_returns_2`); when two tests of one file
+//! would get the same name the arguments join in (`apply_mul_2_3_returns_6`), and a numeric
+//! suffix settles what is left. Every name is a plain lowercase snake identifier, whatever the
+//! recorded DWARF names contained.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use carve_storage::Value;
+
+/// Longest generated identifier, before any numeric suffix.
+const MAX_IDENT: usize = 72;
+/// Longest slug of one value.
+const MAX_SLUG: usize = 24;
+
+/// Rust keywords (strict, reserved and weak ones that cannot name a function).
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Lowercase snake identifier made of `[a-z0-9_]`, not starting with a digit, not a keyword,
+/// never empty.
+pub fn sanitize_ident(raw: &str) -> String {
+    let mut out = snake_words(raw);
+    if out.len() > MAX_IDENT {
+        out.truncate(MAX_IDENT);
+        while out.ends_with('_') {
+            out.pop();
+        }
+    }
+    if out.is_empty() {
+        out.push_str("carved");
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "n_");
+    }
+    if KEYWORDS.contains(&out.as_str()) {
+        out.push('_');
+    }
+    out
+}
+
+/// `raw` lowered to `[a-z0-9]` words joined by single underscores (possibly empty).
+fn snake_words(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut pending_sep = false;
+    let mut prev_lower = false;
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() {
+            // `CamelCase` → `camel_case`.
+            if c.is_ascii_uppercase() && prev_lower {
+                pending_sep = true;
+            }
+            if pending_sep && !out.is_empty() {
+                out.push('_');
+            }
+            pending_sep = false;
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+            out.push(c.to_ascii_lowercase());
+        } else {
+            pending_sep = true;
+            prev_lower = false;
+        }
+    }
+    out
+}
+
+/// `carved_<crate>_<module>.rs`, only `[a-z0-9_]` before the extension.
+pub fn file_name(module_path: &[String]) -> String {
+    let joined = module_path.join("_");
+    let mut stem = snake_words(&joined.replace('_', " "));
+    if stem.is_empty() {
+        stem.push_str("crate");
+    }
+    format!("carved_{stem}.rs")
+}
+
+/// A short slug describing a value: `2`, `minus_5`, `3_5`, `star`, `hello_world`.
+pub fn value_slug(value: &Value) -> String {
+    let slug = match value {
+        Value::Unit => "unit".to_string(),
+        Value::Bool { value } => value.to_string(),
+        Value::Int { value, .. } if *value < 0 => format!("minus_{}", value.unsigned_abs()),
+        Value::Int { value, .. } => value.to_string(),
+        Value::Uint { value, .. } => value.to_string(),
+        Value::Float { ty, bits } => {
+            let x = if ty == "f32" || ty == "float" {
+                f64::from(f32::from_bits(
+                    u32::try_from(bits & 0xffff_ffff).unwrap_or(0),
+                ))
+            } else {
+                f64::from_bits(*bits)
+            };
+            float_slug(x)
+        }
+        Value::Char { value } => char_slug(*value),
+        Value::Str { value, .. } if value.is_empty() => "empty".to_string(),
+        Value::Str { value, .. } => {
+            let words = snake_words(value);
+            if words.is_empty() {
+                "text".to_string()
+            } else {
+                words
+            }
+        }
+        Value::Ref { target, .. } => value_slug(target),
+        _ => "value".to_string(),
+    };
+    let mut slug = slug;
+    if slug.len() > MAX_SLUG {
+        slug.truncate(MAX_SLUG);
+        while slug.ends_with('_') {
+            slug.pop();
+        }
+    }
+    slug
+}
+
+fn float_slug(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "infinity"
+        } else {
+            "minus_infinity"
+        }
+        .to_string();
+    }
+    let repr = format!("{x:?}");
+    let mut out = String::new();
+    for c in repr.chars() {
+        match c {
+            '-' => out.push_str("minus_"),
+            '.' => out.push('_'),
+            'e' => out.push_str("e_"),
+            c if c.is_ascii_digit() => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("e__", "e_")
+}
+
+fn char_slug(c: char) -> String {
+    if c.is_ascii_alphanumeric() {
+        return c.to_ascii_lowercase().to_string();
+    }
+    let name = match c {
+        '*' => "star",
+        '+' => "plus",
+        '-' => "minus",
+        '/' => "slash",
+        '\\' => "backslash",
+        '%' => "percent",
+        '(' => "open_paren",
+        ')' => "close_paren",
+        '[' => "open_bracket",
+        ']' => "close_bracket",
+        '{' => "open_brace",
+        '}' => "close_brace",
+        '<' => "less",
+        '>' => "greater",
+        '=' => "equals",
+        '!' => "bang",
+        '?' => "question",
+        '.' => "dot",
+        ',' => "comma",
+        ':' => "colon",
+        ';' => "semicolon",
+        '_' => "underscore",
+        '\'' => "quote",
+        '"' => "double_quote",
+        '&' => "amp",
+        '|' => "pipe",
+        '^' => "caret",
+        '#' => "hash",
+        '@' => "at",
+        '$' => "dollar",
+        '~' => "tilde",
+        '`' => "backtick",
+        ' ' => "space",
+        '\n' => "newline",
+        '\t' => "tab",
+        '\r' => "carriage_return",
+        '\0' => "nul",
+        _ => return format!("u{:x}", u32::from(c)),
+    };
+    name.to_string()
+}
+
+/// What a test name is made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameParts {
+    /// The function, prefixed with its type for associated functions (`parser_precedence`).
+    pub subject: String,
+    /// One slug per argument.
+    pub args: Vec<String>,
+    /// Slug of the return value; `None` for `()`.
+    pub ret: Option<String>,
+}
+
+impl NameParts {
+    fn base(&self) -> String {
+        match &self.ret {
+            Some(ret) => format!("{}_returns_{ret}", self.subject),
+            None if self.args.is_empty() => format!("{}_runs", self.subject),
+            None => format!("{}_with_{}", self.subject, self.args.join("_")),
+        }
+    }
+
+    fn with_args(&self) -> String {
+        match &self.ret {
+            Some(ret) if !self.args.is_empty() => {
+                format!("{}_{}_returns_{ret}", self.subject, self.args.join("_"))
+            }
+            _ => self.base(),
+        }
+    }
+}
+
+/// Unique, sanitized test names for the tests of one file, in the order given.
+pub fn test_names(parts: &[NameParts]) -> Vec<String> {
+    let bases: Vec<String> = parts.iter().map(|p| sanitize_ident(&p.base())).collect();
+    let mut base_counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for b in &bases {
+        *base_counts.entry(b).or_default() += 1;
+    }
+    let wanted: Vec<String> = parts
+        .iter()
+        .zip(&bases)
+        .map(|(p, b)| {
+            if base_counts.get(b.as_str()).copied().unwrap_or(0) > 1 {
+                sanitize_ident(&p.with_args())
+            } else {
+                b.clone()
+            }
+        })
+        .collect();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::with_capacity(wanted.len());
+    for name in wanted {
+        let mut candidate = name.clone();
+        let mut n = 2;
+        while taken.contains(&candidate) {
+            candidate = format!("{name}_{n}");
+            n += 1;
+        }
+        taken.insert(candidate.clone());
+        out.push(candidate);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(subject: &str, args: &[&str], ret: Option<&str>) -> NameParts {
+        NameParts {
+            subject: subject.to_string(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            ret: ret.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn identifiers_are_lowercase_snake_without_odd_characters() {
+        assert_eq!(sanitize_ident("{{closure}}"), "closure");
+        assert_eq!(sanitize_ident("../etc/passwd"), "etc_passwd");
+        assert_eq!(
+            sanitize_ident("<abc::A as abc::Answerer>::answer"),
+            "abc_a_as_abc_answerer_answer"
+        );
+        assert_eq!(sanitize_ident("ParseNumber"), "parse_number");
+        assert_eq!(sanitize_ident("3d"), "n_3d");
+        assert_eq!(sanitize_ident("type"), "type_");
+        assert_eq!(sanitize_ident(""), "carved");
+        assert_eq!(sanitize_ident("héllo"), "h_llo");
+        assert!(sanitize_ident(&"x".repeat(500)).len() <= MAX_IDENT);
+    }
+
+    #[test]
+    fn file_names_never_contain_separators_or_dots() {
+        let odd = [
+            "expr".to_string(),
+            "..".to_string(),
+            "a/b".to_string(),
+            "<T>".to_string(),
+        ];
+        let name = file_name(&odd);
+        assert_eq!(name, "carved_expr_a_b_t.rs");
+        assert_eq!(
+            file_name(&["expr".to_string(), "lexer".to_string()]),
+            "carved_expr_lexer.rs"
+        );
+        assert_eq!(file_name(&["my_crate".to_string()]), "carved_my_crate.rs");
+        assert_eq!(file_name(&[]), "carved_crate.rs");
+        let stem = name.trim_end_matches(".rs");
+        assert!(stem
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+    }
+
+    #[test]
+    fn values_become_short_slugs() {
+        let int = |value| Value::Int {
+            ty: "i32".into(),
+            value,
+        };
+        let float = |x: f64| Value::Float {
+            ty: "f64".into(),
+            bits: x.to_bits(),
+        };
+        let text = |s: &str| Value::Str {
+            ty: "&str".into(),
+            value: s.into(),
+            truncated: false,
+        };
+        assert_eq!(value_slug(&int(2)), "2");
+        assert_eq!(value_slug(&int(-5)), "minus_5");
+        assert_eq!(value_slug(&float(3.5)), "3_5");
+        assert_eq!(value_slug(&float(-0.25)), "minus_0_25");
+        assert_eq!(value_slug(&float(1e-7)), "1e_minus_7");
+        assert_eq!(value_slug(&float(f64::NAN)), "nan");
+        assert_eq!(value_slug(&Value::Char { value: '*' }), "star");
+        assert_eq!(value_slug(&Value::Char { value: 'Q' }), "q");
+        assert_eq!(value_slug(&Value::Char { value: '✓' }), "u2713");
+        assert_eq!(value_slug(&Value::Bool { value: true }), "true");
+        assert_eq!(value_slug(&text("Hello, World!")), "hello_world");
+        assert_eq!(value_slug(&text("")), "empty");
+        assert_eq!(value_slug(&text("?!")), "text");
+        assert!(value_slug(&text(&"long words ".repeat(20))).len() <= MAX_SLUG);
+    }
+
+    #[test]
+    fn names_say_what_the_function_returned() {
+        let names = test_names(&[
+            parts("precedence", &["star"], Some("2")),
+            parts("is_operator", &["plus"], Some("true")),
+            parts("reset", &[], None),
+            parts("log", &["hi"], None),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "precedence_returns_2",
+                "is_operator_returns_true",
+                "reset_runs",
+                "log_with_hi"
+            ]
+        );
+    }
+
+    #[test]
+    fn clashing_names_take_their_arguments_then_a_number() {
+        let names = test_names(&[
+            parts("apply", &["mul", "2", "3"], Some("6")),
+            parts("apply", &["add", "3", "3"], Some("6")),
+            parts("apply", &["add", "1", "2"], Some("3")),
+            parts("upper", &["A"], Some("a")),
+            parts("upper", &["a"], Some("a")),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "apply_mul_2_3_returns_6",
+                "apply_add_3_3_returns_6",
+                "apply_returns_3",
+                "upper_a_returns_a",
+                "upper_a_returns_a_2",
+            ]
+        );
+    }
+}

@@ -1,0 +1,852 @@
+//! Which recorded calls become which tests: a pure function from a trace and the crate's API to
+//! plain data, ready to render.
+//!
+//! Each call is sorted into one of: carved (a test, or a duplicate of one), skipped (its function
+//! is callable but the call cannot be replayed: `undecoded`, `did not return`, `unsupported
+//! type`), private (its function is not reachable from outside the crate), or not supported yet
+//! (trait impls, methods with `self`, closures, binary-only or other crates' functions).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use carve_storage::{Call, FunctionInfo, Language, Outcome, Trace, Value};
+use serde::Serialize;
+
+use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
+use crate::literal::{self, DeclType, LiteralError, Position, Prim};
+use crate::naming::{self, NameParts};
+
+/// Skip reason: an argument or the return value is not an exact scalar or string.
+pub const UNDECODED: &str = "undecoded";
+/// Skip reason: the call panicked, unwound, or was cut off by the end of the process.
+pub const DID_NOT_RETURN: &str = "did not return";
+/// Skip reason: a value does not fit the declared type, or the type takes no literal.
+pub const UNSUPPORTED_TYPE: &str = "unsupported type";
+
+/// Everything to write, in writing order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// The library crate the tests call (`expr`).
+    pub crate_name: String,
+    /// The recorded program's file name.
+    pub program: String,
+    pub run_id: i64,
+    /// One per module with at least one test, sorted by module path.
+    pub files: Vec<FilePlan>,
+    pub summary: Summary,
+}
+
+/// The tests of one module.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilePlan {
+    /// `carved_expr_lexer.rs`.
+    pub file_name: String,
+    /// `expr::lexer` (the crate name for the root).
+    pub module_path: String,
+    pub tests: Vec<TestPlan>,
+}
+
+/// One test: call a function with literals and check what it returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestPlan {
+    pub name: String,
+    /// The path the test calls, `expr::lexer::precedence` or `expr::parser::Parser::new`.
+    pub function_path: String,
+    /// The arguments as Rust expressions.
+    pub args: Vec<String>,
+    pub assertion: Assertion,
+    /// Recorded calls this test stands for (identical calls share one test).
+    pub calls: usize,
+    /// Id of the first of them.
+    pub first_call: u64,
+}
+
+/// What the test checks about the result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Assertion {
+    /// `assert_eq!(result, <expected>)`.
+    Eq { expected: String },
+    /// `assert!(result)`.
+    True,
+    /// `assert!(!result)`.
+    False,
+    /// `assert!(result.is_nan())`.
+    Nan,
+    /// The function returns `()`: the call itself is the test.
+    Unit,
+}
+
+/// Counts of recorded calls by fate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Calls of public, reachable free or associated functions of the library.
+    pub in_scope: usize,
+    /// Distinct tests.
+    pub tests: usize,
+    /// In-scope calls covered by a test.
+    pub calls_carved: usize,
+    /// In-scope calls without a test, by reason.
+    pub skipped: BTreeMap<String, usize>,
+    /// Calls of functions of the library that tests cannot reach.
+    pub private_calls: usize,
+    /// Calls of functions carve does not write tests for yet, by kind.
+    pub unsupported: BTreeMap<String, usize>,
+}
+
+/// Plans the tests for every call in `trace` against the crate described by `api`.
+pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
+    let mut summary = Summary::default();
+    let functions: HashMap<_, _> = trace.functions.iter().map(|f| (f.id, f)).collect();
+    let mut targets: HashMap<_, Target> = HashMap::new();
+    // module path -> dedup key -> test under construction
+    let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
+    let mut index: HashMap<(Vec<String>, DraftKey), usize> = HashMap::new();
+
+    for call in &trace.calls {
+        let target =
+            targets
+                .entry(call.function)
+                .or_insert_with(|| match functions.get(&call.function) {
+                    Some(info) => resolve(api, info),
+                    None => Target::Unsupported("unknown function"),
+                });
+        let callable = match target {
+            Target::Private => {
+                summary.private_calls += 1;
+                continue;
+            }
+            Target::Unsupported(kind) => {
+                *summary.unsupported.entry((*kind).to_string()).or_default() += 1;
+                continue;
+            }
+            Target::Callable(c) => c,
+        };
+        summary.in_scope += 1;
+        let draft = match carve_call(call, callable) {
+            Ok(draft) => draft,
+            Err(reason) => {
+                *summary.skipped.entry(reason.to_string()).or_default() += 1;
+                continue;
+            }
+        };
+        summary.calls_carved += 1;
+        let key = (callable.module.clone(), draft.key.clone());
+        match index.get(&key) {
+            Some(&i) => {
+                if let Some(existing) = modules.get_mut(&callable.module).and_then(|v| v.get_mut(i))
+                {
+                    existing.calls += 1;
+                }
+            }
+            None => {
+                let list = modules.entry(callable.module.clone()).or_default();
+                index.insert(key, list.len());
+                list.push(draft);
+            }
+        }
+    }
+
+    let mut files = Vec::new();
+    let mut used_names: BTreeMap<String, usize> = BTreeMap::new();
+    for (module, mut drafts) in modules {
+        drafts.sort_by(|a, b| {
+            (&a.key.function_path, a.first_call).cmp(&(&b.key.function_path, b.first_call))
+        });
+        let names = naming::test_names(&drafts.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
+        let mut module_path = vec![api.crate_name.clone()];
+        module_path.extend(module.iter().cloned());
+        let mut file_name = naming::file_name(&module_path);
+        let seen = used_names.entry(file_name.clone()).or_default();
+        *seen += 1;
+        if *seen > 1 {
+            file_name = format!("{}_{}.rs", file_name.trim_end_matches(".rs"), seen);
+        }
+        let tests: Vec<TestPlan> = drafts
+            .into_iter()
+            .zip(names)
+            .map(|(d, name)| TestPlan {
+                name,
+                function_path: d.key.function_path,
+                args: d.key.args,
+                assertion: d.key.assertion,
+                calls: d.calls,
+                first_call: d.first_call,
+            })
+            .collect();
+        summary.tests += tests.len();
+        files.push(FilePlan {
+            file_name,
+            module_path: module_path.join("::"),
+            tests,
+        });
+    }
+
+    let program = Path::new(&trace.run.info.program).file_name().map_or_else(
+        || trace.run.info.program.clone(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Plan {
+        crate_name: api.crate_name.clone(),
+        program,
+        run_id: trace.run.id.0,
+        files,
+        summary,
+    }
+}
+
+/// Where a recorded function lives, as far as tests are concerned.
+enum Target {
+    Callable(Callable),
+    Private,
+    Unsupported(&'static str),
+}
+
+/// A public, reachable function with its signature.
+struct Callable {
+    /// Module path below the crate root.
+    module: Vec<String>,
+    /// The path a test writes to call it.
+    call_path: String,
+    /// What names start with (`parser_precedence`).
+    subject: String,
+    api: FnApi,
+}
+
+/// Identity of a test: same function, same arguments, same outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct DraftKey {
+    function_path: String,
+    args: Vec<String>,
+    assertion: Assertion,
+}
+
+struct Draft {
+    key: DraftKey,
+    name: NameParts,
+    calls: usize,
+    first_call: u64,
+}
+
+fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
+    if info.language != Language::Rust {
+        return Target::Unsupported("not Rust");
+    }
+    let segments = match parse_fn_path(&info.path) {
+        Ok(segments) => segments,
+        Err(kind) => return Target::Unsupported(kind),
+    };
+    let Some((krate, rest)) = segments.split_first() else {
+        return Target::Unsupported("unknown function");
+    };
+    if krate != &api.crate_name || rest.is_empty() {
+        return Target::Unsupported("other crate");
+    }
+    // A source file we can see that is not part of the lib: the binary (or another crate).
+    if let Some(file) = info.decl_file.as_deref().map(Path::new) {
+        if file.is_file() && !api.contains_file(file) {
+            let in_crate = std::fs::canonicalize(file)
+                .ok()
+                .zip(std::fs::canonicalize(&api.dir).ok())
+                .is_some_and(|(f, d)| f.starts_with(d));
+            return Target::Unsupported(if in_crate {
+                "binary only"
+            } else {
+                "other crate"
+            });
+        }
+    }
+    let (fn_name, owners) = match rest.split_last() {
+        Some(split) => split,
+        None => return Target::Unsupported("unknown function"),
+    };
+    // A free function of module `owners`...
+    if let Some((module, f)) =
+        find_module(api, owners).and_then(|m| Some((m, m.functions.get(fn_name)?)))
+    {
+        if !(module.reachable && f.public) {
+            return Target::Private;
+        }
+        return callable(api, module, None, f);
+    }
+    // ...or an associated function of type `owners.last()`.
+    if let Some((type_name, module_path)) = owners.split_last() {
+        if let Some(module) = find_module(api, module_path) {
+            if let Some(ty) = module.types.get(type_name) {
+                if let Some(f) = ty.functions.get(fn_name) {
+                    if !(module.reachable && ty.public && f.public) {
+                        return Target::Private;
+                    }
+                    return callable(api, module, Some(ty), f);
+                }
+            }
+        }
+    }
+    Target::Unsupported("not found in the source")
+}
+
+fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi) -> Target {
+    if f.has_receiver {
+        return Target::Unsupported("method with self");
+    }
+    if let Some(blocker) = f.blocker {
+        return Target::Unsupported(blocker);
+    }
+    if ty.is_some_and(|t| t.generic) {
+        return Target::Unsupported("generic");
+    }
+    let mut call_path = vec![api.crate_name.clone()];
+    call_path.extend(module.path.iter().cloned());
+    let mut subject = String::new();
+    if let Some(ty) = ty {
+        call_path.push(ty.name.clone());
+        subject.push_str(&ty.name);
+        subject.push('_');
+    }
+    call_path.push(f.ident.clone());
+    subject.push_str(&f.name);
+    Target::Callable(Callable {
+        module: module.path.clone(),
+        call_path: call_path.join("::"),
+        subject,
+        api: f.clone(),
+    })
+}
+
+/// Finds a module by unraw'd names (DWARF has `type` where the source has `r#type`).
+fn find_module<'a>(api: &'a CrateApi, path: &[String]) -> Option<&'a ModuleApi> {
+    api.module(path).or_else(|| {
+        api.modules.values().find(|m| {
+            m.path.len() == path.len()
+                && m.path
+                    .iter()
+                    .zip(path)
+                    .all(|(a, b)| a.trim_start_matches("r#") == b)
+        })
+    })
+}
+
+/// Splits a demangled path into plain segments (`expr::parser::Parser::new`), dropping generic
+/// arguments; `<T>::f` (an inherent impl in v0 mangling) becomes `T::f`.
+fn parse_fn_path(path: &str) -> Result<Vec<String>, &'static str> {
+    if path.contains("{{closure}}") || path.contains("{closure#") {
+        return Err("closure");
+    }
+    if path.contains("{{") || path.contains("{shim") {
+        return Err("compiler-generated");
+    }
+    let mut segments = Vec::new();
+    let rest = if let Some(inner_and_rest) = path.strip_prefix('<') {
+        let end = matching_angle(inner_and_rest).ok_or("unknown function")?;
+        let inner = &inner_and_rest[..end];
+        if split_top(inner, " as ").len() > 1 {
+            return Err("trait impl");
+        }
+        segments.extend(split_top(inner, "::"));
+        inner_and_rest[end + 1..].trim_start_matches("::")
+    } else {
+        path
+    };
+    segments.extend(split_top(rest, "::"));
+    let cleaned: Vec<String> = segments
+        .into_iter()
+        .map(|s| strip_generics(&s).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if cleaned
+        .iter()
+        .any(|s| s.contains(['<', '>', ' ', '&', '*', '[', '(', '{']))
+    {
+        return Err("unknown function");
+    }
+    Ok(cleaned)
+}
+
+/// Index of the `>` closing an already opened `<`.
+fn matching_angle(s: &str) -> Option<usize> {
+    let mut depth = 1usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if i > 0 && s[..i].ends_with('-') => {}
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits on `sep` outside angle brackets.
+fn split_top(s: &str, sep: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let rest = &s[i..];
+        if rest.starts_with('<') {
+            depth += 1;
+        } else if rest.starts_with('>') {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0 && rest.starts_with(sep) {
+            parts.push(s[start..i].to_string());
+            i += sep.len();
+            start = i;
+            continue;
+        }
+        i += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    parts.push(s[start..].to_string());
+    parts
+}
+
+fn strip_generics(segment: &str) -> String {
+    match segment.find('<') {
+        Some(i) => segment[..i].to_string(),
+        None => segment.to_string(),
+    }
+}
+
+/// Turns one call of a callable function into a test draft, or says why not.
+fn carve_call(call: &Call, target: &Callable) -> Result<Draft, &'static str> {
+    if call.outcome != Outcome::Returned {
+        return Err(DID_NOT_RETURN);
+    }
+    let params = &target.api.params;
+    if call.args.len() != params.len() {
+        return Err(UNDECODED);
+    }
+    let mut args = Vec::with_capacity(params.len());
+    let mut arg_slugs = Vec::with_capacity(params.len());
+    for (arg, param) in call.args.iter().zip(params) {
+        args.push(literal::render(&arg.value, &param.ty, Position::Arg).map_err(reason)?);
+        arg_slugs.push(naming::value_slug(&arg.value));
+    }
+    let (assertion, ret_slug) = assertion(call.ret.as_ref(), &target.api.ret)?;
+    Ok(Draft {
+        key: DraftKey {
+            function_path: target.call_path.clone(),
+            args,
+            assertion,
+        },
+        name: NameParts {
+            subject: target.subject.clone(),
+            args: arg_slugs,
+            ret: ret_slug,
+        },
+        calls: 1,
+        first_call: call.id.0,
+    })
+}
+
+fn assertion(
+    ret: Option<&Value>,
+    decl: &DeclType,
+) -> Result<(Assertion, Option<String>), &'static str> {
+    let Some(value) = ret else {
+        return match decl {
+            DeclType::Unit => Ok((Assertion::Unit, None)),
+            _ => Err(UNDECODED),
+        };
+    };
+    if !value.is_scalar_or_string()
+        && !matches!(value, Value::Ref { target, .. } if target.is_scalar_or_string())
+    {
+        return Err(UNDECODED);
+    }
+    if let (Value::Unit, DeclType::Unit) = (value, decl) {
+        return Ok((Assertion::Unit, None));
+    }
+    let slug = Some(naming::value_slug(value));
+    if literal::is_nan(value) {
+        // Still check that a float is what the declaration allows.
+        literal::render(value, decl, Position::Expected).map_err(reason)?;
+        return Ok((Assertion::Nan, slug));
+    }
+    if let Value::Bool { value: b } = value {
+        let plain_bool = matches!(
+            decl,
+            DeclType::Prim(Prim::Bool) | DeclType::Generic(_) | DeclType::Other(_)
+        );
+        if plain_bool {
+            literal::render(value, decl, Position::Expected).map_err(reason)?;
+            return Ok((
+                if *b {
+                    Assertion::True
+                } else {
+                    Assertion::False
+                },
+                slug,
+            ));
+        }
+    }
+    let expected = literal::render(value, decl, Position::Expected).map_err(reason)?;
+    Ok((Assertion::Eq { expected }, slug))
+}
+
+fn reason(e: LiteralError) -> &'static str {
+    match e {
+        LiteralError::Undecoded => UNDECODED,
+        LiteralError::UnsupportedType(_) => UNSUPPORTED_TYPE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::{Arg, CallId, FunctionId, ParamInfo, Run, RunId, RunInfo};
+
+    fn api() -> (tempfile::TempDir, CrateApi) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"calc\"\n").unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            r#"
+            pub mod ops {
+                pub fn add(a: i32, b: i32) -> i32 { a + b }
+                pub fn is_even(n: u64) -> bool { n % 2 == 0 }
+                pub fn ratio(a: f64, b: f64) -> f64 { a / b }
+                pub fn shout(s: &str) -> String { s.to_uppercase() }
+                pub fn log(_s: String) {}
+                pub(crate) fn hidden() -> u8 { 1 }
+                pub struct Acc(i32);
+                impl Acc {
+                    pub fn zero() -> i32 { 0 }
+                    pub fn get(&self) -> i32 { self.0 }
+                }
+            }
+            mod private { pub fn p() -> u8 { 1 } }
+            pub trait T { fn t(&self) -> u8; }
+            "#,
+        )
+        .unwrap();
+        let api = CrateApi::load(dir).unwrap();
+        (tmp, api)
+    }
+
+    fn function(id: u32, path: &str) -> FunctionInfo {
+        FunctionInfo {
+            id: FunctionId(id),
+            path: path.to_string(),
+            name: path.rsplit("::").next().unwrap_or(path).to_string(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: Vec::<ParamInfo>::new(),
+            return_type: None,
+        }
+    }
+
+    fn i32v(v: i128) -> Value {
+        Value::Int {
+            ty: "i32".to_string(),
+            value: v,
+        }
+    }
+
+    fn call(
+        id: u64,
+        function: u32,
+        args: Vec<Value>,
+        outcome: Outcome,
+        ret: Option<Value>,
+    ) -> Call {
+        Call {
+            id: CallId(id),
+            parent: None,
+            function: FunctionId(function),
+            thread: 1,
+            depth: 0,
+            args: args
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| Arg {
+                    name: format!("a{i}"),
+                    value,
+                })
+                .collect(),
+            outcome,
+            ret,
+        }
+    }
+
+    fn trace(functions: Vec<FunctionInfo>, calls: Vec<Call>) -> Trace {
+        Trace {
+            run: Run {
+                id: RunId(7),
+                info: RunInfo {
+                    program: "/somewhere/target/debug/calc".to_string(),
+                    args: vec![],
+                    cwd: "/".to_string(),
+                    pid: 1,
+                    started_at_ms: 0,
+                    filters: vec![],
+                    excludes: vec![],
+                    carve_version: "0".to_string(),
+                },
+                end: None,
+            },
+            functions,
+            calls,
+        }
+    }
+
+    #[test]
+    fn identical_calls_share_one_test_and_are_all_counted() {
+        let (_tmp, api) = api();
+        let t = trace(
+            vec![function(1, "calc::ops::add")],
+            vec![
+                call(
+                    1,
+                    1,
+                    vec![i32v(2), i32v(3)],
+                    Outcome::Returned,
+                    Some(i32v(5)),
+                ),
+                call(
+                    2,
+                    1,
+                    vec![i32v(2), i32v(3)],
+                    Outcome::Returned,
+                    Some(i32v(5)),
+                ),
+                call(
+                    3,
+                    1,
+                    vec![i32v(-1), i32v(1)],
+                    Outcome::Returned,
+                    Some(i32v(0)),
+                ),
+            ],
+        );
+        let plan = plan(&t, &api);
+        assert_eq!(plan.program, "calc");
+        assert_eq!(plan.files.len(), 1);
+        let file = &plan.files[0];
+        assert_eq!(file.file_name, "carved_calc_ops.rs");
+        assert_eq!(file.module_path, "calc::ops");
+        let names: Vec<_> = file.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["add_returns_5", "add_returns_0"]);
+        assert_eq!(file.tests[0].args, ["2i32", "3i32"]);
+        assert_eq!(file.tests[0].calls, 2);
+        assert_eq!(file.tests[0].function_path, "calc::ops::add");
+        assert_eq!(
+            file.tests[0].assertion,
+            Assertion::Eq {
+                expected: "5i32".to_string()
+            }
+        );
+        assert_eq!(plan.summary.in_scope, 3);
+        assert_eq!(plan.summary.calls_carved, 3);
+        assert_eq!(plan.summary.tests, 2);
+    }
+
+    #[test]
+    fn each_call_is_sorted_by_its_fate() {
+        let (_tmp, api) = api();
+        let undecoded = Value::Struct {
+            ty: "calc::ops::Acc".to_string(),
+            fields: vec![],
+        };
+        let t = trace(
+            vec![
+                function(1, "calc::ops::add"),
+                function(2, "calc::ops::hidden"),
+                function(3, "calc::private::p"),
+                function(4, "<calc::ops::Acc as calc::T>::t"),
+                function(5, "calc::ops::Acc::get"),
+                function(6, "calc::ops::add::{{closure}}"),
+                function(7, "std::rt::lang_start"),
+                function(8, "calc::ops::is_even"),
+            ],
+            vec![
+                call(
+                    1,
+                    1,
+                    vec![i32v(1), undecoded],
+                    Outcome::Returned,
+                    Some(i32v(1)),
+                ),
+                call(
+                    2,
+                    1,
+                    vec![i32v(1), i32v(1)],
+                    Outcome::Panicked { message: None },
+                    None,
+                ),
+                call(3, 1, vec![i32v(1), i32v(1)], Outcome::Unfinished, None),
+                call(
+                    4,
+                    2,
+                    vec![],
+                    Outcome::Returned,
+                    Some(Value::Uint {
+                        ty: "u8".into(),
+                        value: 1,
+                    }),
+                ),
+                call(
+                    5,
+                    3,
+                    vec![],
+                    Outcome::Returned,
+                    Some(Value::Uint {
+                        ty: "u8".into(),
+                        value: 1,
+                    }),
+                ),
+                call(6, 4, vec![], Outcome::Returned, None),
+                call(7, 5, vec![], Outcome::Returned, None),
+                call(8, 6, vec![], Outcome::Returned, None),
+                call(9, 7, vec![], Outcome::Returned, None),
+                call(10, 99, vec![], Outcome::Returned, None),
+                call(
+                    11,
+                    8,
+                    vec![i32v(1)],
+                    Outcome::Returned,
+                    Some(Value::Bool { value: false }),
+                ),
+                call(
+                    12,
+                    8,
+                    vec![i32v(-1)],
+                    Outcome::Returned,
+                    Some(Value::Bool { value: false }),
+                ),
+            ],
+        );
+        let plan = plan(&t, &api);
+        let s = &plan.summary;
+        assert_eq!(s.in_scope, 5);
+        assert_eq!(s.skipped.get(UNDECODED), Some(&1));
+        assert_eq!(s.skipped.get(DID_NOT_RETURN), Some(&2));
+        assert_eq!(s.skipped.get(UNSUPPORTED_TYPE), Some(&1));
+        assert_eq!(s.private_calls, 2);
+        assert_eq!(s.unsupported.get("trait impl"), Some(&1));
+        assert_eq!(s.unsupported.get("method with self"), Some(&1));
+        assert_eq!(s.unsupported.get("closure"), Some(&1));
+        assert_eq!(s.unsupported.get("other crate"), Some(&1));
+        assert_eq!(s.unsupported.get("unknown function"), Some(&1));
+        assert_eq!(s.tests, 1);
+        let test = &plan.files[0].tests[0];
+        assert_eq!(test.name, "is_even_returns_false");
+        assert_eq!(test.args, ["1u64"]);
+        assert_eq!(test.assertion, Assertion::False);
+    }
+
+    #[test]
+    fn assertions_fit_the_return_type() {
+        let (_tmp, api) = api();
+        let f64v = |x: f64| Value::Float {
+            ty: "f64".to_string(),
+            bits: x.to_bits(),
+        };
+        let text = |s: &str| Value::Str {
+            ty: "&str".to_string(),
+            value: s.to_string(),
+            truncated: false,
+        };
+        let t = trace(
+            vec![
+                function(1, "calc::ops::ratio"),
+                function(2, "calc::ops::shout"),
+                function(3, "calc::ops::log"),
+                function(4, "calc::ops::Acc::zero"),
+            ],
+            vec![
+                call(
+                    1,
+                    1,
+                    vec![f64v(0.0), f64v(0.0)],
+                    Outcome::Returned,
+                    Some(f64v(f64::NAN)),
+                ),
+                call(
+                    2,
+                    1,
+                    vec![f64v(5.0), f64v(2.0)],
+                    Outcome::Returned,
+                    Some(f64v(2.5)),
+                ),
+                call(
+                    3,
+                    2,
+                    vec![text("a\"b")],
+                    Outcome::Returned,
+                    Some(text("A\"B")),
+                ),
+                call(4, 3, vec![text("x")], Outcome::Returned, None),
+                call(5, 4, vec![], Outcome::Returned, Some(i32v(0))),
+            ],
+        );
+        let plan = plan(&t, &api);
+        let tests: Vec<_> = plan.files[0].tests.iter().collect();
+        let by_name = |n: &str| {
+            tests
+                .iter()
+                .find(|t| t.name == n)
+                .unwrap_or_else(|| panic!("{n} in {tests:#?}"))
+        };
+        assert_eq!(by_name("ratio_returns_nan").assertion, Assertion::Nan);
+        assert_eq!(by_name("ratio_returns_nan").args, ["0.0f64", "0.0f64"]);
+        assert_eq!(
+            by_name("ratio_returns_2_5").assertion,
+            Assertion::Eq {
+                expected: "2.5f64".to_string()
+            }
+        );
+        let shout = by_name("shout_returns_a_b");
+        assert_eq!(shout.args, [r#""a\"b""#]);
+        assert_eq!(
+            shout.assertion,
+            Assertion::Eq {
+                expected: r#""A\"B""#.to_string()
+            }
+        );
+        assert_eq!(by_name("log_with_x").args, [r#"String::from("x")"#]);
+        assert_eq!(by_name("log_with_x").assertion, Assertion::Unit);
+        assert_eq!(
+            by_name("acc_zero_returns_0").function_path,
+            "calc::ops::Acc::zero"
+        );
+        // Sorted by function path, then first call.
+        let order: Vec<_> = tests.iter().map(|t| t.function_path.as_str()).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted);
+    }
+
+    #[test]
+    fn demangled_paths_are_split_into_segments() {
+        assert_eq!(
+            parse_fn_path("expr::lexer::precedence").unwrap(),
+            ["expr", "lexer", "precedence"]
+        );
+        assert_eq!(
+            parse_fn_path("<expr::parser::Parser>::new").unwrap(),
+            ["expr", "parser", "Parser", "new"]
+        );
+        assert_eq!(
+            parse_fn_path("expr::Stack<T>::push").unwrap(),
+            ["expr", "Stack", "push"]
+        );
+        assert_eq!(
+            parse_fn_path("<abc::A as abc::Answerer>::answer"),
+            Err("trait impl")
+        );
+        assert_eq!(parse_fn_path("abc::main::{{closure}}"), Err("closure"));
+        assert_eq!(parse_fn_path("<abc::A"), Err("unknown function"));
+        assert_eq!(parse_fn_path("<&[u8]>::len"), Err("unknown function"));
+    }
+}

@@ -1,0 +1,333 @@
+//! Plans to Rust source: tera templates (built in, or overridden from a directory), then
+//! `prettyplease` so the output is formatted the same way on every run.
+//!
+//! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
+//! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::GenerateError;
+use crate::plan::{FilePlan, Plan, TestPlan};
+
+/// The template that renders one file of tests.
+pub const TEST_FILE_TEMPLATE: &str = "test_file.rs.tera";
+
+/// Built-in templates by file name.
+const BUILT_IN: &[(&str, &str)] = &[(
+    TEST_FILE_TEMPLATE,
+    include_str!("../templates/test_file.rs.tera"),
+)];
+
+const COMMENT_MARKER: &str = "__carve_comment!";
+
+/// The loaded templates.
+pub struct Templates {
+    tera: tera::Tera,
+    /// Where each template came from, for error messages.
+    origins: Vec<(String, String)>,
+}
+
+/// What a test-file template gets.
+#[derive(Serialize)]
+struct FileContext<'a> {
+    program: &'a str,
+    run_id: i64,
+    crate_name: &'a str,
+    module_path: &'a str,
+    file_name: &'a str,
+    tests: &'a [TestPlan],
+}
+
+impl Templates {
+    /// The built-in templates, each replaced by the same-named file in `overrides` if there is one.
+    pub fn load(overrides: Option<&Path>) -> Result<Templates, GenerateError> {
+        if let Some(dir) = overrides {
+            if !dir.is_dir() {
+                return Err(GenerateError::TemplatesDirNotADirectory {
+                    path: dir.to_path_buf(),
+                });
+            }
+        }
+        let mut tera = tera::Tera::new();
+        tera.autoescape_on(Vec::<&'static str>::new());
+        let mut origins = Vec::new();
+        for (name, built_in) in BUILT_IN {
+            let (source, origin) = match overrides.map(|d| d.join(name)).filter(|p| p.is_file()) {
+                Some(path) => (
+                    fs::read_to_string(&path).map_err(|source| GenerateError::ReadTemplate {
+                        path: path.clone(),
+                        source,
+                    })?,
+                    path.display().to_string(),
+                ),
+                None => ((*built_in).to_string(), format!("{name} (built in)")),
+            };
+            tera.add_raw_template(name, &source)
+                .map_err(|e| GenerateError::TemplateParse {
+                    template: origin.clone(),
+                    message: one_line(&e),
+                })?;
+            origins.push(((*name).to_string(), origin));
+        }
+        Ok(Templates { tera, origins })
+    }
+
+    /// Renders and formats one file of the plan.
+    pub fn render_file(&self, plan: &Plan, file: &FilePlan) -> Result<String, GenerateError> {
+        let context = FileContext {
+            program: &plan.program,
+            run_id: plan.run_id,
+            crate_name: &plan.crate_name,
+            module_path: &file.module_path,
+            file_name: &file.file_name,
+            tests: &file.tests,
+        };
+        let template = self.origin(TEST_FILE_TEMPLATE);
+        let render_error = |message: String| GenerateError::Render {
+            template: template.clone(),
+            file: file.file_name.clone(),
+            message,
+        };
+        let context =
+            tera::Context::from_serialize(&context).map_err(|e| render_error(one_line(&e)))?;
+        let source = self
+            .tera
+            .render(TEST_FILE_TEMPLATE, &context)
+            .map_err(|e| render_error(one_line(&e)))?;
+        format_rust(&file.file_name, &source)
+    }
+
+    fn origin(&self, name: &str) -> String {
+        self.origins
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| name.to_string(), |(_, o)| o.clone())
+    }
+}
+
+/// A tera error on one line: the message and where, without the source excerpt.
+fn one_line(e: &tera::Error) -> String {
+    match e.kind() {
+        tera::ErrorKind::SyntaxError(report) | tera::ErrorKind::RenderingError(report) => {
+            format!("{} (line {})", report.message(), report.span().start_line)
+        }
+        _ => {
+            let text = e.to_string();
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            lines.next().unwrap_or("unknown error").to_string()
+        }
+    }
+}
+
+/// Parses `source` with syn and prints it with prettyplease, keeping whole-line comments.
+pub fn format_rust(file_name: &str, source: &str) -> Result<String, GenerateError> {
+    let marked = mark_comments(source);
+    let parsed = syn::parse_file(&marked).map_err(|e| GenerateError::InvalidGeneratedCode {
+        file: file_name.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(space_items(&unmark_comments(&prettyplease::unparse(
+        &parsed,
+    ))))
+}
+
+/// Puts a blank line between top-level items (prettyplease writes them back to back), keeping
+/// runs of `use` lines together.
+fn space_items(formatted: &str) -> String {
+    let mut out = String::with_capacity(formatted.len() + formatted.len() / 8);
+    let mut prev: Option<&str> = None;
+    for line in formatted.lines() {
+        let top_level = !line.is_empty() && !line.starts_with(char::is_whitespace);
+        if let Some(p) = prev {
+            let item_ended = p == "}" || (p.ends_with(';') && !p.starts_with(char::is_whitespace));
+            let inner_attrs_ended = (p.starts_with("//!") || p.starts_with("#!["))
+                && !line.starts_with("//!")
+                && !line.starts_with("#![");
+            let uses = p.starts_with("use ") && line.starts_with("use ");
+            let closing = line.starts_with(['}', ')', ']']);
+            if top_level && !closing && !uses && (item_ended || inner_attrs_ended) {
+                out.push('\n');
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        prev = Some(line);
+    }
+    out
+}
+
+fn mark_comments(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    for line in source.lines() {
+        let trimmed = line.trim_start();
+        let is_plain_comment =
+            trimmed.starts_with("//") && !trimmed.starts_with("///") && !trimmed.starts_with("//!");
+        if is_plain_comment {
+            let indent = &line[..line.len() - trimmed.len()];
+            let text = trimmed
+                .trim_start_matches('/')
+                .strip_prefix(' ')
+                .unwrap_or(trimmed.trim_start_matches('/'));
+            out.push_str(&format!("{indent}{COMMENT_MARKER}({text:?});\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn unmark_comments(formatted: &str) -> String {
+    let mut out = String::with_capacity(formatted.len());
+    for line in formatted.lines() {
+        let trimmed = line.trim_start();
+        let text = trimmed
+            .strip_prefix(COMMENT_MARKER)
+            .and_then(|rest| rest.strip_prefix('('))
+            .and_then(|rest| rest.strip_suffix(");"))
+            .and_then(|lit| syn::parse_str::<syn::LitStr>(lit).ok());
+        match text {
+            Some(lit) => {
+                let indent = &line[..line.len() - trimmed.len()];
+                let text = lit.value();
+                if text.is_empty() {
+                    out.push_str(&format!("{indent}//\n"));
+                } else {
+                    out.push_str(&format!("{indent}// {text}\n"));
+                }
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The template file names a `--templates` directory may override.
+pub const TEMPLATE_NAMES: &[&str] = &[TEST_FILE_TEMPLATE];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Assertion, Summary};
+
+    fn plan() -> Plan {
+        let test = |name: &str, args: &[&str], assertion| TestPlan {
+            name: name.to_string(),
+            function_path: "calc::ops::f".to_string(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            assertion,
+            calls: 1,
+            first_call: 1,
+        };
+        Plan {
+            crate_name: "calc".to_string(),
+            program: "calc".to_string(),
+            run_id: 3,
+            files: vec![FilePlan {
+                file_name: "carved_calc_ops.rs".to_string(),
+                module_path: "calc::ops".to_string(),
+                tests: vec![
+                    test(
+                        "f_returns_1",
+                        &["1i32", "\"a\""],
+                        Assertion::Eq {
+                            expected: "1u8".to_string(),
+                        },
+                    ),
+                    test("f_returns_true", &[], Assertion::True),
+                    test("f_returns_false", &[], Assertion::False),
+                    test("f_returns_nan", &[], Assertion::Nan),
+                    test("f_runs", &[], Assertion::Unit),
+                ],
+            }],
+            summary: Summary::default(),
+        }
+    }
+
+    #[test]
+    fn the_built_in_template_renders_formatted_rust_with_comments() {
+        let plan = plan();
+        let out = Templates::load(None)
+            .unwrap()
+            .render_file(&plan, &plan.files[0])
+            .unwrap();
+        assert!(out.starts_with("//! Carved by carve from a recording of `calc` (run 3). Regenerate rather than edit.\n"), "{out}");
+        assert!(out.contains("    // Act\n    let result = calc::ops::f(1i32, \"a\");\n    // Assert\n    assert_eq!(result, 1u8);\n"), "{out}");
+        assert!(out.contains("assert!(result);"));
+        assert!(out.contains("assert!(!result);"), "{out}");
+        assert!(out.contains("assert!(result.is_nan());"));
+        assert!(
+            out.contains("fn f_runs() {\n    // Act\n    calc::ops::f();\n}\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("edit.\n\n#[test]\nfn f_returns_1() {"),
+            "{out}"
+        );
+        assert!(out.contains("}\n\n#[test]\nfn f_returns_true() {"), "{out}");
+        assert!(!out.contains(COMMENT_MARKER));
+    }
+
+    #[test]
+    fn a_template_override_replaces_the_built_in_one() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join(TEST_FILE_TEMPLATE),
+            "// {{ module_path }}\nfn only() {}\n",
+        )
+        .unwrap();
+        let plan = plan();
+        let out = Templates::load(Some(dir.path()))
+            .unwrap()
+            .render_file(&plan, &plan.files[0])
+            .unwrap();
+        assert_eq!(out, "// calc::ops\nfn only() {}\n");
+    }
+
+    #[test]
+    fn a_broken_template_is_reported_by_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(TEST_FILE_TEMPLATE), "{% for x in %}").unwrap();
+        let err = Templates::load(Some(dir.path())).err().unwrap();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("test_file.rs.tera") && msg.contains("does not parse"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+
+    #[test]
+    fn a_template_producing_invalid_rust_is_reported_by_the_generated_file() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(TEST_FILE_TEMPLATE), "fn broken( {").unwrap();
+        let plan = plan();
+        let err = Templates::load(Some(dir.path()))
+            .unwrap()
+            .render_file(&plan, &plan.files[0])
+            .unwrap_err();
+        assert!(
+            matches!(err, GenerateError::InvalidGeneratedCode { ref file, .. } if file == "carved_calc_ops.rs"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn comments_survive_formatting() {
+        let out = format_rust(
+            "x.rs",
+            "fn f() {\n  // Arrange: \"quoted\"\n  let x = 1;\n  //\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "fn f() {\n    // Arrange: \"quoted\"\n    let x = 1;\n    //\n}\n"
+        );
+    }
+}

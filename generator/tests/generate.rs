@@ -1,0 +1,419 @@
+//! End to end: carve tests for a real little crate from a hand-built trace, then let cargo judge them.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use carve_generator::{generate, GenerateError, GenerateOptions};
+use carve_storage::{
+    Arg, Call, CallId, FunctionId, FunctionInfo, Language, Outcome, Run, RunId, RunInfo, Trace,
+    Value,
+};
+
+const LIB_RS: &str = r#"//! A tiny crate to carve tests for.
+
+pub mod m {
+    pub fn add(a: i32, b: i32) -> i32 {
+        a + b
+    }
+
+    pub fn greet(name: &str) -> String {
+        format!("Hello, {name}!")
+    }
+
+    pub fn is_big(n: u64) -> bool {
+        n > 100
+    }
+
+    pub fn half(x: f64) -> f64 {
+        x / 2.0
+    }
+
+    pub(crate) fn hidden() -> u8 {
+        7
+    }
+}
+
+pub struct Counter;
+
+impl Counter {
+    pub fn start() -> u32 {
+        1
+    }
+
+    pub fn label(c: char, n: usize) -> String {
+        format!("{c}{n}")
+    }
+}
+
+pub fn noop(_s: String) {}
+"#;
+
+const MAIN_RS: &str = "fn main() {\n    println!(\"{}\", tiny_calc::m::add(2, 3));\n}\n";
+
+/// A crate on disk plus the trace of a pretend run of its binary.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    trace: Trace,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("tiny-calc");
+        fs::create_dir_all(dir.join("src")).unwrap();
+        fs::create_dir_all(dir.join("tests")).unwrap();
+        fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"tiny-calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        )
+        .unwrap();
+        fs::write(dir.join("src/lib.rs"), LIB_RS).unwrap();
+        fs::write(dir.join("src/main.rs"), MAIN_RS).unwrap();
+        let trace = trace(&dir);
+        Fixture {
+            _tmp: tmp,
+            dir,
+            trace,
+        }
+    }
+
+    fn options(&self) -> GenerateOptions {
+        GenerateOptions {
+            out_dir: self.dir.join("tests"),
+            crate_dir: None,
+            templates: None,
+        }
+    }
+
+    /// `cargo test` in the fixture crate, with its own target directory.
+    fn cargo_test(&self) -> Output {
+        Command::new(env!("CARGO"))
+            .args(["test", "--quiet", "--offline"])
+            .current_dir(&self.dir)
+            .env("CARGO_TARGET_DIR", self.dir.join("target"))
+            .env_remove("RUSTFLAGS")
+            .output()
+            .unwrap()
+    }
+}
+
+fn function(id: u32, path: &str, file: &Path) -> FunctionInfo {
+    FunctionInfo {
+        id: FunctionId(id),
+        path: path.to_string(),
+        name: path.rsplit("::").next().unwrap_or(path).to_string(),
+        linkage_name: None,
+        language: Language::Rust,
+        decl_file: Some(file.display().to_string()),
+        decl_line: Some(1),
+        low_pc: 0x1000 + u64::from(id) * 0x10,
+        params: Vec::new(),
+        return_type: None,
+    }
+}
+
+fn int(ty: &str, value: i128) -> Value {
+    Value::Int {
+        ty: ty.to_string(),
+        value,
+    }
+}
+
+fn uint(ty: &str, value: u128) -> Value {
+    Value::Uint {
+        ty: ty.to_string(),
+        value,
+    }
+}
+
+fn float(x: f64) -> Value {
+    Value::Float {
+        ty: "f64".to_string(),
+        bits: x.to_bits(),
+    }
+}
+
+fn text(ty: &str, s: &str) -> Value {
+    Value::Str {
+        ty: ty.to_string(),
+        value: s.to_string(),
+        truncated: false,
+    }
+}
+
+fn trace(dir: &Path) -> Trace {
+    let lib = dir.join("src/lib.rs");
+    let main = dir.join("src/main.rs");
+    let functions = vec![
+        function(1, "tiny_calc::main", &main),
+        function(2, "tiny_calc::m::add", &lib),
+        function(3, "tiny_calc::m::greet", &lib),
+        function(4, "tiny_calc::m::is_big", &lib),
+        function(5, "tiny_calc::m::half", &lib),
+        function(6, "tiny_calc::m::hidden", &lib),
+        function(7, "tiny_calc::Counter::start", &lib),
+        function(8, "tiny_calc::Counter::label", &lib),
+        function(9, "tiny_calc::noop", &lib),
+    ];
+    let mut calls = Vec::new();
+    let mut push = |function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| {
+        let id = calls.len() as u64 + 1;
+        calls.push(Call {
+            id: CallId(id),
+            parent: (function != 1).then_some(CallId(1)),
+            function: FunctionId(function),
+            thread: 100,
+            depth: u32::from(function != 1),
+            args: args
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| Arg {
+                    name: format!("arg{i}"),
+                    value,
+                })
+                .collect(),
+            outcome,
+            ret,
+        });
+    };
+    let returned = Outcome::Returned;
+    push(1, vec![], returned.clone(), None);
+    push(
+        2,
+        vec![int("i32", 2), int("i32", 3)],
+        returned.clone(),
+        Some(int("i32", 5)),
+    );
+    push(
+        2,
+        vec![int("i32", 2), int("i32", 3)],
+        returned.clone(),
+        Some(int("i32", 5)),
+    );
+    push(
+        2,
+        vec![int("i32", -7), int("i32", 7)],
+        returned.clone(),
+        Some(int("i32", 0)),
+    );
+    push(
+        3,
+        vec![text("&str", "Ada \"the\" first\n")],
+        returned.clone(),
+        Some(text("alloc::string::String", "Hello, Ada \"the\" first\n!")),
+    );
+    push(
+        4,
+        vec![uint("u64", 101)],
+        returned.clone(),
+        Some(Value::Bool { value: true }),
+    );
+    push(
+        4,
+        vec![uint("u64", 3)],
+        returned.clone(),
+        Some(Value::Bool { value: false }),
+    );
+    push(5, vec![float(5.0)], returned.clone(), Some(float(2.5)));
+    push(
+        5,
+        vec![float(f64::NAN)],
+        returned.clone(),
+        Some(float(f64::NAN)),
+    );
+    push(5, vec![float(0.1)], returned.clone(), Some(float(0.05)));
+    push(6, vec![], returned.clone(), Some(uint("u8", 7)));
+    push(7, vec![], returned.clone(), Some(uint("u32", 1)));
+    push(
+        8,
+        vec![Value::Char { value: '\'' }, uint("usize", 3)],
+        returned.clone(),
+        Some(text("alloc::string::String", "'3")),
+    );
+    push(
+        9,
+        vec![text("alloc::string::String", "bye")],
+        returned.clone(),
+        None,
+    );
+    // Calls that cannot become tests.
+    push(
+        2,
+        vec![int("i32", i32::MAX.into()), int("i32", 1)],
+        Outcome::Panicked {
+            message: Some("attempt to add with overflow".to_string()),
+        },
+        None,
+    );
+    push(
+        3,
+        vec![Value::Unavailable {
+            ty: "&str".to_string(),
+            reason: "optimized out".to_string(),
+        }],
+        returned,
+        Some(text("alloc::string::String", "?")),
+    );
+    Trace {
+        run: Run {
+            id: RunId(4),
+            info: RunInfo {
+                program: dir.join("target/debug/tiny-calc").display().to_string(),
+                args: vec![],
+                cwd: dir.display().to_string(),
+                pid: 4242,
+                started_at_ms: 0,
+                filters: vec![],
+                excludes: vec![],
+                carve_version: "0.1.0".to_string(),
+            },
+            end: None,
+        },
+        functions,
+        calls,
+    }
+}
+
+#[test]
+fn carved_tests_pass_against_the_recorded_code_and_fail_when_it_changes() {
+    let fx = Fixture::new();
+    let report = generate(&fx.trace, &fx.options()).unwrap();
+
+    assert_eq!(report.crate_name, "tiny_calc");
+    assert_eq!(
+        report.files,
+        [
+            fx.dir.join("tests/carved_tiny_calc.rs"),
+            fx.dir.join("tests/carved_tiny_calc_m.rs")
+        ]
+    );
+    assert_eq!(report.in_scope, 14);
+    assert_eq!(report.calls_carved, 12);
+    assert_eq!(report.tests_written, 11);
+    assert_eq!(
+        report.skipped,
+        BTreeMap::from([
+            ("did not return".to_string(), 1),
+            ("undecoded".to_string(), 1)
+        ])
+    );
+    assert_eq!(report.private_calls, 1);
+    assert_eq!(
+        report.unsupported,
+        BTreeMap::from([("binary only".to_string(), 1)])
+    );
+    assert_eq!(
+        report.summary_line(),
+        "in scope: 14 calls; tests written: 11 (covering 12 calls); skipped: 2 (did not return 1, undecoded 1); private: 1 calls; not supported yet: 1 calls (binary only 1)"
+    );
+
+    let passing = fx.cargo_test();
+    assert!(
+        passing.status.success(),
+        "carved tests should pass:\n{}\n{}",
+        String::from_utf8_lossy(&passing.stdout),
+        String::from_utf8_lossy(&passing.stderr)
+    );
+
+    let lib = fs::read_to_string(fx.dir.join("src/lib.rs")).unwrap();
+    fs::write(
+        fx.dir.join("src/lib.rs"),
+        lib.replace("a + b\n", "a + b + 1\n"),
+    )
+    .unwrap();
+    let failing = fx.cargo_test();
+    let stdout = String::from_utf8_lossy(&failing.stdout);
+    assert!(
+        !failing.status.success(),
+        "a changed add must fail its carved tests:\n{stdout}"
+    );
+    assert!(stdout.contains("add_returns_5"), "{stdout}");
+}
+
+#[test]
+fn the_generated_module_file_matches_the_snapshot_and_is_stable() {
+    let fx = Fixture::new();
+    generate(&fx.trace, &fx.options()).unwrap();
+    let first = fs::read_to_string(fx.dir.join("tests/carved_tiny_calc_m.rs")).unwrap();
+    let root = fs::read_to_string(fx.dir.join("tests/carved_tiny_calc.rs")).unwrap();
+    insta::assert_snapshot!("carved_tiny_calc_m", first);
+    insta::assert_snapshot!("carved_tiny_calc", root);
+
+    generate(&fx.trace, &fx.options()).unwrap();
+    let second = fs::read_to_string(fx.dir.join("tests/carved_tiny_calc_m.rs")).unwrap();
+    assert_eq!(first, second);
+    let leftovers: Vec<_> = fs::read_dir(fx.dir.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("carved_"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn an_out_dir_that_does_not_exist_is_refused_with_the_fix() {
+    let fx = Fixture::new();
+    let opts = GenerateOptions {
+        out_dir: fx.dir.join("no-such-dir"),
+        ..fx.options()
+    };
+    let err = generate(&fx.trace, &opts).unwrap_err();
+    assert!(matches!(err, GenerateError::OutDirNotADirectory { .. }));
+    assert!(
+        err.to_string().contains("create it or point --out"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_trace_without_source_files_asks_for_the_crate_dir() {
+    let fx = Fixture::new();
+    let mut trace = fx.trace.clone();
+    for f in &mut trace.functions {
+        f.decl_file = None;
+    }
+    let err = generate(&trace, &fx.options()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot find the library crate of `tiny-calc`: pass --crate DIR"
+    );
+
+    let opts = GenerateOptions {
+        crate_dir: Some(fx.dir.clone()),
+        ..fx.options()
+    };
+    let report = generate(&trace, &opts).unwrap();
+    assert_eq!(report.tests_written, 11);
+    assert_eq!(
+        report.unsupported,
+        BTreeMap::from([("not found in the source".to_string(), 1)])
+    );
+}
+
+#[test]
+fn modules_without_tests_get_no_file() {
+    let fx = Fixture::new();
+    let mut trace = fx.trace.clone();
+    trace.calls.retain(|c| c.function == FunctionId(7));
+    let report = generate(&trace, &fx.options()).unwrap();
+    assert_eq!(report.files, [fx.dir.join("tests/carved_tiny_calc.rs")]);
+    assert!(!fx.dir.join("tests/carved_tiny_calc_m.rs").exists());
+}
+
+#[test]
+fn a_broken_template_override_writes_nothing() {
+    let fx = Fixture::new();
+    let templates = fx.dir.join("templates");
+    fs::create_dir_all(&templates).unwrap();
+    fs::write(templates.join("test_file.rs.tera"), "{% if %}").unwrap();
+    let opts = GenerateOptions {
+        templates: Some(templates),
+        ..fx.options()
+    };
+    let err = generate(&fx.trace, &opts).unwrap_err();
+    assert!(err.to_string().contains("test_file.rs.tera"), "{err}");
+    assert_eq!(fs::read_dir(fx.dir.join("tests")).unwrap().count(), 0);
+}

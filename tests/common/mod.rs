@@ -1,0 +1,160 @@
+//! Helpers shared by the integration tests: build the fixture programs once, run the real
+//! `carve` binary, work on copies of fixture crates in temporary directories.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use carve_storage::{Call, FunctionInfo, Store, Trace, Value};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+/// The debug binary of a Rust fixture, building the fixtures workspace the first time.
+pub fn fixture_bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let status = Command::new(cargo())
+            .args(["build", "--quiet", "--manifest-path"])
+            .arg(repo().join("fixtures/Cargo.toml"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the fixtures failed");
+    });
+    repo().join("fixtures/target/debug").join(name)
+}
+
+/// The `c_basic` fixture, compiled with `cc -g -O0` the first time.
+pub fn c_basic_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = repo().join("fixtures/target/c");
+            std::fs::create_dir_all(&out).unwrap();
+            let bin = out.join("c_basic");
+            let status = Command::new("cc")
+                .args(["-g", "-O0", "-o"])
+                .arg(&bin)
+                .arg(repo().join("fixtures/c_basic/c_basic.c"))
+                .status()
+                .expect("cc runs");
+            assert!(status.success(), "compiling c_basic failed");
+            bin
+        })
+        .clone()
+}
+
+pub fn carve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_carve"))
+}
+
+/// `carve record --db DB [extra...] -- program args...`
+pub fn record(db: &Path, extra: &[&str], program: &Path, args: &[&str]) -> Output {
+    carve()
+        .arg("record")
+        .arg("--db")
+        .arg(db)
+        .args(extra)
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .output()
+        .expect("carve runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The latest run stored in `db`.
+pub fn load(db: &Path) -> Trace {
+    let store = Store::open(db).expect("trace opens");
+    let run = store.latest_run().unwrap().expect("a run was stored");
+    store.load_trace(run).unwrap()
+}
+
+pub fn function<'t>(trace: &'t Trace, path: &str) -> &'t FunctionInfo {
+    trace
+        .functions
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("{path} was not traced"))
+}
+
+/// Calls of the function at `path`, in start order.
+pub fn calls_of<'t>(trace: &'t Trace, path: &str) -> Vec<&'t Call> {
+    let id = function(trace, path).id;
+    trace.calls.iter().filter(|c| c.function == id).collect()
+}
+
+pub fn arg<'c>(call: &'c Call, name: &str) -> &'c Value {
+    &call
+        .args
+        .iter()
+        .find(|a| a.name == name)
+        .unwrap_or_else(|| panic!("no argument {name} in {call:?}"))
+        .value
+}
+
+pub fn int(v: i128, ty: &str) -> Value {
+    Value::Int { ty: ty.into(), value: v }
+}
+
+pub fn uint(v: u128, ty: &str) -> Value {
+    Value::Uint { ty: ty.into(), value: v }
+}
+
+pub fn float(v: f64) -> Value {
+    Value::Float { ty: "f64".into(), bits: v.to_bits() }
+}
+
+pub fn string(ty: &str, s: &str) -> Value {
+    Value::Str { ty: ty.into(), value: s.into(), truncated: false }
+}
+
+/// A copy of fixture crate `name` (without build output) in a new temporary directory.
+pub fn copy_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join(name);
+    copy_dir(&repo().join("fixtures").join(name), &dest);
+    (tmp, dest)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "target" {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(&name));
+        } else {
+            std::fs::copy(&path, to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// `cargo <args>` in `dir` with its own target directory inside it.
+pub fn cargo_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(cargo())
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("cargo runs")
+}

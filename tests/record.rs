@@ -1,0 +1,223 @@
+//! `carve record` on real fixture programs: what lands in the trace matches what the programs
+//! print about themselves.
+
+mod common;
+
+use carve_storage::{Outcome, ProcessExit, Value};
+use common::*;
+
+#[test]
+fn expr_calls_are_stored_with_their_arguments_and_return_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("expr"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("2*(3+4)-5/2 = 11.5"), "program output passes through");
+
+    let trace = load(&db);
+    let precedence = calls_of(&trace, "expr::parser::precedence");
+    let star = precedence
+        .iter()
+        .find(|c| arg(c, "op") == &Value::Char { value: '*' })
+        .expect("precedence('*') recorded");
+    assert_eq!(star.outcome, Outcome::Returned);
+    assert_eq!(star.ret, Some(uint(2, "u8")));
+
+    let apply = calls_of(&trace, "expr::eval::apply");
+    let last = apply
+        .iter()
+        .find(|c| arg(c, "op") == &Value::Char { value: '-' } && arg(c, "lhs") == &float(14.0))
+        .expect("apply('-', 14, 2.5) recorded");
+    assert_eq!(arg(last, "rhs"), &float(2.5));
+    assert_eq!(last.ret, Some(float(11.5)));
+
+    let format = calls_of(&trace, "expr::format_number");
+    assert!(format
+        .iter()
+        .any(|c| arg(c, "v") == &float(11.5) && c.ret == Some(string("alloc::string::String", "11.5"))));
+    let calculate = calls_of(&trace, "expr::calculate");
+    assert!(calculate
+        .iter()
+        .any(|c| arg(c, "src") == &string("&str", "(1+2)^2") && c.ret == Some(float(9.0))));
+}
+
+#[test]
+fn nested_calls_keep_their_parent_and_depth() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("expr"), &["1+2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let evaluate = calls_of(&trace, "expr::evaluate")[0];
+    let apply = calls_of(&trace, "expr::eval::apply")[0];
+    // apply runs inside evaluate, somewhere below it.
+    let mut ancestor = apply.parent;
+    let mut found = false;
+    while let Some(id) = ancestor {
+        if id == evaluate.id {
+            found = true;
+            break;
+        }
+        ancestor = trace.calls.iter().find(|c| c.id == id).and_then(|c| c.parent);
+    }
+    assert!(found, "apply is nested under evaluate");
+    assert!(apply.depth > evaluate.depth);
+    let main = calls_of(&trace, "expr::main")[0];
+    assert_eq!(main.parent, None);
+    assert_eq!(main.depth, 0);
+    assert_eq!(evaluate.parent, Some(main.id));
+    assert!(trace.calls.iter().all(|c| c.thread == trace.run.info.pid));
+}
+
+#[test]
+fn the_program_exit_code_is_carves_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("expr"), &["1+"]);
+    let direct = std::process::Command::new(fixture_bin("expr")).arg("1+").output().unwrap();
+    assert_eq!(out.status.code(), direct.status.code());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), stdout(&direct), "stdout passes through unchanged");
+    let trace = load(&db);
+    assert_eq!(trace.run.end.unwrap().exit, ProcessExit::Exited { code: 1 });
+}
+
+#[test]
+fn c_functions_get_ints_pointers_to_structs_and_strings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &c_basic_bin(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let add = calls_of(&trace, "add");
+    assert_eq!(arg(add[0], "a"), &int(2, "int"));
+    assert_eq!(arg(add[0], "b"), &int(3, "int"));
+    assert_eq!(add[0].ret, Some(int(5, "int")));
+
+    let manhattan = calls_of(&trace, "manhattan")[0];
+    match arg(manhattan, "p") {
+        Value::Ref { target, .. } => match &**target {
+            Value::Struct { fields, .. } => {
+                assert_eq!(fields[0].value, int(3, "int"));
+                assert_eq!(fields[1].value, int(-4, "int"));
+            }
+            other => panic!("point decoded as {other:?}"),
+        },
+        other => panic!("pointer decoded as {other:?}"),
+    }
+    assert_eq!(manhattan.ret, Some(int(7, "int")));
+    let children: Vec<_> = trace.children(Some(manhattan.id)).collect();
+    assert_eq!(children.len(), 3, "abs_int, abs_int, add");
+
+    let vowels = calls_of(&trace, "count_vowels")[0];
+    match arg(vowels, "s") {
+        Value::Str { value, .. } => assert_eq!(value, "Recording native programs"),
+        other => panic!("string decoded as {other:?}"),
+    }
+    assert_eq!(vowels.ret, Some(uint(8, "size_t")));
+    let average = calls_of(&trace, "average")[0];
+    assert_eq!(average.ret, Some(Value::Float { ty: "double".into(), bits: 7.25f64.to_bits() }));
+}
+
+#[test]
+fn a_segfault_keeps_finished_calls_and_marks_the_open_ones_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &c_basic_bin(), &["crash"]);
+    assert_eq!(out.status.code(), Some(128 + 11), "carve exits like a shell would");
+    let trace = load(&db);
+    assert_eq!(
+        trace.run.end.clone().unwrap().exit,
+        ProcessExit::Signaled { signal: 11, name: "SIGSEGV".into() }
+    );
+    let finished = calls_of(&trace, "sum_then_scale")[0];
+    assert_eq!(finished.outcome, Outcome::Returned);
+    assert_eq!(finished.ret, Some(int(100, "long int")));
+    for open in ["main", "crash_after", "read_through"] {
+        assert_eq!(calls_of(&trace, open)[0].outcome, Outcome::Unfinished, "{open}");
+    }
+}
+
+#[test]
+fn a_panic_inside_a_traced_call_marks_it_panicked_and_recording_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("mouse"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let question = calls_of(&trace, "mouse::UltimateAnswer::question")[0];
+    assert!(matches!(question.outcome, Outcome::Panicked { .. }), "{:?}", question.outcome);
+    let answer = calls_of(&trace, "mouse::Mouse::answer_the_question")[0];
+    assert_eq!(answer.ret, Some(string("alloc::string::String", "The answer is 42")));
+    // Calls after the caught panic are still recorded.
+    let main = calls_of(&trace, "mouse::main")[0];
+    let last_child = trace.children(Some(main.id)).last().unwrap();
+    assert!(last_child.id > question.id);
+    assert_eq!(main.outcome, Outcome::Returned);
+}
+
+#[test]
+fn every_thread_is_traced_and_calls_are_attributed_to_their_thread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &["--filter", "threads::fib", "--filter", "threads::checksum"], &fixture_bin("threads"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    let trace = load(&db);
+    let fib = calls_of(&trace, "threads::fib");
+    assert_eq!(fib.len(), 8, "one fib per worker thread");
+    let mut threads: Vec<i32> = fib.iter().map(|c| c.thread).collect();
+    threads.sort();
+    threads.dedup();
+    assert_eq!(threads.len(), 8, "each on its own thread");
+    assert!(!threads.contains(&trace.run.info.pid));
+    for call in fib {
+        let (Value::Uint { value: n, .. }, Some(Value::Uint { value: r, .. })) = (arg(call, "n"), &call.ret) else {
+            panic!("fib call {call:?}");
+        };
+        assert!(printed.contains(&format!("fib({n}) = {r}")), "fib({n}) = {r} printed by the program");
+    }
+    assert_eq!(calls_of(&trace, "threads::checksum").len(), 8);
+}
+
+#[test]
+fn filters_select_functions_by_glob_and_excludes_remove_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &["--filter", "expr::lexer::*", "--exclude", "*::peek"], &fixture_bin("expr"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    assert!(trace.functions.iter().all(|f| f.path.starts_with("expr::lexer::")));
+    assert!(trace.functions.iter().all(|f| !f.path.ends_with("::peek")));
+    assert!(!calls_of(&trace, "expr::lexer::is_operator").is_empty());
+}
+
+#[test]
+fn max_calls_per_function_stops_recording_a_function_after_n_calls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &["--max-calls-per-function", "2"], &fixture_bin("expr"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    assert_eq!(calls_of(&trace, "expr::lexer::is_number_char").len(), 2);
+    assert_eq!(calls_of(&trace, "expr::parser::precedence").len(), 2);
+}
+
+#[test]
+fn show_prints_the_call_tree_with_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &c_basic_bin(), &[]);
+    assert!(out.status.success());
+    let shown = carve().args(["show", "--db"]).arg(&db).output().unwrap();
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let text = stdout(&shown);
+    assert!(text.contains("add(a: 2, b: 3) = 5"), "{text}");
+    assert!(text.contains("manhattan(p: &point { x: 3, y: -4 }) {"), "{text}");
+    assert!(text.contains("  abs_int(v: -4) = 4"), "nested calls are indented: {text}");
+    assert!(text.contains("count_vowels(s: \"Recording native programs\") {"), "{text}");
+
+    let only = carve().args(["show", "--function", "manhattan", "--format", "json", "--db"]).arg(&db).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&only.stdout).expect("json");
+    assert_eq!(json["calls"].as_array().unwrap().len(), 4, "manhattan and its three callees");
+}
