@@ -12,7 +12,10 @@ fn expr_calls_are_stored_with_their_arguments_and_return_values() {
     let db = tmp.path().join("t.db");
     let out = record(&db, &[], &fixture_bin("expr"), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("2*(3+4)-5/2 = 11.5"), "program output passes through");
+    assert!(
+        stdout(&out).contains("2*(3+4)-5/2 = 11.5"),
+        "program output passes through"
+    );
 
     let trace = load(&db);
     let precedence = calls_of(&trace, "expr::parser::precedence");
@@ -34,7 +37,8 @@ fn expr_calls_are_stored_with_their_arguments_and_return_values() {
     let format = calls_of(&trace, "expr::format_number");
     assert!(format
         .iter()
-        .any(|c| arg(c, "v") == &float(11.5) && c.ret == Some(string("alloc::string::String", "11.5"))));
+        .any(|c| arg(c, "v") == &float(11.5)
+            && c.ret == Some(string("alloc::string::String", "11.5"))));
     let calculate = calls_of(&trace, "expr::calculate");
     assert!(calculate
         .iter()
@@ -58,7 +62,11 @@ fn nested_calls_keep_their_parent_and_depth() {
             found = true;
             break;
         }
-        ancestor = trace.calls.iter().find(|c| c.id == id).and_then(|c| c.parent);
+        ancestor = trace
+            .calls
+            .iter()
+            .find(|c| c.id == id)
+            .and_then(|c| c.parent);
     }
     assert!(found, "apply is nested under evaluate");
     assert!(apply.depth > evaluate.depth);
@@ -74,10 +82,17 @@ fn the_program_exit_code_is_carves_exit_code() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("t.db");
     let out = record(&db, &[], &fixture_bin("expr"), &["1+"]);
-    let direct = std::process::Command::new(fixture_bin("expr")).arg("1+").output().unwrap();
+    let direct = std::process::Command::new(fixture_bin("expr"))
+        .arg("1+")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), direct.status.code());
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stdout(&out), stdout(&direct), "stdout passes through unchanged");
+    assert_eq!(
+        stdout(&out),
+        stdout(&direct),
+        "stdout passes through unchanged"
+    );
     let trace = load(&db);
     assert_eq!(trace.run.end.unwrap().exit, ProcessExit::Exited { code: 1 });
 }
@@ -116,7 +131,13 @@ fn c_functions_get_ints_pointers_to_structs_and_strings() {
     }
     assert_eq!(vowels.ret, Some(uint(8, "size_t")));
     let average = calls_of(&trace, "average")[0];
-    assert_eq!(average.ret, Some(Value::Float { ty: "double".into(), bits: 7.25f64.to_bits() }));
+    assert_eq!(
+        average.ret,
+        Some(Value::Float {
+            ty: "double".into(),
+            bits: 7.25f64.to_bits()
+        })
+    );
 }
 
 #[test]
@@ -124,17 +145,28 @@ fn a_segfault_keeps_finished_calls_and_marks_the_open_ones_unfinished() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("t.db");
     let out = record(&db, &[], &c_basic_bin(), &["crash"]);
-    assert_eq!(out.status.code(), Some(128 + 11), "carve exits like a shell would");
+    assert_eq!(
+        out.status.code(),
+        Some(128 + 11),
+        "carve exits like a shell would"
+    );
     let trace = load(&db);
     assert_eq!(
         trace.run.end.clone().unwrap().exit,
-        ProcessExit::Signaled { signal: 11, name: "SIGSEGV".into() }
+        ProcessExit::Signaled {
+            signal: 11,
+            name: "SIGSEGV".into()
+        }
     );
     let finished = calls_of(&trace, "sum_then_scale")[0];
     assert_eq!(finished.outcome, Outcome::Returned);
     assert_eq!(finished.ret, Some(int(100, "long int")));
     for open in ["main", "crash_after", "read_through"] {
-        assert_eq!(calls_of(&trace, open)[0].outcome, Outcome::Unfinished, "{open}");
+        assert_eq!(
+            calls_of(&trace, open)[0].outcome,
+            Outcome::Unfinished,
+            "{open}"
+        );
     }
 }
 
@@ -146,9 +178,16 @@ fn a_panic_inside_a_traced_call_marks_it_panicked_and_recording_goes_on() {
     assert!(out.status.success(), "{}", stderr(&out));
     let trace = load(&db);
     let question = calls_of(&trace, "mouse::UltimateAnswer::question")[0];
-    assert!(matches!(question.outcome, Outcome::Panicked { .. }), "{:?}", question.outcome);
+    assert!(
+        matches!(question.outcome, Outcome::Panicked { .. }),
+        "{:?}",
+        question.outcome
+    );
     let answer = calls_of(&trace, "mouse::Mouse::answer_the_question")[0];
-    assert_eq!(answer.ret, Some(string("alloc::string::String", "The answer is 42")));
+    assert_eq!(
+        answer.ret,
+        Some(string("alloc::string::String", "The answer is 42"))
+    );
     // Calls after the caught panic are still recorded.
     let main = calls_of(&trace, "mouse::main")[0];
     let last_child = trace.children(Some(main.id)).last().unwrap();
@@ -160,7 +199,12 @@ fn a_panic_inside_a_traced_call_marks_it_panicked_and_recording_goes_on() {
 fn every_thread_is_traced_and_calls_are_attributed_to_their_thread() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("t.db");
-    let out = record(&db, &["--filter", "threads::fib", "--filter", "threads::checksum"], &fixture_bin("threads"), &[]);
+    let out = record(
+        &db,
+        &["--filter", "threads::fib", "--filter", "threads::checksum"],
+        &fixture_bin("threads"),
+        &[],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let printed = stdout(&out);
     let trace = load(&db);
@@ -172,10 +216,15 @@ fn every_thread_is_traced_and_calls_are_attributed_to_their_thread() {
     assert_eq!(threads.len(), 8, "each on its own thread");
     assert!(!threads.contains(&trace.run.info.pid));
     for call in fib {
-        let (Value::Uint { value: n, .. }, Some(Value::Uint { value: r, .. })) = (arg(call, "n"), &call.ret) else {
+        let (Value::Uint { value: n, .. }, Some(Value::Uint { value: r, .. })) =
+            (arg(call, "n"), &call.ret)
+        else {
             panic!("fib call {call:?}");
         };
-        assert!(printed.contains(&format!("fib({n}) = {r}")), "fib({n}) = {r} printed by the program");
+        assert!(
+            printed.contains(&format!("fib({n}) = {r}")),
+            "fib({n}) = {r} printed by the program"
+        );
     }
     assert_eq!(calls_of(&trace, "threads::checksum").len(), 8);
 }
@@ -184,10 +233,18 @@ fn every_thread_is_traced_and_calls_are_attributed_to_their_thread() {
 fn filters_select_functions_by_glob_and_excludes_remove_them() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("t.db");
-    let out = record(&db, &["--filter", "expr::lexer::*", "--exclude", "*::peek"], &fixture_bin("expr"), &[]);
+    let out = record(
+        &db,
+        &["--filter", "expr::lexer::*", "--exclude", "*::peek"],
+        &fixture_bin("expr"),
+        &[],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let trace = load(&db);
-    assert!(trace.functions.iter().all(|f| f.path.starts_with("expr::lexer::")));
+    assert!(trace
+        .functions
+        .iter()
+        .all(|f| f.path.starts_with("expr::lexer::")));
     assert!(trace.functions.iter().all(|f| !f.path.ends_with("::peek")));
     assert!(!calls_of(&trace, "expr::lexer::is_operator").is_empty());
 }
@@ -196,7 +253,12 @@ fn filters_select_functions_by_glob_and_excludes_remove_them() {
 fn max_calls_per_function_stops_recording_a_function_after_n_calls() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("t.db");
-    let out = record(&db, &["--max-calls-per-function", "2"], &fixture_bin("expr"), &[]);
+    let out = record(
+        &db,
+        &["--max-calls-per-function", "2"],
+        &fixture_bin("expr"),
+        &[],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let trace = load(&db);
     assert_eq!(calls_of(&trace, "expr::lexer::is_number_char").len(), 2);
@@ -213,11 +275,35 @@ fn show_prints_the_call_tree_with_values() {
     assert!(shown.status.success(), "{}", stderr(&shown));
     let text = stdout(&shown);
     assert!(text.contains("add(a: 2, b: 3) = 5"), "{text}");
-    assert!(text.contains("manhattan(p: &point { x: 3, y: -4 }) {"), "{text}");
-    assert!(text.contains("  abs_int(v: -4) = 4"), "nested calls are indented: {text}");
-    assert!(text.contains("count_vowels(s: \"Recording native programs\") {"), "{text}");
+    assert!(
+        text.contains("manhattan(p: &point { x: 3, y: -4 }) {"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  abs_int(v: -4) = 4"),
+        "nested calls are indented: {text}"
+    );
+    assert!(
+        text.contains("count_vowels(s: \"Recording native programs\") {"),
+        "{text}"
+    );
 
-    let only = carve().args(["show", "--function", "manhattan", "--format", "json", "--db"]).arg(&db).output().unwrap();
+    let only = carve()
+        .args([
+            "show",
+            "--function",
+            "manhattan",
+            "--format",
+            "json",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&only.stdout).expect("json");
-    assert_eq!(json["calls"].as_array().unwrap().len(), 4, "manhattan and its three callees");
+    assert_eq!(
+        json["calls"].as_array().unwrap().len(),
+        4,
+        "manhattan and its three callees"
+    );
 }

@@ -94,6 +94,8 @@ pub struct DebugInfo {
     /// Lowest virtual address of a PT_LOAD segment (to find the load bias).
     pub(crate) first_load_vaddr: u64,
     pub(crate) is_pie: bool,
+    /// The ELF entry point (`_start`): code that never runs again once `main` is reached.
+    pub(crate) entry: FileAddr,
 }
 
 fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
@@ -191,6 +193,7 @@ impl DebugInfo {
             types: TypeTable::default(),
             first_load_vaddr,
             is_pie,
+            entry: FileAddr(file.entry()),
         };
         info.index()?;
         if info.functions.is_empty() {

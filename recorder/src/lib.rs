@@ -11,6 +11,7 @@ mod error;
 mod location;
 mod process;
 mod select;
+mod stepping;
 mod tracer;
 mod types;
 mod unwind;
@@ -205,6 +206,7 @@ impl Recording {
             &self.program.info.types,
             traced,
             panic_addr,
+            self.program.info.entry,
             self.options.limits,
             sink,
         )?;

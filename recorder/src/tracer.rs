@@ -2,7 +2,7 @@
 //! breakpoints at return addresses (shared, reference-counted), per-thread shadow stacks keyed by
 //! the frame's CFA, and the events they produce for a [`TraceSink`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use carve_storage::{
     Arg, CallEnd, CallId, CallStart, FunctionId, Outcome, ProcessExit, RunEnd, TraceEvent,
@@ -20,6 +20,7 @@ use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
 use crate::location::{evaluate, Machine, Memory, Place};
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
+use crate::stepping::{gpr, plan, taken, StepPlan, Target};
 use crate::types::TypeTable;
 use crate::unwind::CfaRule;
 
@@ -46,6 +47,8 @@ struct Breakpoint {
     /// The panic machinery (`rust_panic`).
     panic: bool,
     inserted: bool,
+    /// How to get past it, worked out at its first hit.
+    plan: Option<StepPlan>,
 }
 
 impl Breakpoint {
@@ -63,11 +66,19 @@ struct Frame {
     panic_seen: bool,
 }
 
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// The breakpoint is lifted and the thread steps the original instruction in place.
+    InPlace { addr: u64 },
+    /// The thread steps a copy of the instruction (of length `len`) in the scratch slot.
+    Displaced { addr: u64, len: u64 },
+}
+
 #[derive(Default)]
 struct Thread {
     stack: Vec<Frame>,
-    /// Single-stepping over the breakpoint at this address.
-    stepping: Option<u64>,
+    /// Single-stepping past the breakpoint at this address.
+    stepping: Option<Step>,
     /// A signal that arrived during the step, delivered once the step is done.
     pending_signal: Option<Signal>,
     /// Not yet seen its first stop (new threads start with SIGSTOP).
@@ -87,6 +98,14 @@ pub(crate) struct Tracer<'a> {
     limits: Limits,
     sink: &'a mut dyn TraceSink,
     calls_recorded: u64,
+    /// Executable bytes no longer used after start-up (the ELF entry point), where displaced
+    /// instructions run; one thread at a time.
+    scratch: u64,
+    scratch_owner: Option<Pid>,
+    /// Breakpoint whose instruction copy is in the scratch slot now.
+    scratch_holds: Option<u64>,
+    /// Threads stopped at a breakpoint, waiting for the scratch slot.
+    waiting: VecDeque<(Pid, u64)>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -145,6 +164,7 @@ impl<'a> Tracer<'a> {
         types: &'a TypeTable,
         functions: Vec<Traced>,
         panic_addr: Option<FileAddr>,
+        scratch: FileAddr,
         limits: Limits,
         sink: &'a mut dyn TraceSink,
     ) -> Result<Tracer<'a>, RecordError> {
@@ -161,6 +181,10 @@ impl<'a> Tracer<'a> {
             limits,
             sink,
             calls_recorded: 0,
+            scratch: bias.relocate(scratch).0,
+            scratch_owner: None,
+            scratch_holds: None,
+            waiting: VecDeque::new(),
         };
         tracer.threads.insert(pid, Thread::default());
         for i in 0..tracer.functions.len() {
@@ -271,11 +295,11 @@ impl<'a> Tracer<'a> {
                 {
                     // Deliver it after the step, or it would run the handler with the breakpoint lifted.
                     if is_fault(sig) {
-                        let addr = t.stepping.take();
-                        if let Some(addr) = addr {
-                            self.reinsert_if_wanted(addr)?;
+                        if let Some(step) = t.stepping.take() {
+                            self.end_step(tid, step, true)?;
                         }
                         self.resume(tid, Some(sig))?;
+                        self.next_waiting()?;
                     } else {
                         t.pending_signal = Some(sig);
                         self.single_step(tid)?;
@@ -348,6 +372,13 @@ impl<'a> Tracer<'a> {
         let Some(thread) = self.threads.remove(&tid) else {
             return None;
         };
+        self.waiting.retain(|(t, _)| *t != tid);
+        if self.scratch_owner == Some(tid) {
+            self.scratch_owner = None;
+        }
+        if !self.waiting.is_empty() && tid != self.pid {
+            let _ = self.next_waiting();
+        }
         let whole_process = tid == self.pid;
         let outcome = if whole_process {
             Outcome::Unfinished
@@ -391,14 +422,14 @@ impl<'a> Tracer<'a> {
     }
 
     fn on_trap(&mut self, tid: Pid) -> Result<(), RecordError> {
-        if let Some(addr) = self.threads.get_mut(&tid).and_then(|t| t.stepping.take()) {
-            // The single step over a lifted breakpoint is done: put it back.
-            self.reinsert_if_wanted(addr)?;
+        if let Some(step) = self.threads.get_mut(&tid).and_then(|t| t.stepping.take()) {
+            self.end_step(tid, step, false)?;
             let pending = self
                 .threads
                 .get_mut(&tid)
                 .and_then(|t| t.pending_signal.take());
-            return self.resume(tid, pending);
+            self.resume(tid, pending)?;
+            return self.next_waiting();
         }
         let mut regs = match get_regs(tid) {
             Ok(r) => r,
@@ -431,22 +462,172 @@ impl<'a> Tracer<'a> {
         if let Some(index) = entry {
             self.on_entry(tid, index, &regs)?;
         }
-        set_regs(tid, regs)?;
-        self.step_over(tid, pc)
+        self.step_over(tid, pc, regs)
     }
 
-    /// Executes the original instruction under the breakpoint at `addr`, then resumes.
-    fn step_over(&mut self, tid: Pid, addr: u64) -> Result<(), RecordError> {
-        let wanted = self.breakpoints.get(&addr).is_some_and(|b| b.wanted());
-        self.lift(addr)?;
-        if !wanted {
+    /// Gets `tid` (stopped with rip at the breakpoint `addr`) past the instruction under it and
+    /// resumes it, without taking the breakpoint out of memory where that can be avoided.
+    fn step_over(
+        &mut self,
+        tid: Pid,
+        addr: u64,
+        mut regs: libc::user_regs_struct,
+    ) -> Result<(), RecordError> {
+        regs.rip = addr;
+        if !self.breakpoints.get(&addr).is_some_and(|b| b.wanted()) {
+            // No longer needed by anyone: restore the instruction for good.
+            self.lift(addr)?;
             self.breakpoints.remove(&addr);
+            set_regs(tid, regs)?;
             return self.resume(tid, None);
         }
+        match self.plan_for(addr)? {
+            StepPlan::Jump { target } => match self.target(&regs, target) {
+                Some(dest) => regs.rip = dest,
+                None => return self.step_in_place(tid, addr, regs),
+            },
+            StepPlan::Call { target, return_to } => {
+                let Some(dest) = self.target(&regs, target) else {
+                    return self.step_in_place(tid, addr, regs);
+                };
+                regs.rsp -= 8;
+                self.mem.write(regs.rsp, &return_to.to_le_bytes())?;
+                regs.rip = dest;
+            }
+            StepPlan::Branch {
+                condition,
+                target,
+                next,
+            } => {
+                regs.rip = if taken(condition, regs.eflags) {
+                    target
+                } else {
+                    next
+                };
+            }
+            StepPlan::Return { pop } => {
+                let mut ra = [0u8; 8];
+                if !self.mem.read(regs.rsp, &mut ra) {
+                    return self.step_in_place(tid, addr, regs);
+                }
+                regs.rip = u64::from_le_bytes(ra);
+                regs.rsp += 8 + pop;
+            }
+            StepPlan::OutOfLine { code, len } => {
+                if self.scratch_owner.is_some() {
+                    // One displaced step at a time: this thread waits, stopped, for its turn.
+                    set_regs(tid, regs)?;
+                    self.waiting.push_back((tid, addr));
+                    return Ok(());
+                }
+                if self.scratch_holds != Some(addr) {
+                    self.mem.write(self.scratch, &code)?;
+                    self.scratch_holds = Some(addr);
+                }
+                self.scratch_owner = Some(tid);
+                regs.rip = self.scratch;
+                set_regs(tid, regs)?;
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.stepping = Some(Step::Displaced { addr, len });
+                }
+                return self.single_step(tid);
+            }
+            StepPlan::InPlace => return self.step_in_place(tid, addr, regs),
+        }
+        set_regs(tid, regs)?;
+        self.resume(tid, None)
+    }
+
+    /// The classic step-over: lift, single-step, re-insert. Other threads can pass the lifted
+    /// breakpoint unseen meanwhile, so it is only used for instructions that cannot be moved.
+    fn step_in_place(
+        &mut self,
+        tid: Pid,
+        addr: u64,
+        mut regs: libc::user_regs_struct,
+    ) -> Result<(), RecordError> {
+        regs.rip = addr;
+        set_regs(tid, regs)?;
+        self.lift(addr)?;
         if let Some(t) = self.threads.get_mut(&tid) {
-            t.stepping = Some(addr);
+            t.stepping = Some(Step::InPlace { addr });
         }
         self.single_step(tid)
+    }
+
+    /// The step plan of the breakpoint at `addr`, decoding its original instruction once.
+    fn plan_for(&mut self, addr: u64) -> Result<StepPlan, RecordError> {
+        if let Some(p) = self.breakpoints.get(&addr).and_then(|b| b.plan.clone()) {
+            return Ok(p);
+        }
+        let mut bytes = [0u8; 16];
+        if !self.mem.read(addr, &mut bytes) {
+            return Ok(StepPlan::InPlace);
+        }
+        // Our own int3 bytes hide the original instruction bytes.
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            if let Some(bp) = self.breakpoints.get(&(addr + i as u64)) {
+                if bp.inserted {
+                    *byte = bp.original;
+                }
+            }
+        }
+        let p = plan(&bytes, addr, self.scratch);
+        if let Some(bp) = self.breakpoints.get_mut(&addr) {
+            bp.plan = Some(p.clone());
+        }
+        Ok(p)
+    }
+
+    fn target(&self, regs: &libc::user_regs_struct, target: Target) -> Option<u64> {
+        match target {
+            Target::Direct(a) => Some(a),
+            Target::Register(r) => gpr(regs, r),
+            Target::Indirect(at) => {
+                let mut b = [0u8; 8];
+                self.mem.read(at, &mut b).then(|| u64::from_le_bytes(b))
+            }
+        }
+    }
+
+    /// A step finished (or `faulted` inside the instruction): put things back in order.
+    fn end_step(&mut self, tid: Pid, step: Step, faulted: bool) -> Result<(), RecordError> {
+        match step {
+            Step::InPlace { addr } => self.reinsert_if_wanted(addr),
+            Step::Displaced { addr, len } => {
+                if self.scratch_owner == Some(tid) {
+                    self.scratch_owner = None;
+                }
+                let mut regs = get_regs(tid)?;
+                if faulted {
+                    // Report the fault at the real instruction, not in the scratch slot.
+                    regs.rip = addr;
+                    set_regs(tid, regs)
+                } else if regs.rip == self.scratch + len {
+                    regs.rip = addr + len;
+                    set_regs(tid, regs)
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Starts the displaced step of the next thread waiting for the scratch slot.
+    fn next_waiting(&mut self) -> Result<(), RecordError> {
+        while self.scratch_owner.is_none() {
+            let Some((tid, addr)) = self.waiting.pop_front() else {
+                return Ok(());
+            };
+            if !self.threads.contains_key(&tid) {
+                continue;
+            }
+            let Ok(regs) = get_regs(tid) else {
+                continue;
+            };
+            self.step_over(tid, addr, regs)?;
+        }
+        Ok(())
     }
 
     fn reinsert_if_wanted(&mut self, addr: u64) -> Result<(), RecordError> {

@@ -108,19 +108,32 @@ pub fn arg<'c>(call: &'c Call, name: &str) -> &'c Value {
 }
 
 pub fn int(v: i128, ty: &str) -> Value {
-    Value::Int { ty: ty.into(), value: v }
+    Value::Int {
+        ty: ty.into(),
+        value: v,
+    }
 }
 
 pub fn uint(v: u128, ty: &str) -> Value {
-    Value::Uint { ty: ty.into(), value: v }
+    Value::Uint {
+        ty: ty.into(),
+        value: v,
+    }
 }
 
 pub fn float(v: f64) -> Value {
-    Value::Float { ty: "f64".into(), bits: v.to_bits() }
+    Value::Float {
+        ty: "f64".into(),
+        bits: v.to_bits(),
+    }
 }
 
 pub fn string(ty: &str, s: &str) -> Value {
-    Value::Str { ty: ty.into(), value: s.into(), truncated: false }
+    Value::Str {
+        ty: ty.into(),
+        value: s.into(),
+        truncated: false,
+    }
 }
 
 /// A copy of fixture crate `name` (without build output) in a new temporary directory.
