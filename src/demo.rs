@@ -74,14 +74,22 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         bail!("the example program exited with {code} under the recorder");
     }
 
-    step("the recorded call tree (carve show)");
-    crate::show::run(crate::args::ShowArgs {
+    step("the recorded call tree (carve show), first lines");
+    let tree = crate::show::text(&crate::args::ShowArgs {
         db: db.clone(),
         run: None,
         function: None,
         thread: None,
         format: Format::Text,
     })?;
+    const SHOWN: usize = 24;
+    for line in tree.lines().take(SHOWN) {
+        println!("{line}");
+    }
+    let more = tree.lines().count().saturating_sub(SHOWN);
+    if more > 0 {
+        println!("… {more} more lines: carve show --db {}", db.display());
+    }
 
     step("carving tests (carve generate)");
     let tests = crate_dir.join("tests");

@@ -10,22 +10,27 @@ use carve_storage::{Call, CallId, Outcome, ProcessExit, RunId, Store, Trace};
 use crate::args::{Format, ShowArgs};
 
 pub fn run(a: ShowArgs) -> anyhow::Result<i32> {
+    print!("{}", text(&a)?);
+    Ok(0)
+}
+
+/// What `carve show` prints for `a`.
+pub fn text(a: &ShowArgs) -> anyhow::Result<String> {
     let store = Store::open(&a.db)?;
     let run = pick_run(&store, a.run)?;
     let trace = store.load_trace(run)?;
     let calls: Vec<&Call> = select(&trace, a.function.as_deref(), a.thread);
-    match a.format {
+    Ok(match a.format {
         Format::Json => {
             let json = serde_json::json!({
                 "run": trace.run,
                 "functions": trace.functions,
                 "calls": calls,
             });
-            println!("{}", serde_json::to_string_pretty(&json)?);
+            serde_json::to_string_pretty(&json)? + "\n"
         }
-        Format::Text => print!("{}", render_tree(&trace, &calls)),
-    }
-    Ok(0)
+        Format::Text => render_tree(&trace, &calls),
+    })
 }
 
 /// The run to use: the one asked for, or the latest.

@@ -1,0 +1,118 @@
+//! Record a fixture, carve its tests into a copy of the crate, and run them with cargo: they pass
+//! on the recorded version and fail when the recorded behaviour changes.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Builds the crate at `dir`, records `args`, and generates tests into its tests/ directory.
+fn carve_tests(dir: &Path, bin: &str, args: &[&str]) -> String {
+    let built = cargo_in(dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let program = dir.join("target/debug").join(bin);
+    let out = record(&db, &[], &program, args);
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("tests"))
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    stdout(&generated)
+}
+
+fn passed(output: &std::process::Output) -> usize {
+    stdout(output)
+        .lines()
+        .filter(|l| l.starts_with("test result:"))
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse::<usize>().ok())
+        .sum()
+}
+
+#[test]
+fn carved_expr_tests_compile_and_pass_unedited() {
+    let (_tmp, dir) = copy_fixture("expr");
+    let summary = carve_tests(&dir, "expr", &[]);
+    assert!(summary.contains("tests written:"), "{summary}");
+    let lexer = std::fs::read_to_string(dir.join("tests/carved_expr_lexer.rs")).unwrap();
+    assert!(lexer.contains("expr::lexer::is_operator('*')"), "{lexer}");
+    let eval = std::fs::read_to_string(dir.join("tests/carved_expr_eval.rs")).unwrap();
+    assert!(
+        eval.contains("expr::eval::apply('-', 14.0f64, 2.5f64)"),
+        "{eval}"
+    );
+
+    let test = cargo_in(&dir, &["test", "--tests"]);
+    assert!(
+        test.status.success(),
+        "{}\n{}",
+        stdout(&test),
+        stderr(&test)
+    );
+    assert!(passed(&test) >= 30, "{}", stdout(&test));
+}
+
+#[test]
+fn carved_tests_fail_when_a_recorded_return_value_changes() {
+    let (_tmp, dir) = copy_fixture("expr");
+    carve_tests(&dir, "expr", &[]);
+    // A behavioural change in a traced function: addition is off by one.
+    let eval = dir.join("src/eval.rs");
+    let source = std::fs::read_to_string(&eval).unwrap();
+    let changed = source.replacen("lhs + rhs", "lhs + rhs + 1.0", 1);
+    assert_ne!(source, changed, "the fixture's addition was found");
+    std::fs::write(&eval, changed).unwrap();
+
+    let test = cargo_in(&dir, &["test", "--tests", "--no-fail-fast"]);
+    assert!(!test.status.success(), "tests must fail after the change");
+    let out = stdout(&test);
+    assert!(
+        out.contains("apply_"),
+        "the failing test names the changed function: {out}"
+    );
+    assert!(
+        out.contains("left: 8.0") || out.contains("left: 4.0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn carved_account_tests_cover_its_pure_functions() {
+    let (_tmp, dir) = copy_fixture("account");
+    carve_tests(&dir, "account", &[]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_account.rs")).unwrap();
+    assert!(file.contains("account::format_cents(1234i64)"), "{file}");
+    assert!(file.contains("\"12.34\""), "{file}");
+    let test = cargo_in(&dir, &["test", "--tests"]);
+    assert!(
+        test.status.success(),
+        "{}\n{}",
+        stdout(&test),
+        stderr(&test)
+    );
+}
+
+#[test]
+fn generating_twice_writes_the_same_files() {
+    let (_tmp, dir) = copy_fixture("expr");
+    carve_tests(&dir, "expr", &["1+2*3"]);
+    let first = std::fs::read_to_string(dir.join("tests/carved_expr_eval.rs")).unwrap();
+    let again = carve()
+        .args(["generate", "--db"])
+        .arg(dir.join("trace.db"))
+        .arg("--out")
+        .arg(dir.join("tests"))
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(
+        first,
+        std::fs::read_to_string(dir.join("tests/carved_expr_eval.rs")).unwrap()
+    );
+}
