@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use carve_recorder::glob_match;
-use carve_storage::{Call, CallId, Outcome, ProcessExit, RunId, Store, Trace};
+use carve_storage::{Call, CallId, Outcome, ProcessExit, RunId, Store, Trace, Value};
 
 use crate::args::{Format, ShowArgs};
 
@@ -139,7 +139,7 @@ fn write_call(
         },
         Outcome::Unwound => " ~ unwound".to_string(),
         Outcome::Unfinished => " … unfinished".to_string(),
-    };
+    } + &effects(call);
     let kids = children.get(&Some(call.id));
     match kids {
         None => {
@@ -153,4 +153,19 @@ fn write_call(
             let _ = writeln!(out, "[{:>7}] {pad}}}{end}", call.thread);
         }
     }
+}
+
+/// ` ⇒ self: Account { balance: 7 }` for each `self` / `&mut` argument the call changed.
+fn effects(call: &Call) -> String {
+    let mut out = String::new();
+    for after in &call.after {
+        let before = match call.arg(&after.name) {
+            Some(Value::Ref { target, .. }) => Some(&**target),
+            other => other,
+        };
+        if before != Some(&after.value) {
+            let _ = write!(out, " ⇒ {}: {}", after.name, after.value);
+        }
+    }
+    out
 }

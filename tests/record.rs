@@ -307,3 +307,46 @@ fn show_prints_the_call_tree_with_values() {
         "manhattan and its three callees"
     );
 }
+
+#[test]
+fn field_effects_on_self_and_mut_arguments_are_recorded_after_the_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("account"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.contains("alice.balance() = 7734"), "{printed}");
+    let trace = load(&db);
+    let transfer = calls_of(&trace, "account::Account::transfer")[0];
+    let balance = |v: &Value| match v {
+        Value::Ref { target, .. } => balance_of(target),
+        other => balance_of(other),
+    };
+    assert_eq!(
+        balance(transfer.arg("self").unwrap()),
+        10734,
+        "alice before"
+    );
+    assert_eq!(balance(transfer.arg("other").unwrap()), 2550, "bob before");
+    assert_eq!(
+        balance(transfer.after("self").unwrap()),
+        7734,
+        "alice after"
+    );
+    assert_eq!(balance(transfer.after("other").unwrap()), 5550, "bob after");
+    // A method taking &self has its receiver recorded after the call too (unchanged).
+    let reads = calls_of(&trace, "account::Account::balance");
+    assert!(reads.iter().all(|c| c.after("self").is_some()));
+}
+
+fn balance_of(v: &Value) -> i128 {
+    match v {
+        Value::Struct { fields, .. } => {
+            match &fields.iter().find(|f| f.name == "balance").unwrap().value {
+                Value::Int { value, .. } => *value,
+                other => panic!("balance is {other:?}"),
+            }
+        }
+        other => panic!("account is {other:?}"),
+    }
+}

@@ -576,6 +576,7 @@ mod tests {
                 .collect(),
             outcome,
             ret,
+            after: Vec::new(),
         }
     }
 

@@ -177,6 +177,7 @@ fn trace(dir: &Path) -> Trace {
                 .collect(),
             outcome,
             ret,
+            after: Vec::new(),
         });
     };
     let returned = Outcome::Returned;

@@ -21,7 +21,7 @@ use crate::error::RecordError;
 use crate::location::{evaluate, Machine, Memory, Place};
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
 use crate::stepping::{gpr, plan, taken, StepPlan, Target};
-use crate::types::TypeTable;
+use crate::types::{TypeId, TypeKind, TypeTable};
 use crate::unwind::CfaRule;
 
 const INT3: u8 = 0xCC;
@@ -64,6 +64,8 @@ struct Frame {
     return_addr: u64,
     /// A panic started while this frame was live: if it never returns, it panicked.
     panic_seen: bool,
+    /// `self` and `&mut` arguments: (parameter name, pointee type, address), re-read on return.
+    effects: Vec<(String, TypeId, u64)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -281,7 +283,9 @@ impl<'a> Tracer<'a> {
                 if !self.threads.contains_key(&tid) {
                     // A new thread's first stop can arrive before its parent's clone event.
                     self.thread_started(tid);
-                    self.threads.get_mut(&tid).map(|t| t.fresh = true);
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.fresh = true;
+                    }
                 }
                 let fresh = self.threads.get(&tid).is_some_and(|t| t.fresh);
                 if fresh && sig == Signal::SIGSTOP {
@@ -369,9 +373,7 @@ impl<'a> Tracer<'a> {
 
     /// A thread ended; when it is the process's main thread, the process did.
     fn thread_gone(&mut self, tid: Pid, how: ProcessExit) -> Option<ProcessExit> {
-        let Some(thread) = self.threads.remove(&tid) else {
-            return None;
-        };
+        let thread = self.threads.remove(&tid)?;
         self.waiting.retain(|(t, _)| *t != tid);
         if self.scratch_owner == Some(tid) {
             self.scratch_owner = None;
@@ -718,6 +720,7 @@ impl<'a> Tracer<'a> {
             })
             .collect();
 
+        let effects = self.effect_targets(index, &args);
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
@@ -730,6 +733,7 @@ impl<'a> Tracer<'a> {
             cfa,
             return_addr,
             panic_seen: false,
+            effects,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
             call,
@@ -802,12 +806,50 @@ impl<'a> Tracer<'a> {
             Some(Value::Unit) | None => None,
             other => other,
         };
+        let decoder = Decoder {
+            types: self.types,
+            mem: &self.mem,
+            limits: self.limits,
+        };
+        let after = frame
+            .effects
+            .iter()
+            .map(|(name, ty, addr)| Arg {
+                name: name.clone(),
+                value: decoder.at(*ty, *addr),
+            })
+            .collect();
         self.sink.record(TraceEvent::CallEnded(CallEnd {
             call: frame.call,
             outcome: Outcome::Returned,
             ret,
+            after,
         }));
         Ok(())
+    }
+
+    /// The arguments whose pointee a call may change and a test may check afterwards: `self`
+    /// taken by reference, and `&mut` references.
+    fn effect_targets(&self, index: usize, args: &[Arg]) -> Vec<(String, TypeId, u64)> {
+        let params = &self.functions[index].detail.params;
+        params
+            .iter()
+            .zip(args)
+            .filter_map(|(p, a)| {
+                let ty = self.types.get(p.ty?)?;
+                let pointee = match ty.kind {
+                    TypeKind::Pointer { pointee } => pointee?,
+                    _ => return None,
+                };
+                let wanted =
+                    ty.name.starts_with("&mut ") || (p.name == "self" && ty.name.starts_with('&'));
+                let Value::Ref { addr, .. } = &a.value else {
+                    return None;
+                };
+                (wanted && self.types.get(pointee)?.size > 0)
+                    .then(|| (p.name.clone(), pointee, *addr))
+            })
+            .collect()
     }
 
     fn release_return(&mut self, addr: u64) {
@@ -839,6 +881,7 @@ impl<'a> Tracer<'a> {
             call: frame.call,
             outcome,
             ret: None,
+            after: Vec::new(),
         }));
     }
 

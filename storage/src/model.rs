@@ -388,6 +388,11 @@ pub struct CallEnd {
     pub outcome: Outcome,
     /// The return value when `outcome` is `Returned` and the function returns something.
     pub ret: Option<Value>,
+    /// Field effects: what `self` (for `&self` / `&mut self` methods) and `&mut` arguments point
+    /// to once the call returned, by parameter name. Compare with the same-named `args` entry,
+    /// whose reference target is the state before the call.
+    #[serde(default)]
+    pub after: Vec<Arg>,
 }
 
 /// Everything the recorder reports, in the order it happened.
@@ -430,6 +435,21 @@ pub struct Call {
     pub args: Vec<Arg>,
     pub outcome: Outcome,
     pub ret: Option<Value>,
+    /// The state behind `self` and `&mut` arguments after the call returned (see [`CallEnd`]).
+    #[serde(default)]
+    pub after: Vec<Arg>,
+}
+
+impl Call {
+    /// The value of argument `name` at entry.
+    pub fn arg(&self, name: &str) -> Option<&Value> {
+        self.args.iter().find(|a| a.name == name).map(|a| &a.value)
+    }
+
+    /// What argument `name` pointed to after the call, when it was recorded.
+    pub fn after(&self, name: &str) -> Option<&Value> {
+        self.after.iter().find(|a| a.name == name).map(|a| &a.value)
+    }
 }
 
 /// A stored run.

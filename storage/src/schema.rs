@@ -84,8 +84,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         tid     INTEGER NOT NULL,
         started INTEGER NOT NULL DEFAULT 0,
         exited  INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (run_id, tid)
+                PRIMARY KEY (run_id, tid)
     );
+    "#,
+    // 2: field effects, the state behind `self` and `&mut` arguments after a call (JSON list
+    // of {name, value}); NULL for calls recorded before this version.
+    r#"
+    ALTER TABLE calls ADD COLUMN after_args TEXT;
     "#,
 ];
 

@@ -166,7 +166,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT id, parent_id, function_id, thread, depth, args, outcome_kind, \
-                 panic_message, ret FROM calls WHERE run_id = ?1 ORDER BY id",
+                 panic_message, ret, after_args FROM calls WHERE run_id = ?1 ORDER BY id",
             )
             .map_err(|source| StorageError::Sql {
                 context: context(),
@@ -257,6 +257,7 @@ fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
     let outcome_kind: Option<String> = row.get(6)?;
     let panic_message: Option<String> = row.get(7)?;
     let ret: Option<String> = row.get(8)?;
+    let after: Option<String> = row.get(9)?;
     let outcome =
         codec::outcome_from_columns(outcome_kind.as_deref(), panic_message).ok_or_else(|| {
             StorageError::InvalidRow {
@@ -276,6 +277,12 @@ fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
                 format!("return value of call {id} in run {run}")
             })?),
             None => None,
+        },
+        after: match after {
+            Some(json) => {
+                decode::<Vec<Arg>>(&json, || format!("state after call {id} in run {run}"))?
+            }
+            None => Vec::new(),
         },
     })
 }

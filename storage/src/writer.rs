@@ -34,7 +34,8 @@ const INSERT_FUNCTION: &str = "INSERT INTO functions \
 const INSERT_CALL: &str = "INSERT INTO calls \
     (run_id, id, parent_id, function_id, thread, depth, args) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-const END_CALL: &str = "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5 \
+const END_CALL: &str =
+    "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6 \
     WHERE run_id = ?1 AND id = ?2";
 const THREAD_STARTED: &str = "INSERT INTO threads (run_id, tid, started) VALUES (?1, ?2, 1) \
     ON CONFLICT (run_id, tid) DO UPDATE SET started = 1";
@@ -275,6 +276,11 @@ impl EventWriter {
             .as_ref()
             .map(|v| codec::to_json(v, "return value"))
             .transpose()?;
+        let after = if end.after.is_empty() {
+            None
+        } else {
+            Some(codec::to_json(&end.after, "state after the call")?)
+        };
         let (kind, message) = codec::outcome_to_columns(&end.outcome);
         let error = self.sql_error(|| format!("storing the end of call {}", end.call));
         let updated = self
@@ -287,6 +293,7 @@ impl EventWriter {
                     kind,
                     message,
                     ret,
+                    after,
                 ])
             })
             .map_err(error)?;

@@ -65,6 +65,7 @@ fn end(call: u64, outcome: Outcome, ret: Option<Value>) -> TraceEvent {
         call: CallId(call),
         outcome,
         ret,
+        after: Vec::new(),
     })
 }
 
