@@ -676,11 +676,7 @@ impl<'a> Tracer<'a> {
                 _ => None,
             }
         });
-        let decoder = Decoder {
-            types: self.types,
-            mem: &self.mem,
-            limits: self.limits,
-        };
+        let decoder = self.decoder();
         let args: Vec<Arg> = f
             .detail
             .params
@@ -791,11 +787,7 @@ impl<'a> Tracer<'a> {
                     xmm0,
                     xmm1,
                 };
-                let decoder = Decoder {
-                    types: self.types,
-                    mem: &self.mem,
-                    limits: self.limits,
-                };
+                let decoder = self.decoder();
                 Some(match return_place(self.types, ty, &rr) {
                     ReturnPlace::Bytes(b) => decoder.bytes(ty, &b),
                     ReturnPlace::Memory(addr) => decoder.at(ty, addr),
@@ -806,11 +798,7 @@ impl<'a> Tracer<'a> {
             Some(Value::Unit) | None => None,
             other => other,
         };
-        let decoder = Decoder {
-            types: self.types,
-            mem: &self.mem,
-            limits: self.limits,
-        };
+        let decoder = self.decoder();
         let after = frame
             .effects
             .iter()
@@ -826,6 +814,15 @@ impl<'a> Tracer<'a> {
             after,
         }));
         Ok(())
+    }
+
+    /// Reads values of the traced process with the recording's limits.
+    fn decoder(&self) -> Decoder<'_> {
+        Decoder {
+            types: self.types,
+            mem: &self.mem,
+            limits: self.limits,
+        }
     }
 
     /// The arguments whose pointee a call may change and a test may check afterwards: `self`
