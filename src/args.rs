@@ -55,6 +55,10 @@ pub struct RecordArgs {
     /// Bytes read from one string.
     #[arg(long, default_value_t = 4096)]
     pub max_string: usize,
+    /// Experimental: make calls of functions matching GLOB return VALUE without running their
+    /// body (integer-returning functions only); repeatable.
+    #[arg(long = "force-return", value_name = "GLOB=VALUE")]
+    pub force_returns: Vec<String>,
     /// The program to run, then its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,

@@ -26,6 +26,11 @@ pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
             max_string: a.max_string,
         },
         max_calls_per_function: a.max_calls_per_function,
+        force_returns: a
+            .force_returns
+            .iter()
+            .map(|spec| parse_force(spec))
+            .collect::<anyhow::Result<_>>()?,
     };
     let selected = program.select(&options.selection)?.len();
     let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
@@ -87,4 +92,16 @@ fn ignore_interrupts() {
             nix::sys::signal::SigHandler::SigIgn,
         );
     }
+}
+
+/// `GLOB=VALUE` of `--force-return`.
+fn parse_force(spec: &str) -> anyhow::Result<(String, i64)> {
+    let (glob, value) = spec.rsplit_once('=').with_context(|| {
+        format!("--force-return {spec}: write it as GLOB=VALUE, e.g. 'app::answer=41'")
+    })?;
+    let value: i64 = value
+        .trim()
+        .parse()
+        .with_context(|| format!("--force-return {spec}: {value} is not an integer"))?;
+    Ok((glob.to_string(), value))
 }

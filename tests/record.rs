@@ -350,3 +350,50 @@ fn balance_of(v: &Value) -> i128 {
         other => panic!("account is {other:?}"),
     }
 }
+
+#[test]
+fn a_forced_return_skips_the_body_and_the_program_sees_the_chosen_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(
+        &db,
+        &["--force-return", "expr::parser::precedence=9"],
+        &fixture_bin("expr"),
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.contains("precedence('*') = 9"), "{printed}");
+    assert!(printed.contains("precedence('+') = 9"), "{printed}");
+    // The rest of the program is unaffected.
+    assert!(printed.contains("apply('^', 2, 10) = 1024"), "{printed}");
+    let trace = load(&db);
+    let calls = calls_of(&trace, "expr::parser::precedence");
+    assert!(!calls.is_empty());
+    for c in calls {
+        assert_eq!(c.ret, Some(uint(9, "u8")));
+        assert_eq!(
+            trace.children(Some(c.id)).count(),
+            0,
+            "the body did not run"
+        );
+    }
+}
+
+#[test]
+fn forcing_a_function_that_does_not_return_an_integer_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(
+        &db,
+        &["--force-return", "expr::format_number=1"],
+        &fixture_bin("expr"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("only on functions returning an integer"),
+        "{}",
+        stderr(&out)
+    );
+}

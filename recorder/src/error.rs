@@ -49,6 +49,8 @@ pub enum RecordError {
         addr: u64,
         source: std::io::Error,
     },
+    #[error("--force-return works only on functions returning an integer, and {function} does not: pick another function")]
+    CannotForce { function: String },
     #[error("cannot find where {path} is loaded in pid {pid} (/proc/{pid}/maps)")]
     LoadAddress { path: PathBuf, pid: i32 },
 }

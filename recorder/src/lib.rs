@@ -111,6 +111,9 @@ pub struct RecordOptions {
     pub limits: Limits,
     /// After this many recorded calls of one function, its breakpoint is removed.
     pub max_calls_per_function: Option<u64>,
+    /// Functions (by glob, as `--filter`) whose body is skipped: each call returns the integer
+    /// given instead. Only functions returning an integer are accepted.
+    pub force_returns: Vec<(String, i64)>,
 }
 
 /// A program started under ptrace and stopped before its first instruction.
@@ -168,6 +171,30 @@ impl Recording {
             };
             let cfa = unwind::cfa_rule(&self.program.info, detail.breakpoint.0);
             let types = &self.program.info.types;
+            let forced_return = self
+                .options
+                .force_returns
+                .iter()
+                .find(|(glob, _)| glob_match(glob, &f.path))
+                .map(|(_, v)| *v);
+            if forced_return.is_some() {
+                let integer = detail
+                    .return_type
+                    .and_then(|t| types.get(t))
+                    .is_some_and(|t| {
+                        matches!(
+                            t.kind,
+                            types::TypeKind::Base(
+                                types::BaseKind::Signed | types::BaseKind::Unsigned
+                            )
+                        ) && t.size <= 8
+                    });
+                if !integer {
+                    return Err(RecordError::CannotForce {
+                        function: f.path.clone(),
+                    });
+                }
+            }
             infos.push(FunctionInfo {
                 id,
                 path: f.path.clone(),
@@ -196,6 +223,7 @@ impl Recording {
                 cfa,
                 max_calls: self.options.max_calls_per_function,
                 calls: 0,
+                forced_return,
             });
         }
         sink.record(TraceEvent::Functions(infos));

@@ -34,6 +34,9 @@ pub(crate) struct Traced {
     /// Stop recording this function after this many calls (the breakpoint is removed).
     pub max_calls: Option<u64>,
     pub calls: u64,
+    /// Skip the body and return this integer instead (an acting breakpoint; see
+    /// [`Tracer::force_return`]).
+    pub forced_return: Option<i64>,
 }
 
 /// What a breakpoint address is for (one address may serve several purposes).
@@ -108,6 +111,8 @@ pub(crate) struct Tracer<'a> {
     scratch_holds: Option<u64>,
     /// Threads stopped at a breakpoint, waiting for the scratch slot.
     waiting: VecDeque<(Pid, u64)>,
+    /// Registers to resume a thread with instead of stepping on (a forced return).
+    forced: HashMap<Pid, libc::user_regs_struct>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -187,6 +192,7 @@ impl<'a> Tracer<'a> {
             scratch_owner: None,
             scratch_holds: None,
             waiting: VecDeque::new(),
+            forced: HashMap::new(),
         };
         tracer.threads.insert(pid, Thread::default());
         for i in 0..tracer.functions.len() {
@@ -464,6 +470,10 @@ impl<'a> Tracer<'a> {
         if let Some(index) = entry {
             self.on_entry(tid, index, &regs)?;
         }
+        if let Some(forced) = self.forced.remove(&tid) {
+            set_regs(tid, forced)?;
+            return self.resume(tid, None);
+        }
         self.step_over(tid, pc, regs)
     }
 
@@ -740,6 +750,9 @@ impl<'a> Tracer<'a> {
             args,
         }));
 
+        if let Some(value) = self.functions[index].forced_return {
+            return self.force_return(tid, index, regs, cfa, return_addr, value);
+        }
         let bp = self.breakpoints.entry(return_addr).or_default();
         bp.returns += 1;
         self.insert(return_addr)?;
@@ -813,6 +826,54 @@ impl<'a> Tracer<'a> {
             ret,
             after,
         }));
+        Ok(())
+    }
+
+    /// Makes the call that just started return `value` at once, without running its body: the
+    /// frame is popped as `ret` would (rsp = CFA, rip = return address, rbp restored when the
+    /// frame uses it) and the value goes where the ABI returns integers (rax). The call is
+    /// recorded as returning that value.
+    fn force_return(
+        &mut self,
+        tid: Pid,
+        index: usize,
+        regs: &libc::user_regs_struct,
+        cfa: u64,
+        return_addr: u64,
+        value: i64,
+    ) -> Result<(), RecordError> {
+        let Some(frame) = self.threads.get_mut(&tid).and_then(|t| t.stack.pop()) else {
+            return Ok(());
+        };
+        let mut forced = *regs;
+        forced.rax = value as u64;
+        forced.rsp = cfa;
+        forced.rip = return_addr;
+        if self.functions[index].cfa.is_some_and(|r| r.register == 6) {
+            // An rbp-based frame: the caller's rbp was pushed just below the return address.
+            let mut saved = [0u8; 8];
+            if self.mem.read(cfa - 16, &mut saved) {
+                forced.rbp = u64::from_le_bytes(saved);
+            }
+        }
+        let ret = self.functions[index].detail.return_type.map(|ty| {
+            let rr = ReturnRegs {
+                rax: forced.rax,
+                ..ReturnRegs::default()
+            };
+            match return_place(self.types, ty, &rr) {
+                ReturnPlace::Bytes(b) => self.decoder().bytes(ty, &b),
+                ReturnPlace::Memory(addr) => self.decoder().at(ty, addr),
+            }
+        });
+        self.sink.record(TraceEvent::CallEnded(CallEnd {
+            call: frame.call,
+            outcome: Outcome::Returned,
+            ret,
+            after: Vec::new(),
+        }));
+        // The post-prologue instruction never runs: no step over the breakpoint is needed.
+        self.forced.insert(tid, forced);
         Ok(())
     }
 
