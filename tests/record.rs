@@ -397,3 +397,20 @@ fn forcing_a_function_that_does_not_return_an_integer_is_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn trait_objects_are_recorded_as_their_concrete_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("mouse"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let call = calls_of(&trace, "mouse::Mouse::answer_the_question")[0];
+    match call.arg("planet").unwrap() {
+        Value::Ref { ty, target, .. } => {
+            assert!(ty.contains("dyn mouse::Planet"), "{ty}");
+            assert_eq!(target.type_name(), "mouse::Earth");
+        }
+        other => panic!("planet recorded as {other:?}"),
+    }
+}

@@ -3,6 +3,7 @@
 
 use carve_storage::{Field, Value};
 
+use crate::addr::RuntimeAddr;
 use crate::location::Memory;
 use crate::types::{BaseKind, TypeId, TypeKind, TypeTable};
 
@@ -243,6 +244,16 @@ impl Decoder<'_> {
             let m = self.types.member(ty, field)?;
             slice(bytes, m.offset, 8).map(le_u64)
         };
+        if name.contains("dyn ") {
+            if let Some(v) = self.trait_object(name, ty, bytes, depth) {
+                return Some(v);
+            }
+        }
+        if name.starts_with("alloc::rc::Rc<") || name.starts_with("alloc::sync::Arc<") {
+            if let Some(v) = self.shared(name, ty, bytes, depth) {
+                return Some(v);
+            }
+        }
         if name == "&str" || name == "&mut str" {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let (value, truncated) = self.utf8(ptr, len);
@@ -277,6 +288,99 @@ impl Decoder<'_> {
             return Some(self.seq(name, elem, ptr, len, depth));
         }
         None
+    }
+
+    /// A trait object (`&dyn T`, `Box<dyn T>`, `*const dyn T`: a struct of exactly `pointer`
+    /// and `vtable`): the concrete value behind it when its vtable is known, else both pointers.
+    /// A zero-sized concrete type is decoded without reading memory (its data pointer dangles).
+    fn trait_object(&self, name: &str, ty: TypeId, bytes: &[u8], depth: u32) -> Option<Value> {
+        let TypeKind::Struct { members, .. } = &self.types.get(ty)?.kind else {
+            return None;
+        };
+        if members.len() != 2 {
+            return None;
+        }
+        let pointer = self.types.member(ty, "pointer")?;
+        let vtable = self.types.member(ty, "vtable")?;
+        let data = le_u64(slice(bytes, pointer.offset, 8)?);
+        let vtable_addr = le_u64(slice(bytes, vtable.offset, 8)?);
+        let raw = name.starts_with('*');
+        let concrete = self
+            .types
+            .vtable_type(RuntimeAddr(vtable_addr))
+            .and_then(|c| self.types.get(c).map(|t| (c, t.size)));
+        match concrete {
+            Some(_) if raw || depth >= self.limits.max_depth => Some(Value::Pointer {
+                ty: name.to_string(),
+                addr: data,
+            }),
+            Some((c, 0)) => Some(Value::Ref {
+                ty: name.to_string(),
+                addr: data,
+                target: Box::new(self.bytes_depth(c, &[], depth + 1)),
+            }),
+            Some(_) if data == 0 => Some(Value::Pointer {
+                ty: name.to_string(),
+                addr: data,
+            }),
+            Some((c, _)) => Some(Value::Ref {
+                ty: name.to_string(),
+                addr: data,
+                target: Box::new(self.at_depth(c, data, depth + 1)),
+            }),
+            None => Some(Value::Struct {
+                ty: name.to_string(),
+                fields: members
+                    .iter()
+                    .map(|m| Field {
+                        name: m.name.clone(),
+                        value: Value::Pointer {
+                            ty: self.types.name(m.ty).to_string(),
+                            addr: if m.name == "vtable" {
+                                vtable_addr
+                            } else {
+                                data
+                            },
+                        },
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    /// `Rc<T>` / `Arc<T>`: `ptr: NonNull<RcInner<T>>` → `{strong, weak, value}` (`data` for
+    /// `ArcInner`); decoded as a reference to the value, leaving out the counts.
+    fn shared(&self, name: &str, ty: TypeId, bytes: &[u8], depth: u32) -> Option<Value> {
+        let ptr = self.types.member(ty, "ptr")?;
+        let non_null = self.types.member(ptr.ty, "pointer")?;
+        let TypeKind::Pointer {
+            pointee: Some(inner),
+        } = self.types.get(non_null.ty)?.kind
+        else {
+            return None; // e.g. `Rc<dyn T>`, whose inner pointer is itself a trait object
+        };
+        let value = self
+            .types
+            .member(inner, "value")
+            .or_else(|| self.types.member(inner, "data"))?;
+        let inner_addr = le_u64(slice(bytes, ptr.offset + non_null.offset, 8)?);
+        let addr = inner_addr.wrapping_add(value.offset);
+        if inner_addr == 0 || depth >= self.limits.max_depth {
+            return Some(Value::Pointer {
+                ty: name.to_string(),
+                addr,
+            });
+        }
+        let target = if self.types.get(value.ty)?.size == 0 {
+            self.bytes_depth(value.ty, &[], depth + 1)
+        } else {
+            self.at_depth(value.ty, addr, depth + 1)
+        };
+        Some(Value::Ref {
+            ty: name.to_string(),
+            addr,
+            target: Box::new(target),
+        })
     }
 
     /// (data pointer, length) of a `Vec`: the first pointer found under `buf`, and `len`.
@@ -462,6 +566,7 @@ fn le_i128(b: &[u8]) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::addr::{FileAddr, LoadBias};
     use crate::types::{Member, Type};
 
     /// A fake address space: one region of bytes at a base address.
@@ -625,5 +730,298 @@ mod tests {
             }
             let _ = d.bytes(s, &bytes);
         }
+    }
+
+    const BIAS: u64 = 0x5555_0000_0000;
+    const EARTH_VTABLE: u64 = 0x5_8000;
+    const MOON_VTABLE: u64 = 0x5_8020;
+
+    fn member(name: &str, offset: u64, ty: TypeId) -> Member {
+        Member {
+            name: name.into(),
+            offset,
+            ty,
+        }
+    }
+
+    fn strukt(t: &mut TypeTable, name: &str, size: u64, members: Vec<Member>) -> TypeId {
+        t.push(Type {
+            name: name.into(),
+            size,
+            kind: TypeKind::Struct {
+                members,
+                params: vec![],
+            },
+        })
+    }
+
+    /// `&dyn mouse::Planet` and `Box<dyn mouse::Planet>`, with two implementations: the
+    /// zero-sized `Earth` and `Moon { radius: i32 }`. Returns (table, &dyn, Box<dyn>).
+    fn table_with_planets(bias: Option<u64>) -> (TypeTable, TypeId, TypeId) {
+        let mut t = TypeTable::default();
+        let i32_ty = t.push(Type {
+            name: "i32".into(),
+            size: 4,
+            kind: TypeKind::Base(BaseKind::Signed),
+        });
+        let usize_ty = t.push(Type {
+            name: "usize".into(),
+            size: 8,
+            kind: TypeKind::Base(BaseKind::Unsigned),
+        });
+        let earth = strukt(&mut t, "mouse::Earth", 0, vec![]);
+        let moon = strukt(&mut t, "mouse::Moon", 4, vec![member("radius", 0, i32_ty)]);
+        let dyn_ty = strukt(&mut t, "dyn mouse::Planet", 0, vec![]);
+        let data_ptr = t.push(Type {
+            name: "dyn mouse::Planet *".into(),
+            size: 8,
+            kind: TypeKind::Pointer {
+                pointee: Some(dyn_ty),
+            },
+        });
+        let words = t.push(Type {
+            name: "[usize; 4]".into(),
+            size: 32,
+            kind: TypeKind::Array {
+                elem: usize_ty,
+                count: Some(4),
+            },
+        });
+        let vtable_ptr = t.push(Type {
+            name: "[usize; 4] *".into(),
+            size: 8,
+            kind: TypeKind::Pointer {
+                pointee: Some(words),
+            },
+        });
+        let fat = |t: &mut TypeTable, name: &str| {
+            strukt(
+                t,
+                name,
+                16,
+                vec![
+                    member("pointer", 0, data_ptr),
+                    member("vtable", 8, vtable_ptr),
+                ],
+            )
+        };
+        let r = fat(&mut t, "&dyn mouse::Planet");
+        let b = fat(
+            &mut t,
+            "alloc::boxed::Box<dyn mouse::Planet, alloc::alloc::Global>",
+        );
+        t.add_vtable(FileAddr(EARTH_VTABLE), earth);
+        t.add_vtable(FileAddr(MOON_VTABLE), moon);
+        if let Some(bias) = bias {
+            t.set_load_bias(LoadBias(bias));
+        }
+        (t, r, b)
+    }
+
+    fn fat_bytes(data: u64, vtable: u64) -> Vec<u8> {
+        let mut bytes = data.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&vtable.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_trait_object_of_a_zero_sized_type_is_its_value_without_reading_memory() {
+        let (types, r, _) = table_with_planets(Some(BIAS));
+        // Nothing is readable: 0x1 is a dangling pointer and must not be read.
+        let mem = Region(0x1000, vec![]);
+        let d = Decoder {
+            types: &types,
+            mem: &mem,
+            limits: Limits::default(),
+        };
+        assert_eq!(
+            d.bytes(r, &fat_bytes(0x1, BIAS + EARTH_VTABLE)),
+            Value::Ref {
+                ty: "&dyn mouse::Planet".into(),
+                addr: 0x1,
+                target: Box::new(Value::Struct {
+                    ty: "mouse::Earth".into(),
+                    fields: vec![],
+                }),
+            }
+        );
+    }
+
+    #[test]
+    fn a_boxed_trait_object_is_read_as_its_concrete_type() {
+        let (types, _, b) = table_with_planets(Some(BIAS));
+        let mem = Region(0x2000, 7i32.to_le_bytes().to_vec());
+        let d = Decoder {
+            types: &types,
+            mem: &mem,
+            limits: Limits::default(),
+        };
+        assert_eq!(
+            d.bytes(b, &fat_bytes(0x2000, BIAS + MOON_VTABLE)),
+            Value::Ref {
+                ty: "alloc::boxed::Box<dyn mouse::Planet, alloc::alloc::Global>".into(),
+                addr: 0x2000,
+                target: Box::new(Value::Struct {
+                    ty: "mouse::Moon".into(),
+                    fields: vec![Field {
+                        name: "radius".into(),
+                        value: Value::Int {
+                            ty: "i32".into(),
+                            value: 7,
+                        },
+                    }],
+                }),
+            }
+        );
+    }
+
+    #[test]
+    fn an_unknown_vtable_leaves_two_pointers() {
+        let unknown = |bias: Option<u64>, vtable: u64| {
+            let (types, r, _) = table_with_planets(bias);
+            let mem = Region(0x2000, vec![0; 64]);
+            let d = Decoder {
+                types: &types,
+                mem: &mem,
+                limits: Limits::default(),
+            };
+            assert_eq!(
+                d.bytes(r, &fat_bytes(0x2000, vtable)),
+                Value::Struct {
+                    ty: "&dyn mouse::Planet".into(),
+                    fields: vec![
+                        Field {
+                            name: "pointer".into(),
+                            value: Value::Pointer {
+                                ty: "dyn mouse::Planet *".into(),
+                                addr: 0x2000,
+                            },
+                        },
+                        Field {
+                            name: "vtable".into(),
+                            value: Value::Pointer {
+                                ty: "[usize; 4] *".into(),
+                                addr: vtable,
+                            },
+                        },
+                    ],
+                }
+            );
+        };
+        unknown(Some(BIAS), 0xdead_beef);
+        // The ELF address without the load bias is not the runtime address.
+        unknown(Some(BIAS), MOON_VTABLE);
+        // Without a load bias no vtable can be matched.
+        unknown(None, BIAS + MOON_VTABLE);
+    }
+
+    #[test]
+    fn a_trait_object_at_the_depth_limit_or_behind_null_is_a_pointer() {
+        let (types, r, _) = table_with_planets(Some(BIAS));
+        let mem = Region(0x2000, vec![0; 64]);
+        let d = Decoder {
+            types: &types,
+            mem: &mem,
+            limits: Limits {
+                max_depth: 0,
+                ..Limits::default()
+            },
+        };
+        let pointer = |addr| Value::Pointer {
+            ty: "&dyn mouse::Planet".into(),
+            addr,
+        };
+        assert_eq!(
+            d.bytes(r, &fat_bytes(0x2000, BIAS + MOON_VTABLE)),
+            pointer(0x2000)
+        );
+        let d = Decoder {
+            limits: Limits::default(),
+            ..d
+        };
+        assert_eq!(d.bytes(r, &fat_bytes(0, BIAS + MOON_VTABLE)), pointer(0));
+        // Unreadable data behind a known vtable: unavailable, not a panic.
+        let v = d.bytes(r, &fat_bytes(0xdead_0000, BIAS + MOON_VTABLE));
+        assert!(!v.is_exact());
+        // Garbage of every length.
+        let mut seed = 0x9e37_79b9u64;
+        for len in 0..40 {
+            let mut bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (seed >> 33) as u8
+                })
+                .collect();
+            let _ = d.bytes(r, &bytes);
+            if bytes.len() >= 16 {
+                bytes[8..16].copy_from_slice(&(BIAS + MOON_VTABLE).to_le_bytes());
+                let _ = d.bytes(r, &bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn an_rc_is_a_reference_to_its_value_not_its_counts() {
+        let mut t = TypeTable::default();
+        let usize_ty = t.push(Type {
+            name: "usize".into(),
+            size: 8,
+            kind: TypeKind::Base(BaseKind::Unsigned),
+        });
+        let i32_ty = t.push(Type {
+            name: "i32".into(),
+            size: 4,
+            kind: TypeKind::Base(BaseKind::Signed),
+        });
+        let inner = strukt(
+            &mut t,
+            "alloc::rc::RcInner<i32>",
+            24,
+            vec![
+                member("strong", 0, usize_ty),
+                member("weak", 8, usize_ty),
+                member("value", 16, i32_ty),
+            ],
+        );
+        let raw = t.push(Type {
+            name: "alloc::rc::RcInner<i32> *".into(),
+            size: 8,
+            kind: TypeKind::Pointer {
+                pointee: Some(inner),
+            },
+        });
+        let non_null = strukt(
+            &mut t,
+            "core::ptr::non_null::NonNull<alloc::rc::RcInner<i32>>",
+            8,
+            vec![member("pointer", 0, raw)],
+        );
+        let rc = strukt(
+            &mut t,
+            "alloc::rc::Rc<i32, alloc::alloc::Global>",
+            8,
+            vec![member("ptr", 0, non_null)],
+        );
+        let mut heap = 2u64.to_le_bytes().to_vec();
+        heap.extend_from_slice(&1u64.to_le_bytes());
+        heap.extend_from_slice(&(-5i32).to_le_bytes());
+        let mem = Region(0x3000, heap);
+        let d = Decoder {
+            types: &t,
+            mem: &mem,
+            limits: Limits::default(),
+        };
+        assert_eq!(
+            d.bytes(rc, &0x3000u64.to_le_bytes()),
+            Value::Ref {
+                ty: "alloc::rc::Rc<i32, alloc::alloc::Global>".into(),
+                addr: 0x3010,
+                target: Box::new(Value::Int {
+                    ty: "i32".into(),
+                    value: -5,
+                }),
+            }
+        );
+        assert!(!d.bytes(rc, &0x9000u64.to_le_bytes()).is_exact());
     }
 }

@@ -2,14 +2,14 @@
 //! and, on demand, the details the tracer needs for the selected ones (breakpoint address after
 //! the prologue, frame base, parameter locations, lowered types).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gimli::{AttributeValue, EndianArcSlice, Reader as _, RunTimeEndian, UnitOffset};
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::addr::FileAddr;
+use crate::addr::{FileAddr, LoadBias};
 use crate::error::RecordError;
 use crate::types::{BaseKind, Member, Type, TypeId, TypeKind, TypeTable, Variant};
 use carve_storage::Language;
@@ -88,6 +88,14 @@ pub struct DebugInfo {
     namespaces: HashMap<usize, Arc<str>>,
     functions: Vec<FunctionEntry>,
     symbols: HashMap<String, u64>,
+    /// Trait-object vtables by their trait's path without generics (`mouse::Planet`): the
+    /// vtable's file address and its `{vtable_type}` DIE (unit index, offset), whose
+    /// DW_AT_containing_type is the concrete type.
+    vtables: HashMap<String, Vec<(FileAddr, usize, UnitOffset)>>,
+    /// Traits whose vtables are lowered already.
+    vtable_traits_done: HashSet<String>,
+    /// Types `0..vtable_scan` were already searched for `dyn Trait` names.
+    vtable_scan: usize,
     pub(crate) eh_frame: gimli::EhFrame<Reader>,
     pub(crate) eh_bases: gimli::BaseAddresses,
     pub(crate) types: TypeTable,
@@ -188,6 +196,9 @@ impl DebugInfo {
             namespaces: HashMap::new(),
             functions: Vec::new(),
             symbols,
+            vtables: HashMap::new(),
+            vtable_traits_done: HashSet::new(),
+            vtable_scan: 0,
             eh_frame,
             eh_bases,
             types: TypeTable::default(),
@@ -290,6 +301,14 @@ impl DebugInfo {
                         self.namespaces.insert(global, prefix.clone());
                     }
                 }
+                gimli::DW_TAG_variable => {
+                    if let Some((key, addr, ty)) = vtable_variable(&self.dwarf, unit, entry) {
+                        self.vtables
+                            .entry(key)
+                            .or_default()
+                            .push((addr, unit_index, ty));
+                    }
+                }
                 gimli::DW_TAG_subprogram => {
                     if let Some(f) =
                         function_entry(&self.dwarf, unit, entry, &files, language, &scopes)
@@ -365,13 +384,11 @@ impl DebugInfo {
         let unit_index = f.unit;
         let mut params = Vec::new();
         for (name, ty, location) in raw_params {
-            let ty = match ty {
-                Some(off) => Some(self.lower(unit_index, off)),
-                None => None,
-            };
+            let ty = ty.map(|off| self.lower(unit_index, off));
             params.push(ParamDetail { name, ty, location });
         }
         let return_type = return_type.map(|off| self.lower(unit_index, off));
+        self.lower_vtables();
         Ok(FunctionDetail {
             breakpoint,
             frame_base,
@@ -379,6 +396,54 @@ impl DebugInfo {
             params,
             return_type,
         })
+    }
+
+    /// Lowers the concrete types behind every vtable of a trait that appears as `dyn Trait` in
+    /// a type lowered so far (and, in turn, in the types that lowers), so the decoder can turn
+    /// trait objects into their concrete values without touching DWARF. Incremental: each type
+    /// is searched once and each trait's vtables are lowered once.
+    pub(crate) fn lower_vtables(&mut self) {
+        if !self.is_pie && !self.types.has_load_bias() {
+            // A fixed-address executable is never moved: its vtables are where the ELF says.
+            self.types.set_load_bias(LoadBias(0));
+        }
+        while self.vtable_scan < self.types.len() {
+            let end = self.types.len();
+            let mut wanted = Vec::new();
+            for id in self.vtable_scan..end {
+                let name = self.types.name(id);
+                if !name.contains("dyn ") {
+                    continue;
+                }
+                for key in dyn_traits(name) {
+                    if !self.vtable_traits_done.contains(key) {
+                        self.vtable_traits_done.insert(key.to_string());
+                        wanted.push(key.to_string());
+                    }
+                }
+            }
+            self.vtable_scan = end;
+            for key in wanted {
+                let Some(list) = self.vtables.get(&key).cloned() else {
+                    continue;
+                };
+                for (addr, unit_index, vtable_type) in list {
+                    if let Some(concrete) = self.containing_type(unit_index, vtable_type) {
+                        let id = self.lower(unit_index, concrete);
+                        self.types.add_vtable(addr, id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// DW_AT_containing_type of a `{vtable_type}` DIE: the concrete type implementing the trait.
+    fn containing_type(&self, unit_index: usize, off: UnitOffset) -> Option<UnitOffset> {
+        let entry = self.units.get(unit_index)?.entry(off).ok()?;
+        match entry.attr_value(gimli::DW_AT_containing_type) {
+            Some(AttributeValue::UnitRef(o)) => Some(o),
+            _ => None,
+        }
     }
 
     /// Lowers the type DIE at `off` of unit `unit_index` (cached; recursive types terminate).
@@ -765,6 +830,68 @@ fn member_offset(entry: &gimli::DebuggingInformationEntry<Reader>) -> u64 {
         .unwrap_or(0)
 }
 
+/// A `<T as Trait>::{vtable}` variable: (trait path without generics, file address, the
+/// `{vtable_type}` DIE). Cheap for the many other variables: locals fail on the first operation
+/// of their location before any name is read.
+fn vtable_variable(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &gimli::Unit<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Option<(String, FileAddr, UnitOffset)> {
+    let Some(AttributeValue::Exprloc(expr)) = entry.attr_value(gimli::DW_AT_location) else {
+        return None;
+    };
+    let addr = match expr.operations(unit.encoding()).next().ok()?? {
+        gimli::Operation::Address { address } => address,
+        gimli::Operation::AddressIndex { index } => dwarf.address(unit, index).ok()?,
+        _ => return None,
+    };
+    let name = attr_string(dwarf, unit, entry, gimli::DW_AT_name)?;
+    let key = vtable_trait(&name)?;
+    Some((key.to_string(), FileAddr(addr), type_ref(entry)?))
+}
+
+/// The trait path (without generics) of a vtable variable's name:
+/// `<mouse::Earth as mouse::Planet>::{vtable}` → `mouse::Planet`.
+fn vtable_trait(name: &str) -> Option<&str> {
+    let inner = name.strip_prefix('<')?.strip_suffix(">::{vtable}")?;
+    // The first ` as ` outside angle brackets (`<T as U>` inside the type nests deeper).
+    let mut depth = 0i32;
+    let bytes = inner.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'<' => depth += 1,
+            b'>' if i == 0 || bytes[i - 1] != b'-' => depth -= 1,
+            b' ' if depth == 0 && inner[i..].starts_with(" as ") => {
+                let path = trait_path(&inner[i + 4..]);
+                return (!path.is_empty()).then_some(path);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The principal traits named in a type name: `&(dyn a::B<u8> + core::marker::Send)` → `a::B`.
+fn dyn_traits(name: &str) -> impl Iterator<Item = &str> {
+    name.match_indices("dyn ").filter_map(move |(i, _)| {
+        let before = name[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let path = trait_path(&name[i + 4..]);
+        (!path.is_empty()).then_some(path)
+    })
+}
+
+/// The leading path of `s`, up to generics or whatever ends the trait's name.
+fn trait_path(s: &str) -> &str {
+    let end = s
+        .find(['<', '>', ',', ')', '(', '+', ' ', ';', ']'])
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
 /// The DIE named by DW_AT_specification or DW_AT_abstract_origin (same unit only).
 fn specification(
     unit: &gimli::Unit<Reader>,
@@ -961,6 +1088,42 @@ mod tests {
     #[test]
     fn a_function_with_one_row_breaks_at_its_first_instruction() {
         assert_eq!(after_prologue(&[(0x10, false)], 0x10, 0x40), 0x10);
+    }
+
+    #[test]
+    fn vtable_names_give_their_trait_path() {
+        assert_eq!(
+            vtable_trait("<mouse::Earth as mouse::Planet>::{vtable}"),
+            Some("mouse::Planet")
+        );
+        assert_eq!(
+            vtable_trait(
+                "<std::rt::lang_start::{closure_env#0}<()> as core::ops::function::Fn<()>>::{vtable}"
+            ),
+            Some("core::ops::function::Fn")
+        );
+        assert_eq!(
+            vtable_trait("<<a::X as a::Y>::Out as b::Z>::{vtable}"),
+            Some("b::Z")
+        );
+        assert_eq!(vtable_trait("<a::X as b::Z>::{vtable_type}"), None);
+        assert_eq!(vtable_trait("mouse::THE_ANSWER"), None);
+    }
+
+    #[test]
+    fn dyn_type_names_give_their_principal_traits() {
+        let all = |n| dyn_traits(n).collect::<Vec<_>>();
+        assert_eq!(all("&dyn mouse::Planet"), ["mouse::Planet"]);
+        assert_eq!(
+            all("alloc::boxed::Box<dyn abc::Answerer, alloc::alloc::Global>"),
+            ["abc::Answerer"]
+        );
+        assert_eq!(
+            all("&(dyn core::ops::function::Fn<(i32), Output=i32> + core::marker::Send)"),
+            ["core::ops::function::Fn"]
+        );
+        assert!(all("a::Candyn b").is_empty());
+        assert!(all("u8").is_empty());
     }
 
     #[test]

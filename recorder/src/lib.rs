@@ -155,6 +155,7 @@ impl Recording {
             self.program.info.first_load_vaddr,
             self.program.info.is_pie,
         )?;
+        self.program.info.types.set_load_bias(bias);
         let chosen: Vec<FunctionEntry> = self
             .program
             .select(&self.options.selection)?

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
+
 /// Index of a lowered type in a [`TypeTable`].
 pub type TypeId = usize;
 
@@ -83,6 +85,11 @@ pub struct Variant {
 pub struct TypeTable {
     types: Vec<Type>,
     by_die: HashMap<usize, TypeId>,
+    /// Trait-object vtables (by file address) → the concrete type behind them.
+    vtables: HashMap<FileAddr, TypeId>,
+    /// The executable's load bias, once known: vtable pointers read from the process are
+    /// runtime addresses.
+    load_bias: Option<LoadBias>,
 }
 
 impl TypeTable {
@@ -117,6 +124,34 @@ impl TypeTable {
     pub fn push(&mut self, ty: Type) -> TypeId {
         self.types.push(ty);
         self.types.len() - 1
+    }
+
+    /// Number of types lowered so far (ids are `0..len()`).
+    pub(crate) fn len(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Records that the vtable at `addr` (in the ELF) belongs to concrete type `ty`.
+    pub(crate) fn add_vtable(&mut self, addr: FileAddr, ty: TypeId) {
+        self.vtables.insert(addr, ty);
+    }
+
+    /// Tells the table where the executable was loaded, so trait objects read from the process
+    /// can be matched with their vtables. Call once the process is running.
+    pub(crate) fn set_load_bias(&mut self, bias: LoadBias) {
+        self.load_bias = Some(bias);
+    }
+
+    /// Whether the load bias is known yet.
+    pub(crate) fn has_load_bias(&self) -> bool {
+        self.load_bias.is_some()
+    }
+
+    /// The concrete type behind a trait object whose vtable pointer (read from the process) is
+    /// `vtable`; `None` when the vtable is unknown or the load bias was never set.
+    pub fn vtable_type(&self, vtable: RuntimeAddr) -> Option<TypeId> {
+        let file = self.load_bias?.unrelocate(vtable);
+        self.vtables.get(&file).copied()
     }
 
     pub fn name(&self, id: TypeId) -> &str {
