@@ -4,12 +4,19 @@
 //! `#[path]`) and inline `mod x { }` blocks are walked, recording for every module whether it is
 //! reachable from outside (`pub` all the way down from the root), its `pub fn` items and the
 //! associated functions of its inherent `impl Type` blocks. `pub use` re-exports are not followed.
+//!
+//! Traits are read too, with each method's signature rewritten so a test file outside the crate
+//! can write it (`fn ask(&self, a: &dyn abc::Answerer) -> i32`): that is what a `mock!` needs.
+//! Struct fields (and whether they are `pub`) and the traits a type derives or implements tell
+//! the planner whether a value can be written as a literal and compared with `assert_eq!`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use quote::ToTokens;
 use syn::ext::IdentExt;
+use syn::visit_mut::VisitMut;
 
 use crate::error::GenerateError;
 use crate::literal::DeclType;
@@ -29,6 +36,8 @@ pub struct CrateApi {
     pub files: BTreeSet<PathBuf>,
     /// Module files that were declared but could not be read or parsed; their items are unknown.
     pub unreadable: Vec<(PathBuf, String)>,
+    /// Names listed under `[dev-dependencies]` (and `[dependencies]`) of the crate's manifest.
+    pub dev_dependencies: BTreeSet<String>,
     /// Non-generic `type Name = ...;` aliases by name (several when names repeat across modules).
     aliases: BTreeMap<String, Vec<DeclType>>,
 }
@@ -46,6 +55,45 @@ pub struct ModuleApi {
     pub functions: BTreeMap<String, FnApi>,
     /// Types with inherent impls (or public definitions) by name.
     pub types: BTreeMap<String, TypeApi>,
+    /// Traits defined in the module by name.
+    pub traits: BTreeMap<String, TraitApi>,
+}
+
+/// A trait and what a `mock!` of it needs.
+#[derive(Debug, Clone, Default)]
+pub struct TraitApi {
+    pub name: String,
+    /// Defined as `pub`.
+    pub public: bool,
+    /// Why carve cannot write a `mock!` of it (generics, associated items...).
+    pub blocker: Option<&'static str>,
+    /// Required and provided methods, in declaration order.
+    pub methods: Vec<TraitMethodApi>,
+}
+
+/// One method of a trait.
+#[derive(Debug, Clone)]
+pub struct TraitMethodApi {
+    /// The name without `r#`.
+    pub name: String,
+    /// The signature as a test file writes it, without the trailing `;`:
+    /// `fn ask(&self, a: &dyn abc::Answerer) -> i32`.
+    pub signature: String,
+    /// Parameters after the receiver.
+    pub params: Vec<ParamApi>,
+    pub ret: DeclType,
+    /// Takes `&mut self`.
+    pub mut_receiver: bool,
+    /// The return type as written in the test file (`Box<dyn dao::Rows>`), `()` when none.
+    pub ret_written: String,
+}
+
+/// A field of a struct.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldApi {
+    /// `name`, or `0`, `1`... for tuple structs.
+    pub name: String,
+    pub public: bool,
 }
 
 /// A struct, enum, union or type alias and the functions of its inherent impls.
@@ -57,6 +105,14 @@ pub struct TypeApi {
     /// An impl with type or const parameters (`impl<T> Stack<T>`): callers would have to name them.
     pub generic: bool,
     pub functions: BTreeMap<String, FnApi>,
+    /// A struct (not an enum, union or alias).
+    pub is_struct: bool,
+    /// A struct without braces or parentheses (`struct A;`).
+    pub unit: bool,
+    /// The struct's fields in declaration order.
+    pub fields: Vec<FieldApi>,
+    /// Last path segment of every trait it derives or implements (`Debug`, `PartialEq`...).
+    pub traits: BTreeSet<String>,
 }
 
 /// A function's signature as far as calling it with literals goes.
@@ -70,6 +126,8 @@ pub struct FnApi {
     pub public: bool,
     /// Takes `self` in some form: a method, not an associated function.
     pub has_receiver: bool,
+    /// Takes `&mut self`.
+    pub mut_receiver: bool,
     pub params: Vec<ParamApi>,
     /// `DeclType::Unit` when there is no `->`.
     pub ret: DeclType,
@@ -126,6 +184,7 @@ impl CrateApi {
             modules: BTreeMap::new(),
             files: BTreeSet::new(),
             unreadable: Vec::new(),
+            dev_dependencies: info.dependencies.clone(),
             aliases: BTreeMap::new(),
         };
         api.files.insert(canonical(&lib_root));
@@ -173,6 +232,44 @@ impl CrateApi {
         self.modules.get(path)
     }
 
+    /// Finds a module by unraw'd names (DWARF has `type` where the source has `r#type`).
+    pub fn find_module(&self, path: &[String]) -> Option<&ModuleApi> {
+        self.module(path).or_else(|| {
+            self.modules.values().find(|m| {
+                m.path.len() == path.len()
+                    && m.path
+                        .iter()
+                        .zip(path)
+                        .all(|(a, b)| a.trim_start_matches("r#") == b)
+            })
+        })
+    }
+
+    /// The module and item name of a recorded full path (`abc::sub::Item`) in this crate.
+    fn split_path(&self, path: &str) -> Option<(&ModuleApi, String)> {
+        let segments: Vec<String> = path.split("::").map(str::to_string).collect();
+        let (krate, rest) = segments.split_first()?;
+        let (name, module) = rest.split_last()?;
+        if krate != &self.crate_name {
+            return None;
+        }
+        Some((self.find_module(module)?, name.clone()))
+    }
+
+    /// A type by its recorded path, when a test can name it (public, reachable module).
+    pub fn public_type(&self, path: &str) -> Option<&TypeApi> {
+        let (module, name) = self.split_path(path)?;
+        let ty = module.types.get(&name)?;
+        (module.reachable && ty.public).then_some(ty)
+    }
+
+    /// A trait by its recorded path, when a test can name it.
+    pub fn public_trait(&self, path: &str) -> Option<&TraitApi> {
+        let (module, name) = self.split_path(path)?;
+        let tr = module.traits.get(&name)?;
+        (module.reachable && tr.public).then_some(tr)
+    }
+
     /// Whether `file` is one of the lib's source files.
     pub fn contains_file(&self, file: &Path) -> bool {
         self.files.contains(&canonical(file))
@@ -185,7 +282,9 @@ impl CrateApi {
             reachable: ctx.reachable,
             functions: BTreeMap::new(),
             types: BTreeMap::new(),
+            traits: BTreeMap::new(),
         };
+        let scope = Scope::new(&self.crate_name, &ctx.path, items);
         let mut children = Vec::new();
         for item in items {
             match item {
@@ -193,8 +292,39 @@ impl CrateApi {
                     let api = fn_api(&f.vis, &f.sig, &[]);
                     module.functions.insert(api.name.clone(), api);
                 }
-                syn::Item::Struct(s) => declare_type(&mut module, &s.ident, &s.vis),
-                syn::Item::Enum(e) => declare_type(&mut module, &e.ident, &e.vis),
+                syn::Item::Struct(s) => {
+                    declare_type(&mut module, &s.ident, &s.vis);
+                    if let Some(t) = module.types.get_mut(&s.ident.unraw().to_string()) {
+                        t.is_struct = true;
+                        t.unit = matches!(s.fields, syn::Fields::Unit);
+                        t.fields = s
+                            .fields
+                            .iter()
+                            .enumerate()
+                            .map(|(i, f)| FieldApi {
+                                name: f
+                                    .ident
+                                    .as_ref()
+                                    .map_or_else(|| i.to_string(), |id| id.unraw().to_string()),
+                                public: matches!(f.vis, syn::Visibility::Public(_)),
+                            })
+                            .collect();
+                        t.traits.extend(derives(&s.attrs));
+                    }
+                }
+                syn::Item::Enum(e) => {
+                    declare_type(&mut module, &e.ident, &e.vis);
+                    if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
+                        t.traits.extend(derives(&e.attrs));
+                    }
+                }
+                syn::Item::Trait(t) if !is_cfg_test(&t.attrs) => {
+                    let api = trait_api(t, &scope);
+                    module.traits.insert(api.name.clone(), api);
+                }
+                syn::Item::Impl(imp) if imp.trait_.is_some() && !is_cfg_test(&imp.attrs) => {
+                    add_trait_impl(&mut module, imp);
+                }
                 syn::Item::Union(u) => declare_type(&mut module, &u.ident, &u.vis),
                 syn::Item::Type(t) => {
                     declare_type(&mut module, &t.ident, &t.vis);
@@ -289,6 +419,19 @@ impl CrateApi {
     }
 }
 
+impl crate::literal::TypeFacts for CrateApi {
+    fn shape(&self, path: &str) -> Option<crate::literal::Shape> {
+        let ty = self.public_type(path)?;
+        let debug = ty.traits.contains("Debug");
+        Some(crate::literal::Shape {
+            fields_public: ty.fields.iter().all(|f| f.public),
+            unit: ty.unit,
+            comparable: debug && ty.traits.contains("PartialEq"),
+            debug,
+        })
+    }
+}
+
 /// Where a module's items live and where its `mod x;` children are looked up.
 struct ModCtx {
     path: Vec<String>,
@@ -375,10 +518,14 @@ fn fn_api(vis: &syn::Visibility, sig: &syn::Signature, outer_generics: &[String]
     let own_generics = generics.clone();
     generics.extend(outer_generics.iter().cloned());
     let mut has_receiver = false;
+    let mut mut_receiver = false;
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
-            syn::FnArg::Receiver(_) => has_receiver = true,
+            syn::FnArg::Receiver(r) => {
+                has_receiver = true;
+                mut_receiver = matches!(r.kind, syn::ReceiverKind::Reference(_, _, Some(_)));
+            }
             syn::FnArg::Typed(pt) => {
                 let name = match pt.pat.as_ref() {
                     syn::Pat::Ident(p) => p.ident.unraw().to_string(),
@@ -417,10 +564,278 @@ fn fn_api(vis: &syn::Visibility, sig: &syn::Signature, outer_generics: &[String]
         ident: sig.ident.to_string(),
         public: matches!(vis, syn::Visibility::Public(_)),
         has_receiver,
+        mut_receiver,
         params,
         ret,
         blocker,
     }
+}
+
+/// Names a module's items can use without a path, and how a test file must write them.
+struct Scope {
+    /// `abc` or `abc::sub`: how a test names this module.
+    module: String,
+    crate_name: String,
+    /// The module path below the crate root.
+    path: Vec<String>,
+    /// Items declared in the module (types, traits, aliases).
+    local: BTreeSet<String>,
+    /// `use crate::x::Y;` (or `self::`/`super::`) imports: name → full path for tests.
+    imports: BTreeMap<String, String>,
+}
+
+impl Scope {
+    fn new(crate_name: &str, path: &[String], items: &[syn::Item]) -> Scope {
+        let mut module = vec![crate_name.to_string()];
+        module.extend(path.iter().cloned());
+        let mut scope = Scope {
+            module: module.join("::"),
+            crate_name: crate_name.to_string(),
+            path: path.to_vec(),
+            local: BTreeSet::new(),
+            imports: BTreeMap::new(),
+        };
+        for item in items {
+            let ident = match item {
+                syn::Item::Struct(i) => &i.ident,
+                syn::Item::Enum(i) => &i.ident,
+                syn::Item::Union(i) => &i.ident,
+                syn::Item::Trait(i) => &i.ident,
+                syn::Item::Type(i) => &i.ident,
+                syn::Item::Use(u) => {
+                    scope.add_use(&u.tree, Vec::new());
+                    continue;
+                }
+                _ => continue,
+            };
+            scope.local.insert(ident.to_string());
+        }
+        scope
+    }
+
+    fn add_use(&mut self, tree: &syn::UseTree, prefix: Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                let mut prefix = prefix;
+                prefix.push(p.ident.to_string());
+                self.add_use(&p.tree, prefix);
+            }
+            syn::UseTree::Name(n) => {
+                let mut full = prefix;
+                full.push(n.ident.to_string());
+                if let Some(path) = self.absolute(&full) {
+                    self.imports.insert(n.ident.to_string(), path);
+                }
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix;
+                full.push(r.ident.to_string());
+                if let Some(path) = self.absolute(&full) {
+                    self.imports.insert(r.rename.to_string(), path);
+                }
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.add_use(t, prefix.clone());
+                }
+            }
+            syn::UseTree::Glob(_) => {}
+        }
+    }
+
+    /// A `crate::`/`self::`/`super::` path as a test file writes it; `None` for other crates.
+    fn absolute(&self, segments: &[String]) -> Option<String> {
+        let (first, rest) = segments.split_first()?;
+        let mut base: Vec<String> = match first.as_str() {
+            "crate" => vec![self.crate_name.clone()],
+            "self" => self.module.split("::").map(str::to_string).collect(),
+            "super" => {
+                let mut p = vec![self.crate_name.clone()];
+                p.extend(
+                    self.path
+                        .iter()
+                        .take(self.path.len().saturating_sub(1))
+                        .cloned(),
+                );
+                p
+            }
+            _ => return None,
+        };
+        base.extend(rest.iter().cloned());
+        Some(base.join("::"))
+    }
+}
+
+/// Rewrites type paths so they resolve from a test file: `Answerer` → `abc::Answerer`.
+struct Qualify<'a>(&'a Scope);
+
+impl VisitMut for Qualify<'_> {
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        for segment in path.segments.iter_mut() {
+            self.visit_path_arguments_mut(&mut segment.arguments);
+        }
+        if path.leading_colon.is_some() {
+            return;
+        }
+        let Some(first) = path.segments.first().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let replacement = if let Some(abs) = self.0.absolute(&names) {
+            // `crate::x::Y`: everything but the last segment is replaced.
+            Some((abs, names.len()))
+        } else if self.0.local.contains(&first) {
+            Some((format!("{}::{first}", self.0.module), 1))
+        } else {
+            self.0.imports.get(&first).map(|p| (p.clone(), 1))
+        };
+        let Some((full, replaced)) = replacement else {
+            return;
+        };
+        let mut new_path: syn::Path = match syn::parse_str(&full) {
+            Ok(p) => p,
+            Err(_) => return,
+        };
+        // Keep the generic arguments of the last replaced segment and any segments after it.
+        let old: Vec<syn::PathSegment> = path.segments.iter().cloned().collect();
+        if let (Some(last_new), Some(last_old)) =
+            (new_path.segments.last_mut(), old.get(replaced - 1))
+        {
+            last_new.arguments = last_old.arguments.clone();
+        }
+        for seg in old.into_iter().skip(replaced) {
+            new_path.segments.push(seg);
+        }
+        *path = new_path;
+    }
+}
+
+fn trait_api(t: &syn::ItemTrait, scope: &Scope) -> TraitApi {
+    let mut api = TraitApi {
+        name: t.ident.unraw().to_string(),
+        public: matches!(t.vis, syn::Visibility::Public(_)),
+        blocker: None,
+        methods: Vec::new(),
+    };
+    if !t.generics.params.is_empty() || t.generics.where_clause.is_some() {
+        api.blocker = Some("generic trait");
+    }
+    if t.unsafety.is_some() {
+        api.blocker = Some("unsafe trait");
+    }
+    for item in &t.items {
+        match item {
+            syn::TraitItem::Fn(f) => {
+                let mut sig = f.sig.clone();
+                Qualify(scope).visit_signature_mut(&mut sig);
+                let has_receiver = matches!(sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+                if !has_receiver || !sig.generics.params.is_empty() || sig.asyncness.is_some() {
+                    api.blocker
+                        .get_or_insert("method without self or generic method");
+                }
+                // Parameter patterns other than plain names cannot go into `mock!`.
+                let plain = sig.inputs.iter().all(|input| match input {
+                    syn::FnArg::Typed(pt) => matches!(pt.pat.as_ref(), syn::Pat::Ident(_)),
+                    _ => true,
+                });
+                if !plain {
+                    api.blocker.get_or_insert("pattern parameters");
+                }
+                let fn_info = fn_api(&syn::Visibility::Inherited, &sig, &[]);
+                let ret_written = match &sig.output {
+                    syn::ReturnType::Default => "()".to_string(),
+                    syn::ReturnType::Type(_, ty) => type_source(ty),
+                };
+                api.methods.push(TraitMethodApi {
+                    name: fn_info.name,
+                    signature: signature_source(&sig),
+                    params: fn_info.params,
+                    ret: fn_info.ret,
+                    mut_receiver: fn_info.mut_receiver,
+                    ret_written,
+                });
+            }
+            syn::TraitItem::Type(_) | syn::TraitItem::Const(_) => {
+                api.blocker.get_or_insert("associated items");
+            }
+            _ => {}
+        }
+    }
+    api
+}
+
+/// `fn ask(&self, a: &dyn abc::Answerer) -> i32`, formatted by prettyplease.
+fn signature_source(sig: &syn::Signature) -> String {
+    let source = format!("trait T {{ {}; }}", sig.to_token_stream());
+    let Ok(file) = syn::parse_file(&source) else {
+        return type_source_tokens(sig.to_token_stream().to_string());
+    };
+    let text = prettyplease::unparse(&file);
+    let body: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| *l != "}")
+        .map(str::trim)
+        .collect();
+    body.join(" ")
+        .trim_end_matches(';')
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(", )", ")")
+}
+
+fn type_source(ty: &syn::Type) -> String {
+    type_source_tokens(ty.to_token_stream().to_string())
+}
+
+fn type_source_tokens(tokens: String) -> String {
+    let mut out = tokens;
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        ("& ", "&"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
+}
+
+/// The trait names in `#[derive(...)]` attributes.
+fn derives(attrs: &[syn::Attribute]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        let _ = a.parse_nested_meta(|meta| {
+            if let Some(last) = meta.path.segments.last() {
+                out.push(last.ident.to_string());
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// Notes `impl Trait for Type` on a type of this module.
+fn add_trait_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
+    let (Some((trait_path, _)), syn::Type::Path(self_ty)) = (&imp.trait_, imp.self_ty.as_ref())
+    else {
+        return;
+    };
+    if self_ty.qself.is_some() || self_ty.path.segments.len() != 1 {
+        return;
+    }
+    let (Some(ty), Some(tr)) = (self_ty.path.segments.first(), trait_path.segments.last()) else {
+        return;
+    };
+    let name = ty.ident.unraw().to_string();
+    let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
+        name,
+        ..TypeApi::default()
+    });
+    entry.traits.insert(tr.ident.to_string());
 }
 
 /// `#[cfg(test)]` (alone, not inside `any`/`all`).
@@ -459,6 +874,8 @@ pub(crate) struct ManifestInfo {
     pub package_name: Option<String>,
     pub lib_name: Option<String>,
     pub lib_path: Option<String>,
+    /// Keys of `[dependencies]` and `[dev-dependencies]` (also `[dev-dependencies.x]` tables).
+    pub dependencies: BTreeSet<String>,
 }
 
 /// Reads `[package] name`, `[lib] name` and `[lib] path` from a manifest. Only plain
@@ -476,12 +893,20 @@ pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
                 .unwrap_or("")
                 .trim()
                 .to_string();
+            for table in ["dependencies.", "dev-dependencies."] {
+                if let Some(name) = section.strip_prefix(table) {
+                    info.dependencies.insert(name.trim_matches('"').to_string());
+                }
+            }
             continue;
         }
         let Some((key, value)) = line.split_once('=') else {
             continue;
         };
         let key = key.trim().trim_matches('"');
+        if matches!(section.as_str(), "dependencies" | "dev-dependencies") {
+            info.dependencies.insert(key.to_string());
+        }
         let Some(value) = toml_string(value.trim()) else {
             continue;
         };

@@ -10,6 +10,7 @@ mod literal;
 mod naming;
 mod plan;
 mod render;
+mod scenario;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,10 +24,14 @@ pub use crate::{
     error::GenerateError,
     literal::{DeclType, Prim},
     plan::{
-        plan, Assertion, FilePlan, Plan, Summary, TestPlan, DID_NOT_RETURN, UNDECODED,
-        UNSUPPORTED_TYPE,
+        plan, Assertion, FilePlan, Plan, Summary, TestPlan, DID_NOT_RETURN, MOCKALL_VERSION,
+        NEEDS_MOCKALL, UNDECODED, UNSUPPORTED_TYPE,
     },
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
+    scenario::{
+        Binding, Effect, Expectation, MockDecl, MockSetup, Returns, MOCK_UNREPLAYABLE,
+        NOT_MOCKABLE, RECEIVER_NOT_REBUILT,
+    },
 };
 
 /// Where and how to write the tests.
@@ -57,6 +62,14 @@ pub struct Report {
     /// Calls of functions carve does not write tests for yet (trait impls, methods...), by kind.
     pub unsupported: BTreeMap<String, usize>,
     pub crate_name: String,
+    /// Tests calling a method on a rebuilt receiver.
+    pub method_tests: usize,
+    /// Tests with at least one mock.
+    pub mock_tests: usize,
+    /// `mock!` blocks written.
+    pub mocks: usize,
+    /// What to add to the crate's manifest so the tests that need mocks can be written.
+    pub missing_dev_dependency: Option<String>,
 }
 
 impl Report {
@@ -71,6 +84,15 @@ impl Report {
         if skipped > 0 {
             line.push_str(&format!(" ({})", breakdown(&self.skipped)));
         }
+        if self.method_tests > 0 {
+            line.push_str(&format!("; on methods: {} tests", self.method_tests));
+        }
+        if self.mock_tests > 0 {
+            line.push_str(&format!(
+                "; with mocks: {} tests ({} mock! blocks)",
+                self.mock_tests, self.mocks
+            ));
+        }
         line.push_str(&format!("; private: {} calls", self.private_calls));
         let unsupported: usize = self.unsupported.values().sum();
         if unsupported > 0 {
@@ -78,6 +100,9 @@ impl Report {
                 "; not supported yet: {unsupported} calls ({})",
                 breakdown(&self.unsupported)
             ));
+        }
+        if let Some(hint) = &self.missing_dev_dependency {
+            line.push_str(&format!("; {hint}"));
         }
         line
     }
@@ -125,6 +150,16 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
         private_calls: s.private_calls,
         unsupported: s.unsupported,
         crate_name: plan.crate_name,
+        method_tests: s.method_tests,
+        mock_tests: s.mock_tests,
+        mocks: s.mocks,
+        missing_dev_dependency: (s.needs_mockall > 0).then(|| {
+            format!(
+                "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
+                s.needs_mockall,
+                crate_dir.join("Cargo.toml").display()
+            )
+        }),
     })
 }
 

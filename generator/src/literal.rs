@@ -269,6 +269,156 @@ pub fn render(value: &Value, decl: &DeclType, pos: Position) -> Result<String, L
     }
 }
 
+/// What a literal of one of the crate's own types needs to know about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shape {
+    /// A struct literal can be written: every field is `pub` (or there are none).
+    pub fields_public: bool,
+    /// `struct A;`: written without braces.
+    pub unit: bool,
+    /// Derives or implements `PartialEq` and `Debug`, so `assert_eq!` accepts it.
+    pub comparable: bool,
+    /// Derives or implements `Debug`.
+    pub debug: bool,
+}
+
+/// Answers questions about the crate's types by their recorded path (`abc::AbcError`).
+pub trait TypeFacts {
+    /// `None` when a test cannot name the type (private, unknown, another crate).
+    fn shape(&self, path: &str) -> Option<Shape>;
+}
+
+/// Writes any exactly recorded value by its recorded type: scalars and strings as [`render`]
+/// does, and `Ok(..)`, `Some(..)`, the crate's enums and structs (full paths), tuples, `vec![..]`,
+/// `Box::new(..)`. With `compare`, every type of the crate inside must be comparable with
+/// `assert_eq!`. Trait objects are never literals.
+pub fn render_value(
+    value: &Value,
+    compare: bool,
+    facts: &dyn TypeFacts,
+) -> Result<String, LiteralError> {
+    if value.is_scalar_or_string() {
+        return render(value, &recorded_type(value)?, Position::Arg);
+    }
+    let list = |values: &mut dyn Iterator<Item = &Value>| -> Result<Vec<String>, LiteralError> {
+        values.map(|v| render_value(v, compare, facts)).collect()
+    };
+    match value {
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } => {
+            let base = strip_generics(ty);
+            let args = list(&mut fields.iter().map(|f| &f.value))?;
+            let std_variant = match base {
+                "core::option::Option" | "std::option::Option" => {
+                    matches!(variant.as_str(), "Some" | "None")
+                }
+                "core::result::Result" | "std::result::Result" => {
+                    matches!(variant.as_str(), "Ok" | "Err")
+                }
+                _ => false,
+            };
+            let path = if std_variant {
+                variant.clone()
+            } else {
+                let shape = facts
+                    .shape(base)
+                    .ok_or_else(|| LiteralError::UnsupportedType(base.to_string()))?;
+                if compare && !shape.comparable {
+                    return Err(LiteralError::UnsupportedType(base.to_string()));
+                }
+                format!("{base}::{variant}")
+            };
+            Ok(compose(&path, fields, &args, true))
+        }
+        Value::Struct { ty, fields } => {
+            let base = strip_generics(ty);
+            let shape = facts
+                .shape(base)
+                .ok_or_else(|| LiteralError::UnsupportedType(base.to_string()))?;
+            if !shape.fields_public || (compare && !shape.comparable) {
+                return Err(LiteralError::UnsupportedType(base.to_string()));
+            }
+            let args = list(&mut fields.iter().map(|f| &f.value))?;
+            Ok(compose(base, fields, &args, shape.unit))
+        }
+        Value::Tuple { elems, .. } => {
+            let args = list(&mut elems.iter())?;
+            Ok(match args.len() {
+                1 => format!("({},)", args[0]),
+                _ => format!("({})", args.join(", ")),
+            })
+        }
+        Value::Seq {
+            ty,
+            elems,
+            truncated: false,
+        } => {
+            let args = list(&mut elems.iter())?;
+            if ty.starts_with("alloc::vec::Vec") {
+                Ok(format!("vec![{}]", args.join(", ")))
+            } else if ty.starts_with('[') {
+                Ok(format!("[{}]", args.join(", ")))
+            } else {
+                Err(LiteralError::UnsupportedType(ty.clone()))
+            }
+        }
+        Value::Ref { ty, target, .. } => {
+            if ty.contains("dyn ") {
+                return Err(LiteralError::UnsupportedType(ty.clone()));
+            }
+            if ty.starts_with("alloc::boxed::Box") {
+                return Ok(format!(
+                    "Box::new({})",
+                    render_value(target, compare, facts)?
+                ));
+            }
+            if let Some(rest) = ty.strip_prefix('&') {
+                if let Value::Str { value: s, .. } = target.as_ref() {
+                    if !rest.starts_with("mut") {
+                        return Ok(format!("{s:?}"));
+                    }
+                }
+                let amp = if rest.starts_with("mut ") {
+                    "&mut "
+                } else {
+                    "&"
+                };
+                return Ok(format!("{amp}{}", render_value(target, compare, facts)?));
+            }
+            Err(LiteralError::UnsupportedType(ty.clone()))
+        }
+        _ => Err(LiteralError::Undecoded),
+    }
+}
+
+/// `Path`, `Path(a, b)` or `Path { x: a }`: tuple fields are recorded as `__0`, `__1`...
+fn compose(path: &str, fields: &[carve_storage::Field], args: &[String], unit: bool) -> String {
+    if fields.is_empty() {
+        return if unit {
+            path.to_string()
+        } else {
+            format!("{path} {{}}")
+        };
+    }
+    if fields.iter().all(|f| f.name.starts_with("__")) {
+        return format!("{path}({})", args.join(", "));
+    }
+    let named: Vec<String> = fields
+        .iter()
+        .zip(args)
+        .map(|(f, a)| format!("{}: {a}", f.name))
+        .collect();
+    format!("{path} {{ {} }}", named.join(", "))
+}
+
+/// `core::result::Result<i32, abc::E>` → `core::result::Result`.
+pub fn strip_generics(ty: &str) -> &str {
+    ty.split('<').next().unwrap_or(ty).trim()
+}
+
 fn render_behind_ref(
     target: &Value,
     mutable: bool,

@@ -109,6 +109,21 @@ pub fn value_slug(value: &Value) -> String {
             }
         }
         Value::Ref { target, .. } => value_slug(target),
+        Value::Enum {
+            variant, fields, ..
+        } => {
+            let mut words = vec![snake_words(variant)];
+            words.extend(fields.first().map(|f| value_slug(&f.value)));
+            words.retain(|w| !w.is_empty());
+            words.join("_")
+        }
+        // A struct is named after its first field (`User { name: "Gandhi", .. }` → `gandhi`).
+        Value::Struct { fields, .. } => fields
+            .first()
+            .map_or_else(|| "value".to_string(), |f| value_slug(&f.value)),
+        Value::Tuple { elems, .. } if !elems.is_empty() => {
+            elems.iter().map(value_slug).collect::<Vec<_>>().join("_")
+        }
         _ => "value".to_string(),
     };
     let mut slug = slug;

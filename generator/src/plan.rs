@@ -3,18 +3,21 @@
 //!
 //! Each call is sorted into one of: carved (a test, or a duplicate of one), skipped (its function
 //! is callable but the call cannot be replayed: `undecoded`, `did not return`, `unsupported
-//! type`), private (its function is not reachable from outside the crate), or not supported yet
-//! (trait impls, methods with `self`, closures, binary-only or other crates' functions).
+//! type`, `receiver not rebuilt`, `trait not mockable`, `mock not replayable`, `needs mockall`),
+//! private (its function is not reachable from outside the crate), or not supported yet
+//! (closures, binary-only or other crates' functions...). What one test does is built by
+//! [`crate::scenario`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use carve_storage::{Call, FunctionInfo, Language, Outcome, Trace, Value};
+use carve_storage::{CallId, FunctionInfo, Language, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::literal::{self, DeclType, LiteralError, Position, Prim};
 use crate::naming::{self, NameParts};
+use crate::scenario::{self, Binding, Body, Effect, MockDecl, MockSetup};
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -22,6 +25,10 @@ pub const UNDECODED: &str = "undecoded";
 pub const DID_NOT_RETURN: &str = "did not return";
 /// Skip reason: a value does not fit the declared type, or the type takes no literal.
 pub const UNSUPPORTED_TYPE: &str = "unsupported type";
+/// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
+pub const NEEDS_MOCKALL: &str = "needs mockall";
+/// The `mockall` version generated tests are written for.
+pub const MOCKALL_VERSION: &str = "0.13";
 
 /// Everything to write, in writing order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -44,17 +51,36 @@ pub struct FilePlan {
     /// `expr::lexer` (the crate name for the root).
     pub module_path: String,
     pub tests: Vec<TestPlan>,
+    /// The `mock!`s the tests use, sorted by trait path.
+    pub mocks: Vec<MockDecl>,
+    /// Traits imported for method calls (`abc::Asker`), sorted.
+    pub uses: Vec<String>,
+    /// Some expectation matches arguments (`use mockall::predicate::*`).
+    pub needs_predicates: bool,
+    /// Some test orders expectations (`use mockall::Sequence`).
+    pub needs_sequence: bool,
 }
 
-/// One test: call a function with literals and check what it returns.
+/// One test: arrange mocks and objects, call a function or method, check what it returns and
+/// what it changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestPlan {
     pub name: String,
-    /// The path the test calls, `expr::lexer::precedence` or `expr::parser::Parser::new`.
+    /// The path of the function, `expr::lexer::precedence` or `expr::parser::Parser::new`.
     pub function_path: String,
+    /// What the test calls: the function path, or `c.calls_b_with_a` for a method.
+    pub callee: String,
     /// The arguments as Rust expressions.
     pub args: Vec<String>,
+    /// Mocks to set up, children before the mocks returning them.
+    pub mocks: Vec<MockSetup>,
+    /// Objects built before the call (the receiver, object arguments).
+    pub setup: Vec<Binding>,
+    /// A `let mut seq = Sequence::new();` is needed.
+    pub sequence: bool,
     pub assertion: Assertion,
+    /// Checks of fields after the call.
+    pub effects: Vec<Effect>,
     /// Recorded calls this test stands for (identical calls share one test).
     pub calls: usize,
     /// Id of the first of them.
@@ -92,46 +118,76 @@ pub struct Summary {
     pub private_calls: usize,
     /// Calls of functions carve does not write tests for yet, by kind.
     pub unsupported: BTreeMap<String, usize>,
+    /// Tests calling a method on a rebuilt receiver.
+    pub method_tests: usize,
+    /// Tests with at least one mock.
+    pub mock_tests: usize,
+    /// `mock!` blocks written (one per trait and file).
+    pub mocks: usize,
+    /// Calls that would have been carved with mocks if the crate had `mockall`.
+    pub needs_mockall: usize,
 }
 
 /// Plans the tests for every call in `trace` against the crate described by `api`.
 pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
     let mut summary = Summary::default();
-    let functions: HashMap<_, _> = trace.functions.iter().map(|f| (f.id, f)).collect();
-    let mut targets: HashMap<_, Target> = HashMap::new();
-    // module path -> dedup key -> test under construction
+    let targets: HashMap<_, Target> = trace
+        .functions
+        .iter()
+        .map(|f| (f.id, resolve(api, f)))
+        .collect();
+    let mut children: HashMap<Option<CallId>, Vec<usize>> = HashMap::new();
+    for (i, call) in trace.calls.iter().enumerate() {
+        children.entry(call.parent).or_default().push(i);
+    }
+    let cx = scenario::Ctx {
+        trace,
+        api,
+        targets: &targets,
+        children: &children,
+    };
+    let has_mockall = api.dev_dependencies.contains("mockall");
+    // module path -> tests under construction, and where each body already is.
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
-    let mut index: HashMap<(Vec<String>, DraftKey), usize> = HashMap::new();
+    let mut index: HashMap<(Vec<String>, Body), usize> = HashMap::new();
 
     for call in &trace.calls {
-        let target =
-            targets
-                .entry(call.function)
-                .or_insert_with(|| match functions.get(&call.function) {
-                    Some(info) => resolve(api, info),
-                    None => Target::Unsupported("unknown function"),
-                });
-        let callable = match target {
-            Target::Private => {
+        let callable = match targets.get(&call.function) {
+            None => {
+                *summary
+                    .unsupported
+                    .entry("unknown function".to_string())
+                    .or_default() += 1;
+                continue;
+            }
+            Some(Target::Private) => {
                 summary.private_calls += 1;
                 continue;
             }
-            Target::Unsupported(kind) => {
+            Some(Target::Unsupported(kind)) => {
                 *summary.unsupported.entry((*kind).to_string()).or_default() += 1;
                 continue;
             }
-            Target::Callable(c) => c,
+            Some(Target::Callable(c)) => c,
         };
         summary.in_scope += 1;
-        let draft = match carve_call(call, callable) {
-            Ok(draft) => draft,
+        let (body, name) = match scenario::carve(&cx, call, callable) {
+            Ok(carved) => carved,
             Err(reason) => {
                 *summary.skipped.entry(reason.to_string()).or_default() += 1;
                 continue;
             }
         };
+        if !body.mocks.is_empty() && !has_mockall {
+            summary.needs_mockall += 1;
+            *summary
+                .skipped
+                .entry(NEEDS_MOCKALL.to_string())
+                .or_default() += 1;
+            continue;
+        }
         summary.calls_carved += 1;
-        let key = (callable.module.clone(), draft.key.clone());
+        let key = (callable.module.clone(), body.clone());
         match index.get(&key) {
             Some(&i) => {
                 if let Some(existing) = modules.get_mut(&callable.module).and_then(|v| v.get_mut(i))
@@ -142,7 +198,12 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
             None => {
                 let list = modules.entry(callable.module.clone()).or_default();
                 index.insert(key, list.len());
-                list.push(draft);
+                list.push(Draft {
+                    body,
+                    name,
+                    calls: 1,
+                    first_call: call.id.0,
+                });
             }
         }
     }
@@ -151,7 +212,17 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
     let mut used_names: BTreeMap<String, usize> = BTreeMap::new();
     for (module, mut drafts) in modules {
         drafts.sort_by(|a, b| {
-            (&a.key.function_path, a.first_call).cmp(&(&b.key.function_path, b.first_call))
+            (&a.body.function_path, a.first_call).cmp(&(&b.body.function_path, b.first_call))
+        });
+        // Two traits with the same name cannot both be `MockName` in one file: keep the first.
+        let mut mock_names: BTreeMap<String, String> = BTreeMap::new();
+        drafts.retain(|d| {
+            d.body.mock_decls.iter().all(|m| {
+                mock_names
+                    .entry(m.name.clone())
+                    .or_insert_with(|| m.trait_path.clone())
+                    == &m.trait_path
+            })
         });
         let names = naming::test_names(&drafts.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
         let mut module_path = vec![api.crate_name.clone()];
@@ -162,23 +233,50 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
         if *seen > 1 {
             file_name = format!("{}_{}.rs", file_name.trim_end_matches(".rs"), seen);
         }
+        let mut mocks: BTreeSet<MockDecl> = BTreeSet::new();
+        let mut uses: BTreeSet<String> = BTreeSet::new();
         let tests: Vec<TestPlan> = drafts
             .into_iter()
             .zip(names)
-            .map(|(d, name)| TestPlan {
-                name,
-                function_path: d.key.function_path,
-                args: d.key.args,
-                assertion: d.key.assertion,
-                calls: d.calls,
-                first_call: d.first_call,
+            .map(|(d, name)| {
+                mocks.extend(d.body.mock_decls.iter().cloned());
+                uses.extend(d.body.trait_uses.iter().cloned());
+                TestPlan {
+                    name,
+                    function_path: d.body.function_path,
+                    callee: d.body.callee,
+                    args: d.body.args,
+                    mocks: d.body.mocks,
+                    setup: d.body.setup,
+                    sequence: d.body.sequence,
+                    assertion: d.body.assertion,
+                    effects: d.body.effects,
+                    calls: d.calls,
+                    first_call: d.first_call,
+                }
             })
             .collect();
         summary.tests += tests.len();
+        summary.method_tests += tests
+            .iter()
+            .filter(|t| !t.setup.is_empty() && t.callee != t.function_path)
+            .count();
+        summary.mock_tests += tests.iter().filter(|t| !t.mocks.is_empty()).count();
+        summary.mocks += mocks.len();
+        let needs_predicates = tests
+            .iter()
+            .flat_map(|t| &t.mocks)
+            .flat_map(|m| &m.expectations)
+            .any(|e| !e.with.is_empty());
+        let needs_sequence = tests.iter().any(|t| t.sequence);
         files.push(FilePlan {
             file_name,
             module_path: module_path.join("::"),
             tests,
+            mocks: mocks.into_iter().collect(),
+            uses: uses.into_iter().collect(),
+            needs_predicates,
+            needs_sequence,
         });
     }
 
@@ -196,33 +294,29 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
 }
 
 /// Where a recorded function lives, as far as tests are concerned.
-enum Target {
-    Callable(Callable),
+pub(crate) enum Target {
+    Callable(Box<Callable>),
     Private,
     Unsupported(&'static str),
 }
 
-/// A public, reachable function with its signature.
-struct Callable {
+/// A public, reachable function or method with its signature.
+pub(crate) struct Callable {
     /// Module path below the crate root.
-    module: Vec<String>,
+    pub module: Vec<String>,
     /// The path a test writes to call it.
-    call_path: String,
+    pub call_path: String,
     /// What names start with (`parser_precedence`).
-    subject: String,
-    api: FnApi,
-}
-
-/// Identity of a test: same function, same arguments, same outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct DraftKey {
-    function_path: String,
-    args: Vec<String>,
-    assertion: Assertion,
+    pub subject: String,
+    pub api: FnApi,
+    /// The type of an associated function or method, as recorded (`abc::C`).
+    pub self_type: Option<String>,
+    /// The trait of a trait method (`abc::Asker`): tests import it.
+    pub via_trait: Option<String>,
 }
 
 struct Draft {
-    key: DraftKey,
+    body: Body,
     name: NameParts,
     calls: usize,
     first_call: u64,
@@ -231,6 +325,9 @@ struct Draft {
 fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     if info.language != Language::Rust {
         return Target::Unsupported("not Rust");
+    }
+    if let Some((ty, tr, method)) = split_trait_impl(&info.path) {
+        return resolve_trait_impl(api, info, &ty, &tr, &method);
     }
     let segments = match parse_fn_path(&info.path) {
         Ok(segments) => segments,
@@ -242,27 +339,17 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     if krate != &api.crate_name || rest.is_empty() {
         return Target::Unsupported("other crate");
     }
-    // A source file we can see that is not part of the lib: the binary (or another crate).
-    if let Some(file) = info.decl_file.as_deref().map(Path::new) {
-        if file.is_file() && !api.contains_file(file) {
-            let in_crate = std::fs::canonicalize(file)
-                .ok()
-                .zip(std::fs::canonicalize(&api.dir).ok())
-                .is_some_and(|(f, d)| f.starts_with(d));
-            return Target::Unsupported(if in_crate {
-                "binary only"
-            } else {
-                "other crate"
-            });
-        }
+    if let Some(outside) = outside_lib(api, info) {
+        return outside;
     }
     let (fn_name, owners) = match rest.split_last() {
         Some(split) => split,
         None => return Target::Unsupported("unknown function"),
     };
     // A free function of module `owners`...
-    if let Some((module, f)) =
-        find_module(api, owners).and_then(|m| Some((m, m.functions.get(fn_name)?)))
+    if let Some((module, f)) = api
+        .find_module(owners)
+        .and_then(|m| Some((m, m.functions.get(fn_name)?)))
     {
         if !(module.reachable && f.public) {
             return Target::Private;
@@ -271,7 +358,7 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     }
     // ...or an associated function of type `owners.last()`.
     if let Some((type_name, module_path)) = owners.split_last() {
-        if let Some(module) = find_module(api, module_path) {
+        if let Some(module) = api.find_module(module_path) {
             if let Some(ty) = module.types.get(type_name) {
                 if let Some(f) = ty.functions.get(fn_name) {
                     if !(module.reachable && ty.public && f.public) {
@@ -285,10 +372,94 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     Target::Unsupported("not found in the source")
 }
 
-fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi) -> Target {
-    if f.has_receiver {
-        return Target::Unsupported("method with self");
+/// A source file we can see that is not part of the lib: the binary (or another crate).
+fn outside_lib(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
+    let file = info.decl_file.as_deref().map(Path::new)?;
+    if !file.is_file() || api.contains_file(file) {
+        return None;
     }
+    let in_crate = std::fs::canonicalize(file)
+        .ok()
+        .zip(std::fs::canonicalize(&api.dir).ok())
+        .is_some_and(|(f, d)| f.starts_with(d));
+    Some(Target::Unsupported(if in_crate {
+        "binary only"
+    } else {
+        "other crate"
+    }))
+}
+
+/// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
+fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
+    let inner_and_rest = path.strip_prefix('<')?;
+    let end = matching_angle(inner_and_rest)?;
+    let inner = &inner_and_rest[..end];
+    let parts = split_top(inner, " as ");
+    let [ty, tr] = parts.as_slice() else {
+        return None;
+    };
+    let method = inner_and_rest[end + 1..]
+        .trim_start_matches("::")
+        .to_string();
+    Some((ty.trim().to_string(), tr.trim().to_string(), method))
+}
+
+/// The trait of a `<Type as Trait>::method` path, without generic arguments.
+pub(crate) fn trait_of_impl(path: &str) -> Option<String> {
+    split_trait_impl(path).map(|(_, tr, _)| literal::strip_generics(&tr).to_string())
+}
+
+/// A trait method called on a type of the crate: callable as a method when both are public.
+fn resolve_trait_impl(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    ty: &str,
+    tr: &str,
+    method: &str,
+) -> Target {
+    if method.contains(['{', '<', ':']) {
+        return Target::Unsupported("trait impl");
+    }
+    let ty_segments = match parse_fn_path(ty) {
+        Ok(s) => s,
+        Err(_) => return Target::Unsupported("trait impl"),
+    };
+    if ty_segments.first() != Some(&api.crate_name) || tr != literal::strip_generics(tr) {
+        return Target::Unsupported("trait impl");
+    }
+    if let Some(outside) = outside_lib(api, info) {
+        return outside;
+    }
+    let (Some(_), Some(trait_api)) = (api.public_type(ty), api.public_trait(tr)) else {
+        return Target::Private;
+    };
+    let Some(m) = trait_api.methods.iter().find(|m| m.name == method) else {
+        return Target::Unsupported("not found in the source");
+    };
+    let Some((_, module)) = ty_segments.split_first() else {
+        return Target::Unsupported("trait impl");
+    };
+    let module = module[..module.len().saturating_sub(1)].to_vec();
+    Target::Callable(Box::new(Callable {
+        module,
+        call_path: format!("{ty}::{method}"),
+        subject: m.name.clone(),
+        api: FnApi {
+            name: m.name.clone(),
+            ident: m.name.clone(),
+            public: true,
+            has_receiver: true,
+            mut_receiver: m.mut_receiver,
+            params: m.params.clone(),
+            ret: m.ret.clone(),
+            blocker: None,
+        },
+        self_type: Some(ty.to_string()),
+        via_trait: Some(tr.to_string()),
+    }))
+}
+
+fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi) -> Target {
     if let Some(blocker) = f.blocker {
         return Target::Unsupported(blocker);
     }
@@ -303,27 +474,23 @@ fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi)
         subject.push_str(&ty.name);
         subject.push('_');
     }
+    let self_type = ty.map(|_| {
+        call_path
+            .iter()
+            .map(|s| s.trim_start_matches("r#"))
+            .collect::<Vec<_>>()
+            .join("::")
+    });
     call_path.push(f.ident.clone());
     subject.push_str(&f.name);
-    Target::Callable(Callable {
+    Target::Callable(Box::new(Callable {
         module: module.path.clone(),
         call_path: call_path.join("::"),
         subject,
         api: f.clone(),
-    })
-}
-
-/// Finds a module by unraw'd names (DWARF has `type` where the source has `r#type`).
-fn find_module<'a>(api: &'a CrateApi, path: &[String]) -> Option<&'a ModuleApi> {
-    api.module(path).or_else(|| {
-        api.modules.values().find(|m| {
-            m.path.len() == path.len()
-                && m.path
-                    .iter()
-                    .zip(path)
-                    .all(|(a, b)| a.trim_start_matches("r#") == b)
-        })
-    })
+        self_type,
+        via_trait: None,
+    }))
 }
 
 /// Splits a demangled path into plain segments (`expr::parser::Parser::new`), dropping generic
@@ -412,41 +579,11 @@ fn strip_generics(segment: &str) -> String {
     }
 }
 
-/// Turns one call of a callable function into a test draft, or says why not.
-fn carve_call(call: &Call, target: &Callable) -> Result<Draft, &'static str> {
-    if call.outcome != Outcome::Returned {
-        return Err(DID_NOT_RETURN);
-    }
-    let params = &target.api.params;
-    if call.args.len() != params.len() {
-        return Err(UNDECODED);
-    }
-    let mut args = Vec::with_capacity(params.len());
-    let mut arg_slugs = Vec::with_capacity(params.len());
-    for (arg, param) in call.args.iter().zip(params) {
-        args.push(literal::render(&arg.value, &param.ty, Position::Arg).map_err(reason)?);
-        arg_slugs.push(naming::value_slug(&arg.value));
-    }
-    let (assertion, ret_slug) = assertion(call.ret.as_ref(), &target.api.ret)?;
-    Ok(Draft {
-        key: DraftKey {
-            function_path: target.call_path.clone(),
-            args,
-            assertion,
-        },
-        name: NameParts {
-            subject: target.subject.clone(),
-            args: arg_slugs,
-            ret: ret_slug,
-        },
-        calls: 1,
-        first_call: call.id.0,
-    })
-}
-
-fn assertion(
+/// What the test checks about the returned value, and the slug naming it.
+pub(crate) fn assertion(
     ret: Option<&Value>,
     decl: &DeclType,
+    facts: &dyn literal::TypeFacts,
 ) -> Result<(Assertion, Option<String>), &'static str> {
     let Some(value) = ret else {
         return match decl {
@@ -457,7 +594,12 @@ fn assertion(
     if !value.is_scalar_or_string()
         && !matches!(value, Value::Ref { target, .. } if target.is_scalar_or_string())
     {
-        return Err(UNDECODED);
+        // `Ok(43i32)`, `abc::User { .. }`: compared whole when every type in it allows.
+        if !value.is_exact() {
+            return Err(UNDECODED);
+        }
+        let expected = literal::render_value(value, true, facts).map_err(reason)?;
+        return Ok((Assertion::Eq { expected }, Some(naming::value_slug(value))));
     }
     if let (Value::Unit, DeclType::Unit) = (value, decl) {
         return Ok((Assertion::Unit, None));
@@ -489,7 +631,7 @@ fn assertion(
     Ok((Assertion::Eq { expected }, slug))
 }
 
-fn reason(e: LiteralError) -> &'static str {
+pub(crate) fn reason(e: LiteralError) -> &'static str {
     match e {
         LiteralError::Undecoded => UNDECODED,
         LiteralError::UnsupportedType(_) => UNSUPPORTED_TYPE,
@@ -499,7 +641,7 @@ fn reason(e: LiteralError) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use carve_storage::{Arg, CallId, FunctionId, ParamInfo, Run, RunId, RunInfo};
+    use carve_storage::{Arg, Call, CallId, FunctionId, Outcome, ParamInfo, Run, RunId, RunInfo};
 
     fn api() -> (tempfile::TempDir, CrateApi) {
         let tmp = tempfile::tempdir().unwrap();
@@ -729,13 +871,13 @@ mod tests {
         );
         let plan = plan(&t, &api);
         let s = &plan.summary;
-        assert_eq!(s.in_scope, 5);
-        assert_eq!(s.skipped.get(UNDECODED), Some(&1));
+        // Methods and trait methods of public types are in scope; these were recorded without
+        // their `self`, so they cannot be replayed.
+        assert_eq!(s.in_scope, 7);
+        assert_eq!(s.skipped.get(UNDECODED), Some(&3));
         assert_eq!(s.skipped.get(DID_NOT_RETURN), Some(&2));
         assert_eq!(s.skipped.get(UNSUPPORTED_TYPE), Some(&1));
         assert_eq!(s.private_calls, 2);
-        assert_eq!(s.unsupported.get("trait impl"), Some(&1));
-        assert_eq!(s.unsupported.get("method with self"), Some(&1));
         assert_eq!(s.unsupported.get("closure"), Some(&1));
         assert_eq!(s.unsupported.get("other crate"), Some(&1));
         assert_eq!(s.unsupported.get("unknown function"), Some(&1));

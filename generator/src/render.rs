@@ -39,6 +39,10 @@ struct FileContext<'a> {
     module_path: &'a str,
     file_name: &'a str,
     tests: &'a [TestPlan],
+    mocks: &'a [crate::scenario::MockDecl],
+    uses: &'a [String],
+    needs_predicates: bool,
+    needs_sequence: bool,
 }
 
 impl Templates {
@@ -84,6 +88,10 @@ impl Templates {
             module_path: &file.module_path,
             file_name: &file.file_name,
             tests: &file.tests,
+            mocks: &file.mocks,
+            uses: &file.uses,
+            needs_predicates: file.needs_predicates,
+            needs_sequence: file.needs_sequence,
         };
         let template = self.origin(TEST_FILE_TEMPLATE);
         let render_error = |message: String| GenerateError::Render {
@@ -129,9 +137,80 @@ pub fn format_rust(file_name: &str, source: &str) -> Result<String, GenerateErro
         file: file_name.to_string(),
         message: e.to_string(),
     })?;
-    Ok(space_items(&unmark_comments(&prettyplease::unparse(
-        &parsed,
+    Ok(space_items(&tidy_mocks(&unmark_comments(
+        &prettyplease::unparse(&parsed),
     ))))
+}
+
+/// prettyplease prints a macro's tokens as they come (`fn answer(& self) -> i32;`): lay out
+/// each top-level `mock! { pub Name {} impl Trait for Name { ... } }` like the trait it mocks.
+fn tidy_mocks(formatted: &str) -> String {
+    let mut out = String::with_capacity(formatted.len());
+    let mut block: Option<String> = None;
+    for line in formatted.lines() {
+        if let Some(text) = block.as_mut() {
+            text.push(' ');
+            text.push_str(line.trim());
+            if line == "}" {
+                let text = block.take().unwrap_or_default();
+                out.push_str(&tidy_mock(&text).unwrap_or(text));
+                out.push('\n');
+            }
+            continue;
+        }
+        if line == "mock! {" {
+            block = Some(line.to_string());
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(text) = block {
+        out.push_str(&text);
+        out.push('\n');
+    }
+    out
+}
+
+fn tidy_mock(text: &str) -> Option<String> {
+    let body = text
+        .strip_prefix("mock! {")?
+        .trim()
+        .strip_suffix('}')?
+        .trim();
+    let impl_at = body.find(" impl ")?;
+    let head = body[..impl_at].trim();
+    let rest = body[impl_at..].trim();
+    let open = rest.find('{')?;
+    let header = tokens_tidy(rest[..open].trim());
+    let methods = rest[open..].trim();
+    let as_trait = format!("trait CarveMock {methods}");
+    let parsed = syn::parse_file(&as_trait).ok()?;
+    let pretty = prettyplease::unparse(&parsed);
+    let mut out = format!("mock! {{\n    {head}\n    {header} {{\n");
+    for line in pretty.lines().skip(1).take_while(|l| *l != "}") {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("    }\n}");
+    Some(out)
+}
+
+/// `abc :: Answerer` → `abc::Answerer`.
+fn tokens_tidy(tokens: &str) -> String {
+    let mut out = tokens.to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" ::", "::"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
 }
 
 /// Puts a blank line between top-level items (prettyplease writes them back to back), keeping
@@ -220,7 +299,12 @@ mod tests {
         let test = |name: &str, args: &[&str], assertion| TestPlan {
             name: name.to_string(),
             function_path: "calc::ops::f".to_string(),
+            callee: "calc::ops::f".to_string(),
             args: args.iter().map(|s| s.to_string()).collect(),
+            mocks: Vec::new(),
+            setup: Vec::new(),
+            sequence: false,
+            effects: Vec::new(),
             assertion,
             calls: 1,
             first_call: 1,
@@ -245,6 +329,10 @@ mod tests {
                     test("f_returns_nan", &[], Assertion::Nan),
                     test("f_runs", &[], Assertion::Unit),
                 ],
+                mocks: Vec::new(),
+                uses: Vec::new(),
+                needs_predicates: false,
+                needs_sequence: false,
             }],
             summary: Summary::default(),
         }

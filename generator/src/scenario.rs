@@ -1,0 +1,1108 @@
+//! One recorded call to one test body: the receiver rebuilt through its recorded constructor, the
+//! arguments as literals, the call's trait-object dependencies as mock trees, the result and
+//! field effects as assertions.
+//!
+//! Dependencies are the `Box<dyn Trait>` / `&dyn Trait` values the call can reach from its
+//! receiver's constructor and its arguments. Every recorded call made through such an object
+//! (`<Concrete as Trait>::method` with that object as `self`) becomes an expectation on a mock of
+//! the trait; a trait object such a call returned becomes a child mock. Calls into the crate's
+//! concrete code run for real, so the walk goes through them.
+
+use std::collections::{BTreeSet, HashMap};
+
+use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
+use serde::Serialize;
+
+use crate::api::{CrateApi, TraitApi};
+use crate::literal::{self, DeclType, Position};
+use crate::naming::{self, NameParts};
+use crate::plan::{Assertion, Callable, Target, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
+
+/// Skip reason: the receiver or an object argument has no recorded constructor giving its state
+/// and cannot be written as a struct literal.
+pub const RECEIVER_NOT_REBUILT: &str = "receiver not rebuilt";
+/// Skip reason: a dependency's trait cannot be mocked (private, generic, associated items...).
+pub const NOT_MOCKABLE: &str = "trait not mockable";
+/// Skip reason: a mock would have to return a value carve cannot write, or a mocked call did
+/// not return.
+pub const MOCK_UNREPLAYABLE: &str = "mock not replayable";
+
+/// A mock object a test sets up, with what it expects, in the order to write them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct MockSetup {
+    /// `mock_a`.
+    pub var: String,
+    /// `MockAnswerer`.
+    pub mock_type: String,
+    /// Needs `let mut` (it has expectations).
+    pub mutable: bool,
+    pub expectations: Vec<Expectation>,
+}
+
+/// `mock.expect_method().with(..).times(n).in_sequence(&mut seq).return_const(..)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Expectation {
+    pub method: String,
+    /// One predicate per parameter (`eq(1usize)`, `always()`); empty: no `.with`.
+    pub with: Vec<String>,
+    pub times: usize,
+    pub in_sequence: bool,
+    pub returns: Returns,
+}
+
+/// What a mocked call gives back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Returns {
+    /// `.return_const(())`.
+    Unit,
+    /// `.return_const(<expr>)`.
+    Const { expr: String },
+    /// `.return_once(move |<pattern>| Box::new(<var>))`: a child mock.
+    Mock { var: String, pattern: String },
+}
+
+/// `let [mut] <var> = <expr>;` before the call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Binding {
+    pub var: String,
+    pub mutable: bool,
+    pub expr: String,
+}
+
+/// `assert_eq!(<actual>, <expected>)` on state after the call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Effect {
+    pub actual: String,
+    pub expected: String,
+}
+
+/// A `mock!` the file must declare.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct MockDecl {
+    /// `Answerer` (the mock struct is `MockAnswerer`).
+    pub name: String,
+    /// `abc::Answerer`.
+    pub trait_path: String,
+    /// Method signatures as a test writes them, without `;`.
+    pub methods: Vec<String>,
+}
+
+/// Everything a test does, before it gets a name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Body {
+    pub function_path: String,
+    pub mocks: Vec<MockSetup>,
+    pub setup: Vec<Binding>,
+    /// What is called: `abc::label` or `c.calls_b_with_a`.
+    pub callee: String,
+    pub args: Vec<String>,
+    pub assertion: Assertion,
+    pub effects: Vec<Effect>,
+    pub sequence: bool,
+    /// The mocks' traits.
+    pub mock_decls: Vec<MockDecl>,
+    /// Traits to import so method syntax works (`abc::Asker`).
+    pub trait_uses: Vec<String>,
+}
+
+/// What the planner knows about the whole trace.
+pub struct Ctx<'a> {
+    pub trace: &'a Trace,
+    pub api: &'a CrateApi,
+    pub targets: &'a HashMap<FunctionId, Target>,
+    pub children: &'a HashMap<Option<CallId>, Vec<usize>>,
+}
+
+/// A trait object the test replaces with a mock.
+struct Dep {
+    trait_path: String,
+    addr: u64,
+    var: String,
+    /// Recorded interactions, in order: (method, predicates, returns).
+    calls: Vec<(String, Vec<String>, Returns)>,
+}
+
+#[derive(Default)]
+struct Builder {
+    deps: Vec<Dep>,
+    vars: BTreeSet<String>,
+    setup: Vec<Binding>,
+    effects: Vec<Effect>,
+}
+
+impl Builder {
+    fn fresh(&mut self, base: &str) -> String {
+        let base = naming::sanitize_ident(base);
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.vars.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    fn add_dep(&mut self, trait_path: String, addr: u64, base: &str) -> String {
+        let var = self.fresh(&format!("mock_{base}"));
+        self.deps.push(Dep {
+            trait_path,
+            addr,
+            var: var.clone(),
+            calls: Vec::new(),
+        });
+        var
+    }
+
+    /// The dependency a call through `trait_path` on the object at `addr` goes to.
+    fn find_dep(&self, trait_path: &str, addr: u64) -> Option<usize> {
+        let same_trait: Vec<usize> = (0..self.deps.len())
+            .filter(|&i| self.deps[i].trait_path == trait_path)
+            .collect();
+        same_trait
+            .iter()
+            .copied()
+            .find(|&i| self.deps[i].addr == addr)
+            .or(match same_trait.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            })
+    }
+}
+
+/// `dao::Connection` from `alloc::boxed::Box<dyn dao::Connection, alloc::alloc::Global>` or
+/// `&dyn dao::Connection`.
+pub fn dyn_trait(ty: &str) -> Option<String> {
+    let rest = &ty[ty.find("dyn ")? + 4..];
+    let end = rest.find([',', '>', '+', ' ']).unwrap_or(rest.len());
+    let path = rest[..end].trim();
+    (!path.is_empty()).then(|| path.to_string())
+}
+
+/// The trait object inside an argument or return value: (trait path, address).
+fn dyn_object(value: &Value) -> Option<(String, u64)> {
+    match value {
+        Value::Ref { ty, addr, .. } => dyn_trait(ty).map(|t| (t, *addr)),
+        _ => None,
+    }
+}
+
+/// Recorded states equal for the test's purpose: addresses ignored, trait objects equal when
+/// their concrete types are (they become mocks).
+fn same_state(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (
+            Value::Ref {
+                ty: ta, target: a, ..
+            },
+            Value::Ref {
+                ty: tb, target: b, ..
+            },
+        ) => {
+            ta == tb
+                && if ta.contains("dyn ") {
+                    a.type_name() == b.type_name()
+                } else {
+                    same_state(a, b)
+                }
+        }
+        (Value::Struct { ty: ta, fields: fa }, Value::Struct { ty: tb, fields: fb })
+        | (
+            Value::Enum {
+                ty: ta, fields: fa, ..
+            },
+            Value::Enum {
+                ty: tb, fields: fb, ..
+            },
+        ) => {
+            ta == tb
+                && fa.len() == fb.len()
+                && fa
+                    .iter()
+                    .zip(fb)
+                    .all(|(x, y)| x.name == y.name && same_state(&x.value, &y.value))
+                && match (a, b) {
+                    (Value::Enum { variant: va, .. }, Value::Enum { variant: vb, .. }) => va == vb,
+                    _ => true,
+                }
+        }
+        (Value::Tuple { elems: ea, .. }, Value::Tuple { elems: eb, .. })
+        | (Value::Seq { elems: ea, .. }, Value::Seq { elems: eb, .. }) => {
+            a.type_name() == b.type_name()
+                && ea.len() == eb.len()
+                && ea.iter().zip(eb).all(|(x, y)| same_state(x, y))
+        }
+        _ => a == b,
+    }
+}
+
+/// The trait objects inside a value, in tree order.
+fn dyn_addrs(value: &Value, out: &mut Vec<(String, u64)>) {
+    match value {
+        Value::Ref { ty, addr, target } => match dyn_trait(ty) {
+            Some(t) => out.push((t, *addr)),
+            None => dyn_addrs(target, out),
+        },
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            fields.iter().for_each(|f| dyn_addrs(&f.value, out));
+        }
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => {
+            elems.iter().for_each(|e| dyn_addrs(e, out));
+        }
+        _ => {}
+    }
+}
+
+fn strip_ref(value: &Value) -> &Value {
+    match value {
+        Value::Ref { target, .. } => target,
+        other => other,
+    }
+}
+
+/// Builds the body of the test for `call`, or says why there is none.
+pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NameParts), &'static str> {
+    if call.outcome != Outcome::Returned {
+        return Err(DID_NOT_RETURN);
+    }
+    let api = &target.api;
+    let mut b = Builder::default();
+    let mut args_values: Vec<&carve_storage::Arg> = call.args.iter().collect();
+    let mut callee = target.call_path.clone();
+    let mut receiver_var = None;
+    if api.has_receiver {
+        let Some(pos) = args_values.iter().position(|a| a.name == "self") else {
+            return Err(UNDECODED);
+        };
+        let self_arg = args_values.remove(pos);
+        let Some(self_type) = target.self_type.as_deref() else {
+            return Err(UNSUPPORTED_TYPE);
+        };
+        let short = self_type.rsplit("::").next().unwrap_or(self_type);
+        let var = b.fresh(short);
+        rebuild(
+            cx,
+            &mut b,
+            strip_ref(&self_arg.value),
+            self_type,
+            call.id,
+            &var,
+            api.mut_receiver,
+        )?;
+        callee = format!("{var}.{}", api.ident);
+        receiver_var = Some(var);
+    }
+    if args_values.len() != api.params.len() {
+        return Err(UNDECODED);
+    }
+    let mut args = Vec::with_capacity(api.params.len());
+    let mut arg_slugs = Vec::new();
+    let mut object_args = Vec::new();
+    for (arg, param) in args_values.iter().zip(&api.params) {
+        arg_slugs.push(naming::value_slug(&arg.value));
+        if let Some((trait_path, addr)) = dyn_object(&arg.value) {
+            let var = b.add_dep(trait_path, addr, &param.name);
+            args.push(wrap_object(arg.value.type_name(), &var)?);
+            continue;
+        }
+        let scalar = arg.value.is_scalar_or_string()
+            || matches!(&arg.value, Value::Ref { target, .. } if target.is_scalar_or_string());
+        match literal::render(&arg.value, &param.ty, Position::Arg) {
+            Ok(expr) => args.push(expr),
+            Err(e) if scalar => return Err(crate::plan::reason(e)),
+            Err(_) => match literal::render_value(&arg.value, false, cx.api) {
+                Ok(expr) => args.push(expr),
+                Err(_) => {
+                    // An object of the crate passed by reference: rebuild it too.
+                    let (
+                        Value::Ref {
+                            ty, target: obj, ..
+                        },
+                        DeclType::Ref { mutable, .. },
+                    ) = (&arg.value, &param.ty)
+                    else {
+                        return Err(UNDECODED);
+                    };
+                    if !ty.starts_with('&') {
+                        return Err(UNDECODED);
+                    }
+                    let obj_type = literal::strip_generics(obj.type_name()).to_string();
+                    let var = b.fresh(&param.name);
+                    rebuild(cx, &mut b, obj, &obj_type, call.id, &var, *mutable)?;
+                    args.push(format!("{}{var}", if *mutable { "&mut " } else { "&" }));
+                    if *mutable {
+                        object_args.push((arg.name.clone(), var));
+                    }
+                }
+            },
+        }
+    }
+
+    // The mock trees: every call made through a dependency, in order.
+    interactions(cx, &mut b, call.id)?;
+
+    let (assertion, ret_slug) = crate::plan::assertion(call.ret.as_ref(), &api.ret, cx.api)?;
+
+    // Field effects on `&mut self` and `&mut` object arguments.
+    if let (Some(var), true) = (&receiver_var, api.mut_receiver) {
+        if let Some(after) = call.after("self") {
+            effects(
+                cx,
+                &mut b,
+                var,
+                after,
+                target.self_type.as_deref().unwrap_or(""),
+            );
+        }
+    }
+    for (name, var) in object_args {
+        if let Some(after) = call.after(&name) {
+            let ty = literal::strip_generics(strip_ref(after).type_name()).to_string();
+            effects(cx, &mut b, &var, after, &ty);
+        }
+    }
+
+    let (mocks, mock_decls, sequence) = mock_setups(cx, &b)?;
+    let subject = if api.has_receiver {
+        api.name.clone()
+    } else {
+        target.subject.clone()
+    };
+    let body = Body {
+        function_path: target.call_path.clone(),
+        mocks,
+        setup: b.setup,
+        callee,
+        args,
+        assertion,
+        effects: b.effects,
+        sequence,
+        mock_decls,
+        trait_uses: target.via_trait.iter().cloned().collect(),
+    };
+    let name = NameParts {
+        subject,
+        args: arg_slugs,
+        ret: ret_slug,
+    };
+    Ok((body, name))
+}
+
+/// `&mock_a`, `&mut mock_a` or `Box::new(mock_a)` for a parameter of recorded type `ty`.
+fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
+    if ty.starts_with("&mut ") {
+        Ok(format!("&mut {var}"))
+    } else if ty.starts_with('&') {
+        Ok(format!("&{var}"))
+    } else if ty.starts_with("alloc::boxed::Box<") {
+        Ok(format!("Box::new({var})"))
+    } else {
+        Err(UNSUPPORTED_TYPE)
+    }
+}
+
+/// Adds `let <var> = ...;` giving an object in `state`: its recorded constructor replayed
+/// (trait objects it got become mocks), or a struct literal.
+fn rebuild(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    before: CallId,
+    var: &str,
+    mutable: bool,
+) -> Result<(), &'static str> {
+    let mut state_dyns = Vec::new();
+    dyn_addrs(state, &mut state_dyns);
+    for ctor in cx.trace.calls.iter().rev() {
+        if ctor.id >= before || ctor.outcome != Outcome::Returned {
+            continue;
+        }
+        let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
+            continue;
+        };
+        if c.api.has_receiver || c.self_type.as_deref() != Some(type_path) {
+            continue;
+        }
+        let Some(ret) = &ctor.ret else { continue };
+        let (built, unwrap) = match ret {
+            Value::Enum {
+                ty,
+                variant,
+                fields,
+            } if ty.starts_with("core::result::Result") && variant == "Ok" => {
+                let Some(f) = fields.first() else { continue };
+                let err_ty = ty
+                    .split_once(", ")
+                    .map(|(_, e)| e.trim_end_matches('>').trim().to_string());
+                let debug = err_ty.as_deref().is_some_and(|e| {
+                    e.starts_with("alloc::string::String")
+                        || e.starts_with("&str")
+                        || literal::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
+                });
+                let unwrap = if debug {
+                    ".unwrap()".to_string()
+                } else {
+                    format!(
+                        ".unwrap_or_else(|_| panic!(\"{} failed; it returned Ok in the recording\"))",
+                        c.call_path
+                    )
+                };
+                (&f.value, unwrap)
+            }
+            Value::Enum {
+                ty,
+                variant,
+                fields,
+            } if ty.starts_with("core::option::Option") && variant == "Some" => {
+                let Some(f) = fields.first() else { continue };
+                (&f.value, ".unwrap()".to_string())
+            }
+            Value::Enum { .. } => continue,
+            other => (other, String::new()),
+        };
+        if !same_state(built, state) {
+            continue;
+        }
+        // The constructor must not itself use its dependencies.
+        if has_trait_calls(cx, ctor.id) {
+            continue;
+        }
+        let mut built_dyns = Vec::new();
+        dyn_addrs(built, &mut built_dyns);
+        let to_state: HashMap<u64, u64> = built_dyns
+            .iter()
+            .zip(&state_dyns)
+            .map(|((_, from), (_, to))| (*from, *to))
+            .collect();
+        let mark = b.deps.len();
+        let mut args = Vec::new();
+        let mut ok = true;
+        for (arg, param) in ctor.args.iter().zip(&c.api.params) {
+            if let Some((trait_path, addr)) = dyn_object(&arg.value) {
+                let addr = to_state.get(&addr).copied().unwrap_or(addr);
+                let v = b.add_dep(trait_path, addr, &param.name);
+                match wrap_object(arg.value.type_name(), &v) {
+                    Ok(expr) => args.push(expr),
+                    Err(_) => ok = false,
+                }
+                continue;
+            }
+            match literal::render(&arg.value, &param.ty, Position::Arg)
+                .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+            {
+                Ok(expr) => args.push(expr),
+                Err(_) => ok = false,
+            }
+        }
+        if !ok || ctor.args.len() != c.api.params.len() {
+            for dep in b.deps.drain(mark..) {
+                b.vars.remove(&dep.var);
+            }
+            continue;
+        }
+        b.setup.push(Binding {
+            var: var.to_string(),
+            mutable,
+            expr: format!("{}({}){unwrap}", c.call_path, args.join(", ")),
+        });
+        return Ok(());
+    }
+    // No constructor: a struct literal, when every field is public and writable.
+    if state_dyns.is_empty() {
+        if let Ok(expr) = literal::render_value(state, false, cx.api) {
+            b.setup.push(Binding {
+                var: var.to_string(),
+                mutable,
+                expr,
+            });
+            return Ok(());
+        }
+    }
+    Err(RECEIVER_NOT_REBUILT)
+}
+
+fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
+    let info = cx.trace.function(call.function)?;
+    crate::plan::trait_of_impl(&info.path)
+}
+
+fn has_trait_calls(cx: &Ctx, id: CallId) -> bool {
+    cx.children.get(&Some(id)).is_some_and(|kids| {
+        kids.iter().any(|&i| {
+            let c = &cx.trace.calls[i];
+            is_trait_call(cx, c).is_some() || has_trait_calls(cx, c.id)
+        })
+    })
+}
+
+/// Records every call made through a dependency below `parent`; other calls are walked into.
+fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'static str> {
+    let Some(kids) = cx.children.get(&Some(parent)) else {
+        return Ok(());
+    };
+    for &i in kids {
+        let call = &cx.trace.calls[i];
+        let dep = is_trait_call(cx, call).and_then(|trait_path| {
+            let addr = match call.arg("self") {
+                Some(Value::Ref { addr, .. }) => *addr,
+                _ => 0,
+            };
+            b.find_dep(&trait_path, addr).map(|d| (d, trait_path))
+        });
+        let Some((d, trait_path)) = dep else {
+            interactions(cx, b, call.id)?;
+            continue;
+        };
+        if call.outcome != Outcome::Returned {
+            return Err(MOCK_UNREPLAYABLE);
+        }
+        let tr = mockable(cx.api, &trait_path)?;
+        let info = cx.trace.function(call.function).ok_or(UNDECODED)?;
+        let method_name = info.path.rsplit("::").next().unwrap_or(&info.name);
+        let method = tr
+            .methods
+            .iter()
+            .find(|m| m.name == method_name)
+            .ok_or(NOT_MOCKABLE)?;
+        let args: Vec<_> = call.args.iter().filter(|a| a.name != "self").collect();
+        if args.len() != method.params.len() {
+            return Err(UNDECODED);
+        }
+        let mut with = Vec::new();
+        for (arg, param) in args.iter().zip(&method.params) {
+            let pred = match dyn_object(&arg.value) {
+                Some(_) => None,
+                None => literal::render(&arg.value, &param.ty, Position::Expected)
+                    .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+                    .ok(),
+            };
+            with.push(pred.map_or_else(|| "always()".to_string(), |p| format!("eq({p})")));
+        }
+        if with.iter().all(|w| w == "always()") {
+            with.clear();
+        }
+        let returns = match (&call.ret, &method.ret) {
+            (None | Some(Value::Unit), DeclType::Unit) => Returns::Unit,
+            (Some(value), decl) => {
+                if let Some((child_trait, addr)) = dyn_object(value) {
+                    if !method.ret_written.starts_with("Box<") {
+                        return Err(MOCK_UNREPLAYABLE);
+                    }
+                    let short = child_trait
+                        .rsplit("::")
+                        .next()
+                        .unwrap_or(&child_trait)
+                        .to_string();
+                    let var = b.add_dep(child_trait, addr, &short);
+                    let pattern = vec!["_"; method.params.len()].join(", ");
+                    Returns::Mock { var, pattern }
+                } else {
+                    let expr = literal::render(value, decl, Position::Arg)
+                        .or_else(|_| literal::render_value(value, false, cx.api))
+                        .map_err(|_| MOCK_UNREPLAYABLE)?;
+                    if matches!(decl, DeclType::Ref { .. }) {
+                        return Err(MOCK_UNREPLAYABLE);
+                    }
+                    Returns::Const { expr }
+                }
+            }
+            (None, _) => return Err(MOCK_UNREPLAYABLE),
+        };
+        b.deps[d].calls.push((method.name.clone(), with, returns));
+    }
+    Ok(())
+}
+
+fn mockable<'a>(api: &'a CrateApi, trait_path: &str) -> Result<&'a TraitApi, &'static str> {
+    let tr = api.public_trait(trait_path).ok_or(NOT_MOCKABLE)?;
+    if tr.blocker.is_some() {
+        return Err(NOT_MOCKABLE);
+    }
+    Ok(tr)
+}
+
+/// Assertions on the state of `var` after the call: public fields and getters
+/// (`fn field(&self) -> T`).
+fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str) {
+    let Value::Struct { fields, .. } = strip_ref(after) else {
+        return;
+    };
+    let Some(ty) = cx.api.public_type(type_path) else {
+        return;
+    };
+    for field in fields {
+        let declared = ty.fields.iter().find(|f| f.name == field.name);
+        let getter = ty.functions.get(&field.name).filter(|f| {
+            f.public
+                && f.has_receiver
+                && !f.mut_receiver
+                && f.params.is_empty()
+                && f.blocker.is_none()
+        });
+        let (actual, expected) = if let Some(g) = getter {
+            let expected = literal::render(&field.value, &g.ret, Position::Expected)
+                .or_else(|_| literal::render_value(&field.value, true, cx.api));
+            (format!("{var}.{}()", g.ident), expected)
+        } else if declared.is_some_and(|f| f.public) {
+            (
+                format!("{var}.{}", field.name),
+                literal::render_value(&field.value, true, cx.api),
+            )
+        } else {
+            continue;
+        };
+        if let Ok(expected) = expected {
+            b.effects.push(Effect { actual, expected });
+        }
+    }
+}
+
+/// The mocks in the order to write them (children before the mocks returning them), their
+/// expectations grouped (identical consecutive calls become `.times(n)`), and whether a
+/// `Sequence` is needed.
+fn mock_setups(
+    cx: &Ctx,
+    b: &Builder,
+) -> Result<(Vec<MockSetup>, Vec<MockDecl>, bool), &'static str> {
+    let mut setups = Vec::new();
+    let mut decls = Vec::new();
+    let mut sequence = false;
+    for dep in b.deps.iter().rev() {
+        let tr = mockable(cx.api, &dep.trait_path)?;
+        let decl = MockDecl {
+            name: tr.name.clone(),
+            trait_path: dep.trait_path.clone(),
+            methods: tr.methods.iter().map(|m| m.signature.clone()).collect(),
+        };
+        let mock_type = format!("Mock{}", tr.name);
+        if !decls.contains(&decl) {
+            decls.push(decl);
+        }
+        let mut expectations: Vec<Expectation> = Vec::new();
+        for (method, with, returns) in &dep.calls {
+            if let Some(last) = expectations.last_mut() {
+                let mergeable = !matches!(returns, Returns::Mock { .. });
+                if mergeable
+                    && &last.method == method
+                    && &last.with == with
+                    && &last.returns == returns
+                {
+                    last.times += 1;
+                    continue;
+                }
+            }
+            expectations.push(Expectation {
+                method: method.clone(),
+                with: with.clone(),
+                times: 1,
+                in_sequence: false,
+                returns: returns.clone(),
+            });
+        }
+        // The order matters when one method answers more than once.
+        let mut methods = BTreeSet::new();
+        let repeated = expectations
+            .iter()
+            .any(|e| !methods.insert(e.method.clone()));
+        if repeated {
+            sequence = true;
+            expectations.iter_mut().for_each(|e| e.in_sequence = true);
+        }
+        setups.push(MockSetup {
+            var: dep.var.clone(),
+            mock_type,
+            mutable: !expectations.is_empty(),
+            expectations,
+        });
+    }
+    Ok((setups, decls, sequence))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, Plan, NEEDS_MOCKALL};
+    use carve_storage::{Arg, Field, FunctionInfo, Language, ParamInfo, Run, RunId, RunInfo};
+
+    const LIB: &str = r#"
+        pub trait Source { fn next(&mut self) -> u32; fn name(&self, i: usize) -> String; }
+        pub trait Factory { fn make(&self, host: &str) -> Box<dyn Source>; }
+        pub struct Counter { total: u32, src: Box<dyn Source> }
+        impl Counter {
+            pub fn new(src: Box<dyn Source>) -> Counter { Counter { total: 0, src } }
+            pub fn total(&self) -> u32 { self.total }
+            pub fn pull(&mut self) -> u32 { self.total += self.src.next(); self.total }
+        }
+        pub struct Wallet { cents: i64 }
+        impl Wallet {
+            pub fn open(cents: i64) -> Option<Wallet> { Some(Wallet { cents }) }
+            pub fn cents(&self) -> i64 { self.cents }
+            pub fn add(&mut self, n: i64) { self.cents += n; }
+        }
+        pub fn fetch(f: &dyn Factory) -> u32 { f.make("h").next() }
+    "#;
+
+    fn crate_with(manifest_extra: &str) -> (tempfile::TempDir, CrateApi) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!("[package]\nname = \"mk\"\n{manifest_extra}"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/lib.rs"), LIB).unwrap();
+        let api = CrateApi::load(dir).unwrap();
+        (tmp, api)
+    }
+
+    fn u32v(v: u128) -> Value {
+        Value::Uint {
+            ty: "u32".into(),
+            value: v,
+        }
+    }
+
+    fn i64v(v: i128) -> Value {
+        Value::Int {
+            ty: "i64".into(),
+            value: v,
+        }
+    }
+
+    fn obj(ty: &str, addr: u64, concrete: &str) -> Value {
+        Value::Ref {
+            ty: ty.into(),
+            addr,
+            target: Box::new(Value::Struct {
+                ty: concrete.into(),
+                fields: vec![],
+            }),
+        }
+    }
+
+    fn strukt(ty: &str, fields: Vec<(&str, Value)>) -> Value {
+        Value::Struct {
+            ty: ty.into(),
+            fields: fields
+                .into_iter()
+                .map(|(name, value)| Field {
+                    name: name.into(),
+                    value,
+                })
+                .collect(),
+        }
+    }
+
+    fn by_ref(target: Value) -> Value {
+        Value::Ref {
+            ty: format!("&{}", target.type_name()),
+            addr: 0x1000,
+            target: Box::new(target),
+        }
+    }
+
+    /// Functions by path, calls as (id, parent, function path, args, ret, after).
+    type CallSpec<'a> = (
+        u64,
+        Option<u64>,
+        &'a str,
+        Vec<(&'a str, Value)>,
+        Option<Value>,
+        Vec<(&'a str, Value)>,
+    );
+
+    fn trace(calls: Vec<CallSpec>) -> Trace {
+        let mut functions: Vec<FunctionInfo> = Vec::new();
+        let mut out = Vec::new();
+        for (id, parent, path, args, ret, after) in calls {
+            let fid = match functions.iter().find(|f| f.path == path) {
+                Some(f) => f.id,
+                None => {
+                    let fid = FunctionId(functions.len() as u32 + 1);
+                    functions.push(FunctionInfo {
+                        id: fid,
+                        path: path.into(),
+                        name: path.rsplit("::").next().unwrap_or(path).into(),
+                        linkage_name: None,
+                        language: Language::Rust,
+                        decl_file: None,
+                        decl_line: None,
+                        low_pc: 0,
+                        params: Vec::<ParamInfo>::new(),
+                        return_type: None,
+                    });
+                    fid
+                }
+            };
+            let arg = |(name, value): (&str, Value)| Arg {
+                name: name.into(),
+                value,
+            };
+            out.push(Call {
+                id: CallId(id),
+                parent: parent.map(CallId),
+                function: fid,
+                thread: 1,
+                depth: 0,
+                args: args.into_iter().map(arg).collect(),
+                outcome: Outcome::Returned,
+                ret,
+                after: after.into_iter().map(arg).collect(),
+            });
+        }
+        Trace {
+            run: Run {
+                id: RunId(1),
+                info: RunInfo {
+                    program: "/t/mk".into(),
+                    args: vec![],
+                    cwd: "/".into(),
+                    pid: 1,
+                    started_at_ms: 0,
+                    filters: vec![],
+                    excludes: vec![],
+                    carve_version: "0".into(),
+                },
+                end: None,
+            },
+            functions,
+            calls: out,
+        }
+    }
+
+    const BOX_SOURCE: &str = "alloc::boxed::Box<dyn mk::Source, alloc::alloc::Global>";
+
+    fn counter(total: u128) -> Value {
+        strukt(
+            "mk::Counter",
+            vec![
+                ("total", u32v(total)),
+                ("src", obj(BOX_SOURCE, 0x50, "main::Dev")),
+            ],
+        )
+    }
+
+    /// `Counter::new(dev)`, then `pull()` twice: the source answers 3, then 3, then 4.
+    fn counter_trace() -> Trace {
+        let next = "<main::Dev as mk::Source>::next";
+        let dev = || vec![("self", obj("&main::Dev", 0x50, "main::Dev"))];
+        trace(vec![
+            (
+                1,
+                None,
+                "mk::Counter::new",
+                vec![("src", obj(BOX_SOURCE, 0x50, "main::Dev"))],
+                Some(counter(0)),
+                vec![],
+            ),
+            (
+                2,
+                None,
+                "mk::Counter::pull",
+                vec![("self", by_ref(counter(0)))],
+                Some(u32v(10)),
+                vec![("self", counter(10))],
+            ),
+            (3, Some(2), next, dev(), Some(u32v(3)), vec![]),
+            (4, Some(2), next, dev(), Some(u32v(3)), vec![]),
+            (5, Some(2), next, dev(), Some(u32v(4)), vec![]),
+        ])
+    }
+
+    fn only_test(plan: &Plan) -> &crate::plan::TestPlan {
+        assert_eq!(plan.files.len(), 1, "{plan:#?}");
+        assert_eq!(plan.files[0].tests.len(), 1, "{plan:#?}");
+        &plan.files[0].tests[0]
+    }
+
+    #[test]
+    fn a_receiver_is_rebuilt_through_the_constructor_that_gave_its_state_with_mocks_in_place() {
+        let (_tmp, api) = crate_with("[dev-dependencies]\nmockall = \"0.13\"\n");
+        let plan = plan(&counter_trace(), &api);
+        let test = only_test(&plan);
+        assert_eq!(test.name, "pull_returns_10");
+        assert_eq!(
+            test.setup,
+            [Binding {
+                var: "counter".into(),
+                mutable: true,
+                expr: "mk::Counter::new(Box::new(mock_src))".into(),
+            }]
+        );
+        assert_eq!(test.callee, "counter.pull");
+        assert_eq!(
+            test.effects,
+            [Effect {
+                actual: "counter.total()".into(),
+                expected: "10u32".into(),
+            }]
+        );
+        assert_eq!(plan.files[0].mocks[0].trait_path, "mk::Source");
+        assert_eq!(
+            plan.files[0].mocks[0].methods,
+            [
+                "fn next(&mut self) -> u32",
+                "fn name(&self, i: usize) -> String"
+            ]
+        );
+        assert_eq!(plan.summary.method_tests, 1);
+        assert_eq!(plan.summary.mock_tests, 1);
+    }
+
+    #[test]
+    fn identical_consecutive_mock_calls_become_one_expectation_called_n_times_in_sequence() {
+        let (_tmp, api) = crate_with("[dev-dependencies]\nmockall = \"0.13\"\n");
+        let plan = plan(&counter_trace(), &api);
+        let mock = &only_test(&plan).mocks[0];
+        assert_eq!(mock.var, "mock_src");
+        let shape: Vec<_> = mock
+            .expectations
+            .iter()
+            .map(|e| (e.method.as_str(), e.times, e.in_sequence, e.returns.clone()))
+            .collect();
+        let three = Returns::Const {
+            expr: "3u32".into(),
+        };
+        let four = Returns::Const {
+            expr: "4u32".into(),
+        };
+        assert_eq!(shape, [("next", 2, true, three), ("next", 1, true, four)]);
+        assert!(only_test(&plan).sequence);
+        assert!(plan.files[0].needs_sequence && !plan.files[0].needs_predicates);
+    }
+
+    #[test]
+    fn a_trait_object_returned_by_a_mock_becomes_a_child_mock_declared_first() {
+        let (_tmp, api) = crate_with("[dev-dependencies]\nmockall = \"0.13\"\n");
+        let t = trace(vec![
+            (
+                1,
+                None,
+                "mk::fetch",
+                vec![("f", obj("&dyn mk::Factory", 0x10, "main::F"))],
+                Some(u32v(7)),
+                vec![],
+            ),
+            (
+                2,
+                Some(1),
+                "<main::F as mk::Factory>::make",
+                vec![
+                    ("self", obj("&main::F", 0x10, "main::F")),
+                    (
+                        "host",
+                        Value::Str {
+                            ty: "&str".into(),
+                            value: "h".into(),
+                            truncated: false,
+                        },
+                    ),
+                ],
+                Some(obj(BOX_SOURCE, 0x20, "main::Dev")),
+                vec![],
+            ),
+            (
+                3,
+                Some(1),
+                "<main::Dev as mk::Source>::next",
+                vec![("self", obj("&main::Dev", 0x20, "main::Dev"))],
+                Some(u32v(7)),
+                vec![],
+            ),
+        ]);
+        let plan = plan(&t, &api);
+        let test = only_test(&plan);
+        let vars: Vec<_> = test.mocks.iter().map(|m| m.var.as_str()).collect();
+        assert_eq!(vars, ["mock_source", "mock_f"]);
+        let make = &test.mocks[1].expectations[0];
+        assert_eq!(make.with, [r#"eq("h")"#]);
+        assert_eq!(
+            make.returns,
+            Returns::Mock {
+                var: "mock_source".into(),
+                pattern: "_".into()
+            }
+        );
+        assert_eq!(test.args, ["&mock_f"]);
+        assert!(!test.sequence);
+    }
+
+    #[test]
+    fn without_mockall_tests_needing_mocks_are_skipped_and_counted() {
+        let (_tmp, api) = crate_with("");
+        let plan = plan(&counter_trace(), &api);
+        assert!(plan.files.is_empty());
+        assert_eq!(plan.summary.needs_mockall, 1);
+        assert_eq!(plan.summary.skipped.get(NEEDS_MOCKALL), Some(&1));
+    }
+
+    #[test]
+    fn a_receiver_whose_state_no_constructor_gave_is_skipped_with_a_reason() {
+        let (_tmp, api) = crate_with("");
+        let wallet = |c| strukt("mk::Wallet", vec![("cents", i64v(c))]);
+        let some = |v| Value::Enum {
+            ty: "core::option::Option<mk::Wallet>".into(),
+            variant: "Some".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: v,
+            }],
+        };
+        let t = trace(vec![
+            (
+                1,
+                None,
+                "mk::Wallet::open",
+                vec![("cents", i64v(5))],
+                Some(some(wallet(5))),
+                vec![],
+            ),
+            (
+                2,
+                None,
+                "mk::Wallet::add",
+                vec![("self", by_ref(wallet(5))), ("n", i64v(2))],
+                None,
+                vec![("self", wallet(7))],
+            ),
+            (
+                3,
+                None,
+                "mk::Wallet::add",
+                vec![("self", by_ref(wallet(7))), ("n", i64v(1))],
+                None,
+                vec![("self", wallet(8))],
+            ),
+            (
+                4,
+                None,
+                "mk::Wallet::add",
+                vec![("self", by_ref(wallet(5))), ("n", i64v(2))],
+                None,
+                vec![("self", wallet(7))],
+            ),
+        ]);
+        let plan = plan(&t, &api);
+        assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), Some(&1));
+        // `open` returns a wallet with a private field: no literal to compare it with.
+        assert_eq!(plan.summary.skipped.get(UNSUPPORTED_TYPE), Some(&1));
+        let test = only_test(&plan);
+        assert_eq!(test.calls, 2, "the equivalent calls share one test");
+        assert_eq!(test.setup[0].expr, "mk::Wallet::open(5i64).unwrap()");
+        assert_eq!(test.effects[0].actual, "wallet.cents()");
+        assert_eq!(test.effects[0].expected, "7i64");
+    }
+
+    #[test]
+    fn dyn_trait_paths_are_read_from_recorded_types() {
+        assert_eq!(dyn_trait(BOX_SOURCE).as_deref(), Some("mk::Source"));
+        assert_eq!(
+            dyn_trait("&dyn abc::Answerer").as_deref(),
+            Some("abc::Answerer")
+        );
+        assert_eq!(dyn_trait("&mut dyn a::T + Send").as_deref(), Some("a::T"));
+        assert_eq!(dyn_trait("&abc::B"), None);
+    }
+}
