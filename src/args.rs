@@ -59,6 +59,10 @@ pub struct RecordArgs {
     /// body (integer-returning functions only); repeatable.
     #[arg(long = "force-return", value_name = "GLOB=VALUE")]
     pub force_returns: Vec<String>,
+    /// Do not run carve and a single-threaded program on the same CPU (pinning makes each
+    /// breakpoint stop several times cheaper; it is undone when the program starts threads).
+    #[arg(long)]
+    pub no_pin: bool,
     /// The program to run, then its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,

@@ -69,6 +69,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         max_elements: 256,
         max_string: 4096,
         force_returns: Vec::new(),
+        no_pin: false,
         command: vec![program.into(), a.expr.clone().into()],
     })?;
     if code != 0 {

@@ -31,6 +31,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
             .iter()
             .map(|spec| parse_force(spec))
             .collect::<anyhow::Result<_>>()?,
+        pin_cpu: !a.no_pin,
     };
     let selected = program.select(&options.selection)?.len();
     let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());

@@ -97,6 +97,9 @@ pub struct DebugInfo {
     /// Types `0..vtable_scan` were already searched for `dyn Trait` names.
     vtable_scan: usize,
     pub(crate) eh_frame: gimli::EhFrame<Reader>,
+    /// `.eh_frame_hdr`'s sorted table, for binary-searched FDE lookups (a linear scan of
+    /// `.eh_frame` per function costs about a minute on a large binary).
+    pub(crate) eh_frame_hdr: Option<gimli::ParsedEhFrameHdr<Reader>>,
     pub(crate) eh_bases: gimli::BaseAddresses,
     pub(crate) types: TypeTable,
     /// Lowest virtual address of a PT_LOAD segment (to find the load bias).
@@ -170,6 +173,12 @@ impl DebugInfo {
         if let Some(s) = file.section_by_name(".got") {
             eh_bases = eh_bases.set_got(s.address());
         }
+        let eh_frame_hdr = file.section_by_name(".eh_frame_hdr").and_then(|s| {
+            let data = s.uncompressed_data().ok()?.into_owned();
+            eh_bases = eh_bases.clone().set_eh_frame_hdr(s.address());
+            let hdr = gimli::EhFrameHdr::from(EndianArcSlice::new(Arc::from(data), endian));
+            hdr.parse(&eh_bases, 8).ok()
+        });
 
         let first_load_vaddr = file
             .segments()
@@ -200,6 +209,7 @@ impl DebugInfo {
             vtable_traits_done: HashSet::new(),
             vtable_scan: 0,
             eh_frame,
+            eh_frame_hdr,
             eh_bases,
             types: TypeTable::default(),
             first_load_vaddr,

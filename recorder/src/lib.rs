@@ -105,7 +105,7 @@ impl Program {
 }
 
 /// How to record.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RecordOptions {
     pub selection: Selection,
     pub limits: Limits,
@@ -114,12 +114,29 @@ pub struct RecordOptions {
     /// Functions (by glob, as `--filter`) whose body is skipped: each call returns the integer
     /// given instead. Only functions returning an integer are accepted.
     pub force_returns: Vec<(String, i64)>,
+    /// Run carve and a single-threaded program on one CPU (much cheaper ptrace stops); both are
+    /// unpinned as soon as the program starts a second thread.
+    pub pin_cpu: bool,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            selection: Selection::default(),
+            limits: Limits::default(),
+            max_calls_per_function: None,
+            force_returns: Vec::new(),
+            pin_cpu: true,
+        }
+    }
 }
 
 /// A program started under ptrace and stopped before its first instruction.
 pub struct Recording {
     program: Program,
     pid: Pid,
+    /// carve's CPU affinity before it pinned itself (and so the program) to one CPU.
+    pinned_from: Option<nix::sched::CpuSet>,
     options: RecordOptions,
     started: bool,
 }
@@ -137,6 +154,7 @@ impl Recording {
         Ok(Recording {
             program,
             pid,
+            pinned_from: None,
             options,
             started: false,
         })
@@ -149,6 +167,11 @@ impl Recording {
     /// Runs the program to its end, reporting functions, calls and the exit to `sink`.
     pub fn run(mut self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
         self.started = true;
+        if self.options.pin_cpu {
+            // Only this thread and the program: threads the caller started before (such as the
+            // store's writer) keep running on the other CPUs.
+            self.pinned_from = process::pin_to_current_cpu(self.pid);
+        }
         let bias = process::load_bias(
             self.pid,
             self.program.path(),
@@ -229,7 +252,7 @@ impl Recording {
         }
         sink.record(TraceEvent::Functions(infos));
         let panic_addr = self.program.info.symbol("__rustc::rust_panic");
-        let tracer = tracer::Tracer::new(
+        let mut tracer = tracer::Tracer::new(
             self.pid,
             bias,
             &self.program.info.types,
@@ -239,7 +262,12 @@ impl Recording {
             self.options.limits,
             sink,
         )?;
-        tracer.run()
+        tracer.pinned_from(self.pinned_from);
+        let summary = tracer.run();
+        if let Some(mask) = &self.pinned_from {
+            process::unpin(Pid::from_raw(0), mask);
+        }
+        summary
     }
 }
 

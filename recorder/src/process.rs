@@ -198,3 +198,26 @@ pub(crate) fn get_xmm01(tid: Pid) -> Result<(u64, u64), RecordError> {
     let lo = |i: usize| (x[i] as u64) | ((x[i + 1] as u64) << 32);
     Ok((lo(0), lo(4)))
 }
+
+/// Pins the calling thread and the (single-threaded, not yet running) `tracee` to the CPU the
+/// caller runs on, and returns the affinity the caller had. Sharing a CPU, each ptrace stop
+/// costs a same-CPU wake-up (a few µs) instead of a cross-CPU one (~20 µs on small VMs).
+pub(crate) fn pin_to_current_cpu(tracee: Pid) -> Option<nix::sched::CpuSet> {
+    use nix::sched::{sched_getaffinity, sched_getcpu, sched_setaffinity, CpuSet};
+    let me = Pid::from_raw(0);
+    let original = sched_getaffinity(me).ok()?;
+    let cpu = sched_getcpu().ok()?;
+    let mut one = CpuSet::new();
+    one.set(cpu).ok()?;
+    sched_setaffinity(me, &one).ok()?;
+    if sched_setaffinity(tracee, &one).is_err() {
+        let _ = sched_setaffinity(me, &original);
+        return None;
+    }
+    Some(original)
+}
+
+/// Gives `tid` (0 for the calling thread) the affinity `mask` back.
+pub(crate) fn unpin(tid: Pid, mask: &nix::sched::CpuSet) {
+    let _ = nix::sched::sched_setaffinity(tid, mask);
+}

@@ -30,8 +30,145 @@ pub(crate) enum StepPlan {
     Return {
         pop: u64,
     },
+    /// A data move carve performs itself on the registers and memory, then continues at `next`
+    /// (no single-step: the common case under a breakpoint in debug builds).
+    Emulate {
+        op: Emulated,
+        next: u64,
+    },
     /// An instruction carve cannot move or emulate: lift the breakpoint and step in place.
     InPlace,
+}
+
+/// A `mov` or `lea` that can be carried out without running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Emulated {
+    /// `dst = src`, `size` bytes (4 or 8; a 4-byte register write zero-extends, as the CPU does).
+    Mov {
+        dst: Operand,
+        src: Operand,
+        size: u8,
+    },
+    /// `dst = address of mem`.
+    Lea { dst: Register, mem: MemRef },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operand {
+    /// A general-purpose register (its 64-bit name).
+    Reg(Register),
+    Mem(MemRef),
+    Imm(u64),
+}
+
+/// `[base + index * scale + disp]`, or an absolute address (rip-relative, resolved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MemRef {
+    pub base: Option<Register>,
+    pub index: Option<Register>,
+    pub scale: u64,
+    pub disp: u64,
+}
+
+impl MemRef {
+    pub(crate) fn address(&self, regs: &libc::user_regs_struct) -> Option<u64> {
+        let base = match self.base {
+            Some(r) => gpr(regs, r)?,
+            None => 0,
+        };
+        let index = match self.index {
+            Some(r) => gpr(regs, r)?.wrapping_mul(self.scale),
+            None => 0,
+        };
+        Some(base.wrapping_add(index).wrapping_add(self.disp))
+    }
+}
+
+/// The `mov`/`lea` forms carve emulates; anything else gets a step.
+fn emulation(instr: &Instruction) -> Option<Emulated> {
+    use iced_x86::Code;
+    if instr.segment_prefix() != Register::None || instr.has_lock_prefix() {
+        return None;
+    }
+    let operand = |i: u32| -> Option<Operand> {
+        match instr.op_kind(i) {
+            OpKind::Register => {
+                let r = instr.op_register(i);
+                (r.is_gpr64() || r.is_gpr32()).then(|| Operand::Reg(r.full_register()))
+            }
+            OpKind::Memory => memref(instr).map(Operand::Mem),
+            OpKind::Immediate32to64 => Some(Operand::Imm(instr.immediate32to64() as u64)),
+            OpKind::Immediate32 => Some(Operand::Imm(instr.immediate32() as u64)),
+            OpKind::Immediate64 => Some(Operand::Imm(instr.immediate64())),
+            _ => None,
+        }
+    };
+    let size = match instr.code() {
+        Code::Mov_rm64_r64 | Code::Mov_r64_rm64 | Code::Mov_rm64_imm32 | Code::Mov_r64_imm64 => 8,
+        Code::Mov_rm32_r32 | Code::Mov_r32_rm32 | Code::Mov_rm32_imm32 | Code::Mov_r32_imm32 => 4,
+        Code::Lea_r64_m => {
+            let dst = instr.op0_register();
+            return Some(Emulated::Lea {
+                dst,
+                mem: memref(instr)?,
+            });
+        }
+        _ => return None,
+    };
+    Some(Emulated::Mov {
+        dst: operand(0)?,
+        src: operand(1)?,
+        size,
+    })
+}
+
+fn memref(instr: &Instruction) -> Option<MemRef> {
+    if instr.is_ip_rel_memory_operand() {
+        return Some(MemRef {
+            base: None,
+            index: None,
+            scale: 0,
+            disp: instr.ip_rel_memory_address(),
+        });
+    }
+    let reg = |r: Register| -> Option<Option<Register>> {
+        match r {
+            Register::None => Some(None),
+            r if r.is_gpr64() => Some(Some(r)),
+            _ => None, // 32-bit addressing, segment or vector index: not emulated
+        }
+    };
+    Some(MemRef {
+        base: reg(instr.memory_base())?,
+        index: reg(instr.memory_index())?,
+        scale: instr.memory_index_scale() as u64,
+        disp: instr.memory_displacement64(),
+    })
+}
+
+/// Writes a 64-bit general-purpose register.
+pub(crate) fn set_gpr(regs: &mut libc::user_regs_struct, r: Register, v: u64) -> bool {
+    let slot = match r {
+        Register::RAX => &mut regs.rax,
+        Register::RBX => &mut regs.rbx,
+        Register::RCX => &mut regs.rcx,
+        Register::RDX => &mut regs.rdx,
+        Register::RSI => &mut regs.rsi,
+        Register::RDI => &mut regs.rdi,
+        Register::RBP => &mut regs.rbp,
+        Register::RSP => &mut regs.rsp,
+        Register::R8 => &mut regs.r8,
+        Register::R9 => &mut regs.r9,
+        Register::R10 => &mut regs.r10,
+        Register::R11 => &mut regs.r11,
+        Register::R12 => &mut regs.r12,
+        Register::R13 => &mut regs.r13,
+        Register::R14 => &mut regs.r14,
+        Register::R15 => &mut regs.r15,
+        _ => return false,
+    };
+    *slot = v;
+    true
 }
 
 /// Where an emulated branch goes.
@@ -56,6 +193,10 @@ pub(crate) fn plan(bytes: &[u8], addr: u64, scratch: u64) -> StepPlan {
     let next = addr + len;
     let target = || branch_target(&instr);
     match instr.flow_control() {
+        FlowControl::Next if emulation(&instr).is_some() => StepPlan::Emulate {
+            op: emulation(&instr).expect("checked above"),
+            next,
+        },
         FlowControl::Next => {
             let mut code = bytes[..len as usize].to_vec();
             if instr.is_ip_rel_memory_operand() {
@@ -167,22 +308,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_stack_store_runs_out_of_line_unchanged() {
+    fn a_stack_store_is_emulated() {
         // mov [rsp+0x74], edi
         let bytes = [0x89, 0x7c, 0x24, 0x74, 0x90, 0x90];
+        let stack_slot = MemRef {
+            base: Some(Register::RSP),
+            index: None,
+            scale: 1,
+            disp: 0x74,
+        };
+        assert_eq!(
+            plan(&bytes, 0x1000, 0x9000),
+            StepPlan::Emulate {
+                op: Emulated::Mov {
+                    dst: Operand::Mem(stack_slot),
+                    src: Operand::Reg(Register::RDI),
+                    size: 4,
+                },
+                next: 0x1004,
+            }
+        );
+    }
+
+    #[test]
+    fn an_arithmetic_instruction_runs_out_of_line_unchanged() {
+        // imul rax, rax, 0x1f
+        let bytes = [0x48, 0x6b, 0xc0, 0x1f, 0x90];
         assert_eq!(
             plan(&bytes, 0x1000, 0x9000),
             StepPlan::OutOfLine {
-                code: vec![0x89, 0x7c, 0x24, 0x74],
+                code: vec![0x48, 0x6b, 0xc0, 0x1f],
                 len: 4
             }
         );
     }
 
     #[test]
-    fn a_rip_relative_lea_gets_its_displacement_patched_for_the_copy() {
-        // lea rax, [rip+0x10] at 0x1000 -> refers to 0x1017
-        let bytes = [0x48, 0x8d, 0x05, 0x10, 0x00, 0x00, 0x00];
+    fn a_rip_relative_lea_is_emulated_with_its_absolute_address() {
+        // lea rsi, [rip-0xbcd1] at 0x14ea0 (7 bytes) -> 0x91d6
+        let bytes = [0x48, 0x8d, 0x35, 0x2f, 0x43, 0xff, 0xff];
+        let StepPlan::Emulate {
+            op: Emulated::Lea { dst, mem },
+            next,
+        } = plan(&bytes, 0x14ea0, 0x9000)
+        else {
+            panic!("not emulated");
+        };
+        assert_eq!((dst, next), (Register::RSI, 0x14ea7));
+        assert_eq!(mem.disp, 0x91d6);
+    }
+
+    #[test]
+    fn a_rip_relative_add_gets_its_displacement_patched_for_the_copy() {
+        // add rax, [rip+0x10] at 0x1000 -> refers to 0x1017
+        let bytes = [0x48, 0x03, 0x05, 0x10, 0x00, 0x00, 0x00];
         let StepPlan::OutOfLine { code, len } = plan(&bytes, 0x1000, 0x2000) else {
             panic!("not out of line");
         };

@@ -20,7 +20,7 @@ use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
 use crate::location::{evaluate, Machine, Memory, Place};
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
-use crate::stepping::{gpr, plan, taken, StepPlan, Target};
+use crate::stepping::{gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
 use crate::types::{TypeId, TypeKind, TypeTable};
 use crate::unwind::CfaRule;
 
@@ -113,6 +113,9 @@ pub(crate) struct Tracer<'a> {
     waiting: VecDeque<(Pid, u64)>,
     /// Registers to resume a thread with instead of stepping on (a forced return).
     forced: HashMap<Pid, libc::user_regs_struct>,
+    /// The affinity carve had before it pinned itself and the tracee to one CPU; given back to
+    /// everyone when the tracee starts a second thread, so its threads run in parallel.
+    pinned_from: Option<nix::sched::CpuSet>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -193,6 +196,7 @@ impl<'a> Tracer<'a> {
             scratch_holds: None,
             waiting: VecDeque::new(),
             forced: HashMap::new(),
+            pinned_from: None,
         };
         tracer.threads.insert(pid, Thread::default());
         for i in 0..tracer.functions.len() {
@@ -244,6 +248,11 @@ impl<'a> Tracer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Remembers that carve and the tracee were pinned to one CPU from `mask`.
+    pub(crate) fn pinned_from(&mut self, mask: Option<nix::sched::CpuSet>) {
+        self.pinned_from = mask;
     }
 
     /// Runs the process to the end, reporting every call to the sink.
@@ -323,6 +332,12 @@ impl<'a> Tracer<'a> {
                     libc::PTRACE_EVENT_CLONE => {
                         if let Ok(new) = ptrace::getevent(tid) {
                             let new = Pid::from_raw(new as i32);
+                            if let Some(mask) = self.pinned_from.take() {
+                                // Multi-threaded now: let the program's threads spread out again.
+                                for t in self.threads.keys().chain([&new, &Pid::from_raw(0)]) {
+                                    crate::process::unpin(*t, &mask);
+                                }
+                            }
                             if !self.threads.contains_key(&new) {
                                 self.thread_started(new);
                                 if let Some(t) = self.threads.get_mut(&new) {
@@ -544,10 +559,54 @@ impl<'a> Tracer<'a> {
                 }
                 return self.single_step(tid);
             }
+            StepPlan::Emulate { op, next } => {
+                if self.emulate(&mut regs, op).is_none() {
+                    return self.step_in_place(tid, addr, regs);
+                }
+                regs.rip = next;
+            }
             StepPlan::InPlace => return self.step_in_place(tid, addr, regs),
         }
         set_regs(tid, regs)?;
         self.resume(tid, None)
+    }
+
+    /// Carries out a `mov` / `lea` on `regs` and the process's memory; `None` when an operand
+    /// cannot be read or written (nothing is changed then).
+    fn emulate(&self, regs: &mut libc::user_regs_struct, op: Emulated) -> Option<()> {
+        match op {
+            Emulated::Lea { dst, mem } => {
+                let a = mem.address(regs)?;
+                set_gpr(regs, dst, a).then_some(())
+            }
+            Emulated::Mov { dst, src, size } => {
+                let n = size as usize;
+                let value = match src {
+                    Operand::Reg(r) => gpr(regs, r)?,
+                    Operand::Imm(v) => v,
+                    Operand::Mem(m) => {
+                        let mut b = [0u8; 8];
+                        if !self.mem.read(m.address(regs)?, &mut b[..n]) {
+                            return None;
+                        }
+                        u64::from_le_bytes(b)
+                    }
+                };
+                let value = if size == 4 {
+                    value & 0xffff_ffff
+                } else {
+                    value
+                };
+                match dst {
+                    Operand::Reg(r) => set_gpr(regs, r, value).then_some(()),
+                    Operand::Mem(m) => self
+                        .mem
+                        .write(m.address(regs)?, &value.to_le_bytes()[..n])
+                        .ok(),
+                    Operand::Imm(_) => None,
+                }
+            }
+        }
     }
 
     /// The classic step-over: lift, single-step, re-insert. Other threads can pass the lifted

@@ -21,15 +21,27 @@ impl CfaRule {
 /// The CFA rule in effect at file address `pc`, when `.eh_frame` has a simple one.
 pub fn cfa_rule(info: &DebugInfo, pc: u64) -> Option<CfaRule> {
     let mut ctx = Box::new(gimli::UnwindContext::new());
-    let row = info
-        .eh_frame
-        .unwind_info_for_address(
-            &info.eh_bases,
-            &mut ctx,
-            pc,
-            gimli::EhFrame::cie_from_offset,
-        )
-        .ok()?;
+    let table = info.eh_frame_hdr.as_ref().and_then(|h| h.table());
+    let row = match table {
+        Some(table) => table
+            .unwind_info_for_address(
+                &info.eh_frame,
+                &info.eh_bases,
+                &mut ctx,
+                pc,
+                gimli::EhFrame::cie_from_offset,
+            )
+            .ok()?,
+        None => info
+            .eh_frame
+            .unwind_info_for_address(
+                &info.eh_bases,
+                &mut ctx,
+                pc,
+                gimli::EhFrame::cie_from_offset,
+            )
+            .ok()?,
+    };
     match row.cfa() {
         gimli::CfaRule::RegisterAndOffset { register, offset } => Some(CfaRule {
             register: register.0,

@@ -1,15 +1,16 @@
 //! The background writer: a thread that owns the SQLite connection and stores a run's events.
 //!
-//! The recorder calls [`RunWriter::record`](crate::TraceSink::record), which only sends the
-//! event down an unbounded channel, so the tracee never waits for SQLite. The thread groups
-//! events into transactions and commits whenever the channel is momentarily empty, after
-//! [`MAX_BATCH_EVENTS`] events or after [`MAX_BATCH_TIME`], whichever comes first: if carve
-//! dies, at most the last batch is lost.
+//! The recorder calls [`RunWriter::record`](crate::TraceSink::record), which only pushes the
+//! event onto a queue behind an uncontended mutex: no system call, no thread wake-up per event,
+//! and the tracee never waits for SQLite. The thread drains the queue every [`DRAIN_EVERY`]
+//! (or at once when the run finishes) and commits what it took in transactions of at most
+//! [`MAX_BATCH_EVENTS`] events: if carve dies, at most the last ~[`DRAIN_EVERY`] is lost.
 
 use std::any::Any;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::{params, Connection};
 
@@ -21,8 +22,16 @@ use crate::model::{
 
 /// The most events one transaction holds.
 pub(crate) const MAX_BATCH_EVENTS: usize = 2000;
-/// The longest a transaction stays open while events keep arriving.
-pub(crate) const MAX_BATCH_TIME: Duration = Duration::from_millis(100);
+/// How often the thread takes what the recorder queued.
+pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(20);
+
+/// What the recorder's thread and the writer thread share.
+#[derive(Debug, Default)]
+struct Shared {
+    queue: Mutex<Vec<TraceEvent>>,
+    /// Set by `finish`/drop: drain what is left and stop.
+    closed: AtomicBool,
+}
 
 const INSERT_FUNCTION: &str = "INSERT INTO functions \
     (run_id, id, path, name, linkage_name, language, decl_file, decl_line, low_pc, params, return_type) \
@@ -51,23 +60,24 @@ const END_RUN: &str = "UPDATE runs SET exit_kind = ?2, exit_code = ?3, exit_sign
 #[derive(Debug)]
 pub struct RunWriter {
     run: RunId,
-    sender: Option<Sender<TraceEvent>>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<Result<(), StorageError>>>,
 }
 
 impl RunWriter {
     /// Starts the writer thread for `run`, which owns `conn` from now on.
     pub(crate) fn spawn(conn: Connection, run: RunId) -> Result<RunWriter, StorageError> {
-        let (sender, receiver) = mpsc::channel();
+        let shared = Arc::new(Shared::default());
+        let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("carve-writer-{run}"))
-            .spawn(move || write_events(conn, run, receiver))
+            .spawn(move || write_events(conn, run, &theirs))
             .map_err(|e| {
                 StorageError::WriterFailed(format!("cannot start the writer thread: {e}"))
             })?;
         Ok(RunWriter {
             run,
-            sender: Some(sender),
+            shared,
             thread: Some(thread),
         })
     }
@@ -84,25 +94,25 @@ impl RunWriter {
     }
 
     fn stop(&mut self) -> Result<(), StorageError> {
-        // Closing the channel tells the thread to commit what is left and return.
-        drop(self.sender.take());
-        match self.thread.take() {
-            None => Ok(()),
-            Some(thread) => thread.join().unwrap_or_else(|panic| {
-                Err(StorageError::WriterFailed(format!(
-                    "the writer thread panicked: {}",
-                    panic_message(panic.as_ref())
-                )))
-            }),
-        }
+        self.shared.closed.store(true, Ordering::Release);
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        thread.thread().unpark();
+        thread.join().unwrap_or_else(|panic| {
+            Err(StorageError::WriterFailed(format!(
+                "the writer thread panicked: {}",
+                panic_message(panic.as_ref())
+            )))
+        })
     }
 }
 
 impl TraceSink for RunWriter {
     fn record(&mut self, event: TraceEvent) {
-        if let Some(sender) = &self.sender {
-            // Sending fails only when the thread is gone (it panicked); `finish` reports that.
-            let _ = sender.send(event);
+        // Poisoned only if the writer thread panicked while holding it; `finish` reports that.
+        if let Ok(mut queue) = self.shared.queue.lock() {
+            queue.push(event);
         }
     }
 }
@@ -123,42 +133,35 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
     }
 }
 
-/// The thread's body: batches events into transactions until the channel closes.
-fn write_events(
-    conn: Connection,
-    run: RunId,
-    events: Receiver<TraceEvent>,
-) -> Result<(), StorageError> {
+/// The thread's body: takes the queued events every [`DRAIN_EVERY`] and stores them, until
+/// the writer is closed and the queue is empty.
+fn write_events(conn: Connection, run: RunId, shared: &Shared) -> Result<(), StorageError> {
     let mut writer = EventWriter {
         conn,
         run,
         first_error: None,
     };
-    while let Ok(first) = events.recv() {
-        let in_transaction = writer.begin();
-        writer.apply(first);
-        let deadline = Instant::now() + MAX_BATCH_TIME;
-        let mut count = 1;
-        let mut closed = false;
-        while count < MAX_BATCH_EVENTS && Instant::now() < deadline {
-            match events.try_recv() {
-                Ok(event) => {
-                    writer.apply(event);
-                    count += 1;
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    closed = true;
-                    break;
-                }
+    loop {
+        // Read `closed` before taking the queue: everything pushed before closing is then taken.
+        let closed = shared.closed.load(Ordering::Acquire);
+        let batch = match shared.queue.lock() {
+            Ok(mut queue) => std::mem::take(&mut *queue),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        let mut events = batch.into_iter().peekable();
+        while events.peek().is_some() {
+            let in_transaction = writer.begin();
+            for event in events.by_ref().take(MAX_BATCH_EVENTS) {
+                writer.apply(event);
             }
-        }
-        if in_transaction {
-            writer.commit();
+            if in_transaction {
+                writer.commit();
+            }
         }
         if closed {
             break;
         }
+        std::thread::park_timeout(DRAIN_EVERY);
     }
     match writer.first_error {
         Some(e) => Err(e),
