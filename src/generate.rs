@@ -7,15 +7,17 @@ use crate::args::{Format, GenerateArgs};
 
 pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
     let report = generate(&a)?;
-    match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+    let text = match a.format {
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => {
+            let mut text = String::new();
             for f in &report.files {
-                println!("wrote {}", f.display());
+                text.push_str(&format!("wrote {}\n", f.display()));
             }
-            println!("{}", report.summary_line());
+            text + &report.summary_line() + "\n"
         }
-    }
+    };
+    crate::emit(&text)?;
     Ok(0)
 }
 

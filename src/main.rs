@@ -31,6 +31,17 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
     }
 }
 
+/// Writes `text` to stdout. A reader that went away (`carve show | head`) is not an error: the
+/// rest of the output is simply not wanted.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// An error and its causes on one line, without repeating a cause its parent already quotes.
 fn one_line(e: &anyhow::Error) -> String {
     let mut out = String::new();

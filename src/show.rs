@@ -10,7 +10,7 @@ use carve_storage::{Call, CallId, Outcome, ProcessExit, RunId, Store, Trace, Val
 use crate::args::{Format, ShowArgs};
 
 pub fn run(a: ShowArgs) -> anyhow::Result<i32> {
-    print!("{}", text(&a)?);
+    crate::emit(&text(&a)?)?;
     Ok(0)
 }
 

@@ -87,6 +87,13 @@ pub fn return_place(types: &TypeTable, ty: TypeId, regs: &ReturnRegs) -> ReturnP
     ReturnPlace::Memory(regs.rax)
 }
 
+/// Whether a value of type `ty` may be returned in xmm registers (it has a float part).
+pub fn uses_float_registers(types: &TypeTable, ty: TypeId) -> bool {
+    let mut leaves = Vec::new();
+    leaves_of(types, ty, 0, &mut leaves, 0);
+    leaves.iter().any(|l| l.float)
+}
+
 /// Collects the primitive leaves of `ty`; false when the layout has something that keeps it
 /// from being a scalar or scalar pair (unions, opaque parts, too deep).
 fn leaves_of(types: &TypeTable, ty: TypeId, base: u64, out: &mut Vec<Leaf>, depth: u32) -> bool {

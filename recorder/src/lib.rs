@@ -194,6 +194,9 @@ impl Recording {
                 Err(_) => continue, // unreadable DWARF for one function: skip it, trace the rest
             };
             let cfa = unwind::cfa_rule(&self.program.info, detail.breakpoint.0);
+            let float_return = detail
+                .return_type
+                .is_some_and(|t| abi::uses_float_registers(&self.program.info.types, t));
             let types = &self.program.info.types;
             let forced_return = self
                 .options
@@ -247,6 +250,7 @@ impl Recording {
                 cfa,
                 max_calls: self.options.max_calls_per_function,
                 calls: 0,
+                float_return,
                 forced_return,
             });
         }

@@ -51,6 +51,95 @@ pub(crate) enum Emulated {
     },
     /// `dst = address of mem`.
     Lea { dst: Register, mem: MemRef },
+    /// `dst = dst OP src` (or `src OP src2` for three-operand `imul`), setting the flags the
+    /// CPU defines; `cmp` and `test` only set flags.
+    Alu {
+        op: AluOp,
+        dst: Operand,
+        src: Operand,
+        src2: Option<Operand>,
+        size: u8,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AluOp {
+    Add,
+    Sub,
+    Cmp,
+    And,
+    Or,
+    Xor,
+    Test,
+    Imul,
+}
+
+impl AluOp {
+    pub(crate) fn writes_back(self) -> bool {
+        !matches!(self, AluOp::Cmp | AluOp::Test)
+    }
+}
+
+const CF: u64 = 1 << 0;
+const PF: u64 = 1 << 2;
+const AF: u64 = 1 << 4;
+const ZF: u64 = 1 << 6;
+const SF: u64 = 1 << 7;
+const OF: u64 = 1 << 11;
+
+/// `a OP b` on `size` bytes: the result (zero-extended) and the new rflags.
+pub(crate) fn alu(op: AluOp, a: u64, b: u64, size: u8, rflags: u64) -> (u64, u64) {
+    let bits = size as u32 * 8;
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let sign = 1u64 << (bits - 1);
+    let (a, b) = (a & mask, b & mask);
+    let (result, cf, of, af) = match op {
+        AluOp::Add => {
+            let r = a.wrapping_add(b) & mask;
+            (
+                r,
+                r < a,
+                (!(a ^ b) & (a ^ r) & sign) != 0,
+                ((a ^ b ^ r) & 0x10) != 0,
+            )
+        }
+        AluOp::Sub | AluOp::Cmp => {
+            let r = a.wrapping_sub(b) & mask;
+            (
+                r,
+                a < b,
+                ((a ^ b) & (a ^ r) & sign) != 0,
+                ((a ^ b ^ r) & 0x10) != 0,
+            )
+        }
+        AluOp::And | AluOp::Test => (a & b, false, false, false),
+        AluOp::Or => (a | b, false, false, false),
+        AluOp::Xor => (a ^ b, false, false, false),
+        AluOp::Imul => {
+            let sx = |v: u64| ((v << (64 - bits)) as i64 >> (64 - bits)) as i128;
+            let full = sx(a) * sx(b);
+            let r = (full as u64) & mask;
+            let overflow = sx(r) != full;
+            (r, overflow, overflow, false)
+        }
+    };
+    let mut flags = rflags & !(CF | PF | AF | ZF | SF | OF);
+    let set = |flags: &mut u64, bit: u64, on: bool| {
+        if on {
+            *flags |= bit;
+        }
+    };
+    set(&mut flags, CF, cf);
+    set(&mut flags, OF, of);
+    set(&mut flags, AF, af);
+    set(&mut flags, ZF, result == 0);
+    set(&mut flags, SF, result & sign != 0);
+    set(&mut flags, PF, (result as u8).count_ones() % 2 == 0);
+    (result, flags)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +192,9 @@ fn emulation(instr: &Instruction) -> Option<Emulated> {
             _ => None,
         }
     };
+    if let Some(alu) = alu_emulation(instr, &operand) {
+        return Some(alu);
+    }
     let size = match instr.code() {
         Code::Mov_rm64_r64 | Code::Mov_r64_rm64 | Code::Mov_rm64_imm32 | Code::Mov_r64_imm64 => 8,
         Code::Mov_rm32_r32 | Code::Mov_r32_rm32 | Code::Mov_rm32_imm32 | Code::Mov_r32_imm32 => 4,
@@ -119,6 +211,58 @@ fn emulation(instr: &Instruction) -> Option<Emulated> {
         dst: operand(0)?,
         src: operand(1)?,
         size,
+    })
+}
+
+/// Two-operand `add`/`sub`/`cmp`/`and`/`or`/`xor`/`test` and two- or three-operand `imul` on
+/// 32- or 64-bit operands.
+fn alu_emulation(
+    instr: &Instruction,
+    operand: &dyn Fn(u32) -> Option<Operand>,
+) -> Option<Emulated> {
+    use iced_x86::Mnemonic;
+    let op = match instr.mnemonic() {
+        Mnemonic::Add => AluOp::Add,
+        Mnemonic::Sub => AluOp::Sub,
+        Mnemonic::Cmp => AluOp::Cmp,
+        Mnemonic::And => AluOp::And,
+        Mnemonic::Or => AluOp::Or,
+        Mnemonic::Xor => AluOp::Xor,
+        Mnemonic::Test => AluOp::Test,
+        Mnemonic::Imul if instr.op_count() >= 2 => AluOp::Imul,
+        _ => return None,
+    };
+    let size = match instr.op0_kind() {
+        OpKind::Register => instr.op0_register().size(),
+        OpKind::Memory => instr.memory_size().size(),
+        _ => return None,
+    };
+    if size != 4 && size != 8 {
+        return None;
+    }
+    let imm = |i: u32| -> Option<Operand> {
+        match instr.op_kind(i) {
+            OpKind::Immediate8to32
+            | OpKind::Immediate8to64
+            | OpKind::Immediate32to64
+            | OpKind::Immediate32
+            | OpKind::Immediate8 => Some(Operand::Imm(instr.immediate(i))),
+            _ => operand(i),
+        }
+    };
+    let (dst, src, src2) = if op == AluOp::Imul && instr.op_count() == 3 {
+        (operand(0)?, operand(1)?, Some(imm(2)?))
+    } else if instr.op_count() == 2 {
+        (operand(0)?, imm(1)?, None)
+    } else {
+        return None;
+    };
+    Some(Emulated::Alu {
+        op,
+        dst,
+        src,
+        src2,
+        size: size as u8,
     })
 }
 
@@ -308,6 +452,84 @@ mod tests {
     use super::*;
 
     #[test]
+    fn emulated_arithmetic_sets_the_flags_the_cpu_sets() {
+        use std::arch::asm;
+        let native = |op: AluOp, a: u64, b: u64| -> (u64, u64) {
+            let (mut r, flags): (u64, u64);
+            r = a;
+            // SAFETY: register-only arithmetic and pushfq/pop on our own stack.
+            unsafe {
+                match op {
+                    AluOp::Add => {
+                        asm!("add {r}, {b}", "pushfq", "pop {f}", r = inout(reg) r, b = in(reg) b, f = out(reg) flags)
+                    }
+                    AluOp::Sub => {
+                        asm!("sub {r}, {b}", "pushfq", "pop {f}", r = inout(reg) r, b = in(reg) b, f = out(reg) flags)
+                    }
+                    AluOp::And => {
+                        asm!("and {r}, {b}", "pushfq", "pop {f}", r = inout(reg) r, b = in(reg) b, f = out(reg) flags)
+                    }
+                    AluOp::Xor => {
+                        asm!("xor {r}, {b}", "pushfq", "pop {f}", r = inout(reg) r, b = in(reg) b, f = out(reg) flags)
+                    }
+                    AluOp::Imul => {
+                        asm!("imul {r}, {b}", "pushfq", "pop {f}", r = inout(reg) r, b = in(reg) b, f = out(reg) flags)
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            (r, flags)
+        };
+        let defined = |op: AluOp| match op {
+            // imul leaves SF, ZF, AF and PF undefined; and/xor leave AF undefined.
+            AluOp::Imul => CF | OF,
+            AluOp::And | AluOp::Xor => CF | PF | ZF | SF | OF,
+            _ => CF | PF | AF | ZF | SF | OF,
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Mix in edge values: 0, -1, sign bits.
+            match seed % 8 {
+                0 => 0,
+                1 => u64::MAX,
+                2 => 1 << 63,
+                3 => (1 << 63) - 1,
+                _ => seed,
+            }
+        };
+        for _ in 0..5000 {
+            let (a, b) = (next(), next());
+            for op in [AluOp::Add, AluOp::Sub, AluOp::And, AluOp::Xor, AluOp::Imul] {
+                let (want_r, want_f) = native(op, a, b);
+                let (got_r, got_f) = alu(op, a, b, 8, 0x202);
+                assert_eq!(got_r, want_r, "{op:?} {a:#x} {b:#x}");
+                let m = defined(op);
+                assert_eq!(got_f & m, want_f & m, "{op:?} {a:#x} {b:#x} flags");
+            }
+        }
+    }
+
+    #[test]
+    fn a_three_operand_imul_is_emulated() {
+        // imul rax, rax, 0x1f
+        let bytes = [0x48, 0x6b, 0xc0, 0x1f, 0x90];
+        assert!(matches!(
+            plan(&bytes, 0x1000, 0x9000),
+            StepPlan::Emulate {
+                op: Emulated::Alu {
+                    op: AluOp::Imul,
+                    size: 8,
+                    ..
+                },
+                next: 0x1004
+            }
+        ));
+    }
+
+    #[test]
     fn a_stack_store_is_emulated() {
         // mov [rsp+0x74], edi
         let bytes = [0x89, 0x7c, 0x24, 0x74, 0x90, 0x90];
@@ -331,13 +553,13 @@ mod tests {
     }
 
     #[test]
-    fn an_arithmetic_instruction_runs_out_of_line_unchanged() {
-        // imul rax, rax, 0x1f
-        let bytes = [0x48, 0x6b, 0xc0, 0x1f, 0x90];
+    fn a_shift_runs_out_of_line_unchanged() {
+        // shl rax, 3
+        let bytes = [0x48, 0xc1, 0xe0, 0x03, 0x90];
         assert_eq!(
             plan(&bytes, 0x1000, 0x9000),
             StepPlan::OutOfLine {
-                code: vec![0x48, 0x6b, 0xc0, 0x1f],
+                code: vec![0x48, 0xc1, 0xe0, 0x03],
                 len: 4
             }
         );
@@ -359,9 +581,9 @@ mod tests {
     }
 
     #[test]
-    fn a_rip_relative_add_gets_its_displacement_patched_for_the_copy() {
-        // add rax, [rip+0x10] at 0x1000 -> refers to 0x1017
-        let bytes = [0x48, 0x03, 0x05, 0x10, 0x00, 0x00, 0x00];
+    fn a_rip_relative_movzx_gets_its_displacement_patched_for_the_copy() {
+        // movzx eax, byte [rip+0x10] at 0x1000 -> refers to 0x1017
+        let bytes = [0x0f, 0xb6, 0x05, 0x10, 0x00, 0x00, 0x00];
         let StepPlan::OutOfLine { code, len } = plan(&bytes, 0x1000, 0x2000) else {
             panic!("not out of line");
         };

@@ -20,7 +20,7 @@ use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
 use crate::location::{evaluate, Machine, Memory, Place};
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
-use crate::stepping::{gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
+use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
 use crate::types::{TypeId, TypeKind, TypeTable};
 use crate::unwind::CfaRule;
 
@@ -34,6 +34,8 @@ pub(crate) struct Traced {
     /// Stop recording this function after this many calls (the breakpoint is removed).
     pub max_calls: Option<u64>,
     pub calls: u64,
+    /// The return value may come back in xmm registers (so they must be read).
+    pub float_return: bool,
     /// Skip the body and return this integer instead (an acting breakpoint; see
     /// [`Tracer::force_return`]).
     pub forced_return: Option<i64>,
@@ -47,6 +49,9 @@ struct Breakpoint {
     entry: Option<usize>,
     /// Number of live frames returning here.
     returns: u32,
+    /// A return breakpoint stays in memory after its last frame returned (the same call site
+    /// usually calls again), until it is hit with no frame returning there.
+    retained: bool,
     /// The panic machinery (`rust_panic`).
     panic: bool,
     inserted: bool,
@@ -56,7 +61,7 @@ struct Breakpoint {
 
 impl Breakpoint {
     fn wanted(&self) -> bool {
-        self.entry.is_some() || self.returns > 0 || self.panic
+        self.entry.is_some() || self.returns > 0 || self.panic || self.retained
     }
 }
 
@@ -465,6 +470,12 @@ impl<'a> Tracer<'a> {
             return self.resume(tid, Some(Signal::SIGTRAP));
         };
         let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
+        if returns == 0 && bp.retained {
+            // Reached with no frame returning here: this site is not worth a stop any more.
+            if let Some(bp) = self.breakpoints.get_mut(&pc) {
+                bp.retained = false;
+            }
+        }
         if !inserted {
             // Another thread removed it while this one was already trapping on it.
             regs.rip = pc;
@@ -580,32 +591,73 @@ impl<'a> Tracer<'a> {
                 set_gpr(regs, dst, a).then_some(())
             }
             Emulated::Mov { dst, src, size } => {
-                let n = size as usize;
-                let value = match src {
-                    Operand::Reg(r) => gpr(regs, r)?,
-                    Operand::Imm(v) => v,
-                    Operand::Mem(m) => {
-                        let mut b = [0u8; 8];
-                        if !self.mem.read(m.address(regs)?, &mut b[..n]) {
-                            return None;
-                        }
-                        u64::from_le_bytes(b)
-                    }
-                };
-                let value = if size == 4 {
-                    value & 0xffff_ffff
-                } else {
-                    value
-                };
-                match dst {
-                    Operand::Reg(r) => set_gpr(regs, r, value).then_some(()),
-                    Operand::Mem(m) => self
-                        .mem
-                        .write(m.address(regs)?, &value.to_le_bytes()[..n])
-                        .ok(),
-                    Operand::Imm(_) => None,
-                }
+                let value = self.operand(regs, src, size)?;
+                self.store(regs, dst, value, size)
             }
+            Emulated::Alu {
+                op,
+                dst,
+                src,
+                src2,
+                size,
+            } => {
+                let (a, b) = match src2 {
+                    Some(s2) => (
+                        self.operand(regs, src, size)?,
+                        self.operand(regs, s2, size)?,
+                    ),
+                    None => (
+                        self.operand(regs, dst, size)?,
+                        self.operand(regs, src, size)?,
+                    ),
+                };
+                let (result, flags) = alu(op, a, b, size, regs.eflags);
+                if op.writes_back() {
+                    self.store(regs, dst, result, size)?;
+                }
+                regs.eflags = flags;
+                Some(())
+            }
+        }
+    }
+
+    /// The value of an operand, `size` bytes, zero-extended.
+    fn operand(&self, regs: &libc::user_regs_struct, op: Operand, size: u8) -> Option<u64> {
+        let n = size as usize;
+        let v = match op {
+            Operand::Reg(r) => gpr(regs, r)?,
+            Operand::Imm(v) => v,
+            Operand::Mem(m) => {
+                let mut b = [0u8; 8];
+                if !self.mem.read(m.address(regs)?, &mut b[..n]) {
+                    return None;
+                }
+                u64::from_le_bytes(b)
+            }
+        };
+        Some(if size == 4 { v & 0xffff_ffff } else { v })
+    }
+
+    /// Writes `size` bytes of `value` to a register (a 4-byte write zero-extends) or memory.
+    fn store(
+        &self,
+        regs: &mut libc::user_regs_struct,
+        dst: Operand,
+        value: u64,
+        size: u8,
+    ) -> Option<()> {
+        let value = if size == 4 {
+            value & 0xffff_ffff
+        } else {
+            value
+        };
+        match dst {
+            Operand::Reg(r) => set_gpr(regs, r, value).then_some(()),
+            Operand::Mem(m) => self
+                .mem
+                .write(m.address(regs)?, &value.to_le_bytes()[..size as usize])
+                .ok(),
+            Operand::Imm(_) => None,
         }
     }
 
@@ -814,6 +866,7 @@ impl<'a> Tracer<'a> {
         }
         let bp = self.breakpoints.entry(return_addr).or_default();
         bp.returns += 1;
+        bp.retained = true;
         self.insert(return_addr)?;
 
         let f = &mut self.functions[index];
@@ -852,7 +905,11 @@ impl<'a> Tracer<'a> {
         let ret = match self.functions[frame.function].detail.return_type {
             None => None,
             Some(ty) => {
-                let (xmm0, xmm1) = get_xmm01(tid).unwrap_or((0, 0));
+                let (xmm0, xmm1) = if self.functions[frame.function].float_return {
+                    get_xmm01(tid).unwrap_or((0, 0))
+                } else {
+                    (0, 0)
+                };
                 let rr = ReturnRegs {
                     rax: regs.rax,
                     rdx: regs.rdx,
