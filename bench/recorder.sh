@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Recorder speed benchmark (issue 6). Not a test: it measures, prints a table and ends with one
+# summary line that scripts can read:
+#   carve_us_per_call=.. ltrace_us_per_call=.. gdb_us_per_call=.. vs_ltrace=..x vs_gdb=..x \
+#   untraced_vs_native=..x dwarf_startup_s=..
+#
+# Usage (from anywhere; paths are relative to the repository):
+#   bench/recorder.sh
+# Environment:
+#   HOTLOOP_CALLS    calls of hotloop::mix for native / carve / ltrace   (default 100000)
+#   GDB_CALLS        calls for the gdb scenario (gdb is slow)             (default 5000)
+#   UNTRACED_CALLS   calls for the "only the cold function traced" case   (default 20000000)
+#   ROUNDS           alternating rounds; every number is a median        (default 5)
+#   CARGO_TARGET_DIR where carve is built (default: <repo>/target); the fixture is built in
+#                    $CARGO_TARGET_DIR/bench-fixtures
+#   CARVE, CARVE_DEBUG  use these prebuilt release / debug carve binaries instead of building
+#   CARVE_RECORD_ARGS extra arguments for every `carve record` (default: none = default settings)
+#
+# Every scenario runs once per round, rounds alternate scenarios (native, carve, ltrace, gdb,
+# ...), so slow drifts of the machine hit all tools alike. Per-call cost:
+#   carve:  (carve(N) - native(N)) / N            -- includes carve's start-up (DWARF of hotloop)
+#   ltrace: (ltrace(N) - ltrace(0)) / N           -- ltrace's own start-up excluded
+#   gdb:    (gdb(Ng) - gdb(0)) / Ng               -- gdb's start-up (symbol loading) excluded
+# Both choices favour ltrace and gdb, so the ratios are conservative for carve.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CALLS=${HOTLOOP_CALLS:-100000}
+GDB_CALLS=${GDB_CALLS:-5000}
+UNTRACED_CALLS=${UNTRACED_CALLS:-20000000}
+ROUNDS=${ROUNDS:-5}
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+read -r -a EXTRA <<<"${CARVE_RECORD_ARGS:-}"
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------- tools
+need=()
+command -v ltrace >/dev/null 2>&1 || need+=(ltrace)
+command -v gdb >/dev/null 2>&1 || need+=(gdb)
+if ((${#need[@]})); then
+    log "installing ${need[*]} with apt-get"
+    SUDO=()
+    [[ $(id -u) -eq 0 ]] || SUDO=(sudo)
+    "${SUDO[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v python3 >/dev/null 2>&1 || { log "python3 is needed for the sanity check"; exit 1; }
+
+# ---------------------------------------------------------------- build
+if [[ -n ${CARVE:-} && -n ${CARVE_DEBUG:-} ]]; then
+    log "using prebuilt carve: $CARVE (debug: $CARVE_DEBUG)"
+else
+    log "building carve (release and debug) in $TARGET"
+    (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --release --quiet)
+    (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --quiet)
+    CARVE=$TARGET/release/carve
+    CARVE_DEBUG=$TARGET/debug/carve
+fi
+FIXTURE_TARGET=$TARGET/bench-fixtures
+log "building the fixtures (debug) in $FIXTURE_TARGET"
+cargo build --quiet --manifest-path "$ROOT/fixtures/Cargo.toml" --target-dir "$FIXTURE_TARGET" -p hotloop
+HOTLOOP=$FIXTURE_TARGET/debug/hotloop
+
+MIX_SYM=$(nm "$HOTLOOP" | awk '$3 ~ /^_ZN7hotloop3mix17h[0-9a-f]+E$/ && !s {s = $3} END {print s}')
+[[ -n $MIX_SYM ]] || { log "no hotloop::mix symbol in $HOTLOOP"; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/carve-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+cat >"$WORK/gdb.cmd" <<'EOF'
+set pagination off
+set confirm off
+break hotloop::mix
+commands
+silent
+printf "mix(%lu, ", n
+output s
+printf ")\n"
+continue
+end
+run
+quit
+EOF
+
+# ---------------------------------------------------------------- timing
+now_ns() { date +%s%N; }
+declare -A SAMPLES=()
+# run NAME COMMAND... : time COMMAND (stdout/stderr to $WORK/NAME.out), fail loudly on error.
+run() {
+    local name=$1
+    shift
+    local t0 t1
+    t0=$(now_ns)
+    if ! "$@" >"$WORK/$name.out" 2>&1; then
+        log "scenario $name failed: $*"
+        tail -n 20 "$WORK/$name.out" >&2
+        exit 1
+    fi
+    t1=$(now_ns)
+    SAMPLES[$name]+="$(((t1 - t0) / 1000)) " # µs
+}
+median() { # µs samples -> seconds
+    tr ' ' '\n' <<<"${SAMPLES[$1]}" | grep . | sort -n |
+        awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.4f", m / 1e6}'
+}
+spread() { # µs samples -> "min-max" in seconds
+    tr ' ' '\n' <<<"${SAMPLES[$1]}" | grep . | sort -n |
+        awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.3f-%.3f", lo / 1e6, hi / 1e6}'
+}
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+carve_rec() { # DB ARGS... -- PROGRAM...
+    local db=$1
+    shift
+    rm -f "$db" "$db-wal" "$db-shm"
+    "$CARVE" record --db "$db" ${EXTRA[@]+"${EXTRA[@]}"} "$@"
+}
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+log "hotloop: $CALLS calls (gdb: $GDB_CALLS, untraced: $UNTRACED_CALLS), $ROUNDS rounds"
+"$CARVE_DEBUG" --version >/dev/null # warm the page cache for the start-up scenario
+for ((r = 1; r <= ROUNDS; r++)); do
+    log "round $r/$ROUNDS"
+    run native "$HOTLOOP" "$CALLS"
+    run carve carve_rec "$WORK/hot.db" --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
+    run ltrace ltrace -o "$WORK/ltrace.txt" -x "$MIX_SYM" "$HOTLOOP" "$CALLS"
+    run ltrace0 ltrace -o "$WORK/ltrace0.txt" -x "$MIX_SYM" "$HOTLOOP" 0
+    run gdb gdb -q -batch -nx -x "$WORK/gdb.cmd" --args "$HOTLOOP" "$GDB_CALLS"
+    run gdb0 gdb -q -batch -nx -x "$WORK/gdb.cmd" --args "$HOTLOOP" 0
+    run native_big "$HOTLOOP" "$UNTRACED_CALLS"
+    run cold_big carve_rec "$WORK/cold.db" --filter 'hotloop::cold' -- "$HOTLOOP" "$UNTRACED_CALLS"
+    run native0 "$HOTLOOP" 0
+    run cold0 carve_rec "$WORK/cold0.db" --filter 'hotloop::cold' -- "$HOTLOOP" 0
+    run version "$CARVE_DEBUG" --version
+    run dwarf carve_rec "$WORK/dwarf.db" --filter 'carve::main' -- "$CARVE_DEBUG" --version
+done
+
+# ---------------------------------------------------------------- sanity
+# The recording must be right, not only fast: one stored call per call, arguments 0..N-1, and
+# the wrapping sum of the recorded return values equal to the checksum the program printed.
+checksum=$(awk '/^checksum = / {print $3}' "$WORK/carve.out")
+[[ -n $checksum ]] || { log "hotloop printed no checksum under carve"; cat "$WORK/carve.out" >&2; exit 1; }
+native_checksum=$(awk '/^checksum = / {print $3}' "$WORK/native.out")
+sanity=$(python3 - "$WORK/hot.db" "$CALLS" "$checksum" "$native_checksum" <<'PY'
+import json, sqlite3, sys
+db, calls, checksum, native = sys.argv[1], int(sys.argv[2]), int(sys.argv[3], 16), int(sys.argv[4], 16)
+con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+run = con.execute("SELECT max(id) FROM runs").fetchone()[0]
+rows = con.execute(
+    """SELECT c.args, c.ret, c.outcome_kind FROM calls c
+       JOIN functions f ON f.run_id = c.run_id AND f.id = c.function_id
+       WHERE c.run_id = ? AND f.path = 'hotloop::mix' ORDER BY c.id""", (run,)).fetchall()
+total = con.execute("SELECT count(*) FROM calls WHERE run_id = ?", (run,)).fetchone()[0]
+returned = sum(1 for _, _, o in rows if o == "returned")
+ns, acc, strs = [], 0, set()
+for args, ret, _ in rows:
+    a = {x["name"]: x["value"] for x in json.loads(args)}
+    ns.append(a["n"]["value"])
+    strs.add(a["s"].get("value"))
+    if ret is not None:
+        acc = (acc + int(json.loads(ret)["value"])) % (1 << 64)
+ok = (len(rows) == calls == total == returned and ns == list(range(calls))
+      and acc == checksum == native and strs <= {"alpha", "beta", "gamma", "delta"})
+print(f"stored_calls={len(rows)} expected={calls} returned={returned} all_calls_in_run={total} "
+      f"args_in_order={ns == list(range(calls))} strings={sorted(strs)} "
+      f"ret_sum={acc:#018x} program_checksum={checksum:#018x} native_checksum={native:#018x} "
+      f"{'OK' if ok else 'MISMATCH'}")
+PY
+)
+ltrace_lines=$(grep -c "^$MIX_SYM(" "$WORK/ltrace.txt" || true)
+gdb_lines=$(grep -c '^mix(' "$WORK/gdb.out" || true)
+
+# ---------------------------------------------------------------- results
+m() { median "$1"; }
+native=$(m native) carve=$(m carve) ltrace=$(m ltrace) ltrace0=$(m ltrace0)
+gdb=$(m gdb) gdb0=$(m gdb0) native_big=$(m native_big) cold_big=$(m cold_big)
+native0=$(m native0) cold0=$(m cold0) version=$(m version) dwarf=$(m dwarf)
+
+carve_us=$(calc %.1f "($carve - $native) * 1e6 / $CALLS")
+ltrace_us=$(calc %.1f "($ltrace - $ltrace0) * 1e6 / $CALLS")
+gdb_us=$(calc %.1f "($gdb - $gdb0) * 1e6 / $GDB_CALLS")
+vs_ltrace=$(calc %.1f "$ltrace_us / $carve_us")
+vs_gdb=$(calc %.1f "$gdb_us / $carve_us")
+# Untraced: the loop's time under carve (start-up removed with the 0-call run) over its native time.
+untraced=$(calc %.2f "($cold_big - $cold0) / ($native_big - $native0)")
+untraced_raw=$(calc %.2f "$cold_big / $native_big")
+cold_startup=$(calc %.3f "$cold0 - $native0")
+dwarf_s=$(calc %.2f "$dwarf - $version")
+carve_dwarf_size=$(calc %.0f "$(stat -c %s "$CARVE_DEBUG") / 1048576")
+
+echo
+echo "carve recorder benchmark — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $ROUNDS rounds, medians"
+printf '%-44s %10s %10s %14s %12s\n' scenario calls median_s min-max_s us_per_call
+printf '%-44s %10s %10s %14s %12s\n' "native hotloop" "$CALLS" "$native" "$(spread native)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --filter hotloop::mix" "$CALLS" "$carve" "$(spread carve)" "$carve_us"
+printf '%-44s %10s %10s %14s %12s\n' "ltrace -x <mix symbol>" "$CALLS" "$ltrace" "$(spread ltrace)" "$ltrace_us"
+printf '%-44s %10s %10s %14s %12s\n' "ltrace -x <mix symbol> (start-up only)" 0 "$ltrace0" "$(spread ltrace0)" -
+printf '%-44s %10s %10s %14s %12s\n' "gdb break + commands/printf" "$GDB_CALLS" "$gdb" "$(spread gdb)" "$gdb_us"
+printf '%-44s %10s %10s %14s %12s\n' "gdb break + commands/printf (start-up only)" 0 "$gdb0" "$(spread gdb0)" -
+printf '%-44s %10s %10s %14s %12s\n' "native hotloop (big)" "$UNTRACED_CALLS" "$native_big" "$(spread native_big)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --filter hotloop::cold (big)" "$UNTRACED_CALLS" "$cold_big" "$(spread cold_big)" -
+printf '%-44s %10s %10s %14s %12s\n' "native hotloop (start-up only)" 0 "$native0" "$(spread native0)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --filter hotloop::cold" 0 "$cold0" "$(spread cold0)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve (debug, ${carve_dwarf_size} MiB) --version" - "$version" "$(spread version)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --filter carve::main -- same" - "$dwarf" "$(spread dwarf)" -
+echo
+echo "untraced loop vs native: ${untraced}x (start-up removed; raw ${untraced_raw}x, carve start-up on hotloop ${cold_startup}s)"
+echo "DWARF start-up on the carve debug binary: ${dwarf_s}s"
+echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb_lines (expected $GDB_CALLS)"
+echo "sanity: carve $sanity"
+echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s"
+[[ $sanity == *" OK" ]] || exit 1
