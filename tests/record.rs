@@ -414,3 +414,33 @@ fn trait_objects_are_recorded_as_their_concrete_type() {
         other => panic!("planet recorded as {other:?}"),
     }
 }
+
+#[test]
+fn return_values_match_what_the_program_prints_for_every_abi_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(
+        &db,
+        &["--filter", "returns::*", "--exclude", "returns::main"],
+        &fixture_bin("returns"),
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The program prints `call = {:?}` per line; carve's rendering names enum types
+    // (`Shape::Rect(4, 5)`) where Debug does not (`Rect(4, 5)`).
+    let printed: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| l.split_once(" = ").unwrap().1.to_string())
+        .collect();
+    let trace = load(&db);
+    let recorded: Vec<String> = trace
+        .children(None)
+        .map(|c| {
+            c.ret
+                .as_ref()
+                .map(|v| v.to_string().replace("Error::", "").replace("Shape::", ""))
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(recorded, printed);
+}
