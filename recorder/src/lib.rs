@@ -9,6 +9,7 @@ mod decode;
 mod dwarf;
 mod error;
 mod location;
+mod panic_message;
 mod process;
 mod select;
 mod stepping;
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use carve_storage::{FunctionId, FunctionInfo, ParamInfo, TraceEvent, TraceSink};
 use nix::unistd::Pid;
+use tracer::PanicHooks;
 
 /// An executable and its debug information, ready to be recorded.
 pub struct Program {
@@ -255,13 +257,16 @@ impl Recording {
             });
         }
         sink.record(TraceEvent::Functions(infos));
-        let panic_addr = self.program.info.symbol("__rustc::rust_panic");
+        let panic_addrs = PanicHooks {
+            unwinding: self.program.info.symbol("__rustc::rust_panic"),
+            message: self.program.info.symbol("core::panicking::panic_fmt"),
+        };
         let mut tracer = tracer::Tracer::new(
             self.pid,
             bias,
             &self.program.info.types,
             traced,
-            panic_addr,
+            panic_addrs,
             self.program.info.entry,
             self.options.limits,
             sink,

@@ -138,7 +138,11 @@ pub(crate) fn alu(op: AluOp, a: u64, b: u64, size: u8, rflags: u64) -> (u64, u64
     set(&mut flags, AF, af);
     set(&mut flags, ZF, result == 0);
     set(&mut flags, SF, result & sign != 0);
-    set(&mut flags, PF, (result as u8).count_ones() % 2 == 0);
+    set(
+        &mut flags,
+        PF,
+        (result as u8).count_ones().is_multiple_of(2),
+    );
     (result, flags)
 }
 

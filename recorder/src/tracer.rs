@@ -19,6 +19,7 @@ use crate::decode::{Decoder, Limits};
 use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
 use crate::location::{evaluate, Machine, Memory, Place};
+use crate::panic_message::panic_message;
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
 use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
 use crate::types::{TypeId, TypeKind, TypeTable};
@@ -54,6 +55,8 @@ struct Breakpoint {
     retained: bool,
     /// The panic machinery (`rust_panic`).
     panic: bool,
+    /// `core::panicking::panic_fmt`, whose arguments hold the panic message.
+    panic_message: bool,
     inserted: bool,
     /// How to get past it, worked out at its first hit.
     plan: Option<StepPlan>,
@@ -61,7 +64,11 @@ struct Breakpoint {
 
 impl Breakpoint {
     fn wanted(&self) -> bool {
-        self.entry.is_some() || self.returns > 0 || self.panic || self.retained
+        self.entry.is_some()
+            || self.returns > 0
+            || self.panic
+            || self.panic_message
+            || self.retained
     }
 }
 
@@ -72,6 +79,8 @@ struct Frame {
     return_addr: u64,
     /// A panic started while this frame was live: if it never returns, it panicked.
     panic_seen: bool,
+    /// The message of the first panic seen while this frame was live.
+    panic_message: Option<String>,
     /// `self` and `&mut` arguments: (parameter name, pointee type, address), re-read on return.
     effects: Vec<(String, TypeId, u64)>,
 }
@@ -164,6 +173,14 @@ fn dwarf_register(r: &libc::user_regs_struct, n: u16) -> Option<u64> {
     })
 }
 
+/// Where the panic machinery is, when the program has it (file addresses).
+pub(crate) struct PanicHooks {
+    /// `rust_panic`: a panic is about to unwind.
+    pub unwinding: Option<FileAddr>,
+    /// `core::panicking::panic_fmt`: its argument holds the message.
+    pub message: Option<FileAddr>,
+}
+
 /// How the run went, for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordSummary {
@@ -178,7 +195,7 @@ impl<'a> Tracer<'a> {
         bias: LoadBias,
         types: &'a TypeTable,
         functions: Vec<Traced>,
-        panic_addr: Option<FileAddr>,
+        panic: PanicHooks,
         scratch: FileAddr,
         limits: Limits,
         sink: &'a mut dyn TraceSink,
@@ -209,9 +226,14 @@ impl<'a> Tracer<'a> {
             tracer.breakpoints.entry(addr).or_default().entry = Some(i);
             tracer.insert(addr)?;
         }
-        if let Some(p) = panic_addr {
+        if let Some(p) = panic.unwinding {
             let addr = bias.relocate(p).0;
             tracer.breakpoints.entry(addr).or_default().panic = true;
+            tracer.insert(addr)?;
+        }
+        if let Some(p) = panic.message {
+            let addr = bias.relocate(p).0;
+            tracer.breakpoints.entry(addr).or_default().panic_message = true;
             tracer.insert(addr)?;
         }
         let options = ptrace::Options::PTRACE_O_TRACECLONE
@@ -470,6 +492,7 @@ impl<'a> Tracer<'a> {
             return self.resume(tid, Some(Signal::SIGTRAP));
         };
         let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
+        let message_hook = bp.panic_message;
         if returns == 0 && bp.retained {
             // Reached with no frame returning here: this site is not worth a stop any more.
             if let Some(bp) = self.breakpoints.get_mut(&pc) {
@@ -483,6 +506,18 @@ impl<'a> Tracer<'a> {
             return self.resume(tid, None);
         }
         regs.rip = pc;
+        if message_hook {
+            // panic_fmt(fmt: Arguments): the two words of Arguments arrive in rdi and rsi.
+            let message = panic_message(regs.rdi, regs.rsi, &self.mem);
+            if let Some(t) = self.threads.get_mut(&tid) {
+                for f in &mut t.stack {
+                    f.panic_seen = true;
+                    if f.panic_message.is_none() {
+                        f.panic_message = message.clone();
+                    }
+                }
+            }
+        }
         if panic {
             if let Some(t) = self.threads.get_mut(&tid) {
                 for f in &mut t.stack {
@@ -850,6 +885,7 @@ impl<'a> Tracer<'a> {
             cfa,
             return_addr,
             panic_seen: false,
+            panic_message: None,
             effects,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
@@ -1047,7 +1083,9 @@ impl<'a> Tracer<'a> {
 
     fn end_abandoned(&mut self, frame: Frame, default: Outcome) {
         let outcome = if frame.panic_seen {
-            Outcome::Panicked { message: None }
+            Outcome::Panicked {
+                message: frame.panic_message,
+            }
         } else {
             default
         };
