@@ -143,3 +143,22 @@ fn generate_into_something_that_is_not_a_directory_writes_nothing() {
     assert!(line.contains("not a directory"), "{line}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
+
+#[test]
+fn split_dwarf_is_named_with_how_to_build_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("cs");
+    let status = std::process::Command::new("cc")
+        .args(["-g", "-gsplit-dwarf", "-O0", "-o"])
+        .arg(&bin)
+        .arg(repo().join("fixtures/c_basic/c_basic.c"))
+        .current_dir(tmp.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let db = tmp.path().join("t.db");
+    let line = error_line(&record(&db, &[], &bin, &[]));
+    assert!(line.contains(".dwo"), "{line}");
+    assert!(line.contains("-gsplit-dwarf"), "{line}");
+    assert!(!db.exists());
+}

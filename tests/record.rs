@@ -445,3 +445,59 @@ fn return_values_match_what_the_program_prints_for_every_abi_case() {
         .collect();
     assert_eq!(recorded, printed);
 }
+
+/// Compiles c_basic with `flags` into `dir`.
+fn c_basic_with(dir: &std::path::Path, name: &str, flags: &[&str]) -> std::path::PathBuf {
+    let bin = dir.join(name);
+    let status = std::process::Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(&bin)
+        .arg(repo().join("fixtures/c_basic/c_basic.c"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    bin
+}
+
+#[test]
+fn dwarf_4_binaries_are_recorded_like_dwarf_5_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = c_basic_with(tmp.path(), "c4", &["-g", "-gdwarf-4", "-O0"]);
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &bin, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let add = calls_of(&trace, "add");
+    assert_eq!(arg(add[0], "a"), &int(2, "int"));
+    assert_eq!(add[0].ret, Some(int(5, "int")));
+}
+
+#[test]
+fn an_optimised_build_records_what_is_left_and_never_crashes_the_program() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = c_basic_with(tmp.path(), "c2", &["-g", "-O2"]);
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &bin, &[]);
+    let direct = std::process::Command::new(&bin).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), stdout(&direct));
+    let trace = load(&db);
+    // At -O2 most functions are inlined; the ones still called are recorded, and any value the
+    // optimiser threw away is stored as unavailable rather than guessed.
+    assert!(!trace.calls.is_empty());
+    for call in &trace.calls {
+        for a in &call.args {
+            if let Value::Int { .. } | Value::Uint { .. } = a.value {
+                continue;
+            }
+            assert!(
+                !matches!(&a.value, Value::Opaque { .. }),
+                "{} of {:?} was guessed: {:?}",
+                a.name,
+                call.function,
+                a.value
+            );
+        }
+    }
+}

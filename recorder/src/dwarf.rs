@@ -217,6 +217,21 @@ impl DebugInfo {
             entry: FileAddr(file.entry()),
         };
         info.index()?;
+        let dwo: Vec<String> = info
+            .units
+            .iter()
+            .filter_map(|u| {
+                let name = u.dwo_name().ok().flatten()?;
+                let r = info.dwarf.attr_string(u, name).ok()?;
+                Some(r.to_string_lossy().ok()?.into_owned())
+            })
+            .collect();
+        if info.functions.is_empty() && !dwo.is_empty() {
+            return Err(RecordError::SplitDwarf {
+                path: path.to_path_buf(),
+                dwo: dwo.join(", "),
+            });
+        }
         if info.functions.is_empty() {
             return Err(RecordError::NoDebugInfo {
                 path: path.to_path_buf(),

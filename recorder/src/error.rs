@@ -19,6 +19,8 @@ pub enum RecordError {
     NotElf { path: PathBuf, reason: String },
     #[error("no debug info in {path}: build with debug = true (cargo's dev profile) or -g")]
     NoDebugInfo { path: PathBuf },
+    #[error("the debug info of {path} is split into .dwo files ({dwo}), which carve does not read yet: build without -gsplit-dwarf (cargo: split-debuginfo = \"off\")")]
+    SplitDwarf { path: PathBuf, dwo: String },
     #[error("bad DWARF in {path} at DIE offset {offset:#x}: {reason}")]
     Dwarf {
         path: PathBuf,
