@@ -43,6 +43,10 @@ pub struct RecordArgs {
     /// Do not trace functions matching GLOB; repeatable.
     #[arg(long = "exclude", value_name = "GLOB")]
     pub excludes: Vec<String>,
+    /// Also record the program's own functions called up to N levels out from a call of a
+    /// filtered function (1: its direct callees), e.g. the dependencies a test will mock.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub depth: u32,
     /// Stop recording a function after N calls (its breakpoint is removed).
     #[arg(long, value_name = "N")]
     pub max_calls_per_function: Option<u64>,

@@ -65,6 +65,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         filters: Vec::new(),
         excludes: Vec::new(),
         max_calls_per_function: None,
+        depth: 0,
         max_depth: 4,
         max_elements: 256,
         max_string: 4096,

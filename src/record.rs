@@ -19,6 +19,7 @@ pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
         selection: Selection {
             filters: a.filters.clone(),
             excludes: a.excludes.clone(),
+            depth: a.depth,
         },
         limits: Limits {
             max_depth: a.max_depth,

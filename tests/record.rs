@@ -501,3 +501,49 @@ fn an_optimised_build_records_what_is_left_and_never_crashes_the_program() {
         }
     }
 }
+
+#[test]
+fn depth_records_callees_up_to_n_levels_out_from_the_filtered_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = |depth: &str| -> Vec<(String, u32)> {
+        let db = tmp.path().join(format!("d{depth}.db"));
+        let args = ["--filter", "account::Account::transfer", "--depth", depth];
+        let out = record(&db, &args, &fixture_bin("account"), &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let trace = load(&db);
+        let first = calls_of(&trace, "account::Account::transfer")[0].id;
+        // The first transfer and everything recorded under it, with nesting depth.
+        let mut under = vec![first];
+        let mut out = Vec::new();
+        for c in &trace.calls {
+            if c.id == first || c.parent.is_some_and(|p| under.contains(&p)) {
+                under.push(c.id);
+                out.push((trace.function(c.function).unwrap().path.clone(), c.depth));
+            }
+        }
+        out
+    };
+    let names = |v: &[(String, u32)]| {
+        v.iter()
+            .map(|(p, _)| p.rsplit("::").next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+
+    assert_eq!(names(&paths("0")), ["transfer"]);
+    assert_eq!(names(&paths("1")), ["transfer", "withdraw", "deposit"]);
+    let two = paths("2");
+    assert_eq!(
+        names(&two),
+        [
+            "transfer",
+            "withdraw",
+            "is_valid_amount",
+            "can_withdraw",
+            "deposit",
+            "is_valid_amount"
+        ]
+    );
+    // can_withdraw's own call of is_valid_amount is three levels out: not recorded, and not
+    // mistaken for a direct callee of anything recorded.
+    assert!(two.iter().all(|(_, d)| *d <= 2));
+}

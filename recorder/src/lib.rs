@@ -74,7 +74,7 @@ impl Program {
         // One breakpoint per address (DWARF may describe one function twice).
         chosen.sort_by_key(|f| f.low_pc);
         chosen.dedup_by_key(|f| f.low_pc);
-        if chosen.is_empty() {
+        if !chosen.iter().any(|f| selection.matches(f)) {
             let mut own: Vec<&str> = self
                 .functions()
                 .iter()
@@ -253,6 +253,7 @@ impl Recording {
                 max_calls: self.options.max_calls_per_function,
                 calls: 0,
                 float_return,
+                matched: self.options.selection.matches(f),
                 forced_return,
             });
         }
@@ -272,6 +273,7 @@ impl Recording {
             sink,
         )?;
         tracer.pinned_from(self.pinned_from);
+        tracer.set_depth(self.options.selection.depth);
         let summary = tracer.run();
         if let Some(mask) = &self.pinned_from {
             process::unpin(Pid::from_raw(0), mask);

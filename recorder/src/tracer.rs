@@ -37,6 +37,8 @@ pub(crate) struct Traced {
     pub calls: u64,
     /// The return value may come back in xmm registers (so they must be read).
     pub float_return: bool,
+    /// Selected by the filters themselves (not only as a callee within `--depth`).
+    pub matched: bool,
     /// Skip the body and return this integer instead (an acting breakpoint; see
     /// [`Tracer::force_return`]).
     pub forced_return: Option<i64>,
@@ -73,7 +75,10 @@ impl Breakpoint {
 }
 
 struct Frame {
-    call: CallId,
+    /// `None` for a call that is traced only to know what is nested in it (`--depth`).
+    call: Option<CallId>,
+    /// How many levels out from a call of a `--filter`ed function this call is (0: it is one).
+    level: Option<u32>,
     function: usize,
     cfa: u64,
     return_addr: u64,
@@ -127,6 +132,8 @@ pub(crate) struct Tracer<'a> {
     waiting: VecDeque<(Pid, u64)>,
     /// Registers to resume a thread with instead of stepping on (a forced return).
     forced: HashMap<Pid, libc::user_regs_struct>,
+    /// `--depth`: calls up to this many levels out from a filtered call are recorded too.
+    depth: u32,
     /// The affinity carve had before it pinned itself and the tracee to one CPU; given back to
     /// everyone when the tracee starts a second thread, so its threads run in parallel.
     pinned_from: Option<nix::sched::CpuSet>,
@@ -218,6 +225,7 @@ impl<'a> Tracer<'a> {
             scratch_holds: None,
             waiting: VecDeque::new(),
             forced: HashMap::new(),
+            depth: 0,
             pinned_from: None,
         };
         tracer.threads.insert(pid, Thread::default());
@@ -275,6 +283,11 @@ impl<'a> Tracer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Records calls up to `depth` levels out from the calls of filtered functions.
+    pub(crate) fn set_depth(&mut self, depth: u32) {
+        self.depth = depth;
     }
 
     /// Remembers that carve and the tracee were pinned to one CPU from `mask`.
@@ -819,6 +832,34 @@ impl<'a> Tracer<'a> {
         // Frames whose CFA is not above the new frame's are gone (unwound or longjmp'd over).
         self.pop_abandoned(tid, |frame_cfa| frame_cfa <= cfa);
 
+        let level = if self.functions[index].matched {
+            Some(0)
+        } else {
+            let parent = self.threads.get(&tid).and_then(|t| t.stack.last());
+            parent
+                .and_then(|p| p.level)
+                .map(|l| l + 1)
+                .filter(|l| *l <= self.depth)
+        };
+        if level.is_none() {
+            // Too far from any filtered call to record, but what it calls must not look like
+            // a direct callee of a recorded call: keep a silent frame for it.
+            self.threads.entry(tid).or_default().stack.push(Frame {
+                call: None,
+                level: None,
+                function: index,
+                cfa,
+                return_addr,
+                panic_seen: false,
+                panic_message: None,
+                effects: Vec::new(),
+            });
+            let bp = self.breakpoints.entry(return_addr).or_default();
+            bp.returns += 1;
+            bp.retained = true;
+            return self.insert(return_addr);
+        }
+
         let f = &self.functions[index];
         let machine = Stopped {
             regs,
@@ -877,10 +918,11 @@ impl<'a> Tracer<'a> {
         self.next_call += 1;
         self.calls_recorded += 1;
         let thread = self.threads.entry(tid).or_default();
-        let parent = thread.stack.last().map(|f| f.call);
-        let depth = thread.stack.len() as u32;
+        let parent = thread.stack.iter().rev().find_map(|f| f.call);
+        let depth = thread.stack.iter().filter(|f| f.call.is_some()).count() as u32;
         thread.stack.push(Frame {
-            call,
+            call: Some(call),
+            level,
             function: index,
             cfa,
             return_addr,
@@ -938,6 +980,9 @@ impl<'a> Tracer<'a> {
             return Ok(());
         };
         self.release_return(frame.return_addr);
+        let Some(call) = frame.call else {
+            return Ok(()); // a silent frame (--depth): nothing to record
+        };
         let ret = match self.functions[frame.function].detail.return_type {
             None => None,
             Some(ty) => {
@@ -973,7 +1018,7 @@ impl<'a> Tracer<'a> {
             })
             .collect();
         self.sink.record(TraceEvent::CallEnded(CallEnd {
-            call: frame.call,
+            call,
             outcome: Outcome::Returned,
             ret,
             after,
@@ -1018,12 +1063,14 @@ impl<'a> Tracer<'a> {
                 ReturnPlace::Memory(addr) => self.decoder().at(ty, addr),
             }
         });
-        self.sink.record(TraceEvent::CallEnded(CallEnd {
-            call: frame.call,
-            outcome: Outcome::Returned,
-            ret,
-            after: Vec::new(),
-        }));
+        if let Some(call) = frame.call {
+            self.sink.record(TraceEvent::CallEnded(CallEnd {
+                call,
+                outcome: Outcome::Returned,
+                ret,
+                after: Vec::new(),
+            }));
+        }
         // The post-prologue instruction never runs: no step over the breakpoint is needed.
         self.forced.insert(tid, forced);
         Ok(())
@@ -1082,6 +1129,9 @@ impl<'a> Tracer<'a> {
     }
 
     fn end_abandoned(&mut self, frame: Frame, default: Outcome) {
+        let Some(call) = frame.call else {
+            return;
+        };
         let outcome = if frame.panic_seen {
             Outcome::Panicked {
                 message: frame.panic_message,
@@ -1090,7 +1140,7 @@ impl<'a> Tracer<'a> {
             default
         };
         self.sink.record(TraceEvent::CallEnded(CallEnd {
-            call: frame.call,
+            call,
             outcome,
             ret: None,
             after: Vec::new(),
