@@ -37,6 +37,34 @@ pub struct Decoder<'a> {
 
 const MAX_VALUE_BYTES: u64 = 1 << 20;
 
+/// Values nested deeper than this (structs in structs in enums...) are cut off: valid DWARF
+/// never comes close, but malformed DWARF can describe a struct that contains itself.
+const MAX_NESTING: u32 = 96;
+
+thread_local! {
+    static NESTING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of value nesting on this thread, given back when dropped.
+struct Nested;
+
+impl Nested {
+    fn enter() -> Option<Nested> {
+        NESTING.with(|n| {
+            (n.get() < MAX_NESTING).then(|| {
+                n.set(n.get() + 1);
+                Nested
+            })
+        })
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        NESTING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
 impl Decoder<'_> {
     /// Decodes the value of type `ty` stored at `addr`.
     pub fn at(&self, ty: TypeId, addr: u64) -> Value {
@@ -67,6 +95,9 @@ impl Decoder<'_> {
             return unavailable("?", "unknown type");
         };
         let name = t.name.as_str();
+        let Some(_level) = Nested::enter() else {
+            return unavailable(name, "nested too deep (a type that contains itself?)");
+        };
         if (bytes.len() as u64) < t.size {
             return unavailable(name, "value shorter than its type");
         }
@@ -1023,5 +1054,138 @@ mod tests {
             }
         );
         assert!(!d.bytes(rc, &0x9000u64.to_le_bytes()).is_exact());
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    //! Arbitrary type tables (cycles, dangling ids, lying sizes) over arbitrary bytes: the
+    //! decoder must return a value for every type without panicking.
+
+    use super::*;
+    use crate::location::Memory;
+    use crate::types::{Member, Type, Variant};
+    use proptest::prelude::*;
+
+    struct Region(u64, Vec<u8>);
+    impl Memory for Region {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+            let Some(start) = addr.checked_sub(self.0) else {
+                return false;
+            };
+            let Ok(start) = usize::try_from(start) else {
+                return false;
+            };
+            match self.1.get(start..start.saturating_add(buf.len())) {
+                Some(s) if s.len() == buf.len() => {
+                    buf.copy_from_slice(s);
+                    true
+                }
+                _ => false,
+            }
+        }
+    }
+
+    const NAMES: &[&str] = &[
+        "u8",
+        "i32",
+        "f64",
+        "char",
+        "&str",
+        "alloc::string::String",
+        "alloc::vec::Vec<u8>",
+        "&[u8]",
+        "&dyn T",
+        "(u8, u32)",
+        "&u8",
+        "char *",
+        "alloc::rc::Rc<u8>",
+        "Option<u8>",
+        "S",
+    ];
+
+    fn kind() -> impl Strategy<Value = TypeKind> {
+        let id = 0usize..20;
+        let member = (id.clone(), 0u64..64).prop_map(|(ty, offset)| Member {
+            name: [
+                "data_ptr", "length", "vec", "buf", "len", "ptr", "pointer", "vtable", "x",
+            ][ty % 9]
+                .into(),
+            offset,
+            ty,
+        });
+        prop_oneof![
+            Just(TypeKind::Unit),
+            prop_oneof![
+                Just(BaseKind::Bool),
+                Just(BaseKind::Char),
+                Just(BaseKind::Signed),
+                Just(BaseKind::Unsigned),
+                Just(BaseKind::Float)
+            ]
+            .prop_map(TypeKind::Base),
+            proptest::option::of(id.clone()).prop_map(|pointee| TypeKind::Pointer { pointee }),
+            (
+                proptest::collection::vec(member.clone(), 0..4),
+                proptest::collection::vec(id.clone(), 0..2)
+            )
+                .prop_map(|(members, params)| TypeKind::Struct { members, params }),
+            (
+                proptest::option::of(member.clone()),
+                proptest::collection::vec(
+                    (proptest::option::of(0u64..4), id.clone(), 0u64..16),
+                    0..4
+                )
+            )
+                .prop_map(|(tag, vs)| TypeKind::Enum {
+                    tag,
+                    variants: vs
+                        .into_iter()
+                        .map(|(discr, ty, offset)| Variant {
+                            discr,
+                            name: "V".into(),
+                            offset,
+                            ty
+                        })
+                        .collect(),
+                }),
+            (id.clone(), proptest::option::of(0u64..100_000))
+                .prop_map(|(elem, count)| TypeKind::Array { elem, count }),
+            Just(TypeKind::Opaque),
+        ]
+    }
+
+    fn table() -> impl Strategy<Value = TypeTable> {
+        proptest::collection::vec((0usize..NAMES.len(), 0u64..80, kind()), 1..20).prop_map(|ts| {
+            let mut table = TypeTable::default();
+            for (name, size, kind) in ts {
+                table.push(Type {
+                    name: NAMES[name].into(),
+                    size,
+                    kind,
+                });
+            }
+            table
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_type_table_over_any_bytes_decodes_without_panicking(
+            types in table(),
+            bytes in proptest::collection::vec(any::<u8>(), 0..96),
+            memory in proptest::collection::vec(any::<u8>(), 0..512),
+            addr in prop_oneof![0x1000u64..0x1200, any::<u64>()],
+        ) {
+            let mem = Region(0x1000, memory);
+            let limits = Limits { max_depth: 3, max_elems: 16, max_string: 64 };
+            let d = Decoder { types: &types, mem: &mem, limits };
+            for ty in 0..22 {
+                let _ = d.bytes(ty, &bytes);
+                let _ = d.at(ty, addr);
+            }
+        }
     }
 }

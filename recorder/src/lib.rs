@@ -64,6 +64,13 @@ impl Program {
         self.info.functions()
     }
 
+    /// `f`'s parameters and return type, read from DWARF and lowered to full type names (what
+    /// a recording stores about it), without running anything.
+    pub fn signature(&mut self, f: &FunctionEntry) -> Result<FunctionInfo, RecordError> {
+        let detail = self.info.detail(f)?;
+        Ok(function_info(FunctionId(0), f, &detail, &self.info.types))
+    }
+
     /// The functions `selection` picks; an error listing some that exist when it picks none.
     pub fn select(&self, selection: &Selection) -> Result<Vec<&FunctionEntry>, RecordError> {
         let mut chosen: Vec<&FunctionEntry> = self
@@ -224,28 +231,7 @@ impl Recording {
                     });
                 }
             }
-            infos.push(FunctionInfo {
-                id,
-                path: f.path.clone(),
-                name: f.name.clone(),
-                linkage_name: f.linkage_name.clone(),
-                language: f.language,
-                decl_file: f.decl_file.clone(),
-                decl_line: f.decl_line,
-                low_pc: f.low_pc.0,
-                params: detail
-                    .params
-                    .iter()
-                    .map(|p| ParamInfo {
-                        name: p.name.clone(),
-                        type_name: p.ty.map(|t| types.name(t).to_string()).unwrap_or_default(),
-                    })
-                    .collect(),
-                return_type: detail
-                    .return_type
-                    .map(|t| types.name(t).to_string())
-                    .filter(|n| n != "()"),
-            });
+            infos.push(function_info(id, f, &detail, types));
             traced.push(tracer::Traced {
                 id,
                 detail,
@@ -305,4 +291,35 @@ pub fn resolve_program(program: &Path) -> PathBuf {
         }
     }
     program.to_path_buf()
+}
+
+/// What the trace says about a function: its path, source and signature.
+fn function_info(
+    id: FunctionId,
+    f: &FunctionEntry,
+    detail: &dwarf::FunctionDetail,
+    types: &types::TypeTable,
+) -> FunctionInfo {
+    FunctionInfo {
+        id,
+        path: f.path.clone(),
+        name: f.name.clone(),
+        linkage_name: f.linkage_name.clone(),
+        language: f.language,
+        decl_file: f.decl_file.clone(),
+        decl_line: f.decl_line,
+        low_pc: f.low_pc.0,
+        params: detail
+            .params
+            .iter()
+            .map(|p| ParamInfo {
+                name: p.name.clone(),
+                type_name: p.ty.map(|t| types.name(t).to_string()).unwrap_or_default(),
+            })
+            .collect(),
+        return_type: detail
+            .return_type
+            .map(|t| types.name(t).to_string())
+            .filter(|n| n != "()"),
+    }
 }
