@@ -41,8 +41,13 @@ const MAX_VALUE_BYTES: u64 = 1 << 20;
 /// never comes close, but malformed DWARF can describe a struct that contains itself.
 const MAX_NESTING: u32 = 96;
 
+/// Parts (fields, elements, variants...) one decoded value may have in all: a type whose members
+/// repeat it (malformed DWARF again) would otherwise grow exponentially with the nesting.
+const MAX_PARTS: u32 = 100_000;
+
 thread_local! {
     static NESTING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    static PARTS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// One level of value nesting on this thread, given back when dropped.
@@ -51,7 +56,14 @@ struct Nested;
 impl Nested {
     fn enter() -> Option<Nested> {
         NESTING.with(|n| {
-            (n.get() < MAX_NESTING).then(|| {
+            if n.get() == 0 {
+                PARTS.with(|p| p.set(0)); // a new top-level value
+            }
+            let parts = PARTS.with(|p| {
+                p.set(p.get().saturating_add(1));
+                p.get()
+            });
+            (n.get() < MAX_NESTING && parts <= MAX_PARTS).then(|| {
                 n.set(n.get() + 1);
                 Nested
             })
@@ -96,7 +108,10 @@ impl Decoder<'_> {
         };
         let name = t.name.as_str();
         let Some(_level) = Nested::enter() else {
-            return unavailable(name, "nested too deep (a type that contains itself?)");
+            return unavailable(
+                name,
+                "nested too deep or too large (a type that contains itself?)",
+            );
         };
         if (bytes.len() as u64) < t.size {
             return unavailable(name, "value shorter than its type");
