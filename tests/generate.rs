@@ -116,3 +116,42 @@ fn generating_twice_writes_the_same_files() {
         std::fs::read_to_string(dir.join("tests/carved_expr_eval.rs")).unwrap()
     );
 }
+
+#[test]
+fn a_call_that_panicked_becomes_a_should_panic_test_that_notices_when_it_stops_panicking() {
+    let (_tmp, dir) = copy_fixture("mouse");
+    carve_tests(&dir, "mouse", &[]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_mouse.rs")).unwrap();
+    assert!(
+        file.contains(
+            "#[should_panic(expected = \"not implemented: the question is not known yet\")]"
+        ),
+        "{file}"
+    );
+    let test = cargo_in(&dir, &["test", "--tests"]);
+    assert!(
+        test.status.success(),
+        "{}\n{}",
+        stdout(&test),
+        stderr(&test)
+    );
+
+    // The question gets an answer: the recorded panic no longer happens.
+    let lib = dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    let changed = source.replacen(
+        "unimplemented!(\"the question is not known yet\")",
+        "String::from(\"six by nine\")",
+        1,
+    );
+    assert_ne!(source, changed);
+    std::fs::write(&lib, changed).unwrap();
+    let test = cargo_in(&dir, &["test", "--tests", "--no-fail-fast"]);
+    assert!(!test.status.success());
+    assert!(
+        stdout(&test).contains("question_panics"),
+        "{}",
+        stdout(&test)
+    );
+    assert!(stdout(&test).contains("should panic"), "{}", stdout(&test));
+}

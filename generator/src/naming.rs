@@ -218,10 +218,15 @@ pub struct NameParts {
     pub args: Vec<String>,
     /// Slug of the return value; `None` for `()`.
     pub ret: Option<String>,
+    /// The call panicked (`question_panics`).
+    pub panics: bool,
 }
 
 impl NameParts {
     fn base(&self) -> String {
+        if self.panics {
+            return format!("{}_panics", self.subject);
+        }
         match &self.ret {
             Some(ret) => format!("{}_returns_{ret}", self.subject),
             None if self.args.is_empty() => format!("{}_runs", self.subject),
@@ -230,6 +235,9 @@ impl NameParts {
     }
 
     fn with_args(&self) -> String {
+        if self.panics && !self.args.is_empty() {
+            return format!("{}_{}_panics", self.subject, self.args.join("_"));
+        }
         match &self.ret {
             Some(ret) if !self.args.is_empty() => {
                 format!("{}_{}_returns_{ret}", self.subject, self.args.join("_"))
@@ -278,6 +286,7 @@ mod tests {
 
     fn parts(subject: &str, args: &[&str], ret: Option<&str>) -> NameParts {
         NameParts {
+            panics: false,
             subject: subject.to_string(),
             args: args.iter().map(|s| s.to_string()).collect(),
             ret: ret.map(str::to_string),

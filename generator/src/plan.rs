@@ -101,6 +101,21 @@ pub enum Assertion {
     Nan,
     /// The function returns `()`: the call itself is the test.
     Unit,
+    /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
+    /// Rust string literal of the longest exact part of the recorded message, `None` when the
+    /// message was not recorded.
+    Panics { expected: Option<String> },
+}
+
+/// The part of a recorded panic message a test can expect exactly: the longest run of literal
+/// text (formatted arguments were recorded as `{…}`), as a Rust string literal.
+pub(crate) fn expected_panic(message: &str) -> Option<String> {
+    let piece = message
+        .split("{…}")
+        .map(str::trim)
+        .max_by_key(|p| p.len())
+        .filter(|p| !p.is_empty())?;
+    Some(format!("{piece:?}"))
 }
 
 /// Counts of recorded calls by fate.
@@ -886,6 +901,23 @@ mod tests {
         assert_eq!(test.name, "is_even_returns_false");
         assert_eq!(test.args, ["1u64"]);
         assert_eq!(test.assertion, Assertion::False);
+    }
+
+    #[test]
+    fn a_panic_test_expects_the_longest_exact_part_of_the_message() {
+        assert_eq!(
+            expected_panic("not implemented: the question is not known yet").as_deref(),
+            Some("\"not implemented: the question is not known yet\"")
+        );
+        assert_eq!(
+            expected_panic("index out of bounds: the len is {…} but the index is {…}").as_deref(),
+            Some("\"index out of bounds: the len is\"")
+        );
+        assert_eq!(expected_panic("{…}"), None);
+        assert_eq!(
+            expected_panic("say \"hi\"\n").as_deref(),
+            Some("\"say \\\"hi\\\"\"")
+        );
     }
 
     #[test]

@@ -261,13 +261,27 @@ fn mark_comments(source: &str) -> String {
 
 fn unmark_comments(formatted: &str) -> String {
     let mut out = String::with_capacity(formatted.len());
-    for line in formatted.lines() {
+    let mut lines = formatted.lines();
+    while let Some(line) = lines.next() {
         let trimmed = line.trim_start();
-        let text = trimmed
+        if !trimmed.starts_with(COMMENT_MARKER) {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        // prettyplease wraps a long marker over several lines: join them back first.
+        let mut marker = trimmed.to_string();
+        let mut consumed = vec![line];
+        while !marker.ends_with(");") && !marker.ends_with(')') {
+            let Some(next) = lines.next() else { break };
+            consumed.push(next);
+            marker.push_str(next.trim());
+        }
+        let text = marker
             .strip_prefix(COMMENT_MARKER)
             .and_then(|rest| rest.strip_prefix('('))
-            .and_then(|rest| rest.strip_suffix(");"))
-            .and_then(|lit| syn::parse_str::<syn::LitStr>(lit).ok());
+            .and_then(|rest| rest.strip_suffix(");").or_else(|| rest.strip_suffix(')')))
+            .and_then(|lit| syn::parse_str::<syn::LitStr>(lit.trim().trim_end_matches(',')).ok());
         match text {
             Some(lit) => {
                 let indent = &line[..line.len() - trimmed.len()];
@@ -279,8 +293,10 @@ fn unmark_comments(formatted: &str) -> String {
                 }
             }
             None => {
-                out.push_str(line);
-                out.push('\n');
+                for l in consumed {
+                    out.push_str(l);
+                    out.push('\n');
+                }
             }
         }
     }
@@ -293,6 +309,15 @@ pub const TEMPLATE_NAMES: &[&str] = &[TEST_FILE_TEMPLATE];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comment_too_long_for_one_line_survives_formatting() {
+        let long = "Assert: the call panics, as it did in the recording, with the message it had";
+        let source = format!("fn f() {{\n    let x = 1;\n    // {long}\n}}\n");
+        let formatted = format_rust("t.rs", &source).unwrap();
+        assert!(formatted.contains(&format!("// {long}")), "{formatted}");
+        assert!(!formatted.contains(COMMENT_MARKER), "{formatted}");
+    }
     use crate::plan::{Assertion, Summary};
 
     fn plan() -> Plan {

@@ -262,9 +262,12 @@ fn strip_ref(value: &Value) -> &Value {
 
 /// Builds the body of the test for `call`, or says why there is none.
 pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NameParts), &'static str> {
-    if call.outcome != Outcome::Returned {
-        return Err(DID_NOT_RETURN);
-    }
+    // A call that panicked becomes a #[should_panic] test expecting its recorded message.
+    let panicked = match &call.outcome {
+        Outcome::Returned => None,
+        Outcome::Panicked { message } => Some(message.as_deref()),
+        Outcome::Unwound | Outcome::Unfinished => return Err(DID_NOT_RETURN),
+    };
     let api = &target.api;
     let mut b = Builder::default();
     let mut args_values: Vec<&carve_storage::Arg> = call.args.iter().collect();
@@ -341,7 +344,15 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     // The mock trees: every call made through a dependency, in order.
     interactions(cx, &mut b, call.id)?;
 
-    let (assertion, ret_slug) = crate::plan::assertion(call.ret.as_ref(), &api.ret, cx.api)?;
+    let (assertion, ret_slug) = match panicked {
+        Some(message) => (
+            Assertion::Panics {
+                expected: message.and_then(crate::plan::expected_panic),
+            },
+            None,
+        ),
+        None => crate::plan::assertion(call.ret.as_ref(), &api.ret, cx.api)?,
+    };
 
     // Field effects on `&mut self` and `&mut` object arguments.
     if let (Some(var), true) = (&receiver_var, api.mut_receiver) {
@@ -381,6 +392,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         trait_uses: target.via_trait.iter().cloned().collect(),
     };
     let name = NameParts {
+        panics: panicked.is_some(),
         subject,
         args: arg_slugs,
         ret: ret_slug,
