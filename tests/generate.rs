@@ -89,6 +89,32 @@ fn carved_account_tests_cover_its_pure_functions() {
     let file = std::fs::read_to_string(dir.join("tests/carved_account.rs")).unwrap();
     assert!(file.contains("account::format_cents(1234i64)"), "{file}");
     assert!(file.contains("\"12.34\""), "{file}");
+    // transfer: alice is rebuilt by replaying her recorded history, and both balances are
+    // checked after the call.
+    let transfer = file
+        .split("#[test]")
+        .find(|t| t.contains("fn transfer_returns_ok_unit"))
+        .unwrap_or_else(|| panic!("no transfer test in {file}"));
+    assert!(
+        transfer.contains("let mut account = account::Account::new(10000i64).unwrap();"),
+        "{transfer}"
+    );
+    assert!(
+        transfer.contains("let _ = account.deposit(1234i64);"),
+        "{transfer}"
+    );
+    assert!(
+        transfer.contains("let _ = account.withdraw(500i64);"),
+        "{transfer}"
+    );
+    assert!(
+        transfer.contains("assert_eq!(account.balance(), 7734i64);"),
+        "{transfer}"
+    );
+    assert!(
+        transfer.contains("assert_eq!(other.balance(), 5550i64);"),
+        "{transfer}"
+    );
     let test = cargo_in(&dir, &["test", "--tests"]);
     assert!(
         test.status.success(),

@@ -413,9 +413,101 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
     }
 }
 
+/// How many recorded calls a rebuilt object may replay after its constructor.
+const MAX_REPLAYED_CALLS: usize = 24;
+
 /// Adds `let <var> = ...;` giving an object in `state`: its recorded constructor replayed
-/// (trait objects it got become mocks), or a struct literal.
+/// (trait objects it got become mocks), or a struct literal, or else the constructor followed by
+/// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
 fn rebuild(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    before: CallId,
+    var: &str,
+    mutable: bool,
+) -> Result<(), &'static str> {
+    match rebuild_directly(cx, b, state, type_path, before, var, mutable) {
+        Err(RECEIVER_NOT_REBUILT) => replay(cx, b, state, type_path, before, var, 0),
+        other => other,
+    }
+}
+
+/// The latest recorded `&mut self` call before `before` that left an object of `type_path` in
+/// `state`, replayed on an object rebuilt in that call's own pre-state.
+fn replay(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    before: CallId,
+    var: &str,
+    replayed: usize,
+) -> Result<(), &'static str> {
+    if replayed >= MAX_REPLAYED_CALLS {
+        return Err(RECEIVER_NOT_REBUILT);
+    }
+    for step in cx.trace.calls.iter().rev() {
+        if step.id >= before || step.outcome != Outcome::Returned {
+            continue;
+        }
+        let Some(Target::Callable(c)) = cx.targets.get(&step.function) else {
+            continue;
+        };
+        if !c.api.has_receiver || !c.api.mut_receiver || c.self_type.as_deref() != Some(type_path) {
+            continue;
+        }
+        let (Some(after), Some(pre)) = (step.after("self"), step.arg("self")) else {
+            continue;
+        };
+        let pre = strip_ref(pre);
+        if !same_state(strip_ref(after), state) || same_state(pre, state) {
+            continue;
+        }
+        // Only self-contained steps: literal arguments, no dependency calls to mock.
+        if has_trait_calls(cx, step.id) {
+            continue;
+        }
+        let others: Vec<&carve_storage::Arg> =
+            step.args.iter().filter(|a| a.name != "self").collect();
+        if others.len() != c.api.params.len() {
+            continue;
+        }
+        let args: Option<Vec<String>> = others
+            .iter()
+            .zip(&c.api.params)
+            .map(|(arg, param)| {
+                literal::render(&arg.value, &param.ty, Position::Arg)
+                    .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+                    .ok()
+            })
+            .collect();
+        let Some(args) = args else { continue };
+        let mark = (b.setup.len(), b.deps.len());
+        let rebuilt = match rebuild_directly(cx, b, pre, type_path, step.id, var, true) {
+            Err(RECEIVER_NOT_REBUILT) => replay(cx, b, pre, type_path, step.id, var, replayed + 1),
+            other => other,
+        };
+        if rebuilt.is_err() {
+            b.setup.truncate(mark.0);
+            for dep in b.deps.drain(mark.1..) {
+                b.vars.remove(&dep.var);
+            }
+            continue;
+        }
+        b.setup.push(Binding {
+            var: "_".to_string(),
+            mutable: false,
+            expr: format!("{var}.{}({})", c.api.ident, args.join(", ")),
+        });
+        return Ok(());
+    }
+    Err(RECEIVER_NOT_REBUILT)
+}
+
+/// An object in `state` from its recorded constructor or a struct literal.
+fn rebuild_directly(
     cx: &Ctx,
     b: &mut Builder,
     state: &Value,
@@ -1051,7 +1143,7 @@ mod tests {
     }
 
     #[test]
-    fn a_receiver_whose_state_no_constructor_gave_is_skipped_with_a_reason() {
+    fn a_receiver_whose_state_came_from_earlier_calls_is_rebuilt_by_replaying_them() {
         let (_tmp, api) = crate_with("");
         let wallet = |c| strukt("mk::Wallet", vec![("cents", i64v(c))]);
         let some = |v| Value::Enum {
@@ -1097,14 +1189,26 @@ mod tests {
             ),
         ]);
         let plan = plan(&t, &api);
-        assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), Some(&1));
+        assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), None);
         // `open` returns a wallet with a private field: no literal to compare it with.
         assert_eq!(plan.summary.skipped.get(UNSUPPORTED_TYPE), Some(&1));
-        let test = only_test(&plan);
-        assert_eq!(test.calls, 2, "the equivalent calls share one test");
-        assert_eq!(test.setup[0].expr, "mk::Wallet::open(5i64).unwrap()");
-        assert_eq!(test.effects[0].actual, "wallet.cents()");
-        assert_eq!(test.effects[0].expected, "7i64");
+        let tests = &plan.files[0].tests;
+        assert_eq!(tests.len(), 2, "{tests:#?}");
+        let from_open = tests
+            .iter()
+            .find(|t| t.calls == 2)
+            .expect("calls 2 and 4 share one test");
+        assert_eq!(from_open.setup[0].expr, "mk::Wallet::open(5i64).unwrap()");
+        assert_eq!(from_open.effects[0].actual, "wallet.cents()");
+        assert_eq!(from_open.effects[0].expected, "7i64");
+        // The wallet holding 7 came from open(5) then add(2): both are replayed.
+        let replayed = tests.iter().find(|t| t.calls == 1).unwrap();
+        let setup: Vec<&str> = replayed.setup.iter().map(|b| b.expr.as_str()).collect();
+        assert_eq!(
+            setup,
+            ["mk::Wallet::open(5i64).unwrap()", "wallet.add(2i64)"]
+        );
+        assert_eq!(replayed.effects[0].expected, "8i64");
     }
 
     #[test]
