@@ -29,6 +29,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),
         templates: a.templates.clone(),
+        verify: None,
     };
     Ok(carve_generator::generate(&trace, &options)?)
 }

@@ -9,6 +9,12 @@ pub enum GenerateError {
     #[error("--out {} is not a directory: create it or point --out at the crate's tests/ directory", path.display())]
     OutDirNotADirectory { path: PathBuf },
 
+    #[error("verifying the carved tests failed: {what}{}: check that cargo works in the crate, or pass --no-verify", source.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
+    Verify {
+        what: String,
+        source: Option<std::io::Error>,
+    },
+
     #[error("cannot find the library crate of `{program}`: pass --crate DIR")]
     CrateNotFound { program: String },
 

@@ -11,6 +11,7 @@ mod naming;
 mod plan;
 mod render;
 mod scenario;
+mod verify;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use carve_storage::{Language, Trace};
 use serde::Serialize;
 
+pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
     api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     error::GenerateError,
@@ -43,6 +45,8 @@ pub struct GenerateOptions {
     pub crate_dir: Option<PathBuf>,
     /// A directory whose template files replace the built-in ones of the same name.
     pub templates: Option<PathBuf>,
+    /// Run the carved tests against the crate and take out those that do not pass every time.
+    pub verify: Option<Verify>,
 }
 
 /// What `generate` did.
@@ -70,6 +74,10 @@ pub struct Report {
     pub mocks: usize,
     /// What to add to the crate's manifest so the tests that need mocks can be written.
     pub missing_dev_dependency: Option<String>,
+    /// How many times each carved test ran when verified (`None`: not verified).
+    pub verified_runs: Option<u32>,
+    /// Tests verification took out, with the reason (listed in `carved_quarantine.md`).
+    pub quarantined: Vec<Quarantined>,
 }
 
 impl Report {
@@ -83,6 +91,13 @@ impl Report {
         );
         if skipped > 0 {
             line.push_str(&format!(" ({})", breakdown(&self.skipped)));
+        }
+        if let Some(runs) = self.verified_runs {
+            let pct = 100.0 * self.calls_carved as f64 / self.in_scope.max(1) as f64;
+            line.push_str(&format!(
+                "; passing after verify ({runs} runs): {} tests, {pct:.0}% of in-scope calls",
+                self.tests_written
+            ));
         }
         if self.method_tests > 0 {
             line.push_str(&format!("; on methods: {} tests", self.method_tests));
@@ -133,13 +148,34 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
         })?,
     };
     let api = CrateApi::load(&crate_dir)?;
-    let plan = plan::plan(trace, &api);
-    let rendered = plan
-        .files
-        .iter()
-        .map(|file| Ok((file.file_name.clone(), templates.render_file(&plan, file)?)))
-        .collect::<Result<Vec<_>, GenerateError>>()?;
-    let files = write::write_all(&opts.out_dir, &rendered)?;
+    let mut plan = plan::plan(trace, &api);
+    let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
+    let mut quarantined = Vec::new();
+    if let Some(v) = &opts.verify {
+        let under_test: Vec<(String, Vec<String>)> = plan
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.file_name.clone(),
+                    f.tests.iter().map(|t| t.name.clone()).collect(),
+                )
+            })
+            .collect();
+        quarantined = verify::quarantine(&crate_dir, &under_test, v)?;
+        if !quarantined.is_empty() {
+            take_out(&mut plan, &quarantined);
+            for path in &files {
+                let _ = std::fs::remove_file(path);
+            }
+            files = render_and_write(&plan, &templates, &opts.out_dir)?;
+            let report = verify::quarantine_report(&program_name(trace), v.runs, &quarantined);
+            files.extend(write::write_all(
+                &opts.out_dir,
+                &[(QUARANTINE_FILE.to_string(), report)],
+            )?);
+        }
+    }
     let s = plan.summary;
     Ok(Report {
         files,
@@ -157,11 +193,55 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
             format!(
                 "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
                 s.needs_mockall,
-                crate_dir.join("Cargo.toml").display()
+                                crate_dir.join("Cargo.toml").display()
             )
         }),
+        verified_runs: opts.verify.as_ref().map(|v| v.runs),
+        quarantined,
     })
 }
+
+/// Where verification lists the tests it took out.
+pub const QUARANTINE_FILE: &str = "carved_quarantine.md";
+
+/// Renders every file of `plan` (those with tests) and writes them all or nothing.
+fn render_and_write(
+    plan: &Plan,
+    templates: &Templates,
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>, GenerateError> {
+    let rendered = plan
+        .files
+        .iter()
+        .filter(|file| !file.tests.is_empty())
+        .map(|file| Ok((file.file_name.clone(), templates.render_file(plan, file)?)))
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    write::write_all(out_dir, &rendered)
+}
+
+/// Removes the quarantined tests from `plan`; their calls count as skipped.
+fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
+    for file in &mut plan.files {
+        file.tests.retain(|t| {
+            let out = quarantined
+                .iter()
+                .any(|q| q.file == file.file_name && q.test == t.name);
+            if out {
+                plan.summary.tests -= 1;
+                plan.summary.calls_carved -= t.calls;
+                *plan
+                    .summary
+                    .skipped
+                    .entry(FAILED_VERIFICATION.to_string())
+                    .or_default() += t.calls;
+            }
+            !out
+        });
+    }
+}
+
+/// The skip reason of calls whose tests verification took out.
+pub const FAILED_VERIFICATION: &str = "failed verification";
 
 fn program_name(trace: &Trace) -> String {
     let program = &trace.run.info.program;

@@ -85,6 +85,7 @@ impl Fixture {
             out_dir: self.dir.join("tests"),
             crate_dir: None,
             templates: None,
+            verify: None,
         }
     }
 
@@ -418,4 +419,60 @@ fn a_broken_template_override_writes_nothing() {
     let err = generate(&fx.trace, &opts).unwrap_err();
     assert!(err.to_string().contains("test_file.rs.tera"), "{err}");
     assert_eq!(fs::read_dir(fx.dir.join("tests")).unwrap().count(), 0);
+}
+
+#[test]
+fn verification_takes_out_a_test_that_fails_against_the_code_and_says_why() {
+    let fx = Fixture::new();
+    // The code no longer does what was recorded for `add`.
+    let lib = fx.dir.join("src/lib.rs");
+    let source = fs::read_to_string(&lib).unwrap();
+    fs::write(&lib, source.replacen("a + b", "a + b + 1", 1)).unwrap();
+    let opts = GenerateOptions {
+        verify: Some(carve_generator::Verify {
+            cargo: PathBuf::from(env!("CARGO")),
+            runs: 2,
+            timeout: std::time::Duration::from_secs(600),
+        }),
+        ..fx.options()
+    };
+    let report = generate(&fx.trace, &opts).unwrap();
+
+    assert!(!report.quarantined.is_empty());
+    assert!(
+        report
+            .quarantined
+            .iter()
+            .all(|q| q.test.starts_with("add_")),
+        "{:?}",
+        report.quarantined
+    );
+    assert!(
+        report.quarantined[0]
+            .reason
+            .starts_with("fails against the recorded code"),
+        "{:?}",
+        report.quarantined
+    );
+    assert_eq!(report.verified_runs, Some(2));
+    assert!(report
+        .skipped
+        .contains_key(carve_generator::FAILED_VERIFICATION));
+    assert!(
+        report
+            .summary_line()
+            .contains("passing after verify (2 runs)"),
+        "{}",
+        report.summary_line()
+    );
+    let listed =
+        fs::read_to_string(fx.dir.join("tests").join(carve_generator::QUARANTINE_FILE)).unwrap();
+    assert!(listed.contains("`add_"), "{listed}");
+    // What is left passes.
+    let test = fx.cargo_test();
+    assert!(
+        test.status.success(),
+        "{}",
+        String::from_utf8_lossy(&test.stdout)
+    );
 }

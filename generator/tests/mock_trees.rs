@@ -155,6 +155,7 @@ fn carve(trace: &Trace, fixture_name: &str) -> (String, String) {
             out_dir: out.path().to_path_buf(),
             crate_dir: Some(fixture(fixture_name)),
             templates: None,
+            verify: None,
         },
     )
     .unwrap();

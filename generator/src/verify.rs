@@ -1,0 +1,257 @@
+//! Verification: run the carved tests against the crate they were carved from, several times,
+//! and take out any test that fails, flakes or does not compile (every carved test must pass on
+//! the recorded version). What was taken out, and why, goes to `carved_quarantine.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::GenerateError;
+
+/// How to verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verify {
+    /// The cargo to run (the CLI passes `$CARGO` or `cargo`).
+    pub cargo: PathBuf,
+    /// How many times each test file runs; a test must pass every time.
+    pub runs: u32,
+    /// Longest one `cargo test` of one file may take.
+    pub timeout: Duration,
+}
+
+/// A carved test taken out by verification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Quarantined {
+    pub file: String,
+    pub test: String,
+    pub reason: String,
+}
+
+/// The outcome of one file's runs.
+#[derive(Debug, Default)]
+struct FileRuns {
+    /// Failures per test name, with the first failure's message.
+    failed: BTreeMap<String, (u32, String)>,
+    /// Set when the file did not compile: the first error line.
+    compile_error: Option<String>,
+}
+
+/// Runs every file `runs` times and returns the tests to take out.
+pub(crate) fn quarantine(
+    crate_dir: &Path,
+    files: &[(String, Vec<String>)],
+    v: &Verify,
+) -> Result<Vec<Quarantined>, GenerateError> {
+    let mut out = Vec::new();
+    for (file, tests) in files {
+        let stem = file.trim_end_matches(".rs");
+        let mut runs = FileRuns::default();
+        for _ in 0..v.runs.max(1) {
+            run_once(crate_dir, stem, v, &mut runs)?;
+            if runs.compile_error.is_some() {
+                break;
+            }
+        }
+        if let Some(error) = &runs.compile_error {
+            out.extend(tests.iter().map(|t| Quarantined {
+                file: file.clone(),
+                test: t.clone(),
+                reason: format!("the file does not compile: {error}"),
+            }));
+            continue;
+        }
+        for (test, (times, message)) in runs.failed {
+            let reason = if times >= v.runs.max(1) {
+                format!("fails against the recorded code: {message}")
+            } else {
+                format!("flaky: failed {times} of {} runs: {message}", v.runs.max(1))
+            };
+            out.push(Quarantined {
+                file: file.clone(),
+                test,
+                reason,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn run_once(
+    crate_dir: &Path,
+    stem: &str,
+    v: &Verify,
+    runs: &mut FileRuns,
+) -> Result<(), GenerateError> {
+    let mut child = Command::new(&v.cargo)
+        .args(["test", "--test", stem, "--color", "never"])
+        .current_dir(crate_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| GenerateError::Verify {
+            what: format!(
+                "cannot run {} test in {}",
+                v.cargo.display(),
+                crate_dir.display()
+            ),
+            source: Some(source),
+        })?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() > v.timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                runs.compile_error = Some(format!(
+                    "cargo test --test {stem} took longer than {} s",
+                    v.timeout.as_secs()
+                ));
+                return Ok(());
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(source) => {
+                return Err(GenerateError::Verify {
+                    what: format!("waiting for cargo test --test {stem}"),
+                    source: Some(source),
+                })
+            }
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|source| GenerateError::Verify {
+            what: format!("reading the output of cargo test --test {stem}"),
+            source: Some(source),
+        })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !stdout.lines().any(|l| l.starts_with("test result:")) {
+        let error = stderr
+            .lines()
+            .find(|l| l.starts_with("error"))
+            .unwrap_or("cargo test ended without running it")
+            .to_string();
+        runs.compile_error = Some(error);
+        return Ok(());
+    }
+    for failed in failed_tests(&stdout) {
+        let message = failure_message(&stdout, &failed);
+        let entry = runs.failed.entry(failed).or_insert((0, message));
+        entry.0 += 1;
+    }
+    Ok(())
+}
+
+/// Names of the tests libtest reported as failed.
+fn failed_tests(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("test "))
+        .filter_map(|l| l.strip_suffix(" ... FAILED"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The first lines of what a failed test printed (its panic message).
+fn failure_message(stdout: &str, test: &str) -> String {
+    let header = format!("---- {test} stdout ----");
+    let lines = stdout
+        .lines()
+        .skip_while(|l| *l != header)
+        .skip(1)
+        .skip_while(|l| l.trim().is_empty());
+    let mut message = Vec::new();
+    for line in lines {
+        if line.is_empty() || line.starts_with("note:") || line.starts_with("----") {
+            break;
+        }
+        message.push(line.trim());
+        if message.len() == 4 {
+            break;
+        }
+    }
+    if message.is_empty() {
+        "(no message)".to_string()
+    } else {
+        message.join(" ")
+    }
+}
+
+/// `carved_quarantine.md`: the tests verification took out and why.
+pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarantined]) -> String {
+    let mut s = format!(
+        "# Carved tests taken out by verification\n\n\
+         These tests were carved from a recording of `{program}` but did not pass all {runs} runs \
+         against the code they were carved from, so they were not written. Regenerate after \
+         fixing what the reason points at, or record again.\n\n\
+         | file | test | reason |\n| --- | --- | --- |\n"
+    );
+    for q in quarantined {
+        s.push_str(&format!(
+            "| {} | `{}` | {} |\n",
+            q.file,
+            q.test,
+            q.reason.replace('|', "\\|")
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OUTPUT: &str = "
+running 3 tests
+test add_returns_5 ... ok
+test sub_returns_1 ... FAILED
+test mul_returns_6 ... ok
+
+failures:
+
+---- sub_returns_1 stdout ----
+
+thread 'sub_returns_1' panicked at tests/carved_calc.rs:12:5:
+assertion `left == right` failed
+  left: 2
+ right: 1
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+failures:
+    sub_returns_1
+
+test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+";
+
+    #[test]
+    fn failed_tests_are_read_from_libtest_output() {
+        assert_eq!(failed_tests(OUTPUT), ["sub_returns_1"]);
+    }
+
+    #[test]
+    fn a_failure_message_is_the_panic_with_its_values() {
+        assert_eq!(
+            failure_message(OUTPUT, "sub_returns_1"),
+            "thread 'sub_returns_1' panicked at tests/carved_calc.rs:12:5: assertion `left == right` failed left: 2 right: 1"
+        );
+    }
+
+    #[test]
+    fn the_quarantine_report_lists_each_test_with_its_reason() {
+        let report = quarantine_report(
+            "calc",
+            3,
+            &[Quarantined {
+                file: "carved_calc.rs".into(),
+                test: "now_returns_5".into(),
+                reason: "flaky: failed 1 of 3 runs: a|b".into(),
+            }],
+        );
+        assert!(report
+            .contains("| carved_calc.rs | `now_returns_5` | flaky: failed 1 of 3 runs: a\\|b |"));
+    }
+}
