@@ -1010,6 +1010,8 @@ fn function_entry(
 /// dependency, or the system.
 fn is_own_source(path: &str) -> bool {
     !(path.starts_with("/rustc/")
+        // The standard library's own dependencies (memchr, hashbrown, gimli...) as rustc ships them.
+        || path.starts_with("/rust/deps/")
         || path.contains("/.cargo/registry/")
         || path.contains("/.cargo/git/")
         || path.contains("/rustlib/")
@@ -1154,6 +1156,7 @@ mod tests {
     #[test]
     fn std_and_registry_sources_are_not_own_code() {
         assert!(!is_own_source("/rustc/abc/library/core/src/option.rs"));
+        assert!(!is_own_source("/rust/deps/memchr-2.7.4/src/memchr.rs"));
         assert!(!is_own_source(
             "/root/.cargo/registry/src/index.crates.io-1/rusqlite-0.41.1/src/lib.rs"
         ));
