@@ -29,6 +29,9 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Build, record and carve tests from a built-in example, then run them.
     Demo(DemoArgs),
+    /// CI regression gate: re-record PROGRAM and compare it call by call with a baseline trace
+    /// (or run carved tests with --tests), exit 1 on divergence.
+    Gate(GateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -67,6 +70,10 @@ pub struct RecordArgs {
     /// breakpoint stop several times cheaper; it is undone when the program starts threads).
     #[arg(long)]
     pub no_pin: bool,
+    /// Record the program N times into the database (N runs), so `carve gate` can learn which
+    /// values change from run to run.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
     /// The program to run, then its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -117,6 +124,47 @@ pub struct DemoArgs {
     /// The expression the example program evaluates.
     #[arg(long, default_value = "2*(3+4)-5/2")]
     pub expr: String,
+}
+
+#[derive(Args, Debug)]
+pub struct GateArgs {
+    /// Baseline trace database (recorded from the known-good build, ideally with --runs 3).
+    #[arg(long, value_name = "TRACE.DB", required_unless_present = "tests")]
+    pub baseline: Option<PathBuf>,
+    /// Instead of recording: run the carved tests (tests/carved_*.rs) of the crate in DIR with
+    /// `cargo test` and summarise failures per function.
+    #[arg(long, value_name = "DIR", conflicts_with = "baseline")]
+    pub tests: Option<PathBuf>,
+    /// Trace these functions instead of the baseline's selection; repeatable.
+    #[arg(long = "filter", value_name = "GLOB")]
+    pub filters: Vec<String>,
+    /// Do not trace functions matching GLOB (added to the baseline's excludes); repeatable.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub excludes: Vec<String>,
+    /// Do not report divergences in functions matching GLOB (syntax of --filter); repeatable.
+    #[arg(long = "ignore", value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// Recording option to repeat when the baseline was recorded with it.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub depth: u32,
+    /// Recording option to repeat when the baseline was recorded with it.
+    #[arg(long, value_name = "N")]
+    pub max_calls_per_function: Option<u64>,
+    /// Keep the new recording in this trace database instead of a temporary file.
+    #[arg(long, value_name = "TRACE.DB")]
+    pub new_db: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = GateFormat::Human)]
+    pub format: GateFormat,
+    /// The new build of the program and its arguments (default: the baseline's command).
+    #[arg(last = true, value_name = "PROGRAM [ARGS]")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateFormat {
+    Human,
+    Json,
+    Junit,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

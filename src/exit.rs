@@ -4,3 +4,7 @@
 pub const USAGE: i32 = 2;
 /// Generated tests failed (demo, generate --verify).
 pub const TESTS_FAILED: i32 = 1;
+/// `carve gate`: the new build diverged from the baseline, or carved tests failed.
+pub const DIVERGED: i32 = 1;
+/// `carve gate`: no divergence.
+pub const OK: i32 = 0;

@@ -1,9 +1,11 @@
-//! The `carve` command line: record a program, show a trace, generate tests, run the demo.
+//! The `carve` command line: record a program, show a trace, generate tests, run the demo, gate
+//! a new build against a baseline.
 //! The only place that prints or reads the environment.
 
 mod args;
 mod demo;
 mod exit;
+mod gate;
 mod generate;
 mod record;
 mod show;
@@ -28,6 +30,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Show(a) => show::run(a),
         args::Command::Generate(a) => generate::run(a),
         args::Command::Demo(a) => demo::run(a),
+        args::Command::Gate(a) => gate::run(a),
     }
 }
 

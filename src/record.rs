@@ -9,6 +9,16 @@ use carve_storage::{ProcessExit, RunInfo, Store};
 use crate::args::RecordArgs;
 
 pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
+    let mut code = 0;
+    // `--runs N`: the same recording N times, each a run of its own, so `carve gate` can tell
+    // values that change from run to run; the exit code is the last run's.
+    for _ in 0..a.runs {
+        code = record_once(&a)?;
+    }
+    Ok(code)
+}
+
+fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     let (program, args) = a
         .command
         .split_first()
@@ -51,8 +61,8 @@ pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
             .unwrap_or_default(),
         pid: recording.pid(),
         started_at_ms: now_ms(),
-        filters: a.filters,
-        excludes: a.excludes,
+        filters: a.filters.clone(),
+        excludes: a.excludes.clone(),
         carve_version: env!("CARGO_PKG_VERSION").to_string(),
     };
     let mut writer = store.begin_run(&info)?;

@@ -1,0 +1,53 @@
+//! Function globs for `--ignore`, with the same syntax as `carve record --filter`: `*` is any run
+//! of characters (including `::`), `?` one character, and a glob without `::` also matches the
+//! bare function name.
+
+/// True when `glob` selects the function with this full `path` and bare `name`.
+pub(crate) fn matches_function(glob: &str, path: &str, name: &str) -> bool {
+    glob_match(glob, path) || (!glob.contains("::") && glob_match(glob, name))
+}
+
+/// Glob matching with `*` and `?` over characters (no separator is special).
+pub(crate) fn glob_match(glob: &str, text: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut gi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
+        } else if gi < g.len() && g[gi] == '*' {
+            star = Some(gi);
+            mark = ti;
+            gi += 1;
+        } else if let Some(s) = star {
+            gi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while gi < g.len() && g[gi] == '*' {
+        gi += 1;
+    }
+    gi == g.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_without_colons_also_matches_the_bare_name() {
+        assert!(matches_function(
+            "next_u32",
+            "<dice::OsRandom as dice::RandomSource>::next_u32",
+            "next_u32"
+        ));
+        assert!(matches_function("dice::*", "dice::Dice::roll", "roll"));
+        assert!(!matches_function("dice::roll", "dice::Dice::roll", "roll"));
+        assert!(glob_match("*::roll?", "dice::Dice::rolls"));
+    }
+}

@@ -1,0 +1,360 @@
+//! Where two recorded values differ, leaf by leaf, ignoring what never carries behaviour:
+//! addresses (a reference is compared by what it points to, a raw pointer only by being null or
+//! not), the spelling of scalar and string types, and the per-process random seeds of hash maps
+//! (`std::hash::random::RandomState`).
+
+use carve_storage::{Field, Value};
+
+/// One place where the values differ.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Difference<'v> {
+    /// Where inside the value, for people: `.occupation`, `.0[3]`, or empty for the whole value.
+    pub at: String,
+    /// The same place with sequence indices erased (`.buf[*]`), for matching unstable positions.
+    pub position: String,
+    /// The position of the smallest value around this place that holds several fields or
+    /// elements: what a difference between baseline runs makes unstable (the seconds of a
+    /// `Duration` whose nanoseconds differed, the other fields of a struct holding a pid).
+    pub scope: String,
+    pub base: Option<&'v Value>,
+    pub new: Option<&'v Value>,
+}
+
+/// Every place where `base` and `new` differ, outermost first, in field order.
+pub(crate) fn differences<'v>(base: &'v Value, new: &'v Value) -> Vec<Difference<'v>> {
+    let mut out = Vec::new();
+    walk(
+        base,
+        new,
+        &mut String::new(),
+        &mut String::new(),
+        "",
+        &mut out,
+    );
+    out
+}
+
+/// A value present on one side only (an argument that appeared, a return value that vanished).
+pub(crate) fn one_sided<'v>(
+    base: Option<&'v Value>,
+    new: Option<&'v Value>,
+) -> Vec<Difference<'v>> {
+    match (base, new) {
+        (Some(b), Some(n)) => differences(b, n),
+        (None, None) => Vec::new(),
+        (base, new) => vec![Difference {
+            at: String::new(),
+            position: String::new(),
+            scope: String::new(),
+            base,
+            new,
+        }],
+    }
+}
+
+fn walk<'v>(
+    base: &'v Value,
+    new: &'v Value,
+    at: &mut String,
+    position: &mut String,
+    scope: &str,
+    out: &mut Vec<Difference<'v>>,
+) {
+    let here = |out: &mut Vec<Difference<'v>>, at: &String, position: &String| {
+        out.push(Difference {
+            at: at.clone(),
+            position: position.clone(),
+            scope: scope.to_string(),
+            base: Some(base),
+            new: Some(new),
+        })
+    };
+    if is_random_seed(base) && is_random_seed(new) {
+        return;
+    }
+    match (base, new) {
+        (Value::Ref { target: b, .. }, Value::Ref { target: n, .. }) => {
+            walk(b, n, at, position, scope, out)
+        }
+        (Value::Pointer { addr: b, .. }, Value::Pointer { addr: n, .. }) => {
+            if (*b == 0) != (*n == 0) {
+                here(out, at, position);
+            }
+        }
+        (Value::Unavailable { .. }, Value::Unavailable { .. }) => {}
+        (Value::Int { value: b, .. }, Value::Int { value: n, .. }) => {
+            if b != n {
+                here(out, at, position);
+            }
+        }
+        (Value::Uint { value: b, .. }, Value::Uint { value: n, .. }) => {
+            if b != n {
+                here(out, at, position);
+            }
+        }
+        (Value::Float { bits: b, .. }, Value::Float { bits: n, .. }) => {
+            if b != n {
+                here(out, at, position);
+            }
+        }
+        (
+            Value::Str {
+                value: b,
+                truncated: bt,
+                ..
+            },
+            Value::Str {
+                value: n,
+                truncated: nt,
+                ..
+            },
+        ) => {
+            if b != n || bt != nt {
+                here(out, at, position);
+            }
+        }
+        (Value::Struct { ty: bt, fields: bf }, Value::Struct { ty: nt, fields: nf }) => {
+            if bt != nt || !same_names(bf, nf) {
+                here(out, at, position);
+            } else {
+                walk_fields(bf, nf, at, position, scope, out);
+            }
+        }
+        (
+            Value::Enum {
+                ty: bt,
+                variant: bv,
+                fields: bf,
+            },
+            Value::Enum {
+                ty: nt,
+                variant: nv,
+                fields: nf,
+            },
+        ) => {
+            if bt != nt || bv != nv || !same_names(bf, nf) {
+                here(out, at, position);
+            } else {
+                walk_fields(bf, nf, at, position, scope, out);
+            }
+        }
+        (Value::Tuple { elems: b, .. }, Value::Tuple { elems: n, .. }) => {
+            if b.len() != n.len() {
+                here(out, at, position);
+            } else {
+                let inner = inner_scope(scope, position, b.len());
+                for (i, (b, n)) in b.iter().zip(n).enumerate() {
+                    let step = format!(".{i}");
+                    descend(at, position, &step, &step, |at, pos| {
+                        walk(b, n, at, pos, &inner, out)
+                    });
+                }
+            }
+        }
+        (
+            Value::Seq {
+                elems: b,
+                truncated: bt,
+                ..
+            },
+            Value::Seq {
+                elems: n,
+                truncated: nt,
+                ..
+            },
+        ) => {
+            if b.len() != n.len() || bt != nt {
+                here(out, at, position);
+            } else {
+                let inner = inner_scope(scope, position, b.len());
+                for (i, (b, n)) in b.iter().zip(n).enumerate() {
+                    descend(at, position, &format!("[{i}]"), "[*]", |at, pos| {
+                        walk(b, n, at, pos, &inner, out)
+                    });
+                }
+            }
+        }
+        (b, n) => {
+            // Same kind compared exactly (unit, bool, char, opaque bytes); different kinds differ.
+            if b != n {
+                here(out, at, position);
+            }
+        }
+    }
+}
+
+/// The keys std draws at random for every `HashMap`/`HashSet` in each process.
+fn is_random_seed(v: &Value) -> bool {
+    matches!(v, Value::Struct { ty, .. } if ty.ends_with("::RandomState"))
+}
+
+fn same_names(b: &[Field], n: &[Field]) -> bool {
+    b.len() == n.len() && b.iter().zip(n).all(|(b, n)| b.name == n.name)
+}
+
+fn walk_fields<'v>(
+    b: &'v [Field],
+    n: &'v [Field],
+    at: &mut String,
+    position: &mut String,
+    scope: &str,
+    out: &mut Vec<Difference<'v>>,
+) {
+    let inner = inner_scope(scope, position, b.len());
+    for (b, n) in b.iter().zip(n) {
+        let name = b.name.strip_prefix("__").unwrap_or(&b.name);
+        let step = format!(".{name}");
+        descend(at, position, &step, &step, |at, pos| {
+            walk(&b.value, &n.value, at, pos, &inner, out)
+        });
+    }
+}
+
+/// The scope for the children of a value at `position` with `children` of them: the value
+/// itself when it holds several, else (a newtype, a one-field struct) the enclosing scope.
+fn inner_scope(scope: &str, position: &str, children: usize) -> String {
+    if children >= 2 {
+        position.to_string()
+    } else {
+        scope.to_string()
+    }
+}
+
+/// Runs `f` with `step` appended to both paths, then restores them.
+fn descend(
+    at: &mut String,
+    position: &mut String,
+    step: &str,
+    position_step: &str,
+    f: impl FnOnce(&mut String, &mut String),
+) {
+    let (at_len, pos_len) = (at.len(), position.len());
+    at.push_str(step);
+    position.push_str(position_step);
+    f(at, position);
+    at.truncate(at_len);
+    position.truncate(pos_len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(v: i128) -> Value {
+        Value::Int {
+            ty: "i32".into(),
+            value: v,
+        }
+    }
+
+    fn user(name: &str, age: i128) -> Value {
+        Value::Struct {
+            ty: "app::User".into(),
+            fields: vec![
+                Field {
+                    name: "name".into(),
+                    value: Value::Str {
+                        ty: "alloc::string::String".into(),
+                        value: name.into(),
+                        truncated: false,
+                    },
+                },
+                Field {
+                    name: "age".into(),
+                    value: int(age),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn equal_values_have_no_difference() {
+        assert!(differences(&user("a", 1), &user("a", 1)).is_empty());
+    }
+
+    #[test]
+    fn a_changed_field_is_named_by_its_path() {
+        let (a, b) = (user("a", 1), user("a", 2));
+        let d = differences(&a, &b);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].at, ".age");
+        assert_eq!(d[0].base, Some(&int(1)));
+        assert_eq!(d[0].scope, "", "the user struct has two fields");
+    }
+
+    #[test]
+    fn references_are_compared_by_target_not_address() {
+        let r = |addr, v| Value::Ref {
+            ty: "&i32".into(),
+            addr,
+            target: Box::new(int(v)),
+        };
+        assert!(differences(&r(0x1000, 3), &r(0x2000, 3)).is_empty());
+        assert_eq!(differences(&r(0x1000, 3), &r(0x1000, 4)).len(), 1);
+    }
+
+    #[test]
+    fn hash_map_seeds_are_never_compared() {
+        let seed = |k| Value::Struct {
+            ty: "std::hash::random::RandomState".into(),
+            fields: vec![Field {
+                name: "k0".into(),
+                value: int(k),
+            }],
+        };
+        assert!(differences(&seed(1), &seed(2)).is_empty());
+    }
+
+    #[test]
+    fn raw_pointers_only_differ_by_nullness() {
+        let p = |addr| Value::Pointer {
+            ty: "*const u8".into(),
+            addr,
+        };
+        assert!(differences(&p(0x10), &p(0x20)).is_empty());
+        assert_eq!(differences(&p(0), &p(0x20)).len(), 1);
+    }
+
+    #[test]
+    fn sequence_positions_forget_the_index() {
+        let seq = |v: Vec<i128>| Value::Seq {
+            ty: "Vec<i32>".into(),
+            elems: v.into_iter().map(int).collect(),
+            truncated: false,
+        };
+        let (a, b) = (seq(vec![1, 2, 3]), seq(vec![1, 5, 3]));
+        let d = differences(&a, &b);
+        assert_eq!(d[0].at, "[1]");
+        assert_eq!(d[0].position, "[*]");
+        assert_eq!(d[0].scope, "", "the whole sequence is the scope");
+        let (a, b) = (seq(vec![1, 2]), seq(vec![1, 2, 3]));
+        let d = differences(&a, &b);
+        assert_eq!(
+            d[0].at, "",
+            "a length change is a change of the whole sequence"
+        );
+    }
+
+    #[test]
+    fn a_different_variant_is_one_difference_at_the_enum() {
+        let some = Value::Enum {
+            ty: "Option<i32>".into(),
+            variant: "Some".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: int(1),
+            }],
+        };
+        let none = Value::Enum {
+            ty: "Option<i32>".into(),
+            variant: "None".into(),
+            fields: vec![],
+        };
+        assert_eq!(differences(&some, &none).len(), 1);
+        let mut other = some.clone();
+        if let Value::Enum { fields, .. } = &mut other {
+            fields[0].value = int(2);
+        }
+        assert_eq!(differences(&some, &other)[0].at, ".0");
+    }
+}

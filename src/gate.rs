@@ -1,0 +1,190 @@
+//! `carve gate`: record the new build with the baseline's selection and compare it call by call
+//! with the baseline trace, or run carved tests; print the report and exit 0 (no divergence),
+//! 1 (divergence) or 2 (usage or setup error).
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context};
+use carve_gate::{CarvedFile, Options, Report};
+use carve_storage::{Run, Store, Trace};
+
+use crate::args::{GateArgs, GateFormat};
+use crate::exit;
+
+pub fn run(a: GateArgs) -> anyhow::Result<i32> {
+    let report = match &a.tests {
+        Some(dir) => run_carved_tests(dir)?,
+        None => compare_with_baseline(&a)?,
+    };
+    let text = match a.format {
+        GateFormat::Human => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            carve_gate::human(&report, color)
+        }
+        GateFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        GateFormat::Junit => carve_gate::junit(&report),
+    };
+    crate::emit(&text)?;
+    Ok(if report.summary.divergences == 0 {
+        exit::OK
+    } else {
+        exit::DIVERGED
+    })
+}
+
+fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
+    let baseline_db = a
+        .baseline
+        .as_deref()
+        .context("give --baseline TRACE.DB (or --tests DIR)")?;
+    let store = Store::open(baseline_db)
+        .with_context(|| format!("opening the baseline {}", baseline_db.display()))?;
+    let runs = store.runs()?;
+    let reference = runs.last().with_context(|| {
+        format!(
+            "the baseline {} holds no run: record one with `carve record --db {} --runs 3 -- PROGRAM`",
+            baseline_db.display(),
+            baseline_db.display()
+        )
+    })?;
+    // The reference and the earlier runs of the same command and selection, oldest first.
+    let baseline: Vec<Trace> = runs
+        .iter()
+        .filter(|r| same_recording(r, reference))
+        .map(|r| store.load_trace(r.id))
+        .collect::<Result<_, _>>()?;
+
+    let command: Vec<OsString> = if a.command.is_empty() {
+        std::iter::once(&reference.info.program)
+            .chain(&reference.info.args)
+            .map(OsString::from)
+            .collect()
+    } else {
+        a.command.clone()
+    };
+    let (filters, excludes) = if a.filters.is_empty() {
+        let mut excludes = reference.info.excludes.clone();
+        excludes.extend(a.excludes.iter().cloned());
+        (reference.info.filters.clone(), excludes)
+    } else {
+        (a.filters.clone(), a.excludes.clone())
+    };
+
+    let tmp = tempfile::tempdir().context("creating a temporary directory for the new trace")?;
+    let new_db = a
+        .new_db
+        .clone()
+        .unwrap_or_else(|| tmp.path().join("new.db"));
+    record_new(a, &new_db, &filters, &excludes, &command)?;
+    let new_store = Store::open(&new_db)?;
+    let new_run = new_store
+        .latest_run()?
+        .context("recording the new build stored no run (see the error above)")?;
+    let new = new_store.load_trace(new_run)?;
+
+    let options = Options {
+        ignore: a.ignore.clone(),
+    };
+    Ok(carve_gate::compare(&baseline, &new, &options)?)
+}
+
+/// Runs of one baseline that teach each other: same program, arguments and selection.
+fn same_recording(run: &Run, reference: &Run) -> bool {
+    let (a, b) = (&run.info, &reference.info);
+    a.program == b.program && a.args == b.args && a.filters == b.filters && a.excludes == b.excludes
+}
+
+/// `carve record` in a child process: the program's stdout goes to our stderr so the report on
+/// stdout stays clean, and the recorder's one-child-at-a-time rule holds.
+fn record_new(
+    a: &GateArgs,
+    db: &Path,
+    filters: &[String],
+    excludes: &[String],
+    command: &[OsString],
+) -> anyhow::Result<()> {
+    let carve = std::env::current_exe().context("finding the carve executable")?;
+    let mut cmd = Command::new(carve);
+    cmd.arg("record").arg("--db").arg(db);
+    for f in filters {
+        cmd.arg("--filter").arg(f);
+    }
+    for e in excludes {
+        cmd.arg("--exclude").arg(e);
+    }
+    if a.depth > 0 {
+        cmd.arg("--depth").arg(a.depth.to_string());
+    }
+    if let Some(n) = a.max_calls_per_function {
+        cmd.arg("--max-calls-per-function").arg(n.to_string());
+    }
+    cmd.arg("--").args(command);
+    let stderr = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("duplicating stderr for the program's output")?;
+    let status = cmd
+        .stdout(Stdio::from(stderr))
+        .status()
+        .context("starting `carve record` for the new build")?;
+    // The program's own exit code is compared with the baseline's; only a recording that never
+    // started is a setup error, and the next step notices it (no run stored).
+    let _ = status;
+    Ok(())
+}
+
+/// `--tests DIR`: `cargo test` on the crate's carved test files, summarised per function.
+fn run_carved_tests(dir: &Path) -> anyhow::Result<Report> {
+    let tests_dir = dir.join("tests");
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(&tests_dir).into_iter().flatten();
+    for entry in entries {
+        let path: PathBuf = entry?.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if stem.starts_with("carved_") && path.extension().is_some_and(|e| e == "rs") {
+            let source = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            files.push(CarvedFile {
+                stem: stem.to_string(),
+                source,
+            });
+        }
+    }
+    files.sort_by(|a, b| a.stem.cmp(&b.stem));
+    if files.is_empty() {
+        bail!(
+            "{} holds no carved tests (tests/carved_*.rs): write them with `carve generate --out {}`",
+            dir.display(),
+            tests_dir.display()
+        );
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.arg("test").arg("--no-fail-fast");
+    for f in &files {
+        cmd.arg("--test").arg(&f.stem);
+    }
+    let output = cmd
+        .current_dir(dir)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running cargo test in {}", dir.display()))?;
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(carve_gate::summarise_tests(
+        &dir.display().to_string(),
+        &text,
+        &files,
+        output.status.success(),
+    ))
+}
