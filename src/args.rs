@@ -114,6 +114,13 @@ pub struct GenerateArgs {
     pub run: Option<i64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Do not run the carved tests before keeping them (verification is on whenever cargo is
+    /// available: tests that fail or flake are taken out and listed in carved_quarantine.md).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// How many times verification runs each carved test file.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub verify_runs: u32,
 }
 
 #[derive(Args, Debug)]

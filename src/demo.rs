@@ -95,7 +95,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         println!("… {more} more lines: carve show --db {}", db.display());
     }
 
-    step("carving tests (carve generate)");
+    step("carving tests (carve generate; each carved test runs 3 times before it is kept)");
     let tests = crate_dir.join("tests");
     std::fs::create_dir_all(&tests)?;
     let report = crate::generate::generate(&GenerateArgs {
@@ -105,6 +105,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         templates: None,
         run: None,
         format: Format::Text,
+        no_verify: false,
+        verify_runs: 3,
     })?;
     for f in &report.files {
         println!("wrote {}", f.display());

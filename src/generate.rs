@@ -1,6 +1,9 @@
 //! `carve generate`: turn a recorded run into Rust test files.
 
-use carve_generator::{GenerateOptions, Report};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use carve_generator::{GenerateOptions, Report, Verify};
 use carve_storage::Store;
 
 use crate::args::{Format, GenerateArgs};
@@ -29,7 +32,25 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),
         templates: a.templates.clone(),
-        verify: None,
+        verify: if a.no_verify {
+            None
+        } else {
+            cargo_for_verification(a.verify_runs)
+        },
     };
     Ok(carve_generator::generate(&trace, &options)?)
+}
+
+/// Verification settings when cargo can be run (`$CARGO` when carve runs under cargo).
+fn cargo_for_verification(runs: u32) -> Option<Verify> {
+    let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
+    let works = std::process::Command::new(&cargo)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    works.then(|| Verify {
+        cargo,
+        runs: runs.max(1),
+        timeout: Duration::from_secs(600),
+    })
 }
