@@ -26,8 +26,8 @@ pub use crate::{
     error::GenerateError,
     literal::{DeclType, Prim},
     plan::{
-        plan, Assertion, FilePlan, Plan, Summary, TestPlan, DID_NOT_RETURN, MOCKALL_VERSION,
-        NEEDS_MOCKALL, UNDECODED, UNSUPPORTED_TYPE,
+        plan, Assertion, FilePlan, Plan, SkippedCall, Summary, TestPlan, DID_NOT_RETURN,
+        MOCKALL_VERSION, NEEDS_MOCKALL, UNDECODED, UNSUPPORTED_TYPE,
     },
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
@@ -76,6 +76,8 @@ pub struct Report {
     pub missing_dev_dependency: Option<String>,
     /// How many times each carved test ran when verified (`None`: not verified).
     pub verified_runs: Option<u32>,
+    /// Every in-scope call that got no test, with its reason (`--format json` lists them).
+    pub skipped_calls: Vec<SkippedCall>,
     /// Tests verification took out, with the reason (listed in `carved_quarantine.md`).
     pub quarantined: Vec<Quarantined>,
 }
@@ -196,7 +198,8 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
                                 crate_dir.join("Cargo.toml").display()
             )
         }),
-        verified_runs: opts.verify.as_ref().map(|v| v.runs),
+                verified_runs: opts.verify.as_ref().map(|v| v.runs),
+        skipped_calls: s.skipped_calls,
         quarantined,
     })
 }
@@ -234,6 +237,11 @@ fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
                     .skipped
                     .entry(FAILED_VERIFICATION.to_string())
                     .or_default() += t.calls;
+                plan.summary.skipped_calls.push(SkippedCall {
+                    call: t.first_call,
+                    function: t.function_path.clone(),
+                    reason: FAILED_VERIFICATION.to_string(),
+                });
             }
             !out
         });

@@ -118,6 +118,14 @@ pub(crate) fn expected_panic(message: &str) -> Option<String> {
     Some(format!("{piece:?}"))
 }
 
+/// An in-scope recorded call that got no test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedCall {
+    pub call: u64,
+    pub function: String,
+    pub reason: String,
+}
+
 /// Counts of recorded calls by fate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
@@ -141,9 +149,24 @@ pub struct Summary {
     pub mocks: usize,
     /// Calls that would have been carved with mocks if the crate had `mockall`.
     pub needs_mockall: usize,
+    /// Every in-scope call without a test, with its function and the reason (the counts in
+    /// `skipped`, one by one).
+    pub skipped_calls: Vec<SkippedCall>,
 }
 
 /// Plans the tests for every call in `trace` against the crate described by `api`.
+impl Summary {
+    /// Counts call `call` of `function` as skipped for `reason`, and lists it.
+    pub(crate) fn skip(&mut self, call: u64, function: &str, reason: &str) {
+        *self.skipped.entry(reason.to_string()).or_default() += 1;
+        self.skipped_calls.push(SkippedCall {
+            call,
+            function: function.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+}
+
 pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
     let mut summary = Summary::default();
     let targets: HashMap<_, Target> = trace
@@ -189,16 +212,13 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
         let (body, name) = match scenario::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {
-                *summary.skipped.entry(reason.to_string()).or_default() += 1;
+                summary.skip(call.id.0, &callable.call_path, reason);
                 continue;
             }
         };
         if !body.mocks.is_empty() && !has_mockall {
             summary.needs_mockall += 1;
-            *summary
-                .skipped
-                .entry(NEEDS_MOCKALL.to_string())
-                .or_default() += 1;
+            summary.skip(call.id.0, &callable.call_path, NEEDS_MOCKALL);
             continue;
         }
         summary.calls_carved += 1;
