@@ -1,0 +1,117 @@
+//! For every fixture, an edited copy with a behavioural change in a traced function makes at
+//! least one carved test fail, and the failure points at the difference (the test named after
+//! the function, the recorded and the new value). expr, abc, dao and mouse have their own, more
+//! detailed cases in tests/generate.rs and tests/mocks.rs.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Records `fixture`'s main, carves tests (verified against the unedited code), then applies
+/// `edit` to `file` and runs the carved tests again: they must fail, naming `expect_test`.
+fn an_edit_is_caught(fixture: &str, file: &str, from: &str, to: &str, expect_test: &str) {
+    let (_tmp, dir) = copy_fixture(fixture);
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let out = record(&db, &[], &dir.join("target/debug").join(fixture), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("tests"))
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    assert!(
+        !Path::new(&dir.join("tests/carved_quarantine.md")).exists(),
+        "every carved test passed verification: {}",
+        stdout(&generated)
+    );
+
+    let path = dir.join(file);
+    let source = std::fs::read_to_string(&path).unwrap();
+    let edited = source.replacen(from, to, 1);
+    assert_ne!(source, edited, "{from} is in {file}");
+    std::fs::write(&path, edited).unwrap();
+    let test = cargo_in(&dir, &["test", "--tests", "--no-fail-fast"]);
+    let output = stdout(&test);
+    assert!(!test.status.success(), "the edit went unnoticed:\n{output}");
+    let failed: Vec<&str> = output
+        .lines()
+        .filter(|l| l.ends_with("... FAILED"))
+        .collect();
+    assert!(
+        failed.iter().any(|l| l.contains(expect_test)),
+        "a test of {expect_test} fails: {failed:?}"
+    );
+    assert!(
+        output.contains("left:") || output.contains("panicked"),
+        "{output}"
+    );
+}
+
+#[test]
+fn dice_a_different_face_mapping_fails_the_face_tests() {
+    an_edit_is_caught(
+        "dice",
+        "src/lib.rs",
+        "as u8 + 1",
+        "as u8 + 2",
+        "face_from_u32",
+    );
+}
+
+#[test]
+fn ping_a_wrong_default_loss_fails_the_packet_loss_tests() {
+    an_edit_is_caught(
+        "ping",
+        "src/lib.rs",
+        "map_or(100, |(_, _, loss)| loss)",
+        "map_or(100, |(_, _, loss)| loss + 1)",
+        "packet_loss_percent",
+    );
+}
+
+#[test]
+fn account_a_changed_cents_format_fails_the_format_tests() {
+    an_edit_is_caught("account", "src/lib.rs", "{:02}", "{:03}", "format_cents");
+}
+
+#[test]
+fn versioned_set_a_version_that_jumps_by_two_fails_the_version_tests() {
+    an_edit_is_caught(
+        "versioned_set",
+        "src/lib.rs",
+        "version.wrapping_add(1)",
+        "version.wrapping_add(2)",
+        "next_version",
+    );
+}
+
+#[test]
+fn threads_a_changed_checksum_fails_the_checksum_tests() {
+    an_edit_is_caught(
+        "threads",
+        "src/lib.rs",
+        "(b << 16) | a",
+        "(b << 15) | a",
+        "checksum",
+    );
+}
+
+#[test]
+fn returns_a_changed_byte_fails_the_byte_tests() {
+    an_edit_is_caught(
+        "returns",
+        "src/lib.rs",
+        "(n % 251) as u8",
+        "(n % 250) as u8",
+        "byte",
+    );
+}
