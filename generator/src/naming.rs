@@ -247,6 +247,22 @@ impl NameParts {
     }
 }
 
+/// `VersionedSet` → `versioned_set`.
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Unique, sanitized test names for the tests of one file, in the order given.
 pub fn test_names(parts: &[NameParts]) -> Vec<String> {
     let bases: Vec<String> = parts.iter().map(|p| sanitize_ident(&p.base())).collect();
@@ -283,6 +299,13 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_names_become_snake_case() {
+        assert_eq!(snake_case("VersionedSet"), "versioned_set");
+        assert_eq!(snake_case("Evaluator"), "evaluator");
+        assert_eq!(snake_case("io"), "io");
+    }
 
     fn parts(subject: &str, args: &[&str], ret: Option<&str>) -> NameParts {
         NameParts {

@@ -101,6 +101,9 @@ pub enum Assertion {
     Nan,
     /// The function returns `()`: the call itself is the test.
     Unit,
+    /// The result cannot be compared as a whole (no `PartialEq`): what of it is observable
+    /// (getters, public fields) is asserted, as the test's effects.
+    Observed,
     /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
     /// Rust string literal of the longest exact part of the recorded message, `None` when the
     /// message was not recorded.

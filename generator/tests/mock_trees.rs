@@ -247,7 +247,7 @@ fn abc_mocks_the_asker_of_c_and_the_answerer_of_b() {
     let (file, summary) = carve(&b.trace("abc"), "abc");
     insta::assert_snapshot!("carved_abc", file);
     assert!(
-        summary.contains("with mocks: 2 tests (2 mock! blocks)"),
+        summary.contains("with mocks: 3 tests (2 mock! blocks)"),
         "{summary}"
     );
 }
@@ -363,7 +363,7 @@ fn dao_replays_the_connection_statement_rows_tree() {
     let (file, summary) = carve(&b.trace("dao"), "dao");
     insta::assert_snapshot!("carved_dao", file);
     assert!(
-        summary.contains("with mocks: 1 tests (3 mock! blocks)"),
+        summary.contains("with mocks: 2 tests (3 mock! blocks)"),
         "{summary}"
     );
 }
