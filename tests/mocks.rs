@@ -48,7 +48,7 @@ fn edit(path: &Path, from: &str, to: &str) {
 fn abc_tests_mock_the_asker_and_the_answerer_and_catch_an_extra_call() {
     let (_tmp, dir) = copy_fixture("abc");
     let summary = record_and_generate(&dir, "abc");
-    assert!(summary.contains("with mocks: 2 tests"), "{summary}");
+    assert!(summary.contains("with mocks: 3 tests"), "{summary}");
     let file = std::fs::read_to_string(dir.join("tests/carved_abc.rs")).unwrap();
     assert!(
         file.contains(
@@ -101,7 +101,7 @@ fn dao_tests_replay_the_connection_statement_rows_tree_and_catch_a_changed_query
     let (_tmp, dir) = copy_fixture("dao");
     let summary = record_and_generate(&dir, "dao");
     assert!(
-        summary.contains("with mocks: 2 tests (3 mock! blocks)"),
+        summary.contains("with mocks: 3 tests (3 mock! blocks)"),
         "{summary}"
     );
     let file = std::fs::read_to_string(dir.join("tests/carved_dao.rs")).unwrap();
