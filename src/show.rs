@@ -124,7 +124,10 @@ fn write_call(
     let args = call
         .args
         .iter()
-        .map(|a| format!("{}: {}", a.name, a.value))
+        .map(|a| match call.object(&a.name) {
+            Some(object) => format!("{}#{}: {}", a.name, object.0, a.value),
+            None => format!("{}: {}", a.name, a.value),
+        })
         .collect::<Vec<_>>()
         .join(", ");
     let pad = "  ".repeat(indent);

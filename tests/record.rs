@@ -277,7 +277,8 @@ fn show_prints_the_call_tree_with_values() {
     let text = stdout(&shown);
     assert!(text.contains("add(a: 2, b: 3) = 5"), "{text}");
     assert!(
-        text.contains("manhattan(p: &point { x: 3, y: -4 }) {"),
+        // The struct behind the pointer is object #1 of the run.
+        text.contains("manhattan(p#1: &point { x: 3, y: -4 }) {"),
         "{text}"
     );
     assert!(
@@ -546,4 +547,47 @@ fn depth_records_callees_up_to_n_levels_out_from_the_filtered_function() {
     // can_withdraw's own call of is_valid_amount is three levels out: not recorded, and not
     // mistaken for a direct callee of anything recorded.
     assert!(two.iter().all(|(_, d)| *d <= 2));
+}
+
+#[test]
+fn objects_keep_their_identity_across_calls_and_know_their_constructor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("account"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let transfer = calls_of(&trace, "account::Account::transfer")[0];
+    let (alice, bob) = (
+        transfer.object("self").unwrap(),
+        transfer.object("other").unwrap(),
+    );
+    assert_ne!(alice, bob, "two accounts, two objects");
+    // alice's earlier deposit was made on the same object.
+    let deposit = calls_of(&trace, "account::Account::deposit")[0];
+    assert_eq!(deposit.object("self"), Some(alice));
+    // Each was made by the constructor call that returned its opening balance.
+    let object = |id| trace.objects.iter().find(|o| o.id == id).unwrap();
+    let opening = |id| {
+        let made_by = object(id).created_by.expect("constructor known");
+        let ctor = trace.calls.iter().find(|c| c.id == made_by).unwrap();
+        assert_eq!(
+            trace.function(ctor.function).unwrap().path,
+            "account::Account::new"
+        );
+        ctor.arg("amount").cloned()
+    };
+    assert_eq!(opening(alice), Some(int(10000, "i64")));
+    assert_eq!(opening(bob), Some(int(2550, "i64")));
+    assert_eq!(object(alice).type_name, "account::Account");
+
+    let shown = carve()
+        .args(["show", "--function", "account::Account::transfer", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&shown).contains(&format!("self#{}: &Account", alice.0)),
+        "{}",
+        stdout(&shown)
+    );
 }

@@ -72,6 +72,7 @@ fn trace(id: i64, roots: Vec<N>) -> Trace {
         },
         functions: vec![],
         calls: vec![],
+        objects: vec![],
     };
     for root in roots {
         add(&mut t, &root, None, 0);
@@ -118,6 +119,7 @@ fn add(t: &mut Trace, node: &N, parent: Option<CallId>, depth: u32) {
         outcome: node.outcome.clone(),
         ret: node.ret.clone(),
         after: args(&node.after),
+        objects: vec![],
     });
     for kid in &node.kids {
         add(t, kid, Some(id), depth + 1);

@@ -757,6 +757,7 @@ mod tests {
             outcome,
             ret,
             after: Vec::new(),
+            objects: Vec::new(),
         }
     }
 
@@ -778,6 +779,7 @@ mod tests {
             },
             functions,
             calls,
+            objects: Vec::new(),
         }
     }
 

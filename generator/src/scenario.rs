@@ -978,6 +978,7 @@ mod tests {
                 outcome: Outcome::Returned,
                 ret,
                 after: after.into_iter().map(arg).collect(),
+                objects: Vec::new(),
             });
         }
         Trace {
@@ -997,6 +998,7 @@ mod tests {
             },
             functions,
             calls: out,
+            objects: Vec::new(),
         }
     }
 

@@ -179,6 +179,7 @@ fn trace(dir: &Path) -> Trace {
             outcome,
             ret,
             after: Vec::new(),
+            objects: Vec::new(),
         });
     };
     let returned = Outcome::Returned;
@@ -276,6 +277,7 @@ fn trace(dir: &Path) -> Trace {
         },
         functions,
         calls,
+        objects: Vec::new(),
     }
 }
 

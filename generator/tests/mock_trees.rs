@@ -121,6 +121,7 @@ impl Builder {
             outcome: Outcome::Returned,
             ret,
             after: vec![],
+            objects: vec![],
         });
         id
     }
@@ -143,6 +144,7 @@ impl Builder {
             },
             functions: self.functions,
             calls: self.calls,
+            objects: vec![],
         }
     }
 }

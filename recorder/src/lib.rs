@@ -9,6 +9,7 @@ mod decode;
 mod dwarf;
 mod error;
 mod location;
+mod objects;
 mod panic_message;
 mod process;
 mod select;
@@ -239,6 +240,7 @@ impl Recording {
                 max_calls: self.options.max_calls_per_function,
                 calls: 0,
                 float_return,
+                constructs: objects::constructed_type(&f.path),
                 matched: self.options.selection.matches(f),
                 forced_return,
             });

@@ -39,6 +39,8 @@ pub(crate) struct Traced {
     pub float_return: bool,
     /// Selected by the filters themselves (not only as a callee within `--depth`).
     pub matched: bool,
+    /// The type this function constructs when it is constructor-like (`a::B` for `a::B::new`).
+    pub constructs: Option<String>,
     /// Skip the body and return this integer instead (an acting breakpoint; see
     /// [`Tracer::force_return`]).
     pub forced_return: Option<i64>,
@@ -134,6 +136,7 @@ pub(crate) struct Tracer<'a> {
     forced: HashMap<Pid, libc::user_regs_struct>,
     /// `--depth`: calls up to this many levels out from a filtered call are recorded too.
     depth: u32,
+    objects: crate::objects::Objects,
     /// The affinity carve had before it pinned itself and the tracee to one CPU; given back to
     /// everyone when the tracee starts a second thread, so its threads run in parallel.
     pinned_from: Option<nix::sched::CpuSet>,
@@ -226,6 +229,7 @@ impl<'a> Tracer<'a> {
             waiting: VecDeque::new(),
             forced: HashMap::new(),
             depth: 0,
+            objects: crate::objects::Objects::default(),
             pinned_from: None,
         };
         tracer.threads.insert(pid, Thread::default());
@@ -914,6 +918,10 @@ impl<'a> Tracer<'a> {
             .collect();
 
         let effects = self.effect_targets(index, &args);
+        let (objects, created) = self.objects.of_args(&args);
+        for object in created {
+            self.sink.record(TraceEvent::ObjectCreated(object));
+        }
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
@@ -937,6 +945,7 @@ impl<'a> Tracer<'a> {
             thread: tid.as_raw(),
             depth,
             args,
+            objects,
         }));
 
         if let Some(value) = self.functions[index].forced_return {
@@ -999,11 +1008,19 @@ impl<'a> Tracer<'a> {
                 };
                 let decoder = self.decoder();
                 Some(match return_place(self.types, ty, &rr) {
-                    ReturnPlace::Bytes(b) => decoder.bytes(ty, &b),
-                    ReturnPlace::Memory(addr) => decoder.at(ty, addr),
+                    ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
+                    ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
                 })
             }
         };
+        let ret = ret.map(|(value, at)| {
+            if let Some(type_path) = &self.functions[frame.function].constructs {
+                if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
+                    self.sink.record(TraceEvent::ObjectCreated(object));
+                }
+            }
+            value
+        });
         let ret = match ret {
             Some(Value::Unit) | None => None,
             other => other,

@@ -36,6 +36,32 @@ impl std::fmt::Display for CallId {
     }
 }
 
+/// An object of the traced program (what `self` or a reference argument pointed to), numbered
+/// by the recorder in the order it was first seen (unique within a run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ObjectId(pub u64);
+
+/// An object and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectInfo {
+    pub id: ObjectId,
+    /// Full type path (`account::Account`).
+    pub type_name: String,
+    /// Where it lived when first seen; an address reused by a new object gets a new id.
+    pub addr: u64,
+    /// The constructor-like call (an associated function of the type returning it, or `Ok` /
+    /// `Some` of it) that produced it, when the recording shows one.
+    pub created_by: Option<CallId>,
+}
+
+/// Which object an argument of a call referred to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArgObject {
+    /// The parameter name (`self`, `other`).
+    pub arg: String,
+    pub object: ObjectId,
+}
+
 /// What was run and how it was selected; written when the run starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
@@ -379,6 +405,9 @@ pub struct CallStart {
     /// Nesting depth among traced calls on this thread (0 for a root).
     pub depth: u32,
     pub args: Vec<Arg>,
+    /// The objects `self` and reference arguments referred to.
+    #[serde(default)]
+    pub objects: Vec<ArgObject>,
 }
 
 /// Recorded when a call ends (returns, unwinds, or the process ends under it).
@@ -402,6 +431,8 @@ pub enum TraceEvent {
     Functions(Vec<FunctionInfo>),
     CallStarted(CallStart),
     CallEnded(CallEnd),
+    /// An object seen for the first time (or a new object at a reused address).
+    ObjectCreated(ObjectInfo),
     ThreadStarted {
         thread: i32,
     },
@@ -438,12 +469,23 @@ pub struct Call {
     /// The state behind `self` and `&mut` arguments after the call returned (see [`CallEnd`]).
     #[serde(default)]
     pub after: Vec<Arg>,
+    /// The objects `self` and reference arguments referred to.
+    #[serde(default)]
+    pub objects: Vec<ArgObject>,
 }
 
 impl Call {
     /// The value of argument `name` at entry.
     pub fn arg(&self, name: &str) -> Option<&Value> {
         self.args.iter().find(|a| a.name == name).map(|a| &a.value)
+    }
+
+    /// The object argument `name` referred to, when it was a reference to one.
+    pub fn object(&self, name: &str) -> Option<ObjectId> {
+        self.objects
+            .iter()
+            .find(|o| o.arg == name)
+            .map(|o| o.object)
     }
 
     /// What argument `name` pointed to after the call, when it was recorded.
@@ -467,6 +509,9 @@ pub struct Trace {
     pub run: Run,
     pub functions: Vec<FunctionInfo>,
     pub calls: Vec<Call>,
+    /// Objects in the order they were first seen.
+    #[serde(default)]
+    pub objects: Vec<ObjectInfo>,
 }
 
 impl Trace {

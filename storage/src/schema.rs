@@ -92,6 +92,19 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE calls ADD COLUMN after_args TEXT;
     "#,
+    // 3: object identity: the objects of a run, and which object each argument referred to
+    // (JSON list of {arg, object}; NULL for calls recorded before this version).
+    r#"
+    CREATE TABLE objects (
+        run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        id         INTEGER NOT NULL,
+        type_name  TEXT NOT NULL,
+        addr       INTEGER NOT NULL,
+        created_by INTEGER,
+        PRIMARY KEY (run_id, id)
+    );
+    ALTER TABLE calls ADD COLUMN objects TEXT;
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    Arg, Call, CallId, FunctionId, FunctionInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId,
-    RunInfo, Trace, Value,
+    Arg, ArgObject, Call, CallId, FunctionId, FunctionInfo, ObjectId, ObjectInfo, ParamInfo,
+    ProcessExit, Run, RunEnd, RunId, RunInfo, Trace, Value,
 };
 use crate::schema::{self, OpenMode};
 
@@ -101,11 +101,40 @@ impl Store {
         let run_row = self.run(run)?;
         let functions = self.functions(run)?;
         let calls = self.calls(run)?;
+        let objects = self.objects(run)?;
         Ok(Trace {
             run: run_row,
             functions,
             calls,
+            objects,
         })
+    }
+
+    fn objects(&self, run: RunId) -> Result<Vec<ObjectInfo>, StorageError> {
+        let context = || format!("reading the objects of run {run}");
+        let sql_error = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, type_name, addr, created_by FROM objects WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(sql_error)?;
+        let rows = stmt
+            .query_map([run.0], |row| {
+                Ok(ObjectInfo {
+                    id: ObjectId(codec::u64_from_sql(row.get(0)?)),
+                    type_name: row.get(1)?,
+                    addr: codec::u64_from_sql(row.get(2)?),
+                    created_by: row
+                        .get::<_, Option<i64>>(3)?
+                        .map(|c| CallId(codec::u64_from_sql(c))),
+                })
+            })
+            .map_err(sql_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql_error)
     }
 
     /// Inserts the run row now (so its id is known) and hands the connection to a background
@@ -166,7 +195,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT id, parent_id, function_id, thread, depth, args, outcome_kind, \
-                 panic_message, ret, after_args FROM calls WHERE run_id = ?1 ORDER BY id",
+                 panic_message, ret, after_args, objects FROM calls WHERE run_id = ?1 ORDER BY id",
             )
             .map_err(|source| StorageError::Sql {
                 context: context(),
@@ -258,6 +287,7 @@ fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
     let panic_message: Option<String> = row.get(7)?;
     let ret: Option<String> = row.get(8)?;
     let after: Option<String> = row.get(9)?;
+    let objects: Option<String> = row.get(10)?;
     let outcome =
         codec::outcome_from_columns(outcome_kind.as_deref(), panic_message).ok_or_else(|| {
             StorageError::InvalidRow {
@@ -281,6 +311,12 @@ fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
         after: match after {
             Some(json) => {
                 decode::<Vec<Arg>>(&json, || format!("state after call {id} in run {run}"))?
+            }
+            None => Vec::new(),
+        },
+        objects: match objects {
+            Some(json) => {
+                decode::<Vec<ArgObject>>(&json, || format!("objects of call {id} in run {run}"))?
             }
             None => Vec::new(),
         },

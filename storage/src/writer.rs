@@ -17,7 +17,7 @@ use rusqlite::{params, Connection};
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    CallEnd, CallStart, FunctionInfo, ProcessExit, RunEnd, RunId, TraceEvent, TraceSink,
+    CallEnd, CallStart, FunctionInfo, ObjectInfo, ProcessExit, RunEnd, RunId, TraceEvent, TraceSink,
 };
 
 /// The most events one transaction holds.
@@ -41,8 +41,10 @@ const INSERT_FUNCTION: &str = "INSERT INTO functions \
     decl_file = excluded.decl_file, decl_line = excluded.decl_line, low_pc = excluded.low_pc, \
     params = excluded.params, return_type = excluded.return_type";
 const INSERT_CALL: &str = "INSERT INTO calls \
-    (run_id, id, parent_id, function_id, thread, depth, args) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    (run_id, id, parent_id, function_id, thread, depth, args, objects) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
+    (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
 const END_CALL: &str =
     "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6 \
     WHERE run_id = ?1 AND id = ?2";
@@ -209,6 +211,7 @@ impl EventWriter {
             }
             TraceEvent::CallStarted(start) => self.insert_call(start),
             TraceEvent::CallEnded(end) => self.end_call(end),
+            TraceEvent::ObjectCreated(object) => self.insert_object(object),
             TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, *thread),
             TraceEvent::ThreadExited { thread } => self.thread_event(THREAD_EXITED, *thread),
             TraceEvent::RunEnded(end) => self.end_run(end),
@@ -253,8 +256,30 @@ impl EventWriter {
         Ok(())
     }
 
+    fn insert_object(&self, object: &ObjectInfo) -> Result<(), StorageError> {
+        let error = self.sql_error(|| format!("storing object {}", object.id.0));
+        self.conn
+            .prepare_cached(INSERT_OBJECT)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    codec::u64_to_sql(object.id.0),
+                    object.type_name,
+                    codec::u64_to_sql(object.addr),
+                    object.created_by.map(|c| codec::u64_to_sql(c.0)),
+                ])
+            })
+            .map_err(error)?;
+        Ok(())
+    }
+
     fn insert_call(&self, start: &CallStart) -> Result<(), StorageError> {
         let args = codec::to_json(&start.args, "call arguments")?;
+        let objects = if start.objects.is_empty() {
+            None
+        } else {
+            Some(codec::to_json(&start.objects, "call objects")?)
+        };
         let error = self.sql_error(|| format!("storing the start of call {}", start.call));
         self.conn
             .prepare_cached(INSERT_CALL)
@@ -267,6 +292,7 @@ impl EventWriter {
                     start.thread,
                     start.depth,
                     args,
+                    objects,
                 ])
             })
             .map_err(error)?;

@@ -57,6 +57,7 @@ fn start(call: u64, parent: Option<u64>, function: u32, depth: u32, args: Vec<Ar
         thread: 100,
         depth,
         args,
+        objects: vec![],
     })
 }
 
