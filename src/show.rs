@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use anyhow::Context;
-use carve_recorder::glob_match;
-use carve_storage::{Call, CallId, Outcome, ProcessExit, RunId, Store, Trace, Value};
+use carve_storage::{
+    matches_function, Call, CallId, Outcome, ProcessExit, RunId, Store, Trace, Value,
+};
 
 use crate::args::{Format, ShowArgs};
 
@@ -54,7 +55,7 @@ fn select<'t>(trace: &'t Trace, function: Option<&str>, thread: Option<i32>) -> 
         function.is_none_or(|g| {
             trace
                 .function(c.function)
-                .is_some_and(|f| glob_match(g, &f.path) || glob_match(g, &f.name))
+                .is_some_and(|f| matches_function(g, &f.path, &f.name))
         })
     };
     trace

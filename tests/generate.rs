@@ -3,29 +3,7 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
-
-/// Builds the crate at `dir`, records `args`, and generates tests into its tests/ directory.
-fn carve_tests(dir: &Path, bin: &str, args: &[&str]) -> String {
-    let built = cargo_in(dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let program = dir.join("target/debug").join(bin);
-    let out = record(&db, &[], &program, args);
-    assert!(out.status.code().is_some(), "{}", stderr(&out));
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let generated = carve()
-        .args(["generate", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("tests"))
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", stderr(&generated));
-    stdout(&generated)
-}
 
 fn passed(output: &std::process::Output) -> usize {
     stdout(output)

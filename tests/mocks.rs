@@ -10,25 +10,6 @@ use std::path::Path;
 
 use common::*;
 
-/// Builds the copy at `dir`, records its program, generates into `tests/`; returns the summary.
-fn record_and_generate(dir: &Path, bin: &str) -> String {
-    let built = cargo_in(dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let out = record(&db, &[], &dir.join("target/debug").join(bin), &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let generated = carve()
-        .args(["generate", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("tests"))
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", stderr(&generated));
-    stdout(&generated)
-}
-
 fn cargo_test(dir: &Path) -> (bool, String) {
     let test = cargo_in(dir, &["test", "--tests", "--no-fail-fast"]);
     (
@@ -47,7 +28,7 @@ fn edit(path: &Path, from: &str, to: &str) {
 #[test]
 fn abc_tests_mock_the_asker_and_the_answerer_and_catch_an_extra_call() {
     let (_tmp, dir) = copy_fixture("abc");
-    let summary = record_and_generate(&dir, "abc");
+    let summary = carve_tests(&dir, "abc", &[]);
     assert!(summary.contains("with mocks: 3 tests"), "{summary}");
     let file = std::fs::read_to_string(dir.join("tests/carved_abc.rs")).unwrap();
     assert!(
@@ -99,7 +80,7 @@ fn abc_tests_mock_the_asker_and_the_answerer_and_catch_an_extra_call() {
 #[test]
 fn dao_tests_replay_the_connection_statement_rows_tree_and_catch_a_changed_query() {
     let (_tmp, dir) = copy_fixture("dao");
-    let summary = record_and_generate(&dir, "dao");
+    let summary = carve_tests(&dir, "dao", &[]);
     assert!(
         summary.contains("with mocks: 3 tests (3 mock! blocks)"),
         "{summary}"

@@ -5,33 +5,16 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 
 /// Records `fixture`'s main, carves tests (verified against the unedited code), then applies
 /// `edit` to `file` and runs the carved tests again: they must fail, naming `expect_test`.
 fn an_edit_is_caught(fixture: &str, file: &str, from: &str, to: &str, expect_test: &str) {
     let (_tmp, dir) = copy_fixture(fixture);
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let out = record(&db, &[], &dir.join("target/debug").join(fixture), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let generated = carve()
-        .args(["generate", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("tests"))
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", stderr(&generated));
+    let summary = carve_tests(&dir, fixture, &[]);
     assert!(
-        !Path::new(&dir.join("tests/carved_quarantine.md")).exists(),
-        "every carved test passed verification: {}",
-        stdout(&generated)
+        !dir.join("tests/carved_quarantine.md").exists(),
+        "every carved test passed verification: {summary}"
     );
 
     let path = dir.join(file);

@@ -9,22 +9,8 @@ use common::*;
 /// Records `fixture`, carves verified tests, and returns (file name, contents) of each file.
 fn carved(fixture: &str) -> Vec<(String, String)> {
     let (_tmp, dir) = copy_fixture(fixture);
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let out = record(&db, &[], &dir.join("target/debug").join(fixture), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    carve_tests(&dir, fixture, &[]);
     let tests = dir.join("tests");
-    std::fs::create_dir_all(&tests).unwrap();
-    let generated = carve()
-        .args(["generate", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(&tests)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", stderr(&generated));
     let mut files: Vec<(String, String)> = std::fs::read_dir(&tests)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -18,9 +18,9 @@ use carve_storage::{
 
 use crate::align::{align_scored, Step};
 use crate::error::GateError;
-use crate::glob::matches_function;
 use crate::report::{Divergence, DivergenceKind, Group, Mode, Report, Summary};
 use crate::value_diff::{one_sided, Difference};
+use carve_storage::matches_function;
 
 /// How to compare.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,7 +8,6 @@ mod align;
 mod cargo_tests;
 mod compare;
 mod error;
-mod glob;
 mod render;
 mod report;
 mod value_diff;

@@ -22,7 +22,7 @@ pub use addr::{FileAddr, LoadBias, RuntimeAddr};
 pub use decode::Limits;
 pub use dwarf::FunctionEntry;
 pub use error::RecordError;
-pub use select::{glob_match, Selection};
+pub use select::Selection;
 pub use tracer::RecordSummary;
 
 use std::ffi::OsString;
@@ -212,7 +212,7 @@ impl Recording {
                 .options
                 .force_returns
                 .iter()
-                .find(|(glob, _)| glob_match(glob, &f.path))
+                .find(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name))
                 .map(|(_, v)| *v);
             if forced_return.is_some() {
                 let integer = detail

@@ -44,61 +44,9 @@ impl Selection {
 /// A glob matches a function by its full path (`expr::lexer::*`) or, for globs without `::`,
 /// by its bare name (`precedence`).
 fn matches_function(glob: &str, f: &FunctionEntry) -> bool {
-    glob_match(glob, &f.path) || (!glob.contains("::") && glob_match(glob, &f.name))
+    carve_storage::matches_function(glob, &f.path, &f.name)
 }
 
 fn is_formatting_impl(path: &str) -> bool {
     path.starts_with('<') && path.contains(" as core::fmt::")
-}
-
-/// Glob matching with `*` and `?` over characters (no path separators are special).
-pub fn glob_match(glob: &str, text: &str) -> bool {
-    let g: Vec<char> = glob.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut gi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
-            gi += 1;
-            ti += 1;
-        } else if gi < g.len() && g[gi] == '*' {
-            star = Some(gi);
-            mark = ti;
-            gi += 1;
-        } else if let Some(s) = star {
-            gi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while gi < g.len() && g[gi] == '*' {
-        gi += 1;
-    }
-    gi == g.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_match;
-
-    #[test]
-    fn a_star_matches_any_run_of_characters_including_path_separators() {
-        assert!(glob_match("expr::*", "expr::lexer::is_operator"));
-        assert!(glob_match("*::precedence", "expr::parser::precedence"));
-        assert!(!glob_match("expr::*", "core::fmt::write"));
-    }
-
-    #[test]
-    fn a_glob_without_wildcards_matches_only_itself() {
-        assert!(glob_match("add", "add"));
-        assert!(!glob_match("add", "add_one"));
-    }
-
-    #[test]
-    fn a_question_mark_matches_one_character() {
-        assert!(glob_match("f?b", "fib"));
-        assert!(!glob_match("f?b", "fb"));
-    }
 }

@@ -3,11 +3,13 @@
 mod codec;
 mod display;
 mod error;
+mod glob;
 mod model;
 mod schema;
 mod store;
 mod writer;
 
 pub use error::StorageError;
+pub use glob::{glob_match, matches_function};
 pub use model::*;
 pub use store::{RunWriter, Store, SCHEMA_VERSION};

@@ -171,3 +171,24 @@ pub fn cargo_in(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("cargo runs")
 }
+
+/// Builds the crate copy at `dir`, records its program `bin` with `args`, and carves (verified)
+/// tests into its `tests/`; returns what `carve generate` printed.
+pub fn carve_tests(dir: &Path, bin: &str, args: &[&str]) -> String {
+    let built = cargo_in(dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let out = record(&db, &[], &dir.join("target/debug").join(bin), args);
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("tests"))
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    stdout(&generated)
+}

@@ -1,14 +1,14 @@
-//! Function globs for `--ignore`, with the same syntax as `carve record --filter`: `*` is any run
-//! of characters (including `::`), `?` one character, and a glob without `::` also matches the
-//! bare function name.
+//! Function globs, shared by every command that selects functions (`record --filter`,
+//! `show --function`, `gate --ignore`): `*` is any run of characters (including `::`), `?` one
+//! character, and a glob without `::` also matches the bare function name.
 
 /// True when `glob` selects the function with this full `path` and bare `name`.
-pub(crate) fn matches_function(glob: &str, path: &str, name: &str) -> bool {
+pub fn matches_function(glob: &str, path: &str, name: &str) -> bool {
     glob_match(glob, path) || (!glob.contains("::") && glob_match(glob, name))
 }
 
 /// Glob matching with `*` and `?` over characters (no separator is special).
-pub(crate) fn glob_match(glob: &str, text: &str) -> bool {
+pub fn glob_match(glob: &str, text: &str) -> bool {
     let g: Vec<char> = glob.chars().collect();
     let t: Vec<char> = text.chars().collect();
     let (mut gi, mut ti) = (0, 0);
@@ -40,6 +40,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_star_matches_any_run_of_characters_including_path_separators() {
+        assert!(glob_match("expr::*", "expr::lexer::is_operator"));
+        assert!(glob_match("*::precedence", "expr::parser::precedence"));
+        assert!(!glob_match("expr::*", "core::fmt::write"));
+    }
+
+    #[test]
+    fn a_glob_without_wildcards_matches_only_itself() {
+        assert!(glob_match("add", "add"));
+        assert!(!glob_match("add", "add_one"));
+    }
+
+    #[test]
+    fn a_question_mark_matches_one_character() {
+        assert!(glob_match("f?b", "fib"));
+        assert!(!glob_match("f?b", "fb"));
+    }
+
+    #[test]
     fn a_glob_without_colons_also_matches_the_bare_name() {
         assert!(matches_function(
             "next_u32",
@@ -48,6 +67,5 @@ mod tests {
         ));
         assert!(matches_function("dice::*", "dice::Dice::roll", "roll"));
         assert!(!matches_function("dice::roll", "dice::Dice::roll", "roll"));
-        assert!(glob_match("*::roll?", "dice::Dice::rolls"));
     }
 }
