@@ -591,3 +591,68 @@ fn objects_keep_their_identity_across_calls_and_know_their_constructor() {
         stdout(&shown)
     );
 }
+
+/// Records `c_basic MODE` and checks how the run ended and that finished calls survived.
+fn ended_inside_a_call(mode: &str, code: i32, exit: ProcessExit) -> carve_storage::Trace {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &c_basic_bin(), &[mode]);
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+    let trace = load(&db);
+    assert_eq!(trace.run.end.clone().unwrap().exit, exit);
+    let finished = calls_of(&trace, "sum_then_scale")[0];
+    assert_eq!(finished.outcome, Outcome::Returned);
+    assert_eq!(finished.ret, Some(int(100, "long int")));
+    trace
+}
+
+#[test]
+fn an_abort_inside_a_traced_call_keeps_the_trace_and_says_so() {
+    let trace = ended_inside_a_call(
+        "abort",
+        128 + 6,
+        ProcessExit::Signaled {
+            signal: 6,
+            name: "SIGABRT".into(),
+        },
+    );
+    assert_eq!(
+        calls_of(&trace, "end_inside")[0].outcome,
+        Outcome::Unfinished
+    );
+}
+
+#[test]
+fn exit_called_inside_a_traced_call_ends_the_run_with_its_code() {
+    let trace = ended_inside_a_call("exit", 3, ProcessExit::Exited { code: 3 });
+    assert_eq!(
+        calls_of(&trace, "end_inside")[0].outcome,
+        Outcome::Unfinished
+    );
+    assert_eq!(calls_of(&trace, "main")[0].outcome, Outcome::Unfinished);
+}
+
+#[test]
+fn a_sigkill_inside_a_traced_call_keeps_the_trace_and_says_so() {
+    let trace = ended_inside_a_call(
+        "kill",
+        128 + 9,
+        ProcessExit::Signaled {
+            signal: 9,
+            name: "SIGKILL".into(),
+        },
+    );
+    assert_eq!(
+        calls_of(&trace, "end_inside")[0].outcome,
+        Outcome::Unfinished
+    );
+}
+
+#[test]
+fn a_program_that_closes_stdout_is_still_traced() {
+    let trace = ended_inside_a_call("close", 0, ProcessExit::Exited { code: 0 });
+    let last_add = calls_of(&trace, "add").into_iter().last().unwrap();
+    assert_eq!(arg(last_add, "a"), &int(20, "int"));
+    assert_eq!(last_add.ret, Some(int(42, "int")));
+    assert_eq!(calls_of(&trace, "main")[0].outcome, Outcome::Returned);
+}
