@@ -656,3 +656,69 @@ fn a_program_that_closes_stdout_is_still_traced() {
     assert_eq!(last_add.ret, Some(int(42, "int")));
     assert_eq!(calls_of(&trace, "main")[0].outcome, Outcome::Returned);
 }
+
+#[test]
+fn cyclic_and_huge_values_are_recorded_within_the_limits_and_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("g.rs");
+    std::fs::write(
+        &src,
+        r#"
+use std::cell::RefCell;
+use std::rc::Rc;
+pub struct Node { pub id: u32, pub next: RefCell<Option<Rc<Node>>> }
+#[inline(never)]
+pub fn ring_len(start: &Rc<Node>) -> usize {
+    let mut n = 1;
+    let mut cur = start.next.borrow().clone().unwrap();
+    while cur.id != start.id { n += 1; let nx = cur.next.borrow().clone().unwrap(); cur = nx; }
+    n
+}
+#[inline(never)]
+pub fn total(v: &[u64]) -> u64 { v.iter().sum() }
+fn main() {
+    let a = Rc::new(Node { id: 1, next: RefCell::new(None) });
+    let b = Rc::new(Node { id: 2, next: RefCell::new(Some(a.clone())) });
+    *a.next.borrow_mut() = Some(b.clone());
+    println!("{}", ring_len(&a));
+    let big: Vec<u64> = (0..1_000_000).collect();
+    println!("{}", total(&big));
+}
+"#,
+    )
+    .unwrap();
+    let bin = tmp.path().join("g");
+    let built = std::process::Command::new("rustc")
+        .args(["-g", "--edition", "2021", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let db = tmp.path().join("t.db");
+    let out = record(
+        &db,
+        &["--filter", "g::ring_len", "--filter", "g::total"],
+        &bin,
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "2\n499999500000\n");
+    let trace = load(&db);
+
+    let total = calls_of(&trace, "g::total")[0];
+    assert_eq!(total.ret, Some(uint(499999500000, "u64")));
+    match arg(total, "v") {
+        Value::Seq {
+            elems, truncated, ..
+        } => {
+            assert!(*truncated, "a million elements are cut and marked");
+            assert_eq!(elems.len(), 256);
+        }
+        other => panic!("the slice was recorded as {other:?}"),
+    }
+    // The ring a -> b -> a is followed only to the depth limit, and marked as not exact.
+    let ring = calls_of(&trace, "g::ring_len")[0];
+    assert_eq!(ring.ret, Some(uint(2, "usize")));
+    assert!(!arg(ring, "start").is_exact());
+}
