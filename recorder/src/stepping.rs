@@ -340,11 +340,12 @@ pub(crate) fn plan(bytes: &[u8], addr: u64, scratch: u64) -> StepPlan {
     let len = instr.len() as u64;
     let next = addr + len;
     let target = || branch_target(&instr);
+    if instr.flow_control() == FlowControl::Next {
+        if let Some(op) = emulation(&instr) {
+            return StepPlan::Emulate { op, next };
+        }
+    }
     match instr.flow_control() {
-        FlowControl::Next if emulation(&instr).is_some() => StepPlan::Emulate {
-            op: emulation(&instr).expect("checked above"),
-            next,
-        },
         FlowControl::Next => {
             let mut code = bytes[..len as usize].to_vec();
             if instr.is_ip_rel_memory_operand() {

@@ -452,7 +452,7 @@ impl<'a> Tracer<'a> {
         } else {
             Outcome::Unwound
         };
-        self.close_frames(tid, thread.stack, outcome);
+        self.close_frames(thread.stack, outcome);
         self.sink.record(TraceEvent::ThreadExited {
             thread: tid.as_raw(),
         });
@@ -461,7 +461,7 @@ impl<'a> Tracer<'a> {
             let rest: Vec<Pid> = self.threads.keys().copied().collect();
             for t in rest {
                 if let Some(th) = self.threads.remove(&t) {
-                    self.close_frames(t, th.stack, Outcome::Unfinished);
+                    self.close_frames(th.stack, Outcome::Unfinished);
                 }
             }
             Some(how)
@@ -1164,7 +1164,7 @@ impl<'a> Tracer<'a> {
         }));
     }
 
-    fn close_frames(&mut self, _tid: Pid, mut stack: Vec<Frame>, outcome: Outcome) {
+    fn close_frames(&mut self, mut stack: Vec<Frame>, outcome: Outcome) {
         while let Some(frame) = stack.pop() {
             self.end_abandoned(frame, outcome.clone());
         }
@@ -1178,7 +1178,7 @@ impl<'a> Tracer<'a> {
                 .get_mut(&tid)
                 .map(|t| std::mem::take(&mut t.stack))
                 .unwrap_or_default();
-            self.close_frames(tid, stack, outcome.clone());
+            self.close_frames(stack, outcome.clone());
         }
     }
 
