@@ -722,3 +722,106 @@ fn main() {
     assert_eq!(ring.ret, Some(uint(2, "usize")));
     assert!(!arg(ring, "start").is_exact());
 }
+
+/// Records a fixture's main with the default selection; returns what it printed and the trace.
+fn record_fixture(name: &str) -> (String, carve_storage::Trace) {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin(name), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (stdout(&out), load(&db))
+}
+
+#[test]
+fn abc_records_the_answer_through_both_trait_objects() {
+    let (printed, trace) = record_fixture("abc");
+    assert!(printed.contains("c.calls_b_with_a() = Ok(43)"), "{printed}");
+    let call = calls_of(&trace, "abc::C::calls_b_with_a")[0];
+    assert_eq!(
+        call.ret.as_ref().map(|v| v.to_string()).as_deref(),
+        Some("Ok(43)")
+    );
+    // The nested calls went through the trait objects to the concrete A and B.
+    let kids: Vec<&str> = trace
+        .children(Some(call.id))
+        .map(|c| trace.function(c.function).unwrap().path.as_str())
+        .collect();
+    assert!(kids.contains(&"<abc::B as abc::Asker>::ask"), "{kids:?}");
+}
+
+#[test]
+fn dao_records_the_user_and_the_sql_that_reached_the_connection() {
+    let (printed, trace) = record_fixture("dao");
+    assert!(
+        printed.contains(
+            r#"get_user_details("Gandhi") = User { name: "Gandhi", occupation: "politics" }"#
+        ),
+        "{printed}"
+    );
+    let call = calls_of(&trace, "dao::DataAccessObject::get_user_details")[0];
+    assert_eq!(arg(call, "name"), &string("&str", "Gandhi"));
+    assert_eq!(
+        call.ret.as_ref().map(|v| v.to_string()).as_deref(),
+        Some(r#"Ok(User { name: "Gandhi", occupation: "politics" })"#)
+    );
+    let prepare = trace
+        .calls
+        .iter()
+        .find(|c| {
+            c.parent == Some(call.id)
+                && trace
+                    .function(c.function)
+                    .unwrap()
+                    .path
+                    .ends_with("::prepare")
+        })
+        .expect("prepare is called under get_user_details");
+    assert_eq!(
+        arg(prepare, "sql"),
+        &string("&str", "SELECT name, occupation FROM people WHERE name = ?")
+    );
+}
+
+#[test]
+fn dice_records_the_rolls_the_program_printed() {
+    let (printed, trace) = record_fixture("dice");
+    let rolls: Vec<String> = printed
+        .lines()
+        .filter_map(|l| l.strip_prefix("roll -> "))
+        .map(str::to_string)
+        .collect();
+    // roll_sum rolls too; the printed rolls are the first, direct ones.
+    let recorded: Vec<String> = calls_of(&trace, "dice::Dice::roll")
+        .iter()
+        .take(rolls.len())
+        .map(|c| c.ret.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(recorded, rolls);
+}
+
+#[test]
+fn ping_records_connectivity_across_a_child_process() {
+    let (printed, trace) = record_fixture("ping");
+    assert!(printed.contains("localhost: connected = true"), "{printed}");
+    let connected: Vec<String> = calls_of(&trace, "ping::ConnectivityDetector::is_connected")
+        .iter()
+        .map(|c| c.ret.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(connected, ["true", "false"]);
+    assert_eq!(trace.run.end.unwrap().exit, ProcessExit::Exited { code: 0 });
+}
+
+#[test]
+fn versioned_set_records_versions_as_field_effects_on_one_object() {
+    let (printed, trace) = record_fixture("versioned_set");
+    assert!(printed.contains("a.add(3) = true"), "{printed}");
+    let adds = calls_of(&trace, "versioned_set::VersionedSet::add");
+    let first = adds[0];
+    assert_eq!(arg(first, "x"), &int(3, "i32"));
+    assert_eq!(first.ret, Some(Value::Bool { value: true }));
+    // a's version goes from 0 to 1 with its first add, and the next adds are on the same object.
+    let version = |v: &Value| v.to_string();
+    assert!(version(first.arg("self").unwrap()).contains("version: 0"));
+    assert!(version(first.after("self").unwrap()).contains("version: 1"));
+    assert_eq!(adds[1].object("self"), first.object("self"));
+}
