@@ -70,6 +70,10 @@ pub struct RecordArgs {
     /// breakpoint stop several times cheaper; it is undone when the program starts threads).
     #[arg(long)]
     pub no_pin: bool,
+    /// Also record processes the program forks (each as a run of its own in the same trace);
+    /// without it they run untraced.
+    #[arg(long)]
+    pub follow_forks: bool,
     /// Record the program N times into the database (N runs), so `carve gate` can learn which
     /// values change from run to run.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

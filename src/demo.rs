@@ -71,6 +71,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         max_string: 4096,
         force_returns: Vec::new(),
         no_pin: false,
+        follow_forks: false,
         runs: 1,
         command: vec![program.into(), a.expr.clone().into()],
     })?;

@@ -69,8 +69,26 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     let run_id = writer.run_id();
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
-    let result = recording.run(&mut writer);
+    let children: std::sync::Mutex<Vec<(i32, carve_storage::RunId)>> = Default::default();
+    let make_child = |pid: i32| -> Option<Box<dyn carve_storage::TraceSink + Send>> {
+        let child = RunInfo {
+            pid,
+            started_at_ms: now_ms(),
+            ..info.clone()
+        };
+        let writer = Store::open(&a.db).ok()?.begin_run(&child).ok()?;
+        children.lock().ok()?.push((pid, writer.run_id()));
+        Some(Box::new(writer))
+    };
+    let result = if a.follow_forks {
+        recording.run_with_children(&mut writer, Some(&make_child))
+    } else {
+        recording.run(&mut writer)
+    };
     let stored = writer.finish();
+    for (pid, run) in children.lock().map(|c| c.clone()).unwrap_or_default() {
+        eprintln!("carve: recorded forked child {pid} as run {}", run.0);
+    }
     let summary = result?;
     stored?;
     let (code, how) = match &summary.exit {

@@ -825,3 +825,48 @@ fn versioned_set_records_versions_as_field_effects_on_one_object() {
     assert!(version(first.after("self").unwrap()).contains("version: 1"));
     assert_eq!(adds[1].object("self"), first.object("self"));
 }
+
+#[test]
+fn follow_forks_records_a_forked_child_as_a_run_of_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &["--follow-forks"], &c_basic_bin(), &["fork"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("child: add(7, 8) = 15"));
+    assert!(
+        stderr(&out).contains("recorded forked child"),
+        "{}",
+        stderr(&out)
+    );
+    let store = carve_storage::Store::open(&db).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 2, "the parent's run and the child's");
+    let parent = store.load_trace(runs[0].id).unwrap();
+    let child = store.load_trace(runs[1].id).unwrap();
+    assert_ne!(parent.run.info.pid, child.run.info.pid);
+    let adds = |t: &carve_storage::Trace| -> Vec<(Value, Option<Value>)> {
+        calls_of(t, "add")
+            .iter()
+            .filter(|c| arg(c, "a") == &int(7, "int") || arg(c, "a") == &int(1, "int"))
+            .map(|c| (arg(c, "a").clone(), c.ret.clone()))
+            .collect()
+    };
+    assert_eq!(adds(&child), [(int(7, "int"), Some(int(15, "int")))]);
+    assert_eq!(adds(&parent), [(int(1, "int"), Some(int(2, "int")))]);
+    assert_eq!(child.run.end.unwrap().exit, ProcessExit::Exited { code: 0 });
+}
+
+#[test]
+fn without_follow_forks_a_forked_child_runs_untraced_and_unharmed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &c_basic_bin(), &["fork"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("child: add(7, 8) = 15"));
+    let store = carve_storage::Store::open(&db).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+    let trace = load(&db);
+    assert!(calls_of(&trace, "add")
+        .iter()
+        .all(|c| arg(c, "a") != &int(7, "int")));
+}

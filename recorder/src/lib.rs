@@ -141,6 +141,9 @@ impl Default for RecordOptions {
     }
 }
 
+/// Makes the sink of a forked child's own run, given the child's pid (`--follow-forks`).
+pub type ChildSinks<'f> = &'f (dyn Fn(i32) -> Option<Box<dyn TraceSink + Send>> + Sync);
+
 /// A program started under ptrace and stopped before its first instruction.
 pub struct Recording {
     program: Program,
@@ -175,7 +178,18 @@ impl Recording {
     }
 
     /// Runs the program to its end, reporting functions, calls and the exit to `sink`.
-    pub fn run(mut self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
+    pub fn run(self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
+        self.run_with_children(sink, None)
+    }
+
+    /// Like [`Recording::run`]; with `children`, a process the program forks is recorded too,
+    /// as a run of its own, into the sink `children` makes for its pid (`--follow-forks`; a
+    /// child it makes no sink for is released untraced). Returns once every process ended.
+    pub fn run_with_children(
+        mut self,
+        sink: &mut dyn TraceSink,
+        children: Option<ChildSinks<'_>>,
+    ) -> Result<RecordSummary, RecordError> {
         self.started = true;
         if self.options.pin_cpu {
             // Only this thread and the program: threads the caller started before (such as the
@@ -245,24 +259,72 @@ impl Recording {
                 forced_return,
             });
         }
+        let infos_for_children = children.map(|_| infos.clone());
         sink.record(TraceEvent::Functions(infos));
         let panic_addrs = PanicHooks {
             unwinding: self.program.info.symbol("__rustc::rust_panic"),
             message: self.program.info.symbol("core::panicking::panic_fmt"),
         };
-        let mut tracer = tracer::Tracer::new(
-            self.pid,
-            bias,
-            &self.program.info.types,
-            traced,
-            panic_addrs,
+        let for_children = children.map(|_| traced.clone());
+        let types = &self.program.info.types;
+        let (entry, limits, depth) = (
             self.program.info.entry,
             self.options.limits,
-            sink,
-        )?;
-        tracer.pinned_from(self.pinned_from);
-        tracer.set_depth(self.options.selection.depth);
-        let summary = tracer.run();
+            self.options.selection.depth,
+        );
+        let pinned_from = self.pinned_from;
+        let summary = std::thread::scope(|scope| {
+            let mut follow = |forked: tracer::Forked| -> bool {
+                let (Some(make), Some(functions)) = (children, for_children.clone()) else {
+                    return false;
+                };
+                let Some(mut child_sink) = make(forked.pid.as_raw()) else {
+                    return false;
+                };
+                // The child's run needs the same function table as the parent's.
+                child_sink.record(TraceEvent::Functions(
+                    infos_for_children.clone().unwrap_or_default(),
+                ));
+                scope.spawn(move || {
+                    let recorded = tracer::Tracer::adopt(
+                        forked,
+                        bias,
+                        types,
+                        functions,
+                        entry,
+                        limits,
+                        depth,
+                        &mut *child_sink,
+                    )
+                    .and_then(|t| t.run());
+                    if let Err(e) = recorded {
+                        child_sink.record(TraceEvent::RunEnded(carve_storage::RunEnd {
+                            exit: carve_storage::ProcessExit::Lost {
+                                reason: e.to_string(),
+                            },
+                            ended_at_ms: tracer::now_ms(),
+                        }));
+                    }
+                });
+                true
+            };
+            let mut tracer = tracer::Tracer::new(
+                self.pid,
+                bias,
+                types,
+                traced,
+                panic_addrs,
+                entry,
+                limits,
+                sink,
+            )?;
+            tracer.pinned_from(pinned_from);
+            tracer.set_depth(depth);
+            if children.is_some() {
+                tracer.follow_forks(&mut follow);
+            }
+            tracer.run()
+        });
         if let Some(mask) = &self.pinned_from {
             process::unpin(Pid::from_raw(0), mask);
         }

@@ -28,6 +28,7 @@ use crate::unwind::CfaRule;
 const INT3: u8 = 0xCC;
 
 /// A selected function, ready to trace.
+#[derive(Clone)]
 pub(crate) struct Traced {
     pub id: FunctionId,
     pub detail: FunctionDetail,
@@ -47,7 +48,7 @@ pub(crate) struct Traced {
 }
 
 /// What a breakpoint address is for (one address may serve several purposes).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Breakpoint {
     original: u8,
     /// Index into `Tracer::functions` when this is a function's entry breakpoint.
@@ -76,7 +77,8 @@ impl Breakpoint {
     }
 }
 
-struct Frame {
+#[derive(Clone)]
+pub(crate) struct Frame {
     /// `None` for a call that is traced only to know what is nested in it (`--depth`).
     call: Option<CallId>,
     /// How many levels out from a call of a `--filter`ed function this call is (0: it is one).
@@ -140,6 +142,8 @@ pub(crate) struct Tracer<'a> {
     /// The affinity carve had before it pinned itself and the tracee to one CPU; given back to
     /// everyone when the tracee starts a second thread, so its threads run in parallel.
     pinned_from: Option<nix::sched::CpuSet>,
+    /// `--follow-forks`: takes a forked child (and returns true) to record it elsewhere.
+    follow: Option<&'a mut (dyn FnMut(Forked) -> bool + 'a)>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -181,6 +185,14 @@ fn dwarf_register(r: &libc::user_regs_struct, n: u16) -> Option<u64> {
         16 => r.rip,
         _ => return None,
     })
+}
+
+/// A forked child to record as a run of its own (`--follow-forks`): stopped, with our
+/// breakpoints in its (copied) memory, and the forking thread's frames, which it inherited.
+pub(crate) struct Forked {
+    pub pid: Pid,
+    breakpoints: HashMap<u64, Breakpoint>,
+    frames: Vec<Frame>,
 }
 
 /// Where the panic machinery is, when the program has it (file addresses).
@@ -231,6 +243,7 @@ impl<'a> Tracer<'a> {
             depth: 0,
             objects: crate::objects::Objects::default(),
             pinned_from: None,
+            follow: None,
         };
         tracer.threads.insert(pid, Thread::default());
         for i in 0..tracer.functions.len() {
@@ -289,6 +302,11 @@ impl<'a> Tracer<'a> {
         Ok(())
     }
 
+    /// Hands forked children to `follow` instead of releasing them untraced.
+    pub(crate) fn follow_forks(&mut self, follow: &'a mut (dyn FnMut(Forked) -> bool + 'a)) {
+        self.follow = Some(follow);
+    }
+
     /// Records calls up to `depth` levels out from the calls of filtered functions.
     pub(crate) fn set_depth(&mut self, depth: u32) {
         self.depth = depth;
@@ -303,7 +321,8 @@ impl<'a> Tracer<'a> {
     pub(crate) fn run(mut self) -> Result<RecordSummary, RecordError> {
         self.resume(self.pid, None)?;
         let exit = loop {
-            let status = match waitpid(None, Some(WaitPidFlag::__WALL)) {
+            // Only this thread's tracees: a child followed by another carve thread is not ours.
+            let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
                 Ok(s) => s,
                 Err(nix::errno::Errno::ECHILD) => {
                     break ProcessExit::Lost {
@@ -392,10 +411,11 @@ impl<'a> Tracer<'a> {
                     }
                     libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
                         if let Ok(child) = ptrace::getevent(tid) {
-                            self.release_child(
-                                Pid::from_raw(child as i32),
-                                event == libc::PTRACE_EVENT_FORK,
-                            );
+                            let child = Pid::from_raw(child as i32);
+                            let fork = event == libc::PTRACE_EVENT_FORK;
+                            if !(fork && self.follow_child(tid, child)) {
+                                self.release_child(child, fork);
+                            }
                         }
                     }
                     libc::PTRACE_EVENT_EXEC => {
@@ -470,10 +490,125 @@ impl<'a> Tracer<'a> {
         }
     }
 
+    /// `--follow-forks`: hands the stopped child, with our breakpoints still in its memory, to
+    /// the caller's `follow`; false when there is no one to take it (it is released instead).
+    fn follow_child(&mut self, parent: Pid, child: Pid) -> bool {
+        if self.follow.is_none() {
+            return false;
+        }
+        let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+        // The child continues the forking thread's calls, which are the parent's to record.
+        let frames = self
+            .threads
+            .get(&parent)
+            .map(|t| {
+                t.stack
+                    .iter()
+                    .map(|f| Frame {
+                        call: None,
+                        level: None,
+                        effects: Vec::new(),
+                        ..f.clone()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let forked = Forked {
+            pid: child,
+            breakpoints: self.breakpoints.clone(),
+            frames,
+        };
+        let Some(follow) = self.follow.as_mut() else {
+            return false;
+        };
+        if !follow(forked) {
+            return false;
+        }
+        // Stopped until the thread that records it attaches.
+        let _ = ptrace::detach(child, Some(Signal::SIGSTOP));
+        true
+    }
+
+    /// Traces a child handed over by [`Tracer::follow_child`] as a process of its own: attaches
+    /// (retrying until its parent's tracer has let go), resumes it from its stop, and takes over
+    /// the breakpoints and frames it inherited.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn adopt(
+        forked: Forked,
+        bias: LoadBias,
+        types: &'a TypeTable,
+        functions: Vec<Traced>,
+        scratch: FileAddr,
+        limits: Limits,
+        depth: u32,
+        sink: &'a mut dyn TraceSink,
+    ) -> Result<Tracer<'a>, RecordError> {
+        let pid = forked.pid;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match ptrace::attach(pid) {
+                Ok(()) => break,
+                Err(nix::errno::Errno::EPERM) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(source) => {
+                    return Err(RecordError::Ptrace {
+                        op: "ATTACH",
+                        pid: pid.as_raw(),
+                        source,
+                    })
+                }
+            }
+        }
+        let _ = waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+        // It sat in a group stop (the SIGSTOP it was detached with): wake it.
+        let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
+        let mut tracer = Tracer {
+            pid,
+            mem: ProcessMemory::open(pid)?,
+            bias,
+            types,
+            functions,
+            breakpoints: forked.breakpoints,
+            threads: HashMap::new(),
+            next_call: 1,
+            limits,
+            sink,
+            calls_recorded: 0,
+            scratch: bias.relocate(scratch).0,
+            scratch_owner: None,
+            scratch_holds: None,
+            waiting: VecDeque::new(),
+            forced: HashMap::new(),
+            depth,
+            objects: crate::objects::Objects::default(),
+            pinned_from: None,
+            follow: None,
+        };
+        tracer.threads.insert(
+            pid,
+            Thread {
+                stack: forked.frames,
+                ..Thread::default()
+            },
+        );
+        let options = ptrace::Options::PTRACE_O_TRACECLONE
+            | ptrace::Options::PTRACE_O_TRACEFORK
+            | ptrace::Options::PTRACE_O_TRACEVFORK
+            | ptrace::Options::PTRACE_O_TRACEEXEC
+            | ptrace::Options::PTRACE_O_EXITKILL;
+        ptrace::setoptions(pid, options).map_err(|source| RecordError::Ptrace {
+            op: "SETOPTIONS",
+            pid: pid.as_raw(),
+            source,
+        })?;
+        Ok(tracer)
+    }
+
     /// A forked child inherits our int3 bytes: take them out (fork) and let it go.
     fn release_child(&mut self, child: Pid, fork: bool) {
         // The child's first stop must be collected before it can be touched.
-        let _ = waitpid(child, Some(WaitPidFlag::__WALL));
+        let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
         if fork {
             if let Ok(child_mem) = ProcessMemory::open(child) {
                 for (addr, bp) in &self.breakpoints {
