@@ -870,3 +870,62 @@ fn without_follow_forks_a_forked_child_runs_untraced_and_unharmed() {
         .iter()
         .all(|c| arg(c, "a") != &int(7, "int")));
 }
+
+/// `carve show` of a fresh recording of `fixture`.
+fn shown(fixture: &str, extra: &[&str]) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, extra, &fixture_bin(fixture), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = carve().args(["show", "--db"]).arg(&db).output().unwrap();
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    stdout(&shown)
+}
+
+#[test]
+fn show_marks_a_panicking_call_with_its_message() {
+    let text = shown("mouse", &[]);
+    assert!(
+        text.lines().any(|l| l
+            .trim_start_matches(|c| c != ']')
+            .contains("} !! panicked: not implemented: the question is not known yet")),
+        "{text}"
+    );
+    assert!(
+        text.contains("mouse::UltimateAnswer::question(self#"),
+        "{text}"
+    );
+}
+
+#[test]
+fn show_nests_a_recursive_call_chain_by_depth() {
+    let text = shown("expr", &["--filter", "expr::eval::Evaluator::eval"]);
+    // eval calls itself: each level is indented two more spaces inside its caller's block.
+    let depth_of = |l: &str| {
+        l.split("] ")
+            .nth(1)
+            .map(|rest| rest.len() - rest.trim_start().len())
+    };
+    let evals: Vec<usize> = text
+        .lines()
+        .filter(|l| l.contains("expr::eval::Evaluator::eval("))
+        .filter_map(depth_of)
+        .collect();
+    assert!(
+        evals.contains(&0) && evals.contains(&2) && evals.contains(&4),
+        "{text}"
+    );
+}
+
+#[test]
+fn show_attributes_calls_to_each_of_eight_threads() {
+    let text = shown("threads", &["--filter", "threads::fib"]);
+    let mut tids: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("threads::fib("))
+        .filter_map(|l| l.split(']').next())
+        .collect();
+    tids.sort();
+    tids.dedup();
+    assert_eq!(tids.len(), 8, "{text}");
+}
