@@ -929,3 +929,55 @@ fn show_attributes_calls_to_each_of_eight_threads() {
     tids.dedup();
     assert_eq!(tids.len(), 8, "{text}");
 }
+
+#[test]
+fn hash_maps_sets_and_vec_deques_are_recorded_by_their_contents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("hm.rs");
+    std::fs::write(
+        &src,
+        r#"
+use std::collections::{HashMap, HashSet, VecDeque};
+#[inline(never)]
+pub fn count(m: &HashMap<String, u32>, s: &HashSet<u8>, q: &VecDeque<i32>) -> usize {
+    m.len() + s.len() + q.len()
+}
+fn main() {
+    let mut m = HashMap::new();
+    m.insert("two".to_string(), 2u32);
+    m.insert("one".to_string(), 1);
+    let s: HashSet<u8> = [3, 1, 2].into_iter().collect();
+    let mut q = VecDeque::with_capacity(4);
+    q.push_back(1);
+    q.push_back(2);
+    q.push_front(0);
+    q.push_back(3);
+    println!("{}", count(&m, &s, &q));
+}
+"#,
+    )
+    .unwrap();
+    let bin = tmp.path().join("hm");
+    let built = std::process::Command::new("rustc")
+        .args(["-g", "--edition", "2021", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &["--filter", "hm::count"], &bin, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let call = calls_of(&trace, "hm::count")[0];
+    let shown = |name: &str| match arg(call, name) {
+        Value::Ref { target, .. } => target.to_string(),
+        other => panic!("{name} recorded as {other:?}"),
+    };
+    // Entries sorted, so the same contents always read the same (hash order is per process).
+    assert_eq!(shown("m"), r#"[("one", 1), ("two", 2)]"#);
+    assert_eq!(shown("s"), "[1, 2, 3]");
+    // The ring buffer in logical order, not storage order.
+    assert_eq!(shown("q"), "[0, 1, 2, 3]");
+    assert_eq!(call.ret, Some(uint(9, "usize")));
+}

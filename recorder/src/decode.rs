@@ -324,6 +324,15 @@ impl Decoder<'_> {
             let (ptr, len) = self.vec_parts(ty, bytes)?;
             return Some(self.seq(name, *params.first()?, ptr, len, depth));
         }
+        if name.starts_with("alloc::collections::vec_deque::VecDeque<") {
+            return self.vec_deque(name, ty, bytes, *params.first()?, depth);
+        }
+        if name.starts_with("std::collections::hash::map::HashMap<")
+            || name.starts_with("std::collections::hash::set::HashSet<")
+        {
+            let set = name.starts_with("std::collections::hash::set::");
+            return self.hash_table(name, ty, bytes, depth, set);
+        }
         if (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']') {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let ptr_ty = self.types.member(ty, "data_ptr")?.ty;
@@ -427,6 +436,155 @@ impl Decoder<'_> {
             addr,
             target: Box::new(target),
         })
+    }
+
+    /// A ring buffer: `len` elements from `head`, wrapping at the buffer's capacity.
+    fn vec_deque(
+        &self,
+        name: &str,
+        ty: TypeId,
+        bytes: &[u8],
+        elem: TypeId,
+        depth: u32,
+    ) -> Option<Value> {
+        let field = |n: &str| -> Option<u64> {
+            let m = self.types.member(ty, n)?;
+            slice(bytes, m.offset, 8).map(le_u64)
+        };
+        let (head, len) = (field("head")?, field("len")?);
+        let buf = self.types.member(ty, "buf")?;
+        let ptr_at = self.first_pointer(buf.ty, 0, 0)?;
+        let ptr = le_u64(slice(bytes, buf.offset.wrapping_add(ptr_at), 8)?);
+        let cap_at = self.first_named(buf.ty, "cap", 0, 0)?;
+        let cap = le_u64(slice(bytes, buf.offset.wrapping_add(cap_at), 8)?);
+        let elem_size = self.types.get(elem)?.size;
+        if cap == 0 || head >= cap || len > cap || depth >= self.limits.max_depth {
+            return Some(unavailable(name, "ring buffer out of shape"));
+        }
+        let take = (len as usize).min(self.limits.max_elems);
+        let mut elems = Vec::with_capacity(take);
+        for i in 0..take as u64 {
+            let slot = head.wrapping_add(i) % cap;
+            let at = ptr.wrapping_add(slot.wrapping_mul(elem_size));
+            elems.push(self.at_depth(elem, at, depth + 1));
+        }
+        Some(Value::Seq {
+            ty: name.to_string(),
+            elems,
+            truncated: take < len as usize,
+        })
+    }
+
+    /// The entries of a hashbrown table (std's `HashMap` / `HashSet`), as `(key, value)` tuples
+    /// (keys alone for a set), sorted so the same contents always read the same.
+    fn hash_table(
+        &self,
+        name: &str,
+        ty: TypeId,
+        bytes: &[u8],
+        depth: u32,
+        set: bool,
+    ) -> Option<Value> {
+        let (table_ty, table_at) = self.find_struct(ty, "hashbrown::raw::RawTable<", 0, 0)?;
+        let elem = match &self.types.get(table_ty)?.kind {
+            TypeKind::Struct { params, .. } => *params.first()?,
+            _ => return None,
+        };
+        let inner = self.types.member(table_ty, "table")?;
+        let word = |n: &str| -> Option<u64> {
+            let at = self.first_named(inner.ty, n, 0, 0)?;
+            slice(
+                bytes,
+                table_at.wrapping_add(inner.offset).wrapping_add(at),
+                8,
+            )
+            .map(le_u64)
+        };
+        let (mask, ctrl, items) = (word("bucket_mask")?, word("ctrl")?, word("items")?);
+        let elem_size = self.types.get(elem)?.size;
+        let buckets = mask.checked_add(1)?;
+        if buckets > 1 << 24 || items > buckets || depth >= self.limits.max_depth {
+            return Some(unavailable(name, "hash table out of shape"));
+        }
+        let mut control = vec![0u8; buckets as usize];
+        if !self.mem.read(ctrl, &mut control) {
+            return Some(unavailable(name, "hash table control bytes unreadable"));
+        }
+        let mut elems = Vec::new();
+        for (i, c) in control.iter().enumerate() {
+            if c & 0x80 != 0 {
+                continue; // empty or deleted
+            }
+            if elems.len() == self.limits.max_elems {
+                break;
+            }
+            let at = ctrl.wrapping_sub((i as u64 + 1).wrapping_mul(elem_size));
+            let entry = self.at_depth(elem, at, depth + 1);
+            elems.push(match entry {
+                Value::Tuple { mut elems, .. } if set && !elems.is_empty() => elems.swap_remove(0),
+                other => other,
+            });
+        }
+        elems.sort_by_cached_key(|v| format!("{v:?}"));
+        let truncated = (elems.len() as u64) < items;
+        Some(Value::Seq {
+            ty: name.to_string(),
+            elems,
+            truncated,
+        })
+    }
+
+    /// Offset of the first member called `name` at any depth under `ty` (first in layout order).
+    fn first_named(&self, ty: TypeId, name: &str, base: u64, depth: u32) -> Option<u64> {
+        if depth > 8 {
+            return None;
+        }
+        let TypeKind::Struct { members, .. } = &self.types.get(ty)?.kind else {
+            return None;
+        };
+        if let Some(m) = members.iter().find(|m| m.name == name) {
+            // A newtype (`UsizeNoHighBit`) holds the number in its only field.
+            return Some(
+                self.first_scalar(m.ty, base + m.offset, 0)
+                    .unwrap_or(base + m.offset),
+            );
+        }
+        members
+            .iter()
+            .find_map(|m| self.first_named(m.ty, name, base + m.offset, depth + 1))
+    }
+
+    fn first_scalar(&self, ty: TypeId, base: u64, depth: u32) -> Option<u64> {
+        match &self.types.get(ty)?.kind {
+            TypeKind::Base(_) | TypeKind::Pointer { .. } => Some(base),
+            TypeKind::Struct { members, .. } if depth < 8 => members
+                .iter()
+                .find_map(|m| self.first_scalar(m.ty, base + m.offset, depth + 1)),
+            _ => None,
+        }
+    }
+
+    /// The first struct member (at any depth) whose type name starts with `prefix`.
+    fn find_struct(
+        &self,
+        ty: TypeId,
+        prefix: &str,
+        base: u64,
+        depth: u32,
+    ) -> Option<(TypeId, u64)> {
+        if depth > 8 {
+            return None;
+        }
+        let t = self.types.get(ty)?;
+        if t.name.starts_with(prefix) {
+            return Some((ty, base));
+        }
+        let TypeKind::Struct { members, .. } = &t.kind else {
+            return None;
+        };
+        members
+            .iter()
+            .find_map(|m| self.find_struct(m.ty, prefix, base + m.offset, depth + 1))
     }
 
     /// (data pointer, length) of a `Vec`: the first pointer found under `buf`, and `len`.
@@ -1102,6 +1260,10 @@ mod fuzz {
     }
 
     const NAMES: &[&str] = &[
+        "alloc::collections::vec_deque::VecDeque<u8>",
+        "std::collections::hash::map::HashMap<u8, u8>",
+        "std::collections::hash::set::HashSet<u8>",
+        "hashbrown::raw::RawTable<(u8, u8)>",
         "u8",
         "i32",
         "f64",
@@ -1123,8 +1285,22 @@ mod fuzz {
         let id = 0usize..20;
         let member = (id.clone(), 0u64..64).prop_map(|(ty, offset)| Member {
             name: [
-                "data_ptr", "length", "vec", "buf", "len", "ptr", "pointer", "vtable", "x",
-            ][ty % 9]
+                "data_ptr",
+                "length",
+                "vec",
+                "buf",
+                "len",
+                "ptr",
+                "pointer",
+                "vtable",
+                "x",
+                "head",
+                "cap",
+                "table",
+                "bucket_mask",
+                "ctrl",
+                "items",
+            ][ty % 15]
                 .into(),
             offset,
             ty,
