@@ -981,3 +981,59 @@ fn main() {
     assert_eq!(shown("q"), "[0, 1, 2, 3]");
     assert_eq!(call.ret, Some(uint(9, "usize")));
 }
+
+#[test]
+fn btree_maps_and_sets_are_recorded_in_key_order_across_node_levels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("bt.rs");
+    std::fs::write(
+        &src,
+        r#"
+use std::collections::{BTreeMap, BTreeSet};
+#[inline(never)]
+pub fn size(m: &BTreeMap<u32, String>, s: &BTreeSet<i64>) -> usize { m.len() + s.len() }
+fn main() {
+    // 30 entries: more than one node (11 keys each), so internal nodes are walked too.
+    let m: BTreeMap<u32, String> = (1..=30).rev().map(|i| (i * 10, format!("w{i}"))).collect();
+    let s: BTreeSet<i64> = [5, -3, 9].into_iter().collect();
+    println!("{}", size(&m, &s));
+}
+"#,
+    )
+    .unwrap();
+    let bin = tmp.path().join("bt");
+    let built = std::process::Command::new("rustc")
+        .args(["-g", "--edition", "2021", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &["--filter", "bt::size"], &bin, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let call = calls_of(&trace, "bt::size")[0];
+    let target = |name: &str| match arg(call, name) {
+        Value::Ref { target, .. } => (**target).clone(),
+        other => panic!("{name} recorded as {other:?}"),
+    };
+    let Value::Seq {
+        elems, truncated, ..
+    } = target("m")
+    else {
+        panic!("the map is a sequence of entries");
+    };
+    assert!(!truncated);
+    let keys: Vec<String> = elems
+        .iter()
+        .map(|e| match e {
+            Value::Tuple { elems, .. } => elems[0].to_string(),
+            other => panic!("entry {other:?}"),
+        })
+        .collect();
+    let expected: Vec<String> = (1..=30).map(|i| (i * 10).to_string()).collect();
+    assert_eq!(keys, expected);
+    assert_eq!(elems[0].to_string(), r#"(10, "w1")"#);
+    assert_eq!(target("s").to_string(), "[-3, 5, 9]");
+}

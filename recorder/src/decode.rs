@@ -327,6 +327,12 @@ impl Decoder<'_> {
         if name.starts_with("alloc::collections::vec_deque::VecDeque<") {
             return self.vec_deque(name, ty, bytes, *params.first()?, depth);
         }
+        if name.starts_with("alloc::collections::btree::map::BTreeMap<")
+            || name.starts_with("alloc::collections::btree::set::BTreeSet<")
+        {
+            let set = name.starts_with("alloc::collections::btree::set::");
+            return self.btree(name, ty, bytes, depth, set);
+        }
         if name.starts_with("std::collections::hash::map::HashMap<")
             || name.starts_with("std::collections::hash::set::HashSet<")
         {
@@ -534,6 +540,177 @@ impl Decoder<'_> {
         })
     }
 
+    /// The entries of a B-tree map (or the keys of a set), in key order: an in-order walk of its
+    /// nodes (`len` keys and values per node; internal nodes have `len + 1` edges after them).
+    fn btree(&self, name: &str, ty: TypeId, bytes: &[u8], depth: u32, set: bool) -> Option<Value> {
+        let (root_ty, root_at) =
+            self.find_struct(ty, "alloc::collections::btree::node::NodeRef<", 0, 0)?;
+        let field = |t: TypeId, at: u64, n: &str| -> Option<u64> {
+            let off = self.first_named(t, n, 0, 0)?;
+            slice(bytes, at.wrapping_add(off), 8).map(le_u64)
+        };
+        let length = field(ty, 0, "length")?;
+        let (height, node) = (
+            field(root_ty, root_at, "height")?,
+            field(root_ty, root_at, "node")?,
+        );
+        if node == 0 || length == 0 {
+            return Some(Value::Seq {
+                ty: name.to_string(),
+                elems: Vec::new(),
+                truncated: false,
+            });
+        }
+        // LeafNode<K, V>: the pointee of the root's `node` pointer.
+        let node_member = self.types.member(root_ty, "node")?;
+        let leaf = self.pointee_under(node_member.ty, 0)?;
+        let leaf_size = self.types.get(leaf)?.size;
+        let len_at = self.types.member(leaf, "len")?.offset;
+        let keys = self.types.member(leaf, "keys")?.clone();
+        let vals = self.types.member(leaf, "vals").cloned();
+        let (TypeKind::Array { elem: key_slot, .. }, vals_kind) = (
+            &self.types.get(keys.ty)?.kind,
+            vals.as_ref()
+                .and_then(|v| self.types.get(v.ty))
+                .map(|t| &t.kind),
+        ) else {
+            return None;
+        };
+        let key_size = self.types.get(*key_slot)?.size;
+        let (key_ty, key_inner) = self.unwrap_slot(*key_slot)?;
+        let val = match (vals_kind, &vals) {
+            (Some(TypeKind::Array { elem, .. }), Some(v)) => {
+                let (vt, vi) = self.unwrap_slot(*elem)?;
+                Some((v.offset, self.types.get(*elem)?.size, vt, vi))
+            }
+            _ => None,
+        };
+        if height > 16 || depth >= self.limits.max_depth {
+            return Some(unavailable(name, "B-tree out of shape"));
+        }
+        let edges_at = leaf_size.div_ceil(8) * 8;
+        let mut elems = Vec::new();
+        let mut stack = vec![(node, height, 0u64)]; // (node, height, next index)
+        let mut steps = 0;
+        while let Some((n, h, i)) = stack.pop() {
+            steps += 1;
+            if elems.len() >= self.limits.max_elems || steps > 100_000 {
+                break;
+            }
+            let mut len_buf = [0u8; 2];
+            if !self.mem.read(n.wrapping_add(len_at), &mut len_buf) {
+                return Some(unavailable(name, "B-tree node unreadable"));
+            }
+            let len = u16::from_le_bytes(len_buf) as u64;
+            if len > 11 {
+                return Some(unavailable(name, "B-tree out of shape"));
+            }
+            let edge = |k: u64| -> Option<u64> {
+                let mut b = [0u8; 8];
+                let at = n.wrapping_add(edges_at).wrapping_add(k * 8);
+                self.mem.read(at, &mut b).then(|| u64::from_le_bytes(b))
+            };
+            let entry = |k: u64| {
+                self.btree_entry(n, k, &keys, key_size, key_ty, key_inner, val, depth, set)
+            };
+            if h == 0 {
+                elems.extend((0..len).map(entry));
+                continue;
+            }
+            // Internal node, state i: edge i's subtree is next; key i-1 (if any) comes first,
+            // its subtree (edge i-1) having just been walked.
+            if i > 0 && i <= len {
+                elems.push(entry(i - 1));
+            }
+            if i <= len {
+                let Some(child) = edge(i) else { break };
+                stack.push((n, h, i + 1));
+                stack.push((child, h - 1, 0));
+            }
+        }
+        let truncated = (elems.len() as u64) < length;
+        Some(Value::Seq {
+            ty: name.to_string(),
+            elems,
+            truncated,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn btree_entry(
+        &self,
+        node: u64,
+        k: u64,
+        keys: &crate::types::Member,
+        key_size: u64,
+        key_ty: TypeId,
+        key_inner: u64,
+        val: Option<(u64, u64, TypeId, u64)>,
+        depth: u32,
+        set: bool,
+    ) -> Value {
+        let key_at = node
+            .wrapping_add(keys.offset)
+            .wrapping_add(k.wrapping_mul(key_size))
+            .wrapping_add(key_inner);
+        let key = self.at_depth(key_ty, key_at, depth + 1);
+        match val {
+            Some((vals_at, val_size, val_ty, val_inner)) if !set => {
+                let val_at = node
+                    .wrapping_add(vals_at)
+                    .wrapping_add(k.wrapping_mul(val_size))
+                    .wrapping_add(val_inner);
+                let value = self.at_depth(val_ty, val_at, depth + 1);
+                Value::Tuple {
+                    ty: format!("({}, {})", key.type_name(), value.type_name()),
+                    elems: vec![key, value],
+                }
+            }
+            _ => key,
+        }
+    }
+
+    /// The type inside a `MaybeUninit<T>` slot (through `ManuallyDrop` / `MaybeDangling`), and
+    /// its offset in the slot.
+    fn unwrap_slot(&self, mut ty: TypeId) -> Option<(TypeId, u64)> {
+        let mut at = 0;
+        for _ in 0..8 {
+            let t = self.types.get(ty)?;
+            let wrapper = t.name.starts_with("core::mem::maybe_uninit::MaybeUninit<")
+                || t.name
+                    .starts_with("core::mem::manually_drop::ManuallyDrop<")
+                || t.name
+                    .starts_with("core::mem::maybe_dangling::MaybeDangling<");
+            if !wrapper {
+                return Some((ty, at));
+            }
+            let inner = match &t.kind {
+                TypeKind::Union { members } | TypeKind::Struct { members, .. } => members
+                    .iter()
+                    .find(|m| m.name == "value" || m.name == "__0")
+                    .or(members.last())?,
+                _ => return None,
+            };
+            at += inner.offset;
+            ty = inner.ty;
+        }
+        None
+    }
+
+    /// The pointee type of the first pointer under `ty`.
+    fn pointee_under(&self, ty: TypeId, depth: u32) -> Option<TypeId> {
+        if depth > 8 {
+            return None;
+        }
+        match &self.types.get(ty)?.kind {
+            TypeKind::Pointer { pointee } => *pointee,
+            TypeKind::Struct { members, .. } => members
+                .iter()
+                .find_map(|m| self.pointee_under(m.ty, depth + 1)),
+            _ => None,
+        }
+    }
+
     /// Offset of the first member called `name` at any depth under `ty` (first in layout order).
     fn first_named(&self, ty: TypeId, name: &str, base: u64, depth: u32) -> Option<u64> {
         if depth > 8 {
@@ -579,12 +756,16 @@ impl Decoder<'_> {
         if t.name.starts_with(prefix) {
             return Some((ty, base));
         }
-        let TypeKind::Struct { members, .. } = &t.kind else {
-            return None;
-        };
-        members
-            .iter()
-            .find_map(|m| self.find_struct(m.ty, prefix, base + m.offset, depth + 1))
+        match &t.kind {
+            TypeKind::Struct { members, .. } => members.iter().find_map(|m| {
+                self.find_struct(m.ty, prefix, base.wrapping_add(m.offset), depth + 1)
+            }),
+            // Inside `Option<NodeRef>` and the like: the variants' own structs.
+            TypeKind::Enum { variants, .. } => variants.iter().find_map(|v| {
+                self.find_struct(v.ty, prefix, base.wrapping_add(v.offset), depth + 1)
+            }),
+            _ => None,
+        }
     }
 
     /// (data pointer, length) of a `Vec`: the first pointer found under `buf`, and `len`.
@@ -1264,6 +1445,8 @@ mod fuzz {
         "std::collections::hash::map::HashMap<u8, u8>",
         "std::collections::hash::set::HashSet<u8>",
         "hashbrown::raw::RawTable<(u8, u8)>",
+        "alloc::collections::btree::map::BTreeMap<u8, u8>",
+        "alloc::collections::btree::node::NodeRef<u8>",
         "u8",
         "i32",
         "f64",
@@ -1300,7 +1483,11 @@ mod fuzz {
                 "bucket_mask",
                 "ctrl",
                 "items",
-            ][ty % 15]
+                "height",
+                "node",
+                "keys",
+                "vals",
+            ][ty % 19]
                 .into(),
             offset,
             ty,
