@@ -1037,3 +1037,46 @@ fn main() {
     assert_eq!(elems[0].to_string(), r#"(10, "w1")"#);
     assert_eq!(target("s").to_string(), "[-3, 5, 9]");
 }
+
+#[test]
+fn panics_outside_panic_fmt_keep_their_message_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("p.rs");
+    std::fs::write(
+        &src,
+        r#"
+#[inline(never)] pub fn literal() -> u8 { panic!("it is 2015 here") }
+#[inline(never)] pub fn any() -> u8 { std::panic::panic_any("a payload of any kind") }
+fn main() {
+    std::panic::set_hook(Box::new(|_| {}));
+    let _ = std::panic::catch_unwind(|| literal());
+    let _ = std::panic::catch_unwind(|| any());
+}
+"#,
+    )
+    .unwrap();
+    let bin = tmp.path().join("p");
+    // Edition 2015: panic!("literal") goes through begin_panic::<&str>, not panic_fmt.
+    let built = std::process::Command::new("rustc")
+        .args(["-g", "--edition", "2015", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let db = tmp.path().join("t.db");
+    let out = record(
+        &db,
+        &["--filter", "p::literal", "--filter", "p::any"],
+        &bin,
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let message = |f: &str| match &calls_of(&trace, f)[0].outcome {
+        Outcome::Panicked { message } => message.clone(),
+        other => panic!("{f} ended {other:?}"),
+    };
+    assert_eq!(message("p::literal").as_deref(), Some("it is 2015 here"));
+    assert_eq!(message("p::any").as_deref(), Some("a payload of any kind"));
+}

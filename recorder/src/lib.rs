@@ -264,6 +264,10 @@ impl Recording {
         let panic_addrs = PanicHooks {
             unwinding: self.program.info.symbol("__rustc::rust_panic"),
             message: self.program.info.symbol("core::panicking::panic_fmt"),
+            message_str: self
+                .program
+                .info
+                .symbol("std::panicking::begin_panic::<&str>"),
         };
         let for_children = children.map(|_| traced.clone());
         let types = &self.program.info.types;

@@ -60,8 +60,8 @@ struct Breakpoint {
     retained: bool,
     /// The panic machinery (`rust_panic`).
     panic: bool,
-    /// `core::panicking::panic_fmt`, whose arguments hold the panic message.
-    panic_message: bool,
+    /// Where a panic's message arrives, at the panic machinery's entry.
+    panic_message: Option<MessageAt>,
     inserted: bool,
     /// How to get past it, worked out at its first hit.
     plan: Option<StepPlan>,
@@ -72,7 +72,7 @@ impl Breakpoint {
         self.entry.is_some()
             || self.returns > 0
             || self.panic
-            || self.panic_message
+            || self.panic_message.is_some()
             || self.retained
     }
 }
@@ -187,6 +187,16 @@ fn dwarf_register(r: &libc::user_regs_struct, n: u16) -> Option<u64> {
     })
 }
 
+/// How a panic entry point receives the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MessageAt {
+    /// `core::panicking::panic_fmt(fmt: Arguments)`: the two words of `Arguments` in rdi, rsi.
+    FmtArguments,
+    /// `std::panicking::begin_panic::<&str>(msg)` (`panic_any("...")`, edition-2015 `panic!`):
+    /// the `&str` in rdi (pointer), rsi (length).
+    Str,
+}
+
 /// A forked child to record as a run of its own (`--follow-forks`): stopped, with our
 /// breakpoints in its (copied) memory, and the forking thread's frames, which it inherited.
 pub(crate) struct Forked {
@@ -201,6 +211,8 @@ pub(crate) struct PanicHooks {
     pub unwinding: Option<FileAddr>,
     /// `core::panicking::panic_fmt`: its argument holds the message.
     pub message: Option<FileAddr>,
+    /// `std::panicking::begin_panic::<&str>`: its argument is the message.
+    pub message_str: Option<FileAddr>,
 }
 
 /// How the run went, for the caller.
@@ -256,10 +268,16 @@ impl<'a> Tracer<'a> {
             tracer.breakpoints.entry(addr).or_default().panic = true;
             tracer.insert(addr)?;
         }
-        if let Some(p) = panic.message {
-            let addr = bias.relocate(p).0;
-            tracer.breakpoints.entry(addr).or_default().panic_message = true;
-            tracer.insert(addr)?;
+        let hooks = [
+            (panic.message, MessageAt::FmtArguments),
+            (panic.message_str, MessageAt::Str),
+        ];
+        for (at, kind) in hooks {
+            if let Some(p) = at {
+                let addr = bias.relocate(p).0;
+                tracer.breakpoints.entry(addr).or_default().panic_message = Some(kind);
+                tracer.insert(addr)?;
+            }
         }
         let options = ptrace::Options::PTRACE_O_TRACECLONE
             | ptrace::Options::PTRACE_O_TRACEFORK
@@ -658,9 +676,16 @@ impl<'a> Tracer<'a> {
             return self.resume(tid, None);
         }
         regs.rip = pc;
-        if message_hook {
-            // panic_fmt(fmt: Arguments): the two words of Arguments arrive in rdi and rsi.
-            let message = panic_message(regs.rdi, regs.rsi, &self.mem);
+        if let Some(kind) = message_hook {
+            let message = match kind {
+                MessageAt::FmtArguments => panic_message(regs.rdi, regs.rsi, &self.mem),
+                MessageAt::Str => {
+                    let mut buf = vec![0u8; (regs.rsi as usize).min(4096)];
+                    self.mem
+                        .read(regs.rdi, &mut buf)
+                        .then(|| String::from_utf8_lossy(&buf).into_owned())
+                }
+            };
             if let Some(t) = self.threads.get_mut(&tid) {
                 for f in &mut t.stack {
                     f.panic_seen = true;
