@@ -660,9 +660,10 @@ fn a_program_that_closes_stdout_is_still_traced() {
 #[test]
 fn cyclic_and_huge_values_are_recorded_within_the_limits_and_marked() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("g.rs");
-    std::fs::write(
-        &src,
+    let bin = rustc_program(
+        tmp.path(),
+        "g",
+        "2021",
         r#"
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -685,16 +686,7 @@ fn main() {
     println!("{}", total(&big));
 }
 "#,
-    )
-    .unwrap();
-    let bin = tmp.path().join("g");
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "--edition", "2021", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    );
     let db = tmp.path().join("t.db");
     let out = record(
         &db,
@@ -933,9 +925,10 @@ fn show_attributes_calls_to_each_of_eight_threads() {
 #[test]
 fn hash_maps_sets_and_vec_deques_are_recorded_by_their_contents() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("hm.rs");
-    std::fs::write(
-        &src,
+    let bin = rustc_program(
+        tmp.path(),
+        "hm",
+        "2021",
         r#"
 use std::collections::{HashMap, HashSet, VecDeque};
 #[inline(never)]
@@ -955,16 +948,7 @@ fn main() {
     println!("{}", count(&m, &s, &q));
 }
 "#,
-    )
-    .unwrap();
-    let bin = tmp.path().join("hm");
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "--edition", "2021", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    );
     let db = tmp.path().join("t.db");
     let out = record(&db, &["--filter", "hm::count"], &bin, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -985,9 +969,10 @@ fn main() {
 #[test]
 fn btree_maps_and_sets_are_recorded_in_key_order_across_node_levels() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("bt.rs");
-    std::fs::write(
-        &src,
+    let bin = rustc_program(
+        tmp.path(),
+        "bt",
+        "2021",
         r#"
 use std::collections::{BTreeMap, BTreeSet};
 #[inline(never)]
@@ -999,16 +984,7 @@ fn main() {
     println!("{}", size(&m, &s));
 }
 "#,
-    )
-    .unwrap();
-    let bin = tmp.path().join("bt");
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "--edition", "2021", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    );
     let db = tmp.path().join("t.db");
     let out = record(&db, &["--filter", "bt::size"], &bin, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -1041,9 +1017,11 @@ fn main() {
 #[test]
 fn panics_outside_panic_fmt_keep_their_message_too() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("p.rs");
-    std::fs::write(
-        &src,
+    // Edition 2015: panic!("literal") goes through begin_panic::<&str>, not panic_fmt.
+    let bin = rustc_program(
+        tmp.path(),
+        "p",
+        "2015",
         r#"
 #[inline(never)] pub fn literal() -> u8 { panic!("it is 2015 here") }
 #[inline(never)] pub fn any() -> u8 { std::panic::panic_any("a payload of any kind") }
@@ -1053,17 +1031,7 @@ fn main() {
     let _ = std::panic::catch_unwind(|| any());
 }
 "#,
-    )
-    .unwrap();
-    let bin = tmp.path().join("p");
-    // Edition 2015: panic!("literal") goes through begin_panic::<&str>, not panic_fmt.
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "--edition", "2015", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    );
     let db = tmp.path().join("t.db");
     let out = record(
         &db,

@@ -27,6 +27,13 @@ use crate::unwind::CfaRule;
 
 const INT3: u8 = 0xCC;
 
+/// Follow threads, see forks and exec, and take the program down if carve dies.
+const TRACE_OPTIONS: ptrace::Options = ptrace::Options::PTRACE_O_TRACECLONE
+    .union(ptrace::Options::PTRACE_O_TRACEFORK)
+    .union(ptrace::Options::PTRACE_O_TRACEVFORK)
+    .union(ptrace::Options::PTRACE_O_TRACEEXEC)
+    .union(ptrace::Options::PTRACE_O_EXITKILL);
+
 /// A selected function, ready to trace.
 #[derive(Clone)]
 pub(crate) struct Traced {
@@ -279,12 +286,7 @@ impl<'a> Tracer<'a> {
                 tracer.insert(addr)?;
             }
         }
-        let options = ptrace::Options::PTRACE_O_TRACECLONE
-            | ptrace::Options::PTRACE_O_TRACEFORK
-            | ptrace::Options::PTRACE_O_TRACEVFORK
-            | ptrace::Options::PTRACE_O_TRACEEXEC
-            | ptrace::Options::PTRACE_O_EXITKILL;
-        ptrace::setoptions(pid, options).map_err(|source| RecordError::Ptrace {
+        ptrace::setoptions(pid, TRACE_OPTIONS).map_err(|source| RecordError::Ptrace {
             op: "SETOPTIONS",
             pid: pid.as_raw(),
             source,
@@ -610,12 +612,7 @@ impl<'a> Tracer<'a> {
                 ..Thread::default()
             },
         );
-        let options = ptrace::Options::PTRACE_O_TRACECLONE
-            | ptrace::Options::PTRACE_O_TRACEFORK
-            | ptrace::Options::PTRACE_O_TRACEVFORK
-            | ptrace::Options::PTRACE_O_TRACEEXEC
-            | ptrace::Options::PTRACE_O_EXITKILL;
-        ptrace::setoptions(pid, options).map_err(|source| RecordError::Ptrace {
+        ptrace::setoptions(pid, TRACE_OPTIONS).map_err(|source| RecordError::Ptrace {
             op: "SETOPTIONS",
             pid: pid.as_raw(),
             source,

@@ -192,3 +192,18 @@ pub fn carve_tests(dir: &Path, bin: &str, args: &[&str]) -> String {
     assert!(generated.status.success(), "{}", stderr(&generated));
     stdout(&generated)
 }
+
+/// Compiles `source` (a one-file Rust program) with `rustc -g` into `dir/name`.
+pub fn rustc_program(dir: &Path, name: &str, edition: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.rs"));
+    std::fs::write(&src, source).unwrap();
+    let bin = dir.join(name);
+    let built = Command::new("rustc")
+        .args(["-g", "--edition", edition, "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .expect("rustc runs");
+    assert!(built.success(), "rustc compiles {name}.rs");
+    bin
+}
