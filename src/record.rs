@@ -76,9 +76,16 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             started_at_ms: now_ms(),
             ..info.clone()
         };
-        let writer = Store::open(&a.db).ok()?.begin_run(&child).ok()?;
-        children.lock().ok()?.push((pid, writer.run_id()));
-        Some(Box::new(writer))
+        match Store::open(&a.db).and_then(|store| store.begin_run(&child)) {
+            Ok(writer) => {
+                children.lock().ok()?.push((pid, writer.run_id()));
+                Some(Box::new(writer))
+            }
+            Err(e) => {
+                eprintln!("carve: forked child {pid} runs untraced: {e}");
+                None
+            }
+        }
     };
     let result = if a.follow_forks {
         recording.run_with_children(&mut writer, Some(&make_child))

@@ -383,45 +383,36 @@ impl<'a, 't> Walker<'a, 't> {
                 .collect();
                 push_visits(stack, pairs, Some(ctx), self.base, self.new);
             }
-            Pair::Base(b) => {
-                let (path, name) = (self.base.path(b), self.base.name(b));
-                let ctx = self.context(parent.as_deref(), path, name, nth);
-                if top {
-                    self.top_level(&ctx, true);
-                }
-                self.count(ctx.group, path, 1, 0);
-                let key = structural_key(parent.as_deref(), path);
-                let summary = call_summary(b, name);
-                self.structural(
-                    DivergenceKind::CallMissing,
-                    &ctx,
-                    path,
-                    name,
-                    key,
-                    Some(summary),
-                    None,
-                );
-            }
-            Pair::New(n) => {
-                let (path, name) = (self.new.path(n), self.new.name(n));
-                let ctx = self.context(parent.as_deref(), path, name, nth);
-                if top {
-                    self.top_level(&ctx, false);
-                }
-                self.count(ctx.group, path, 0, 1);
-                let key = structural_key(parent.as_deref(), path);
-                let summary = call_summary(n, name);
-                self.structural(
-                    DivergenceKind::CallAdded,
-                    &ctx,
-                    path,
-                    name,
-                    key,
-                    None,
-                    Some(summary),
-                );
-            }
+            Pair::Base(b) => self.one_sided(b, true, parent.as_deref(), nth, top),
+            Pair::New(n) => self.one_sided(n, false, parent.as_deref(), nth, top),
         }
+    }
+
+    /// A call only the baseline made (`in_base`: missing now) or only the new run made (added).
+    fn one_sided(
+        &mut self,
+        call: &Call,
+        in_base: bool,
+        parent: Option<&Ctx>,
+        nth: usize,
+        top: bool,
+    ) {
+        let tree = if in_base { self.base } else { self.new };
+        let (path, name) = (tree.path(call), tree.name(call));
+        let ctx = self.context(parent, path, name, nth);
+        if top {
+            self.top_level(&ctx, in_base);
+        }
+        let (in_baseline, in_new) = if in_base { (1, 0) } else { (0, 1) };
+        self.count(ctx.group, path, in_baseline, in_new);
+        let key = structural_key(parent, path);
+        let summary = Some(call_summary(call, name));
+        let (kind, base, new) = if in_base {
+            (DivergenceKind::CallMissing, summary, None)
+        } else {
+            (DivergenceKind::CallAdded, None, summary)
+        };
+        self.structural(kind, &ctx, path, name, key, base, new);
     }
 
     /// Notes a top-level call of its group (`in_base`: the baseline made it).

@@ -14,7 +14,8 @@ const MAX_PENDING: usize = 256;
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
     next: u64,
-    live: HashMap<(u64, String), ObjectId>,
+    /// The objects at each address, by type (a struct and its first field share an address).
+    live: HashMap<u64, Vec<(String, ObjectId)>>,
     pending: VecDeque<(String, Value, CallId)>,
 }
 
@@ -45,18 +46,24 @@ impl Objects {
             let Some((addr, target)) = object(&arg.value) else {
                 continue;
             };
-            let ty = target.type_name().to_string();
-            let id = match self.live.get(&(addr, ty.clone())) {
-                Some(id) => *id,
+            // Called on every traced call: look up without allocating.
+            let ty = target.type_name();
+            let known = self
+                .live
+                .get(&addr)
+                .and_then(|at| at.iter().find(|(t, _)| t == ty))
+                .map(|(_, id)| *id);
+            let id = match known {
+                Some(id) => id,
                 None => {
                     // A constructor's result in this very state, most recent first.
                     let made_by = self
                         .pending
                         .iter()
-                        .rposition(|(t, v, _)| *t == ty && v == target)
+                        .rposition(|(t, v, _)| t == ty && v == target)
                         .and_then(|i| self.pending.remove(i))
                         .map(|(_, _, call)| call);
-                    let info = self.create(addr, ty, made_by);
+                    let info = self.create(addr, ty.to_string(), made_by);
                     let id = info.id;
                     created.push(info);
                     id
@@ -110,7 +117,12 @@ impl Objects {
     fn create(&mut self, addr: u64, ty: String, created_by: Option<CallId>) -> ObjectInfo {
         self.next += 1;
         let id = ObjectId(self.next);
-        self.live.insert((addr, ty.clone()), id);
+        let at = self.live.entry(addr).or_default();
+        match at.iter_mut().find(|(t, _)| *t == ty) {
+            // A new object where one of this type was: the address was reused.
+            Some(slot) => slot.1 = id,
+            None => at.push((ty.clone(), id)),
+        }
         ObjectInfo {
             id,
             type_name: ty,

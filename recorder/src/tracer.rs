@@ -241,29 +241,16 @@ impl<'a> Tracer<'a> {
         limits: Limits,
         sink: &'a mut dyn TraceSink,
     ) -> Result<Tracer<'a>, RecordError> {
-        let mem = ProcessMemory::open(pid)?;
-        let mut tracer = Tracer {
+        let mut tracer = Tracer::fresh(
             pid,
-            mem,
             bias,
             types,
             functions,
-            breakpoints: HashMap::new(),
-            threads: HashMap::new(),
-            next_call: 1,
+            HashMap::new(),
+            scratch,
             limits,
             sink,
-            calls_recorded: 0,
-            scratch: bias.relocate(scratch).0,
-            scratch_owner: None,
-            scratch_holds: None,
-            waiting: VecDeque::new(),
-            forced: HashMap::new(),
-            depth: 0,
-            objects: crate::objects::Objects::default(),
-            pinned_from: None,
-            follow: None,
-        };
+        )?;
         tracer.threads.insert(pid, Thread::default());
         for i in 0..tracer.functions.len() {
             let addr = bias.relocate(tracer.functions[i].detail.breakpoint).0;
@@ -320,6 +307,42 @@ impl<'a> Tracer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A tracer for `pid` with nothing recorded yet; `breakpoints` are already in its memory.
+    #[allow(clippy::too_many_arguments)]
+    fn fresh(
+        pid: Pid,
+        bias: LoadBias,
+        types: &'a TypeTable,
+        functions: Vec<Traced>,
+        breakpoints: HashMap<u64, Breakpoint>,
+        scratch: FileAddr,
+        limits: Limits,
+        sink: &'a mut dyn TraceSink,
+    ) -> Result<Tracer<'a>, RecordError> {
+        Ok(Tracer {
+            pid,
+            mem: ProcessMemory::open(pid)?,
+            bias,
+            types,
+            functions,
+            breakpoints,
+            threads: HashMap::new(),
+            next_call: 1,
+            limits,
+            sink,
+            calls_recorded: 0,
+            scratch: bias.relocate(scratch).0,
+            scratch_owner: None,
+            scratch_holds: None,
+            waiting: VecDeque::new(),
+            forced: HashMap::new(),
+            depth: 0,
+            objects: crate::objects::Objects::default(),
+            pinned_from: None,
+            follow: None,
+        })
     }
 
     /// Hands forked children to `follow` instead of releasing them untraced.
@@ -583,28 +606,17 @@ impl<'a> Tracer<'a> {
         let _ = waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
         // It sat in a group stop (the SIGSTOP it was detached with): wake it.
         let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
-        let mut tracer = Tracer {
+        let mut tracer = Tracer::fresh(
             pid,
-            mem: ProcessMemory::open(pid)?,
             bias,
             types,
             functions,
-            breakpoints: forked.breakpoints,
-            threads: HashMap::new(),
-            next_call: 1,
+            forked.breakpoints,
+            scratch,
             limits,
             sink,
-            calls_recorded: 0,
-            scratch: bias.relocate(scratch).0,
-            scratch_owner: None,
-            scratch_holds: None,
-            waiting: VecDeque::new(),
-            forced: HashMap::new(),
-            depth,
-            objects: crate::objects::Objects::default(),
-            pinned_from: None,
-            follow: None,
-        };
+        )?;
+        tracer.depth = depth;
         tracer.threads.insert(
             pid,
             Thread {
