@@ -11,6 +11,7 @@ mod naming;
 mod plan;
 mod render;
 mod scenario;
+mod sequence;
 mod verify;
 mod write;
 

@@ -76,6 +76,8 @@ pub struct TestPlan {
     pub mocks: Vec<MockSetup>,
     /// Objects built before the call (the receiver, object arguments).
     pub setup: Vec<Binding>,
+    /// Checks that objects rebuilt by replaying calls are in their recorded state.
+    pub checks: Vec<Effect>,
     /// A `let mut seq = Sequence::new();` is needed.
     pub sequence: bool,
     pub assertion: Assertion,
@@ -101,9 +103,10 @@ pub enum Assertion {
     Nan,
     /// The function returns `()`: the call itself is the test.
     Unit,
-    /// The result cannot be compared as a whole (no `PartialEq`): what of it is observable
-    /// (getters, public fields) is asserted, as the test's effects.
-    Observed,
+    /// The result cannot be compared as a whole (no `PartialEq`, or a private field): what of
+    /// it is observable (getters, public fields) is asserted, as the test's effects. `unwrap`
+    /// (`.unwrap()`) gets the value out of the `Ok` or `Some` it was returned in.
+    Observed { unwrap: Option<String> },
     /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
     /// Rust string literal of the longest exact part of the recorded message, `None` when the
     /// message was not recorded.
@@ -286,6 +289,7 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
                     args: d.body.args,
                     mocks: d.body.mocks,
                     setup: d.body.setup,
+                    checks: d.body.checks,
                     sequence: d.body.sequence,
                     assertion: d.body.assertion,
                     effects: d.body.effects,

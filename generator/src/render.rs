@@ -328,6 +328,7 @@ mod tests {
             args: args.iter().map(|s| s.to_string()).collect(),
             mocks: Vec::new(),
             setup: Vec::new(),
+            checks: Vec::new(),
             sequence: false,
             effects: Vec::new(),
             assertion,

@@ -17,6 +17,7 @@ use crate::api::{CrateApi, TraitApi};
 use crate::literal::{self, DeclType, Position};
 use crate::naming::{self, NameParts};
 use crate::plan::{Assertion, Callable, Target, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
+use crate::sequence::{self, Transition};
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
@@ -94,6 +95,9 @@ pub struct Body {
     pub function_path: String,
     pub mocks: Vec<MockSetup>,
     pub setup: Vec<Binding>,
+    /// Checks, before the call, that objects rebuilt by replaying calls are in their recorded
+    /// state.
+    pub checks: Vec<Effect>,
     /// What is called: `abc::label` or `c.calls_b_with_a`.
     pub callee: String,
     pub args: Vec<String>,
@@ -128,6 +132,7 @@ struct Builder {
     deps: Vec<Dep>,
     vars: BTreeSet<String>,
     setup: Vec<Binding>,
+    checks: Vec<Effect>,
     effects: Vec<Effect>,
 }
 
@@ -354,12 +359,19 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         None => match crate::plan::assertion(call.ret.as_ref(), &api.ret, cx.api) {
             Ok(checked) => checked,
             Err(reason) => {
-                // A struct of the crate that cannot be compared whole: check what a caller can
-                // observe of it (getters, public fields), as a developer would.
-                let Some(Value::Struct { ty, .. }) = call.ret.as_ref() else {
+                // A struct of the crate that cannot be compared whole (also inside `Ok` or
+                // `Some`, which the test unwraps): check what a caller can observe of it
+                // (getters, public fields), as a developer would.
+                let Some((ret, unwrap)) = call
+                    .ret
+                    .as_ref()
+                    .and_then(|r| returned_struct(cx, r, &target.call_path))
+                else {
                     return Err(reason);
                 };
-                let ret = call.ret.as_ref().unwrap_or(&Value::Unit);
+                let Value::Struct { ty, .. } = ret else {
+                    return Err(reason);
+                };
                 let before = b.effects.len();
                 effects(cx, &mut b, "result", ret, literal::strip_generics(ty));
                 // With nothing to observe, the mocks still check what it did to its
@@ -373,7 +385,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
                     .rsplit("::")
                     .next()
                     .unwrap_or("value");
-                (Assertion::Observed, Some(naming::snake_case(short)))
+                (
+                    Assertion::Observed { unwrap },
+                    Some(naming::snake_case(short)),
+                )
             }
         },
     };
@@ -403,10 +418,13 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     } else {
         target.subject.clone()
     };
+    // A getter test already asserts what a check of its state would.
+    let act = format!("{callee}({})", args.join(", "));
     let body = Body {
         function_path: target.call_path.clone(),
         mocks,
         setup: b.setup,
+        checks: b.checks.into_iter().filter(|c| c.actual != act).collect(),
         callee,
         args,
         assertion,
@@ -437,12 +455,10 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
     }
 }
 
-/// How many recorded calls a rebuilt object may replay after its constructor.
-const MAX_REPLAYED_CALLS: usize = 24;
-
 /// Adds `let <var> = ...;` giving an object in `state`: its recorded constructor replayed
 /// (trait objects it got become mocks), or a struct literal, or else the constructor followed by
 /// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
+/// A state reached through calls is checked before the test acts, where it is observable.
 fn rebuild(
     cx: &Ctx,
     b: &mut Builder,
@@ -453,10 +469,69 @@ fn rebuild(
     mutable: bool,
 ) -> Result<(), &'static str> {
     match rebuild_directly(cx, b, state, type_path, before, var, mutable) {
-        Err(RECEIVER_NOT_REBUILT) => replay(cx, b, state, type_path, before, var, 0),
-        other => other,
+        Err(RECEIVER_NOT_REBUILT) => {}
+        other => return other,
+    }
+    match replay(cx, b, state, type_path, before, var, 0) {
+        Err(RECEIVER_NOT_REBUILT) => derive(cx, b, state, type_path, before, var)?,
+        other => other?,
+    }
+    let checks = observations(cx, var, state, type_path);
+    b.checks.extend(checks);
+    Ok(())
+}
+
+/// A recorded call that can be replayed on an object of `type_path` in an arrange step: a
+/// returned `&mut self` method call with literal arguments and no dependency calls to mock.
+/// Gives `method(args)` and the object's state before and after.
+fn replayable<'t>(
+    cx: &Ctx<'t>,
+    step: &'t Call,
+    type_path: &str,
+) -> Option<(String, &'t Value, &'t Value)> {
+    if step.outcome != Outcome::Returned {
+        return None;
+    }
+    let Some(Target::Callable(c)) = cx.targets.get(&step.function) else {
+        return None;
+    };
+    if !c.api.has_receiver || !c.api.mut_receiver || c.self_type.as_deref() != Some(type_path) {
+        return None;
+    }
+    let (after, pre) = (step.after("self")?, step.arg("self")?);
+    if has_trait_calls(cx, step.id) {
+        return None;
+    }
+    let others: Vec<&carve_storage::Arg> = step.args.iter().filter(|a| a.name != "self").collect();
+    if others.len() != c.api.params.len() {
+        return None;
+    }
+    let args = others
+        .iter()
+        .zip(&c.api.params)
+        .map(|(arg, param)| {
+            literal::render(&arg.value, &param.ty, Position::Arg)
+                .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+                .ok()
+        })
+        .collect::<Option<Vec<String>>>()?;
+    Some((
+        format!("{}({})", c.api.ident, args.join(", ")),
+        strip_ref(pre),
+        strip_ref(after),
+    ))
+}
+
+/// Forgets the bindings and mocks added since `mark` (a failed attempt).
+fn undo(b: &mut Builder, mark: (usize, usize)) {
+    b.setup.truncate(mark.0);
+    for dep in b.deps.drain(mark.1..) {
+        b.vars.remove(&dep.var);
     }
 }
+
+/// How many recorded calls a rebuilt object may replay after its constructor.
+const MAX_REPLAYED_CALLS: usize = 24;
 
 /// The latest recorded `&mut self` call before `before` that left an object of `type_path` in
 /// `state`, replayed on an object rebuilt in that call's own pre-state.
@@ -473,61 +548,152 @@ fn replay(
         return Err(RECEIVER_NOT_REBUILT);
     }
     for step in cx.trace.calls.iter().rev() {
-        if step.id >= before || step.outcome != Outcome::Returned {
+        if step.id >= before {
             continue;
         }
-        let Some(Target::Callable(c)) = cx.targets.get(&step.function) else {
+        let Some((call_expr, pre, after)) = replayable(cx, step, type_path) else {
             continue;
         };
-        if !c.api.has_receiver || !c.api.mut_receiver || c.self_type.as_deref() != Some(type_path) {
+        if !same_state(after, state) || same_state(pre, state) {
             continue;
         }
-        let (Some(after), Some(pre)) = (step.after("self"), step.arg("self")) else {
-            continue;
-        };
-        let pre = strip_ref(pre);
-        if !same_state(strip_ref(after), state) || same_state(pre, state) {
-            continue;
-        }
-        // Only self-contained steps: literal arguments, no dependency calls to mock.
-        if has_trait_calls(cx, step.id) {
-            continue;
-        }
-        let others: Vec<&carve_storage::Arg> =
-            step.args.iter().filter(|a| a.name != "self").collect();
-        if others.len() != c.api.params.len() {
-            continue;
-        }
-        let args: Option<Vec<String>> = others
-            .iter()
-            .zip(&c.api.params)
-            .map(|(arg, param)| {
-                literal::render(&arg.value, &param.ty, Position::Arg)
-                    .or_else(|_| literal::render_value(&arg.value, false, cx.api))
-                    .ok()
-            })
-            .collect();
-        let Some(args) = args else { continue };
         let mark = (b.setup.len(), b.deps.len());
         let rebuilt = match rebuild_directly(cx, b, pre, type_path, step.id, var, true) {
             Err(RECEIVER_NOT_REBUILT) => replay(cx, b, pre, type_path, step.id, var, replayed + 1),
             other => other,
         };
         if rebuilt.is_err() {
-            b.setup.truncate(mark.0);
-            for dep in b.deps.drain(mark.1..) {
-                b.vars.remove(&dep.var);
-            }
+            undo(b, mark);
             continue;
         }
         b.setup.push(Binding {
             var: "_".to_string(),
             mutable: false,
-            expr: format!("{var}.{}({})", c.api.ident, args.join(", ")),
+            expr: format!("{var}.{call_expr}"),
         });
         return Ok(());
     }
     Err(RECEIVER_NOT_REBUILT)
+}
+
+/// A state no completed call left an object in (a counter raised inside an unfinished recursive
+/// call): a recorded constructor's state followed by the shortest sequence of recorded calls
+/// whose changes to the object's integers add up to it ([`sequence::counter_path`]). Only for
+/// states the test can check before acting, since the sequence rests on a hypothesis.
+fn derive(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    before: CallId,
+    var: &str,
+) -> Result<(), &'static str> {
+    if observations(cx, var, state, type_path).is_empty() {
+        return Err(RECEIVER_NOT_REBUILT);
+    }
+    // Every replayable call on the type, the shortest to write first.
+    let mut steps: Vec<(String, &Value, &Value)> = cx
+        .trace
+        .calls
+        .iter()
+        .filter_map(|c| replayable(cx, c, type_path))
+        .collect();
+    steps.sort_by_key(|(expr, ..)| expr.len());
+    let transitions: Vec<Transition> = steps
+        .iter()
+        .map(|(_, before, after)| Transition { before, after })
+        .collect();
+    let mut starts: Vec<&Value> = Vec::new();
+    for ctor in cx.trace.calls.iter().rev() {
+        if ctor.id >= before {
+            continue;
+        }
+        if let Some(start) = constructed(cx, ctor, type_path) {
+            if !starts.iter().any(|s| same_state(s, start)) {
+                starts.push(start);
+            }
+        }
+    }
+    let mut best: Option<(&Value, Vec<usize>)> = None;
+    for start in starts {
+        let Some(path) = sequence::counter_path(start, state, &transitions, &same_state) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(_, p)| path.len() < p.len()) {
+            best = Some((start, path));
+        }
+    }
+    let (start, path) = best.ok_or(RECEIVER_NOT_REBUILT)?;
+    let mark = (b.setup.len(), b.deps.len());
+    if let Err(e) = rebuild_directly(cx, b, start, type_path, before, var, true) {
+        undo(b, mark);
+        return Err(e);
+    }
+    for i in path {
+        b.setup.push(Binding {
+            var: "_".to_string(),
+            mutable: false,
+            expr: format!("{var}.{}", steps[i].0),
+        });
+    }
+    Ok(())
+}
+
+/// The value a call returned, looking inside `Ok(..)` and `Some(..)`, with the `.unwrap()` (or a
+/// panic naming `call_path`, when the error type has no `Debug`) a test needs to get at it.
+fn returned_struct<'v>(
+    cx: &Ctx,
+    ret: &'v Value,
+    call_path: &str,
+) -> Option<(&'v Value, Option<String>)> {
+    match ret {
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } if ty.starts_with("core::result::Result") && variant == "Ok" => {
+            let err_ty = ty
+                .split_once(", ")
+                .map(|(_, e)| e.trim_end_matches('>').trim().to_string());
+            let debug = err_ty.as_deref().is_some_and(|e| {
+                e.starts_with("alloc::string::String")
+                    || e.starts_with("&str")
+                    || literal::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
+            });
+            let unwrap = if debug {
+                ".unwrap()".to_string()
+            } else {
+                format!(
+                    ".unwrap_or_else(|_| panic!(\"{call_path} failed; it returned Ok in the recording\"))"
+                )
+            };
+            Some((&fields.first()?.value, Some(unwrap)))
+        }
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } if ty.starts_with("core::option::Option") && variant == "Some" => {
+            Some((&fields.first()?.value, Some(".unwrap()".to_string())))
+        }
+        Value::Enum { .. } => None,
+        other => Some((other, None)),
+    }
+}
+
+/// The state of the `type_path` object a recorded constructor-like call (an associated function
+/// returning `T`, `Option<T>` or `Result<T, E>`) gave back.
+fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t Value> {
+    if ctor.outcome != Outcome::Returned {
+        return None;
+    }
+    let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
+        return None;
+    };
+    if c.api.has_receiver || c.self_type.as_deref() != Some(type_path) {
+        return None;
+    }
+    returned_struct(cx, ctor.ret.as_ref()?, &c.call_path).map(|(state, _)| state)
 }
 
 /// An object in `state` from its recorded constructor or a struct literal.
@@ -543,52 +709,21 @@ fn rebuild_directly(
     let mut state_dyns = Vec::new();
     dyn_addrs(state, &mut state_dyns);
     for ctor in cx.trace.calls.iter().rev() {
-        if ctor.id >= before || ctor.outcome != Outcome::Returned {
+        if ctor.id >= before {
             continue;
         }
+        let Some(built) = constructed(cx, ctor, type_path) else {
+            continue;
+        };
         let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
             continue;
         };
-        if c.api.has_receiver || c.self_type.as_deref() != Some(type_path) {
-            continue;
-        }
-        let Some(ret) = &ctor.ret else { continue };
-        let (built, unwrap) = match ret {
-            Value::Enum {
-                ty,
-                variant,
-                fields,
-            } if ty.starts_with("core::result::Result") && variant == "Ok" => {
-                let Some(f) = fields.first() else { continue };
-                let err_ty = ty
-                    .split_once(", ")
-                    .map(|(_, e)| e.trim_end_matches('>').trim().to_string());
-                let debug = err_ty.as_deref().is_some_and(|e| {
-                    e.starts_with("alloc::string::String")
-                        || e.starts_with("&str")
-                        || literal::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
-                });
-                let unwrap = if debug {
-                    ".unwrap()".to_string()
-                } else {
-                    format!(
-                        ".unwrap_or_else(|_| panic!(\"{} failed; it returned Ok in the recording\"))",
-                        c.call_path
-                    )
-                };
-                (&f.value, unwrap)
-            }
-            Value::Enum {
-                ty,
-                variant,
-                fields,
-            } if ty.starts_with("core::option::Option") && variant == "Some" => {
-                let Some(f) = fields.first() else { continue };
-                (&f.value, ".unwrap()".to_string())
-            }
-            Value::Enum { .. } => continue,
-            other => (other, String::new()),
-        };
+        let unwrap = ctor
+            .ret
+            .as_ref()
+            .and_then(|r| returned_struct(cx, r, &c.call_path))
+            .and_then(|(_, unwrap)| unwrap)
+            .unwrap_or_default();
         if !same_state(built, state) {
             continue;
         }
@@ -753,12 +888,19 @@ fn mockable<'a>(api: &'a CrateApi, trait_path: &str) -> Result<&'a TraitApi, &'s
 /// Assertions on the state of `var` after the call: public fields and getters
 /// (`fn field(&self) -> T`).
 fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str) {
-    let Value::Struct { fields, .. } = strip_ref(after) else {
-        return;
+    let observed = observations(cx, var, after, type_path);
+    b.effects.extend(observed);
+}
+
+/// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters.
+fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effect> {
+    let Value::Struct { fields, .. } = strip_ref(state) else {
+        return Vec::new();
     };
     let Some(ty) = cx.api.public_type(type_path) else {
-        return;
+        return Vec::new();
     };
+    let mut out = Vec::new();
     for field in fields {
         let declared = ty.fields.iter().find(|f| f.name == field.name);
         let getter = ty.functions.get(&field.name).filter(|f| {
@@ -781,9 +923,10 @@ fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str)
             continue;
         };
         if let Ok(expected) = expected {
-            b.effects.push(Effect { actual, expected });
+            out.push(Effect { actual, expected });
         }
     }
+    out
 }
 
 /// The mocks in the order to write them (children before the mocks returning them), their
@@ -1047,7 +1190,7 @@ mod tests {
         let tests: Vec<_> = plan.files[0]
             .tests
             .iter()
-            .filter(|t| t.assertion != Assertion::Observed)
+            .filter(|t| !matches!(t.assertion, Assertion::Observed { .. }))
             .collect();
         assert_eq!(tests.len(), 1, "{plan:#?}");
         tests[0]
@@ -1223,11 +1366,20 @@ mod tests {
             ),
         ]);
         let plan = plan(&t, &api);
-        assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), None);
-        // `open` returns a wallet with a private field: no literal to compare it with.
-        assert_eq!(plan.summary.skipped.get(UNSUPPORTED_TYPE), Some(&1));
+        assert!(plan.summary.skipped.is_empty(), "{:?}", plan.summary);
         let tests = &plan.files[0].tests;
-        assert_eq!(tests.len(), 2, "{tests:#?}");
+        assert_eq!(tests.len(), 3, "{tests:#?}");
+        // `open` returns a wallet with a private field inside `Some`: no literal to compare it
+        // with, so the test unwraps it and checks what its getter shows.
+        let opened = tests.iter().find(|t| t.first_call == 1).unwrap();
+        assert_eq!(
+            opened.assertion,
+            Assertion::Observed {
+                unwrap: Some(".unwrap()".to_string())
+            }
+        );
+        assert_eq!(opened.effects[0].actual, "result.cents()");
+        assert_eq!(opened.effects[0].expected, "5i64");
         let from_open = tests
             .iter()
             .find(|t| t.calls == 2)
@@ -1243,6 +1395,69 @@ mod tests {
             ["mk::Wallet::open(5i64).unwrap()", "wallet.add(2i64)"]
         );
         assert_eq!(replayed.effects[0].expected, "8i64");
+        // The replayed state is checked before the call.
+        assert_eq!(replayed.checks.len(), 1);
+        assert_eq!(replayed.checks[0].actual, "wallet.cents()");
+        assert_eq!(replayed.checks[0].expected, "7i64");
+        assert!(
+            from_open.checks.is_empty(),
+            "a constructed state needs no check"
+        );
+    }
+
+    #[test]
+    fn a_state_only_an_unfinished_call_had_is_reached_through_recorded_changes_and_checked() {
+        let (_tmp, api) = crate_with("");
+        let wallet = |c| strukt("mk::Wallet", vec![("cents", i64v(c))]);
+        let some = |v| Value::Enum {
+            ty: "core::option::Option<mk::Wallet>".into(),
+            variant: "Some".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: v,
+            }],
+        };
+        // No completed call left a wallet holding 6: the add(1) starting there began while
+        // its wallet was being changed by code carve did not see finish.
+        let t = trace(vec![
+            (
+                1,
+                None,
+                "mk::Wallet::open",
+                vec![("cents", i64v(5))],
+                Some(some(wallet(5))),
+                vec![],
+            ),
+            (
+                2,
+                None,
+                "mk::Wallet::add",
+                vec![("self", by_ref(wallet(5))), ("n", i64v(3))],
+                None,
+                vec![("self", wallet(8))],
+            ),
+            (
+                3,
+                None,
+                "mk::Wallet::add",
+                vec![("self", by_ref(wallet(6))), ("n", i64v(1))],
+                None,
+                vec![("self", wallet(7))],
+            ),
+        ]);
+        let plan = plan(&t, &api);
+        assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), None);
+        let tests = &plan.files[0].tests;
+        let derived = tests.iter().find(|t| t.first_call == 3).unwrap();
+        let setup: Vec<&str> = derived.setup.iter().map(|b| b.expr.as_str()).collect();
+        // 5 + 1 = 6: the fewest recorded changes from the constructed wallet.
+        assert_eq!(
+            setup,
+            ["mk::Wallet::open(5i64).unwrap()", "wallet.add(1i64)"]
+        );
+        assert_eq!(derived.checks[0].actual, "wallet.cents()");
+        assert_eq!(derived.checks[0].expected, "6i64");
+        assert_eq!(derived.effects[0].expected, "7i64");
     }
 
     #[test]
