@@ -6,10 +6,11 @@ mod common;
 
 use common::*;
 
-/// Records `fixture`, carves verified tests, and returns (file name, contents) of each file.
-fn carved(fixture: &str) -> Vec<(String, String)> {
+/// Records `fixture` run with `args`, carves verified tests, and returns (file name, contents)
+/// of each file.
+fn carved(fixture: &str, args: &[&str]) -> Vec<(String, String)> {
     let (_tmp, dir) = copy_fixture(fixture);
-    carve_tests(&dir, fixture, &[]);
+    carve_tests(&dir, fixture, args);
     let tests = dir.join("tests");
     let mut files: Vec<(String, String)> = std::fs::read_dir(&tests)
         .unwrap()
@@ -35,7 +36,11 @@ fn carved(fixture: &str) -> Vec<(String, String)> {
 }
 
 fn snapshot(fixture: &str) {
-    for (name, contents) in carved(fixture) {
+    snapshot_run(fixture, &[]);
+}
+
+fn snapshot_run(fixture: &str, args: &[&str]) {
+    for (name, contents) in carved(fixture, args) {
         insta::assert_snapshot!(format!("{fixture}__{name}"), contents);
     }
 }
@@ -63,4 +68,30 @@ fn expr_tests_are_pinned() {
 #[test]
 fn mouse_tests_are_pinned() {
     snapshot("mouse");
+}
+
+#[test]
+fn abc_tests_are_pinned() {
+    snapshot("abc");
+}
+
+#[test]
+fn dao_tests_are_pinned() {
+    snapshot("dao");
+}
+
+#[test]
+fn ping_tests_are_pinned() {
+    snapshot("ping");
+}
+
+#[test]
+fn dice_tests_are_pinned_for_a_seeded_run() {
+    snapshot_run("dice", &["7"]);
+}
+
+/// Eight threads run in a different order each time; the carved file must not change with it.
+#[test]
+fn threads_tests_are_pinned_whatever_order_the_threads_ran_in() {
+    snapshot("threads");
 }

@@ -210,7 +210,7 @@ fn char_slug(c: char) -> String {
 }
 
 /// What a test name is made of.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct NameParts {
     /// The function, prefixed with its type for associated functions (`parser_precedence`).
     pub subject: String,

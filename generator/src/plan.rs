@@ -252,8 +252,14 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
     let mut files = Vec::new();
     let mut used_names: BTreeMap<String, usize> = BTreeMap::new();
     for (module, mut drafts) in modules {
-        drafts.sort_by(|a, b| {
-            (&a.body.function_path, a.first_call).cmp(&(&b.body.function_path, b.first_call))
+        // Ordered by what the tests are, not when their calls happened: a re-recording whose
+        // threads ran in another order writes the same file.
+        drafts.sort_by_cached_key(|d| {
+            (
+                d.body.function_path.clone(),
+                d.name.clone(),
+                format!("{:?}", d.body),
+            )
         });
         // Two traits with the same name cannot both be `MockName` in one file: keep the first.
         let mut mock_names: BTreeMap<String, String> = BTreeMap::new();
