@@ -125,6 +125,14 @@ pub struct GenerateArgs {
     /// How many times verification runs each carved test file.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub verify_runs: u32,
+    /// One test per recorded call: keep calls equivalent to another (same receiver state,
+    /// arguments and mock interactions), which otherwise share one test.
+    #[arg(long)]
+    pub all: bool,
+    /// At most N tests per function, those standing for the most recorded calls; the calls of
+    /// the others are listed as skipped.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_per_function: Option<u32>,
 }
 
 #[derive(Args, Debug)]

@@ -108,6 +108,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         format: Format::Text,
         no_verify: false,
         verify_runs: 3,
+        all: false,
+        max_per_function: None,
     })?;
     for f in &report.files {
         println!("wrote {}", f.display());

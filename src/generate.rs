@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use carve_generator::{GenerateOptions, Report, Verify};
+use carve_generator::{GenerateOptions, PlanOptions, Report, Verify};
 use carve_storage::Store;
 
 use crate::args::{Format, GenerateArgs};
@@ -36,6 +36,10 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
             None
         } else {
             cargo_for_verification(a.verify_runs)
+        },
+        plan: PlanOptions {
+            keep_equivalent: a.all,
+            max_per_function: a.max_per_function.map(|n| n as usize),
         },
     };
     Ok(carve_generator::generate(&trace, &options)?)

@@ -159,3 +159,57 @@ fn a_call_that_panicked_becomes_a_should_panic_test_that_notices_when_it_stops_p
     );
     assert!(stdout(&test).contains("should panic"), "{}", stdout(&test));
 }
+
+/// `carve generate` (without verification) on a recording of expr, with `extra` options;
+/// returns its summary line.
+fn summary_with(db: &std::path::Path, extra: &[&str]) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let generated = carve()
+        .args(["generate", "--no-verify", "--db"])
+        .arg(db)
+        .arg("--out")
+        .arg(out.path())
+        .arg("--crate")
+        .arg(repo().join("fixtures/expr"))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    stdout(&generated).lines().last().unwrap().to_string()
+}
+
+#[test]
+fn all_keeps_equivalent_calls_and_max_per_function_caps_each_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("trace.db");
+    let out = record(&db, &[], &fixture_bin("expr"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let tests_written = |summary: &str| -> usize {
+        let (_, rest) = summary.split_once("tests written: ").unwrap();
+        rest.split(' ').next().unwrap().parse().unwrap()
+    };
+    let default = summary_with(&db, &[]);
+    let all = summary_with(&db, &["--all"]);
+    let capped = summary_with(&db, &["--max-per-function", "1"]);
+    // Equivalent calls share a test by default; --all gives each carved call its own.
+    let (_, carved) = carved_share(&default);
+    assert!(tests_written(&default) < carved, "{default}");
+    assert_eq!(tests_written(&all), carved, "{all}");
+    // One test per function at most; the calls of the others are skipped, and said so.
+    assert!(tests_written(&capped) < tests_written(&default), "{capped}");
+    assert!(capped.contains("over --max-per-function"), "{capped}");
+
+    let zero = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .args(["--out", ".", "--max-per-function", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        stderr(&zero).contains("--max-per-function"),
+        "{}",
+        stderr(&zero)
+    );
+}

@@ -27,8 +27,9 @@ pub use crate::{
     error::GenerateError,
     literal::{DeclType, Prim},
     plan::{
-        plan, Assertion, FilePlan, Plan, SkippedCall, Summary, TestPlan, DID_NOT_RETURN,
-        MOCKALL_VERSION, NEEDS_MOCKALL, UNDECODED, UNSUPPORTED_TYPE,
+        plan, Assertion, FilePlan, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
+        DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
+        UNDECODED, UNSUPPORTED_TYPE,
     },
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
@@ -48,6 +49,8 @@ pub struct GenerateOptions {
     pub templates: Option<PathBuf>,
     /// Run the carved tests against the crate and take out those that do not pass every time.
     pub verify: Option<Verify>,
+    /// Which tests to keep.
+    pub plan: PlanOptions,
 }
 
 /// What `generate` did.
@@ -151,7 +154,7 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
         })?,
     };
     let api = CrateApi::load(&crate_dir)?;
-    let mut plan = plan::plan(trace, &api);
+    let mut plan = plan::plan(trace, &api, &opts.plan);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
     let mut quarantined = Vec::new();
     if let Some(v) = &opts.verify {
@@ -232,17 +235,8 @@ fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
                 .any(|q| q.file == file.file_name && q.test == t.name);
             if out {
                 plan.summary.tests -= 1;
-                plan.summary.calls_carved -= t.calls;
-                *plan
-                    .summary
-                    .skipped
-                    .entry(FAILED_VERIFICATION.to_string())
-                    .or_default() += t.calls;
-                plan.summary.skipped_calls.push(SkippedCall {
-                    call: t.first_call,
-                    function: t.function_path.clone(),
-                    reason: FAILED_VERIFICATION.to_string(),
-                });
+                plan.summary
+                    .uncarve(&t.function_path, &t.calls, FAILED_VERIFICATION);
             }
             !out
         });

@@ -83,10 +83,9 @@ pub struct TestPlan {
     pub assertion: Assertion,
     /// Checks of fields after the call.
     pub effects: Vec<Effect>,
-    /// Recorded calls this test stands for (identical calls share one test).
-    pub calls: usize,
-    /// Id of the first of them.
-    pub first_call: u64,
+    /// Ids of the recorded calls this test stands for (equivalent calls share one test); the
+    /// first is the one it was carved from.
+    pub calls: Vec<u64>,
 }
 
 /// What the test checks about the result.
@@ -163,6 +162,14 @@ pub struct Summary {
 /// Plans the tests for every call in `trace` against the crate described by `api`.
 impl Summary {
     /// Counts call `call` of `function` as skipped for `reason`, and lists it.
+    /// Counts the carved calls of a test that will not be written as skipped for `reason`.
+    pub(crate) fn uncarve(&mut self, function: &str, calls: &[u64], reason: &str) {
+        self.calls_carved -= calls.len();
+        for &call in calls {
+            self.skip(call, function, reason);
+        }
+    }
+
     pub(crate) fn skip(&mut self, call: u64, function: &str, reason: &str) {
         *self.skipped.entry(reason.to_string()).or_default() += 1;
         self.skipped_calls.push(SkippedCall {
@@ -173,7 +180,50 @@ impl Summary {
     }
 }
 
-pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
+/// Which tests to keep (issue 4 item 6). The default keeps one test per equivalence class and
+/// any number per function.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// One test per recorded call, equivalent calls included (`--all`).
+    pub keep_equivalent: bool,
+    /// At most this many tests per function (`--max-per-function N`): those standing for the
+    /// most recorded calls are kept; the calls of the others are skipped as
+    /// [`OVER_MAX_PER_FUNCTION`].
+    pub max_per_function: Option<usize>,
+}
+
+/// Skip reason: the function already has `--max-per-function` tests.
+pub const OVER_MAX_PER_FUNCTION: &str = "over --max-per-function";
+/// Skip reason: the test needs a mock of a trait whose name another trait's mock in the same
+/// file already has.
+pub const MOCK_NAME_CLASH: &str = "mock name clash";
+
+/// Keeps at most `max` drafts per function, those standing for the most calls (in their order
+/// otherwise); returns the others.
+fn cap_per_function(drafts: &mut Vec<Draft>, max: usize) -> Vec<Draft> {
+    let mut by_function: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, d) in drafts.iter().enumerate() {
+        by_function
+            .entry(d.body.function_path.as_str())
+            .or_default()
+            .push(i);
+    }
+    let mut keep = vec![true; drafts.len()];
+    for mut indices in by_function.into_values() {
+        indices.sort_by_key(|&i| std::cmp::Reverse(drafts[i].calls.len()));
+        for &i in indices.iter().skip(max) {
+            keep[i] = false;
+        }
+    }
+    let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(drafts)
+        .into_iter()
+        .zip(keep)
+        .partition(|(_, kept)| *kept);
+    *drafts = kept.into_iter().map(|(d, _)| d).collect();
+    dropped.into_iter().map(|(d, _)| d).collect()
+}
+
+pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
     let mut summary = Summary::default();
     let targets: HashMap<_, Target> = trace
         .functions
@@ -193,7 +243,7 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
     let has_mockall = api.dev_dependencies.contains("mockall");
     // module path -> tests under construction, and where each body already is.
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
-    let mut index: HashMap<(Vec<String>, Body), usize> = HashMap::new();
+    let mut index: HashMap<(Vec<String>, Body, Option<u64>), usize> = HashMap::new();
 
     for call in &trace.calls {
         let callable = match targets.get(&call.function) {
@@ -228,12 +278,18 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
             continue;
         }
         summary.calls_carved += 1;
-        let key = (callable.module.clone(), body.clone());
+        // Equivalent calls (same arranged state, arguments and interactions) give the same
+        // body; with `keep_equivalent` the call id keeps them apart.
+        let key = (
+            callable.module.clone(),
+            body.clone(),
+            options.keep_equivalent.then_some(call.id.0),
+        );
         match index.get(&key) {
             Some(&i) => {
                 if let Some(existing) = modules.get_mut(&callable.module).and_then(|v| v.get_mut(i))
                 {
-                    existing.calls += 1;
+                    existing.calls.push(call.id.0);
                 }
             }
             None => {
@@ -242,8 +298,7 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
                 list.push(Draft {
                     body,
                     name,
-                    calls: 1,
-                    first_call: call.id.0,
+                    calls: vec![call.id.0],
                 });
             }
         }
@@ -259,11 +314,12 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
                 d.body.function_path.clone(),
                 d.name.clone(),
                 format!("{:?}", d.body),
+                d.calls[0],
             )
         });
         // Two traits with the same name cannot both be `MockName` in one file: keep the first.
         let mut mock_names: BTreeMap<String, String> = BTreeMap::new();
-        drafts.retain(|d| {
+        let (kept, clashing): (Vec<Draft>, Vec<Draft>) = drafts.into_iter().partition(|d| {
             d.body.mock_decls.iter().all(|m| {
                 mock_names
                     .entry(m.name.clone())
@@ -271,6 +327,15 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
                     == &m.trait_path
             })
         });
+        let mut drafts = kept;
+        for d in clashing {
+            summary.uncarve(&d.body.function_path, &d.calls, MOCK_NAME_CLASH);
+        }
+        if let Some(max) = options.max_per_function {
+            for d in cap_per_function(&mut drafts, max) {
+                summary.uncarve(&d.body.function_path, &d.calls, OVER_MAX_PER_FUNCTION);
+            }
+        }
         let names = naming::test_names(&drafts.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
         let mut module_path = vec![api.crate_name.clone()];
         module_path.extend(module.iter().cloned());
@@ -300,7 +365,6 @@ pub fn plan(trace: &Trace, api: &CrateApi) -> Plan {
                     assertion: d.body.assertion,
                     effects: d.body.effects,
                     calls: d.calls,
-                    first_call: d.first_call,
                 }
             })
             .collect();
@@ -366,8 +430,8 @@ pub(crate) struct Callable {
 struct Draft {
     body: Body,
     name: NameParts,
-    calls: usize,
-    first_call: u64,
+    /// The recorded calls it stands for, in recording order.
+    calls: Vec<u64>,
 }
 
 fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
@@ -822,7 +886,7 @@ mod tests {
                 ),
             ],
         );
-        let plan = plan(&t, &api);
+        let plan = plan(&t, &api, &PlanOptions::default());
         assert_eq!(plan.program, "calc");
         assert_eq!(plan.files.len(), 1);
         let file = &plan.files[0];
@@ -831,7 +895,7 @@ mod tests {
         let names: Vec<_> = file.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["add_returns_5", "add_returns_0"]);
         assert_eq!(file.tests[0].args, ["2i32", "3i32"]);
-        assert_eq!(file.tests[0].calls, 2);
+        assert_eq!(file.tests[0].calls.len(), 2);
         assert_eq!(file.tests[0].function_path, "calc::ops::add");
         assert_eq!(
             file.tests[0].assertion,
@@ -842,6 +906,59 @@ mod tests {
         assert_eq!(plan.summary.in_scope, 3);
         assert_eq!(plan.summary.calls_carved, 3);
         assert_eq!(plan.summary.tests, 2);
+    }
+
+    fn two_equal_adds_and_another() -> Trace {
+        let add = |id, a, b, sum| {
+            call(
+                id,
+                1,
+                vec![i32v(a), i32v(b)],
+                Outcome::Returned,
+                Some(i32v(sum)),
+            )
+        };
+        trace(
+            vec![function(1, "calc::ops::add")],
+            vec![add(1, 2, 3, 5), add(2, 2, 3, 5), add(3, -1, 1, 0)],
+        )
+    }
+
+    #[test]
+    fn with_keep_equivalent_every_call_gets_its_own_test() {
+        let (_tmp, api) = api();
+        let options = PlanOptions {
+            keep_equivalent: true,
+            ..PlanOptions::default()
+        };
+        let plan = plan(&two_equal_adds_and_another(), &api, &options);
+        let names: Vec<_> = plan.files[0]
+            .tests
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["add_2_3_returns_5", "add_2_3_returns_5_2", "add_returns_0"]
+        );
+        assert_eq!(plan.summary.calls_carved, 3);
+    }
+
+    #[test]
+    fn a_cap_per_function_keeps_the_tests_standing_for_most_calls_and_lists_the_rest() {
+        let (_tmp, api) = api();
+        let options = PlanOptions {
+            max_per_function: Some(1),
+            ..PlanOptions::default()
+        };
+        let plan = plan(&two_equal_adds_and_another(), &api, &options);
+        let tests = &plan.files[0].tests;
+        assert_eq!(tests.len(), 1);
+        assert_eq!(tests[0].calls, [1, 2]);
+        assert_eq!(plan.summary.tests, 1);
+        assert_eq!(plan.summary.calls_carved, 2);
+        assert_eq!(plan.summary.skipped.get(OVER_MAX_PER_FUNCTION), Some(&1));
+        assert_eq!(plan.summary.skipped_calls[0].call, 3);
     }
 
     #[test]
@@ -919,7 +1036,7 @@ mod tests {
                 ),
             ],
         );
-        let plan = plan(&t, &api);
+        let plan = plan(&t, &api, &PlanOptions::default());
         let s = &plan.summary;
         // Methods and trait methods of public types are in scope; these were recorded without
         // their `self`, so they cannot be replayed.
@@ -1007,7 +1124,7 @@ mod tests {
                 call(5, 4, vec![], Outcome::Returned, Some(i32v(0))),
             ],
         );
-        let plan = plan(&t, &api);
+        let plan = plan(&t, &api, &PlanOptions::default());
         let tests: Vec<_> = plan.files[0].tests.iter().collect();
         let by_name = |n: &str| {
             tests

@@ -332,8 +332,7 @@ mod tests {
             sequence: false,
             effects: Vec::new(),
             assertion,
-            calls: 1,
-            first_call: 1,
+            calls: vec![1],
         };
         Plan {
             crate_name: "calc".to_string(),

@@ -993,7 +993,7 @@ fn mock_setups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{plan, Plan, NEEDS_MOCKALL};
+    use crate::plan::{plan, Plan, PlanOptions, NEEDS_MOCKALL};
     use carve_storage::{Arg, Field, FunctionInfo, Language, ParamInfo, Run, RunId, RunInfo};
 
     const LIB: &str = r#"
@@ -1199,7 +1199,7 @@ mod tests {
     #[test]
     fn a_receiver_is_rebuilt_through_the_constructor_that_gave_its_state_with_mocks_in_place() {
         let (_tmp, api) = crate_with("[dev-dependencies]\nmockall = \"0.13\"\n");
-        let plan = plan(&counter_trace(), &api);
+        let plan = plan(&counter_trace(), &api, &PlanOptions::default());
         let test = only_test(&plan);
         assert_eq!(test.name, "pull_returns_10");
         assert_eq!(
@@ -1234,7 +1234,7 @@ mod tests {
     #[test]
     fn identical_consecutive_mock_calls_become_one_expectation_called_n_times_in_sequence() {
         let (_tmp, api) = crate_with("[dev-dependencies]\nmockall = \"0.13\"\n");
-        let plan = plan(&counter_trace(), &api);
+        let plan = plan(&counter_trace(), &api, &PlanOptions::default());
         let mock = &only_test(&plan).mocks[0];
         assert_eq!(mock.var, "mock_src");
         let shape: Vec<_> = mock
@@ -1292,7 +1292,7 @@ mod tests {
                 vec![],
             ),
         ]);
-        let plan = plan(&t, &api);
+        let plan = plan(&t, &api, &PlanOptions::default());
         let test = only_test(&plan);
         let vars: Vec<_> = test.mocks.iter().map(|m| m.var.as_str()).collect();
         assert_eq!(vars, ["mock_source", "mock_f"]);
@@ -1312,7 +1312,7 @@ mod tests {
     #[test]
     fn without_mockall_tests_needing_mocks_are_skipped_and_counted() {
         let (_tmp, api) = crate_with("");
-        let plan = plan(&counter_trace(), &api);
+        let plan = plan(&counter_trace(), &api, &PlanOptions::default());
         assert!(plan.files.is_empty());
         // `pull`, and the observation of what `Counter::new` built: both need a mock source.
         assert_eq!(plan.summary.needs_mockall, 2);
@@ -1365,13 +1365,13 @@ mod tests {
                 vec![("self", wallet(7))],
             ),
         ]);
-        let plan = plan(&t, &api);
+        let plan = plan(&t, &api, &PlanOptions::default());
         assert!(plan.summary.skipped.is_empty(), "{:?}", plan.summary);
         let tests = &plan.files[0].tests;
         assert_eq!(tests.len(), 3, "{tests:#?}");
         // `open` returns a wallet with a private field inside `Some`: no literal to compare it
         // with, so the test unwraps it and checks what its getter shows.
-        let opened = tests.iter().find(|t| t.first_call == 1).unwrap();
+        let opened = tests.iter().find(|t| t.calls[0] == 1).unwrap();
         assert_eq!(
             opened.assertion,
             Assertion::Observed {
@@ -1382,13 +1382,13 @@ mod tests {
         assert_eq!(opened.effects[0].expected, "5i64");
         let from_open = tests
             .iter()
-            .find(|t| t.calls == 2)
+            .find(|t| t.calls.len() == 2)
             .expect("calls 2 and 4 share one test");
         assert_eq!(from_open.setup[0].expr, "mk::Wallet::open(5i64).unwrap()");
         assert_eq!(from_open.effects[0].actual, "wallet.cents()");
         assert_eq!(from_open.effects[0].expected, "7i64");
         // The wallet holding 7 came from open(5) then add(2): both are replayed.
-        let replayed = tests.iter().find(|t| t.calls == 1).unwrap();
+        let replayed = tests.iter().find(|t| t.calls.len() == 1).unwrap();
         let setup: Vec<&str> = replayed.setup.iter().map(|b| b.expr.as_str()).collect();
         assert_eq!(
             setup,
@@ -1445,10 +1445,10 @@ mod tests {
                 vec![("self", wallet(7))],
             ),
         ]);
-        let plan = plan(&t, &api);
+        let plan = plan(&t, &api, &PlanOptions::default());
         assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), None);
         let tests = &plan.files[0].tests;
-        let derived = tests.iter().find(|t| t.first_call == 3).unwrap();
+        let derived = tests.iter().find(|t| t.calls[0] == 3).unwrap();
         let setup: Vec<&str> = derived.setup.iter().map(|b| b.expr.as_str()).collect();
         // 5 + 1 = 6: the fewest recorded changes from the constructed wallet.
         assert_eq!(

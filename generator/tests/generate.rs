@@ -86,6 +86,7 @@ impl Fixture {
             crate_dir: None,
             templates: None,
             verify: None,
+            plan: Default::default(),
         }
     }
 

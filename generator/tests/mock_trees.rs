@@ -158,6 +158,7 @@ fn carve(trace: &Trace, fixture_name: &str) -> (String, String) {
             crate_dir: Some(fixture(fixture_name)),
             templates: None,
             verify: None,
+            plan: Default::default(),
         },
     )
     .unwrap();
