@@ -1048,3 +1048,38 @@ fn main() {
     assert_eq!(message("p::literal").as_deref(), Some("it is 2015 here"));
     assert_eq!(message("p::any").as_deref(), Some("a payload of any kind"));
 }
+
+/// `next_token` opens with `while let Some(c) = self.peek()`: the loop jumps back to the very
+/// instruction the entry breakpoint sits on. Those jumps are not calls.
+#[test]
+fn a_loop_at_the_top_of_a_function_is_not_taken_for_new_calls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("expr"), &["1 + 2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = load(&db);
+    let tokenize = calls_of(&trace, "expr::lexer::Lexer::tokenize")[0];
+    let next: Vec<_> = calls_of(&trace, "expr::lexer::Lexer::next_token")
+        .into_iter()
+        .filter(|c| c.parent == Some(tokenize.id))
+        .collect();
+    // "1", "+", "2", then the end: the spaces are skipped inside the calls that read past them.
+    assert_eq!(next.len(), 4, "{next:#?}");
+    assert!(next.iter().all(|c| c.outcome == Outcome::Returned));
+    let pos_before: Vec<u128> = next
+        .iter()
+        .map(|c| match arg(c, "self") {
+            Value::Ref { target, .. } => match target.as_ref() {
+                Value::Struct { fields, .. } => {
+                    match &fields.iter().find(|f| f.name == "pos").unwrap().value {
+                        Value::Uint { value, .. } => *value,
+                        other => panic!("pos: {other:?}"),
+                    }
+                }
+                other => panic!("self: {other:?}"),
+            },
+            other => panic!("self: {other:?}"),
+        })
+        .collect();
+    assert_eq!(pos_before, [0, 1, 3, 5]);
+}

@@ -1002,6 +1002,21 @@ impl<'a> Tracer<'a> {
         }
         let return_addr = u64::from_le_bytes(ra);
 
+        // The entry breakpoint sits after the prologue, where a loop that opens the function's
+        // body (`while let Some(c) = self.peek()`) jumps back to. Reaching it again in a live
+        // frame (same function, same CFA, same return address, no panic since) is that jump,
+        // not a call: a new call cannot have this CFA while the frame still occupies it.
+        let looped = self
+            .threads
+            .get(&tid)
+            .and_then(|t| t.stack.last())
+            .is_some_and(|f| {
+                f.function == index && f.cfa == cfa && f.return_addr == return_addr && !f.panic_seen
+            });
+        if looped {
+            return Ok(());
+        }
+
         // Frames whose CFA is not above the new frame's are gone (unwound or longjmp'd over).
         self.pop_abandoned(tid, |frame_cfa| frame_cfa <= cfa);
 
