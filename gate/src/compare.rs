@@ -5,7 +5,10 @@
 //! an inserted or removed call does not shift the rest. Every difference has a *position*: the
 //! chain of function paths from the root, which part of the call, and where inside the value.
 //! Positions that differ between the baseline's own runs are unstable (Reneri keeps only the
-//! properties equal across N executions) and are never reported.
+//! properties equal across N executions) and are never reported. Nor is what a call left behind
+//! (result, field effects) when something it read differed in an unstable way (an argument, or
+//! a value inside one of its calls): `roll_sum` sums random rolls, so its result can differ even
+//! if the baseline runs happened to agree on it.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -183,6 +186,9 @@ struct Walker<'a, 't> {
     listed: HashMap<(String, DivergenceKind), usize>,
     /// Those beyond [`MAX_LISTED`]: (group, parent call path, kind) → how many.
     unlisted: Vec<((usize, String, DivergenceKind), usize)>,
+    /// Calls (by display path) that read a value differing in an unstable way, in an argument or
+    /// inside a call they made, and each of their callers.
+    tainted: HashSet<String>,
 }
 
 impl<'a, 't> Walker<'a, 't> {
@@ -204,6 +210,21 @@ impl<'a, 't> Walker<'a, 't> {
             summary: Summary::default(),
             listed: HashMap::new(),
             unlisted: Vec::new(),
+            tainted: HashSet::new(),
+        }
+    }
+
+    /// Marks the call at `display` and its callers as having read an unstable value.
+    fn taint(&mut self, display: &str) {
+        let mut end = display.len();
+        loop {
+            if !self.tainted.insert(display[..end].to_string()) {
+                return; // its callers are marked already
+            }
+            match display[..end].rfind(" > ") {
+                Some(at) => end = at,
+                None => return,
+            }
         }
     }
 
@@ -522,8 +543,17 @@ impl<'a, 't> Walker<'a, 't> {
             self.learned.extend(keys);
             return;
         }
+        let left_behind = matches!(
+            kind,
+            DivergenceKind::ReturnChanged | DivergenceKind::EffectChanged
+        );
+        if left_behind && self.tainted.contains(&ctx.display) {
+            self.summary.ignored_unstable += 1;
+            return;
+        }
         let Some(first) = diffs.iter().find(|d| !self.is_unstable(&key(d))) else {
             self.summary.ignored_unstable += 1;
+            self.taint(&ctx.display);
             return;
         };
         if self.ignored(path, name) {
@@ -562,6 +592,7 @@ impl<'a, 't> Walker<'a, 't> {
             return;
         }
         if self.is_unstable(&key) {
+            self.taint(&ctx.display);
             self.summary.ignored_unstable += 1;
             return;
         }

@@ -364,6 +364,34 @@ fn values_that_differ_between_baseline_runs_are_unstable_and_ignored() {
 }
 
 #[test]
+fn a_result_computed_from_unstable_values_is_not_reported_even_if_the_baseline_runs_agreed() {
+    // `roll_sum` adds two random rolls: 3 + 4 and 5 + 2 both make 7 in the baseline runs, so
+    // its result looks stable; 6 + 6 now makes 12. The rolls differed, so the sum may too.
+    let run = |a: i128, b: i128, check: i128| {
+        vec![n(
+            "dice::main",
+            vec![],
+            None,
+            vec![
+                n(
+                    "dice::roll_sum",
+                    vec![("n", int(2))],
+                    Some(int(a + b)),
+                    vec![leaf("dice::roll", 0, a), leaf("dice::roll", 0, b)],
+                ),
+                leaf("dice::check", 1, check),
+            ],
+        )]
+    };
+    let baseline = vec![trace(1, run(3, 4, 1)), trace(2, run(5, 2, 1))];
+    let report = gate(baseline.clone(), trace(3, run(6, 6, 1)));
+    assert_eq!(report.summary.divergences, 0, "{report:#?}");
+    // What did not read the random values is still checked.
+    let report = gate(baseline, trace(3, run(6, 6, 2)));
+    assert_eq!(kinds(&report), [DivergenceKind::ReturnChanged]);
+}
+
+#[test]
 fn a_single_baseline_run_reports_every_difference() {
     let run = |roll| vec![leaf("dice::roll", 0, roll)];
     let report = gate(vec![trace(1, run(7))], trace(2, run(8)));
