@@ -113,6 +113,8 @@ pub struct TypeApi {
     pub fields: Vec<FieldApi>,
     /// Last path segment of every trait it derives or implements (`Debug`, `PartialEq`...).
     pub traits: BTreeSet<String>,
+    /// Those of `traits` it derives (whose output is known: a derived `Debug`).
+    pub derives: BTreeSet<String>,
 }
 
 /// A function's signature as far as calling it with literals goes.
@@ -309,13 +311,15 @@ impl CrateApi {
                                 public: matches!(f.vis, syn::Visibility::Public(_)),
                             })
                             .collect();
-                        t.traits.extend(derives(&s.attrs));
+                        t.derives.extend(derives(&s.attrs));
+                        t.traits.extend(t.derives.iter().cloned());
                     }
                 }
                 syn::Item::Enum(e) => {
                     declare_type(&mut module, &e.ident, &e.vis);
                     if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
-                        t.traits.extend(derives(&e.attrs));
+                        t.derives.extend(derives(&e.attrs));
+                        t.traits.extend(t.derives.iter().cloned());
                     }
                 }
                 syn::Item::Trait(t) if !is_cfg_test(&t.attrs) => {
@@ -428,6 +432,7 @@ impl crate::literal::TypeFacts for CrateApi {
             unit: ty.unit,
             comparable: debug && ty.traits.contains("PartialEq"),
             debug,
+            debug_derived: ty.derives.contains("Debug"),
         })
     }
 }
@@ -476,9 +481,16 @@ fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
     };
     let name = segment.ident.unraw().to_string();
     let impl_generics: Vec<String> = type_params(&imp.generics);
-    let generic = !impl_generics.is_empty()
-        || has_const_params(&imp.generics)
-        || !matches!(segment.arguments, syn::PathArguments::None);
+    // Lifetimes (`impl<'a> Lexer<'a>`) are inferred at the call; type arguments are not.
+    let type_arguments = match &segment.arguments {
+        syn::PathArguments::None => false,
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .any(|arg| !matches!(arg, syn::GenericArgument::Lifetime(_))),
+        syn::PathArguments::Parenthesized(_) => true,
+    };
+    let generic = !impl_generics.is_empty() || has_const_params(&imp.generics) || type_arguments;
     let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
         name,
         ..TypeApi::default()

@@ -5,6 +5,7 @@
 //! written all or nothing. [`generate`] runs them all.
 
 mod api;
+mod debug_repr;
 mod error;
 mod literal;
 mod naming;

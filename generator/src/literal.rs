@@ -280,6 +280,8 @@ pub struct Shape {
     pub comparable: bool,
     /// Derives or implements `Debug`.
     pub debug: bool,
+    /// Derives `Debug`, so what `{:?}` prints follows from the value.
+    pub debug_derived: bool,
 }
 
 /// Answers questions about the crate's types by their recorded path (`abc::AbcError`).

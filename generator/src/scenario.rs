@@ -14,6 +14,7 @@ use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, TraitApi};
+use crate::debug_repr::debug_repr;
 use crate::literal::{self, DeclType, Position};
 use crate::naming::{self, NameParts};
 use crate::plan::{Assertion, Callable, Target, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
@@ -892,7 +893,8 @@ fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str)
     b.effects.extend(observed);
 }
 
-/// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters.
+/// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters,
+/// or, when some field shows through neither, on its derived `Debug` output as a whole.
 fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effect> {
     let Value::Struct { fields, .. } = strip_ref(state) else {
         return Vec::new();
@@ -901,6 +903,7 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
         return Vec::new();
     };
     let mut out = Vec::new();
+    let mut hidden = 0;
     for field in fields {
         let declared = ty.fields.iter().find(|f| f.name == field.name);
         let getter = ty.functions.get(&field.name).filter(|f| {
@@ -920,10 +923,20 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
                 literal::render_value(&field.value, true, cx.api),
             )
         } else {
+            hidden += 1;
             continue;
         };
-        if let Ok(expected) = expected {
-            out.push(Effect { actual, expected });
+        match expected {
+            Ok(expected) => out.push(Effect { actual, expected }),
+            Err(_) => hidden += 1,
+        }
+    }
+    if hidden > 0 {
+        if let Some(repr) = debug_repr(strip_ref(state), cx.api) {
+            return vec![Effect {
+                actual: format!("format!(\"{{:?}}\", {var})"),
+                expected: format!("{repr:?}"),
+            }];
         }
     }
     out
