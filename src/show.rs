@@ -143,7 +143,8 @@ fn write_call(
         },
         Outcome::Unwound => " ~ unwound".to_string(),
         Outcome::Unfinished => " … unfinished".to_string(),
-    } + &effects(call);
+    } + &effects(call)
+        + &reads(call);
     let kids = children.get(&Some(call.id));
     match kids {
         None => {
@@ -157,6 +158,14 @@ fn write_call(
             let _ = writeln!(out, "[{:>7}] {pad}}}{end}", call.thread);
         }
     }
+}
+
+/// ` ⚠ reads clock: std::time::SystemTime::now`: what the call read that a test cannot control.
+fn reads(call: &Call) -> String {
+    if call.touches.is_empty() {
+        return String::new();
+    }
+    format!(" ⚠ reads {}", call.touches.join(", "))
 }
 
 /// ` ⇒ self: Account { balance: 7 }` for each `self` / `&mut` argument the call changed.

@@ -120,6 +120,7 @@ fn add(t: &mut Trace, node: &N, parent: Option<CallId>, depth: u32) {
         ret: node.ret.clone(),
         after: args(&node.after),
         objects: vec![],
+        touches: Vec::new(),
     });
     for kid in &node.kids {
         add(t, kid, Some(id), depth + 1);

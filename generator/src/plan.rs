@@ -129,6 +129,10 @@ pub struct SkippedCall {
     pub call: u64,
     pub function: String,
     pub reason: String,
+    /// More on the reason, when there is more: for `untestable`, what the call read and where
+    /// (`clock: std::time::SystemTime::now in app::stamp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Counts of recorded calls by fate.
@@ -176,6 +180,7 @@ impl Summary {
             call,
             function: function.to_string(),
             reason: reason.to_string(),
+            detail: None,
         });
     }
 }
@@ -269,6 +274,11 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
             Ok(carved) => carved,
             Err(reason) => {
                 summary.skip(call.id.0, &callable.call_path, reason);
+                if reason == scenario::UNTESTABLE {
+                    if let Some(last) = summary.skipped_calls.last_mut() {
+                        last.detail = scenario::world_read(&cx, call);
+                    }
+                }
                 continue;
             }
         };
@@ -832,6 +842,7 @@ mod tests {
             ret,
             after: Vec::new(),
             objects: Vec::new(),
+            touches: Vec::new(),
         }
     }
 

@@ -28,6 +28,10 @@ pub const NOT_MOCKABLE: &str = "trait not mockable";
 /// Skip reason: a mock would have to return a value carve cannot write, or a mocked call did
 /// not return.
 pub const MOCK_UNREPLAYABLE: &str = "mock not replayable";
+/// Skip reason: the call, or code it runs for real in the test, read what a test cannot
+/// control (the clock, randomness, the environment, files, the network...) outside any trait
+/// that a mock could stand in for.
+pub const UNTESTABLE: &str = "untestable";
 
 /// A mock object a test sets up, with what it expects, in the order to write them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -274,6 +278,9 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         Outcome::Panicked { message } => Some(message.as_deref()),
         Outcome::Unwound | Outcome::Unfinished => return Err(DID_NOT_RETURN),
     };
+    if !call.touches.is_empty() {
+        return Err(UNTESTABLE);
+    }
     let api = &target.api;
     let mut b = Builder::default();
     let mut args_values: Vec<&carve_storage::Arg> = call.args.iter().collect();
@@ -500,7 +507,7 @@ fn replayable<'t>(
         return None;
     }
     let (after, pre) = (step.after("self")?, step.arg("self")?);
-    if has_trait_calls(cx, step.id) {
+    if has_trait_calls(cx, step.id) || reads_world(cx, step) {
         return None;
     }
     let others: Vec<&carve_storage::Arg> = step.args.iter().filter(|a| a.name != "self").collect();
@@ -691,7 +698,7 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
         return None;
     };
-    if c.api.has_receiver || c.self_type.as_deref() != Some(type_path) {
+    if c.api.has_receiver || c.self_type.as_deref() != Some(type_path) || reads_world(cx, ctor) {
         return None;
     }
     returned_struct(cx, ctor.ret.as_ref()?, &c.call_path).map(|(state, _)| state)
@@ -791,6 +798,31 @@ fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
     crate::plan::trait_of_impl(&info.path)
 }
 
+/// Whether `call`, or any call below it, read what a test cannot control.
+fn reads_world(cx: &Ctx, call: &Call) -> bool {
+    !call.touches.is_empty()
+        || cx
+            .children
+            .get(&Some(call.id))
+            .is_some_and(|kids| kids.iter().any(|&i| reads_world(cx, &cx.trace.calls[i])))
+}
+
+/// The first thing `call` or a call below it read that a test cannot control, and where:
+/// `clock: std::time::SystemTime::now in app::stamp`.
+pub fn world_read(cx: &Ctx, call: &Call) -> Option<String> {
+    if let Some(first) = call.touches.first() {
+        let function = cx
+            .trace
+            .function(call.function)
+            .map_or("?", |f| f.path.as_str());
+        return Some(format!("{first} in {function}"));
+    }
+    cx.children
+        .get(&Some(call.id))?
+        .iter()
+        .find_map(|&i| world_read(cx, &cx.trace.calls[i]))
+}
+
 fn has_trait_calls(cx: &Ctx, id: CallId) -> bool {
     cx.children.get(&Some(id)).is_some_and(|kids| {
         kids.iter().any(|&i| {
@@ -815,6 +847,10 @@ fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'stati
             b.find_dep(&trait_path, addr).map(|d| (d, trait_path))
         });
         let Some((d, trait_path)) = dep else {
+            // Runs for real in the test.
+            if !call.touches.is_empty() {
+                return Err(UNTESTABLE);
+            }
             interactions(cx, b, call.id)?;
             continue;
         };
@@ -1135,6 +1171,7 @@ mod tests {
                 ret,
                 after: after.into_iter().map(arg).collect(),
                 objects: Vec::new(),
+                touches: Vec::new(),
             });
         }
         Trace {

@@ -181,6 +181,7 @@ fn trace(dir: &Path) -> Trace {
             ret,
             after: Vec::new(),
             objects: Vec::new(),
+            touches: Vec::new(),
         });
     };
     let returned = Outcome::Returned;

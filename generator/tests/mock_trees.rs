@@ -122,6 +122,7 @@ impl Builder {
             ret,
             after: vec![],
             objects: vec![],
+            touches: Vec::new(),
         });
         id
     }

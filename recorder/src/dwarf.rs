@@ -254,6 +254,11 @@ impl DebugInfo {
         self.symbols.get(name).map(|a| FileAddr(*a))
     }
 
+    /// Every ELF text symbol: demangled name (without hash) and address.
+    pub(crate) fn symbols(&self) -> impl Iterator<Item = (&str, FileAddr)> {
+        self.symbols.iter().map(|(n, a)| (n.as_str(), FileAddr(*a)))
+    }
+
     fn index(&mut self) -> Result<(), RecordError> {
         let mut headers = self.dwarf.units();
         let path = self.path.clone();

@@ -13,6 +13,7 @@ mod objects;
 mod panic_message;
 mod process;
 mod select;
+mod sources;
 mod stepping;
 mod tracer;
 mod types;
@@ -269,6 +270,7 @@ impl Recording {
                 .info
                 .symbol("std::panicking::begin_panic::<&str>"),
         };
+        let sources = sources::find(self.program.info.symbols());
         let for_children = children.map(|_| traced.clone());
         let types = &self.program.info.types;
         let (entry, limits, depth) = (
@@ -318,6 +320,7 @@ impl Recording {
                 types,
                 traced,
                 panic_addrs,
+                sources,
                 entry,
                 limits,
                 sink,

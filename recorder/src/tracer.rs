@@ -3,6 +3,7 @@
 //! the frame's CFA, and the events they produce for a [`TraceSink`].
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use carve_storage::{
     Arg, CallEnd, CallId, CallStart, FunctionId, Outcome, ProcessExit, RunEnd, TraceEvent,
@@ -69,6 +70,8 @@ struct Breakpoint {
     panic: bool,
     /// Where a panic's message arrives, at the panic machinery's entry.
     panic_message: Option<MessageAt>,
+    /// A function reading what a test cannot control (`clock: std::time::SystemTime::now`).
+    source: Option<Arc<str>>,
     inserted: bool,
     /// How to get past it, worked out at its first hit.
     plan: Option<StepPlan>,
@@ -80,6 +83,7 @@ impl Breakpoint {
             || self.returns > 0
             || self.panic
             || self.panic_message.is_some()
+            || self.source.is_some()
             || self.retained
     }
 }
@@ -97,6 +101,8 @@ pub(crate) struct Frame {
     panic_seen: bool,
     /// The message of the first panic seen while this frame was live.
     panic_message: Option<String>,
+    /// Sources (see `sources.rs`) reached while this was the innermost recorded frame.
+    touches: Vec<Arc<str>>,
     /// `self` and `&mut` arguments: (parameter name, pointee type, address), re-read on return.
     effects: Vec<(String, TypeId, u64)>,
 }
@@ -222,6 +228,10 @@ pub(crate) struct PanicHooks {
     pub message_str: Option<FileAddr>,
 }
 
+fn labels(touches: &[Arc<str>]) -> Vec<String> {
+    touches.iter().map(|t| t.to_string()).collect()
+}
+
 /// How the run went, for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordSummary {
@@ -237,6 +247,7 @@ impl<'a> Tracer<'a> {
         types: &'a TypeTable,
         functions: Vec<Traced>,
         panic: PanicHooks,
+        sources: Vec<crate::sources::Source>,
         scratch: FileAddr,
         limits: Limits,
         sink: &'a mut dyn TraceSink,
@@ -272,6 +283,11 @@ impl<'a> Tracer<'a> {
                 tracer.breakpoints.entry(addr).or_default().panic_message = Some(kind);
                 tracer.insert(addr)?;
             }
+        }
+        for source in sources {
+            let addr = bias.relocate(source.addr).0;
+            tracer.breakpoints.entry(addr).or_default().source = Some(source.label.into());
+            tracer.insert(addr)?;
         }
         ptrace::setoptions(pid, TRACE_OPTIONS).map_err(|source| RecordError::Ptrace {
             op: "SETOPTIONS",
@@ -672,6 +688,7 @@ impl<'a> Tracer<'a> {
         };
         let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
         let message_hook = bp.panic_message;
+        let source = bp.source.clone();
         if returns == 0 && bp.retained {
             // Reached with no frame returning here: this site is not worth a stop any more.
             if let Some(bp) = self.breakpoints.get_mut(&pc) {
@@ -708,6 +725,18 @@ impl<'a> Tracer<'a> {
             if let Some(t) = self.threads.get_mut(&tid) {
                 for f in &mut t.stack {
                     f.panic_seen = true;
+                }
+            }
+        }
+        if let Some(label) = source {
+            // Charged to the innermost recorded call: the code the test would run for it.
+            let frame = self
+                .threads
+                .get_mut(&tid)
+                .and_then(|t| t.stack.iter_mut().rev().find(|f| f.call.is_some()));
+            if let Some(f) = frame {
+                if !f.touches.contains(&label) {
+                    f.touches.push(label);
                 }
             }
         }
@@ -1040,6 +1069,7 @@ impl<'a> Tracer<'a> {
                 return_addr,
                 panic_seen: false,
                 panic_message: None,
+                touches: Vec::new(),
                 effects: Vec::new(),
             });
             let bp = self.breakpoints.entry(return_addr).or_default();
@@ -1120,6 +1150,7 @@ impl<'a> Tracer<'a> {
             return_addr,
             panic_seen: false,
             panic_message: None,
+            touches: Vec::new(),
             effects,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
@@ -1223,6 +1254,7 @@ impl<'a> Tracer<'a> {
             outcome: Outcome::Returned,
             ret,
             after,
+            touches: labels(&frame.touches),
         }));
         Ok(())
     }
@@ -1270,6 +1302,7 @@ impl<'a> Tracer<'a> {
                 outcome: Outcome::Returned,
                 ret,
                 after: Vec::new(),
+                touches: Vec::new(),
             }));
         }
         // The post-prologue instruction never runs: no step over the breakpoint is needed.
@@ -1345,6 +1378,7 @@ impl<'a> Tracer<'a> {
             outcome,
             ret: None,
             after: Vec::new(),
+            touches: labels(&frame.touches),
         }));
     }
 

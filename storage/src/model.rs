@@ -422,6 +422,11 @@ pub struct CallEnd {
     /// whose reference target is the state before the call.
     #[serde(default)]
     pub after: Vec<Arg>,
+    /// What the call itself (or code it ran that was not recorded) read that a test cannot
+    /// control: `clock: std::time::SystemTime::now`, `env: std::env::var`... Calls it made
+    /// that were recorded have their own list.
+    #[serde(default)]
+    pub touches: Vec<String>,
 }
 
 /// Everything the recorder reports, in the order it happened.
@@ -472,6 +477,9 @@ pub struct Call {
     /// The objects `self` and reference arguments referred to.
     #[serde(default)]
     pub objects: Vec<ArgObject>,
+    /// What it read that a test cannot control, itself (see [`CallEnd::touches`]).
+    #[serde(default)]
+    pub touches: Vec<String>,
 }
 
 impl Call {

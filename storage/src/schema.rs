@@ -105,6 +105,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE calls ADD COLUMN objects TEXT;
     "#,
+    // 4: what a call read that a test cannot control (the clock, the environment, files, the
+    // network...): JSON list of `kind: function`; NULL when nothing (and before this version).
+    r#"
+    ALTER TABLE calls ADD COLUMN touches TEXT;
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

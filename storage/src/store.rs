@@ -195,7 +195,8 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT id, parent_id, function_id, thread, depth, args, outcome_kind, \
-                 panic_message, ret, after_args, objects FROM calls WHERE run_id = ?1 ORDER BY id",
+                 panic_message, ret, after_args, objects, touches FROM calls \
+                 WHERE run_id = ?1 ORDER BY id",
             )
             .map_err(|source| StorageError::Sql {
                 context: context(),
@@ -288,6 +289,7 @@ fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
     let ret: Option<String> = row.get(8)?;
     let after: Option<String> = row.get(9)?;
     let objects: Option<String> = row.get(10)?;
+    let touches: Option<String> = row.get(11)?;
     let outcome =
         codec::outcome_from_columns(outcome_kind.as_deref(), panic_message).ok_or_else(|| {
             StorageError::InvalidRow {
@@ -317,6 +319,12 @@ fn call_from_row(row: &Row<'_>, run: RunId) -> Result<Call, RowError> {
         objects: match objects {
             Some(json) => {
                 decode::<Vec<ArgObject>>(&json, || format!("objects of call {id} in run {run}"))?
+            }
+            None => Vec::new(),
+        },
+        touches: match touches {
+            Some(json) => {
+                decode::<Vec<String>>(&json, || format!("what call {id} in run {run} read"))?
             }
             None => Vec::new(),
         },

@@ -46,8 +46,8 @@ const INSERT_CALL: &str = "INSERT INTO calls \
 const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
     (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
 const END_CALL: &str =
-    "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6 \
-    WHERE run_id = ?1 AND id = ?2";
+    "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6, \
+    touches = ?7 WHERE run_id = ?1 AND id = ?2";
 const THREAD_STARTED: &str = "INSERT INTO threads (run_id, tid, started) VALUES (?1, ?2, 1) \
     ON CONFLICT (run_id, tid) DO UPDATE SET started = 1";
 const THREAD_EXITED: &str = "INSERT INTO threads (run_id, tid, exited) VALUES (?1, ?2, 1) \
@@ -310,6 +310,11 @@ impl EventWriter {
         } else {
             Some(codec::to_json(&end.after, "state after the call")?)
         };
+        let touches = if end.touches.is_empty() {
+            None
+        } else {
+            Some(codec::to_json(&end.touches, "what the call read")?)
+        };
         let (kind, message) = codec::outcome_to_columns(&end.outcome);
         let error = self.sql_error(|| format!("storing the end of call {}", end.call));
         let updated = self
@@ -323,6 +328,7 @@ impl EventWriter {
                     message,
                     ret,
                     after,
+                    touches,
                 ])
             })
             .map_err(error)?;

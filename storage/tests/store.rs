@@ -67,6 +67,7 @@ fn end(call: u64, outcome: Outcome, ret: Option<Value>) -> TraceEvent {
         outcome,
         ret,
         after: Vec::new(),
+        touches: Vec::new(),
     })
 }
 
