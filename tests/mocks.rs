@@ -90,7 +90,9 @@ fn dao_tests_replay_the_connection_statement_rows_tree_and_catch_a_changed_query
         "fn prepare(&self, sql: &str) -> Box<dyn dao::Statement>;",
         ".with(eq(\"SELECT name, occupation FROM people WHERE name = ?\"))",
         ".return_once(move |_| Box::new(mock_statement));",
-        "mock_statement.expect_query().times(1).return_once(move || Box::new(mock_rows));",
+        // bind(&mut self) changes the statement: bind, then query, in that order.
+        "let mut seq_statement = Sequence::new();",
+        ".in_sequence(&mut seq_statement)\n        .return_once(move || Box::new(mock_rows));",
         ".with(eq(1usize), eq(\"Gandhi\"))",
         "let data_access_object = dao::DataAccessObject::new(Box::new(mock_conn));",
         "assert_eq!(result, Err(dao::DaoError::NotFound(String::from(\"Nobody\"))));",
@@ -121,4 +123,19 @@ fn dao_tests_replay_the_connection_statement_rows_tree_and_catch_a_changed_query
         "the failure names the mock and the new SQL: {out}"
     );
     assert!(out.contains("No matching expectation found"), "{out}");
+
+    // The same calls in another order: querying before binding is a different behaviour.
+    edit(
+        &dir.join("src/lib.rs"),
+        "\"SELECT name FROM people WHERE name = ?\"",
+        "\"SELECT name, occupation FROM people WHERE name = ?\"",
+    );
+    edit(
+        &dir.join("src/lib.rs"),
+        "stmt.bind(1, name);\n        let mut rows = stmt.query();",
+        "let mut rows = stmt.query();\n        stmt.bind(1, name);",
+    );
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "querying before binding must fail a test: {out}");
+    assert!(out.contains("Method sequence violation"), "{out}");
 }

@@ -42,6 +42,9 @@ pub struct MockSetup {
     pub mock_type: String,
     /// Needs `let mut` (it has expectations).
     pub mutable: bool,
+    /// `seq_statement`: the `Sequence` its expectations are checked in, when their order is
+    /// part of the behaviour (see [`mock_setups`]).
+    pub sequence: Option<String>,
     pub expectations: Vec<Expectation>,
 }
 
@@ -1020,19 +1023,30 @@ fn mock_setups(
                 returns: returns.clone(),
             });
         }
-        // The order matters when one method answers more than once.
+        // The order matters when one method answers more than once, and when the dependency
+        // has state the calls change (`bind(&mut self)` before `query()`). Each mock gets its
+        // own sequence: a child mock is set up before the parent returning it, so one shared
+        // sequence would demand the child's calls first.
         let mut methods = BTreeSet::new();
         let repeated = expectations
             .iter()
             .any(|e| !methods.insert(e.method.clone()));
-        if repeated {
+        let stateful = tr
+            .methods
+            .iter()
+            .any(|m| m.mut_receiver && methods.contains(&m.name));
+        let ordered = expectations.len() > 1 && (repeated || stateful);
+        if ordered {
             sequence = true;
             expectations.iter_mut().for_each(|e| e.in_sequence = true);
         }
+        let seq_var =
+            ordered.then(|| format!("seq_{}", dep.var.strip_prefix("mock_").unwrap_or(&dep.var)));
         setups.push(MockSetup {
             var: dep.var.clone(),
             mock_type,
             mutable: !expectations.is_empty(),
+            sequence: seq_var,
             expectations,
         });
     }
