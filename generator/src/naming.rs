@@ -220,6 +220,10 @@ pub struct NameParts {
     pub ret: Option<String>,
     /// The call panicked (`question_panics`).
     pub panics: bool,
+    /// What else the outcome depended on, for telling apart tests that call the same function
+    /// with the same arguments: a mock's first answer (`next_u32_returns_7`) or the receiver's
+    /// state (`pos_5`).
+    pub when: Option<String>,
 }
 
 impl NameParts {
@@ -243,6 +247,13 @@ impl NameParts {
                 format!("{}_{}_returns_{ret}", self.subject, self.args.join("_"))
             }
             _ => self.base(),
+        }
+    }
+
+    fn with_when(&self) -> String {
+        match &self.when {
+            Some(when) => format!("{}_when_{when}", self.with_args()),
+            None => self.with_args(),
         }
     }
 }
@@ -270,7 +281,7 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
     for b in &bases {
         *base_counts.entry(b).or_default() += 1;
     }
-    let wanted: Vec<String> = parts
+    let with_args: Vec<String> = parts
         .iter()
         .zip(&bases)
         .map(|(p, b)| {
@@ -278,6 +289,22 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
                 sanitize_ident(&p.with_args())
             } else {
                 b.clone()
+            }
+        })
+        .collect();
+    // Still the same name: say what else the outcome depended on.
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in &with_args {
+        *counts.entry(name).or_default() += 1;
+    }
+    let wanted: Vec<String> = parts
+        .iter()
+        .zip(&with_args)
+        .map(|(p, name)| {
+            if counts.get(name.as_str()).copied().unwrap_or(0) > 1 {
+                sanitize_ident(&p.with_when())
+            } else {
+                name.clone()
             }
         })
         .collect();
@@ -313,6 +340,7 @@ mod tests {
             subject: subject.to_string(),
             args: args.iter().map(|s| s.to_string()).collect(),
             ret: ret.map(str::to_string),
+            when: None,
         }
     }
 
@@ -421,6 +449,27 @@ mod tests {
                 "apply_returns_3",
                 "upper_a_returns_a",
                 "upper_a_returns_a_2",
+            ]
+        );
+    }
+
+    #[test]
+    fn names_still_clashing_say_what_else_the_outcome_depended_on() {
+        let when = |ret: &str, when: &str| NameParts {
+            when: Some(when.to_string()),
+            ..parts("roll", &[], Some(ret))
+        };
+        let names = test_names(&[
+            when("2", "next_u32_returns_7"),
+            when("2", "next_u32_returns_13"),
+            when("5", "next_u32_returns_4"),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "roll_returns_2_when_next_u32_returns_7",
+                "roll_returns_2_when_next_u32_returns_13",
+                "roll_returns_5",
             ]
         );
     }

@@ -137,6 +137,8 @@ struct Dep {
 
 #[derive(Default)]
 struct Builder {
+    /// The first value a mock answers with, as a name slug (`next_u32_returns_7`).
+    first_answer: Option<String>,
     deps: Vec<Dep>,
     vars: BTreeSet<String>,
     setup: Vec<Binding>,
@@ -289,11 +291,13 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     let mut args_values: Vec<&carve_storage::Arg> = call.args.iter().collect();
     let mut callee = target.call_path.clone();
     let mut receiver_var = None;
+    let mut receiver_state = None;
     if api.has_receiver {
         let Some(pos) = args_values.iter().position(|a| a.name == "self") else {
             return Err(UNDECODED);
         };
         let self_arg = args_values.remove(pos);
+        receiver_state = state_slug(strip_ref(&self_arg.value));
         let Some(self_type) = target.self_type.as_deref() else {
             return Err(UNSUPPORTED_TYPE);
         };
@@ -449,8 +453,24 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         subject,
         args: arg_slugs,
         ret: ret_slug,
+        when: b.first_answer.clone().or(receiver_state),
     };
     Ok((body, name))
+}
+
+/// `src_1_2_pos_5`: the receiver's first two scalar or string fields, naming a test apart from
+/// others that call the same method with the same arguments on another state.
+fn state_slug(state: &Value) -> Option<String> {
+    let Value::Struct { fields, .. } = state else {
+        return None;
+    };
+    let parts: Vec<String> = fields
+        .iter()
+        .filter(|f| f.value.is_scalar_or_string())
+        .take(2)
+        .map(|f| format!("{}_{}", f.name, naming::value_slug(&f.value)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("_"))
 }
 
 /// `&mock_a`, `&mut mock_a` or `Box::new(mock_a)` for a parameter of recorded type `ty`.
@@ -906,6 +926,13 @@ fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'stati
                         .map_err(|_| MOCK_UNREPLAYABLE)?;
                     if matches!(decl, DeclType::Ref { .. }) {
                         return Err(MOCK_UNREPLAYABLE);
+                    }
+                    if b.first_answer.is_none() {
+                        b.first_answer = Some(format!(
+                            "{}_returns_{}",
+                            method.name,
+                            naming::value_slug(value)
+                        ));
                     }
                     Returns::Const { expr }
                 }
