@@ -1410,18 +1410,25 @@ mod tests {
         assert_eq!(plan.summary.skipped.get(NEEDS_MOCKALL), Some(&2));
     }
 
-    #[test]
-    fn a_receiver_whose_state_came_from_earlier_calls_is_rebuilt_by_replaying_them() {
-        let (_tmp, api) = crate_with("");
-        let wallet = |c| strukt("mk::Wallet", vec![("cents", i64v(c))]);
-        let some = |v| Value::Enum {
+    fn wallet(cents: i128) -> Value {
+        strukt("mk::Wallet", vec![("cents", i64v(cents))])
+    }
+
+    /// `Some(wallet)`, as `Wallet::open` returns it.
+    fn some(wallet: Value) -> Value {
+        Value::Enum {
             ty: "core::option::Option<mk::Wallet>".into(),
             variant: "Some".into(),
             fields: vec![Field {
                 name: "__0".into(),
-                value: v,
+                value: wallet,
             }],
-        };
+        }
+    }
+
+    #[test]
+    fn a_receiver_whose_state_came_from_earlier_calls_is_rebuilt_by_replaying_them() {
+        let (_tmp, api) = crate_with("");
         let t = trace(vec![
             (
                 1,
@@ -1499,15 +1506,6 @@ mod tests {
     #[test]
     fn a_state_only_an_unfinished_call_had_is_reached_through_recorded_changes_and_checked() {
         let (_tmp, api) = crate_with("");
-        let wallet = |c| strukt("mk::Wallet", vec![("cents", i64v(c))]);
-        let some = |v| Value::Enum {
-            ty: "core::option::Option<mk::Wallet>".into(),
-            variant: "Some".into(),
-            fields: vec![Field {
-                name: "__0".into(),
-                value: v,
-            }],
-        };
         // No completed call left a wallet holding 6: the add(1) starting there began while
         // its wallet was being changed by code carve did not see finish.
         let t = trace(vec![
