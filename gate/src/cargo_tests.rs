@@ -1,7 +1,9 @@
 //! `carve gate --tests`: the output of `cargo test` on carved tests, summarised per function so
 //! it reads like a trace comparison (which recorded call no longer behaves).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+
+use carve_generator::libtest;
 
 use crate::compare::module_of;
 use crate::report::{Divergence, DivergenceKind, Group, Mode, Report, Summary};
@@ -21,16 +23,6 @@ struct CarvedTest {
     function: String,
 }
 
-/// What a failed test printed.
-#[derive(Debug, Clone, Default)]
-struct Failure {
-    /// File stem from the panic location, when it was a carved file.
-    file: Option<String>,
-    message: String,
-    left: Option<String>,
-    right: Option<String>,
-}
-
 /// Summarises a `cargo test` run of carved tests: `output` is what cargo printed (stdout and
 /// stderr), `files` the carved test files, `succeeded` cargo's status. One group per tested
 /// function; every failing test is a divergence whose values are the assertion's `right`
@@ -42,8 +34,8 @@ pub fn summarise_tests(
     succeeded: bool,
 ) -> Report {
     let tests: Vec<CarvedTest> = files.iter().flat_map(carved_tests).collect();
-    let results = test_results(output);
-    let failures = failure_blocks(output);
+    let results = libtest::results(output);
+    let failures = libtest::failures(output);
 
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -238,99 +230,10 @@ fn fallback(stem: &str, test: &str) -> String {
     format!("{module}::{function}")
 }
 
-/// `test NAME ... ok` / `... FAILED` lines: name → passed.
-fn test_results(output: &str) -> BTreeMap<String, bool> {
-    let mut results = BTreeMap::new();
-    for line in output.lines() {
-        let Some(rest) = line.strip_prefix("test ") else {
-            continue;
-        };
-        let Some((name, status)) = rest.rsplit_once(" ... ") else {
-            continue;
-        };
-        let passed = match status.trim() {
-            "ok" => true,
-            s if s.starts_with("FAILED") => false,
-            _ => continue,
-        };
-        // A name failing in one file and passing in another stays failed.
-        let entry = results.entry(name.trim().to_string()).or_insert(passed);
-        *entry &= passed;
-    }
-    results
-}
-
-/// The `---- NAME stdout ----` blocks: test name → what each failure printed.
-fn failure_blocks(output: &str) -> HashMap<String, Vec<Failure>> {
-    let mut blocks: HashMap<String, Vec<Failure>> = HashMap::new();
-    let mut current: Option<(String, Vec<&str>)> = None;
-    let mut close = |current: &mut Option<(String, Vec<&str>)>| {
-        if let Some((name, lines)) = current.take() {
-            blocks.entry(name).or_default().push(parse_failure(&lines));
-        }
-    };
-    for line in output.lines() {
-        if let Some(name) = line
-            .strip_prefix("---- ")
-            .and_then(|r| r.strip_suffix(" stdout ----"))
-        {
-            close(&mut current);
-            current = Some((name.trim().to_string(), Vec::new()));
-        } else if line == "failures:" || line.starts_with("test result:") {
-            close(&mut current);
-        } else if let Some((_, lines)) = current.as_mut() {
-            lines.push(line);
-        }
-    }
-    close(&mut current);
-    blocks
-}
-
-fn parse_failure(lines: &[&str]) -> Failure {
-    let mut failure = Failure::default();
-    let mut message: Vec<&str> = Vec::new();
-    let mut in_message = false;
-    for line in lines {
-        if let Some(at) = line
-            .split_once("panicked at ")
-            .map(|(_, at)| at.trim_end_matches(':'))
-        {
-            failure.file = at
-                .split(':')
-                .next()
-                .and_then(|path| path.rsplit('/').next())
-                .and_then(|file| file.strip_suffix(".rs"))
-                .filter(|stem| stem.starts_with("carved_"))
-                .map(str::to_string);
-            in_message = true;
-            continue;
-        }
-        let trimmed = line.trim();
-        if let Some(v) = trimmed.strip_prefix("left:") {
-            failure.left = Some(v.trim().to_string());
-        } else if let Some(v) = trimmed.strip_prefix("right:") {
-            failure.right = Some(v.trim().to_string());
-        } else if trimmed.starts_with("note:")
-            || trimmed.starts_with("stack backtrace:")
-            || trimmed.is_empty()
-        {
-            in_message = false;
-        } else if in_message {
-            message.push(trimmed);
-        }
-    }
-    failure.message = message.join(" ");
-    failure
-}
-
 /// The first `error` line cargo printed, for a run that failed before any test did.
 fn first_error(output: &str) -> String {
-    output
-        .lines()
-        .find(|l| l.trim_start().starts_with("error"))
-        .unwrap_or("cargo test failed before running the carved tests")
-        .trim()
-        .to_string()
+    libtest::first_error(output)
+        .unwrap_or_else(|| "cargo test failed before running the carved tests".to_string())
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 mod api;
 mod debug_repr;
 mod error;
+pub mod libtest;
 mod literal;
 mod naming;
 mod plan;

@@ -3,6 +3,7 @@
 //! the recorded version). What was taken out, and why, goes to `carved_quarantine.md`.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::GenerateError;
+use crate::libtest;
 
 /// How to verify.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +101,29 @@ fn run_once(
             ),
             source: Some(source),
         })?;
+    // Read both pipes while waiting: a run printing more than a pipe holds would otherwise
+    // block on its write and never exit.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
     loop {
         match child.try_wait() {
@@ -121,64 +146,24 @@ fn run_once(
             }
         }
     }
-    let output = child
-        .wait_with_output()
-        .map_err(|source| GenerateError::Verify {
-            what: format!("reading the output of cargo test --test {stem}"),
-            source: Some(source),
-        })?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
     if !stdout.lines().any(|l| l.starts_with("test result:")) {
-        let error = stderr
-            .lines()
-            .find(|l| l.starts_with("error"))
-            .unwrap_or("cargo test ended without running it")
-            .to_string();
+        let error = libtest::first_error(&stderr)
+            .unwrap_or_else(|| "cargo test ended without running it".to_string());
         runs.compile_error = Some(error);
         return Ok(());
     }
-    for failed in failed_tests(&stdout) {
-        let message = failure_message(&stdout, &failed);
+    let failures = libtest::failures(&stdout);
+    for failed in libtest::failed(&stdout) {
+        let message = failures
+            .get(&failed)
+            .and_then(|f| f.first())
+            .map_or_else(|| "(no message)".to_string(), |f| f.summary());
         let entry = runs.failed.entry(failed).or_insert((0, message));
         entry.0 += 1;
     }
     Ok(())
-}
-
-/// Names of the tests libtest reported as failed.
-fn failed_tests(stdout: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("test "))
-        .filter_map(|l| l.strip_suffix(" ... FAILED"))
-        .map(str::to_string)
-        .collect()
-}
-
-/// The first lines of what a failed test printed (its panic message).
-fn failure_message(stdout: &str, test: &str) -> String {
-    let header = format!("---- {test} stdout ----");
-    let lines = stdout
-        .lines()
-        .skip_while(|l| *l != header)
-        .skip(1)
-        .skip_while(|l| l.trim().is_empty());
-    let mut message = Vec::new();
-    for line in lines {
-        if line.is_empty() || line.starts_with("note:") || line.starts_with("----") {
-            break;
-        }
-        message.push(line.trim());
-        if message.len() == 4 {
-            break;
-        }
-    }
-    if message.is_empty() {
-        "(no message)".to_string()
-    } else {
-        message.join(" ")
-    }
 }
 
 /// `carved_quarantine.md`: the tests verification took out and why.
@@ -204,41 +189,6 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const OUTPUT: &str = "
-running 3 tests
-test add_returns_5 ... ok
-test sub_returns_1 ... FAILED
-test mul_returns_6 ... ok
-
-failures:
-
----- sub_returns_1 stdout ----
-
-thread 'sub_returns_1' panicked at tests/carved_calc.rs:12:5:
-assertion `left == right` failed
-  left: 2
- right: 1
-note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
-
-failures:
-    sub_returns_1
-
-test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
-";
-
-    #[test]
-    fn failed_tests_are_read_from_libtest_output() {
-        assert_eq!(failed_tests(OUTPUT), ["sub_returns_1"]);
-    }
-
-    #[test]
-    fn a_failure_message_is_the_panic_with_its_values() {
-        assert_eq!(
-            failure_message(OUTPUT, "sub_returns_1"),
-            "thread 'sub_returns_1' panicked at tests/carved_calc.rs:12:5: assertion `left == right` failed left: 2 right: 1"
-        );
-    }
 
     #[test]
     fn the_quarantine_report_lists_each_test_with_its_reason() {
