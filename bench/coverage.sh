@@ -16,7 +16,7 @@ if [[ -z "${CARVE:-}" ]]; then
     CARVE=$TARGET/release/carve
 fi
 FIXTURES=("$@")
-[[ ${#FIXTURES[@]} -gt 0 ]] || FIXTURES=(abc dao mouse dice ping expr account versioned_set threads returns)
+[[ ${#FIXTURES[@]} -gt 0 ]] || FIXTURES=(abc dao mouse dice ping expr account versioned_set threads returns catalog)
 
 WORK=$(mktemp -d -t carve-coverage-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

@@ -40,6 +40,18 @@ fn an_edit_is_caught(fixture: &str, file: &str, from: &str, to: &str, expect_tes
 }
 
 #[test]
+fn catalog_a_changed_sale_price_fails_the_sell_tests() {
+    // The shop's price source is a mock; its own arithmetic is what the tests pin.
+    an_edit_is_caught(
+        "catalog",
+        "src/lib.rs",
+        "Ok(price * qty)",
+        "Ok(price * qty + 1)",
+        "sell_",
+    );
+}
+
+#[test]
 fn dice_a_different_face_mapping_fails_the_face_tests() {
     an_edit_is_caught(
         "dice",

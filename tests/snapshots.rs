@@ -70,6 +70,12 @@ fn mouse_tests_are_pinned() {
     snapshot("mouse");
 }
 
+/// Mocks for a trait-bounded type parameter, `impl Trait`, `&P` and `Rc<dyn T>` arguments.
+#[test]
+fn catalog_tests_are_pinned() {
+    snapshot("catalog");
+}
+
 #[test]
 fn abc_tests_are_pinned() {
     snapshot("abc");

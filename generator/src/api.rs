@@ -104,6 +104,9 @@ pub struct TypeApi {
     pub public: bool,
     /// An impl with type or const parameters (`impl<T> Stack<T>`): callers would have to name them.
     pub generic: bool,
+    /// Some impl is generic in a way a test cannot fill in. Not so for type parameters with one
+    /// trait bound each (`impl<R: Repo> Service<R>`): mocks go in and the compiler infers them.
+    pub unmockable_generic: bool,
     pub functions: BTreeMap<String, FnApi>,
     /// A struct (not an enum, union or alias).
     pub is_struct: bool,
@@ -143,6 +146,9 @@ pub struct ParamApi {
     /// The binding's name, or `_` for patterns.
     pub name: String,
     pub ty: DeclType,
+    /// The trait a mock can stand in for: the one trait bound of a generic parameter (`repo: R`
+    /// with `R: Repo`, `&R`, `&mut R`) or of `impl Repo` (`crate::Repo` as a test writes it).
+    pub bound: Option<String>,
 }
 
 impl CrateApi {
@@ -291,7 +297,7 @@ impl CrateApi {
         for item in items {
             match item {
                 syn::Item::Fn(f) if !is_cfg_test(&f.attrs) => {
-                    let api = fn_api(&f.vis, &f.sig, &[]);
+                    let api = fn_api(&f.vis, &f.sig, &[], &BTreeMap::new(), &scope);
                     module.functions.insert(api.name.clone(), api);
                 }
                 syn::Item::Struct(s) => {
@@ -345,7 +351,7 @@ impl CrateApi {
                     }
                 }
                 syn::Item::Impl(imp) if imp.trait_.is_none() && !is_cfg_test(&imp.attrs) => {
-                    add_inherent_impl(&mut module, imp);
+                    add_inherent_impl(&mut module, imp, &scope);
                 }
                 syn::Item::Mod(m) if !is_cfg_test(&m.attrs) => children.push(m),
                 _ => {}
@@ -467,7 +473,7 @@ fn declare_type(module: &mut ModuleApi, ident: &syn::Ident, vis: &syn::Visibilit
     entry.public = matches!(vis, syn::Visibility::Public(_));
 }
 
-fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
+fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl, scope: &Scope) {
     let syn::Type::Path(self_ty) = imp.self_ty.as_ref() else {
         return;
     };
@@ -491,17 +497,39 @@ fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
         syn::PathArguments::Parenthesized(_) => true,
     };
     let generic = !impl_generics.is_empty() || has_const_params(&imp.generics) || type_arguments;
+    let impl_bounds = trait_bounds(&imp.generics, scope);
+    // `impl<R: Repo> Service<R>`: the type's arguments are the impl's parameters, each with
+    // one trait bound.
+    let arguments_are_params = match &segment.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter(|arg| !matches!(arg, syn::GenericArgument::Lifetime(_)))
+            .map(|arg| match arg {
+                syn::GenericArgument::Type(syn::Type::Path(p)) => {
+                    p.path.get_ident().map(|i| i.to_string())
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .is_some_and(|args| args == impl_generics),
+        _ => impl_generics.is_empty(),
+    };
+    let mockable = !has_const_params(&imp.generics)
+        && arguments_are_params
+        && impl_generics.iter().all(|g| impl_bounds.contains_key(g));
     let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
         name,
         ..TypeApi::default()
     });
     entry.generic |= generic;
+    entry.unmockable_generic |= generic && !mockable;
     for item in &imp.items {
         if let syn::ImplItem::Fn(f) = item {
             if is_cfg_test(&f.attrs) {
                 continue;
             }
-            let api = fn_api(&f.vis, &f.sig, &impl_generics);
+            let api = fn_api(&f.vis, &f.sig, &impl_generics, &impl_bounds, scope);
             entry.functions.insert(api.name.clone(), api);
         }
     }
@@ -525,10 +553,99 @@ fn has_const_params(generics: &syn::Generics) -> bool {
         .any(|p| matches!(p, syn::GenericParam::Const(_)))
 }
 
-fn fn_api(vis: &syn::Visibility, sig: &syn::Signature, outer_generics: &[String]) -> FnApi {
+/// Type parameters with exactly one trait bound that is not a marker (`R: Repo`,
+/// `where R: Repo + Send`), and the bound as a test writes it.
+fn trait_bounds(generics: &syn::Generics, scope: &Scope) -> BTreeMap<String, String> {
+    let mut all: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut add =
+        |param: String,
+         bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::token::Plus>| {
+            let entry = all.entry(param).or_default();
+            entry.extend(bounds.iter().filter_map(|b| bound_path(b, scope)));
+        };
+    for p in &generics.params {
+        if let syn::GenericParam::Type(t) = p {
+            add(t.ident.to_string(), &t.bounds);
+        }
+    }
+    if let Some(w) = &generics.where_clause {
+        for pred in &w.predicates {
+            if let syn::WherePredicate::Type(pt) = pred {
+                if let syn::Type::Path(p) = &pt.bounded_ty {
+                    if let Some(ident) = p.path.get_ident() {
+                        add(ident.to_string(), &pt.bounds);
+                    }
+                }
+            }
+        }
+    }
+    all.into_iter()
+        .filter_map(|(param, bounds)| match bounds.as_slice() {
+            [one] => Some((param, one.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A trait bound's path as a test writes it (`crate::Repo` → `app::Repo`); `None` for lifetimes,
+/// `?Sized` and the auto traits a mock has anyway (`Send`, `Sync`, `Unpin`).
+fn bound_path(bound: &syn::TypeParamBound, scope: &Scope) -> Option<String> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    if t.maybe.is_some() {
+        return None;
+    }
+    let mut path = t.path.clone();
+    let last = path.segments.last()?.ident.to_string();
+    if matches!(last.as_str(), "Send" | "Sync" | "Unpin" | "Sized") {
+        return None;
+    }
+    Qualify(scope).visit_path_mut(&mut path);
+    Some(
+        path.segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect::<Vec<_>>()
+            .join("::"),
+    )
+}
+
+/// The mockable trait of a parameter typed `R`, `&R`, `&mut R` (bounded) or `impl Trait`.
+fn param_bound(ty: &syn::Type, bounds: &BTreeMap<String, String>, scope: &Scope) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => param_bound(&r.elem, bounds, scope),
+        syn::Type::Paren(p) => param_bound(&p.elem, bounds, scope),
+        syn::Type::Path(p) => bounds.get(&p.path.get_ident()?.to_string()).cloned(),
+        syn::Type::ImplTrait(i) => {
+            let paths: Vec<String> = i
+                .bounds
+                .iter()
+                .filter_map(|b| bound_path(b, scope))
+                .collect();
+            match paths.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn fn_api(
+    vis: &syn::Visibility,
+    sig: &syn::Signature,
+    outer_generics: &[String],
+    outer_bounds: &BTreeMap<String, String>,
+    scope: &Scope,
+) -> FnApi {
     let mut generics = type_params(&sig.generics);
     let own_generics = generics.clone();
     generics.extend(outer_generics.iter().cloned());
+    let mut bounds = trait_bounds(&sig.generics, scope);
+    for (k, v) in outer_bounds {
+        bounds.entry(k.clone()).or_insert_with(|| v.clone());
+    }
     let mut has_receiver = false;
     let mut mut_receiver = false;
     let mut params = Vec::new();
@@ -546,6 +663,7 @@ fn fn_api(vis: &syn::Visibility, sig: &syn::Signature, outer_generics: &[String]
                 params.push(ParamApi {
                     name,
                     ty: DeclType::from_syn(&pt.ty, &generics),
+                    bound: param_bound(&pt.ty, &bounds, scope),
                 });
             }
         }
@@ -753,7 +871,13 @@ fn trait_api(t: &syn::ItemTrait, scope: &Scope) -> TraitApi {
                 if !plain {
                     api.blocker.get_or_insert("pattern parameters");
                 }
-                let fn_info = fn_api(&syn::Visibility::Inherited, &sig, &[]);
+                let fn_info = fn_api(
+                    &syn::Visibility::Inherited,
+                    &sig,
+                    &[],
+                    &BTreeMap::new(),
+                    scope,
+                );
                 let ret_written = match &sig.output {
                     syn::ReturnType::Default => "()".to_string(),
                     syn::ReturnType::Type(_, ty) => type_source(ty),
@@ -980,6 +1104,45 @@ mod tests {
         let path = dir.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_parameter_with_one_trait_bound_names_the_trait_a_mock_stands_in_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "Cargo.toml", "[package]\nname = \"shop\"\n");
+        write(
+            dir,
+            "src/lib.rs",
+            "pub trait Prices { fn price(&self) -> u32; }\n\
+             pub struct Shop<P: Prices> { p: P }\n\
+             impl<P: Prices> Shop<P> { pub fn new(p: P) -> Self { Shop { p } } }\n\
+             pub struct Pair<A, B> { a: A, b: B }\n\
+             impl<A: Clone, B> Pair<A, B> { pub fn new(a: A, b: B) -> Self { Pair { a, b } } }\n\
+             pub fn quote(p: &impl Prices) -> u32 { p.price() }\n\
+             pub fn both<T>(p: &mut T) -> u32 where T: Prices + Send { p.price() }\n\
+             pub fn cloned<T: Prices + Clone>(p: T) -> u32 { p.price() }\n",
+        );
+        let api = CrateApi::load(dir).unwrap();
+        let root = api.module(&[]).unwrap();
+        let bound = |f: &FnApi| f.params[0].bound.clone();
+        assert_eq!(
+            bound(&root.functions["quote"]).as_deref(),
+            Some("shop::Prices")
+        );
+        assert_eq!(
+            bound(&root.functions["both"]).as_deref(),
+            Some("shop::Prices")
+        );
+        // Clone is a second bound a mock does not have.
+        assert_eq!(bound(&root.functions["cloned"]), None);
+        let shop = &root.types["Shop"];
+        assert!(shop.generic && !shop.unmockable_generic);
+        assert_eq!(
+            bound(&shop.functions["new"]).as_deref(),
+            Some("shop::Prices")
+        );
+        assert!(root.types["Pair"].unmockable_generic);
     }
 
     #[test]

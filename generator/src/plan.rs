@@ -585,7 +585,8 @@ fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi)
     if let Some(blocker) = f.blocker {
         return Target::Unsupported(blocker);
     }
-    if ty.is_some_and(|t| t.generic) {
+    // `impl<R: Repo> Service<R>` is callable: its parameters are filled in by mocks.
+    if ty.is_some_and(|t| t.unmockable_generic) {
         return Target::Unsupported("generic");
     }
     let mut call_path = vec![api.crate_name.clone()];

@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
 use serde::Serialize;
 
-use crate::api::{CrateApi, TraitApi};
+use crate::api::{CrateApi, ParamApi, TraitApi};
 use crate::debug_repr::debug_repr;
 use crate::literal::{self, DeclType, Position};
 use crate::naming::{self, NameParts};
@@ -323,6 +323,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     let mut object_args = Vec::new();
     for (arg, param) in args_values.iter().zip(&api.params) {
         arg_slugs.push(naming::value_slug(&arg.value));
+        if let Some(expr) = generic_dep(cx, &mut b, &arg.value, param) {
+            args.push(expr);
+            continue;
+        }
         if let Some((trait_path, addr)) = dyn_object(&arg.value) {
             let var = b.add_dep(trait_path, addr, &param.name);
             args.push(wrap_object(arg.value.type_name(), &var)?);
@@ -473,7 +477,25 @@ fn state_slug(state: &Value) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("_"))
 }
 
-/// `&mock_a`, `&mut mock_a` or `Box::new(mock_a)` for a parameter of recorded type `ty`.
+/// A parameter whose type is a trait-bounded generic (`repo: R`, `&R`, `&impl Repo`) is a
+/// dependency like a trait object: a mock of the bound goes in, as the parameter takes it.
+fn generic_dep(cx: &Ctx, b: &mut Builder, value: &Value, param: &ParamApi) -> Option<String> {
+    let trait_path = param.bound.as_ref()?;
+    mockable(cx.api, trait_path).ok()?;
+    let addr = match value {
+        Value::Ref { addr, .. } => *addr,
+        _ => 0,
+    };
+    let var = b.add_dep(trait_path.clone(), addr, &param.name);
+    Some(match &param.ty {
+        DeclType::Ref { mutable: true, .. } => format!("&mut {var}"),
+        DeclType::Ref { .. } => format!("&{var}"),
+        _ => var,
+    })
+}
+
+/// `&mock_a`, `&mut mock_a`, `Box::new(mock_a)` or `std::rc::Rc::new(mock_a)` for a parameter
+/// of recorded type `ty`.
 fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
     if ty.starts_with("&mut ") {
         Ok(format!("&mut {var}"))
@@ -481,6 +503,10 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
         Ok(format!("&{var}"))
     } else if ty.starts_with("alloc::boxed::Box<") {
         Ok(format!("Box::new({var})"))
+    } else if ty.starts_with("alloc::rc::Rc<") {
+        Ok(format!("std::rc::Rc::new({var})"))
+    } else if ty.starts_with("alloc::sync::Arc<") {
+        Ok(format!("std::sync::Arc::new({var})"))
     } else {
         Err(UNSUPPORTED_TYPE)
     }
@@ -513,12 +539,13 @@ fn rebuild(
 }
 
 /// A recorded call that can be replayed on an object of `type_path` in an arrange step: a
-/// returned `&mut self` method call with literal arguments and no dependency calls to mock.
-/// Gives `method(args)` and the object's state before and after.
+/// returned `&mut self` method call with literal arguments, and, unless `with_deps`, no
+/// dependency calls to mock. Gives `method(args)` and the object's state before and after.
 fn replayable<'t>(
     cx: &Ctx<'t>,
     step: &'t Call,
     type_path: &str,
+    with_deps: bool,
 ) -> Option<(String, &'t Value, &'t Value)> {
     if step.outcome != Outcome::Returned {
         return None;
@@ -530,7 +557,7 @@ fn replayable<'t>(
         return None;
     }
     let (after, pre) = (step.after("self")?, step.arg("self")?);
-    if has_trait_calls(cx, step.id) || reads_world(cx, step) {
+    if (!with_deps && has_trait_calls(cx, step.id)) || reads_world(cx, step) {
         return None;
     }
     let others: Vec<&carve_storage::Arg> = step.args.iter().filter(|a| a.name != "self").collect();
@@ -553,11 +580,29 @@ fn replayable<'t>(
     ))
 }
 
-/// Forgets the bindings and mocks added since `mark` (a failed attempt).
-fn undo(b: &mut Builder, mark: (usize, usize)) {
-    b.setup.truncate(mark.0);
-    for dep in b.deps.drain(mark.1..) {
+/// How far a test under construction had got: bindings, mocks, and each mock's expectations.
+struct Mark {
+    setup: usize,
+    deps: usize,
+    calls: Vec<usize>,
+}
+
+fn mark(b: &Builder) -> Mark {
+    Mark {
+        setup: b.setup.len(),
+        deps: b.deps.len(),
+        calls: b.deps.iter().map(|d| d.calls.len()).collect(),
+    }
+}
+
+/// Forgets the bindings, mocks and expectations added since `mark` (a failed attempt).
+fn undo(b: &mut Builder, mark: Mark) {
+    b.setup.truncate(mark.setup);
+    for dep in b.deps.drain(mark.deps..) {
         b.vars.remove(&dep.var);
+    }
+    for (dep, len) in b.deps.iter_mut().zip(mark.calls) {
+        dep.calls.truncate(len);
     }
 }
 
@@ -582,19 +627,20 @@ fn replay(
         if step.id >= before {
             continue;
         }
-        let Some((call_expr, pre, after)) = replayable(cx, step, type_path) else {
+        let Some((call_expr, pre, after)) = replayable(cx, step, type_path, true) else {
             continue;
         };
         if !same_state(after, state) || same_state(pre, state) {
             continue;
         }
-        let mark = (b.setup.len(), b.deps.len());
+        let at = mark(b);
         let rebuilt = match rebuild_directly(cx, b, pre, type_path, step.id, var, true) {
             Err(RECEIVER_NOT_REBUILT) => replay(cx, b, pre, type_path, step.id, var, replayed + 1),
             other => other,
         };
-        if rebuilt.is_err() {
-            undo(b, mark);
+        // What the replayed call asked of the mocks, they must answer in the test too.
+        if rebuilt.and_then(|()| interactions(cx, b, step.id)).is_err() {
+            undo(b, at);
             continue;
         }
         b.setup.push(Binding {
@@ -627,7 +673,7 @@ fn derive(
         .trace
         .calls
         .iter()
-        .filter_map(|c| replayable(cx, c, type_path))
+        .filter_map(|c| replayable(cx, c, type_path, false))
         .collect();
     steps.sort_by_key(|(expr, ..)| expr.len());
     let transitions: Vec<Transition> = steps
@@ -655,9 +701,9 @@ fn derive(
         }
     }
     let (start, path) = best.ok_or(RECEIVER_NOT_REBUILT)?;
-    let mark = (b.setup.len(), b.deps.len());
+    let at = mark(b);
     if let Err(e) = rebuild_directly(cx, b, start, type_path, before, var, true) {
-        undo(b, mark);
+        undo(b, at);
         return Err(e);
     }
     for i in path {
@@ -758,10 +804,6 @@ fn rebuild_directly(
         if !same_state(built, state) {
             continue;
         }
-        // The constructor must not itself use its dependencies.
-        if has_trait_calls(cx, ctor.id) {
-            continue;
-        }
         let mut built_dyns = Vec::new();
         dyn_addrs(built, &mut built_dyns);
         let to_state: HashMap<u64, u64> = built_dyns
@@ -769,10 +811,14 @@ fn rebuild_directly(
             .zip(&state_dyns)
             .map(|((_, from), (_, to))| (*from, *to))
             .collect();
-        let mark = b.deps.len();
+        let at = mark(b);
         let mut args = Vec::new();
         let mut ok = true;
         for (arg, param) in ctor.args.iter().zip(&c.api.params) {
+            if let Some(expr) = generic_dep(cx, b, &arg.value, param) {
+                args.push(expr);
+                continue;
+            }
             if let Some((trait_path, addr)) = dyn_object(&arg.value) {
                 let addr = to_state.get(&addr).copied().unwrap_or(addr);
                 let v = b.add_dep(trait_path, addr, &param.name);
@@ -789,10 +835,9 @@ fn rebuild_directly(
                 Err(_) => ok = false,
             }
         }
-        if !ok || ctor.args.len() != c.api.params.len() {
-            for dep in b.deps.drain(mark..) {
-                b.vars.remove(&dep.var);
-            }
+        // What the constructor itself asked of its dependencies, the mocks answer too.
+        if !ok || ctor.args.len() != c.api.params.len() || interactions(cx, b, ctor.id).is_err() {
+            undo(b, at);
             continue;
         }
         b.setup.push(Binding {

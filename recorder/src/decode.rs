@@ -418,7 +418,9 @@ impl Decoder<'_> {
             pointee: Some(inner),
         } = self.types.get(non_null.ty)?.kind
         else {
-            return None; // e.g. `Rc<dyn T>`, whose inner pointer is itself a trait object
+            // `Rc<dyn T>`: the inner pointer is itself a trait object.
+            let at = ptr.offset + non_null.offset;
+            return self.shared_dyn(name, non_null.ty, slice(bytes, at, 16)?, depth);
         };
         let value = self
             .types
@@ -436,6 +438,42 @@ impl Decoder<'_> {
             self.bytes_depth(value.ty, &[], depth + 1)
         } else {
             self.at_depth(value.ty, addr, depth + 1)
+        };
+        Some(Value::Ref {
+            ty: name.to_string(),
+            addr,
+            target: Box::new(target),
+        })
+    }
+
+    /// `Rc<dyn T>` / `Arc<dyn T>`: `fat` is the `{pointer, vtable}` of `*const RcInner<dyn T>`.
+    /// The concrete type comes from the vtable, and so does its alignment (the vtable's third
+    /// word), which places the value after the two counts.
+    fn shared_dyn(&self, name: &str, fat_ty: TypeId, fat: &[u8], depth: u32) -> Option<Value> {
+        let pointer = self.types.member(fat_ty, "pointer")?;
+        let vtable = self.types.member(fat_ty, "vtable")?;
+        let inner_addr = le_u64(slice(fat, pointer.offset, 8)?);
+        let vtable_addr = le_u64(slice(fat, vtable.offset, 8)?);
+        let concrete = self.types.vtable_type(RuntimeAddr(vtable_addr))?;
+        let mut word = [0u8; 8];
+        if !self.mem.read(vtable_addr.wrapping_add(16), &mut word) {
+            return None;
+        }
+        let align = u64::from_le_bytes(word);
+        if !align.is_power_of_two() || align > 4096 {
+            return None;
+        }
+        let addr = inner_addr.wrapping_add(16u64.next_multiple_of(align));
+        if inner_addr == 0 || depth >= self.limits.max_depth {
+            return Some(Value::Pointer {
+                ty: name.to_string(),
+                addr,
+            });
+        }
+        let target = if self.types.get(concrete)?.size == 0 {
+            self.bytes_depth(concrete, &[], depth + 1)
+        } else {
+            self.at_depth(concrete, addr, depth + 1)
         };
         Some(Value::Ref {
             ty: name.to_string(),
