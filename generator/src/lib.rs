@@ -55,35 +55,20 @@ pub struct GenerateOptions {
     pub plan: PlanOptions,
 }
 
-/// What `generate` did.
+/// What `generate` did: the plan's counts (flattened into the same JSON object) and what
+/// writing and verifying added.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// The files written, in order.
     pub files: Vec<PathBuf>,
-    /// Calls of public, reachable free or associated functions of the library.
-    pub in_scope: usize,
-    pub tests_written: usize,
-    /// In-scope calls covered by a written test.
-    pub calls_carved: usize,
-    /// In-scope calls without a test, by reason.
-    pub skipped: BTreeMap<String, usize>,
-    /// Calls of functions of the library that tests cannot reach.
-    pub private_calls: usize,
-    /// Calls of functions carve does not write tests for yet (trait impls, methods...), by kind.
-    pub unsupported: BTreeMap<String, usize>,
     pub crate_name: String,
-    /// Tests calling a method on a rebuilt receiver.
-    pub method_tests: usize,
-    /// Tests with at least one mock.
-    pub mock_tests: usize,
-    /// `mock!` blocks written.
-    pub mocks: usize,
+    /// Recorded calls by fate, after verification took out what failed.
+    #[serde(flatten)]
+    pub summary: Summary,
     /// What to add to the crate's manifest so the tests that need mocks can be written.
     pub missing_dev_dependency: Option<String>,
     /// How many times each carved test ran when verified (`None`: not verified).
     pub verified_runs: Option<u32>,
-    /// Every in-scope call that got no test, with its reason (`--format json` lists them).
-    pub skipped_calls: Vec<SkippedCall>,
     /// Tests verification took out, with the reason (listed in `carved_quarantine.md`).
     pub quarantined: Vec<Quarantined>,
 }
@@ -92,36 +77,40 @@ impl Report {
     /// `in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (undecoded 1, did
     /// not return 1); private: 5 calls`, plus what is not supported yet when there is any.
     pub fn summary_line(&self) -> String {
-        let skipped: usize = self.skipped.values().sum();
+        let skipped: usize = self.summary.skipped.values().sum();
         let mut line = format!(
             "in scope: {} calls; tests written: {} (covering {} calls); skipped: {}",
-            self.in_scope, self.tests_written, self.calls_carved, skipped
+            self.summary.in_scope, self.summary.tests_written, self.summary.calls_carved, skipped
         );
         if skipped > 0 {
-            line.push_str(&format!(" ({})", breakdown(&self.skipped)));
+            line.push_str(&format!(" ({})", breakdown(&self.summary.skipped)));
         }
         if let Some(runs) = self.verified_runs {
-            let pct = 100.0 * self.calls_carved as f64 / self.in_scope.max(1) as f64;
+            let pct =
+                100.0 * self.summary.calls_carved as f64 / self.summary.in_scope.max(1) as f64;
             line.push_str(&format!(
                 "; passing after verify ({runs} runs): {} tests, {pct:.0}% of in-scope calls",
-                self.tests_written
+                self.summary.tests_written
             ));
         }
-        if self.method_tests > 0 {
-            line.push_str(&format!("; on methods: {} tests", self.method_tests));
+        if self.summary.method_tests > 0 {
+            line.push_str(&format!(
+                "; on methods: {} tests",
+                self.summary.method_tests
+            ));
         }
-        if self.mock_tests > 0 {
+        if self.summary.mock_tests > 0 {
             line.push_str(&format!(
                 "; with mocks: {} tests ({} mock! blocks)",
-                self.mock_tests, self.mocks
+                self.summary.mock_tests, self.summary.mocks
             ));
         }
-        line.push_str(&format!("; private: {} calls", self.private_calls));
-        let unsupported: usize = self.unsupported.values().sum();
+        line.push_str(&format!("; private: {} calls", self.summary.private_calls));
+        let unsupported: usize = self.summary.unsupported.values().sum();
         if unsupported > 0 {
             line.push_str(&format!(
                 "; not supported yet: {unsupported} calls ({})",
-                breakdown(&self.unsupported)
+                breakdown(&self.summary.unsupported)
             ));
         }
         if let Some(hint) = &self.missing_dev_dependency {
@@ -184,28 +173,19 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
             )?);
         }
     }
-    let s = plan.summary;
+    let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {
+        format!(
+            "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
+            plan.summary.needs_mockall,
+            crate_dir.join("Cargo.toml").display()
+        )
+    });
     Ok(Report {
         files,
-        in_scope: s.in_scope,
-        tests_written: s.tests,
-        calls_carved: s.calls_carved,
-        skipped: s.skipped,
-        private_calls: s.private_calls,
-        unsupported: s.unsupported,
         crate_name: plan.crate_name,
-        method_tests: s.method_tests,
-        mock_tests: s.mock_tests,
-        mocks: s.mocks,
-        missing_dev_dependency: (s.needs_mockall > 0).then(|| {
-            format!(
-                "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
-                s.needs_mockall,
-                                crate_dir.join("Cargo.toml").display()
-            )
-        }),
-                verified_runs: opts.verify.as_ref().map(|v| v.runs),
-        skipped_calls: s.skipped_calls,
+        summary: plan.summary,
+        missing_dev_dependency,
+        verified_runs: opts.verify.as_ref().map(|v| v.runs),
         quarantined,
     })
 }
@@ -236,7 +216,7 @@ fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
                 .iter()
                 .any(|q| q.file == file.file_name && q.test == t.name);
             if out {
-                plan.summary.tests -= 1;
+                plan.summary.tests_written -= 1;
                 plan.summary
                     .uncarve(&t.function_path, &t.calls, FAILED_VERIFICATION);
             }
@@ -316,14 +296,17 @@ mod tests {
     #[test]
     fn the_summary_line_reads_like_the_cli_prints_it() {
         let report = Report {
-            in_scope: 41,
-            tests_written: 12,
-            calls_carved: 39,
-            skipped: BTreeMap::from([
-                ("undecoded".to_string(), 1),
-                ("did not return".to_string(), 1),
-            ]),
-            private_calls: 5,
+            summary: Summary {
+                in_scope: 41,
+                tests_written: 12,
+                calls_carved: 39,
+                skipped: BTreeMap::from([
+                    ("undecoded".to_string(), 1),
+                    ("did not return".to_string(), 1),
+                ]),
+                private_calls: 5,
+                ..Summary::default()
+            },
             ..Report::default()
         };
         assert_eq!(
@@ -331,7 +314,10 @@ mod tests {
             "in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (did not return 1, undecoded 1); private: 5 calls"
         );
         let more = Report {
-            unsupported: BTreeMap::from([("trait impl".to_string(), 3)]),
+            summary: Summary {
+                unsupported: BTreeMap::from([("trait impl".to_string(), 3)]),
+                ..Summary::default()
+            },
             ..Report::default()
         };
         assert_eq!(

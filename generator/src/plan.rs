@@ -140,8 +140,8 @@ pub struct SkippedCall {
 pub struct Summary {
     /// Calls of public, reachable free or associated functions of the library.
     pub in_scope: usize,
-    /// Distinct tests.
-    pub tests: usize,
+    /// Distinct tests written.
+    pub tests_written: usize,
     /// In-scope calls covered by a test.
     pub calls_carved: usize,
     /// In-scope calls without a test, by reason.
@@ -378,7 +378,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
                 }
             })
             .collect();
-        summary.tests += tests.len();
+        summary.tests_written += tests.len();
         summary.method_tests += tests
             .iter()
             .filter(|t| !t.setup.is_empty() && t.callee != t.function_path)
@@ -917,7 +917,7 @@ mod tests {
         );
         assert_eq!(plan.summary.in_scope, 3);
         assert_eq!(plan.summary.calls_carved, 3);
-        assert_eq!(plan.summary.tests, 2);
+        assert_eq!(plan.summary.tests_written, 2);
     }
 
     fn two_equal_adds_and_another() -> Trace {
@@ -967,7 +967,7 @@ mod tests {
         let tests = &plan.files[0].tests;
         assert_eq!(tests.len(), 1);
         assert_eq!(tests[0].calls, [1, 2]);
-        assert_eq!(plan.summary.tests, 1);
+        assert_eq!(plan.summary.tests_written, 1);
         assert_eq!(plan.summary.calls_carved, 2);
         assert_eq!(plan.summary.skipped.get(OVER_MAX_PER_FUNCTION), Some(&1));
         assert_eq!(plan.summary.skipped_calls[0].call, 3);
@@ -1061,7 +1061,7 @@ mod tests {
         assert_eq!(s.unsupported.get("closure"), Some(&1));
         assert_eq!(s.unsupported.get("other crate"), Some(&1));
         assert_eq!(s.unsupported.get("unknown function"), Some(&1));
-        assert_eq!(s.tests, 2);
+        assert_eq!(s.tests_written, 2);
         let tests = &plan.files[0].tests;
         assert!(tests
             .iter()

@@ -296,17 +296,17 @@ fn carved_tests_pass_against_the_recorded_code_and_fail_when_it_changes() {
             fx.dir.join("tests/carved_tiny_calc_m.rs")
         ]
     );
-    assert_eq!(report.in_scope, 14);
+    assert_eq!(report.summary.in_scope, 14);
     // add(i32::MAX, 1) panicked in the recording: it is carved as a #[should_panic] test.
-    assert_eq!(report.calls_carved, 13);
-    assert_eq!(report.tests_written, 12);
+    assert_eq!(report.summary.calls_carved, 13);
+    assert_eq!(report.summary.tests_written, 12);
     assert_eq!(
-        report.skipped,
+        report.summary.skipped,
         BTreeMap::from([("undecoded".to_string(), 1)])
     );
-    assert_eq!(report.private_calls, 1);
+    assert_eq!(report.summary.private_calls, 1);
     assert_eq!(
-        report.unsupported,
+        report.summary.unsupported,
         BTreeMap::from([("binary only".to_string(), 1)])
     );
     assert_eq!(
@@ -391,11 +391,11 @@ fn a_trace_without_source_files_asks_for_the_crate_dir() {
     };
     let report = generate(&trace, &opts).unwrap();
     assert_eq!(
-        report.tests_written, 12,
+        report.summary.tests_written, 12,
         "11 returned calls and one that panicked"
     );
     assert_eq!(
-        report.unsupported,
+        report.summary.unsupported,
         BTreeMap::from([("not found in the source".to_string(), 1)])
     );
 }
@@ -460,6 +460,7 @@ fn verification_takes_out_a_test_that_fails_against_the_code_and_says_why() {
     );
     assert_eq!(report.verified_runs, Some(2));
     assert!(report
+        .summary
         .skipped
         .contains_key(carve_generator::FAILED_VERIFICATION));
     assert!(

@@ -24,6 +24,9 @@ pub fn fixture_bin(name: &str) -> PathBuf {
         let status = Command::new(cargo())
             .args(["build", "--quiet", "--manifest-path"])
             .arg(repo().join("fixtures/Cargo.toml"))
+            // Where the binaries are looked for, whatever CARGO_TARGET_DIR the tests run with.
+            .arg("--target-dir")
+            .arg(repo().join("fixtures/target"))
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building the fixtures failed");
