@@ -133,6 +133,21 @@ fn generate_on_a_trace_from_a_newer_carve_asks_for_an_upgrade() {
 }
 
 #[test]
+fn generate_on_a_c_program_says_it_writes_tests_for_rust_only_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    assert!(record(&db, &[], &c_basic_bin(), &[]).status.success());
+    let out = tmp.path().join("tests");
+    std::fs::create_dir(&out).unwrap();
+    let line = error_line(&generate(&db, &out));
+    assert!(
+        line.contains("`c_basic` was recorded from C code"),
+        "{line}"
+    );
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
+
+#[test]
 fn generate_into_something_that_is_not_a_directory_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("t.db");

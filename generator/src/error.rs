@@ -18,6 +18,9 @@ pub enum GenerateError {
     #[error("cannot find the library crate of `{program}`: pass --crate DIR")]
     CrateNotFound { program: String },
 
+    #[error("`{program}` was recorded from {language} code, and carve generate writes tests for Rust libraries only: record a Rust program (carve show still displays this trace)")]
+    NotRust { program: String, language: String },
+
     #[error("cannot read {}: {source}: pass --crate DIR with the directory of the crate's Cargo.toml", path.display())]
     ReadManifest {
         path: PathBuf,

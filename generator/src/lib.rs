@@ -138,6 +138,16 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
         });
     }
     let templates = Templates::load(opts.templates.as_deref())?;
+    if !trace.functions.is_empty() && trace.functions.iter().all(|f| f.language != Language::Rust) {
+        return Err(GenerateError::NotRust {
+            program: program_name(trace),
+            language: match trace.functions[0].language {
+                Language::C => "C",
+                _ => "non-Rust",
+            }
+            .to_string(),
+        });
+    }
     let crate_dir = match &opts.crate_dir {
         Some(dir) => dir.clone(),
         None => find_crate_dir(trace).ok_or_else(|| GenerateError::CrateNotFound {
