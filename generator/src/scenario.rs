@@ -1471,42 +1471,38 @@ mod tests {
         }
     }
 
+    /// A recorded row: `Wallet::open(cents)` returning `Some(wallet)`.
+    fn open(id: u64, cents: i128) -> CallSpec<'static> {
+        (
+            id,
+            None,
+            "mk::Wallet::open",
+            vec![("cents", i64v(cents))],
+            Some(some(wallet(cents))),
+            vec![],
+        )
+    }
+
+    /// A recorded row: `wallet.add(n)` on a wallet holding `before`, which then holds `after`.
+    fn add(id: u64, before: i128, n: i128, after: i128) -> CallSpec<'static> {
+        (
+            id,
+            None,
+            "mk::Wallet::add",
+            vec![("self", by_ref(wallet(before))), ("n", i64v(n))],
+            None,
+            vec![("self", wallet(after))],
+        )
+    }
+
     #[test]
     fn a_receiver_whose_state_came_from_earlier_calls_is_rebuilt_by_replaying_them() {
         let (_tmp, api) = crate_with("");
         let t = trace(vec![
-            (
-                1,
-                None,
-                "mk::Wallet::open",
-                vec![("cents", i64v(5))],
-                Some(some(wallet(5))),
-                vec![],
-            ),
-            (
-                2,
-                None,
-                "mk::Wallet::add",
-                vec![("self", by_ref(wallet(5))), ("n", i64v(2))],
-                None,
-                vec![("self", wallet(7))],
-            ),
-            (
-                3,
-                None,
-                "mk::Wallet::add",
-                vec![("self", by_ref(wallet(7))), ("n", i64v(1))],
-                None,
-                vec![("self", wallet(8))],
-            ),
-            (
-                4,
-                None,
-                "mk::Wallet::add",
-                vec![("self", by_ref(wallet(5))), ("n", i64v(2))],
-                None,
-                vec![("self", wallet(7))],
-            ),
+            open(1, 5),
+            add(2, 5, 2, 7),
+            add(3, 7, 1, 8),
+            add(4, 5, 2, 7),
         ]);
         let plan = plan(&t, &api, &PlanOptions::default());
         assert!(plan.summary.skipped.is_empty(), "{:?}", plan.summary);
@@ -1553,32 +1549,7 @@ mod tests {
         let (_tmp, api) = crate_with("");
         // No completed call left a wallet holding 6: the add(1) starting there began while
         // its wallet was being changed by code carve did not see finish.
-        let t = trace(vec![
-            (
-                1,
-                None,
-                "mk::Wallet::open",
-                vec![("cents", i64v(5))],
-                Some(some(wallet(5))),
-                vec![],
-            ),
-            (
-                2,
-                None,
-                "mk::Wallet::add",
-                vec![("self", by_ref(wallet(5))), ("n", i64v(3))],
-                None,
-                vec![("self", wallet(8))],
-            ),
-            (
-                3,
-                None,
-                "mk::Wallet::add",
-                vec![("self", by_ref(wallet(6))), ("n", i64v(1))],
-                None,
-                vec![("self", wallet(7))],
-            ),
-        ]);
+        let t = trace(vec![open(1, 5), add(2, 5, 3, 8), add(3, 6, 1, 7)]);
         let plan = plan(&t, &api, &PlanOptions::default());
         assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), None);
         let tests = &plan.files[0].tests;
