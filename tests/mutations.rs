@@ -52,6 +52,18 @@ fn catalog_a_changed_sale_price_fails_the_sell_tests() {
 }
 
 #[test]
+fn catalog_ledgers_written_in_the_other_order_fail_the_split_test() {
+    // Two independent stateful dependencies: the order across the mocks is checked.
+    an_edit_is_caught(
+        "catalog",
+        "src/lib.rs",
+        "a.record(item, half);\n    b.record(item, cents - half);",
+        "b.record(item, cents - half);\n    a.record(item, half);",
+        "split_",
+    );
+}
+
+#[test]
 fn dice_a_different_face_mapping_fails_the_face_tests() {
     an_edit_is_caught(
         "dice",

@@ -35,8 +35,8 @@ pub use crate::{
     },
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
-        Binding, Effect, Expectation, MockDecl, MockSetup, Returns, MOCK_UNREPLAYABLE,
-        NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
+        Binding, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
+        MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
 };
 

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::literal::{self, DeclType, LiteralError, Position, Prim};
 use crate::naming::{self, NameParts};
-use crate::scenario::{self, Binding, Body, Effect, MockDecl, MockSetup};
+use crate::scenario::{self, Binding, Body, Effect, MockDecl, MockSetup, OrderedExpectation};
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -74,6 +74,8 @@ pub struct TestPlan {
     pub args: Vec<String>,
     /// Mocks to set up, children before the mocks returning them.
     pub mocks: Vec<MockSetup>,
+    /// Expectations on several mocks checked in one `Sequence`, in recorded order.
+    pub ordered_expectations: Vec<OrderedExpectation>,
     /// Objects built before the call (the receiver, object arguments).
     pub setup: Vec<Binding>,
     /// Checks that objects rebuilt by replaying calls are in their recorded state.
@@ -369,6 +371,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
                     callee: d.body.callee,
                     args: d.body.args,
                     mocks: d.body.mocks,
+                    ordered_expectations: d.body.ordered_expectations,
                     setup: d.body.setup,
                     checks: d.body.checks,
                     sequence: d.body.sequence,

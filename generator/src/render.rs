@@ -327,6 +327,7 @@ mod tests {
             callee: "calc::ops::f".to_string(),
             args: args.iter().map(|s| s.to_string()).collect(),
             mocks: Vec::new(),
+            ordered_expectations: Vec::new(),
             setup: Vec::new(),
             checks: Vec::new(),
             sequence: false,

@@ -55,7 +55,8 @@ pub struct Expectation {
     /// One predicate per parameter (`eq(1usize)`, `always()`); empty: no `.with`.
     pub with: Vec<String>,
     pub times: usize,
-    pub in_sequence: bool,
+    /// The `Sequence` it is checked in (`seq_statement`, or `seq` across mocks), if any.
+    pub sequence: Option<String>,
     pub returns: Returns,
 }
 
@@ -102,6 +103,8 @@ pub struct MockDecl {
 pub struct Body {
     pub function_path: String,
     pub mocks: Vec<MockSetup>,
+    /// Expectations checked in one `Sequence` across mocks, in recorded order.
+    pub ordered_expectations: Vec<OrderedExpectation>,
     pub setup: Vec<Binding>,
     /// Checks, before the call, that objects rebuilt by replaying calls are in their recorded
     /// state.
@@ -127,12 +130,16 @@ pub struct Ctx<'a> {
 }
 
 /// A trait object the test replaces with a mock.
+/// A recorded call made through a dependency: (rank among all the test's mock calls, method,
+/// predicates, returns).
+type Interaction = (usize, String, Vec<String>, Returns);
+
 struct Dep {
     trait_path: String,
     addr: u64,
     var: String,
-    /// Recorded interactions, in order: (method, predicates, returns).
-    calls: Vec<(String, Vec<String>, Returns)>,
+    /// Recorded interactions, in order.
+    calls: Vec<Interaction>,
 }
 
 #[derive(Default)]
@@ -431,7 +438,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         }
     }
 
-    let (mocks, mock_decls, sequence) = mock_setups(cx, &b)?;
+    let (mocks, ordered_expectations, mock_decls, sequence) = mock_setups(cx, &b)?;
     let subject = if api.has_receiver {
         api.name.clone()
     } else {
@@ -442,6 +449,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     let body = Body {
         function_path: target.call_path.clone(),
         mocks,
+        ordered_expectations,
         setup: b.setup,
         checks: b.checks.into_iter().filter(|c| c.actual != act).collect(),
         callee,
@@ -984,7 +992,10 @@ fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'stati
             }
             (None, _) => return Err(MOCK_UNREPLAYABLE),
         };
-        b.deps[d].calls.push((method.name.clone(), with, returns));
+        let rank = b.deps.iter().map(|d| d.calls.len()).sum::<usize>();
+        b.deps[d]
+            .calls
+            .push((rank, method.name.clone(), with, returns));
     }
     Ok(())
 }
@@ -1053,16 +1064,84 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
     out
 }
 
-/// The mocks in the order to write them (children before the mocks returning them), their
-/// expectations grouped (identical consecutive calls become `.times(n)`), and whether a
-/// `Sequence` is needed.
-fn mock_setups(
-    cx: &Ctx,
-    b: &Builder,
-) -> Result<(Vec<MockSetup>, Vec<MockDecl>, bool), &'static str> {
+/// One expectation of an interleaved, cross-mock sequence: which mock it is set on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct OrderedExpectation {
+    pub var: String,
+    pub expectation: Expectation,
+}
+
+/// Identical consecutive calls become one expectation `.times(n)`.
+fn expectations<'c>(calls: impl Iterator<Item = &'c Interaction>) -> Vec<Expectation> {
+    let mut out: Vec<Expectation> = Vec::new();
+    for (_, method, with, returns) in calls {
+        if let Some(last) = out.last_mut() {
+            let mergeable = !matches!(returns, Returns::Mock { .. });
+            if mergeable && &last.method == method && &last.with == with && &last.returns == returns
+            {
+                last.times += 1;
+                continue;
+            }
+        }
+        out.push(Expectation {
+            method: method.clone(),
+            with: with.clone(),
+            times: 1,
+            sequence: None,
+            returns: returns.clone(),
+        });
+    }
+    out
+}
+
+/// What [`mock_setups`] gives: the mocks in the order to write them, the expectations ordered
+/// across mocks, the `mock!` declarations, and whether any `Sequence` is used.
+type MockPlan = (Vec<MockSetup>, Vec<OrderedExpectation>, Vec<MockDecl>, bool);
+
+/// The mocks in the order to write them (children before the mocks returning them) and their
+/// expectations (identical consecutive calls become `.times(n)`).
+///
+/// Where the order of calls is part of the behaviour it is checked with a `Sequence`: within a
+/// mock when one method answers more than once or a `&mut self` method changed the
+/// dependency's state (`bind` before `query`); across mocks when two or more independent
+/// dependencies (not returned by another mock) had their state changed (`withdraw` from one
+/// account before `deposit` to the other). A child mock is set up before the parent returning it,
+/// so children keep a sequence of their own; the tree orders them against their parents.
+fn mock_setups(cx: &Ctx, b: &Builder) -> Result<MockPlan, &'static str> {
     let mut setups = Vec::new();
     let mut decls = Vec::new();
     let mut sequence = false;
+    let returned: BTreeSet<&str> = b
+        .deps
+        .iter()
+        .flat_map(|d| &d.calls)
+        .filter_map(|(_, _, _, r)| match r {
+            Returns::Mock { var, .. } => Some(var.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut stateful = BTreeSet::new();
+    for dep in &b.deps {
+        let tr = mockable(cx.api, &dep.trait_path)?;
+        let called: BTreeSet<&str> = dep.calls.iter().map(|c| c.1.as_str()).collect();
+        if tr
+            .methods
+            .iter()
+            .any(|m| m.mut_receiver && called.contains(m.name.as_str()))
+        {
+            stateful.insert(dep.var.as_str());
+        }
+    }
+    let across: BTreeSet<&str> = stateful
+        .iter()
+        .copied()
+        .filter(|v| !returned.contains(v))
+        .collect();
+    let across = if across.len() >= 2 {
+        across
+    } else {
+        BTreeSet::new()
+    };
     for dep in b.deps.iter().rev() {
         let tr = mockable(cx.api, &dep.trait_path)?;
         let decl = MockDecl {
@@ -1074,46 +1153,31 @@ fn mock_setups(
         if !decls.contains(&decl) {
             decls.push(decl);
         }
-        let mut expectations: Vec<Expectation> = Vec::new();
-        for (method, with, returns) in &dep.calls {
-            if let Some(last) = expectations.last_mut() {
-                let mergeable = !matches!(returns, Returns::Mock { .. });
-                if mergeable
-                    && &last.method == method
-                    && &last.with == with
-                    && &last.returns == returns
-                {
-                    last.times += 1;
-                    continue;
-                }
-            }
-            expectations.push(Expectation {
-                method: method.clone(),
-                with: with.clone(),
-                times: 1,
-                in_sequence: false,
-                returns: returns.clone(),
+        if across.contains(dep.var.as_str()) {
+            // Its expectations are set below, interleaved with the other mocks'.
+            setups.push(MockSetup {
+                var: dep.var.clone(),
+                mock_type,
+                mutable: true,
+                sequence: None,
+                expectations: Vec::new(),
             });
+            continue;
         }
-        // The order matters when one method answers more than once, and when the dependency
-        // has state the calls change (`bind(&mut self)` before `query()`). Each mock gets its
-        // own sequence: a child mock is set up before the parent returning it, so one shared
-        // sequence would demand the child's calls first.
+        let mut expectations = expectations(dep.calls.iter());
         let mut methods = BTreeSet::new();
         let repeated = expectations
             .iter()
             .any(|e| !methods.insert(e.method.clone()));
-        let stateful = tr
-            .methods
-            .iter()
-            .any(|m| m.mut_receiver && methods.contains(&m.name));
-        let ordered = expectations.len() > 1 && (repeated || stateful);
-        if ordered {
-            sequence = true;
-            expectations.iter_mut().for_each(|e| e.in_sequence = true);
-        }
+        let ordered = expectations.len() > 1 && (repeated || stateful.contains(dep.var.as_str()));
         let seq_var =
             ordered.then(|| format!("seq_{}", dep.var.strip_prefix("mock_").unwrap_or(&dep.var)));
+        if ordered {
+            sequence = true;
+            expectations
+                .iter_mut()
+                .for_each(|e| e.sequence = seq_var.clone());
+        }
         setups.push(MockSetup {
             var: dep.var.clone(),
             mock_type,
@@ -1122,7 +1186,36 @@ fn mock_setups(
             expectations,
         });
     }
-    Ok((setups, decls, sequence))
+    // The independent stateful mocks' calls, in the order they happened.
+    let mut interleaved: Vec<(usize, &str, &Interaction)> = b
+        .deps
+        .iter()
+        .filter(|d| across.contains(d.var.as_str()))
+        .flat_map(|d| d.calls.iter().map(move |c| (c.0, d.var.as_str(), c)))
+        .collect();
+    interleaved.sort_by_key(|(rank, ..)| *rank);
+    let mut ordered: Vec<OrderedExpectation> = Vec::new();
+    for (_, var, call) in interleaved {
+        let mut e = expectations(std::iter::once(call)).remove(0);
+        e.sequence = Some("seq".to_string());
+        if let Some(last) = ordered.last_mut() {
+            let same = last.var == var
+                && last.expectation.method == e.method
+                && last.expectation.with == e.with
+                && last.expectation.returns == e.returns
+                && !matches!(e.returns, Returns::Mock { .. });
+            if same {
+                last.expectation.times += 1;
+                continue;
+            }
+        }
+        ordered.push(OrderedExpectation {
+            var: var.to_string(),
+            expectation: e,
+        });
+    }
+    sequence |= !ordered.is_empty();
+    Ok((setups, ordered, decls, sequence))
 }
 
 #[cfg(test)]
@@ -1376,7 +1469,10 @@ mod tests {
         let shape: Vec<_> = mock
             .expectations
             .iter()
-            .map(|e| (e.method.as_str(), e.times, e.in_sequence, e.returns.clone()))
+            .map(|e| {
+                let seq = e.sequence.as_deref();
+                (e.method.as_str(), e.times, seq, e.returns.clone())
+            })
             .collect();
         let three = Returns::Const {
             expr: "3u32".into(),
@@ -1384,7 +1480,8 @@ mod tests {
         let four = Returns::Const {
             expr: "4u32".into(),
         };
-        assert_eq!(shape, [("next", 2, true, three), ("next", 1, true, four)]);
+        let seq = Some("seq_src");
+        assert_eq!(shape, [("next", 2, seq, three), ("next", 1, seq, four)]);
         assert!(only_test(&plan).sequence);
         assert!(plan.files[0].needs_sequence && !plan.files[0].needs_predicates);
     }
