@@ -40,6 +40,21 @@ pub struct CrateApi {
     pub dev_dependencies: BTreeSet<String>,
     /// Non-generic `type Name = ...;` aliases by name (several when names repeat across modules).
     aliases: BTreeMap<String, Vec<DeclType>>,
+    /// `pub use` in reachable modules: (where the item or module is defined, the public path
+    /// it is reachable by), full paths with the crate name (`carve::store::Store` →
+    /// `carve::Store`). A glob (`pub use store::*`) maps a module: `carve::store` → `carve`.
+    pub reexports: Vec<Reexport>,
+}
+
+/// One `pub use` of a reachable module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reexport {
+    /// Where it is defined: `shop::store::Store` (or the module `shop::store` for a glob).
+    pub from: String,
+    /// How a test names it: `shop::Store` (or the module re-exporting the glob: `shop`).
+    pub to: String,
+    /// `pub use store::*`: everything inside `from` is reachable inside `to`.
+    pub glob: bool,
 }
 
 /// One module of the library.
@@ -194,6 +209,7 @@ impl CrateApi {
             unreadable: Vec::new(),
             dev_dependencies: info.dependencies.clone(),
             aliases: BTreeMap::new(),
+            reexports: Vec::new(),
         };
         api.files.insert(canonical(&lib_root));
         let child_dir = lib_root
@@ -268,14 +284,104 @@ impl CrateApi {
     pub fn public_type(&self, path: &str) -> Option<&TypeApi> {
         let (module, name) = self.split_path(path)?;
         let ty = module.types.get(&name)?;
-        (module.reachable && ty.public).then_some(ty)
+        ((module.reachable || self.public_path(path).is_some()) && ty.public).then_some(ty)
     }
 
     /// A trait by its recorded path, when a test can name it.
     pub fn public_trait(&self, path: &str) -> Option<&TraitApi> {
         let (module, name) = self.split_path(path)?;
         let tr = module.traits.get(&name)?;
-        (module.reachable && tr.public).then_some(tr)
+        ((module.reachable || self.public_path(path).is_some()) && tr.public).then_some(tr)
+    }
+
+    /// How a test names the item defined at `path` when a `pub use` makes it reachable from
+    /// outside a private module: `shop::store::Store` → `shop::Store`. `None` when no
+    /// re-export covers it (the item may still be reachable where it is defined).
+    pub fn public_path(&self, path: &str) -> Option<String> {
+        let mut path = path.to_string();
+        // A re-export of a re-export (`pub use inner::*` in a private module that the root
+        // re-exports again): follow a few links until the path is reachable.
+        for _ in 0..4 {
+            let next = self.reexports.iter().find_map(|r| {
+                if !r.glob && path == r.from {
+                    return Some(r.to.clone());
+                }
+                let rest = path.strip_prefix(&r.from)?.strip_prefix("::")?;
+                Some(format!("{}::{rest}", r.to))
+            })?;
+            if self.reachable_path(&next) {
+                return Some(next);
+            }
+            path = next;
+        }
+        None
+    }
+
+    /// Whether the module holding the item at `path` (full, with the crate name) is reachable.
+    fn reachable_path(&self, path: &str) -> bool {
+        let segments: Vec<String> = path.split("::").map(str::to_string).collect();
+        let Some((_, rest)) = segments.split_first() else {
+            return false;
+        };
+        let module = &rest[..rest.len().saturating_sub(1)];
+        // `Type::method`: the module is one segment further up.
+        self.find_module(module)
+            .or_else(|| self.find_module(&module[..module.len().saturating_sub(1)]))
+            .is_some_and(|m| m.reachable)
+    }
+
+    /// Records the `pub use` items of the module at `path` (see [`CrateApi::reexports`]).
+    fn collect_reexports(&mut self, items: &[syn::Item], path: &[String]) {
+        // Names a `use` path may start with inside this module (2018 uniform paths).
+        let local: BTreeSet<String> = items
+            .iter()
+            .filter_map(|item| match item {
+                syn::Item::Mod(m) => Some(m.ident.to_string()),
+                syn::Item::Struct(i) => Some(i.ident.to_string()),
+                syn::Item::Enum(i) => Some(i.ident.to_string()),
+                syn::Item::Trait(i) => Some(i.ident.to_string()),
+                syn::Item::Fn(i) => Some(i.sig.ident.to_string()),
+                syn::Item::Type(i) => Some(i.ident.to_string()),
+                _ => None,
+            })
+            .collect();
+        let mut here = vec![self.crate_name.clone()];
+        here.extend(path.iter().cloned());
+        for item in items {
+            let syn::Item::Use(u) = item else { continue };
+            if !matches!(u.vis, syn::Visibility::Public(_)) {
+                continue;
+            }
+            let mut uses = Vec::new();
+            flatten_use(&u.tree, Vec::new(), &mut uses);
+            for (segments, name) in uses {
+                let Some((first, rest)) = segments.split_first() else {
+                    continue;
+                };
+                let mut from: Vec<String> = match first.as_str() {
+                    "crate" => vec![self.crate_name.clone()],
+                    "self" => here.clone(),
+                    "super" => here[..here.len().saturating_sub(1)].to_vec(),
+                    other if local.contains(other) => {
+                        let mut p = here.clone();
+                        p.push(other.to_string());
+                        p
+                    }
+                    _ => continue, // another crate
+                };
+                from.extend(rest.iter().cloned());
+                let glob = name.is_none();
+                let mut to = here.clone();
+                if let Some(name) = name {
+                    to.push(name);
+                }
+                self.reexports.push(Reexport {
+                    from: from.join("::"),
+                    to: to.join("::"),
+                    glob,
+                });
+            }
+        }
     }
 
     /// Whether `file` is one of the lib's source files.
@@ -293,6 +399,7 @@ impl CrateApi {
             traits: BTreeMap::new(),
         };
         let scope = Scope::new(&self.crate_name, &ctx.path, items);
+        self.collect_reexports(items, &ctx.path);
         let mut children = Vec::new();
         for item in items {
             match item {
@@ -974,6 +1081,37 @@ fn add_trait_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
     entry.traits.insert(tr.ident.to_string());
 }
 
+/// The paths a `use` tree names: (segments, the name it is used under; `None` for a glob).
+fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: Vec<String>,
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            let mut prefix = prefix;
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, out);
+        }
+        syn::UseTree::Name(n) => {
+            let mut full = prefix;
+            full.push(n.ident.to_string());
+            out.push((full, Some(n.ident.to_string())));
+        }
+        syn::UseTree::Rename(r) => {
+            let mut full = prefix;
+            full.push(r.ident.to_string());
+            out.push((full, Some(r.rename.to_string())));
+        }
+        syn::UseTree::Glob(_) => out.push((prefix, None)),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix.clone(), out);
+            }
+        }
+    }
+}
+
 /// `#[cfg(test)]` (alone, not inside `any`/`all`).
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
@@ -1143,6 +1281,47 @@ mod tests {
             Some("shop::Prices")
         );
         assert!(root.types["Pair"].unmockable_generic);
+    }
+
+    #[test]
+    fn items_of_private_modules_are_reachable_by_the_paths_pub_use_gives_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "Cargo.toml", "[package]\nname = \"shop\"\n");
+        write(
+            dir,
+            "src/lib.rs",
+            "mod store; mod util; mod deep;\n\
+             pub use store::{Store, open as open_store};\npub use crate::util::*;\n\
+             pub use deep::Inner;\n",
+        );
+        write(dir, "src/store.rs", "pub struct Store; impl Store { pub fn len(&self) -> usize { 0 } }\npub fn open() -> Store { Store }\npub fn hidden() {}\n");
+        write(
+            dir,
+            "src/util.rs",
+            "pub fn pad(s: &str) -> String { s.to_string() }\n",
+        );
+        write(dir, "src/deep.rs", "mod inner; pub use inner::*;\n");
+        write(dir, "src/deep/inner.rs", "pub struct Inner;\n");
+        let api = CrateApi::load(dir).unwrap();
+        let public = |p: &str| api.public_path(p);
+        assert_eq!(public("shop::store::Store").as_deref(), Some("shop::Store"));
+        assert_eq!(
+            public("shop::store::Store::len").as_deref(),
+            Some("shop::Store::len")
+        );
+        assert_eq!(
+            public("shop::store::open").as_deref(),
+            Some("shop::open_store")
+        );
+        assert_eq!(public("shop::util::pad").as_deref(), Some("shop::pad"));
+        // Through two re-exports: `deep` re-exports `inner`'s items, the root re-exports it.
+        assert_eq!(
+            public("shop::deep::inner::Inner").as_deref(),
+            Some("shop::Inner")
+        );
+        assert_eq!(public("shop::store::hidden"), None);
+        assert!(api.public_type("shop::store::Store").is_some());
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub struct Plan {
     /// One per module with at least one test, sorted by module path.
     pub files: Vec<FilePlan>,
     pub summary: Summary,
+    /// Paths the tests must spell differently from where the items are defined, because a
+    /// `pub use` is what makes them reachable: (`shop::store::Store`, `shop::Store`); a path
+    /// ending in `::` maps everything under a module. Applied to the rendered files.
+    pub public_paths: Vec<(String, String)>,
 }
 
 /// The tests of one module.
@@ -415,7 +419,61 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
         run_id: trace.run.id.0,
         files,
         summary,
+        public_paths: public_paths(api),
     }
+}
+
+/// The spellings `pub use` gives items of private modules (see [`Plan::public_paths`]),
+/// longest first so that a type's path is rewritten before its module's.
+fn public_paths(api: &CrateApi) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = api
+        .reexports
+        .iter()
+        .filter_map(|r| {
+            if r.glob {
+                let to = api.public_path(&format!("{}::_", r.from))?;
+                let to_module = to.strip_suffix("::_")?;
+                Some((format!("{}::", r.from), format!("{to_module}::")))
+            } else {
+                Some((r.from.clone(), api.public_path(&r.from)?))
+            }
+        })
+        .filter(|(from, to)| from != to)
+        .collect();
+    out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+    out.dedup();
+    out
+}
+
+/// `source` with every path in `public_paths` spelled the public way. A path only matches
+/// whole: not inside a longer identifier or path (`xshop::store::Store`, `Storehouse`).
+pub fn spell_public(source: &str, public_paths: &[(String, String)]) -> String {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = source.to_string();
+    for (from, to) in public_paths {
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(from.as_str()) {
+            let before = if at > 0 {
+                rest[..at].chars().last()
+            } else {
+                result.chars().last()
+            };
+            let after = rest[at + from.len()..].chars().next();
+            let whole_start = !before.is_some_and(|c| ident(c) || c == ':');
+            let whole_end = from.ends_with("::") || !after.is_some_and(ident);
+            result.push_str(&rest[..at]);
+            if whole_start && whole_end {
+                result.push_str(to);
+            } else {
+                result.push_str(from);
+            }
+            rest = &rest[at + from.len()..];
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
 }
 
 /// Where a recorded function lives, as far as tests are concerned.
@@ -476,7 +534,8 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
         .find_module(owners)
         .and_then(|m| Some((m, m.functions.get(fn_name)?)))
     {
-        if !(module.reachable && f.public) {
+        let full = format!("{}::{}", api.crate_name, rest.join("::"));
+        if !(f.public && (module.reachable || api.public_path(&full).is_some())) {
             return Target::Private;
         }
         return callable(api, module, None, f);
@@ -486,7 +545,9 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
         if let Some(module) = api.find_module(module_path) {
             if let Some(ty) = module.types.get(type_name) {
                 if let Some(f) = ty.functions.get(fn_name) {
-                    if !(module.reachable && ty.public && f.public) {
+                    let type_path = format!("{}::{}", api.crate_name, owners.join("::"));
+                    let reachable = module.reachable || api.public_path(&type_path).is_some();
+                    if !(reachable && ty.public && f.public) {
                         return Target::Private;
                     }
                     return callable(api, module, Some(ty), f);
@@ -870,6 +931,21 @@ mod tests {
             calls,
             objects: Vec::new(),
         }
+    }
+
+    #[test]
+    fn paths_are_respelled_as_pub_use_makes_them_public_and_only_whole() {
+        let paths = vec![
+            ("shop::store::Store".to_string(), "shop::Store".to_string()),
+            ("shop::util::".to_string(), "shop::".to_string()),
+        ];
+        assert_eq!(
+            spell_public(
+                "let s = shop::store::Store::new(shop::util::pad(\"x\")); xshop::store::Store; shop::store::Storehouse",
+                &paths
+            ),
+            "let s = shop::Store::new(shop::pad(\"x\")); xshop::store::Store; shop::store::Storehouse"
+        );
     }
 
     #[test]

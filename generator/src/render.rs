@@ -105,6 +105,7 @@ impl Templates {
             .tera
             .render(TEST_FILE_TEMPLATE, &context)
             .map_err(|e| render_error(one_line(&e)))?;
+        let source = crate::plan::spell_public(&source, &plan.public_paths);
         format_rust(&file.file_name, &source)
     }
 
@@ -339,6 +340,7 @@ mod tests {
             crate_name: "calc".to_string(),
             program: "calc".to_string(),
             run_id: 3,
+            public_paths: Vec::new(),
             files: vec![FilePlan {
                 file_name: "carved_calc_ops.rs".to_string(),
                 module_path: "calc::ops".to_string(),
