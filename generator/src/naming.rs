@@ -128,7 +128,18 @@ pub fn value_slug(value: &Value) -> String {
     };
     let mut slug = slug;
     if slug.len() > MAX_SLUG {
-        slug.truncate(MAX_SLUG);
+        // Whole words only (`some_ref_catalog`, not `some_ref_catalog_shop_ca`), unless the
+        // first word alone is longer.
+        let cut = slug
+            .char_indices()
+            .nth(MAX_SLUG)
+            .map_or(slug.len(), |(i, _)| i);
+        let at_word = if slug[cut..].starts_with('_') {
+            cut
+        } else {
+            slug[..cut].rfind('_').unwrap_or(cut)
+        };
+        slug.truncate(at_word);
         while slug.ends_with('_') {
             slug.pop();
         }
@@ -411,6 +422,11 @@ mod tests {
         assert_eq!(value_slug(&text("")), "empty");
         assert_eq!(value_slug(&text("?!")), "text");
         assert!(value_slug(&text(&"long words ".repeat(20))).len() <= MAX_SLUG);
+        // Cut between words, not inside one.
+        assert_eq!(
+            value_slug(&text("alpha beta gamma delta epsilon")),
+            "alpha_beta_gamma_delta"
+        );
     }
 
     #[test]
