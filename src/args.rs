@@ -118,8 +118,11 @@ pub struct GenerateArgs {
     pub run: Option<i64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Do not run the carved tests before keeping them (verification is on whenever cargo is
-    /// available: tests that fail or flake are taken out and listed in carved_quarantine.md).
+    /// Run the carved tests before keeping them: tests that fail or flake are taken out and
+    /// listed in carved_quarantine.md. On by default whenever cargo is available.
+    #[arg(long, conflicts_with = "no_verify")]
+    pub verify: bool,
+    /// Do not run the carved tests before keeping them.
     #[arg(long)]
     pub no_verify: bool,
     /// How many times verification runs each carved test file.

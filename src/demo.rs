@@ -106,6 +106,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         templates: None,
         run: None,
         format: Format::Text,
+        verify: true,
         no_verify: false,
         verify_runs: 3,
         all: false,

@@ -35,7 +35,12 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         verify: if a.no_verify {
             None
         } else {
-            cargo_for_verification(a.verify_runs)
+            match cargo_for_verification(a.verify_runs) {
+                None if a.verify => anyhow::bail!(
+                    "--verify needs cargo, and `cargo --version` did not run: install cargo, set CARGO, or pass --no-verify"
+                ),
+                found => found,
+            }
         },
         plan: PlanOptions {
             keep_equivalent: a.all,

@@ -177,3 +177,24 @@ fn split_dwarf_is_named_with_how_to_build_without_it() {
     assert!(line.contains("-gsplit-dwarf"), "{line}");
     assert!(!db.exists());
 }
+
+#[test]
+fn verify_asked_for_without_cargo_says_so_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    assert!(record(&db, &[], &fixture_bin("abc"), &[]).status.success());
+    let out = tmp.path().join("tests");
+    std::fs::create_dir(&out).unwrap();
+    let run = carve()
+        .args(["generate", "--verify", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .env("CARGO", tmp.path().join("no-cargo-here"))
+        .output()
+        .unwrap();
+    let line = error_line(&run);
+    assert!(line.contains("--verify needs cargo"), "{line}");
+    assert!(line.contains("--no-verify"), "{line}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
