@@ -245,12 +245,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
     for (i, call) in trace.calls.iter().enumerate() {
         children.entry(call.parent).or_default().push(i);
     }
-    let cx = scenario::Ctx {
-        trace,
-        api,
-        targets: &targets,
-        children: &children,
-    };
+    let cx = scenario::Ctx::new(trace, api, &targets, &children);
     let has_mockall = api.dev_dependencies.contains("mockall");
     // module path -> tests under construction, and where each body already is.
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();

@@ -8,7 +8,9 @@
 //! the trait; a trait object such a call returned becomes a child mock. Calls into the crate's
 //! concrete code run for real, so the walk goes through them.
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 
 use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
 use serde::Serialize;
@@ -127,6 +129,68 @@ pub struct Ctx<'a> {
     pub api: &'a CrateApi,
     pub targets: &'a HashMap<FunctionId, Target>,
     pub children: &'a HashMap<Option<CallId>, Vec<usize>>,
+    /// Per call: (a call made through a trait below it, it or a call below it read the world).
+    below: HashMap<CallId, (bool, bool)>,
+    /// The replayable calls on each type, the shortest to write first (see [`derive`]).
+    steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
+    /// Per type, the positions of the calls [`replay`] may use, in recording order.
+    candidates: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of its recorded constructor-like calls, in recording order.
+    ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+}
+
+/// `cache[key]`, computing it with `make` the first time.
+fn cached(
+    cache: &RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    key: &str,
+    make: impl FnOnce() -> Vec<usize>,
+) -> Rc<Vec<usize>> {
+    if let Some(found) = cache.borrow().get(key) {
+        return Rc::clone(found);
+    }
+    let made = Rc::new(make());
+    cache.borrow_mut().insert(key.to_string(), Rc::clone(&made));
+    made
+}
+
+/// A recorded `&mut self` call a derived sequence may replay: `method(args)`, and the state
+/// before and after.
+type Step<'t> = (String, &'t Value, &'t Value);
+
+impl<'a> Ctx<'a> {
+    /// Works out once, for every call, what lies below it (walking the tree per question made
+    /// carving a 10,000-call trace take minutes).
+    pub fn new(
+        trace: &'a Trace,
+        api: &'a CrateApi,
+        targets: &'a HashMap<FunctionId, Target>,
+        children: &'a HashMap<Option<CallId>, Vec<usize>>,
+    ) -> Ctx<'a> {
+        let mut cx = Ctx {
+            trace,
+            api,
+            targets,
+            children,
+            below: HashMap::new(),
+            steps: RefCell::new(HashMap::new()),
+            candidates: RefCell::new(HashMap::new()),
+            ctors: RefCell::new(HashMap::new()),
+        };
+        // Children start after their parent: in reverse order every child comes first.
+        let mut below = HashMap::with_capacity(trace.calls.len());
+        for call in trace.calls.iter().rev() {
+            let (mut trait_calls, mut world) = (false, !call.touches.is_empty());
+            for &i in children.get(&Some(call.id)).map_or(&[][..], Vec::as_slice) {
+                let kid = &trace.calls[i];
+                let (kid_traits, kid_world) = below.get(&kid.id).copied().unwrap_or_default();
+                trait_calls |= kid_traits || is_trait_call(&cx, kid).is_some();
+                world |= kid_world;
+            }
+            below.insert(call.id, (trait_calls, world));
+        }
+        cx.below = below;
+        cx
+    }
 }
 
 /// A trait object the test replaces with a mock.
@@ -537,7 +601,8 @@ fn rebuild(
         Err(RECEIVER_NOT_REBUILT) => {}
         other => return other,
     }
-    match replay(cx, b, state, type_path, before, var, 0) {
+    let mut budget = REPLAY_BUDGET;
+    match replay(cx, b, state, type_path, before, var, 0, &mut budget) {
         Err(RECEIVER_NOT_REBUILT) => derive(cx, b, state, type_path, before, var)?,
         other => other?,
     }
@@ -555,6 +620,17 @@ fn replayable<'t>(
     type_path: &str,
     with_deps: bool,
 ) -> Option<(String, &'t Value, &'t Value)> {
+    let (pre, after) = replay_states(cx, step, type_path, with_deps)?;
+    Some((replay_expr(cx, step)?, pre, after))
+}
+
+/// The cheap half of [`replayable`]: whether `step` qualifies, and the states before and after.
+fn replay_states<'t>(
+    cx: &Ctx<'t>,
+    step: &'t Call,
+    type_path: &str,
+    with_deps: bool,
+) -> Option<(&'t Value, &'t Value)> {
     if step.outcome != Outcome::Returned {
         return None;
     }
@@ -568,6 +644,14 @@ fn replayable<'t>(
     if (!with_deps && has_trait_calls(cx, step.id)) || reads_world(cx, step) {
         return None;
     }
+    Some((strip_ref(pre), strip_ref(after)))
+}
+
+/// The costly half of [`replayable`]: `method(args)`, when every argument can be written.
+fn replay_expr(cx: &Ctx, step: &Call) -> Option<String> {
+    let Some(Target::Callable(c)) = cx.targets.get(&step.function) else {
+        return None;
+    };
     let others: Vec<&carve_storage::Arg> = step.args.iter().filter(|a| a.name != "self").collect();
     if others.len() != c.api.params.len() {
         return None;
@@ -581,11 +665,7 @@ fn replayable<'t>(
                 .ok()
         })
         .collect::<Option<Vec<String>>>()?;
-    Some((
-        format!("{}({})", c.api.ident, args.join(", ")),
-        strip_ref(pre),
-        strip_ref(after),
-    ))
+    Some(format!("{}({})", c.api.ident, args.join(", ")))
 }
 
 /// How far a test under construction had got: bindings, mocks, and each mock's expectations.
@@ -616,9 +696,12 @@ fn undo(b: &mut Builder, mark: Mark) {
 
 /// How many recorded calls a rebuilt object may replay after its constructor.
 const MAX_REPLAYED_CALLS: usize = 24;
+/// How many candidate calls the search for one object's replay may try in all.
+const REPLAY_BUDGET: usize = 200;
 
 /// The latest recorded `&mut self` call before `before` that left an object of `type_path` in
 /// `state`, replayed on an object rebuilt in that call's own pre-state.
+#[allow(clippy::too_many_arguments)]
 fn replay(
     cx: &Ctx,
     b: &mut Builder,
@@ -627,23 +710,40 @@ fn replay(
     before: CallId,
     var: &str,
     replayed: usize,
+    budget: &mut usize,
 ) -> Result<(), &'static str> {
     if replayed >= MAX_REPLAYED_CALLS {
         return Err(RECEIVER_NOT_REBUILT);
     }
-    for step in cx.trace.calls.iter().rev() {
+    let candidates = cached(&cx.candidates, type_path, || {
+        (0..cx.trace.calls.len())
+            .filter(|&i| replay_states(cx, &cx.trace.calls[i], type_path, true).is_some())
+            .collect()
+    });
+    for &i in candidates.iter().rev() {
+        let step = &cx.trace.calls[i];
         if step.id >= before {
             continue;
         }
-        let Some((call_expr, pre, after)) = replayable(cx, step, type_path, true) else {
+        let Some((pre, after)) = replay_states(cx, step, type_path, true) else {
             continue;
         };
         if !same_state(after, state) || same_state(pre, state) {
             continue;
         }
+        // Each way tried may recurse; a long recording could otherwise try them all.
+        if *budget == 0 {
+            return Err(RECEIVER_NOT_REBUILT);
+        }
+        *budget -= 1;
+        let Some(call_expr) = replay_expr(cx, step) else {
+            continue;
+        };
         let at = mark(b);
         let rebuilt = match rebuild_directly(cx, b, pre, type_path, step.id, var, true) {
-            Err(RECEIVER_NOT_REBUILT) => replay(cx, b, pre, type_path, step.id, var, replayed + 1),
+            Err(RECEIVER_NOT_REBUILT) => {
+                replay(cx, b, pre, type_path, step.id, var, replayed + 1, budget)
+            }
             other => other,
         };
         // What the replayed call asked of the mocks, they must answer in the test too.
@@ -676,20 +776,32 @@ fn derive(
     if observations(cx, var, state, type_path).is_empty() {
         return Err(RECEIVER_NOT_REBUILT);
     }
-    // Every replayable call on the type, the shortest to write first.
-    let mut steps: Vec<(String, &Value, &Value)> = cx
-        .trace
-        .calls
-        .iter()
-        .filter_map(|c| replayable(cx, c, type_path, false))
-        .collect();
-    steps.sort_by_key(|(expr, ..)| expr.len());
+    // Every replayable call on the type, the shortest to write first (worked out once per type).
+    let cached = cx.steps.borrow().get(type_path).cloned();
+    let steps = match cached {
+        Some(steps) => steps,
+        None => {
+            let mut steps: Vec<Step> = cx
+                .trace
+                .calls
+                .iter()
+                .filter_map(|c| replayable(cx, c, type_path, false))
+                .collect();
+            steps.sort_by_key(|(expr, ..)| expr.len());
+            let steps = Rc::new(steps);
+            cx.steps
+                .borrow_mut()
+                .insert(type_path.to_string(), Rc::clone(&steps));
+            steps
+        }
+    };
     let transitions: Vec<Transition> = steps
         .iter()
         .map(|(_, before, after)| Transition { before, after })
         .collect();
     let mut starts: Vec<&Value> = Vec::new();
-    for ctor in cx.trace.calls.iter().rev() {
+    for &i in ctors_of(cx, type_path).iter().rev() {
+        let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
         }
@@ -766,6 +878,15 @@ fn returned_struct<'v>(
     }
 }
 
+/// Positions of the recorded calls that constructed a `type_path` object (see [`constructed`]).
+fn ctors_of(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
+    cached(&cx.ctors, type_path, || {
+        (0..cx.trace.calls.len())
+            .filter(|&i| constructed(cx, &cx.trace.calls[i], type_path).is_some())
+            .collect()
+    })
+}
+
 /// The state of the `type_path` object a recorded constructor-like call (an associated function
 /// returning `T`, `Option<T>` or `Result<T, E>`) gave back.
 fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t Value> {
@@ -793,7 +914,8 @@ fn rebuild_directly(
 ) -> Result<(), &'static str> {
     let mut state_dyns = Vec::new();
     dyn_addrs(state, &mut state_dyns);
-    for ctor in cx.trace.calls.iter().rev() {
+    for &i in ctors_of(cx, type_path).iter().rev() {
+        let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
         }
@@ -876,11 +998,7 @@ fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
 
 /// Whether `call`, or any call below it, read what a test cannot control.
 fn reads_world(cx: &Ctx, call: &Call) -> bool {
-    !call.touches.is_empty()
-        || cx
-            .children
-            .get(&Some(call.id))
-            .is_some_and(|kids| kids.iter().any(|&i| reads_world(cx, &cx.trace.calls[i])))
+    cx.below.get(&call.id).is_some_and(|b| b.1)
 }
 
 /// The first thing `call` or a call below it read that a test cannot control, and where:
@@ -900,12 +1018,7 @@ pub fn world_read(cx: &Ctx, call: &Call) -> Option<String> {
 }
 
 fn has_trait_calls(cx: &Ctx, id: CallId) -> bool {
-    cx.children.get(&Some(id)).is_some_and(|kids| {
-        kids.iter().any(|&i| {
-            let c = &cx.trace.calls[i];
-            is_trait_call(cx, c).is_some() || has_trait_calls(cx, c.id)
-        })
-    })
+    cx.below.get(&id).is_some_and(|b| b.0)
 }
 
 /// Records every call made through a dependency below `parent`; other calls are walked into.

@@ -147,6 +147,18 @@ pub fn counter_path(
         moves.push((i, delta));
     }
 
+    // Out of reach when even MAX_STEPS of the largest change in each direction falls short.
+    let reachable = (0..from.counters.len()).all(|k| {
+        let need = to.counters[k] - from.counters[k];
+        let most_up = moves.iter().map(|(_, d)| d[k].max(0)).max().unwrap_or(0);
+        let most_down = moves.iter().map(|(_, d)| d[k].min(0)).min().unwrap_or(0);
+        need <= most_up.saturating_mul(MAX_STEPS as i128)
+            && need >= most_down.saturating_mul(MAX_STEPS as i128)
+    });
+    if !reachable {
+        return None;
+    }
+
     // Breadth first over counter vectors: the first arrival is a shortest sequence.
     let mut came_from: HashMap<Vec<i128>, (Vec<i128>, usize)> = HashMap::new();
     let mut seen: HashSet<Vec<i128>> = HashSet::from([from.counters.clone()]);
