@@ -220,32 +220,31 @@ fn all_keeps_equivalent_calls_and_max_per_function_caps_each_function() {
 fn items_reexported_from_private_modules_are_carved_under_their_public_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("facade");
-    let write = |rel: &str, text: &str| {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write(
-        "Cargo.toml",
-        "[package]\nname = \"facade\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"facade\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            (
+                "src/lib.rs",
+                "mod shapes;\npub use shapes::{area, Circle};\n",
+            ),
+            (
+                "src/shapes.rs",
+                "#[derive(Debug, Clone, PartialEq)]\npub struct Circle { pub r: u32 }\n\
+                 impl Circle {\n    pub fn new(r: u32) -> Circle { Circle { r } }\n    \
+                 pub fn grow(&mut self, by: u32) { self.r += by; }\n}\n\
+                 pub fn area(c: &Circle) -> u32 { 3 * c.r * c.r }\n",
+            ),
+            (
+                "src/main.rs",
+                "fn main() {\n    let mut c = facade::Circle::new(2);\n    c.grow(1);\n    \
+                 println!(\"{}\", facade::area(&c));\n}\n",
+            ),
+        ],
     );
-    write(
-        "src/lib.rs",
-        "mod shapes;\npub use shapes::{area, Circle};\n",
-    );
-    write(
-        "src/shapes.rs",
-        "#[derive(Debug, Clone, PartialEq)]\npub struct Circle { pub r: u32 }\n\
-         impl Circle {\n    pub fn new(r: u32) -> Circle { Circle { r } }\n    \
-         pub fn grow(&mut self, by: u32) { self.r += by; }\n}\n\
-         pub fn area(c: &Circle) -> u32 { 3 * c.r * c.r }\n",
-    );
-    write(
-        "src/main.rs",
-        "fn main() {\n    let mut c = facade::Circle::new(2);\n    c.grow(1);\n    \
-         println!(\"{}\", facade::area(&c));\n}\n",
-    );
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
     let summary = carve_tests(&dir, "facade", &[]);
     assert!(summary.contains("in scope: 3 calls"), "{summary}");
     let carved = std::fs::read_to_string(dir.join("tests/carved_facade_shapes.rs")).unwrap();

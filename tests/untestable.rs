@@ -59,16 +59,15 @@ fn main() {
 fn calls_reading_the_clock_the_environment_or_files_are_untestable_and_say_what_they_read() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("world");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    std::fs::write(dir.join("Cargo.toml"), MANIFEST).unwrap();
-    std::fs::write(dir.join("src/lib.rs"), LIB).unwrap();
-    std::fs::write(dir.join("src/main.rs"), MAIN).unwrap();
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let out = record(&db, &[], &dir.join("target/debug/world"), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    write_tree(
+        &dir,
+        &[
+            ("Cargo.toml", MANIFEST),
+            ("src/lib.rs", LIB),
+            ("src/main.rs", MAIN),
+        ],
+    );
+    let db = build_and_record(&dir, "world", &[]);
 
     // The recording says what each call read.
     let trace = load(&db);
@@ -92,16 +91,8 @@ fn calls_reading_the_clock_the_environment_or_files_are_untestable_and_say_what_
         stdout(&shown)
     );
 
-    let generated = carve()
-        .args(["generate", "--format", "json", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("tests"))
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", stderr(&generated));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&generated)).unwrap();
+    let generated = generate_into_tests(&dir, &db, &["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&generated).unwrap();
     assert_eq!(report["skipped"]["untestable"], 3, "{report:#}");
     let detail = |function: &str| {
         report["skipped_calls"]

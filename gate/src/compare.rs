@@ -484,36 +484,35 @@ impl<'a, 't> Walker<'a, 't> {
             diffs,
             None,
         );
-        for param in names(&b.after, &n.after) {
-            let diffs = one_sided(b.after(param), n.after(param));
-            let label = format!("{param} after the call");
-            let key = format!("after:{param}");
-            self.value_divergence(
-                DivergenceKind::EffectChanged,
-                ctx,
-                path,
-                name,
-                (&label, &key),
-                diffs,
-                None,
-            );
-        }
+        let effects = (DivergenceKind::EffectChanged, &b.after[..], &n.after[..]);
+        self.compare_named(effects, ctx, (path, name), |p| {
+            (format!("{p} after the call"), format!("after:{p}"))
+        });
     }
 
     fn compare_args(&mut self, b: &Call, n: &Call, ctx: &Ctx, path: &str, name: &str) {
-        for param in names(&b.args, &n.args) {
-            let diffs = one_sided(b.arg(param), n.arg(param));
-            let label = format!("argument {param}");
-            let key = format!("arg:{param}");
-            self.value_divergence(
-                DivergenceKind::ArgumentChanged,
-                ctx,
-                path,
-                name,
-                (&label, &key),
-                diffs,
-                None,
-            );
+        let args = (DivergenceKind::ArgumentChanged, &b.args[..], &n.args[..]);
+        self.compare_named(args, ctx, (path, name), |p| {
+            (format!("argument {p}"), format!("arg:{p}"))
+        });
+    }
+
+    /// Compares same-named values (arguments, or states after the call) of a matched pair;
+    /// `label` gives each parameter's label and position key.
+    fn compare_named(
+        &mut self,
+        (kind, base, new): (DivergenceKind, &[Arg], &[Arg]),
+        ctx: &Ctx,
+        (path, name): (&str, &str),
+        label: impl Fn(&str) -> (String, String),
+    ) {
+        fn value<'v>(args: &'v [Arg], p: &str) -> Option<&'v Value> {
+            args.iter().find(|a| a.name == p).map(|a| &a.value)
+        }
+        for param in names(base, new) {
+            let diffs = one_sided(value(base, param), value(new, param));
+            let (text, key) = label(param);
+            self.value_divergence(kind, ctx, path, name, (&text, &key), diffs, None);
         }
     }
 

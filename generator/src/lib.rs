@@ -35,7 +35,7 @@ pub use crate::{
     },
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
-        Binding, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
+        Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
         MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
 };
@@ -228,7 +228,7 @@ fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
             if out {
                 plan.summary.tests_written -= 1;
                 plan.summary
-                    .uncarve(&t.function_path, &t.calls, FAILED_VERIFICATION);
+                    .uncarve(&t.body.function_path, &t.calls, FAILED_VERIFICATION);
             }
             !out
         });

@@ -11,13 +11,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use carve_storage::{CallId, FunctionInfo, Language, Trace, Value};
+use carve_storage::{closing_angle, CallId, FunctionInfo, Language, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::literal::{self, DeclType, LiteralError, Position, Prim};
 use crate::naming::{self, NameParts};
-use crate::scenario::{self, Binding, Body, Effect, MockDecl, MockSetup, OrderedExpectation};
+use crate::scenario::{self, Body, MockDecl};
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -70,25 +70,9 @@ pub struct FilePlan {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestPlan {
     pub name: String,
-    /// The path of the function, `expr::lexer::precedence` or `expr::parser::Parser::new`.
-    pub function_path: String,
-    /// What the test calls: the function path, or `c.calls_b_with_a` for a method.
-    pub callee: String,
-    /// The arguments as Rust expressions.
-    pub args: Vec<String>,
-    /// Mocks to set up, children before the mocks returning them.
-    pub mocks: Vec<MockSetup>,
-    /// Expectations on several mocks checked in one `Sequence`, in recorded order.
-    pub ordered_expectations: Vec<OrderedExpectation>,
-    /// Objects built before the call (the receiver, object arguments).
-    pub setup: Vec<Binding>,
-    /// Checks that objects rebuilt by replaying calls are in their recorded state.
-    pub checks: Vec<Effect>,
-    /// A `let mut seq = Sequence::new();` is needed.
-    pub sequence: bool,
-    pub assertion: Assertion,
-    /// Checks of fields after the call.
-    pub effects: Vec<Effect>,
+    /// What the test does (the same fields in the template's `test`).
+    #[serde(flatten)]
+    pub body: Body,
     /// Ids of the recorded calls this test stands for (equivalent calls share one test); the
     /// first is the one it was carved from.
     pub calls: Vec<u64>,
@@ -366,16 +350,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
                 uses.extend(d.body.trait_uses.iter().cloned());
                 TestPlan {
                     name,
-                    function_path: d.body.function_path,
-                    callee: d.body.callee,
-                    args: d.body.args,
-                    mocks: d.body.mocks,
-                    ordered_expectations: d.body.ordered_expectations,
-                    setup: d.body.setup,
-                    checks: d.body.checks,
-                    sequence: d.body.sequence,
-                    assertion: d.body.assertion,
-                    effects: d.body.effects,
+                    body: d.body,
                     calls: d.calls,
                 }
             })
@@ -383,16 +358,16 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
         summary.tests_written += tests.len();
         summary.method_tests += tests
             .iter()
-            .filter(|t| !t.setup.is_empty() && t.callee != t.function_path)
+            .filter(|t| !t.body.setup.is_empty() && t.body.callee != t.body.function_path)
             .count();
-        summary.mock_tests += tests.iter().filter(|t| !t.mocks.is_empty()).count();
+        summary.mock_tests += tests.iter().filter(|t| !t.body.mocks.is_empty()).count();
         summary.mocks += mocks.len();
         let needs_predicates = tests
             .iter()
-            .flat_map(|t| &t.mocks)
+            .flat_map(|t| &t.body.mocks)
             .flat_map(|m| &m.expectations)
             .any(|e| !e.with.is_empty());
-        let needs_sequence = tests.iter().any(|t| t.sequence);
+        let needs_sequence = tests.iter().any(|t| t.body.sequence);
         files.push(FilePlan {
             file_name,
             module_path: module_path.join("::"),
@@ -426,6 +401,7 @@ fn public_paths(api: &CrateApi) -> Vec<(String, String)> {
         .iter()
         .filter_map(|r| {
             if r.glob {
+                // Where any item of the glob's module ends up: ask for a stand-in item `_`.
                 let to = api.public_path(&format!("{}::_", r.from))?;
                 let to_module = to.strip_suffix("::_")?;
                 Some((format!("{}::", r.from), format!("{to_module}::")))
@@ -573,7 +549,7 @@ fn outside_lib(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
 /// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
 fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
     let inner_and_rest = path.strip_prefix('<')?;
-    let end = matching_angle(inner_and_rest)?;
+    let end = closing_angle(inner_and_rest)?;
     let inner = &inner_and_rest[..end];
     let parts = split_top(inner, " as ");
     let [ty, tr] = parts.as_slice() else {
@@ -686,7 +662,7 @@ fn parse_fn_path(path: &str) -> Result<Vec<String>, &'static str> {
     }
     let mut segments = Vec::new();
     let rest = if let Some(inner_and_rest) = path.strip_prefix('<') {
-        let end = matching_angle(inner_and_rest).ok_or("unknown function")?;
+        let end = closing_angle(inner_and_rest).ok_or("unknown function")?;
         let inner = &inner_and_rest[..end];
         if split_top(inner, " as ").len() > 1 {
             return Err("trait impl");
@@ -709,25 +685,6 @@ fn parse_fn_path(path: &str) -> Result<Vec<String>, &'static str> {
         return Err("unknown function");
     }
     Ok(cleaned)
-}
-
-/// Index of the `>` closing an already opened `<`.
-fn matching_angle(s: &str) -> Option<usize> {
-    let mut depth = 1usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' if i > 0 && s[..i].ends_with('-') => {}
-            '>' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Splits on `sep` outside angle brackets.
@@ -980,11 +937,11 @@ mod tests {
         assert_eq!(file.module_path, "calc::ops");
         let names: Vec<_> = file.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["add_returns_5", "add_returns_0"]);
-        assert_eq!(file.tests[0].args, ["2i32", "3i32"]);
+        assert_eq!(file.tests[0].body.args, ["2i32", "3i32"]);
         assert_eq!(file.tests[0].calls.len(), 2);
-        assert_eq!(file.tests[0].function_path, "calc::ops::add");
+        assert_eq!(file.tests[0].body.function_path, "calc::ops::add");
         assert_eq!(
-            file.tests[0].assertion,
+            file.tests[0].body.assertion,
             Assertion::Eq {
                 expected: "5i32".to_string()
             }
@@ -1139,13 +1096,13 @@ mod tests {
         let tests = &plan.files[0].tests;
         assert!(tests
             .iter()
-            .any(|t| t.assertion == Assertion::Panics { expected: None }));
+            .any(|t| t.body.assertion == Assertion::Panics { expected: None }));
         let test = tests
             .iter()
             .find(|t| t.name == "is_even_returns_false")
             .unwrap();
-        assert_eq!(test.args, ["1u64"]);
-        assert_eq!(test.assertion, Assertion::False);
+        assert_eq!(test.body.args, ["1u64"]);
+        assert_eq!(test.body.assertion, Assertion::False);
     }
 
     #[test]
@@ -1218,30 +1175,33 @@ mod tests {
                 .find(|t| t.name == n)
                 .unwrap_or_else(|| panic!("{n} in {tests:#?}"))
         };
-        assert_eq!(by_name("ratio_returns_nan").assertion, Assertion::Nan);
-        assert_eq!(by_name("ratio_returns_nan").args, ["0.0f64", "0.0f64"]);
+        assert_eq!(by_name("ratio_returns_nan").body.assertion, Assertion::Nan);
+        assert_eq!(by_name("ratio_returns_nan").body.args, ["0.0f64", "0.0f64"]);
         assert_eq!(
-            by_name("ratio_returns_2_5").assertion,
+            by_name("ratio_returns_2_5").body.assertion,
             Assertion::Eq {
                 expected: "2.5f64".to_string()
             }
         );
         let shout = by_name("shout_returns_a_b");
-        assert_eq!(shout.args, [r#""a\"b""#]);
+        assert_eq!(shout.body.args, [r#""a\"b""#]);
         assert_eq!(
-            shout.assertion,
+            shout.body.assertion,
             Assertion::Eq {
                 expected: r#""A\"B""#.to_string()
             }
         );
-        assert_eq!(by_name("log_with_x").args, [r#"String::from("x")"#]);
-        assert_eq!(by_name("log_with_x").assertion, Assertion::Unit);
+        assert_eq!(by_name("log_with_x").body.args, [r#"String::from("x")"#]);
+        assert_eq!(by_name("log_with_x").body.assertion, Assertion::Unit);
         assert_eq!(
-            by_name("acc_zero_returns_0").function_path,
+            by_name("acc_zero_returns_0").body.function_path,
             "calc::ops::Acc::zero"
         );
         // Sorted by function path, then first call.
-        let order: Vec<_> = tests.iter().map(|t| t.function_path.as_str()).collect();
+        let order: Vec<_> = tests
+            .iter()
+            .map(|t| t.body.function_path.as_str())
+            .collect();
         let mut sorted = order.clone();
         sorted.sort();
         assert_eq!(order, sorted);

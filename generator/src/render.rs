@@ -320,20 +320,25 @@ mod tests {
         assert!(!formatted.contains(COMMENT_MARKER), "{formatted}");
     }
     use crate::plan::{Assertion, Summary};
+    use crate::scenario::Body;
 
     fn plan() -> Plan {
         let test = |name: &str, args: &[&str], assertion| TestPlan {
             name: name.to_string(),
-            function_path: "calc::ops::f".to_string(),
-            callee: "calc::ops::f".to_string(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-            mocks: Vec::new(),
-            ordered_expectations: Vec::new(),
-            setup: Vec::new(),
-            checks: Vec::new(),
-            sequence: false,
-            effects: Vec::new(),
-            assertion,
+            body: Body {
+                function_path: "calc::ops::f".to_string(),
+                mocks: Vec::new(),
+                ordered_expectations: Vec::new(),
+                setup: Vec::new(),
+                checks: Vec::new(),
+                callee: "calc::ops::f".to_string(),
+                args: args.iter().map(|s| s.to_string()).collect(),
+                assertion,
+                effects: Vec::new(),
+                sequence: false,
+                mock_decls: Vec::new(),
+                trait_uses: Vec::new(),
+            },
             calls: vec![1],
         };
         Plan {

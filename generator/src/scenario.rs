@@ -101,9 +101,11 @@ pub struct MockDecl {
 }
 
 /// Everything a test does, before it gets a name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Body {
+    /// The path of the function, `expr::lexer::precedence` or `expr::parser::Parser::new`.
     pub function_path: String,
+    /// Mocks to set up, children before the mocks returning them.
     pub mocks: Vec<MockSetup>,
     /// Expectations checked in one `Sequence` across mocks, in recorded order.
     pub ordered_expectations: Vec<OrderedExpectation>,
@@ -113,13 +115,18 @@ pub struct Body {
     pub checks: Vec<Effect>,
     /// What is called: `abc::label` or `c.calls_b_with_a`.
     pub callee: String,
+    /// The arguments as Rust expressions.
     pub args: Vec<String>,
     pub assertion: Assertion,
+    /// Checks of fields after the call.
     pub effects: Vec<Effect>,
+    /// Some expectation is in a `Sequence`.
     pub sequence: bool,
-    /// The mocks' traits.
+    /// The mocks' traits (declared once per file, in `FilePlan::mocks`).
+    #[serde(skip)]
     pub mock_decls: Vec<MockDecl>,
-    /// Traits to import so method syntax works (`abc::Asker`).
+    /// Traits to import so method syntax works (`abc::Asker`; in `FilePlan::uses`).
+    #[serde(skip)]
     pub trait_uses: Vec<String>,
 }
 
@@ -394,13 +401,8 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     let mut object_args = Vec::new();
     for (arg, param) in args_values.iter().zip(&api.params) {
         arg_slugs.push(naming::value_slug(&arg.value));
-        if let Some(expr) = generic_dep(cx, &mut b, &arg.value, param) {
-            args.push(expr);
-            continue;
-        }
-        if let Some((trait_path, addr)) = dyn_object(&arg.value) {
-            let var = b.add_dep(trait_path, addr, &param.name);
-            args.push(wrap_object(arg.value.type_name(), &var)?);
+        if let Some(expr) = dep_arg(cx, &mut b, &arg.value, param, |addr| addr) {
+            args.push(expr?);
             continue;
         }
         let scalar = arg.value.is_scalar_or_string()
@@ -549,21 +551,32 @@ fn state_slug(state: &Value) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("_"))
 }
 
-/// A parameter whose type is a trait-bounded generic (`repo: R`, `&R`, `&impl Repo`) is a
-/// dependency like a trait object: a mock of the bound goes in, as the parameter takes it.
-fn generic_dep(cx: &Ctx, b: &mut Builder, value: &Value, param: &ParamApi) -> Option<String> {
-    let trait_path = param.bound.as_ref()?;
-    mockable(cx.api, trait_path).ok()?;
+/// A dependency passed as an argument becomes a mock, written as the parameter takes it: a
+/// trait object (`&dyn T`, `Box<dyn T>`, `Rc<dyn T>`...) or a value of a trait-bounded generic
+/// (`repo: R`, `&R`, `&impl Repo`). `None` when the argument is no dependency; `moved` maps the
+/// recorded address to where the object lives in the state the mock stands in for.
+fn dep_arg(
+    cx: &Ctx,
+    b: &mut Builder,
+    value: &Value,
+    param: &ParamApi,
+    moved: impl Fn(u64) -> u64,
+) -> Option<Result<String, &'static str>> {
     let addr = match value {
-        Value::Ref { addr, .. } => *addr,
+        Value::Ref { addr, .. } => moved(*addr),
         _ => 0,
     };
-    let var = b.add_dep(trait_path.clone(), addr, &param.name);
-    Some(match &param.ty {
-        DeclType::Ref { mutable: true, .. } => format!("&mut {var}"),
-        DeclType::Ref { .. } => format!("&{var}"),
-        _ => var,
-    })
+    if let Some(trait_path) = param.bound.as_ref().filter(|t| mockable(cx.api, t).is_ok()) {
+        let var = b.add_dep(trait_path.clone(), addr, &param.name);
+        return Some(Ok(match &param.ty {
+            DeclType::Ref { mutable: true, .. } => format!("&mut {var}"),
+            DeclType::Ref { .. } => format!("&{var}"),
+            _ => var,
+        }));
+    }
+    let (trait_path, _) = dyn_object(value)?;
+    let var = b.add_dep(trait_path, addr, &param.name);
+    Some(wrap_object(value.type_name(), &var))
 }
 
 /// `&mock_a`, `&mut mock_a`, `Box::new(mock_a)` or `std::rc::Rc::new(mock_a)` for a parameter
@@ -945,14 +958,9 @@ fn rebuild_directly(
         let mut args = Vec::new();
         let mut ok = true;
         for (arg, param) in ctor.args.iter().zip(&c.api.params) {
-            if let Some(expr) = generic_dep(cx, b, &arg.value, param) {
-                args.push(expr);
-                continue;
-            }
-            if let Some((trait_path, addr)) = dyn_object(&arg.value) {
-                let addr = to_state.get(&addr).copied().unwrap_or(addr);
-                let v = b.add_dep(trait_path, addr, &param.name);
-                match wrap_object(arg.value.type_name(), &v) {
+            let moved = |addr| to_state.get(&addr).copied().unwrap_or(addr);
+            if let Some(expr) = dep_arg(cx, b, &arg.value, param, moved) {
+                match expr {
                     Ok(expr) => args.push(expr),
                     Err(_) => ok = false,
                 }
@@ -1532,7 +1540,7 @@ mod tests {
         let tests: Vec<_> = plan.files[0]
             .tests
             .iter()
-            .filter(|t| !matches!(t.assertion, Assertion::Observed { .. }))
+            .filter(|t| !matches!(t.body.assertion, Assertion::Observed { .. }))
             .collect();
         assert_eq!(tests.len(), 1, "{plan:#?}");
         tests[0]
@@ -1545,16 +1553,16 @@ mod tests {
         let test = only_test(&plan);
         assert_eq!(test.name, "pull_returns_10");
         assert_eq!(
-            test.setup,
+            test.body.setup,
             [Binding {
                 var: "counter".into(),
                 mutable: true,
                 expr: "mk::Counter::new(Box::new(mock_src))".into(),
             }]
         );
-        assert_eq!(test.callee, "counter.pull");
+        assert_eq!(test.body.callee, "counter.pull");
         assert_eq!(
-            test.effects,
+            test.body.effects,
             [Effect {
                 actual: "counter.total()".into(),
                 expected: "10u32".into(),
@@ -1577,7 +1585,7 @@ mod tests {
     fn identical_consecutive_mock_calls_become_one_expectation_called_n_times_in_sequence() {
         let (_tmp, api) = crate_with("[dev-dependencies]\nmockall = \"0.13\"\n");
         let plan = plan(&counter_trace(), &api, &PlanOptions::default());
-        let mock = &only_test(&plan).mocks[0];
+        let mock = &only_test(&plan).body.mocks[0];
         assert_eq!(mock.var, "mock_src");
         let shape: Vec<_> = mock
             .expectations
@@ -1595,7 +1603,7 @@ mod tests {
         };
         let seq = Some("seq_src");
         assert_eq!(shape, [("next", 2, seq, three), ("next", 1, seq, four)]);
-        assert!(only_test(&plan).sequence);
+        assert!(only_test(&plan).body.sequence);
         assert!(plan.files[0].needs_sequence && !plan.files[0].needs_predicates);
     }
 
@@ -1640,9 +1648,9 @@ mod tests {
         ]);
         let plan = plan(&t, &api, &PlanOptions::default());
         let test = only_test(&plan);
-        let vars: Vec<_> = test.mocks.iter().map(|m| m.var.as_str()).collect();
+        let vars: Vec<_> = test.body.mocks.iter().map(|m| m.var.as_str()).collect();
         assert_eq!(vars, ["mock_source", "mock_f"]);
-        let make = &test.mocks[1].expectations[0];
+        let make = &test.body.mocks[1].expectations[0];
         assert_eq!(make.with, [r#"eq("h")"#]);
         assert_eq!(
             make.returns,
@@ -1651,8 +1659,8 @@ mod tests {
                 pattern: "_".into()
             }
         );
-        assert_eq!(test.args, ["&mock_f"]);
-        assert!(!test.sequence);
+        assert_eq!(test.body.args, ["&mock_f"]);
+        assert!(!test.body.sequence);
     }
 
     #[test]
@@ -1722,34 +1730,42 @@ mod tests {
         // with, so the test unwraps it and checks what its getter shows.
         let opened = tests.iter().find(|t| t.calls[0] == 1).unwrap();
         assert_eq!(
-            opened.assertion,
+            opened.body.assertion,
             Assertion::Observed {
                 unwrap: Some(".unwrap()".to_string())
             }
         );
-        assert_eq!(opened.effects[0].actual, "result.cents()");
-        assert_eq!(opened.effects[0].expected, "5i64");
+        assert_eq!(opened.body.effects[0].actual, "result.cents()");
+        assert_eq!(opened.body.effects[0].expected, "5i64");
         let from_open = tests
             .iter()
             .find(|t| t.calls.len() == 2)
             .expect("calls 2 and 4 share one test");
-        assert_eq!(from_open.setup[0].expr, "mk::Wallet::open(5i64).unwrap()");
-        assert_eq!(from_open.effects[0].actual, "wallet.cents()");
-        assert_eq!(from_open.effects[0].expected, "7i64");
+        assert_eq!(
+            from_open.body.setup[0].expr,
+            "mk::Wallet::open(5i64).unwrap()"
+        );
+        assert_eq!(from_open.body.effects[0].actual, "wallet.cents()");
+        assert_eq!(from_open.body.effects[0].expected, "7i64");
         // The wallet holding 7 came from open(5) then add(2): both are replayed.
         let replayed = tests.iter().find(|t| t.calls.len() == 1).unwrap();
-        let setup: Vec<&str> = replayed.setup.iter().map(|b| b.expr.as_str()).collect();
+        let setup: Vec<&str> = replayed
+            .body
+            .setup
+            .iter()
+            .map(|b| b.expr.as_str())
+            .collect();
         assert_eq!(
             setup,
             ["mk::Wallet::open(5i64).unwrap()", "wallet.add(2i64)"]
         );
-        assert_eq!(replayed.effects[0].expected, "8i64");
+        assert_eq!(replayed.body.effects[0].expected, "8i64");
         // The replayed state is checked before the call.
-        assert_eq!(replayed.checks.len(), 1);
-        assert_eq!(replayed.checks[0].actual, "wallet.cents()");
-        assert_eq!(replayed.checks[0].expected, "7i64");
+        assert_eq!(replayed.body.checks.len(), 1);
+        assert_eq!(replayed.body.checks[0].actual, "wallet.cents()");
+        assert_eq!(replayed.body.checks[0].expected, "7i64");
         assert!(
-            from_open.checks.is_empty(),
+            from_open.body.checks.is_empty(),
             "a constructed state needs no check"
         );
     }
@@ -1764,15 +1780,15 @@ mod tests {
         assert_eq!(plan.summary.skipped.get(RECEIVER_NOT_REBUILT), None);
         let tests = &plan.files[0].tests;
         let derived = tests.iter().find(|t| t.calls[0] == 3).unwrap();
-        let setup: Vec<&str> = derived.setup.iter().map(|b| b.expr.as_str()).collect();
+        let setup: Vec<&str> = derived.body.setup.iter().map(|b| b.expr.as_str()).collect();
         // 5 + 1 = 6: the fewest recorded changes from the constructed wallet.
         assert_eq!(
             setup,
             ["mk::Wallet::open(5i64).unwrap()", "wallet.add(1i64)"]
         );
-        assert_eq!(derived.checks[0].actual, "wallet.cents()");
-        assert_eq!(derived.checks[0].expected, "6i64");
-        assert_eq!(derived.effects[0].expected, "7i64");
+        assert_eq!(derived.body.checks[0].actual, "wallet.cents()");
+        assert_eq!(derived.body.checks[0].expected, "6i64");
+        assert_eq!(derived.body.effects[0].expected, "7i64");
     }
 
     #[test]

@@ -108,7 +108,7 @@ pub(crate) fn find<'s>(symbols: impl Iterator<Item = (&'s str, FileAddr)>) -> Ve
 fn normalize(name: &str) -> String {
     let mut path = name.to_string();
     if let Some(inner) = path.strip_prefix('<') {
-        if let Some(close) = matching_close(inner) {
+        if let Some(close) = carve_storage::closing_angle(inner) {
             let (qualified, rest) = (&inner[..close], &inner[close + 1..]);
             let owner = qualified
                 .rsplit_once(" as ")
@@ -129,24 +129,6 @@ fn normalize(name: &str) -> String {
         }
     }
     out.replace("::::", "::").trim_end_matches("::").to_string()
-}
-
-/// Index of the `>` closing a `<` that came just before `s`.
-fn matching_close(s: &str) -> Option<usize> {
-    let mut depth = 1usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]

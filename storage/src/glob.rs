@@ -1,10 +1,31 @@
 //! Function globs, shared by every command that selects functions (`record --filter`,
 //! `show --function`, `gate --ignore`): `*` is any run of characters (including `::`), `?` one
-//! character, and a glob without `::` also matches the bare function name.
+//! character, and a glob without `::` also matches the bare function name. Also the one piece of
+//! demangled-path syntax both the recorder and the generator need: matching angle brackets.
 
 /// True when `glob` selects the function with this full `path` and bare `name`.
 pub fn matches_function(glob: &str, path: &str, name: &str) -> bool {
     glob_match(glob, path) || (!glob.contains("::") && glob_match(glob, name))
+}
+
+/// In a demangled path, the index of the `>` closing a `<` opened just before `s`
+/// (`<abc::B as abc::Asker>::ask`); the `>` of `->` does not count.
+pub fn closing_angle(s: &str) -> Option<usize> {
+    let mut depth = 1usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if i > 0 && s[..i].ends_with('-') => {}
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Glob matching with `*` and `?` over characters (no separator is special).

@@ -10,6 +10,6 @@ mod store;
 mod writer;
 
 pub use error::StorageError;
-pub use glob::{glob_match, matches_function};
+pub use glob::{closing_angle, glob_match, matches_function};
 pub use model::*;
 pub use store::{RunWriter, Store, SCHEMA_VERSION};

@@ -179,28 +179,51 @@ pub fn cargo_in(dir: &Path, args: &[&str]) -> Output {
 /// tests into its `tests/`; returns what `carve generate` printed. Every fixture meets issue 4's
 /// bar, so this also asserts that at least 95% of the in-scope calls got a passing test.
 pub fn carve_tests(dir: &Path, bin: &str, args: &[&str]) -> String {
-    let built = cargo_in(dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let out = record(&db, &[], &dir.join("target/debug").join(bin), args);
-    assert!(out.status.code().is_some(), "{}", stderr(&out));
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let generated = carve()
-        .args(["generate", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("tests"))
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{}", stderr(&generated));
-    let summary = stdout(&generated);
+    let db = build_and_record(dir, bin, args);
+    let summary = generate_into_tests(dir, &db, &[]);
     let (in_scope, carved) = carved_share(&summary);
     assert!(
         carved * 100 >= in_scope * 95,
         "{bin}: {carved} of {in_scope} in-scope calls carved, below 95%: {summary}"
     );
     summary
+}
+
+/// Builds the crate at `dir` and records its program `bin` run with `args` into
+/// `dir/trace.db`; returns the trace's path.
+pub fn build_and_record(dir: &Path, bin: &str, args: &[&str]) -> PathBuf {
+    let built = cargo_in(dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let out = record(&db, &[], &dir.join("target/debug").join(bin), args);
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    db
+}
+
+/// `carve generate` (verified, with `extra` options) from `db` into `dir/tests`, building in
+/// `dir/target`; returns what it printed.
+pub fn generate_into_tests(dir: &Path, db: &Path, extra: &[&str]) -> String {
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(db)
+        .arg("--out")
+        .arg(dir.join("tests"))
+        .args(extra)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    stdout(&generated)
+}
+
+/// Writes `files` (path relative to `dir`, contents) under `dir`: a crate made up by a test.
+pub fn write_tree(dir: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
 }
 
 /// (in-scope calls, calls covered by a passing test) from `carve generate`'s summary line.
