@@ -17,7 +17,10 @@ fn main() {
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("carve: error: {}", one_line(&e));
+            eprintln!(
+                "carve: error: {}",
+                carve_storage::terminal_safe(&one_line(&e), &[])
+            );
             exit::USAGE
         }
     };
@@ -39,6 +42,9 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
 pub fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
+    // The commands' texts quote traces, which are shared files: nothing in them may act on the
+    // terminal (JSON stays valid: the escapes are JSON's own).
+    let text = carve_storage::terminal_safe(text, &['\n', '\t']);
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),

@@ -91,10 +91,10 @@ fn render_tree(trace: &Trace, calls: &[&Call]) -> String {
         out,
         "# run {}: {} {} (pid {}, {}, {} calls)",
         run.id.0,
-        run.info.program,
-        run.info.args.join(" "),
+        one_line(&run.info.program),
+        one_line(&run.info.args.join(" ")),
         run.info.pid,
-        exit,
+        one_line(&exit),
         calls.len()
     );
     let _ = writeln!(out, "# {:>7}  CALL TREE", "THREAD");
@@ -145,6 +145,7 @@ fn write_call(
         Outcome::Unfinished => " … unfinished".to_string(),
     } + &effects(call)
         + &reads(call);
+    let (name, args, end) = (one_line(name), one_line(&args), one_line(&end));
     let kids = children.get(&Some(call.id));
     match kids {
         None => {
@@ -158,6 +159,12 @@ fn write_call(
             let _ = writeln!(out, "[{:>7}] {pad}}}{end}", call.thread);
         }
     }
+}
+
+/// Text from the trace as it may stand on one line of the tree: no line break or character a
+/// terminal would act on (a trace is a shared file, and may have been made to attack a terminal).
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    carve_storage::terminal_safe(text, &[])
 }
 
 /// ` ⚠ reads clock: std::time::SystemTime::now`: what the call read that a test cannot control.

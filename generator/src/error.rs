@@ -64,6 +64,9 @@ pub enum GenerateError {
     #[error("generated {file} is not valid Rust ({message}): with --templates, fix the template; otherwise this is a carve bug, please report it")]
     InvalidGeneratedCode { file: String, message: String },
 
+    #[error("generated {file} holds an item carve did not plan ({item}): with --templates, write only the tests, mocks and uses the template is given; otherwise the trace may hold code made to be injected: do not run it, and report it")]
+    UnplannedItem { file: String, item: String },
+
     #[error("cannot write {}: {source}: check that --out DIR is writable", path.display())]
     Write {
         path: PathBuf,

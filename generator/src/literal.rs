@@ -8,6 +8,8 @@
 use carve_storage::Value;
 use serde::Serialize;
 
+use crate::syntax::{self, char_lit, str_lit, Refused};
+
 /// A parameter or return type as declared in the source, reduced to what literals need.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum DeclType {
@@ -109,6 +111,15 @@ pub enum LiteralError {
     Undecoded,
     /// The declared type takes no literal carve can write, or the value does not fit it.
     UnsupportedType(String),
+    /// A name in the trace that is not Rust syntax where the literal needs it (a damaged or
+    /// hostile trace): never written.
+    Refused(Refused),
+}
+
+impl From<Refused> for LiteralError {
+    fn from(r: Refused) -> LiteralError {
+        LiteralError::Refused(r)
+    }
 }
 
 /// Where a literal goes: into a call, or into the right-hand side of `assert_eq!`.
@@ -256,8 +267,10 @@ pub fn render(value: &Value, decl: &DeclType, pos: Position) -> Result<String, L
         },
         DeclType::Prim(p) => render_prim(value, *p),
         DeclType::String => match (value, pos) {
-            (Value::Str { value: s, .. }, Position::Arg) => Ok(format!("String::from({s:?})")),
-            (Value::Str { value: s, .. }, Position::Expected) => Ok(format!("{s:?}")),
+            (Value::Str { value: s, .. }, Position::Arg) => {
+                Ok(format!("String::from({})", str_lit(s)))
+            }
+            (Value::Str { value: s, .. }, Position::Expected) => Ok(str_lit(s)),
             _ => Err(mismatch(value, decl)),
         },
         // The recorder may give a reference parameter as its (scalar) target directly.
@@ -331,9 +344,9 @@ pub fn render_value(
                 if compare && !shape.comparable {
                     return Err(LiteralError::UnsupportedType(base.to_string()));
                 }
-                format!("{base}::{variant}")
+                format!("{base}::{}", syntax::ident(variant)?)
             };
-            Ok(compose(&path, fields, &args, true))
+            compose(&path, fields, &args, true)
         }
         Value::Struct { ty, fields } => {
             let base = strip_generics(ty);
@@ -344,7 +357,7 @@ pub fn render_value(
                 return Err(LiteralError::UnsupportedType(base.to_string()));
             }
             let args = list(&mut fields.iter().map(|f| &f.value))?;
-            Ok(compose(base, fields, &args, shape.unit))
+            compose(base, fields, &args, shape.unit)
         }
         Value::Tuple { elems, .. } => {
             let args = list(&mut elems.iter())?;
@@ -380,7 +393,7 @@ pub fn render_value(
             if let Some(rest) = ty.strip_prefix('&') {
                 if let Value::Str { value: s, .. } = target.as_ref() {
                     if !rest.starts_with("mut") {
-                        return Ok(format!("{s:?}"));
+                        return Ok(str_lit(s));
                     }
                 }
                 let amp = if rest.starts_with("mut ") {
@@ -396,24 +409,36 @@ pub fn render_value(
     }
 }
 
-/// `Path`, `Path(a, b)` or `Path { x: a }`: tuple fields are recorded as `__0`, `__1`...
-fn compose(path: &str, fields: &[carve_storage::Field], args: &[String], unit: bool) -> String {
+/// `Path`, `Path(a, b)` or `Path { x: a }`: tuple fields are recorded as `__0`, `__1`...; a
+/// named field is written only when its name is an identifier.
+fn compose(
+    path: &str,
+    fields: &[carve_storage::Field],
+    args: &[String],
+    unit: bool,
+) -> Result<String, LiteralError> {
     if fields.is_empty() {
-        return if unit {
+        return Ok(if unit {
             path.to_string()
         } else {
             format!("{path} {{}}")
-        };
+        });
     }
-    if fields.iter().all(|f| f.name.starts_with("__")) {
-        return format!("{path}({})", args.join(", "));
+    if fields.iter().all(|f| is_positional(&f.name)) {
+        return Ok(format!("{path}({})", args.join(", ")));
     }
-    let named: Vec<String> = fields
+    let named = fields
         .iter()
         .zip(args)
-        .map(|(f, a)| format!("{}: {a}", f.name))
-        .collect();
-    format!("{path} {{ {} }}", named.join(", "))
+        .map(|(f, a)| Ok(format!("{}: {a}", syntax::ident(&f.name)?)))
+        .collect::<Result<Vec<String>, LiteralError>>()?;
+    Ok(format!("{path} {{ {} }}", named.join(", ")))
+}
+
+/// A tuple field's recorded name: `__0`, `__1`...
+fn is_positional(name: &str) -> bool {
+    name.strip_prefix("__")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `core::result::Result<i32, abc::E>` → `core::result::Result`.
@@ -433,12 +458,14 @@ fn render_behind_ref(
     let amp = if mutable { "&mut " } else { "&" };
     match inner {
         DeclType::Str if !mutable => match target {
-            Value::Str { value: s, .. } => Ok(format!("{s:?}")),
+            Value::Str { value: s, .. } => Ok(str_lit(s)),
             _ => Err(mismatch(target, inner)),
         },
         DeclType::String => match (target, pos) {
-            (Value::Str { value: s, .. }, Position::Arg) => Ok(format!("{amp}String::from({s:?})")),
-            (Value::Str { value: s, .. }, Position::Expected) => Ok(format!("{s:?}")),
+            (Value::Str { value: s, .. }, Position::Arg) => {
+                Ok(format!("{amp}String::from({})", str_lit(s)))
+            }
+            (Value::Str { value: s, .. }, Position::Expected) => Ok(str_lit(s)),
             _ => Err(mismatch(target, inner)),
         },
         DeclType::Prim(p) => Ok(format!("{amp}{}", render_prim(target, *p)?)),
@@ -463,7 +490,7 @@ fn render_behind_ref(
 fn render_prim(value: &Value, prim: Prim) -> Result<String, LiteralError> {
     match (value, prim) {
         (Value::Bool { value }, Prim::Bool) => Ok(value.to_string()),
-        (Value::Char { value }, Prim::Char) => Ok(format!("{value:?}")),
+        (Value::Char { value }, Prim::Char) => Ok(char_lit(*value)),
         (Value::Int { value: v, .. }, _) => render_int(*v < 0, v.unsigned_abs(), prim, value),
         (Value::Uint { value: v, .. }, _) => render_int(false, *v, prim, value),
         (Value::Float { ty, bits }, Prim::F64) if is_f64_name(ty) => {

@@ -25,6 +25,9 @@ pub const UNDECODED: &str = "undecoded";
 pub const DID_NOT_RETURN: &str = "did not return";
 /// Skip reason: a value does not fit the declared type, or the type takes no literal.
 pub const UNSUPPORTED_TYPE: &str = "unsupported type";
+/// A name in the trace (a field or variant) is not Rust syntax where a test would write it: the
+/// trace is damaged or was made to inject code, and the name is never written.
+pub const NOT_RUST_SYNTAX: &str = "name in the trace is not Rust syntax";
 /// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
 pub const NEEDS_MOCKALL: &str = "needs mockall";
 /// The `mockall` version generated tests are written for.
@@ -110,7 +113,7 @@ pub(crate) fn expected_panic(message: &str) -> Option<String> {
         .map(str::trim)
         .max_by_key(|p| p.len())
         .filter(|p| !p.is_empty())?;
-    Some(format!("{piece:?}"))
+    Some(crate::syntax::str_lit(piece))
 }
 
 /// An in-scope recorded call that got no test.
@@ -587,6 +590,11 @@ fn resolve_trait_impl(
     if let Some(outside) = outside_lib(api, info) {
         return outside;
     }
+    // The type and trait come from the trace's function name: written only when the crate's
+    // source declares them, and as Rust paths.
+    if !(crate::syntax::is_path(ty) && crate::syntax::is_path(tr)) {
+        return Target::Unsupported(NOT_RUST_SYNTAX);
+    }
     let (Some(_), Some(trait_api)) = (api.public_type(ty), api.public_trait(tr)) else {
         return Target::Private;
     };
@@ -774,6 +782,7 @@ pub(crate) fn reason(e: LiteralError) -> &'static str {
     match e {
         LiteralError::Undecoded => UNDECODED,
         LiteralError::UnsupportedType(_) => UNSUPPORTED_TYPE,
+        LiteralError::Refused(_) => NOT_RUST_SYNTAX,
     }
 }
 

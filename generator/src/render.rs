@@ -30,10 +30,11 @@ pub struct Templates {
     origins: Vec<(String, String)>,
 }
 
-/// What a test-file template gets.
+/// What a test-file template gets. Text from the trace arrives already made safe for where the
+/// template puts it: `program` is comment text (see [`crate::syntax`]).
 #[derive(Serialize)]
 struct FileContext<'a> {
-    program: &'a str,
+    program: String,
     run_id: i64,
     crate_name: &'a str,
     module_path: &'a str,
@@ -82,7 +83,7 @@ impl Templates {
     /// Renders and formats one file of the plan.
     pub fn render_file(&self, plan: &Plan, file: &FilePlan) -> Result<String, GenerateError> {
         let context = FileContext {
-            program: &plan.program,
+            program: crate::syntax::comment_text(&plan.program),
             run_id: plan.run_id,
             crate_name: &plan.crate_name,
             module_path: &file.module_path,
@@ -106,7 +107,9 @@ impl Templates {
             .render(TEST_FILE_TEMPLATE, &context)
             .map_err(|e| render_error(one_line(&e)))?;
         let source = crate::plan::spell_public(&source, &plan.public_paths);
-        format_rust(&file.file_name, &source)
+        let formatted = format_rust(&file.file_name, &source)?;
+        check_items(file, &formatted)?;
+        Ok(formatted)
     }
 
     fn origin(&self, name: &str) -> String {
@@ -115,6 +118,53 @@ impl Templates {
             .find(|(n, _)| n == name)
             .map_or_else(|| name.to_string(), |(_, o)| o.clone())
     }
+}
+
+/// The backstop against code smuggled in through a trace: the file's items must be exactly the
+/// ones the plan asked for (its `use`s, one `mock!` per mock, one `#[test] fn` per test, in any
+/// order) and its only attributes the `//!` header. Trace text reaches the source only through
+/// [`crate::syntax`]; this checks the whole file once more, after the template has run.
+fn check_items(file: &FilePlan, source: &str) -> Result<(), GenerateError> {
+    let unplanned = |what: String| GenerateError::UnplannedItem {
+        file: file.file_name.clone(),
+        item: what,
+    };
+    let parsed = syn::parse_file(source).map_err(|e| GenerateError::InvalidGeneratedCode {
+        file: file.file_name.clone(),
+        message: e.to_string(),
+    })?;
+    if let Some(attr) = parsed.attrs.iter().find(|a| !a.path().is_ident("doc")) {
+        return Err(unplanned(format!(
+            "#![{}]",
+            quote::ToTokens::to_token_stream(&attr.meta)
+        )));
+    }
+    let mut tests: std::collections::BTreeSet<&str> =
+        file.tests.iter().map(|t| t.name.as_str()).collect();
+    let mut mocks = file.mocks.len();
+    for item in &parsed.items {
+        match item {
+            syn::Item::Use(u) if u.attrs.is_empty() => {}
+            syn::Item::Macro(m) if m.mac.path.is_ident("mock") && m.attrs.is_empty() => {
+                if mocks == 0 {
+                    return Err(unplanned("a mock! the plan does not have".to_string()));
+                }
+                mocks -= 1;
+            }
+            syn::Item::Fn(f)
+                if f.attrs.iter().any(|a| a.path().is_ident("test"))
+                    && f.attrs.iter().all(|a| {
+                        a.path().is_ident("test") || a.path().is_ident("should_panic")
+                    })
+                    && tests.remove(f.sig.ident.to_string().as_str()) => {}
+            other => {
+                let shown = quote::ToTokens::to_token_stream(other).to_string();
+                let shown: String = shown.chars().take(60).collect();
+                return Err(unplanned(crate::syntax::comment_text(&shown)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A tera error on one line: the message and where, without the source excerpt.
@@ -400,7 +450,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join(TEST_FILE_TEMPLATE),
-            "// {{ module_path }}\nfn only() {}\n",
+            "// {{ module_path }}\n{% for t in tests %}#[test]\nfn {{ t.name }}() {}\n{% endfor %}",
         )
         .unwrap();
         let plan = plan();
@@ -408,7 +458,38 @@ mod tests {
             .unwrap()
             .render_file(&plan, &plan.files[0])
             .unwrap();
-        assert_eq!(out, "// calc::ops\nfn only() {}\n");
+        assert!(
+            out.starts_with(
+                "// calc::ops\n#[test]\nfn f_returns_1() {}\n#[test]\nfn f_returns_true() {}\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_item_the_plan_does_not_have_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan();
+        for extra in [
+            "fn only() {}",
+            "#![allow(warnings)]",
+            "#[test]\nfn f_returns_1() {}",
+            "static X: u8 = 1;",
+        ] {
+            fs::write(
+                dir.path().join(TEST_FILE_TEMPLATE),
+                format!("{extra}\n{{% for t in tests %}}#[test]\nfn {{{{ t.name }}}}() {{}}\n{{% endfor %}}"),
+            )
+            .unwrap();
+            let err = Templates::load(Some(dir.path()))
+                .unwrap()
+                .render_file(&plan, &plan.files[0])
+                .unwrap_err();
+            assert!(
+                matches!(err, GenerateError::UnplannedItem { .. }),
+                "{extra}: {err}"
+            );
+        }
     }
 
     #[test]

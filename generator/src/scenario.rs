@@ -1178,7 +1178,7 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
         if let Some(repr) = debug_repr(strip_ref(state), cx.api) {
             return vec![Effect {
                 actual: format!("format!(\"{{:?}}\", {var})"),
-                expected: format!("{repr:?}"),
+                expected: crate::syntax::str_lit(&repr),
             }];
         }
     }

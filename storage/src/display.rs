@@ -4,9 +4,52 @@
 //! `Vec<String>`); anything carve could not read completely is marked (`…`, `<T: 16 bytes>`).
 //! This is for reading only: the generator builds real literals from the full value tree.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::model::{Field, Value};
+
+/// Whether a terminal could act on `c` instead of showing it: C0 and C1 control characters (ESC
+/// and CSI start escape sequences, CR and BS overwrite what was shown), the Unicode line and
+/// paragraph separators, and invisible format characters such as bidirectional overrides, which
+/// make text read differently from what it is.
+fn acts_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+        )
+}
+
+/// `text` with every character a terminal could act on written as `\uXXXX` (the JSON escape, so
+/// JSON text stays valid and means the same), except the line breaks and tabs in `keep`. Traces
+/// are shared files: whatever carve prints from one goes through here.
+pub fn terminal_safe<'t>(text: &'t str, keep: &[char]) -> Cow<'t, str> {
+    if !text
+        .chars()
+        .any(|c| acts_on_terminal(c) && !keep.contains(&c))
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts_on_terminal(c) && !keep.contains(&c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -160,6 +203,27 @@ fn without_generics(ty: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_safe_escapes_what_a_terminal_would_act_on() {
+        let hostile = "a\u{1b}]0;title\u{7}\u{1b}[2J\rb\u{9b}c\u{202e}d\ne\tf";
+        assert_eq!(
+            terminal_safe(hostile, &['\n', '\t']),
+            "a\\u001b]0;title\\u0007\\u001b[2J\\u000db\\u009bc\\u202ed\ne\tf"
+        );
+        assert_eq!(terminal_safe("x\ny", &[]), "x\\u000ay");
+        assert!(matches!(
+            terminal_safe("plain ✓ text", &[]),
+            Cow::Borrowed(_)
+        ));
+        // As JSON, an escaped string still means the same.
+        let json = serde_json::to_string("\u{9b}\u{202e}").unwrap();
+        let safe = terminal_safe(&json, &[]);
+        assert_eq!(
+            serde_json::from_str::<String>(&safe).unwrap(),
+            "\u{9b}\u{202e}"
+        );
+    }
 
     fn int(value: i128) -> Value {
         Value::Int {
