@@ -372,13 +372,7 @@ pub fn render_value(
             truncated: false,
         } => {
             let args = list(&mut elems.iter())?;
-            if ty.starts_with("alloc::vec::Vec") {
-                Ok(format!("vec![{}]", args.join(", ")))
-            } else if ty.starts_with('[') {
-                Ok(format!("[{}]", args.join(", ")))
-            } else {
-                Err(LiteralError::UnsupportedType(ty.clone()))
-            }
+            render_seq(ty, &args)
         }
         Value::Ref { ty, target, .. } => {
             if ty.contains("dyn ") {
@@ -407,6 +401,44 @@ pub fn render_value(
         }
         _ => Err(LiteralError::Undecoded),
     }
+}
+
+/// A sequence by its recorded type: `vec![..]`, an array `[..]`, or a slice `&[..][..]` (the
+/// `[..]` makes it `&[T]`, not `&[T; N]`, so a generic parameter is the recorded instance). An
+/// empty one names its element type when that is a primitive, so that it infers.
+fn render_seq(ty: &str, args: &[String]) -> Result<String, LiteralError> {
+    let items = args.join(", ");
+    let typed_empty = |elem: &str| Prim::from_name(elem.trim()).map(|p| p.name());
+    if let Some(rest) = ty.strip_prefix("alloc::vec::Vec<") {
+        let elem = rest.split(',').next().unwrap_or("").trim_end_matches('>');
+        return Ok(match (args.is_empty(), typed_empty(elem)) {
+            (true, Some(p)) => format!("Vec::<{p}>::new()"),
+            _ => format!("vec![{items}]"),
+        });
+    }
+    let (amp, slice) = if let Some(rest) = ty.strip_prefix("&mut [") {
+        ("&mut ", rest)
+    } else if let Some(rest) = ty.strip_prefix("&[") {
+        ("&", rest)
+    } else if let Some(rest) = ty.strip_prefix('[') {
+        // An array `[T; N]`.
+        let elem = rest.split(';').next().unwrap_or("");
+        return Ok(match (args.is_empty(), typed_empty(elem)) {
+            (true, Some(p)) => format!("([] as [{p}; 0])"),
+            _ => format!("[{items}]"),
+        });
+    } else {
+        return Err(LiteralError::UnsupportedType(ty.to_string()));
+    };
+    let elem = slice.strip_suffix(']').unwrap_or(slice);
+    if elem.contains(';') {
+        // `&[T; N]`, recorded as the array itself.
+        return Ok(format!("{amp}[{items}]"));
+    }
+    Ok(match (args.is_empty(), typed_empty(elem)) {
+        (true, Some(p)) => format!("{amp}([] as [{p}; 0])[..]"),
+        _ => format!("{amp}[{items}][..]"),
+    })
 }
 
 /// `Path`, `Path(a, b)` or `Path { x: a }`: tuple fields are recorded as `__0`, `__1`...; a
@@ -884,6 +916,45 @@ mod tests {
         assert_eq!(arg(&r, "&mut i32").unwrap(), "&mut 9i32");
         assert_eq!(expected(&r, "&i32").unwrap(), "&9i32");
         assert_eq!(arg(&Value::Bool { value: true }, "&bool").unwrap(), "&true");
+    }
+
+    /// Knows no type of any crate.
+    struct NoTypes;
+
+    impl TypeFacts for NoTypes {
+        fn shape(&self, _: &str) -> Option<Shape> {
+            None
+        }
+    }
+
+    #[test]
+    fn sequences_are_written_as_their_recorded_type_and_empty_ones_name_the_element() {
+        let bytes = |ty: &str, n: &[u128]| Value::Seq {
+            ty: ty.into(),
+            elems: n.iter().map(|v| uint("u8", *v)).collect(),
+            truncated: false,
+        };
+        let none = NoTypes;
+        let cases = [
+            (bytes("&[u8]", &[1, 2]), "&[1u8, 2u8][..]"),
+            (bytes("&[u8]", &[]), "&([] as [u8; 0])[..]"),
+            (bytes("&mut [u8]", &[7]), "&mut [7u8][..]"),
+            (bytes("[u8; 2]", &[1, 2]), "[1u8, 2u8]"),
+            (bytes("[u8; 0]", &[]), "([] as [u8; 0])"),
+            (
+                bytes("alloc::vec::Vec<u8, alloc::alloc::Global>", &[3]),
+                "vec![3u8]",
+            ),
+            (
+                bytes("alloc::vec::Vec<u8, alloc::alloc::Global>", &[]),
+                "Vec::<u8>::new()",
+            ),
+        ];
+        for (value, want) in cases {
+            let got = render_value(&value, false, &none).unwrap();
+            assert_eq!(got, want);
+            assert!(syn::parse_str::<syn::Expr>(&got).is_ok(), "{got}");
+        }
     }
 
     #[test]

@@ -1,0 +1,95 @@
+//! One test per generator rule met on real crates: each writes a small real crate shaped like what
+//! real crates do, records its program through ptrace, carves tests, runs them with cargo, and
+//! checks that they fail once the behaviour they recorded changes.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+const MANIFEST: &str =
+    "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+
+/// Writes the crate, carves it, runs the carved tests; returns the crate dir and what generate said.
+fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("shapes");
+    write_tree(
+        &dir,
+        &[
+            ("Cargo.toml", MANIFEST),
+            ("src/lib.rs", lib),
+            ("src/main.rs", main),
+        ],
+    );
+    let db = build_and_record(&dir, "shapes", &[]);
+    let summary = generate_into_tests(&dir, &db, &[]);
+    (tmp, dir, summary)
+}
+
+fn cargo_test(dir: &Path) -> (bool, String) {
+    let test = cargo_in(dir, &["test", "--tests", "--no-fail-fast"]);
+    (
+        test.status.success(),
+        format!("{}\n{}", stdout(&test), stderr(&test)),
+    )
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let source = std::fs::read_to_string(path).unwrap();
+    let changed = source.replacen(from, to, 1);
+    assert_ne!(source, changed, "{from:?} was found in {}", path.display());
+    std::fs::write(path, changed).unwrap();
+}
+
+/// Slices, arrays and vectors, empty or not, passed to plain and generic parameters
+/// (`fn f<T: AsRef<[u8]>>(data: T)` recorded with `T = &[u8]`): written as their recorded type.
+#[test]
+fn sequences_and_generic_instances_are_written_as_their_recorded_type() {
+    let lib = r#"
+pub fn checksum<T: AsRef<[u8]>>(data: T) -> u32 {
+    data.as_ref().iter().map(|b| u32::from(*b)).sum()
+}
+pub fn total(xs: &[u32]) -> u64 {
+    xs.iter().map(|x| u64::from(*x)).sum()
+}
+pub fn last_or_zero(v: Vec<i16>) -> i16 {
+    v.last().copied().unwrap_or(0)
+}
+pub fn middle(a: [u8; 3]) -> u8 {
+    a[1]
+}
+"#;
+    let main = r#"
+fn main() {
+    let blobs: [&[u8]; 2] = [b"kiwi", b""];
+    for b in blobs {
+        println!("{}", shapes::checksum(b));
+    }
+    println!("{} {}", shapes::total(&[1, 2, 3]), shapes::total(&[]));
+    println!("{} {}", shapes::last_or_zero(vec![4, -5]), shapes::last_or_zero(Vec::new()));
+    println!("{}", shapes::middle([7, 8, 9]));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let (in_scope, carved) = carved_share(&summary);
+    assert_eq!((in_scope, carved), (7, 7), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "shapes::checksum(&[107u8, 105u8, 119u8, 105u8][..])",
+        "shapes::checksum(&([] as [u8; 0])[..])",
+        "shapes::total(&([] as [u32; 0])[..])",
+        "shapes::last_or_zero(Vec::<i16>::new())",
+        "shapes::middle([7u8, 8u8, 9u8])",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}");
+    }
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "a[1]", "a[2]");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed element must fail a test: {out}");
+    assert!(out.contains("middle_") && out.contains("FAILED"), "{out}");
+}
