@@ -93,3 +93,72 @@ fn main() {
     assert!(!ok, "the changed element must fail a test: {out}");
     assert!(out.contains("middle_") && out.contains("FAILED"), "{out}");
 }
+
+/// Methods of standard traits implemented by the crate's types (`impl FromStr`, `impl Add`,
+/// `impl From<u64>`, `impl Default`), recorded as `<impl core::str::traits::FromStr for T>` and
+/// called through the trait's public path.
+#[test]
+fn std_trait_impls_are_called_through_the_traits_public_path() {
+    let lib = r#"
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Size(pub u64);
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Size, String> {
+        let digits = s.trim().trim_end_matches('k');
+        let n: u64 = digits.parse().map_err(|_| format!("not a size: {s}"))?;
+        Ok(Size(if s.trim().ends_with('k') { n * 1024 } else { n }))
+    }
+}
+
+impl std::ops::Add for Size {
+    type Output = Size;
+    fn add(self, other: Size) -> Size {
+        Size(self.0 + other.0)
+    }
+}
+
+impl From<u64> for Size {
+    fn from(n: u64) -> Size {
+        Size(n)
+    }
+}
+
+impl Default for Size {
+    fn default() -> Size {
+        Size(512)
+    }
+}
+"#;
+    let main = r#"
+use std::str::FromStr;
+fn main() {
+    for text in ["2k", "10", "x"] {
+        println!("{:?}", shapes::Size::from_str(text));
+    }
+    let a: shapes::Size = "3k".parse().unwrap();
+    println!("{:?}", a + shapes::Size::from(5));
+    println!("{:?}", shapes::Size::default());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "<shapes::Size as std::str::FromStr>::from_str(\"2k\")",
+        "<shapes::Size as std::convert::From<_>>::from(5u64)",
+        "<shapes::Size as std::default::Default>::default()",
+        ".add(shapes::Size(5u64))",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    let (in_scope, carved) = carved_share(&summary);
+    assert_eq!(carved, in_scope, "{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "n * 1024", "n * 1000");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains("from_str_") && out.contains("FAILED"), "{out}");
+}

@@ -14,6 +14,7 @@ mod plan;
 mod render;
 mod scenario;
 mod sequence;
+mod std_traits;
 mod syntax;
 mod verify;
 mod write;

@@ -18,6 +18,7 @@ use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::literal::{self, DeclType, LiteralError, Position, Prim};
 use crate::naming::{self, NameParts};
 use crate::scenario::{self, Body, MockDecl};
+use crate::std_traits;
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -483,7 +484,9 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     if info.language != Language::Rust {
         return Target::Unsupported("not Rust");
     }
-    if let Some((ty, tr, method)) = split_trait_impl(&info.path) {
+    if let Some((ty, tr, method)) =
+        split_trait_impl(&info.path).or_else(|| split_impl_block(&info.path))
+    {
         return resolve_trait_impl(api, info, &ty, &tr, &method);
     }
     let segments = match parse_fn_path(&info.path) {
@@ -564,6 +567,23 @@ fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
     Some((ty.trim().to_string(), tr.trim().to_string(), method))
 }
 
+/// `(type, trait, method)` of `module::<impl Trait for Type>::method`, the spelling of legacy
+/// symbol mangling.
+fn split_impl_block(path: &str) -> Option<(String, String, String)> {
+    let at = path.find("<impl ")?;
+    let inner_and_rest = &path[at + 1..];
+    let end = closing_angle(inner_and_rest)?;
+    let inner = inner_and_rest[..end].strip_prefix("impl ")?;
+    let parts = split_top(inner, " for ");
+    let [tr, ty] = parts.as_slice() else {
+        return None;
+    };
+    let method = inner_and_rest[end + 1..]
+        .trim_start_matches("::")
+        .to_string();
+    Some((ty.trim().to_string(), tr.trim().to_string(), method))
+}
+
 /// The trait of a `<Type as Trait>::method` path, without generic arguments.
 pub(crate) fn trait_of_impl(path: &str) -> Option<String> {
     split_trait_impl(path).map(|(_, tr, _)| literal::strip_generics(&tr).to_string())
@@ -584,7 +604,17 @@ fn resolve_trait_impl(
         Ok(s) => s,
         Err(_) => return Target::Unsupported("trait impl"),
     };
-    if ty_segments.first() != Some(&api.crate_name) || tr != literal::strip_generics(tr) {
+    if ty_segments.first() != Some(&api.crate_name) {
+        return Target::Unsupported("trait impl");
+    }
+    let trait_base = literal::strip_generics(tr);
+    if let Some(public_trait) = std_traits::public_path(trait_base) {
+        if let Some(outside) = outside_lib(api, info) {
+            return outside;
+        }
+        return resolve_std_trait_impl(api, info, ty, tr, public_trait, method);
+    }
+    if tr != trait_base {
         return Target::Unsupported("trait impl");
     }
     if let Some(outside) = outside_lib(api, info) {
@@ -621,6 +651,56 @@ fn resolve_trait_impl(
         },
         self_type: Some(ty.to_string()),
         via_trait: Some(tr.to_string()),
+    }))
+}
+
+/// A method of a standard trait implemented by a public type of the crate, called through the
+/// trait's public path (see [`std_traits`]).
+fn resolve_std_trait_impl(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    ty: &str,
+    tr: &str,
+    public_trait: &str,
+    method: &str,
+) -> Target {
+    if ty != literal::strip_generics(ty) {
+        return Target::Unsupported("trait impl on a generic type");
+    }
+    if !(crate::syntax::is_path(ty) && crate::syntax::is_ident(method)) {
+        return Target::Unsupported(NOT_RUST_SYNTAX);
+    }
+    if api.public_type(ty).is_none() {
+        return Target::Private;
+    }
+    let f = match std_traits::method_api(info, method) {
+        Ok(f) => f,
+        Err(why) => return Target::Unsupported(why),
+    };
+    // `From<u64>` is written `From<_>`: the argument's recorded type picks the impl.
+    let generic_args = tr.len() > literal::strip_generics(tr).len();
+    let trait_written = if generic_args {
+        let inner = &tr[literal::strip_generics(tr).len() + 1..tr.len() - 1];
+        let n = split_top(inner, ",").len();
+        format!("{public_trait}<{}>", vec!["_"; n].join(", "))
+    } else {
+        public_trait.to_string()
+    };
+    let module = parse_fn_path(ty)
+        .ok()
+        .and_then(|segments| {
+            segments
+                .get(1..segments.len().saturating_sub(1))
+                .map(<[String]>::to_vec)
+        })
+        .unwrap_or_default();
+    Target::Callable(Box::new(Callable {
+        module,
+        call_path: format!("<{ty} as {trait_written}>::{method}"),
+        subject: f.name.clone(),
+        api: f,
+        self_type: Some(ty.to_string()),
+        via_trait: Some(public_trait.to_string()),
     }))
 }
 

@@ -1,0 +1,184 @@
+//! Call form: a method of a standard-library trait implemented by one of the crate's types
+//! (`impl FromStr for ByteSize`, `impl From<u64> for Id`, `impl Add for Size`, `impl Default`).
+//!
+//! Most of a real crate's public surface is reached this way, but the trait's source is not in
+//! the crate, so its signature comes from the recorded instance (DWARF gives each parameter's
+//! concrete type) and the test calls it through the trait's public path:
+//! `<bytesize::ByteSize as std::str::FromStr>::from_str("1 KiB")`, or `x.add(y)` with the trait
+//! imported. Methods whose arguments a test cannot write (a `Formatter`, a `Hasher`) stay
+//! unsupported, with that as the reason.
+
+use carve_storage::FunctionInfo;
+
+use crate::api::{FnApi, ParamApi};
+use crate::literal::DeclType;
+
+/// Standard traits by their last path segment: where a test names them. rustc's DWARF spells
+/// them by their defining module (`core::str::traits::FromStr`), which is private.
+const PUBLIC_PATHS: &[(&str, &str)] = &[
+    ("FromStr", "std::str::FromStr"),
+    ("From", "std::convert::From"),
+    ("TryFrom", "std::convert::TryFrom"),
+    ("AsRef", "std::convert::AsRef"),
+    ("AsMut", "std::convert::AsMut"),
+    ("Default", "std::default::Default"),
+    ("Clone", "std::clone::Clone"),
+    ("PartialEq", "std::cmp::PartialEq"),
+    ("PartialOrd", "std::cmp::PartialOrd"),
+    ("Ord", "std::cmp::Ord"),
+    ("Iterator", "std::iter::Iterator"),
+    ("DoubleEndedIterator", "std::iter::DoubleEndedIterator"),
+    ("ExactSizeIterator", "std::iter::ExactSizeIterator"),
+    ("Add", "std::ops::Add"),
+    ("Sub", "std::ops::Sub"),
+    ("Mul", "std::ops::Mul"),
+    ("Div", "std::ops::Div"),
+    ("Rem", "std::ops::Rem"),
+    ("Neg", "std::ops::Neg"),
+    ("Not", "std::ops::Not"),
+    ("BitAnd", "std::ops::BitAnd"),
+    ("BitOr", "std::ops::BitOr"),
+    ("BitXor", "std::ops::BitXor"),
+    ("Shl", "std::ops::Shl"),
+    ("Shr", "std::ops::Shr"),
+    ("AddAssign", "std::ops::AddAssign"),
+    ("SubAssign", "std::ops::SubAssign"),
+    ("MulAssign", "std::ops::MulAssign"),
+    ("DivAssign", "std::ops::DivAssign"),
+    ("Index", "std::ops::Index"),
+    ("Deref", "std::ops::Deref"),
+    ("Borrow", "std::borrow::Borrow"),
+];
+
+/// Argument types a test cannot build: the reason the call stays unsupported.
+const UNWRITABLE: &[(&str, &str)] = &[
+    ("core::fmt::Formatter", "takes a Formatter"),
+    ("Hasher", "takes a Hasher"),
+];
+
+/// The public path of standard trait `tr` (as DWARF spells it, without generic arguments),
+/// when it is one this rule knows.
+pub fn public_path(tr: &str) -> Option<&'static str> {
+    let std_crate = ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|p| tr.starts_with(p));
+    let last = tr.rsplit("::").next()?;
+    std_crate
+        .then(|| PUBLIC_PATHS.iter().find(|(name, _)| *name == last))
+        .flatten()
+        .map(|(_, path)| *path)
+}
+
+/// The method as a test can call it, from the recorded instance's parameter and return types;
+/// `Err` with the reason when a parameter cannot be written by a test.
+pub fn method_api(info: &FunctionInfo, method: &str) -> Result<FnApi, &'static str> {
+    if let Some((_, why)) = UNWRITABLE
+        .iter()
+        .find(|(ty, _)| info.params.iter().any(|p| p.type_name.contains(ty)))
+    {
+        return Err(why);
+    }
+    let has_receiver = info.params.first().is_some_and(|p| p.name == "self");
+    let mut_receiver = has_receiver && info.params[0].type_name.starts_with("&mut ");
+    let params = info
+        .params
+        .iter()
+        .skip(usize::from(has_receiver))
+        .map(|p| ParamApi {
+            name: p.name.clone(),
+            ty: DeclType::parse(&std_spelling(&p.type_name), &[]),
+            bound: None,
+        })
+        .collect();
+    let ret = info
+        .return_type
+        .as_deref()
+        .map_or(DeclType::Unit, |r| DeclType::parse(&std_spelling(r), &[]));
+    Ok(FnApi {
+        name: method.to_string(),
+        ident: method.to_string(),
+        public: true,
+        has_receiver,
+        mut_receiver,
+        params,
+        ret,
+        blocker: None,
+    })
+}
+
+/// A DWARF type name as a test writes it: `alloc::string::String` is `String`.
+fn std_spelling(ty: &str) -> String {
+    ty.replace("alloc::string::String", "String")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::{FunctionId, Language, ParamInfo};
+
+    fn info(params: &[(&str, &str)], ret: Option<&str>) -> FunctionInfo {
+        FunctionInfo {
+            id: FunctionId(1),
+            path: "x".into(),
+            name: "x".into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: params
+                .iter()
+                .map(|(n, t)| ParamInfo {
+                    name: (*n).into(),
+                    type_name: (*t).into(),
+                })
+                .collect(),
+            return_type: ret.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn std_traits_are_named_by_their_public_path() {
+        assert_eq!(
+            public_path("core::str::traits::FromStr"),
+            Some("std::str::FromStr")
+        );
+        assert_eq!(public_path("core::ops::arith::Add"), Some("std::ops::Add"));
+        assert_eq!(public_path("mycrate::FromStr"), None);
+        assert_eq!(public_path("core::fmt::Display"), None);
+    }
+
+    #[test]
+    fn the_signature_comes_from_the_recorded_instance() {
+        let api = method_api(
+            &info(
+                &[("s", "&str")],
+                Some("core::result::Result<b::B, alloc::string::String>"),
+            ),
+            "from_str",
+        )
+        .unwrap();
+        assert!(!api.has_receiver);
+        assert_eq!(api.params.len(), 1);
+        let api = method_api(
+            &info(
+                &[("self", "&mut b::Iter")],
+                Some("core::option::Option<u8>"),
+            ),
+            "next",
+        )
+        .unwrap();
+        assert!(api.has_receiver && api.mut_receiver && api.params.is_empty());
+        assert_eq!(
+            method_api(
+                &info(
+                    &[("self", "&b::B"), ("f", "&mut core::fmt::Formatter")],
+                    None
+                ),
+                "fmt"
+            )
+            .unwrap_err(),
+            "takes a Formatter"
+        );
+    }
+}
