@@ -300,7 +300,10 @@ impl Decoder<'_> {
                 return Some(v);
             }
         }
-        if name == "&str" || name == "&mut str" {
+        let boxed = name
+            .strip_prefix("alloc::boxed::Box<")
+            .or_else(|| name.strip_prefix("Box<"));
+        if name == "&str" || name == "&mut str" || boxed.is_some_and(|b| b.starts_with("str")) {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let (value, truncated) = self.utf8(ptr, len);
             return Some(Value::Str {
@@ -339,7 +342,9 @@ impl Decoder<'_> {
             let set = name.starts_with("std::collections::hash::set::");
             return self.hash_table(name, ty, bytes, depth, set);
         }
-        if (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']') {
+        let boxed_slice = boxed.is_some_and(|b| b.starts_with('['));
+        if boxed_slice || (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']')
+        {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let ptr_ty = self.types.member(ty, "data_ptr")?.ty;
             let elem = match self.types.get(ptr_ty)?.kind {

@@ -75,6 +75,11 @@ pub(crate) struct FunctionDetail {
     pub encoding: gimli::Encoding,
     pub params: Vec<ParamDetail>,
     pub return_type: Option<TypeId>,
+    /// The register holding the caller's hidden return pointer (rdi at entry) at the
+    /// breakpoint, when the prologue leaves one that does.
+    pub hidden_return: Option<u16>,
+    /// Rust's calling convention (else C's).
+    pub rust_abi: bool,
 }
 
 /// An executable's debug information.
@@ -107,6 +112,8 @@ pub struct DebugInfo {
     pub(crate) is_pie: bool,
     /// The ELF entry point (`_start`): code that never runs again once `main` is reached.
     pub(crate) entry: FileAddr,
+    /// `.text`: its address and bytes (prologues are decoded to follow the hidden pointer).
+    text: (u64, Arc<[u8]>),
 }
 
 fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
@@ -167,8 +174,12 @@ impl DebugInfo {
         if let Some(s) = &eh_section {
             eh_bases = eh_bases.set_eh_frame(s.address());
         }
+        let mut text = (0, Arc::from(Vec::new()));
         if let Some(s) = file.section_by_name(".text") {
             eh_bases = eh_bases.set_text(s.address());
+            if let Ok(data) = s.uncompressed_data() {
+                text = (s.address(), Arc::from(data.into_owned()));
+            }
         }
         if let Some(s) = file.section_by_name(".got") {
             eh_bases = eh_bases.set_got(s.address());
@@ -215,6 +226,7 @@ impl DebugInfo {
             first_load_vaddr,
             is_pie,
             entry: FileAddr(file.entry()),
+            text,
         };
         info.index()?;
         let dwo: Vec<String> = info
@@ -373,8 +385,19 @@ impl DebugInfo {
         let mut tree = unit.entries_tree(Some(f.die)).map_err(err)?;
         let root = tree.root().map_err(err)?;
         let mut children = root.children();
+        // rustc leaves a zero-sized parameter unnamed and names it in a variable of the same
+        // type declared on the same line: (name, type, line) of the function's own variables.
+        let mut variables = Vec::new();
+        let mut unnamed = Vec::new();
         while let Some(child) = children.next().map_err(err)? {
             let e = child.entry();
+            let line = e.attr_value(gimli::DW_AT_decl_line).and_then(|v| v.udata_value());
+            if e.tag() == gimli::DW_TAG_variable {
+                if let Some(n) = attr_string(&self.dwarf, unit, e, gimli::DW_AT_name) {
+                    variables.push((n, type_ref(e), line));
+                }
+                continue;
+            }
             if e.tag() != gimli::DW_TAG_formal_parameter {
                 continue;
             }
@@ -385,7 +408,10 @@ impl DebugInfo {
                         .as_ref()
                         .and_then(|o| attr_string(&self.dwarf, unit, o, gimli::DW_AT_name))
                 })
-                .unwrap_or_else(|| format!("arg{}", raw_params.len()));
+                .unwrap_or_else(|| {
+                    unnamed.push((raw_params.len(), type_ref(e), line));
+                    format!("arg{}", raw_params.len())
+                });
             let ty = type_ref(e).or_else(|| origin.as_ref().and_then(type_ref));
             let location = match e.attr_value(gimli::DW_AT_location) {
                 Some(AttributeValue::Exprloc(expr)) => LocationDesc::Expr(expr),
@@ -405,6 +431,16 @@ impl DebugInfo {
             raw_params.push((name, ty, location));
         }
 
+        for (index, ty, line) in unnamed {
+            let taken = |n: &String| raw_params.iter().any(|(p, _, _)| p == n);
+            let found = variables
+                .iter()
+                .find(|(n, t, l)| *t == ty && *l == line && line.is_some() && !taken(n));
+            if let Some((n, _, _)) = found {
+                raw_params[index].0 = n.clone();
+            }
+        }
+
         let breakpoint = FileAddr(after_prologue(
             &self.unit_rows[f.unit],
             f.low_pc.0,
@@ -419,12 +455,22 @@ impl DebugInfo {
         }
         let return_type = return_type.map(|off| self.lower(unit_index, off));
         self.lower_vtables();
+        let (text_at, text) = &self.text;
+        let prologue = f
+            .low_pc
+            .0
+            .checked_sub(*text_at)
+            .zip(breakpoint.0.checked_sub(*text_at))
+            .and_then(|(from, to)| text.get(from as usize..to as usize));
+        let hidden_return = prologue.and_then(|code| crate::abi::entry_rdi_at(code, f.low_pc.0));
         Ok(FunctionDetail {
             breakpoint,
             frame_base,
             encoding,
             params,
             return_type,
+            hidden_return,
+            rust_abi: f.language == Language::Rust,
         })
     }
 

@@ -105,6 +105,17 @@ pub(crate) struct Frame {
     touches: Vec<Arc<str>>,
     /// `self` and `&mut` arguments: (parameter name, pointee type, address), re-read on return.
     effects: Vec<(String, TypeId, u64)>,
+    /// Where the caller asked for the return value (the hidden pointer passed in rdi), when the
+    /// function returns through one and the pointer was still known at the entry breakpoint.
+    hidden_return: Option<u64>,
+}
+
+/// A return value whose place the ABI does not tell for sure.
+fn unknown_return(types: &TypeTable, ty: TypeId, reason: String) -> Value {
+    Value::Unavailable {
+        ty: types.name(ty).to_string(),
+        reason,
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -1071,6 +1082,7 @@ impl<'a> Tracer<'a> {
                 panic_message: None,
                 touches: Vec::new(),
                 effects: Vec::new(),
+                hidden_return: None,
             });
             let bp = self.breakpoints.entry(return_addr).or_default();
             bp.returns += 1;
@@ -1136,6 +1148,10 @@ impl<'a> Tracer<'a> {
         for object in created {
             self.sink.record(TraceEvent::ObjectCreated(object));
         }
+        let hidden_return = self.functions[index]
+            .detail
+            .hidden_return
+            .and_then(|r| dwarf_register(regs, r));
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
@@ -1152,6 +1168,7 @@ impl<'a> Tracer<'a> {
             panic_message: None,
             touches: Vec::new(),
             effects,
+            hidden_return,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
             call,
@@ -1220,11 +1237,14 @@ impl<'a> Tracer<'a> {
                     rdx: regs.rdx,
                     xmm0,
                     xmm1,
+                    hidden: frame.hidden_return,
                 };
                 let decoder = self.decoder();
-                Some(match return_place(self.types, ty, &rr) {
+                let rust_abi = self.functions[frame.function].detail.rust_abi;
+                Some(match return_place(self.types, ty, &rr, rust_abi) {
                     ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
                     ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
+                    ReturnPlace::Unknown(reason) => (unknown_return(self.types, ty, reason), None),
                 })
             }
         };
@@ -1291,9 +1311,11 @@ impl<'a> Tracer<'a> {
                 rax: forced.rax,
                 ..ReturnRegs::default()
             };
-            match return_place(self.types, ty, &rr) {
+            let rust_abi = self.functions[index].detail.rust_abi;
+            match return_place(self.types, ty, &rr, rust_abi) {
                 ReturnPlace::Bytes(b) => self.decoder().bytes(ty, &b),
                 ReturnPlace::Memory(addr) => self.decoder().at(ty, addr),
+                ReturnPlace::Unknown(reason) => unknown_return(self.types, ty, reason),
             }
         });
         if let Some(call) = frame.call {
