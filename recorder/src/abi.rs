@@ -128,6 +128,13 @@ pub fn return_place(
     ReturnPlace::Bytes(bytes)
 }
 
+/// Whether rustc passes an argument of type `ty` by reference (a pointer to the caller's
+/// copy): `Memory` values over 8 bytes. `None` when the layout does not tell.
+pub fn passed_indirectly(types: &TypeTable, ty: TypeId) -> Option<bool> {
+    let size = types.get(ty)?.size;
+    Some(repr(types, ty, 0)? == Repr::Memory && size > 8)
+}
+
 /// Alignment of `ty` as rustc lays it out on x86-64 (`None` when the layout does not say).
 fn align(types: &TypeTable, ty: TypeId, depth: u32) -> Option<u64> {
     if depth > 32 {

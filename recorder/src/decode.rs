@@ -146,11 +146,20 @@ impl Decoder<'_> {
                 }
             }
             TypeKind::Enum { tag, variants } => {
+                // Discriminants compare in the tag's width (DWARF may give a negative one
+                // sign-extended).
+                let mut mask = u128::MAX;
                 let tag_value = match tag {
                     Some(m) => {
                         let size = self.types.get(m.ty).map(|t| t.size).unwrap_or(0) as usize;
+                        if size == 0 || size > 16 {
+                            return unavailable(name, "enum tag of an unexpected size");
+                        }
+                        if size < 16 {
+                            mask = (1u128 << (size * 8)) - 1;
+                        }
                         match slice(bytes, m.offset, size) {
-                            Some(b) => Some(le_u64(b)),
+                            Some(b) => Some(le_u128(b)),
                             None => return unavailable(name, "enum tag outside the value"),
                         }
                     }
@@ -158,7 +167,11 @@ impl Decoder<'_> {
                 };
                 let chosen = variants
                     .iter()
-                    .find(|v| v.discr.is_some() && v.discr == tag_value)
+                    .find(|v| {
+                        v.discr
+                            .zip(tag_value)
+                            .is_some_and(|(d, t)| d & mask == t & mask)
+                    })
                     .or_else(|| variants.iter().find(|v| v.discr.is_none()))
                     .or(if tag.is_none() {
                         variants.first()
@@ -1554,7 +1567,7 @@ mod fuzz {
             (
                 proptest::option::of(member.clone()),
                 proptest::collection::vec(
-                    (proptest::option::of(0u64..4), id.clone(), 0u64..16),
+                    (proptest::option::of(0u128..4), id.clone(), 0u64..16),
                     0..4
                 )
             )

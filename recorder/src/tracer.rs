@@ -14,12 +14,12 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use crate::abi::{return_place, ReturnPlace, ReturnRegs};
+use crate::abi::{passed_indirectly, return_place, ReturnPlace, ReturnRegs};
 use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::decode::{Decoder, Limits};
 use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
-use crate::location::{evaluate, Machine, Memory, Place};
+use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
 use crate::panic_message::panic_message;
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
 use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
@@ -1123,6 +1123,22 @@ impl<'a> Tracer<'a> {
                     },
                     (Some(ty), Some(expr)) => {
                         match evaluate(expr, f.detail.encoding, &machine, frame_base, Some(cfa)) {
+                            // rustc passes such a value by pointer, never in the incoming
+                            // stack-argument area: a location there names the pointer's slot
+                            // (optimised builds), not the value.
+                            Place::Address(a)
+                                if f.detail.rust_abi
+                                    && a >= cfa
+                                    && frame_relative(expr, f.detail.encoding)
+                                    && passed_indirectly(self.types, ty) == Some(true) =>
+                            {
+                                Value::Unavailable {
+                                    ty: ty_name,
+                                    reason: "passed by reference from the stack; DWARF locates \
+                                             the pointer, not the value"
+                                        .into(),
+                                }
+                            }
                             Place::Address(a) => decoder.at(ty, a),
                             Place::Register(r) => {
                                 let v = machine.register(r).unwrap_or(0);
