@@ -626,6 +626,36 @@ struct Tally {
     values: usize,
     exact: usize,
     marked: usize,
+    /// Why parts were not read (`Unavailable` reasons, `Opaque`, truncation...), with counts.
+    reasons: std::collections::BTreeMap<String, usize>,
+}
+
+fn count_marks(value: &Value, reasons: &mut std::collections::BTreeMap<String, usize>) {
+    let mut note = |r: String| *reasons.entry(r).or_default() += 1;
+    match value {
+        Value::Unavailable { reason, .. } => {
+            // Addresses make every reason unique; keep the words.
+            let words: String = reason.split(" at 0x").next().unwrap_or(reason).to_string();
+            note(words)
+        }
+        Value::Opaque { ty, .. } => note(format!("opaque {ty}")),
+        Value::Pointer { .. } => note("pointer not followed".into()),
+        Value::Str { truncated: true, .. } => note("string truncated".into()),
+        Value::Seq {
+            truncated: true, ..
+        } => note("sequence truncated".into()),
+        _ => {}
+    }
+    match value {
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            fields.iter().for_each(|f| count_marks(&f.value, reasons))
+        }
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => {
+            elems.iter().for_each(|e| count_marks(e, reasons))
+        }
+        Value::Ref { target, .. } => count_marks(target, reasons),
+        _ => {}
+    }
 }
 
 /// Compiles `src` as `name` with `opt` (`"0"` or `"3"`) into `dir`.
@@ -731,6 +761,9 @@ fn check(dir: &Path, name: &str, bin: &Path, fns: &[Function]) -> (Vec<String>, 
                 tally.exact += 1;
             } else {
                 tally.marked += 1;
+                if let Some(v) = value {
+                    count_marks(v, &mut tally.reasons);
+                }
             }
             if !wild_match(&got, want) {
                 mismatches.push(format!(
@@ -801,13 +834,31 @@ fn recorded_values_print_as_the_program_printed_them_or_are_marked_not_read() {
         let fns = &sources[*p].2;
         shapes += fns.iter().map(|f| f.args.len() + 1).sum::<usize>();
         let (mismatches, tally) = check(dir, build_name, bin, fns);
-        eprintln!("{build_name}: {tally:?}, {} mismatches", mismatches.len());
+        eprintln!(
+            "{build_name}: {} values, {} exact, {} marked; {} mismatches; marks: {:?}",
+            tally.values,
+            tally.exact,
+            tally.marked,
+            mismatches.len(),
+            tally.reasons
+        );
         total.values += tally.values;
         total.exact += tally.exact;
         total.marked += tally.marked;
+        for (r, n) in tally.reasons {
+            *total.reasons.entry(r).or_default() += n;
+        }
         failures.extend(mismatches);
     }
-    eprintln!("{shapes} value shapes checked: {total:?}");
+    eprintln!(
+        "{shapes} value shapes ({} functions) checked: {} exact, {} marked as not read",
+        builds
+            .iter()
+            .map(|(_, _, p)| sources[*p].2.len())
+            .sum::<usize>(),
+        total.exact,
+        total.marked
+    );
     if !failures.is_empty() {
         let keep = std::env::var("CARVE_CONFORMANCE_KEEP").is_ok();
         if keep {

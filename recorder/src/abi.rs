@@ -351,16 +351,26 @@ fn univariant(
     }
 }
 
-/// The DWARF number of a register that still holds, at `code`'s end, the value rdi had at its
-/// start: where the hidden return pointer is at the entry breakpoint, `code` being the prologue
-/// from the function's first instruction (at `ip`) to the breakpoint. `None` when the prologue
-/// branches, cannot be decoded, or overwrites every copy.
-pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<u16> {
+/// Where the value rdi had at a function's first instruction is at the entry breakpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryRdi {
+    /// In this register (DWARF number).
+    Register(u16),
+    /// In the 8 bytes at rsp + this offset (a debug build's prologue spills it).
+    Stack(i64),
+}
+
+/// Where the value rdi had at the start of `code` still is at its end: where the hidden return
+/// pointer is at the entry breakpoint, `code` being the prologue from the function's first
+/// instruction (at `ip`) to the breakpoint. Register copies and spills to rsp-based slots are
+/// followed; `None` when the prologue branches, cannot be decoded, or overwrites every copy.
+pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<EntryRdi> {
     use iced_x86::{
         Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
         Register,
     };
     let mut holders = vec![Register::RDI];
+    let mut slots: Vec<i64> = Vec::new();
     let mut decoder = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
     let mut info = InstructionInfoFactory::new();
     while decoder.can_decode() {
@@ -368,25 +378,55 @@ pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<u16> {
         if instr.is_invalid() || instr.flow_control() != FlowControl::Next {
             return None;
         }
-        let copy = (instr.mnemonic() == Mnemonic::Mov
-            && instr.op_count() == 2
+        let is_mov = instr.mnemonic() == Mnemonic::Mov && instr.op_count() == 2;
+        let copy = (is_mov
             && instr.op0_kind() == OpKind::Register
             && instr.op1_kind() == OpKind::Register
             && instr.op0_register().size() == 8
             && holders.contains(&instr.op1_register()))
         .then(|| instr.op0_register());
-        for used in info.info(&instr).used_registers() {
+        let spill = (is_mov
+            && instr.op0_kind() == OpKind::Memory
+            && instr.memory_base() == Register::RSP
+            && instr.memory_index() == Register::None
+            && instr.op1_kind() == OpKind::Register
+            && instr.op1_register().size() == 8
+            && holders.contains(&instr.op1_register()))
+        .then(|| instr.memory_displacement64() as i64);
+        let used = info.info(&instr);
+        for mem in used.used_memory() {
             let written = matches!(
-                used.access(),
+                mem.access(),
+                OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+            );
+            if !written {
+                continue;
+            }
+            if mem.base() == Register::RSP && mem.index() == Register::None {
+                let at = mem.displacement() as i64;
+                slots.retain(|s| at + 8 <= *s || *s + 8 <= at);
+            } else {
+                slots.clear(); // a store through another pointer might hit the frame
+            }
+        }
+        for reg in used.used_registers() {
+            let written = matches!(
+                reg.access(),
                 OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
             );
             if written {
-                let full = used.register().full_register();
+                let full = reg.register().full_register();
                 holders.retain(|r| *r != full);
+                if full == Register::RSP {
+                    slots.clear(); // offsets would move; debug prologues spill after this
+                }
             }
         }
         if let Some(to) = copy {
             holders.push(to);
+        }
+        if let Some(at) = spill {
+            slots.push(at);
         }
     }
     let dwarf = |r: Register| -> Option<u16> {
@@ -409,7 +449,11 @@ pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<u16> {
             _ => return None,
         })
     };
-    holders.into_iter().find_map(dwarf)
+    holders
+        .into_iter()
+        .find_map(dwarf)
+        .map(EntryRdi::Register)
+        .or_else(|| slots.first().map(|at| EntryRdi::Stack(*at)))
 }
 
 /// Whether a value of type `ty` may be returned in xmm registers (it has a float part).
@@ -669,14 +713,19 @@ mod tests {
     fn the_hidden_pointer_is_followed_through_the_prologue() {
         // push rbx; sub rsp, 0x10; mov rbx, rdi
         let kept = [0x53, 0x48, 0x83, 0xec, 0x10, 0x48, 0x89, 0xfb];
-        assert_eq!(entry_rdi_at(&kept, 0x1000), Some(5));
+        assert_eq!(entry_rdi_at(&kept, 0x1000), Some(EntryRdi::Register(5)));
         // ... then mov edi, 3: only rbx still holds it.
         let mut moved = kept.to_vec();
         moved.extend_from_slice(&[0xbf, 0x03, 0x00, 0x00, 0x00]);
-        assert_eq!(entry_rdi_at(&moved, 0x1000), Some(3));
+        assert_eq!(entry_rdi_at(&moved, 0x1000), Some(EntryRdi::Register(3)));
+        // sub rsp, 0x68; mov [rsp+8], rdi; lea rdi, [rsp+0x1f]: the spill slot keeps it.
+        let spilled = [
+            0x48, 0x83, 0xec, 0x68, 0x48, 0x89, 0x7c, 0x24, 0x08, 0x48, 0x8d, 0x7c, 0x24, 0x1f,
+        ];
+        assert_eq!(entry_rdi_at(&spilled, 0x1000), Some(EntryRdi::Stack(8)));
         // xor edi, edi alone loses it; a call in the prologue is not followed.
         assert_eq!(entry_rdi_at(&[0x31, 0xff], 0x1000), None);
         assert_eq!(entry_rdi_at(&[0xe8, 0, 0, 0, 0], 0x1000), None);
-        assert_eq!(entry_rdi_at(&[], 0x1000), Some(5));
+        assert_eq!(entry_rdi_at(&[], 0x1000), Some(EntryRdi::Register(5)));
     }
 }

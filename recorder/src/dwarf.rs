@@ -77,7 +77,7 @@ pub(crate) struct FunctionDetail {
     pub return_type: Option<TypeId>,
     /// The register holding the caller's hidden return pointer (rdi at entry) at the
     /// breakpoint, when the prologue leaves one that does.
-    pub hidden_return: Option<u16>,
+    pub hidden_return: Option<crate::abi::EntryRdi>,
     /// Rust's calling convention (else C's).
     pub rust_abi: bool,
 }

@@ -14,7 +14,7 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use crate::abi::{passed_indirectly, return_place, ReturnPlace, ReturnRegs};
+use crate::abi::{passed_indirectly, return_place, EntryRdi, ReturnPlace, ReturnRegs};
 use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::decode::{Decoder, Limits};
 use crate::dwarf::FunctionDetail;
@@ -1164,10 +1164,15 @@ impl<'a> Tracer<'a> {
         for object in created {
             self.sink.record(TraceEvent::ObjectCreated(object));
         }
-        let hidden_return = self.functions[index]
-            .detail
-            .hidden_return
-            .and_then(|r| dwarf_register(regs, r));
+        let hidden_return = match self.functions[index].detail.hidden_return {
+            Some(EntryRdi::Register(r)) => dwarf_register(regs, r),
+            Some(EntryRdi::Stack(at)) => {
+                let mut word = [0u8; 8];
+                let slot = regs.rsp.wrapping_add_signed(at);
+                self.mem.read(slot, &mut word).then(|| u64::from_le_bytes(word))
+            }
+            None => None,
+        };
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
