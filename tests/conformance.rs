@@ -43,8 +43,8 @@ impl Rng {
         self.below(n) == 0
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
 }
 
@@ -98,7 +98,7 @@ impl Shape {
         let leaf = depth == 0 || rng.one_in(3);
         if leaf {
             return match rng.below(14) {
-                0..=3 => Shape::Int(*rng.pick(INTS)),
+                0..=3 => Shape::Int(rng.pick(INTS)),
                 4 => Shape::F32,
                 5 => Shape::F64,
                 6 => Shape::Bool,
@@ -109,7 +109,7 @@ impl Shape {
                 11 => Shape::BoxStr,
                 12 => Shape::CowStr,
                 _ if defs > 0 => Shape::Def(rng.below(defs)),
-                _ => Shape::Int(*rng.pick(INTS)),
+                _ => Shape::Int(rng.pick(INTS)),
             };
         }
         let sub = |rng: &mut Rng| Box::new(Shape::random(rng, depth - 1, defs));
@@ -261,7 +261,7 @@ impl Shape {
             Shape::Def(i) => match &defs.0[*i] {
                 Def::Struct(name, fields) => format!("{name}{}", fields_expr(rng, fields, defs)),
                 Def::Enum(name, variants) => {
-                    let (variant, fields) = rng.pick(variants);
+                    let (variant, fields) = &variants[rng.below(variants.len())];
                     format!("{name}::{variant}{}", fields_expr(rng, fields, defs))
                 }
             },
@@ -305,7 +305,7 @@ fn random_char(rng: &mut Rng) -> char {
     loop {
         let c = match rng.below(4) {
             0 => char::from_u32(0x20 + rng.below(0x5f) as u32),
-            1 => Some(*rng.pick(&['\0', '\n', '\'', '"', '\\', '\u{7f}', '\u{200b}'])),
+            1 => Some(rng.pick(&['\0', '\n', '\'', '"', '\\', '\u{7f}', '\u{200b}'])),
             2 => char::from_u32(0x80 + rng.below(0x3000) as u32),
             _ => char::from_u32(rng.below(0x11_0000) as u32),
         };
@@ -474,10 +474,18 @@ fn program(rng: &mut Rng, crate_name: &str, functions: usize) -> (String, Vec<Fu
         .unwrap();
         let mut call = format!("#[inline(never)]\nfn call{i}() {{\n");
         for (k, a) in args.iter().enumerate() {
-            writeln!(call, "    let a{k}: {} = {};", a.ty(&defs), a.expr(rng, &defs)).unwrap();
+            writeln!(
+                call,
+                "    let a{k}: {} = {};",
+                a.ty(&defs),
+                a.expr(rng, &defs)
+            )
+            .unwrap();
             writeln!(call, "    println!(\"@{i} a{k} {{:?}}\", a{k});").unwrap();
         }
-        let passed: Vec<String> = (0..args.len()).map(|k| format!("black_box(a{k})")).collect();
+        let passed: Vec<String> = (0..args.len())
+            .map(|k| format!("black_box(a{k})"))
+            .collect();
         writeln!(
             call,
             "    let r = f{i}({});\n    println!(\"@{i} r {{:?}}\", r);\n}}",
@@ -640,7 +648,9 @@ fn count_marks(value: &Value, reasons: &mut std::collections::BTreeMap<String, u
         }
         Value::Opaque { ty, .. } => note(format!("opaque {ty}")),
         Value::Pointer { .. } => note("pointer not followed".into()),
-        Value::Str { truncated: true, .. } => note("string truncated".into()),
+        Value::Str {
+            truncated: true, ..
+        } => note("string truncated".into()),
         Value::Seq {
             truncated: true, ..
         } => note("sequence truncated".into()),

@@ -323,9 +323,8 @@ fn univariant(
             let field_size = size_of(types, *ty)?;
             let field_align = align(types, *ty, depth + 1)?;
             if *offset == 0 && field_size == size && field_align == align_of {
-                match repr(types, *ty, depth + 1)? {
-                    r @ (Repr::Scalar(_) | Repr::Pair(..)) => return Some(r),
-                    _ => {}
+                if let r @ (Repr::Scalar(_) | Repr::Pair(..)) = repr(types, *ty, depth + 1)? {
+                    return Some(r);
                 }
             }
             Some(Repr::Memory)
@@ -397,7 +396,10 @@ pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<EntryRdi> {
         for mem in used.used_memory() {
             let written = matches!(
                 mem.access(),
-                OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+                OpAccess::Write
+                    | OpAccess::CondWrite
+                    | OpAccess::ReadWrite
+                    | OpAccess::ReadCondWrite
             );
             if !written {
                 continue;
@@ -412,7 +414,10 @@ pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<EntryRdi> {
         for reg in used.used_registers() {
             let written = matches!(
                 reg.access(),
-                OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+                OpAccess::Write
+                    | OpAccess::CondWrite
+                    | OpAccess::ReadWrite
+                    | OpAccess::ReadCondWrite
             );
             if written {
                 let full = reg.register().full_register();
@@ -493,11 +498,18 @@ fn c_return_place(types: &TypeTable, ty: TypeId, regs: &ReturnRegs) -> ReturnPla
     // Each eightbyte is SSE when every leaf in it is a float, else INTEGER; integers take rax
     // then rdx, floats xmm0 then xmm1.
     let mut bytes = vec![0u8; size as usize];
-    let (mut ints, mut sses) = ([regs.rax, regs.rdx].into_iter(), [regs.xmm0, regs.xmm1].into_iter());
+    let (mut ints, mut sses) = (
+        [regs.rax, regs.rdx].into_iter(),
+        [regs.xmm0, regs.xmm1].into_iter(),
+    );
     for (i, chunk) in bytes.chunks_mut(8).enumerate() {
         let lo = i as u64 * 8;
-        let in_chunk = leaves.iter().filter(|l| l.offset < lo + 8 && l.offset + l.size > lo);
-        let sse = leaves.iter().any(|l| l.offset < lo + 8 && l.offset + l.size > lo)
+        let in_chunk = leaves
+            .iter()
+            .filter(|l| l.offset < lo + 8 && l.offset + l.size > lo);
+        let sse = leaves
+            .iter()
+            .any(|l| l.offset < lo + 8 && l.offset + l.size > lo)
             && in_chunk.clone().all(|l| l.float);
         let value = if sse { sses.next() } else { ints.next() };
         let Some(value) = value else {
@@ -645,7 +657,10 @@ mod tests {
         });
         let mut expected = 0x1111u32.to_le_bytes().to_vec();
         expected.extend_from_slice(&0x2222u32.to_le_bytes());
-        assert_eq!(return_place(&t, opt, &regs(), true), ReturnPlace::Bytes(expected));
+        assert_eq!(
+            return_place(&t, opt, &regs(), true),
+            ReturnPlace::Bytes(expected)
+        );
     }
 
     #[test]
@@ -666,7 +681,10 @@ mod tests {
                 params: vec![],
             },
         });
-        assert_eq!(return_place(&t, big, &regs(), true), ReturnPlace::Memory(0x5555));
+        assert_eq!(
+            return_place(&t, big, &regs(), true),
+            ReturnPlace::Memory(0x5555)
+        );
         // Not rax: an optimised callee need not leave the pointer there.
         let unseen = ReturnRegs {
             hidden: None,

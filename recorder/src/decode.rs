@@ -356,7 +356,8 @@ impl Decoder<'_> {
             return self.hash_table(name, ty, bytes, depth, set);
         }
         let boxed_slice = boxed.is_some_and(|b| b.starts_with('['));
-        if boxed_slice || (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']')
+        if boxed_slice
+            || (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']')
         {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let ptr_ty = self.types.member(ty, "data_ptr")?.ty;

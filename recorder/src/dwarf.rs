@@ -391,7 +391,9 @@ impl DebugInfo {
         let mut unnamed = Vec::new();
         while let Some(child) = children.next().map_err(err)? {
             let e = child.entry();
-            let line = e.attr_value(gimli::DW_AT_decl_line).and_then(|v| v.udata_value());
+            let line = e
+                .attr_value(gimli::DW_AT_decl_line)
+                .and_then(|v| v.udata_value());
             if e.tag() == gimli::DW_TAG_variable {
                 if let Some(n) = attr_string(&self.dwarf, unit, e, gimli::DW_AT_name) {
                     variables.push((n, type_ref(e), line));

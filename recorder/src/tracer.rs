@@ -1169,7 +1169,9 @@ impl<'a> Tracer<'a> {
             Some(EntryRdi::Stack(at)) => {
                 let mut word = [0u8; 8];
                 let slot = regs.rsp.wrapping_add_signed(at);
-                self.mem.read(slot, &mut word).then(|| u64::from_le_bytes(word))
+                self.mem
+                    .read(slot, &mut word)
+                    .then(|| u64::from_le_bytes(word))
             }
             None => None,
         };
