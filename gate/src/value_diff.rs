@@ -1,7 +1,9 @@
 //! Where two recorded values differ, leaf by leaf, ignoring what never carries behaviour:
 //! addresses (a reference is compared by what it points to, a raw pointer only by being null or
 //! not), the spelling of scalar and string types, and the per-process random seeds of hash maps
-//! (`std::hash::random::RandomState`).
+//! (`std::hash::random::RandomState`). What the recorder marked as not read exactly is never a
+//! difference: an `Unavailable` or `Opaque` value on either side, an unfollowed non-null pointer
+//! against a followed one, and whatever lies past a `truncated` string or sequence.
 
 use carve_storage::{Field, Value};
 
@@ -72,6 +74,9 @@ fn walk<'v>(
     if is_random_seed(base) && is_random_seed(new) {
         return;
     }
+    if !is_read(base) || !is_read(new) {
+        return;
+    }
     match (base, new) {
         (Value::Ref { target: b, .. }, Value::Ref { target: n, .. }) => {
             walk(b, n, at, position, scope, out)
@@ -81,7 +86,13 @@ fn walk<'v>(
                 here(out, at, position);
             }
         }
-        (Value::Unavailable { .. }, Value::Unavailable { .. }) => {}
+        // One side followed, the other not (a depth limit): only null against not-null shows.
+        (Value::Pointer { addr, .. }, Value::Ref { .. })
+        | (Value::Ref { .. }, Value::Pointer { addr, .. }) => {
+            if *addr == 0 {
+                here(out, at, position);
+            }
+        }
         (Value::Int { value: b, .. }, Value::Int { value: n, .. }) => {
             if b != n {
                 here(out, at, position);
@@ -109,7 +120,14 @@ fn walk<'v>(
                 ..
             },
         ) => {
-            if b != n || bt != nt {
+            // Only what both sides read counts: a truncated string is a prefix of the real one.
+            let differ = match (bt, nt) {
+                (false, false) => b != n,
+                (true, false) => !n.starts_with(b.as_str()),
+                (false, true) => !b.starts_with(n.as_str()),
+                (true, true) => !b.starts_with(n.as_str()) && !n.starts_with(b.as_str()),
+            };
+            if differ {
                 here(out, at, position);
             }
         }
@@ -163,7 +181,15 @@ fn walk<'v>(
                 ..
             },
         ) => {
-            if b.len() != n.len() || bt != nt {
+            // A truncated sequence holds its first elements only: lengths differ for sure when
+            // the complete side is shorter than what the truncated side read.
+            let length_differs = match (bt, nt) {
+                (false, false) => b.len() != n.len(),
+                (true, false) => n.len() < b.len(),
+                (false, true) => b.len() < n.len(),
+                (true, true) => false,
+            };
+            if length_differs {
                 here(out, at, position);
             } else {
                 let inner = inner_scope(scope, position, b.len());
@@ -181,6 +207,11 @@ fn walk<'v>(
             }
         }
     }
+}
+
+/// False for what the recorder could not read: nothing can be said about how it compares.
+fn is_read(v: &Value) -> bool {
+    !matches!(v, Value::Unavailable { .. } | Value::Opaque { .. })
 }
 
 /// The keys std draws at random for every `HashMap`/`HashSet` in each process.
@@ -356,5 +387,73 @@ mod tests {
             fields[0].value = int(2);
         }
         assert_eq!(differences(&some, &other)[0].at, ".0");
+    }
+
+    #[test]
+    fn values_not_read_exactly_are_never_a_difference() {
+        let unavailable = Value::Unavailable {
+            ty: "u32".into(),
+            reason: "optimized out".into(),
+        };
+        let opaque = |b: u8| Value::Opaque {
+            ty: "fn()".into(),
+            bytes: vec![b; 8],
+        };
+        let text = |s: &str, truncated| Value::Str {
+            ty: "&str".into(),
+            value: s.into(),
+            truncated,
+        };
+        let seq = |v: Vec<i128>, truncated| Value::Seq {
+            ty: "Vec<i32>".into(),
+            elems: v.into_iter().map(int).collect(),
+            truncated,
+        };
+        let boxed = |target: Value| Value::Ref {
+            ty: "alloc::boxed::Box<i32>".into(),
+            addr: 0x5000,
+            target: Box::new(target),
+        };
+        let unfollowed = |addr| Value::Pointer {
+            ty: "alloc::boxed::Box<i32>".into(),
+            addr,
+        };
+        let same = [
+            (unavailable.clone(), int(3)),
+            (int(3), unavailable.clone()),
+            (user("ann", 30), unavailable.clone()),
+            (opaque(1), opaque(2)),
+            (opaque(1), int(7)),
+            (text("abc", true), text("abcdef", false)),
+            (text("abcdef", false), text("abc", true)),
+            (text("abc", true), text("abcd", true)),
+            (seq(vec![1, 2], true), seq(vec![1, 2, 3, 4], false)),
+            (seq(vec![1, 2], true), seq(vec![1, 2, 9], true)),
+            (unfollowed(0x6000), boxed(int(1))),
+            (boxed(int(1)), unfollowed(0x6000)),
+        ];
+        for (base, new) in &same {
+            assert_eq!(
+                differences(base, new),
+                vec![],
+                "{base:?} against {new:?} is not a difference"
+            );
+        }
+        // What both sides did read still counts.
+        let differ = [
+            (text("abc", true), text("abd", false)),
+            (text("abc", true), text("abd", true)),
+            (text("abc", true), text("ab", false)),
+            (seq(vec![1, 2], true), seq(vec![1], false)),
+            (seq(vec![1, 2], true), seq(vec![1, 5, 3], false)),
+            (unfollowed(0), boxed(int(1))),
+        ];
+        for (base, new) in &differ {
+            assert_eq!(
+                differences(base, new).len(),
+                1,
+                "{base:?} against {new:?} is a difference"
+            );
+        }
     }
 }

@@ -146,11 +146,20 @@ impl Decoder<'_> {
                 }
             }
             TypeKind::Enum { tag, variants } => {
+                // Discriminants compare in the tag's width (DWARF may give a negative one
+                // sign-extended).
+                let mut mask = u128::MAX;
                 let tag_value = match tag {
                     Some(m) => {
                         let size = self.types.get(m.ty).map(|t| t.size).unwrap_or(0) as usize;
+                        if size == 0 || size > 16 {
+                            return unavailable(name, "enum tag of an unexpected size");
+                        }
+                        if size < 16 {
+                            mask = (1u128 << (size * 8)) - 1;
+                        }
                         match slice(bytes, m.offset, size) {
-                            Some(b) => Some(le_u64(b)),
+                            Some(b) => Some(le_u128(b)),
                             None => return unavailable(name, "enum tag outside the value"),
                         }
                     }
@@ -158,7 +167,11 @@ impl Decoder<'_> {
                 };
                 let chosen = variants
                     .iter()
-                    .find(|v| v.discr.is_some() && v.discr == tag_value)
+                    .find(|v| {
+                        v.discr
+                            .zip(tag_value)
+                            .is_some_and(|(d, t)| d & mask == t & mask)
+                    })
                     .or_else(|| variants.iter().find(|v| v.discr.is_none()))
                     .or(if tag.is_none() {
                         variants.first()
@@ -300,7 +313,10 @@ impl Decoder<'_> {
                 return Some(v);
             }
         }
-        if name == "&str" || name == "&mut str" {
+        let boxed = name
+            .strip_prefix("alloc::boxed::Box<")
+            .or_else(|| name.strip_prefix("Box<"));
+        if name == "&str" || name == "&mut str" || boxed.is_some_and(|b| b.starts_with("str")) {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let (value, truncated) = self.utf8(ptr, len);
             return Some(Value::Str {
@@ -339,7 +355,10 @@ impl Decoder<'_> {
             let set = name.starts_with("std::collections::hash::set::");
             return self.hash_table(name, ty, bytes, depth, set);
         }
-        if (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']') {
+        let boxed_slice = boxed.is_some_and(|b| b.starts_with('['));
+        if boxed_slice
+            || (name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']')
+        {
             let (ptr, len) = (word("data_ptr")?, word("length")?);
             let ptr_ty = self.types.member(ty, "data_ptr")?.ty;
             let elem = match self.types.get(ptr_ty)?.kind {
@@ -1549,7 +1568,7 @@ mod fuzz {
             (
                 proptest::option::of(member.clone()),
                 proptest::collection::vec(
-                    (proptest::option::of(0u64..4), id.clone(), 0u64..16),
+                    (proptest::option::of(0u128..4), id.clone(), 0u64..16),
                     0..4
                 )
             )

@@ -75,6 +75,11 @@ pub(crate) struct FunctionDetail {
     pub encoding: gimli::Encoding,
     pub params: Vec<ParamDetail>,
     pub return_type: Option<TypeId>,
+    /// The register holding the caller's hidden return pointer (rdi at entry) at the
+    /// breakpoint, when the prologue leaves one that does.
+    pub hidden_return: Option<crate::abi::EntryRdi>,
+    /// Rust's calling convention (else C's).
+    pub rust_abi: bool,
 }
 
 /// An executable's debug information.
@@ -107,6 +112,8 @@ pub struct DebugInfo {
     pub(crate) is_pie: bool,
     /// The ELF entry point (`_start`): code that never runs again once `main` is reached.
     pub(crate) entry: FileAddr,
+    /// `.text`: its address and bytes (prologues are decoded to follow the hidden pointer).
+    text: (u64, Arc<[u8]>),
 }
 
 fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
@@ -167,8 +174,12 @@ impl DebugInfo {
         if let Some(s) = &eh_section {
             eh_bases = eh_bases.set_eh_frame(s.address());
         }
+        let mut text = (0, Arc::from(Vec::new()));
         if let Some(s) = file.section_by_name(".text") {
             eh_bases = eh_bases.set_text(s.address());
+            if let Ok(data) = s.uncompressed_data() {
+                text = (s.address(), Arc::from(data.into_owned()));
+            }
         }
         if let Some(s) = file.section_by_name(".got") {
             eh_bases = eh_bases.set_got(s.address());
@@ -215,6 +226,7 @@ impl DebugInfo {
             first_load_vaddr,
             is_pie,
             entry: FileAddr(file.entry()),
+            text,
         };
         info.index()?;
         let dwo: Vec<String> = info
@@ -373,8 +385,21 @@ impl DebugInfo {
         let mut tree = unit.entries_tree(Some(f.die)).map_err(err)?;
         let root = tree.root().map_err(err)?;
         let mut children = root.children();
+        // rustc leaves a zero-sized parameter unnamed and names it in a variable of the same
+        // type declared on the same line: (name, type, line) of the function's own variables.
+        let mut variables = Vec::new();
+        let mut unnamed = Vec::new();
         while let Some(child) = children.next().map_err(err)? {
             let e = child.entry();
+            let line = e
+                .attr_value(gimli::DW_AT_decl_line)
+                .and_then(|v| v.udata_value());
+            if e.tag() == gimli::DW_TAG_variable {
+                if let Some(n) = attr_string(&self.dwarf, unit, e, gimli::DW_AT_name) {
+                    variables.push((n, type_ref(e), line));
+                }
+                continue;
+            }
             if e.tag() != gimli::DW_TAG_formal_parameter {
                 continue;
             }
@@ -385,7 +410,10 @@ impl DebugInfo {
                         .as_ref()
                         .and_then(|o| attr_string(&self.dwarf, unit, o, gimli::DW_AT_name))
                 })
-                .unwrap_or_else(|| format!("arg{}", raw_params.len()));
+                .unwrap_or_else(|| {
+                    unnamed.push((raw_params.len(), type_ref(e), line));
+                    format!("arg{}", raw_params.len())
+                });
             let ty = type_ref(e).or_else(|| origin.as_ref().and_then(type_ref));
             let location = match e.attr_value(gimli::DW_AT_location) {
                 Some(AttributeValue::Exprloc(expr)) => LocationDesc::Expr(expr),
@@ -405,6 +433,16 @@ impl DebugInfo {
             raw_params.push((name, ty, location));
         }
 
+        for (index, ty, line) in unnamed {
+            let taken = |n: &String| raw_params.iter().any(|(p, _, _)| p == n);
+            let found = variables
+                .iter()
+                .find(|(n, t, l)| *t == ty && *l == line && line.is_some() && !taken(n));
+            if let Some((n, _, _)) = found {
+                raw_params[index].0 = n.clone();
+            }
+        }
+
         let breakpoint = FileAddr(after_prologue(
             &self.unit_rows[f.unit],
             f.low_pc.0,
@@ -419,12 +457,22 @@ impl DebugInfo {
         }
         let return_type = return_type.map(|off| self.lower(unit_index, off));
         self.lower_vtables();
+        let (text_at, text) = &self.text;
+        let prologue = f
+            .low_pc
+            .0
+            .checked_sub(*text_at)
+            .zip(breakpoint.0.checked_sub(*text_at))
+            .and_then(|(from, to)| text.get(from as usize..to as usize));
+        let hidden_return = prologue.and_then(|code| crate::abi::entry_rdi_at(code, f.low_pc.0));
         Ok(FunctionDetail {
             breakpoint,
             frame_base,
             encoding,
             params,
             return_type,
+            hidden_return,
+            rust_abi: f.language == Language::Rust,
         })
     }
 
@@ -468,16 +516,20 @@ impl DebugInfo {
     }
 
     /// DW_AT_containing_type of a `{vtable_type}` DIE: the concrete type implementing the trait.
-    fn containing_type(&self, unit_index: usize, off: UnitOffset) -> Option<UnitOffset> {
+    fn containing_type(&self, unit_index: usize, off: UnitOffset) -> Option<TypeRef> {
         let entry = self.units.get(unit_index)?.entry(off).ok()?;
-        match entry.attr_value(gimli::DW_AT_containing_type) {
-            Some(AttributeValue::UnitRef(o)) => Some(o),
-            _ => None,
-        }
+        attr_type_ref(&entry, gimli::DW_AT_containing_type)
     }
 
     /// Lowers the type DIE at `off` of unit `unit_index` (cached; recursive types terminate).
-    pub(crate) fn lower(&mut self, unit_index: usize, off: UnitOffset) -> TypeId {
+    pub(crate) fn lower(&mut self, unit_index: usize, r: impl Into<TypeRef>) -> TypeId {
+        let (unit_index, off) = match r.into() {
+            TypeRef::Unit(off) => (unit_index, off),
+            TypeRef::Global(global) => match self.unit_of(global) {
+                Some(found) => found,
+                None => return self.unknown_type(),
+            },
+        };
         let unit_start = self.units[unit_index].header.offset().0;
         let global = unit_start + off.0;
         if let Some(id) = self.types.by_die(global) {
@@ -486,6 +538,36 @@ impl DebugInfo {
         let id = self.types.reserve(global, "?".to_string());
         let ty = self.lower_uncached(unit_index, off, global);
         self.types.fill(id, ty);
+        id
+    }
+
+    /// The unit holding the DIE at `global` in `.debug_info`, and the DIE's offset in it.
+    fn unit_of(&self, global: usize) -> Option<(usize, UnitOffset)> {
+        let start = |u: &gimli::Unit<Reader>| u.header.offset().0;
+        let index = self
+            .units
+            .partition_point(|u| start(u) <= global)
+            .checked_sub(1)?;
+        let unit = &self.units[index];
+        let off = global - start(unit);
+        (off < unit.header.length_including_self()).then_some((index, UnitOffset(off)))
+    }
+
+    /// A type carve could not find (a dangling reference): decoded as opaque, never as a guess.
+    fn unknown_type(&mut self) -> TypeId {
+        const NO_DIE: usize = usize::MAX;
+        if let Some(id) = self.types.by_die(NO_DIE) {
+            return id;
+        }
+        let id = self.types.reserve(NO_DIE, "<unknown type>".into());
+        self.types.fill(
+            id,
+            Type {
+                name: "<unknown type>".into(),
+                size: 0,
+                kind: TypeKind::Opaque,
+            },
+        );
         id
     }
 
@@ -659,8 +741,8 @@ impl DebugInfo {
     ) -> Type {
         // Gather raw member descriptions first, then lower their types (which needs &mut self).
         enum Raw {
-            Member(String, u64, Option<UnitOffset>),
-            Param(Option<UnitOffset>),
+            Member(String, u64, Option<TypeRef>),
+            Param(Option<TypeRef>),
             VariantPart(UnitOffset),
         }
         let mut raws = Vec::new();
@@ -690,7 +772,16 @@ impl DebugInfo {
                         ty,
                     });
                 }
-                Raw::Member(..) => {}
+                // A member of a type carve cannot resolve is kept, as an opaque value: leaving
+                // it out would make the struct look read in full.
+                Raw::Member(n, offset, None) => {
+                    let ty = self.unknown_type();
+                    members.push(Member {
+                        name: n,
+                        offset,
+                        ty,
+                    });
+                }
                 Raw::Param(Some(t)) => params.push(self.lower(unit_index, t)),
                 Raw::Param(None) => {}
                 Raw::VariantPart(vp) => variant_part = Some(vp),
@@ -727,7 +818,7 @@ impl DebugInfo {
             _ => None,
         };
         let mut tag_raw = None;
-        let mut raw_variants: Vec<(Option<u64>, String, u64, Option<UnitOffset>)> = Vec::new();
+        let mut raw_variants: Vec<(Option<u128>, String, u64, Option<TypeRef>)> = Vec::new();
         let units = &self.units;
         let dwarf = &self.dwarf;
         let unit = &units[unit_index];
@@ -744,8 +835,19 @@ impl DebugInfo {
                             let discr =
                                 e.attr_value(gimli::DW_AT_discr_value)
                                     .and_then(|v| match v {
-                                        AttributeValue::Sdata(s) => Some(s as u64),
-                                        other => other.udata_value(),
+                                        AttributeValue::Sdata(s) => Some(s as i128 as u128),
+                                        // 128-bit discriminants (a tag widened to a u128's
+                                        // alignment) come as 16 bytes of data.
+                                        AttributeValue::Data16(d) => Some(d),
+                                        AttributeValue::Block(b) => {
+                                            let bytes = b.to_slice().ok()?;
+                                            (bytes.len() <= 16).then(|| {
+                                                let mut le = [0u8; 16];
+                                                le[..bytes.len()].copy_from_slice(&bytes);
+                                                u128::from_le_bytes(le)
+                                            })
+                                        }
+                                        other => other.udata_value().map(u128::from),
                                     });
                             let mut grand = child.children();
                             while let Ok(Some(m)) = grand.next() {
@@ -846,7 +948,37 @@ fn attr_string(
     Some(r.to_string_lossy().ok()?.into_owned())
 }
 
-fn type_ref(entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<UnitOffset> {
+/// A reference to a type DIE: in the referring DIE's unit, or anywhere in `.debug_info` (an
+/// optimised build's codegen units refer to each other's types with DW_FORM_ref_addr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeRef {
+    Unit(UnitOffset),
+    Global(usize),
+}
+
+impl From<UnitOffset> for TypeRef {
+    fn from(o: UnitOffset) -> TypeRef {
+        TypeRef::Unit(o)
+    }
+}
+
+fn type_ref(entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<TypeRef> {
+    attr_type_ref(entry, gimli::DW_AT_type)
+}
+
+fn attr_type_ref(
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+    attr: gimli::DwAt,
+) -> Option<TypeRef> {
+    match entry.attr_value(attr) {
+        Some(AttributeValue::UnitRef(o)) => Some(TypeRef::Unit(o)),
+        Some(AttributeValue::DebugInfoRef(o)) => Some(TypeRef::Global(o.0)),
+        _ => None,
+    }
+}
+
+/// A type reference in the same unit only (vtable DIEs are looked up in their own unit).
+fn unit_type_ref(entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<UnitOffset> {
     match entry.attr_value(gimli::DW_AT_type) {
         Some(AttributeValue::UnitRef(o)) => Some(o),
         _ => None,
@@ -878,7 +1010,7 @@ fn vtable_variable(
     };
     let name = attr_string(dwarf, unit, entry, gimli::DW_AT_name)?;
     let key = vtable_trait(&name)?;
-    Some((key.to_string(), FileAddr(addr), type_ref(entry)?))
+    Some((key.to_string(), FileAddr(addr), unit_type_ref(entry)?))
 }
 
 /// The trait path (without generics) of a vtable variable's name:

@@ -139,3 +139,20 @@ fn place_of(location: &gimli::Location<crate::dwarf::Reader>) -> Place {
         other => Place::Unavailable(format!("unsupported location {other:?}")),
     }
 }
+
+/// Whether `expr` is only an offset from the frame base, the stack pointer or the CFA (one
+/// operation, no dereference): a place in the frame itself, or, at or above the CFA, in the
+/// incoming stack-argument area.
+pub fn frame_relative(expr: &Expr, encoding: gimli::Encoding) -> bool {
+    let mut ops = expr.clone().operations(encoding);
+    let first = match ops.next() {
+        Ok(Some(op)) => op,
+        _ => return false,
+    };
+    let simple = match first {
+        gimli::Operation::FrameOffset { .. } | gimli::Operation::CallFrameCFA => true,
+        gimli::Operation::RegisterOffset { register, .. } => register.0 == 7,
+        _ => false,
+    };
+    simple && matches!(ops.next(), Ok(None))
+}

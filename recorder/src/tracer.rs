@@ -14,12 +14,12 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use crate::abi::{return_place, ReturnPlace, ReturnRegs};
+use crate::abi::{passed_indirectly, return_place, EntryRdi, ReturnPlace, ReturnRegs};
 use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::decode::{Decoder, Limits};
 use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
-use crate::location::{evaluate, Machine, Memory, Place};
+use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
 use crate::panic_message::panic_message;
 use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
 use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
@@ -105,6 +105,17 @@ pub(crate) struct Frame {
     touches: Vec<Arc<str>>,
     /// `self` and `&mut` arguments: (parameter name, pointee type, address), re-read on return.
     effects: Vec<(String, TypeId, u64)>,
+    /// Where the caller asked for the return value (the hidden pointer passed in rdi), when the
+    /// function returns through one and the pointer was still known at the entry breakpoint.
+    hidden_return: Option<u64>,
+}
+
+/// A return value whose place the ABI does not tell for sure.
+fn unknown_return(types: &TypeTable, ty: TypeId, reason: String) -> Value {
+    Value::Unavailable {
+        ty: types.name(ty).to_string(),
+        reason,
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -1071,6 +1082,7 @@ impl<'a> Tracer<'a> {
                 panic_message: None,
                 touches: Vec::new(),
                 effects: Vec::new(),
+                hidden_return: None,
             });
             let bp = self.breakpoints.entry(return_addr).or_default();
             bp.returns += 1;
@@ -1111,6 +1123,22 @@ impl<'a> Tracer<'a> {
                     },
                     (Some(ty), Some(expr)) => {
                         match evaluate(expr, f.detail.encoding, &machine, frame_base, Some(cfa)) {
+                            // rustc passes such a value by pointer, never in the incoming
+                            // stack-argument area: a location there names the pointer's slot
+                            // (optimised builds), not the value.
+                            Place::Address(a)
+                                if f.detail.rust_abi
+                                    && a >= cfa
+                                    && frame_relative(expr, f.detail.encoding)
+                                    && passed_indirectly(self.types, ty) == Some(true) =>
+                            {
+                                Value::Unavailable {
+                                    ty: ty_name,
+                                    reason: "passed by reference from the stack; DWARF locates \
+                                             the pointer, not the value"
+                                        .into(),
+                                }
+                            }
                             Place::Address(a) => decoder.at(ty, a),
                             Place::Register(r) => {
                                 let v = machine.register(r).unwrap_or(0);
@@ -1136,6 +1164,17 @@ impl<'a> Tracer<'a> {
         for object in created {
             self.sink.record(TraceEvent::ObjectCreated(object));
         }
+        let hidden_return = match self.functions[index].detail.hidden_return {
+            Some(EntryRdi::Register(r)) => dwarf_register(regs, r),
+            Some(EntryRdi::Stack(at)) => {
+                let mut word = [0u8; 8];
+                let slot = regs.rsp.wrapping_add_signed(at);
+                self.mem
+                    .read(slot, &mut word)
+                    .then(|| u64::from_le_bytes(word))
+            }
+            None => None,
+        };
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
@@ -1152,6 +1191,7 @@ impl<'a> Tracer<'a> {
             panic_message: None,
             touches: Vec::new(),
             effects,
+            hidden_return,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
             call,
@@ -1220,11 +1260,14 @@ impl<'a> Tracer<'a> {
                     rdx: regs.rdx,
                     xmm0,
                     xmm1,
+                    hidden: frame.hidden_return,
                 };
                 let decoder = self.decoder();
-                Some(match return_place(self.types, ty, &rr) {
+                let rust_abi = self.functions[frame.function].detail.rust_abi;
+                Some(match return_place(self.types, ty, &rr, rust_abi) {
                     ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
                     ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
+                    ReturnPlace::Unknown(reason) => (unknown_return(self.types, ty, reason), None),
                 })
             }
         };
@@ -1291,9 +1334,11 @@ impl<'a> Tracer<'a> {
                 rax: forced.rax,
                 ..ReturnRegs::default()
             };
-            match return_place(self.types, ty, &rr) {
+            let rust_abi = self.functions[index].detail.rust_abi;
+            match return_place(self.types, ty, &rr, rust_abi) {
                 ReturnPlace::Bytes(b) => self.decoder().bytes(ty, &b),
                 ReturnPlace::Memory(addr) => self.decoder().at(ty, addr),
+                ReturnPlace::Unknown(reason) => unknown_return(self.types, ty, reason),
             }
         });
         if let Some(call) = frame.call {

@@ -73,7 +73,7 @@ pub struct Member {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
     /// DW_AT_discr_value; `None` for the dataful variant of a niche layout (matches otherwise).
-    pub discr: Option<u64>,
+    pub discr: Option<u128>,
     pub name: String,
     pub offset: u64,
     /// The variant's own structure type (its fields are that struct's members).
