@@ -80,10 +80,34 @@ impl Report {
     /// not return 1); private: 5 calls`, plus what is not supported yet when there is any.
     pub fn summary_line(&self) -> String {
         let skipped: usize = self.summary.skipped.values().sum();
+        let outside: usize = self.summary.private_calls
+            + self
+                .summary
+                .unsupported
+                .iter()
+                .filter(|(k, _)| plan::OUTSIDE_PUBLIC_API.contains(&k.as_str()))
+                .map(|(_, n)| n)
+                .sum::<usize>();
+        // The headline: recorded calls of the public API that ended in a passing test (or, not
+        // verified, in a written test). What carve cannot carve yet counts against it.
+        let headline_pct =
+            100.0 * self.summary.calls_carved as f64 / self.summary.public_api.max(1) as f64;
         let mut line = format!(
+            "public API: {} of {} recorded calls carved into {} tests ({headline_pct:.0}%); \
+             outside it: {outside} calls (private helpers, closures...), reached through the \
+             public calls above them; ",
+            self.summary.calls_carved,
+            self.summary.public_api,
+            if self.verified_runs.is_some() {
+                "passing"
+            } else {
+                "unverified"
+            },
+        );
+        line.push_str(&format!(
             "in scope: {} calls; tests written: {} (covering {} calls); skipped: {}",
             self.summary.in_scope, self.summary.tests_written, self.summary.calls_carved, skipped
-        );
+        ));
         if skipped > 0 {
             line.push_str(&format!(" ({})", breakdown(&self.summary.skipped)));
         }
