@@ -162,3 +162,81 @@ fn main() {
     assert!(!ok, "the changed unit must fail a test: {out}");
     assert!(out.contains("from_str_") && out.contains("FAILED"), "{out}");
 }
+
+/// Objects with private fields rebuilt by replaying the public call that produced them: a
+/// builder chain (`Joiner::new().sep('-').upper(true)`) and a view another object returned
+/// (`Size(4096).view()`).
+#[test]
+fn receivers_are_rebuilt_by_replaying_the_call_that_produced_them() {
+    let lib = r#"
+pub struct Joiner {
+    sep: char,
+    upper: bool,
+}
+
+impl Joiner {
+    pub fn new() -> Joiner {
+        Joiner { sep: ',', upper: false }
+    }
+    pub fn sep(self, sep: char) -> Joiner {
+        Joiner { sep, ..self }
+    }
+    pub fn upper(self, upper: bool) -> Joiner {
+        Joiner { upper, ..self }
+    }
+    pub fn join(&self, parts: &[&str]) -> String {
+        let joined = parts.join(&self.sep.to_string());
+        if self.upper { joined.to_uppercase() } else { joined }
+    }
+}
+
+pub struct Size(pub u64);
+
+pub struct View {
+    bytes: u64,
+}
+
+impl Size {
+    pub fn view(&self) -> View {
+        View { bytes: self.0 }
+    }
+}
+
+impl View {
+    pub fn kib(&self) -> u64 {
+        self.bytes / 1024
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let j = shapes::Joiner::new().sep('-').upper(true);
+    println!("{}", j.join(&["a", "b", "c"]));
+    println!("{}", shapes::Size(4096).view().kib());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "shapes::Joiner::new()",
+        ".sep('-')",
+        ".upper(true)",
+        ".join(&[\"a\", \"b\", \"c\"][..])",
+        "shapes::Size(4096u64)",
+        ".view()",
+        "assert_eq!(result, 4u64)",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(
+        &dir.join("src/lib.rs"),
+        "self.bytes / 1024",
+        "self.bytes / 512",
+    );
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains("kib_") && out.contains("FAILED"), "{out}");
+}

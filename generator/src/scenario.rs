@@ -222,6 +222,10 @@ struct Builder {
     setup: Vec<Binding>,
     checks: Vec<Effect>,
     effects: Vec<Effect>,
+    /// Traits the arrange steps call methods of (a producer reached through a trait).
+    trait_uses: BTreeSet<String>,
+    /// How many producer calls deep the object being rebuilt is (`a.b().c()`).
+    producer_depth: u32,
 }
 
 impl Builder {
@@ -524,7 +528,14 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         effects: b.effects,
         sequence,
         mock_decls,
-        trait_uses: target.via_trait.iter().cloned().collect(),
+        trait_uses: target
+            .via_trait
+            .iter()
+            .cloned()
+            .chain(b.trait_uses)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     };
     let name = NameParts {
         panics: panicked.is_some(),
@@ -900,8 +911,11 @@ fn ctors_of(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
     })
 }
 
-/// The state of the `type_path` object a recorded constructor-like call (an associated function
-/// returning `T`, `Option<T>` or `Result<T, E>`) gave back.
+/// The state of the `type_path` object a recorded producer call gave back: a constructor-like
+/// associated function of the type (returning `T`, `Option<T>` or `Result<T, E>`), or any public
+/// call whose result is a `T` (a free function, a method of another object such as
+/// `size.display()`, a builder step `quoter.allow_nul(true)`), as long as it does not change a
+/// receiver through `&mut self`.
 fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t Value> {
     if ctor.outcome != Outcome::Returned {
         return None;
@@ -909,10 +923,42 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
         return None;
     };
-    if c.api.has_receiver || c.self_type.as_deref() != Some(type_path) || reads_world(cx, ctor) {
+    if c.api.mut_receiver || reads_world(cx, ctor) {
         return None;
     }
-    returned_struct(cx, ctor.ret.as_ref()?, &c.call_path).map(|(state, _)| state)
+    let (state, _) = returned_struct(cx, ctor.ret.as_ref()?, &c.call_path)?;
+    let own_ctor = !c.api.has_receiver && c.self_type.as_deref() == Some(type_path);
+    let produces =
+        matches!(state, Value::Struct { ty, .. } if literal::strip_generics(ty) == type_path);
+    (own_ctor || produces).then_some(state)
+}
+
+/// How many producer calls deep an arrange step may go to rebuild one object.
+const MAX_PRODUCER_DEPTH: u32 = 4;
+
+/// Rebuilds the receiver of producer method call `ctor` (made before `before`) into a new
+/// variable, as it was when the call was made; `None` when it cannot be rebuilt.
+fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> Option<String> {
+    if b.producer_depth >= MAX_PRODUCER_DEPTH || ctor.id >= before {
+        return None;
+    }
+    let recv = ctor.args.iter().find(|a| a.name == "self")?;
+    let state = strip_ref(&recv.value);
+    let Value::Struct { ty, .. } = state else {
+        return None;
+    };
+    let recv_type = literal::strip_generics(ty).to_string();
+    let var = b.fresh(recv_type.rsplit("::").next().unwrap_or("receiver"));
+    b.producer_depth += 1;
+    let rebuilt = rebuild(cx, b, state, &recv_type, ctor.id, &var, false);
+    b.producer_depth -= 1;
+    match rebuilt {
+        Ok(()) => Some(var),
+        Err(_) => {
+            b.vars.remove(&var);
+            None
+        }
+    }
 }
 
 /// An object in `state` from its recorded constructor or a struct literal.
@@ -957,7 +1003,21 @@ fn rebuild_directly(
         let at = mark(b);
         let mut args = Vec::new();
         let mut ok = true;
-        for (arg, param) in ctor.args.iter().zip(&c.api.params) {
+        // A producer method: its receiver is rebuilt first, as it was before the call.
+        let receiver = if c.api.has_receiver {
+            match producer_receiver(cx, b, ctor, before) {
+                Some(recv) => Some(recv),
+                None => continue,
+            }
+        } else {
+            None
+        };
+        let own_args: Vec<&carve_storage::Arg> = ctor
+            .args
+            .iter()
+            .filter(|a| !(c.api.has_receiver && a.name == "self"))
+            .collect();
+        for (arg, param) in own_args.iter().copied().zip(&c.api.params) {
             let moved = |addr| to_state.get(&addr).copied().unwrap_or(addr);
             if let Some(expr) = dep_arg(cx, b, &arg.value, param, moved) {
                 match expr {
@@ -974,14 +1034,21 @@ fn rebuild_directly(
             }
         }
         // What the constructor itself asked of its dependencies, the mocks answer too.
-        if !ok || ctor.args.len() != c.api.params.len() || interactions(cx, b, ctor.id).is_err() {
+        if !ok || own_args.len() != c.api.params.len() || interactions(cx, b, ctor.id).is_err() {
             undo(b, at);
             continue;
+        }
+        let callee = match &receiver {
+            Some(recv) => format!("{recv}.{}", c.api.ident),
+            None => c.call_path.clone(),
+        };
+        if receiver.is_some() {
+            b.trait_uses.extend(c.via_trait.iter().cloned());
         }
         b.setup.push(Binding {
             var: var.to_string(),
             mutable,
-            expr: format!("{}({}){unwrap}", c.call_path, args.join(", ")),
+            expr: format!("{callee}({}){unwrap}", args.join(", ")),
         });
         return Ok(());
     }
