@@ -12,6 +12,7 @@ mod literal;
 mod naming;
 mod plan;
 mod render;
+mod repair;
 mod scenario;
 mod sequence;
 mod verify;
