@@ -323,10 +323,13 @@ fn f_mismatched() {
             line: Some(1),
         };
         assert_eq!(
-            blame(CARVED, &[error.clone()]),
+            blame(CARVED, std::slice::from_ref(&error)),
             Err("error[E0432]: unresolved import `demo::f` (line 1: `use demo::f;`)".into())
         );
-        let elsewhere = CompileError { line: None, ..error };
+        let elsewhere = CompileError {
+            line: None,
+            ..error
+        };
         assert_eq!(
             blame(CARVED, &[elsewhere]),
             Err("error[E0432]: unresolved import `demo::f` (not in this file)".into())
@@ -378,6 +381,9 @@ fn plain() {
     fn removing_the_last_item_takes_the_blank_line_before_it() {
         let names = BTreeSet::from(["f_mismatched".to_string()]);
         let repaired = remove_items(CARVED, &names).unwrap();
-        assert!(repaired.ends_with("assert!(f(1).is_ok());\n}\n"), "{repaired}");
+        assert!(
+            repaired.ends_with("assert!(f(1).is_ok());\n}\n"),
+            "{repaired}"
+        );
     }
 }
