@@ -12,6 +12,7 @@ mod literal;
 mod naming;
 mod plan;
 mod render;
+mod repair;
 mod scenario;
 mod sequence;
 mod std_traits;
@@ -195,13 +196,20 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
                 )
             })
             .collect();
-        quarantined = verify::quarantine(&crate_dir, &under_test, v)?;
+        quarantined = match verify::quarantine(&crate_dir, &opts.out_dir, &under_test, v) {
+            Ok(quarantined) => quarantined,
+            Err(e) => {
+                // Unverified files may not even compile: leave none behind.
+                for path in &files {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        };
         if !quarantined.is_empty() {
             take_out(&mut plan, &quarantined);
-            for path in &files {
-                let _ = std::fs::remove_file(path);
-            }
-            files = render_and_write(&plan, &templates, &opts.out_dir)?;
+            // Verification left each file without what it took out, or removed it.
+            files.retain(|path| path.is_file());
             let report = verify::quarantine_report(&program_name(trace), v.runs, &quarantined);
             files.extend(write::write_all(
                 &opts.out_dir,

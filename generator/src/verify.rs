@@ -1,8 +1,10 @@
-//! Verification: run the carved tests against the crate they were carved from, several times,
-//! and take out any test that fails, flakes or does not compile (every carved test must pass on
-//! the recorded version). What was taken out, and why, goes to `carved_quarantine.md`.
+//! Verification: build the carved tests against the crate they were carved from, take out the
+//! tests that do not compile (compile repair, `repair.rs`), then run the rest several times and
+//! take out any test that fails or flakes (every carved test must pass on the recorded version).
+//! Each file on disk is left as verified, without what was taken out; what was taken out, and
+//! why, goes to `carved_quarantine.md`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::GenerateError;
-use crate::libtest;
+use crate::{libtest, repair, write};
 
 /// How to verify.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,44 +43,152 @@ struct FileRuns {
     compile_error: Option<String>,
 }
 
-/// Runs every file `runs` times and returns the tests to take out.
+/// Rounds of compile repair before giving up on a file. rustc reports errors in phases (names,
+/// then types, then borrows), so a second or third round is normal; each round must take out
+/// at least one test.
+const MAX_REPAIR_ROUNDS: usize = 5;
+
+/// Verifies every file of `files` (name in `out_dir`, its tests): repairs it until it compiles,
+/// runs it `runs` times, and rewrites it without the tests taken out (or removes it when none is
+/// left). Returns the tests taken out.
 pub(crate) fn quarantine(
     crate_dir: &Path,
+    out_dir: &Path,
     files: &[(String, Vec<String>)],
     v: &Verify,
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let mut out = Vec::new();
     for (file, tests) in files {
         let stem = file.trim_end_matches(".rs");
-        let mut runs = FileRuns::default();
+        let take_out = |test: &str, reason: String| Quarantined {
+            file: file.clone(),
+            test: test.to_string(),
+            reason,
+        };
+        let mut taken_out = Vec::new();
+        let mut runs = FileRuns {
+            compile_error: repair_file(crate_dir, out_dir, file, v, &mut taken_out)?,
+            ..FileRuns::default()
+        };
         for _ in 0..v.runs.max(1) {
-            run_once(crate_dir, stem, v, &mut runs)?;
             if runs.compile_error.is_some() {
                 break;
             }
+            run_once(crate_dir, stem, v, &mut runs)?;
         }
         if let Some(error) = &runs.compile_error {
-            out.extend(tests.iter().map(|t| Quarantined {
-                file: file.clone(),
-                test: t.clone(),
-                reason: format!("the file does not compile: {error}"),
-            }));
-            continue;
+            let reason = format!("the file does not compile: {error}");
+            let left: Vec<_> = tests
+                .iter()
+                .filter(|t| !taken_out.iter().any(|q| &q.test == *t))
+                .map(|t| take_out(t, reason.clone()))
+                .collect();
+            taken_out.extend(left);
         }
+        let mut failed = BTreeSet::new();
         for (test, (times, message)) in runs.failed {
             let reason = if times >= v.runs.max(1) {
                 format!("fails against the recorded code: {message}")
             } else {
                 format!("flaky: failed {times} of {} runs: {message}", v.runs.max(1))
             };
-            out.push(Quarantined {
-                file: file.clone(),
-                test,
-                reason,
-            });
+            taken_out.push(take_out(&test, reason));
+            failed.insert(test);
         }
+        // The file on disk already lacks what repair took out; now the rest.
+        if tests.iter().all(|t| taken_out.iter().any(|q| &q.test == t)) {
+            let _ = std::fs::remove_file(out_dir.join(file));
+        } else if !failed.is_empty() {
+            rewrite_without(out_dir, file, &failed)?;
+        }
+        out.extend(taken_out);
     }
     Ok(out)
+}
+
+/// Builds `file`'s test target and, while it does not compile, takes out the tests the
+/// compiler's errors point into (writing the file again each round), adding each to
+/// `taken_out`. Returns why the file cannot be repaired test by test, when it cannot: then the
+/// whole file goes.
+fn repair_file(
+    crate_dir: &Path,
+    out_dir: &Path,
+    file: &str,
+    v: &Verify,
+    taken_out: &mut Vec<Quarantined>,
+) -> Result<Option<String>, GenerateError> {
+    let stem = file.trim_end_matches(".rs");
+    let args = [
+        "test",
+        "--no-run",
+        "--test",
+        stem,
+        "--message-format=json",
+        "--color",
+        "never",
+    ];
+    let mut round = 0;
+    loop {
+        let Some(built) = run_cargo(crate_dir, &args, v)? else {
+            return Ok(Some(format!(
+                "cargo test --no-run --test {stem} took longer than {} s",
+                v.timeout.as_secs()
+            )));
+        };
+        if built.success {
+            return Ok(None);
+        }
+        let errors = repair::compile_errors(&built.stdout, file);
+        let Some(first) = errors.first() else {
+            // Not the compiler: cargo itself (a dependency that cannot be fetched, ...).
+            return Ok(Some(libtest::first_error(&built.stderr).unwrap_or_else(
+                || format!("cargo test --no-run --test {stem} failed without saying why"),
+            )));
+        };
+        if round == MAX_REPAIR_ROUNDS {
+            return Ok(Some(format!(
+                "{} (still, after {MAX_REPAIR_ROUNDS} rounds of taking out the tests the \
+                 compiler named)",
+                first.message
+            )));
+        }
+        round += 1;
+        let source = read_back(out_dir, file)?;
+        let repair = match repair::blame(&source, &errors) {
+            Ok(repair) if !repair.tests.is_empty() => repair,
+            // Only a mock no test uses: taking it out would take out no test.
+            Ok(_) => return Ok(Some(first.message.clone())),
+            Err(why) => {
+                return Ok(Some(format!(
+                    "{why}; this error is not inside one test, so no test could be taken out \
+                     alone"
+                )))
+            }
+        };
+        rewrite_without(out_dir, file, &repair.remove)?;
+        taken_out.extend(repair.tests.into_iter().map(|(test, reason)| Quarantined {
+            file: file.to_string(),
+            test,
+            reason,
+        }));
+    }
+}
+
+/// Writes `file` again (through a temporary file) without the top-level items in `names`.
+fn rewrite_without(
+    out_dir: &Path,
+    file: &str,
+    names: &BTreeSet<String>,
+) -> Result<(), GenerateError> {
+    let source = read_back(out_dir, file)?;
+    let repaired = repair::remove_items(&source, names).map_err(|message| {
+        GenerateError::InvalidGeneratedCode {
+            file: file.to_string(),
+            message,
+        }
+    })?;
+    write::write_all(out_dir, &[(file.to_string(), repaired)])?;
+    Ok(())
 }
 
 fn run_once(
@@ -87,48 +197,15 @@ fn run_once(
     v: &Verify,
     runs: &mut FileRuns,
 ) -> Result<(), GenerateError> {
-    let mut child = Command::new(&v.cargo)
-        .args(["test", "--test", stem, "--color", "never"])
-        .current_dir(crate_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| GenerateError::Verify {
-            what: format!(
-                "cannot run {} test in {}",
-                v.cargo.display(),
-                crate_dir.display()
-            ),
-            source: Some(source),
-        })?;
-    // Read both pipes while waiting: a run printing more than a pipe holds would otherwise
-    // block on its write and never exit.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() > v.timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                runs.compile_error = Some(format!(
-                    "cargo test --test {stem} took longer than {} s",
-                    v.timeout.as_secs()
-                ));
-                return Ok(());
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(source) => {
-                return Err(GenerateError::Verify {
-                    what: format!("waiting for cargo test --test {stem}"),
-                    source: Some(source),
-                })
-            }
-        }
-    }
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
+    let args = ["test", "--test", stem, "--color", "never"];
+    let Some(ran) = run_cargo(crate_dir, &args, v)? else {
+        runs.compile_error = Some(format!(
+            "cargo test --test {stem} took longer than {} s",
+            v.timeout.as_secs()
+        ));
+        return Ok(());
+    };
+    let (stdout, stderr) = (ran.stdout, ran.stderr);
     if !stdout.lines().any(|l| l.starts_with("test result:")) {
         let error = libtest::first_error(&stderr)
             .unwrap_or_else(|| "cargo test ended without running it".to_string());
@@ -147,6 +224,67 @@ fn run_once(
     Ok(())
 }
 
+fn read_back(out_dir: &Path, file: &str) -> Result<String, GenerateError> {
+    let path = out_dir.join(file);
+    std::fs::read_to_string(&path).map_err(|source| GenerateError::Verify {
+        what: format!("cannot read {} back", path.display()),
+        source: Some(source),
+    })
+}
+
+/// What one cargo command printed, and whether it succeeded.
+struct CargoRun {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cargo ARGS` in `crate_dir`; `None` when it took longer than the timeout (it is killed).
+fn run_cargo(
+    crate_dir: &Path,
+    args: &[&str],
+    v: &Verify,
+) -> Result<Option<CargoRun>, GenerateError> {
+    let command = format!("{} {}", v.cargo.display(), args.join(" "));
+    let mut child = Command::new(&v.cargo)
+        .args(args)
+        .current_dir(crate_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| GenerateError::Verify {
+            what: format!("cannot run {command} in {}", crate_dir.display()),
+            source: Some(source),
+        })?;
+    // Read both pipes while waiting: a run printing more than a pipe holds would otherwise
+    // block on its write and never exit.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > v.timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(source) => {
+                return Err(GenerateError::Verify {
+                    what: format!("waiting for {command}"),
+                    source: Some(source),
+                })
+            }
+        }
+    };
+    Ok(Some(CargoRun {
+        success: status.success(),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }))
+}
+
 /// Reads `pipe` to its end on a thread of its own, as text.
 fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
@@ -162,9 +300,9 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<S
 pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarantined]) -> String {
     let mut s = format!(
         "# Carved tests taken out by verification\n\n\
-         These tests were carved from a recording of `{program}` but did not pass all {runs} runs \
-         against the code they were carved from, so they were not written. Regenerate after \
-         fixing what the reason points at, or record again.\n\n\
+         These tests were carved from a recording of `{program}` but did not compile, or did not \
+         pass all {runs} runs against the code they were carved from, so they were taken out of \
+         the files. Regenerate after fixing what the reason points at, or record again.\n\n\
          | file | test | reason |\n| --- | --- | --- |\n"
     );
     for q in quarantined {
