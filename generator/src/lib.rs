@@ -341,6 +341,7 @@ mod tests {
     fn the_summary_line_reads_like_the_cli_prints_it() {
         let report = Report {
             summary: Summary {
+                public_api: 44,
                 in_scope: 41,
                 tests_written: 12,
                 calls_carved: 39,
@@ -355,18 +356,22 @@ mod tests {
         };
         assert_eq!(
             report.summary_line(),
-            "in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (did not return 1, undecoded 1); private: 5 calls"
+            "public API: 39 of 44 recorded calls carved into unverified tests (89%); outside it: 5 calls (private helpers, closures...), reached through the public calls above them; in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (did not return 1, undecoded 1); private: 5 calls"
         );
         let more = Report {
             summary: Summary {
-                unsupported: BTreeMap::from([("trait impl".to_string(), 3)]),
+                public_api: 3,
+                unsupported: BTreeMap::from([
+                    ("trait impl".to_string(), 3),
+                    ("closure".to_string(), 2),
+                ]),
                 ..Summary::default()
             },
             ..Report::default()
         };
         assert_eq!(
             more.summary_line(),
-            "in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; private: 0 calls; not supported yet: 3 calls (trait impl 3)"
+            "public API: 0 of 3 recorded calls carved into unverified tests (0%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; private: 0 calls; not supported yet: 5 calls (closure 2, trait impl 3)"
         );
     }
 }
