@@ -240,3 +240,56 @@ fn main() {
     assert!(!ok, "the changed unit must fail a test: {out}");
     assert!(out.contains("kib_") && out.contains("FAILED"), "{out}");
 }
+
+/// A result `==` cannot compare (its error type has no `PartialEq`) is checked with `matches!`
+/// on its variant and every part a pattern can name.
+#[test]
+fn results_without_partial_eq_are_checked_by_their_variant_and_parts() {
+    let lib = r#"
+#[derive(Debug)]
+pub enum ParseError {
+    Empty,
+    BadChar(char, usize),
+    TooLong { len: usize, max: usize },
+}
+
+pub fn parse_id(s: &str) -> Result<u32, ParseError> {
+    if s.is_empty() {
+        return Err(ParseError::Empty);
+    }
+    if s.len() > 9 {
+        return Err(ParseError::TooLong { len: s.len(), max: 9 });
+    }
+    if let Some((i, c)) = s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        return Err(ParseError::BadChar(c, i));
+    }
+    Ok(s.parse().unwrap())
+}
+"#;
+    let main = r#"
+fn main() {
+    for s in ["", "12a", "123456789012", "42"] {
+        println!("{:?}", shapes::parse_id(s));
+    }
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "assert!(matches!(result, Err(shapes::ParseError::Empty)));",
+        "assert!(matches!(result, Err(shapes::ParseError::BadChar('a', 2usize))));",
+        "Err(shapes::ParseError::TooLong { len: 12usize, max: 9usize, .. })",
+        "assert!(matches!(result, Ok(42u32)));",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    let (in_scope, carved) = carved_share(&summary);
+    assert_eq!(carved, in_scope, "{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "max: 9 }", "max: 10 }");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed error must fail a test: {out}");
+    assert!(out.contains("parse_id_") && out.contains("FAILED"), "{out}");
+}

@@ -10,6 +10,7 @@ mod error;
 pub mod libtest;
 mod literal;
 mod naming;
+mod pattern;
 mod plan;
 mod render;
 mod repair;

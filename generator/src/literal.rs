@@ -325,6 +325,14 @@ pub fn render_value(
             fields,
         } => {
             let base = strip_generics(ty);
+            // `==` on a `Result<u32, E>` needs `E: PartialEq` even when the value is an `Ok`.
+            if compare {
+                if let Some(t) = mentioned_types(ty)
+                    .find(|t| facts.shape(t).is_some_and(|shape| !shape.comparable))
+                {
+                    return Err(LiteralError::UnsupportedType(t.to_string()));
+                }
+            }
             let args = list(&mut fields.iter().map(|f| &f.value))?;
             let std_variant = match base {
                 "core::option::Option" | "std::option::Option" => {
@@ -401,6 +409,18 @@ pub fn render_value(
         }
         _ => Err(LiteralError::Undecoded),
     }
+}
+
+/// The type paths a recorded type name mentions: `core::result::Result<u32, m::E>` gives
+/// `core::result::Result`, `u32` and `m::E`.
+fn mentioned_types(ty: &str) -> impl Iterator<Item = &str> {
+    ty.split(|c: char| {
+        matches!(
+            c,
+            '<' | '>' | ',' | ' ' | '&' | '(' | ')' | '[' | ']' | ';' | '*'
+        )
+    })
+    .filter(|t| !t.is_empty())
 }
 
 /// A sequence by its recorded type: `vec![..]`, an array `[..]`, or a slice `&[..][..]` (the

@@ -100,6 +100,9 @@ pub enum Assertion {
     /// it is observable (getters, public fields) is asserted, as the test's effects. `unwrap`
     /// (`.unwrap()`) gets the value out of the `Ok` or `Some` it was returned in.
     Observed { unwrap: Option<String> },
+    /// `assert!(matches!(result, <pattern>))`: a result `==` cannot compare, checked by its
+    /// variant and the parts a pattern can name (see [`crate::pattern`]).
+    Matches { pattern: String },
     /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
     /// Rust string literal of the longest exact part of the recorded message, `None` when the
     /// message was not recorded.

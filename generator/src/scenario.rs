@@ -454,26 +454,35 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         ),
         None => match crate::plan::assertion(call.ret.as_ref(), &api.ret, cx.api) {
             Ok(checked) => checked,
-            Err(reason) => {
+            Err(reason) => 'observe: {
                 // A struct of the crate that cannot be compared whole (also inside `Ok` or
                 // `Some`, which the test unwraps): check what a caller can observe of it
                 // (getters, public fields), as a developer would.
+                // Else, the variant and the parts a pattern can name (`Err(E::At(3usize))`).
+                let matches = || {
+                    let ret = call.ret.as_ref().filter(|r| r.is_exact())?;
+                    let pattern = crate::pattern::of(ret, cx.api)?;
+                    Some((
+                        Assertion::Matches { pattern },
+                        Some(naming::value_slug(ret)),
+                    ))
+                };
                 let Some((ret, unwrap)) = call
                     .ret
                     .as_ref()
                     .and_then(|r| returned_struct(cx, r, &target.call_path))
                 else {
-                    return Err(reason);
+                    break 'observe matches().ok_or(reason)?;
                 };
                 let Value::Struct { ty, .. } = ret else {
-                    return Err(reason);
+                    break 'observe matches().ok_or(reason)?;
                 };
                 let before = b.effects.len();
                 effects(cx, &mut b, "result", ret, literal::strip_generics(ty));
                 // With nothing to observe, the mocks still check what it did to its
                 // dependencies (a mock without expectations fails on any call).
                 if b.effects.len() == before && b.deps.is_empty() {
-                    return Err(reason);
+                    break 'observe matches().ok_or(reason)?;
                 }
                 // Named after what it returns (`new_returns_versioned_set`): its contents are
                 // what the assertions observe, not a short value.
