@@ -619,6 +619,9 @@ fn resolve_trait_impl(
     tr: &str,
     method: &str,
 ) -> Target {
+    if method.contains("{{closure}}") || method.contains("{closure#") {
+        return Target::Unsupported("closure");
+    }
     if method.contains(['{', '<', ':']) {
         return Target::Unsupported("trait impl");
     }
@@ -626,10 +629,10 @@ fn resolve_trait_impl(
         Ok(s) => s,
         Err(_) => return Target::Unsupported("trait impl"),
     };
-    if ty_segments.first() != Some(&api.crate_name) {
-        return Target::Unsupported("trait impl");
-    }
     let trait_base = literal::strip_generics(tr);
+    if ty_segments.first() != Some(&api.crate_name) {
+        return resolve_foreign_self_impl(api, info, ty, tr, method);
+    }
     if let Some(public_trait) = std_traits::public_path(trait_base) {
         if let Some(outside) = outside_lib(api, info) {
             return outside;
@@ -673,6 +676,53 @@ fn resolve_trait_impl(
         },
         self_type: Some(ty.to_string()),
         via_trait: Some(tr.to_string()),
+    }))
+}
+
+/// A method of one of the crate's public traits implemented by a standard or foreign type
+/// (`impl FromHex for [u8; 4]`, `impl Shout for str`): called by its full path, the receiver
+/// written as the first argument.
+fn resolve_foreign_self_impl(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    ty: &str,
+    tr: &str,
+    method: &str,
+) -> Target {
+    let trait_base = literal::strip_generics(tr);
+    if tr != trait_base
+        || !crate::syntax::is_path(trait_base)
+        || api.public_trait(trait_base).is_none()
+    {
+        return Target::Unsupported("trait impl");
+    }
+    let written = std_traits::std_spelling(ty);
+    // The Self type as a test writes it; a type parameter (a blanket impl) is not one.
+    let Ok(self_ty) = syn::parse_str::<syn::Type>(&written) else {
+        return Target::Unsupported("trait impl");
+    };
+    // A one-segment name that is no primitive is a type parameter (a blanket impl).
+    if let syn::Type::Path(p) = &self_ty {
+        let one = p.path.segments.len() == 1 && p.qself.is_none();
+        let name = p.path.segments[0].ident.to_string();
+        if one && name != "str" && Prim::from_name(&name).is_none() {
+            return Target::Unsupported("trait impl on a type parameter");
+        }
+    }
+    if let Some(outside) = outside_lib(api, info) {
+        return outside;
+    }
+    let f = match std_traits::path_call_api(info, method) {
+        Ok(f) => f,
+        Err(why) => return Target::Unsupported(why),
+    };
+    Target::Callable(Box::new(Callable {
+        module: Vec::new(),
+        call_path: format!("<{written} as {trait_base}>::{method}"),
+        subject: f.name.clone(),
+        api: f,
+        self_type: None,
+        via_trait: None,
     }))
 }
 

@@ -72,13 +72,29 @@ pub fn public_path(tr: &str) -> Option<&'static str> {
 /// The method as a test can call it, from the recorded instance's parameter and return types;
 /// `Err` with the reason when a parameter cannot be written by a test.
 pub fn method_api(info: &FunctionInfo, method: &str) -> Result<FnApi, &'static str> {
+    api_from_instance(info, method, false)
+}
+
+/// The method as a test calls it by its full path with the receiver as the first argument
+/// (`<[u8; 4] as hex::FromHex>::from_hex("cafebabe")`, `<str as m::Shout>::shout("hi")`): for
+/// the crate's traits implemented by standard or foreign types, whose receiver is a value a
+/// literal can write rather than an object to rebuild.
+pub fn path_call_api(info: &FunctionInfo, method: &str) -> Result<FnApi, &'static str> {
+    api_from_instance(info, method, true)
+}
+
+fn api_from_instance(
+    info: &FunctionInfo,
+    method: &str,
+    receiver_as_arg: bool,
+) -> Result<FnApi, &'static str> {
     if let Some((_, why)) = UNWRITABLE
         .iter()
         .find(|(ty, _)| info.params.iter().any(|p| p.type_name.contains(ty)))
     {
         return Err(why);
     }
-    let has_receiver = info.params.first().is_some_and(|p| p.name == "self");
+    let has_receiver = !receiver_as_arg && info.params.first().is_some_and(|p| p.name == "self");
     let mut_receiver = has_receiver && info.params[0].type_name.starts_with("&mut ");
     let params = info
         .params
@@ -106,9 +122,35 @@ pub fn method_api(info: &FunctionInfo, method: &str) -> Result<FnApi, &'static s
     })
 }
 
-/// A DWARF type name as a test writes it: `alloc::string::String` is `String`.
-fn std_spelling(ty: &str) -> String {
-    ty.replace("alloc::string::String", "String")
+/// A DWARF type name as a test writes it: `alloc::string::String` is `String`, the standard
+/// library's `alloc::` and `core::` paths are spelled `std::`, and the default allocator
+/// argument is dropped (`alloc::vec::Vec<u8, alloc::alloc::Global>` is `std::vec::Vec<u8>`).
+pub fn std_spelling(ty: &str) -> String {
+    let ty = ty
+        .replace("alloc::string::String", "String")
+        .replace(", alloc::alloc::Global", "");
+    let mut out = String::with_capacity(ty.len());
+    let mut rest = ty.as_str();
+    while !rest.is_empty() {
+        let at_path_start = out
+            .chars()
+            .last()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+        if at_path_start {
+            if let Some(r) = rest
+                .strip_prefix("alloc::")
+                .or_else(|| rest.strip_prefix("core::"))
+            {
+                out.push_str("std::");
+                rest = r;
+                continue;
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -146,6 +188,20 @@ mod tests {
         assert_eq!(public_path("core::ops::arith::Add"), Some("std::ops::Add"));
         assert_eq!(public_path("mycrate::FromStr"), None);
         assert_eq!(public_path("core::fmt::Display"), None);
+    }
+
+    #[test]
+    fn std_types_are_spelled_as_a_test_writes_them() {
+        assert_eq!(
+            std_spelling("alloc::vec::Vec<u8, alloc::alloc::Global>"),
+            "std::vec::Vec<u8>"
+        );
+        assert_eq!(
+            std_spelling("core::option::Option<&alloc::string::String>"),
+            "std::option::Option<&String>"
+        );
+        assert_eq!(std_spelling("[u8; 4]"), "[u8; 4]");
+        assert_eq!(std_spelling("mycore::x"), "mycore::x");
     }
 
     #[test]

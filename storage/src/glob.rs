@@ -3,9 +3,28 @@
 //! character, and a glob without `::` also matches the bare function name. Also the one piece of
 //! demangled-path syntax both the recorder and the generator need: matching angle brackets.
 
-/// True when `glob` selects the function with this full `path` and bare `name`.
+/// True when `glob` selects the function with this full `path` and bare `name`. A trait method
+/// `<Type as Trait>::method` is also selected as `Type::method` and as `Trait::method`, so that
+/// `hex::*` selects `<[u8] as hex::ToHex>::encode_hex` and `<hex::Error as core::fmt::Display>::fmt`:
+/// a crate's public surface is mostly trait methods.
 pub fn matches_function(glob: &str, path: &str, name: &str) -> bool {
-    glob_match(glob, path) || (!glob.contains("::") && glob_match(glob, name))
+    if glob_match(glob, path) || (!glob.contains("::") && glob_match(glob, name)) {
+        return true;
+    }
+    let Some(inner_and_rest) = path.strip_prefix('<') else {
+        return false;
+    };
+    let Some(end) = closing_angle(inner_and_rest) else {
+        return false;
+    };
+    let method = &inner_and_rest[end + 1..];
+    let Some((ty, tr)) = inner_and_rest[..end].split_once(" as ") else {
+        return false;
+    };
+    [ty, tr].iter().any(|owner| {
+        let owner = owner.split('<').next().unwrap_or(owner).trim();
+        glob_match(glob, &format!("{owner}{method}"))
+    })
 }
 
 /// In a demangled path, the index of the `>` closing a `<` opened just before `s`
@@ -87,6 +106,26 @@ mod tests {
             "next_u32"
         ));
         assert!(matches_function("dice::*", "dice::Dice::roll", "roll"));
+        assert!(matches_function(
+            "dice::*",
+            "<dice::OsRandom as dice::RandomSource>::next_u32",
+            "next_u32"
+        ));
+        assert!(matches_function(
+            "hex::*",
+            "<[u8] as hex::ToHex>::encode_hex<alloc::string::String>",
+            "encode_hex<alloc::string::String>"
+        ));
+        assert!(matches_function(
+            "hex::*",
+            "<hex::error::FromHexError as core::fmt::Display>::fmt",
+            "fmt"
+        ));
+        assert!(!matches_function(
+            "hex::*",
+            "<alloc::string::String as core::fmt::Display>::fmt",
+            "fmt"
+        ));
         assert!(!matches_function("dice::roll", "dice::Dice::roll", "roll"));
     }
 }
