@@ -72,6 +72,8 @@ def lines_of(path, base):
                 costs = parts[n:]
                 if current_file is None or not any(int(x, 0) != 0 for x in costs):
                     continue
+                if pos[line_index] <= 0:  # code with no source line (line 0): not a line of the file
+                    continue
                 yield current_file, pos[line_index]
                 continue
             if "=" in line:
@@ -124,7 +126,7 @@ def self_test():
                 "# callgrind format\nversion: 1\ncreator: hand\npid: 1\ncmd: ./app\n"
                 "positions: line\nevents: Ir\n\n"
                 f"ob=(1) /bin/app\nfl=(1) {src}/lib.rs\nfn=(1) lib::f\n"
-                "10 3\n11 0\n"  # line 11 has no cost: not executed
+                "10 3\n11 0\n0 4\n"  # line 11 has no cost; line 0 is no source line
                 f"fi=(2) {src}/inl.rs\n5 2\n"  # inlined from another file of the crate
                 "fe=(1)\n12 1\n"  # back in lib.rs, through a compressed name
                 f"cfl=(3) /rust/core/mod.rs\ncfn=(2) core::g\ncalls=1 7\n13 40\n"  # call site

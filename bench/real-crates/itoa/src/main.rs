@@ -15,8 +15,9 @@ fn main() {
         total_len += line.len();
         if i % 10 == 0 { println!("{line}"); }
     }
-    println!("{} {} {}", buffer.format(i64::MIN), buffer.format(u64::MAX), buffer.format(i128::MIN));
-    println!("{} {} {}", buffer.format(u128::MAX), buffer.format(0u8), buffer.format(-128i8));
-    println!("{} {}", buffer.format(usize::MAX), buffer.format(isize::MIN));
+    let extremes = [buffer.format(i64::MIN).to_owned(), buffer.format(u64::MAX).to_owned(),
+        buffer.format(i128::MIN).to_owned(), buffer.format(u128::MAX).to_owned(), buffer.format(0u8).to_owned(),
+        buffer.format(-128i8).to_owned(), buffer.format(usize::MAX).to_owned(), buffer.format(isize::MIN).to_owned()];
+    println!("{}", extremes.join(" "));
     println!("total {total_len}");
 }

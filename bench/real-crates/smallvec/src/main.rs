@@ -11,7 +11,8 @@ fn main() {
     let removed = ids.remove(0);
     ids.retain(|x| *x % 2 == 0);
     ids.dedup();
-    println!("removed {removed}, now {:?}, pop {:?}", ids, ids.pop());
+    let popped = ids.pop();
+    println!("removed {removed}, now {:?}, pop {:?}", ids, popped);
     ids.truncate(3);
     ids.shrink_to_fit();
     println!("{:?} spilled={} {:?}", ids, ids.spilled(), ids.as_slice());
