@@ -13,7 +13,7 @@
 #          dropped (cargo refuses the manifest otherwise);
 #        - `autotests = false`, which cargo writes into every manifest it publishes with explicit
 #          [[test]] entries, is turned back on: with it, the carved tests/carved_*.rs files are no
-#          test targets and `cargo test --test carved_x` finds nothing to run;
+#          test targets (carve generate refuses such a crate and says this fix);
 #        - an empty [workspace] table, so the copy is a workspace of its own.
 #      The crate's dev-dependencies stay: `cargo test` builds them, as it would for the user.
 #   2. Copy the driver bench/real-crates/NAME (its own workspace, depending on NAME = { path =
@@ -26,10 +26,10 @@
 #      bench/callgrind_lines.py gives the lines of lib/src each run executed.
 # and prints one Markdown table row, then the mean over crates.
 #
-# Columns: recorded = calls recorded in the crate (the trace); in scope = calls of public API
-# as carve counts them; carved = in-scope calls covered by a passing carved test (and its share
-# of all recorded calls); carve % = carve's own headline (carved / in scope, as its summary line
-# computes it); files lost = carved files quarantined whole ("the file does not compile");
+# Columns: recorded = calls recorded in the crate (the trace); public API = recorded calls of
+# the crate's public API as carve counts them (JSON `public_api`: what it cannot carve yet
+# included); carved = those covered by a passing carved test (and its share of all recorded
+# calls); carve % = carve's own headline (carved / public API, as its summary line says); files lost = carved files quarantined whole ("the file does not compile");
 # tests = carved tests passing when run here; lines: lib/src lines the app executed, how many of
 # them the carved tests executed too, and that share.
 #
@@ -205,7 +205,8 @@ d, name, version = sys.argv[1:4]
 db = sqlite3.connect(f"{d}/trace.db")
 recorded = db.execute("SELECT COUNT(*) FROM calls WHERE run_id = (SELECT MAX(id) FROM runs)").fetchone()[0]
 r = json.load(open(f"{d}/report.json"))
-in_scope, carved = r["in_scope"], r["calls_carved"]
+# carve's headline: recorded public-API calls carved into passing tests (older carve: in scope).
+in_scope, carved = r.get("public_api", r["in_scope"]), r["calls_carved"]
 headline = 100.0 * carved / max(1, in_scope)
 lost = len({q["file"] for q in r.get("quarantined", []) if q["reason"].startswith("the file does not compile")})
 out = open(f"{d}/tests.out").read()
@@ -223,7 +224,7 @@ PY
 }
 
 echo "carve: $("$CARVE" --version 2>/dev/null || echo "$CARVE"); scratch: $WORK" >&2
-echo "| crate | version | recorded | in scope | carved (% of recorded) | carve % | files lost | tests passing | lines recorded | lines re-run | line % |"
+echo "| crate | version | recorded | public API | carved (% of recorded) | carve % | files lost | tests passing | lines recorded | lines re-run | line % |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 start=$SECONDS
 for c in "${CRATES[@]}"; do

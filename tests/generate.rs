@@ -257,3 +257,34 @@ fn items_reexported_from_private_modules_are_carved_under_their_public_paths() {
     let test = cargo_in(&dir, &["test", "--tests"]);
     assert!(test.status.success(), "{}", stdout(&test));
 }
+
+/// Published manifests often say `autotests = false`; carved files in tests/ would then never be
+/// built. generate says so in one line and writes nothing.
+#[test]
+fn a_manifest_with_autotests_off_is_refused_with_the_fix() {
+    let (_tmp, dir) = copy_fixture("abc");
+    let db = build_and_record(&dir, "abc", &[]);
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replacen("[package]\n", "[package]\nautotests = false\n", 1),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = carve()
+        .args(["generate", "--no-verify", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.join("tests"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("autotests = false") && err.contains("[[test]]"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(dir.join("tests")).unwrap().count(), 0);
+}

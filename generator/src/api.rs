@@ -1150,6 +1150,10 @@ pub(crate) struct ManifestInfo {
     pub lib_path: Option<String>,
     /// Keys of `[dependencies]` and `[dev-dependencies]` (also `[dev-dependencies.x]` tables).
     pub dependencies: BTreeSet<String>,
+    /// `[package] autotests = false`: cargo builds no `tests/*.rs` file it is not told of.
+    pub autotests_off: bool,
+    /// The `path`s of the `[[test]]` targets.
+    pub test_paths: Vec<String>,
 }
 
 /// Reads `[package] name`, `[lib] name` and `[lib] path` from a manifest. Only plain
@@ -1181,6 +1185,9 @@ pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
         if matches!(section.as_str(), "dependencies" | "dev-dependencies") {
             info.dependencies.insert(key.to_string());
         }
+        if section == "package" && key == "autotests" && value.trim() == "false" {
+            info.autotests_off = true;
+        }
         let Some(value) = toml_string(value.trim()) else {
             continue;
         };
@@ -1188,6 +1195,7 @@ pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
             ("package", "name") => info.package_name = Some(value),
             ("lib", "name") => info.lib_name = Some(value),
             ("lib", "path") => info.lib_path = Some(value),
+            ("test", "path") => info.test_paths.push(value),
             _ => {}
         }
     }

@@ -183,6 +183,7 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
         })?,
     };
     let api = CrateApi::load(&crate_dir)?;
+    check_tests_are_targets(&crate_dir, &opts.out_dir)?;
     let mut plan = plan::plan(trace, &api, &opts.plan);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
     let mut quarantined = Vec::new();
@@ -325,6 +326,25 @@ fn find_crate_dir(trace: &Trace) -> Option<PathBuf> {
             },
         )
         .map(|(dir, _)| dir)
+}
+
+/// Carved files in the crate's `tests/` are test targets only while cargo discovers them: a
+/// manifest with `autotests = false` (cargo writes it into every manifest it publishes with
+/// explicit `[[test]]`s) needs to be told, or nothing carved would ever run.
+fn check_tests_are_targets(crate_dir: &Path, out_dir: &Path) -> Result<(), GenerateError> {
+    let manifest = crate_dir.join("Cargo.toml");
+    let info = api::parse_manifest(&std::fs::read_to_string(&manifest).unwrap_or_default());
+    let in_tests = match (
+        out_dir.canonicalize(),
+        crate_dir.join("tests").canonicalize(),
+    ) {
+        (Ok(out), Ok(tests)) => out == tests,
+        _ => false,
+    };
+    if in_tests && info.autotests_off && !info.test_paths.iter().any(|p| p.contains("carved_")) {
+        return Err(GenerateError::AutotestsOff { manifest });
+    }
+    Ok(())
 }
 
 fn has_library(dir: &Path) -> bool {

@@ -327,9 +327,7 @@ pub fn render_value(
             let base = strip_generics(ty);
             // `==` on a `Result<u32, E>` needs `E: PartialEq` even when the value is an `Ok`.
             if compare {
-                if let Some(t) = mentioned_types(ty)
-                    .find(|t| facts.shape(t).is_some_and(|shape| !shape.comparable))
-                {
+                if let Some(t) = mentioned_types(ty).find(|t| !known_comparable(t, facts)) {
                     return Err(LiteralError::UnsupportedType(t.to_string()));
                 }
             }
@@ -421,6 +419,39 @@ fn mentioned_types(ty: &str) -> impl Iterator<Item = &str> {
         )
     })
     .filter(|t| !t.is_empty())
+}
+
+/// Standard types whose `PartialEq` holds whenever their parameters' does.
+const STD_COMPARABLE: &[&str] = &[
+    "str",
+    "core::option::Option",
+    "core::result::Result",
+    "alloc::string::String",
+    "alloc::vec::Vec",
+    "alloc::boxed::Box",
+    "alloc::alloc::Global",
+    "alloc::borrow::Cow",
+    "alloc::collections::btree::map::BTreeMap",
+    "alloc::collections::btree::set::BTreeSet",
+    "alloc::collections::vec_deque::VecDeque",
+    "std::collections::hash::map::HashMap",
+    "std::collections::hash::set::HashSet",
+    "std::hash::random::RandomState",
+    "core::time::Duration",
+    "core::cmp::Ordering",
+];
+
+/// Whether `==` is known to compile on type path `t`: a primitive, a standard type above, or a
+/// type of the crate that is comparable. Anything else (an iterator of another crate, a trait
+/// object) is not known to be, and the value is checked another way.
+fn known_comparable(t: &str, facts: &dyn TypeFacts) -> bool {
+    if t == "mut" || t.bytes().all(|b| b.is_ascii_digit()) || Prim::from_name(t).is_some() {
+        return true;
+    }
+    if STD_COMPARABLE.contains(&t) {
+        return true;
+    }
+    facts.shape(t).is_some_and(|shape| shape.comparable)
 }
 
 /// A sequence by its recorded type: `vec![..]`, an array `[..]`, or a slice `&[..][..]` (the

@@ -704,6 +704,7 @@ fn replay_expr(cx: &Ctx, step: &Call) -> Option<String> {
 /// How far a test under construction had got: bindings, mocks, and each mock's expectations.
 struct Mark {
     setup: usize,
+    checks: usize,
     deps: usize,
     calls: Vec<usize>,
 }
@@ -711,6 +712,7 @@ struct Mark {
 fn mark(b: &Builder) -> Mark {
     Mark {
         setup: b.setup.len(),
+        checks: b.checks.len(),
         deps: b.deps.len(),
         calls: b.deps.iter().map(|d| d.calls.len()).collect(),
     }
@@ -719,6 +721,7 @@ fn mark(b: &Builder) -> Mark {
 /// Forgets the bindings, mocks and expectations added since `mark` (a failed attempt).
 fn undo(b: &mut Builder, mark: Mark) {
     b.setup.truncate(mark.setup);
+    b.checks.truncate(mark.checks);
     for dep in b.deps.drain(mark.deps..) {
         b.vars.remove(&dep.var);
     }
