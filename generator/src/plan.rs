@@ -646,9 +646,9 @@ fn resolve_trait_impl(
         return outside;
     }
     // The type and trait come from the trace's function name: written only when the crate's
-    // source declares them, and as Rust paths.
+    // source declares them, and as Rust paths (`&mut D`, a blanket impl's Self, is not one).
     if !(crate::syntax::is_path(ty) && crate::syntax::is_path(tr)) {
-        return Target::Unsupported(NOT_RUST_SYNTAX);
+        return Target::Unsupported("trait impl on a reference or type parameter");
     }
     let (Some(_), Some(trait_api)) = (api.public_type(ty), api.public_trait(tr)) else {
         return Target::Private;
@@ -740,7 +740,7 @@ fn resolve_std_trait_impl(
         return Target::Unsupported("trait impl on a generic type");
     }
     if !(crate::syntax::is_path(ty) && crate::syntax::is_ident(method)) {
-        return Target::Unsupported(NOT_RUST_SYNTAX);
+        return Target::Unsupported("trait impl on a reference or type parameter");
     }
     if api.public_type(ty).is_none() {
         return Target::Private;
