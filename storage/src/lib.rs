@@ -12,4 +12,4 @@ mod writer;
 pub use error::StorageError;
 pub use glob::{closing_angle, glob_match, matches_function};
 pub use model::*;
-pub use store::{RunWriter, Store, SCHEMA_VERSION};
+pub use store::{LockWait, RunWriter, Store, SCHEMA_VERSION};
