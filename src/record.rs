@@ -145,11 +145,22 @@ static PROGRAM: AtomicI32 = AtomicI32::new(0);
 static TERMINATIONS: AtomicU32 = AtomicU32::new(0);
 
 /// SIGTERM or SIGHUP to carve: the first is passed on to the program, and carve stays to record
-/// how it ended (like Ctrl-C, which reaches both); the next kills the program (SIGKILL). Either
-/// way the run is closed with the program's exit, its threads and its open calls.
+/// how it ended (like Ctrl-C, which reaches both); the second kills the program (SIGKILL).
+/// Either way the run is closed with the program's exit, its threads and its open calls. A
+/// third ends carve itself at once (for a carve stuck waiting on another process's lock).
 extern "C" fn on_termination(sig: std::ffi::c_int) {
     let pid = PROGRAM.load(Ordering::SeqCst);
     let earlier = TERMINATIONS.fetch_add(1, Ordering::SeqCst);
+    if earlier >= 2 {
+        // SAFETY: signal(2) and raise(3) are async-signal-safe.
+        if let Ok(sig) = Signal::try_from(sig) {
+            unsafe {
+                let _ = signal::signal(sig, SigHandler::SigDfl);
+            }
+            let _ = signal::raise(sig);
+        }
+        return;
+    }
     if pid <= 0 {
         return;
     }
