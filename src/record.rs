@@ -1,10 +1,13 @@
 //! `carve record`: spawn the program under the recorder and stream its calls into the store.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::Arc;
 
 use anyhow::Context;
 use carve_recorder::{Limits, Program, RecordOptions, Recording, Selection};
-use carve_storage::{ProcessExit, RunInfo, Store};
+use carve_storage::{LockWait, ProcessExit, RunInfo, Store};
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
 use crate::args::RecordArgs;
 
@@ -14,6 +17,9 @@ pub fn run(a: RecordArgs) -> anyhow::Result<i32> {
     // values that change from run to run; the exit code is the last run's.
     for _ in 0..a.runs {
         code = record_once(&a)?;
+        if TERMINATIONS.load(Ordering::SeqCst) > 0 {
+            break; // asked to stop: no further run
+        }
     }
     Ok(code)
 }
@@ -46,10 +52,20 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let selected = program.select(&options.selection)?.len();
     let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
+    // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
+    // the program is even started.
+    Store::check_for_recording(&a.db)?;
     // Spawned (stopped before its first instruction) before the store is touched, so a program
     // that cannot start leaves no trace file behind.
     let recording = Recording::spawn(program, args, options)?;
-    let store = Store::create(&a.db)?;
+    let _forwarding = forward_terminations_to(recording.pid());
+    let waiting: LockWait = Arc::new(|db: &Path| {
+        eprintln!(
+            "carve: waiting for another process to release its write lock on {}; the program is paused meanwhile and no call is lost",
+            db.display()
+        );
+    });
+    let store = Store::create_waiting(&a.db, Some(waiting.clone()))?;
     let info = RunInfo {
         program: abs.display().to_string(),
         args: args
@@ -76,7 +92,9 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             started_at_ms: now_ms(),
             ..info.clone()
         };
-        match Store::open(&a.db).and_then(|store| store.begin_run(&child)) {
+        match Store::create_waiting(&a.db, Some(waiting.clone()))
+            .and_then(|store| store.begin_run(&child))
+        {
             Ok(writer) => {
                 children.lock().ok()?.push((pid, writer.run_id()));
                 Some(Box::new(writer))
@@ -119,6 +137,65 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// The recorded program's pid while a recording runs (0 otherwise), for the signal handler.
+static PROGRAM: AtomicI32 = AtomicI32::new(0);
+/// How many SIGTERM/SIGHUP carve received while recording.
+static TERMINATIONS: AtomicU32 = AtomicU32::new(0);
+
+/// SIGTERM or SIGHUP to carve: the first is passed on to the program, and carve stays to record
+/// how it ended (like Ctrl-C, which reaches both); the second kills the program (SIGKILL).
+/// Either way the run is closed with the program's exit, its threads and its open calls. A
+/// third ends carve itself at once (for a carve stuck waiting on another process's lock).
+extern "C" fn on_termination(sig: std::ffi::c_int) {
+    let pid = PROGRAM.load(Ordering::SeqCst);
+    let earlier = TERMINATIONS.fetch_add(1, Ordering::SeqCst);
+    if earlier >= 2 {
+        // SAFETY: signal(2) and raise(3) are async-signal-safe.
+        if let Ok(sig) = Signal::try_from(sig) {
+            unsafe {
+                let _ = signal::signal(sig, SigHandler::SigDfl);
+            }
+            let _ = signal::raise(sig);
+        }
+        return;
+    }
+    if pid <= 0 {
+        return;
+    }
+    let sig = match (earlier, Signal::try_from(sig)) {
+        (0, Ok(sig)) => sig,
+        _ => Signal::SIGKILL,
+    };
+    // kill(2) is async-signal-safe.
+    let _ = signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+}
+
+/// Routes SIGTERM and SIGHUP to [`on_termination`] for the program `pid` until dropped (then
+/// a late signal finds no program and only stops further `--runs`).
+fn forward_terminations_to(pid: i32) -> Forwarding {
+    PROGRAM.store(pid, Ordering::SeqCst);
+    let action = SigAction::new(
+        SigHandler::Handler(on_termination),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only reads and writes atomics and calls kill(2).
+        unsafe {
+            let _ = signal::sigaction(sig, &action);
+        }
+    }
+    Forwarding
+}
+
+struct Forwarding;
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        PROGRAM.store(0, Ordering::SeqCst);
+    }
 }
 
 fn ignore_interrupts() {

@@ -198,3 +198,178 @@ fn verify_asked_for_without_cargo_says_so_and_writes_nothing() {
     assert!(line.contains("--no-verify"), "{line}");
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
 }
+
+/// Every file in `dir` with its bytes and permissions.
+fn snapshot(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let mode = e.metadata().unwrap().permissions().mode();
+            (e.file_name(), std::fs::read(e.path()).unwrap(), mode)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_read_only_trace_in_a_read_only_directory_is_shown_carved_and_gated_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("traces");
+    std::fs::create_dir(&dir).unwrap();
+    let db = dir.join("t.db");
+    let bin = fixture_bin("pauses");
+    assert!(record(&db, &[], &bin, &["steps", "3", "2"])
+        .status
+        .success());
+    chmod(&db, 0o444);
+    chmod(&dir, 0o555);
+    let before = snapshot(&dir);
+
+    let show = carve().args(["show", "--db"]).arg(&db).output().unwrap();
+    assert!(show.status.success(), "{}", stderr(&show));
+    assert!(stdout(&show).contains("pauses::step"), "{}", stdout(&show));
+    let out = tmp.path().join("tests");
+    std::fs::create_dir(&out).unwrap();
+    let generated = carve()
+        .args(["generate", "--no-verify", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    assert!(
+        stdout(&generated).contains("wrote"),
+        "{}",
+        stdout(&generated)
+    );
+    let gated = carve()
+        .args(["gate", "--baseline"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(0), "{}", stderr(&gated));
+
+    // Permissions do not stop root from writing: the bytes themselves are the proof.
+    assert_eq!(snapshot(&dir), before);
+    chmod(&dir, 0o755);
+}
+
+#[test]
+fn show_on_an_empty_file_refuses_it_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("empty.db");
+    std::fs::write(&db, "").unwrap();
+    let line = error_line(&carve().args(["show", "--db"]).arg(&db).output().unwrap());
+    assert!(line.contains("empty.db is empty"), "{line}");
+    assert!(line.contains("carve record --db"), "{line}");
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn record_into_a_trace_without_its_calls_table_is_refused_before_the_program_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let bin = fixture_bin("pauses");
+    assert!(record(&db, &[], &bin, &["steps", "1", "1"])
+        .status
+        .success());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TABLE calls").unwrap();
+    drop(conn);
+    let before = snapshot(tmp.path());
+    let marker = tmp.path().join("it-ran");
+    let out = record(&db, &[], &bin, &["marker", marker.to_str().unwrap()]);
+    let line = error_line(&out);
+    assert!(line.contains("damaged carve trace"), "{line}");
+    assert!(line.contains("`calls`"), "{line}");
+    assert!(line.contains(&db.display().to_string()), "{line}");
+    assert!(!marker.exists(), "the program ran");
+    assert_eq!(snapshot(tmp.path()), before);
+    // The reading commands refuse it the same way.
+    let shown = error_line(&carve().args(["show", "--db"]).arg(&db).output().unwrap());
+    assert!(shown.contains("damaged carve trace"), "{shown}");
+}
+
+#[test]
+fn a_32_bit_elf_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    // An ELF32 i386 executable header (52 bytes): enough to be what `file` calls one.
+    let mut elf = vec![0x7f, b'E', b'L', b'F', 1, 1, 1, 0];
+    elf.extend([0; 8]);
+    elf.extend(2u16.to_le_bytes()); // e_type: EXEC
+    elf.extend(3u16.to_le_bytes()); // e_machine: EM_386
+    elf.extend(1u32.to_le_bytes()); // e_version
+    elf.extend(0x0804_8000u32.to_le_bytes()); // e_entry
+    elf.extend(52u32.to_le_bytes()); // e_phoff
+    elf.extend(0u32.to_le_bytes()); // e_shoff
+    elf.extend(0u32.to_le_bytes()); // e_flags
+    elf.extend(52u16.to_le_bytes()); // e_ehsize
+    elf.extend([32, 0, 0, 0, 40, 0, 0, 0, 0, 0]);
+    let bin = tmp.path().join("old32");
+    std::fs::write(&bin, &elf).unwrap();
+    chmod(&bin, 0o755);
+    let db = tmp.path().join("t.db");
+    let line = error_line(&record(&db, &[], &bin, &[]));
+    assert!(line.contains("old32"), "{line}");
+    assert!(line.contains("32-bit x86"), "{line}");
+    assert!(line.contains("x86-64"), "{line}");
+    assert!(!db.exists());
+}
+
+#[test]
+fn a_module_name_of_236_characters_still_gets_its_tests_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("longmod");
+    let module = "m".repeat(236);
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"longmod\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            (
+                "src/lib.rs",
+                &format!("pub mod {module} {{\n    pub fn double(x: i32) -> i32 {{\n        x * 2\n    }}\n}}\n"),
+            ),
+            (
+                "src/main.rs",
+                &format!("fn main() {{\n    println!(\"{{}}\", longmod::{module}::double(21));\n}}\n"),
+            ),
+        ],
+    );
+    let db = build_and_record(&dir, "longmod", &[]);
+    let out = dir.join("tests");
+    std::fs::create_dir(&out).unwrap();
+    let generated = carve()
+        .args(["generate", "--no-verify", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let files: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].len() <= 200, "{}", files[0]);
+    assert!(files[0].starts_with("carved_longmod_mmmm"), "{}", files[0]);
+    let text = std::fs::read_to_string(out.join(&files[0])).unwrap();
+    assert!(
+        text.contains(&format!("longmod::{module}::double(")),
+        "{text}"
+    );
+    assert!(text.contains("assert_eq!(result, 42i32)"), "{text}");
+}

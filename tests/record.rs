@@ -1083,3 +1083,170 @@ fn a_loop_at_the_top_of_a_function_is_not_taken_for_new_calls() {
         .collect();
     assert_eq!(pos_before, [0, 1, 3, 5]);
 }
+
+/// `carve record --db DB -- pauses ARGS...` with stdin, stdout and stderr piped.
+fn record_pauses(db: &std::path::Path, args: &[&str]) -> std::process::Child {
+    use std::process::Stdio;
+    carve()
+        .arg("record")
+        .arg("--db")
+        .arg(db)
+        .arg("--")
+        .arg(fixture_bin("pauses"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("carve runs")
+}
+
+fn read_line(from: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    from.read_line(&mut line).expect("a line");
+    line
+}
+
+fn signal_carve(child: &std::process::Child, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+#[test]
+fn sigterm_to_carve_reaches_the_program_and_the_run_is_closed_with_every_call() {
+    use std::io::BufReader;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let mut carve = record_pauses(&db, &["steps", "1000", "5"]);
+    let mut out = BufReader::new(carve.stdout.take().unwrap());
+    // The program did its 1000 steps and now waits on stdin (kept open) inside `main`.
+    assert!(read_line(&mut out).starts_with("ready"));
+    signal_carve(&carve, nix::sys::signal::Signal::SIGTERM);
+    let done = carve.wait_with_output().unwrap();
+    let err = stderr(&done);
+    assert_eq!(done.status.code(), Some(128 + 15), "{err}");
+    assert!(err.contains("killed by SIGTERM"), "{err}");
+
+    let trace = load(&db);
+    match &trace.run.end.as_ref().expect("the run was closed").exit {
+        ProcessExit::Signaled { signal, .. } => assert_eq!(*signal, 15),
+        other => panic!("expected SIGTERM, got {other:?}"),
+    }
+    let steps = calls_of(&trace, "pauses::step");
+    assert_eq!(steps.len(), 1000);
+    assert!(steps.iter().all(|c| c.outcome == Outcome::Returned));
+    let main = calls_of(&trace, "pauses::main");
+    assert_eq!(main.len(), 1);
+    assert_eq!(main[0].outcome, Outcome::Unfinished);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (threads, exited): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), sum(exited) FROM threads WHERE run_id = ?1",
+            [trace.run.id.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((threads, exited), (1, 1));
+}
+
+#[test]
+fn kill_9_of_carve_loses_at_most_the_documented_batch_of_calls() {
+    use std::io::{BufRead, BufReader, Write};
+    // docs/user-guide.md: "a kill -9 of carve loses at most the last 2,000 events".
+    const BOUND: usize = 2000;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let mut carve = record_pauses(&db, &["steps", "0", "100000000", "echo"]);
+    let mut out = BufReader::new(carve.stdout.take().unwrap());
+    assert!(read_line(&mut out).starts_with("ready"));
+    carve.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    // Every 256 steps the program prints how many it finished: the last number printed is a
+    // lower bound of the steps it did.
+    let mut finished = 0usize;
+    let mut lines = out.lines();
+    while finished < 200_000 {
+        finished = lines
+            .next()
+            .expect("the program runs")
+            .unwrap()
+            .parse()
+            .unwrap();
+    }
+    carve.kill().unwrap(); // SIGKILL; the program dies with carve (PTRACE_O_EXITKILL)
+    if let Some(last) = lines
+        .map_while(Result::ok)
+        .filter_map(|l| l.parse().ok())
+        .last()
+    {
+        finished = last;
+    }
+    carve.wait().unwrap();
+
+    let trace = load(&db);
+    let recorded = calls_of(&trace, "pauses::step").len();
+    assert!(
+        finished <= recorded + BOUND,
+        "the program finished {finished} steps, the trace holds {recorded}: {} lost",
+        finished - recorded
+    );
+}
+
+#[test]
+fn another_process_holding_the_write_lock_pauses_the_recording_and_loses_no_call() {
+    use std::io::{BufRead, BufReader, Write};
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let mut carve = record_pauses(&db, &["steps", "1000", "20000"]);
+    let mut out = BufReader::new(carve.stdout.take().unwrap());
+    assert!(read_line(&mut out).starts_with("ready"));
+    // The run exists; another process takes the write lock, and the program goes on.
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other
+        .busy_timeout(std::time::Duration::from_secs(60))
+        .unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    carve.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut err = BufReader::new(carve.stderr.take().unwrap());
+    let first = read_line(&mut err);
+    assert!(
+        first.contains("waiting for another process to release its write lock")
+            && first.contains(&db.display().to_string()),
+        "{first}"
+    );
+    // Only once carve said it waits is the lock given back.
+    other.execute_batch("COMMIT").unwrap();
+    let rest: Vec<String> = err.lines().map_while(Result::ok).collect();
+    let status = carve.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    assert_eq!(rest.len(), 1, "one summary line after the notice: {rest:?}");
+    assert!(rest[0].starts_with("carve: recorded"), "{rest:?}");
+    assert!(read_line(&mut out).starts_with("done"));
+
+    let trace = load(&db);
+    let steps = calls_of(&trace, "pauses::step");
+    assert_eq!(steps.len(), 21_000);
+    assert!(steps.iter().all(|c| c.outcome == Outcome::Returned));
+    assert!(steps.iter().all(|c| c.ret.is_some()));
+    assert_eq!(
+        calls_of(&trace, "pauses::main")[0].outcome,
+        Outcome::Returned
+    );
+}
+
+#[test]
+fn process_exit_while_other_threads_are_inside_traced_calls_leaves_them_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(
+        &db,
+        &[],
+        &fixture_bin("pauses"),
+        &["exit-while-holding", "3"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let trace = load(&db);
+    let holds = calls_of(&trace, "pauses::hold");
+    assert_eq!(holds.len(), 3);
+    for call in holds {
+        assert_eq!(call.outcome, Outcome::Unfinished, "{call:?}");
+    }
+}

@@ -70,12 +70,23 @@ fn snake_words(raw: &str) -> String {
     out
 }
 
-/// `carved_<crate>_<module>.rs`, only `[a-z0-9_]` before the extension.
+/// `carved_<crate>_<module>.rs`, only `[a-z0-9_]` before the extension. A stem over 180
+/// bytes is cut and ends in a hash of the whole (`_` + 16 hex digits, FNV-1a: the same on
+/// every run and platform), so the name, a clash suffix and the temporary name `write.rs`
+/// derives from it stay under the file systems' 255-byte limit.
 pub fn file_name(module_path: &[String]) -> String {
+    const MAX_STEM: usize = 180;
     let joined = module_path.join("_");
     let mut stem = snake_words(&joined.replace('_', " "));
     if stem.is_empty() {
         stem.push_str("crate");
+    }
+    if stem.len() > MAX_STEM {
+        let hash = stem.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        stem.truncate(MAX_STEM - 17); // ASCII only: any byte is a character boundary
+        stem = format!("{}_{hash:016x}", stem.trim_end_matches('_'));
     }
     format!("carved_{stem}.rs")
 }

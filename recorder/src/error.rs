@@ -17,6 +17,8 @@ pub enum RecordError {
     NotExecutable { path: PathBuf },
     #[error("{path} is not an ELF executable carve can read ({reason})")]
     NotElf { path: PathBuf, reason: String },
+    #[error("{path} is {found}; carve records x86-64 (64-bit) programs only: build it for x86_64-unknown-linux-gnu")]
+    WrongArchitecture { path: PathBuf, found: String },
     #[error("no debug info in {path}: build with debug = true (cargo's dev profile) or -g")]
     NoDebugInfo { path: PathBuf },
     #[error("the debug info of {path} is split into .dwo files ({dwo}), which carve does not read yet: build without -gsplit-dwarf (cargo: split-debuginfo = \"off\")")]

@@ -52,6 +52,7 @@ impl Program {
                 path: path.to_path_buf(),
             });
         }
+        check_machine(path)?;
         Ok(Program {
             info: dwarf::DebugInfo::load(path)?,
         })
@@ -113,6 +114,35 @@ impl Program {
         }
         Ok(chosen)
     }
+}
+
+/// Refuses an ELF file for another machine or word size (a 32-bit x86 program would run, and
+/// be read with the wrong ABI); anything not ELF is left to the DWARF loader to name.
+fn check_machine(path: &Path) -> Result<(), RecordError> {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    // Too short to be ELF, or unreadable: the loader says which, with the reason.
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
+    if read.is_err() || header[..4] != *b"\x7fELF" {
+        return Ok(());
+    }
+    let machine = match header[5] {
+        2 => u16::from_be_bytes([header[18], header[19]]),
+        _ => u16::from_le_bytes([header[18], header[19]]),
+    };
+    let found = match (header[4], machine) {
+        (2, 62) => return Ok(()),
+        (1, 3) => "a 32-bit x86 (i386) ELF executable".to_string(),
+        (1, 62) => "a 32-bit x86-64 (x32) ELF executable".to_string(),
+        (2, 183) => "an AArch64 ELF executable".to_string(),
+        (1, 40) => "a 32-bit ARM ELF executable".to_string(),
+        (1, m) => format!("a 32-bit ELF executable for machine {m}"),
+        (_, m) => format!("an ELF executable for machine {m}"),
+    };
+    Err(RecordError::WrongArchitecture {
+        path: path.to_path_buf(),
+        found,
+    })
 }
 
 /// How to record.

@@ -28,8 +28,10 @@ use crate::unwind::CfaRule;
 
 const INT3: u8 = 0xCC;
 
-/// Follow threads, see forks and exec, and take the program down if carve dies.
+/// Follow threads, see forks, exec and each thread's exit (to tell a thread ending itself from
+/// one the process's end takes down), and take the program down if carve dies.
 const TRACE_OPTIONS: ptrace::Options = ptrace::Options::PTRACE_O_TRACECLONE
+    .union(ptrace::Options::PTRACE_O_TRACEEXIT)
     .union(ptrace::Options::PTRACE_O_TRACEFORK)
     .union(ptrace::Options::PTRACE_O_TRACEVFORK)
     .union(ptrace::Options::PTRACE_O_TRACEEXEC)
@@ -135,6 +137,9 @@ struct Thread {
     pending_signal: Option<Signal>,
     /// Not yet seen its first stop (new threads start with SIGSTOP).
     fresh: bool,
+    /// Its exit stop showed it did not end itself (`exit(2)`): the process is ending
+    /// (`exit_group`, a fatal signal) and took it down, so its open calls are unfinished.
+    taken_down: bool,
 }
 
 /// The recording of one process.
@@ -488,6 +493,16 @@ impl<'a> Tracer<'a> {
                             }
                         }
                     }
+                    libc::PTRACE_EVENT_EXIT => {
+                        // `orig_rax` is the system call the thread was in: `exit` when it ended
+                        // itself (pthread_exit), anything else when the process's end (another
+                        // thread's `exit_group`, a fatal signal) interrupted it.
+                        let ended_itself =
+                            get_regs(tid).is_ok_and(|r| r.orig_rax == libc::SYS_exit as u64);
+                        if let Some(t) = self.threads.get_mut(&tid) {
+                            t.taken_down = !ended_itself;
+                        }
+                    }
                     libc::PTRACE_EVENT_EXEC => {
                         // A new program image: our breakpoints and DWARF no longer apply.
                         self.close_all(Outcome::Unfinished);
@@ -537,7 +552,7 @@ impl<'a> Tracer<'a> {
             let _ = self.next_waiting();
         }
         let whole_process = tid == self.pid;
-        let outcome = if whole_process {
+        let outcome = if whole_process || thread.taken_down {
             Outcome::Unfinished
         } else {
             Outcome::Unwound

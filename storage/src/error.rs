@@ -26,6 +26,22 @@ pub enum StorageError {
     )]
     NotATrace { path: PathBuf, reason: String },
 
+    /// The file is empty (or a SQLite database with nothing in it): there is nothing to read.
+    #[error(
+        "{} is empty, not a trace: record into it first with `carve record --db {} -- PROGRAM`",
+        path.display(),
+        path.display()
+    )]
+    Empty { path: PathBuf },
+
+    /// A carve trace that lacks tables or columns its schema version has (edited by hand, or
+    /// damaged): recording into it or reading it would fail half-way.
+    #[error(
+        "{} is a damaged carve trace ({reason}): record a new trace into another file with `carve record --db NEW.db -- PROGRAM`",
+        path.display()
+    )]
+    Damaged { path: PathBuf, reason: String },
+
     /// The trace was written by a newer carve whose schema this build does not know.
     #[error(
         "{} uses trace schema version {found}, newer than this carve supports ({supported}): upgrade carve",
@@ -46,6 +62,20 @@ pub enum StorageError {
         path: PathBuf,
         source: std::io::Error,
     },
+
+    /// The file exists but cannot be opened for reading (permissions...).
+    #[error(
+        "cannot read the trace database {}: {source}: check its permissions",
+        path.display()
+    )]
+    CannotRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// A store opened for reading was asked to record a run.
+    #[error("cannot record into {}: it was opened read-only (a bug in carve: please report it)", path.display())]
+    OpenedReadOnly { path: PathBuf },
 
     /// SQLite failed; `context` says what carve was doing.
     #[error("trace database error while {context}: {source}")]

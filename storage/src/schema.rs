@@ -11,7 +11,7 @@ use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::StorageError;
 
@@ -115,22 +115,82 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
-/// Whether the file must already exist.
+/// How a trace file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OpenMode {
-    /// Create the file when missing.
+    /// For writing, creating the file when missing (`carve record`).
     Create,
-    /// Refuse a missing file.
-    Existing,
+    /// For reading only: the file must exist and hold a trace, and its bytes are never changed
+    /// (`show`, `generate`, `gate`'s baseline).
+    ReadOnly,
 }
 
-/// Opens `path`, checks it is a carve trace (or empty), sets the connection pragmas and migrates
-/// it to [`SCHEMA_VERSION`].
-pub(crate) fn open_trace(path: &Path, mode: OpenMode) -> Result<Connection, StorageError> {
+/// Called once each time carve starts waiting for another process's write lock on the file.
+pub type LockWait = std::sync::Arc<dyn Fn(&Path) + Send + Sync>;
+
+/// How long one attempt to take the write lock waits before carve says it is waiting (and then
+/// keeps trying, without limit).
+pub(crate) const LOCK_ATTEMPT: Duration = Duration::from_secs(1);
+
+/// Opens `path`, checks it is a carve trace (or, when writing, empty) with every table and
+/// column its schema version has, sets the connection pragmas and brings it to
+/// [`SCHEMA_VERSION`]. Opened read-only, an older trace is migrated in a copy in memory: the
+/// file is never written.
+pub(crate) fn open_trace(
+    path: &Path,
+    mode: OpenMode,
+    waiting: Option<&LockWait>,
+) -> Result<Connection, StorageError> {
     let conn = connect(path, mode)?;
-    check_is_trace(&conn, path)?;
-    configure(&conn)?;
-    migrate(conn, path, MIGRATIONS)
+    let version = check_is_trace(&conn, path, mode)?;
+    check_tables(&conn, path, version)?;
+    match mode {
+        OpenMode::Create => {
+            configure(&conn)?;
+            migrate(conn, path, MIGRATIONS, waiting)
+        }
+        OpenMode::ReadOnly if version < SCHEMA_VERSION as i64 => {
+            let mut copy = Connection::open_in_memory()
+                .map_err(StorageError::sql("opening a copy in memory"))?;
+            rusqlite::backup::Backup::new(&conn, &mut copy)
+                .and_then(|b| b.run_to_completion(1024, Duration::ZERO, None))
+                .map_err(StorageError::sql(format!(
+                    "copying {} (schema version {version}) into memory to read it",
+                    path.display()
+                )))?;
+            drop(conn);
+            configure(&copy)?;
+            migrate(copy, path, MIGRATIONS, None)
+        }
+        OpenMode::ReadOnly => {
+            conn.pragma_update(None, "foreign_keys", true)
+                .map_err(StorageError::sql("turning foreign keys on"))?;
+            Ok(conn)
+        }
+    }
+}
+
+/// Checks, without changing anything, that `carve record` may write into `path`: missing, an
+/// empty file, or a trace with all its tables and columns, writable.
+pub(crate) fn check_for_recording(path: &Path) -> Result<(), StorageError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Ok(meta) if meta.is_file() && meta.len() == 0 => {}
+        _ => {
+            let conn = connect(path, OpenMode::ReadOnly)?;
+            let version = check_is_trace(&conn, path, OpenMode::Create)?;
+            check_tables(&conn, path, version)?;
+        }
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map(drop)
+        .map_err(|source| StorageError::CannotWrite {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Opens a raw connection, turning "no such file" and "cannot write" into their own errors.
@@ -139,14 +199,26 @@ pub(crate) fn connect(path: &Path, mode: OpenMode) -> Result<Connection, Storage
     // where SQLite only says "unable to open database file".
     let probe = OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(mode == OpenMode::Create)
         .create(mode == OpenMode::Create)
         .open(path);
     match probe {
-        Ok(_) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound && mode == OpenMode::Existing => {
+        Ok(file) => {
+            if mode == OpenMode::ReadOnly && file.metadata().is_ok_and(|m| m.len() == 0) {
+                return Err(StorageError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound && mode == OpenMode::ReadOnly => {
             return Err(StorageError::NotFound {
                 path: path.to_path_buf(),
+            })
+        }
+        Err(source) if mode == OpenMode::ReadOnly => {
+            return Err(StorageError::CannotRead {
+                path: path.to_path_buf(),
+                source,
             })
         }
         Err(source) => {
@@ -156,18 +228,54 @@ pub(crate) fn connect(path: &Path, mode: OpenMode) -> Result<Connection, Storage
             })
         }
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags)
-        .map_err(StorageError::sql(format!("opening {}", path.display())))?;
-    conn.busy_timeout(Duration::from_secs(5))
-        .map_err(StorageError::sql("setting the busy timeout"))?;
-    Ok(conn)
+    let conn = match mode {
+        OpenMode::Create => {
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI;
+            let conn = Connection::open_with_flags(path, flags);
+            conn.and_then(|c| c.busy_timeout(LOCK_ATTEMPT).map(|()| c))
+        }
+        OpenMode::ReadOnly => {
+            // A read-only connection to a WAL database creates `-wal` and `-shm` files when they
+            // are missing, and leaves them behind. Missing, the whole trace is in the main file:
+            // read it as immutable (no side files, no locks). Present, a recording is writing
+            // (or died writing): read through them, as SQLite needs to.
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            let immutable = !Path::new(&wal).exists();
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI;
+            let conn = Connection::open_with_flags(file_uri(path, immutable), flags);
+            conn.and_then(|c| c.busy_timeout(Duration::from_secs(5)).map(|()| c))
+        }
+    };
+    conn.map_err(StorageError::sql(format!("opening {}", path.display())))
 }
 
-/// Accepts an empty database or one carrying the carve marker; refuses anything else.
-fn check_is_trace(conn: &Connection, path: &Path) -> Result<(), StorageError> {
+/// `path` as a SQLite `file:` URI, read-only, and immutable when asked.
+fn file_uri(path: &Path, immutable: bool) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in absolute.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?mode=ro");
+    if immutable {
+        uri.push_str("&immutable=1");
+    }
+    uri
+}
+
+/// Accepts a carve trace (returning its schema version) or, for writing, an empty database;
+/// refuses anything else.
+fn check_is_trace(conn: &Connection, path: &Path, mode: OpenMode) -> Result<i64, StorageError> {
     let not_a_trace = |reason: String| StorageError::NotATrace {
         path: path.to_path_buf(),
         reason,
@@ -186,7 +294,13 @@ fn check_is_trace(conn: &Connection, path: &Path) -> Result<(), StorageError> {
         })?;
     let version = user_version(conn)?;
     if tables == 0 && version == 0 {
-        return Ok(()); // a new, empty database
+        // A new, empty database: something to record into, nothing to read.
+        return match mode {
+            OpenMode::Create => Ok(0),
+            OpenMode::ReadOnly => Err(StorageError::Empty {
+                path: path.to_path_buf(),
+            }),
+        };
     }
     let has_meta: bool = conn
         .query_row(
@@ -225,7 +339,72 @@ fn check_is_trace(conn: &Connection, path: &Path) -> Result<(), StorageError> {
             supported: SCHEMA_VERSION,
         });
     }
+    if version < 1 {
+        return Err(StorageError::Damaged {
+            path: path.to_path_buf(),
+            reason: format!("its schema version is {version}"),
+        });
+    }
+    Ok(version)
+}
+
+/// Checks that the file has every table and column the migrations up to `version` make (a
+/// table dropped or altered by hand would otherwise fail half-way through a recording).
+fn check_tables(conn: &Connection, path: &Path, version: i64) -> Result<(), StorageError> {
+    let Ok(version) = usize::try_from(version) else {
+        return Ok(()); // refused by check_is_trace
+    };
+    if version == 0 {
+        return Ok(());
+    }
+    let reference = Connection::open_in_memory()
+        .and_then(|c| {
+            c.execute_batch(&MIGRATIONS[..version.min(MIGRATIONS.len())].join("\n"))
+                .map(|()| c)
+        })
+        .map_err(StorageError::sql("building the reference schema"))?;
+    let tables: Vec<String> = names(
+        &reference,
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+        None,
+    )
+    .map_err(StorageError::sql("reading the reference schema"))?;
+    let context = || format!("reading the schema of {}", path.display());
+    for table in tables {
+        let want = names(
+            &reference,
+            "SELECT name FROM pragma_table_info(?1)",
+            Some(&table),
+        )
+        .map_err(StorageError::sql("reading the reference schema"))?;
+        let have = names(conn, "SELECT name FROM pragma_table_info(?1)", Some(&table)).map_err(
+            |source| StorageError::Sql {
+                context: context(),
+                source,
+            },
+        )?;
+        let damaged = |reason: String| StorageError::Damaged {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if have.is_empty() {
+            return Err(damaged(format!("its table `{table}` is missing")));
+        }
+        if let Some(column) = want.iter().find(|c| !have.contains(c)) {
+            return Err(damaged(format!(
+                "its table `{table}` has no column `{column}`"
+            )));
+        }
+    }
     Ok(())
+}
+
+/// The first column of every row `sql` returns (given `arg` as ?1 when there is one).
+fn names(conn: &Connection, sql: &str, arg: Option<&str>) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(sql)?;
+    let params: Vec<&str> = arg.into_iter().collect();
+    let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| r.get(0))?;
+    rows.collect()
 }
 
 /// WAL so readers (`carve show`) never block the recorder; NORMAL sync is durable enough in WAL
@@ -250,19 +429,71 @@ pub(crate) fn user_version(conn: &Connection) -> Result<i64, StorageError> {
         .map_err(StorageError::sql("reading the schema version"))
 }
 
-/// Runs the migrations the database has not seen yet, all in one transaction.
+/// Runs `op` until it does not fail for want of the write lock another connection holds;
+/// `waiting` is told once, when the first attempt (of [`LOCK_ATTEMPT`]) gave up.
+pub(crate) fn wait_for_lock<T>(
+    path: &Path,
+    waiting: Option<&LockWait>,
+    mut op: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let mut told = false;
+    loop {
+        match op() {
+            Err(e) if is_busy(&e) => {
+                if !told {
+                    told = true;
+                    if let Some(tell) = waiting {
+                        tell(path);
+                    }
+                }
+                // The busy timeout already waited; this only avoids a hot loop if it is off.
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The lock is held by another connection.
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs the migrations the database has not seen yet, all in one transaction, waiting for
+/// another process's write lock as long as it takes (telling `waiting` once).
 ///
 /// `migrations` is [`MIGRATIONS`] except in tests, which build older databases with a prefix.
 pub(crate) fn migrate(
-    mut conn: Connection,
+    conn: Connection,
     path: &Path,
     migrations: &[&str],
+    waiting: Option<&LockWait>,
 ) -> Result<Connection, StorageError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
+    wait_for_lock(path, waiting, || conn.execute_batch("BEGIN IMMEDIATE"))
         .map_err(StorageError::sql("starting the schema migration"))?;
+    match migrate_in_transaction(&conn, path, migrations) {
+        Ok(()) => {
+            conn.execute_batch("COMMIT")
+                .map_err(StorageError::sql("committing the schema migration"))?;
+            Ok(conn)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn migrate_in_transaction(
+    tx: &Connection,
+    path: &Path,
+    migrations: &[&str],
+) -> Result<(), StorageError> {
     // Read the version inside the write transaction so two processes cannot both migrate.
-    let version = user_version(&tx)?;
+    let version = user_version(tx)?;
     let target = migrations.len();
     let start = usize::try_from(version).map_err(|_| StorageError::NotATrace {
         path: path.to_path_buf(),
@@ -285,9 +516,7 @@ pub(crate) fn migrate(
         tx.pragma_update(None, "user_version", target as i64)
             .map_err(StorageError::sql("recording the schema version"))?;
     }
-    tx.commit()
-        .map_err(StorageError::sql("committing the schema migration"))?;
-    Ok(conn)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -303,7 +532,7 @@ mod tests {
     #[test]
     fn a_new_database_is_migrated_to_the_current_version_in_wal_mode() {
         let (_dir, path) = temp_db();
-        let conn = open_trace(&path, OpenMode::Create).expect("create");
+        let conn = open_trace(&path, OpenMode::Create, None).expect("create");
         assert_eq!(user_version(&conn).expect("version"), SCHEMA_VERSION as i64);
         let mode: String = conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -320,7 +549,7 @@ mod tests {
         for old in 1..=SCHEMA_VERSION {
             let (_dir, path) = temp_db();
             let conn = connect(&path, OpenMode::Create).expect("connect");
-            let conn = migrate(conn, &path, &MIGRATIONS[..old]).expect("old schema");
+            let conn = migrate(conn, &path, &MIGRATIONS[..old], None).expect("old schema");
             assert_eq!(user_version(&conn).expect("version"), old as i64);
             // A run written by the old schema must survive the migration.
             conn.execute(
@@ -331,7 +560,7 @@ mod tests {
             .expect("insert old run");
             drop(conn);
 
-            let conn = open_trace(&path, OpenMode::Existing).expect("open and migrate");
+            let conn = open_trace(&path, OpenMode::Create, None).expect("open and migrate");
             assert_eq!(user_version(&conn).expect("version"), SCHEMA_VERSION as i64);
             let program: String = conn
                 .query_row("SELECT program FROM runs", [], |r| r.get(0))
@@ -343,8 +572,8 @@ mod tests {
     #[test]
     fn opening_twice_does_not_rerun_migrations() {
         let (_dir, path) = temp_db();
-        drop(open_trace(&path, OpenMode::Create).expect("create"));
-        let conn = open_trace(&path, OpenMode::Existing).expect("reopen");
+        drop(open_trace(&path, OpenMode::Create, None).expect("create"));
+        let conn = open_trace(&path, OpenMode::Create, None).expect("reopen");
         let markers: i64 = conn
             .query_row("SELECT count(*) FROM carve_meta", [], |r| r.get(0))
             .expect("count");
@@ -354,14 +583,14 @@ mod tests {
     #[test]
     fn a_database_with_a_wrong_format_marker_is_not_a_trace() {
         let (_dir, path) = temp_db();
-        let conn = open_trace(&path, OpenMode::Create).expect("create");
+        let conn = open_trace(&path, OpenMode::Create, None).expect("create");
         conn.execute(
             "UPDATE carve_meta SET value = 'other' WHERE key = 'format'",
             [],
         )
         .expect("update");
         drop(conn);
-        let err = open_trace(&path, OpenMode::Existing).expect_err("wrong marker");
+        let err = open_trace(&path, OpenMode::Create, None).expect_err("wrong marker");
         assert!(matches!(err, StorageError::NotATrace { .. }), "{err:?}");
     }
 }

@@ -13,37 +13,70 @@ use crate::model::{
 };
 use crate::schema::{self, OpenMode};
 
-pub use crate::schema::SCHEMA_VERSION;
+pub use crate::schema::{LockWait, SCHEMA_VERSION};
 pub use crate::writer::RunWriter;
 
 /// An open trace database (a SQLite file in WAL mode at [`SCHEMA_VERSION`]).
-#[derive(Debug)]
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Opened with [`Store::create`] (for recording), not [`Store::open`] (read-only).
+    writable: bool,
+    /// Told when recording waits for another process's write lock.
+    waiting: Option<LockWait>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("writable", &self.writable)
+            .finish_non_exhaustive()
+    }
 }
 
 const RUN_COLUMNS: &str = "id, program, args, cwd, pid, started_at_ms, filters, excludes, \
      carve_version, exit_kind, exit_code, exit_signal, exit_signal_name, exit_reason, ended_at_ms";
 
 impl Store {
-    /// Opens the trace database at `path`, creating it when missing, and migrates it to the
-    /// current schema. Refuses files that are not carve traces.
+    /// Opens the trace database at `path` for recording, creating it when missing, and
+    /// migrates it to the current schema. Refuses files that are not carve traces or lack
+    /// tables or columns. Waits as long as it takes for another process's write lock.
     pub fn create(path: &Path) -> Result<Store, StorageError> {
-        let conn = schema::open_trace(path, OpenMode::Create)?;
+        Store::create_waiting(path, None)
+    }
+
+    /// [`Store::create`], telling `waiting` (once per wait) when another process holds the
+    /// write lock and carve waits for it, here or in the run's writer.
+    pub fn create_waiting(path: &Path, waiting: Option<LockWait>) -> Result<Store, StorageError> {
+        let conn = schema::open_trace(path, OpenMode::Create, waiting.as_ref())?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            writable: true,
+            waiting,
         })
     }
 
-    /// Opens an existing trace database, migrating an older schema and refusing a newer one.
+    /// Opens an existing trace database read-only: the file's bytes are never changed and no
+    /// file is created beside it, so a read-only file in a read-only directory reads fine. An
+    /// older schema is migrated in a copy in memory; a newer one, an empty file or a damaged
+    /// trace is refused.
     pub fn open(path: &Path) -> Result<Store, StorageError> {
-        let conn = schema::open_trace(path, OpenMode::Existing)?;
+        let conn = schema::open_trace(path, OpenMode::ReadOnly, None)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            writable: false,
+            waiting: None,
         })
+    }
+
+    /// Checks, changing nothing, that `carve record` can record into `path` (missing, empty,
+    /// or a writable trace with all its tables), so a bad file is refused before the program
+    /// runs.
+    pub fn check_for_recording(path: &Path) -> Result<(), StorageError> {
+        schema::check_for_recording(path)
     }
 
     /// The file this store reads and writes.
@@ -140,11 +173,14 @@ impl Store {
     /// Inserts the run row now (so its id is known) and hands the connection to a background
     /// writer thread that stores the run's events.
     pub fn begin_run(self, info: &RunInfo) -> Result<RunWriter, StorageError> {
+        if !self.writable {
+            return Err(StorageError::OpenedReadOnly { path: self.path });
+        }
         let args = codec::to_json(&info.args, "program arguments")?;
         let filters = codec::to_json(&info.filters, "filters")?;
         let excludes = codec::to_json(&info.excludes, "excludes")?;
-        self.conn
-            .execute(
+        schema::wait_for_lock(&self.path, self.waiting.as_ref(), || {
+            self.conn.execute(
                 "INSERT INTO runs (program, args, cwd, pid, started_at_ms, filters, excludes, \
                  carve_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 rusqlite::params![
@@ -158,9 +194,10 @@ impl Store {
                     info.carve_version,
                 ],
             )
-            .map_err(StorageError::sql("inserting the run"))?;
+        })
+        .map_err(StorageError::sql("inserting the run"))?;
         let run = RunId(self.conn.last_insert_rowid());
-        RunWriter::spawn(self.conn, run)
+        RunWriter::spawn(self.conn, run, self.path, self.waiting)
     }
 
     fn functions(&self, run: RunId) -> Result<Vec<FunctionInfo>, StorageError> {

@@ -1,14 +1,21 @@
 //! The background writer: a thread that owns the SQLite connection and stores a run's events.
 //!
-//! The recorder calls [`RunWriter::record`](crate::TraceSink::record), which only pushes the
-//! event onto a queue behind an uncontended mutex: no system call, no thread wake-up per event,
-//! and the tracee never waits for SQLite. The thread drains the queue every [`DRAIN_EVERY`]
-//! (or at once when the run finishes) and commits what it took in transactions of at most
-//! [`MAX_BATCH_EVENTS`] events: if carve dies, at most the last ~[`DRAIN_EVERY`] is lost.
+//! The recorder calls [`RunWriter::record`](crate::TraceSink::record), which pushes the event
+//! onto a queue behind an uncontended mutex: no system call, no thread wake-up per event. The
+//! thread takes the queue every [`DRAIN_EVERY`], or as soon as [`NUDGE_AT`] events wait, and
+//! commits what it took in one transaction.
+//!
+//! **Bound:** at most [`MAX_UNCOMMITTED_EVENTS`] events are ever queued or in an open
+//! transaction: when that many wait, `record` blocks (and with it the tracer and the traced
+//! program) until the writer has committed them. So a `kill -9` of carve loses at most the
+//! last 2,000 events (a call is a start and an end event), and another process holding the
+//! database's write lock pauses the recording instead of growing memory or dropping events:
+//! the writer waits for the lock as long as it takes, telling [`LockWait`] once per wait.
 
 use std::any::Any;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -19,18 +26,53 @@ use crate::error::StorageError;
 use crate::model::{
     CallEnd, CallStart, FunctionInfo, ObjectInfo, ProcessExit, RunEnd, RunId, TraceEvent, TraceSink,
 };
+use crate::schema::{wait_for_lock, LockWait};
 
-/// The most events one transaction holds.
-pub(crate) const MAX_BATCH_EVENTS: usize = 2000;
+/// The most events queued or written but not yet committed, and so the most one transaction
+/// holds; `record` waits for the writer rather than go over it.
+pub(crate) const MAX_UNCOMMITTED_EVENTS: usize = 2000;
+/// How many waiting events wake the writer before its next [`DRAIN_EVERY`] tick, so it commits
+/// while the recorder goes on filling the rest of the bound.
+pub(crate) const NUDGE_AT: usize = MAX_UNCOMMITTED_EVENTS / 4;
 /// How often the thread takes what the recorder queued.
 pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(20);
 
 /// What the recorder's thread and the writer thread share.
 #[derive(Debug, Default)]
 struct Shared {
-    queue: Mutex<Vec<TraceEvent>>,
+    queue: Mutex<Queue>,
+    /// Signalled when committed events make room under the bound (or the writer stopped).
+    room: Condvar,
     /// Set by `finish`/drop: drain what is left and stop.
     closed: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    events: Vec<TraceEvent>,
+    /// Events pushed and not yet committed (queued plus the writer's open transaction).
+    uncommitted: usize,
+    /// The writer was woken for the events now queued.
+    nudged: bool,
+    /// The writer thread has ended: nothing will make room any more.
+    stopped: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // Poisoned only if a thread panicked while holding it; the data is still consistent.
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Marks the queue stopped when the writer thread ends, however it ends.
+struct StopGuard<'s>(&'s Shared);
+
+impl Drop for StopGuard<'_> {
+    fn drop(&mut self) {
+        self.0.lock().stopped = true;
+        self.0.room.notify_all();
+    }
 }
 
 const INSERT_FUNCTION: &str = "INSERT INTO functions \
@@ -67,13 +109,28 @@ pub struct RunWriter {
 }
 
 impl RunWriter {
-    /// Starts the writer thread for `run`, which owns `conn` from now on.
-    pub(crate) fn spawn(conn: Connection, run: RunId) -> Result<RunWriter, StorageError> {
+    /// Starts the writer thread for `run`, which owns `conn` (on the file at `path`) from now on.
+    pub(crate) fn spawn(
+        conn: Connection,
+        run: RunId,
+        path: PathBuf,
+        waiting: Option<LockWait>,
+    ) -> Result<RunWriter, StorageError> {
         let shared = Arc::new(Shared::default());
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("carve-writer-{run}"))
-            .spawn(move || write_events(conn, run, &theirs))
+            .spawn(move || {
+                let _stop = StopGuard(&theirs);
+                let writer = EventWriter {
+                    conn,
+                    run,
+                    path,
+                    waiting,
+                    first_error: None,
+                };
+                write_events(writer, &theirs)
+            })
             .map_err(|e| {
                 StorageError::WriterFailed(format!("cannot start the writer thread: {e}"))
             })?;
@@ -112,9 +169,28 @@ impl RunWriter {
 
 impl TraceSink for RunWriter {
     fn record(&mut self, event: TraceEvent) {
-        // Poisoned only if the writer thread panicked while holding it; `finish` reports that.
-        if let Ok(mut queue) = self.shared.queue.lock() {
-            queue.push(event);
+        let wake = |thread: &Option<JoinHandle<_>>| {
+            if let Some(t) = thread {
+                t.thread().unpark();
+            }
+        };
+        let mut queue = self.shared.lock();
+        while queue.uncommitted >= MAX_UNCOMMITTED_EVENTS && !queue.stopped {
+            // Full: hold the recorder (and the program) until the writer committed.
+            wake(&self.thread);
+            queue = self
+                .shared
+                .room
+                .wait(queue)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        queue.events.push(event);
+        queue.uncommitted += 1;
+        let nudge = queue.events.len() >= NUDGE_AT && !queue.nudged;
+        queue.nudged |= nudge;
+        drop(queue);
+        if nudge {
+            wake(&self.thread);
         }
     }
 }
@@ -135,30 +211,32 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
     }
 }
 
-/// The thread's body: takes the queued events every [`DRAIN_EVERY`] and stores them, until
-/// the writer is closed and the queue is empty.
-fn write_events(conn: Connection, run: RunId, shared: &Shared) -> Result<(), StorageError> {
-    let mut writer = EventWriter {
-        conn,
-        run,
-        first_error: None,
-    };
+/// The thread's body: takes the queued events every [`DRAIN_EVERY`] (or when nudged) and
+/// commits them, until the writer is closed and the queue is empty.
+fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageError> {
     loop {
         // Read `closed` before taking the queue: everything pushed before closing is then taken.
         let closed = shared.closed.load(Ordering::Acquire);
-        let batch = match shared.queue.lock() {
-            Ok(mut queue) => std::mem::take(&mut *queue),
-            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        let batch = {
+            let mut queue = shared.lock();
+            queue.nudged = false;
+            std::mem::take(&mut queue.events)
         };
         let mut events = batch.into_iter().peekable();
         while events.peek().is_some() {
             let in_transaction = writer.begin();
-            for event in events.by_ref().take(MAX_BATCH_EVENTS) {
+            let mut written = 0;
+            for event in events.by_ref().take(MAX_UNCOMMITTED_EVENTS) {
                 writer.apply(event);
+                written += 1;
             }
             if in_transaction {
                 writer.commit();
             }
+            let mut queue = shared.lock();
+            queue.uncommitted = queue.uncommitted.saturating_sub(written);
+            drop(queue);
+            shared.room.notify_all();
         }
         if closed {
             break;
@@ -176,6 +254,8 @@ fn write_events(conn: Connection, run: RunId, shared: &Shared) -> Result<(), Sto
 struct EventWriter {
     conn: Connection,
     run: RunId,
+    path: PathBuf,
+    waiting: Option<LockWait>,
     first_error: Option<StorageError>,
 }
 
@@ -184,9 +264,13 @@ impl EventWriter {
         self.first_error.get_or_insert(error);
     }
 
-    /// Starts a transaction; on failure the batch is written in autocommit mode.
+    /// Starts a transaction holding the write lock, waiting for another process's lock as long
+    /// as it takes; on any other failure the batch is written in autocommit mode.
     fn begin(&mut self) -> bool {
-        match self.conn.execute_batch("BEGIN") {
+        let conn = &self.conn;
+        match wait_for_lock(&self.path, self.waiting.as_ref(), || {
+            conn.execute_batch("BEGIN IMMEDIATE")
+        }) {
             Ok(()) => true,
             Err(source) => {
                 let context = format!("starting a transaction for run {}", self.run);
@@ -197,7 +281,12 @@ impl EventWriter {
     }
 
     fn commit(&mut self) {
-        if let Err(source) = self.conn.execute_batch("COMMIT") {
+        // A COMMIT that finds the database busy leaves the transaction open: try again.
+        let conn = &self.conn;
+        let committed = wait_for_lock(&self.path, self.waiting.as_ref(), || {
+            conn.execute_batch("COMMIT")
+        });
+        if let Err(source) = committed {
             let context = format!("committing events of run {}", self.run);
             self.note(StorageError::Sql { context, source });
             let _ = self.conn.execute_batch("ROLLBACK");

@@ -562,3 +562,127 @@ fn every_error_message_is_one_line() {
         assert!(!err.to_string().contains('\n'), "{err}");
     }
 }
+
+/// Every file in `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn reading_a_trace_changes_no_byte_and_creates_no_file() {
+    let (dir, path) = temp_db();
+    let run = write_run(
+        &path,
+        "/bin/app",
+        vec![
+            TraceEvent::Functions(vec![function(0, "app::main")]),
+            start(0, None, 0, 0, vec![]),
+            end(0, Outcome::Returned, Some(int(1))),
+        ],
+    );
+    let before = snapshot(dir.path());
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.load_trace(run).unwrap().calls.len(), 1);
+    assert!(matches!(
+        store.begin_run(&info("/bin/app")).unwrap_err(),
+        StorageError::OpenedReadOnly { .. }
+    ));
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
+    let (dir, path) = temp_db();
+    write_run(&path, "/bin/app", vec![]);
+    // Version 3 is version 4 without `calls.touches`.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE calls DROP COLUMN touches; PRAGMA user_version = 3;")
+        .unwrap();
+    drop(conn);
+    let before = snapshot(dir.path());
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+    drop(store);
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn an_empty_file_is_refused_for_reading_and_left_empty() {
+    let (dir, path) = temp_db();
+    std::fs::write(&path, "").unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StorageError::Empty { .. }), "{err:?}");
+    assert!(err.to_string().contains("carve record --db"), "{err}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // Recording into it is fine: an empty file is what `mktemp` makes.
+    Store::check_for_recording(&path).unwrap();
+}
+
+#[test]
+fn a_trace_missing_a_table_or_a_column_is_damaged_for_every_use() {
+    for damage in ["DROP TABLE calls", "ALTER TABLE calls DROP COLUMN objects"] {
+        let (_dir, path) = temp_db();
+        write_run(&path, "/bin/app", vec![]);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(damage).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let errors = [
+            Store::open(&path).unwrap_err(),
+            Store::create(&path).unwrap_err(),
+            Store::check_for_recording(&path).unwrap_err(),
+        ];
+        for err in errors {
+            assert!(
+                matches!(err, StorageError::Damaged { .. }),
+                "{damage}: {err:?}"
+            );
+            let message = err.to_string();
+            assert!(message.contains("calls"), "{message}");
+            assert!(message.contains("carve record --db"), "{message}");
+            assert!(!message.contains('\n'), "{message}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{damage}");
+    }
+}
+
+#[test]
+fn a_writer_waits_for_another_process_lock_and_loses_nothing() {
+    const CALLS: u64 = 5_000;
+    let (_dir, path) = temp_db();
+    let (told_tx, told_rx) = std::sync::mpsc::channel();
+    let told_tx = std::sync::Mutex::new(told_tx);
+    let waiting: LockWait = std::sync::Arc::new(move |p: &Path| {
+        told_tx.lock().unwrap().send(p.to_path_buf()).unwrap();
+    });
+    let store = Store::create_waiting(&path, Some(waiting)).unwrap();
+    let mut writer = store.begin_run(&info("/bin/app")).unwrap();
+    let run = writer.run_id();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let recorder = std::thread::spawn(move || {
+        writer.record(TraceEvent::Functions(vec![function(0, "app::main")]));
+        for call in 0..CALLS {
+            writer.record(start(call, None, 0, 0, vec![]));
+            writer.record(end(call, Outcome::Returned, Some(int(call as i128))));
+        }
+        writer.finish()
+    });
+    // The writer says it waits; only then does the other connection let go.
+    assert_eq!(told_rx.recv().unwrap(), path);
+    other.execute_batch("COMMIT").unwrap();
+    recorder.join().unwrap().unwrap();
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert_eq!(trace.calls.len() as u64, CALLS);
+    assert!(trace.calls.iter().all(|c| c.outcome == Outcome::Returned));
+    assert!(told_rx.try_recv().is_err(), "one wait, one notice");
+}
