@@ -5,8 +5,8 @@
 
 /// True when `glob` selects the function with this full `path` and bare `name`. A trait method
 /// `<Type as Trait>::method` is also selected as `Type::method` and as `Trait::method`, so that
-/// `hex::*` selects `<[u8] as hex::ToHex>::encode_hex` and `<hex::Error as core::fmt::Display>::fmt`:
-/// a crate's public surface is mostly trait methods.
+/// `hex::*` selects `<[u8] as hex::ToHex>::encode_hex` and `<hex::Error as core::cmp::PartialEq>::eq`:
+/// a crate's public surface is mostly trait methods (formatting impls excepted).
 pub fn matches_function(glob: &str, path: &str, name: &str) -> bool {
     if glob_match(glob, path) || (!glob.contains("::") && glob_match(glob, name)) {
         return true;
@@ -21,6 +21,12 @@ pub fn matches_function(glob: &str, path: &str, name: &str) -> bool {
     let Some((ty, tr)) = inner_and_rest[..end].split_once(" as ") else {
         return false;
     };
+    // Formatting impls (`Debug`, `Display`...) run whenever a value is printed and take a
+    // `Formatter` no test can pass: like the default selection, a glob selects them only by their
+    // own path.
+    if tr.starts_with("core::fmt::") {
+        return false;
+    }
     [ty, tr].iter().any(|owner| {
         let owner = owner.split('<').next().unwrap_or(owner).trim();
         glob_match(glob, &format!("{owner}{method}"))
@@ -116,7 +122,7 @@ mod tests {
             "<[u8] as hex::ToHex>::encode_hex<alloc::string::String>",
             "encode_hex<alloc::string::String>"
         ));
-        assert!(matches_function(
+        assert!(!matches_function(
             "hex::*",
             "<hex::error::FromHexError as core::fmt::Display>::fmt",
             "fmt"
