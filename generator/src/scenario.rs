@@ -836,7 +836,19 @@ fn derive(
         .map(|(_, before, after)| Transition { before, after })
         .collect();
     let mut starts: Vec<&Value> = Vec::new();
-    for &i in ctors_of(cx, type_path).iter().rev() {
+    // The latest recorded producer first, the type's own (inherent) ones before trait ones
+    // (`PaperLedger::new()` rather than `<PaperLedger as Default>::default()`).
+    let ctors = ctors_of(cx, type_path);
+    let via_trait = |i: usize| {
+        matches!(cx.targets.get(&cx.trace.calls[i].function),
+            Some(Target::Callable(c)) if c.via_trait.is_some())
+    };
+    let ordered = ctors
+        .iter()
+        .rev()
+        .filter(|&&i| !via_trait(i))
+        .chain(ctors.iter().rev().filter(|&&i| via_trait(i)));
+    for &i in ordered {
         let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
@@ -985,7 +997,19 @@ fn rebuild_directly(
 ) -> Result<(), &'static str> {
     let mut state_dyns = Vec::new();
     dyn_addrs(state, &mut state_dyns);
-    for &i in ctors_of(cx, type_path).iter().rev() {
+    // The latest recorded producer first, the type's own (inherent) ones before trait ones
+    // (`PaperLedger::new()` rather than `<PaperLedger as Default>::default()`).
+    let ctors = ctors_of(cx, type_path);
+    let via_trait = |i: usize| {
+        matches!(cx.targets.get(&cx.trace.calls[i].function),
+            Some(Target::Callable(c)) if c.via_trait.is_some())
+    };
+    let ordered = ctors
+        .iter()
+        .rev()
+        .filter(|&&i| !via_trait(i))
+        .chain(ctors.iter().rev().filter(|&&i| via_trait(i)));
+    for &i in ordered {
         let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
