@@ -6,24 +6,7 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
-
-fn cargo_test(dir: &Path) -> (bool, String) {
-    let test = cargo_in(dir, &["test", "--tests", "--no-fail-fast"]);
-    (
-        test.status.success(),
-        format!("{}\n{}", stdout(&test), stderr(&test)),
-    )
-}
-
-fn edit(path: &Path, from: &str, to: &str) {
-    let source = std::fs::read_to_string(path).unwrap();
-    let changed = source.replacen(from, to, 1);
-    assert_ne!(source, changed, "{from:?} was found in {}", path.display());
-    std::fs::write(path, changed).unwrap();
-}
 
 #[test]
 fn abc_tests_mock_the_asker_and_the_answerer_and_catch_an_extra_call() {

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 
 const MANIFEST: &str =
@@ -26,21 +24,6 @@ fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf,
     let db = build_and_record(&dir, "shapes", &[]);
     let summary = generate_into_tests(&dir, &db, &[]);
     (tmp, dir, summary)
-}
-
-fn cargo_test(dir: &Path) -> (bool, String) {
-    let test = cargo_in(dir, &["test", "--tests", "--no-fail-fast"]);
-    (
-        test.status.success(),
-        format!("{}\n{}", stdout(&test), stderr(&test)),
-    )
-}
-
-fn edit(path: &Path, from: &str, to: &str) {
-    let source = std::fs::read_to_string(path).unwrap();
-    let changed = source.replacen(from, to, 1);
-    assert_ne!(source, changed, "{from:?} was found in {}", path.display());
-    std::fs::write(path, changed).unwrap();
 }
 
 /// Slices, arrays and vectors, empty or not, passed to plain and generic parameters

@@ -25,21 +25,11 @@ const KEYWORDS: &[&str] = &[
 /// Path segments that are keywords but may stand in a path (`crate::x`, `self::y`, `Self::z`).
 const PATH_KEYWORDS: &[&str] = &["crate", "self", "super", "Self"];
 
-/// Whether `c` must never appear raw in generated source: control characters, the Unicode line
-/// and paragraph separators, and invisible format characters (bidirectional overrides,
-/// zero-width joiners, the byte-order mark...).
+/// Whether `c` must never appear raw in generated source: what a terminal would act on
+/// (control characters, line and paragraph separators) and invisible format characters such as
+/// bidirectional overrides, which rustc refuses in literals and comments.
 fn is_unsafe_char(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}'
-            | '\u{061C}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{FEFF}'
-            | '\u{FFF9}'..='\u{FFFB}'
-        )
+    carve_storage::acts_on_terminal(c)
 }
 
 fn push_escaped(out: &mut String, c: char, quote: char) {

@@ -13,7 +13,7 @@ use crate::model::{Field, Value};
 /// and CSI start escape sequences, CR and BS overwrite what was shown), the Unicode line and
 /// paragraph separators, and invisible format characters such as bidirectional overrides, which
 /// make text read differently from what it is.
-fn acts_on_terminal(c: char) -> bool {
+pub fn acts_on_terminal(c: char) -> bool {
     c.is_control()
         || matches!(c,
             '\u{00AD}'

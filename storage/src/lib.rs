@@ -9,7 +9,7 @@ mod schema;
 mod store;
 mod writer;
 
-pub use display::terminal_safe;
+pub use display::{acts_on_terminal, terminal_safe};
 pub use error::StorageError;
 pub use glob::{closing_angle, glob_match, matches_function};
 pub use model::*;

@@ -255,3 +255,20 @@ pub fn rustc_program(dir: &Path, name: &str, edition: &str, source: &str) -> Pat
     assert!(built.success(), "rustc compiles {name}.rs");
     bin
 }
+
+/// `cargo test --tests --no-fail-fast` in the crate at `dir`: whether it passed, and its output.
+pub fn cargo_test(dir: &Path) -> (bool, String) {
+    let test = cargo_in(dir, &["test", "--tests", "--no-fail-fast"]);
+    (
+        test.status.success(),
+        format!("{}\n{}", stdout(&test), stderr(&test)),
+    )
+}
+
+/// Replaces the first `from` in the file at `path` by `to`; the text must be there.
+pub fn edit(path: &Path, from: &str, to: &str) {
+    let source = std::fs::read_to_string(path).unwrap();
+    let changed = source.replacen(from, to, 1);
+    assert_ne!(source, changed, "{from:?} was found in {}", path.display());
+    std::fs::write(path, changed).unwrap();
+}
