@@ -9,19 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use carve_storage::Value;
 
+use crate::syntax::KEYWORDS;
+
 /// Longest generated identifier, before any numeric suffix.
 const MAX_IDENT: usize = 72;
 /// Longest slug of one value.
 const MAX_SLUG: usize = 24;
-
-/// Rust keywords (strict, reserved and weak ones that cannot name a function).
-const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
-    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
-    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
-    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
-    "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
-];
 
 /// Lowercase snake identifier made of `[a-z0-9_]`, not starting with a digit, not a keyword,
 /// never empty.

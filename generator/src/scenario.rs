@@ -836,19 +836,7 @@ fn derive(
         .map(|(_, before, after)| Transition { before, after })
         .collect();
     let mut starts: Vec<&Value> = Vec::new();
-    // The latest recorded producer first, the type's own (inherent) ones before trait ones
-    // (`PaperLedger::new()` rather than `<PaperLedger as Default>::default()`).
-    let ctors = ctors_of(cx, type_path);
-    let via_trait = |i: usize| {
-        matches!(cx.targets.get(&cx.trace.calls[i].function),
-            Some(Target::Callable(c)) if c.via_trait.is_some())
-    };
-    let ordered = ctors
-        .iter()
-        .rev()
-        .filter(|&&i| !via_trait(i))
-        .chain(ctors.iter().rev().filter(|&&i| via_trait(i)));
-    for &i in ordered {
+    for i in producers_in_order(cx, type_path) {
         let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
@@ -957,6 +945,20 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     (own_ctor || produces).then_some(state)
 }
 
+/// The recorded producers of `type_path` objects (indices into the trace's calls), the latest
+/// first, the type's own (inherent) ones before trait ones (`PaperLedger::new()` rather than
+/// `<PaperLedger as Default>::default()`).
+fn producers_in_order(cx: &Ctx, type_path: &str) -> Vec<usize> {
+    let ctors = ctors_of(cx, type_path);
+    let via_trait = |i: usize| {
+        matches!(cx.targets.get(&cx.trace.calls[i].function),
+            Some(Target::Callable(c)) if c.via_trait.is_some())
+    };
+    let (inherent, by_trait): (Vec<usize>, Vec<usize>) =
+        ctors.iter().rev().copied().partition(|&i| !via_trait(i));
+    inherent.into_iter().chain(by_trait).collect()
+}
+
 /// How many producer calls deep an arrange step may go to rebuild one object.
 const MAX_PRODUCER_DEPTH: u32 = 4;
 
@@ -997,19 +999,7 @@ fn rebuild_directly(
 ) -> Result<(), &'static str> {
     let mut state_dyns = Vec::new();
     dyn_addrs(state, &mut state_dyns);
-    // The latest recorded producer first, the type's own (inherent) ones before trait ones
-    // (`PaperLedger::new()` rather than `<PaperLedger as Default>::default()`).
-    let ctors = ctors_of(cx, type_path);
-    let via_trait = |i: usize| {
-        matches!(cx.targets.get(&cx.trace.calls[i].function),
-            Some(Target::Callable(c)) if c.via_trait.is_some())
-    };
-    let ordered = ctors
-        .iter()
-        .rev()
-        .filter(|&&i| !via_trait(i))
-        .chain(ctors.iter().rev().filter(|&&i| via_trait(i)));
-    for &i in ordered {
+    for i in producers_in_order(cx, type_path) {
         let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
