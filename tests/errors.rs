@@ -238,13 +238,7 @@ fn a_read_only_trace_in_a_read_only_directory_is_shown_carved_and_gated_unchange
     assert!(stdout(&show).contains("pauses::step"), "{}", stdout(&show));
     let out = tmp.path().join("tests");
     std::fs::create_dir(&out).unwrap();
-    let generated = carve()
-        .args(["generate", "--no-verify", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let generated = generate_unverified(&db, &out, &[]);
     assert!(generated.status.success(), "{}", stderr(&generated));
     assert!(
         stdout(&generated).contains("wrote"),
@@ -351,13 +345,7 @@ fn a_module_name_of_236_characters_still_gets_its_tests_written() {
     let db = build_and_record(&dir, "longmod", &[]);
     let out = dir.join("tests");
     std::fs::create_dir(&out).unwrap();
-    let generated = carve()
-        .args(["generate", "--no-verify", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let generated = generate_unverified(&db, &out, &[]);
     assert!(generated.status.success(), "{}", stderr(&generated));
     let files: Vec<String> = std::fs::read_dir(&out)
         .unwrap()

@@ -272,13 +272,7 @@ fn a_manifest_with_autotests_off_is_refused_with_the_fix() {
     )
     .unwrap();
     std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let out = carve()
-        .args(["generate", "--no-verify", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(dir.join("tests"))
-        .output()
-        .unwrap();
+    let out = generate_unverified(&db, &dir.join("tests"), &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");

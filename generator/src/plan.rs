@@ -576,34 +576,33 @@ fn outside_lib(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
 
 /// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
 fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
-    let inner_and_rest = path.strip_prefix('<')?;
-    let end = closing_angle(inner_and_rest)?;
-    let inner = &inner_and_rest[..end];
-    let parts = split_top(inner, " as ");
-    let [ty, tr] = parts.as_slice() else {
-        return None;
-    };
-    let method = inner_and_rest[end + 1..]
-        .trim_start_matches("::")
-        .to_string();
-    Some((ty.trim().to_string(), tr.trim().to_string(), method))
+    let (ty, tr, method) = split_angled(path.strip_prefix('<')?, "", " as ")?;
+    Some((ty, tr, method))
 }
 
 /// `(type, trait, method)` of `module::<impl Trait for Type>::method`, the spelling of legacy
 /// symbol mangling.
 fn split_impl_block(path: &str) -> Option<(String, String, String)> {
     let at = path.find("<impl ")?;
-    let inner_and_rest = &path[at + 1..];
+    let (tr, ty, method) = split_angled(&path[at + 1..], "impl ", " for ")?;
+    Some((ty, tr, method))
+}
+
+/// `A SEP B>::method` (the text after a `<`, whose inside starts with `prefix`) →
+/// (`A`, `B`, `method`).
+fn split_angled(inner_and_rest: &str, prefix: &str, sep: &str) -> Option<(String, String, String)> {
     let end = closing_angle(inner_and_rest)?;
-    let inner = inner_and_rest[..end].strip_prefix("impl ")?;
-    let parts = split_top(inner, " for ");
-    let [tr, ty] = parts.as_slice() else {
+    let inner = inner_and_rest[..end].strip_prefix(prefix)?;
+    let parts = split_top(inner, sep);
+    let [first, second] = parts.as_slice() else {
         return None;
     };
-    let method = inner_and_rest[end + 1..]
-        .trim_start_matches("::")
-        .to_string();
-    Some((ty.trim().to_string(), tr.trim().to_string(), method))
+    let method = inner_and_rest[end + 1..].trim_start_matches("::");
+    Some((
+        first.trim().to_string(),
+        second.trim().to_string(),
+        method.to_string(),
+    ))
 }
 
 /// The trait of a `<Type as Trait>::method` path, without generic arguments.

@@ -272,3 +272,15 @@ pub fn edit(path: &Path, from: &str, to: &str) {
     assert_ne!(source, changed, "{from:?} was found in {}", path.display());
     std::fs::write(path, changed).unwrap();
 }
+
+/// `carve generate --no-verify --db DB --out OUT [extra...]`, as run (its output, not checked).
+pub fn generate_unverified(db: &Path, out: &Path, extra: &[&str]) -> Output {
+    carve()
+        .args(["generate", "--no-verify", "--db"])
+        .arg(db)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("carve runs")
+}
