@@ -276,3 +276,102 @@ fn main() {
     assert!(!ok, "the changed error must fail a test: {out}");
     assert!(out.contains("parse_id_") && out.contains("FAILED"), "{out}");
 }
+
+/// Associated functions and std trait methods of generic types (`Stack<T>`, `Buckets<K, S =
+/// RandomState>`) are called on the recorded instance (`shapes::Stack::<u32>::new()`,
+/// `<shapes::Stack<String> as Default>::default()`), private std paths spelled publicly.
+#[test]
+fn generic_types_are_called_on_their_recorded_instance() {
+    let lib = r#"
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hash};
+
+#[derive(Debug, Clone)]
+pub struct Stack<T> {
+    items: Vec<T>,
+    high: usize,
+}
+
+impl<T: Clone> Stack<T> {
+    pub fn new() -> Self {
+        Stack { items: Vec::new(), high: 0 }
+    }
+    pub fn push(&mut self, x: T) {
+        self.items.push(x);
+        self.high = self.high.max(self.items.len());
+    }
+    pub fn pop(&mut self) -> Option<T> {
+        self.items.pop()
+    }
+    pub fn high(&self) -> usize {
+        self.high
+    }
+}
+
+impl<T: Clone> Default for Stack<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub struct Buckets<K, S = RandomState> {
+    slots: Vec<Vec<K>>,
+    hasher: S,
+}
+
+impl<K: Hash + Eq> Buckets<K> {
+    pub fn new(n: usize) -> Self {
+        Buckets { slots: (0..n).map(|_| Vec::new()).collect(), hasher: RandomState::new() }
+    }
+}
+
+impl<K: Hash + Eq, S: BuildHasher> Buckets<K, S> {
+    pub fn insert(&mut self, k: K) -> bool {
+        let i = (self.hasher.hash_one(&k) % self.slots.len() as u64) as usize;
+        if self.slots[i].contains(&k) {
+            return false;
+        }
+        self.slots[i].push(k);
+        true
+    }
+    pub fn len(&self) -> usize {
+        self.slots.iter().map(Vec::len).sum()
+    }
+}
+"#;
+    let main = r#"
+use shapes::{Buckets, Stack};
+fn main() {
+    let mut s: Stack<u32> = Stack::new();
+    for i in 0..3 { s.push(i * 10); }
+    println!("{:?} {}", s.pop(), s.high());
+    let w: Stack<String> = Stack::default();
+    println!("{:?}", w);
+    let mut b: Buckets<String> = Buckets::new(4);
+    for k in ["x", "y", "x"] { println!("{}", b.insert(k.to_string())); }
+    println!("{}", b.len());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "shapes::Stack::<u32>::new()",
+        "<shapes::Stack<String> as std::default::Default>::default()",
+        "shapes::Buckets::<",
+        "std::collections::hash_map::RandomState",
+        "buckets.insert(String::from(\"x\"))",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    assert!(!summary.contains("generic"), "{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "return false;", "return true;");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(
+        out.contains("insert_returns_false") && out.contains("FAILED"),
+        "{out}"
+    );
+}

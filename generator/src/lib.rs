@@ -7,6 +7,7 @@
 mod api;
 mod debug_repr;
 mod error;
+mod instance;
 pub mod libtest;
 mod literal;
 mod naming;

@@ -5,7 +5,7 @@
 //! the suffix of the declared width. Where the declaration says nothing usable (a type parameter,
 //! `impl Trait`, a type alias) the value's own recorded type is used instead.
 
-use carve_storage::Value;
+use carve_storage::{Field, Value};
 use serde::Serialize;
 
 use crate::syntax::{self, char_lit, str_lit, Refused};
@@ -354,6 +354,9 @@ pub fn render_value(
             };
             compose(&path, fields, &args, true)
         }
+        Value::Struct { ty, fields } if std_value(ty, fields).is_some() => {
+            std_value(ty, fields).ok_or(LiteralError::Undecoded)
+        }
         Value::Struct { ty, fields } => {
             let base = strip_generics(ty);
             let shape = facts
@@ -407,6 +410,47 @@ pub fn render_value(
         }
         _ => Err(LiteralError::Undecoded),
     }
+}
+
+/// Standard-library values whose representation is private, written through the public
+/// constructor that makes them: `NonZero<usize>` (recorded as its niche-carrying inner integer)
+/// is `std::num::NonZero::<usize>::new(8).unwrap()`, `Duration` is `Duration::new(secs, nanos)`.
+fn std_value(ty: &str, fields: &[Field]) -> Option<String> {
+    // The integer inside however many newtype layers the standard library wraps it in.
+    fn innermost(v: &Value) -> Option<&Value> {
+        match v {
+            Value::Int { .. } | Value::Uint { .. } => Some(v),
+            Value::Struct { fields, .. } if fields.len() == 1 => innermost(&fields[0].value),
+            _ => None,
+        }
+    }
+    let base = strip_generics(ty);
+    let int_of = |v: &Value| -> Option<String> {
+        let int = innermost(v)?;
+        let prim = match int {
+            Value::Int { ty, .. } | Value::Uint { ty, .. } => Prim::from_name(ty)?,
+            _ => return None,
+        };
+        render_prim(int, prim).ok()
+    };
+    let nonzero = ["core::num::nonzero::NonZero", "std::num::NonZero"]
+        .iter()
+        .any(|p| base.starts_with(p));
+    if nonzero {
+        let [field] = fields else { return None };
+        let int = innermost(&field.value)?;
+        let (Value::Int { ty: prim, .. } | Value::Uint { ty: prim, .. }) = int else {
+            return None;
+        };
+        let lit = int_of(int)?;
+        return Some(format!("std::num::NonZero::<{prim}>::new({lit}).unwrap()"));
+    }
+    if matches!(base, "core::time::Duration" | "std::time::Duration") {
+        let field = |name: &str| fields.iter().find(|f| f.name == name).map(|f| &f.value);
+        let (secs, nanos) = (int_of(field("secs")?)?, int_of(field("nanos")?)?);
+        return Some(format!("std::time::Duration::new({secs}, {nanos})"));
+    }
+    None
 }
 
 /// The type paths a recorded type name mentions: `core::result::Result<u32, m::E>` gives
@@ -976,6 +1020,50 @@ mod tests {
         fn shape(&self, _: &str) -> Option<Shape> {
             None
         }
+    }
+
+    #[test]
+    fn std_values_with_private_representations_use_their_public_constructor() {
+        let field = |name: &str, value: Value| Field {
+            name: name.into(),
+            value,
+        };
+        let nonzero = Value::Struct {
+            ty: "core::num::nonzero::NonZero<usize>".into(),
+            fields: vec![field(
+                "__0",
+                Value::Struct {
+                    ty: "core::num::niche_types::NonZeroUsizeInner".into(),
+                    fields: vec![field("__0", uint("usize", 8))],
+                },
+            )],
+        };
+        let got = render_value(&nonzero, true, &NoTypes).unwrap();
+        assert_eq!(got, "std::num::NonZero::<usize>::new(8usize).unwrap()");
+        assert!(parses(&got));
+        let duration = Value::Struct {
+            ty: "core::time::Duration".into(),
+            fields: vec![
+                field("secs", uint("u64", 3)),
+                field(
+                    "nanos",
+                    Value::Struct {
+                        ty: "core::num::niche_types::Nanoseconds".into(),
+                        fields: vec![field("__0", uint("u32", 5))],
+                    },
+                ),
+            ],
+        };
+        assert_eq!(
+            render_value(&duration, true, &NoTypes).unwrap(),
+            "std::time::Duration::new(3u64, 5u32)"
+        );
+        // Another crate's `NonZero` is no standard value.
+        let other = Value::Struct {
+            ty: "mycrate::NonZero".into(),
+            fields: vec![field("__0", uint("u8", 1))],
+        };
+        assert!(render_value(&other, true, &NoTypes).is_err());
     }
 
     #[test]

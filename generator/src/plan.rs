@@ -18,7 +18,7 @@ use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::literal::{self, DeclType, LiteralError, Position, Prim};
 use crate::naming::{self, NameParts};
 use crate::scenario::{self, Body, MockDecl};
-use crate::std_traits;
+use crate::{instance, std_traits};
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -537,7 +537,7 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
         if !(f.public && (module.reachable || api.public_path(&full).is_some())) {
             return Target::Private;
         }
-        return callable(api, module, None, f);
+        return callable(api, info, module, None, f);
     }
     // ...or an associated function of type `owners.last()`.
     if let Some((type_name, module_path)) = owners.split_last() {
@@ -549,7 +549,7 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
                     if !(reachable && ty.public && f.public) {
                         return Target::Private;
                     }
-                    return callable(api, module, Some(ty), f);
+                    return callable(api, info, module, Some(ty), f);
                 }
             }
         }
@@ -735,15 +735,22 @@ fn resolve_std_trait_impl(
     public_trait: &str,
     method: &str,
 ) -> Target {
-    if ty != literal::strip_generics(ty) {
-        return Target::Unsupported("trait impl on a generic type");
-    }
-    if !(crate::syntax::is_path(ty) && crate::syntax::is_ident(method)) {
+    let base = literal::strip_generics(ty);
+    if !(crate::syntax::is_path(base) && crate::syntax::is_ident(method)) {
         return Target::Unsupported("trait impl on a reference or type parameter");
     }
-    if api.public_type(ty).is_none() {
+    if api.public_type(base).is_none() {
         return Target::Private;
     }
+    // `<shapes::Stack<T> as Default>::default` is called on the recorded instance.
+    let written = if ty == base {
+        ty.to_string()
+    } else {
+        match instance::instance_type(info, base, api) {
+            Some(written) => written,
+            None => return Target::Unsupported("trait impl on a generic type"),
+        }
+    };
     let f = match std_traits::method_api(info, method) {
         Ok(f) => f,
         Err(why) => return Target::Unsupported(why),
@@ -757,7 +764,7 @@ fn resolve_std_trait_impl(
     } else {
         public_trait.to_string()
     };
-    let module = parse_fn_path(ty)
+    let module = parse_fn_path(base)
         .ok()
         .and_then(|segments| {
             segments
@@ -767,21 +774,23 @@ fn resolve_std_trait_impl(
         .unwrap_or_default();
     Target::Callable(Box::new(Callable {
         module,
-        call_path: format!("<{ty} as {trait_written}>::{method}"),
+        call_path: format!("<{written} as {trait_written}>::{method}"),
         subject: f.name.clone(),
         api: f,
-        self_type: Some(ty.to_string()),
+        self_type: Some(base.to_string()),
         via_trait: Some(public_trait.to_string()),
     }))
 }
 
-fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi) -> Target {
+fn callable(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    module: &ModuleApi,
+    ty: Option<&TypeApi>,
+    f: &FnApi,
+) -> Target {
     if let Some(blocker) = f.blocker {
         return Target::Unsupported(blocker);
-    }
-    // `impl<R: Repo> Service<R>` is callable: its parameters are filled in by mocks.
-    if ty.is_some_and(|t| t.unmockable_generic) {
-        return Target::Unsupported("generic");
     }
     let mut call_path = vec![api.crate_name.clone()];
     call_path.extend(module.path.iter().cloned());
@@ -798,6 +807,25 @@ fn callable(api: &CrateApi, module: &ModuleApi, ty: Option<&TypeApi>, f: &FnApi)
             .collect::<Vec<_>>()
             .join("::")
     });
+    // A generic type's associated function is called on the recorded instance
+    // (`Stack::<u32>::new()`; see [`instance`]); `impl<R: Repo> Service<R>` leaves to
+    // inference the parameters carve fills in with mocks. A method needs no instance: its
+    // receiver is rebuilt by calls that name it.
+    if let (Some(ty), Some(self_type)) = (ty, &self_type) {
+        if ty.generic && !f.has_receiver {
+            let args = instance::recorded_args(info, self_type);
+            let fish = args
+                .as_deref()
+                .map(|a| instance::turbofish(a, api, !ty.unmockable_generic))
+                .unwrap_or_default();
+            if fish.is_empty() && ty.unmockable_generic {
+                return Target::Unsupported("generic instance not nameable");
+            }
+            if let Some(last) = call_path.last_mut() {
+                last.push_str(&fish);
+            }
+        }
+    }
     call_path.push(f.ident.clone());
     subject.push_str(&f.name);
     Target::Callable(Box::new(Callable {
@@ -846,17 +874,21 @@ fn parse_fn_path(path: &str) -> Result<Vec<String>, &'static str> {
     Ok(cleaned)
 }
 
-/// Splits on `sep` outside angle brackets.
-fn split_top(s: &str, sep: &str) -> Vec<String> {
+/// `s` split at each `sep` outside any `<>`, `()` or `[]`.
+pub(crate) fn split_top(s: &str, sep: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
     let mut i = 0;
     while i < s.len() {
         let rest = &s[i..];
-        if rest.starts_with('<') {
+        if rest.starts_with("->") {
+            i += 2;
+            continue;
+        }
+        if rest.starts_with(['<', '(', '[']) {
             depth += 1;
-        } else if rest.starts_with('>') {
+        } else if rest.starts_with(['>', ')', ']']) {
             depth = depth.saturating_sub(1);
         } else if depth == 0 && rest.starts_with(sep) {
             parts.push(s[start..i].to_string());

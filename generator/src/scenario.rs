@@ -731,7 +731,7 @@ fn undo(b: &mut Builder, mark: Mark) {
 }
 
 /// How many recorded calls a rebuilt object may replay after its constructor.
-const MAX_REPLAYED_CALLS: usize = 24;
+const MAX_REPLAYED_CALLS: usize = 64;
 /// How many candidate calls the search for one object's replay may try in all.
 const REPLAY_BUDGET: usize = 200;
 

@@ -150,8 +150,59 @@ pub fn std_spelling(ty: &str) -> String {
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
+    for (private, public) in PUBLIC_STD_TYPES {
+        out = crate::plan::spell_public(&out, &[(private.to_string(), public.to_string())]);
+    }
     out
 }
+
+/// Standard types whose defining module is private, by the path DWARF gives them (after the
+/// `alloc::`/`core::` to `std::` rewrite), with the path a test writes.
+const PUBLIC_STD_TYPES: &[(&str, &str)] = &[
+    (
+        "std::hash::random::RandomState",
+        "std::collections::hash_map::RandomState",
+    ),
+    (
+        "std::hash::random::DefaultHasher",
+        "std::collections::hash_map::DefaultHasher",
+    ),
+    (
+        "std::collections::hash::map::HashMap",
+        "std::collections::HashMap",
+    ),
+    (
+        "std::collections::hash::set::HashSet",
+        "std::collections::HashSet",
+    ),
+    (
+        "std::collections::btree::map::BTreeMap",
+        "std::collections::BTreeMap",
+    ),
+    (
+        "std::collections::btree::set::BTreeSet",
+        "std::collections::BTreeSet",
+    ),
+    (
+        "std::collections::vec_deque::VecDeque",
+        "std::collections::VecDeque",
+    ),
+    (
+        "std::collections::binary_heap::BinaryHeap",
+        "std::collections::BinaryHeap",
+    ),
+    (
+        "std::collections::linked_list::LinkedList",
+        "std::collections::LinkedList",
+    ),
+    ("std::num::nonzero::", "std::num::"),
+    ("std::ops::range::", "std::ops::"),
+    ("std::ptr::non_null::NonNull", "std::ptr::NonNull"),
+    ("std::ffi::c_str::CString", "std::ffi::CString"),
+    ("std::ffi::c_str::CStr", "std::ffi::CStr"),
+    ("std::ffi::os_str::OsString", "std::ffi::OsString"),
+    ("std::ffi::os_str::OsStr", "std::ffi::OsStr"),
+];
 
 #[cfg(test)]
 mod tests {
@@ -201,6 +252,14 @@ mod tests {
             "std::option::Option<&String>"
         );
         assert_eq!(std_spelling("[u8; 4]"), "[u8; 4]");
+        assert_eq!(
+            std_spelling("m::Map<alloc::string::String, std::hash::random::RandomState>"),
+            "m::Map<String, std::collections::hash_map::RandomState>"
+        );
+        assert_eq!(
+            std_spelling("core::num::nonzero::NonZero<usize>"),
+            "std::num::NonZero<usize>"
+        );
         assert_eq!(std_spelling("mycore::x"), "mycore::x");
     }
 
