@@ -394,7 +394,17 @@ pub fn render_value(
                 ));
             }
             if let Some(rest) = ty.strip_prefix('&') {
-                if let Value::Str { value: s, .. } = target.as_ref() {
+                if let Value::Str {
+                    ty: str_ty,
+                    value: s,
+                    ..
+                } = target.as_ref()
+                {
+                    // `&String` is not `&str` inside an `Option` or a tuple, where `==` needs
+                    // the exact type.
+                    if str_ty.ends_with("String") && !rest.starts_with("mut") {
+                        return Ok(format!("&String::from({})", str_lit(s)));
+                    }
                     if !rest.starts_with("mut") {
                         return Ok(str_lit(s));
                     }

@@ -144,6 +144,8 @@ pub struct Ctx<'a> {
     candidates: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of its recorded constructor-like calls, in recording order.
     ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per `type::getter`, the positions of its recorded calls (see [`getter_contradicted`]).
+    getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -182,6 +184,7 @@ impl<'a> Ctx<'a> {
             steps: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
             ctors: RefCell::new(HashMap::new()),
+            getter_calls: RefCell::new(HashMap::new()),
         };
         // Children start after their parent: in reverse order every child comes first.
         let mut below = HashMap::with_capacity(trace.calls.len());
@@ -1231,6 +1234,36 @@ fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str)
 
 /// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters,
 /// or, when some field shows through neither, on its derived `Debug` output as a whole.
+/// Whether the recording shows getter `getter` of `type_path` returning something other than
+/// field `field` of its receiver (SmallVec's `capacity()` is not its `capacity` field, which
+/// holds the length while the items are inline): a field's namesake is its getter only until a
+/// recorded call says otherwise.
+fn getter_contradicted(cx: &Ctx, type_path: &str, getter: &str, field: &str) -> bool {
+    let calls = cached(&cx.getter_calls, &format!("{type_path}::{getter}"), || {
+        (0..cx.trace.calls.len())
+            .filter(|&i| {
+                matches!(cx.targets.get(&cx.trace.calls[i].function),
+                    Some(Target::Callable(c)) if c.api.has_receiver
+                        && c.api.ident == getter
+                        && c.self_type.as_deref() == Some(type_path))
+            })
+            .collect()
+    });
+    calls.iter().any(|&i| {
+        let call = &cx.trace.calls[i];
+        let (Some(recv), Some(ret)) = (call.arg("self"), call.ret.as_ref()) else {
+            return false;
+        };
+        let Value::Struct { fields, .. } = strip_ref(recv) else {
+            return false;
+        };
+        fields
+            .iter()
+            .find(|f| f.name == field)
+            .is_some_and(|f| !same_state(strip_ref(&f.value), strip_ref(ret)))
+    })
+}
+
 fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effect> {
     let Value::Struct { fields, .. } = strip_ref(state) else {
         return Vec::new();
@@ -1248,6 +1281,7 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
                 && !f.mut_receiver
                 && f.params.is_empty()
                 && f.blocker.is_none()
+                && !getter_contradicted(cx, type_path, &f.ident, &field.name)
         });
         let (actual, expected) = if let Some(g) = getter {
             let expected = literal::render(&field.value, &g.ret, Position::Expected)
