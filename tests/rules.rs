@@ -375,3 +375,68 @@ fn main() {
         "{out}"
     );
 }
+
+/// Standard values with private representations are written through their public constructors
+/// (`NonZero::new(4).unwrap()`, `0..2`), and a field's namesake method checks the field only
+/// while the recording agrees: here `capacity()` is what is left, not the `capacity` field.
+#[test]
+fn std_values_use_public_constructors_and_getters_need_the_recordings_agreement() {
+    let lib = r#"
+use std::num::NonZeroUsize;
+use std::ops::Range;
+
+pub struct Slots {
+    capacity: usize,
+    limit: NonZeroUsize,
+    items: Vec<u32>,
+}
+
+impl Slots {
+    pub fn new(limit: NonZeroUsize) -> Slots {
+        Slots { capacity: 0, limit, items: Vec::new() }
+    }
+    pub fn add(&mut self, x: u32) {
+        self.items.push(x);
+        self.capacity = self.items.len();
+    }
+    pub fn capacity(&self) -> usize {
+        self.limit.get() - self.capacity
+    }
+    pub fn window(&self) -> Range<usize> {
+        0..self.capacity
+    }
+}
+"#;
+    let main = r#"
+use std::num::NonZeroUsize;
+fn main() {
+    let mut s = shapes::Slots::new(NonZeroUsize::new(5).unwrap());
+    println!("{}", s.capacity());
+    s.add(7);
+    s.add(9);
+    println!("{} {:?}", s.capacity(), s.window());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "shapes::Slots::new(std::num::NonZero::<usize>::new(5usize).unwrap())",
+        "(0usize..2usize)",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    // `capacity()` returned 5 while the field held 0: it is no check of the field.
+    assert!(!file.contains("slots.capacity(), 0usize"), "{file}");
+    assert!(!summary.contains("failed verification"), "{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(
+        &dir.join("src/lib.rs"),
+        "0..self.capacity",
+        "1..self.capacity",
+    );
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains("window_") && out.contains("FAILED"), "{out}");
+}

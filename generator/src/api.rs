@@ -280,6 +280,12 @@ impl CrateApi {
         Some((self.find_module(module)?, name.clone()))
     }
 
+    /// A type the crate declares at `path`, public or not.
+    pub fn declared_type(&self, path: &str) -> Option<&TypeApi> {
+        let (module, name) = self.split_path(path)?;
+        module.types.get(&name)
+    }
+
     /// A type by its recorded path, when a test can name it (public, reachable module).
     pub fn public_type(&self, path: &str) -> Option<&TypeApi> {
         let (module, name) = self.split_path(path)?;

@@ -455,8 +455,31 @@ fn std_value(ty: &str, fields: &[Field]) -> Option<String> {
         let lit = int_of(int)?;
         return Some(format!("std::num::NonZero::<{prim}>::new({lit}).unwrap()"));
     }
+    let field = |name: &str| fields.iter().find(|f| f.name == name).map(|f| &f.value);
+    match base {
+        "core::ops::range::Range" => {
+            return Some(format!(
+                "({}..{})",
+                int_of(field("start")?)?,
+                int_of(field("end")?)?
+            ));
+        }
+        "core::ops::range::RangeFrom" => return Some(format!("({}..)", int_of(field("start")?)?)),
+        "core::ops::range::RangeTo" => return Some(format!("(..{})", int_of(field("end")?)?)),
+        // An exhausted `RangeInclusive` has no literal.
+        "core::ops::range::RangeInclusive" => {
+            if !matches!(field("exhausted")?, Value::Bool { value: false }) {
+                return None;
+            }
+            return Some(format!(
+                "({}..={})",
+                int_of(field("start")?)?,
+                int_of(field("end")?)?
+            ));
+        }
+        _ => {}
+    }
     if matches!(base, "core::time::Duration" | "std::time::Duration") {
-        let field = |name: &str| fields.iter().find(|f| f.name == name).map(|f| &f.value);
         let (secs, nanos) = (int_of(field("secs")?)?, int_of(field("nanos")?)?);
         return Some(format!("std::time::Duration::new({secs}, {nanos})"));
     }
@@ -493,6 +516,11 @@ const STD_COMPARABLE: &[&str] = &[
     "std::hash::random::RandomState",
     "core::time::Duration",
     "core::cmp::Ordering",
+    "core::num::nonzero::NonZero",
+    "core::ops::range::Range",
+    "core::ops::range::RangeInclusive",
+    "core::ops::range::RangeFrom",
+    "core::ops::range::RangeTo",
 ];
 
 /// Whether `==` is known to compile on type path `t`: a primitive, a standard type above, or a
@@ -1067,6 +1095,17 @@ mod tests {
         assert_eq!(
             render_value(&duration, true, &NoTypes).unwrap(),
             "std::time::Duration::new(3u64, 5u32)"
+        );
+        let range = Value::Struct {
+            ty: "core::ops::range::Range<usize>".into(),
+            fields: vec![
+                field("start", uint("usize", 2)),
+                field("end", uint("usize", 5)),
+            ],
+        };
+        assert_eq!(
+            render_value(&range, true, &NoTypes).unwrap(),
+            "(2usize..5usize)"
         );
         // Another crate's `NonZero` is no standard value.
         let other = Value::Struct {

@@ -173,6 +173,20 @@ pub struct Summary {
     /// Every in-scope call without a test, with its function and the reason (the counts in
     /// `skipped`, one by one).
     pub skipped_calls: Vec<SkippedCall>,
+    /// Every recorded function carve does not write tests for yet, with the reason and how
+    /// many calls it had (the counts in `unsupported`, by function).
+    pub unsupported_functions: Vec<UnsupportedFunction>,
+}
+
+/// A recorded function carve does not write tests for yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnsupportedFunction {
+    /// As recorded: `indexmap::map::IndexMap<K,V,S>::retain`.
+    pub function: String,
+    pub reason: String,
+    pub calls: usize,
+    /// Whether the function is public API (counted in `public_api`).
+    pub public_api: bool,
 }
 
 /// Plans the tests for every call in `trace` against the crate described by `api`.
@@ -257,6 +271,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
     let mut index: HashMap<(Vec<String>, Body, Option<u64>), usize> = HashMap::new();
 
+    let mut unsupported_by_fn: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();
     for call in &trace.calls {
         let callable = match targets.get(&call.function) {
             None => {
@@ -272,9 +287,14 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
             }
             Some(Target::Unsupported(kind)) => {
                 *summary.unsupported.entry((*kind).to_string()).or_default() += 1;
-                if !OUTSIDE_PUBLIC_API.contains(kind) {
+                let public = !OUTSIDE_PUBLIC_API.contains(kind);
+                if public {
                     summary.public_api += 1;
                 }
+                let path = trace
+                    .function(call.function)
+                    .map_or("", |f| f.path.as_str());
+                *unsupported_by_fn.entry((path, *kind, public)).or_default() += 1;
                 continue;
             }
             Some(Target::Callable(c)) => c,
@@ -404,6 +424,24 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
             needs_sequence,
         });
     }
+
+    summary.unsupported_functions = unsupported_by_fn
+        .into_iter()
+        .map(
+            |((function, reason, public_api), calls)| UnsupportedFunction {
+                function: function.to_string(),
+                reason: reason.to_string(),
+                calls,
+                public_api,
+            },
+        )
+        .collect();
+    // The most called first: what holds the most calls back.
+    summary.unsupported_functions.sort_by(|a, b| {
+        b.calls
+            .cmp(&a.calls)
+            .then_with(|| a.function.cmp(&b.function))
+    });
 
     let program = Path::new(&trace.run.info.program).file_name().map_or_else(
         || trace.run.info.program.clone(),
@@ -632,6 +670,12 @@ fn resolve_trait_impl(
     if ty_segments.first() != Some(&api.crate_name) {
         return resolve_foreign_self_impl(api, info, ty, tr, method);
     }
+    // A trait impl on a private type (`impl<K: Hash> Hash for KeyRef<K>`) is no public API,
+    // whatever the trait.
+    let base = literal::strip_generics(ty);
+    if api.declared_type(base).is_some() && api.public_type(base).is_none() {
+        return Target::Private;
+    }
     if let Some(public_trait) = std_traits::public_path(trait_base) {
         if let Some(outside) = outside_lib(api, info) {
             return outside;
@@ -646,10 +690,10 @@ fn resolve_trait_impl(
     }
     // The type and trait come from the trace's function name: written only when the crate's
     // source declares them, and as Rust paths (`&mut D`, a blanket impl's Self, is not one).
-    if !(crate::syntax::is_path(ty) && crate::syntax::is_path(tr)) {
+    if !(crate::syntax::is_path(base) && crate::syntax::is_path(tr)) {
         return Target::Unsupported("trait impl on a reference or type parameter");
     }
-    let (Some(_), Some(trait_api)) = (api.public_type(ty), api.public_trait(tr)) else {
+    let (Some(_), Some(trait_api)) = (api.public_type(base), api.public_trait(tr)) else {
         return Target::Private;
     };
     let Some(m) = trait_api.methods.iter().find(|m| m.name == method) else {
@@ -661,7 +705,7 @@ fn resolve_trait_impl(
     let module = module[..module.len().saturating_sub(1)].to_vec();
     Target::Callable(Box::new(Callable {
         module,
-        call_path: format!("{ty}::{method}"),
+        call_path: format!("{base}::{method}"),
         subject: m.name.clone(),
         api: FnApi {
             name: m.name.clone(),
@@ -673,7 +717,7 @@ fn resolve_trait_impl(
             ret: m.ret.clone(),
             blocker: None,
         },
-        self_type: Some(ty.to_string()),
+        self_type: Some(base.to_string()),
         via_trait: Some(tr.to_string()),
     }))
 }
