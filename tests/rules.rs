@@ -440,3 +440,39 @@ fn main() {
     assert!(!ok, "the changed unit must fail a test: {out}");
     assert!(out.contains("window_") && out.contains("FAILED"), "{out}");
 }
+
+/// A generic function whose arguments do not pin its type parameters down (`fn parse_as<T>(s:
+/// &str) -> T`) is called on the recorded instance: `shapes::parse_as::<u8>("42")`.
+#[test]
+fn generic_functions_are_called_on_their_recorded_instance() {
+    let lib = r#"
+pub fn parse_as<T: std::str::FromStr + Default>(s: &str) -> T {
+    s.trim().parse().unwrap_or_default()
+}
+"#;
+    let main = r#"
+fn main() {
+    let n: u8 = shapes::parse_as("42");
+    let f: f64 = shapes::parse_as(" 1.5 ");
+    let bad: i32 = shapes::parse_as("x");
+    println!("{n} {f} {bad}");
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "shapes::parse_as::<u8>(\"42\")",
+        "shapes::parse_as::<f64>(\" 1.5 \")",
+        "shapes::parse_as::<i32>(\"x\")",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    assert_eq!(carved_share(&summary), (3, 3), "{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "s.trim().parse()", "s.parse()");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains("parse_as_") && out.contains("FAILED"), "{out}");
+}

@@ -22,7 +22,7 @@ use crate::error::GenerateError;
 use crate::literal::DeclType;
 
 /// The library crate of the recorded program.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CrateApi {
     /// The name tests use for it (`[lib] name`, or the package name with `-` → `_`).
     pub crate_name: String,
@@ -153,6 +153,10 @@ pub struct FnApi {
     pub ret: DeclType,
     /// Why a test cannot call it with literals even when it is public (`async`, `unsafe`...).
     pub blocker: Option<&'static str>,
+    /// Its own type parameters, when some argument does not pin them all down
+    /// (`fn from_lines<Old, New, T>(old: Old, new: New)` where `T` is an associated type's
+    /// value): the call names the recorded instance (see `instance::fn_turbofish`).
+    pub uninferable_generics: usize,
 }
 
 /// One declared parameter.
@@ -797,11 +801,15 @@ fn fn_api(
         Some("unsafe")
     } else if sig.variadic.is_some() || sig.abi.is_some() {
         Some("extern")
-    } else if has_const_params(&sig.generics) || !inferable || ret.is_opaque() {
+    } else if has_const_params(&sig.generics) || ret.is_opaque() {
+        Some("generic")
+    } else if !inferable && params.iter().any(|p| p.ty.is_opaque()) {
+        // `impl Trait` arguments forbid naming the other parameters.
         Some("generic")
     } else {
         None
     };
+    let uninferable_generics = if inferable { 0 } else { own_generics.len() };
     FnApi {
         name: sig.ident.unraw().to_string(),
         ident: sig.ident.to_string(),
@@ -811,6 +819,7 @@ fn fn_api(
         params,
         ret,
         blocker,
+        uninferable_generics,
     }
 }
 
@@ -1402,7 +1411,9 @@ mod tests {
         let b = api.module(&key(&["a", "b"])).unwrap();
         assert_eq!(b.functions["later"].blocker, Some("async"));
         assert_eq!(b.functions["id"].blocker, None);
-        assert_eq!(b.functions["make"].blocker, Some("generic"));
+        assert_eq!(b.functions["make"].blocker, None);
+        assert_eq!(b.functions["make"].uninferable_generics, 1);
+        assert_eq!(b.functions["id"].uninferable_generics, 0);
         assert!(api
             .module(&key(&["moved"]))
             .unwrap()

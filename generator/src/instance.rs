@@ -123,6 +123,22 @@ pub fn turbofish(args: &[String], api: &CrateApi, mocked: bool) -> String {
     }
 }
 
+/// `::<&str, &str, str>`: the turbofish naming a generic function's own `own` type parameters
+/// as recorded. DWARF names an instance `from_lines<&str, &str, str>`: the impl's type
+/// parameters first, then the function's own, so its own are the last `own`. `None` when the
+/// name gives fewer, or when no argument can be named.
+pub fn fn_turbofish(dwarf_name: &str, own: usize, api: &CrateApi) -> Option<String> {
+    let open = dwarf_name.find('<')?;
+    let inner = dwarf_name[open + 1..].strip_suffix('>')?;
+    let args: Vec<String> = split_top(inner, ",")
+        .into_iter()
+        .map(|a| a.trim().to_string())
+        .collect();
+    let mine = args.get(args.len().checked_sub(own)?..)?;
+    let fish = turbofish(mine, api, false);
+    (!fish.is_empty()).then_some(fish)
+}
+
 /// `shapes::Stack<u32>`: the instance of generic type `type_path` a trait method was recorded
 /// on, for `<Type<Args> as Trait>::method`; arguments a test cannot name are `_`.
 pub fn instance_type(info: &FunctionInfo, type_path: &str, api: &CrateApi) -> Option<String> {
@@ -186,5 +202,23 @@ mod tests {
         // `shapes::StackX` is another type; no mention at all is `None`.
         let other = info(&[], Some("shapes::StackX<u32>"));
         assert_eq!(recorded_args(&other, "shapes::Stack"), None);
+    }
+
+    #[test]
+    fn a_generic_functions_own_parameters_are_the_last_of_its_dwarf_name() {
+        let mut api = CrateApi::default();
+        api.crate_name = "shapes".into();
+        assert_eq!(
+            fn_turbofish("from_lines<&str, &str, str>", 3, &api).unwrap(),
+            "::<&str, &str, str>"
+        );
+        // `get<K, V, S, Q>` on `impl<K, V, S> Cache<K, V, S>`: the function's own is `Q`.
+        assert_eq!(
+            fn_turbofish("get<u64, alloc::string::String, m::H, (u8, u16)>", 1, &api).unwrap(),
+            "::<(u8, u16)>"
+        );
+        assert_eq!(fn_turbofish("make", 1, &api), None);
+        // A closure type cannot be named.
+        assert_eq!(fn_turbofish("run<{closure_env#0}>", 1, &api), None);
     }
 }

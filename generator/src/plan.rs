@@ -716,6 +716,7 @@ fn resolve_trait_impl(
             params: m.params.clone(),
             ret: m.ret.clone(),
             blocker: None,
+            uninferable_generics: 0,
         },
         self_type: Some(base.to_string()),
         via_trait: Some(tr.to_string()),
@@ -870,13 +871,22 @@ fn callable(
             }
         }
     }
+    // A generic function whose arguments do not pin its type parameters down names the
+    // recorded instance: `TextDiff::from_lines::<&str, &str, str>(..)`, `x.parse_as::<u8>()`.
+    let mut f = f.clone();
+    if f.uninferable_generics > 0 {
+        match instance::fn_turbofish(&info.name, f.uninferable_generics, api) {
+            Some(fish) => f.ident.push_str(&fish),
+            None => return Target::Unsupported("generic instance not nameable"),
+        }
+    }
     call_path.push(f.ident.clone());
     subject.push_str(&f.name);
     Target::Callable(Box::new(Callable {
         module: module.path.clone(),
         call_path: call_path.join("::"),
         subject,
-        api: f.clone(),
+        api: f,
         self_type,
         via_trait: None,
     }))

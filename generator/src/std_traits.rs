@@ -119,6 +119,7 @@ fn api_from_instance(
         params,
         ret,
         blocker: None,
+        uninferable_generics: 0,
     })
 }
 
