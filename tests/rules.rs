@@ -476,3 +476,54 @@ fn main() {
     assert!(!ok, "the changed unit must fail a test: {out}");
     assert!(out.contains("parse_as_") && out.contains("FAILED"), "{out}");
 }
+
+/// A flags type as the `bitflags` macro (version 2) expands it, its bits held by a hidden
+/// `_::InternalBitFlags`, is written through `from_bits_retain`, the constructor every such type
+/// has.
+#[test]
+fn bitflags_values_are_written_through_from_bits_retain() {
+    let lib = r#"
+pub trait PublicFlags {
+    type Internal;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options(<Options as PublicFlags>::Internal);
+
+const _: () = {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct InternalBitFlags(u32);
+    impl PublicFlags for Options {
+        type Internal = InternalBitFlags;
+    }
+    impl Options {
+        pub const fn from_bits_retain(bits: u32) -> Options {
+            Options(InternalBitFlags(bits))
+        }
+        pub const fn bits(&self) -> u32 {
+            self.0 .0
+        }
+    }
+};
+
+pub fn describe(o: Options) -> String {
+    format!("{:b}", o.bits())
+}
+"#;
+    let main = r#"
+fn main() {
+    println!("{}", shapes::describe(shapes::Options::from_bits_retain(5)));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    let expected = "shapes::describe(shapes::Options::from_bits_retain(5u32))";
+    assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "{:b}", "{:o}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains("describe_") && out.contains("FAILED"), "{out}");
+}

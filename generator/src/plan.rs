@@ -549,6 +549,14 @@ fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     {
         return resolve_trait_impl(api, info, &ty, &tr, &method);
     }
+    // `module::<impl Type<Args>>::method`, an inherent impl written in another module: no test
+    // can call it when the type is private.
+    if let Some(ty) = inherent_impl_type(&info.path) {
+        let base = literal::strip_generics(&ty);
+        if api.declared_type(base).is_some() && api.public_type(base).is_none() {
+            return Target::Private;
+        }
+    }
     let segments = match parse_fn_path(&info.path) {
         Ok(segments) => segments,
         Err(kind) => return Target::Unsupported(kind),
@@ -610,6 +618,16 @@ fn outside_lib(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     } else {
         "other crate"
     }))
+}
+
+/// `m::<impl abc::Tree<abc::Item>>::append` → `abc::Tree<abc::Item>` (legacy mangling's
+/// spelling of an inherent impl).
+fn inherent_impl_type(path: &str) -> Option<String> {
+    let at = path.find("<impl ")?;
+    let inner = &path[at + 1..];
+    let end = closing_angle(inner)?;
+    let ty = inner[..end].strip_prefix("impl ")?;
+    (split_top(ty, " for ").len() == 1).then(|| ty.trim().to_string())
 }
 
 /// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
@@ -1474,5 +1492,19 @@ mod tests {
         assert_eq!(parse_fn_path("abc::main::{{closure}}"), Err("closure"));
         assert_eq!(parse_fn_path("<abc::A"), Err("unknown function"));
         assert_eq!(parse_fn_path("<&[u8]>::len"), Err("unknown function"));
+    }
+
+    #[test]
+    fn inherent_impls_in_legacy_spelling_name_their_type() {
+        assert_eq!(
+            inherent_impl_type("md::parse::<impl md::tree::Tree<md::parse::Item>>::append")
+                .unwrap(),
+            "md::tree::Tree<md::parse::Item>"
+        );
+        assert_eq!(
+            inherent_impl_type("md::<impl core::fmt::Debug for md::A>::fmt"),
+            None
+        );
+        assert_eq!(inherent_impl_type("md::A::new"), None);
     }
 }
