@@ -527,3 +527,73 @@ fn main() {
     assert!(!ok, "the changed unit must fail a test: {out}");
     assert!(out.contains("describe_") && out.contains("FAILED"), "{out}");
 }
+
+/// A `Display` impl is carved as the `to_string()` a user writes, expecting the text `fmt`
+/// wrote into the `String` (recorded behind the `Formatter`); what went straight to stdout or
+/// with options (`{:>9}`) holds no such text and is skipped with that reason.
+#[test]
+fn display_impls_are_carved_as_to_string_with_the_recorded_text() {
+    let lib = r#"
+use std::fmt;
+
+pub struct Size(pub u64);
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >= 1024 {
+            write!(f, "{} KiB", self.0 / 1024)
+        } else {
+            write!(f, "{} B", self.0)
+        }
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let a = shapes::Size(2048).to_string();
+    let b = shapes::Size(7).to_string();
+    println!("{a} {b} {:>9}|", shapes::Size(5000));
+}
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("shapes");
+    write_tree(
+        &dir,
+        &[
+            ("Cargo.toml", MANIFEST),
+            ("src/lib.rs", lib),
+            ("src/main.rs", main),
+        ],
+    );
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let recorded = record(
+        &db,
+        &["--filter", "shapes::*"],
+        &dir.join("target/debug/shapes"),
+        &[],
+    );
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let summary = generate_into_tests(&dir, &db, &[]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for expected in [
+        "shapes::Size(2048u64)",
+        ".to_string()",
+        "assert_eq!(result, \"2 KiB\")",
+        "assert_eq!(result, \"7 B\")",
+    ] {
+        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
+    }
+    assert!(summary.contains("Display text not recorded 1"), "{summary}");
+    let (ok, out) = cargo_test(&dir);
+    assert!(ok, "{out}");
+
+    edit(&dir.join("src/lib.rs"), "{} KiB", "{}KiB");
+    let (ok, out) = cargo_test(&dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(
+        out.contains("to_string_") && out.contains("FAILED"),
+        "{out}"
+    );
+}

@@ -6,6 +6,7 @@
 
 mod api;
 mod debug_repr;
+mod display;
 mod error;
 mod instance;
 pub mod libtest;

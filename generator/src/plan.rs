@@ -18,7 +18,7 @@ use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::literal::{self, DeclType, LiteralError, Position, Prim};
 use crate::naming::{self, NameParts};
 use crate::scenario::{self, Body, MockDecl};
-use crate::{instance, std_traits};
+use crate::{display, instance, std_traits};
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -301,6 +301,22 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
         };
         summary.in_scope += 1;
         summary.public_api += 1;
+        // `Display::fmt` is carved as the `to_string()` call it stands for.
+        let as_to_string;
+        let call = if callable.display {
+            match display::as_to_string(call) {
+                Ok(c) => {
+                    as_to_string = c;
+                    &as_to_string
+                }
+                Err(reason) => {
+                    summary.skip(call.id.0, &callable.call_path, reason);
+                    continue;
+                }
+            }
+        } else {
+            call
+        };
         let (body, name) = match scenario::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {
@@ -531,6 +547,8 @@ pub(crate) struct Callable {
     pub self_type: Option<String>,
     /// The trait of a trait method (`abc::Asker`): tests import it.
     pub via_trait: Option<String>,
+    /// A `Display::fmt` call, carved as `to_string()` (see [`display`]).
+    pub display: bool,
 }
 
 struct Draft {
@@ -694,6 +712,12 @@ fn resolve_trait_impl(
     if api.declared_type(base).is_some() && api.public_type(base).is_none() {
         return Target::Private;
     }
+    if display::is_display(trait_base) {
+        if let Some(outside) = outside_lib(api, info) {
+            return outside;
+        }
+        return display::resolve(api, info, ty);
+    }
     if let Some(public_trait) = std_traits::public_path(trait_base) {
         if let Some(outside) = outside_lib(api, info) {
             return outside;
@@ -738,6 +762,7 @@ fn resolve_trait_impl(
         },
         self_type: Some(base.to_string()),
         via_trait: Some(tr.to_string()),
+        display: false,
     }))
 }
 
@@ -785,6 +810,7 @@ fn resolve_foreign_self_impl(
         api: f,
         self_type: None,
         via_trait: None,
+        display: false,
     }))
 }
 
@@ -842,6 +868,7 @@ fn resolve_std_trait_impl(
         api: f,
         self_type: Some(base.to_string()),
         via_trait: Some(public_trait.to_string()),
+        display: false,
     }))
 }
 
@@ -907,6 +934,7 @@ fn callable(
         api: f,
         self_type,
         via_trait: None,
+        display: false,
     }))
 }
 
