@@ -11,8 +11,8 @@
 use carve_storage::{Call, FunctionInfo, Outcome, Value};
 
 use crate::api::{CrateApi, FnApi};
+use crate::call::{Callable, Target};
 use crate::literal::{self, DeclType};
-use crate::plan::{Callable, Target};
 
 /// Skip reason: the `Display` impl wrote somewhere the recorder cannot read back (stdout, a
 /// file), or with formatting options (`{:>9}`), so the recording holds no `to_string()` text.

@@ -15,8 +15,8 @@
 use carve_storage::{closing_angle, FunctionInfo};
 
 use crate::api::CrateApi;
+use crate::call::split_top;
 use crate::literal::strip_generics;
-use crate::plan::split_top;
 use crate::std_traits::std_spelling;
 
 /// The recorded type arguments of generic type `type_path` (`shapes::Stack`, without

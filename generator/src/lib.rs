@@ -5,6 +5,7 @@
 //! written all or nothing. [`generate`] runs them all.
 
 mod api;
+mod call;
 mod debug_repr;
 mod display;
 mod error;
@@ -12,6 +13,7 @@ mod instance;
 pub mod libtest;
 mod literal;
 mod naming;
+mod observe;
 mod pattern;
 mod plan;
 mod render;

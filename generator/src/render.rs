@@ -106,7 +106,7 @@ impl Templates {
             .tera
             .render(TEST_FILE_TEMPLATE, &context)
             .map_err(|e| render_error(one_line(&e)))?;
-        let source = crate::plan::spell_public(&source, &plan.public_paths);
+        let source = crate::call::spell_public(&source, &plan.public_paths);
         let formatted = format_rust(&file.file_name, &source)?;
         check_items(file, &formatted)?;
         Ok(formatted)

@@ -16,10 +16,11 @@ use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, ParamApi, TraitApi};
+use crate::call::{Callable, Target};
 use crate::debug_repr::debug_repr;
 use crate::literal::{self, DeclType, Position};
 use crate::naming::{self, NameParts};
-use crate::plan::{Assertion, Callable, Target, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
+use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::sequence::{self, Transition};
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
@@ -429,7 +430,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
             || matches!(&arg.value, Value::Ref { target, .. } if target.is_scalar_or_string());
         match literal::render(&arg.value, &param.ty, Position::Arg) {
             Ok(expr) => args.push(expr),
-            Err(e) if scalar => return Err(crate::plan::reason(e)),
+            Err(e) if scalar => return Err(crate::observe::reason(e)),
             Err(_) => match literal::render_value(&arg.value, false, cx.api) {
                 Ok(expr) => args.push(expr),
                 Err(_) => {
@@ -464,11 +465,11 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
     let (assertion, ret_slug) = match panicked {
         Some(message) => (
             Assertion::Panics {
-                expected: message.and_then(crate::plan::expected_panic),
+                expected: message.and_then(crate::observe::expected_panic),
             },
             None,
         ),
-        None => match crate::plan::assertion(call.ret.as_ref(), &api.ret, cx.api) {
+        None => match crate::observe::assertion(call.ret.as_ref(), &api.ret, cx.api) {
             Ok(checked) => checked,
             Err(reason) => 'observe: {
                 // A struct of the crate that cannot be compared whole (also inside `Ok` or
@@ -1110,7 +1111,7 @@ fn rebuild_directly(
 
 fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
     let info = cx.trace.function(call.function)?;
-    crate::plan::trait_of_impl(&info.path)
+    crate::call::trait_of_impl(&info.path)
 }
 
 /// Whether `call`, or any call below it, read what a test cannot control.

@@ -152,7 +152,7 @@ pub fn std_spelling(ty: &str) -> String {
         rest = &rest[c.len_utf8()..];
     }
     for (private, public) in PUBLIC_STD_TYPES {
-        out = crate::plan::spell_public(&out, &[(private.to_string(), public.to_string())]);
+        out = crate::call::spell_public(&out, &[(private.to_string(), public.to_string())]);
     }
     out
 }

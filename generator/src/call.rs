@@ -1,0 +1,580 @@
+//! How to call a recorded function: the call-form rules, tried in order by [`resolve`].
+//!
+//! A recorded function (its demangled path and DWARF signature) becomes a [`Target`]: a
+//! [`Callable`] with the path a test writes and the signature it calls with, or the reason no
+//! test can call it (private, or a form carve does not write yet). Each form is one rule:
+//! free and associated functions of the crate ([`callable`], generic instances through
+//! [`instance`]), methods of the crate's traits, the crate's traits on standard and foreign
+//! types, standard traits on the crate's types ([`std_traits`]), `Display` as `to_string()`
+//! ([`display`]). A new call form is a new rule here, with its own test in `tests/rules.rs`.
+
+use std::path::Path;
+
+use carve_storage::{closing_angle, FunctionInfo, Language};
+
+use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
+use crate::literal::{self, Prim};
+use crate::{display, instance, std_traits};
+
+/// Where a recorded function lives, as far as tests are concerned.
+pub(crate) enum Target {
+    Callable(Box<Callable>),
+    Private,
+    Unsupported(&'static str),
+}
+
+/// A public, reachable function or method with its signature.
+pub(crate) struct Callable {
+    /// Module path below the crate root.
+    pub module: Vec<String>,
+    /// The path a test writes to call it.
+    pub call_path: String,
+    /// What names start with (`parser_precedence`).
+    pub subject: String,
+    pub api: FnApi,
+    /// The type of an associated function or method, as recorded (`abc::C`).
+    pub self_type: Option<String>,
+    /// The trait of a trait method (`abc::Asker`): tests import it.
+    pub via_trait: Option<String>,
+    /// A `Display::fmt` call, carved as `to_string()` (see [`display`]).
+    pub display: bool,
+}
+
+/// `source` with every path in `public_paths` spelled the public way. A path only matches
+/// whole: not inside a longer identifier or path (`xshop::store::Store`, `Storehouse`).
+pub fn spell_public(source: &str, public_paths: &[(String, String)]) -> String {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = source.to_string();
+    for (from, to) in public_paths {
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(from.as_str()) {
+            let before = if at > 0 {
+                rest[..at].chars().last()
+            } else {
+                result.chars().last()
+            };
+            let after = rest[at + from.len()..].chars().next();
+            let whole_start = !before.is_some_and(|c| ident(c) || c == ':');
+            let whole_end = from.ends_with("::") || !after.is_some_and(ident);
+            result.push_str(&rest[..at]);
+            if whole_start && whole_end {
+                result.push_str(to);
+            } else {
+                result.push_str(from);
+            }
+            rest = &rest[at + from.len()..];
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
+}
+
+pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
+    if info.language != Language::Rust {
+        return Target::Unsupported("not Rust");
+    }
+    if let Some((ty, tr, method)) =
+        split_trait_impl(&info.path).or_else(|| split_impl_block(&info.path))
+    {
+        return resolve_trait_impl(api, info, &ty, &tr, &method);
+    }
+    // `module::<impl Type<Args>>::method`, an inherent impl written in another module: no test
+    // can call it when the type is private.
+    if let Some(ty) = inherent_impl_type(&info.path) {
+        let base = literal::strip_generics(&ty);
+        if api.declared_type(base).is_some() && api.public_type(base).is_none() {
+            return Target::Private;
+        }
+    }
+    let segments = match parse_fn_path(&info.path) {
+        Ok(segments) => segments,
+        Err(kind) => return Target::Unsupported(kind),
+    };
+    let Some((krate, rest)) = segments.split_first() else {
+        return Target::Unsupported("unknown function");
+    };
+    if krate != &api.crate_name || rest.is_empty() {
+        return Target::Unsupported("other crate");
+    }
+    if let Some(outside) = outside_lib(api, info) {
+        return outside;
+    }
+    let (fn_name, owners) = match rest.split_last() {
+        Some(split) => split,
+        None => return Target::Unsupported("unknown function"),
+    };
+    // A free function of module `owners`...
+    if let Some((module, f)) = api
+        .find_module(owners)
+        .and_then(|m| Some((m, m.functions.get(fn_name)?)))
+    {
+        let full = format!("{}::{}", api.crate_name, rest.join("::"));
+        if !(f.public && (module.reachable || api.public_path(&full).is_some())) {
+            return Target::Private;
+        }
+        return callable(api, info, module, None, f);
+    }
+    // ...or an associated function of type `owners.last()`.
+    if let Some((type_name, module_path)) = owners.split_last() {
+        if let Some(module) = api.find_module(module_path) {
+            if let Some(ty) = module.types.get(type_name) {
+                if let Some(f) = ty.functions.get(fn_name) {
+                    let type_path = format!("{}::{}", api.crate_name, owners.join("::"));
+                    let reachable = module.reachable || api.public_path(&type_path).is_some();
+                    if !(reachable && ty.public && f.public) {
+                        return Target::Private;
+                    }
+                    return callable(api, info, module, Some(ty), f);
+                }
+            }
+        }
+    }
+    Target::Unsupported("not found in the source")
+}
+
+/// A source file we can see that is not part of the lib: the binary (or another crate).
+fn outside_lib(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
+    let file = info.decl_file.as_deref().map(Path::new)?;
+    if !file.is_file() || api.contains_file(file) {
+        return None;
+    }
+    let in_crate = std::fs::canonicalize(file)
+        .ok()
+        .zip(std::fs::canonicalize(&api.dir).ok())
+        .is_some_and(|(f, d)| f.starts_with(d));
+    Some(Target::Unsupported(if in_crate {
+        "binary only"
+    } else {
+        "other crate"
+    }))
+}
+
+/// `m::<impl abc::Tree<abc::Item>>::append` → `abc::Tree<abc::Item>` (legacy mangling's
+/// spelling of an inherent impl).
+fn inherent_impl_type(path: &str) -> Option<String> {
+    let at = path.find("<impl ")?;
+    let inner = &path[at + 1..];
+    let end = closing_angle(inner)?;
+    let ty = inner[..end].strip_prefix("impl ")?;
+    (split_top(ty, " for ").len() == 1).then(|| ty.trim().to_string())
+}
+
+/// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
+fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
+    let (ty, tr, method) = split_angled(path.strip_prefix('<')?, "", " as ")?;
+    Some((ty, tr, method))
+}
+
+/// `(type, trait, method)` of `module::<impl Trait for Type>::method`, the spelling of legacy
+/// symbol mangling.
+fn split_impl_block(path: &str) -> Option<(String, String, String)> {
+    let at = path.find("<impl ")?;
+    let (tr, ty, method) = split_angled(&path[at + 1..], "impl ", " for ")?;
+    Some((ty, tr, method))
+}
+
+/// `A SEP B>::method` (the text after a `<`, whose inside starts with `prefix`) →
+/// (`A`, `B`, `method`).
+fn split_angled(inner_and_rest: &str, prefix: &str, sep: &str) -> Option<(String, String, String)> {
+    let end = closing_angle(inner_and_rest)?;
+    let inner = inner_and_rest[..end].strip_prefix(prefix)?;
+    let parts = split_top(inner, sep);
+    let [first, second] = parts.as_slice() else {
+        return None;
+    };
+    let method = inner_and_rest[end + 1..].trim_start_matches("::");
+    Some((
+        first.trim().to_string(),
+        second.trim().to_string(),
+        method.to_string(),
+    ))
+}
+
+/// The trait of a `<Type as Trait>::method` path, without generic arguments.
+pub(crate) fn trait_of_impl(path: &str) -> Option<String> {
+    split_trait_impl(path).map(|(_, tr, _)| literal::strip_generics(&tr).to_string())
+}
+
+/// A trait method called on a type of the crate: callable as a method when both are public.
+fn resolve_trait_impl(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    ty: &str,
+    tr: &str,
+    method: &str,
+) -> Target {
+    if method.contains("{{closure}}") || method.contains("{closure#") {
+        return Target::Unsupported("closure");
+    }
+    if method.contains(['{', '<', ':']) {
+        return Target::Unsupported("trait impl");
+    }
+    let ty_segments = match parse_fn_path(ty) {
+        Ok(s) => s,
+        Err(_) => return Target::Unsupported("trait impl"),
+    };
+    let trait_base = literal::strip_generics(tr);
+    if ty_segments.first() != Some(&api.crate_name) {
+        return resolve_foreign_self_impl(api, info, ty, tr, method);
+    }
+    // A trait impl on a private type (`impl<K: Hash> Hash for KeyRef<K>`) is no public API,
+    // whatever the trait.
+    let base = literal::strip_generics(ty);
+    if api.declared_type(base).is_some() && api.public_type(base).is_none() {
+        return Target::Private;
+    }
+    if display::is_display(trait_base) {
+        if let Some(outside) = outside_lib(api, info) {
+            return outside;
+        }
+        return display::resolve(api, info, ty);
+    }
+    if let Some(public_trait) = std_traits::public_path(trait_base) {
+        if let Some(outside) = outside_lib(api, info) {
+            return outside;
+        }
+        return resolve_std_trait_impl(api, info, ty, tr, public_trait, method);
+    }
+    if tr != trait_base {
+        return Target::Unsupported("trait impl");
+    }
+    if let Some(outside) = outside_lib(api, info) {
+        return outside;
+    }
+    // The type and trait come from the trace's function name: written only when the crate's
+    // source declares them, and as Rust paths (`&mut D`, a blanket impl's Self, is not one).
+    if !(crate::syntax::is_path(base) && crate::syntax::is_path(tr)) {
+        return Target::Unsupported("trait impl on a reference or type parameter");
+    }
+    let (Some(_), Some(trait_api)) = (api.public_type(base), api.public_trait(tr)) else {
+        return Target::Private;
+    };
+    let Some(m) = trait_api.methods.iter().find(|m| m.name == method) else {
+        return Target::Unsupported("not found in the source");
+    };
+    let Some((_, module)) = ty_segments.split_first() else {
+        return Target::Unsupported("trait impl");
+    };
+    let module = module[..module.len().saturating_sub(1)].to_vec();
+    Target::Callable(Box::new(Callable {
+        module,
+        call_path: format!("{base}::{method}"),
+        subject: m.name.clone(),
+        api: FnApi {
+            name: m.name.clone(),
+            ident: m.name.clone(),
+            public: true,
+            has_receiver: true,
+            mut_receiver: m.mut_receiver,
+            params: m.params.clone(),
+            ret: m.ret.clone(),
+            blocker: None,
+            uninferable_generics: 0,
+        },
+        self_type: Some(base.to_string()),
+        via_trait: Some(tr.to_string()),
+        display: false,
+    }))
+}
+
+/// A method of one of the crate's public traits implemented by a standard or foreign type
+/// (`impl FromHex for [u8; 4]`, `impl Shout for str`): called by its full path, the receiver
+/// written as the first argument.
+fn resolve_foreign_self_impl(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    ty: &str,
+    tr: &str,
+    method: &str,
+) -> Target {
+    let trait_base = literal::strip_generics(tr);
+    if tr != trait_base
+        || !crate::syntax::is_path(trait_base)
+        || api.public_trait(trait_base).is_none()
+    {
+        return Target::Unsupported("trait impl");
+    }
+    let written = std_traits::std_spelling(ty);
+    // The Self type as a test writes it; a type parameter (a blanket impl) is not one.
+    let Ok(self_ty) = syn::parse_str::<syn::Type>(&written) else {
+        return Target::Unsupported("trait impl");
+    };
+    // A one-segment name that is no primitive is a type parameter (a blanket impl).
+    if let syn::Type::Path(p) = &self_ty {
+        let one = p.path.segments.len() == 1 && p.qself.is_none();
+        let name = p.path.segments[0].ident.to_string();
+        if one && name != "str" && Prim::from_name(&name).is_none() {
+            return Target::Unsupported("trait impl on a type parameter");
+        }
+    }
+    if let Some(outside) = outside_lib(api, info) {
+        return outside;
+    }
+    let f = match std_traits::path_call_api(info, method) {
+        Ok(f) => f,
+        Err(why) => return Target::Unsupported(why),
+    };
+    Target::Callable(Box::new(Callable {
+        module: Vec::new(),
+        call_path: format!("<{written} as {trait_base}>::{method}"),
+        subject: f.name.clone(),
+        api: f,
+        self_type: None,
+        via_trait: None,
+        display: false,
+    }))
+}
+
+/// A method of a standard trait implemented by a public type of the crate, called through the
+/// trait's public path (see [`std_traits`]).
+fn resolve_std_trait_impl(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    ty: &str,
+    tr: &str,
+    public_trait: &str,
+    method: &str,
+) -> Target {
+    let base = literal::strip_generics(ty);
+    if !(crate::syntax::is_path(base) && crate::syntax::is_ident(method)) {
+        return Target::Unsupported("trait impl on a reference or type parameter");
+    }
+    if api.public_type(base).is_none() {
+        return Target::Private;
+    }
+    // `<shapes::Stack<T> as Default>::default` is called on the recorded instance.
+    let written = if ty == base {
+        ty.to_string()
+    } else {
+        match instance::instance_type(info, base, api) {
+            Some(written) => written,
+            None => return Target::Unsupported("trait impl on a generic type"),
+        }
+    };
+    let f = match std_traits::method_api(info, method) {
+        Ok(f) => f,
+        Err(why) => return Target::Unsupported(why),
+    };
+    // `From<u64>` is written `From<_>`: the argument's recorded type picks the impl.
+    let generic_args = tr.len() > literal::strip_generics(tr).len();
+    let trait_written = if generic_args {
+        let inner = &tr[literal::strip_generics(tr).len() + 1..tr.len() - 1];
+        let n = split_top(inner, ",").len();
+        format!("{public_trait}<{}>", vec!["_"; n].join(", "))
+    } else {
+        public_trait.to_string()
+    };
+    let module = parse_fn_path(base)
+        .ok()
+        .and_then(|segments| {
+            segments
+                .get(1..segments.len().saturating_sub(1))
+                .map(<[String]>::to_vec)
+        })
+        .unwrap_or_default();
+    Target::Callable(Box::new(Callable {
+        module,
+        call_path: format!("<{written} as {trait_written}>::{method}"),
+        subject: f.name.clone(),
+        api: f,
+        self_type: Some(base.to_string()),
+        via_trait: Some(public_trait.to_string()),
+        display: false,
+    }))
+}
+
+fn callable(
+    api: &CrateApi,
+    info: &FunctionInfo,
+    module: &ModuleApi,
+    ty: Option<&TypeApi>,
+    f: &FnApi,
+) -> Target {
+    if let Some(blocker) = f.blocker {
+        return Target::Unsupported(blocker);
+    }
+    let mut call_path = vec![api.crate_name.clone()];
+    call_path.extend(module.path.iter().cloned());
+    let mut subject = String::new();
+    if let Some(ty) = ty {
+        call_path.push(ty.name.clone());
+        subject.push_str(&ty.name);
+        subject.push('_');
+    }
+    let self_type = ty.map(|_| {
+        call_path
+            .iter()
+            .map(|s| s.trim_start_matches("r#"))
+            .collect::<Vec<_>>()
+            .join("::")
+    });
+    // A generic type's associated function is called on the recorded instance
+    // (`Stack::<u32>::new()`; see [`instance`]); `impl<R: Repo> Service<R>` leaves to
+    // inference the parameters carve fills in with mocks. A method needs no instance: its
+    // receiver is rebuilt by calls that name it.
+    if let (Some(ty), Some(self_type)) = (ty, &self_type) {
+        if ty.generic && !f.has_receiver {
+            let args = instance::recorded_args(info, self_type);
+            let fish = args
+                .as_deref()
+                .map(|a| instance::turbofish(a, api, !ty.unmockable_generic))
+                .unwrap_or_default();
+            if fish.is_empty() && ty.unmockable_generic {
+                return Target::Unsupported("generic instance not nameable");
+            }
+            if let Some(last) = call_path.last_mut() {
+                last.push_str(&fish);
+            }
+        }
+    }
+    // A generic function whose arguments do not pin its type parameters down names the
+    // recorded instance: `TextDiff::from_lines::<&str, &str, str>(..)`, `x.parse_as::<u8>()`.
+    let mut f = f.clone();
+    if f.uninferable_generics > 0 {
+        match instance::fn_turbofish(&info.name, f.uninferable_generics, api) {
+            Some(fish) => f.ident.push_str(&fish),
+            None => return Target::Unsupported("generic instance not nameable"),
+        }
+    }
+    call_path.push(f.ident.clone());
+    subject.push_str(&f.name);
+    Target::Callable(Box::new(Callable {
+        module: module.path.clone(),
+        call_path: call_path.join("::"),
+        subject,
+        api: f,
+        self_type,
+        via_trait: None,
+        display: false,
+    }))
+}
+
+/// Splits a demangled path into plain segments (`expr::parser::Parser::new`), dropping generic
+/// arguments; `<T>::f` (an inherent impl in v0 mangling) becomes `T::f`.
+fn parse_fn_path(path: &str) -> Result<Vec<String>, &'static str> {
+    if path.contains("{{closure}}") || path.contains("{closure#") {
+        return Err("closure");
+    }
+    if path.contains("{{") || path.contains("{shim") {
+        return Err("compiler-generated");
+    }
+    let mut segments = Vec::new();
+    let rest = if let Some(inner_and_rest) = path.strip_prefix('<') {
+        let end = closing_angle(inner_and_rest).ok_or("unknown function")?;
+        let inner = &inner_and_rest[..end];
+        if split_top(inner, " as ").len() > 1 {
+            return Err("trait impl");
+        }
+        segments.extend(split_top(inner, "::"));
+        inner_and_rest[end + 1..].trim_start_matches("::")
+    } else {
+        path
+    };
+    segments.extend(split_top(rest, "::"));
+    let cleaned: Vec<String> = segments
+        .into_iter()
+        .map(|s| strip_generics(&s).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if cleaned
+        .iter()
+        .any(|s| s.contains(['<', '>', ' ', '&', '*', '[', '(', '{']))
+    {
+        return Err("unknown function");
+    }
+    Ok(cleaned)
+}
+
+/// `s` split at each `sep` outside any `<>`, `()` or `[]`.
+pub(crate) fn split_top(s: &str, sep: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let rest = &s[i..];
+        if rest.starts_with("->") {
+            i += 2;
+            continue;
+        }
+        if rest.starts_with(['<', '(', '[']) {
+            depth += 1;
+        } else if rest.starts_with(['>', ')', ']']) {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0 && rest.starts_with(sep) {
+            parts.push(s[start..i].to_string());
+            i += sep.len();
+            start = i;
+            continue;
+        }
+        i += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    parts.push(s[start..].to_string());
+    parts
+}
+
+fn strip_generics(segment: &str) -> String {
+    match segment.find('<') {
+        Some(i) => segment[..i].to_string(),
+        None => segment.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_respelled_as_pub_use_makes_them_public_and_only_whole() {
+        let paths = vec![
+            ("shop::store::Store".to_string(), "shop::Store".to_string()),
+            ("shop::util::".to_string(), "shop::".to_string()),
+        ];
+        assert_eq!(
+            spell_public(
+                "let s = shop::store::Store::new(shop::util::pad(\"x\")); xshop::store::Store; shop::store::Storehouse",
+                &paths
+            ),
+            "let s = shop::Store::new(shop::pad(\"x\")); xshop::store::Store; shop::store::Storehouse"
+        );
+    }
+
+    #[test]
+    fn demangled_paths_are_split_into_segments() {
+        assert_eq!(
+            parse_fn_path("expr::lexer::precedence").unwrap(),
+            ["expr", "lexer", "precedence"]
+        );
+        assert_eq!(
+            parse_fn_path("<expr::parser::Parser>::new").unwrap(),
+            ["expr", "parser", "Parser", "new"]
+        );
+        assert_eq!(
+            parse_fn_path("expr::Stack<T>::push").unwrap(),
+            ["expr", "Stack", "push"]
+        );
+        assert_eq!(
+            parse_fn_path("<abc::A as abc::Answerer>::answer"),
+            Err("trait impl")
+        );
+        assert_eq!(parse_fn_path("abc::main::{{closure}}"), Err("closure"));
+        assert_eq!(parse_fn_path("<abc::A"), Err("unknown function"));
+        assert_eq!(parse_fn_path("<&[u8]>::len"), Err("unknown function"));
+    }
+
+    #[test]
+    fn inherent_impls_in_legacy_spelling_name_their_type() {
+        assert_eq!(
+            inherent_impl_type("md::parse::<impl md::tree::Tree<md::parse::Item>>::append")
+                .unwrap(),
+            "md::tree::Tree<md::parse::Item>"
+        );
+        assert_eq!(
+            inherent_impl_type("md::<impl core::fmt::Debug for md::A>::fmt"),
+            None
+        );
+        assert_eq!(inherent_impl_type("md::A::new"), None);
+    }
+}

@@ -1,0 +1,138 @@
+//! How to observe a result: what a test asserts about a recorded return value (`==` against a
+//! literal, `assert!`, a `matches!` pattern, the parts a caller can observe, a panic), and the
+//! reasons a value cannot be written.
+
+use carve_storage::Value;
+use serde::Serialize;
+
+use crate::literal::{self, DeclType, LiteralError, Position, Prim};
+use crate::naming;
+
+/// Skip reason: an argument or the return value is not an exact scalar or string.
+pub const UNDECODED: &str = "undecoded";
+/// Skip reason: the call panicked, unwound, or was cut off by the end of the process.
+pub const DID_NOT_RETURN: &str = "did not return";
+/// Skip reason: a value does not fit the declared type, or the type takes no literal.
+pub const UNSUPPORTED_TYPE: &str = "unsupported type";
+/// A name in the trace (a field or variant) is not Rust syntax where a test would write it: the
+/// trace is damaged or was made to inject code, and the name is never written.
+pub const NOT_RUST_SYNTAX: &str = "name in the trace is not Rust syntax";
+/// What the test checks about the result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Assertion {
+    /// `assert_eq!(result, <expected>)`.
+    Eq { expected: String },
+    /// `assert!(result)`.
+    True,
+    /// `assert!(!result)`.
+    False,
+    /// `assert!(result.is_nan())`.
+    Nan,
+    /// The function returns `()`: the call itself is the test.
+    Unit,
+    /// The result cannot be compared as a whole (no `PartialEq`, or a private field): what of
+    /// it is observable (getters, public fields) is asserted, as the test's effects. `unwrap`
+    /// (`.unwrap()`) gets the value out of the `Ok` or `Some` it was returned in.
+    Observed { unwrap: Option<String> },
+    /// `assert!(matches!(result, <pattern>))`: a result `==` cannot compare, checked by its
+    /// variant and the parts a pattern can name (see [`crate::pattern`]).
+    Matches { pattern: String },
+    /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
+    /// Rust string literal of the longest exact part of the recorded message, `None` when the
+    /// message was not recorded.
+    Panics { expected: Option<String> },
+}
+
+/// The part of a recorded panic message a test can expect exactly: the longest run of literal
+/// text (formatted arguments were recorded as `{…}`), as a Rust string literal.
+pub(crate) fn expected_panic(message: &str) -> Option<String> {
+    let piece = message
+        .split("{…}")
+        .map(str::trim)
+        .max_by_key(|p| p.len())
+        .filter(|p| !p.is_empty())?;
+    Some(crate::syntax::str_lit(piece))
+}
+
+/// What the test checks about the returned value, and the slug naming it.
+pub(crate) fn assertion(
+    ret: Option<&Value>,
+    decl: &DeclType,
+    facts: &dyn literal::TypeFacts,
+) -> Result<(Assertion, Option<String>), &'static str> {
+    let Some(value) = ret else {
+        return match decl {
+            DeclType::Unit => Ok((Assertion::Unit, None)),
+            _ => Err(UNDECODED),
+        };
+    };
+    if !value.is_scalar_or_string()
+        && !matches!(value, Value::Ref { target, .. } if target.is_scalar_or_string())
+    {
+        // `Ok(43i32)`, `abc::User { .. }`: compared whole when every type in it allows.
+        if !value.is_exact() {
+            return Err(UNDECODED);
+        }
+        let expected = literal::render_value(value, true, facts).map_err(reason)?;
+        return Ok((Assertion::Eq { expected }, Some(naming::value_slug(value))));
+    }
+    if let (Value::Unit, DeclType::Unit) = (value, decl) {
+        return Ok((Assertion::Unit, None));
+    }
+    let slug = Some(naming::value_slug(value));
+    if literal::is_nan(value) {
+        // Still check that a float is what the declaration allows.
+        literal::render(value, decl, Position::Expected).map_err(reason)?;
+        return Ok((Assertion::Nan, slug));
+    }
+    if let Value::Bool { value: b } = value {
+        let plain_bool = matches!(
+            decl,
+            DeclType::Prim(Prim::Bool) | DeclType::Generic(_) | DeclType::Other(_)
+        );
+        if plain_bool {
+            literal::render(value, decl, Position::Expected).map_err(reason)?;
+            return Ok((
+                if *b {
+                    Assertion::True
+                } else {
+                    Assertion::False
+                },
+                slug,
+            ));
+        }
+    }
+    let expected = literal::render(value, decl, Position::Expected).map_err(reason)?;
+    Ok((Assertion::Eq { expected }, slug))
+}
+
+pub(crate) fn reason(e: LiteralError) -> &'static str {
+    match e {
+        LiteralError::Undecoded => UNDECODED,
+        LiteralError::UnsupportedType(_) => UNSUPPORTED_TYPE,
+        LiteralError::Refused(_) => NOT_RUST_SYNTAX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_test_expects_the_longest_exact_part_of_the_message() {
+        assert_eq!(
+            expected_panic("not implemented: the question is not known yet").as_deref(),
+            Some("\"not implemented: the question is not known yet\"")
+        );
+        assert_eq!(
+            expected_panic("index out of bounds: the len is {…} but the index is {…}").as_deref(),
+            Some("\"index out of bounds: the len is\"")
+        );
+        assert_eq!(expected_panic("{…}"), None);
+        assert_eq!(
+            expected_panic("say \"hi\"\n").as_deref(),
+            Some("\"say \\\"hi\\\"\"")
+        );
+    }
+}
