@@ -9,7 +9,18 @@
 //! (result, field effects) when something it read differed in an unstable way (an argument, or
 //! a value inside one of its calls): `roll_sum` sums random rolls, so its result can differ even
 //! if the baseline runs happened to agree on it.
+//!
+//! Values derived from unstable state are unstable too, even where the baseline runs happened
+//! to agree. A call *holds* unstable state when one of its arguments (the receiver included)
+//! differs from the reference at an unstable position, or holds a hash seed that differs (a
+//! `RandomState`: a new one in every process). Below such a call, which nested call sees which
+//! value, and which nested calls happen in which order, may follow that state (a hash picks
+//! the probe, the seed the order of a walk over the entries): the arguments, return values
+//! and effects of the calls nested under it, and nested calls added or missing, are not
+//! reported. The holder's own result and effects (unless it read an unstable argument), any
+//! change of outcome, and the number of calls of each function in the group are still compared.
 
+use std::cell::Cell;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -135,6 +146,19 @@ struct Ctx {
     group: usize,
     /// A root `main`: its children are the top-level calls.
     transparent: bool,
+    /// An enclosing call holds unstable state (see the module doc): this call's values, and
+    /// its being added or missing, may be derived from it.
+    derived: bool,
+    /// This call's arguments hold unstable state: set when its arguments are compared, before
+    /// its children get their contexts.
+    holds: Cell<bool>,
+}
+
+impl Ctx {
+    /// What the children of this call inherit: whether they run under unstable state.
+    fn passes_on_unstable_state(&self) -> bool {
+        self.derived || self.holds.get()
+    }
 }
 
 enum Work<'t> {
@@ -336,6 +360,8 @@ impl<'a, 't> Walker<'a, 't> {
                 chain: path.to_string(),
                 group: self.group(path),
                 transparent: name == "main",
+                derived: false,
+                holds: Cell::new(false),
             },
             Some(p) => Ctx {
                 display: format!("{} > {shown}", p.display),
@@ -346,6 +372,8 @@ impl<'a, 't> Walker<'a, 't> {
                     p.group
                 },
                 transparent: false,
+                derived: p.passes_on_unstable_state(),
+                holds: Cell::new(false),
             },
         };
         Rc::new(ctx)
@@ -462,6 +490,7 @@ impl<'a, 't> Walker<'a, 't> {
                     scope: String::new(),
                     base: None,
                     new: None,
+                    seed: false,
                 }],
                 Some((ended(b, &base_end), ended(n, &new_end))),
             );
@@ -529,10 +558,19 @@ impl<'a, 't> Walker<'a, 't> {
         diffs: Vec<Difference<'_>>,
         texts: Option<(String, String)>,
     ) {
+        // A differing hash seed is never reported; in an argument, it is unstable state held.
+        let seeds = diffs.iter().any(|d| d.seed);
+        let diffs: Vec<Difference<'_>> = diffs.into_iter().filter(|d| !d.seed).collect();
+        let key = |d: &Difference<'_>| format!("{}|{field_key}|{}", ctx.chain, d.position);
+        if kind == DivergenceKind::ArgumentChanged
+            && !self.learning()
+            && (seeds || diffs.iter().any(|d| self.is_unstable(&key(d))))
+        {
+            ctx.holds.set(true);
+        }
         if diffs.is_empty() {
             return;
         }
-        let key = |d: &Difference<'_>| format!("{}|{field_key}|{}", ctx.chain, d.position);
         if self.learning() {
             // What differs between baseline runs makes its whole scope unstable.
             let keys: Vec<String> = diffs
@@ -540,6 +578,16 @@ impl<'a, 't> Walker<'a, 't> {
                 .map(|d| format!("{}|{field_key}|{}", ctx.chain, d.scope))
                 .collect();
             self.learned.extend(keys);
+            return;
+        }
+        let value_kind = matches!(
+            kind,
+            DivergenceKind::ArgumentChanged
+                | DivergenceKind::ReturnChanged
+                | DivergenceKind::EffectChanged
+        );
+        if value_kind && ctx.derived {
+            self.summary.ignored_unstable += 1;
             return;
         }
         let left_behind = matches!(
@@ -592,6 +640,11 @@ impl<'a, 't> Walker<'a, 't> {
         }
         if self.is_unstable(&key) {
             self.taint(&ctx.display);
+            self.summary.ignored_unstable += 1;
+            return;
+        }
+        // Added or missing under a call holding unstable state (ctx is the added call's own).
+        if ctx.derived {
             self.summary.ignored_unstable += 1;
             return;
         }
