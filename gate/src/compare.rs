@@ -17,12 +17,13 @@
 //! value, and which nested calls happen in which order, may follow that state (a hash picks
 //! the probe, the seed the order of a walk over the entries): the arguments, return values
 //! and effects of the calls nested under it, and nested calls added or missing, are not
-//! reported. The holder's own result and effects (unless it read an unstable argument), any
-//! change of outcome, and the number of calls of each function in the group are still compared.
+//! reported, nor how many calls of each function ran below it (a probe per hash collision).
+//! The holder's own result and effects (unless it read an unstable argument), any change of
+//! outcome, and everything outside the holder are still compared.
 
 use std::cell::Cell;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
@@ -190,8 +191,13 @@ struct GroupAcc {
     display: String,
     calls: usize,
     divergences: Vec<Divergence>,
-    /// Calls per function inside this group's top-level calls: (function, baseline, new).
+    /// Calls per function inside this group's top-level calls: (function, baseline, new),
+    /// leaving out calls made below a call holding unstable state.
     counts: Vec<(String, usize, usize)>,
+    /// Calls made below a call holding unstable state, per function: (function, baseline, new).
+    /// How many there are may follow the state (a probe per hash collision); only counted as
+    /// ignored when they differ.
+    derived_counts: BTreeMap<String, (usize, usize)>,
     count_index: HashMap<String, usize>,
 }
 
@@ -341,6 +347,7 @@ impl<'a, 't> Walker<'a, 't> {
             calls: 0,
             divergences: Vec::new(),
             counts: Vec::new(),
+            derived_counts: BTreeMap::new(),
             count_index: HashMap::new(),
         });
         self.group_index
@@ -394,7 +401,7 @@ impl<'a, 't> Walker<'a, 't> {
                 if top {
                     self.top_level(&ctx, true);
                 }
-                self.count(ctx.group, path, 1, 1);
+                self.count(&ctx, path, 1, 1);
                 self.summary.calls_compared += 1;
                 self.compare_args(b, n, &ctx, path, name);
                 // A call that now panics (or returns where it panicked) says so before what
@@ -453,7 +460,7 @@ impl<'a, 't> Walker<'a, 't> {
             self.top_level(&ctx, in_base);
         }
         let (in_baseline, in_new) = if in_base { (1, 0) } else { (0, 1) };
-        self.count(ctx.group, path, in_baseline, in_new);
+        self.count(&ctx, path, in_baseline, in_new);
         let key = structural_key(parent, path);
         let summary = Some(call_summary(call, name));
         let (kind, base, new) = if in_base {
@@ -706,8 +713,14 @@ impl<'a, 't> Walker<'a, 't> {
         }
     }
 
-    fn count(&mut self, group: usize, path: &str, base: usize, new: usize) {
-        let g = &mut self.groups[group];
+    fn count(&mut self, ctx: &Ctx, path: &str, base: usize, new: usize) {
+        let g = &mut self.groups[ctx.group];
+        if ctx.derived {
+            let n = g.derived_counts.entry(path.to_string()).or_default();
+            n.0 += base;
+            n.1 += new;
+            return;
+        }
         let i = match g.count_index.get(path) {
             Some(&i) => i,
             None => {
@@ -725,6 +738,11 @@ impl<'a, 't> Walker<'a, 't> {
     /// are not counted; the subtree's root already says it all.
     fn count_divergences(&mut self) {
         for g in 0..self.groups.len() {
+            self.summary.ignored_unstable += self.groups[g]
+                .derived_counts
+                .values()
+                .filter(|(base, new)| base != new)
+                .count();
             let group = self.groups[g].function.clone();
             let counts = self.groups[g].counts.clone();
             for (function, base, new) in counts {
