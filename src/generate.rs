@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use carve_generator::{GenerateOptions, PlanOptions, Report, Verify};
-use carve_storage::Store;
+use carve_generator::{GenerateOptions, GroupedTrace, Grouper, PlanOptions, Report, Verify};
+use carve_storage::{CallRange, Store};
 
 use crate::args::{Format, GenerateArgs};
 
@@ -27,7 +27,19 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
 pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
-    let trace = store.load_trace(run)?;
+    // Equivalent calls are grouped as the trace is read, so memory follows the number of
+    // distinct calls, not of recorded ones. `--all` wants every call's test, and
+    // `--max-per-function` ranks tests by how many calls they stand for: both read it whole.
+    let grouped = if a.all || a.max_per_function.is_some() {
+        GroupedTrace::whole(store.load_trace(run)?)
+    } else {
+        let mut grouper = Grouper::new(store.run(run)?, store.functions(run)?, store.objects(run)?);
+        store.each_call(run, CallRange::default(), |call| {
+            grouper.push(call);
+            Ok::<(), carve_storage::StorageError>(())
+        })?;
+        grouper.finish()
+    };
     let options = GenerateOptions {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),
@@ -47,7 +59,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
             max_per_function: a.max_per_function.map(|n| n as usize),
         },
     };
-    Ok(carve_generator::generate(&trace, &options)?)
+    Ok(carve_generator::generate_grouped(&grouped, &options)?)
 }
 
 /// Verification settings when cargo can be run (`$CARGO` when carve runs under cargo).

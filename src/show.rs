@@ -1,37 +1,66 @@
 //! `carve show`: a recorded run as a call tree (like `uftrace replay`), or as JSON.
+//!
+//! Streams: the tree's shape (ids, parents, functions, threads) is read first, a few dozen bytes
+//! a call, then the calls' values one at a time in the order they are printed, so a trace of a
+//! million calls prints in bounded memory.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::Write;
 
 use anyhow::Context;
 use carve_storage::{
-    matches_function, Call, CallId, Outcome, ProcessExit, RunId, Store, Trace, Value,
+    matches_function, Call, CallId, CallRange, CallShape, FunctionInfo, Outcome, ProcessExit, Run,
+    RunId, Store, Value,
 };
 
 use crate::args::{Format, ShowArgs};
 
 pub fn run(a: ShowArgs) -> anyhow::Result<i32> {
-    crate::emit(&text(&a)?)?;
-    Ok(0)
+    let stdout = std::io::stdout().lock();
+    let mut out = Safe(std::io::BufWriter::new(stdout));
+    match write(&a, &mut out).and_then(|()| Ok(out.0.flush()?)) {
+        // A reader that went away (`carve show | head`) does not want the rest.
+        Err(e) if is_broken_pipe(&e) => Ok(0),
+        Err(e) => Err(e),
+        Ok(()) => Ok(0),
+    }
 }
 
-/// What `carve show` prints for `a`.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// What `carve show` prints for `a`, as one string (the demo prints its first lines).
 pub fn text(a: &ShowArgs) -> anyhow::Result<String> {
+    let mut out = Safe(Vec::new());
+    write(a, &mut out)?;
+    Ok(String::from_utf8(out.0)?)
+}
+
+/// Output that no trace text can act on a terminal through: every piece goes through
+/// `terminal_safe` (JSON stays valid: the escapes are JSON's own).
+struct Safe<W: Write>(W);
+
+impl<W: Write> Safe<W> {
+    fn put(&mut self, text: &str) -> std::io::Result<()> {
+        self.0
+            .write_all(carve_storage::terminal_safe(text, &['\n', '\t']).as_bytes())
+    }
+}
+
+/// Writes what `carve show` prints for `a` to `out`, as it reads the trace.
+fn write<W: Write>(a: &ShowArgs, out: &mut Safe<W>) -> anyhow::Result<()> {
     let store = Store::open(&a.db)?;
     let run = pick_run(&store, a.run)?;
-    let trace = store.load_trace(run)?;
-    let calls: Vec<&Call> = select(&trace, a.function.as_deref(), a.thread);
-    Ok(match a.format {
-        Format::Json => {
-            let json = serde_json::json!({
-                "run": trace.run,
-                "functions": trace.functions,
-                "calls": calls,
-            });
-            serde_json::to_string_pretty(&json)? + "\n"
-        }
-        Format::Text => render_tree(&trace, &calls),
-    })
+    let run_row = store.run(run)?;
+    let functions = store.functions(run)?;
+    let shapes = store.call_shapes(run)?;
+    let shown = select(&shapes, &functions, a.function.as_deref(), a.thread);
+    match a.format {
+        Format::Json => write_json(&store, &run_row, &functions, &shapes, &shown, out),
+        Format::Text => write_tree(&store, &run_row, &functions, &shapes, &shown, out),
+    }
 }
 
 /// The run to use: the one asked for, or the latest.
@@ -48,37 +77,99 @@ pub fn pick_run(store: &Store, run: Option<i64>) -> anyhow::Result<RunId> {
     }
 }
 
-/// The calls to show: all, or those of matching functions and everything under them.
-fn select<'t>(trace: &'t Trace, function: Option<&str>, thread: Option<i32>) -> Vec<&'t Call> {
-    let by_id: HashMap<CallId, &Call> = trace.calls.iter().map(|c| (c.id, c)).collect();
-    let matches = |c: &Call| {
-        function.is_none_or(|g| {
-            trace
-                .function(c.function)
-                .is_some_and(|f| matches_function(g, &f.path, &f.name))
-        })
-    };
-    trace
-        .calls
+/// Where a call stands among the shapes (which are in id order), if it was recorded.
+fn index_of(shapes: &[CallShape], id: CallId) -> Option<usize> {
+    shapes.binary_search_by_key(&id, |s| s.id).ok()
+}
+
+/// Which calls to show (by index into `shapes`): all, or those of matching functions and
+/// everything under them, on the chosen thread.
+fn select(
+    shapes: &[CallShape],
+    functions: &[FunctionInfo],
+    function: Option<&str>,
+    thread: Option<i32>,
+) -> Vec<bool> {
+    let matching: std::collections::HashSet<_> = functions
         .iter()
-        .filter(|c| thread.is_none_or(|t| c.thread == t))
-        .filter(|c| {
-            // Keep a call when it or one of its ancestors matches.
-            let mut cur = Some(*c);
-            while let Some(call) = cur {
-                if matches(call) {
-                    return true;
-                }
-                cur = call.parent.and_then(|p| by_id.get(&p).copied());
+        .filter(|f| function.is_none_or(|g| matches_function(g, &f.path, &f.name)))
+        .map(|f| f.id)
+        .collect();
+    // Whether a call or one of its ancestors matches; parents start before their children, so
+    // the answer for a parent is known when its child comes (odd traces walk up instead).
+    let mut under_match = vec![false; shapes.len()];
+    for i in 0..shapes.len() {
+        let mut cur = Some(i);
+        let mut steps = 0;
+        under_match[i] = loop {
+            let Some(c) = cur else { break false };
+            if matching.contains(&shapes[c].function) {
+                break true;
             }
-            false
-        })
+            if c < i {
+                break under_match[c];
+            }
+            steps += 1;
+            if steps > shapes.len() {
+                break false; // a cycle of parents in a damaged trace
+            }
+            cur = shapes[c].parent.and_then(|p| index_of(shapes, p));
+        };
+    }
+    shapes
+        .iter()
+        .zip(under_match)
+        .map(|(s, under)| under && thread.is_none_or(|t| s.thread == t))
         .collect()
 }
 
-fn render_tree(trace: &Trace, calls: &[&Call]) -> String {
-    let mut out = String::new();
-    let run = &trace.run;
+fn write_json<W: Write>(
+    store: &Store,
+    run: &Run,
+    functions: &[FunctionInfo],
+    shapes: &[CallShape],
+    shown: &[bool],
+    out: &mut Safe<W>,
+) -> anyhow::Result<()> {
+    // serde_json's pretty form of `{"calls": [...], "functions": [...], "run": {...}}` (keys in
+    // order), one call at a time.
+    let indented = |value: serde_json::Value, by: &str| -> anyhow::Result<String> {
+        Ok(serde_json::to_string_pretty(&value)?.replace('\n', &format!("\n{by}")))
+    };
+    if !shown.contains(&true) {
+        out.put("{\n  \"calls\": [],\n")?;
+    } else {
+        out.put("{\n  \"calls\": [")?;
+        let mut first = true;
+        let mut i = 0;
+        store.each_call(run.id, CallRange::default(), |call| {
+            let keep = shapes.get(i).is_some_and(|s| s.id == call.id) && shown[i];
+            i += 1;
+            if keep {
+                out.put(if first { "\n    " } else { ",\n    " })?;
+                first = false;
+                out.put(&indented(serde_json::to_value(&call)?, "    ")?)?;
+            }
+            Ok::<(), anyhow::Error>(())
+        })?;
+        out.put("\n  ],\n")?;
+    }
+    out.put("  \"functions\": ")?;
+    out.put(&indented(serde_json::to_value(functions)?, "  ")?)?;
+    out.put(",\n  \"run\": ")?;
+    out.put(&indented(serde_json::to_value(run)?, "  ")?)?;
+    out.put("\n}\n")?;
+    Ok(())
+}
+
+fn write_tree<W: Write>(
+    store: &Store,
+    run: &Run,
+    functions: &[FunctionInfo],
+    shapes: &[CallShape],
+    shown: &[bool],
+    out: &mut Safe<W>,
+) -> anyhow::Result<()> {
     let exit = match &run.end {
         Some(end) => match &end.exit {
             ProcessExit::Exited { code } => format!("exited with {code}"),
@@ -87,41 +178,118 @@ fn render_tree(trace: &Trace, calls: &[&Call]) -> String {
         },
         None => "recording did not finish".to_string(),
     };
-    let _ = writeln!(
-        out,
-        "# run {}: {} {} (pid {}, {}, {} calls)",
+    out.put(&format!(
+        "# run {}: {} {} (pid {}, {}, {} calls)\n",
         run.id.0,
         one_line(&run.info.program),
         one_line(&run.info.args.join(" ")),
         run.info.pid,
         one_line(&exit),
-        calls.len()
-    );
-    let _ = writeln!(out, "# {:>7}  CALL TREE", "THREAD");
-    let shown: HashMap<CallId, &Call> = calls.iter().map(|c| (c.id, *c)).collect();
-    let mut children: HashMap<Option<CallId>, Vec<&Call>> = HashMap::new();
-    for c in calls {
-        let parent = c.parent.filter(|p| shown.contains_key(p));
-        children.entry(parent).or_default().push(c);
+        shown.iter().filter(|s| **s).count()
+    ))?;
+    out.put(&format!("# {:>7}  CALL TREE\n", "THREAD"))?;
+    // The shown tree: a shown call's parent is its parent when that is shown, else it is a root.
+    let parent_of = |i: usize| {
+        shapes[i]
+            .parent
+            .and_then(|p| index_of(shapes, p))
+            .filter(|&p| shown[p])
+    };
+    let mut kids: Vec<Vec<u32>> = Vec::new();
+    let mut kid_start = vec![u32::MAX; shapes.len()];
+    let mut roots = Vec::new();
+    for i in (0..shapes.len()).filter(|&i| shown[i]) {
+        match parent_of(i) {
+            None => roots.push(i),
+            Some(p) => {
+                if kid_start[p] == u32::MAX {
+                    kid_start[p] = kids.len() as u32;
+                    kids.push(Vec::new());
+                }
+                kids[kid_start[p] as usize].push(i as u32);
+            }
+        }
     }
-    let roots = children.get(&None).cloned().unwrap_or_default();
+    let children = |i: usize| -> &[u32] {
+        match kid_start[i] {
+            u32::MAX => &[],
+            k => &kids[k as usize],
+        }
+    };
+    let name_of = |c: &Call| {
+        functions
+            .iter()
+            .find(|f| f.id == c.function)
+            .map(|f| f.path.as_str())
+            .unwrap_or("?")
+    };
     for root in roots {
-        write_call(&mut out, trace, root, &children, 0);
+        // The root's subtree in the order it prints (depth first), with each call's depth.
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        let mut todo = vec![(root, 0usize)];
+        while let Some((i, depth)) = todo.pop() {
+            order.push((i, depth));
+            todo.extend(children(i).iter().rev().map(|&k| (k as usize, depth + 1)));
+        }
+        // Open calls: (depth, thread, what follows their closing brace).
+        let mut open: Vec<(usize, i32, String)> = Vec::new();
+        let mut print = |call: Call, depth: usize, out: &mut Safe<W>| -> anyhow::Result<()> {
+            while open.last().is_some_and(|(d, _, _)| *d >= depth) {
+                let (d, thread, end) = open.pop().expect("checked");
+                out.put(&format!("[{thread:>7}] {}}}{end}\n", "  ".repeat(d)))?;
+            }
+            let i = index_of(shapes, call.id).expect("a shown call has a shape");
+            let (line, end) = call_line(&call, name_of(&call), depth);
+            if children(i).is_empty() {
+                out.put(&format!("{line}{end}\n"))?;
+            } else {
+                out.put(&format!("{line} {{\n"))?;
+                open.push((depth, call.thread, end));
+            }
+            Ok(())
+        };
+        // A thread's calls start in the order a depth-first walk prints them: read the root's
+        // range of its thread once. Anything else (a damaged trace) is read call by call.
+        let in_order = order.windows(2).all(|w| {
+            shapes[w[0].0].id < shapes[w[1].0].id && shapes[w[0].0].thread == shapes[w[1].0].thread
+        });
+        if in_order {
+            let last = shapes[order[order.len() - 1].0].id;
+            let range = CallRange {
+                thread: Some(shapes[root].thread),
+                from: Some(shapes[root].id),
+                until: Some(CallId(last.0 + 1)),
+            };
+            let mut next = order.iter().peekable();
+            store.each_call(run.id, range, |call| {
+                if let Some(&&(i, depth)) = next.peek() {
+                    if shapes[i].id == call.id {
+                        next.next();
+                        print(call, depth, out)?;
+                    }
+                }
+                Ok::<(), anyhow::Error>(())
+            })?;
+        } else {
+            for &(i, depth) in &order {
+                let range = CallRange {
+                    thread: None,
+                    from: Some(shapes[i].id),
+                    until: Some(CallId(shapes[i].id.0 + 1)),
+                };
+                store.each_call(run.id, range, |call| print(call, depth, out))?;
+            }
+        }
+        while let Some((d, thread, end)) = open.pop() {
+            out.put(&format!("[{thread:>7}] {}}}{end}\n", "  ".repeat(d)))?;
+        }
     }
-    out
+    Ok(())
 }
 
-fn write_call(
-    out: &mut String,
-    trace: &Trace,
-    call: &Call,
-    children: &HashMap<Option<CallId>, Vec<&Call>>,
-    indent: usize,
-) {
-    let name = trace
-        .function(call.function)
-        .map(|f| f.path.as_str())
-        .unwrap_or("?");
+/// `[  tid] <pad>name(args)` and what follows the call (` = value`, effects, reads), each on
+/// one line.
+fn call_line(call: &Call, name: &str, indent: usize) -> (String, String) {
     let args = call
         .args
         .iter()
@@ -146,19 +314,10 @@ fn write_call(
     } + &effects(call)
         + &reads(call);
     let (name, args, end) = (one_line(name), one_line(&args), one_line(&end));
-    let kids = children.get(&Some(call.id));
-    match kids {
-        None => {
-            let _ = writeln!(out, "[{:>7}] {pad}{name}({args}){end}", call.thread);
-        }
-        Some(kids) => {
-            let _ = writeln!(out, "[{:>7}] {pad}{name}({args}) {{", call.thread);
-            for k in kids {
-                write_call(out, trace, k, children, indent + 1);
-            }
-            let _ = writeln!(out, "[{:>7}] {pad}}}{end}", call.thread);
-        }
-    }
+    (
+        format!("[{:>7}] {pad}{name}({args})", call.thread),
+        end.into_owned(),
+    )
 }
 
 /// Text from the trace as it may stand on one line of the tree: no line break or character a

@@ -281,6 +281,42 @@ fn ten_gates_of_unchanged_dice_and_ping_pass_against_baselines_of_three_runs() {
     }
 }
 
+/// `hashorder` weighs words in the order its `RandomState` hashes them: the calls under
+/// `Tally::total` see other words in every process. One baseline run learns nothing, yet the
+/// gate stays quiet: the receiver's seed differs, so what runs under `total` may follow it. The
+/// total itself is still compared, and a changed total fails the gate.
+#[test]
+fn values_ordered_by_a_hash_seed_stay_quiet_and_a_changed_result_still_fails() {
+    let (_tmp, dir) = copy_with_lock("hashorder");
+    let program = build(&dir, "hashorder");
+    let db = baseline(&dir, &program, 1);
+    for round in 0..3 {
+        let out = gate(&db, &[]);
+        assert_eq!(out.status.code(), Some(0), "gate {round}: {}", report(&out));
+        assert!(
+            stdout(&out).contains("unstable differences skipped"),
+            "{}",
+            report(&out)
+        );
+    }
+    edit(
+        &dir,
+        "src/lib.rs",
+        "order.iter().map(|(_, w)| weigh(w)).sum()",
+        "order.iter().map(|(_, w)| weigh(w)).sum::<u64>() + 1",
+    );
+    build(&dir, "hashorder");
+    let changed = gate(&db, &[]);
+    assert_eq!(changed.status.code(), Some(1), "{}", report(&changed));
+    let text = stdout(&changed);
+    assert!(
+        text.contains("main > total: return value changed"),
+        "{}",
+        report(&changed)
+    );
+    assert!(text.contains("baseline: 122"), "{}", report(&changed));
+}
+
 #[test]
 fn record_runs_stores_one_run_per_repetition() {
     let tmp = tempfile::tempdir().unwrap();

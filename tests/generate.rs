@@ -282,3 +282,44 @@ fn a_manifest_with_autotests_off_is_refused_with_the_fix() {
     );
     assert_eq!(std::fs::read_dir(dir.join("tests")).unwrap().count(), 0);
 }
+
+/// `generate` groups equivalent calls while it reads the trace and plans from one of each; what
+/// it writes and reports must be what planning every call gives (`--max-per-function` far above
+/// any count reads the trace whole and plans every call).
+#[test]
+fn grouping_equivalent_calls_while_reading_changes_neither_the_files_nor_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("expr"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let crate_dir = repo().join("fixtures/expr");
+    let carve_into = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let mut args = vec!["--crate", crate_dir.to_str().unwrap(), "--format", "json"];
+        args.extend(extra);
+        let out = generate_unverified(&db, &dir, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let mut report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        report.as_object_mut().unwrap().remove("files");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        (report, files)
+    };
+    let (grouped, grouped_files) = carve_into("grouped", &[]);
+    let (whole, whole_files) = carve_into("whole", &["--max-per-function", "1000000"]);
+    assert!(
+        grouped["calls_carved"].as_u64() > grouped["tests_written"].as_u64(),
+        "the recording has equivalent calls to group: {grouped}"
+    );
+    assert_eq!(grouped, whole);
+    assert!(!grouped_files.is_empty());
+    assert_eq!(grouped_files, whole_files);
+}

@@ -9,9 +9,21 @@
 //! (result, field effects) when something it read differed in an unstable way (an argument, or
 //! a value inside one of its calls): `roll_sum` sums random rolls, so its result can differ even
 //! if the baseline runs happened to agree on it.
+//!
+//! Values derived from unstable state are unstable too, even where the baseline runs happened
+//! to agree. A call *holds* unstable state when one of its arguments (the receiver included)
+//! differs from the reference at an unstable position, or holds a hash seed that differs (a
+//! `RandomState`: a new one in every process). Below such a call, which nested call sees which
+//! value, and which nested calls happen in which order, may follow that state (a hash picks
+//! the probe, the seed the order of a walk over the entries): the arguments, return values
+//! and effects of the calls nested under it, and nested calls added or missing, are not
+//! reported, nor how many calls of each function ran below it (a probe per hash collision).
+//! The holder's own result and effects (unless it read an unstable argument), any change of
+//! outcome, and everything outside the holder are still compared.
 
+use std::cell::Cell;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
@@ -135,6 +147,19 @@ struct Ctx {
     group: usize,
     /// A root `main`: its children are the top-level calls.
     transparent: bool,
+    /// An enclosing call holds unstable state (see the module doc): this call's values, and
+    /// its being added or missing, may be derived from it.
+    derived: bool,
+    /// This call's arguments hold unstable state: set when its arguments are compared, before
+    /// its children get their contexts.
+    holds: Cell<bool>,
+}
+
+impl Ctx {
+    /// What the children of this call inherit: whether they run under unstable state.
+    fn passes_on_unstable_state(&self) -> bool {
+        self.derived || self.holds.get()
+    }
 }
 
 enum Work<'t> {
@@ -166,8 +191,13 @@ struct GroupAcc {
     display: String,
     calls: usize,
     divergences: Vec<Divergence>,
-    /// Calls per function inside this group's top-level calls: (function, baseline, new).
+    /// Calls per function inside this group's top-level calls: (function, baseline, new),
+    /// leaving out calls made below a call holding unstable state.
     counts: Vec<(String, usize, usize)>,
+    /// Calls made below a call holding unstable state, per function: (function, baseline, new).
+    /// How many there are may follow the state (a probe per hash collision); only counted as
+    /// ignored when they differ.
+    derived_counts: BTreeMap<String, (usize, usize)>,
     count_index: HashMap<String, usize>,
 }
 
@@ -317,6 +347,7 @@ impl<'a, 't> Walker<'a, 't> {
             calls: 0,
             divergences: Vec::new(),
             counts: Vec::new(),
+            derived_counts: BTreeMap::new(),
             count_index: HashMap::new(),
         });
         self.group_index
@@ -336,6 +367,8 @@ impl<'a, 't> Walker<'a, 't> {
                 chain: path.to_string(),
                 group: self.group(path),
                 transparent: name == "main",
+                derived: false,
+                holds: Cell::new(false),
             },
             Some(p) => Ctx {
                 display: format!("{} > {shown}", p.display),
@@ -346,6 +379,8 @@ impl<'a, 't> Walker<'a, 't> {
                     p.group
                 },
                 transparent: false,
+                derived: p.passes_on_unstable_state(),
+                holds: Cell::new(false),
             },
         };
         Rc::new(ctx)
@@ -366,7 +401,7 @@ impl<'a, 't> Walker<'a, 't> {
                 if top {
                     self.top_level(&ctx, true);
                 }
-                self.count(ctx.group, path, 1, 1);
+                self.count(&ctx, path, 1, 1);
                 self.summary.calls_compared += 1;
                 self.compare_args(b, n, &ctx, path, name);
                 // A call that now panics (or returns where it panicked) says so before what
@@ -425,7 +460,7 @@ impl<'a, 't> Walker<'a, 't> {
             self.top_level(&ctx, in_base);
         }
         let (in_baseline, in_new) = if in_base { (1, 0) } else { (0, 1) };
-        self.count(ctx.group, path, in_baseline, in_new);
+        self.count(&ctx, path, in_baseline, in_new);
         let key = structural_key(parent, path);
         let summary = Some(call_summary(call, name));
         let (kind, base, new) = if in_base {
@@ -462,6 +497,7 @@ impl<'a, 't> Walker<'a, 't> {
                     scope: String::new(),
                     base: None,
                     new: None,
+                    seed: false,
                 }],
                 Some((ended(b, &base_end), ended(n, &new_end))),
             );
@@ -529,10 +565,19 @@ impl<'a, 't> Walker<'a, 't> {
         diffs: Vec<Difference<'_>>,
         texts: Option<(String, String)>,
     ) {
+        // A differing hash seed is never reported; in an argument, it is unstable state held.
+        let seeds = diffs.iter().any(|d| d.seed);
+        let diffs: Vec<Difference<'_>> = diffs.into_iter().filter(|d| !d.seed).collect();
+        let key = |d: &Difference<'_>| format!("{}|{field_key}|{}", ctx.chain, d.position);
+        if kind == DivergenceKind::ArgumentChanged
+            && !self.learning()
+            && (seeds || diffs.iter().any(|d| self.is_unstable(&key(d))))
+        {
+            ctx.holds.set(true);
+        }
         if diffs.is_empty() {
             return;
         }
-        let key = |d: &Difference<'_>| format!("{}|{field_key}|{}", ctx.chain, d.position);
         if self.learning() {
             // What differs between baseline runs makes its whole scope unstable.
             let keys: Vec<String> = diffs
@@ -540,6 +585,16 @@ impl<'a, 't> Walker<'a, 't> {
                 .map(|d| format!("{}|{field_key}|{}", ctx.chain, d.scope))
                 .collect();
             self.learned.extend(keys);
+            return;
+        }
+        let value_kind = matches!(
+            kind,
+            DivergenceKind::ArgumentChanged
+                | DivergenceKind::ReturnChanged
+                | DivergenceKind::EffectChanged
+        );
+        if value_kind && ctx.derived {
+            self.summary.ignored_unstable += 1;
             return;
         }
         let left_behind = matches!(
@@ -592,6 +647,11 @@ impl<'a, 't> Walker<'a, 't> {
         }
         if self.is_unstable(&key) {
             self.taint(&ctx.display);
+            self.summary.ignored_unstable += 1;
+            return;
+        }
+        // Added or missing under a call holding unstable state (ctx is the added call's own).
+        if ctx.derived {
             self.summary.ignored_unstable += 1;
             return;
         }
@@ -653,8 +713,14 @@ impl<'a, 't> Walker<'a, 't> {
         }
     }
 
-    fn count(&mut self, group: usize, path: &str, base: usize, new: usize) {
-        let g = &mut self.groups[group];
+    fn count(&mut self, ctx: &Ctx, path: &str, base: usize, new: usize) {
+        let g = &mut self.groups[ctx.group];
+        if ctx.derived {
+            let n = g.derived_counts.entry(path.to_string()).or_default();
+            n.0 += base;
+            n.1 += new;
+            return;
+        }
         let i = match g.count_index.get(path) {
             Some(&i) => i,
             None => {
@@ -672,6 +738,11 @@ impl<'a, 't> Walker<'a, 't> {
     /// are not counted; the subtree's root already says it all.
     fn count_divergences(&mut self) {
         for g in 0..self.groups.len() {
+            self.summary.ignored_unstable += self.groups[g]
+                .derived_counts
+                .values()
+                .filter(|(base, new)| base != new)
+                .count();
             let group = self.groups[g].function.clone();
             let counts = self.groups[g].counts.clone();
             for (function, base, new) in counts {

@@ -1,9 +1,11 @@
 //! Where two recorded values differ, leaf by leaf, ignoring what never carries behaviour:
 //! addresses (a reference is compared by what it points to, a raw pointer only by being null or
-//! not), the spelling of scalar and string types, and the per-process random seeds of hash maps
-//! (`std::hash::random::RandomState`). What the recorder marked as not read exactly is never a
-//! difference: an `Unavailable` or `Opaque` value on either side, an unfollowed non-null pointer
-//! against a followed one, and whatever lies past a `truncated` string or sequence.
+//! not) and the spelling of scalar and string types. The per-process random seeds of hash maps
+//! (`std::hash::random::RandomState`) are never a difference to report, but a seed that differs
+//! is returned marked as one (`Difference::seed`): what is computed from it (hashes, an order)
+//! may differ too. What the recorder marked as not read exactly is never a difference: an
+//! `Unavailable` or `Opaque` value on either side, an unfollowed non-null pointer against a
+//! followed one, and whatever lies past a `truncated` string or sequence.
 
 use carve_storage::{Field, Value};
 
@@ -20,6 +22,9 @@ pub(crate) struct Difference<'v> {
     pub scope: String,
     pub base: Option<&'v Value>,
     pub new: Option<&'v Value>,
+    /// A per-process random seed that differs: never reported itself, but it makes the values
+    /// computed from it unstable (see `compare`).
+    pub seed: bool,
 }
 
 /// Every place where `base` and `new` differ, outermost first, in field order.
@@ -50,6 +55,7 @@ pub(crate) fn one_sided<'v>(
             scope: String::new(),
             base,
             new,
+            seed: false,
         }],
     }
 }
@@ -62,16 +68,24 @@ fn walk<'v>(
     scope: &str,
     out: &mut Vec<Difference<'v>>,
 ) {
-    let here = |out: &mut Vec<Difference<'v>>, at: &String, position: &String| {
-        out.push(Difference {
-            at: at.clone(),
-            position: position.clone(),
-            scope: scope.to_string(),
-            base: Some(base),
-            new: Some(new),
-        })
+    let difference = |at: &String, position: &String, seed| Difference {
+        at: at.clone(),
+        position: position.clone(),
+        scope: scope.to_string(),
+        base: Some(base),
+        new: Some(new),
+        seed,
     };
-    if (is_random_seed(base) && is_random_seed(new)) || (is_io_buffer(base) && is_io_buffer(new)) {
+    let here = |out: &mut Vec<Difference<'v>>, at: &String, position: &String| {
+        out.push(difference(at, position, false))
+    };
+    if is_random_seed(base) && is_random_seed(new) {
+        if base != new {
+            out.push(difference(at, position, true));
+        }
+        return;
+    }
+    if is_io_buffer(base) && is_io_buffer(new) {
         return;
     }
     if !is_read(base) || !is_read(new) {
@@ -357,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn hash_map_seeds_are_never_compared() {
+    fn a_differing_hash_map_seed_is_marked_as_a_seed_not_as_a_plain_difference() {
         let seed = |k| Value::Struct {
             ty: "std::hash::random::RandomState".into(),
             fields: vec![Field {
@@ -365,7 +379,18 @@ mod tests {
                 value: int(k),
             }],
         };
-        assert!(differences(&seed(1), &seed(2)).is_empty());
+        assert!(differences(&seed(1), &seed(1)).is_empty());
+        let (one, two) = (seed(1), seed(2));
+        let d = differences(&one, &two);
+        assert_eq!(
+            d.len(),
+            1,
+            "one difference for the whole seed, not one per key"
+        );
+        assert!(d[0].seed);
+        assert!(differences(&user("a", 1), &user("a", 2))
+            .iter()
+            .all(|d| !d.seed));
     }
 
     #[test]

@@ -392,6 +392,110 @@ fn a_result_computed_from_unstable_values_is_not_reported_even_if_the_baseline_r
     assert_eq!(kinds(&report), [DivergenceKind::ReturnChanged]);
 }
 
+/// `main { map::entry(self: Map { state, len: 2 }, key) { probe(slot) = true } = len, check(1) }`:
+/// the receiver's `state` picks the slot `probe` looks at, as a hash does in `IndexMap::entry`.
+fn probing(state: Value, slot: i128, len: i128, probes: usize, check: i128) -> Vec<N> {
+    let map = Value::Struct {
+        ty: "app::Map".into(),
+        fields: vec![
+            carve_storage::Field {
+                name: "state".into(),
+                value: state,
+            },
+            carve_storage::Field {
+                name: "len".into(),
+                value: int(2),
+            },
+        ],
+    };
+    let probe = n(
+        "app::probe",
+        vec![("slot", int(slot))],
+        Some(Value::Bool { value: true }),
+        vec![],
+    );
+    vec![n(
+        "app::main",
+        vec![],
+        None,
+        vec![
+            n(
+                "app::Map::entry",
+                vec![("self", map), ("key", text("k"))],
+                Some(int(len)),
+                vec![probe; probes],
+            ),
+            leaf("app::check", 1, check),
+        ],
+    )]
+}
+
+fn seed(k0: i128) -> Value {
+    Value::Struct {
+        ty: "std::hash::random::RandomState".into(),
+        fields: vec![carve_storage::Field {
+            name: "k0".into(),
+            value: int(k0),
+        }],
+    }
+}
+
+#[test]
+fn values_under_a_call_whose_receiver_was_unstable_are_not_reported_even_if_the_baseline_runs_agreed(
+) {
+    // The receiver's `state` differed between the baseline runs (11, 12), which both happened
+    // to probe slot 3; the new run probes slot 4. That slot follows the state.
+    let baseline = vec![
+        trace(1, probing(int(11), 3, 2, 1, 1)),
+        trace(2, probing(int(12), 3, 2, 1, 1)),
+    ];
+    let report = gate(baseline.clone(), trace(3, probing(int(13), 4, 2, 1, 1)));
+    assert_eq!(report.summary.divergences, 0, "{report:#?}");
+    // How many probes ran follows the state too (a second one after a hash collision).
+    let report = gate(baseline.clone(), trace(3, probing(int(13), 4, 2, 2, 1)));
+    assert_eq!(report.summary.divergences, 0, "{report:#?}");
+    // What did not run under the unstable state is still compared.
+    let report = gate(baseline.clone(), trace(3, probing(int(13), 4, 2, 1, 2)));
+    assert_eq!(kinds(&report), [DivergenceKind::ReturnChanged]);
+    assert_eq!(report.groups[2].function, "app::check");
+    // A state that is unstable but did not change this time holds nothing.
+    let report = gate(baseline, trace(3, probing(int(12), 4, 2, 1, 1)));
+    assert_eq!(kinds(&report), [DivergenceKind::ArgumentChanged]);
+    assert_eq!(
+        report.groups[1].first.as_ref().unwrap().call_path,
+        "main > entry > probe"
+    );
+}
+
+#[test]
+fn a_hash_seed_that_changed_makes_nested_values_unstable_but_not_the_holders_own_result() {
+    // One baseline run: nothing learned, the differing seed alone says where values may follow.
+    let baseline = vec![trace(1, probing(seed(7), 3, 2, 1, 1))];
+    let report = gate(baseline.clone(), trace(2, probing(seed(8), 4, 2, 1, 1)));
+    assert_eq!(report.summary.divergences, 0, "{report:#?}");
+    assert!(report.summary.ignored_unstable >= 1);
+    // The holder's own result is compared: a map's answer does not depend on its seed.
+    let report = gate(baseline.clone(), trace(2, probing(seed(8), 4, 3, 1, 1)));
+    assert_eq!(
+        kinds(&report),
+        [DivergenceKind::ReturnChanged],
+        "{report:#?}"
+    );
+    assert_eq!(
+        report.groups[1].first.as_ref().unwrap().call_path,
+        "main > entry"
+    );
+    // The same seed holds nothing unstable: the probe's slot is a divergence, a second probe
+    // is an added call and a changed count.
+    let report = gate(baseline.clone(), trace(2, probing(seed(7), 4, 2, 1, 1)));
+    assert_eq!(kinds(&report), [DivergenceKind::ArgumentChanged]);
+    let report = gate(baseline, trace(2, probing(seed(7), 3, 2, 2, 1)));
+    assert_eq!(
+        kinds(&report),
+        [DivergenceKind::CallAdded, DivergenceKind::CallCountChanged]
+    );
+}
+
 #[test]
 fn a_single_baseline_run_reports_every_difference() {
     let run = |roll| vec![leaf("dice::roll", 0, roll)];

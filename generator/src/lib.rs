@@ -9,6 +9,7 @@ mod call;
 mod debug_repr;
 mod display;
 mod error;
+mod group;
 mod instance;
 pub mod libtest;
 mod literal;
@@ -28,9 +29,10 @@ mod write;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use carve_storage::{Language, Trace};
+use carve_storage::{CallId, Language, Trace};
 use serde::Serialize;
 
+pub use crate::group::{GroupedTrace, Grouper};
 pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
     api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
@@ -164,6 +166,24 @@ fn breakdown(counts: &BTreeMap<String, usize>) -> String {
 ///
 /// Everything is rendered before anything is written; on error no file is left half-written.
 pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, GenerateError> {
+    generate_with_groups(trace, &BTreeMap::new(), opts)
+}
+
+/// [`generate`] on a trace whose equivalent calls were grouped while it was read
+/// ([`Grouper`]): the tests are planned from the calls kept, and every call counted under a
+/// representative shares its fate (its test, or its reason to be skipped) in the report.
+pub fn generate_grouped(
+    grouped: &GroupedTrace,
+    opts: &GenerateOptions,
+) -> Result<Report, GenerateError> {
+    generate_with_groups(&grouped.trace, &grouped.equivalent, opts)
+}
+
+fn generate_with_groups(
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    opts: &GenerateOptions,
+) -> Result<Report, GenerateError> {
     if !opts.out_dir.is_dir() {
         return Err(GenerateError::OutDirNotADirectory {
             path: opts.out_dir.clone(),
@@ -182,13 +202,14 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
     }
     let crate_dir = match &opts.crate_dir {
         Some(dir) => dir.clone(),
-        None => find_crate_dir(trace).ok_or_else(|| GenerateError::CrateNotFound {
+        None => find_crate_dir(trace, equivalent).ok_or_else(|| GenerateError::CrateNotFound {
             program: program_name(trace),
         })?,
     };
     let api = CrateApi::load(&crate_dir)?;
     check_tests_are_targets(&crate_dir, &opts.out_dir)?;
     let mut plan = plan::plan(trace, &api, &opts.plan);
+    count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
     let mut quarantined = Vec::new();
     if let Some(v) = &opts.verify {
@@ -240,6 +261,82 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
     })
 }
 
+/// Gives the calls grouped under each representative the representative's fate in `plan`: the
+/// same test (its `calls`), the same skip reason, or the same kind of call outside the tests.
+fn count_equivalent(
+    plan: &mut Plan,
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    api: &CrateApi,
+    options: &PlanOptions,
+) {
+    if equivalent.is_empty() {
+        return;
+    }
+    let mut in_test: HashMap<u64, (usize, usize)> = HashMap::new();
+    for (f, file) in plan.files.iter().enumerate() {
+        for (t, test) in file.tests.iter().enumerate() {
+            for &call in &test.calls {
+                in_test.insert(call, (f, t));
+            }
+        }
+    }
+    let skipped: HashMap<u64, SkippedCall> = plan
+        .summary
+        .skipped_calls
+        .iter()
+        .map(|s| (s.call, s.clone()))
+        .collect();
+    let by_id: HashMap<CallId, &carve_storage::Call> =
+        trace.calls.iter().map(|c| (c.id, c)).collect();
+    // What planning one call of a function alone says about it: private, or unsupported of
+    // which kind (a function's kind does not depend on the call).
+    let mut kind_of: HashMap<carve_storage::FunctionId, Summary> = HashMap::new();
+    let summary = &mut plan.summary;
+    for (representative, others) in equivalent {
+        let n = others.len();
+        if let Some(&(f, t)) = in_test.get(&representative.0) {
+            let test = &mut plan.files[f].tests[t];
+            test.calls.extend(others.iter().map(|c| c.0));
+            test.calls.sort_unstable();
+            summary.calls_carved += n;
+            summary.in_scope += n;
+            summary.public_api += n;
+        } else if let Some(skip) = skipped.get(&representative.0) {
+            summary.in_scope += n;
+            summary.public_api += n;
+            if skip.reason == NEEDS_MOCKALL {
+                summary.needs_mockall += n;
+            }
+            *summary.skipped.entry(skip.reason.clone()).or_default() += n;
+            summary
+                .skipped_calls
+                .extend(others.iter().map(|c| SkippedCall {
+                    call: c.0,
+                    ..skip.clone()
+                }));
+        } else if let Some(call) = by_id.get(representative) {
+            let alone = kind_of.entry(call.function).or_insert_with(|| {
+                let mut one = (*call).clone();
+                one.parent = None;
+                let single = Trace {
+                    run: trace.run.clone(),
+                    functions: trace.functions.clone(),
+                    calls: vec![one],
+                    objects: Vec::new(),
+                };
+                plan::plan(&single, api, options).summary
+            });
+            summary.private_calls += n * alone.private_calls;
+            summary.public_api += n * alone.public_api;
+            for (kind, k) in &alone.unsupported {
+                *summary.unsupported.entry(kind.clone()).or_default() += n * k;
+            }
+        }
+    }
+    summary.skipped_calls.sort_by_key(|s| s.call);
+}
+
 /// Where verification lists the tests it took out.
 pub const QUARANTINE_FILE: &str = "carved_quarantine.md";
 
@@ -287,10 +384,11 @@ fn program_name(trace: &Trace) -> String {
 
 /// The package with a library that most recorded calls point into, found by walking up from
 /// the functions' source files to their `Cargo.toml`.
-fn find_crate_dir(trace: &Trace) -> Option<PathBuf> {
+fn find_crate_dir(trace: &Trace, equivalent: &BTreeMap<CallId, Vec<CallId>>) -> Option<PathBuf> {
     let mut calls_per_function: HashMap<_, usize> = HashMap::new();
     for call in &trace.calls {
-        *calls_per_function.entry(call.function).or_default() += 1;
+        *calls_per_function.entry(call.function).or_default() +=
+            1 + equivalent.get(&call.id).map_or(0, Vec::len);
     }
     let mut package_of_dir: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
     let mut weight: BTreeMap<PathBuf, usize> = BTreeMap::new();

@@ -133,7 +133,11 @@ impl Store {
     pub fn load_trace(&self, run: RunId) -> Result<Trace, StorageError> {
         let run_row = self.run(run)?;
         let functions = self.functions(run)?;
-        let calls = self.calls(run)?;
+        let mut calls = Vec::new();
+        self.each_call(run, CallRange::default(), |call| {
+            calls.push(call);
+            Ok::<(), StorageError>(())
+        })?;
         let objects = self.objects(run)?;
         Ok(Trace {
             run: run_row,
@@ -143,7 +147,8 @@ impl Store {
         })
     }
 
-    fn objects(&self, run: RunId) -> Result<Vec<ObjectInfo>, StorageError> {
+    /// The objects of a run, in the order they were first seen.
+    pub fn objects(&self, run: RunId) -> Result<Vec<ObjectInfo>, StorageError> {
         let context = || format!("reading the objects of run {run}");
         let sql_error = |source| StorageError::Sql {
             context: context(),
@@ -200,7 +205,8 @@ impl Store {
         RunWriter::spawn(self.conn, run, self.path, self.waiting)
     }
 
-    fn functions(&self, run: RunId) -> Result<Vec<FunctionInfo>, StorageError> {
+    /// The functions of a run, by id.
+    pub fn functions(&self, run: RunId) -> Result<Vec<FunctionInfo>, StorageError> {
         let context = || format!("reading the functions of run {run}");
         let mut stmt = self
             .conn
@@ -226,32 +232,89 @@ impl Store {
         Ok(functions)
     }
 
-    fn calls(&self, run: RunId) -> Result<Vec<Call>, StorageError> {
+    /// The shape of every call of a run (id, parent, function, thread), in start order: enough
+    /// to lay out a call tree or pick calls before any value is read (a few dozen bytes a call).
+    pub fn call_shapes(&self, run: RunId) -> Result<Vec<CallShape>, StorageError> {
+        let context = || format!("reading the call tree of run {run}");
+        let sql_error = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, parent_id, function_id, thread FROM calls WHERE run_id = ?1 \
+                 ORDER BY id",
+            )
+            .map_err(sql_error)?;
+        let rows = stmt
+            .query_map([run.0], |row| {
+                Ok(CallShape {
+                    id: CallId(codec::u64_from_sql(row.get(0)?)),
+                    parent: row
+                        .get::<_, Option<i64>>(1)?
+                        .map(|p| CallId(codec::u64_from_sql(p))),
+                    function: FunctionId(row.get(2)?),
+                    thread: row.get(3)?,
+                })
+            })
+            .map_err(sql_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql_error)
+    }
+
+    /// Hands the calls of `run` in `range` to `f` one at a time, in start order, without
+    /// holding more than one in memory; stops at the first error `f` returns.
+    ///
+    /// A call the recorder never saw end reads as [`crate::Outcome::Unfinished`].
+    pub fn each_call<E: From<StorageError>>(
+        &self,
+        run: RunId,
+        range: CallRange,
+        mut f: impl FnMut(Call) -> Result<(), E>,
+    ) -> Result<(), E> {
         let context = || format!("reading the calls of run {run}");
+        let sql_error = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT id, parent_id, function_id, thread, depth, args, outcome_kind, \
                  panic_message, ret, after_args, objects, touches FROM calls \
-                 WHERE run_id = ?1 ORDER BY id",
+                 WHERE run_id = ?1 AND id >= ?2 AND id < ?3 AND (?4 IS NULL OR thread = ?4) \
+                 ORDER BY id",
             )
-            .map_err(|source| StorageError::Sql {
-                context: context(),
-                source,
-            })?;
-        let mut rows = stmt.query([run.0]).map_err(|source| StorageError::Sql {
-            context: context(),
-            source,
-        })?;
-        let mut calls = Vec::new();
-        while let Some(row) = rows.next().map_err(|source| StorageError::Sql {
-            context: context(),
-            source,
-        })? {
-            calls.push(call_from_row(row, run).map_err(|e| e.in_context(context))?);
+            .map_err(sql_error)?;
+        let from = range.from.map_or(0, |c| codec::u64_to_sql(c.0));
+        let until = range.until.map_or(i64::MAX, |c| codec::u64_to_sql(c.0));
+        let mut rows = stmt
+            .query(rusqlite::params![run.0, from, until, range.thread])
+            .map_err(sql_error)?;
+        while let Some(row) = rows.next().map_err(sql_error)? {
+            let call = call_from_row(row, run).map_err(|e| e.in_context(context))?;
+            f(call)?;
         }
-        Ok(calls)
+        Ok(())
     }
+}
+
+/// Where a call sits in a run's tree, without its values (see [`Store::call_shapes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallShape {
+    pub id: CallId,
+    pub parent: Option<CallId>,
+    pub function: FunctionId,
+    pub thread: i32,
+}
+
+/// Which calls [`Store::each_call`] reads: all by default, or one thread's, or those whose ids
+/// lie in `from..until`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallRange {
+    pub thread: Option<i32>,
+    pub from: Option<CallId>,
+    pub until: Option<CallId>,
 }
 
 /// Either a SQLite error from reading a column (which gets a context later) or a finished error.

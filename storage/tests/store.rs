@@ -289,6 +289,73 @@ fn unfinished_calls_read_back_as_unfinished() {
 }
 
 #[test]
+fn calls_stream_one_at_a_time_by_thread_and_id_range_and_shapes_hold_the_tree() {
+    let (_dir, path) = temp_db();
+    let on_thread = |event: TraceEvent, thread: i32| match event {
+        TraceEvent::CallStarted(mut s) => {
+            s.thread = thread;
+            TraceEvent::CallStarted(s)
+        }
+        other => other,
+    };
+    let run = write_run(
+        &path,
+        "/bin/two-threads",
+        vec![
+            TraceEvent::Functions(vec![function(0, "app::main"), function(1, "app::work")]),
+            start(0, None, 0, 0, vec![]),
+            on_thread(start(1, None, 1, 0, vec![arg("x", int(1))]), 200),
+            start(2, Some(0), 1, 1, vec![arg("x", int(2))]),
+            end(2, Outcome::Returned, Some(int(20))),
+            end(1, Outcome::Returned, Some(int(10))),
+            start(3, Some(0), 1, 1, vec![arg("x", int(3))]),
+            end(3, Outcome::Returned, Some(int(30))),
+            end(0, Outcome::Returned, None),
+        ],
+    );
+    let store = Store::open(&path).unwrap();
+    let shapes = store.call_shapes(run).unwrap();
+    let tree: Vec<(u64, Option<u64>, i32)> = shapes
+        .iter()
+        .map(|s| (s.id.0, s.parent.map(|p| p.0), s.thread))
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            (0, None, 100),
+            (1, None, 200),
+            (2, Some(0), 100),
+            (3, Some(0), 100)
+        ]
+    );
+    let read = |range: CallRange| {
+        let mut ids = Vec::new();
+        store
+            .each_call(run, range, |call| {
+                ids.push((call.id.0, call.ret));
+                Ok::<(), StorageError>(())
+            })
+            .unwrap();
+        ids
+    };
+    assert_eq!(read(CallRange::default()).len(), 4);
+    let main_thread = CallRange {
+        thread: Some(100),
+        from: Some(CallId(1)),
+        until: Some(CallId(3)),
+    };
+    assert_eq!(read(main_thread), [(2, Some(int(20)))]);
+    // The reader's error stops the walk.
+    let mut seen = 0;
+    let stopped = store.each_call(run, CallRange::default(), |_| {
+        seen += 1;
+        Err(StorageError::RunNotFound(run))
+    });
+    assert!(stopped.is_err());
+    assert_eq!(seen, 1);
+}
+
+#[test]
 fn a_run_that_never_ended_has_no_end() {
     let (_dir, path) = temp_db();
     let run = write_run(&path, "/bin/lost", vec![]);

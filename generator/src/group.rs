@@ -1,0 +1,411 @@
+//! Equivalent calls grouped while a trace is read, so `generate` holds one representative of a
+//! million alike calls rather than all of them (JET's redundancy by state equivalence).
+//!
+//! Two calls are *equivalent* when they are calls of the same function under the same parent
+//! with the same arguments (receiver state included), the same objects, the same outcome, return
+//! value, state after the call and reads of the world, and equivalent calls below them, in the
+//! same order. The later one is dropped with everything below it and counted under the earlier
+//! one, which stays in the trace the planner sees. Because only siblings are grouped, every call
+//! that stays still has below it a call like each one dropped (a parent that reads the clock
+//! through a dropped child still has the kept child that reads it).
+//!
+//! Never dropped: calls of trait methods (`<T as Trait>::m`) and closures, which a parent's test
+//! replays through a mock, one expectation per call; calls that made an object (an object's
+//! `created_by` must stay in the trace). A trace whose calls do not nest (a parent that is not
+//! open on the call's thread) stops the grouping from there on: nothing more is dropped.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use carve_storage::{Call, CallId, FunctionId, FunctionInfo, ObjectInfo, Run, Trace};
+
+/// A trace with equivalent calls grouped: the calls kept, and for each representative the
+/// calls counted under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupedTrace {
+    pub trace: Trace,
+    /// Representative → the equivalent calls dropped (their ids, in start order).
+    pub equivalent: BTreeMap<CallId, Vec<CallId>>,
+}
+
+impl GroupedTrace {
+    /// A trace taken as it is, nothing grouped.
+    pub fn whole(trace: Trace) -> GroupedTrace {
+        GroupedTrace {
+            trace,
+            equivalent: BTreeMap::new(),
+        }
+    }
+
+    /// How many recorded calls the grouped trace stands for.
+    pub fn recorded_calls(&self) -> usize {
+        self.trace.calls.len() + self.equivalent.values().map(Vec::len).sum::<usize>()
+    }
+}
+
+/// A call still running on its thread while the trace is read.
+struct Open {
+    id: CallId,
+    /// Keys of the children that closed, in order.
+    kids: Vec<u128>,
+    /// Children already seen, by key: the first call of each.
+    seen: HashMap<u128, CallId>,
+    /// Kept calls below it, in start order.
+    below: Vec<CallId>,
+}
+
+impl Open {
+    fn new(id: CallId) -> Open {
+        Open {
+            id,
+            kids: Vec::new(),
+            seen: HashMap::new(),
+            below: Vec::new(),
+        }
+    }
+}
+
+/// Groups the calls of one run as they come in start order ([`Grouper::push`]), then hands
+/// over the grouped trace ([`Grouper::finish`]).
+pub struct Grouper {
+    run: Run,
+    functions: Vec<FunctionInfo>,
+    objects: Vec<ObjectInfo>,
+    droppable_function: HashSet<FunctionId>,
+    creators: HashSet<CallId>,
+    kept: BTreeMap<CallId, Call>,
+    /// Kept calls below each kept call that has any (to map a dropped subtree onto its
+    /// representative's).
+    below: HashMap<CallId, Vec<CallId>>,
+    open: HashMap<i32, Vec<Open>>,
+    /// The first root of each key (roots are siblings too).
+    roots: HashMap<u128, CallId>,
+    equivalent: BTreeMap<CallId, Vec<CallId>>,
+    /// False once the calls stopped nesting: nothing more is dropped.
+    grouping: bool,
+}
+
+impl Grouper {
+    pub fn new(run: Run, functions: Vec<FunctionInfo>, objects: Vec<ObjectInfo>) -> Grouper {
+        let droppable_function = functions
+            .iter()
+            .filter(|f| !f.path.starts_with('<') && !f.path.contains("{{closure}}"))
+            .map(|f| f.id)
+            .collect();
+        let creators = objects.iter().filter_map(|o| o.created_by).collect();
+        Grouper {
+            run,
+            functions,
+            objects,
+            droppable_function,
+            creators,
+            kept: BTreeMap::new(),
+            below: HashMap::new(),
+            open: HashMap::new(),
+            roots: HashMap::new(),
+            equivalent: BTreeMap::new(),
+            grouping: true,
+        }
+    }
+
+    /// Takes the next call in start order.
+    pub fn push(&mut self, call: Call) {
+        let (id, thread, parent) = (call.id, call.thread, call.parent);
+        let stack_has_parent = |stack: &Vec<Open>| match parent {
+            None => true,
+            Some(p) => stack.iter().any(|o| o.id == p),
+        };
+        let nests = self.open.get(&thread).is_none_or(stack_has_parent) && parent < Some(id);
+        // Calls of this thread that are not the parent have ended.
+        loop {
+            let top = self.open.get(&thread).and_then(|s| s.last()).map(|o| o.id);
+            match top {
+                Some(top) if Some(top) != parent => self.close(thread),
+                _ => break,
+            }
+        }
+        if !nests && parent.is_some() {
+            self.grouping = false;
+        }
+        self.kept.insert(id, call);
+        self.open.entry(thread).or_default().push(Open::new(id));
+    }
+
+    /// The grouped trace, once every call was pushed.
+    pub fn finish(mut self) -> GroupedTrace {
+        let threads: Vec<i32> = self.open.keys().copied().collect();
+        for thread in threads {
+            while self.open.get(&thread).is_some_and(|s| !s.is_empty()) {
+                self.close(thread);
+            }
+        }
+        GroupedTrace {
+            trace: Trace {
+                run: self.run,
+                functions: self.functions,
+                calls: self.kept.into_values().collect(),
+                objects: self.objects,
+            },
+            equivalent: self.equivalent,
+        }
+    }
+
+    /// Ends the innermost open call of `thread`: drops it when a sibling before it was
+    /// equivalent, else keeps it as the first of its kind.
+    fn close(&mut self, thread: i32) {
+        let stack = self.open.get_mut(&thread).expect("an open call to close");
+        let done = stack.pop().expect("an open call to close");
+        let call = &self.kept[&done.id];
+        let key = key(call, &done.kids);
+        let droppable = self.grouping
+            && self.droppable_function.contains(&call.function)
+            && !self.creators.contains(&done.id);
+        let seen = match stack.last_mut() {
+            Some(parent) => {
+                parent.kids.push(key);
+                &mut parent.seen
+            }
+            None => &mut self.roots,
+        };
+        let first = *seen.entry(key).or_insert(done.id);
+        let same = first != done.id
+            && droppable
+            && same_call(&self.kept[&first], &self.kept[&done.id])
+            && self.below.get(&first).map_or(0, Vec::len) == done.below.len();
+        if same {
+            self.drop_onto(first, done.id, &done.below);
+            return;
+        }
+        if let Some(parent) = self
+            .open
+            .get_mut(&thread)
+            .and_then(|stack| stack.last_mut())
+        {
+            parent.below.push(done.id);
+            parent.below.extend(done.below.iter().copied());
+        }
+        if !done.below.is_empty() {
+            self.below.insert(done.id, done.below);
+        }
+    }
+
+    /// Drops `call` and the kept calls below it, each counted under its counterpart in
+    /// `first`'s subtree (same shape: their keys are equal).
+    fn drop_onto(&mut self, first: CallId, call: CallId, below: &[CallId]) {
+        let counterparts: Vec<CallId> = std::iter::once(first)
+            .chain(self.below.get(&first).into_iter().flatten().copied())
+            .collect();
+        for (dropped, onto) in std::iter::once(call)
+            .chain(below.iter().copied())
+            .zip(counterparts)
+        {
+            self.kept.remove(&dropped);
+            self.below.remove(&dropped);
+            let mut moved = self.equivalent.remove(&dropped).unwrap_or_default();
+            let list = self.equivalent.entry(onto).or_default();
+            list.push(dropped);
+            list.append(&mut moved);
+        }
+    }
+}
+
+/// A call's own values and its children's keys, hashed to 128 bits.
+fn key(call: &Call, kids: &[u128]) -> u128 {
+    let own = serde_json::to_string(&(
+        call.function,
+        &call.args,
+        &call.outcome,
+        &call.ret,
+        &call.after,
+        &call.objects,
+        &call.touches,
+    ))
+    .unwrap_or_default();
+    let half = |salt: u8| {
+        let mut h = DefaultHasher::new();
+        salt.hash(&mut h);
+        own.hash(&mut h);
+        kids.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(1)) << 64) | u128::from(half(2))
+}
+
+/// The same values, compared exactly (the key is only a hash).
+fn same_call(a: &Call, b: &Call) -> bool {
+    a.function == b.function
+        && a.args == b.args
+        && a.outcome == b.outcome
+        && a.ret == b.ret
+        && a.after == b.after
+        && a.objects == b.objects
+        && a.touches == b.touches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::{Arg, Language, Outcome, RunId, RunInfo, Value};
+
+    fn run() -> Run {
+        Run {
+            id: RunId(1),
+            info: RunInfo {
+                program: "/bin/app".into(),
+                args: vec![],
+                cwd: "/".into(),
+                pid: 1,
+                started_at_ms: 0,
+                filters: vec![],
+                excludes: vec![],
+                carve_version: "0".into(),
+            },
+            end: None,
+        }
+    }
+
+    fn function(id: u32, path: &str) -> FunctionInfo {
+        FunctionInfo {
+            id: FunctionId(id),
+            path: path.into(),
+            name: path.rsplit("::").next().unwrap().into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: vec![],
+            return_type: None,
+        }
+    }
+
+    fn call(id: u64, parent: Option<u64>, function: u32, x: i128, ret: i128) -> Call {
+        Call {
+            id: CallId(id),
+            parent: parent.map(CallId),
+            function: FunctionId(function),
+            thread: 1,
+            depth: 0,
+            args: vec![Arg {
+                name: "x".into(),
+                value: Value::Int {
+                    ty: "i32".into(),
+                    value: x,
+                },
+            }],
+            outcome: Outcome::Returned,
+            ret: Some(Value::Int {
+                ty: "i32".into(),
+                value: ret,
+            }),
+            after: vec![],
+            objects: vec![],
+            touches: vec![],
+        }
+    }
+
+    fn group(functions: Vec<FunctionInfo>, calls: Vec<Call>) -> GroupedTrace {
+        let mut g = Grouper::new(run(), functions, vec![]);
+        for c in calls {
+            g.push(c);
+        }
+        g.finish()
+    }
+
+    fn ids(t: &GroupedTrace) -> Vec<u64> {
+        t.trace.calls.iter().map(|c| c.id.0).collect()
+    }
+
+    fn functions() -> Vec<FunctionInfo> {
+        vec![
+            function(0, "app::main"),
+            function(1, "app::f"),
+            function(2, "app::g"),
+            function(3, "<app::A as app::T>::m"),
+        ]
+    }
+
+    #[test]
+    fn equivalent_siblings_keep_the_first_and_count_the_others_under_it() {
+        let t = group(
+            functions(),
+            vec![
+                call(1, None, 0, 0, 0),
+                call(2, Some(1), 1, 5, 10),
+                call(3, Some(1), 1, 6, 12),
+                call(4, Some(1), 1, 5, 10),
+                call(5, Some(1), 1, 5, 10),
+            ],
+        );
+        assert_eq!(ids(&t), [1, 2, 3]);
+        assert_eq!(t.equivalent[&CallId(2)], [CallId(4), CallId(5)]);
+        assert_eq!(t.recorded_calls(), 5);
+    }
+
+    #[test]
+    fn a_call_is_equivalent_only_with_equivalent_calls_below_it() {
+        let t = group(
+            functions(),
+            vec![
+                call(1, None, 0, 0, 0),
+                call(2, Some(1), 1, 5, 10),
+                call(3, Some(2), 2, 1, 1),
+                call(4, Some(1), 1, 5, 10),
+                call(5, Some(4), 2, 2, 2),
+                call(6, Some(1), 1, 5, 10),
+                call(7, Some(6), 2, 1, 1),
+            ],
+        );
+        assert_eq!(ids(&t), [1, 2, 3, 4, 5], "4 made another call below it");
+        // The subtree of 6 is counted under 2's, call by call.
+        assert_eq!(t.equivalent[&CallId(2)], [CallId(6)]);
+        assert_eq!(t.equivalent[&CallId(3)], [CallId(7)]);
+    }
+
+    #[test]
+    fn calls_under_different_parents_trait_methods_and_creators_are_kept() {
+        let mut g = Grouper::new(
+            run(),
+            functions(),
+            vec![ObjectInfo {
+                id: carve_storage::ObjectId(1),
+                type_name: "app::A".into(),
+                addr: 0x10,
+                created_by: Some(CallId(9)),
+            }],
+        );
+        for c in [
+            call(1, None, 0, 0, 0),
+            call(2, Some(1), 2, 0, 0),
+            call(3, Some(2), 1, 5, 10),
+            call(4, Some(1), 2, 1, 0),
+            call(5, Some(4), 1, 5, 10),
+            call(6, Some(1), 3, 5, 10),
+            call(7, Some(1), 3, 5, 10),
+            call(8, Some(1), 1, 7, 7),
+            call(9, Some(1), 1, 7, 7),
+        ] {
+            g.push(c);
+        }
+        let t = g.finish();
+        assert_eq!(ids(&t), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert!(t.equivalent.is_empty());
+    }
+
+    #[test]
+    fn calls_that_do_not_nest_stop_the_grouping() {
+        let t = group(
+            functions(),
+            vec![
+                call(1, None, 0, 0, 0),
+                call(2, Some(1), 1, 5, 10),
+                call(3, Some(1), 1, 5, 10),
+                call(4, Some(99), 1, 5, 10),
+                call(5, Some(1), 1, 5, 10),
+            ],
+        );
+        assert_eq!(ids(&t), [1, 2, 4, 5]);
+        assert_eq!(t.equivalent[&CallId(2)], [CallId(3)]);
+    }
+}
