@@ -1,5 +1,6 @@
 //! The trace database handle: opening, reading runs and traces back, and starting a run's writer.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -8,8 +9,8 @@ use serde::de::DeserializeOwned;
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    Arg, ArgObject, Call, CallId, FunctionId, FunctionInfo, ObjectId, ObjectInfo, ParamInfo,
-    ProcessExit, Run, RunEnd, RunId, RunInfo, Trace, Value,
+    Arg, ArgObject, Call, CallId, Coverage, FunctionId, FunctionInfo, FunctionLines, ObjectId,
+    ObjectInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId, RunInfo, ThreadLines, Trace, Value,
 };
 use crate::schema::{self, OpenMode};
 
@@ -141,6 +142,132 @@ impl Store {
             calls,
             objects,
         })
+    }
+
+    /// The line coverage of a run recorded with `--coverage`: every line with code in the
+    /// selected functions and whether it was reached, per function and per thread.
+    /// [`StorageError::NoCoverage`] when the run was recorded without `--coverage`.
+    pub fn coverage(&self, run: RunId) -> Result<Coverage, StorageError> {
+        let context = || format!("reading the line coverage of run {run}");
+        let sql = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let recorded: Option<i64> = self
+            .conn
+            .query_row("SELECT coverage FROM runs WHERE id = ?1", [run.0], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql)?;
+        match recorded {
+            None => return Err(StorageError::RunNotFound(run)),
+            Some(0) => {
+                return Err(StorageError::NoCoverage {
+                    path: self.path.clone(),
+                    run,
+                })
+            }
+            Some(_) => {}
+        }
+        // id -> (file, line, functions)
+        let mut code: BTreeMap<u32, (String, u32, Vec<FunctionId>)> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT id, file, line, functions FROM code_lines WHERE run_id = ?1",
+                )
+                .map_err(sql)?;
+            let mut rows = stmt.query([run.0]).map_err(sql)?;
+            while let Some(row) = rows.next().map_err(sql)? {
+                let id: u32 = row.get(0).map_err(sql)?;
+                let file: String = row.get(1).map_err(sql)?;
+                let line: u32 = row.get(2).map_err(sql)?;
+                let functions: String = row.get(3).map_err(sql)?;
+                let functions: Vec<u32> =
+                    decode(&functions, || format!("functions of line {file}:{line}"))
+                        .map_err(|e| e.in_context(context))?;
+                code.insert(
+                    id,
+                    (file, line, functions.into_iter().map(FunctionId).collect()),
+                );
+            }
+        }
+        let mut coverage = Coverage::default();
+        for (file, line, _) in code.values() {
+            coverage
+                .lines
+                .entry(file.clone())
+                .or_default()
+                .insert(*line, false);
+        }
+        let mut threads: BTreeMap<i32, ThreadLines> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT h.line_id, h.thread, t.name FROM line_hits h \
+                     LEFT JOIN threads t ON t.run_id = h.run_id AND t.tid = h.thread \
+                     WHERE h.run_id = ?1 ORDER BY h.thread, h.line_id",
+                )
+                .map_err(sql)?;
+            let mut rows = stmt.query([run.0]).map_err(sql)?;
+            while let Some(row) = rows.next().map_err(sql)? {
+                let id: u32 = row.get(0).map_err(sql)?;
+                let thread: i32 = row.get(1).map_err(sql)?;
+                let name: Option<String> = row.get(2).map_err(sql)?;
+                let Some((file, line, _)) = code.get(&id) else {
+                    return Err(StorageError::InvalidRow {
+                        what: format!("line hit of run {run} naming no line with code ({id})"),
+                    });
+                };
+                if let Some(reached) = coverage.lines.get_mut(file).and_then(|l| l.get_mut(line)) {
+                    *reached = true;
+                }
+                threads
+                    .entry(thread)
+                    .or_insert_with(|| ThreadLines {
+                        thread,
+                        name,
+                        lines: BTreeMap::new(),
+                    })
+                    .lines
+                    .entry(file.clone())
+                    .or_default()
+                    .insert(*line);
+            }
+        }
+        coverage.threads = threads.into_values().collect();
+        let mut by_function: BTreeMap<FunctionId, Vec<(String, u32)>> = BTreeMap::new();
+        for (file, line, functions) in code.values() {
+            for f in functions {
+                by_function
+                    .entry(*f)
+                    .or_default()
+                    .push((file.clone(), *line));
+            }
+        }
+        for f in self.functions(run)? {
+            let mut lines = by_function.remove(&f.id).unwrap_or_default();
+            if lines.is_empty() {
+                continue;
+            }
+            lines.sort();
+            let reached = lines
+                .iter()
+                .filter(|(file, line)| coverage.lines[file][line])
+                .count();
+            coverage.functions.push(FunctionLines {
+                id: f.id,
+                path: f.path,
+                decl_file: f.decl_file,
+                decl_line: f.decl_line,
+                lines,
+                reached,
+            });
+        }
+        Ok(coverage)
     }
 
     fn objects(&self, run: RunId) -> Result<Vec<ObjectInfo>, StorageError> {
