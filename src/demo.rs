@@ -72,6 +72,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         force_returns: Vec::new(),
         no_pin: false,
         follow_forks: false,
+        coverage: false,
         runs: 1,
         command: vec![program.into(), a.expr.clone().into()],
     })?;
