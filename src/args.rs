@@ -77,6 +77,11 @@ pub struct RecordArgs {
     /// at most one stop per line); see them with `carve coverage`.
     #[arg(long)]
     pub coverage: bool,
+    /// With --coverage: arm every line again each time the program starts a thread, so each
+    /// thread's lines are its own: per-test coverage of a libtest binary run with
+    /// --test-threads=1 (each test runs on a thread named after it).
+    #[arg(long, requires = "coverage")]
+    pub coverage_per_thread: bool,
     /// Also record processes the program forks (each as a run of its own in the same trace);
     /// without it they run untraced.
     #[arg(long)]
@@ -199,6 +204,10 @@ pub struct CoverageArgs {
     /// Also write the coverage in the lcov format to FILE (for genhtml, Codecov, editors).
     #[arg(long, value_name = "FILE")]
     pub lcov: Option<PathBuf>,
+    /// Also list, per thread, the lines it reached and their functions (per test, for a
+    /// libtest binary recorded with --coverage-per-thread and run with --test-threads=1).
+    #[arg(long)]
+    pub by_thread: bool,
     #[arg(long, value_enum, default_value_t = CoverageFormat::Human)]
     pub format: CoverageFormat,
 }

@@ -19,6 +19,9 @@ pub fn run(a: CoverageArgs) -> anyhow::Result<i32> {
         write_atomically(path, &lcov(&coverage))?;
     }
     let text = match a.format {
+        CoverageFormat::Human if a.by_thread => {
+            human(run, &program, &coverage) + &by_thread(&coverage)
+        }
         CoverageFormat::Human => human(run, &program, &coverage),
         CoverageFormat::Json => {
             serde_json::to_string_pretty(&json(run, &program, &coverage))? + "\n"
@@ -70,6 +73,31 @@ fn human(run: RunId, program: &str, c: &Coverage) -> String {
     out
 }
 
+/// Per thread (per test, for a libtest binary recorded with `--coverage-per-thread`): its
+/// name, how many lines it reached and the selected functions they belong to.
+fn by_thread(c: &Coverage) -> String {
+    let mut out = format!(
+        "{:>8}  {:<15}  {:>7}  FUNCTIONS\n",
+        "THREAD", "NAME", "LINES"
+    );
+    for t in &c.threads {
+        let functions: Vec<&str> = c
+            .functions_reached_by(t)
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:>8}  {:<15}  {:>7}  {}",
+            t.thread,
+            t.name.as_deref().unwrap_or("?"),
+            t.lines.values().map(|l| l.len()).sum::<usize>(),
+            functions.join(", ")
+        );
+    }
+    out
+}
+
 fn json(run: RunId, program: &str, c: &Coverage) -> serde_json::Value {
     let (hit, all) = c.totals();
     let files: Vec<_> = c
@@ -106,10 +134,16 @@ fn json(run: RunId, program: &str, c: &Coverage) -> serde_json::Value {
         .threads
         .iter()
         .map(|t| {
+            let functions: Vec<&str> = c
+                .functions_reached_by(t)
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect();
             serde_json::json!({
                 "thread": t.thread,
                 "name": t.name,
-                "lines_reached_first": t.lines.values().map(|l| l.len()).sum::<usize>(),
+                "lines_reached": t.lines.values().map(|l| l.len()).sum::<usize>(),
+                "functions": functions,
             })
         })
         .collect();

@@ -50,6 +50,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             .collect::<anyhow::Result<_>>()?,
         pin_cpu: !a.no_pin,
         coverage: a.coverage,
+        coverage_per_thread: a.coverage_per_thread,
     };
     let selected = program.select(&options.selection)?.len();
     let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());

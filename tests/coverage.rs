@@ -270,3 +270,103 @@ fn an_lcov_file_in_a_missing_directory_is_refused_and_nothing_is_left() {
     assert!(err.contains("cannot write the lcov file"), "{err}");
     assert!(!tmp.path().join("no").exists());
 }
+
+const TESTS_SOURCE: &str = r#"
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub fn mul(a: i32, b: i32) -> i32 {
+    a * b
+}
+
+pub fn neg(a: i32) -> i32 {
+    -a
+}
+
+#[test]
+fn t_add() {
+    assert_eq!(add(2, 3), 5);
+}
+
+#[test]
+fn t_mul() {
+    assert_eq!(mul(2, 3), 6);
+}
+
+#[test]
+fn t_both() {
+    assert_eq!(add(mul(2, 3), 1), 7);
+}
+
+mod tests {
+    #[test]
+    fn a_rather_long_test_name() {
+        assert_eq!(super::neg(1), -1);
+    }
+}
+"#;
+
+/// The functions of `pt` (a test binary) each named thread reached, without the tests' own.
+fn functions_by_thread(c: &Coverage) -> Vec<(String, Vec<String>)> {
+    c.threads
+        .iter()
+        .map(|t| {
+            let functions = c
+                .functions_reached_by(t)
+                .iter()
+                .map(|f| f.path.clone())
+                .filter(|p| ["pt::add", "pt::mul", "pt::neg"].contains(&p.as_str()))
+                .collect();
+            (t.name.clone().unwrap_or_default(), functions)
+        })
+        .filter(|(name, _)| name != "pt")
+        .collect()
+}
+
+#[test]
+fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("pt.rs");
+    std::fs::write(&src, TESTS_SOURCE).unwrap();
+    let bin = tmp.path().join("pt");
+    let built = std::process::Command::new("rustc")
+        .args(["--test", "-g", "--edition", "2021", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let owned = |v: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+        v.iter()
+            .map(|(n, f)| (n.to_string(), f.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    };
+    // libtest runs the tests in name order, each on a thread named after it (cut to 15 bytes
+    // by the kernel); with --test-threads=1, one at a time.
+    let (_t, db, _) = recorded(
+        &["--coverage", "--coverage-per-thread"],
+        &bin,
+        &["--test-threads=1"],
+    );
+    assert_eq!(
+        functions_by_thread(&coverage_of(&db)),
+        owned(&[
+            ("t_add", &["pt::add"]),
+            ("t_both", &["pt::add", "pt::mul"]),
+            ("t_mul", &["pt::mul"]),
+            ("tests::a_rather", &["pt::neg"]),
+        ])
+    );
+    // Without re-arming, a line is charged to the first test only.
+    let (_t, db, _) = recorded(&["--coverage"], &bin, &["--test-threads=1"]);
+    assert_eq!(
+        functions_by_thread(&coverage_of(&db)),
+        owned(&[
+            ("t_add", &["pt::add"]),
+            ("t_both", &["pt::mul"]),
+            ("t_mul", &[]),
+            ("tests::a_rather", &["pt::neg"]),
+        ])
+    );
+}

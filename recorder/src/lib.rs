@@ -162,6 +162,10 @@ pub struct RecordOptions {
     /// Also record which source lines of the selected functions ran (one-shot breakpoints on
     /// each line-table row's first address), as `CodeLines` and `LineReached` events.
     pub coverage: bool,
+    /// With `coverage`: arm every line again whenever the program starts a thread, so each
+    /// thread's lines are its own (libtest runs each test on a thread of its own; with
+    /// `--test-threads=1` one at a time, so the lines of each test are exactly its own).
+    pub coverage_per_thread: bool,
 }
 
 impl Default for RecordOptions {
@@ -173,6 +177,7 @@ impl Default for RecordOptions {
             force_returns: Vec::new(),
             pin_cpu: true,
             coverage: false,
+            coverage_per_thread: false,
         }
     }
 }
@@ -332,6 +337,7 @@ impl Recording {
         );
         let pinned_from = self.pinned_from;
         let coverage = self.options.coverage;
+        let per_thread = self.options.coverage_per_thread;
         let summary = std::thread::scope(|scope| {
             let mut follow = |forked: tracer::Forked| -> bool {
                 let (Some(make), Some(functions)) = (children, for_children.clone()) else {
@@ -384,7 +390,7 @@ impl Recording {
                 sink,
             )?;
             tracer.pinned_from(pinned_from);
-            tracer.break_on_lines(&line_plan.sites)?;
+            tracer.break_on_lines(&line_plan.sites, per_thread)?;
             tracer.set_depth(depth);
             if children.is_some() {
                 tracer.follow_forks(&mut follow);

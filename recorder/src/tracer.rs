@@ -103,6 +103,11 @@ pub(crate) struct LineBreaks {
     removed: HashMap<u64, LineId>,
     /// Threads whose name was sent.
     named: HashSet<Pid>,
+    /// Every site and its line, as first placed (to re-arm them).
+    all: Vec<(u64, LineId)>,
+    /// Re-arm every line when a thread starts, so each thread reports the lines it reaches
+    /// itself (per-test attribution of libtest binaries run with `--test-threads=1`).
+    per_thread: bool,
 }
 
 #[derive(Clone)]
@@ -401,13 +406,38 @@ impl<'a> Tracer<'a> {
     pub(crate) fn break_on_lines(
         &mut self,
         sites: &[(FileAddr, LineId)],
+        per_thread: bool,
     ) -> Result<(), RecordError> {
-        for (addr, line) in sites {
-            let addr = self.bias.relocate(*addr).0;
-            self.breakpoints.entry(addr).or_default().line = Some(*line);
-            self.lines.sites.entry(*line).or_default().push(addr);
-            self.insert(addr)?;
+        self.lines.per_thread = per_thread;
+        self.lines.all = sites
+            .iter()
+            .map(|(addr, line)| (self.bias.relocate(*addr).0, *line))
+            .collect();
+        self.arm_lines()
+    }
+
+    /// Puts a breakpoint on every site of each line not armed (all of them at the start;
+    /// with `per_thread`, those reached so far again when a thread starts).
+    fn arm_lines(&mut self) -> Result<(), RecordError> {
+        let armed: HashSet<LineId> = self.lines.sites.keys().copied().collect();
+        let all = std::mem::take(&mut self.lines.all);
+        for (addr, line) in &all {
+            if armed.contains(line) {
+                continue;
+            }
+            self.lines.removed.remove(addr);
+            self.breakpoints.entry(*addr).or_default().line = Some(*line);
+            self.lines.sites.entry(*line).or_default().push(*addr);
+            let stepped_here = self
+                .threads
+                .values()
+                .any(|t| matches!(t.stepping, Some(Step::InPlace { addr: a }) if a == *addr));
+            // A thread stepping the lifted instruction here gets the int3 back when it is done.
+            if !stepped_here {
+                self.insert(*addr)?;
+            }
         }
+        self.lines.all = all;
         Ok(())
     }
 
@@ -548,6 +578,9 @@ impl<'a> Tracer<'a> {
                                 if let Some(t) = self.threads.get_mut(&new) {
                                     t.fresh = true;
                                 }
+                            }
+                            if self.lines.per_thread {
+                                self.arm_lines()?;
                             }
                         }
                     }

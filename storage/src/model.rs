@@ -435,17 +435,16 @@ pub struct CallEnd {
     pub touches: Vec<String>,
 }
 
-/// A source line with code in the selected functions (`--coverage`): one per (file, line),
-/// whatever the number of line-table rows or functions (generic instances) behind it.
+/// A source line with code in one selected function (`--coverage`). A line shared by several
+/// functions (a closure and its parent, a generic function's instances) is one `CodeLine` per
+/// function, so a hit says which function ran; reads merge them per (file, line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeLine {
     pub id: LineId,
     /// The source file as DWARF names it (absolute where the DWARF allows).
     pub file: String,
     pub line: u32,
-    /// The selected functions with code on this line (several for a generic function's
-    /// instances or a line shared by a closure and its parent).
-    pub functions: Vec<FunctionId>,
+    pub function: FunctionId,
 }
 
 /// The line coverage of one run, as `carve coverage` and the generator read it.
@@ -455,7 +454,7 @@ pub struct Coverage {
     /// reached. Breakpoints are one-shot, so whether a line ran is exact; how often is not
     /// read (`carve coverage --lcov` writes 1 for a reached line).
     pub lines: BTreeMap<String, BTreeMap<u32, bool>>,
-    /// Each selected function: its lines with code and how many of them were reached.
+    /// Each selected function with lines: its lines with code and how many of them it reached.
     pub functions: Vec<FunctionLines>,
     /// Who reached each line first: the lines each thread reached. A line is charged to the
     /// thread that hit its breakpoint (usually one: the breakpoint is gone afterwards).
@@ -463,6 +462,16 @@ pub struct Coverage {
 }
 
 impl Coverage {
+    /// The selected functions `thread` reached a line of: what a test reached when the thread
+    /// is a libtest test's (recorded with `--coverage-per-thread` and `--test-threads=1`; with
+    /// plain `--coverage`, only the functions whose lines it reached first).
+    pub fn functions_reached_by(&self, thread: &ThreadLines) -> Vec<&FunctionLines> {
+        self.functions
+            .iter()
+            .filter(|f| thread.functions.contains(&f.id))
+            .collect()
+    }
+
     /// (lines reached, lines with code) over all files.
     pub fn totals(&self) -> (usize, usize) {
         self.lines.values().fold((0, 0), |(hit, all), lines| {
@@ -483,7 +492,8 @@ pub struct FunctionLines {
     pub decl_line: Option<u32>,
     /// Its lines with code, as (file, line).
     pub lines: Vec<(String, u32)>,
-    /// How many of them were reached.
+    /// How many of them it reached (in this function's code: a closure on the same line is
+    /// another function).
     pub reached: usize,
 }
 
@@ -494,6 +504,8 @@ pub struct ThreadLines {
     /// The kernel's name for the thread (15 bytes at most; see [`TraceEvent::ThreadNamed`]).
     pub name: Option<String>,
     pub lines: BTreeMap<String, BTreeSet<u32>>,
+    /// The selected functions whose lines it reached.
+    pub functions: BTreeSet<FunctionId>,
 }
 
 /// Everything the recorder reports, in the order it happened.

@@ -110,8 +110,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE calls ADD COLUMN touches TEXT;
     "#,
-    // 5: line coverage (`record --coverage`): the source lines with code in the selected
-    // functions (`functions` is a JSON list of function ids), which thread reached each one
+    // 5: line coverage (`record --coverage`): the source lines with code in each selected
+    // function (one row per function and line), which thread reached each one
     // first, whether the run recorded coverage at all, and thread names (for per-test
     // attribution: libtest names each test's thread after the test).
     r#"
@@ -120,11 +120,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE TABLE code_lines (
         run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
         id        INTEGER NOT NULL,
-        file      TEXT NOT NULL,
-        line      INTEGER NOT NULL,
-        functions TEXT NOT NULL,
+        file        TEXT NOT NULL,
+        line        INTEGER NOT NULL,
+        function_id INTEGER NOT NULL,
         PRIMARY KEY (run_id, id),
-        UNIQUE (run_id, file, line)
+        UNIQUE (run_id, file, line, function_id)
     );
     CREATE TABLE line_hits (
         run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,

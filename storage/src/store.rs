@@ -170,13 +170,13 @@ impl Store {
             }
             Some(_) => {}
         }
-        // id -> (file, line, functions)
-        let mut code: BTreeMap<u32, (String, u32, Vec<FunctionId>)> = BTreeMap::new();
+        // id -> (file, line, function)
+        let mut code: BTreeMap<u32, (String, u32, FunctionId)> = BTreeMap::new();
         {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT id, file, line, functions FROM code_lines WHERE run_id = ?1",
+                    "SELECT id, file, line, function_id FROM code_lines WHERE run_id = ?1",
                 )
                 .map_err(sql)?;
             let mut rows = stmt.query([run.0]).map_err(sql)?;
@@ -184,14 +184,8 @@ impl Store {
                 let id: u32 = row.get(0).map_err(sql)?;
                 let file: String = row.get(1).map_err(sql)?;
                 let line: u32 = row.get(2).map_err(sql)?;
-                let functions: String = row.get(3).map_err(sql)?;
-                let functions: Vec<u32> =
-                    decode(&functions, || format!("functions of line {file}:{line}"))
-                        .map_err(|e| e.in_context(context))?;
-                code.insert(
-                    id,
-                    (file, line, functions.into_iter().map(FunctionId).collect()),
-                );
+                let function: u32 = row.get(3).map_err(sql)?;
+                code.insert(id, (file, line, FunctionId(function)));
             }
         }
         let mut coverage = Coverage::default();
@@ -202,6 +196,7 @@ impl Store {
                 .or_default()
                 .insert(*line, false);
         }
+        let mut reached_ids = std::collections::BTreeSet::new();
         let mut threads: BTreeMap<i32, ThreadLines> = BTreeMap::new();
         {
             let mut stmt = self
@@ -217,53 +212,50 @@ impl Store {
                 let id: u32 = row.get(0).map_err(sql)?;
                 let thread: i32 = row.get(1).map_err(sql)?;
                 let name: Option<String> = row.get(2).map_err(sql)?;
-                let Some((file, line, _)) = code.get(&id) else {
+                let Some((file, line, function)) = code.get(&id) else {
                     return Err(StorageError::InvalidRow {
                         what: format!("line hit of run {run} naming no line with code ({id})"),
                     });
                 };
+                reached_ids.insert(id);
                 if let Some(reached) = coverage.lines.get_mut(file).and_then(|l| l.get_mut(line)) {
                     *reached = true;
                 }
-                threads
-                    .entry(thread)
-                    .or_insert_with(|| ThreadLines {
-                        thread,
-                        name,
-                        lines: BTreeMap::new(),
-                    })
-                    .lines
-                    .entry(file.clone())
-                    .or_default()
-                    .insert(*line);
+                let t = threads.entry(thread).or_insert_with(|| ThreadLines {
+                    thread,
+                    name,
+                    lines: BTreeMap::new(),
+                    functions: Default::default(),
+                });
+                t.lines.entry(file.clone()).or_default().insert(*line);
+                t.functions.insert(*function);
             }
         }
         coverage.threads = threads.into_values().collect();
-        let mut by_function: BTreeMap<FunctionId, Vec<(String, u32)>> = BTreeMap::new();
-        for (file, line, functions) in code.values() {
-            for f in functions {
-                by_function
-                    .entry(*f)
-                    .or_default()
-                    .push((file.clone(), *line));
-            }
+        // function -> its (file, line, reached)
+        let mut by_function: BTreeMap<FunctionId, Vec<(String, u32, bool)>> = BTreeMap::new();
+        for (id, (file, line, function)) in &code {
+            by_function.entry(*function).or_default().push((
+                file.clone(),
+                *line,
+                reached_ids.contains(id),
+            ));
         }
         for f in self.functions(run)? {
-            let mut lines = by_function.remove(&f.id).unwrap_or_default();
-            if lines.is_empty() {
+            let Some(mut lines) = by_function.remove(&f.id) else {
                 continue;
-            }
+            };
             lines.sort();
-            let reached = lines
-                .iter()
-                .filter(|(file, line)| coverage.lines[file][line])
-                .count();
+            let reached = lines.iter().filter(|(_, _, r)| *r).count();
             coverage.functions.push(FunctionLines {
                 id: f.id,
                 path: f.path,
                 decl_file: f.decl_file,
                 decl_line: f.decl_line,
-                lines,
+                lines: lines
+                    .into_iter()
+                    .map(|(file, line, _)| (file, line))
+                    .collect(),
                 reached,
             });
         }

@@ -96,7 +96,7 @@ const THREAD_STARTED: &str = "INSERT INTO threads (run_id, tid, started) VALUES 
 const THREAD_EXITED: &str = "INSERT INTO threads (run_id, tid, exited) VALUES (?1, ?2, 1) \
     ON CONFLICT (run_id, tid) DO UPDATE SET exited = 1";
 const INSERT_CODE_LINE: &str =
-    "INSERT INTO code_lines (run_id, id, file, line, functions) VALUES (?1, ?2, ?3, ?4, ?5)";
+    "INSERT INTO code_lines (run_id, id, file, line, function_id) VALUES (?1, ?2, ?3, ?4, ?5)";
 const MARK_COVERAGE: &str = "UPDATE runs SET coverage = 1 WHERE id = ?1";
 const INSERT_LINE_HIT: &str =
     "INSERT OR IGNORE INTO line_hits (run_id, line_id, thread) VALUES (?1, ?2, ?3)";
@@ -457,14 +457,16 @@ impl EventWriter {
             .and_then(|mut stmt| stmt.execute(params![self.run.0]))
             .map_err(error)?;
         for line in lines {
-            let functions: Vec<u32> = line.functions.iter().map(|f| f.0).collect();
-            let functions = codec::to_json(&functions, "functions of a line")?;
             let error = self.sql_error(|| format!("storing line {}:{}", line.file, line.line));
             self.conn
                 .prepare_cached(INSERT_CODE_LINE)
                 .and_then(|mut stmt| {
                     stmt.execute(params![
-                        self.run.0, line.id.0, line.file, line.line, functions
+                        self.run.0,
+                        line.id.0,
+                        line.file,
+                        line.line,
+                        line.function.0
                     ])
                 })
                 .map_err(error)?;

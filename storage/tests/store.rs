@@ -692,12 +692,12 @@ fn a_writer_waits_for_another_process_lock_and_loses_nothing() {
     assert!(told_rx.try_recv().is_err(), "one wait, one notice");
 }
 
-fn code_line(id: u32, file: &str, line: u32, functions: &[u32]) -> CodeLine {
+fn code_line(id: u32, file: &str, line: u32, function: u32) -> CodeLine {
     CodeLine {
         id: LineId(id),
         file: file.to_owned(),
         line,
-        functions: functions.iter().copied().map(FunctionId).collect(),
+        function: FunctionId(function),
     }
 }
 
@@ -707,10 +707,11 @@ fn line_coverage_reads_back_per_file_per_function_and_per_thread() {
     let events = vec![
         TraceEvent::Functions(vec![function(1, "app::main"), function(2, "app::unused")]),
         TraceEvent::CodeLines(vec![
-            code_line(1, "/src/main.rs", 3, &[1]),
-            code_line(2, "/src/main.rs", 4, &[1]),
-            code_line(3, "/src/lib.rs", 10, &[2]),
-            code_line(4, "/src/lib.rs", 11, &[1, 2]),
+            code_line(1, "/src/main.rs", 3, 1),
+            code_line(2, "/src/main.rs", 4, 1),
+            code_line(3, "/src/lib.rs", 10, 2),
+            code_line(4, "/src/lib.rs", 11, 1),
+            code_line(5, "/src/lib.rs", 11, 2),
         ]),
         TraceEvent::ThreadNamed {
             thread: 100,
@@ -755,11 +756,12 @@ fn line_coverage_reads_back_per_file_per_function_and_per_thread() {
         .iter()
         .map(|f| (f.path.as_str(), f.reached, f.lines.len()))
         .collect();
+    // Line 11 has code in both functions; only main's code there ran.
     assert_eq!(
         per_function,
-        vec![("app::main", 2, 3), ("app::unused", 1, 2)]
+        vec![("app::main", 2, 3), ("app::unused", 0, 2)]
     );
-    let threads: Vec<(i32, Option<&str>, usize)> = coverage
+    let threads: Vec<(i32, Option<&str>, usize, Vec<&str>)> = coverage
         .threads
         .iter()
         .map(|t| {
@@ -767,12 +769,20 @@ fn line_coverage_reads_back_per_file_per_function_and_per_thread() {
                 t.thread,
                 t.name.as_deref(),
                 t.lines.values().map(|l| l.len()).sum(),
+                coverage
+                    .functions_reached_by(t)
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect(),
             )
         })
         .collect();
     assert_eq!(
         threads,
-        vec![(100, Some("app"), 1), (101, Some("tests::a_long_"), 1)]
+        vec![
+            (100, Some("app"), 1, vec!["app::main"]),
+            (101, Some("tests::a_long_"), 1, vec!["app::main"])
+        ]
     );
 }
 
