@@ -381,7 +381,7 @@ impl DebugInfo {
 
     /// The line-table rows with code inside `functions` (indexes into the slice): each row
     /// whose address range is not empty (rows sharing an address with the next one hold no
-    /// instruction), marked `is_stmt`, with a line number. `--coverage` breaks on their first
+    /// instruction), with a line number. `--coverage` breaks on their first
     /// addresses.
     pub(crate) fn code_rows(&self, functions: &[&FunctionEntry]) -> Vec<CodeRow> {
         let mut by_unit: HashMap<usize, Vec<(u64, u64, usize)>> = HashMap::new();
@@ -410,11 +410,14 @@ impl DebugInfo {
                 (addr < *high).then_some(*i)
             };
             let mut rows = program.rows();
-            // The row before the current one: (address, file, line, is_stmt).
-            let mut previous: Option<(u64, u64, u64, bool)> = None;
+            // The row before the current one: (address, file, line). Rows not marked `is_stmt`
+            // count too: a rustc epilogue can have its `is_stmt` row on a cleanup path and
+            // the normal path entering the line at a later, non-`is_stmt` row; the line runs
+            // either way (callgrind counts it), so both are breakpoint sites.
+            let mut previous: Option<(u64, u64, u64)> = None;
             while let Ok(Some((_, row))) = rows.next_row() {
-                if let Some((addr, file, line, is_stmt)) = previous {
-                    if row.address() > addr && is_stmt && line > 0 {
+                if let Some((addr, file, line)) = previous {
+                    if row.address() > addr && line > 0 {
                         let file = files.get(file as usize).cloned().flatten();
                         if let (Some(function), Some(file)) = (owner(addr), file) {
                             out.push(CodeRow {
@@ -428,7 +431,7 @@ impl DebugInfo {
                 }
                 previous = (!row.end_sequence()).then(|| {
                     let line = row.line().map(|l| l.get()).unwrap_or(0);
-                    (row.address(), row.file_index(), line, row.is_stmt())
+                    (row.address(), row.file_index(), line)
                 });
             }
         }
