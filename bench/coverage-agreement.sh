@@ -124,6 +124,7 @@ print(f"| {name} | {len(code)} | {len(hit)} | {len(cg_in)} | {len(both)} | {a:.1
 PY
 }
 
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs" >&2
 echo "| program | lines with code | carve reached | callgrind ran (in code) | both | carve->cg | cg->carve | cg outside | record s | record --coverage s | ratio |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for f in "${FIXTURES[@]}"; do
@@ -142,4 +143,5 @@ if [[ -n "$CRATES" ]]; then
         FILTER="${c//-/_}::*" compare "$c" "$d" "$d/lib/src" "$bin"
     done
 fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "Lines that disagree: $OUT/*.diff" >&2

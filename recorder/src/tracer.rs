@@ -420,7 +420,18 @@ impl<'a> Tracer<'a> {
     /// with `per_thread`, those reached so far again when a thread starts).
     fn arm_lines(&mut self) -> Result<(), RecordError> {
         let armed: HashSet<LineId> = self.lines.sites.keys().copied().collect();
+        // A thread stepping the lifted instruction at one of these gets the int3 back when it
+        // is done.
+        let stepped: HashSet<u64> = self
+            .threads
+            .values()
+            .filter_map(|t| match t.stepping {
+                Some(Step::InPlace { addr }) => Some(addr),
+                _ => None,
+            })
+            .collect();
         let all = std::mem::take(&mut self.lines.all);
+        let mut to_insert = Vec::new();
         for (addr, line) in &all {
             if armed.contains(line) {
                 continue;
@@ -428,17 +439,41 @@ impl<'a> Tracer<'a> {
             self.lines.removed.remove(addr);
             self.breakpoints.entry(*addr).or_default().line = Some(*line);
             self.lines.sites.entry(*line).or_default().push(*addr);
-            let stepped_here = self
-                .threads
-                .values()
-                .any(|t| matches!(t.stepping, Some(Step::InPlace { addr: a }) if a == *addr));
-            // A thread stepping the lifted instruction here gets the int3 back when it is done.
-            if !stepped_here {
-                self.insert(*addr)?;
+            if !stepped.contains(addr) {
+                to_insert.push(*addr);
             }
         }
         self.lines.all = all;
-        Ok(())
+        self.insert_many(to_insert)
+    }
+
+    /// [`Tracer::insert`] for many addresses at once: one read and one write of the span they
+    /// cover instead of two system calls each (a large program has tens of thousands of line
+    /// sites). Only the tracer changes the program's code, and it does nothing else meanwhile,
+    /// so the span written back holds exactly what was read plus the new int3 bytes.
+    fn insert_many(&mut self, mut addrs: Vec<u64>) -> Result<(), RecordError> {
+        addrs.retain(|a| self.breakpoints.get(a).is_some_and(|b| !b.inserted));
+        addrs.sort_unstable();
+        addrs.dedup();
+        let (Some(&first), Some(&last)) = (addrs.first(), addrs.last()) else {
+            return Ok(());
+        };
+        let mut span = vec![0u8; (last - first + 1) as usize];
+        if span.len() > 64 << 20 || !self.mem.read(first, &mut span) {
+            for addr in addrs {
+                self.insert(addr)?;
+            }
+            return Ok(());
+        }
+        for addr in &addrs {
+            let at = (addr - first) as usize;
+            if let Some(bp) = self.breakpoints.get_mut(addr) {
+                bp.original = span[at];
+                bp.inserted = true;
+            }
+            span[at] = INT3;
+        }
+        self.mem.write(first, &span)
     }
 
     /// `tid` reached `line`: reports it (with the thread's name the first time) and takes out
