@@ -34,6 +34,12 @@ pub fn run(a: CoverageArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// Trace text on one line of the summary: newlines escaped too (the text as a whole goes through
+/// `terminal_safe` again in `emit`, which keeps the summary's own newlines).
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    terminal_safe(text, &[])
+}
+
 fn percent(hit: usize, all: usize) -> f64 {
     if all == 0 {
         100.0
@@ -46,7 +52,8 @@ fn percent(hit: usize, all: usize) -> f64 {
 fn human(run: RunId, program: &str, c: &Coverage) -> String {
     let (hit, all) = c.totals();
     let mut out = format!(
-        "# run {run}: {program}  ({hit} of {all} lines with code reached, {:.1}%)\n",
+        "# run {run}: {}  ({hit} of {all} lines with code reached, {:.1}%)\n",
+        one_line(program),
         percent(hit, all)
     );
     let _ = writeln!(out, "{:>7}  {:>7}  {:>6}  FILE", "REACHED", "LINES", "%");
@@ -54,9 +61,10 @@ fn human(run: RunId, program: &str, c: &Coverage) -> String {
         let reached = lines.values().filter(|r| **r).count();
         let _ = writeln!(
             out,
-            "{reached:>7}  {:>7}  {:>6.1}  {file}",
+            "{reached:>7}  {:>7}  {:>6.1}  {}",
             lines.len(),
             percent(reached, lines.len()),
+            one_line(file),
         );
     }
     let missed: Vec<_> = c.functions.iter().filter(|f| f.reached == 0).collect();
@@ -64,10 +72,10 @@ fn human(run: RunId, program: &str, c: &Coverage) -> String {
         let _ = writeln!(out, "functions not reached: {}", missed.len());
         for f in missed {
             let at = match (&f.decl_file, f.decl_line) {
-                (Some(file), Some(line)) => format!("  ({file}:{line})"),
+                (Some(file), Some(line)) => format!("  ({}:{line})", one_line(file)),
                 _ => String::new(),
             };
-            let _ = writeln!(out, "  {}{at}", f.path);
+            let _ = writeln!(out, "  {}{at}", one_line(&f.path));
         }
     }
     out
@@ -90,9 +98,9 @@ fn by_thread(c: &Coverage) -> String {
             out,
             "{:>8}  {:<15}  {:>7}  {}",
             t.thread,
-            t.name.as_deref().unwrap_or("?"),
+            one_line(t.name.as_deref().unwrap_or("?")),
             t.lines.values().map(|l| l.len()).sum::<usize>(),
-            functions.join(", ")
+            one_line(&functions.join(", "))
         );
     }
     out

@@ -370,3 +370,39 @@ fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function()
         ])
     );
 }
+
+#[test]
+fn hostile_file_names_in_a_trace_reach_neither_the_terminal_nor_the_lcov_structure() {
+    let (tmp, db, _) = recorded(&["--coverage"], &fixture_bin("abc"), &[]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE code_lines SET file = ?1 WHERE id = 1",
+        ["/x/\u{1b}[31mred\u{202e}\nSF:/etc/passwd\nDA:1,1"],
+    )
+    .unwrap();
+    drop(conn);
+    let lcov = tmp.path().join("abc.info");
+    let out = carve()
+        .args(["coverage", "--db"])
+        .arg(&db)
+        .arg("--lcov")
+        .arg(&lcov)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(shown.contains("/x/\\u001b[31mred"), "{shown}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+        "{shown}"
+    );
+    assert!(!shown.lines().any(|l| l.starts_with("SF:")), "{shown}");
+    let text = std::fs::read_to_string(&lcov).unwrap();
+    assert!(!text.lines().any(|l| l == "SF:/etc/passwd"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    // Each record still has one SF line and ends once.
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("SF:")).count(),
+        text.lines().filter(|l| *l == "end_of_record").count()
+    );
+}
