@@ -32,6 +32,9 @@ pub enum Command {
     /// CI regression gate: re-record PROGRAM and compare it call by call with a baseline trace
     /// (or run carved tests with --tests), exit 1 on divergence.
     Gate(GateArgs),
+    /// Line coverage of a run recorded with `record --coverage`: a summary per source file,
+    /// and an lcov file with --lcov.
+    Coverage(CoverageArgs),
 }
 
 #[derive(Args, Debug)]
@@ -70,6 +73,15 @@ pub struct RecordArgs {
     /// breakpoint stop several times cheaper; it is undone when the program starts threads).
     #[arg(long)]
     pub no_pin: bool,
+    /// Also record which source lines of the selected functions ran (one-shot breakpoints,
+    /// at most one stop per line); see them with `carve coverage`.
+    #[arg(long)]
+    pub coverage: bool,
+    /// With --coverage: arm every line again each time the program starts a thread, so each
+    /// thread's lines are its own: per-test coverage of a libtest binary run with
+    /// --test-threads=1 (each test runs on a thread named after it).
+    #[arg(long, requires = "coverage")]
+    pub coverage_per_thread: bool,
     /// Also record processes the program forks (each as a run of its own in the same trace);
     /// without it they run untraced.
     #[arg(long)]
@@ -180,6 +192,30 @@ pub struct GateArgs {
     /// The new build of the program and its arguments (default: the baseline's command).
     #[arg(last = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct CoverageArgs {
+    #[arg(long, default_value = "trace.db")]
+    pub db: PathBuf,
+    /// Which run (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Also write the coverage in the lcov format to FILE (for genhtml, Codecov, editors).
+    #[arg(long, value_name = "FILE")]
+    pub lcov: Option<PathBuf>,
+    /// Also list, per thread, the lines it reached and their functions (per test, for a
+    /// libtest binary recorded with --coverage-per-thread and run with --test-threads=1).
+    #[arg(long)]
+    pub by_thread: bool,
+    #[arg(long, value_enum, default_value_t = CoverageFormat::Human)]
+    pub format: CoverageFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoverageFormat {
+    Human,
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -72,6 +72,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         force_returns: Vec::new(),
         no_pin: false,
         follow_forks: false,
+        coverage: false,
+        coverage_per_thread: false,
         runs: 1,
         command: vec![program.into(), a.expr.clone().into()],
     })?;

@@ -1,8 +1,9 @@
 //! The `carve` command line: record a program, show a trace, generate tests, run the demo, gate
-//! a new build against a baseline.
+//! a new build against a baseline, report line coverage.
 //! The only place that prints or reads the environment.
 
 mod args;
+mod coverage;
 mod demo;
 mod exit;
 mod gate;
@@ -34,6 +35,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Generate(a) => generate::run(a),
         args::Command::Demo(a) => demo::run(a),
         args::Command::Gate(a) => gate::run(a),
+        args::Command::Coverage(a) => coverage::run(a),
     }
 }
 

@@ -49,6 +49,8 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             .map(|spec| parse_force(spec))
             .collect::<anyhow::Result<_>>()?,
         pin_cpu: !a.no_pin,
+        coverage: a.coverage,
+        coverage_per_thread: a.coverage_per_thread,
     };
     let selected = program.select(&options.selection)?.len();
     let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
@@ -129,6 +131,14 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         run_id.0,
         how
     );
+    if a.coverage {
+        let (hit, all) = Store::open(&a.db)?.coverage(run_id)?.totals();
+        eprintln!(
+            "carve: reached {hit} of {all} lines with code in the selected functions; see them with `carve coverage --db {} --run {}`",
+            a.db.display(),
+            run_id.0
+        );
+    }
     Ok(code)
 }
 

@@ -36,6 +36,17 @@ pub struct FunctionEntry {
     die: UnitOffset,
 }
 
+/// A line-table row with code in a selected function (see [`DebugInfo::code_rows`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CodeRow {
+    /// Index of the function in the slice given to `code_rows`.
+    pub function: usize,
+    /// The row's first address.
+    pub addr: FileAddr,
+    pub file: Arc<str>,
+    pub line: u32,
+}
+
 /// Where a parameter lives, as DWARF says.
 #[derive(Debug, Clone)]
 pub(crate) enum LocationDesc {
@@ -366,6 +377,66 @@ impl DebugInfo {
             }
         }
         Ok(())
+    }
+
+    /// The line-table rows with code inside `functions` (indexes into the slice): each row
+    /// whose address range is not empty (rows sharing an address with the next one hold no
+    /// instruction), with a line number. `--coverage` breaks on their first
+    /// addresses.
+    pub(crate) fn code_rows(&self, functions: &[&FunctionEntry]) -> Vec<CodeRow> {
+        let mut by_unit: HashMap<usize, Vec<(u64, u64, usize)>> = HashMap::new();
+        for (i, f) in functions.iter().enumerate() {
+            by_unit
+                .entry(f.unit)
+                .or_default()
+                .push((f.low_pc.0, f.high_pc.0, i));
+        }
+        let mut out = Vec::new();
+        for (unit_index, mut ranges) in by_unit {
+            ranges.sort_unstable();
+            let Some(unit) = self.units.get(unit_index) else {
+                continue;
+            };
+            let Some(program) = unit.line_program.clone() else {
+                continue;
+            };
+            let files: Vec<Option<Arc<str>>> = file_table(&self.dwarf, unit)
+                .into_iter()
+                .map(|f| f.map(Arc::from))
+                .collect();
+            let owner = |addr: u64| -> Option<usize> {
+                let at = ranges.partition_point(|(low, _, _)| *low <= addr);
+                let (_, high, i) = ranges.get(at.checked_sub(1)?)?;
+                (addr < *high).then_some(*i)
+            };
+            let mut rows = program.rows();
+            // The row before the current one: (address, file, line). Rows not marked `is_stmt`
+            // count too: a rustc epilogue can have its `is_stmt` row on a cleanup path and
+            // the normal path entering the line at a later, non-`is_stmt` row; the line runs
+            // either way (callgrind counts it), so both are breakpoint sites.
+            let mut previous: Option<(u64, u64, u64)> = None;
+            while let Ok(Some((_, row))) = rows.next_row() {
+                if let Some((addr, file, line)) = previous {
+                    if row.address() > addr && line > 0 {
+                        let file = files.get(file as usize).cloned().flatten();
+                        if let (Some(function), Some(file)) = (owner(addr), file) {
+                            out.push(CodeRow {
+                                function,
+                                addr: FileAddr(addr),
+                                file,
+                                line: line as u32,
+                            });
+                        }
+                    }
+                }
+                previous = (!row.end_sequence()).then(|| {
+                    let line = row.line().map(|l| l.get()).unwrap_or(0);
+                    (row.address(), row.file_index(), line)
+                });
+            }
+        }
+        out.sort_by_key(|r| r.addr);
+        out
     }
 
     /// Lowers the details of function `f` (breakpoint address, parameters and their types).

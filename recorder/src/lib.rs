@@ -8,6 +8,7 @@ mod addr;
 mod decode;
 mod dwarf;
 mod error;
+mod lines;
 mod location;
 mod objects;
 mod panic_message;
@@ -158,6 +159,13 @@ pub struct RecordOptions {
     /// Run carve and a single-threaded program on one CPU (much cheaper ptrace stops); both are
     /// unpinned as soon as the program starts a second thread.
     pub pin_cpu: bool,
+    /// Also record which source lines of the selected functions ran (one-shot breakpoints on
+    /// each line-table row's first address), as `CodeLines` and `LineReached` events.
+    pub coverage: bool,
+    /// With `coverage`: arm every line again whenever the program starts a thread, so each
+    /// thread's lines are its own (libtest runs each test on a thread of its own; with
+    /// `--test-threads=1` one at a time, so the lines of each test are exactly its own).
+    pub coverage_per_thread: bool,
 }
 
 impl Default for RecordOptions {
@@ -168,6 +176,8 @@ impl Default for RecordOptions {
             max_calls_per_function: None,
             force_returns: Vec::new(),
             pin_cpu: true,
+            coverage: false,
+            coverage_per_thread: false,
         }
     }
 }
@@ -242,6 +252,7 @@ impl Recording {
             .collect();
         let mut infos = Vec::with_capacity(chosen.len());
         let mut traced = Vec::with_capacity(chosen.len());
+        let mut traced_entries = Vec::with_capacity(chosen.len());
         for (i, f) in chosen.iter().enumerate() {
             let id = FunctionId(i as u32 + 1);
             let detail = match self.program.info.detail(f) {
@@ -278,6 +289,7 @@ impl Recording {
                 }
             }
             infos.push(function_info(id, f, &detail, types));
+            traced_entries.push(f);
             traced.push(tracer::Traced {
                 id,
                 detail,
@@ -290,8 +302,23 @@ impl Recording {
                 forced_return,
             });
         }
+        let line_plan = if self.options.coverage {
+            let rows = self.program.info.code_rows(&traced_entries);
+            let ids: Vec<FunctionId> = traced.iter().map(|t| t.id).collect();
+            let files: std::collections::HashSet<&str> = traced_entries
+                .iter()
+                .filter_map(|f| f.decl_file.as_deref())
+                .collect();
+            lines::plan(&rows, &ids, &files)
+        } else {
+            lines::LinePlan::default()
+        };
         let infos_for_children = children.map(|_| infos.clone());
+        let lines_for_children = children.map(|_| line_plan.lines.clone());
         sink.record(TraceEvent::Functions(infos));
+        if self.options.coverage {
+            sink.record(TraceEvent::CodeLines(line_plan.lines));
+        }
         let panic_addrs = PanicHooks {
             unwinding: self.program.info.symbol("__rustc::rust_panic"),
             message: self.program.info.symbol("core::panicking::panic_fmt"),
@@ -309,6 +336,8 @@ impl Recording {
             self.options.selection.depth,
         );
         let pinned_from = self.pinned_from;
+        let coverage = self.options.coverage;
+        let per_thread = self.options.coverage_per_thread;
         let summary = std::thread::scope(|scope| {
             let mut follow = |forked: tracer::Forked| -> bool {
                 let (Some(make), Some(functions)) = (children, for_children.clone()) else {
@@ -321,6 +350,11 @@ impl Recording {
                 child_sink.record(TraceEvent::Functions(
                     infos_for_children.clone().unwrap_or_default(),
                 ));
+                if let Some(lines) = &lines_for_children {
+                    if coverage {
+                        child_sink.record(TraceEvent::CodeLines(lines.clone()));
+                    }
+                }
                 scope.spawn(move || {
                     let recorded = tracer::Tracer::adopt(
                         forked,
@@ -356,6 +390,7 @@ impl Recording {
                 sink,
             )?;
             tracer.pinned_from(pinned_from);
+            tracer.break_on_lines(&line_plan.sites, per_thread)?;
             tracer.set_depth(depth);
             if children.is_some() {
                 tracer.follow_forks(&mut follow);

@@ -156,6 +156,13 @@ impl Memory for ProcessMemory {
     }
 }
 
+/// A thread's name as the kernel keeps it (`/proc/PID/task/TID/comm`: 15 bytes at most).
+pub(crate) fn thread_name(pid: Pid, tid: Pid) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+    let text = String::from_utf8_lossy(&raw);
+    Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
+}
+
 /// General-purpose registers of a stopped thread.
 pub(crate) fn get_regs(tid: Pid) -> Result<libc::user_regs_struct, RecordError> {
     ptrace::getregs(tid).map_err(|source| RecordError::Ptrace {

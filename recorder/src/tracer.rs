@@ -2,11 +2,11 @@
 //! breakpoints at return addresses (shared, reference-counted), per-thread shadow stacks keyed by
 //! the frame's CFA, and the events they produce for a [`TraceSink`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use carve_storage::{
-    Arg, CallEnd, CallId, CallStart, FunctionId, Outcome, ProcessExit, RunEnd, TraceEvent,
+    Arg, CallEnd, CallId, CallStart, FunctionId, LineId, Outcome, ProcessExit, RunEnd, TraceEvent,
     TraceSink, Value,
 };
 use nix::sys::ptrace;
@@ -21,7 +21,7 @@ use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
 use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
 use crate::panic_message::panic_message;
-use crate::process::{get_regs, get_xmm01, set_regs, ProcessMemory};
+use crate::process::{get_regs, get_xmm01, set_regs, thread_name, ProcessMemory};
 use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
 use crate::types::{TypeId, TypeKind, TypeTable};
 use crate::unwind::CfaRule;
@@ -74,6 +74,8 @@ struct Breakpoint {
     panic_message: Option<MessageAt>,
     /// A function reading what a test cannot control (`clock: std::time::SystemTime::now`).
     source: Option<Arc<str>>,
+    /// `--coverage`: the first address of a line-table row of this line, not reached yet.
+    line: Option<LineId>,
     inserted: bool,
     /// How to get past it, worked out at its first hit.
     plan: Option<StepPlan>,
@@ -86,8 +88,26 @@ impl Breakpoint {
             || self.panic
             || self.panic_message.is_some()
             || self.source.is_some()
+            || self.line.is_some()
             || self.retained
     }
+}
+
+/// `--coverage`: the one-shot line breakpoints of a process.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LineBreaks {
+    /// The sites (run-time addresses) of each line not reached yet.
+    sites: HashMap<LineId, Vec<u64>>,
+    /// Sites taken out since their line was reached: a thread that trapped on one at the same
+    /// moment as the thread that took it out gets its instruction back.
+    removed: HashMap<u64, LineId>,
+    /// Threads whose name was sent.
+    named: HashSet<Pid>,
+    /// Every site and its line, as first placed (to re-arm them).
+    all: Vec<(u64, LineId)>,
+    /// Re-arm every line when a thread starts, so each thread reports the lines it reaches
+    /// itself (per-test attribution of libtest binaries run with `--test-threads=1`).
+    per_thread: bool,
 }
 
 #[derive(Clone)]
@@ -173,6 +193,8 @@ pub(crate) struct Tracer<'a> {
     pinned_from: Option<nix::sched::CpuSet>,
     /// `--follow-forks`: takes a forked child (and returns true) to record it elsewhere.
     follow: Option<&'a mut (dyn FnMut(Forked) -> bool + 'a)>,
+    /// `--coverage`: line breakpoints (empty without it).
+    lines: LineBreaks,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -232,6 +254,7 @@ pub(crate) struct Forked {
     pub pid: Pid,
     breakpoints: HashMap<u64, Breakpoint>,
     frames: Vec<Frame>,
+    lines: LineBreaks,
 }
 
 /// Where the panic machinery is, when the program has it (file addresses).
@@ -374,7 +397,116 @@ impl<'a> Tracer<'a> {
             objects: crate::objects::Objects::default(),
             pinned_from: None,
             follow: None,
+            lines: LineBreaks::default(),
         })
+    }
+
+    /// `--coverage`: a one-shot breakpoint on each site (a line-table row's first address),
+    /// sharing the address with any breakpoint already there.
+    pub(crate) fn break_on_lines(
+        &mut self,
+        sites: &[(FileAddr, LineId)],
+        per_thread: bool,
+    ) -> Result<(), RecordError> {
+        self.lines.per_thread = per_thread;
+        self.lines.all = sites
+            .iter()
+            .map(|(addr, line)| (self.bias.relocate(*addr).0, *line))
+            .collect();
+        self.arm_lines()
+    }
+
+    /// Puts a breakpoint on every site of each line not armed (all of them at the start;
+    /// with `per_thread`, those reached so far again when a thread starts).
+    fn arm_lines(&mut self) -> Result<(), RecordError> {
+        let armed: HashSet<LineId> = self.lines.sites.keys().copied().collect();
+        // A thread stepping the lifted instruction at one of these gets the int3 back when it
+        // is done.
+        let stepped: HashSet<u64> = self
+            .threads
+            .values()
+            .filter_map(|t| match t.stepping {
+                Some(Step::InPlace { addr }) => Some(addr),
+                _ => None,
+            })
+            .collect();
+        let all = std::mem::take(&mut self.lines.all);
+        let mut to_insert = Vec::new();
+        for (addr, line) in &all {
+            if armed.contains(line) {
+                continue;
+            }
+            self.lines.removed.remove(addr);
+            self.breakpoints.entry(*addr).or_default().line = Some(*line);
+            self.lines.sites.entry(*line).or_default().push(*addr);
+            if !stepped.contains(addr) {
+                to_insert.push(*addr);
+            }
+        }
+        self.lines.all = all;
+        self.insert_many(to_insert)
+    }
+
+    /// [`Tracer::insert`] for many addresses at once: one read and one write of the span they
+    /// cover instead of two system calls each (a large program has tens of thousands of line
+    /// sites). Only the tracer changes the program's code, and it does nothing else meanwhile,
+    /// so the span written back holds exactly what was read plus the new int3 bytes.
+    fn insert_many(&mut self, mut addrs: Vec<u64>) -> Result<(), RecordError> {
+        addrs.retain(|a| self.breakpoints.get(a).is_some_and(|b| !b.inserted));
+        addrs.sort_unstable();
+        addrs.dedup();
+        let (Some(&first), Some(&last)) = (addrs.first(), addrs.last()) else {
+            return Ok(());
+        };
+        let mut span = vec![0u8; (last - first + 1) as usize];
+        if span.len() > 64 << 20 || !self.mem.read(first, &mut span) {
+            for addr in addrs {
+                self.insert(addr)?;
+            }
+            return Ok(());
+        }
+        for addr in &addrs {
+            let at = (addr - first) as usize;
+            if let Some(bp) = self.breakpoints.get_mut(addr) {
+                bp.original = span[at];
+                bp.inserted = true;
+            }
+            span[at] = INT3;
+        }
+        self.mem.write(first, &span)
+    }
+
+    /// `tid` reached `line`: reports it (with the thread's name the first time) and takes out
+    /// the line's other sites. The site at `pc` is left to the caller: it is lifted when the
+    /// thread steps past it, unless another breakpoint there still needs the int3.
+    fn line_reached(&mut self, tid: Pid, pc: u64, line: LineId) -> Result<(), RecordError> {
+        if self.lines.named.insert(tid) {
+            if let Some(name) = thread_name(self.pid, tid) {
+                self.sink.record(TraceEvent::ThreadNamed {
+                    thread: tid.as_raw(),
+                    name,
+                });
+            }
+        }
+        self.sink.record(TraceEvent::LineReached {
+            line,
+            thread: tid.as_raw(),
+        });
+        let Some(sites) = self.lines.sites.remove(&line) else {
+            return Ok(());
+        };
+        for addr in sites {
+            self.lines.removed.insert(addr, line);
+            let Some(bp) = self.breakpoints.get_mut(&addr) else {
+                continue;
+            };
+            bp.line = None;
+            if addr != pc && !bp.wanted() {
+                self.lift(addr)?;
+                self.breakpoints.remove(&addr);
+            }
+        }
+        Ok(())
     }
 
     /// Hands forked children to `follow` instead of releasing them untraced.
@@ -481,6 +613,9 @@ impl<'a> Tracer<'a> {
                                 if let Some(t) = self.threads.get_mut(&new) {
                                     t.fresh = true;
                                 }
+                            }
+                            if self.lines.per_thread {
+                                self.arm_lines()?;
                             }
                         }
                     }
@@ -602,6 +737,10 @@ impl<'a> Tracer<'a> {
             pid: child,
             breakpoints: self.breakpoints.clone(),
             frames,
+            lines: LineBreaks {
+                named: HashSet::new(),
+                ..self.lines.clone()
+            },
         };
         let Some(follow) = self.follow.as_mut() else {
             return false;
@@ -659,6 +798,7 @@ impl<'a> Tracer<'a> {
             sink,
         )?;
         tracer.depth = depth;
+        tracer.lines = forked.lines;
         tracer.threads.insert(
             pid,
             Thread {
@@ -708,7 +848,25 @@ impl<'a> Tracer<'a> {
             Err(_) => return Ok(()),
         };
         let pc = regs.rip.wrapping_sub(1);
+        let line = match self.breakpoints.get(&pc) {
+            Some(bp) => bp.line,
+            None => self
+                .lines
+                .removed
+                .get(&pc)
+                .copied()
+                .filter(|_| int3_trap(tid)),
+        };
+        if let Some(line) = line {
+            self.line_reached(tid, pc, line)?;
+        }
         let Some(bp) = self.breakpoints.get(&pc) else {
+            if line.is_some() {
+                // An int3 of a line another thread reached and took out meanwhile.
+                regs.rip = pc;
+                set_regs(tid, regs)?;
+                return self.resume(tid, None);
+            }
             // Not ours: the program's own SIGTRAP.
             return self.resume(tid, Some(Signal::SIGTRAP));
         };
@@ -1481,6 +1639,11 @@ impl<'a> Tracer<'a> {
             }),
         }
     }
+}
+
+/// The thread's SIGTRAP came from an int3 (the kernel's `SI_KERNEL`), not from `kill`.
+fn int3_trap(tid: Pid) -> bool {
+    ptrace::getsiginfo(tid).is_ok_and(|info| info.si_code == libc::SI_KERNEL)
 }
 
 /// Signals raised by the instruction itself: delivering them later would re-run the fault.

@@ -110,6 +110,14 @@ pub enum StorageError {
     #[error("run {0} is not in this trace database: pick one of the recorded runs")]
     RunNotFound(RunId),
 
+    /// `carve coverage` on a run recorded without `--coverage`.
+    #[error(
+        "run {run} of {} was recorded without --coverage, so it holds no line coverage: record again with `carve record --coverage --db {} -- PROGRAM`",
+        path.display(),
+        path.display()
+    )]
+    NoCoverage { path: PathBuf, run: RunId },
+
     /// The background writer could not be started or stopped abnormally.
     #[error("the trace writer failed: {0}")]
     WriterFailed(String),

@@ -4,6 +4,8 @@
 //! names and variant names so a literal can be rebuilt from them exactly; anything the recorder
 //! could not read exactly is marked (`Opaque`, `Unavailable`, `truncated`) rather than guessed.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 
 /// A recording session of one program run, numbered by the store.
@@ -13,6 +15,10 @@ pub struct RunId(pub i64);
 /// A function of the recorded program, numbered by the recorder (unique within a run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct FunctionId(pub u32);
+
+/// A source line of the selected code, numbered by the recorder (unique within a run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LineId(pub u32);
 
 /// One recorded call, numbered by the recorder in the order calls started (unique within a run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -429,6 +435,79 @@ pub struct CallEnd {
     pub touches: Vec<String>,
 }
 
+/// A source line with code in one selected function (`--coverage`). A line shared by several
+/// functions (a closure and its parent, a generic function's instances) is one `CodeLine` per
+/// function, so a hit says which function ran; reads merge them per (file, line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeLine {
+    pub id: LineId,
+    /// The source file as DWARF names it (absolute where the DWARF allows).
+    pub file: String,
+    pub line: u32,
+    pub function: FunctionId,
+}
+
+/// The line coverage of one run, as `carve coverage` and the generator read it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Every line with code in the selected functions, by file then line: `true` when it was
+    /// reached. Breakpoints are one-shot, so whether a line ran is exact; how often is not
+    /// read (`carve coverage --lcov` writes 1 for a reached line).
+    pub lines: BTreeMap<String, BTreeMap<u32, bool>>,
+    /// Each selected function with lines: its lines with code and how many of them it reached.
+    pub functions: Vec<FunctionLines>,
+    /// Who reached each line first: the lines each thread reached. A line is charged to the
+    /// thread that hit its breakpoint (usually one: the breakpoint is gone afterwards).
+    pub threads: Vec<ThreadLines>,
+}
+
+impl Coverage {
+    /// The selected functions `thread` reached a line of: what a test reached when the thread
+    /// is a libtest test's (recorded with `--coverage-per-thread` and `--test-threads=1`; with
+    /// plain `--coverage`, only the functions whose lines it reached first).
+    pub fn functions_reached_by(&self, thread: &ThreadLines) -> Vec<&FunctionLines> {
+        self.functions
+            .iter()
+            .filter(|f| thread.functions.contains(&f.id))
+            .collect()
+    }
+
+    /// (lines reached, lines with code) over all files.
+    pub fn totals(&self) -> (usize, usize) {
+        self.lines.values().fold((0, 0), |(hit, all), lines| {
+            (
+                hit + lines.values().filter(|r| **r).count(),
+                all + lines.len(),
+            )
+        })
+    }
+}
+
+/// One selected function's share of a run's coverage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionLines {
+    pub id: FunctionId,
+    pub path: String,
+    pub decl_file: Option<String>,
+    pub decl_line: Option<u32>,
+    /// Its lines with code, as (file, line).
+    pub lines: Vec<(String, u32)>,
+    /// How many of them it reached (in this function's code: a closure on the same line is
+    /// another function).
+    pub reached: usize,
+}
+
+/// The lines one thread reached first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadLines {
+    pub thread: i32,
+    /// The kernel's name for the thread (15 bytes at most; see [`TraceEvent::ThreadNamed`]).
+    pub name: Option<String>,
+    pub lines: BTreeMap<String, BTreeSet<u32>>,
+    /// The selected functions whose lines it reached.
+    pub functions: BTreeSet<FunctionId>,
+}
+
 /// Everything the recorder reports, in the order it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TraceEvent {
@@ -443,6 +522,21 @@ pub enum TraceEvent {
     },
     ThreadExited {
         thread: i32,
+    },
+    /// `--coverage`: the source lines of the selected code (sent once, after `Functions` and
+    /// before any `LineReached`). A run with this event is a coverage run.
+    CodeLines(Vec<CodeLine>),
+    /// `--coverage`: `thread` reached `line` (the first time any thread of the process did,
+    /// or at the same moment as that one: breakpoints are one-shot and process-wide).
+    LineReached {
+        line: LineId,
+        thread: i32,
+    },
+    /// A thread's name as the kernel keeps it (`/proc/PID/task/TID/comm`: at most 15 bytes, so
+    /// a libtest thread named after a long test path is cut), read when it first reached a line.
+    ThreadNamed {
+        thread: i32,
+        name: String,
     },
     /// The program ended; always the last event of a run.
     RunEnded(RunEnd),

@@ -110,6 +110,30 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE calls ADD COLUMN touches TEXT;
     "#,
+    // 5: line coverage (`record --coverage`): the source lines with code in each selected
+    // function (one row per function and line), which thread reached each one
+    // first, whether the run recorded coverage at all, and thread names (for per-test
+    // attribution: libtest names each test's thread after the test).
+    r#"
+    ALTER TABLE runs ADD COLUMN coverage INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE threads ADD COLUMN name TEXT;
+    CREATE TABLE code_lines (
+        run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        id        INTEGER NOT NULL,
+        file        TEXT NOT NULL,
+        line        INTEGER NOT NULL,
+        function_id INTEGER NOT NULL,
+        PRIMARY KEY (run_id, id),
+        UNIQUE (run_id, file, line, function_id)
+    );
+    CREATE TABLE line_hits (
+        run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        line_id INTEGER NOT NULL,
+        thread  INTEGER NOT NULL,
+        PRIMARY KEY (run_id, line_id, thread),
+        FOREIGN KEY (run_id, line_id) REFERENCES code_lines (run_id, id) ON DELETE CASCADE
+    );
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -1,5 +1,6 @@
 //! The trace database handle: opening, reading runs and traces back, and starting a run's writer.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -8,8 +9,8 @@ use serde::de::DeserializeOwned;
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    Arg, ArgObject, Call, CallId, FunctionId, FunctionInfo, ObjectId, ObjectInfo, ParamInfo,
-    ProcessExit, Run, RunEnd, RunId, RunInfo, Trace, Value,
+    Arg, ArgObject, Call, CallId, Coverage, FunctionId, FunctionInfo, FunctionLines, ObjectId,
+    ObjectInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId, RunInfo, ThreadLines, Trace, Value,
 };
 use crate::schema::{self, OpenMode};
 
@@ -145,6 +146,124 @@ impl Store {
             calls,
             objects,
         })
+    }
+
+    /// The line coverage of a run recorded with `--coverage`: every line with code in the
+    /// selected functions and whether it was reached, per function and per thread.
+    /// [`StorageError::NoCoverage`] when the run was recorded without `--coverage`.
+    pub fn coverage(&self, run: RunId) -> Result<Coverage, StorageError> {
+        let context = || format!("reading the line coverage of run {run}");
+        let sql = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let recorded: Option<i64> = self
+            .conn
+            .query_row("SELECT coverage FROM runs WHERE id = ?1", [run.0], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql)?;
+        match recorded {
+            None => return Err(StorageError::RunNotFound(run)),
+            Some(0) => {
+                return Err(StorageError::NoCoverage {
+                    path: self.path.clone(),
+                    run,
+                })
+            }
+            Some(_) => {}
+        }
+        // id -> (file, line, function)
+        let mut code: BTreeMap<u32, (String, u32, FunctionId)> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT id, file, line, function_id FROM code_lines WHERE run_id = ?1",
+                )
+                .map_err(sql)?;
+            let mut rows = stmt.query([run.0]).map_err(sql)?;
+            while let Some(row) = rows.next().map_err(sql)? {
+                let id: u32 = row.get(0).map_err(sql)?;
+                let file: String = row.get(1).map_err(sql)?;
+                let line: u32 = row.get(2).map_err(sql)?;
+                let function: u32 = row.get(3).map_err(sql)?;
+                code.insert(id, (file, line, FunctionId(function)));
+            }
+        }
+        let mut coverage = Coverage::default();
+        for (file, line, _) in code.values() {
+            coverage
+                .lines
+                .entry(file.clone())
+                .or_default()
+                .insert(*line, false);
+        }
+        let mut reached_ids = std::collections::BTreeSet::new();
+        let mut threads: BTreeMap<i32, ThreadLines> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT h.line_id, h.thread, t.name FROM line_hits h \
+                     LEFT JOIN threads t ON t.run_id = h.run_id AND t.tid = h.thread \
+                     WHERE h.run_id = ?1 ORDER BY h.thread, h.line_id",
+                )
+                .map_err(sql)?;
+            let mut rows = stmt.query([run.0]).map_err(sql)?;
+            while let Some(row) = rows.next().map_err(sql)? {
+                let id: u32 = row.get(0).map_err(sql)?;
+                let thread: i32 = row.get(1).map_err(sql)?;
+                let name: Option<String> = row.get(2).map_err(sql)?;
+                let Some((file, line, function)) = code.get(&id) else {
+                    return Err(StorageError::InvalidRow {
+                        what: format!("line hit of run {run} naming no line with code ({id})"),
+                    });
+                };
+                reached_ids.insert(id);
+                if let Some(reached) = coverage.lines.get_mut(file).and_then(|l| l.get_mut(line)) {
+                    *reached = true;
+                }
+                let t = threads.entry(thread).or_insert_with(|| ThreadLines {
+                    thread,
+                    name,
+                    lines: BTreeMap::new(),
+                    functions: Default::default(),
+                });
+                t.lines.entry(file.clone()).or_default().insert(*line);
+                t.functions.insert(*function);
+            }
+        }
+        coverage.threads = threads.into_values().collect();
+        // function -> its (file, line, reached)
+        let mut by_function: BTreeMap<FunctionId, Vec<(String, u32, bool)>> = BTreeMap::new();
+        for (id, (file, line, function)) in &code {
+            by_function.entry(*function).or_default().push((
+                file.clone(),
+                *line,
+                reached_ids.contains(id),
+            ));
+        }
+        for f in self.functions(run)? {
+            let Some(mut lines) = by_function.remove(&f.id) else {
+                continue;
+            };
+            lines.sort();
+            let reached = lines.iter().filter(|(_, _, r)| *r).count();
+            coverage.functions.push(FunctionLines {
+                id: f.id,
+                path: f.path,
+                decl_file: f.decl_file,
+                decl_line: f.decl_line,
+                lines: lines
+                    .into_iter()
+                    .map(|(file, line, _)| (file, line))
+                    .collect(),
+                reached,
+            });
+        }
+        Ok(coverage)
     }
 
     /// The objects of a run, in the order they were first seen.

@@ -24,7 +24,8 @@ use rusqlite::{params, Connection};
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    CallEnd, CallStart, FunctionInfo, ObjectInfo, ProcessExit, RunEnd, RunId, TraceEvent, TraceSink,
+    CallEnd, CallStart, CodeLine, FunctionInfo, LineId, ObjectInfo, ProcessExit, RunEnd, RunId,
+    TraceEvent, TraceSink,
 };
 use crate::schema::{wait_for_lock, LockWait};
 
@@ -94,6 +95,13 @@ const THREAD_STARTED: &str = "INSERT INTO threads (run_id, tid, started) VALUES 
     ON CONFLICT (run_id, tid) DO UPDATE SET started = 1";
 const THREAD_EXITED: &str = "INSERT INTO threads (run_id, tid, exited) VALUES (?1, ?2, 1) \
     ON CONFLICT (run_id, tid) DO UPDATE SET exited = 1";
+const INSERT_CODE_LINE: &str =
+    "INSERT INTO code_lines (run_id, id, file, line, function_id) VALUES (?1, ?2, ?3, ?4, ?5)";
+const MARK_COVERAGE: &str = "UPDATE runs SET coverage = 1 WHERE id = ?1";
+const INSERT_LINE_HIT: &str =
+    "INSERT OR IGNORE INTO line_hits (run_id, line_id, thread) VALUES (?1, ?2, ?3)";
+const NAME_THREAD: &str = "INSERT INTO threads (run_id, tid, name) VALUES (?1, ?2, ?3) \
+    ON CONFLICT (run_id, tid) DO UPDATE SET name = excluded.name";
 const END_RUN: &str = "UPDATE runs SET exit_kind = ?2, exit_code = ?3, exit_signal = ?4, \
     exit_signal_name = ?5, exit_reason = ?6, ended_at_ms = ?7 WHERE id = ?1";
 
@@ -303,6 +311,9 @@ impl EventWriter {
             TraceEvent::ObjectCreated(object) => self.insert_object(object),
             TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, *thread),
             TraceEvent::ThreadExited { thread } => self.thread_event(THREAD_EXITED, *thread),
+            TraceEvent::CodeLines(lines) => self.insert_code_lines(lines),
+            TraceEvent::LineReached { line, thread } => self.line_reached(*line, *thread),
+            TraceEvent::ThreadNamed { thread, name } => self.name_thread(*thread, name),
             TraceEvent::RunEnded(end) => self.end_run(end),
         };
         if let Err(e) = result {
@@ -435,6 +446,49 @@ impl EventWriter {
         self.conn
             .prepare_cached(sql)
             .and_then(|mut stmt| stmt.execute(params![self.run.0, thread]))
+            .map_err(error)?;
+        Ok(())
+    }
+
+    fn insert_code_lines(&self, lines: &[CodeLine]) -> Result<(), StorageError> {
+        let error = self.sql_error(|| "storing the lines with code".to_owned());
+        self.conn
+            .prepare_cached(MARK_COVERAGE)
+            .and_then(|mut stmt| stmt.execute(params![self.run.0]))
+            .map_err(error)?;
+        for line in lines {
+            let error = self.sql_error(|| format!("storing line {}:{}", line.file, line.line));
+            self.conn
+                .prepare_cached(INSERT_CODE_LINE)
+                .and_then(|mut stmt| {
+                    stmt.execute(params![
+                        self.run.0,
+                        line.id.0,
+                        line.file,
+                        line.line,
+                        line.function.0
+                    ])
+                })
+                .map_err(error)?;
+        }
+        Ok(())
+    }
+
+    fn line_reached(&self, line: LineId, thread: i32) -> Result<(), StorageError> {
+        let error =
+            self.sql_error(|| format!("storing that thread {thread} reached line {}", line.0));
+        self.conn
+            .prepare_cached(INSERT_LINE_HIT)
+            .and_then(|mut stmt| stmt.execute(params![self.run.0, line.0, thread]))
+            .map_err(error)?;
+        Ok(())
+    }
+
+    fn name_thread(&self, thread: i32, name: &str) -> Result<(), StorageError> {
+        let error = self.sql_error(|| format!("storing the name of thread {thread}"));
+        self.conn
+            .prepare_cached(NAME_THREAD)
+            .and_then(|mut stmt| stmt.execute(params![self.run.0, thread, name]))
             .map_err(error)?;
         Ok(())
     }

@@ -669,10 +669,15 @@ fn reading_a_trace_changes_no_byte_and_creates_no_file() {
 fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     let (dir, path) = temp_db();
     write_run(&path, "/bin/app", vec![]);
-    // Version 3 is version 4 without `calls.touches`.
+    // Version 3 is version 5 without migration 5's coverage tables and columns, and without
+    // migration 4's `calls.touches`.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE calls DROP COLUMN touches; PRAGMA user_version = 3;")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE line_hits; DROP TABLE code_lines; \
+         ALTER TABLE threads DROP COLUMN name; ALTER TABLE runs DROP COLUMN coverage; \
+         ALTER TABLE calls DROP COLUMN touches; PRAGMA user_version = 3;",
+    )
+    .unwrap();
     drop(conn);
     let before = snapshot(dir.path());
     let store = Store::open(&path).unwrap();
@@ -752,4 +757,111 @@ fn a_writer_waits_for_another_process_lock_and_loses_nothing() {
     assert_eq!(trace.calls.len() as u64, CALLS);
     assert!(trace.calls.iter().all(|c| c.outcome == Outcome::Returned));
     assert!(told_rx.try_recv().is_err(), "one wait, one notice");
+}
+
+fn code_line(id: u32, file: &str, line: u32, function: u32) -> CodeLine {
+    CodeLine {
+        id: LineId(id),
+        file: file.to_owned(),
+        line,
+        function: FunctionId(function),
+    }
+}
+
+#[test]
+fn line_coverage_reads_back_per_file_per_function_and_per_thread() {
+    let (_dir, path) = temp_db();
+    let events = vec![
+        TraceEvent::Functions(vec![function(1, "app::main"), function(2, "app::unused")]),
+        TraceEvent::CodeLines(vec![
+            code_line(1, "/src/main.rs", 3, 1),
+            code_line(2, "/src/main.rs", 4, 1),
+            code_line(3, "/src/lib.rs", 10, 2),
+            code_line(4, "/src/lib.rs", 11, 1),
+            code_line(5, "/src/lib.rs", 11, 2),
+        ]),
+        TraceEvent::ThreadNamed {
+            thread: 100,
+            name: "app".to_owned(),
+        },
+        TraceEvent::LineReached {
+            line: LineId(1),
+            thread: 100,
+        },
+        TraceEvent::ThreadStarted { thread: 101 },
+        TraceEvent::ThreadNamed {
+            thread: 101,
+            name: "tests::a_long_".to_owned(),
+        },
+        TraceEvent::LineReached {
+            line: LineId(4),
+            thread: 101,
+        },
+        TraceEvent::LineReached {
+            line: LineId(4),
+            thread: 101,
+        },
+    ];
+    let run = write_run(&path, "/bin/app", events);
+    let store = Store::open(&path).expect("open");
+    let coverage = store.coverage(run).expect("coverage");
+    let files: Vec<(&str, Vec<(u32, bool)>)> = coverage
+        .lines
+        .iter()
+        .map(|(f, l)| (f.as_str(), l.iter().map(|(n, r)| (*n, *r)).collect()))
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            ("/src/lib.rs", vec![(10, false), (11, true)]),
+            ("/src/main.rs", vec![(3, true), (4, false)]),
+        ]
+    );
+    assert_eq!(coverage.totals(), (2, 4));
+    let per_function: Vec<(&str, usize, usize)> = coverage
+        .functions
+        .iter()
+        .map(|f| (f.path.as_str(), f.reached, f.lines.len()))
+        .collect();
+    // Line 11 has code in both functions; only main's code there ran.
+    assert_eq!(
+        per_function,
+        vec![("app::main", 2, 3), ("app::unused", 0, 2)]
+    );
+    let threads: Vec<(i32, Option<&str>, usize, Vec<&str>)> = coverage
+        .threads
+        .iter()
+        .map(|t| {
+            (
+                t.thread,
+                t.name.as_deref(),
+                t.lines.values().map(|l| l.len()).sum(),
+                coverage
+                    .functions_reached_by(t)
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        threads,
+        vec![
+            (100, Some("app"), 1, vec!["app::main"]),
+            (101, Some("tests::a_long_"), 1, vec!["app::main"])
+        ]
+    );
+}
+
+#[test]
+fn a_run_recorded_without_coverage_says_how_to_get_it() {
+    let (_dir, path) = temp_db();
+    let run = write_run(
+        &path,
+        "/bin/app",
+        vec![TraceEvent::Functions(vec![function(1, "app::main")])],
+    );
+    let store = Store::open(&path).expect("open");
+    let err = store.coverage(run).expect_err("no coverage");
+    assert!(err.to_string().contains("carve record --coverage"), "{err}");
 }

@@ -1,0 +1,408 @@
+//! `carve record --coverage` and `carve coverage` on real fixture programs: the lines a run
+//! reached, lines never reached, the calls left unchanged, forks, and the lcov export read by
+//! genhtml.
+
+mod common;
+
+use std::path::Path;
+
+use carve_storage::{Coverage, Store, Trace};
+use common::*;
+
+/// Records `program args` with `extra` flags into a new trace; returns the trace's directory,
+/// its path and the program's stdout.
+fn recorded(
+    extra: &[&str],
+    program: &Path,
+    args: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, extra, program, args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (tmp, db, stdout(&out))
+}
+
+fn coverage_of(db: &Path) -> Coverage {
+    let store = Store::open(db).unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    store.coverage(run).unwrap()
+}
+
+/// The 1-based number of the first line of `file` containing `text`.
+fn line_of(file: &Path, text: &str) -> u32 {
+    let source = std::fs::read_to_string(file).unwrap();
+    source
+        .lines()
+        .position(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("{text} not in {}", file.display())) as u32
+        + 1
+}
+
+/// Whether `line` of the file ending in `file` has code, and was reached.
+fn state(c: &Coverage, file: &str, line: u32) -> Option<bool> {
+    let (_, lines) = c.lines.iter().find(|(f, _)| f.ends_with(file))?;
+    lines.get(&line).copied()
+}
+
+#[test]
+fn lines_of_a_function_never_called_have_code_but_are_not_reached() {
+    let (_tmp, db, _) = recorded(&["--coverage"], &fixture_bin("expr"), &[]);
+    let c = coverage_of(&db);
+    let parser = repo().join("fixtures/expr/src/parser.rs");
+    // `is_right_associative` is never called by expr's main: its body has code, never run.
+    let body = line_of(&parser, "op == '^'");
+    assert_eq!(state(&c, "expr/src/parser.rs", body), Some(false), "{c:#?}");
+    let f = c
+        .functions
+        .iter()
+        .find(|f| f.path == "expr::parser::is_right_associative")
+        .expect("the function has lines");
+    assert_eq!(f.reached, 0);
+    assert!(!f.lines.is_empty());
+    // What main does run is reached: `apply`'s `'+' => a + b` arm and main's first print.
+    let eval = repo().join("fixtures/expr/src/eval.rs");
+    let add = line_of(&eval, "'+' =>");
+    assert_eq!(state(&c, "expr/src/eval.rs", add), Some(true));
+    let main = repo().join("fixtures/expr/src/main.rs");
+    let print = line_of(&main, "Ok(v) => println!");
+    assert_eq!(state(&c, "expr/src/main.rs", print), Some(true));
+    // A comment has no code.
+    let comment = line_of(&parser, "/// Whether `op` groups to the right");
+    assert_eq!(state(&c, "expr/src/parser.rs", comment), None);
+    // Only the program's own files: std code inlined into it is not listed.
+    assert!(
+        c.lines.keys().all(|f| f.contains("/fixtures/expr/src/")),
+        "{:?}",
+        c.lines.keys()
+    );
+    let (hit, all) = c.totals();
+    assert!(hit > 0 && hit < all, "{hit} of {all}");
+}
+
+/// What a test would compare of a recording: each call's function, place in the tree, values
+/// and outcome (thread ids and pids differ from run to run).
+fn calls_as_text(t: &Trace) -> Vec<String> {
+    t.calls
+        .iter()
+        .map(|c| {
+            let f = t
+                .function(c.function)
+                .map(|f| f.path.as_str())
+                .unwrap_or("?");
+            format!(
+                "{f} parent={:?} depth={} args={:?} ret={:?} after={:?} outcome={:?} touches={:?}",
+                c.parent, c.depth, c.args, c.ret, c.after, c.outcome, c.touches
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn coverage_does_not_change_the_recorded_calls_or_the_program_output() {
+    for fixture in ["expr", "abc", "account", "dao", "mouse", "returns"] {
+        let (_a, plain_db, plain_out) = recorded(&[], &fixture_bin(fixture), &[]);
+        let (_b, cov_db, cov_out) = recorded(&["--coverage"], &fixture_bin(fixture), &[]);
+        assert_eq!(
+            plain_out, cov_out,
+            "{fixture}: the program printed otherwise"
+        );
+        let (plain, cov) = (load(&plain_db), load(&cov_db));
+        assert_eq!(plain.functions, cov.functions, "{fixture}");
+        assert_eq!(calls_as_text(&plain), calls_as_text(&cov), "{fixture}");
+        assert!(!plain.calls.is_empty());
+        let (hit, _) = coverage_of(&cov_db).totals();
+        assert!(hit > 0, "{fixture}: no line reached");
+    }
+}
+
+#[test]
+fn a_forked_child_runs_unharmed_and_its_lines_are_not_the_parents() {
+    let c_file = repo().join("fixtures/c_basic/c_basic.c");
+    let child_line = line_of(&c_file, "printf(\"child: add(7, 8)");
+    let parent_line = line_of(&c_file, "printf(\"parent: add(1, 1)");
+    // Not followed: the child gets its original bytes back and runs untraced.
+    let (_tmp, db, out) = recorded(&["--coverage"], &c_basic_bin(), &["fork"]);
+    assert!(out.contains("child: add(7, 8) = 15"), "{out}");
+    let parent = coverage_of(&db);
+    assert_eq!(state(&parent, "c_basic.c", child_line), Some(false));
+    assert_eq!(state(&parent, "c_basic.c", parent_line), Some(true));
+    // Followed: the child's run has its own coverage.
+    let (_tmp, db, out) = recorded(&["--coverage", "--follow-forks"], &c_basic_bin(), &["fork"]);
+    assert!(out.contains("child: add(7, 8) = 15"), "{out}");
+    let store = Store::open(&db).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    let parent = store.coverage(runs[0].id).unwrap();
+    let child = store.coverage(runs[1].id).unwrap();
+    assert_eq!(state(&parent, "c_basic.c", child_line), Some(false));
+    assert_eq!(state(&child, "c_basic.c", child_line), Some(true));
+    assert_eq!(state(&child, "c_basic.c", parent_line), Some(false));
+}
+
+#[test]
+fn every_thread_reaching_lines_is_named() {
+    let (_tmp, db, _) = recorded(&["--coverage"], &fixture_bin("threads"), &[]);
+    let c = coverage_of(&db);
+    assert!(!c.threads.is_empty());
+    for t in &c.threads {
+        let name = t
+            .name
+            .as_deref()
+            .unwrap_or_else(|| panic!("{t:?} has no name"));
+        assert!(!name.is_empty() && name.len() <= 15, "{name:?}");
+    }
+    let (hit, _) = c.totals();
+    let charged: usize = c
+        .threads
+        .iter()
+        .flat_map(|t| t.lines.iter())
+        .map(|(_, l)| l.len())
+        .sum();
+    assert!(charged >= hit, "every reached line is charged to a thread");
+}
+
+/// `genhtml`, or a failure saying how to install it.
+fn genhtml() -> std::process::Command {
+    let found = std::process::Command::new("genhtml")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "genhtml not found: install it (Debian/Ubuntu: `apt-get install lcov`; .ci/run does)"
+    );
+    std::process::Command::new("genhtml")
+}
+
+/// The first "(N of M" after `after` in genhtml's or carve's summary.
+fn n_of_m(text: &str, after: &str) -> (usize, usize) {
+    let at = text
+        .find(after)
+        .unwrap_or_else(|| panic!("{after} not in {text}"))
+        + after.len();
+    let rest = &text[at..];
+    let rest = &rest[rest.find('(').unwrap_or_else(|| panic!("no ( in {rest}")) + 1..];
+    let words: Vec<&str> = rest.split_whitespace().take(3).collect();
+    let num = |s: &str| {
+        s.trim_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(words[1], "of", "{rest}");
+    (num(words[0]), num(words[2]))
+}
+
+#[test]
+fn the_lcov_export_is_read_by_genhtml_with_carves_own_counts() {
+    let (tmp, db, _) = recorded(&["--coverage"], &fixture_bin("expr"), &[]);
+    let lcov = tmp.path().join("out/expr.info");
+    std::fs::create_dir_all(lcov.parent().unwrap()).unwrap();
+    let out = carve()
+        .args(["coverage", "--db"])
+        .arg(&db)
+        .arg("--lcov")
+        .arg(&lcov)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stdout(&out);
+    let (hit, all) = n_of_m(&summary, "# run");
+    assert_eq!((hit, all), coverage_of(&db).totals());
+    let text = std::fs::read_to_string(&lcov).unwrap();
+    assert!(
+        text.contains("FN:") && text.contains("end_of_record"),
+        "{text}"
+    );
+    let html = tmp.path().join("html");
+    let shown = genhtml().arg("-o").arg(&html).arg(&lcov).output().unwrap();
+    assert!(
+        shown.status.success(),
+        "genhtml refused the file: {}{}",
+        stdout(&shown),
+        stderr(&shown)
+    );
+    assert_eq!(n_of_m(&stdout(&shown), "lines......:"), (hit, all));
+    assert!(html.join("index.html").is_file());
+    // The JSON form says the same.
+    let out = carve()
+        .args(["coverage", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["lines_reached"], hit);
+    assert_eq!(json["lines_with_code"], all);
+}
+
+#[test]
+fn coverage_of_a_run_recorded_without_it_is_one_error_line_and_writes_nothing() {
+    let (tmp, db, _) = recorded(&[], &fixture_bin("abc"), &[]);
+    let lcov = tmp.path().join("abc.info");
+    let out = carve()
+        .args(["coverage", "--db"])
+        .arg(&db)
+        .arg("--lcov")
+        .arg(&lcov)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("without --coverage") && err.contains("carve record --coverage"));
+    assert!(!lcov.exists());
+}
+
+#[test]
+fn an_lcov_file_in_a_missing_directory_is_refused_and_nothing_is_left() {
+    let (tmp, db, _) = recorded(&["--coverage"], &fixture_bin("abc"), &[]);
+    let lcov = tmp.path().join("no/such/dir/abc.info");
+    let out = carve()
+        .args(["coverage", "--db"])
+        .arg(&db)
+        .arg("--lcov")
+        .arg(&lcov)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot write the lcov file"), "{err}");
+    assert!(!tmp.path().join("no").exists());
+}
+
+const TESTS_SOURCE: &str = r#"
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub fn mul(a: i32, b: i32) -> i32 {
+    a * b
+}
+
+pub fn neg(a: i32) -> i32 {
+    -a
+}
+
+#[test]
+fn t_add() {
+    assert_eq!(add(2, 3), 5);
+}
+
+#[test]
+fn t_mul() {
+    assert_eq!(mul(2, 3), 6);
+}
+
+#[test]
+fn t_both() {
+    assert_eq!(add(mul(2, 3), 1), 7);
+}
+
+mod tests {
+    #[test]
+    fn a_rather_long_test_name() {
+        assert_eq!(super::neg(1), -1);
+    }
+}
+"#;
+
+/// The functions of `pt` (a test binary) each named thread reached, without the tests' own.
+fn functions_by_thread(c: &Coverage) -> Vec<(String, Vec<String>)> {
+    c.threads
+        .iter()
+        .map(|t| {
+            let functions = c
+                .functions_reached_by(t)
+                .iter()
+                .map(|f| f.path.clone())
+                .filter(|p| ["pt::add", "pt::mul", "pt::neg"].contains(&p.as_str()))
+                .collect();
+            (t.name.clone().unwrap_or_default(), functions)
+        })
+        .filter(|(name, _)| name != "pt")
+        .collect()
+}
+
+#[test]
+fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("pt.rs");
+    std::fs::write(&src, TESTS_SOURCE).unwrap();
+    let bin = tmp.path().join("pt");
+    let built = std::process::Command::new("rustc")
+        .args(["--test", "-g", "--edition", "2021", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let owned = |v: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+        v.iter()
+            .map(|(n, f)| (n.to_string(), f.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    };
+    // libtest runs the tests in name order, each on a thread named after it (cut to 15 bytes
+    // by the kernel); with --test-threads=1, one at a time.
+    let (_t, db, _) = recorded(
+        &["--coverage", "--coverage-per-thread"],
+        &bin,
+        &["--test-threads=1"],
+    );
+    assert_eq!(
+        functions_by_thread(&coverage_of(&db)),
+        owned(&[
+            ("t_add", &["pt::add"]),
+            ("t_both", &["pt::add", "pt::mul"]),
+            ("t_mul", &["pt::mul"]),
+            ("tests::a_rather", &["pt::neg"]),
+        ])
+    );
+    // Without re-arming, a line is charged to the first test only.
+    let (_t, db, _) = recorded(&["--coverage"], &bin, &["--test-threads=1"]);
+    assert_eq!(
+        functions_by_thread(&coverage_of(&db)),
+        owned(&[
+            ("t_add", &["pt::add"]),
+            ("t_both", &["pt::mul"]),
+            ("t_mul", &[]),
+            ("tests::a_rather", &["pt::neg"]),
+        ])
+    );
+}
+
+#[test]
+fn hostile_file_names_in_a_trace_reach_neither_the_terminal_nor_the_lcov_structure() {
+    let (tmp, db, _) = recorded(&["--coverage"], &fixture_bin("abc"), &[]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE code_lines SET file = ?1 WHERE id = 1",
+        ["/x/\u{1b}[31mred\u{202e}\nSF:/etc/passwd\nDA:1,1"],
+    )
+    .unwrap();
+    drop(conn);
+    let lcov = tmp.path().join("abc.info");
+    let out = carve()
+        .args(["coverage", "--db"])
+        .arg(&db)
+        .arg("--lcov")
+        .arg(&lcov)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(shown.contains("/x/\\u001b[31mred"), "{shown}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+        "{shown}"
+    );
+    assert!(!shown.lines().any(|l| l.starts_with("SF:")), "{shown}");
+    let text = std::fs::read_to_string(&lcov).unwrap();
+    assert!(!text.lines().any(|l| l == "SF:/etc/passwd"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    // Each record still has one SF line and ends once.
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("SF:")).count(),
+        text.lines().filter(|l| *l == "end_of_record").count()
+    );
+}
