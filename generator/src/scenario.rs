@@ -75,12 +75,40 @@ pub enum Returns {
     Mock { var: String, pattern: String },
 }
 
-/// `let [mut] <var> = <expr>;` before the call.
+/// `let [mut] <var> = <expr>;` before the call; with `repeat` above 1 (a replayed call made
+/// that many times in a row, `it.next()`), `for _ in 0..repeat { let _ = <expr>; }`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Binding {
     pub var: String,
     pub mutable: bool,
     pub expr: String,
+    pub repeat: usize,
+}
+
+/// The same replayed call made three or more times in a row (an iterator advanced, a counter
+/// raised) as one binding with its count: a test reads `for _ in 0..40 { let _ = it.next(); }`
+/// rather than forty lines. Two stay two lines, which read better than a loop.
+fn collapse_repeats(setup: Vec<Binding>) -> Vec<Binding> {
+    let mut runs: Vec<Binding> = Vec::with_capacity(setup.len());
+    for b in setup {
+        match runs.last_mut() {
+            Some(last) if last.var == "_" && b.var == "_" && last.expr == b.expr => {
+                last.repeat += b.repeat;
+            }
+            _ => runs.push(b),
+        }
+    }
+    let mut out = Vec::with_capacity(runs.len());
+    for b in runs {
+        if b.repeat == 2 {
+            let one = Binding { repeat: 1, ..b };
+            out.push(one.clone());
+            out.push(one);
+        } else {
+            out.push(b);
+        }
+    }
+    out
 }
 
 /// `assert_eq!(<actual>, <expected>)` on state after the call.
@@ -546,7 +574,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         function_path: target.call_path.clone(),
         mocks,
         ordered_expectations,
-        setup: b.setup,
+        setup: collapse_repeats(b.setup),
         checks: b.checks.into_iter().filter(|c| c.actual != act).collect(),
         callee,
         args,
@@ -808,6 +836,7 @@ fn replay(
             var: "_".to_string(),
             mutable: false,
             expr: format!("{var}.{call_expr}"),
+            repeat: 1,
         });
         return Ok(());
     }
@@ -884,6 +913,7 @@ fn derive(
             var: "_".to_string(),
             mutable: false,
             expr: format!("{var}.{}", steps[i].0),
+            repeat: 1,
         });
     }
     Ok(())
@@ -1092,6 +1122,7 @@ fn rebuild_directly(
             var: var.to_string(),
             mutable,
             expr: format!("{callee}({}){unwrap}", args.join(", ")),
+            repeat: 1,
         });
         return Ok(());
     }
@@ -1102,6 +1133,7 @@ fn rebuild_directly(
                 var: var.to_string(),
                 mutable,
                 expr,
+                repeat: 1,
             });
             return Ok(());
         }
@@ -1699,6 +1731,7 @@ mod tests {
                 var: "counter".into(),
                 mutable: true,
                 expr: "mk::Counter::new(Box::new(mock_src))".into(),
+                repeat: 1,
             }]
         );
         assert_eq!(test.body.callee, "counter.pull");
@@ -1908,6 +1941,35 @@ mod tests {
         assert!(
             from_open.body.checks.is_empty(),
             "a constructed state needs no check"
+        );
+    }
+
+    #[test]
+    fn three_or_more_identical_replayed_calls_in_a_row_become_one_loop() {
+        let b = |var: &str, expr: &str| Binding {
+            var: var.into(),
+            mutable: false,
+            expr: expr.into(),
+            repeat: 1,
+        };
+        let setup = vec![
+            b("it", "m::Iter::new()"),
+            b("_", "it.next()"),
+            b("_", "it.next()"),
+            b("_", "it.next()"),
+            b("_", "it.skip(1)"),
+            b("_", "it.skip(1)"),
+        ];
+        let got = collapse_repeats(setup);
+        let shown: Vec<(&str, usize)> = got.iter().map(|b| (b.expr.as_str(), b.repeat)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("m::Iter::new()", 1),
+                ("it.next()", 3),
+                ("it.skip(1)", 1),
+                ("it.skip(1)", 1)
+            ]
         );
     }
 
