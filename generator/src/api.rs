@@ -297,6 +297,12 @@ impl CrateApi {
         ((module.reachable || self.public_path(path).is_some()) && ty.public).then_some(ty)
     }
 
+    /// A trait the crate declares at `path`, public or not.
+    pub fn declared_trait(&self, path: &str) -> Option<&TraitApi> {
+        let (module, name) = self.split_path(path)?;
+        module.traits.get(&name)
+    }
+
     /// A trait by its recorded path, when a test can name it.
     pub fn public_trait(&self, path: &str) -> Option<&TraitApi> {
         let (module, name) = self.split_path(path)?;

@@ -290,6 +290,11 @@ fn resolve_foreign_self_impl(
     method: &str,
 ) -> Target {
     let trait_base = literal::strip_generics(tr);
+    // A private (or sealed) trait of the crate on a standard type (`impl Sealed for u64`) is no
+    // public API: no test outside the crate can name it.
+    if api.declared_trait(trait_base).is_some() && api.public_trait(trait_base).is_none() {
+        return Target::Private;
+    }
     if tr != trait_base
         || !crate::syntax::is_path(trait_base)
         || api.public_trait(trait_base).is_none()
@@ -525,6 +530,54 @@ fn strip_generics(segment: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trait_impls_of_private_traits_and_on_private_types_are_private() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"calc\"\n").unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            r#"
+            mod private { pub trait Sealed { fn write(self) -> u8; } }
+            trait Unsigned { fn fmt(self) -> u8; }
+            struct KeyRef<K>(K);
+            struct Tree<T>(T);
+            pub trait Shout { fn shout(&self) -> u8; }
+            "#,
+        )
+        .unwrap();
+        let api = CrateApi::load(dir).unwrap();
+        let info = |path: &str| FunctionInfo {
+            id: carve_storage::FunctionId(1),
+            path: path.into(),
+            name: "f".into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: Vec::new(),
+            return_type: None,
+        };
+        for private in [
+            "<u64 as calc::Unsigned>::fmt",
+            "calc::<impl calc::private::Sealed for u64>::write",
+            "<calc::KeyRef<K> as core::hash::Hash>::hash",
+            "calc::<impl calc::Tree<u8>>::grow",
+        ] {
+            assert!(
+                matches!(resolve(&api, &info(private)), Target::Private),
+                "{private}"
+            );
+        }
+        // A public trait on a standard type stays public API.
+        assert!(!matches!(
+            resolve(&api, &info("<str as calc::Shout>::shout")),
+            Target::Private
+        ));
+    }
 
     #[test]
     fn paths_are_respelled_as_pub_use_makes_them_public_and_only_whole() {
