@@ -11,6 +11,15 @@ const MANIFEST: &str =
 
 /// Writes the crate, carves it, runs the carved tests; returns the crate dir and what generate said.
 fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    carve_crate_recorded_with(lib, main, &[])
+}
+
+/// [`carve_crate`], recording with `record_flags` (`--filter ...`).
+fn carve_crate_recorded_with(
+    lib: &str,
+    main: &str,
+    record_flags: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("shapes");
     write_tree(
@@ -21,9 +30,31 @@ fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf,
             ("src/main.rs", main),
         ],
     );
-    let db = build_and_record(&dir, "shapes", &[]);
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let recorded = record(&db, record_flags, &dir.join("target/debug/shapes"), &[]);
+    assert!(recorded.status.code().is_some(), "{}", stderr(&recorded));
     let summary = generate_into_tests(&dir, &db, &[]);
     (tmp, dir, summary)
+}
+
+/// Asserts the carved file holds each `expected` piece of code.
+fn assert_carved(file: &str, summary: &str, expected: &[&str]) {
+    for piece in expected {
+        assert!(file.contains(piece), "{piece} in {file}\n{summary}");
+    }
+}
+
+/// The carved tests pass; once `from` is replaced by `to` in the crate's `src/lib.rs`, a test
+/// whose name contains `failing` fails.
+fn assert_pass_then_fail_after(dir: &std::path::Path, from: &str, to: &str, failing: &str) {
+    let (ok, out) = cargo_test(dir);
+    assert!(ok, "{out}");
+    edit(&dir.join("src/lib.rs"), from, to);
+    let (ok, out) = cargo_test(dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains(failing) && out.contains("FAILED"), "{out}");
 }
 
 /// Slices, arrays and vectors, empty or not, passed to plain and generic parameters
@@ -59,22 +90,18 @@ fn main() {
     let (in_scope, carved) = carved_share(&summary);
     assert_eq!((in_scope, carved), (7, 7), "{summary}");
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "shapes::checksum(&[107u8, 105u8, 119u8, 105u8][..])",
-        "shapes::checksum(&([] as [u8; 0])[..])",
-        "shapes::total(&([] as [u32; 0])[..])",
-        "shapes::last_or_zero(Vec::<i16>::new())",
-        "shapes::middle([7u8, 8u8, 9u8])",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}");
-    }
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "a[1]", "a[2]");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed element must fail a test: {out}");
-    assert!(out.contains("middle_") && out.contains("FAILED"), "{out}");
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::checksum(&[107u8, 105u8, 119u8, 105u8][..])",
+            "shapes::checksum(&([] as [u8; 0])[..])",
+            "shapes::total(&([] as [u32; 0])[..])",
+            "shapes::last_or_zero(Vec::<i16>::new())",
+            "shapes::middle([7u8, 8u8, 9u8])",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "a[1]", "a[2]", "middle_");
 }
 
 /// Methods of standard traits implemented by the crate's types (`impl FromStr`, `impl Add`,
@@ -127,23 +154,19 @@ fn main() {
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "<shapes::Size as std::str::FromStr>::from_str(\"2k\")",
-        "<shapes::Size as std::convert::From<_>>::from(5u64)",
-        "<shapes::Size as std::default::Default>::default()",
-        ".add(shapes::Size(5u64))",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "<shapes::Size as std::str::FromStr>::from_str(\"2k\")",
+            "<shapes::Size as std::convert::From<_>>::from(5u64)",
+            "<shapes::Size as std::default::Default>::default()",
+            ".add(shapes::Size(5u64))",
+        ],
+    );
     let (in_scope, carved) = carved_share(&summary);
     assert_eq!(carved, in_scope, "{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "n * 1024", "n * 1000");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains("from_str_") && out.contains("FAILED"), "{out}");
+    assert_pass_then_fail_after(&dir, "n * 1024", "n * 1000", "from_str_");
 }
 
 /// Objects with private fields rebuilt by replaying the public call that produced them: a
@@ -200,28 +223,20 @@ fn main() {
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "shapes::Joiner::new()",
-        ".sep('-')",
-        ".upper(true)",
-        ".join(&[\"a\", \"b\", \"c\"][..])",
-        "shapes::Size(4096u64)",
-        ".view()",
-        "assert_eq!(result, 4u64)",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(
-        &dir.join("src/lib.rs"),
-        "self.bytes / 1024",
-        "self.bytes / 512",
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::Joiner::new()",
+            ".sep('-')",
+            ".upper(true)",
+            ".join(&[\"a\", \"b\", \"c\"][..])",
+            "shapes::Size(4096u64)",
+            ".view()",
+            "assert_eq!(result, 4u64)",
+        ],
     );
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains("kib_") && out.contains("FAILED"), "{out}");
+    assert_pass_then_fail_after(&dir, "self.bytes / 1024", "self.bytes / 512", "kib_");
 }
 
 /// A result `==` cannot compare (its error type has no `PartialEq`) is checked with `matches!`
@@ -258,23 +273,19 @@ fn main() {
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "assert!(matches!(result, Err(shapes::ParseError::Empty)));",
-        "assert!(matches!(result, Err(shapes::ParseError::BadChar('a', 2usize))));",
-        "Err(shapes::ParseError::TooLong { len: 12usize, max: 9usize, .. })",
-        "assert!(matches!(result, Ok(42u32)));",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "assert!(matches!(result, Err(shapes::ParseError::Empty)));",
+            "assert!(matches!(result, Err(shapes::ParseError::BadChar('a', 2usize))));",
+            "Err(shapes::ParseError::TooLong { len: 12usize, max: 9usize, .. })",
+            "assert!(matches!(result, Ok(42u32)));",
+        ],
+    );
     let (in_scope, carved) = carved_share(&summary);
     assert_eq!(carved, in_scope, "{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "max: 9 }", "max: 10 }");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed error must fail a test: {out}");
-    assert!(out.contains("parse_id_") && out.contains("FAILED"), "{out}");
+    assert_pass_then_fail_after(&dir, "max: 9 }", "max: 10 }", "parse_id_");
 }
 
 /// Associated functions and std trait methods of generic types (`Stack<T>`, `Buckets<K, S =
@@ -354,25 +365,23 @@ fn main() {
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "shapes::Stack::<u32>::new()",
-        "<shapes::Stack<String> as std::default::Default>::default()",
-        "shapes::Buckets::<",
-        "std::collections::hash_map::RandomState",
-        "buckets.insert(String::from(\"x\"))",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::Stack::<u32>::new()",
+            "<shapes::Stack<String> as std::default::Default>::default()",
+            "shapes::Buckets::<",
+            "std::collections::hash_map::RandomState",
+            "buckets.insert(String::from(\"x\"))",
+        ],
+    );
     assert!(!summary.contains("generic"), "{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "return false;", "return true;");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(
-        out.contains("insert_returns_false") && out.contains("FAILED"),
-        "{out}"
+    assert_pass_then_fail_after(
+        &dir,
+        "return false;",
+        "return true;",
+        "insert_returns_false",
     );
 }
 
@@ -419,26 +428,18 @@ fn main() {
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "shapes::Slots::new(std::num::NonZero::<usize>::new(5usize).unwrap())",
-        "(0usize..2usize)",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::Slots::new(std::num::NonZero::<usize>::new(5usize).unwrap())",
+            "(0usize..2usize)",
+        ],
+    );
     // `capacity()` returned 5 while the field held 0: it is no check of the field.
     assert!(!file.contains("slots.capacity(), 0usize"), "{file}");
     assert!(!summary.contains("failed verification"), "{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(
-        &dir.join("src/lib.rs"),
-        "0..self.capacity",
-        "1..self.capacity",
-    );
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains("window_") && out.contains("FAILED"), "{out}");
+    assert_pass_then_fail_after(&dir, "0..self.capacity", "1..self.capacity", "window_");
 }
 
 /// A generic function whose arguments do not pin its type parameters down (`fn parse_as<T>(s:
@@ -460,21 +461,17 @@ fn main() {
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "shapes::parse_as::<u8>(\"42\")",
-        "shapes::parse_as::<f64>(\" 1.5 \")",
-        "shapes::parse_as::<i32>(\"x\")",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::parse_as::<u8>(\"42\")",
+            "shapes::parse_as::<f64>(\" 1.5 \")",
+            "shapes::parse_as::<i32>(\"x\")",
+        ],
+    );
     assert_eq!(carved_share(&summary), (3, 3), "{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "s.trim().parse()", "s.parse()");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains("parse_as_") && out.contains("FAILED"), "{out}");
+    assert_pass_then_fail_after(&dir, "s.trim().parse()", "s.parse()", "parse_as_");
 }
 
 /// A flags type as the `bitflags` macro (version 2) expands it, its bits held by a hidden
@@ -519,13 +516,7 @@ fn main() {
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
     let expected = "shapes::describe(shapes::Options::from_bits_retain(5u32))";
     assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "{:b}", "{:o}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains("describe_") && out.contains("FAILED"), "{out}");
+    assert_pass_then_fail_after(&dir, "{:b}", "{:o}", "describe_");
 }
 
 /// A `Display` impl is carved as the `to_string()` a user writes, expecting the text `fmt`
@@ -555,45 +546,18 @@ fn main() {
     println!("{a} {b} {:>9}|", shapes::Size(5000));
 }
 "#;
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("shapes");
-    write_tree(
-        &dir,
+    let (_tmp, dir, summary) = carve_crate_recorded_with(lib, main, &["--filter", "shapes::*"]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
         &[
-            ("Cargo.toml", MANIFEST),
-            ("src/lib.rs", lib),
-            ("src/main.rs", main),
+            "shapes::Size(2048u64)",
+            ".to_string()",
+            "assert_eq!(result, \"2 KiB\")",
+            "assert_eq!(result, \"7 B\")",
         ],
     );
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let recorded = record(
-        &db,
-        &["--filter", "shapes::*"],
-        &dir.join("target/debug/shapes"),
-        &[],
-    );
-    assert!(recorded.status.success(), "{}", stderr(&recorded));
-    let summary = generate_into_tests(&dir, &db, &[]);
-    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
-    for expected in [
-        "shapes::Size(2048u64)",
-        ".to_string()",
-        "assert_eq!(result, \"2 KiB\")",
-        "assert_eq!(result, \"7 B\")",
-    ] {
-        assert!(file.contains(expected), "{expected} in {file}\n{summary}");
-    }
     assert!(summary.contains("Display text not recorded 1"), "{summary}");
-    let (ok, out) = cargo_test(&dir);
-    assert!(ok, "{out}");
-
-    edit(&dir.join("src/lib.rs"), "{} KiB", "{}KiB");
-    let (ok, out) = cargo_test(&dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(
-        out.contains("to_string_") && out.contains("FAILED"),
-        "{out}"
-    );
+    assert_pass_then_fail_after(&dir, "{} KiB", "{}KiB", "to_string_");
 }

@@ -156,28 +156,7 @@ pub fn instance_type(info: &FunctionInfo, type_path: &str, api: &CrateApi) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use carve_storage::{FunctionId, Language, ParamInfo};
-
-    fn info(params: &[(&str, &str)], ret: Option<&str>) -> FunctionInfo {
-        FunctionInfo {
-            id: FunctionId(1),
-            path: "x".into(),
-            name: "x".into(),
-            linkage_name: None,
-            language: Language::Rust,
-            decl_file: None,
-            decl_line: None,
-            low_pc: 0,
-            params: params
-                .iter()
-                .map(|(n, t)| ParamInfo {
-                    name: (*n).into(),
-                    type_name: (*t).into(),
-                })
-                .collect(),
-            return_type: ret.map(Into::into),
-        }
-    }
+    use crate::std_traits::tests::info;
 
     #[test]
     fn the_instance_comes_from_the_receiver_or_the_return_type() {

@@ -206,11 +206,12 @@ const PUBLIC_STD_TYPES: &[(&str, &str)] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use carve_storage::{FunctionId, Language, ParamInfo};
 
-    fn info(params: &[(&str, &str)], ret: Option<&str>) -> FunctionInfo {
+    /// A recorded function with these parameters (name, DWARF type) and return type.
+    pub(crate) fn info(params: &[(&str, &str)], ret: Option<&str>) -> FunctionInfo {
         FunctionInfo {
             id: FunctionId(1),
             path: "x".into(),
