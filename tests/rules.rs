@@ -561,3 +561,55 @@ fn main() {
     assert!(summary.contains("Display text not recorded 1"), "{summary}");
     assert_pass_then_fail_after(&dir, "{} KiB", "{}KiB", "to_string_");
 }
+
+/// The crate's traits through generic and blanket impls on standard types (`impl<T> Width for
+/// [T; 3]`, `impl<T: Into<u64>> Double for T`) are called on the recorded instance, the impl's
+/// parameters and the method's own taken from the DWARF name (`convert<u8, u32>`).
+#[test]
+fn generic_and_blanket_impls_are_called_on_their_recorded_instance() {
+    let lib = r#"
+pub trait Width {
+    fn slots() -> usize;
+}
+
+impl<T> Width for [T; 3] {
+    fn slots() -> usize {
+        3
+    }
+}
+
+pub trait Double {
+    fn double(&self) -> u64;
+    fn convert<S: From<u32>>(&self) -> S;
+}
+
+impl<T: Copy + Into<u32>> Double for T {
+    fn double(&self) -> u64 {
+        u64::from((*self).into()) * 2
+    }
+    fn convert<S: From<u32>>(&self) -> S {
+        S::from((*self).into() + 1)
+    }
+}
+"#;
+    let main = r#"
+use shapes::{Double, Width};
+fn main() {
+    let wide: u64 = 7u8.convert();
+    println!("{} {} {}", <[u16; 3] as Width>::slots(), 7u8.double(), wide);
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate_recorded_with(lib, main, &["--filter", "shapes::*"]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "<[u16; 3] as shapes::Width>::slots()",
+            "<u8 as shapes::Double>::double(",
+            "<u8 as shapes::Double>::convert::<u64>(",
+        ],
+    );
+    assert!(!summary.contains("type parameter"), "{summary}");
+    assert_pass_then_fail_after(&dir, "* 2", "* 3", "double_");
+}

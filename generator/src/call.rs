@@ -211,9 +211,9 @@ fn resolve_trait_impl(
     if method.contains(['{', '<', ':']) {
         return Target::Unsupported("trait impl");
     }
-    let ty_segments = match parse_fn_path(ty) {
-        Ok(s) => s,
-        Err(_) => return Target::Unsupported("trait impl"),
+    // `[T; 4]`, `&mut D`: no path of the crate, so a type another crate (or the language) owns.
+    let Ok(ty_segments) = parse_fn_path(ty) else {
+        return resolve_foreign_self_impl(api, info, ty, tr, method);
     };
     let trait_base = literal::strip_generics(tr);
     if ty_segments.first() != Some(&api.crate_name) {
@@ -302,18 +302,42 @@ fn resolve_foreign_self_impl(
         return Target::Unsupported("trait impl");
     }
     let written = std_traits::std_spelling(ty);
-    // The Self type as a test writes it; a type parameter (a blanket impl) is not one.
     let Ok(self_ty) = syn::parse_str::<syn::Type>(&written) else {
         return Target::Unsupported("trait impl");
     };
-    // A one-segment name that is no primitive is a type parameter (a blanket impl).
-    if let syn::Type::Path(p) = &self_ty {
-        let one = p.path.segments.len() == 1 && p.qself.is_none();
-        let name = p.path.segments[0].ident.to_string();
-        if one && name != "str" && Prim::from_name(&name).is_none() {
-            return Target::Unsupported("trait impl on a type parameter");
-        }
+    // A generic or blanket impl (`impl<T> Array for [T; 4]`, `impl<T: AsRef<[u8]>> ToHex for
+    // T`) is called on the recorded instance: the impl's type parameters, in the order the
+    // Self type names them, are the first template arguments of the DWARF name
+    // (`encode_hex<&[u8], alloc::string::String>`), the method's own the rest.
+    let params = type_params_in(&self_ty);
+    let args: Vec<String> = info
+        .name
+        .find('<')
+        .and_then(|open| info.name[open + 1..].strip_suffix('>'))
+        .map(|inner| {
+            split_top(inner, ",")
+                .iter()
+                .map(|a| a.trim().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    if args.len() < params.len() {
+        return Target::Unsupported("trait impl on a type parameter");
     }
+    let mut written = written;
+    for (param, arg) in params.iter().zip(&args) {
+        let Some(spelled) = instance::test_spelling(arg, api) else {
+            return Target::Unsupported("trait impl on a type parameter");
+        };
+        written = spell_public(&written, &[(param.clone(), spelled)]);
+    }
+    // The method's own parameters are named only on a generic impl, where the recorded
+    // instance is the point (`encode_hex::<String>` has nothing else to infer from).
+    let fish = if params.is_empty() {
+        String::new()
+    } else {
+        instance::turbofish(&args[params.len()..], api, false)
+    };
     if let Some(outside) = outside_lib(api, info) {
         return outside;
     }
@@ -323,7 +347,7 @@ fn resolve_foreign_self_impl(
     };
     Target::Callable(Box::new(Callable {
         module: Vec::new(),
-        call_path: format!("<{written} as {trait_base}>::{method}"),
+        call_path: format!("<{written} as {trait_base}>::{method}{fish}"),
         subject: f.name.clone(),
         api: f,
         self_type: None,
@@ -388,6 +412,44 @@ fn resolve_std_trait_impl(
         via_trait: Some(public_trait.to_string()),
         display: false,
     }))
+}
+
+/// The type parameters a Self type names (`T` in `[T; 4]` or `&T`), in order: single-segment
+/// paths that are no primitive, `str` or `String`.
+fn type_params_in(ty: &syn::Type) -> Vec<String> {
+    fn walk(ty: &syn::Type, out: &mut Vec<String>) {
+        match ty {
+            syn::Type::Reference(r) => walk(&r.elem, out),
+            syn::Type::Slice(s) => walk(&s.elem, out),
+            syn::Type::Array(a) => walk(&a.elem, out),
+            syn::Type::Ptr(p) => walk(&p.elem, out),
+            syn::Type::Tuple(t) => t.elems.iter().for_each(|e| walk(e, out)),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                if let [one] = p.path.segments.iter().collect::<Vec<_>>().as_slice() {
+                    let name = one.ident.to_string();
+                    let known =
+                        Prim::from_name(&name).is_some() || name == "str" || name == "String";
+                    if !known && one.arguments.is_none() && !out.contains(&name) {
+                        out.push(name);
+                        return;
+                    }
+                }
+                for seg in &p.path.segments {
+                    if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
+                        for arg in &a.args {
+                            if let syn::GenericArgument::Type(t) = arg {
+                                walk(t, out);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(ty, &mut out);
+    out
 }
 
 fn callable(
