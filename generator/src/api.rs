@@ -564,6 +564,12 @@ impl crate::literal::TypeFacts for CrateApi {
             debug_derived: ty.derives.contains("Debug"),
         })
     }
+
+    fn unseen_type_nameable(&self, path: &str) -> bool {
+        path.starts_with(&format!("{}::", self.crate_name))
+            && self.declared_type(path).is_none()
+            && (self.reachable_path(path) || self.public_path(path).is_some())
+    }
 }
 
 /// Where a module's items live and where its `mod x;` children are looked up.

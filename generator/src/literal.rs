@@ -301,6 +301,12 @@ pub struct Shape {
 pub trait TypeFacts {
     /// `None` when a test cannot name the type (private, unknown, another crate).
     fn shape(&self, path: &str) -> Option<Shape>;
+
+    /// Whether a type the source does not show (a macro made it: `bitflags!`) sits where a test
+    /// can name it: in a reachable module of the crate.
+    fn unseen_type_nameable(&self, _path: &str) -> bool {
+        false
+    }
 }
 
 /// Writes any exactly recorded value by its recorded type: scalars and strings as [`render`]
@@ -509,7 +515,10 @@ fn bitflags_value(ty: &str, fields: &[Field], facts: &dyn TypeFacts) -> Option<S
     if !strip_generics(inner_ty).ends_with("::_::InternalBitFlags") || ty != strip_generics(ty) {
         return None;
     }
-    facts.shape(ty)?;
+    // `bitflags!` defines the type, so the crate's source (as syn reads it) may not show it.
+    if facts.shape(ty).is_none() && !facts.unseen_type_nameable(ty) {
+        return None;
+    }
     let (Value::Uint { ty: prim, .. } | Value::Int { ty: prim, .. }) = int else {
         return None;
     };
@@ -1160,6 +1169,20 @@ mod tests {
             "md::Options::from_bits_retain(4095u32)"
         );
         assert!(render_value(&flags, false, &NoTypes).is_err());
+        // Made by the `bitflags!` macro, so the source syn reads does not show it.
+        struct MacroMade;
+        impl TypeFacts for MacroMade {
+            fn shape(&self, _: &str) -> Option<Shape> {
+                None
+            }
+            fn unseen_type_nameable(&self, path: &str) -> bool {
+                path == "md::Options"
+            }
+        }
+        assert_eq!(
+            render_value(&flags, false, &MacroMade).unwrap(),
+            "md::Options::from_bits_retain(4095u32)"
+        );
         // Another crate's `NonZero` is no standard value.
         let other = Value::Struct {
             ty: "mycrate::NonZero".into(),
