@@ -117,6 +117,9 @@ pub struct TypeApi {
     pub name: String,
     /// Defined as `pub` in this module.
     pub public: bool,
+    /// Its definition is in the source syn read; `false` when only impls of it were seen (a
+    /// macro defined it: `bitflags!`).
+    pub declared: bool,
     /// An impl with type or const parameters (`impl<T> Stack<T>`): callers would have to name them.
     pub generic: bool,
     /// Some impl is generic in a way a test cannot fill in. Not so for type parameters with one
@@ -284,10 +287,10 @@ impl CrateApi {
         Some((self.find_module(module)?, name.clone()))
     }
 
-    /// A type the crate declares at `path`, public or not.
+    /// A type the crate's source declares at `path`, public or not (not one only impls show).
     pub fn declared_type(&self, path: &str) -> Option<&TypeApi> {
         let (module, name) = self.split_path(path)?;
-        module.types.get(&name)
+        module.types.get(&name).filter(|t| t.declared)
     }
 
     /// A type by its recorded path, when a test can name it (public, reachable module).
@@ -600,6 +603,7 @@ fn declare_type(module: &mut ModuleApi, ident: &syn::Ident, vis: &syn::Visibilit
         ..TypeApi::default()
     });
     entry.public = matches!(vis, syn::Visibility::Public(_));
+    entry.declared = true;
 }
 
 fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl, scope: &Scope) {
@@ -1437,6 +1441,28 @@ mod tests {
             find_package_dir(&dir.join("src/a/b/mod.rs")).as_deref(),
             Some(dir)
         );
+    }
+
+    #[test]
+    fn a_type_only_impls_show_is_not_declared_but_nameable_where_reachable() {
+        use crate::literal::TypeFacts;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write(dir, "Cargo.toml", "[package]\nname = \"flags\"\n");
+        // `bitflags!` defines `Options`; syn sees only the macro call and the impl.
+        write(
+            dir,
+            "src/lib.rs",
+            "macro_rules! make { ($n:ident) => { pub struct $n(pub u32); } }\nmake!(Options);\nimpl Options { pub fn bits(&self) -> u32 { self.0 } }\nstruct Hidden;\nmod inner { pub struct Deep; }\n",
+        );
+        let api = CrateApi::load(dir).unwrap();
+        assert!(api.declared_type("flags::Options").is_none());
+        assert!(api.unseen_type_nameable("flags::Options"));
+        assert!(api.declared_type("flags::Hidden").is_some());
+        assert!(!api.unseen_type_nameable("flags::Hidden"));
+        // In a private module, a macro-made type would not be reachable either.
+        assert!(!api.unseen_type_nameable("flags::inner::Made"));
+        assert!(!api.unseen_type_nameable("other::Options"));
     }
 
     #[test]
