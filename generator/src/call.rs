@@ -310,17 +310,7 @@ fn resolve_foreign_self_impl(
     // Self type names them, are the first template arguments of the DWARF name
     // (`encode_hex<&[u8], alloc::string::String>`), the method's own the rest.
     let params = type_params_in(&self_ty);
-    let args: Vec<String> = info
-        .name
-        .find('<')
-        .and_then(|open| info.name[open + 1..].strip_suffix('>'))
-        .map(|inner| {
-            split_top(inner, ",")
-                .iter()
-                .map(|a| a.trim().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let args = instance::template_args(&info.name);
     if args.len() < params.len() {
         return Target::Unsupported("trait impl on a type parameter");
     }

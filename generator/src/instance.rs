@@ -44,14 +44,28 @@ fn args_of(ty: &str, type_path: &str) -> Option<Vec<String>> {
             continue;
         };
         let end = closing_angle(inner)?;
-        return Some(
-            split_top(&inner[..end], ",")
-                .into_iter()
-                .map(|a| a.trim().to_string())
-                .collect(),
-        );
+        return Some(split_args(&inner[..end]));
     }
     None
+}
+
+/// The template arguments DWARF names a generic function's instance with
+/// (`encode_hex<&[u8], alloc::string::String>`): the impl's type parameters first, then the
+/// function's own. Empty for a function that is not generic.
+pub fn template_args(dwarf_name: &str) -> Vec<String> {
+    dwarf_name
+        .find('<')
+        .and_then(|open| dwarf_name[open + 1..].strip_suffix('>'))
+        .map(split_args)
+        .unwrap_or_default()
+}
+
+/// `A, B<C, D>, (E, F)` → its top-level arguments, trimmed.
+fn split_args(inner: &str) -> Vec<String> {
+    split_top(inner, ",")
+        .into_iter()
+        .map(|a| a.trim().to_string())
+        .collect()
 }
 
 /// A recorded (DWARF) type name as a test outside the crate writes it, or `None` when a test
@@ -128,12 +142,7 @@ pub fn turbofish(args: &[String], api: &CrateApi, mocked: bool) -> String {
 /// parameters first, then the function's own, so its own are the last `own`. `None` when the
 /// name gives fewer, or when no argument can be named.
 pub fn fn_turbofish(dwarf_name: &str, own: usize, api: &CrateApi) -> Option<String> {
-    let open = dwarf_name.find('<')?;
-    let inner = dwarf_name[open + 1..].strip_suffix('>')?;
-    let args: Vec<String> = split_top(inner, ",")
-        .into_iter()
-        .map(|a| a.trim().to_string())
-        .collect();
+    let args = template_args(dwarf_name);
     let mine = args.get(args.len().checked_sub(own)?..)?;
     let fish = turbofish(mine, api, false);
     (!fish.is_empty()).then_some(fish)

@@ -360,13 +360,13 @@ pub fn render_value(
             };
             compose(&path, fields, &args, true)
         }
-        Value::Struct { ty, fields } if std_value(ty, fields).is_some() => {
-            std_value(ty, fields).ok_or(LiteralError::Undecoded)
-        }
-        Value::Struct { ty, fields } if bitflags_value(ty, fields, facts).is_some() => {
-            bitflags_value(ty, fields, facts).ok_or(LiteralError::Undecoded)
-        }
         Value::Struct { ty, fields } => {
+            // Types whose representation is private but whose constructor is known.
+            if let Some(written) =
+                std_value(ty, fields).or_else(|| bitflags_value(ty, fields, facts))
+            {
+                return Ok(written);
+            }
             let base = strip_generics(ty);
             let shape = facts
                 .shape(base)
