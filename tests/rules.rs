@@ -613,3 +613,71 @@ fn main() {
     assert!(!summary.contains("type parameter"), "{summary}");
     assert_pass_then_fail_after(&dir, "* 2", "* 3", "double_");
 }
+
+/// Collections fed from iterators: `FromIterator`, `Extend` and `IndexMut` implemented by the
+/// crate's type are called through the std traits, with the recorded range as the iterator, and
+/// replayed to rebuild the receiver of later calls (`bag.extend(10u32..12u32)`).
+#[test]
+fn iterator_fed_collections_are_built_and_replayed_through_std_traits() {
+    let lib = r#"
+#[derive(Debug, Default)]
+pub struct Bag {
+    items: Vec<u32>,
+}
+
+impl Bag {
+    pub fn total(&self) -> u32 {
+        self.items.iter().sum()
+    }
+}
+
+impl FromIterator<u32> for Bag {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Bag {
+        Bag { items: iter.into_iter().collect() }
+    }
+}
+
+impl Extend<u32> for Bag {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for x in iter {
+            self.items.push(x * 2);
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Bag {
+    type Output = u32;
+    fn index(&self, i: usize) -> &u32 {
+        &self.items[i]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Bag {
+    fn index_mut(&mut self, i: usize) -> &mut u32 {
+        &mut self.items[i]
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut bag: shapes::Bag = (1..4).collect();
+    bag.extend(10..12);
+    println!("{}", bag.total());
+    bag[0] += 5;
+    println!("{} {}", bag.total(), bag[1]);
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "<shapes::Bag as std::iter::FromIterator<_>>::from_iter(1u32..4u32)",
+            ".extend(10u32..12u32)",
+            "let result = bag.total();",
+            "assert_eq!(result, 48u32);",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "x * 2", "x * 3", "total_");
+}
