@@ -681,3 +681,93 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "x * 2", "x * 3", "total_");
 }
+
+/// A handle API written through by the caller (`*tally.slot(k).or_zero() += 1`): the recorder
+/// keeps what the returned `&mut` pointed to at the thread's next stop (`*result`), and the
+/// generator replays the chain with that write (`*tally.slot(..).or_zero() = 2u32;`) to rebuild
+/// the object for later calls.
+#[test]
+fn writes_through_a_returned_reference_are_replayed() {
+    let lib = r#"
+#[derive(Debug, Default)]
+pub struct Tally {
+    names: Vec<String>,
+    counts: Vec<u32>,
+}
+
+pub enum Slot<'a> {
+    Found(&'a mut u32),
+    Missing(&'a mut Tally, String),
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally::default()
+    }
+    pub fn slot(&mut self, name: &str) -> Slot<'_> {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => Slot::Found(&mut self.counts[i]),
+            None => Slot::Missing(self, name.to_string()),
+        }
+    }
+    pub fn count(&self, name: &str) -> u32 {
+        self.names.iter().position(|n| n == name).map_or(0, |i| self.counts[i])
+    }
+}
+
+impl<'a> Slot<'a> {
+    pub fn or_zero(self) -> &'a mut u32 {
+        match self {
+            Slot::Found(c) => c,
+            Slot::Missing(t, name) => {
+                t.names.push(name);
+                t.counts.push(0);
+                t.counts.last_mut().unwrap()
+            }
+        }
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut tally = shapes::Tally::new();
+    for word in ["a", "b", "a", "c", "a"] {
+        *tally.slot(word).or_zero() += 1;
+    }
+    println!("{} {}", tally.count("a"), tally.count("c"));
+}
+"#;
+    // The program's `main` is not recorded: the write through the reference is the caller's.
+    let (_tmp, dir, summary) = carve_crate_recorded_with(
+        lib,
+        main,
+        &[
+            "--filter",
+            "shapes::Tally::*",
+            "--filter",
+            "shapes::Slot::*",
+        ],
+    );
+    let shown = carve()
+        .args(["show", "--db"])
+        .arg(dir.join("trace.db"))
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&shown).contains("= &2 ⇒ *result: 3"),
+        "{}",
+        stdout(&shown)
+    );
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "*tally.slot(\"a\").or_zero() = 1u32;",
+            "*tally.slot(\"a\").or_zero() = 3u32;",
+            "let result = tally.count(\"a\");",
+            "assert_eq!(result, 3u32);",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "t.counts.push(0);", "t.counts.push(1);", "or_zero_");
+}
