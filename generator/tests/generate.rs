@@ -87,6 +87,7 @@ impl Fixture {
             templates: None,
             verify: None,
             plan: Default::default(),
+            progress: None,
         }
     }
 
