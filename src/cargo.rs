@@ -436,10 +436,14 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<PathBuf> {
         .arg(package.manifest_path.as_std_path())
         .args(["--package", package.name.as_str()])
         .arg("--message-format=json-render-diagnostics");
+    // The recorder needs full debug info: the release profile has none, and a package may have
+    // turned the dev profile's down. `true` is the dev profile's own default, so a package that
+    // kept it is not rebuilt.
     if b.release {
-        // The release profile has no debug info; the recorder needs it.
         cmd.arg("--release")
             .env("CARGO_PROFILE_RELEASE_DEBUG", "true");
+    } else {
+        cmd.env("CARGO_PROFILE_DEV_DEBUG", "true");
     }
     for f in &b.features {
         cmd.args(["--features", f]);

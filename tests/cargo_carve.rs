@@ -126,8 +126,12 @@ fn an_integration_test_is_recorded_carved_into_tests_and_the_tests_pass() {
 }
 
 #[test]
-fn an_example_is_built_and_recorded_with_its_arguments() {
+fn an_example_is_built_with_debug_info_even_when_the_package_turned_it_off() {
     let (_tmp, dir) = copy_fixture("carvecargo");
+    let manifest = dir.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str("\n[profile.dev]\ndebug = 0\n");
+    std::fs::write(&manifest, text).unwrap();
     let record = cargo_carve(&dir, &["--quiet", "record", "--example", "tour"]);
     assert!(record.status.success(), "{}", stderr(&record));
     assert_eq!(stdout(&record), "20.00\nAMT\nfalse\n");
@@ -262,5 +266,48 @@ fn progress_is_not_drawn_when_stderr_is_not_a_terminal() {
             "carve: recorded 60002 calls of 3 selected functions into {} (run 1); the program exited with 0\n",
             tmp.path().join("a.db").display()
         )
+    );
+}
+
+#[test]
+fn in_a_workspace_of_several_packages_the_package_must_be_named() {
+    let (tmp, _dir) = copy_fixture("carvecargo");
+    let root = tmp.path();
+    common::write_tree(
+        root,
+        &[
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\"carvecargo\", \"other\"]\nresolver = \"2\"\n",
+            ),
+            (
+                "other/Cargo.toml",
+                "[package]\nname = \"other\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("other/src/lib.rs", "pub fn one() -> u8 {\n    1\n}\n"),
+        ],
+    );
+    let out = cargo_carve(root, &["record", "--test", "it"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "carve: error: the workspace at {} has 2 packages (carvecargo, other): choose one with --package NAME\n",
+            root.canonicalize().unwrap().display()
+        )
+    );
+    let out = cargo_carve(root, &["generate", "-p", "nope"]);
+    assert!(
+        stderr(&out).contains("no package `nope` in the workspace at")
+            && stderr(&out).ends_with("choose one of carvecargo, other\n"),
+        "{}",
+        stderr(&out)
+    );
+    // Inside a member's directory, that member is the package (as for cargo).
+    let out = cargo_carve(&root.join("other"), &["record"]);
+    assert!(
+        stderr(&out).contains("choose what of package `other` to record"),
+        "{}",
+        stderr(&out)
     );
 }
