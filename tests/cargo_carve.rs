@@ -153,6 +153,37 @@ fn an_example_is_built_with_debug_info_even_when_the_package_turned_it_off() {
 }
 
 #[test]
+fn the_library_unit_tests_are_recorded_with_lib_tests_and_a_test_filter() {
+    let (_tmp, dir) = copy_fixture("carvecargo");
+    let record = cargo_carve(&dir, &["record", "--lib-tests", "--", "centuries"]);
+    assert!(record.status.success(), "{}", stderr(&record));
+    assert!(
+        stdout(&record).contains("test tests::centuries_are_leap_years_only_every_fourth ... ok"),
+        "{}",
+        stdout(&record)
+    );
+    let trace = common::load(&dir.join("target/carve/trace.db"));
+    assert!(
+        trace
+            .run
+            .info
+            .program
+            .contains("target/debug/deps/carvecargo-"),
+        "{}",
+        trace.run.info.program
+    );
+    assert_eq!(trace.run.info.args, ["centuries"]);
+    let years: Vec<_> = common::calls_of(&trace, "carvecargo::is_leap_year")
+        .iter()
+        .map(|c| common::arg(c, "year").clone())
+        .collect();
+    assert_eq!(
+        years,
+        [common::uint(2100, "u32"), common::uint(2400, "u32")]
+    );
+}
+
+#[test]
 fn record_without_a_target_names_the_ones_to_choose_from() {
     let (_tmp, dir) = copy_fixture("carvecargo");
     let out = cargo_carve(&dir, &["record"]);
