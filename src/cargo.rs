@@ -168,7 +168,15 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
         Sub::Record(a) => {
             let ws = Resolved::read(&cargo.workspace)?;
             let package = ws.package()?;
-            let built = build(package, &cargo.build, cli.quiet)?;
+            let (built, what) = build(package, &cargo.build, cli.quiet)?;
+            if !cli.quiet {
+                // As cargo's own `Running` line: which executable this is.
+                eprintln!(
+                    "carve: recording the {what} of package `{}`: {}",
+                    package.name,
+                    built.display()
+                );
+            }
             if cargo.default_db {
                 a.db = ws.default_db();
                 std::fs::create_dir_all(a.db.parent().unwrap_or(Path::new(".")))
@@ -409,8 +417,9 @@ fn choose<'p>(package: &'p Package, b: &Build) -> anyhow::Result<Wanted<'p>> {
     }
 }
 
-/// Builds what `b` asks for with debug info and returns the executable cargo reported.
-fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<PathBuf> {
+/// Builds what `b` asks for with debug info; returns the executable cargo reported and what it
+/// is ("integration test `it`").
+fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, String)> {
     let wanted = choose(package, b)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
@@ -484,10 +493,11 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<PathBuf> {
             package.name
         );
     }
-    found.with_context(|| {
+    let exe = found.with_context(|| {
         format!(
             "cargo built the {describe} of package `{}` but reported no executable for it",
             package.name
         )
-    })
+    })?;
+    Ok((exe, describe))
 }

@@ -79,6 +79,14 @@ fn an_integration_test_is_recorded_carved_into_tests_and_the_tests_pass() {
         "{}",
         trace.run.info.program
     );
+    assert!(
+        stderr(&record).contains(&format!(
+            "carve: recording the integration test `it` of package `carvecargo`: {}\n",
+            trace.run.info.program
+        )),
+        "{}",
+        stderr(&record)
+    );
     // The default selection is the package's library: its functions, not the tests'.
     assert_eq!(trace.run.info.filters, ["carvecargo::*"]);
     assert!(trace
