@@ -209,6 +209,9 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
                     package.name
                 );
             }
+            if cargo.default_db {
+                a.db = ws.existing_default_db()?;
+            }
             let dir = package_dir(package);
             if cargo.default_out {
                 a.out = dir.join("tests");
@@ -217,9 +220,6 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
             }
             if a.crate_dir.is_none() {
                 a.crate_dir = Some(dir);
-            }
-            if cargo.default_db {
-                a.db = ws.existing_default_db()?;
             }
         }
         Sub::Show(a) if cargo.default_db => {

@@ -224,6 +224,7 @@ fn record_without_a_target_names_the_ones_to_choose_from() {
 #[test]
 fn generate_before_any_recording_says_to_record_first() {
     let (_tmp, dir) = copy_fixture("carvecargo");
+    std::fs::remove_dir_all(dir.join("tests")).unwrap();
     let out = cargo_carve(&dir, &["generate"]);
     assert_eq!(out.status.code(), Some(2));
     let db = dir.join("target/carve/trace.db");
@@ -234,6 +235,9 @@ fn generate_before_any_recording_says_to_record_first() {
             db.display()
         )
     );
+    // Nothing was made on the way: no trace, no tests/ directory.
+    assert!(!db.exists());
+    assert!(!dir.join("tests").exists());
 }
 
 #[test]
