@@ -15,6 +15,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   unit tests that replay the recorded calls and assert what they returned."
 )]
 pub struct Cli {
+    /// No progress display (progress is only ever drawn on a terminal, on stderr).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -35,6 +38,9 @@ pub enum Command {
     /// Line coverage of a run recorded with `record --coverage`: a summary per source file,
     /// and an lcov file with --lcov.
     Coverage(CoverageArgs),
+    /// Print a shell completion script for carve (e.g. `carve completions bash >
+    /// ~/.local/share/bash-completion/completions/carve`).
+    Completions(CompletionsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -210,6 +216,13 @@ pub struct CoverageArgs {
     pub by_thread: bool,
     #[arg(long, value_enum, default_value_t = CoverageFormat::Human)]
     pub format: CoverageFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

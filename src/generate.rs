@@ -9,7 +9,9 @@ use carve_storage::{CallRange, Store};
 use crate::args::{Format, GenerateArgs};
 
 pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
-    let report = generate(&a)?;
+    let report = generate(&a);
+    crate::progress::clear();
+    let report = report?;
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => {
@@ -34,7 +36,9 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         GroupedTrace::whole(store.load_trace(run)?)
     } else {
         let mut grouper = Grouper::new(store.run(run)?, store.functions(run)?, store.objects(run)?);
+        let read = crate::progress::Counter::start(&format!("reading the calls of run {}", run.0));
         store.each_call(run, CallRange::default(), |call| {
+            read.inc();
             grouper.push(call);
             Ok::<(), carve_storage::StorageError>(())
         })?;
@@ -58,6 +62,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
             keep_equivalent: a.all,
             max_per_function: a.max_per_function.map(|n| n as usize),
         },
+        progress: crate::progress::generation(),
     };
     Ok(carve_generator::generate_grouped(&grouped, &options)?)
 }

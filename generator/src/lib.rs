@@ -17,6 +17,7 @@ mod naming;
 mod observe;
 mod pattern;
 mod plan;
+mod progress;
 mod render;
 mod repair;
 mod scenario;
@@ -33,6 +34,7 @@ use carve_storage::{CallId, Language, Trace};
 use serde::Serialize;
 
 pub use crate::group::{GroupedTrace, Grouper};
+pub use crate::progress::{Progress, Step};
 pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
     api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
@@ -63,6 +65,8 @@ pub struct GenerateOptions {
     pub verify: Option<Verify>,
     /// Which tests to keep.
     pub plan: PlanOptions,
+    /// Told each step reached (tests carved, verification runs), for a progress display.
+    pub progress: Option<Progress>,
 }
 
 /// What `generate` did: the plan's counts (flattened into the same JSON object) and what
@@ -211,6 +215,13 @@ fn generate_with_groups(
     let mut plan = plan::plan(trace, &api, &opts.plan);
     count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
+    Progress::report(
+        opts.progress.as_ref(),
+        Step::Carved {
+            tests: plan.files.iter().map(|f| f.tests.len()).sum(),
+            files: plan.files.len(),
+        },
+    );
     let mut quarantined = Vec::new();
     if let Some(v) = &opts.verify {
         let under_test: Vec<(String, Vec<String>)> = plan
@@ -223,7 +234,13 @@ fn generate_with_groups(
                 )
             })
             .collect();
-        quarantined = match verify::quarantine(&crate_dir, &opts.out_dir, &under_test, v) {
+        quarantined = match verify::quarantine(
+            &crate_dir,
+            &opts.out_dir,
+            &under_test,
+            v,
+            opts.progress.as_ref(),
+        ) {
             Ok(quarantined) => quarantined,
             Err(e) => {
                 // Unverified files may not even compile: leave none behind.
