@@ -3,6 +3,7 @@
 //! The only place that prints or reads the environment.
 
 mod args;
+mod carved_coverage;
 mod coverage;
 mod demo;
 mod exit;

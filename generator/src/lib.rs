@@ -12,6 +12,7 @@ mod error;
 mod group;
 mod instance;
 pub mod libtest;
+mod line_coverage;
 mod literal;
 mod naming;
 mod observe;
@@ -37,6 +38,7 @@ pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
     api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     error::GenerateError,
+    line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
     literal::{DeclType, Prim},
     plan::{
         plan, Assertion, FilePlan, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
@@ -81,6 +83,19 @@ pub struct Report {
     pub verified_runs: Option<u32>,
     /// Tests verification took out, with the reason (listed in `carved_quarantine.md`).
     pub quarantined: Vec<Quarantined>,
+    /// The library crate's directory (the one given, or found from the recorded sources).
+    pub crate_dir: PathBuf,
+    /// Every source file of the library's module tree (canonical where possible): the files
+    /// whose lines [`compare_lines`] compares.
+    #[serde(skip)]
+    pub lib_files: Vec<PathBuf>,
+    /// Which of the lines the recording reached the carved tests reach (the CLI measures it
+    /// after verification; see [`compare_lines`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_coverage: Option<LineCoverage>,
+    /// Why the line coverage was not measured, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_coverage_note: Option<String>,
 }
 
 impl Report {
@@ -151,6 +166,16 @@ impl Report {
             line.push_str(&format!("; {hint}"));
         }
         line
+    }
+
+    /// The line the CLI prints under the summary about the carved tests' line coverage: the
+    /// figure, or why it was not measured.
+    pub fn line_coverage_line(&self) -> Option<String> {
+        match (&self.line_coverage, &self.line_coverage_note) {
+            (Some(c), _) => Some(c.line(&self.crate_name)),
+            (None, Some(note)) => Some(note.clone()),
+            (None, None) => None,
+        }
     }
 }
 
@@ -258,6 +283,10 @@ fn generate_with_groups(
         missing_dev_dependency,
         verified_runs: opts.verify.as_ref().map(|v| v.runs),
         quarantined,
+        crate_dir,
+        lib_files: api.files.iter().cloned().collect(),
+        line_coverage: None,
+        line_coverage_note: None,
     })
 }
 
