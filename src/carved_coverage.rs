@@ -139,7 +139,14 @@ fn measure_tests(
         );
     }
     Ok((
-        compare_lines(&recorded, &lib_files, &reached, targets, &report.summary),
+        compare_lines(
+            &recorded,
+            &lib_files,
+            &reached,
+            targets,
+            &report.summary,
+            &report.skipped_functions,
+        ),
         warnings,
     ))
 }

@@ -89,6 +89,11 @@ pub struct Report {
     /// whose lines [`compare_lines`] compares.
     #[serde(skip)]
     pub lib_files: Vec<PathBuf>,
+    /// The recorded function of each skipped call, by call id: the path as the trace has it
+    /// (`<hex::FromHexError as core::fmt::Display>::fmt`), where the skipped call names it as
+    /// a test would (`hex::FromHexError::to_string`).
+    #[serde(skip)]
+    pub skipped_functions: BTreeMap<u64, String>,
     /// Which of the lines the recording reached the carved tests reach (the CLI measures it
     /// after verification; see [`compare_lines`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,6 +274,7 @@ fn generate_with_groups(
             )?);
         }
     }
+    let skipped_functions = recorded_functions(trace, equivalent, &plan.summary.skipped_calls);
     let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {
         format!(
             "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
@@ -285,9 +291,34 @@ fn generate_with_groups(
         quarantined,
         crate_dir,
         lib_files: api.files.iter().cloned().collect(),
+        skipped_functions,
         line_coverage: None,
         line_coverage_note: None,
     })
+}
+
+/// The recorded function path of each call in `skipped` (equivalent calls share their
+/// representative's function).
+fn recorded_functions(
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    skipped: &[SkippedCall],
+) -> BTreeMap<u64, String> {
+    let wanted: std::collections::HashSet<u64> = skipped.iter().map(|s| s.call).collect();
+    let mut out = BTreeMap::new();
+    for call in &trace.calls {
+        let Some(f) = trace.function(call.function) else {
+            continue;
+        };
+        let ids =
+            std::iter::once(call.id).chain(equivalent.get(&call.id).into_iter().flatten().copied());
+        for id in ids {
+            if wanted.contains(&id.0) {
+                out.insert(id.0, f.path.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Gives the calls grouped under each representative the representative's fate in `plan`: the

@@ -70,13 +70,16 @@ impl LineCoverage {
 /// Compares the lines `recorded` reached in `lib_files` with `tests_reached`, the (file, line)s
 /// the carved tests' binaries reached. File names on both sides must be spelled alike (the CLI
 /// makes them canonical); lines in other files (the program's `main.rs`, the tests' own files,
-/// other crates) are not compared. `summary` says what became of the recorded calls.
+/// other crates) are not compared. `summary` says what became of the recorded calls, and
+/// `recorded_function` the recorded function of a skipped call by its id (a skipped call names
+/// its function as a test would write it: `T::to_string` for `<T as Display>::fmt`).
 pub fn compare_lines(
     recorded: &Coverage,
     lib_files: &BTreeSet<String>,
     tests_reached: &BTreeSet<(String, u32)>,
     test_targets: Vec<String>,
     summary: &Summary,
+    recorded_function: &BTreeMap<u64, String>,
 ) -> LineCoverage {
     let mut out = LineCoverage {
         test_targets,
@@ -98,8 +101,9 @@ pub fn compare_lines(
     // Skip reasons and unsupported kinds by function path.
     let mut skipped: BTreeMap<&str, BTreeMap<&str, (usize, Option<&str>)>> = BTreeMap::new();
     for s in &summary.skipped_calls {
+        let function = recorded_function.get(&s.call).unwrap_or(&s.function);
         let entry = skipped
-            .entry(s.function.as_str())
+            .entry(function.as_str())
             .or_default()
             .entry(s.reason.as_str())
             .or_insert((0, None));
@@ -206,7 +210,7 @@ mod tests {
                 },
                 SkippedCall {
                     call: 9,
-                    function: "c::stamped".into(),
+                    function: "c::stamped_text".into(),
                     reason: "untestable".into(),
                     detail: None,
                 },
@@ -226,7 +230,16 @@ mod tests {
             ("/c/src/lib.rs".to_string(), 9), // not reached by the recording: not counted
             ("/c/tests/carved_c.rs".to_string(), 4),
         ]);
-        let lc = compare_lines(&c, &lib, &tests, vec!["carved_c".into()], &summary);
+        // Call 9 was carved as `c::stamped_text`, a test's name for the recorded `c::stamped`.
+        let recorded_function = BTreeMap::from([(9, "c::stamped".to_string())]);
+        let lc = compare_lines(
+            &c,
+            &lib,
+            &tests,
+            vec!["carved_c".into()],
+            &summary,
+            &recorded_function,
+        );
         assert_eq!((lc.reached_lines, lc.recorded_lines), (2, 4));
         assert_eq!(
             lc.line("c"),
@@ -265,6 +278,7 @@ mod tests {
             &BTreeSet::new(),
             Vec::new(),
             &Summary::default(),
+            &BTreeMap::new(),
         );
         assert_eq!(
             lc.line("c"),
