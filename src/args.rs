@@ -154,6 +154,10 @@ pub struct GenerateArgs {
     /// the others are listed as skipped.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_per_function: Option<u32>,
+    /// Do not measure which of the lines the recording reached the carved tests reach (by
+    /// default measured after verification when the run was recorded with --coverage).
+    #[arg(long)]
+    pub no_coverage: bool,
 }
 
 #[derive(Args, Debug)]

@@ -19,7 +19,13 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
             for f in &report.files {
                 text.push_str(&format!("wrote {}\n", f.display()));
             }
-            text + &report.summary_line() + "\n"
+            text.push_str(&report.summary_line());
+            text.push('\n');
+            if let Some(line) = report.line_coverage_line() {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
         }
     };
     crate::emit(&text)?;
@@ -64,7 +70,15 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         },
         progress: crate::progress::generation(),
     };
-    Ok(carve_generator::generate_grouped(&grouped, &options)?)
+    let mut report = carve_generator::generate_grouped(&grouped, &options)?;
+    if !a.no_coverage {
+        let cargo = options
+            .verify
+            .as_ref()
+            .map_or_else(|| PathBuf::from("cargo"), |v| v.cargo.clone());
+        crate::carved_coverage::measure(&store, run, &mut report, &cargo)?;
+    }
+    Ok(report)
 }
 
 /// Verification settings when cargo can be run (`$CARGO` when carve runs under cargo).

@@ -7,6 +7,7 @@
 
 mod args;
 mod cargo;
+mod carved_coverage;
 mod completions;
 mod coverage;
 mod demo;

@@ -12,6 +12,7 @@ mod error;
 mod group;
 mod instance;
 pub mod libtest;
+mod line_coverage;
 mod literal;
 mod naming;
 mod observe;
@@ -39,6 +40,7 @@ pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
     api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     error::GenerateError,
+    line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
     literal::{DeclType, Prim},
     plan::{
         plan, Assertion, FilePlan, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
@@ -85,6 +87,24 @@ pub struct Report {
     pub verified_runs: Option<u32>,
     /// Tests verification took out, with the reason (listed in `carved_quarantine.md`).
     pub quarantined: Vec<Quarantined>,
+    /// The library crate's directory (the one given, or found from the recorded sources).
+    pub crate_dir: PathBuf,
+    /// Every source file of the library's module tree (canonical where possible): the files
+    /// whose lines [`compare_lines`] compares.
+    #[serde(skip)]
+    pub lib_files: Vec<PathBuf>,
+    /// The recorded function of each skipped call, by call id: the path as the trace has it
+    /// (`<hex::FromHexError as core::fmt::Display>::fmt`), where the skipped call names it as
+    /// a test would (`hex::FromHexError::to_string`).
+    #[serde(skip)]
+    pub skipped_functions: BTreeMap<u64, String>,
+    /// Which of the lines the recording reached the carved tests reach (the CLI measures it
+    /// after verification; see [`compare_lines`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_coverage: Option<LineCoverage>,
+    /// Why the line coverage was not measured, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_coverage_note: Option<String>,
 }
 
 impl Report {
@@ -155,6 +175,16 @@ impl Report {
             line.push_str(&format!("; {hint}"));
         }
         line
+    }
+
+    /// The line the CLI prints under the summary about the carved tests' line coverage: the
+    /// figure, or why it was not measured.
+    pub fn line_coverage_line(&self) -> Option<String> {
+        match (&self.line_coverage, &self.line_coverage_note) {
+            (Some(c), _) => Some(c.line(&self.crate_name)),
+            (None, Some(note)) => Some(note.clone()),
+            (None, None) => None,
+        }
     }
 }
 
@@ -261,6 +291,7 @@ fn generate_with_groups(
             )?);
         }
     }
+    let skipped_functions = recorded_functions(trace, equivalent, &plan.summary.skipped_calls);
     let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {
         format!(
             "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
@@ -275,7 +306,36 @@ fn generate_with_groups(
         missing_dev_dependency,
         verified_runs: opts.verify.as_ref().map(|v| v.runs),
         quarantined,
+        crate_dir,
+        lib_files: api.files.iter().cloned().collect(),
+        skipped_functions,
+        line_coverage: None,
+        line_coverage_note: None,
     })
+}
+
+/// The recorded function path of each call in `skipped` (equivalent calls share their
+/// representative's function).
+fn recorded_functions(
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    skipped: &[SkippedCall],
+) -> BTreeMap<u64, String> {
+    let wanted: std::collections::HashSet<u64> = skipped.iter().map(|s| s.call).collect();
+    let mut out = BTreeMap::new();
+    for call in &trace.calls {
+        let Some(f) = trace.function(call.function) else {
+            continue;
+        };
+        let ids =
+            std::iter::once(call.id).chain(equivalent.get(&call.id).into_iter().flatten().copied());
+        for id in ids {
+            if wanted.contains(&id.0) {
+                out.insert(id.0, f.path.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Gives the calls grouped under each representative the representative's fate in `plan`: the

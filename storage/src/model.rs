@@ -500,6 +500,8 @@ pub struct FunctionLines {
     /// How many of them it reached (in this function's code: a closure on the same line is
     /// another function).
     pub reached: usize,
+    /// Those it reached, as (file, line), in the order of `lines`.
+    pub reached_lines: Vec<(String, u32)>,
 }
 
 /// The lines one thread reached first.
