@@ -771,3 +771,50 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "t.counts.push(0);", "t.counts.push(1);", "or_zero_");
 }
+
+/// A result holding a pointer (not read exactly, so not comparable whole) is still checked: by
+/// its variant and the parts that were read exactly, `_` for the pointer.
+#[test]
+fn results_holding_pointers_are_checked_by_their_exact_parts() {
+    let lib = r#"
+pub enum Cursor {
+    At(*const u8, usize),
+    End,
+}
+
+pub fn cursor(text: &str, i: usize) -> Cursor {
+    if i < text.len() {
+        Cursor::At(text.as_ptr().wrapping_add(i), i)
+    } else {
+        Cursor::End
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    for i in [1, 5] {
+        match shapes::cursor("abc", i) {
+            shapes::Cursor::At(_, at) => println!("at {at}"),
+            shapes::Cursor::End => println!("end"),
+        }
+    }
+}
+"#;
+    let (_tmp, dir, summary) =
+        carve_crate_recorded_with(lib, main, &["--filter", "shapes::cursor"]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "assert!(matches!(result, shapes::Cursor::At(_, 1usize)));",
+            "assert!(matches!(result, shapes::Cursor::End));",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "wrapping_add(i), i)",
+        "wrapping_add(i), i + 1)",
+        "cursor_",
+    );
+}

@@ -504,8 +504,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
                 // `Some`, which the test unwraps): check what a caller can observe of it
                 // (getters, public fields), as a developer would.
                 // Else, the variant and the parts a pattern can name (`Err(E::At(3usize))`).
+                // The pattern names only parts read exactly (`_` for pointers, opaque or
+                // unread memory, truncated strings), so the value need not be exact whole.
                 let matches = || {
-                    let ret = call.ret.as_ref().filter(|r| r.is_exact())?;
+                    let ret = call.ret.as_ref()?;
                     let pattern = crate::pattern::of(ret, cx.api)?;
                     Some((
                         Assertion::Matches { pattern },
