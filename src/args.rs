@@ -49,6 +49,11 @@ pub struct RecordArgs {
     /// Do not trace functions matching GLOB; repeatable.
     #[arg(long = "exclude", value_name = "GLOB")]
     pub excludes: Vec<String>,
+    /// Trace the functions of crate NAME, in whatever program they are linked (with --filter:
+    /// those matching both); repeatable. `carve record --crate mylib -- cargo test` records
+    /// each test binary cargo runs and leaves cargo and rustc untraced.
+    #[arg(long = "crate", value_name = "NAME")]
+    pub crates: Vec<String>,
     /// Also record the program's own functions called up to N levels out from a call of a
     /// filtered function (1: its direct callees), e.g. the dependencies a test will mock.
     #[arg(long, default_value_t = 0, value_name = "N")]

@@ -64,6 +64,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         db: db.clone(),
         filters: Vec::new(),
         excludes: Vec::new(),
+        crates: Vec::new(),
         max_calls_per_function: None,
         depth: 0,
         max_depth: 4,
