@@ -113,8 +113,18 @@ pub struct ShowArgs {
     /// Only this thread id.
     #[arg(long)]
     pub thread: Option<i32>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// text: the call tree; json: every call with its values; chrome-trace: the calls on a
+    /// timeline, in the Trace Event Format that Perfetto (ui.perfetto.dev), chrome://tracing
+    /// and speedscope open.
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShowFormat {
+    Text,
+    Json,
+    ChromeTrace,
 }
 
 #[derive(Args, Debug)]

@@ -88,7 +88,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         run: None,
         function: None,
         thread: None,
-        format: Format::Text,
+        format: crate::args::ShowFormat::Text,
     })?;
     const SHOWN: usize = 24;
     for line in tree.lines().take(SHOWN) {

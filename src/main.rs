@@ -10,6 +10,7 @@ mod gate;
 mod generate;
 mod record;
 mod show;
+mod timeline;
 
 use clap::Parser;
 

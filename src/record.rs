@@ -149,7 +149,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let Some(first) = reports.first() else {
         anyhow::bail!(
-            "nothing recorded: {} has no debug info or function the selection picks, and neither has any program it ran; build with debug = true (cargo's dev profile) or -g, or check --filter/--crate (the program {how})",
+            "nothing recorded: no debug info in {} with functions the selection picks, nor in any program it ran; build with debug = true (cargo's dev profile) or -g, or check --filter/--crate (the program {how})",
             path.display()
         );
     };
