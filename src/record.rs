@@ -86,6 +86,10 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             db.display()
         );
     });
+    // The trace file is made now, before the program runs (a path that cannot take it stops
+    // everything here), and holds the first run; the runs of other programs open their own.
+    let existed = a.db.exists();
+    let first_store = Mutex::new(Some(Store::create_waiting(&a.db, Some(waiting.clone()))?));
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
     let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();
@@ -100,9 +104,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             excludes: a.excludes.clone(),
             carve_version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        match Store::create_waiting(&a.db, Some(waiting.clone()))
-            .and_then(|store| store.begin_run(&info))
-        {
+        let store = match first_store.lock().ok().and_then(|mut s| s.take()) {
+            Some(store) => Ok(store),
+            None => Store::create_waiting(&a.db, Some(waiting.clone())),
+        };
+        match store.and_then(|store| store.begin_run(&info)) {
             Ok(writer) => {
                 let report = Arc::new(Mutex::new(RunReport {
                     run: writer.run_id(),
@@ -148,6 +154,15 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         ProcessExit::Lost { reason } => (crate::exit::USAGE, reason.clone()),
     };
     let Some(first) = reports.first() else {
+        if !existed {
+            // Made for a run that never came: leave nothing behind.
+            drop(first_store);
+            for suffix in ["", "-wal", "-shm"] {
+                let mut path = a.db.clone().into_os_string();
+                path.push(suffix);
+                let _ = std::fs::remove_file(path);
+            }
+        }
         anyhow::bail!(
             "nothing recorded: no debug info in {} with functions the selection picks, nor in any program it ran; build with debug = true (cargo's dev profile) or -g, or check --filter/--crate (the program {how})",
             path.display()

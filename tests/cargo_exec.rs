@@ -115,6 +115,29 @@ fn recording_cargo_test_records_each_test_binary_as_a_run_with_its_test_names() 
     assert!(text.contains("twotests::multiply(a: 4, b: 3)"), "{text}");
     let summary = stderr(&out);
     assert!(summary.contains(&format!("as run {}", a.id.0)), "{summary}");
+
+    // Unit tests carved from an integration test's run say which test each call came from.
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .args(["--run", &a.id.0.to_string(), "--out"])
+        .arg(dir.join("tests"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let carved = std::fs::read_to_string(dir.join("tests/carved_twotests.rs")).unwrap();
+    assert!(
+        carved.contains(&format!(
+            "/// Carved from a call made in test `{long}` of `a` (run {}).\n#[test]\nfn multiply_returns_12()",
+            a.id.0
+        )),
+        "{carved}"
+    );
+    assert!(
+        carved.contains("/// Carved from a call made in test `adds` of `a`"),
+        "{carved}"
+    );
 }
 
 #[test]
