@@ -103,7 +103,11 @@ pub struct DebugInfo {
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
     namespaces: HashMap<usize, Arc<str>>,
     functions: Vec<FunctionEntry>,
-    symbols: HashMap<String, u64>,
+    /// ELF text symbols by demangled name, read at their first use: demangling every symbol
+    /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
+    symbols: std::sync::OnceLock<HashMap<String, u64>>,
+    /// The file's bytes, for reading the symbols later.
+    bytes: Arc<FileBytes>,
     /// Trait-object vtables by their trait's path without generics (`mouse::Planet`): the
     /// vtable's file address and its `{vtable_type}` DIE (unit index, offset), whose
     /// DW_AT_containing_type is the concrete type.
@@ -127,6 +131,33 @@ pub struct DebugInfo {
     text: (u64, Arc<[u8]>),
 }
 
+/// An executable's bytes: mapped (only the pages read are loaded: a program that turns out to
+/// select nothing costs little), or read whole where mapping fails.
+enum FileBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl FileBytes {
+    fn open(path: &Path) -> std::io::Result<FileBytes> {
+        let file = std::fs::File::open(path)?;
+        // SAFETY: the map is only read. A program file changed while carve reads it (rebuilt
+        // in place) could fault; build tools replace executables by renaming a new file over
+        // them, which leaves this mapping intact.
+        match unsafe { memmap2::Mmap::map(&file) } {
+            Ok(map) => Ok(FileBytes::Mapped(map)),
+            Err(_) => std::fs::read(path).map(FileBytes::Read),
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
 fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
     RecordError::Dwarf {
         path: path.to_path_buf(),
@@ -138,11 +169,14 @@ fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
 impl DebugInfo {
     /// Loads the ELF file at `path` and indexes its functions.
     pub fn load(path: &Path) -> Result<DebugInfo, RecordError> {
-        let bytes = std::fs::read(path).map_err(|source| RecordError::ProgramUnreadable {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let file = object::File::parse(&*bytes).map_err(|e| RecordError::NotElf {
+        let bytes =
+            Arc::new(
+                FileBytes::open(path).map_err(|source| RecordError::ProgramUnreadable {
+                    path: path.to_path_buf(),
+                    source,
+                })?,
+            );
+        let file = object::File::parse(bytes.as_slice()).map_err(|e| RecordError::NotElf {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
@@ -209,16 +243,6 @@ impl DebugInfo {
             .unwrap_or(0);
         let is_pie = matches!(file.kind(), object::ObjectKind::Dynamic);
 
-        let mut symbols = HashMap::new();
-        for sym in file.symbols() {
-            if let Ok(name) = sym.name() {
-                if sym.kind() == object::SymbolKind::Text && sym.address() != 0 {
-                    let demangled = format!("{:#}", rustc_demangle::demangle(name));
-                    symbols.insert(demangled, sym.address());
-                }
-            }
-        }
-
         let mut info = DebugInfo {
             path: path.to_path_buf(),
             dwarf,
@@ -226,7 +250,8 @@ impl DebugInfo {
             unit_rows: Vec::new(),
             namespaces: HashMap::new(),
             functions: Vec::new(),
-            symbols,
+            symbols: std::sync::OnceLock::new(),
+            bytes: bytes.clone(),
             vtables: HashMap::new(),
             vtable_traits_done: HashSet::new(),
             vtable_scan: 0,
@@ -272,14 +297,34 @@ impl DebugInfo {
         &self.functions
     }
 
+    fn symbol_table(&self) -> &HashMap<String, u64> {
+        self.symbols.get_or_init(|| {
+            let mut symbols = HashMap::new();
+            let Ok(file) = object::File::parse(self.bytes.as_slice()) else {
+                return symbols;
+            };
+            for sym in file.symbols() {
+                if let Ok(name) = sym.name() {
+                    if sym.kind() == object::SymbolKind::Text && sym.address() != 0 {
+                        let demangled = format!("{:#}", rustc_demangle::demangle(name));
+                        symbols.insert(demangled, sym.address());
+                    }
+                }
+            }
+            symbols
+        })
+    }
+
     /// Address of an ELF text symbol by demangled name (without hash).
     pub(crate) fn symbol(&self, name: &str) -> Option<FileAddr> {
-        self.symbols.get(name).map(|a| FileAddr(*a))
+        self.symbol_table().get(name).map(|a| FileAddr(*a))
     }
 
     /// Every ELF text symbol: demangled name (without hash) and address.
     pub(crate) fn symbols(&self) -> impl Iterator<Item = (&str, FileAddr)> {
-        self.symbols.iter().map(|(n, a)| (n.as_str(), FileAddr(*a)))
+        self.symbol_table()
+            .iter()
+            .map(|(n, a)| (n.as_str(), FileAddr(*a)))
     }
 
     fn index(&mut self) -> Result<(), RecordError> {
