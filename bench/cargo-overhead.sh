@@ -2,7 +2,7 @@
 # What `carve record` costs cargo's and rustc's own processes (issue 13). Not a test: it measures
 # wall time with and without `carve record` around cargo, prints a table and ends with one
 # summary line scripts can read:
-#   build_ratio=..x norun_ratio=..x test_ratio=..x runs_recorded=..
+#   build_ratio=..x norun_ratio=..x test_ratio=..x programs_run=.. runs_recorded=..
 #
 # Scenarios, on a copy of fixtures/twotests (a library, a binary, two integration tests):
 #   build   `cargo build` from clean: cargo, rustc (and the linker) run; none has debug info
@@ -65,6 +65,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
     done
 done
 
+# Machine-independent: how many programs `cargo test` runs (successful execs), against how
+# many carve recorded (the test binaries); every other one ran with no breakpoint.
+execs=-1
+if command -v strace >/dev/null 2>&1; then
+    strace -f -e trace=execve -o "$WORK/execs.txt" "$CARGO" test --offline --quiet >/dev/null 2>&1 || true
+    execs=$(grep -c 'execve(.*= 0$' "$WORK/execs.txt" || true)
+fi
 runs=$(python3 - "$WORK/trace.db" <<'PY'
 import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs").fetchone()[0])
@@ -82,4 +89,4 @@ for s in build norun test; do
     printf '%-8s %10s %10s %7sx\n' "$s" "$n" "$c" "$ratio"
     summary+=("${s}_ratio=${ratio}x")
 done
-echo "${summary[*]} runs_recorded=$runs"
+echo "${summary[*]} programs_run=$execs runs_recorded=$runs"

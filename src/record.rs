@@ -75,6 +75,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     Store::check_for_recording(&a.db)?;
     // Spawned (stopped before its first instruction) before the store is touched, so a program
     // that cannot start leaves no trace file behind; runs are opened as programs start.
+    let recording_itself = recorded.is_some();
     let recording = match recorded {
         Some(program) => Recording::spawn(program, args, options)?,
         None => Recording::spawn_launcher(&path, args, options)?,
@@ -86,10 +87,33 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             db.display()
         );
     });
-    // The trace file is made now, before the program runs (a path that cannot take it stops
-    // everything here), and holds the first run; the runs of other programs open their own.
+    // For a recorded program the trace file is made now, before it runs (a path that cannot
+    // take it stops everything here), and holds its run; the runs of other programs open their
+    // own. A launcher may run nothing recordable: only its directory is checked now, and the
+    // file is made with the first run (creating a trace costs a launcher such as `cargo test
+    // --no-run` more than its own work).
     let existed = a.db.exists();
-    let first_store = Mutex::new(Some(Store::create_waiting(&a.db, Some(waiting.clone()))?));
+    let first_store = if recording_itself {
+        Some(Store::create_waiting(&a.db, Some(waiting.clone()))?)
+    } else {
+        let dir = match a.db.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !existed {
+            // Whether a file can be made there, without leaving one.
+            let probe = dir.join(format!(".carve-probe-{}", std::process::id()));
+            let writable = std::fs::File::create_new(&probe).map(|_| std::fs::remove_file(&probe));
+            if let Err(e) = writable {
+                anyhow::bail!(
+                    "cannot write the trace database {}: {e}: check that its directory exists and is writable",
+                    a.db.display()
+                );
+            }
+        }
+        None
+    };
+    let first_store = Mutex::new(first_store);
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
     let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();

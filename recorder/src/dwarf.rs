@@ -128,7 +128,8 @@ pub struct DebugInfo {
     /// The ELF entry point (`_start`): code that never runs again once `main` is reached.
     pub(crate) entry: FileAddr,
     /// `.text`: its address and bytes (prologues are decoded to follow the hidden pointer).
-    text: (u64, Arc<[u8]>),
+    /// (Read from the file's mapped bytes: copying a large program's code costs more than indexing it.)
+    text: (u64, std::ops::Range<usize>),
 }
 
 /// An executable's bytes: mapped (only the pages read are loaded: a program that turns out to
@@ -154,6 +155,61 @@ impl FileBytes {
         match self {
             FileBytes::Mapped(m) => m,
             FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// True when every compile unit of the executable at `path` was compiled from the Rust
+/// standard library's sources (`/rustc/...`, `/rust/deps/...`: cargo as rustup ships it): such a
+/// program has no code of its own and no function of a user's crate. Read from the units'
+/// headers only, without indexing their functions (which costs as much as cargo's own start).
+/// False when in doubt (no DWARF, compressed sections, anything unreadable).
+pub(crate) fn only_standard_library(path: &Path) -> bool {
+    let Ok(bytes) = FileBytes::open(path) else {
+        return false;
+    };
+    let Ok(file) = object::File::parse(bytes.as_slice()) else {
+        return false;
+    };
+    if !file.is_little_endian() {
+        return false;
+    }
+    let load = |id: gimli::SectionId| -> Result<gimli::EndianSlice<'_, gimli::LittleEndian>, ()> {
+        let data = match file.section_by_name(id.name()) {
+            // A compressed section would need inflating: leave it to the full load.
+            Some(s)
+                if s.compressed_file_range().map_err(|_| ())?.format
+                    != object::CompressionFormat::None =>
+            {
+                return Err(())
+            }
+            Some(s) => s.data().map_err(|_| ())?,
+            None => &[],
+        };
+        Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
+    };
+    let Ok(dwarf) = gimli::Dwarf::load(load) else {
+        return false;
+    };
+    let mut headers = dwarf.units();
+    let mut units = 0;
+    loop {
+        match headers.next() {
+            Ok(Some(header)) => {
+                let Ok(unit) = dwarf.unit(header) else {
+                    return false;
+                };
+                // The standard library and the crates it is built with (`/rust/deps/`).
+                let std = unit.comp_dir.is_some_and(|d| {
+                    d.slice().starts_with(b"/rustc/") || d.slice().starts_with(b"/rust/deps/")
+                });
+                if !std {
+                    return false;
+                }
+                units += 1;
+            }
+            Ok(None) => return units > 0,
+            Err(_) => return false,
         }
     }
 }
@@ -219,11 +275,11 @@ impl DebugInfo {
         if let Some(s) = &eh_section {
             eh_bases = eh_bases.set_eh_frame(s.address());
         }
-        let mut text = (0, Arc::from(Vec::new()));
+        let mut text = (0, 0..0);
         if let Some(s) = file.section_by_name(".text") {
             eh_bases = eh_bases.set_text(s.address());
-            if let Ok(data) = s.uncompressed_data() {
-                text = (s.address(), Arc::from(data.into_owned()));
+            if let Some((offset, size)) = s.file_range() {
+                text = (s.address(), offset as usize..(offset + size) as usize);
             }
         }
         if let Some(s) = file.section_by_name(".got") {
@@ -573,7 +629,8 @@ impl DebugInfo {
         }
         let return_type = return_type.map(|off| self.lower(unit_index, off));
         self.lower_vtables();
-        let (text_at, text) = &self.text;
+        let (text_at, range) = &self.text;
+        let text = self.bytes.as_slice().get(range.clone()).unwrap_or_default();
         let prologue = f
             .low_pc
             .0

@@ -410,6 +410,22 @@ impl Image {
     /// selection picks; `None` for any program carve does not record (no debug info, not
     /// ELF, nothing selected).
     fn load(path: &Path, pid: Pid, options: &RecordOptions) -> Option<Image> {
+        // Without --filter, only own code or a user's crate is selected: a program built from
+        // the standard library's sources alone (cargo, rustc) has neither; telling so from the
+        // unit headers spares indexing its DWARF, which would slow every cargo command.
+        let std_crates = [
+            "std",
+            "core",
+            "alloc",
+            "compiler_builtins",
+            "test",
+            "proc_macro",
+        ];
+        let names_std = (options.selection.crates.iter()).any(|c| std_crates.contains(&c.as_str()));
+        if options.selection.filters.is_empty() && !names_std && dwarf::only_standard_library(path)
+        {
+            return None;
+        }
         let program = Program::load(path).ok()?;
         program.select(&options.selection).ok()?;
         Image::prepare(program, pid, options).ok()
