@@ -70,7 +70,7 @@ done
 execs=-1
 if command -v strace >/dev/null 2>&1; then
     strace -f -e trace=execve -o "$WORK/execs.txt" "$CARGO" test --offline --quiet >/dev/null 2>&1 || true
-    execs=$(grep -c 'execve(.*= 0$' "$WORK/execs.txt" || true)
+    execs=$(grep -cE 'execve(\(.*|.* resumed>.*)= 0$' "$WORK/execs.txt" || true)
 fi
 runs=$(python3 - "$WORK/trace.db" <<'PY'
 import sqlite3, sys
