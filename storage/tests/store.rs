@@ -893,7 +893,8 @@ fn call_times_and_thread_names_read_back_in_start_order() {
     ];
     let run = write_run(&path, "/bin/app", events);
     let store = Store::open(&path).expect("open");
-    let times: Vec<(u64, Option<u64>, Option<u64>, Option<u64>)> = store
+    type Row = (u64, Option<u64>, Option<u64>, Option<u64>);
+    let times: Vec<Row> = store
         .call_times(run)
         .expect("times")
         .iter()
