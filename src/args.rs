@@ -118,6 +118,11 @@ pub struct ShowArgs {
     /// and speedscope open.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
+    /// With --format chrome-trace: every run of the trace on one timeline (each run's process
+    /// a track group, placed by when it started), such as the test binaries of one
+    /// `carve record -- cargo test`.
+    #[arg(long, conflicts_with = "run")]
+    pub all_runs: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

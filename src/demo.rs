@@ -89,6 +89,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         function: None,
         thread: None,
         format: crate::args::ShowFormat::Text,
+        all_runs: false,
     })?;
     const SHOWN: usize = 24;
     for line in tree.lines().take(SHOWN) {

@@ -53,6 +53,27 @@ impl<W: Write> Safe<W> {
 /// Writes what `carve show` prints for `a` to `out`, as it reads the trace.
 fn write<W: Write>(a: &ShowArgs, out: &mut Safe<W>) -> anyhow::Result<()> {
     let store = Store::open(&a.db)?;
+    if a.all_runs {
+        anyhow::ensure!(
+            a.format == ShowFormat::ChromeTrace,
+            "--all-runs puts runs on one timeline: use it with --format chrome-trace"
+        );
+        let mut runs = Vec::new();
+        for run in store.runs()? {
+            let functions = store.functions(run.id)?;
+            let shapes = store.call_shapes(run.id)?;
+            let shown = select(&shapes, &functions, a.function.as_deref(), a.thread);
+            let threads = store.thread_names(run.id)?;
+            runs.push(crate::timeline::RunView {
+                run,
+                functions,
+                shown,
+                threads,
+            });
+        }
+        let mut put = |text: &str| out.put(text);
+        return crate::timeline::write(&store, &runs, &mut put);
+    }
     let run = pick_run(&store, a.run)?;
     let run_row = store.run(run)?;
     let functions = store.functions(run)?;
@@ -67,8 +88,14 @@ fn write<W: Write>(a: &ShowArgs, out: &mut Safe<W>) -> anyhow::Result<()> {
             write_tree(&store, &run_row, &functions, &shapes, &shown, &threads, out)
         }
         ShowFormat::ChromeTrace => {
+            let view = crate::timeline::RunView {
+                run: run_row,
+                functions,
+                shown,
+                threads,
+            };
             let mut put = |text: &str| out.put(text);
-            crate::timeline::write(&store, &run_row, &functions, &shown, &threads, &mut put)
+            crate::timeline::write(&store, &[view], &mut put)
         }
     }
 }

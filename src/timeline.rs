@@ -12,17 +12,62 @@ use anyhow::Context;
 use carve_storage::{CallId, CallTime, FunctionInfo, Run, Store};
 use serde_json::json;
 
-/// Writes the timeline of the `shown` calls of `run` through `put`, one event per line.
+/// One run to put on the timeline: the calls `shown` (by index in start order) of it.
+pub struct RunView {
+    pub run: Run,
+    pub functions: Vec<FunctionInfo>,
+    pub shown: Vec<bool>,
+    pub threads: BTreeMap<i32, String>,
+}
+
+/// Writes the timeline of `runs` through `put`, one event per line. Several runs share the
+/// time axis: each is placed by when it started (`runs.started_at_ms`) after the first.
 pub fn write(
     store: &Store,
-    run: &Run,
-    functions: &[FunctionInfo],
-    shown: &[bool],
-    threads: &BTreeMap<i32, String>,
+    runs: &[RunView],
     put: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
+    let first_ms = runs
+        .iter()
+        .map(|r| r.run.info.started_at_ms)
+        .min()
+        .unwrap_or(0);
+    let mut events = Vec::new();
+    for view in runs {
+        let offset_ns =
+            u64::try_from(view.run.info.started_at_ms - first_ms).unwrap_or(0) * 1_000_000;
+        run_events(store, view, offset_ns, runs.len() == 1, &mut events)?;
+    }
+    put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+    for (i, event) in events.iter().enumerate() {
+        let sep = if i + 1 == events.len() { "\n" } else { ",\n" };
+        put(&serde_json::to_string(event)?)?;
+        put(sep)?;
+    }
+    put("]}\n")?;
+    Ok(())
+}
+
+/// The events of one run, its times shifted by `offset_ns`. A run without call times is an
+/// error when it is the only one, and is left out among others.
+fn run_events(
+    store: &Store,
+    view: &RunView,
+    offset_ns: u64,
+    alone: bool,
+    events: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<()> {
+    let RunView {
+        run,
+        functions,
+        shown,
+        threads,
+    } = view;
     let times = store.call_times(run.id)?;
     if !times.is_empty() && times.iter().all(|t| t.started_ns.is_none()) {
+        if !alone {
+            return Ok(());
+        }
         anyhow::bail!(
             "run {} of {} was recorded before carve stored call times: record it again to see its timeline",
             run.id,
@@ -31,10 +76,10 @@ pub fn write(
     }
     let names: HashMap<_, &str> = functions.iter().map(|f| (f.id, f.path.as_str())).collect();
     let pid = run.info.pid;
-    let mut events = vec![json!({
+    events.push(json!({
         "name": "process_name", "ph": "M", "pid": pid, "tid": pid,
         "args": {"name": format!("{} (run {})", run.info.program, run.id)},
-    })];
+    }));
     for (tid, name) in threads {
         events.push(json!({
             "name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name},
@@ -54,11 +99,11 @@ pub fn write(
     for (tid, calls) in by_thread {
         // Open calls, innermost last; the last timestamp written on this thread.
         let mut open: Vec<&CallTime> = Vec::new();
-        let mut last = 0u64;
+        let mut last = offset_ns;
         let end = |call: &CallTime, last: &mut u64, events: &mut Vec<serde_json::Value>| {
             // An end not seen as it happened (unwound, unfinished) is put at the last moment
             // known inside the call, and said to be unknown.
-            let at = call.ended_ns.unwrap_or(*last).max(*last);
+            let at = call.ended_ns.map_or(*last, |e| e + offset_ns).max(*last);
             *last = at;
             events.push(json!({
                 "name": names.get(&call.shape.function).copied().unwrap_or("?"),
@@ -72,9 +117,9 @@ pub fn write(
                     break;
                 }
                 let top = open.pop().context("checked")?;
-                end(top, &mut last, &mut events);
+                end(top, &mut last, events);
             }
-            let at = call.started_ns.unwrap_or(last).max(last);
+            let at = call.started_ns.map_or(last, |s| s + offset_ns).max(last);
             last = at;
             let mut args = json!({"call": call.shape.id.0});
             if call.ended_ns.is_none() {
@@ -88,16 +133,9 @@ pub fn write(
             open.push(call);
         }
         while let Some(top) = open.pop() {
-            end(top, &mut last, &mut events);
+            end(top, &mut last, events);
         }
     }
-    put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-    for (i, event) in events.iter().enumerate() {
-        let sep = if i + 1 == events.len() { "\n" } else { ",\n" };
-        put(&serde_json::to_string(event)?)?;
-        put(sep)?;
-    }
-    put("]}\n")?;
     Ok(())
 }
 

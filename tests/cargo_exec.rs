@@ -116,6 +116,28 @@ fn recording_cargo_test_records_each_test_binary_as_a_run_with_its_test_names() 
     let summary = stderr(&out);
     assert!(summary.contains(&format!("as run {}", a.id.0)), "{summary}");
 
+    // Every run on one timeline: both test binaries' processes, each test's thread named.
+    let timeline = carve()
+        .args(["show", "--format", "chrome-trace", "--all-runs", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(timeline.status.success(), "{}", stderr(&timeline));
+    let timeline: serde_json::Value = serde_json::from_slice(&timeline.stdout).unwrap();
+    let events = timeline["traceEvents"].as_array().unwrap();
+    for run in [a, b] {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["pid"] == run.info.pid && e["ph"] == "B"),
+            "run {} is on the timeline",
+            run.id.0
+        );
+    }
+    assert!(events.iter().any(|e| e["name"] == "thread_name"
+        && e["args"]["name"] == "greets_someone_by_name"
+        && e["pid"] == b.info.pid));
+
     // Unit tests carved from an integration test's run say which test each call came from.
     let generated = carve()
         .args(["generate", "--db"])
