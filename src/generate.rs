@@ -38,7 +38,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
     // Equivalent calls are grouped as the trace is read, so memory follows the number of
     // distinct calls, not of recorded ones. `--all` wants every call's test, and
     // `--max-per-function` ranks tests by how many calls they stand for: both read it whole.
-    let grouped = if a.all || a.max_per_function.is_some() {
+    let mut grouped = if a.all || a.max_per_function.is_some() {
         GroupedTrace::whole(store.load_trace(run)?)
     } else {
         let mut grouper = Grouper::new(store.run(run)?, store.functions(run)?, store.objects(run)?);
@@ -50,6 +50,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         })?;
         grouper.finish()
     };
+    grouped.threads = store.thread_names(run)?;
     let options = GenerateOptions {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),

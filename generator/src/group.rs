@@ -27,6 +27,9 @@ pub struct GroupedTrace {
     pub trace: Trace,
     /// Representative → the equivalent calls dropped (their ids, in start order).
     pub equivalent: BTreeMap<CallId, Vec<CallId>>,
+    /// The run's thread names by thread id, when the reader gives them (libtest names each
+    /// test's thread after the test: carved tests say which test their call came from).
+    pub threads: BTreeMap<i32, String>,
 }
 
 impl GroupedTrace {
@@ -35,6 +38,7 @@ impl GroupedTrace {
         GroupedTrace {
             trace,
             equivalent: BTreeMap::new(),
+            threads: BTreeMap::new(),
         }
     }
 
@@ -148,6 +152,7 @@ impl Grouper {
                 objects: self.objects,
             },
             equivalent: self.equivalent,
+            threads: BTreeMap::new(),
         }
     }
 
