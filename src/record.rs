@@ -51,6 +51,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         pin_cpu: !a.no_pin,
         coverage: a.coverage,
         coverage_per_thread: a.coverage_per_thread,
+        output_to: None,
     };
     let selected = program.select(&options.selection)?.len();
     let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
@@ -219,7 +220,7 @@ fn ignore_interrupts() {
 }
 
 /// `GLOB=VALUE` of `--force-return`.
-fn parse_force(spec: &str) -> anyhow::Result<(String, i64)> {
+fn parse_force(spec: &str) -> anyhow::Result<(String, carve_recorder::ForcedValue)> {
     let (glob, value) = spec.rsplit_once('=').with_context(|| {
         format!("--force-return {spec}: write it as GLOB=VALUE, e.g. 'app::answer=41'")
     })?;
@@ -227,5 +228,5 @@ fn parse_force(spec: &str) -> anyhow::Result<(String, i64)> {
         .trim()
         .parse()
         .with_context(|| format!("--force-return {spec}: {value} is not an integer"))?;
-    Ok((glob.to_string(), value))
+    Ok((glob.to_string(), carve_recorder::ForcedValue::Int(value)))
 }
