@@ -74,7 +74,6 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         follow_forks: false,
         coverage: false,
         coverage_per_thread: false,
-        output_to: None,
         runs: 1,
         command: vec![program.into(), a.expr.clone().into()],
     })?;
