@@ -3,6 +3,7 @@
 //! The only place that prints or reads the environment.
 
 mod args;
+mod assess;
 mod coverage;
 mod demo;
 mod exit;
@@ -36,6 +37,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Demo(a) => demo::run(a),
         args::Command::Gate(a) => gate::run(a),
         args::Command::Coverage(a) => coverage::run(a),
+        args::Command::Assess(a) => assess::run(a),
     }
 }
 
