@@ -225,7 +225,7 @@ fn assess_binary(
         );
     }
     let original = observer.by_test(&tests);
-    let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(2.0 + 5.0 * baseline.seconds));
+    let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(5.0 + 5.0 * baseline.seconds));
     let mut program = Program::load(bin)?;
     for (function, reaching) in candidates(&original, &tests, &a.filters) {
         let info = original.functions.iter().find(|f| f.path == function);

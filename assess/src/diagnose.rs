@@ -41,8 +41,8 @@ pub fn diagnose(
             .and_then(|t| t.calls.get(function))
             .and_then(|c| c.first())
             .and_then(|c| c.ret.clone());
-        if orig.iter().any(|c| !forced_matches(c, forced.as_ref())) {
-            infected_in.push(test.clone());
+        if let Some(c) = orig.iter().find(|c| !forced_matches(c, forced.as_ref())) {
+            infected_in.push((test.clone(), c.ret.clone()));
         }
     }
     if infected_in.is_empty() {
@@ -63,7 +63,7 @@ pub fn diagnose(
             ),
         };
     }
-    for test in &infected_in {
+    for (test, _) in &infected_in {
         let (Some(orig), Some(now)) = (original.tests.get(test), transformed.tests.get(test))
         else {
             continue;
@@ -77,12 +77,16 @@ pub fn diagnose(
             };
         }
     }
-    let test = infected_in[0].clone();
+    let (test, was) = infected_in[0].clone();
+    let was = match was {
+        Some(v) => format!("where it returned {}", text(Some(&v))),
+        None => "where it changed its arguments".into(),
+    };
     Diagnosis {
         kind: Kind::NoPropagation,
         test: Some(test.clone()),
         evidence: format!(
-            "{test}: {short} returns {value} instead of what it computed, but every call the test makes itself returns the same values and leaves its objects in the same state"
+            "{test}: {short} returns {value} {was}, but every call the test makes itself returns the same values and leaves its objects in the same state"
         ),
         suggestion: format!(
             "call {short} directly in a test and check its result: its effect is lost before it reaches anything {test} looks at"
