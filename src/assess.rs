@@ -254,6 +254,19 @@ fn assess_binary(
                 continue;
             }
         };
+        if reaching.is_empty() {
+            for extreme in extremes {
+                assessed.transformations.push(Transformation {
+                    verdict: Verdict::Undetected {
+                        diagnosis: Some(carve_assess::not_reached(&function)),
+                    },
+                    value: extreme.source,
+                    seconds: 0.0,
+                });
+            }
+            report.functions.push(assessed);
+            continue;
+        }
         for extreme in extremes {
             let mut run_args = one_thread.clone();
             run_args.push("--exact".into());
@@ -314,11 +327,17 @@ fn candidates(
     filters: &[String],
 ) -> Vec<(String, Vec<String>)> {
     // The module holding each test, as a path prefix (`assessed::tests::`); a test at the top
-    // of its binary's crate (an integration test) makes that whole crate a test module.
+    // of its binary's crate (an integration test) makes that whole crate a test module. The
+    // harness's `main` is a path of its own.
     let mut test_modules: Vec<String> = Vec::new();
     for f in &observed.functions {
         for t in tests {
             if let Some(krate) = f.path.strip_suffix(&format!("::{t}")) {
+                // The `main` the test harness generates.
+                let harness = format!("{krate}::main");
+                if !test_modules.contains(&harness) {
+                    test_modules.push(harness);
+                }
                 let module = match t.rsplit_once("::") {
                     Some((m, _)) => format!("{krate}::{m}::"),
                     None => format!("{krate}::"),
@@ -329,7 +348,13 @@ fn candidates(
             }
         }
     }
-    let mut by_function: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    // Every function of the binary's own code, reached or not: one no test reaches is as
+    // undetected as can be.
+    let mut by_function: std::collections::BTreeMap<String, Vec<String>> = observed
+        .functions
+        .iter()
+        .map(|f| (f.path.clone(), Vec::new()))
+        .collect();
     for (test, calls) in &observed.tests {
         for function in &calls.reached {
             by_function
@@ -341,7 +366,7 @@ fn candidates(
     by_function
         .into_iter()
         .filter(|(path, _)| {
-            !test_modules.iter().any(|m| path.starts_with(m))
+            !test_modules.iter().any(|m| path.starts_with(m) && (m.ends_with("::") || path == m))
                 && !path.contains("{closure")
                 && !path.contains("{async")
                 && (filters.is_empty()

@@ -21,6 +21,17 @@ pub fn forced_matches(seen: &Seen, forced: Option<&Value>) -> bool {
     seen.returned && !changed && opt_same(seen.ret.as_ref(), forced)
 }
 
+/// The diagnosis of a function no test reaches: every transformation of it goes unnoticed.
+pub fn not_reached(function: &str) -> Diagnosis {
+    let short = short_name(function);
+    Diagnosis {
+        kind: Kind::NotReached,
+        test: None,
+        evidence: format!("no test calls {short}"),
+        suggestion: format!("write a test that calls {short} and checks its result"),
+    }
+}
+
 /// The diagnosis of `function` forced to return `value` (as source writes it), from the
 /// original run and the transformed run of the tests reaching it.
 pub fn diagnose(

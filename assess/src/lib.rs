@@ -10,7 +10,7 @@ mod observe;
 mod render;
 mod report;
 
-pub use diagnose::{diagnose, forced_matches};
+pub use diagnose::{diagnose, forced_matches, not_reached};
 pub use judge::{judge, RunEnd};
 pub use observe::{Observed, Observer, Seen, TestCalls};
 pub use render::{human, junit};

@@ -26,14 +26,11 @@ pub fn human(r: &Report) -> String {
                     );
                 }
                 Verdict::Undetected { diagnosis } => {
-                    let _ = writeln!(
-                        out,
-                        "UNDETECTED   {} -> {} ({} tests reach it: {})",
-                        f.function,
-                        t.value,
-                        f.tests.len(),
-                        f.tests.join(", ")
-                    );
+                    let reach = match f.tests.len() {
+                        0 => "no test reaches it".to_string(),
+                        n => format!("{n} tests reach it: {}", f.tests.join(", ")),
+                    };
+                    let _ = writeln!(out, "UNDETECTED   {} -> {} ({reach})", f.function, t.value);
                     if let Some(d) = diagnosis {
                         let _ = writeln!(out, "    {}: {}", d.kind.label(), d.evidence);
                         let _ = writeln!(out, "    suggestion: {}", d.suggestion);
@@ -48,7 +45,7 @@ pub fn human(r: &Report) -> String {
     let s = &r.summary;
     let _ = writeln!(
         out,
-        "\n{} functions reached by the tests, {} transformations: {} detected, {} undetected, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
+        "\n{} functions, {} transformations: {} detected, {} undetected, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
         s.functions, s.transformations, s.detected, s.undetected, s.not_run, s.skipped_functions, s.score, r.seconds
     );
     out

@@ -59,6 +59,8 @@ pub enum Kind {
     NoPropagation,
     /// A test sees a different value and asserts nothing about it.
     WeakOracle,
+    /// No test calls the function at all (nothing to run).
+    NotReached,
 }
 
 impl Kind {
@@ -67,6 +69,7 @@ impl Kind {
             Kind::NoInfection => "no-infection",
             Kind::NoPropagation => "no-propagation",
             Kind::WeakOracle => "weak-oracle",
+            Kind::NotReached => "not-reached",
         }
     }
 }
