@@ -366,7 +366,9 @@ fn candidates(
     by_function
         .into_iter()
         .filter(|(path, _)| {
-            !test_modules.iter().any(|m| path.starts_with(m) && (m.ends_with("::") || path == m))
+            !test_modules
+                .iter()
+                .any(|m| path.starts_with(m) && (m.ends_with("::") || path == m))
                 && !path.contains("{closure")
                 && !path.contains("{async")
                 && (filters.is_empty()

@@ -280,3 +280,54 @@ fn text(v: Option<&Value>) -> String {
         other => format!("{other:?}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TestCalls;
+
+    fn int(v: i128) -> Value {
+        Value::Int {
+            ty: "i64".into(),
+            value: v,
+        }
+    }
+
+    fn seen(function: &str, ret: i128) -> Seen {
+        Seen {
+            function: function.into(),
+            args: Vec::new(),
+            ret: Some(int(ret)),
+            after: Vec::new(),
+            returned: true,
+        }
+    }
+
+    /// One test `t` calling `own` itself, `f` returning `f_ret` somewhere below.
+    fn run(own: Vec<Seen>, f_ret: i128) -> Observed {
+        let mut calls = TestCalls::default();
+        calls.calls.insert("w::f".into(), vec![seen("w::f", f_ret)]);
+        calls.own = own;
+        let mut o = Observed::default();
+        o.tests.insert("t".into(), calls);
+        o
+    }
+
+    #[test]
+    fn a_function_that_already_returned_the_forced_value_is_not_infected() {
+        let d = diagnose("w::f", "0", &run(vec![], 0), &run(vec![], 0));
+        assert_eq!(d.kind, Kind::NoInfection);
+    }
+
+    #[test]
+    fn a_changed_value_the_test_saw_is_a_weak_oracle_and_one_it_did_not_see_does_not_propagate() {
+        let original = run(vec![seen("w::g", 7734)], 5);
+        let d = diagnose("w::f", "0", &original, &run(vec![seen("w::g", 7729)], 0));
+        assert_eq!(d.kind, Kind::WeakOracle);
+        assert_eq!(d.test.as_deref(), Some("t"));
+        assert_eq!(d.suggestion, "check the result: assert_eq!(w::g(..), 7734)");
+        let d = diagnose("w::f", "0", &original, &run(vec![seen("w::g", 7734)], 0));
+        assert_eq!(d.kind, Kind::NoPropagation);
+        assert!(d.evidence.contains("where it returned 5"), "{}", d.evidence);
+    }
+}

@@ -23,7 +23,7 @@ pub fn judge(end: &RunEnd, output: &str) -> Verdict {
     let running = output
         .lines()
         .filter_map(|l| l.strip_prefix("test "))
-        .last()
+        .next_back()
         .filter(|l| l.trim_end().ends_with("..."))
         .map(|l| l.trim_end().trim_end_matches("...").trim().to_string());
     match end {

@@ -162,3 +162,89 @@ impl Observer {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::{CallEnd, CallStart, Language};
+
+    fn function(id: u32, path: &str) -> FunctionInfo {
+        FunctionInfo {
+            id: FunctionId(id),
+            path: path.into(),
+            name: path.rsplit("::").next().unwrap().into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: Vec::new(),
+            return_type: None,
+        }
+    }
+
+    fn call(o: &mut Observer, id: u64, parent: Option<u64>, f: u32, thread: i32, ret: i128) {
+        o.record(TraceEvent::CallStarted(CallStart {
+            call: CallId(id),
+            parent: parent.map(CallId),
+            function: FunctionId(f),
+            thread,
+            depth: 0,
+            args: Vec::new(),
+            objects: Vec::new(),
+        }));
+        o.record(TraceEvent::CallEnded(CallEnd {
+            call: CallId(id),
+            outcome: Outcome::Returned,
+            ret: Some(Value::Int {
+                ty: "i64".into(),
+                value: ret,
+            }),
+            after: Vec::new(),
+            touches: Vec::new(),
+        }));
+    }
+
+    #[test]
+    fn each_thread_belongs_to_the_test_whose_function_it_calls_and_started_threads_to_their_test() {
+        let mut o = Observer::default();
+        o.record(TraceEvent::Functions(vec![
+            function(1, "w::tests::a"),
+            function(2, "w::tests::b"),
+            function(3, "w::fee"),
+            function(4, "w::tests::a::{closure#0}"),
+        ]));
+        // Thread 10 runs test a (through libtest's closure), which calls fee itself.
+        o.record(TraceEvent::CallStarted(CallStart {
+            call: CallId(1),
+            parent: None,
+            function: FunctionId(4),
+            thread: 10,
+            depth: 0,
+            args: Vec::new(),
+            objects: Vec::new(),
+        }));
+        o.record(TraceEvent::CallStarted(CallStart {
+            call: CallId(2),
+            parent: Some(CallId(1)),
+            function: FunctionId(1),
+            thread: 10,
+            depth: 1,
+            args: Vec::new(),
+            objects: Vec::new(),
+        }));
+        call(&mut o, 3, Some(2), 3, 10, 77);
+        // Thread 11 is one test a started: its call of fee is a's, not a's own.
+        call(&mut o, 4, None, 3, 11, 5);
+        // Thread 12 runs test b, which reaches nothing else.
+        call(&mut o, 5, None, 2, 12, 0);
+        let seen = o.by_test(&["tests::a".into(), "tests::b".into()]);
+        let a = &seen.tests["tests::a"];
+        assert!(a.reached.contains("w::fee"));
+        assert_eq!(a.calls["w::fee"].len(), 2);
+        assert_eq!(a.own.len(), 1);
+        assert_eq!(a.own[0].function, "w::fee");
+        let b = &seen.tests["tests::b"];
+        assert!(!b.reached.contains("w::fee"));
+    }
+}
