@@ -319,32 +319,21 @@ fn assess_binary(
     Ok(())
 }
 
-/// The functions of the crate the tests reach, each with the tests reaching it, in path order:
-/// not the tests themselves nor anything in their modules, not closures, not derived impls.
+/// The functions of the crate in the binary, each with the tests reaching it, in path order:
+/// not the tests themselves nor `tests` modules, not integration tests' helpers (declared under
+/// a `tests/` directory), not closures, not derived impls.
 fn candidates(
     observed: &Observed,
     tests: &[String],
     filters: &[String],
 ) -> Vec<(String, Vec<String>)> {
-    // The module holding each test, as a path prefix (`assessed::tests::`); a test at the top
-    // of its binary's crate (an integration test) makes that whole crate a test module. The
-    // harness's `main` is a path of its own.
-    let mut test_modules: Vec<String> = Vec::new();
+    // The test functions themselves, and the `main` the test harness generates beside them.
+    let mut test_code: Vec<String> = Vec::new();
     for f in &observed.functions {
         for t in tests {
             if let Some(krate) = f.path.strip_suffix(&format!("::{t}")) {
-                // The `main` the test harness generates.
-                let harness = format!("{krate}::main");
-                if !test_modules.contains(&harness) {
-                    test_modules.push(harness);
-                }
-                let module = match t.rsplit_once("::") {
-                    Some((m, _)) => format!("{krate}::{m}::"),
-                    None => format!("{krate}::"),
-                };
-                if !test_modules.contains(&module) {
-                    test_modules.push(module);
-                }
+                test_code.push(f.path.clone());
+                test_code.push(format!("{krate}::main"));
             }
         }
     }
@@ -366,10 +355,13 @@ fn candidates(
     by_function
         .into_iter()
         .filter(|(path, _)| {
-            !test_modules
-                .iter()
-                .any(|m| path.starts_with(m) && (m.ends_with("::") || path == m))
+            !test_code.contains(path)
+                && !in_test_module(path)
                 && !path.contains("{closure")
+                && !observed.functions.iter().any(|f| {
+                    &f.path == path
+                        && f.decl_file.as_deref().is_some_and(in_integration_tests)
+                })
                 && !path.contains("{async")
                 && (filters.is_empty()
                     || filters.iter().any(|g| {
@@ -382,6 +374,20 @@ fn candidates(
                     .any(|f| &f.path == path && derived(f))
         })
         .collect()
+}
+
+/// In a module named `tests` or `test` (`#[cfg(test)] mod tests`), or a closure or item
+/// inside a test function's body.
+fn in_test_module(path: &str) -> bool {
+    path.split("::").any(|segment| segment == "tests" || segment == "test")
+}
+
+/// Declared under a package's `tests/` directory (an integration test or its helpers).
+fn in_integration_tests(file: &str) -> bool {
+    Path::new(file).ancestors().any(|dir| {
+        dir.file_name().is_some_and(|n| n == "tests")
+            && dir.parent().is_some_and(|p| p.join("Cargo.toml").is_file())
+    })
 }
 
 /// A function `#[derive]` wrote: its declaration line is the derive attribute.
