@@ -24,14 +24,26 @@ pub fn run(a: AssessArgs) -> anyhow::Result<i32> {
     let (binaries, extra) = match (&a.crate_dir, a.command.split_first()) {
         (Some(_), Some(_)) => bail!("give either --crate DIR or -- TEST_BINARY, not both"),
         (Some(dir), None) => (test_binaries(dir)?, Vec::new()),
-        (None, Some((bin, rest))) => (vec![PathBuf::from(bin)], rest.to_vec()),
+        (None, Some((bin, rest))) => (vec![(PathBuf::from(bin), None)], rest.to_vec()),
         (None, None) => {
             bail!("nothing to assess: give --crate DIR or -- TEST_BINARY (built by cargo test --no-run)")
         }
     };
     let scratch = tempfile::tempdir().context("making a scratch directory")?;
+    // Written after the tests ran from their packages' directories.
+    let junit = a
+        .junit
+        .as_ref()
+        .map(|p| std::path::absolute(p).unwrap_or(p.clone()));
     let mut report = Report::default();
-    for bin in &binaries {
+    for (bin, package) in &binaries {
+        if let Some(dir) = package {
+            // As `cargo test` runs them: from the package's directory, which tests that read
+            // their own files (README.md, fixtures) count on.
+            std::env::set_current_dir(dir)
+                .with_context(|| format!("entering {}", dir.display()))?;
+            std::env::set_var("CARGO_MANIFEST_DIR", dir);
+        }
         report.binaries.push(bin.display().to_string());
         assess_binary(&a, bin, &extra, scratch.path(), &mut report)?;
     }
@@ -41,7 +53,7 @@ pub fn run(a: AssessArgs) -> anyhow::Result<i32> {
         AssessFormat::Human => crate::emit(&carve_assess::human(&report))?,
         AssessFormat::Json => crate::emit(&(report.json() + "\n"))?,
     }
-    if let Some(path) = &a.junit {
+    if let Some(path) = &junit {
         std::fs::write(path, carve_assess::junit(&report))
             .with_context(|| format!("writing the JUnit report to {}", path.display()))?;
     }
@@ -51,8 +63,9 @@ pub fn run(a: AssessArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// The test executables `cargo test --no-run` builds for the crate in `dir`.
-fn test_binaries(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The test executables `cargo test --no-run` builds for the crate in `dir`, each with its
+/// package's directory.
+fn test_binaries(dir: &Path) -> anyhow::Result<Vec<(PathBuf, Option<PathBuf>)>> {
     let manifest = dir.join("Cargo.toml");
     if !manifest.is_file() {
         bail!(
@@ -86,7 +99,11 @@ fn test_binaries(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         };
         let is_test = msg["reason"] == "compiler-artifact" && msg["profile"]["test"] == true;
         if let (true, Some(exe)) = (is_test, msg["executable"].as_str()) {
-            bins.push(PathBuf::from(exe));
+            let package = msg["manifest_path"]
+                .as_str()
+                .and_then(|m| Path::new(m).parent())
+                .map(Path::to_path_buf);
+            bins.push((PathBuf::from(exe), package));
         }
     }
     if bins.is_empty() {
@@ -225,7 +242,7 @@ fn assess_binary(
         );
     }
     let original = observer.by_test(&tests);
-    let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(5.0 + 5.0 * baseline.seconds));
+    let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(2.0 + 5.0 * baseline.seconds));
     let mut program = Program::load(bin)?;
     for (function, reaching) in candidates(&original, &tests, &a.filters) {
         let info = original.functions.iter().find(|f| f.path == function);
@@ -359,8 +376,7 @@ fn candidates(
                 && !in_test_module(path)
                 && !path.contains("{closure")
                 && !observed.functions.iter().any(|f| {
-                    &f.path == path
-                        && f.decl_file.as_deref().is_some_and(in_integration_tests)
+                    &f.path == path && f.decl_file.as_deref().is_some_and(in_integration_tests)
                 })
                 && !path.contains("{async")
                 && (filters.is_empty()
@@ -379,7 +395,8 @@ fn candidates(
 /// In a module named `tests` or `test` (`#[cfg(test)] mod tests`), or a closure or item
 /// inside a test function's body.
 fn in_test_module(path: &str) -> bool {
-    path.split("::").any(|segment| segment == "tests" || segment == "test")
+    path.split("::")
+        .any(|segment| segment == "tests" || segment == "test")
 }
 
 /// Declared under a package's `tests/` directory (an integration test or its helpers).
