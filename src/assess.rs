@@ -244,6 +244,7 @@ fn assess_binary(
     let original = observer.by_test(&tests);
     let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(2.0 + 5.0 * baseline.seconds));
     let mut program = Program::load(bin)?;
+    let mut repeat: Option<Observed> = None;
     for (function, reaching) in candidates(&original, &tests, &a.filters) {
         let info = original.functions.iter().find(|f| f.path == function);
         let entry = program
@@ -317,10 +318,28 @@ fn assess_binary(
                 )?;
                 if again.end == RunEnd::Exited(0) {
                     let transformed = observer.by_test(&tests);
+                    if repeat.is_none() {
+                        // The tests as they are, once more: what changes between two runs of
+                        // the same code is not what a test failed to check.
+                        let mut observer = Observer::default();
+                        let rerun = run_recorded(
+                            bin,
+                            &args,
+                            Selection::default(),
+                            Vec::new(),
+                            None,
+                            &mut observer,
+                            &output,
+                        )?;
+                        if rerun.end == RunEnd::Exited(0) {
+                            repeat = Some(observer.by_test(&tests));
+                        }
+                    }
                     *diagnosis = Some(diagnose(
                         &function,
                         &extreme.source,
                         &original,
+                        repeat.as_ref(),
                         &transformed,
                     ));
                 }
