@@ -41,6 +41,44 @@ pub enum Command {
     /// Print a shell completion script for carve (e.g. `carve completions bash >
     /// ~/.local/share/bash-completion/completions/carve`).
     Completions(CompletionsArgs),
+    /// Find pseudo-tested functions: run a crate's tests with each reached function forced to
+    /// return an extreme value (no rebuild), and say which transformations no test notices, and why.
+    Assess(AssessArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AssessArgs {
+    /// The crate whose test binaries to assess (`cargo test --no-run` builds them).
+    #[arg(long = "crate", value_name = "DIR")]
+    pub crate_dir: Option<PathBuf>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: AssessFormat,
+    /// Also write a JUnit XML report (undetected transformations are failures) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Exit 1 when fewer than PCT percent of the transformations run are detected.
+    #[arg(long, value_name = "PCT")]
+    pub fail_under: Option<f64>,
+    /// Seconds a transformed run may take before it is killed (and counted as detected).
+    /// Default: 2 s plus 5 times the tests' own run under the recorder.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Assess only functions whose path matches GLOB; repeatable.
+    #[arg(long = "filter", value_name = "GLOB")]
+    pub filters: Vec<String>,
+    /// Do not record the tests again to say why a transformation went undetected.
+    #[arg(long)]
+    pub no_diagnosis: bool,
+    /// A test binary (built by `cargo test --no-run`) and arguments for it.
+    #[arg(last = true, value_name = "TEST_BINARY")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssessFormat {
+    Human,
+    Json,
 }
 
 #[derive(Args, Debug)]

@@ -8,3 +8,5 @@ pub const TESTS_FAILED: i32 = 1;
 pub const DIVERGED: i32 = 1;
 /// `carve gate`: no divergence.
 pub const OK: i32 = 0;
+/// `carve assess --fail-under PCT`: fewer transformations detected than asked.
+pub const BELOW_FAIL_UNDER: i32 = 1;

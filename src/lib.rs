@@ -6,6 +6,7 @@
 //! The only place that prints or reads the environment.
 
 mod args;
+mod assess;
 mod cargo;
 mod carved_coverage;
 mod completions;
@@ -63,6 +64,7 @@ fn dispatch(command: args::Command) -> anyhow::Result<i32> {
         args::Command::Demo(a) => demo::run(a),
         args::Command::Gate(a) => gate::run(a),
         args::Command::Coverage(a) => coverage::run(a),
+        args::Command::Assess(a) => assess::run(a),
         args::Command::Completions(a) => completions::run(a),
     }
 }

@@ -53,6 +53,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         pin_cpu: !a.no_pin,
         coverage: a.coverage,
         coverage_per_thread: a.coverage_per_thread,
+        output_to: None,
     };
     // The program is recorded when its debug info has functions the selection picks. Without
     // debug info (`cargo`, a shell), or with `--crate` and nothing of the crate in it, it is a
@@ -375,7 +376,7 @@ fn ignore_interrupts() {
 }
 
 /// `GLOB=VALUE` of `--force-return`.
-fn parse_force(spec: &str) -> anyhow::Result<(String, i64)> {
+fn parse_force(spec: &str) -> anyhow::Result<(String, carve_recorder::ForcedValue)> {
     let (glob, value) = spec.rsplit_once('=').with_context(|| {
         format!("--force-return {spec}: write it as GLOB=VALUE, e.g. 'app::answer=41'")
     })?;
@@ -383,5 +384,5 @@ fn parse_force(spec: &str) -> anyhow::Result<(String, i64)> {
         .trim()
         .parse()
         .with_context(|| format!("--force-return {spec}: {value} is not an integer"))?;
-    Ok((glob.to_string(), value))
+    Ok((glob.to_string(), carve_recorder::ForcedValue::Int(value)))
 }

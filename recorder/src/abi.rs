@@ -128,6 +128,89 @@ pub fn return_place(
     ReturnPlace::Bytes(bytes)
 }
 
+/// Where a function must leave a return value so that its caller finds it: the registers to set
+/// and the bytes to write at the hidden return pointer (rax then holds that pointer, as rustc's
+/// callees leave it). The inverse of [`return_place`], for the Rust ABI only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub rax: Option<u64>,
+    pub rdx: Option<u64>,
+    /// Low 64 bits of xmm0 and xmm1.
+    pub xmm0: Option<u64>,
+    pub xmm1: Option<u64>,
+    pub memory: Option<(u64, Vec<u8>)>,
+}
+
+/// How to return the value whose bytes (`ty`'s size) are `bytes` from a Rust function, given
+/// the hidden return pointer seen at entry; an error saying why when the layout does not tell.
+pub fn place_return(
+    types: &TypeTable,
+    ty: TypeId,
+    bytes: &[u8],
+    hidden: Option<u64>,
+) -> Result<Placement, String> {
+    let size = size_of(types, ty).ok_or("unknown return type")?;
+    if bytes.len() as u64 != size {
+        return Err(format!("{} bytes for a {size}-byte value", bytes.len()));
+    }
+    let repr = repr(types, ty, 0).ok_or_else(|| {
+        format!(
+            "the return convention of {} is not known from its layout",
+            types.name(ty)
+        )
+    })?;
+    let word = |at: u64, n: u64| -> u64 {
+        let mut w = [0u8; 8];
+        let at = at as usize;
+        let n = (n as usize).min(8).min(bytes.len().saturating_sub(at));
+        w[..n].copy_from_slice(&bytes[at..at + n]);
+        u64::from_le_bytes(w)
+    };
+    let through_memory = || -> Result<Placement, String> {
+        let addr = hidden.ok_or("the hidden return pointer was not seen at entry")?;
+        Ok(Placement {
+            rax: Some(addr),
+            memory: Some((addr, bytes.to_vec())),
+            ..Placement::default()
+        })
+    };
+    if repr == Repr::Zst || size == 0 {
+        return Ok(Placement::default());
+    }
+    if size > 16 {
+        return through_memory();
+    }
+    let mut p = Placement::default();
+    match repr {
+        Repr::Scalar(s) if s.float => p.xmm0 = Some(word(0, s.size)),
+        Repr::Scalar(s) if s.size == 16 => {
+            p.rax = Some(word(0, 8));
+            p.rdx = Some(word(8, 8));
+        }
+        Repr::Scalar(s) => p.rax = Some(word(0, s.size)),
+        Repr::Pair(a, b, b_at) => {
+            if a.size > 8 || b.size > 8 {
+                return through_memory();
+            }
+            let (va, vb) = (word(0, a.size), word(b_at, b.size));
+            match (a.float, b.float) {
+                (true, true) => (p.xmm0, p.xmm1) = (Some(va), Some(vb)),
+                (true, false) => (p.xmm0, p.rax) = (Some(va), Some(vb)),
+                (false, true) => (p.rax, p.xmm0) = (Some(va), Some(vb)),
+                (false, false) => (p.rax, p.rdx) = (Some(va), Some(vb)),
+            }
+        }
+        Repr::Memory if size <= 8 => p.rax = Some(word(0, size)),
+        Repr::Memory | Repr::Zst => return through_memory(),
+    }
+    Ok(p)
+}
+
+/// Alignment of `ty` as rustc lays it out (`None` when the layout does not say).
+pub fn align_of(types: &TypeTable, ty: TypeId) -> Option<u64> {
+    align(types, ty, 0)
+}
+
 /// Whether rustc passes an argument of type `ty` by reference (a pointer to the caller's
 /// copy): `Memory` values over 8 bytes. `None` when the layout does not tell.
 pub fn passed_indirectly(types: &TypeTable, ty: TypeId) -> Option<bool> {

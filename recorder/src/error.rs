@@ -55,6 +55,12 @@ pub enum RecordError {
     },
     #[error("--force-return works only on functions returning an integer, and {function} does not: pick another function")]
     CannotForce { function: String },
+    #[error("{function} cannot be forced to return {value}: {reason}")]
+    CannotForceValue {
+        function: String,
+        value: String,
+        reason: String,
+    },
     #[error("cannot find where {path} is loaded in pid {pid} (/proc/{pid}/maps)")]
     LoadAddress { path: PathBuf, pid: i32 },
 }

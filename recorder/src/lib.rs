@@ -8,6 +8,7 @@ mod addr;
 mod decode;
 mod dwarf;
 mod error;
+mod forced;
 mod lines;
 mod location;
 mod objects;
@@ -24,6 +25,7 @@ pub use addr::{FileAddr, LoadBias, RuntimeAddr};
 pub use decode::Limits;
 pub use dwarf::FunctionEntry;
 pub use error::RecordError;
+pub use forced::{Extreme, ForcedValue};
 pub use select::Selection;
 pub use tracer::RecordSummary;
 
@@ -76,6 +78,24 @@ impl Program {
         Ok(function_info(FunctionId(0), f, &detail, &self.info.types))
     }
 
+    /// The values `f` can be forced to return without running its body (see
+    /// [`RecordOptions::force_returns`]), or why there are none: unit, `true`/`false`, `0`/`1`,
+    /// `0.0`/`1.0`, `None`, empty `String`/`Vec`/`&str`/slices, and `Some`/`Ok` of those.
+    pub fn extremes(&mut self, f: &FunctionEntry) -> Result<Vec<Extreme>, String> {
+        let detail = self.info.detail(f).map_err(|e| e.to_string())?;
+        if !detail.rust_abi {
+            return Err("a C function (only the Rust return convention is known)".into());
+        }
+        let types = &self.info.types;
+        let all = forced::extremes(types, detail.return_type)?;
+        // Only those the return convention can be worked out for.
+        if let (Some(ty), Some(first)) = (detail.return_type, all.first()) {
+            let bytes = forced::value_bytes(types, ty, &first.value)?;
+            abi::place_return(types, ty, &bytes, Some(0))?;
+        }
+        Ok(all)
+    }
+
     /// The functions `selection` picks; an error listing some that exist when it picks none.
     pub fn select(&self, selection: &Selection) -> Result<Vec<&FunctionEntry>, RecordError> {
         let mut chosen: Vec<&FunctionEntry> = self
@@ -126,6 +146,48 @@ impl Program {
     }
 }
 
+/// The bytes `f` returns when forced to return `value`: checked against its return type and
+/// return convention before anything runs.
+fn forced_bytes(
+    f: &FunctionEntry,
+    detail: &dwarf::FunctionDetail,
+    types: &types::TypeTable,
+    value: &ForcedValue,
+) -> Result<Vec<u8>, RecordError> {
+    let ret = detail.return_type;
+    if let ForcedValue::Int(_) = value {
+        // `--force-return GLOB=N`: integers only.
+        let integer = ret.and_then(|t| types.get(t)).is_some_and(|t| {
+            matches!(
+                t.kind,
+                types::TypeKind::Base(types::BaseKind::Signed | types::BaseKind::Unsigned)
+            ) && t.size <= 8
+        });
+        if !integer {
+            return Err(RecordError::CannotForce {
+                function: f.path.clone(),
+            });
+        }
+    }
+    let refuse = |reason: String| RecordError::CannotForceValue {
+        function: f.path.clone(),
+        value: value.to_string(),
+        reason,
+    };
+    if !detail.rust_abi {
+        return Err(refuse("it is a C function".into()));
+    }
+    let Some(ty) = ret else {
+        return match value {
+            ForcedValue::Unit => Ok(Vec::new()),
+            _ => Err(refuse("it returns ()".into())),
+        };
+    };
+    let bytes = forced::value_bytes(types, ty, value).map_err(refuse)?;
+    abi::place_return(types, ty, &bytes, Some(0)).map_err(refuse)?;
+    Ok(bytes)
+}
+
 /// Refuses an ELF file for another machine or word size (a 32-bit x86 program would run, and
 /// be read with the wrong ABI); anything not ELF is left to the DWARF loader to name.
 fn check_machine(path: &Path) -> Result<(), RecordError> {
@@ -162,9 +224,11 @@ pub struct RecordOptions {
     pub limits: Limits,
     /// After this many recorded calls of one function, its breakpoint is removed.
     pub max_calls_per_function: Option<u64>,
-    /// Functions (by glob, as `--filter`) whose body is skipped: each call returns the integer
-    /// given instead. Only functions returning an integer are accepted.
-    pub force_returns: Vec<(String, i64)>,
+    /// Functions (by glob, as `--filter`) whose body is skipped: each call returns the value
+    /// given instead (an extreme transformation). `ForcedValue::Int` is accepted only for
+    /// functions returning an integer; other values must fit the return type exactly
+    /// ([`Program::extremes`] lists those that do).
+    pub force_returns: Vec<(String, ForcedValue)>,
     /// Run carve and a single-threaded program on one CPU (much cheaper ptrace stops); both are
     /// unpinned as soon as the program starts a second thread.
     pub pin_cpu: bool,
@@ -175,6 +239,9 @@ pub struct RecordOptions {
     /// thread's lines are its own (libtest runs each test on a thread of its own; with
     /// `--test-threads=1` one at a time, so the lines of each test are exactly its own).
     pub coverage_per_thread: bool,
+    /// The program's stdout and stderr go to this file (created or truncated) instead of
+    /// carve's own.
+    pub output_to: Option<std::path::PathBuf>,
 }
 
 impl Default for RecordOptions {
@@ -187,6 +254,7 @@ impl Default for RecordOptions {
             pin_cpu: true,
             coverage: false,
             coverage_per_thread: false,
+            output_to: None,
         }
     }
 }
@@ -232,7 +300,7 @@ impl Recording {
     ) -> Result<Recording, RecordError> {
         program.select(&options.selection)?;
         let path = program.path().to_path_buf();
-        let pid = process::spawn(&path, args)?;
+        let pid = process::spawn(&path, args, options.output_to.as_deref())?;
         Ok(Recording {
             program: Some(program),
             path,
@@ -260,7 +328,7 @@ impl Recording {
                 path: path.to_path_buf(),
             });
         }
-        let pid = process::spawn(path, args)?;
+        let pid = process::spawn(path, args, options.output_to.as_deref())?;
         Ok(Recording {
             program: None,
             path: path.to_path_buf(),
@@ -463,29 +531,14 @@ impl Image {
                 .return_type
                 .is_some_and(|t| abi::uses_float_registers(&program.info.types, t));
             let types = &program.info.types;
-            let forced_return = options
+            let forced_return = match options
                 .force_returns
                 .iter()
                 .find(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name))
-                .map(|(_, v)| *v);
-            if forced_return.is_some() {
-                let integer = detail
-                    .return_type
-                    .and_then(|t| types.get(t))
-                    .is_some_and(|t| {
-                        matches!(
-                            t.kind,
-                            types::TypeKind::Base(
-                                types::BaseKind::Signed | types::BaseKind::Unsigned
-                            )
-                        ) && t.size <= 8
-                    });
-                if !integer {
-                    return Err(RecordError::CannotForce {
-                        function: f.path.clone(),
-                    });
-                }
-            }
+            {
+                Some((_, value)) => Some((f.path.clone(), forced_bytes(f, &detail, types, value)?)),
+                None => None,
+            };
             infos.push(function_info(id, f, &detail, types));
             traced_entries.push(f);
             traced.push(tracer::Traced {

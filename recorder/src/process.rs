@@ -16,9 +16,27 @@ use crate::error::RecordError;
 use crate::location::Memory;
 
 /// Starts `program` with `args`, stopped at its first instruction after exec.
-pub(crate) fn spawn(program: &Path, args: &[OsString]) -> Result<Pid, RecordError> {
+pub(crate) fn spawn(
+    program: &Path,
+    args: &[OsString],
+    output: Option<&Path>,
+) -> Result<Pid, RecordError> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args);
+    if let Some(path) = output {
+        let open = |path: &Path| {
+            std::fs::File::create(path).map_err(|source| RecordError::Spawn {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let file = open(path)?;
+        let copy = file.try_clone().map_err(|source| RecordError::Spawn {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        cmd.stdout(file).stderr(copy);
+    }
     // SAFETY: only async-signal-safe calls between fork and exec (ptrace, personality).
     unsafe {
         cmd.pre_exec(|| {
@@ -204,6 +222,49 @@ pub(crate) fn get_xmm01(tid: Pid) -> Result<(u64, u64), RecordError> {
     let x = &fp.xmm_space;
     let lo = |i: usize| (x[i] as u64) | ((x[i + 1] as u64) << 32);
     Ok((lo(0), lo(4)))
+}
+
+/// Sets the low 64 bits of xmm0 and/or xmm1 (a forced float return value).
+pub(crate) fn set_xmm01(tid: Pid, xmm0: Option<u64>, xmm1: Option<u64>) -> Result<(), RecordError> {
+    let mut fp = std::mem::MaybeUninit::<libc::user_fpregs_struct>::zeroed();
+    let fail = |op| RecordError::Ptrace {
+        op,
+        pid: tid.as_raw(),
+        source: nix::Error::last(),
+    };
+    // SAFETY: PTRACE_GETFPREGS writes a user_fpregs_struct to the pointer we pass.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETFPREGS,
+            tid.as_raw(),
+            std::ptr::null_mut::<libc::c_void>(),
+            fp.as_mut_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(fail("GETFPREGS"));
+    }
+    // SAFETY: the kernel filled the struct.
+    let mut fp = unsafe { fp.assume_init() };
+    for (value, at) in [(xmm0, 0), (xmm1, 4)] {
+        if let Some(v) = value {
+            fp.xmm_space[at] = v as u32;
+            fp.xmm_space[at + 1] = (v >> 32) as u32;
+        }
+    }
+    // SAFETY: PTRACE_SETFPREGS reads a user_fpregs_struct from the pointer we pass.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_SETFPREGS,
+            tid.as_raw(),
+            std::ptr::null_mut::<libc::c_void>(),
+            &fp as *const libc::user_fpregs_struct,
+        )
+    };
+    if rc < 0 {
+        return Err(fail("SETFPREGS"));
+    }
+    Ok(())
 }
 
 /// Pins the calling thread and the (single-threaded, not yet running) `tracee` to the CPU the

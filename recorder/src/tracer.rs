@@ -14,14 +14,16 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use crate::abi::{passed_indirectly, return_place, EntryRdi, ReturnPlace, ReturnRegs};
+use crate::abi::{
+    passed_indirectly, place_return, return_place, EntryRdi, ReturnPlace, ReturnRegs,
+};
 use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::decode::{Decoder, Limits};
 use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
 use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
 use crate::panic_message::panic_message;
-use crate::process::{get_regs, get_xmm01, set_regs, thread_name, ProcessMemory};
+use crate::process::{get_regs, get_xmm01, set_regs, set_xmm01, thread_name, ProcessMemory};
 use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPlan, Target};
 use crate::types::{TypeId, TypeKind, TypeTable};
 use crate::unwind::CfaRule;
@@ -52,9 +54,9 @@ pub(crate) struct Traced {
     pub matched: bool,
     /// The type this function constructs when it is constructor-like (`a::B` for `a::B::new`).
     pub constructs: Option<String>,
-    /// Skip the body and return this integer instead (an acting breakpoint; see
-    /// [`Tracer::force_return`]).
-    pub forced_return: Option<i64>,
+    /// Skip the body and return the value with these bytes instead (an acting breakpoint; see
+    /// [`Tracer::force_return`]), with the function's path for errors.
+    pub forced_return: Option<(String, Vec<u8>)>,
 }
 
 /// What a breakpoint address is for (one address may serve several purposes).
@@ -1519,8 +1521,8 @@ impl<'a> Tracer<'a> {
             at_ns,
         }));
 
-        if let Some(value) = self.functions[index].forced_return {
-            return self.force_return(tid, index, regs, cfa, return_addr, value);
+        if let Some((path, value)) = self.functions[index].forced_return.clone() {
+            return self.force_return(tid, index, regs, (cfa, return_addr), (&path, &value));
         }
         let bp = self.breakpoints.entry(return_addr).or_default();
         bp.returns += 1;
@@ -1691,20 +1693,23 @@ impl<'a> Tracer<'a> {
     /// frame is popped as `ret` would (rsp = CFA, rip = return address, rbp restored when the
     /// frame uses it) and the value goes where the ABI returns integers (rax). The call is
     /// recorded as returning that value.
+    /// Makes the call that just started return the value with bytes `value` at once, without
+    /// running its body: the frame is popped as `ret` would (rsp = CFA, rip = return address,
+    /// rbp restored when the frame uses it) and the value goes where the ABI returns it
+    /// (registers, or the caller's memory at the hidden return pointer). The call is recorded
+    /// as returning that value.
     fn force_return(
         &mut self,
         tid: Pid,
         index: usize,
         regs: &libc::user_regs_struct,
-        cfa: u64,
-        return_addr: u64,
-        value: i64,
+        (cfa, return_addr): (u64, u64),
+        (path, value): (&str, &[u8]),
     ) -> Result<(), RecordError> {
         let Some(frame) = self.threads.get_mut(&tid).and_then(|t| t.stack.pop()) else {
             return Ok(());
         };
         let mut forced = *regs;
-        forced.rax = value as u64;
         forced.rsp = cfa;
         forced.rip = return_addr;
         if self.functions[index].cfa.is_some_and(|r| r.register == 6) {
@@ -1714,18 +1719,32 @@ impl<'a> Tracer<'a> {
                 forced.rbp = u64::from_le_bytes(saved);
             }
         }
-        let ret = self.functions[index].detail.return_type.map(|ty| {
-            let rr = ReturnRegs {
-                rax: forced.rax,
-                ..ReturnRegs::default()
-            };
-            let rust_abi = self.functions[index].detail.rust_abi;
-            match return_place(self.types, ty, &rr, rust_abi) {
-                ReturnPlace::Bytes(b) => self.decoder().bytes(ty, &b),
-                ReturnPlace::Memory(addr) => self.decoder().at(ty, addr),
-                ReturnPlace::Unknown(reason) => unknown_return(self.types, ty, reason),
+        let ret = match self.functions[index].detail.return_type {
+            None => None,
+            Some(ty) => {
+                let place =
+                    place_return(self.types, ty, value, frame.hidden_return).map_err(|reason| {
+                        RecordError::CannotForceValue {
+                            function: path.to_string(),
+                            value: "its extreme value".into(),
+                            reason,
+                        }
+                    })?;
+                if let Some(rax) = place.rax {
+                    forced.rax = rax;
+                }
+                if let Some(rdx) = place.rdx {
+                    forced.rdx = rdx;
+                }
+                if place.xmm0.is_some() || place.xmm1.is_some() {
+                    set_xmm01(tid, place.xmm0, place.xmm1)?;
+                }
+                if let Some((addr, bytes)) = &place.memory {
+                    self.mem.write(*addr, bytes)?;
+                }
+                Some(self.decoder().bytes(ty, value))
             }
-        });
+        };
         if let Some(call) = frame.call {
             self.sink.record(TraceEvent::CallEnded(CallEnd {
                 call,

@@ -1,0 +1,117 @@
+//! A transformed run's verdict from how the test binary ended and what libtest printed.
+
+use carve_generator::libtest;
+
+use crate::Verdict;
+
+/// How a transformed run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEnd {
+    Exited(i32),
+    Signaled(String),
+    /// Killed after this many seconds.
+    TimedOut(f64),
+    /// The recorder lost the process; the reason says why.
+    Lost(String),
+}
+
+/// Detected when a test failed, the binary crashed or timed out; undetected when it exited 0
+/// after running tests.
+pub fn judge(end: &RunEnd, output: &str) -> Verdict {
+    // With --test-threads=1 libtest prints `test NAME ... ` before running NAME: a test with no
+    // result yet is the one running when the process died.
+    let running = output
+        .lines()
+        .filter_map(|l| l.strip_prefix("test "))
+        .next_back()
+        .filter(|l| l.trim_end().ends_with("..."))
+        .map(|l| l.trim_end().trim_end_matches("...").trim().to_string());
+    match end {
+        RunEnd::Exited(0) => {
+            let results = libtest::results(output);
+            if results.is_empty() {
+                Verdict::NotRun {
+                    reason: "the test binary ran no test".into(),
+                }
+            } else {
+                Verdict::Undetected { diagnosis: None }
+            }
+        }
+        RunEnd::Exited(101) if !libtest::failed(output).is_empty() => {
+            let failed = libtest::failed(output);
+            let failures = libtest::failures(output);
+            let test = failed[0].clone();
+            let why = failures
+                .get(&test)
+                .and_then(|f| f.first())
+                .map(|f| f.summary())
+                .unwrap_or_else(|| "(no message)".into());
+            Verdict::Detected {
+                test: Some(test),
+                reason: format!("failed: {why}"),
+            }
+        }
+        RunEnd::Exited(code) => Verdict::Detected {
+            test: running,
+            reason: format!("exited with code {code}"),
+        },
+        RunEnd::Signaled(name) => {
+            let overflow = output.contains("has overflowed its stack");
+            Verdict::Detected {
+                test: running,
+                reason: if overflow {
+                    format!("crashed: stack overflow ({name})")
+                } else {
+                    format!("crashed: killed by {name}")
+                },
+            }
+        }
+        RunEnd::TimedOut(secs) => Verdict::Detected {
+            test: running,
+            reason: format!("timed out after {secs:.1} s"),
+        },
+        RunEnd::Lost(reason) => Verdict::NotRun {
+            reason: reason.clone(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hanging_test_is_named_from_the_line_without_a_result() {
+        let out = "running 2 tests\ntest a ... ok\ntest b ... ";
+        assert_eq!(
+            judge(&RunEnd::TimedOut(3.0), out),
+            Verdict::Detected {
+                test: Some("b".into()),
+                reason: "timed out after 3.0 s".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_assertion_is_detected_with_its_values() {
+        let out = "running 1 test\ntest t ... FAILED\n\nfailures:\n\n---- t stdout ----\n\nthread 't' panicked at src/lib.rs:3:5:\nassertion `left == right` failed\n  left: 0\n right: 734\n\nfailures:\n    t\n\ntest result: FAILED. 0 passed; 1 failed\n";
+        let Verdict::Detected { test, reason } = judge(&RunEnd::Exited(101), out) else {
+            panic!("not detected");
+        };
+        assert_eq!(test.as_deref(), Some("t"));
+        assert!(reason.contains("left: 0, right: 734"), "{reason}");
+    }
+
+    #[test]
+    fn passing_tests_leave_it_undetected_and_no_tests_at_all_is_not_a_run() {
+        let out = "running 1 test\ntest t ... ok\n\ntest result: ok. 1 passed\n";
+        assert_eq!(
+            judge(&RunEnd::Exited(0), out),
+            Verdict::Undetected { diagnosis: None }
+        );
+        assert!(matches!(
+            judge(&RunEnd::Exited(0), "running 0 tests\n"),
+            Verdict::NotRun { .. }
+        ));
+    }
+}

@@ -1,0 +1,250 @@
+//! Which tests reached which functions, and what each test's own calls returned: a trace sink
+//! for a libtest binary run with `--test-threads=1` (each test runs on a thread of its own,
+//! calling its test function, which the default selection records as the program's own code).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use carve_storage::{Arg, CallId, FunctionId, FunctionInfo, Outcome, TraceEvent, TraceSink, Value};
+
+/// One call as a test saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    pub function: String,
+    /// Arguments at entry (for `self` and `&mut` arguments, the state before the call).
+    pub args: Vec<Arg>,
+    pub ret: Option<Value>,
+    /// The state of `self` and `&mut` arguments after the call.
+    pub after: Vec<Arg>,
+    pub returned: bool,
+}
+
+/// What one test did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestCalls {
+    /// Every recorded function it reached (the test function itself included).
+    pub reached: BTreeSet<String>,
+    /// Every call of each function it reached, in order.
+    pub calls: BTreeMap<String, Vec<Seen>>,
+    /// The calls the test function made itself, in order: what it observed.
+    pub own: Vec<Seen>,
+}
+
+/// The tests of a run, by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observed {
+    pub functions: Vec<FunctionInfo>,
+    pub tests: BTreeMap<String, TestCalls>,
+}
+
+#[derive(Debug)]
+struct Open {
+    thread: i32,
+    function: FunctionId,
+    parent: Option<CallId>,
+    args: Vec<Arg>,
+}
+
+/// Collects a test binary's run (see the module doc).
+#[derive(Debug, Default)]
+pub struct Observer {
+    functions: HashMap<FunctionId, FunctionInfo>,
+    /// Threads in the order they first showed up.
+    order: Vec<i32>,
+    open: HashMap<CallId, Open>,
+    /// Per thread: every call started, in order, and every ended call.
+    starts: HashMap<i32, Vec<(CallId, FunctionId)>>,
+    ended: HashMap<i32, Vec<(CallId, Option<CallId>, Seen)>>,
+}
+
+impl TraceSink for Observer {
+    fn record(&mut self, event: TraceEvent) {
+        match event {
+            TraceEvent::Functions(fs) => {
+                for f in fs {
+                    self.functions.insert(f.id, f);
+                }
+            }
+            TraceEvent::CallStarted(c) => {
+                self.seen_thread(c.thread);
+                self.starts
+                    .entry(c.thread)
+                    .or_default()
+                    .push((c.call, c.function));
+                self.open.insert(
+                    c.call,
+                    Open {
+                        thread: c.thread,
+                        function: c.function,
+                        parent: c.parent,
+                        args: c.args,
+                    },
+                );
+            }
+            TraceEvent::CallEnded(e) => {
+                let Some(open) = self.open.remove(&e.call) else {
+                    return;
+                };
+                let function = self
+                    .functions
+                    .get(&open.function)
+                    .map(|f| f.path.clone())
+                    .unwrap_or_default();
+                self.ended.entry(open.thread).or_default().push((
+                    e.call,
+                    open.parent,
+                    Seen {
+                        function,
+                        args: open.args,
+                        ret: e.ret,
+                        after: e.after,
+                        returned: e.outcome == Outcome::Returned,
+                    },
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Observer {
+    fn seen_thread(&mut self, thread: i32) {
+        if !self.order.contains(&thread) {
+            self.order.push(thread);
+        }
+    }
+
+    /// What each of `tests` (the names the binary ran) did. A thread whose calls include a test
+    /// function (`…::NAME`) is that test's; a thread without one was started by the test whose
+    /// thread came last before it (libtest runs them one at a time with `--test-threads=1`).
+    pub fn by_test(self, tests: &[String]) -> Observed {
+        let mut fs: Vec<FunctionInfo> = self.functions.values().cloned().collect();
+        fs.sort_by_key(|f| f.id);
+        let mut out = Observed {
+            functions: fs,
+            tests: BTreeMap::new(),
+        };
+        let path_of = |f: &FunctionId| self.functions.get(f).map(|f| f.path.as_str());
+        let mut current: Option<&String> = None;
+        for thread in &self.order {
+            let starts = self
+                .starts
+                .get(thread)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let found = starts.iter().find_map(|(call, f)| {
+                let path = path_of(f)?;
+                tests
+                    .iter()
+                    .find(|t| path.ends_with(&format!("::{t}")))
+                    .map(|t| (t, *call))
+            });
+            let (test, test_call) = match found {
+                Some((t, call)) => (t, Some(call)),
+                None => match current {
+                    Some(t) => (t, None),
+                    None => continue,
+                },
+            };
+            current = Some(test);
+            let entry = out.tests.entry(test.clone()).or_default();
+            for (_, parent, seen) in self.ended.get(thread).into_iter().flatten() {
+                entry.reached.insert(seen.function.clone());
+                if parent.is_some() && *parent == test_call {
+                    entry.own.push(seen.clone());
+                }
+                entry
+                    .calls
+                    .entry(seen.function.clone())
+                    .or_default()
+                    .push(seen.clone());
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::{CallEnd, CallStart, Language};
+
+    fn function(id: u32, path: &str) -> FunctionInfo {
+        FunctionInfo {
+            id: FunctionId(id),
+            path: path.into(),
+            name: path.rsplit("::").next().unwrap().into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: Vec::new(),
+            return_type: None,
+        }
+    }
+
+    fn call(o: &mut Observer, id: u64, parent: Option<u64>, f: u32, thread: i32, ret: i128) {
+        o.record(TraceEvent::CallStarted(CallStart {
+            call: CallId(id),
+            parent: parent.map(CallId),
+            function: FunctionId(f),
+            thread,
+            depth: 0,
+            args: Vec::new(),
+            objects: Vec::new(),
+        }));
+        o.record(TraceEvent::CallEnded(CallEnd {
+            call: CallId(id),
+            outcome: Outcome::Returned,
+            ret: Some(Value::Int {
+                ty: "i64".into(),
+                value: ret,
+            }),
+            after: Vec::new(),
+            touches: Vec::new(),
+        }));
+    }
+
+    #[test]
+    fn each_thread_belongs_to_the_test_whose_function_it_calls_and_started_threads_to_their_test() {
+        let mut o = Observer::default();
+        o.record(TraceEvent::Functions(vec![
+            function(1, "w::tests::a"),
+            function(2, "w::tests::b"),
+            function(3, "w::fee"),
+            function(4, "w::tests::a::{closure#0}"),
+        ]));
+        // Thread 10 runs test a (through libtest's closure), which calls fee itself.
+        o.record(TraceEvent::CallStarted(CallStart {
+            call: CallId(1),
+            parent: None,
+            function: FunctionId(4),
+            thread: 10,
+            depth: 0,
+            args: Vec::new(),
+            objects: Vec::new(),
+        }));
+        o.record(TraceEvent::CallStarted(CallStart {
+            call: CallId(2),
+            parent: Some(CallId(1)),
+            function: FunctionId(1),
+            thread: 10,
+            depth: 1,
+            args: Vec::new(),
+            objects: Vec::new(),
+        }));
+        call(&mut o, 3, Some(2), 3, 10, 77);
+        // Thread 11 is one test a started: its call of fee is a's, not a's own.
+        call(&mut o, 4, None, 3, 11, 5);
+        // Thread 12 runs test b, which reaches nothing else.
+        call(&mut o, 5, None, 2, 12, 0);
+        let seen = o.by_test(&["tests::a".into(), "tests::b".into()]);
+        let a = &seen.tests["tests::a"];
+        assert!(a.reached.contains("w::fee"));
+        assert_eq!(a.calls["w::fee"].len(), 2);
+        assert_eq!(a.own.len(), 1);
+        assert_eq!(a.own[0].function, "w::fee");
+        let b = &seen.tests["tests::b"];
+        assert!(!b.reached.contains("w::fee"));
+    }
+}

@@ -1,0 +1,104 @@
+//! The report as text: human (the CLI prints it through `terminal_safe`) and JUnit XML
+//! (undetected transformations are failures). JSON is serde's (`Report::json`).
+
+use std::fmt::Write;
+
+use crate::{Report, Verdict};
+
+pub fn human(r: &Report) -> String {
+    let mut out = String::new();
+    for f in &r.functions {
+        if let Some(reason) = &f.skipped {
+            let _ = writeln!(out, "skipped      {}: {reason}", f.function);
+            continue;
+        }
+        for t in &f.transformations {
+            match &t.verdict {
+                Verdict::Detected { test, reason } => {
+                    let by = test
+                        .as_deref()
+                        .map(|t| format!(" by {t}"))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "detected     {} -> {}{by}: {reason}",
+                        f.function, t.value
+                    );
+                }
+                Verdict::Undetected { diagnosis } => {
+                    let reach = match f.tests.len() {
+                        0 => "no test reaches it".to_string(),
+                        n => format!("{n} tests reach it: {}", f.tests.join(", ")),
+                    };
+                    let _ = writeln!(out, "UNDETECTED   {} -> {} ({reach})", f.function, t.value);
+                    if let Some(d) = diagnosis {
+                        let _ = writeln!(out, "    {}: {}", d.kind.label(), d.evidence);
+                        let _ = writeln!(out, "    suggestion: {}", d.suggestion);
+                    }
+                }
+                Verdict::NotRun { reason } => {
+                    let _ = writeln!(out, "not run      {} -> {}: {reason}", f.function, t.value);
+                }
+            }
+        }
+    }
+    let s = &r.summary;
+    let _ = writeln!(
+        out,
+        "\n{} functions, {} transformations: {} detected, {} undetected, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
+        s.functions, s.transformations, s.detected, s.undetected, s.not_run, s.skipped_functions, s.score, r.seconds
+    );
+    out
+}
+
+fn xml(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .map(|c| match c {
+            '&' => "&amp;".to_string(),
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            '"' => "&quot;".to_string(),
+            '\'' => "&apos;".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// JUnit XML: one test case per transformation; undetected ones are failures.
+pub fn junit(r: &Report) -> String {
+    let s = &r.summary;
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites><testsuite name=\"carve assess\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
+        s.transformations, s.undetected, s.not_run, r.seconds
+    );
+    for f in &r.functions {
+        for t in &f.transformations {
+            let _ = write!(
+                out,
+                "  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
+                xml(&f.function),
+                xml(&format!("-> {}", t.value)),
+                t.seconds
+            );
+            match &t.verdict {
+                Verdict::Detected { .. } => {}
+                Verdict::Undetected { diagnosis } => {
+                    let message = diagnosis
+                        .as_ref()
+                        .map(|d| format!("{}: {} ({})", d.kind.label(), d.evidence, d.suggestion))
+                        .unwrap_or_else(|| "every test passed".into());
+                    let _ = write!(out, "<failure message=\"undetected: {}\"/>", xml(&message));
+                }
+                Verdict::NotRun { reason } => {
+                    let _ = write!(out, "<skipped message=\"{}\"/>", xml(reason));
+                }
+            }
+            out.push_str("</testcase>\n");
+        }
+    }
+    out.push_str("</testsuite></testsuites>\n");
+    out
+}
