@@ -113,6 +113,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         verify_runs: 3,
         all: false,
         max_per_function: None,
+        whole_trace: false,
     })?;
     for f in &report.files {
         println!("wrote {}", f.display());
