@@ -611,4 +611,31 @@ mod tests {
             "public API: 0 of 3 recorded calls carved into unverified tests (0%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; private: 0 calls; not supported yet: 5 calls (closure 2, trait impl 3)"
         );
     }
+
+    #[test]
+    fn the_summary_line_says_how_many_calls_the_cap_left_out_and_how_to_change_it() {
+        let report = Report {
+            summary: Summary {
+                public_api: 300,
+                in_scope: 300,
+                tests_written: 5,
+                calls_carved: 5,
+                skipped: BTreeMap::from([(OVER_MAX_PER_FUNCTION.to_string(), 295)]),
+                ..Summary::default()
+            },
+            max_per_function: Some(5),
+            over_max_per_function: vec![OverMax {
+                function: "hotloop::mix".into(),
+                calls: 295,
+            }],
+            ..Report::default()
+        };
+        assert!(
+            report.summary_line().ends_with(
+                "; private: 0 calls; 295 more calls of 1 functions not carved, beyond the first 5 distinct calls of each (--max-per-function N or --all to change)"
+            ),
+            "{}",
+            report.summary_line()
+        );
+    }
 }
