@@ -18,8 +18,10 @@
 #      The crate's dev-dependencies stay: `cargo test` builds them, as it would for the user.
 #   2. Copy the driver bench/real-crates/NAME (its own workspace, depending on NAME = { path =
 #      "../lib" }) beside it as app/ and build it (debug, default dev profile).
-#   3. carve record --db trace.db --filter 'CRATE_IDENT::*' -- <app binary>
-#      carve generate --db trace.db --crate lib --out lib/tests --format json   (verifies)
+#   3. carve record --db trace.db --coverage --filter 'CRATE_IDENT::*' -- <app binary>
+#      carve generate --db trace.db --crate lib --out lib/tests --format json   (verifies, and
+#      measures the carved tests' line coverage: its `line_coverage`, printed to stderr beside
+#      callgrind's figure)
 #      If the report says a dev-dependency is missing (mockall), add it with `cargo add --dev`
 #      and generate again.
 #   4. valgrind --tool=callgrind on the app and on each carved test binary (--test-threads=1);
@@ -150,7 +152,7 @@ run_crate() {
     fi
     local app=$TARGET/debug/$c-app
     # 3. record and generate
-    (cd "$d" && "$CARVE" record --db trace.db --filter "$ident::*" -- "$app" >app.out 2>record.err)
+    (cd "$d" && "$CARVE" record --db trace.db --coverage --filter "$ident::*" -- "$app" >app.out 2>record.err)
     local rc=$?
     if [[ ! -s "$d/trace.db" ]] || ! grep -q 'carve: recorded' "$d/record.err"; then
         fail_row "$c" "$v" "carve record (exit $rc)" "$d/record.err"; return
@@ -218,8 +220,16 @@ both = len(a & b)
 tests = f"{passed}" + (f" ({failed} failed)" if failed else "")
 print(f"| {name} | {version} | {recorded} | {in_scope} | {carved} ({100.0 * carved / max(1, recorded):.0f}%) "
       f"| {headline:.0f}% | {lost} | {tests} | {len(a)} | {both} | {100.0 * both / max(1, len(a)):.0f}% |")
+lc = r.get("line_coverage")
+if lc:
+    print(f"{name}: carve's own measure: carved tests reach {lc['reached_lines']} of the {lc['recorded_lines']} lines "
+          f"the recording reached (callgrind: {both} of {len(a)})", file=sys.stderr)
+else:
+    print(f"{name}: carve's own measure: {r.get('line_coverage_note')}", file=sys.stderr)
 json.dump({"recorded": recorded, "in_scope": in_scope, "carved": carved, "headline": headline, "lost": lost,
-           "passed": passed, "lines": len(a), "lines_rerun": both}, open(f"{d}/row.json", "w"))
+           "passed": passed, "lines": len(a), "lines_rerun": both,
+           "carve_lines": lc and lc["recorded_lines"], "carve_lines_rerun": lc and lc["reached_lines"]},
+          open(f"{d}/row.json", "w"))
 PY
 }
 

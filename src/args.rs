@@ -15,6 +15,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   unit tests that replay the recorded calls and assert what they returned."
 )]
 pub struct Cli {
+    /// No progress display (progress is only ever drawn on a terminal, on stderr).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -35,6 +38,9 @@ pub enum Command {
     /// Line coverage of a run recorded with `record --coverage`: a summary per source file,
     /// and an lcov file with --lcov.
     Coverage(CoverageArgs),
+    /// Print a shell completion script for carve (e.g. `carve completions bash >
+    /// ~/.local/share/bash-completion/completions/carve`).
+    Completions(CompletionsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -153,6 +159,10 @@ pub struct GenerateArgs {
     /// reading, no cap unless --max-per-function is given).
     #[arg(long, hide = true)]
     pub whole_trace: bool,
+    /// Do not measure which of the lines the recording reached the carved tests reach (by
+    /// default measured after verification when the run was recorded with --coverage).
+    #[arg(long)]
+    pub no_coverage: bool,
 }
 
 #[derive(Args, Debug)]
@@ -215,6 +225,13 @@ pub struct CoverageArgs {
     pub by_thread: bool,
     #[arg(long, value_enum, default_value_t = CoverageFormat::Human)]
     pub format: CoverageFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -250,6 +250,7 @@ mod tests {
                 decl_line: Some(2),
                 lines: vec![("/s/lib.rs".into(), 3), ("/s/lib.rs".into(), 4)],
                 reached: 1,
+                reached_lines: vec![("/s/lib.rs".into(), 3)],
             },
             FunctionLines {
                 id: FunctionId(2),
@@ -258,6 +259,7 @@ mod tests {
                 decl_line: Some(8),
                 lines: vec![("/s/lib.rs".into(), 9)],
                 reached: 0,
+                reached_lines: Vec::new(),
             },
         ];
         assert_eq!(

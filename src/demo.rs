@@ -114,6 +114,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         all: false,
         max_per_function: None,
         whole_trace: false,
+        no_coverage: true,
     })?;
     for f in &report.files {
         println!("wrote {}", f.display());

@@ -107,7 +107,7 @@ fn record_new(
     excludes: &[String],
     command: &[OsString],
 ) -> anyhow::Result<()> {
-    let carve = std::env::current_exe().context("finding the carve executable")?;
+    let carve = crate::carve_exe()?;
     let mut cmd = Command::new(carve);
     cmd.arg("record").arg("--db").arg(db);
     for f in filters {

@@ -9,7 +9,9 @@ use carve_storage::{CallRange, Store};
 use crate::args::{Format, GenerateArgs};
 
 pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
-    let report = generate(&a)?;
+    let report = generate(&a);
+    crate::progress::clear();
+    let report = report?;
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => {
@@ -17,7 +19,13 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
             for f in &report.files {
                 text.push_str(&format!("wrote {}\n", f.display()));
             }
-            text + &report.summary_line() + "\n"
+            text.push_str(&report.summary_line());
+            text.push('\n');
+            if let Some(line) = report.line_coverage_line() {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
         }
     };
     crate::emit(&text)?;
@@ -27,9 +35,6 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
 pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
-    // Equivalent calls are grouped as the trace is read, so memory follows the number of
-    // distinct calls, not of recorded ones. `--all` wants every call's test, and
-    // `--max-per-function` ranks tests by how many calls they stand for: both read it whole.
     // Equivalent calls are grouped as the trace is read, and only the first distinct calls of
     // each function are kept, so memory follows what is written out, not the trace's length.
     // `--all` wants every call's test: it reads the trace whole.
@@ -45,7 +50,9 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         if let Some(n) = max_per_function {
             grouper = grouper.max_per_function(n);
         }
+        let read = crate::progress::Counter::start(&format!("reading the calls of run {}", run.0));
         store.each_call(run, CallRange::default(), |call| {
+            read.inc();
             grouper.push(call);
             Ok::<(), carve_storage::StorageError>(())
         })?;
@@ -69,8 +76,17 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
             keep_equivalent: a.all,
             max_per_function,
         },
+        progress: crate::progress::generation(),
     };
-    Ok(carve_generator::generate_grouped(&grouped, &options)?)
+    let mut report = carve_generator::generate_grouped(&grouped, &options)?;
+    if !a.no_coverage {
+        let cargo = options
+            .verify
+            .as_ref()
+            .map_or_else(|| PathBuf::from("cargo"), |v| v.cargo.clone());
+        crate::carved_coverage::measure(&store, run, &mut report, &cargo)?;
+    }
+    Ok(report)
 }
 
 /// Verification settings when cargo can be run (`$CARGO` when carve runs under cargo).

@@ -83,10 +83,12 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         excludes: a.excludes.clone(),
         carve_version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    let mut writer = store.begin_run(&info)?;
+    let writer = store.begin_run(&info)?;
     let run_id = writer.run_id();
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
+    // Calls recorded and their rate on a terminal (the sinks count, the bar polls).
+    let progress = crate::progress::Recording::start(&abs.display().to_string());
     let children: std::sync::Mutex<Vec<(i32, carve_storage::RunId)>> = Default::default();
     let make_child = |pid: i32| -> Option<Box<dyn carve_storage::TraceSink + Send>> {
         let child = RunInfo {
@@ -99,7 +101,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         {
             Ok(writer) => {
                 children.lock().ok()?.push((pid, writer.run_id()));
-                Some(Box::new(writer))
+                Some(Box::new(progress.count(writer)))
             }
             Err(e) => {
                 eprintln!("carve: forked child {pid} runs untraced: {e}");
@@ -107,12 +109,14 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             }
         }
     };
+    let mut sink = progress.count(writer);
     let result = if a.follow_forks {
-        recording.run_with_children(&mut writer, Some(&make_child))
+        recording.run_with_children(&mut sink, Some(&make_child))
     } else {
-        recording.run(&mut writer)
+        recording.run(&mut sink)
     };
-    let stored = writer.finish();
+    drop(progress);
+    let stored = sink.inner.finish();
     for (pid, run) in children.lock().map(|c| c.clone()).unwrap_or_default() {
         eprintln!("carve: recorded forked child {pid} as run {}", run.0);
     }

@@ -406,3 +406,166 @@ fn hostile_file_names_in_a_trace_reach_neither_the_terminal_nor_the_lcov_structu
         text.lines().filter(|l| *l == "end_of_record").count()
     );
 }
+
+/// A crate whose carved tests skip one function on purpose: `stamped` reads the clock, so its
+/// call is skipped as `untestable`; `double` is carved.
+const STAMP: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        "[package]\nname = \"stamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    ),
+    (
+        "src/lib.rs",
+        r#"use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Pure: carved tests replay it.
+pub fn double(x: u32) -> u32 {
+    x * 2
+}
+
+/// Reads the clock: carved tests skip it as untestable.
+pub fn stamped(msg: &str) -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let shown = if secs > 0 { 1 } else { 0 };
+    format!("[{shown}] {msg}")
+}
+"#,
+    ),
+    (
+        "src/main.rs",
+        r#"fn main() {
+    println!("{}", stamp::double(3));
+    println!("{}", stamp::double(4));
+    println!("{}", stamp::stamped("hi"));
+}
+"#,
+    ),
+];
+
+/// The `stamp` crate written and built under a new temporary directory: (its guard, the crate).
+fn stamp_crate() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("stamp");
+    write_tree(&dir, STAMP);
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    (tmp, dir)
+}
+
+#[test]
+fn generate_says_how_many_recorded_lines_its_tests_reach_and_why_the_others_are_missed() {
+    let (_tmp, dir) = stamp_crate();
+    let db = dir.join("trace.db");
+    let out = record(&db, &["--coverage"], &dir.join("target/debug/stamp"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lib = dir.join("src/lib.rs");
+    // Debug code for every line from `double`'s signature to its closing brace (3 lines) and
+    // from `stamped`'s to its own (7): the recording reached all ten in lib.rs (main.rs is the
+    // program's, not the library's).
+    let stamped_lines: Vec<u32> =
+        (line_of(&lib, "pub fn stamped")..=line_of(&lib, "format!(") + 1).collect();
+    let c = coverage_of(&db);
+    let (_, lib_lines) = c
+        .lines
+        .iter()
+        .find(|(f, _)| f.ends_with("stamp/src/lib.rs"))
+        .expect("lib.rs has lines");
+    assert_eq!(
+        lib_lines.values().filter(|r| **r).count(),
+        10,
+        "{lib_lines:?}"
+    );
+
+    // Not verified, not built: nothing to measure.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let unverified = stdout(&generate_unverified(&db, elsewhere.path(), &[]));
+    assert!(
+        unverified.ends_with(
+            "\nline coverage of the carved tests not measured: the carved tests were not \
+             verified (--no-verify); verification builds them, then carve records them\n"
+        ),
+        "{unverified}"
+    );
+
+    // The tests carve `double` only: they reach its 3 lines, and none of `stamped`'s 7.
+    let text = generate_into_tests(&dir, &db, &[]);
+    assert!(
+        text.contains(
+            "\ncarved tests reach 3 of the 10 lines (30%) the recording reached in stamp\n"
+        ),
+        "{text}"
+    );
+
+    let json = generate_into_tests(&dir, &db, &["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let lc = &report["line_coverage"];
+    assert_eq!(lc["recorded_lines"], 10, "{lc:#}");
+    assert_eq!(lc["reached_lines"], 3, "{lc:#}");
+    assert_eq!(lc["test_targets"], serde_json::json!(["carved_stamp"]));
+    let missed = lc["not_reached"].as_array().unwrap();
+    let functions: Vec<&str> = missed
+        .iter()
+        .map(|m| m["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        functions,
+        ["stamp::stamped", "stamp::stamped::{{closure}}"],
+        "{lc:#}"
+    );
+    let stamped = &missed[0];
+    assert!(stamped["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("stamp/src/lib.rs"));
+    assert_eq!(stamped["lines"], serde_json::json!(stamped_lines));
+    assert_eq!(
+        stamped["skipped"],
+        serde_json::json!([{
+            "reason": "untestable",
+            "calls": 1,
+            "detail": "clock: std::time::SystemTime::now in stamp::stamped",
+        }])
+    );
+    // The closure on the `map_or` line is no function a test can call.
+    let closure = &missed[1];
+    assert_eq!(
+        closure["lines"],
+        serde_json::json!([line_of(&lib, ".map_or(0")])
+    );
+    assert_eq!(closure["not_supported"], "closure");
+}
+
+#[test]
+fn generate_says_to_record_with_coverage_and_measures_nothing_when_told_not_to() {
+    let (_tmp, dir) = stamp_crate();
+    let db = dir.join("trace.db");
+    let out = record(&db, &[], &dir.join("target/debug/stamp"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tests = dir.join("tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    let generated = generate_unverified(&db, &tests, &[]);
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let text = stdout(&generated);
+    let last = text.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "line coverage of the carved tests not measured: run 1 was recorded without --coverage; \
+         record with --coverage to measure which of the lines it reached the carved tests reach"
+    );
+    let json = generate_unverified(&db, &tests, &["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert!(report["line_coverage"].is_null());
+    assert!(report["line_coverage_note"]
+        .as_str()
+        .unwrap()
+        .contains("record with --coverage"));
+
+    let quiet = generate_unverified(&db, &tests, &["--no-coverage"]);
+    assert!(
+        !stdout(&quiet).contains("line coverage"),
+        "{}",
+        stdout(&quiet)
+    );
+}

@@ -175,7 +175,11 @@ fn summary_with(db: &std::path::Path, extra: &[&str]) -> String {
         .output()
         .unwrap();
     assert!(generated.status.success(), "{}", stderr(&generated));
-    stdout(&generated).lines().last().unwrap().to_string()
+    stdout(&generated)
+        .lines()
+        .find(|l| l.starts_with("public API: "))
+        .unwrap()
+        .to_string()
 }
 
 #[test]

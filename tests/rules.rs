@@ -613,3 +613,208 @@ fn main() {
     assert!(!summary.contains("type parameter"), "{summary}");
     assert_pass_then_fail_after(&dir, "* 2", "* 3", "double_");
 }
+
+/// Collections fed from iterators: `FromIterator`, `Extend` and `IndexMut` implemented by the
+/// crate's type are called through the std traits, with the recorded range as the iterator, and
+/// replayed to rebuild the receiver of later calls (`bag.extend(10u32..12u32)`).
+#[test]
+fn iterator_fed_collections_are_built_and_replayed_through_std_traits() {
+    let lib = r#"
+#[derive(Debug, Default)]
+pub struct Bag {
+    items: Vec<u32>,
+}
+
+impl Bag {
+    pub fn total(&self) -> u32 {
+        self.items.iter().sum()
+    }
+}
+
+impl FromIterator<u32> for Bag {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Bag {
+        Bag { items: iter.into_iter().collect() }
+    }
+}
+
+impl Extend<u32> for Bag {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for x in iter {
+            self.items.push(x * 2);
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Bag {
+    type Output = u32;
+    fn index(&self, i: usize) -> &u32 {
+        &self.items[i]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Bag {
+    fn index_mut(&mut self, i: usize) -> &mut u32 {
+        &mut self.items[i]
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut bag: shapes::Bag = (1..4).collect();
+    bag.extend(10..12);
+    println!("{}", bag.total());
+    bag[0] += 5;
+    println!("{} {}", bag.total(), bag[1]);
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "<shapes::Bag as std::iter::FromIterator<_>>::from_iter(1u32..4u32)",
+            ".extend(10u32..12u32)",
+            "let result = bag.total();",
+            "assert_eq!(result, 48u32);",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "x * 2", "x * 3", "total_");
+}
+
+/// A handle API written through by the caller (`*tally.slot(k).or_zero() += 1`): the recorder
+/// keeps what the returned `&mut` pointed to at the thread's next stop (`*result`), and the
+/// generator replays the chain with that write (`*tally.slot(..).or_zero() = 2u32;`) to rebuild
+/// the object for later calls.
+#[test]
+fn writes_through_a_returned_reference_are_replayed() {
+    let lib = r#"
+#[derive(Debug, Default)]
+pub struct Tally {
+    names: Vec<String>,
+    counts: Vec<u32>,
+}
+
+pub enum Slot<'a> {
+    Found(&'a mut u32),
+    Missing(&'a mut Tally, String),
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally::default()
+    }
+    pub fn slot(&mut self, name: &str) -> Slot<'_> {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => Slot::Found(&mut self.counts[i]),
+            None => Slot::Missing(self, name.to_string()),
+        }
+    }
+    pub fn count(&self, name: &str) -> u32 {
+        self.names.iter().position(|n| n == name).map_or(0, |i| self.counts[i])
+    }
+}
+
+impl<'a> Slot<'a> {
+    pub fn or_zero(self) -> &'a mut u32 {
+        match self {
+            Slot::Found(c) => c,
+            Slot::Missing(t, name) => {
+                t.names.push(name);
+                t.counts.push(0);
+                t.counts.last_mut().unwrap()
+            }
+        }
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut tally = shapes::Tally::new();
+    for word in ["a", "b", "a", "c", "a"] {
+        *tally.slot(word).or_zero() += 1;
+    }
+    println!("{} {}", tally.count("a"), tally.count("c"));
+}
+"#;
+    // The program's `main` is not recorded: the write through the reference is the caller's.
+    let (_tmp, dir, summary) = carve_crate_recorded_with(
+        lib,
+        main,
+        &[
+            "--filter",
+            "shapes::Tally::*",
+            "--filter",
+            "shapes::Slot::*",
+        ],
+    );
+    let shown = carve()
+        .args(["show", "--db"])
+        .arg(dir.join("trace.db"))
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&shown).contains("= &2 ⇒ *result: 3"),
+        "{}",
+        stdout(&shown)
+    );
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "*tally.slot(\"a\").or_zero() = 1u32;",
+            "*tally.slot(\"a\").or_zero() = 3u32;",
+            "let result = tally.count(\"a\");",
+            "assert_eq!(result, 3u32);",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "t.counts.push(0);", "t.counts.push(1);", "or_zero_");
+}
+
+/// A result holding a pointer (not read exactly, so not comparable whole) is still checked: by
+/// its variant and the parts that were read exactly, `_` for the pointer.
+#[test]
+fn results_holding_pointers_are_checked_by_their_exact_parts() {
+    let lib = r#"
+pub enum Cursor {
+    At(*const u8, usize),
+    End,
+}
+
+pub fn cursor(text: &str, i: usize) -> Cursor {
+    if i < text.len() {
+        Cursor::At(text.as_ptr().wrapping_add(i), i)
+    } else {
+        Cursor::End
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    for i in [1, 5] {
+        match shapes::cursor("abc", i) {
+            shapes::Cursor::At(_, at) => println!("at {at}"),
+            shapes::Cursor::End => println!("end"),
+        }
+    }
+}
+"#;
+    let (_tmp, dir, summary) =
+        carve_crate_recorded_with(lib, main, &["--filter", "shapes::cursor"]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "assert!(matches!(result, shapes::Cursor::At(_, 1usize)));",
+            "assert!(matches!(result, shapes::Cursor::End));",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "wrapping_add(i), i)",
+        "wrapping_add(i), i + 1)",
+        "cursor_",
+    );
+}

@@ -12,11 +12,13 @@ mod error;
 mod group;
 mod instance;
 pub mod libtest;
+mod line_coverage;
 mod literal;
 mod naming;
 mod observe;
 mod pattern;
 mod plan;
+mod progress;
 mod render;
 mod repair;
 mod scenario;
@@ -33,10 +35,12 @@ use carve_storage::{CallId, FunctionId, Language, Trace};
 use serde::Serialize;
 
 pub use crate::group::{GroupedTrace, Grouper};
+pub use crate::progress::{Progress, Step};
 pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
     api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     error::GenerateError,
+    line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
     literal::{DeclType, Prim},
     plan::{
         plan, Assertion, FilePlan, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
@@ -67,6 +71,8 @@ pub struct GenerateOptions {
     pub verify: Option<Verify>,
     /// Which tests to keep.
     pub plan: PlanOptions,
+    /// Told each step reached (tests carved, verification runs), for a progress display.
+    pub progress: Option<Progress>,
 }
 
 /// What `generate` did: the plan's counts (flattened into the same JSON object) and what
@@ -92,6 +98,24 @@ pub struct Report {
     /// `skipped` as `over --max-per-function` but, unlike other skipped calls, not listed one by
     /// one in `skipped_calls` (a million of them would be the whole trace again).
     pub over_max_per_function: Vec<OverMax>,
+    /// The library crate's directory (the one given, or found from the recorded sources).
+    pub crate_dir: PathBuf,
+    /// Every source file of the library's module tree (canonical where possible): the files
+    /// whose lines [`compare_lines`] compares.
+    #[serde(skip)]
+    pub lib_files: Vec<PathBuf>,
+    /// The recorded function of each skipped call, by call id: the path as the trace has it
+    /// (`<hex::FromHexError as core::fmt::Display>::fmt`), where the skipped call names it as
+    /// a test would (`hex::FromHexError::to_string`).
+    #[serde(skip)]
+    pub skipped_functions: BTreeMap<u64, String>,
+    /// Which of the lines the recording reached the carved tests reach (the CLI measures it
+    /// after verification; see [`compare_lines`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_coverage: Option<LineCoverage>,
+    /// Why the line coverage was not measured, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_coverage_note: Option<String>,
 }
 
 /// A function with recorded calls not carved because of `--max-per-function`.
@@ -179,6 +203,16 @@ impl Report {
         }
         line
     }
+
+    /// The line the CLI prints under the summary about the carved tests' line coverage: the
+    /// figure, or why it was not measured.
+    pub fn line_coverage_line(&self) -> Option<String> {
+        match (&self.line_coverage, &self.line_coverage_note) {
+            (Some(c), _) => Some(c.line(&self.crate_name)),
+            (None, Some(note)) => Some(note.clone()),
+            (None, None) => None,
+        }
+    }
 }
 
 fn breakdown(counts: &BTreeMap<String, usize>) -> String {
@@ -248,6 +282,13 @@ fn generate_with_groups(
     count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
     let over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
+    Progress::report(
+        opts.progress.as_ref(),
+        Step::Carved {
+            tests: plan.files.iter().map(|f| f.tests.len()).sum(),
+            files: plan.files.len(),
+        },
+    );
     let mut quarantined = Vec::new();
     if let Some(v) = &opts.verify {
         let under_test: Vec<(String, Vec<String>)> = plan
@@ -260,7 +301,13 @@ fn generate_with_groups(
                 )
             })
             .collect();
-        quarantined = match verify::quarantine(&crate_dir, &opts.out_dir, &under_test, v) {
+        quarantined = match verify::quarantine(
+            &crate_dir,
+            &opts.out_dir,
+            &under_test,
+            v,
+            opts.progress.as_ref(),
+        ) {
             Ok(quarantined) => quarantined,
             Err(e) => {
                 // Unverified files may not even compile: leave none behind.
@@ -281,6 +328,7 @@ fn generate_with_groups(
             )?);
         }
     }
+    let skipped_functions = recorded_functions(trace, equivalent, &plan.summary.skipped_calls);
     let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {
         format!(
             "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
@@ -297,7 +345,36 @@ fn generate_with_groups(
         quarantined,
         max_per_function: opts.plan.max_per_function,
         over_max_per_function,
+        crate_dir,
+        lib_files: api.files.iter().cloned().collect(),
+        skipped_functions,
+        line_coverage: None,
+        line_coverage_note: None,
     })
+}
+
+/// The recorded function path of each call in `skipped` (equivalent calls share their
+/// representative's function).
+fn recorded_functions(
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    skipped: &[SkippedCall],
+) -> BTreeMap<u64, String> {
+    let wanted: std::collections::HashSet<u64> = skipped.iter().map(|s| s.call).collect();
+    let mut out = BTreeMap::new();
+    for call in &trace.calls {
+        let Some(f) = trace.function(call.function) else {
+            continue;
+        };
+        let ids =
+            std::iter::once(call.id).chain(equivalent.get(&call.id).into_iter().flatten().copied());
+        for id in ids {
+            if wanted.contains(&id.0) {
+                out.insert(id.0, f.path.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Counts the calls the grouper left out over its cap by their function's kind: calls of a

@@ -423,7 +423,15 @@ pub fn render_value(
                 } else {
                     "&"
                 };
-                return Ok(format!("{amp}{}", render_value(target, compare, facts)?));
+                let inner = render_value(target, compare, facts)?;
+                // `&1..4` would be `(&1)..4`.
+                let is_range = matches!(target.as_ref(), Value::Struct { ty, .. }
+                    if strip_generics(ty).starts_with("core::ops::range::"));
+                return Ok(if is_range {
+                    format!("{amp}({inner})")
+                } else {
+                    format!("{amp}{inner}")
+                });
             }
             Err(LiteralError::UnsupportedType(ty.clone()))
         }
@@ -468,20 +476,20 @@ fn std_value(ty: &str, fields: &[Field]) -> Option<String> {
     match base {
         "core::ops::range::Range" => {
             return Some(format!(
-                "({}..{})",
+                "{}..{}",
                 int_of(field("start")?)?,
                 int_of(field("end")?)?
             ));
         }
-        "core::ops::range::RangeFrom" => return Some(format!("({}..)", int_of(field("start")?)?)),
-        "core::ops::range::RangeTo" => return Some(format!("(..{})", int_of(field("end")?)?)),
+        "core::ops::range::RangeFrom" => return Some(format!("{}..", int_of(field("start")?)?)),
+        "core::ops::range::RangeTo" => return Some(format!("..{}", int_of(field("end")?)?)),
         // An exhausted `RangeInclusive` has no literal.
         "core::ops::range::RangeInclusive" => {
             if !matches!(field("exhausted")?, Value::Bool { value: false }) {
                 return None;
             }
             return Some(format!(
-                "({}..={})",
+                "{}..={}",
                 int_of(field("start")?)?,
                 int_of(field("end")?)?
             ));
@@ -1145,7 +1153,17 @@ mod tests {
         };
         assert_eq!(
             render_value(&range, true, &NoTypes).unwrap(),
-            "(2usize..5usize)"
+            "2usize..5usize"
+        );
+        // Behind a reference, the range keeps its parentheses: `&1..4` is `(&1)..4`.
+        let range_ref = Value::Ref {
+            ty: "&core::ops::range::Range<usize>".into(),
+            addr: 0x1000,
+            target: Box::new(range),
+        };
+        assert_eq!(
+            render_value(&range_ref, true, &NoTypes).unwrap(),
+            "&(2usize..5usize)"
         );
         // A public `bitflags` type: its hidden inner struct holds the bits.
         struct Flags;

@@ -504,8 +504,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
                 // `Some`, which the test unwraps): check what a caller can observe of it
                 // (getters, public fields), as a developer would.
                 // Else, the variant and the parts a pattern can name (`Err(E::At(3usize))`).
+                // The pattern names only parts read exactly (`_` for pointers, opaque or
+                // unread memory, truncated strings), so the value need not be exact whole.
                 let matches = || {
-                    let ret = call.ret.as_ref().filter(|r| r.is_exact())?;
+                    let ret = call.ret.as_ref()?;
                     let pattern = crate::pattern::of(ret, cx.api)?;
                     Some((
                         Assertion::Matches { pattern },
@@ -746,6 +748,96 @@ fn replay_expr(cx: &Ctx, step: &Call) -> Option<String> {
     Some(format!("{}({})", c.api.ident, args.join(", ")))
 }
 
+/// A replay step that writes through a returned reference: a `&mut self` method of the object
+/// returns a handle (`map.entry(k)`), the next call consumes it and returns `&mut` to a scalar
+/// inside the object (`.or_insert(0)`), and the caller wrote through that reference before the
+/// object's next call (`+= 1`, recorded as the [`carve_storage::RESULT_EFFECT`] effect). Replayed
+/// as `*map.entry(k).or_insert(0) = 1`: the object goes from its state before the first call to
+/// its state at its next call, which must come right after, on the same thread.
+struct WriteThrough<'t> {
+    first: &'t Call,
+    then: &'t Call,
+    written: &'t Value,
+    pre: &'t Value,
+    after: &'t Value,
+}
+
+impl WriteThrough<'_> {
+    /// `entry(k).or_insert(0) = 1`, when every argument and the written value can be written.
+    fn expr(&self, cx: &Ctx) -> Option<String> {
+        let written = literal::render_value(self.written, false, cx.api).ok()?;
+        Some(format!(
+            "{}.{} = {written}",
+            replay_expr(cx, self.first)?,
+            replay_expr(cx, self.then)?
+        ))
+    }
+}
+
+fn write_through<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<WriteThrough<'t>> {
+    if first.outcome != Outcome::Returned {
+        return None;
+    }
+    let Some(Target::Callable(c)) = cx.targets.get(&first.function) else {
+        return None;
+    };
+    if !c.api.has_receiver || !c.api.mut_receiver || c.self_type.as_deref() != Some(type_path) {
+        return None;
+    }
+    let handle = first.ret.as_ref()?;
+    let Value::Ref {
+        addr: object,
+        target: pre,
+        ..
+    } = first.arg("self")?
+    else {
+        return None;
+    };
+    // The calls after `first` on its thread, at its level.
+    let siblings = cx.children.get(&first.parent)?;
+    let at = siblings
+        .iter()
+        .position(|&i| cx.trace.calls[i].id == first.id)?;
+    let mut next = siblings[at + 1..]
+        .iter()
+        .map(|&i| &cx.trace.calls[i])
+        .filter(|c| c.thread == first.thread);
+    let (then, following) = (next.next()?, next.next()?);
+    if then.outcome != Outcome::Returned
+        || !matches!(cx.targets.get(&then.function), Some(Target::Callable(_)))
+    {
+        return None;
+    }
+    if !same_state(strip_ref(then.arg("self")?), strip_ref(handle)) {
+        return None;
+    }
+    let written = then.after(carve_storage::RESULT_EFFECT)?;
+    let Some(Value::Ref { ty, .. }) = &then.ret else {
+        return None;
+    };
+    if !ty.starts_with("&mut ") || reads_world(cx, first) || reads_world(cx, then) {
+        return None;
+    }
+    // The object's next call: its state then is what the written value left.
+    let Value::Ref {
+        addr: again,
+        target: after,
+        ..
+    } = following.arg("self")?
+    else {
+        return None;
+    };
+    (again == object && literal::strip_generics(after.type_name()) == type_path).then_some(
+        WriteThrough {
+            first,
+            then,
+            written,
+            pre,
+            after,
+        },
+    )
+}
+
 /// How far a test under construction had got: bindings, mocks, and each mock's expectations.
 struct Mark {
     setup: usize,
@@ -798,7 +890,11 @@ fn replay(
     }
     let candidates = cached(&cx.candidates, type_path, || {
         (0..cx.trace.calls.len())
-            .filter(|&i| replay_states(cx, &cx.trace.calls[i], type_path, true).is_some())
+            .filter(|&i| {
+                let step = &cx.trace.calls[i];
+                replay_states(cx, step, type_path, true).is_some()
+                    || write_through(cx, step, type_path).is_some()
+            })
             .collect()
     });
     for &i in candidates.iter().rev() {
@@ -806,7 +902,13 @@ fn replay(
         if step.id >= before {
             continue;
         }
-        let Some((pre, after)) = replay_states(cx, step, type_path, true) else {
+        let chain = write_through(cx, step, type_path);
+        // A handle's write-through is what the call is for: `entry(k)` alone changes nothing.
+        let Some((pre, after)) = chain
+            .as_ref()
+            .map(|w| (w.pre, w.after))
+            .or_else(|| replay_states(cx, step, type_path, true))
+        else {
             continue;
         };
         if !same_state(after, state) || same_state(pre, state) {
@@ -817,7 +919,11 @@ fn replay(
             return Err(RECEIVER_NOT_REBUILT);
         }
         *budget -= 1;
-        let Some(call_expr) = replay_expr(cx, step) else {
+        let call_expr = match &chain {
+            None => replay_expr(cx, step),
+            Some(w) => w.expr(cx),
+        };
+        let Some(call_expr) = call_expr else {
             continue;
         };
         let at = mark(b);
@@ -828,15 +934,31 @@ fn replay(
             other => other,
         };
         // What the replayed call asked of the mocks, they must answer in the test too.
-        if rebuilt.and_then(|()| interactions(cx, b, step.id)).is_err() {
+        let asked = rebuilt
+            .and_then(|()| interactions(cx, b, step.id))
+            .and_then(|()| {
+                chain
+                    .as_ref()
+                    .map_or(Ok(()), |w| interactions(cx, b, w.then.id))
+            });
+        if asked.is_err() {
             undo(b, at);
             continue;
         }
-        b.setup.push(Binding {
-            var: "_".to_string(),
-            mutable: false,
-            expr: format!("{var}.{call_expr}"),
-            repeat: 1,
+        b.setup.push(match chain {
+            // A statement, not a binding: `*map.entry(k).or_insert(0) = 1;`.
+            Some(_) => Binding {
+                var: String::new(),
+                mutable: false,
+                expr: format!("*{var}.{call_expr}"),
+                repeat: 1,
+            },
+            None => Binding {
+                var: "_".to_string(),
+                mutable: false,
+                expr: format!("{var}.{call_expr}"),
+                repeat: 1,
+            },
         });
         return Ok(());
     }
@@ -956,7 +1078,12 @@ fn returned_struct<'v>(
         } if ty.starts_with("core::option::Option") && variant == "Some" => {
             Some((&fields.first()?.value, Some(".unwrap()".to_string())))
         }
-        Value::Enum { .. } => None,
+        // `Err`, `None`: nothing was produced.
+        Value::Enum { ty, .. }
+            if ty.starts_with("core::result::Result") || ty.starts_with("core::option::Option") =>
+        {
+            None
+        }
         other => Some((other, None)),
     }
 }
@@ -982,13 +1109,17 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
         return None;
     };
-    if c.api.mut_receiver || reads_world(cx, ctor) {
+    // A `&mut self` producer that left its receiver as it was (`map.entry(k)`) is one too.
+    let changes_receiver = c.api.mut_receiver
+        && !matches!((ctor.arg("self"), ctor.after("self")),
+            (Some(pre), Some(after)) if same_state(strip_ref(pre), strip_ref(after)));
+    if changes_receiver || reads_world(cx, ctor) {
         return None;
     }
     let (state, _) = returned_struct(cx, ctor.ret.as_ref()?, &c.call_path)?;
     let own_ctor = !c.api.has_receiver && c.self_type.as_deref() == Some(type_path);
-    let produces =
-        matches!(state, Value::Struct { ty, .. } if literal::strip_generics(ty) == type_path);
+    let produces = matches!(state, Value::Struct { ty, .. } | Value::Enum { ty, .. }
+        if literal::strip_generics(ty) == type_path);
     (own_ctor || produces).then_some(state)
 }
 
@@ -1022,8 +1153,10 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
     };
     let recv_type = literal::strip_generics(ty).to_string();
     let var = b.fresh(recv_type.rsplit("::").next().unwrap_or("receiver"));
+    let mutable = matches!(cx.targets.get(&ctor.function),
+        Some(Target::Callable(c)) if c.api.mut_receiver);
     b.producer_depth += 1;
-    let rebuilt = rebuild(cx, b, state, &recv_type, ctor.id, &var, false);
+    let rebuilt = rebuild(cx, b, state, &recv_type, ctor.id, &var, mutable);
     b.producer_depth -= 1;
     match rebuilt {
         Ok(()) => Some(var),

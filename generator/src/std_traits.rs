@@ -28,6 +28,8 @@ const PUBLIC_PATHS: &[(&str, &str)] = &[
     ("Ord", "std::cmp::Ord"),
     ("Iterator", "std::iter::Iterator"),
     ("DoubleEndedIterator", "std::iter::DoubleEndedIterator"),
+    ("Extend", "std::iter::Extend"),
+    ("FromIterator", "std::iter::FromIterator"),
     ("ExactSizeIterator", "std::iter::ExactSizeIterator"),
     ("Add", "std::ops::Add"),
     ("Sub", "std::ops::Sub"),
@@ -46,6 +48,7 @@ const PUBLIC_PATHS: &[(&str, &str)] = &[
     ("MulAssign", "std::ops::MulAssign"),
     ("DivAssign", "std::ops::DivAssign"),
     ("Index", "std::ops::Index"),
+    ("IndexMut", "std::ops::IndexMut"),
     ("Deref", "std::ops::Deref"),
     ("Borrow", "std::borrow::Borrow"),
 ];

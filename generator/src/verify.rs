@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::GenerateError;
+use crate::progress::{Progress, Step};
 use crate::{libtest, repair, write};
 
 /// How to verify.
@@ -56,9 +57,23 @@ pub(crate) fn quarantine(
     out_dir: &Path,
     files: &[(String, Vec<String>)],
     v: &Verify,
+    progress: Option<&Progress>,
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let mut out = Vec::new();
-    for (file, tests) in files {
+    let runs_per_file = v.runs.max(1) as usize;
+    let total = files.len() * runs_per_file;
+    for (index, (file, tests)) in files.iter().enumerate() {
+        let at = |done: usize| {
+            Progress::report(
+                progress,
+                Step::Verifying {
+                    file: file.clone(),
+                    done: index * runs_per_file + done,
+                    total,
+                },
+            )
+        };
+        at(0);
         let stem = file.trim_end_matches(".rs");
         let take_out = |test: &str, reason: String| Quarantined {
             file: file.clone(),
@@ -70,11 +85,15 @@ pub(crate) fn quarantine(
             compile_error: repair_file(crate_dir, out_dir, file, v, &mut taken_out)?,
             ..FileRuns::default()
         };
-        for _ in 0..v.runs.max(1) {
+        for run in 0..runs_per_file {
             if runs.compile_error.is_some() {
                 break;
             }
             run_once(crate_dir, stem, v, &mut runs)?;
+            at(run + 1);
+        }
+        if runs.compile_error.is_some() {
+            at(runs_per_file); // its runs are skipped
         }
         if let Some(error) = &runs.compile_error {
             let reason = format!("the file does not compile: {error}");

@@ -87,6 +87,7 @@ impl Fixture {
             templates: None,
             verify: None,
             plan: Default::default(),
+            progress: None,
         }
     }
 
@@ -480,4 +481,45 @@ fn verification_takes_out_a_test_that_fails_against_the_code_and_says_why() {
         "{}",
         String::from_utf8_lossy(&test.stdout)
     );
+}
+
+#[test]
+fn progress_is_told_the_tests_carved_then_each_verification_run_of_each_file() {
+    let fx = Fixture::new();
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = steps.clone();
+    let opts = GenerateOptions {
+        verify: Some(carve_generator::Verify {
+            cargo: PathBuf::from(env!("CARGO")),
+            runs: 2,
+            timeout: std::time::Duration::from_secs(600),
+        }),
+        progress: Some(carve_generator::Progress::new(move |step| {
+            seen.lock().unwrap().push(step.clone())
+        })),
+        ..fx.options()
+    };
+    let report = generate(&fx.trace, &opts).unwrap();
+    let steps = steps.lock().unwrap().clone();
+
+    let files: Vec<String> = report
+        .files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let mut expected = vec![carve_generator::Step::Carved {
+        tests: report.summary.tests_written,
+        files: 2,
+    }];
+    for (i, file) in files.iter().enumerate() {
+        for done in 0..=2 {
+            expected.push(carve_generator::Step::Verifying {
+                file: file.clone(),
+                done: i * 2 + done,
+                total: 4,
+            });
+        }
+    }
+    assert_eq!(steps, expected);
 }

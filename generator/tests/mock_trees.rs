@@ -160,6 +160,7 @@ fn carve(trace: &Trace, fixture_name: &str) -> (String, String) {
             templates: None,
             verify: None,
             plan: Default::default(),
+            progress: None,
         },
     )
     .unwrap();

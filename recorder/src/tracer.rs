@@ -160,6 +160,19 @@ struct Thread {
     /// Its exit stop showed it did not end itself (`exit(2)`): the process is ending
     /// (`exit_group`, a fatal signal) and took it down, so its open calls are unfinished.
     taken_down: bool,
+    /// The end of an outermost call that returned `&mut` to a scalar, held until this thread's
+    /// next stop: see [`HeldEnd`].
+    held: Option<HeldEnd>,
+}
+
+/// A call returned `&mut T` (T a scalar) to code that is not recorded, which may write through
+/// it (`*map.entry(k).or_insert(0) += 1`): its end is held until the thread's next stop, and
+/// the value behind the reference then is recorded as the `*result` effect — exactly what the
+/// memory held at that moment, not a claim about when the caller wrote it.
+struct HeldEnd {
+    end: CallEnd,
+    pointee: TypeId,
+    addr: u64,
 }
 
 /// The recording of one process.
@@ -678,7 +691,10 @@ impl<'a> Tracer<'a> {
 
     /// A thread ended; when it is the process's main thread, the process did.
     fn thread_gone(&mut self, tid: Pid, how: ProcessExit) -> Option<ProcessExit> {
-        let thread = self.threads.remove(&tid)?;
+        let mut thread = self.threads.remove(&tid)?;
+        if let Some(held) = thread.held.take() {
+            self.emit_held(held, false);
+        }
         self.waiting.retain(|(t, _)| *t != tid);
         if self.scratch_owner == Some(tid) {
             self.scratch_owner = None;
@@ -700,7 +716,10 @@ impl<'a> Tracer<'a> {
             // Other threads die with the process; their open calls end unfinished.
             let rest: Vec<Pid> = self.threads.keys().copied().collect();
             for t in rest {
-                if let Some(th) = self.threads.remove(&t) {
+                if let Some(mut th) = self.threads.remove(&t) {
+                    if let Some(held) = th.held.take() {
+                        self.emit_held(held, false);
+                    }
                     self.close_frames(th.stack, Outcome::Unfinished);
                 }
             }
@@ -842,6 +861,8 @@ impl<'a> Tracer<'a> {
             self.resume(tid, pending)?;
             return self.next_waiting();
         }
+        // Whatever the caller wrote through a returned `&mut`, it wrote before this stop.
+        self.release_held(tid, true);
         let mut regs = match get_regs(tid) {
             Ok(r) => r,
             // The thread vanished (killed meanwhile): its exit status follows.
@@ -1465,14 +1486,82 @@ impl<'a> Tracer<'a> {
                 value: decoder.at(*ty, *addr),
             })
             .collect();
-        self.sink.record(TraceEvent::CallEnded(CallEnd {
+        let end = CallEnd {
             call,
             outcome: Outcome::Returned,
             ret,
             after,
             touches: labels(&frame.touches),
-        }));
+        };
+        let outermost = self
+            .threads
+            .get(&tid)
+            .is_some_and(|t| t.stack.iter().all(|f| f.call.is_none()));
+        let held = self.functions[frame.function]
+            .detail
+            .return_type
+            .and_then(|ty| self.mut_scalar_pointee(ty, end.ret.as_ref()?))
+            .filter(|_| outermost);
+        match (held, self.threads.get_mut(&tid)) {
+            (Some((pointee, addr)), Some(thread)) => {
+                thread.held = Some(HeldEnd { end, pointee, addr });
+            }
+            _ => self.sink.record(TraceEvent::CallEnded(end)),
+        }
         Ok(())
+    }
+
+    /// The pointee type and address of a returned `&mut` to a scalar.
+    fn mut_scalar_pointee(&self, ty: TypeId, ret: &Value) -> Option<(TypeId, u64)> {
+        let Value::Ref {
+            ty: written,
+            addr,
+            target,
+        } = ret
+        else {
+            return None;
+        };
+        let scalar = matches!(
+            target.as_ref(),
+            Value::Int { .. }
+                | Value::Uint { .. }
+                | Value::Float { .. }
+                | Value::Bool { .. }
+                | Value::Char { .. }
+        );
+        let TypeKind::Pointer {
+            pointee: Some(pointee),
+        } = self.types.get(ty)?.kind
+        else {
+            return None;
+        };
+        (scalar && written.starts_with("&mut ")).then_some((pointee, *addr))
+    }
+
+    /// Records the held end of `tid`'s last outermost call, if any: with the value behind the
+    /// returned reference when `reread` (the thread is stopped and its memory is the program's),
+    /// without it otherwise.
+    fn release_held(&mut self, tid: Pid, reread: bool) {
+        let Some(held) = self.threads.get_mut(&tid).and_then(|t| t.held.take()) else {
+            return;
+        };
+        self.emit_held(held, reread);
+    }
+
+    fn emit_held(&mut self, held: HeldEnd, reread: bool) {
+        let HeldEnd {
+            mut end,
+            pointee,
+            addr,
+        } = held;
+        if reread {
+            let value = self.decoder().at(pointee, addr);
+            end.after.push(Arg {
+                name: carve_storage::RESULT_EFFECT.to_string(),
+                value,
+            });
+        }
+        self.sink.record(TraceEvent::CallEnded(end));
     }
 
     /// Makes the call that just started return `value` at once, without running its body: the
@@ -1609,6 +1698,7 @@ impl<'a> Tracer<'a> {
     fn close_all(&mut self, outcome: Outcome) {
         let tids: Vec<Pid> = self.threads.keys().copied().collect();
         for tid in tids {
+            self.release_held(tid, false);
             let stack = self
                 .threads
                 .get_mut(&tid)

@@ -416,6 +416,10 @@ pub struct CallStart {
     pub objects: Vec<ArgObject>,
 }
 
+/// The effect holding what a returned `&mut` scalar pointed to at the thread's next recorded
+/// stop (the caller wrote through it in between: `*map.entry(k).or_insert(0) += 1`).
+pub const RESULT_EFFECT: &str = "*result";
+
 /// Recorded when a call ends (returns, unwinds, or the process ends under it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallEnd {
@@ -425,7 +429,8 @@ pub struct CallEnd {
     pub ret: Option<Value>,
     /// Field effects: what `self` (for `&self` / `&mut self` methods) and `&mut` arguments point
     /// to once the call returned, by parameter name. Compare with the same-named `args` entry,
-    /// whose reference target is the state before the call.
+    /// whose reference target is the state before the call. An outermost call returning `&mut`
+    /// to a scalar also has [`RESULT_EFFECT`]: the value behind it at the thread's next stop.
     #[serde(default)]
     pub after: Vec<Arg>,
     /// What the call itself (or code it ran that was not recorded) read that a test cannot
@@ -495,6 +500,8 @@ pub struct FunctionLines {
     /// How many of them it reached (in this function's code: a closure on the same line is
     /// another function).
     pub reached: usize,
+    /// Those it reached, as (file, line), in the order of `lines`.
+    pub reached_lines: Vec<(String, u32)>,
 }
 
 /// The lines one thread reached first.

@@ -250,7 +250,11 @@ impl Store {
                 continue;
             };
             lines.sort();
-            let reached = lines.iter().filter(|(_, _, r)| *r).count();
+            let reached_lines: Vec<(String, u32)> = lines
+                .iter()
+                .filter(|(_, _, r)| *r)
+                .map(|(file, line, _)| (file.clone(), *line))
+                .collect();
             coverage.functions.push(FunctionLines {
                 id: f.id,
                 path: f.path,
@@ -260,7 +264,8 @@ impl Store {
                     .into_iter()
                     .map(|(file, line, _)| (file, line))
                     .collect(),
-                reached,
+                reached: reached_lines.len(),
+                reached_lines,
             });
         }
         Ok(coverage)

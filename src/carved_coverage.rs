@@ -1,0 +1,344 @@
+//! `carve generate`'s measure of its own carved tests: builds the carved test targets that
+//! verification left, records each test binary with `--coverage` (the recorder's library, as
+//! `carve record` uses it, into memory: only the lines are kept), and compares the lines they
+//! reached with the lines the recording reached in the library's files
+//! (`carve_generator::compare_lines`).
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+use carve_generator::{compare_lines, LineCoverage, Report};
+use carve_recorder::{Program, RecordOptions, Recording, Selection};
+use carve_storage::{
+    Coverage, LineId, ProcessExit, RunId, RunInfo, StorageError, Store, TraceEvent, TraceSink,
+};
+
+/// Why no figure: the start of every note.
+const NOT_MEASURED: &str = "line coverage of the carved tests not measured";
+
+/// Measures the carved tests' line coverage into `report` (`line_coverage`), or says in
+/// `line_coverage_note` why it was not measured: the run was recorded without `--coverage`,
+/// the tests were not verified, or building or recording them failed. Only a trace that cannot
+/// be read is an error.
+pub fn measure(store: &Store, run: RunId, report: &mut Report, cargo: &Path) -> anyhow::Result<()> {
+    let recorded = match store.coverage(run) {
+        Ok(c) => c,
+        Err(StorageError::NoCoverage { .. }) => {
+            report.line_coverage_note = Some(format!(
+                "{NOT_MEASURED}: run {run} was recorded without --coverage; record with \
+                 --coverage to measure which of the lines it reached the carved tests reach"
+            ));
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if report.verified_runs.is_none() {
+        report.line_coverage_note = Some(format!(
+            "{NOT_MEASURED}: the carved tests were not verified (--no-verify); verification \
+             builds them, then carve records them"
+        ));
+        return Ok(());
+    }
+    let info = store.run(run)?.info;
+    match measure_tests(&recorded, &info, report, cargo) {
+        Ok((coverage, warnings)) => {
+            for w in warnings {
+                eprintln!("carve: {w}");
+            }
+            report.line_coverage = Some(coverage);
+        }
+        Err(e) => report.line_coverage_note = Some(format!("{NOT_MEASURED}: {e:#}")),
+    }
+    Ok(())
+}
+
+/// Builds and records the carved test targets; returns the comparison and what to warn about.
+fn measure_tests(
+    recorded: &Coverage,
+    info: &RunInfo,
+    report: &Report,
+    cargo: &Path,
+) -> anyhow::Result<(LineCoverage, Vec<String>)> {
+    let crate_dir = report.crate_dir.canonicalize().with_context(|| {
+        format!(
+            "cannot find the crate directory {}",
+            report.crate_dir.display()
+        )
+    })?;
+    let tests_dir = crate_dir.join("tests");
+    let mut targets = Vec::new();
+    for file in report
+        .files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
+        let dir = file.parent().and_then(|d| d.canonicalize().ok());
+        if dir.as_deref() != Some(tests_dir.as_path()) {
+            bail!(
+                "{} is not in {}, so cargo does not build it as a test target",
+                file.display(),
+                tests_dir.display()
+            );
+        }
+        if let Some(stem) = file.file_stem() {
+            targets.push(stem.to_string_lossy().into_owned());
+        }
+    }
+    let binaries = if targets.is_empty() {
+        Vec::new()
+    } else {
+        build(cargo, &crate_dir, &targets)?
+    };
+    let mut reached = BTreeSet::new();
+    let mut warnings = Vec::new();
+    {
+        // The test binaries print their results: not onto carve's own output (JSON may be
+        // going there), nor from carve's working directory (cargo runs tests in the crate's).
+        let log = tempfile::tempfile().context("cannot create a temporary file for test output")?;
+        let _quiet = Redirected::to(&log).context("cannot redirect the tests' output")?;
+        let _cwd = InDir::enter(&crate_dir)?;
+        for (target, exe) in &binaries {
+            let sink = record_lines(exe, info)
+                .with_context(|| format!("recording the test binary {}", exe.display()))?;
+            match &sink.exit {
+                Some(ProcessExit::Exited { code: 0 }) => {}
+                other => warnings.push(format!(
+                    "the carved tests {target} did not exit 0 when recorded for line coverage \
+                     ({}); the lines they reached before count",
+                    match other {
+                        Some(ProcessExit::Exited { code }) => format!("exit code {code}"),
+                        Some(ProcessExit::Signaled { name, .. }) => format!("killed by {name}"),
+                        Some(ProcessExit::Lost { reason }) => reason.clone(),
+                        None => "no exit recorded".to_string(),
+                    }
+                )),
+            }
+            reached.extend(sink.reached);
+        }
+    }
+    let mut names = Canonical::default();
+    let reached: BTreeSet<(String, u32)> = reached
+        .into_iter()
+        .map(|(file, line)| (names.of(&file), line))
+        .collect();
+    let lib_files: BTreeSet<String> = report
+        .lib_files
+        .iter()
+        .map(|f| names.of(&f.to_string_lossy()))
+        .collect();
+    let recorded = names.coverage(recorded);
+    if !recorded.lines.keys().any(|f| lib_files.contains(f)) {
+        bail!(
+            "the recording has no line of {}'s sources (was it built from another copy of {}?)",
+            report.crate_name,
+            crate_dir.display()
+        );
+    }
+    Ok((
+        compare_lines(
+            &recorded,
+            &lib_files,
+            &reached,
+            targets,
+            &report.summary,
+            &report.skipped_functions,
+        ),
+        warnings,
+    ))
+}
+
+/// `cargo test --no-run` of `targets` in `crate_dir`: each target with its executable, from
+/// cargo's JSON messages.
+fn build(
+    cargo: &Path,
+    crate_dir: &Path,
+    targets: &[String],
+) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    let mut cmd = Command::new(cargo);
+    cmd.args([
+        "test",
+        "--no-run",
+        "--message-format=json",
+        "--color",
+        "never",
+    ])
+    .current_dir(crate_dir);
+    for t in targets {
+        cmd.args(["--test", t]);
+    }
+    let out = cmd.output().with_context(|| {
+        format!(
+            "cannot run {} test --no-run in {}",
+            cargo.display(),
+            crate_dir.display()
+        )
+    })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with("error"))
+            .unwrap_or("(no error line)");
+        bail!("cargo test --no-run of the carved tests failed: {first}");
+    }
+    let mut found = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let (Some(name), Some(exe)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) else {
+            continue;
+        };
+        if targets.iter().any(|t| t == name) && !found.iter().any(|(n, _)| n == name) {
+            found.push((name.to_string(), PathBuf::from(exe)));
+        }
+    }
+    for t in targets {
+        if !found.iter().any(|(n, _)| n == t) {
+            bail!("cargo built no executable for the test target {t}");
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Records the test binary `exe` (one test at a time) with `--coverage` and the recording's
+/// selection, keeping only the lines it reached.
+fn record_lines(exe: &Path, info: &RunInfo) -> anyhow::Result<LinesReached> {
+    let program = Program::load(exe)?;
+    let options = RecordOptions {
+        selection: Selection {
+            filters: info.filters.clone(),
+            excludes: info.excludes.clone(),
+            depth: 0,
+        },
+        coverage: true,
+        ..RecordOptions::default()
+    };
+    let args: Vec<OsString> = vec!["--test-threads=1".into()];
+    let recording = Recording::spawn(program, &args, options)?;
+    let mut sink = LinesReached::default();
+    recording.run(&mut sink)?;
+    Ok(sink)
+}
+
+/// A sink that keeps the (file, line)s reached and how the program ended, nothing else.
+#[derive(Default)]
+struct LinesReached {
+    code: HashMap<LineId, (String, u32)>,
+    reached: BTreeSet<(String, u32)>,
+    exit: Option<ProcessExit>,
+}
+
+impl TraceSink for LinesReached {
+    fn record(&mut self, event: TraceEvent) {
+        match event {
+            TraceEvent::CodeLines(lines) => {
+                self.code
+                    .extend(lines.into_iter().map(|l| (l.id, (l.file, l.line))));
+            }
+            TraceEvent::LineReached { line, .. } => {
+                if let Some(at) = self.code.get(&line) {
+                    self.reached.insert(at.clone());
+                }
+            }
+            TraceEvent::RunEnded(end) => self.exit = Some(end.exit),
+            _ => {}
+        }
+    }
+}
+
+/// Source file names as the file system resolves them (`..`, symlinks), so that the program's
+/// and the tests' DWARF name one file alike; a name that does not resolve stays as it is.
+#[derive(Default)]
+struct Canonical(HashMap<String, String>);
+
+impl Canonical {
+    fn of(&mut self, file: &str) -> String {
+        self.0
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                std::fs::canonicalize(file)
+                    .map_or_else(|_| file.to_string(), |p| p.to_string_lossy().into_owned())
+            })
+            .clone()
+    }
+
+    /// `c` with its file names resolved (lines of two names for one file merged).
+    fn coverage(&mut self, c: &Coverage) -> Coverage {
+        let mut out = Coverage {
+            functions: c.functions.clone(),
+            threads: Vec::new(),
+            ..Coverage::default()
+        };
+        for (file, lines) in &c.lines {
+            let merged = out.lines.entry(self.of(file)).or_default();
+            for (line, reached) in lines {
+                *merged.entry(*line).or_default() |= *reached;
+            }
+        }
+        for f in &mut out.functions {
+            for (file, _) in f.lines.iter_mut().chain(f.reached_lines.iter_mut()) {
+                *file = self.of(file);
+            }
+        }
+        out
+    }
+}
+
+/// carve's stdout and stderr sent to a file until dropped (the recorder's programs inherit
+/// them).
+struct Redirected {
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+}
+
+impl Redirected {
+    fn to(file: &std::fs::File) -> std::io::Result<Redirected> {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        let saved = Redirected {
+            stdout: nix::unistd::dup(std::io::stdout())?,
+            stderr: nix::unistd::dup(std::io::stderr())?,
+        };
+        nix::unistd::dup2_stdout(file)?;
+        nix::unistd::dup2_stderr(file)?;
+        Ok(saved)
+    }
+}
+
+impl Drop for Redirected {
+    fn drop(&mut self) {
+        let _ = nix::unistd::dup2_stdout(&self.stdout);
+        let _ = nix::unistd::dup2_stderr(&self.stderr);
+    }
+}
+
+/// carve's working directory changed to a directory until dropped.
+struct InDir(PathBuf);
+
+impl InDir {
+    fn enter(dir: &Path) -> anyhow::Result<InDir> {
+        let before = std::env::current_dir().context("cannot read the working directory")?;
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("cannot change into {}", dir.display()))?;
+        Ok(InDir(before))
+    }
+}
+
+impl Drop for InDir {
+    fn drop(&mut self) {
+        let _ = std::env::set_current_dir(&self.0);
+    }
+}
