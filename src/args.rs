@@ -55,6 +55,11 @@ pub struct RecordArgs {
     /// Do not trace functions matching GLOB; repeatable.
     #[arg(long = "exclude", value_name = "GLOB")]
     pub excludes: Vec<String>,
+    /// Trace the functions of crate NAME, in whatever program they are linked (with --filter:
+    /// those matching both); repeatable. `carve record --crate mylib -- cargo test` records
+    /// each test binary cargo runs and leaves cargo and rustc untraced.
+    #[arg(long = "crate", value_name = "NAME")]
+    pub crates: Vec<String>,
     /// Also record the program's own functions called up to N levels out from a call of a
     /// filtered function (1: its direct callees), e.g. the dependencies a test will mock.
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -114,8 +119,23 @@ pub struct ShowArgs {
     /// Only this thread id.
     #[arg(long)]
     pub thread: Option<i32>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// text: the call tree; json: every call with its values; chrome-trace: the calls on a
+    /// timeline, in the Trace Event Format that Perfetto (ui.perfetto.dev), chrome://tracing
+    /// and speedscope open.
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
+    /// With --format chrome-trace: every run of the trace on one timeline (each run's process
+    /// a track group, placed by when it started), such as the test binaries of one
+    /// `carve record -- cargo test`.
+    #[arg(long, conflicts_with = "run")]
+    pub all_runs: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShowFormat {
+    Text,
+    Json,
+    ChromeTrace,
 }
 
 #[derive(Args, Debug)]

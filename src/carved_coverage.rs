@@ -221,6 +221,7 @@ fn record_lines(exe: &Path, info: &RunInfo) -> anyhow::Result<LinesReached> {
         selection: Selection {
             filters: info.filters.clone(),
             excludes: info.excludes.clone(),
+            crates: Vec::new(),
             depth: 0,
         },
         coverage: true,

@@ -64,6 +64,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         db: db.clone(),
         filters: Vec::new(),
         excludes: Vec::new(),
+        crates: Vec::new(),
         max_calls_per_function: None,
         depth: 0,
         max_depth: 4,
@@ -87,7 +88,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         run: None,
         function: None,
         thread: None,
-        format: Format::Text,
+        format: crate::args::ShowFormat::Text,
+        all_runs: false,
     })?;
     const SHOWN: usize = 24;
     for line in tree.lines().take(SHOWN) {

@@ -43,7 +43,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         (None, true) => None,
         (None, false) => Some(carve_generator::DEFAULT_MAX_PER_FUNCTION),
     };
-    let grouped = if a.all || a.whole_trace {
+    let mut grouped = if a.all || a.whole_trace {
         GroupedTrace::whole(store.load_trace(run)?)
     } else {
         let mut grouper = Grouper::new(store.run(run)?, store.functions(run)?, store.objects(run)?);
@@ -58,6 +58,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         })?;
         grouper.finish()
     };
+    grouped.threads = store.thread_names(run)?;
     let options = GenerateOptions {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),

@@ -17,6 +17,7 @@ mod generate;
 mod progress;
 mod record;
 mod show;
+mod timeline;
 
 /// `main` of the `carve` binary.
 pub fn carve_main() -> ! {

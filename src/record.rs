@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use carve_recorder::{Limits, Program, RecordOptions, Recording, Selection};
-use carve_storage::{LockWait, ProcessExit, RunInfo, Store};
+use carve_recorder::{Launched, Limits, Program, RecordError, RecordOptions, Recording, Selection};
+use carve_storage::{
+    LockWait, ProcessExit, RunId, RunInfo, RunWriter, Store, TraceEvent, TraceSink,
+};
 use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
 use crate::args::RecordArgs;
@@ -30,11 +32,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         .split_first()
         .context("no program given: carve record -- ./program [args]")?;
     let path = carve_recorder::resolve_program(&PathBuf::from(program));
-    let program = Program::load(&path)?;
     let options = RecordOptions {
         selection: Selection {
             filters: a.filters.clone(),
             excludes: a.excludes.clone(),
+            crates: a.crates.clone(),
             depth: a.depth,
         },
         limits: Limits {
@@ -52,14 +54,32 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         coverage: a.coverage,
         coverage_per_thread: a.coverage_per_thread,
     };
-    let selected = program.select(&options.selection)?.len();
-    let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
+    // The program is recorded when its debug info has functions the selection picks. Without
+    // debug info (`cargo`, a shell), or with `--crate` and nothing of the crate in it, it is a
+    // launcher: it runs with no breakpoint and the programs it runs are recorded instead.
+    let recorded: Option<Program> = match Program::load(&path) {
+        Ok(program) => match program.select(&options.selection) {
+            Ok(_) => Some(program),
+            Err(RecordError::NothingSelected { .. })
+                if !a.crates.is_empty() || !program.functions().iter().any(|f| f.own_code) =>
+            {
+                None
+            }
+            Err(e) => return Err(e.into()),
+        },
+        Err(RecordError::NoDebugInfo { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
     // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
     // the program is even started.
     Store::check_for_recording(&a.db)?;
     // Spawned (stopped before its first instruction) before the store is touched, so a program
-    // that cannot start leaves no trace file behind.
-    let recording = Recording::spawn(program, args, options)?;
+    // that cannot start leaves no trace file behind; runs are opened as programs start.
+    let recording_itself = recorded.is_some();
+    let recording = match recorded {
+        Some(program) => Recording::spawn(program, args, options)?,
+        None => Recording::spawn_launcher(&path, args, options)?,
+    };
     let _forwarding = forward_terminations_to(recording.pid());
     let waiting: LockWait = Arc::new(|db: &Path| {
         eprintln!(
@@ -67,83 +87,215 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             db.display()
         );
     });
-    let store = Store::create_waiting(&a.db, Some(waiting.clone()))?;
-    let info = RunInfo {
-        program: abs.display().to_string(),
-        args: args
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect(),
-        cwd: std::env::current_dir()
-            .map(|d| d.display().to_string())
-            .unwrap_or_default(),
-        pid: recording.pid(),
-        started_at_ms: now_ms(),
-        filters: a.filters.clone(),
-        excludes: a.excludes.clone(),
-        carve_version: env!("CARGO_PKG_VERSION").to_string(),
+    // For a recorded program the trace file is made now, before it runs (a path that cannot
+    // take it stops everything here), and holds its run; the runs of other programs open their
+    // own. A launcher may run nothing recordable: only its directory is checked now, and the
+    // file is made with the first run (creating a trace costs a launcher such as `cargo test
+    // --no-run` more than its own work).
+    let existed = a.db.exists();
+    let first_store = if recording_itself {
+        Some(Store::create_waiting(&a.db, Some(waiting.clone()))?)
+    } else {
+        let dir = match a.db.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !existed {
+            // Whether a file can be made there, without leaving one.
+            let probe = dir.join(format!(".carve-probe-{}", std::process::id()));
+            let writable = std::fs::File::create_new(&probe).map(|_| std::fs::remove_file(&probe));
+            if let Err(e) = writable {
+                anyhow::bail!(
+                    "cannot write the trace database {}: {e}: check that its directory exists and is writable",
+                    a.db.display()
+                );
+            }
+        }
+        None
     };
-    let writer = store.begin_run(&info)?;
-    let run_id = writer.run_id();
+    let first_store = Mutex::new(first_store);
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
     // Calls recorded and their rate on a terminal (the sinks count, the bar polls).
-    let progress = crate::progress::Recording::start(&abs.display().to_string());
-    let children: std::sync::Mutex<Vec<(i32, carve_storage::RunId)>> = Default::default();
-    let make_child = |pid: i32| -> Option<Box<dyn carve_storage::TraceSink + Send>> {
-        let child = RunInfo {
-            pid,
+    let progress = crate::progress::Recording::start(&path.display().to_string());
+    let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();
+    let make_run = |l: &Launched| -> Option<Box<dyn TraceSink + Send>> {
+        let info = RunInfo {
+            program: l.program.display().to_string(),
+            args: l.args.clone(),
+            cwd: l.cwd.display().to_string(),
+            pid: l.pid,
             started_at_ms: now_ms(),
-            ..info.clone()
+            filters: a.filters.clone(),
+            excludes: a.excludes.clone(),
+            carve_version: env!("CARGO_PKG_VERSION").to_string(),
         };
-        match Store::create_waiting(&a.db, Some(waiting.clone()))
-            .and_then(|store| store.begin_run(&child))
-        {
+        let store = match first_store.lock().ok().and_then(|mut s| s.take()) {
+            Some(store) => Ok(store),
+            None => Store::create_waiting(&a.db, Some(waiting.clone())),
+        };
+        match store.and_then(|store| store.begin_run(&info)) {
             Ok(writer) => {
-                children.lock().ok()?.push((pid, writer.run_id()));
-                Some(Box::new(progress.count(writer)))
+                let report = Arc::new(Mutex::new(RunReport {
+                    run: writer.run_id(),
+                    pid: l.pid,
+                    program: l.program.clone(),
+                    forked: l.forked,
+                    calls: 0,
+                    exit: None,
+                    stored: None,
+                }));
+                made.lock().ok()?.push(report.clone());
+                Some(Box::new(progress.count(Counted {
+                    writer: Some(writer),
+                    report,
+                })))
             }
             Err(e) => {
-                eprintln!("carve: forked child {pid} runs untraced: {e}");
+                eprintln!(
+                    "carve: {} (pid {}) runs untraced: {e}",
+                    l.program.display(),
+                    l.pid
+                );
                 None
             }
         }
     };
-    let mut sink = progress.count(writer);
-    let result = if a.follow_forks {
-        recording.run_with_children(&mut sink, Some(&make_child))
-    } else {
-        recording.run(&mut sink)
-    };
+    let result = recording.run_following(&make_run, a.follow_forks);
     drop(progress);
-    let stored = sink.inner.finish();
-    for (pid, run) in children.lock().map(|c| c.clone()).unwrap_or_default() {
-        eprintln!("carve: recorded forked child {pid} as run {}", run.0);
-    }
+    let reports: Vec<RunReport> = made
+        .into_inner()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r.lock().ok().map(|r| r.clone()))
+        .collect();
     let summary = result?;
-    stored?;
+    for r in &reports {
+        if let Some(Err(e)) = &r.stored {
+            anyhow::bail!("{e}");
+        }
+    }
     let (code, how) = match &summary.exit {
         ProcessExit::Exited { code } => (*code, format!("exited with {code}")),
         ProcessExit::Signaled { signal, name } => (128 + signal, format!("killed by {name}")),
         ProcessExit::Lost { reason } => (crate::exit::USAGE, reason.clone()),
     };
-    eprintln!(
-        "carve: recorded {} calls of {} selected functions into {} (run {}); the program {}",
-        summary.calls,
-        selected,
-        a.db.display(),
-        run_id.0,
-        how
-    );
-    if a.coverage {
-        let (hit, all) = Store::open(&a.db)?.coverage(run_id)?.totals();
+    let Some(first) = reports.first() else {
+        if !existed {
+            // Made for a run that never came: leave nothing behind.
+            drop(first_store);
+            for suffix in ["", "-wal", "-shm"] {
+                let mut path = a.db.clone().into_os_string();
+                path.push(suffix);
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        anyhow::bail!(
+            "nothing recorded: no debug info in {} with functions the selection picks, nor in any program it ran; build with debug = true (cargo's dev profile) or -g, or check --filter/--crate (the program {how})",
+            path.display()
+        );
+    };
+    let total = reports.iter().map(|r| r.calls).sum::<u64>();
+    if reports.len() == 1 && !first.forked {
         eprintln!(
-            "carve: reached {hit} of {all} lines with code in the selected functions; see them with `carve coverage --db {} --run {}`",
+            "carve: recorded {} calls of {} into {} (run {}); the program {}",
+            first.calls,
+            first.program.display(),
             a.db.display(),
-            run_id.0
+            first.run.0,
+            how
+        );
+    } else {
+        for r in &reports {
+            let ended = match &r.exit {
+                Some(ProcessExit::Exited { code }) => format!("exited with {code}"),
+                Some(ProcessExit::Signaled { name, .. }) => format!("killed by {name}"),
+                Some(ProcessExit::Lost { reason }) => reason.clone(),
+                None => "did not end".into(),
+            };
+            let what = if r.forked { "forked child" } else { "program" };
+            eprintln!(
+                "carve: recorded {what} {} (pid {}) as run {}: {} calls; it {ended}",
+                r.program.display(),
+                r.pid,
+                r.run.0,
+                r.calls
+            );
+        }
+        eprintln!(
+            "carve: recorded {total} calls in {} runs into {} (runs {}); the program {how}",
+            reports.len(),
+            a.db.display(),
+            reports
+                .iter()
+                .map(|r| r.run.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
+    if a.coverage {
+        for r in &reports {
+            let (hit, all) = Store::open(&a.db)?.coverage(r.run)?.totals();
+            eprintln!(
+                "carve: reached {hit} of {all} lines with code in the selected functions; see them with `carve coverage --db {} --run {}`",
+                a.db.display(),
+                r.run.0
+            );
+        }
+    }
     Ok(code)
+}
+
+/// What the summary says about one run.
+#[derive(Debug, Clone)]
+struct RunReport {
+    run: RunId,
+    pid: i32,
+    program: PathBuf,
+    forked: bool,
+    calls: u64,
+    exit: Option<ProcessExit>,
+    /// Whether everything was stored, once the run's writer finished.
+    stored: Option<Result<(), String>>,
+}
+
+/// A run's sink: the store's writer, counting calls and keeping the exit for the summary. The
+/// recorder drops it when the run ends; the writer finishes then.
+struct Counted {
+    writer: Option<RunWriter>,
+    report: Arc<Mutex<RunReport>>,
+}
+
+impl TraceSink for Counted {
+    fn record(&mut self, event: TraceEvent) {
+        match &event {
+            TraceEvent::CallStarted(_) => {
+                if let Ok(mut r) = self.report.lock() {
+                    r.calls += 1;
+                }
+            }
+            TraceEvent::RunEnded(end) => {
+                if let Ok(mut r) = self.report.lock() {
+                    r.exit = Some(end.exit.clone());
+                }
+            }
+            _ => {}
+        }
+        if let Some(w) = self.writer.as_mut() {
+            w.record(event);
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            let stored = w.finish().map(drop).map_err(|e| e.to_string());
+            if let Ok(mut r) = self.report.lock() {
+                r.stored = Some(stored);
+            }
+        }
+    }
 }
 
 fn now_ms() -> i64 {

@@ -4,6 +4,7 @@
 //! a call, then the calls' values one at a time in the order they are printed, so a trace of a
 //! million calls prints in bounded memory.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -13,7 +14,7 @@ use carve_storage::{
     RunId, Store, Value,
 };
 
-use crate::args::{Format, ShowArgs};
+use crate::args::{ShowArgs, ShowFormat};
 
 pub fn run(a: ShowArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout().lock();
@@ -52,14 +53,50 @@ impl<W: Write> Safe<W> {
 /// Writes what `carve show` prints for `a` to `out`, as it reads the trace.
 fn write<W: Write>(a: &ShowArgs, out: &mut Safe<W>) -> anyhow::Result<()> {
     let store = Store::open(&a.db)?;
+    if a.all_runs {
+        anyhow::ensure!(
+            a.format == ShowFormat::ChromeTrace,
+            "--all-runs puts runs on one timeline: use it with --format chrome-trace"
+        );
+        let mut runs = Vec::new();
+        for run in store.runs()? {
+            let functions = store.functions(run.id)?;
+            let shapes = store.call_shapes(run.id)?;
+            let shown = select(&shapes, &functions, a.function.as_deref(), a.thread);
+            let threads = store.thread_names(run.id)?;
+            runs.push(crate::timeline::RunView {
+                run,
+                functions,
+                shown,
+                threads,
+            });
+        }
+        let mut put = |text: &str| out.put(text);
+        return crate::timeline::write(&store, &runs, &mut put);
+    }
     let run = pick_run(&store, a.run)?;
     let run_row = store.run(run)?;
     let functions = store.functions(run)?;
     let shapes = store.call_shapes(run)?;
     let shown = select(&shapes, &functions, a.function.as_deref(), a.thread);
+    let threads = store.thread_names(run)?;
     match a.format {
-        Format::Json => write_json(&store, &run_row, &functions, &shapes, &shown, out),
-        Format::Text => write_tree(&store, &run_row, &functions, &shapes, &shown, out),
+        ShowFormat::Json => {
+            write_json(&store, &run_row, &functions, &shapes, &shown, &threads, out)
+        }
+        ShowFormat::Text => {
+            write_tree(&store, &run_row, &functions, &shapes, &shown, &threads, out)
+        }
+        ShowFormat::ChromeTrace => {
+            let view = crate::timeline::RunView {
+                run: run_row,
+                functions,
+                shown,
+                threads,
+            };
+            let mut put = |text: &str| out.put(text);
+            crate::timeline::write(&store, &[view], &mut put)
+        }
     }
 }
 
@@ -129,10 +166,11 @@ fn write_json<W: Write>(
     functions: &[FunctionInfo],
     shapes: &[CallShape],
     shown: &[bool],
+    threads: &BTreeMap<i32, String>,
     out: &mut Safe<W>,
 ) -> anyhow::Result<()> {
-    // serde_json's pretty form of `{"calls": [...], "functions": [...], "run": {...}}` (keys in
-    // order), one call at a time.
+    // serde_json's pretty form of `{"calls": [...], "functions": [...], "run": {...},
+    // "threads": {...}}` (keys in order), one call at a time.
     let indented = |value: serde_json::Value, by: &str| -> anyhow::Result<String> {
         Ok(serde_json::to_string_pretty(&value)?.replace('\n', &format!("\n{by}")))
     };
@@ -158,6 +196,9 @@ fn write_json<W: Write>(
     out.put(&indented(serde_json::to_value(functions)?, "  ")?)?;
     out.put(",\n  \"run\": ")?;
     out.put(&indented(serde_json::to_value(run)?, "  ")?)?;
+    // Thread names by thread id (a libtest test's thread is named after the test).
+    out.put(",\n  \"threads\": ")?;
+    out.put(&indented(serde_json::to_value(threads)?, "  ")?)?;
     out.put("\n}\n")?;
     Ok(())
 }
@@ -168,6 +209,7 @@ fn write_tree<W: Write>(
     functions: &[FunctionInfo],
     shapes: &[CallShape],
     shown: &[bool],
+    threads: &BTreeMap<i32, String>,
     out: &mut Safe<W>,
 ) -> anyhow::Result<()> {
     let exit = match &run.end {
@@ -223,7 +265,17 @@ fn write_tree<W: Write>(
             .map(|f| f.path.as_str())
             .unwrap_or("?")
     };
+    let mut last_thread = None;
     for root in roots {
+        // A named thread other than the main one (libtest runs each test on a thread named
+        // after it) is introduced by its name where its calls start.
+        let thread = shapes[root].thread;
+        if last_thread != Some(thread) && thread != run.info.pid {
+            if let Some(name) = threads.get(&thread) {
+                out.put(&format!("# thread {thread}: {}\n", one_line(name)))?;
+            }
+        }
+        last_thread = Some(thread);
         // The root's subtree in the order it prints (depth first), with each call's depth.
         let mut order: Vec<(usize, usize)> = Vec::new();
         let mut todo = vec![(root, 0usize)];

@@ -343,7 +343,7 @@ fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function()
             .collect()
     };
     // libtest runs the tests in name order, each on a thread named after it (cut to 15 bytes
-    // by the kernel); with --test-threads=1, one at a time.
+    // by the kernel, given in full by carve); with --test-threads=1, one at a time.
     let (_t, db, _) = recorded(
         &["--coverage", "--coverage-per-thread"],
         &bin,
@@ -355,7 +355,7 @@ fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function()
             ("t_add", &["pt::add"]),
             ("t_both", &["pt::add", "pt::mul"]),
             ("t_mul", &["pt::mul"]),
-            ("tests::a_rather", &["pt::neg"]),
+            ("tests::a_rather_long_test_name", &["pt::neg"]),
         ])
     );
     // Without re-arming, a line is charged to the first test only.
@@ -366,7 +366,7 @@ fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function()
             ("t_add", &["pt::add"]),
             ("t_both", &["pt::mul"]),
             ("t_mul", &[]),
-            ("tests::a_rather", &["pt::neg"]),
+            ("tests::a_rather_long_test_name", &["pt::neg"]),
         ])
     );
 }

@@ -433,7 +433,7 @@ fn main() {
         &summary,
         &[
             "shapes::Slots::new(std::num::NonZero::<usize>::new(5usize).unwrap())",
-            "(0usize..2usize)",
+            "assert_eq!(result, 0usize..2usize);",
         ],
     );
     // `capacity()` returned 5 while the field held 0: it is no check of the field.
@@ -817,4 +817,69 @@ fn main() {
         "wrapping_add(i), i + 1)",
         "cursor_",
     );
+}
+
+/// A handle the caller works through and drops (`q.pairs().add("a", "1").add("b", "2")`, whose
+/// `Drop` writes back into `q`): replayed as the same chain to rebuild `q` for later calls.
+#[test]
+fn calls_through_a_returned_handle_are_replayed_as_one_chain() {
+    let lib = r#"
+#[derive(Debug, Default)]
+pub struct Query {
+    text: String,
+}
+
+pub struct Pairs<'a> {
+    query: &'a mut Query,
+    added: Vec<String>,
+}
+
+impl Query {
+    pub fn new() -> Query {
+        Query::default()
+    }
+    pub fn pairs(&mut self) -> Pairs<'_> {
+        Pairs { query: self, added: Vec::new() }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<'a> Pairs<'a> {
+    pub fn add(&mut self, key: &str, value: &str) -> &mut Pairs<'a> {
+        self.added.push(format!("{key}={value}"));
+        self
+    }
+}
+
+impl Drop for Pairs<'_> {
+    fn drop(&mut self) {
+        if !self.query.text.is_empty() && !self.added.is_empty() {
+            self.query.text.push('&');
+        }
+        self.query.text.push_str(&self.added.join("&"));
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut q = shapes::Query::new();
+    q.pairs().add("a", "1").add("b", "2");
+    q.pairs().add("c", "3");
+    println!("{}", q.as_str());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "query.pairs().add(\"a\", \"1\").add(\"b\", \"2\");",
+            "query.pairs().add(\"c\", \"3\");",
+            "assert_eq!(result, \"a=1&b=2&c=3\");",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "push('&')", "push(';')", "as_str_");
 }

@@ -42,6 +42,9 @@ pub struct GroupedTrace {
     /// Calls dropped, per function, because the function already had its
     /// [`Grouper::max_per_function`] distinct calls (not planned, not listed one by one).
     pub over_max_per_function: BTreeMap<FunctionId, usize>,
+    /// The run's thread names by thread id, when the reader gives them (libtest names each
+    /// test's thread after the test: carved tests say which test their call came from).
+    pub threads: BTreeMap<i32, String>,
 }
 
 impl GroupedTrace {
@@ -51,6 +54,7 @@ impl GroupedTrace {
             trace,
             equivalent: BTreeMap::new(),
             over_max_per_function: BTreeMap::new(),
+            threads: BTreeMap::new(),
         }
     }
 
@@ -196,6 +200,7 @@ impl Grouper {
             },
             equivalent: self.equivalent,
             over_max_per_function: self.over_max_per_function,
+            threads: BTreeMap::new(),
         }
     }
 

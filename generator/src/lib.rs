@@ -227,7 +227,13 @@ fn breakdown(counts: &BTreeMap<String, usize>) -> String {
 ///
 /// Everything is rendered before anything is written; on error no file is left half-written.
 pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, GenerateError> {
-    generate_with_groups(trace, &BTreeMap::new(), &BTreeMap::new(), opts)
+    generate_with_groups(
+        trace,
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        opts,
+    )
 }
 
 /// [`generate`] on a trace whose equivalent calls were grouped while it was read
@@ -242,6 +248,7 @@ pub fn generate_grouped(
         &grouped.trace,
         &grouped.equivalent,
         &grouped.over_max_per_function,
+        &grouped.threads,
         opts,
     )
 }
@@ -250,6 +257,7 @@ fn generate_with_groups(
     trace: &Trace,
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     over_max: &BTreeMap<FunctionId, usize>,
+    threads: &BTreeMap<i32, String>,
     opts: &GenerateOptions,
 ) -> Result<Report, GenerateError> {
     if !opts.out_dir.is_dir() {
@@ -281,7 +289,7 @@ fn generate_with_groups(
     let mut plan = plan::plan(trace, &api, &opts.plan);
     count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
     let over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
-    let mut files = render_and_write(&plan, &templates, &opts.out_dir)?;
+    let mut files = render_and_write(&plan, &templates, &opts.out_dir, trace, threads)?;
     Progress::report(
         opts.progress.as_ref(),
         Step::Carved {
@@ -531,14 +539,47 @@ fn render_and_write(
     plan: &Plan,
     templates: &Templates,
     out_dir: &Path,
+    trace: &Trace,
+    threads: &BTreeMap<i32, String>,
 ) -> Result<Vec<PathBuf>, GenerateError> {
     let rendered = plan
         .files
         .iter()
         .filter(|file| !file.tests.is_empty())
-        .map(|file| Ok((file.file_name.clone(), templates.render_file(plan, file)?)))
+        .map(|file| {
+            let origins: Vec<String> = file
+                .tests
+                .iter()
+                .map(|t| test_origin(trace, threads, &t.calls).unwrap_or_default())
+                .collect();
+            let source = templates.render_file_from(plan, file, &origins)?;
+            Ok((file.file_name.clone(), source))
+        })
         .collect::<Result<Vec<_>, GenerateError>>()?;
     write::write_all(out_dir, &rendered)
+}
+
+/// Which test of which test binary the first of `calls` was made in, when a cargo test binary
+/// made it on a named thread other than the main one (libtest runs each test on a thread
+/// named after it):
+/// ``test `adds` of `a` `` for a call of `tests/a.rs`'s test `adds`.
+fn test_origin(trace: &Trace, threads: &BTreeMap<i32, String>, calls: &[u64]) -> Option<String> {
+    let first = calls.first()?;
+    let call = trace.calls.iter().find(|c| c.id.0 == *first)?;
+    if call.thread == trace.run.info.pid {
+        return None;
+    }
+    let test = threads.get(&call.thread)?;
+    let binary = Path::new(&trace.run.info.program)
+        .file_name()?
+        .to_string_lossy();
+    // cargo names a test binary `TARGET-HASH` (16 hex digits); any other program's named
+    // threads are its own, not tests.
+    let (target, hash) = binary.rsplit_once('-')?;
+    if hash.len() != 16 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some(format!("test `{test}` of `{target}`"))
 }
 
 /// Removes the quarantined tests from `plan`; their calls count as skipped.

@@ -44,6 +44,8 @@ struct FileContext<'a> {
     uses: &'a [String],
     needs_predicates: bool,
     needs_sequence: bool,
+    /// Per test (in order): the recorded test its call came from, as comment text, or empty.
+    test_origins: Vec<String>,
 }
 
 impl Templates {
@@ -82,6 +84,25 @@ impl Templates {
 
     /// Renders and formats one file of the plan.
     pub fn render_file(&self, plan: &Plan, file: &FilePlan) -> Result<String, GenerateError> {
+        self.render_file_from(plan, file, &[])
+    }
+
+    /// [`Templates::render_file`], saying for each test (`origins`, in the file's test order;
+    /// trace text, made comment text here) which recorded test its call came from.
+    pub fn render_file_from(
+        &self,
+        plan: &Plan,
+        file: &FilePlan,
+        origins: &[String],
+    ) -> Result<String, GenerateError> {
+        let test_origins = (0..file.tests.len())
+            .map(|i| {
+                origins
+                    .get(i)
+                    .map(|o| crate::syntax::comment_text(o))
+                    .unwrap_or_default()
+            })
+            .collect();
         let context = FileContext {
             program: crate::syntax::comment_text(&plan.program),
             run_id: plan.run_id,
@@ -93,6 +114,7 @@ impl Templates {
             uses: &file.uses,
             needs_predicates: file.needs_predicates,
             needs_sequence: file.needs_sequence,
+            test_origins,
         };
         let template = self.origin(TEST_FILE_TEMPLATE);
         let render_error = |message: String| GenerateError::Render {
@@ -117,6 +139,21 @@ impl Templates {
             .iter()
             .find(|(n, _)| n == name)
             .map_or_else(|| name.to_string(), |(_, o)| o.clone())
+    }
+}
+
+/// `/// text`: a doc comment, which is a string literal and nothing else (the line saying
+/// which recorded test a carved test's call came from).
+fn is_doc_text(attr: &syn::Attribute) -> bool {
+    match &attr.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => matches!(
+            &nv.value,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(_),
+                ..
+            })
+        ),
+        _ => false,
     }
 }
 
@@ -154,7 +191,9 @@ fn check_items(file: &FilePlan, source: &str) -> Result<(), GenerateError> {
             syn::Item::Fn(f)
                 if f.attrs.iter().any(|a| a.path().is_ident("test"))
                     && f.attrs.iter().all(|a| {
-                        a.path().is_ident("test") || a.path().is_ident("should_panic")
+                        a.path().is_ident("test")
+                            || a.path().is_ident("should_panic")
+                            || is_doc_text(a)
                     })
                     && tests.remove(f.sig.ident.to_string().as_str()) => {}
             other => {
@@ -419,6 +458,29 @@ mod tests {
             }],
             summary: Summary::default(),
         }
+    }
+
+    #[test]
+    fn a_test_says_which_recorded_test_its_call_came_from_in_one_doc_line() {
+        let plan = plan();
+        let hostile = "test `x\n#[cfg(any())]` of `a` */ fn evil() {}".to_string();
+        let origins = vec!["test `adds` of `a`".to_string(), String::new(), hostile];
+        let out = Templates::load(None)
+            .unwrap()
+            .render_file_from(&plan, &plan.files[0], &origins)
+            .unwrap();
+        assert!(
+            out.contains("/// Carved from a call made in test `adds` of `a` (run 3).\n#[test]\nfn f_returns_1() {"),
+            "{out}"
+        );
+        assert!(out.contains("edit.\n\n/// Carved"), "{out}");
+        assert!(out.contains("\n#[test]\nfn f_returns_true() {"), "{out}");
+        // Trace text stays on its doc line: the line break is escaped, nothing else is code.
+        assert!(
+            out.contains("/// Carved from a call made in test `x\\n#[cfg(any())]` of"),
+            "{out}"
+        );
+        assert!(!out.contains("\n#[cfg"), "{out}");
     }
 
     #[test]

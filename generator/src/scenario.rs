@@ -748,33 +748,55 @@ fn replay_expr(cx: &Ctx, step: &Call) -> Option<String> {
     Some(format!("{}({})", c.api.ident, args.join(", ")))
 }
 
-/// A replay step that writes through a returned reference: a `&mut self` method of the object
-/// returns a handle (`map.entry(k)`), the next call consumes it and returns `&mut` to a scalar
-/// inside the object (`.or_insert(0)`), and the caller wrote through that reference before the
-/// object's next call (`+= 1`, recorded as the [`carve_storage::RESULT_EFFECT`] effect). Replayed
-/// as `*map.entry(k).or_insert(0) = 1`: the object goes from its state before the first call to
-/// its state at its next call, which must come right after, on the same thread.
-struct WriteThrough<'t> {
+/// A replay step through a handle: a `&mut self` method of the object returns a handle
+/// (`map.entry(k)`, `url.query_pairs_mut()`), the calls right after it on the same thread act on
+/// that handle (`.or_insert(0)`, `.append_pair("q", "1")`, each returning the handle again but
+/// the last; the handle's `Drop` impl may run too), and then the object's next call comes. When
+/// the last call returned `&mut` to a scalar the caller wrote through (`+= 1`, recorded as the
+/// [`carve_storage::RESULT_EFFECT`] effect), the write is replayed too. Written as one chain,
+/// `*map.entry(k).or_insert(0) = 1` or `url.query_pairs_mut().append_pair("q", "1")`: the object
+/// goes from its state before the first call to its state at its next call. A call returning the
+/// reference itself is a chain without steps: `*bag.index_mut(0) = 6`.
+struct HandleChain<'t> {
     first: &'t Call,
-    then: &'t Call,
-    written: &'t Value,
+    steps: Vec<&'t Call>,
+    written: Option<&'t Value>,
     pre: &'t Value,
     after: &'t Value,
 }
 
-impl WriteThrough<'_> {
+/// How many calls on one handle a chain may hold.
+const MAX_CHAIN: usize = 8;
+
+impl HandleChain<'_> {
     /// `entry(k).or_insert(0) = 1`, when every argument and the written value can be written.
     fn expr(&self, cx: &Ctx) -> Option<String> {
-        let written = literal::render_value(self.written, false, cx.api).ok()?;
-        Some(format!(
-            "{}.{} = {written}",
-            replay_expr(cx, self.first)?,
-            replay_expr(cx, self.then)?
-        ))
+        let mut chain = replay_expr(cx, self.first)?;
+        for step in &self.steps {
+            chain = format!("{chain}.{}", replay_expr(cx, step)?);
+        }
+        Some(match self.written {
+            Some(written) => {
+                let written = literal::render_value(written, false, cx.api).ok()?;
+                format!("{chain} = {written}")
+            }
+            None => chain,
+        })
+    }
+
+    /// Every call of the chain, for the mocks they asked.
+    fn calls(&self) -> impl Iterator<Item = &Call> {
+        std::iter::once(self.first).chain(self.steps.iter().copied())
     }
 }
 
-fn write_through<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<WriteThrough<'t>> {
+fn is_drop_impl(cx: &Ctx, call: &Call) -> bool {
+    cx.trace
+        .function(call.function)
+        .is_some_and(|f| f.path.ends_with("as core::ops::drop::Drop>::drop"))
+}
+
+fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<HandleChain<'t>> {
     if first.outcome != Outcome::Returned {
         return None;
     }
@@ -784,7 +806,11 @@ fn write_through<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<W
     if !c.api.has_receiver || !c.api.mut_receiver || c.self_type.as_deref() != Some(type_path) {
         return None;
     }
-    let handle = first.ret.as_ref()?;
+    let handle = strip_ref(first.ret.as_ref()?);
+    let handle_type = literal::strip_generics(handle.type_name());
+    if handle_type == type_path || reads_world(cx, first) {
+        return None;
+    }
     let Value::Ref {
         addr: object,
         target: pre,
@@ -798,44 +824,69 @@ fn write_through<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<W
     let at = siblings
         .iter()
         .position(|&i| cx.trace.calls[i].id == first.id)?;
-    let mut next = siblings[at + 1..]
+    let next = siblings[at + 1..]
         .iter()
         .map(|&i| &cx.trace.calls[i])
         .filter(|c| c.thread == first.thread);
-    let (then, following) = (next.next()?, next.next()?);
-    if then.outcome != Outcome::Returned
-        || !matches!(cx.targets.get(&then.function), Some(Target::Callable(_)))
-    {
-        return None;
+    let mut steps: Vec<&Call> = Vec::new();
+    let mut dropped = false;
+    for call in next.take(MAX_CHAIN + 2) {
+        // The object's next call: its state then is what the chain left.
+        if let Some(Value::Ref {
+            addr,
+            target: after,
+            ..
+        }) = call.arg("self")
+        {
+            if *addr == *object && literal::strip_generics(after.type_name()) == type_path {
+                // No step: the call itself returned the reference written through
+                // (`*v.index_mut(0) = 6`).
+                let written = steps
+                    .last()
+                    .copied()
+                    .unwrap_or(first)
+                    .after(carve_storage::RESULT_EFFECT);
+                if steps.is_empty() && written.is_none() {
+                    return None;
+                }
+                // Each step but the last hands the handle on.
+                let handed_on = steps.iter().rev().skip(1).all(|s| {
+                    s.ret.as_ref().is_some_and(|r| {
+                        literal::strip_generics(strip_ref(r).type_name()) == handle_type
+                    })
+                });
+                return handed_on.then_some(HandleChain {
+                    first,
+                    steps,
+                    written,
+                    pre,
+                    after,
+                });
+            }
+        }
+        if dropped || steps.len() == MAX_CHAIN {
+            return None;
+        }
+        if is_drop_impl(cx, call) {
+            // The handle's drop glue ran (`UrlQuery` writes the query back): the chain's end.
+            dropped = true;
+            continue;
+        }
+        let on_handle = call
+            .arg("self")
+            .is_some_and(|s| literal::strip_generics(strip_ref(s).type_name()) == handle_type);
+        if call.outcome != Outcome::Returned
+            || !on_handle
+            || !matches!(cx.targets.get(&call.function), Some(Target::Callable(_)))
+            || reads_world(cx, call)
+            // Only the last step's write is replayed.
+            || steps.last().is_some_and(|s| s.after(carve_storage::RESULT_EFFECT).is_some())
+        {
+            return None;
+        }
+        steps.push(call);
     }
-    if !same_state(strip_ref(then.arg("self")?), strip_ref(handle)) {
-        return None;
-    }
-    let written = then.after(carve_storage::RESULT_EFFECT)?;
-    let Some(Value::Ref { ty, .. }) = &then.ret else {
-        return None;
-    };
-    if !ty.starts_with("&mut ") || reads_world(cx, first) || reads_world(cx, then) {
-        return None;
-    }
-    // The object's next call: its state then is what the written value left.
-    let Value::Ref {
-        addr: again,
-        target: after,
-        ..
-    } = following.arg("self")?
-    else {
-        return None;
-    };
-    (again == object && literal::strip_generics(after.type_name()) == type_path).then_some(
-        WriteThrough {
-            first,
-            then,
-            written,
-            pre,
-            after,
-        },
-    )
+    None
 }
 
 /// How far a test under construction had got: bindings, mocks, and each mock's expectations.
@@ -893,7 +944,7 @@ fn replay(
             .filter(|&i| {
                 let step = &cx.trace.calls[i];
                 replay_states(cx, step, type_path, true).is_some()
-                    || write_through(cx, step, type_path).is_some()
+                    || handle_chain(cx, step, type_path).is_some()
             })
             .collect()
     });
@@ -902,7 +953,7 @@ fn replay(
         if step.id >= before {
             continue;
         }
-        let chain = write_through(cx, step, type_path);
+        let chain = handle_chain(cx, step, type_path);
         // A handle's write-through is what the call is for: `entry(k)` alone changes nothing.
         let Some((pre, after)) = chain
             .as_ref()
@@ -938,19 +989,24 @@ fn replay(
             .and_then(|()| interactions(cx, b, step.id))
             .and_then(|()| {
                 chain
-                    .as_ref()
-                    .map_or(Ok(()), |w| interactions(cx, b, w.then.id))
+                    .iter()
+                    .flat_map(|w| w.calls().skip(1))
+                    .try_for_each(|c| interactions(cx, b, c.id))
             });
         if asked.is_err() {
             undo(b, at);
             continue;
         }
         b.setup.push(match chain {
-            // A statement, not a binding: `*map.entry(k).or_insert(0) = 1;`.
-            Some(_) => Binding {
+            // A statement, not a binding: `*map.entry(k).or_insert(0) = 1;`,
+            // `url.query_pairs_mut().append_pair("q", "1");`.
+            Some(w) => Binding {
                 var: String::new(),
                 mutable: false,
-                expr: format!("*{var}.{call_expr}"),
+                expr: format!(
+                    "{}{var}.{call_expr}",
+                    if w.written.is_some() { "*" } else { "" }
+                ),
                 repeat: 1,
             },
             None => Binding {

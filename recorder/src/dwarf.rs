@@ -103,7 +103,11 @@ pub struct DebugInfo {
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
     namespaces: HashMap<usize, Arc<str>>,
     functions: Vec<FunctionEntry>,
-    symbols: HashMap<String, u64>,
+    /// ELF text symbols by demangled name, read at their first use: demangling every symbol
+    /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
+    symbols: std::sync::OnceLock<HashMap<String, u64>>,
+    /// The file's bytes, for reading the symbols later.
+    bytes: Arc<FileBytes>,
     /// Trait-object vtables by their trait's path without generics (`mouse::Planet`): the
     /// vtable's file address and its `{vtable_type}` DIE (unit index, offset), whose
     /// DW_AT_containing_type is the concrete type.
@@ -124,7 +128,90 @@ pub struct DebugInfo {
     /// The ELF entry point (`_start`): code that never runs again once `main` is reached.
     pub(crate) entry: FileAddr,
     /// `.text`: its address and bytes (prologues are decoded to follow the hidden pointer).
-    text: (u64, Arc<[u8]>),
+    /// (Read from the file's mapped bytes: copying a large program's code costs more than indexing it.)
+    text: (u64, std::ops::Range<usize>),
+}
+
+/// An executable's bytes: mapped (only the pages read are loaded: a program that turns out to
+/// select nothing costs little), or read whole where mapping fails.
+enum FileBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl FileBytes {
+    fn open(path: &Path) -> std::io::Result<FileBytes> {
+        let file = std::fs::File::open(path)?;
+        // SAFETY: the map is only read. A program file changed while carve reads it (rebuilt
+        // in place) could fault; build tools replace executables by renaming a new file over
+        // them, which leaves this mapping intact.
+        match unsafe { memmap2::Mmap::map(&file) } {
+            Ok(map) => Ok(FileBytes::Mapped(map)),
+            Err(_) => std::fs::read(path).map(FileBytes::Read),
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// True when every compile unit of the executable at `path` was compiled from the Rust
+/// standard library's sources (`/rustc/...`, `/rust/deps/...`: cargo as rustup ships it): such a
+/// program has no code of its own and no function of a user's crate. Read from the units'
+/// headers only, without indexing their functions (which costs as much as cargo's own start).
+/// False when in doubt (no DWARF, compressed sections, anything unreadable).
+pub(crate) fn only_standard_library(path: &Path) -> bool {
+    let Ok(bytes) = FileBytes::open(path) else {
+        return false;
+    };
+    let Ok(file) = object::File::parse(bytes.as_slice()) else {
+        return false;
+    };
+    if !file.is_little_endian() {
+        return false;
+    }
+    let load = |id: gimli::SectionId| -> Result<gimli::EndianSlice<'_, gimli::LittleEndian>, ()> {
+        let data = match file.section_by_name(id.name()) {
+            // A compressed section would need inflating: leave it to the full load.
+            Some(s)
+                if s.compressed_file_range().map_err(|_| ())?.format
+                    != object::CompressionFormat::None =>
+            {
+                return Err(())
+            }
+            Some(s) => s.data().map_err(|_| ())?,
+            None => &[],
+        };
+        Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
+    };
+    let Ok(dwarf) = gimli::Dwarf::load(load) else {
+        return false;
+    };
+    let mut headers = dwarf.units();
+    let mut units = 0;
+    loop {
+        match headers.next() {
+            Ok(Some(header)) => {
+                let Ok(unit) = dwarf.unit(header) else {
+                    return false;
+                };
+                // The standard library and the crates it is built with (`/rust/deps/`).
+                let std = unit.comp_dir.is_some_and(|d| {
+                    d.slice().starts_with(b"/rustc/") || d.slice().starts_with(b"/rust/deps/")
+                });
+                if !std {
+                    return false;
+                }
+                units += 1;
+            }
+            Ok(None) => return units > 0,
+            Err(_) => return false,
+        }
+    }
 }
 
 fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
@@ -138,11 +225,14 @@ fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
 impl DebugInfo {
     /// Loads the ELF file at `path` and indexes its functions.
     pub fn load(path: &Path) -> Result<DebugInfo, RecordError> {
-        let bytes = std::fs::read(path).map_err(|source| RecordError::ProgramUnreadable {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let file = object::File::parse(&*bytes).map_err(|e| RecordError::NotElf {
+        let bytes =
+            Arc::new(
+                FileBytes::open(path).map_err(|source| RecordError::ProgramUnreadable {
+                    path: path.to_path_buf(),
+                    source,
+                })?,
+            );
+        let file = object::File::parse(bytes.as_slice()).map_err(|e| RecordError::NotElf {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
@@ -185,11 +275,11 @@ impl DebugInfo {
         if let Some(s) = &eh_section {
             eh_bases = eh_bases.set_eh_frame(s.address());
         }
-        let mut text = (0, Arc::from(Vec::new()));
+        let mut text = (0, 0..0);
         if let Some(s) = file.section_by_name(".text") {
             eh_bases = eh_bases.set_text(s.address());
-            if let Ok(data) = s.uncompressed_data() {
-                text = (s.address(), Arc::from(data.into_owned()));
+            if let Some((offset, size)) = s.file_range() {
+                text = (s.address(), offset as usize..(offset + size) as usize);
             }
         }
         if let Some(s) = file.section_by_name(".got") {
@@ -209,16 +299,6 @@ impl DebugInfo {
             .unwrap_or(0);
         let is_pie = matches!(file.kind(), object::ObjectKind::Dynamic);
 
-        let mut symbols = HashMap::new();
-        for sym in file.symbols() {
-            if let Ok(name) = sym.name() {
-                if sym.kind() == object::SymbolKind::Text && sym.address() != 0 {
-                    let demangled = format!("{:#}", rustc_demangle::demangle(name));
-                    symbols.insert(demangled, sym.address());
-                }
-            }
-        }
-
         let mut info = DebugInfo {
             path: path.to_path_buf(),
             dwarf,
@@ -226,7 +306,8 @@ impl DebugInfo {
             unit_rows: Vec::new(),
             namespaces: HashMap::new(),
             functions: Vec::new(),
-            symbols,
+            symbols: std::sync::OnceLock::new(),
+            bytes: bytes.clone(),
             vtables: HashMap::new(),
             vtable_traits_done: HashSet::new(),
             vtable_scan: 0,
@@ -272,14 +353,34 @@ impl DebugInfo {
         &self.functions
     }
 
+    fn symbol_table(&self) -> &HashMap<String, u64> {
+        self.symbols.get_or_init(|| {
+            let mut symbols = HashMap::new();
+            let Ok(file) = object::File::parse(self.bytes.as_slice()) else {
+                return symbols;
+            };
+            for sym in file.symbols() {
+                if let Ok(name) = sym.name() {
+                    if sym.kind() == object::SymbolKind::Text && sym.address() != 0 {
+                        let demangled = format!("{:#}", rustc_demangle::demangle(name));
+                        symbols.insert(demangled, sym.address());
+                    }
+                }
+            }
+            symbols
+        })
+    }
+
     /// Address of an ELF text symbol by demangled name (without hash).
     pub(crate) fn symbol(&self, name: &str) -> Option<FileAddr> {
-        self.symbols.get(name).map(|a| FileAddr(*a))
+        self.symbol_table().get(name).map(|a| FileAddr(*a))
     }
 
     /// Every ELF text symbol: demangled name (without hash) and address.
     pub(crate) fn symbols(&self) -> impl Iterator<Item = (&str, FileAddr)> {
-        self.symbols.iter().map(|(n, a)| (n.as_str(), FileAddr(*a)))
+        self.symbol_table()
+            .iter()
+            .map(|(n, a)| (n.as_str(), FileAddr(*a)))
     }
 
     fn index(&mut self) -> Result<(), RecordError> {
@@ -528,7 +629,8 @@ impl DebugInfo {
         }
         let return_type = return_type.map(|off| self.lower(unit_index, off));
         self.lower_vtables();
-        let (text_at, text) = &self.text;
+        let (text_at, range) = &self.text;
+        let text = self.bytes.as_slice().get(range.clone()).unwrap_or_default();
         let prologue = f
             .low_pc
             .0

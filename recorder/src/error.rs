@@ -29,7 +29,7 @@ pub enum RecordError {
         offset: usize,
         reason: String,
     },
-    #[error("no function of {path} matches --filter {filters}; functions that exist include: {examples}")]
+    #[error("no function of {path} matches {filters}; functions that exist include: {examples}")]
     NothingSelected {
         path: PathBuf,
         filters: String,

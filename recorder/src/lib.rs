@@ -30,6 +30,7 @@ pub use tracer::RecordSummary;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use carve_storage::{FunctionId, FunctionInfo, ParamInfo, TraceEvent, TraceSink};
 use nix::unistd::Pid;
@@ -105,10 +106,18 @@ impl Program {
             };
             return Err(RecordError::NothingSelected {
                 path: self.path().to_path_buf(),
-                filters: if selection.filters.is_empty() {
-                    "(default: own code)".into()
-                } else {
-                    selection.filters.join(" --filter ")
+                filters: match (selection.filters.is_empty(), selection.crates.is_empty()) {
+                    (true, true) => "--filter (default: own code)".into(),
+                    (false, _) if selection.crates.is_empty() => {
+                        format!("--filter {}", selection.filters.join(" --filter "))
+                    }
+                    _ => selection
+                        .filters
+                        .iter()
+                        .map(|f| format!("--filter {f}"))
+                        .chain(selection.crates.iter().map(|c| format!("--crate {c}")))
+                        .collect::<Vec<_>>()
+                        .join(" "),
                 },
                 examples,
             });
@@ -182,12 +191,30 @@ impl Default for RecordOptions {
     }
 }
 
-/// Makes the sink of a forked child's own run, given the child's pid (`--follow-forks`).
-pub type ChildSinks<'f> = &'f (dyn Fn(i32) -> Option<Box<dyn TraceSink + Send>> + Sync);
+/// A program a traced process started running: at `exec`, or a forked child with
+/// `--follow-forks`. What the caller needs to open a run for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launched {
+    pub pid: i32,
+    /// The executable (`/proc/PID/exe`).
+    pub program: PathBuf,
+    /// Its arguments, without `argv[0]`.
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// A forked child going on with its parent's program (`--follow-forks`), not an `exec`.
+    pub forked: bool,
+}
+
+/// Makes the sink of a new run for a program a traced process launched (see [`Launched`]);
+/// `None` lets that program run untraced.
+pub type RunSinks<'f> = &'f (dyn Fn(&Launched) -> Option<Box<dyn TraceSink + Send>> + Sync);
 
 /// A program started under ptrace and stopped before its first instruction.
 pub struct Recording {
-    program: Program,
+    /// `None` for a launcher: a program without debug info (or selecting nothing) that is only
+    /// run to record the programs it runs.
+    program: Option<Program>,
+    path: PathBuf,
     pid: Pid,
     /// carve's CPU affinity before it pinned itself (and so the program) to one CPU.
     pinned_from: Option<nix::sched::CpuSet>,
@@ -204,9 +231,39 @@ impl Recording {
         options: RecordOptions,
     ) -> Result<Recording, RecordError> {
         program.select(&options.selection)?;
-        let pid = process::spawn(program.path(), args)?;
+        let path = program.path().to_path_buf();
+        let pid = process::spawn(&path, args)?;
         Ok(Recording {
-            program,
+            program: Some(program),
+            path,
+            pid,
+            pinned_from: None,
+            options,
+            started: false,
+        })
+    }
+
+    /// Starts the executable at `path`, whose own code is not recorded (it has no debug info,
+    /// or nothing in it is selected: `cargo`, a shell), to record the programs it runs (see
+    /// [`Recording::run_following`]).
+    pub fn spawn_launcher(
+        path: &Path,
+        args: &[OsString],
+        options: RecordOptions,
+    ) -> Result<Recording, RecordError> {
+        let meta = std::fs::metadata(path).map_err(|source| RecordError::ProgramUnreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+            return Err(RecordError::NotExecutable {
+                path: path.to_path_buf(),
+            });
+        }
+        let pid = process::spawn(path, args)?;
+        Ok(Recording {
+            program: None,
+            path: path.to_path_buf(),
             pid,
             pinned_from: None,
             options,
@@ -218,35 +275,177 @@ impl Recording {
         self.pid.as_raw()
     }
 
-    /// Runs the program to its end, reporting functions, calls and the exit to `sink`.
-    pub fn run(self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
-        self.run_with_children(sink, None)
-    }
-
-    /// Like [`Recording::run`]; with `children`, a process the program forks is recorded too,
-    /// as a run of its own, into the sink `children` makes for its pid (`--follow-forks`; a
-    /// child it makes no sink for is released untraced). Returns once every process ended.
-    pub fn run_with_children(
-        mut self,
-        sink: &mut dyn TraceSink,
-        children: Option<ChildSinks<'_>>,
-    ) -> Result<RecordSummary, RecordError> {
+    /// Runs the program to its end, reporting functions, calls and the exit to `sink`. A
+    /// process it forks runs untraced; if it calls `exec`, tracing stops there.
+    pub fn run(mut self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
         self.started = true;
+        let Some(program) = self.program.take() else {
+            return Err(RecordError::NoDebugInfo {
+                path: self.path.clone(),
+            });
+        };
         if self.options.pin_cpu {
-            // Only this thread and the program: threads the caller started before (such as the
-            // store's writer) keep running on the other CPUs.
             self.pinned_from = process::pin_to_current_cpu(self.pid);
         }
+        let image = Image::prepare(program, self.pid, &self.options)?;
+        image.announce(sink, &self.options);
+        let summary = (|| {
+            let mut tracer = image.tracer(self.pid, &self.options, sink)?;
+            tracer.pinned_from(self.pinned_from);
+            tracer.run()
+        })();
+        if let Some(mask) = &self.pinned_from {
+            process::unpin(Pid::from_raw(0), mask);
+        }
+        summary.map(|end| end.summary)
+    }
+
+    /// Runs the program and everything it starts to the end. The program, and each program a
+    /// traced process runs through `exec`, is recorded as a run of its own, into the sink
+    /// `runs` makes for it, when its debug info has functions the selection picks; the others
+    /// run with no breakpoint (carve sees only their forks, execs and exits). A forked child
+    /// is followed the same way; with `record_forks` it is also recorded as a run of its own
+    /// until it calls `exec`, with the breakpoints it inherited (`--follow-forks`). Returns
+    /// once every process ended; the summary's exit is the first process's.
+    pub fn run_following(
+        mut self,
+        runs: RunSinks<'_>,
+        record_forks: bool,
+    ) -> Result<RecordSummary, RecordError> {
+        self.started = true;
+        let (image, sink) = match self.program.take() {
+            Some(program) => {
+                if self.options.pin_cpu {
+                    // Only this thread and the program: threads the caller started before
+                    // (such as the stores' writers) keep running on the other CPUs.
+                    self.pinned_from = process::pin_to_current_cpu(self.pid);
+                }
+                let image = Image::prepare(program, self.pid, &self.options)?;
+                match runs(&launched(self.pid)) {
+                    Some(mut sink) => {
+                        image.announce(&mut *sink, &self.options);
+                        (Arc::new(image), Some(sink))
+                    }
+                    None => (Arc::new(Image::untraced()), None),
+                }
+            }
+            None => (Arc::new(Image::untraced()), None),
+        };
+        let driver = Driver {
+            runs,
+            options: &self.options,
+            record_forks,
+        };
+        let pinned_from = self.pinned_from;
+        let summary = std::thread::scope(|scope| {
+            drive(
+                scope,
+                &driver,
+                self.pid,
+                image,
+                sink,
+                Start::Spawned(pinned_from),
+            )
+        });
+        if let Some(mask) = &self.pinned_from {
+            process::unpin(Pid::from_raw(0), mask);
+        }
+        summary
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if !self.started {
+            let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::wait::waitpid(self.pid, None);
+        }
+    }
+}
+
+/// A sink for the processes carve follows without recording them.
+struct NullSink;
+
+impl TraceSink for NullSink {
+    fn record(&mut self, _: TraceEvent) {}
+}
+
+/// One program as loaded into one process, ready to trace: what DWARF says about its selected
+/// functions, where they are, and the full names its tests may have. Shared (read-only) with
+/// the forked children that inherit its breakpoints.
+struct Image {
+    types: types::TypeTable,
+    traced: Vec<tracer::Traced>,
+    infos: Vec<FunctionInfo>,
+    line_plan: lines::LinePlan,
+    panic: PanicHooks,
+    sources: Vec<sources::Source>,
+    entry: FileAddr,
+    bias: LoadBias,
+    /// The program's own function paths without their crate: how libtest names its tests.
+    test_names: Vec<String>,
+}
+
+impl Image {
+    /// A program carve does not record: no breakpoint at all.
+    fn untraced() -> Image {
+        Image {
+            types: types::TypeTable::default(),
+            traced: Vec::new(),
+            infos: Vec::new(),
+            line_plan: lines::LinePlan::default(),
+            panic: PanicHooks {
+                unwinding: None,
+                message: None,
+                message_str: None,
+            },
+            sources: Vec::new(),
+            entry: FileAddr(0),
+            bias: LoadBias(0),
+            test_names: Vec::new(),
+        }
+    }
+
+    /// The program `pid` runs now (at `exec`), when its debug info has functions the
+    /// selection picks; `None` for any program carve does not record (no debug info, not
+    /// ELF, nothing selected).
+    fn load(path: &Path, pid: Pid, options: &RecordOptions) -> Option<Image> {
+        // Without --filter, only own code or a user's crate is selected: a program built from
+        // the standard library's sources alone (cargo, rustc) has neither; telling so from the
+        // unit headers spares indexing its DWARF, which would slow every cargo command.
+        let std_crates = [
+            "std",
+            "core",
+            "alloc",
+            "compiler_builtins",
+            "test",
+            "proc_macro",
+        ];
+        let names_std = (options.selection.crates.iter()).any(|c| std_crates.contains(&c.as_str()));
+        if options.selection.filters.is_empty() && !names_std && dwarf::only_standard_library(path)
+        {
+            return None;
+        }
+        let program = Program::load(path).ok()?;
+        program.select(&options.selection).ok()?;
+        Image::prepare(program, pid, options).ok()
+    }
+
+    /// Reads the details of the selected functions of `program`, loaded in `pid`.
+    fn prepare(
+        mut program: Program,
+        pid: Pid,
+        options: &RecordOptions,
+    ) -> Result<Image, RecordError> {
         let bias = process::load_bias(
-            self.pid,
-            self.program.path(),
-            self.program.info.first_load_vaddr,
-            self.program.info.is_pie,
+            pid,
+            program.path(),
+            program.info.first_load_vaddr,
+            program.info.is_pie,
         )?;
-        self.program.info.types.set_load_bias(bias);
-        let chosen: Vec<FunctionEntry> = self
-            .program
-            .select(&self.options.selection)?
+        program.info.types.set_load_bias(bias);
+        let chosen: Vec<FunctionEntry> = program
+            .select(&options.selection)?
             .into_iter()
             .cloned()
             .collect();
@@ -255,17 +454,16 @@ impl Recording {
         let mut traced_entries = Vec::with_capacity(chosen.len());
         for (i, f) in chosen.iter().enumerate() {
             let id = FunctionId(i as u32 + 1);
-            let detail = match self.program.info.detail(f) {
+            let detail = match program.info.detail(f) {
                 Ok(d) => d,
                 Err(_) => continue, // unreadable DWARF for one function: skip it, trace the rest
             };
-            let cfa = unwind::cfa_rule(&self.program.info, detail.breakpoint.0);
+            let cfa = unwind::cfa_rule(&program.info, detail.breakpoint.0);
             let float_return = detail
                 .return_type
-                .is_some_and(|t| abi::uses_float_registers(&self.program.info.types, t));
-            let types = &self.program.info.types;
-            let forced_return = self
-                .options
+                .is_some_and(|t| abi::uses_float_registers(&program.info.types, t));
+            let types = &program.info.types;
+            let forced_return = options
                 .force_returns
                 .iter()
                 .find(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name))
@@ -294,16 +492,16 @@ impl Recording {
                 id,
                 detail,
                 cfa,
-                max_calls: self.options.max_calls_per_function,
+                max_calls: options.max_calls_per_function,
                 calls: 0,
                 float_return,
                 constructs: objects::constructed_type(&f.path),
-                matched: self.options.selection.matches(f),
+                matched: options.selection.matches(f),
                 forced_return,
             });
         }
-        let line_plan = if self.options.coverage {
-            let rows = self.program.info.code_rows(&traced_entries);
+        let line_plan = if options.coverage {
+            let rows = program.info.code_rows(&traced_entries);
             let ids: Vec<FunctionId> = traced.iter().map(|t| t.id).collect();
             let files: std::collections::HashSet<&str> = traced_entries
                 .iter()
@@ -313,104 +511,225 @@ impl Recording {
         } else {
             lines::LinePlan::default()
         };
-        let infos_for_children = children.map(|_| infos.clone());
-        let lines_for_children = children.map(|_| line_plan.lines.clone());
-        sink.record(TraceEvent::Functions(infos));
-        if self.options.coverage {
-            sink.record(TraceEvent::CodeLines(line_plan.lines));
-        }
-        let panic_addrs = PanicHooks {
-            unwinding: self.program.info.symbol("__rustc::rust_panic"),
-            message: self.program.info.symbol("core::panicking::panic_fmt"),
-            message_str: self
-                .program
-                .info
-                .symbol("std::panicking::begin_panic::<&str>"),
+        let panic = PanicHooks {
+            unwinding: program.info.symbol("__rustc::rust_panic"),
+            message: program.info.symbol("core::panicking::panic_fmt"),
+            message_str: program.info.symbol("std::panicking::begin_panic::<&str>"),
         };
-        let sources = sources::find(self.program.info.symbols());
-        let for_children = children.map(|_| traced.clone());
-        let types = &self.program.info.types;
-        let (entry, limits, depth) = (
-            self.program.info.entry,
-            self.options.limits,
-            self.options.selection.depth,
-        );
-        let pinned_from = self.pinned_from;
-        let coverage = self.options.coverage;
-        let per_thread = self.options.coverage_per_thread;
-        let summary = std::thread::scope(|scope| {
-            let mut follow = |forked: tracer::Forked| -> bool {
-                let (Some(make), Some(functions)) = (children, for_children.clone()) else {
-                    return false;
-                };
-                let Some(mut child_sink) = make(forked.pid.as_raw()) else {
-                    return false;
-                };
-                // The child's run needs the same function table as the parent's.
-                child_sink.record(TraceEvent::Functions(
-                    infos_for_children.clone().unwrap_or_default(),
-                ));
-                if let Some(lines) = &lines_for_children {
-                    if coverage {
-                        child_sink.record(TraceEvent::CodeLines(lines.clone()));
-                    }
-                }
-                scope.spawn(move || {
-                    let recorded = tracer::Tracer::adopt(
-                        forked,
-                        bias,
-                        types,
-                        functions,
-                        entry,
-                        limits,
-                        depth,
-                        &mut *child_sink,
-                    )
-                    .and_then(|t| t.run());
-                    if let Err(e) = recorded {
-                        child_sink.record(TraceEvent::RunEnded(carve_storage::RunEnd {
-                            exit: carve_storage::ProcessExit::Lost {
-                                reason: e.to_string(),
-                            },
-                            ended_at_ms: tracer::now_ms(),
-                        }));
-                    }
-                });
-                true
-            };
-            let mut tracer = tracer::Tracer::new(
-                self.pid,
-                bias,
-                types,
-                traced,
-                panic_addrs,
-                sources,
-                entry,
-                limits,
-                sink,
-            )?;
-            tracer.pinned_from(pinned_from);
-            tracer.break_on_lines(&line_plan.sites, per_thread)?;
-            tracer.set_depth(depth);
-            if children.is_some() {
-                tracer.follow_forks(&mut follow);
-            }
-            tracer.run()
-        });
-        if let Some(mask) = &self.pinned_from {
-            process::unpin(Pid::from_raw(0), mask);
+        let sources = sources::find(program.info.symbols());
+        let test_names = test_names(program.functions());
+        Ok(Image {
+            types: std::mem::take(&mut program.info.types),
+            traced,
+            infos,
+            line_plan,
+            panic,
+            sources,
+            entry: program.info.entry,
+            bias,
+            test_names,
+        })
+    }
+
+    /// Sends what a run of this program starts with: its function table (and lines).
+    fn announce(&self, sink: &mut dyn TraceSink, options: &RecordOptions) {
+        sink.record(TraceEvent::Functions(self.infos.clone()));
+        if options.coverage {
+            sink.record(TraceEvent::CodeLines(self.line_plan.lines.clone()));
         }
-        summary
+    }
+
+    /// A tracer of `pid`, stopped at the start of this program, with its breakpoints placed.
+    fn tracer<'a>(
+        &'a self,
+        pid: Pid,
+        options: &RecordOptions,
+        sink: &'a mut dyn TraceSink,
+    ) -> Result<tracer::Tracer<'a>, RecordError> {
+        let mut tracer = tracer::Tracer::new(
+            pid,
+            self.bias,
+            &self.types,
+            self.traced.clone(),
+            self.panic.clone(),
+            self.sources.clone(),
+            self.entry,
+            options.limits,
+            sink,
+        )?;
+        tracer.break_on_lines(&self.line_plan.sites, options.coverage_per_thread)?;
+        tracer.set_depth(options.selection.depth);
+        tracer.set_test_names(&self.test_names);
+        Ok(tracer)
     }
 }
 
-impl Drop for Recording {
-    fn drop(&mut self) {
-        if !self.started {
-            let _ = nix::sys::signal::kill(self.pid, nix::sys::signal::Signal::SIGKILL);
-            let _ = nix::sys::wait::waitpid(self.pid, None);
-        }
+/// The names libtest may give a test of a program with these functions: each own function's
+/// path without its crate (`tests::adds` for `mylib::tests::adds`, `adds` in `tests/a.rs`).
+fn test_names(functions: &[FunctionEntry]) -> Vec<String> {
+    let mut names: Vec<String> = functions
+        .iter()
+        .filter(|f| f.own_code && f.language == carve_storage::Language::Rust)
+        .filter(|f| !f.path.starts_with('<') && !f.path.contains('{'))
+        .filter_map(|f| f.path.split_once("::").map(|(_, rest)| rest.to_string()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// `pid`'s program, arguments and working directory, from `/proc`.
+fn launched(pid: Pid) -> Launched {
+    let proc = |what: &str| format!("/proc/{pid}/{what}");
+    let args = std::fs::read(proc("cmdline"))
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .skip(1)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    // The last empty piece is the terminating NUL's.
+    let mut args = args;
+    if args.last().is_some_and(|a| a.is_empty()) {
+        args.pop();
     }
+    Launched {
+        pid: pid.as_raw(),
+        program: std::fs::read_link(proc("exe")).unwrap_or_default(),
+        args,
+        cwd: std::fs::read_link(proc("cwd")).unwrap_or_default(),
+        forked: false,
+    }
+}
+
+/// What every process tracer of a recording shares.
+struct Driver<'d> {
+    runs: RunSinks<'d>,
+    options: &'d RecordOptions,
+    record_forks: bool,
+}
+
+/// How a process came to its tracer.
+enum Start {
+    /// Spawned by carve (with the CPU pinning to undo when it starts a thread).
+    Spawned(Option<nix::sched::CpuSet>),
+    /// Forked by a traced process and handed over (see `Tracer::follow_child`).
+    Adopted(tracer::Forked),
+    /// Stopped at its `exec` event, by this same thread.
+    Execed(Option<nix::sched::CpuSet>),
+}
+
+/// Traces process `pid` on this thread until it ends, through every program it runs: each
+/// `exec` loads the new program and opens a run for it when it selects anything. Forked
+/// children are handed to new threads of `scope`, which do the same.
+fn drive<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    d: &'env Driver<'env>,
+    pid: Pid,
+    mut image: Arc<Image>,
+    mut sink: Option<Box<dyn TraceSink + Send>>,
+    mut start: Start,
+) -> Result<RecordSummary, RecordError> {
+    let mut calls = 0;
+    loop {
+        let mut null = NullSink;
+        let mut follow = |forked: tracer::Forked| -> bool { adopt(scope, d, &image, forked) };
+        let sink_ref: &mut dyn TraceSink = match sink.as_mut() {
+            Some(s) => &mut **s,
+            None => &mut null,
+        };
+        let traced = (|| {
+            let mut tracer = match start {
+                Start::Spawned(pinned) | Start::Execed(pinned) => {
+                    let mut tracer = image.tracer(pid, d.options, &mut *sink_ref)?;
+                    tracer.pinned_from(pinned);
+                    tracer
+                }
+                Start::Adopted(forked) => {
+                    let mut tracer = tracer::Tracer::adopt(
+                        forked,
+                        image.bias,
+                        &image.types,
+                        image.traced.clone(),
+                        image.entry,
+                        d.options.limits,
+                        d.options.selection.depth,
+                        &mut *sink_ref,
+                    )?;
+                    tracer.set_test_names(&image.test_names);
+                    tracer
+                }
+            };
+            tracer.follow_forks(&mut follow);
+            tracer.follow_exec(d.record_forks);
+            tracer.run()
+        })();
+        let end = match traced {
+            Ok(end) => end,
+            Err(e) => {
+                if let Some(s) = sink.as_mut() {
+                    s.record(TraceEvent::RunEnded(carve_storage::RunEnd {
+                        exit: carve_storage::ProcessExit::Lost {
+                            reason: e.to_string(),
+                        },
+                        ended_at_ms: tracer::now_ms(),
+                    }));
+                }
+                return Err(e);
+            }
+        };
+        calls += end.summary.calls;
+        // The run of the program just left is complete: let its writer finish.
+        drop(sink.take());
+        if !end.execed {
+            return Ok(RecordSummary {
+                exit: end.summary.exit,
+                calls,
+            });
+        }
+        let now = launched(pid);
+        image = match Image::load(&now.program, pid, d.options) {
+            Some(loaded) => match (d.runs)(&now) {
+                Some(mut s) => {
+                    loaded.announce(&mut *s, d.options);
+                    sink = Some(s);
+                    Arc::new(loaded)
+                }
+                None => Arc::new(Image::untraced()),
+            },
+            None => Arc::new(Image::untraced()),
+        };
+        start = Start::Execed(end.pinned_from);
+    }
+}
+
+/// Takes a forked child (stopped, handed over by its parent's tracer) to a thread of its own.
+/// A child that inherits the parent's breakpoints gets a run of its own; false when no sink
+/// could be made for it (the parent's tracer then releases it).
+fn adopt<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    d: &'env Driver<'env>,
+    parent: &Arc<Image>,
+    forked: tracer::Forked,
+) -> bool {
+    let (image, sink) = if forked.recorded {
+        let child = Launched {
+            forked: true,
+            ..launched(forked.pid)
+        };
+        let Some(mut sink) = (d.runs)(&child) else {
+            return false;
+        };
+        // The child's run needs the same function table as the parent's.
+        parent.announce(&mut *sink, d.options);
+        (parent.clone(), Some(sink))
+    } else {
+        (Arc::new(Image::untraced()), None)
+    };
+    let pid = forked.pid;
+    scope.spawn(move || drive(scope, d, pid, image, sink, Start::Adopted(forked)));
+    true
 }
 
 /// The program path as the recorder will run it (resolved against PATH like a shell would).

@@ -101,8 +101,6 @@ pub(crate) struct LineBreaks {
     /// Sites taken out since their line was reached: a thread that trapped on one at the same
     /// moment as the thread that took it out gets its instruction back.
     removed: HashMap<u64, LineId>,
-    /// Threads whose name was sent.
-    named: HashSet<Pid>,
     /// Every site and its line, as first placed (to re-arm them).
     all: Vec<(u64, LineId)>,
     /// Re-arm every line when a thread starts, so each thread reports the lines it reaches
@@ -208,6 +206,20 @@ pub(crate) struct Tracer<'a> {
     follow: Option<&'a mut (dyn FnMut(Forked) -> bool + 'a)>,
     /// `--coverage`: line breakpoints (empty without it).
     lines: LineBreaks,
+    /// An `exec` ends this tracer's run with the process stopped at the exec event, for the
+    /// caller to trace the new program (instead of detaching it).
+    follow_exec: bool,
+    /// The process called `exec` (see `follow_exec`).
+    execed: bool,
+    /// With `follow`: a forked child keeps this program's breakpoints and is recorded as a run
+    /// of its own (`--follow-forks`); otherwise it is followed untraced, for what it execs.
+    record_forks: bool,
+    /// When this run started: call times are nanoseconds since then (monotonic).
+    clock: std::time::Instant,
+    /// Full names of the tests a libtest thread may be named after (see [`Tracer::name_thread`]).
+    test_names: &'a [String],
+    /// Threads whose name was sent.
+    named: HashSet<Pid>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -268,9 +280,13 @@ pub(crate) struct Forked {
     breakpoints: HashMap<u64, Breakpoint>,
     frames: Vec<Frame>,
     lines: LineBreaks,
+    /// It keeps the parent's breakpoints and is recorded as a run of its own; otherwise it
+    /// runs untraced until it calls `exec`.
+    pub recorded: bool,
 }
 
 /// Where the panic machinery is, when the program has it (file addresses).
+#[derive(Clone)]
 pub(crate) struct PanicHooks {
     /// `rust_panic`: a panic is about to unwind.
     pub unwinding: Option<FileAddr>,
@@ -287,8 +303,34 @@ fn labels(touches: &[Arc<str>]) -> Vec<String> {
 /// How the run went, for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordSummary {
+    /// How the program ended (the last program a process that called `exec` ran).
     pub exit: ProcessExit,
+    /// Calls recorded, in every run.
     pub calls: u64,
+}
+
+/// How one tracer's run ended.
+pub(crate) struct TracerEnd {
+    pub summary: RecordSummary,
+    /// The process called `exec` and waits, stopped at the exec event, to be traced on.
+    pub execed: bool,
+    /// The CPU pinning still to undo when the process starts a thread.
+    pub pinned_from: Option<nix::sched::CpuSet>,
+}
+
+/// The full test name `name` (a thread name the kernel cut to 15 bytes) is the start of, when
+/// exactly one of `tests` starts with it.
+fn full_test_name(name: &str, tests: &[String]) -> Option<String> {
+    if name.len() < 15 {
+        return None; // not cut
+    }
+    // A cut may split a character: compare the whole characters before it.
+    let prefix = name.trim_end_matches('\u{fffd}');
+    let mut found = tests.iter().filter(|t| t.starts_with(prefix));
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one.clone()),
+        _ => None,
+    }
 }
 
 impl<'a> Tracer<'a> {
@@ -411,7 +453,47 @@ impl<'a> Tracer<'a> {
             pinned_from: None,
             follow: None,
             lines: LineBreaks::default(),
+            follow_exec: false,
+            execed: false,
+            record_forks: true,
+            clock: std::time::Instant::now(),
+            test_names: &[],
+            named: HashSet::new(),
         })
+    }
+
+    /// Nanoseconds since this run started.
+    fn now_ns(&self) -> Option<u64> {
+        u64::try_from(self.clock.elapsed().as_nanos()).ok()
+    }
+
+    /// Sends `tid`'s name the first time it matters (its first recorded call or line). libtest
+    /// names each test's thread after the test, and the kernel keeps 15 bytes of it: a cut
+    /// name that starts exactly one of the program's test paths is given in full.
+    fn name_thread(&mut self, tid: Pid) {
+        if !self.named.insert(tid) {
+            return;
+        }
+        let Some(name) = thread_name(self.pid, tid) else {
+            return;
+        };
+        let name = full_test_name(&name, self.test_names).unwrap_or(name);
+        self.sink.record(TraceEvent::ThreadNamed {
+            thread: tid.as_raw(),
+            name,
+        });
+    }
+
+    /// Ends the run at `exec` with the process stopped there, and, when `record_forks` is
+    /// false, follows forked children untraced (for what they exec) instead of recording them.
+    pub(crate) fn follow_exec(&mut self, record_forks: bool) {
+        self.follow_exec = true;
+        self.record_forks = record_forks;
+    }
+
+    /// The test names a libtest thread name may be the cut beginning of.
+    pub(crate) fn set_test_names(&mut self, names: &'a [String]) {
+        self.test_names = names;
     }
 
     /// `--coverage`: a one-shot breakpoint on each site (a line-table row's first address),
@@ -493,14 +575,7 @@ impl<'a> Tracer<'a> {
     /// the line's other sites. The site at `pc` is left to the caller: it is lifted when the
     /// thread steps past it, unless another breakpoint there still needs the int3.
     fn line_reached(&mut self, tid: Pid, pc: u64, line: LineId) -> Result<(), RecordError> {
-        if self.lines.named.insert(tid) {
-            if let Some(name) = thread_name(self.pid, tid) {
-                self.sink.record(TraceEvent::ThreadNamed {
-                    thread: tid.as_raw(),
-                    name,
-                });
-            }
-        }
+        self.name_thread(tid);
         self.sink.record(TraceEvent::LineReached {
             line,
             thread: tid.as_raw(),
@@ -537,8 +612,9 @@ impl<'a> Tracer<'a> {
         self.pinned_from = mask;
     }
 
-    /// Runs the process to the end, reporting every call to the sink.
-    pub(crate) fn run(mut self) -> Result<RecordSummary, RecordError> {
+    /// Runs the process to the end (or, with `follow_exec`, to its `exec`), reporting every
+    /// call to the sink.
+    pub(crate) fn run(mut self) -> Result<TracerEnd, RecordError> {
         self.resume(self.pid, None)?;
         let exit = loop {
             // Only this thread's tracees: a child followed by another carve thread is not ours.
@@ -568,9 +644,13 @@ impl<'a> Tracer<'a> {
             exit: exit.clone(),
             ended_at_ms: now_ms(),
         }));
-        Ok(RecordSummary {
-            exit,
-            calls: self.calls_recorded,
+        Ok(TracerEnd {
+            summary: RecordSummary {
+                exit,
+                calls: self.calls_recorded,
+            },
+            execed: self.execed,
+            pinned_from: self.pinned_from,
         })
     }
 
@@ -636,7 +716,7 @@ impl<'a> Tracer<'a> {
                         if let Ok(child) = ptrace::getevent(tid) {
                             let child = Pid::from_raw(child as i32);
                             let fork = event == libc::PTRACE_EVENT_FORK;
-                            if !(fork && self.follow_child(tid, child)) {
+                            if !self.follow_child(tid, child, fork) {
                                 self.release_child(child, fork);
                             }
                         }
@@ -655,6 +735,20 @@ impl<'a> Tracer<'a> {
                         // A new program image: our breakpoints and DWARF no longer apply.
                         self.close_all(Outcome::Unfinished);
                         self.breakpoints.clear();
+                        if self.follow_exec {
+                            // Other threads are gone (the kernel reported their ends first).
+                            self.threads.clear();
+                            self.execed = true;
+                            let program = std::fs::read_link(format!("/proc/{}/exe", self.pid))
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_else(|_| "another program".into());
+                            return Ok(Some(ProcessExit::Lost {
+                                reason: format!(
+                                    "the program called exec to run {program}, recorded on as a \
+                                     run of its own when it selects anything"
+                                ),
+                            }));
+                        }
                         let _ = ptrace::detach(tid, None);
                         self.threads.remove(&tid);
                         return Ok(Some(ProcessExit::Lost {
@@ -731,11 +825,33 @@ impl<'a> Tracer<'a> {
 
     /// `--follow-forks`: hands the stopped child, with our breakpoints still in its memory, to
     /// the caller's `follow`; false when there is no one to take it (it is released instead).
-    fn follow_child(&mut self, parent: Pid, child: Pid) -> bool {
+    fn follow_child(&mut self, parent: Pid, child: Pid, fork: bool) -> bool {
         if self.follow.is_none() {
             return false;
         }
         let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+        if !(fork && self.record_forks && !self.functions.is_empty()) {
+            // Followed untraced, for the program it may exec: no int3 of ours stays in its
+            // memory (a vfork child shares ours and runs no traced code before its exec).
+            if fork {
+                self.restore_in(child);
+            }
+            let forked = Forked {
+                pid: child,
+                breakpoints: HashMap::new(),
+                frames: Vec::new(),
+                lines: LineBreaks::default(),
+                recorded: false,
+            };
+            let Some(follow) = self.follow.as_mut() else {
+                return false;
+            };
+            if !follow(forked) {
+                return false;
+            }
+            let _ = ptrace::detach(child, Some(Signal::SIGSTOP));
+            return true;
+        }
         // The child continues the forking thread's calls, which are the parent's to record.
         let frames = self
             .threads
@@ -756,10 +872,8 @@ impl<'a> Tracer<'a> {
             pid: child,
             breakpoints: self.breakpoints.clone(),
             frames,
-            lines: LineBreaks {
-                named: HashSet::new(),
-                ..self.lines.clone()
-            },
+            lines: self.lines.clone(),
+            recorded: true,
         };
         let Some(follow) = self.follow.as_mut() else {
             return false;
@@ -838,17 +952,22 @@ impl<'a> Tracer<'a> {
         // The child's first stop must be collected before it can be touched.
         let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
         if fork {
-            if let Ok(child_mem) = ProcessMemory::open(child) {
-                for (addr, bp) in &self.breakpoints {
-                    if bp.inserted {
-                        let _ = child_mem.write(*addr, &[bp.original]);
-                    }
-                }
-            }
-            // A step in progress at fork time left a lifted byte in the parent only; nothing to do.
+            self.restore_in(child);
         }
         // vfork children share our memory and exec (or exit) before running traced code.
         let _ = ptrace::detach(child, None);
+    }
+
+    /// Puts the original bytes under our int3s back in a forked child's (copied) memory. A
+    /// step in progress at fork time left a lifted byte in the parent only; nothing to do.
+    fn restore_in(&self, child: Pid) {
+        if let Ok(child_mem) = ProcessMemory::open(child) {
+            for (addr, bp) in &self.breakpoints {
+                if bp.inserted {
+                    let _ = child_mem.write(*addr, &[bp.original]);
+                }
+            }
+        }
     }
 
     fn on_trap(&mut self, tid: Pid) -> Result<(), RecordError> {
@@ -1369,9 +1488,11 @@ impl<'a> Tracer<'a> {
             }
             None => None,
         };
+        self.name_thread(tid);
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
+        let at_ns = self.now_ns();
         let thread = self.threads.entry(tid).or_default();
         let parent = thread.stack.iter().rev().find_map(|f| f.call);
         let depth = thread.stack.iter().filter(|f| f.call.is_some()).count() as u32;
@@ -1395,6 +1516,7 @@ impl<'a> Tracer<'a> {
             depth,
             args,
             objects,
+            at_ns,
         }));
 
         if let Some(value) = self.functions[index].forced_return {
@@ -1492,6 +1614,7 @@ impl<'a> Tracer<'a> {
             ret,
             after,
             touches: labels(&frame.touches),
+            at_ns: self.now_ns(),
         };
         let outermost = self
             .threads
@@ -1610,6 +1733,7 @@ impl<'a> Tracer<'a> {
                 ret,
                 after: Vec::new(),
                 touches: Vec::new(),
+                at_ns: self.now_ns(),
             }));
         }
         // The post-prologue instruction never runs: no step over the breakpoint is needed.
@@ -1686,6 +1810,8 @@ impl<'a> Tracer<'a> {
             ret: None,
             after: Vec::new(),
             touches: labels(&frame.touches),
+            // Seen to be gone only now: when it ended is not known.
+            at_ns: None,
         }));
     }
 

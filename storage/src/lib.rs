@@ -13,4 +13,4 @@ pub use display::{acts_on_terminal, terminal_safe};
 pub use error::StorageError;
 pub use glob::{closing_angle, glob_match, matches_function};
 pub use model::*;
-pub use store::{CallRange, CallShape, LockWait, RunWriter, Store, SCHEMA_VERSION};
+pub use store::{CallRange, CallShape, CallTime, LockWait, RunWriter, Store, SCHEMA_VERSION};

@@ -414,6 +414,9 @@ pub struct CallStart {
     /// The objects `self` and reference arguments referred to.
     #[serde(default)]
     pub objects: Vec<ArgObject>,
+    /// When the call started: nanoseconds since the run started, on a monotonic clock.
+    #[serde(default)]
+    pub at_ns: Option<u64>,
 }
 
 /// The effect holding what a returned `&mut` scalar pointed to at the thread's next recorded
@@ -438,6 +441,10 @@ pub struct CallEnd {
     /// that were recorded have their own list.
     #[serde(default)]
     pub touches: Vec<String>,
+    /// When the call ended, as [`CallStart::at_ns`]; `None` when that is not known (a frame
+    /// seen gone only later: unwound, panicked, or open when the process ended).
+    #[serde(default)]
+    pub at_ns: Option<u64>,
 }
 
 /// A source line with code in one selected function (`--coverage`). A line shared by several
@@ -539,8 +546,10 @@ pub enum TraceEvent {
         line: LineId,
         thread: i32,
     },
-    /// A thread's name as the kernel keeps it (`/proc/PID/task/TID/comm`: at most 15 bytes, so
-    /// a libtest thread named after a long test path is cut), read when it first reached a line.
+    /// A thread's name as the kernel keeps it (`/proc/PID/task/TID/comm`: at most 15 bytes),
+    /// read at its first recorded call or line. libtest names each test's thread after the
+    /// test: a name the kernel cut is given in full when it starts exactly one of the
+    /// program's own function paths (without the crate), which is how tests are named.
     ThreadNamed {
         thread: i32,
         name: String,

@@ -134,6 +134,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         FOREIGN KEY (run_id, line_id) REFERENCES code_lines (run_id, id) ON DELETE CASCADE
     );
     "#,
+    // 6: call times (the timeline, `show --format chrome-trace`): when each call started and
+    // ended, in nanoseconds since its run started (monotonic); NULL before this version, and
+    // `ended_ns` NULL for a call whose end was not seen as it happened (unwound, unfinished).
+    r#"
+    ALTER TABLE calls ADD COLUMN started_ns INTEGER;
+    ALTER TABLE calls ADD COLUMN ended_ns INTEGER;
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -386,6 +386,65 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(sql_error)
     }
 
+    /// When each call of a run started and ended (nanoseconds since the run started), with
+    /// its place in the tree, in start order: the timeline (`show --format chrome-trace`).
+    /// Times are `None` in traces recorded before schema version 6, and a call's end when it
+    /// was not seen as it happened.
+    pub fn call_times(&self, run: RunId) -> Result<Vec<CallTime>, StorageError> {
+        let context = || format!("reading the call times of run {run}");
+        let sql_error = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, parent_id, function_id, thread, started_ns, ended_ns FROM calls \
+                 WHERE run_id = ?1 ORDER BY id",
+            )
+            .map_err(sql_error)?;
+        let rows = stmt
+            .query_map([run.0], |row| {
+                Ok(CallTime {
+                    shape: CallShape {
+                        id: CallId(codec::u64_from_sql(row.get(0)?)),
+                        parent: row
+                            .get::<_, Option<i64>>(1)?
+                            .map(|p| CallId(codec::u64_from_sql(p))),
+                        function: FunctionId(row.get(2)?),
+                        thread: row.get(3)?,
+                    },
+                    started_ns: row.get::<_, Option<i64>>(4)?.map(codec::u64_from_sql),
+                    ended_ns: row.get::<_, Option<i64>>(5)?.map(codec::u64_from_sql),
+                })
+            })
+            .map_err(sql_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql_error)
+    }
+
+    /// The names of a run's threads that have one (libtest's test threads are named after
+    /// their test), by thread id.
+    pub fn thread_names(
+        &self,
+        run: RunId,
+    ) -> Result<std::collections::BTreeMap<i32, String>, StorageError> {
+        let context = || format!("reading the thread names of run {run}");
+        let sql_error = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT tid, name FROM threads WHERE run_id = ?1 AND name IS NOT NULL ORDER BY tid",
+            )
+            .map_err(sql_error)?;
+        let rows = stmt
+            .query_map([run.0], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(sql_error)?;
+        rows.collect::<Result<_, _>>().map_err(sql_error)
+    }
+
     /// Hands the calls of `run` in `range` to `f` one at a time, in start order, without
     /// holding more than one in memory; stops at the first error `f` returns.
     ///
@@ -430,6 +489,15 @@ pub struct CallShape {
     pub parent: Option<CallId>,
     pub function: FunctionId,
     pub thread: i32,
+}
+
+/// When a call ran (see [`Store::call_times`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallTime {
+    pub shape: CallShape,
+    /// Nanoseconds since the run started.
+    pub started_ns: Option<u64>,
+    pub ended_ns: Option<u64>,
 }
 
 /// Which calls [`Store::each_call`] reads: all by default, or one thread's, or those whose ids

@@ -84,13 +84,13 @@ const INSERT_FUNCTION: &str = "INSERT INTO functions \
     decl_file = excluded.decl_file, decl_line = excluded.decl_line, low_pc = excluded.low_pc, \
     params = excluded.params, return_type = excluded.return_type";
 const INSERT_CALL: &str = "INSERT INTO calls \
-    (run_id, id, parent_id, function_id, thread, depth, args, objects) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+    (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
     (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
 const END_CALL: &str =
     "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6, \
-    touches = ?7 WHERE run_id = ?1 AND id = ?2";
+    touches = ?7, ended_ns = ?8 WHERE run_id = ?1 AND id = ?2";
 const THREAD_STARTED: &str = "INSERT INTO threads (run_id, tid, started) VALUES (?1, ?2, 1) \
     ON CONFLICT (run_id, tid) DO UPDATE SET started = 1";
 const THREAD_EXITED: &str = "INSERT INTO threads (run_id, tid, exited) VALUES (?1, ?2, 1) \
@@ -393,6 +393,7 @@ impl EventWriter {
                     start.depth,
                     args,
                     objects,
+                    start.at_ns.map(codec::u64_to_sql),
                 ])
             })
             .map_err(error)?;
@@ -429,6 +430,7 @@ impl EventWriter {
                     ret,
                     after,
                     touches,
+                    end.at_ns.map(codec::u64_to_sql),
                 ])
             })
             .map_err(error)?;

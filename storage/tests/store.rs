@@ -58,6 +58,7 @@ fn start(call: u64, parent: Option<u64>, function: u32, depth: u32, args: Vec<Ar
         depth,
         args,
         objects: vec![],
+        at_ns: Some(call * 1000),
     })
 }
 
@@ -68,6 +69,7 @@ fn end(call: u64, outcome: Outcome, ret: Option<Value>) -> TraceEvent {
         ret,
         after: Vec::new(),
         touches: Vec::new(),
+        at_ns: Some(call * 1000 + 500),
     })
 }
 
@@ -669,11 +671,12 @@ fn reading_a_trace_changes_no_byte_and_creates_no_file() {
 fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     let (dir, path) = temp_db();
     write_run(&path, "/bin/app", vec![]);
-    // Version 3 is version 5 without migration 5's coverage tables and columns, and without
-    // migration 4's `calls.touches`.
+    // Version 3 is version 6 without migration 6's call times, migration 5's coverage tables
+    // and columns, and migration 4's `calls.touches`.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE line_hits; DROP TABLE code_lines; \
+        "ALTER TABLE calls DROP COLUMN started_ns; ALTER TABLE calls DROP COLUMN ended_ns; \
+         DROP TABLE line_hits; DROP TABLE code_lines; \
          ALTER TABLE threads DROP COLUMN name; ALTER TABLE runs DROP COLUMN coverage; \
          ALTER TABLE calls DROP COLUMN touches; PRAGMA user_version = 3;",
     )
@@ -864,4 +867,56 @@ fn a_run_recorded_without_coverage_says_how_to_get_it() {
     let store = Store::open(&path).expect("open");
     let err = store.coverage(run).expect_err("no coverage");
     assert!(err.to_string().contains("carve record --coverage"), "{err}");
+}
+
+#[test]
+fn call_times_and_thread_names_read_back_in_start_order() {
+    let (_dir, path) = temp_db();
+    let events = vec![
+        TraceEvent::Functions(vec![function(0, "app::main"), function(1, "app::helper")]),
+        TraceEvent::ThreadNamed {
+            thread: 100,
+            name: "tests::adds_two_numbers".to_owned(),
+        },
+        start(0, None, 0, 0, vec![]),
+        start(1, Some(0), 1, 1, vec![]),
+        end(1, Outcome::Returned, None),
+        // Seen gone only later: no end time.
+        TraceEvent::CallEnded(CallEnd {
+            call: CallId(0),
+            outcome: Outcome::Unwound,
+            ret: None,
+            after: Vec::new(),
+            touches: Vec::new(),
+            at_ns: None,
+        }),
+    ];
+    let run = write_run(&path, "/bin/app", events);
+    let store = Store::open(&path).expect("open");
+    type Row = (u64, Option<u64>, Option<u64>, Option<u64>);
+    let times: Vec<Row> = store
+        .call_times(run)
+        .expect("times")
+        .iter()
+        .map(|t| {
+            (
+                t.shape.id.0,
+                t.shape.parent.map(|p| p.0),
+                t.started_ns,
+                t.ended_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        times,
+        vec![
+            (0, None, Some(0), None),
+            (1, Some(0), Some(1000), Some(1500))
+        ]
+    );
+    let names = store.thread_names(run).expect("names");
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        vec![(100, "tests::adds_two_numbers".to_owned())]
+    );
 }
