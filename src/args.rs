@@ -205,13 +205,18 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub verify_runs: u32,
     /// One test per recorded call: keep calls equivalent to another (same receiver state,
-    /// arguments and mock interactions), which otherwise share one test.
+    /// arguments and mock interactions), which otherwise share one test, and no cap per
+    /// function unless --max-per-function is given. Reads the whole trace into memory.
     #[arg(long)]
     pub all: bool,
-    /// At most N tests per function, those standing for the most recorded calls; the calls of
-    /// the others are listed as skipped.
+    /// At most N tests per function (default 100): the first N distinct calls of each function
+    /// are planned, the later ones counted as skipped `over --max-per-function`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_per_function: Option<u32>,
+    /// For tests of carve: read the whole trace and plan every call (no grouping while
+    /// reading, no cap unless --max-per-function is given).
+    #[arg(long, hide = true)]
+    pub whole_trace: bool,
     /// Do not measure which of the lines the recording reached the carved tests reach (by
     /// default measured after verification when the run was recorded with --coverage).
     #[arg(long)]

@@ -146,6 +146,7 @@ fn measure_tests(
             targets,
             &report.summary,
             &report.skipped_functions,
+            &report.over_max_per_function,
         ),
         warnings,
     ))

@@ -115,6 +115,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         verify_runs: 3,
         all: false,
         max_per_function: None,
+        whole_trace: false,
         no_coverage: true,
     })?;
     for f in &report.files {

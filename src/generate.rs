@@ -35,13 +35,21 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
 pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
-    // Equivalent calls are grouped as the trace is read, so memory follows the number of
-    // distinct calls, not of recorded ones. `--all` wants every call's test, and
-    // `--max-per-function` ranks tests by how many calls they stand for: both read it whole.
-    let mut grouped = if a.all || a.max_per_function.is_some() {
+    // Equivalent calls are grouped as the trace is read, and only the first distinct calls of
+    // each function are kept, so memory follows what is written out, not the trace's length.
+    // `--all` wants every call's test: it reads the trace whole.
+    let max_per_function = match (a.max_per_function, a.all || a.whole_trace) {
+        (Some(n), _) => Some(n as usize),
+        (None, true) => None,
+        (None, false) => Some(carve_generator::DEFAULT_MAX_PER_FUNCTION),
+    };
+    let mut grouped = if a.all || a.whole_trace {
         GroupedTrace::whole(store.load_trace(run)?)
     } else {
         let mut grouper = Grouper::new(store.run(run)?, store.functions(run)?, store.objects(run)?);
+        if let Some(n) = max_per_function {
+            grouper = grouper.max_per_function(n);
+        }
         let read = crate::progress::Counter::start(&format!("reading the calls of run {}", run.0));
         store.each_call(run, CallRange::default(), |call| {
             read.inc();
@@ -67,7 +75,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         },
         plan: PlanOptions {
             keep_equivalent: a.all,
-            max_per_function: a.max_per_function.map(|n| n as usize),
+            max_per_function,
         },
         progress: crate::progress::generation(),
     };

@@ -288,8 +288,8 @@ fn a_manifest_with_autotests_off_is_refused_with_the_fix() {
 }
 
 /// `generate` groups equivalent calls while it reads the trace and plans from one of each; what
-/// it writes and reports must be what planning every call gives (`--max-per-function` far above
-/// any count reads the trace whole and plans every call).
+/// it writes and reports must be what planning every call gives (`--whole-trace`, a flag for
+/// tests, reads the trace whole and plans every call; the same cap keeps the reports alike).
 #[test]
 fn grouping_equivalent_calls_while_reading_changes_neither_the_files_nor_the_report() {
     let tmp = tempfile::tempdir().unwrap();
@@ -318,7 +318,7 @@ fn grouping_equivalent_calls_while_reading_changes_neither_the_files_nor_the_rep
         (report, files)
     };
     let (grouped, grouped_files) = carve_into("grouped", &[]);
-    let (whole, whole_files) = carve_into("whole", &["--max-per-function", "1000000"]);
+    let (whole, whole_files) = carve_into("whole", &["--whole-trace", "--max-per-function", "100"]);
     assert!(
         grouped["calls_carved"].as_u64() > grouped["tests_written"].as_u64(),
         "the recording has equivalent calls to group: {grouped}"
@@ -326,4 +326,67 @@ fn grouping_equivalent_calls_while_reading_changes_neither_the_files_nor_the_rep
     assert_eq!(grouped, whole);
     assert!(!grouped_files.is_empty());
     assert_eq!(grouped_files, whole_files);
+}
+
+/// A trace of many distinct calls of one function (`hotloop::mix(i, word)`, every `i` new) is
+/// carved into a bounded number of tests: the first N distinct calls of the function, in
+/// recording order, and the rest counted (not listed one by one) in the summary and the JSON
+/// report. `--all` still gives every call its test.
+#[test]
+fn generate_writes_the_first_distinct_calls_of_a_function_and_counts_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let out = record(&db, &[], &fixture_bin("hotloop"), &["300"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let crate_dir = repo().join("fixtures/hotloop");
+    let carve_into = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let mut args = vec!["--crate", crate_dir.to_str().unwrap()];
+        args.extend(extra);
+        let out = generate_unverified(&db, &dir, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let file = std::fs::read_to_string(dir.join("carved_hotloop.rs")).unwrap();
+        // Sorted: the file orders tests by name, not by call.
+        let mut mixes: Vec<u64> = file
+            .match_indices("hotloop::mix(")
+            .map(|(at, m)| {
+                let rest = &file[at + m.len()..];
+                rest[..rest.find("u64").unwrap()].parse().unwrap()
+            })
+            .collect();
+        mixes.sort_unstable();
+        (stdout(&out), mixes)
+    };
+
+    let (json, mixes) = carve_into("capped", &["--max-per-function", "5", "--format", "json"]);
+    assert_eq!(mixes, [0, 1, 2, 3, 4], "the first five calls, in order");
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["max_per_function"], 5);
+    assert_eq!(
+        report["over_max_per_function"],
+        serde_json::json!([{"function": "hotloop::mix", "calls": 295}]),
+        "{report}"
+    );
+    assert_eq!(
+        report["skipped"]["over --max-per-function"], 295,
+        "{report}"
+    );
+    assert_eq!(
+        report["in_scope"], 301,
+        "300 calls of mix and one of cold: {report}"
+    );
+    let listed = report["skipped_calls"].as_array().unwrap();
+    assert!(listed.len() < 5, "not listed one by one: {report}");
+
+    let (text, mixes) = carve_into("default", &[]);
+    assert_eq!(mixes, (0..100).collect::<Vec<u64>>(), "100 by default");
+    assert!(
+        text.contains("200 more calls of 1 functions not carved, beyond the first 100 distinct calls of each (--max-per-function N or --all to change)"),
+        "{text}"
+    );
+
+    let (text, mixes) = carve_into("all", &["--all"]);
+    assert_eq!(mixes, (0..300).collect::<Vec<u64>>(), "--all: every call");
+    assert!(!text.contains("not carved"), "{text}");
 }

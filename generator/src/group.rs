@@ -13,6 +13,18 @@
 //! replays through a mock, one expectation per call; calls that made an object (an object's
 //! `created_by` must stay in the trace). A trace whose calls do not nest (a parent that is not
 //! open on the call's thread) stops the grouping from there on: nothing more is dropped.
+//!
+//! With a cap ([`Grouper::max_per_function`], `generate`'s `--max-per-function`), only the first
+//! N distinct calls of each function (distinct: their keys differ) are kept for planning. A later
+//! call of the function is dropped when it is *quiet* (a droppable function, not a creator, no
+//! reads of the world, and nothing kept below it: a parent's test only needs, of the calls below
+//! it, the calls through traits and the reads of the world, which are never quiet): equal to one
+//! of the first N (not a sibling of it), it is counted under it as an equivalent call; else it is
+//! counted per function as over the cap ([`GroupedTrace::over_max_per_function`]). A call that is
+//! not quiet stays, whatever its function's count, and the planner's own cap keeps the tests per
+//! function at N. So what stays is bounded by the cap and the program's functions, not by the
+//! trace's length: the keys remembered are at most N per function, and the calls kept are those
+//! N, the calls that are not quiet and the calls above them.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -27,6 +39,9 @@ pub struct GroupedTrace {
     pub trace: Trace,
     /// Representative → the equivalent calls dropped (their ids, in start order).
     pub equivalent: BTreeMap<CallId, Vec<CallId>>,
+    /// Calls dropped, per function, because the function already had its
+    /// [`Grouper::max_per_function`] distinct calls (not planned, not listed one by one).
+    pub over_max_per_function: BTreeMap<FunctionId, usize>,
     /// The run's thread names by thread id, when the reader gives them (libtest names each
     /// test's thread after the test: carved tests say which test their call came from).
     pub threads: BTreeMap<i32, String>,
@@ -38,22 +53,26 @@ impl GroupedTrace {
         GroupedTrace {
             trace,
             equivalent: BTreeMap::new(),
+            over_max_per_function: BTreeMap::new(),
             threads: BTreeMap::new(),
         }
     }
 
     /// How many recorded calls the grouped trace stands for.
     pub fn recorded_calls(&self) -> usize {
-        self.trace.calls.len() + self.equivalent.values().map(Vec::len).sum::<usize>()
+        self.trace.calls.len()
+            + self.equivalent.values().map(Vec::len).sum::<usize>()
+            + self.over_max_per_function.values().sum::<usize>()
     }
 }
 
 /// A call still running on its thread while the trace is read.
 struct Open {
     id: CallId,
-    /// Keys of the children that closed, in order.
-    kids: Vec<u128>,
-    /// Children already seen, by key: the first call of each.
+    /// The keys of the children that closed, in order, folded into one (a call with a million
+    /// children must not hold a million keys).
+    kids: u128,
+    /// Children kept so far, by key: the first call of each.
     seen: HashMap<u128, CallId>,
     /// Kept calls below it, in start order.
     below: Vec<CallId>,
@@ -63,11 +82,23 @@ impl Open {
     fn new(id: CallId) -> Open {
         Open {
             id,
-            kids: Vec::new(),
+            kids: 0,
             seen: HashMap::new(),
             below: Vec::new(),
         }
     }
+}
+
+/// `kids` with one more child's key folded in (order matters).
+fn fold_kid(kids: u128, kid: u128) -> u128 {
+    let half = |salt: u8| {
+        let mut h = DefaultHasher::new();
+        salt.hash(&mut h);
+        kids.hash(&mut h);
+        kid.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(1)) << 64) | u128::from(half(2))
 }
 
 /// Groups the calls of one run as they come in start order ([`Grouper::push`]), then hands
@@ -88,6 +119,12 @@ pub struct Grouper {
     equivalent: BTreeMap<CallId, Vec<CallId>>,
     /// False once the calls stopped nesting: nothing more is dropped.
     grouping: bool,
+    /// At most this many distinct calls per function are kept for planning (`None`: all).
+    max_per_function: Option<usize>,
+    /// Per function, the keys of its first distinct calls (at most `max_per_function`) and the
+    /// call kept for each.
+    distinct: HashMap<FunctionId, HashMap<u128, CallId>>,
+    over_max_per_function: BTreeMap<FunctionId, usize>,
 }
 
 impl Grouper {
@@ -110,7 +147,17 @@ impl Grouper {
             roots: HashMap::new(),
             equivalent: BTreeMap::new(),
             grouping: true,
+            max_per_function: None,
+            distinct: HashMap::new(),
+            over_max_per_function: BTreeMap::new(),
         }
+    }
+
+    /// Keeps for planning only the first `n` distinct calls of each function, and those that
+    /// are not quiet (see the module's documentation); the others are counted, not kept.
+    pub fn max_per_function(mut self, n: usize) -> Grouper {
+        self.max_per_function = Some(n);
+        self
     }
 
     /// Takes the next call in start order.
@@ -152,43 +199,82 @@ impl Grouper {
                 objects: self.objects,
             },
             equivalent: self.equivalent,
+            over_max_per_function: self.over_max_per_function,
             threads: BTreeMap::new(),
         }
     }
 
     /// Ends the innermost open call of `thread`: drops it when a sibling before it was
-    /// equivalent, else keeps it as the first of its kind.
+    /// equivalent, or when it is quiet and its function already has its distinct calls (see the
+    /// module's documentation); else keeps it.
     fn close(&mut self, thread: i32) {
         let stack = self.open.get_mut(&thread).expect("an open call to close");
         let done = stack.pop().expect("an open call to close");
         let call = &self.kept[&done.id];
-        let key = key(call, &done.kids);
+        let key = key(call, done.kids);
+        let function = call.function;
         let droppable = self.grouping
-            && self.droppable_function.contains(&call.function)
+            && self.droppable_function.contains(&function)
             && !self.creators.contains(&done.id);
+        let quiet = droppable && call.touches.is_empty() && done.below.is_empty();
         let seen = match stack.last_mut() {
             Some(parent) => {
-                parent.kids.push(key);
-                &mut parent.seen
+                parent.kids = fold_kid(parent.kids, key);
+                &parent.seen
             }
-            None => &mut self.roots,
+            None => &self.roots,
         };
-        let first = *seen.entry(key).or_insert(done.id);
-        let same = first != done.id
-            && droppable
-            && same_call(&self.kept[&first], &self.kept[&done.id])
-            && self.below.get(&first).map_or(0, Vec::len) == done.below.len();
-        if same {
-            self.drop_onto(first, done.id, &done.below);
-            return;
+        let first = seen.get(&key).copied();
+        if let Some(first) = first {
+            let same = droppable
+                && same_call(&self.kept[&first], &self.kept[&done.id])
+                && self.below.get(&first).map_or(0, Vec::len) == done.below.len();
+            if same {
+                self.drop_onto(first, done.id, &done.below);
+                return;
+            }
         }
-        if let Some(parent) = self
+        if let Some(max) = self.max_per_function {
+            let known = self.distinct.entry(function).or_default();
+            match known.get(&key).copied() {
+                Some(rep) if rep != done.id && quiet => {
+                    let equal = self
+                        .kept
+                        .get(&rep)
+                        .is_some_and(|r| same_call(r, &self.kept[&done.id]));
+                    self.kept.remove(&done.id);
+                    if equal {
+                        self.equivalent.entry(rep).or_default().push(done.id);
+                    } else {
+                        *self.over_max_per_function.entry(function).or_default() += 1;
+                    }
+                    return;
+                }
+                Some(_) => {}
+                None if known.len() < max => {
+                    known.insert(key, done.id);
+                }
+                None if quiet => {
+                    self.kept.remove(&done.id);
+                    *self.over_max_per_function.entry(function).or_default() += 1;
+                    return;
+                }
+                None => {}
+            }
+        }
+        match self
             .open
             .get_mut(&thread)
             .and_then(|stack| stack.last_mut())
         {
-            parent.below.push(done.id);
-            parent.below.extend(done.below.iter().copied());
+            Some(parent) => {
+                parent.seen.entry(key).or_insert(done.id);
+                parent.below.push(done.id);
+                parent.below.extend(done.below.iter().copied());
+            }
+            None => {
+                self.roots.entry(key).or_insert(done.id);
+            }
         }
         if !done.below.is_empty() {
             self.below.insert(done.id, done.below);
@@ -215,8 +301,8 @@ impl Grouper {
     }
 }
 
-/// A call's own values and its children's keys, hashed to 128 bits.
-fn key(call: &Call, kids: &[u128]) -> u128 {
+/// A call's own values and its children's keys (folded), hashed to 128 bits.
+fn key(call: &Call, kids: u128) -> u128 {
     let own = serde_json::to_string(&(
         call.function,
         &call.args,
@@ -412,5 +498,37 @@ mod tests {
         );
         assert_eq!(ids(&t), [1, 2, 4, 5]);
         assert_eq!(t.equivalent[&CallId(2)], [CallId(3)]);
+    }
+
+    #[test]
+    fn with_a_cap_only_the_first_distinct_calls_of_a_function_stay_and_the_rest_are_counted() {
+        let mut g = Grouper::new(run(), functions(), vec![]).max_per_function(2);
+        for c in [
+            call(1, None, 0, 0, 0),
+            call(2, Some(1), 1, 1, 1),
+            call(3, Some(1), 1, 2, 2),
+            // Over the cap: dropped and counted.
+            call(4, Some(1), 1, 3, 3),
+            // Equal to call 2 but under another parent: counted under it.
+            call(5, Some(1), 2, 0, 0),
+            call(6, Some(5), 1, 1, 1),
+            // Over the cap, but a first call of g (a new key) lies below it: it stays.
+            call(7, Some(1), 1, 4, 4),
+            call(8, Some(7), 2, 9, 9),
+            // Trait methods are never quiet: over the cap, still kept.
+            call(9, Some(1), 3, 1, 1),
+            call(10, Some(1), 3, 2, 2),
+            call(11, Some(1), 3, 3, 3),
+        ] {
+            g.push(c);
+        }
+        let t = g.finish();
+        assert_eq!(ids(&t), [1, 2, 3, 5, 7, 8, 9, 10, 11]);
+        assert_eq!(t.equivalent[&CallId(2)], [CallId(6)]);
+        assert_eq!(
+            t.over_max_per_function,
+            BTreeMap::from([(FunctionId(1), 1)])
+        );
+        assert_eq!(t.recorded_calls(), 11);
     }
 }

@@ -31,7 +31,7 @@ mod write;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use carve_storage::{CallId, Language, Trace};
+use carve_storage::{CallId, FunctionId, Language, Trace};
 use serde::Serialize;
 
 pub use crate::group::{GroupedTrace, Grouper};
@@ -53,6 +53,10 @@ pub use crate::{
         MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
 };
+
+/// How many tests per function `carve generate` writes at most unless told otherwise: the
+/// first this many distinct calls of each function are planned ([`Grouper::max_per_function`]).
+pub const DEFAULT_MAX_PER_FUNCTION: usize = 100;
 
 /// Where and how to write the tests.
 #[derive(Debug, Clone, Default)]
@@ -87,6 +91,13 @@ pub struct Report {
     pub verified_runs: Option<u32>,
     /// Tests verification took out, with the reason (listed in `carved_quarantine.md`).
     pub quarantined: Vec<Quarantined>,
+    /// The cap on distinct calls planned per function (`--max-per-function`), if any.
+    pub max_per_function: Option<usize>,
+    /// Public functions with calls never planned because the function already had its
+    /// `max_per_function` distinct calls, most calls first. Those calls are counted in
+    /// `skipped` as `over --max-per-function` but, unlike other skipped calls, not listed one by
+    /// one in `skipped_calls` (a million of them would be the whole trace again).
+    pub over_max_per_function: Vec<OverMax>,
     /// The library crate's directory (the one given, or found from the recorded sources).
     pub crate_dir: PathBuf,
     /// Every source file of the library's module tree (canonical where possible): the files
@@ -105,6 +116,14 @@ pub struct Report {
     /// Why the line coverage was not measured, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_coverage_note: Option<String>,
+}
+
+/// A function with recorded calls not carved because of `--max-per-function`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OverMax {
+    /// As recorded (`hotloop::mix`).
+    pub function: String,
+    pub calls: usize,
 }
 
 impl Report {
@@ -171,6 +190,14 @@ impl Report {
                 breakdown(&self.summary.unsupported)
             ));
         }
+        let over: usize = self.over_max_per_function.iter().map(|o| o.calls).sum();
+        if let (Some(max), true) = (self.max_per_function, over > 0) {
+            line.push_str(&format!(
+                "; {over} more calls of {} functions not carved, beyond the first {max} distinct \
+                 calls of each (--max-per-function N or --all to change)",
+                self.over_max_per_function.len()
+            ));
+        }
         if let Some(hint) = &self.missing_dev_dependency {
             line.push_str(&format!("; {hint}"));
         }
@@ -200,22 +227,36 @@ fn breakdown(counts: &BTreeMap<String, usize>) -> String {
 ///
 /// Everything is rendered before anything is written; on error no file is left half-written.
 pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, GenerateError> {
-    generate_with_groups(trace, &BTreeMap::new(), &BTreeMap::new(), opts)
+    generate_with_groups(
+        trace,
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        opts,
+    )
 }
 
 /// [`generate`] on a trace whose equivalent calls were grouped while it was read
-/// ([`Grouper`]): the tests are planned from the calls kept, and every call counted under a
-/// representative shares its fate (its test, or its reason to be skipped) in the report.
+/// ([`Grouper`]): the tests are planned from the calls kept, every call counted under a
+/// representative shares its fate (its test, or its reason to be skipped) in the report, and
+/// the calls over the grouper's cap are counted per function.
 pub fn generate_grouped(
     grouped: &GroupedTrace,
     opts: &GenerateOptions,
 ) -> Result<Report, GenerateError> {
-    generate_with_groups(&grouped.trace, &grouped.equivalent, &grouped.threads, opts)
+    generate_with_groups(
+        &grouped.trace,
+        &grouped.equivalent,
+        &grouped.over_max_per_function,
+        &grouped.threads,
+        opts,
+    )
 }
 
 fn generate_with_groups(
     trace: &Trace,
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    over_max: &BTreeMap<FunctionId, usize>,
     threads: &BTreeMap<i32, String>,
     opts: &GenerateOptions,
 ) -> Result<Report, GenerateError> {
@@ -237,14 +278,17 @@ fn generate_with_groups(
     }
     let crate_dir = match &opts.crate_dir {
         Some(dir) => dir.clone(),
-        None => find_crate_dir(trace, equivalent).ok_or_else(|| GenerateError::CrateNotFound {
-            program: program_name(trace),
+        None => find_crate_dir(trace, equivalent, over_max).ok_or_else(|| {
+            GenerateError::CrateNotFound {
+                program: program_name(trace),
+            }
         })?,
     };
     let api = CrateApi::load(&crate_dir)?;
     check_tests_are_targets(&crate_dir, &opts.out_dir)?;
     let mut plan = plan::plan(trace, &api, &opts.plan);
     count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
+    let over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir, trace, threads)?;
     Progress::report(
         opts.progress.as_ref(),
@@ -307,6 +351,8 @@ fn generate_with_groups(
         missing_dev_dependency,
         verified_runs: opts.verify.as_ref().map(|v| v.runs),
         quarantined,
+        max_per_function: opts.plan.max_per_function,
+        over_max_per_function,
         crate_dir,
         lib_files: api.files.iter().cloned().collect(),
         skipped_functions,
@@ -337,6 +383,76 @@ fn recorded_functions(
         }
     }
     out
+}
+
+/// Counts the calls the grouper left out over its cap by their function's kind: calls of a
+/// public function as skipped `over --max-per-function` (returned per function), the others as
+/// private or not supported, as planning them would have.
+fn count_over_max(
+    plan: &mut Plan,
+    trace: &Trace,
+    over_max: &BTreeMap<FunctionId, usize>,
+    api: &CrateApi,
+) -> Vec<OverMax> {
+    let summary = &mut plan.summary;
+    let mut over = Vec::new();
+    for (&function, &n) in over_max {
+        let Some(info) = trace.function(function) else {
+            *summary
+                .unsupported
+                .entry("unknown function".to_string())
+                .or_default() += n;
+            continue;
+        };
+        match call::resolve(api, info) {
+            call::Target::Private => summary.private_calls += n,
+            call::Target::Unsupported(kind) => {
+                *summary.unsupported.entry(kind.to_string()).or_default() += n;
+                let public_api = !plan::OUTSIDE_PUBLIC_API.contains(&kind);
+                if public_api {
+                    summary.public_api += n;
+                }
+                match summary
+                    .unsupported_functions
+                    .iter_mut()
+                    .find(|u| u.function == info.path && u.reason == kind)
+                {
+                    Some(u) => u.calls += n,
+                    None => summary
+                        .unsupported_functions
+                        .push(plan::UnsupportedFunction {
+                            function: info.path.clone(),
+                            reason: kind.to_string(),
+                            calls: n,
+                            public_api,
+                        }),
+                }
+            }
+            call::Target::Callable(_) => {
+                summary.in_scope += n;
+                summary.public_api += n;
+                *summary
+                    .skipped
+                    .entry(OVER_MAX_PER_FUNCTION.to_string())
+                    .or_default() += n;
+                over.push(OverMax {
+                    function: info.path.clone(),
+                    calls: n,
+                });
+            }
+        }
+    }
+    summary.unsupported_functions.sort_by(|a, b| {
+        b.calls
+            .cmp(&a.calls)
+            .then_with(|| a.function.cmp(&b.function))
+    });
+    over.sort_by(|a, b| {
+        b.calls
+            .cmp(&a.calls)
+            .then_with(|| a.function.cmp(&b.function))
+    });
+    over
 }
 
 /// Gives the calls grouped under each representative the representative's fate in `plan`: the
@@ -495,8 +611,13 @@ fn program_name(trace: &Trace) -> String {
 
 /// The package with a library that most recorded calls point into, found by walking up from
 /// the functions' source files to their `Cargo.toml`.
-fn find_crate_dir(trace: &Trace, equivalent: &BTreeMap<CallId, Vec<CallId>>) -> Option<PathBuf> {
-    let mut calls_per_function: HashMap<_, usize> = HashMap::new();
+fn find_crate_dir(
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    over_max: &BTreeMap<FunctionId, usize>,
+) -> Option<PathBuf> {
+    let mut calls_per_function: HashMap<_, usize> =
+        over_max.iter().map(|(&f, &n)| (f, n)).collect();
     for call in &trace.calls {
         *calls_per_function.entry(call.function).or_default() +=
             1 + equivalent.get(&call.id).map_or(0, Vec::len);
@@ -606,6 +727,33 @@ mod tests {
         assert_eq!(
             more.summary_line(),
             "public API: 0 of 3 recorded calls carved into unverified tests (0%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; private: 0 calls; not supported yet: 5 calls (closure 2, trait impl 3)"
+        );
+    }
+
+    #[test]
+    fn the_summary_line_says_how_many_calls_the_cap_left_out_and_how_to_change_it() {
+        let report = Report {
+            summary: Summary {
+                public_api: 300,
+                in_scope: 300,
+                tests_written: 5,
+                calls_carved: 5,
+                skipped: BTreeMap::from([(OVER_MAX_PER_FUNCTION.to_string(), 295)]),
+                ..Summary::default()
+            },
+            max_per_function: Some(5),
+            over_max_per_function: vec![OverMax {
+                function: "hotloop::mix".into(),
+                calls: 295,
+            }],
+            ..Report::default()
+        };
+        assert!(
+            report.summary_line().ends_with(
+                "; private: 0 calls; 295 more calls of 1 functions not carved, beyond the first 5 distinct calls of each (--max-per-function N or --all to change)"
+            ),
+            "{}",
+            report.summary_line()
         );
     }
 }

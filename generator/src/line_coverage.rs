@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use carve_storage::Coverage;
 use serde::Serialize;
 
-use crate::plan::Summary;
+use crate::plan::{Summary, OVER_MAX_PER_FUNCTION};
+use crate::OverMax;
 
 /// The carved tests' line coverage, against the recording's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -72,7 +73,8 @@ impl LineCoverage {
 /// makes them canonical); lines in other files (the program's `main.rs`, the tests' own files,
 /// other crates) are not compared. `summary` says what became of the recorded calls, and
 /// `recorded_function` the recorded function of a skipped call by its id (a skipped call names
-/// its function as a test would write it: `T::to_string` for `<T as Display>::fmt`).
+/// its function as a test would write it: `T::to_string` for `<T as Display>::fmt`), and
+/// `over_max` the calls `--max-per-function` left out, per recorded function.
 pub fn compare_lines(
     recorded: &Coverage,
     lib_files: &BTreeSet<String>,
@@ -80,6 +82,7 @@ pub fn compare_lines(
     test_targets: Vec<String>,
     summary: &Summary,
     recorded_function: &BTreeMap<u64, String>,
+    over_max: &[OverMax],
 ) -> LineCoverage {
     let mut out = LineCoverage {
         test_targets,
@@ -111,6 +114,14 @@ pub fn compare_lines(
         if entry.1.is_none() {
             entry.1 = s.detail.as_deref();
         }
+    }
+    for o in over_max {
+        skipped
+            .entry(o.function.as_str())
+            .or_default()
+            .entry(OVER_MAX_PER_FUNCTION)
+            .or_insert((0, None))
+            .0 += o.calls;
     }
     let unsupported: BTreeMap<&str, &str> = summary
         .unsupported_functions
@@ -182,7 +193,14 @@ mod tests {
         let mut c = Coverage::default();
         c.lines.insert(
             "/c/src/lib.rs".into(),
-            BTreeMap::from([(2, true), (3, true), (6, true), (7, true), (9, false)]),
+            BTreeMap::from([
+                (2, true),
+                (3, true),
+                (6, true),
+                (7, true),
+                (9, false),
+                (11, true),
+            ]),
         );
         c.lines
             .insert("/c/src/main.rs".into(), BTreeMap::from([(1, true)]));
@@ -199,6 +217,8 @@ mod tests {
             ),
             function(3, "c::stamped::{closure#0}", &[("/c/src/lib.rs", 7)]),
             function(4, "c::main", &[("/c/src/main.rs", 1)]),
+            // Its calls were all over --max-per-function (in a made-up run).
+            function(5, "c::big", &[("/c/src/lib.rs", 11)]),
         ];
         let summary = Summary {
             skipped_calls: vec![
@@ -239,11 +259,15 @@ mod tests {
             vec!["carved_c".into()],
             &summary,
             &recorded_function,
+            &[OverMax {
+                function: "c::big".into(),
+                calls: 7,
+            }],
         );
-        assert_eq!((lc.reached_lines, lc.recorded_lines), (2, 4));
+        assert_eq!((lc.reached_lines, lc.recorded_lines), (2, 5));
         assert_eq!(
             lc.line("c"),
-            "carved tests reach 2 of the 4 lines (50%) the recording reached in c"
+            "carved tests reach 2 of the 5 lines (40%) the recording reached in c"
         );
         assert_eq!(
             lc.not_reached,
@@ -266,6 +290,17 @@ mod tests {
                     skipped: vec![],
                     not_supported: Some("closure".into()),
                 },
+                MissedFunction {
+                    file: "/c/src/lib.rs".into(),
+                    function: "c::big".into(),
+                    lines: vec![11],
+                    skipped: vec![SkipReason {
+                        reason: OVER_MAX_PER_FUNCTION.into(),
+                        calls: 7,
+                        detail: None,
+                    }],
+                    not_supported: None,
+                },
             ]
         );
     }
@@ -279,6 +314,7 @@ mod tests {
             Vec::new(),
             &Summary::default(),
             &BTreeMap::new(),
+            &[],
         );
         assert_eq!(
             lc.line("c"),

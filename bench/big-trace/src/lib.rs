@@ -24,6 +24,11 @@ pub fn digit_name(d: u8) -> &'static str {
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"][d as usize % 10]
 }
 
+/// A number's bits stirred (only the `distinct` mode of the program calls it).
+pub fn stir(n: u64) -> u64 {
+    n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+}
+
 /// A fixed grid of weights, read cell by cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
