@@ -185,6 +185,7 @@ mod tests {
 
     fn call(o: &mut Observer, id: u64, parent: Option<u64>, f: u32, thread: i32, ret: i128) {
         o.record(TraceEvent::CallStarted(CallStart {
+            at_ns: None,
             call: CallId(id),
             parent: parent.map(CallId),
             function: FunctionId(f),
@@ -194,6 +195,7 @@ mod tests {
             objects: Vec::new(),
         }));
         o.record(TraceEvent::CallEnded(CallEnd {
+            at_ns: None,
             call: CallId(id),
             outcome: Outcome::Returned,
             ret: Some(Value::Int {
@@ -216,6 +218,7 @@ mod tests {
         ]));
         // Thread 10 runs test a (through libtest's closure), which calls fee itself.
         o.record(TraceEvent::CallStarted(CallStart {
+            at_ns: None,
             call: CallId(1),
             parent: None,
             function: FunctionId(4),
@@ -225,6 +228,7 @@ mod tests {
             objects: Vec::new(),
         }));
         o.record(TraceEvent::CallStarted(CallStart {
+            at_ns: None,
             call: CallId(2),
             parent: Some(CallId(1)),
             function: FunctionId(1),
