@@ -227,6 +227,7 @@ impl CrateApi {
             file: lib_root,
             child_dir,
             reachable: true,
+            inline: false,
         };
         api.walk(&file.items, ctx, 0);
         api.resolve_aliases();
@@ -510,11 +511,22 @@ impl CrateApi {
                 file: parent.file.clone(),
                 child_dir,
                 reachable,
+                inline: true,
             };
             self.walk(items, ctx, depth + 1);
             return;
         }
         let candidates = match &path_attr {
+            // Outside inline module blocks a `#[path]` is relative to the directory of the
+            // source file, also in a non-`mod.rs` file (`src/lookup.rs` with
+            // `#[path = "gen/lookup.rs"] mod gen;` is `src/gen/lookup.rs`).
+            Some(p) if !parent.inline => {
+                vec![parent
+                    .file
+                    .parent()
+                    .map_or_else(PathBuf::new, Path::to_path_buf)
+                    .join(p)]
+            }
             Some(p) => vec![parent.child_dir.join(p)],
             None => vec![
                 parent.child_dir.join(format!("{dir_name}.rs")),
@@ -550,6 +562,7 @@ impl CrateApi {
             file,
             child_dir,
             reachable,
+            inline: false,
         };
         self.walk(&parsed.items, ctx, depth + 1);
     }
@@ -581,6 +594,8 @@ struct ModCtx {
     file: PathBuf,
     child_dir: PathBuf,
     reachable: bool,
+    /// Inside an inline `mod x { }` block, where `#[path]` is relative to `child_dir`.
+    inline: bool,
 }
 
 fn substitute_alias(ty: &mut DeclType, aliases: &BTreeMap<String, Vec<DeclType>>) {
@@ -1389,10 +1404,11 @@ mod tests {
              #[path = \"elsewhere.rs\"] pub mod moved;\n#[cfg(test)] mod tests { pub fn t() {} }\n\
              pub fn root<'a>(s: &'a str) -> &'a str { s }\n",
         );
-        write(dir, "src/a.rs", "pub mod b; pub type Id = u32; pub type Name<'a> = &'a str; pub fn lookup(id: Id, n: Name) -> Id { id } pub struct P; impl P { pub fn new() -> P { P } pub fn get(&self) -> i32 { 1 } fn private() {} }\n");
+        write(dir, "src/a.rs", "#[path = \"gen/made.rs\"] pub mod made; pub mod b; pub type Id = u32; pub type Name<'a> = &'a str; pub fn lookup(id: Id, n: Name) -> Id { id } pub struct P; impl P { pub fn new() -> P { P } pub fn get(&self) -> i32 { 1 } fn private() {} }\n");
         write(dir, "src/a/b/mod.rs", "pub async fn later() {} pub fn id<T>(t: T) -> T { t } pub fn make<T: Default>() -> T { T::default() }\n");
         write(dir, "src/hidden.rs", "pub fn h() {}\n");
         write(dir, "src/elsewhere.rs", "pub fn m() {}\n");
+        write(dir, "src/gen/made.rs", "pub fn generated() {}\n");
 
         let api = CrateApi::load(dir).unwrap();
         assert_eq!(api.crate_name, "my_lib");
@@ -1408,6 +1424,9 @@ mod tests {
         );
         assert!(!api.modules.contains_key(&key(&["tests"])));
         assert!(!api.module(&key(&["hidden"])).unwrap().reachable);
+        // A `#[path]` in a non-`mod.rs` file is relative to that file's directory.
+        assert!(api.module(&key(&["a", "made"])).unwrap().functions["generated"].public);
+        assert!(api.files.contains(&canonical(&dir.join("src/gen/made.rs"))));
         let inline = api.module(&key(&["inline"])).unwrap();
         assert!(inline.functions["f"].public && !inline.functions["g"].public);
         let a = api.module(&key(&["a"])).unwrap();
