@@ -821,9 +821,14 @@ fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<Ha
     };
     // The calls after `first` on its thread, at its level.
     let siblings = cx.children.get(&first.parent)?;
-    let at = siblings
-        .iter()
-        .position(|&i| cx.trace.calls[i].id == first.id)?;
+    // Siblings are mostly in id order (one thread's are): a binary search finds `first`
+    // without a scan of every sibling (ids are unique, so a hit is the one); else the scan.
+    let at = match siblings.binary_search_by_key(&first.id, |&i| cx.trace.calls[i].id) {
+        Ok(at) => at,
+        Err(_) => siblings
+            .iter()
+            .position(|&i| cx.trace.calls[i].id == first.id)?,
+    };
     let next = siblings[at + 1..]
         .iter()
         .map(|&i| &cx.trace.calls[i])
