@@ -147,6 +147,22 @@ struct Ran {
 
 /// Runs `bin` with `args` under the recorder (selecting `selection`, forcing `force`), killed
 /// after `timeout`.
+/// The tests as they are (no transformation, every function of the crate selected), recorded
+/// into an `Observer`: who reaches what, and what each test saw.
+fn run_as_is(bin: &Path, args: &[OsString], output: &Path) -> anyhow::Result<(Ran, Observer)> {
+    let mut observer = Observer::default();
+    let ran = run_recorded(
+        bin,
+        args,
+        Selection::default(),
+        Vec::new(),
+        None,
+        &mut observer,
+        output,
+    )?;
+    Ok((ran, observer))
+}
+
 fn run_recorded(
     bin: &Path,
     args: &[OsString],
@@ -224,16 +240,7 @@ fn assess_binary(
     let mut args = one_thread.clone();
     args.extend(extra.iter().cloned());
     // The tests as they are, recorded: who reaches what, and what each test saw.
-    let mut observer = Observer::default();
-    let baseline = run_recorded(
-        bin,
-        &args,
-        Selection::default(),
-        Vec::new(),
-        None,
-        &mut observer,
-        &output,
-    )?;
+    let (baseline, observer) = run_as_is(bin, &args, &output)?;
     if baseline.end != RunEnd::Exited(0) {
         bail!(
             "the tests of {} do not pass as they are ({:?}): fix them before assessing them",
@@ -321,16 +328,7 @@ fn assess_binary(
                     if repeat.is_none() {
                         // The tests as they are, once more: what changes between two runs of
                         // the same code is not what a test failed to check.
-                        let mut observer = Observer::default();
-                        let rerun = run_recorded(
-                            bin,
-                            &args,
-                            Selection::default(),
-                            Vec::new(),
-                            None,
-                            &mut observer,
-                            &output,
-                        )?;
+                        let (rerun, observer) = run_as_is(bin, &args, &output)?;
                         if rerun.end == RunEnd::Exited(0) {
                             repeat = Some(observer.by_test(&tests));
                         }
