@@ -721,13 +721,27 @@ fn drive<'scope, 'env>(
         let end = match traced {
             Ok(end) => end,
             Err(e) => {
+                let exit = carve_storage::ProcessExit::Lost {
+                    reason: e.to_string(),
+                };
                 if let Some(s) = sink.as_mut() {
                     s.record(TraceEvent::RunEnded(carve_storage::RunEnd {
-                        exit: carve_storage::ProcessExit::Lost {
-                            reason: e.to_string(),
-                        },
+                        exit: exit.clone(),
                         ended_at_ms: tracer::now_ms(),
                     }));
+                }
+                // A process that was gone before its tracer could take it (killed from outside
+                // between its fork or exec and our first request: cargo ends helpers it no
+                // longer needs) is lost, not a failure of the recording of the others.
+                let vanished = matches!(
+                    e,
+                    RecordError::Ptrace {
+                        source: nix::errno::Errno::ESRCH,
+                        ..
+                    }
+                );
+                if vanished {
+                    return Ok(RecordSummary { exit, calls });
                 }
                 return Err(e);
             }
