@@ -39,15 +39,16 @@ fn recording_cargo_test_records_each_test_binary_as_a_run_with_its_test_names() 
     let (_tmp, dir) = copy_fixture("twotests");
     let db = dir.join("trace.db");
     // cargo builds the crate (rustc, the linker) and runs its test binaries, all under carve.
-    let out = carve()
-        .args(["record", "--db"])
-        .arg(&db)
-        .args(["--", &cargo(), "test", "--offline", "--quiet"])
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
+    let out = output_within(
+        carve()
+            .args(["record", "--db"])
+            .arg(&db)
+            .args(["--", &cargo(), "test", "--offline", "--quiet"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .env_remove("RUSTFLAGS"),
+        RECORD_LIMIT,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("test result: ok. 2 passed"),
@@ -230,6 +231,35 @@ fn a_program_a_shell_runs_is_recorded_and_the_shell_is_not() {
             .collect::<Vec<_>>(),
         ["3", "6"]
     );
+}
+
+/// A process forked by a followed process can report its first stop before its parent's fork
+/// event. Taken for a new thread of the parent, it was let run, its `exec` was taken for the
+/// parent's, and it was left stopped at that exec while its parent waited for it: recording
+/// hung (seen as `cargo test` under carve hanging in the linker, cc -> collect2, on CI).
+#[test]
+fn processes_spawned_by_spawned_processes_are_all_followed_to_their_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let bin = fixture_bin("twotests");
+    // 1 + 40 programs with debug info (the top and its children), 160 `true`s under them:
+    // before the fix this hung within the first few dozen spawns on a 2-core machine.
+    let out = record(&db, &[], &bin, &["spawn", "40", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>().len(), 41);
+    let store = Store::open(&db).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 41, "one run per program with debug info");
+    for run in &runs {
+        assert_eq!(
+            run.end.as_ref().map(|e| &e.exit),
+            Some(&carve_storage::ProcessExit::Exited { code: 0 }),
+            "run {}",
+            run.id
+        );
+        let trace = store.load_trace(run.id).unwrap();
+        assert_eq!(calls_of(&trace, "twotests::add").len(), 1, "run {}", run.id);
+    }
 }
 
 /// `carve show --format chrome-trace` of the `twotests` program, parsed.

@@ -220,6 +220,9 @@ pub(crate) struct Tracer<'a> {
     clock: std::time::Instant,
     /// Full names of the tests a libtest thread may be named after (see [`Tracer::name_thread`]).
     test_names: &'a [String],
+    /// Forked children whose first stop was reported before their parent's fork event (and is
+    /// already collected): [`Tracer::follow_child`] must not wait for it again.
+    early_children: HashSet<Pid>,
     /// Threads whose name was sent.
     named: HashSet<Pid>,
 }
@@ -461,6 +464,7 @@ impl<'a> Tracer<'a> {
             clock: std::time::Instant::now(),
             test_names: &[],
             named: HashSet::new(),
+            early_children: HashSet::new(),
         })
     }
 
@@ -661,6 +665,12 @@ impl<'a> Tracer<'a> {
         match status {
             WaitStatus::Stopped(tid, sig) => {
                 if !self.threads.contains_key(&tid) {
+                    if !self.is_our_thread(tid) {
+                        // A forked child's first stop, before its parent's fork event: it
+                        // stays stopped for `follow_child`, which takes it when the event comes.
+                        self.early_children.insert(tid);
+                        return Ok(None);
+                    }
                     // A new thread's first stop can arrive before its parent's clone event.
                     self.thread_started(tid);
                     if let Some(t) = self.threads.get_mut(&tid) {
@@ -718,6 +728,8 @@ impl<'a> Tracer<'a> {
                         if let Ok(child) = ptrace::getevent(tid) {
                             let child = Pid::from_raw(child as i32);
                             let fork = event == libc::PTRACE_EVENT_FORK;
+                            // The child must be in its first stop before it can be touched.
+                            self.collect_first_stop(child);
                             if !self.follow_child(tid, child, fork) {
                                 self.release_child(child, fork);
                             }
@@ -778,6 +790,20 @@ impl<'a> Tracer<'a> {
         Ok(None)
     }
 
+    /// Whether `tid` is a thread of the traced process (and not a child process forked by it):
+    /// the kernel lists a new thread under the process's `task` directory from its `clone` on.
+    fn is_our_thread(&self, tid: Pid) -> bool {
+        tid == self.pid
+            || std::path::Path::new(&format!("/proc/{}/task/{}", self.pid, tid)).exists()
+    }
+
+    /// Collects a forked child's first stop, unless it was collected before its fork event.
+    fn collect_first_stop(&mut self, child: Pid) {
+        if !self.early_children.remove(&child) {
+            let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+        }
+    }
+
     fn thread_started(&mut self, tid: Pid) {
         self.threads.insert(tid, Thread::default());
         self.sink.record(TraceEvent::ThreadStarted {
@@ -831,7 +857,6 @@ impl<'a> Tracer<'a> {
         if self.follow.is_none() {
             return false;
         }
-        let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
         if !(fork && self.record_forks && !self.functions.is_empty()) {
             // Followed untraced, for the program it may exec: no int3 of ours stays in its
             // memory (a vfork child shares ours and runs no traced code before its exec).
@@ -951,8 +976,6 @@ impl<'a> Tracer<'a> {
 
     /// A forked child inherits our int3 bytes: take them out (fork) and let it go.
     fn release_child(&mut self, child: Pid, fork: bool) {
-        // The child's first stop must be collected before it can be touched.
-        let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
         if fork {
             self.restore_in(child);
         }

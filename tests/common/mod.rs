@@ -60,16 +60,69 @@ pub fn carve() -> Command {
 
 /// `carve record --db DB [extra...] -- program args...`
 pub fn record(db: &Path, extra: &[&str], program: &Path, args: &[&str]) -> Output {
-    carve()
-        .arg("record")
-        .arg("--db")
-        .arg(db)
-        .args(extra)
-        .arg("--")
-        .arg(program)
-        .args(args)
-        .output()
-        .expect("carve runs")
+    output_within(
+        carve()
+            .arg("record")
+            .arg("--db")
+            .arg(db)
+            .args(extra)
+            .arg("--")
+            .arg(program)
+            .args(args),
+        RECORD_LIMIT,
+    )
+}
+
+/// How long a recording in these tests may take before it counts as hung: a hang fails its
+/// test with what was printed so far instead of stalling the whole suite (a slow CI machine
+/// records the slowest test here, `cargo test` under carve, in well under a minute).
+pub const RECORD_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Runs `cmd` to its end like [`Command::output`]; when it is still running after `limit`,
+/// kills it and everything it started (its own process group) and fails the test.
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command runs");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
+            let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+            let (out, err) = (out.join().unwrap(), err.join().unwrap());
+            panic!(
+                "{cmd:?} still ran after {limit:?} (hung?), killed.\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
 }
 
 pub fn stderr(o: &Output) -> String {
