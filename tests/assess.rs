@@ -50,14 +50,15 @@ fn verdicts(report: &serde_json::Value) -> Vec<String> {
 fn the_fixture_s_pseudo_tested_functions_are_found_and_diagnosed() {
     let (tmp, dir) = copy_fixture("assessed");
     let junit = tmp.path().join("assess.xml");
-    let out = carve()
-        .arg("assess")
-        .arg("--crate")
-        .arg(&dir)
-        .args(["--format", "json", "--fail-under", "90", "--junit"])
-        .arg(&junit)
-        .output()
-        .unwrap();
+    let out = output_within(
+        carve()
+            .arg("assess")
+            .arg("--crate")
+            .arg(&dir)
+            .args(["--format", "json", "--fail-under", "90", "--junit"])
+            .arg(&junit),
+        RECORD_LIMIT,
+    );
     // 20 of 27 detected: below 90%.
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -139,11 +140,12 @@ fn a_test_binary_can_be_assessed_directly_and_for_some_functions_only() {
         .find(|m| m["profile"]["test"] == true && m["target"]["kind"][0] == "lib")
         .and_then(|m| m["executable"].as_str().map(str::to_string))
         .expect("the lib's test binary");
-    let out = carve()
-        .args(["assess", "--filter", "assessed::Wallet::is_overdrawn", "--"])
-        .arg(&bin)
-        .output()
-        .unwrap();
+    let out = output_within(
+        carve()
+            .args(["assess", "--filter", "assessed::Wallet::is_overdrawn", "--"])
+            .arg(&bin),
+        RECORD_LIMIT,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
