@@ -227,11 +227,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             "carve: recorded {total} calls in {} runs into {} (runs {}); the program {how}",
             reports.len(),
             a.db.display(),
-            reports
-                .iter()
-                .map(|r| r.run.0.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            run_ranges(&reports.iter().map(|r| r.run.0).collect::<Vec<_>>())
         );
     }
     if a.coverage {
@@ -385,4 +381,42 @@ fn parse_force(spec: &str) -> anyhow::Result<(String, carve_recorder::ForcedValu
         .parse()
         .with_context(|| format!("--force-return {spec}: {value} is not an integer"))?;
     Ok((glob.to_string(), carve_recorder::ForcedValue::Int(value)))
+}
+
+/// Run ids as a short list: `1, 3, 5-9` (consecutive ids as a range), so a recording of a
+/// hundred programs does not print a hundred numbers.
+fn run_ranges(ids: &[i64]) -> String {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(match end - start {
+            0 => start.to_string(),
+            1 => format!("{start}, {end}"),
+            _ => format!("{start}-{end}"),
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_ranges;
+
+    #[test]
+    fn consecutive_runs_are_written_as_ranges() {
+        assert_eq!(run_ranges(&[]), "");
+        assert_eq!(run_ranges(&[4]), "4");
+        assert_eq!(run_ranges(&[1, 2]), "1, 2");
+        assert_eq!(run_ranges(&[3, 1, 2, 7, 9, 10, 11, 12]), "1-3, 7, 9-12");
+    }
 }
