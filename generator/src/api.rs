@@ -278,7 +278,7 @@ impl CrateApi {
     }
 
     /// The module and item name of a recorded full path (`abc::sub::Item`) in this crate.
-    fn split_path(&self, path: &str) -> Option<(&ModuleApi, String)> {
+    pub(crate) fn split_path(&self, path: &str) -> Option<(&ModuleApi, String)> {
         let segments: Vec<String> = path.split("::").map(str::to_string).collect();
         let (krate, rest) = segments.split_first()?;
         let (name, module) = rest.split_last()?;

@@ -87,6 +87,9 @@ pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
         if api.declared_type(base).is_some() && api.public_type(base).is_none() {
             return Target::Private;
         }
+        if let Some(target) = method_of_impl_elsewhere(api, info, base) {
+            return target;
+        }
     }
     let segments = match parse_fn_path(&info.path) {
         Ok(segments) => segments,
@@ -131,7 +134,51 @@ pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
             }
         }
     }
+    if is_nested_fn(api, owners) {
+        // `fn` items inside a function body: no path outside that body names them.
+        return Target::Private;
+    }
     Target::Unsupported("not found in the source")
+}
+
+/// Whether the item path `owners` (below the crate) names a function, free or associated: a
+/// function recorded under it (`url::Url::make_relative::extract_path_filename`) is an `fn` item
+/// declared inside that function's body.
+fn is_nested_fn(api: &CrateApi, owners: &[String]) -> bool {
+    let Some((outer, parent)) = owners.split_last() else {
+        return false;
+    };
+    let free = api
+        .find_module(parent)
+        .is_some_and(|m| m.functions.contains_key(outer));
+    let associated = parent.split_last().is_some_and(|(ty, module)| {
+        api.find_module(module)
+            .and_then(|m| m.types.get(ty))
+            .is_some_and(|t| t.functions.contains_key(outer))
+    });
+    free || associated
+}
+
+/// `module::<impl Type<Args>>::method` where the inherent impl is written in `module`, another
+/// module than the type's (`similar::types::text_additions::<impl Change<&T>>::missing_newline`):
+/// the method as the impl declares it, called by the type's own path. `None` when the impl's
+/// module or the method is not in the index.
+fn method_of_impl_elsewhere(api: &CrateApi, info: &FunctionInfo, base: &str) -> Option<Target> {
+    let at = info.path.find("::<impl ")?;
+    let impl_module: Vec<String> = split_top(&info.path[..at], "::")
+        .into_iter()
+        .skip(1)
+        .collect();
+    let inner = &info.path[at + 3..];
+    let method = inner[closing_angle(inner)? + 1..].strip_prefix("::")?;
+    let type_name = base.rsplit("::").next()?;
+    let in_impl = api.find_module(&impl_module)?.types.get(type_name)?;
+    let f = in_impl.functions.get(method)?;
+    let (declared_in, _) = api.split_path(base)?;
+    if !(f.public && api.public_type(base).is_some()) {
+        return Some(Target::Private);
+    }
+    Some(callable(api, info, declared_in, Some(in_impl), f))
 }
 
 /// A source file we can see that is not part of the lib: the binary (or another crate).
@@ -582,6 +629,67 @@ fn strip_generics(segment: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_fns_are_private_and_impls_in_other_modules_are_called_by_the_type_s_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"calc\"\n").unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            r#"
+            pub mod types {
+                pub struct Change<T>(pub T);
+                mod text { use super::Change; impl<T> Change<T> { pub fn tag(&self) -> u8 { 1 } fn hidden(&self) {} } }
+            }
+            pub struct Url;
+            impl Url { pub fn relative(&self) -> u8 { fn filename() -> u8 { 0 } filename() } }
+            pub fn outer() -> u8 { fn inner() -> u8 { 0 } inner() }
+            "#,
+        )
+        .unwrap();
+        let api = CrateApi::load(dir).unwrap();
+        let info = |path: &str| FunctionInfo {
+            id: carve_storage::FunctionId(1),
+            path: path.into(),
+            name: "f".into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: vec![carve_storage::ParamInfo {
+                name: "self".into(),
+                type_name: "&calc::types::Change<u8>".into(),
+            }],
+            return_type: Some("u8".into()),
+        };
+        for nested in ["calc::Url::relative::filename", "calc::outer::inner"] {
+            assert!(
+                matches!(resolve(&api, &info(nested)), Target::Private),
+                "{nested}"
+            );
+        }
+        let elsewhere = "calc::types::text::<impl calc::types::Change<T>>";
+        assert!(matches!(
+            resolve(&api, &info(&format!("{elsewhere}::hidden"))),
+            Target::Private
+        ));
+        match resolve(&api, &info(&format!("{elsewhere}::tag"))) {
+            Target::Callable(c) => {
+                assert_eq!(c.self_type.as_deref(), Some("calc::types::Change"));
+                assert!(c.api.has_receiver);
+            }
+            Target::Private => panic!("tag is public"),
+            Target::Unsupported(why) => panic!("tag: {why}"),
+        }
+        // A function nobody declared is still unknown, not private.
+        assert!(matches!(
+            resolve(&api, &info("calc::Url::missing")),
+            Target::Unsupported("not found in the source")
+        ));
+    }
 
     #[test]
     fn trait_impls_of_private_traits_and_on_private_types_are_private() {
