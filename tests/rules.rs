@@ -883,3 +883,55 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "push('&')", "push(';')", "as_str_");
 }
+
+/// Paths and OS strings (`&Path`, `PathBuf`, `&OsStr`, `OsString`, also behind `Option` and as
+/// the recorded instance of `P: AsRef<Path>`) are recorded as their text and written as the std
+/// constructors a user writes.
+#[test]
+fn paths_and_os_strings_are_written_with_their_std_constructors() {
+    let lib = r#"
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+pub fn depth<P: AsRef<Path>>(path: P) -> usize {
+    path.as_ref().components().count()
+}
+pub fn shout(word: &OsStr) -> OsString {
+    OsString::from(word.to_string_lossy().to_uppercase())
+}
+pub fn parent_of(path: &Path) -> Option<&Path> {
+    path.parent()
+}
+"#;
+    let main = r#"
+use std::path::{Path, PathBuf};
+fn main() {
+    for p in ["src/lib.rs", "a/b/c.tar.gz"] {
+        let path = Path::new(p);
+        println!("{:?} {} {:?}", shapes::with_suffix(path, ".bak"), shapes::depth(path), shapes::parent_of(path));
+    }
+    println!("{}", shapes::depth(PathBuf::from("x/y")));
+    println!("{:?}", shapes::shout(std::ffi::OsStr::new("quiet")));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate_recorded_with(lib, main, &["--filter", "shapes::*"]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::with_suffix(std::path::Path::new(\"src/lib.rs\"), \".bak\")",
+            "assert_eq!(result, std::path::PathBuf::from(\"src/lib.rs.bak\"))",
+            "shapes::depth(std::path::PathBuf::from(\"x/y\"))",
+            "assert_eq!(result, Some(std::path::Path::new(\"a/b\")))",
+            "shapes::shout(std::ffi::OsStr::new(\"quiet\"))",
+            "assert_eq!(result, std::ffi::OsString::from(\"QUIET\"))",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "to_uppercase()", "to_lowercase()", "shout");
+}

@@ -212,7 +212,43 @@ fn path_type(path: &syn::Path, generics: &[String]) -> DeclType {
 }
 
 /// The type a value says it has, for parameters whose declaration does not tell.
+/// A path or OS string recorded as its text (`&std::path::Path`, `PathBuf`, `&OsStr`,
+/// `OsString`), written as the std constructor a user writes: `std::path::Path::new("a/b")`.
+/// `None` when the value is no such text or the declared type takes another kind of value.
+fn os_text(value: &Value, decl: &DeclType) -> Option<Result<String, LiteralError>> {
+    let Value::Str {
+        ty,
+        value: text,
+        truncated,
+    } = value
+    else {
+        return None;
+    };
+    let ctor = match ty.strip_prefix('&').unwrap_or(ty) {
+        "std::path::Path" => "std::path::Path::new",
+        "std::path::PathBuf" => "std::path::PathBuf::from",
+        "std::ffi::os_str::OsStr" => "std::ffi::OsStr::new",
+        "std::ffi::os_str::OsString" => "std::ffi::OsString::from",
+        _ => return None,
+    };
+    let fits = match decl {
+        DeclType::Other(_) | DeclType::Generic(_) | DeclType::ImplTrait => true,
+        DeclType::Ref { inner, .. } => matches!(**inner, DeclType::Other(_)),
+        _ => false,
+    };
+    Some(match (fits, truncated) {
+        (false, _) => Err(mismatch(value, decl)),
+        (true, true) => Err(LiteralError::Undecoded),
+        (true, false) => Ok(format!("{ctor}({})", str_lit(text))),
+    })
+}
+
 fn recorded_type(value: &Value) -> Result<DeclType, LiteralError> {
+    if let Value::Str { ty, .. } = value {
+        if os_text(value, &DeclType::Other(ty.clone())).is_some() {
+            return Ok(DeclType::Other(ty.clone()));
+        }
+    }
     Ok(match value {
         Value::Unit => DeclType::Unit,
         Value::Bool { .. } => DeclType::Prim(Prim::Bool),
@@ -247,6 +283,9 @@ fn recorded_type(value: &Value) -> Result<DeclType, LiteralError> {
 /// Writes `value` as a Rust expression of type `decl` (for `Position::Expected`: an expression
 /// `assert_eq!` can compare a value of type `decl` with).
 pub fn render(value: &Value, decl: &DeclType, pos: Position) -> Result<String, LiteralError> {
+    if let Some(expr) = os_text(value, decl) {
+        return expr;
+    }
     if let Value::Ref { ty, target, .. } = value {
         return match decl {
             DeclType::Ref { mutable, inner } => render_behind_ref(target, *mutable, inner, pos),
@@ -549,6 +588,10 @@ fn mentioned_types(ty: &str) -> impl Iterator<Item = &str> {
 /// Standard types whose `PartialEq` holds whenever their parameters' does.
 const STD_COMPARABLE: &[&str] = &[
     "str",
+    "std::path::Path",
+    "std::path::PathBuf",
+    "std::ffi::os_str::OsStr",
+    "std::ffi::os_str::OsString",
     "core::option::Option",
     "core::result::Result",
     "alloc::string::String",
@@ -853,6 +896,35 @@ mod tests {
             &DeclType::parse(ty, &["T".to_string()]),
             Position::Expected,
         )
+    }
+
+    #[test]
+    fn paths_are_written_with_their_constructor_only_where_their_type_fits_and_exact() {
+        let path = |ty: &str, truncated| Value::Str {
+            ty: ty.into(),
+            value: "a/b".into(),
+            truncated,
+        };
+        assert_eq!(
+            arg(&path("&std::path::Path", false), "&Path").unwrap(),
+            "std::path::Path::new(\"a/b\")"
+        );
+        assert_eq!(
+            arg(&path("std::path::PathBuf", false), "T").unwrap(),
+            "std::path::PathBuf::from(\"a/b\")"
+        );
+        assert_eq!(
+            expected(&path("std::ffi::os_str::OsString", false), "OsString").unwrap(),
+            "std::ffi::OsString::from(\"a/b\")"
+        );
+        // Cut short (bytes that are not UTF-8): not exact, never written.
+        assert!(matches!(
+            arg(&path("&std::path::Path", true), "&Path"),
+            Err(LiteralError::Undecoded)
+        ));
+        // A declared `&str` or `String` takes no path.
+        assert!(arg(&path("&std::path::Path", false), "&str").is_err());
+        assert!(arg(&path("std::path::PathBuf", false), "String").is_err());
     }
 
     fn s(text: &str) -> Value {

@@ -22,12 +22,14 @@ fn write(value: &Value, facts: &dyn TypeFacts) -> Option<String> {
         Value::Int { .. } | Value::Uint { .. } => {
             literal::render_value(value, false, facts).unwrap_or_else(|_| "_".into())
         }
-        // A string pattern matches `&str` only; a `String` field takes `_`.
+        // A string pattern matches `&str` only; a `String` field (or `&Path`) takes `_`.
         Value::Str {
             ty,
             value,
             truncated: false,
-        } if ty.starts_with('&') => syntax::str_lit(value),
+        } if ty.starts_with('&') && ty.ends_with("str") && !ty.contains("::") => {
+            syntax::str_lit(value)
+        }
         Value::Enum {
             ty,
             variant,

@@ -325,6 +325,25 @@ impl Decoder<'_> {
                 truncated,
             });
         }
+        // Paths and OS strings hold bytes, UTF-8 on any path a test writes: their text, with the
+        // type kept (`&std::path::Path`), so a test writes `Path::new("src/lib.rs")`. Bytes that
+        // are not UTF-8 keep only their valid prefix, marked truncated (not exact).
+        if is_os_text(name) {
+            let (ptr, len) = if name.starts_with('&') {
+                (word("data_ptr")?, word("length")?)
+            } else {
+                // PathBuf { inner: OsString { inner: Buf { inner: Vec<u8> } } }
+                let (vec_ty, offset) = self.inner_vec(ty, 0, 0)?;
+                let size = self.types.get(vec_ty)?.size as usize;
+                self.vec_parts(vec_ty, slice(bytes, offset as u64, size)?)?
+            };
+            let (value, truncated) = self.utf8(ptr, len);
+            return Some(Value::Str {
+                ty: name.to_string(),
+                value,
+                truncated,
+            });
+        }
         if name == "alloc::string::String" {
             let vec = self.types.member(ty, "vec")?;
             let vb = slice(bytes, vec.offset, self.types.get(vec.ty)?.size as usize)?;
@@ -835,6 +854,23 @@ impl Decoder<'_> {
         Some((ptr, len))
     }
 
+    /// The `Vec` a chain of one-field wrappers holds (`PathBuf` → `OsString` → `Buf` →
+    /// `Vec<u8>`), with its offset.
+    fn inner_vec(&self, ty: TypeId, base: u64, depth: u32) -> Option<(TypeId, usize)> {
+        if depth > 4 {
+            return None;
+        }
+        if self.types.name(ty).starts_with("alloc::vec::Vec<") {
+            return Some((ty, base as usize));
+        }
+        match &self.types.get(ty)?.kind {
+            TypeKind::Struct { members, .. } if members.len() == 1 => {
+                self.inner_vec(members[0].ty, base + members[0].offset, depth + 1)
+            }
+            _ => None,
+        }
+    }
+
     fn first_pointer(&self, ty: TypeId, base: u64, depth: u32) -> Option<u64> {
         if depth > 8 {
             return None;
@@ -1003,6 +1039,19 @@ fn le_i128(b: &[u8]) -> i128 {
     let mut buf = if negative { [0xffu8; 16] } else { [0u8; 16] };
     buf[..n].copy_from_slice(&b[..n]);
     i128::from_le_bytes(buf)
+}
+
+/// `&Path`, `PathBuf`, `&OsStr` and `OsString` (as DWARF names them): bytes read as text.
+pub(crate) fn is_os_text(name: &str) -> bool {
+    matches!(
+        name,
+        "&std::path::Path"
+            | "&mut std::path::Path"
+            | "std::path::PathBuf"
+            | "&std::ffi::os_str::OsStr"
+            | "&mut std::ffi::os_str::OsStr"
+            | "std::ffi::os_str::OsString"
+    )
 }
 
 #[cfg(test)]
