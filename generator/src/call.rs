@@ -630,14 +630,42 @@ fn strip_generics(segment: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn nested_fns_are_private_and_impls_in_other_modules_are_called_by_the_type_s_path() {
+    /// The index of a crate `calc` whose `src/lib.rs` is `lib`.
+    fn calc_api(lib: &str) -> (tempfile::TempDir, CrateApi) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"calc\"\n").unwrap();
-        std::fs::write(
-            dir.join("src/lib.rs"),
+        std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+        let api = CrateApi::load(dir).unwrap();
+        (tmp, api)
+    }
+
+    /// A recorded function at `path` with parameters `params` (name, type).
+    fn info(path: &str, params: &[(&str, &str)]) -> FunctionInfo {
+        FunctionInfo {
+            id: carve_storage::FunctionId(1),
+            path: path.into(),
+            name: "f".into(),
+            linkage_name: None,
+            language: Language::Rust,
+            decl_file: None,
+            decl_line: None,
+            low_pc: 0,
+            params: params
+                .iter()
+                .map(|(name, ty)| carve_storage::ParamInfo {
+                    name: name.to_string(),
+                    type_name: ty.to_string(),
+                })
+                .collect(),
+            return_type: None,
+        }
+    }
+
+    #[test]
+    fn nested_fns_are_private_and_impls_in_other_modules_are_called_by_the_type_s_path() {
+        let (_tmp, api) = calc_api(
             r#"
             pub mod types {
                 pub struct Change<T>(pub T);
@@ -647,24 +675,8 @@ mod tests {
             impl Url { pub fn relative(&self) -> u8 { fn filename() -> u8 { 0 } filename() } }
             pub fn outer() -> u8 { fn inner() -> u8 { 0 } inner() }
             "#,
-        )
-        .unwrap();
-        let api = CrateApi::load(dir).unwrap();
-        let info = |path: &str| FunctionInfo {
-            id: carve_storage::FunctionId(1),
-            path: path.into(),
-            name: "f".into(),
-            linkage_name: None,
-            language: Language::Rust,
-            decl_file: None,
-            decl_line: None,
-            low_pc: 0,
-            params: vec![carve_storage::ParamInfo {
-                name: "self".into(),
-                type_name: "&calc::types::Change<u8>".into(),
-            }],
-            return_type: Some("u8".into()),
-        };
+        );
+        let info = |path: &str| info(path, &[("self", "&calc::types::Change<u8>")]);
         for nested in ["calc::Url::relative::filename", "calc::outer::inner"] {
             assert!(
                 matches!(resolve(&api, &info(nested)), Target::Private),
@@ -693,12 +705,7 @@ mod tests {
 
     #[test]
     fn trait_impls_of_private_traits_and_on_private_types_are_private() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"calc\"\n").unwrap();
-        std::fs::write(
-            dir.join("src/lib.rs"),
+        let (_tmp, api) = calc_api(
             r#"
             mod private { pub trait Sealed { fn write(self) -> u8; } }
             trait Unsigned { fn fmt(self) -> u8; }
@@ -706,21 +713,8 @@ mod tests {
             struct Tree<T>(T);
             pub trait Shout { fn shout(&self) -> u8; }
             "#,
-        )
-        .unwrap();
-        let api = CrateApi::load(dir).unwrap();
-        let info = |path: &str| FunctionInfo {
-            id: carve_storage::FunctionId(1),
-            path: path.into(),
-            name: "f".into(),
-            linkage_name: None,
-            language: Language::Rust,
-            decl_file: None,
-            decl_line: None,
-            low_pc: 0,
-            params: Vec::new(),
-            return_type: None,
-        };
+        );
+        let info = |path: &str| info(path, &[]);
         for private in [
             "<u64 as calc::Unsigned>::fmt",
             "calc::<impl calc::private::Sealed for u64>::write",
