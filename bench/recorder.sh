@@ -2,7 +2,8 @@
 # Recorder speed benchmark (issue 6). Not a test: it measures, prints a table and ends with one
 # summary line that scripts can read:
 #   carve_us_per_call=.. ltrace_us_per_call=.. gdb_us_per_call=.. vs_ltrace=..x vs_gdb=..x \
-#   untraced_vs_native=..x dwarf_startup_s=..
+#   untraced_vs_native=..x dwarf_startup_s=.. carve_c_us_per_call=.. uftrace_us_per_call=.. \
+#   vs_uftrace=..x stops_per_call=.. syscalls_per_call=..
 #
 # Usage (from anywhere; paths are relative to the repository):
 #   bench/recorder.sh
@@ -21,7 +22,11 @@
 #   carve:  (carve(N) - native(N)) / N            -- includes carve's start-up (DWARF of hotloop)
 #   ltrace: (ltrace(N) - ltrace(0)) / N           -- ltrace's own start-up excluded
 #   gdb:    (gdb(Ng) - gdb(0)) / Ng               -- gdb's start-up (symbol loading) excluded
-# Both choices favour ltrace and gdb, so the ratios are conservative for carve.
+#   uftrace: (uftrace(N) - uftrace(0)) / N on bench/hotloop.c built with -pg (arguments and
+#           return value captured, as carve does), beside carve on the same C loop built with -g
+# Both choices favour ltrace, gdb and uftrace, so the ratios are conservative for carve.
+# Machine-independent: one more carve run under `strace -c` (carve's recording thread only)
+# counts carve's wait4 calls (one per ptrace stop) and all its system calls, per traced call.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +42,8 @@ log() { printf '[bench] %s\n' "$*" >&2; }
 # ---------------------------------------------------------------- tools
 need=()
 command -v ltrace >/dev/null 2>&1 || need+=(ltrace)
+command -v uftrace >/dev/null 2>&1 || need+=(uftrace)
+command -v strace >/dev/null 2>&1 || need+=(strace)
 command -v gdb >/dev/null 2>&1 || need+=(gdb)
 if ((${#need[@]})); then
     log "installing ${need[*]} with apt-get"
@@ -61,6 +68,11 @@ FIXTURE_TARGET=$TARGET/bench-fixtures
 log "building the fixtures (debug) in $FIXTURE_TARGET"
 cargo build --quiet --manifest-path "$ROOT/fixtures/Cargo.toml" --target-dir "$FIXTURE_TARGET" -p hotloop
 HOTLOOP=$FIXTURE_TARGET/debug/hotloop
+
+HOTLOOP_C=$FIXTURE_TARGET/hotloop-c
+HOTLOOP_PG=$FIXTURE_TARGET/hotloop-pg
+cc -g -O1 -o "$HOTLOOP_C" "$ROOT/bench/hotloop.c"
+cc -pg -g -O1 -o "$HOTLOOP_PG" "$ROOT/bench/hotloop.c"
 
 MIX_SYM=$(nm "$HOTLOOP" | awk '$3 ~ /^_ZN7hotloop3mix17h[0-9a-f]+E$/ && !s {s = $3} END {print s}')
 [[ -n $MIX_SYM ]] || { log "no hotloop::mix symbol in $HOTLOOP"; exit 1; }
@@ -134,7 +146,20 @@ for ((r = 1; r <= ROUNDS; r++)); do
     run cold0 carve_rec "$WORK/cold0.db" --filter 'hotloop::cold' -- "$HOTLOOP" 0
     run version "$CARVE_DEBUG" --version
     run dwarf carve_rec "$WORK/dwarf.db" --filter 'carve::main' -- "$CARVE_DEBUG" --version
+    run native_c "$HOTLOOP_C" "$CALLS"
+    run carve_c carve_rec "$WORK/hot_c.db" --filter 'mix' -- "$HOTLOOP_C" "$CALLS"
+    run uftrace uftrace record -d "$WORK/uftrace.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" "$CALLS"
+    run uftrace0 uftrace record -d "$WORK/uftrace0.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" 0
 done
+
+# ---------------------------------------------------------------- machine-independent counts
+# carve's own system calls while it records CALLS calls (strace on carve's main thread, which
+# traces the program; the writer thread's SQLite writes are not counted). wait4 returns once per
+# ptrace stop of the program.
+rm -f "$WORK/strace.db"
+strace -c -o "$WORK/strace.txt" "$CARVE" record --db "$WORK/strace.db" ${EXTRA[@]+"${EXTRA[@]}"} \
+    --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" >"$WORK/strace.out" 2>&1
+read -r stops syscalls < <(awk '$NF == "wait4" {w = $4} $NF == "total" {t = $4} END {print w + 0, t + 0}' "$WORK/strace.txt")
 
 # ---------------------------------------------------------------- sanity
 # The recording must be right, not only fast: one stored call per call, arguments 0..N-1, and
@@ -176,6 +201,13 @@ m() { median "$1"; }
 native=$(m native) carve=$(m carve) ltrace=$(m ltrace) ltrace0=$(m ltrace0)
 gdb=$(m gdb) gdb0=$(m gdb0) native_big=$(m native_big) cold_big=$(m cold_big)
 native0=$(m native0) cold0=$(m cold0) version=$(m version) dwarf=$(m dwarf)
+native_c=$(m native_c) carve_c=$(m carve_c) uftrace=$(m uftrace) uftrace0=$(m uftrace0)
+carve_c_us=$(calc %.1f "($carve_c - $native_c) * 1e6 / $CALLS")
+uftrace_us=$(calc %.2f "($uftrace - $uftrace0) * 1e6 / $CALLS")
+vs_uftrace=$(calc %.1f "$carve_c_us / $uftrace_us")
+stops_per_call=$(calc %.2f "$stops / $CALLS")
+syscalls_per_call=$(calc %.2f "$syscalls / $CALLS")
+uftrace_calls=$(uftrace replay -d "$WORK/uftrace.data" -F mix 2>/dev/null | grep -c 'mix(' || true)
 
 carve_us=$(calc %.1f "($carve - $native) * 1e6 / $CALLS")
 ltrace_us=$(calc %.1f "($ltrace - $ltrace0) * 1e6 / $CALLS")
@@ -204,11 +236,17 @@ printf '%-44s %10s %10s %14s %12s\n' "native hotloop (start-up only)" 0 "$native
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter hotloop::cold" 0 "$cold0" "$(spread cold0)" -
 printf '%-44s %10s %10s %14s %12s\n' "carve (debug, ${carve_dwarf_size} MiB) --version" - "$version" "$(spread version)" -
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter carve::main -- same" - "$dwarf" "$(spread dwarf)" -
+printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O1)" "$CALLS" "$native_c" "$(spread native_c)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c" "$CALLS" "$carve_c" "$(spread carve_c)" "$carve_c_us"
+printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
+printf '%-44s %10s %10s %14s %12s\n' "uftrace record (start-up only)" 0 "$uftrace0" "$(spread uftrace0)" -
 echo
 echo "untraced loop vs native: ${untraced}x (start-up removed; raw ${untraced_raw}x, carve start-up on hotloop ${cold_startup}s)"
 echo "DWARF start-up on the carve debug binary: ${dwarf_s}s"
-echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb_lines (expected $GDB_CALLS)"
+echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb_lines (expected $GDB_CALLS), uftrace replayed $uftrace_calls (expected $CALLS)"
+echo "carve vs uftrace on the same C loop: ${vs_uftrace}x slower per traced call (uftrace needs the -pg rebuild, carve does not)"
+echo "machine-independent (strace -c of carve, $CALLS traced calls): $stops wait4 = ${stops_per_call} ptrace stops per call, $syscalls system calls = ${syscalls_per_call} per call"
 echo "sanity: carve $sanity"
 echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
-echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call"
 [[ $sanity == *" OK" ]] || exit 1

@@ -51,6 +51,15 @@ pub(crate) enum Emulated {
     },
     /// `dst = address of mem`.
     Lea { dst: Register, mem: MemRef },
+    /// `movzx`/`movsx`/`movsxd`: `src_size` bytes (1, 2 or 4) of `src`, zero- or sign-extended
+    /// into `dst_size` bytes (4 or 8) of register `dst`.
+    Extend {
+        dst: Register,
+        src: Operand,
+        src_size: u8,
+        dst_size: u8,
+        signed: bool,
+    },
     /// `dst = dst OP src` (or `src OP src2` for three-operand `imul`), setting the flags the
     /// CPU defines; `cmp` and `test` only set flags.
     Alu {
@@ -88,6 +97,17 @@ const SF: u64 = 1 << 7;
 const OF: u64 = 1 << 11;
 
 /// `a OP b` on `size` bytes: the result (zero-extended) and the new rflags.
+/// `value`'s low `size` bytes, zero- or sign-extended to 64 bits (`movzx`, `movsx`).
+pub(crate) fn extend(value: u64, size: u8, signed: bool) -> u64 {
+    let bits = 8 * u32::from(size);
+    let low = value & (u64::MAX >> (64 - bits));
+    if signed && low >> (bits - 1) & 1 == 1 {
+        low | (u64::MAX << bits)
+    } else {
+        low
+    }
+}
+
 pub(crate) fn alu(op: AluOp, a: u64, b: u64, size: u8, rflags: u64) -> (u64, u64) {
     let bits = size as u32 * 8;
     let mask = if bits == 64 {
@@ -199,6 +219,9 @@ fn emulation(instr: &Instruction) -> Option<Emulated> {
     if let Some(alu) = alu_emulation(instr, &operand) {
         return Some(alu);
     }
+    if let Some(extend) = extend_emulation(instr) {
+        return Some(extend);
+    }
     let size = match instr.code() {
         Code::Mov_rm64_r64 | Code::Mov_r64_rm64 | Code::Mov_rm64_imm32 | Code::Mov_r64_imm64 => 8,
         Code::Mov_rm32_r32 | Code::Mov_r32_rm32 | Code::Mov_rm32_imm32 | Code::Mov_r32_imm32 => 4,
@@ -215,6 +238,45 @@ fn emulation(instr: &Instruction) -> Option<Emulated> {
         dst: operand(0)?,
         src: operand(1)?,
         size,
+    })
+}
+
+/// `movzx`/`movsx` from a byte or word, `movsxd` from a dword, into a 32- or 64-bit register:
+/// the loads optimized code starts functions with (`movzx edx, byte [rsi]`). High-byte
+/// registers (`ah`...) are left to the CPU.
+fn extend_emulation(instr: &Instruction) -> Option<Emulated> {
+    use iced_x86::Mnemonic;
+    let signed = match instr.mnemonic() {
+        Mnemonic::Movzx => false,
+        Mnemonic::Movsx | Mnemonic::Movsxd => true,
+        _ => return None,
+    };
+    let dst = instr.op0_register();
+    let dst_size: u8 = match (dst.is_gpr64(), dst.is_gpr32()) {
+        (true, _) => 8,
+        (_, true) => 4,
+        _ => return None,
+    };
+    let (src, src_size) = match instr.op1_kind() {
+        OpKind::Register => {
+            let r = instr.op1_register();
+            if matches!(r, Register::AH | Register::BH | Register::CH | Register::DH) {
+                return None;
+            }
+            (Operand::Reg(r.full_register()), r.size())
+        }
+        OpKind::Memory => (Operand::Mem(memref(instr)?), instr.memory_size().size()),
+        _ => return None,
+    };
+    if !matches!(src_size, 1 | 2 | 4) || src_size >= usize::from(dst_size) {
+        return None;
+    }
+    Some(Emulated::Extend {
+        dst: dst.full_register(),
+        src,
+        src_size: src_size as u8,
+        dst_size,
+        signed,
     })
 }
 
@@ -586,15 +648,78 @@ mod tests {
     }
 
     #[test]
-    fn a_rip_relative_movzx_gets_its_displacement_patched_for_the_copy() {
-        // movzx eax, byte [rip+0x10] at 0x1000 -> refers to 0x1017
-        let bytes = [0x0f, 0xb6, 0x05, 0x10, 0x00, 0x00, 0x00];
+    fn a_rip_relative_byte_compare_gets_its_displacement_patched_for_the_copy() {
+        // cmp byte [rip+0x10], 0 at 0x1000 (7 bytes) -> refers to 0x1017
+        let bytes = [0x80, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x00];
         let StepPlan::OutOfLine { code, len } = plan(&bytes, 0x1000, 0x2000) else {
             panic!("not out of line");
         };
         assert_eq!(len, 7);
-        let disp = i32::from_le_bytes(code[3..7].try_into().unwrap()) as i64;
+        let disp = i32::from_le_bytes(code[2..6].try_into().unwrap()) as i64;
         assert_eq!(0x2000 + 7 + disp, 0x1017);
+    }
+
+    #[test]
+    fn extension_matches_the_cpu_s() {
+        assert_eq!(extend(0xffff_ff80, 1, false), 0x80);
+        assert_eq!(extend(0x80, 1, true), 0xffff_ffff_ffff_ff80);
+        assert_eq!(extend(0x7f, 1, true), 0x7f);
+        assert_eq!(extend(0x1234_8000, 2, true), 0xffff_ffff_ffff_8000);
+        assert_eq!(extend(0xdead_8000_0000, 4, true), 0xffff_ffff_8000_0000);
+        assert_eq!(extend(0xdead_8000_0000, 4, false), 0x8000_0000);
+        // A 32-bit destination keeps the low half (the store zero-extends it).
+        assert_eq!(extend(0x80, 1, true) & 0xffff_ffff, 0xffff_ff80);
+    }
+
+    #[test]
+    fn zero_and_sign_extending_loads_are_emulated() {
+        // movzx edx, byte [rsi]
+        let StepPlan::Emulate { op, next } = plan(&[0x0f, 0xb6, 0x16, 0x90], 0x1000, 0x9000) else {
+            panic!("movzx not emulated");
+        };
+        assert_eq!(next, 0x1003);
+        assert!(matches!(
+            op,
+            Emulated::Extend {
+                dst: Register::RDX,
+                src: Operand::Mem(_),
+                src_size: 1,
+                dst_size: 4,
+                signed: false
+            }
+        ));
+        // movsxd rax, dword [rdi+8]
+        let StepPlan::Emulate { op, .. } = plan(&[0x48, 0x63, 0x47, 0x08], 0x1000, 0x9000) else {
+            panic!("movsxd not emulated");
+        };
+        assert!(matches!(
+            op,
+            Emulated::Extend {
+                dst: Register::RAX,
+                src_size: 4,
+                dst_size: 8,
+                signed: true,
+                ..
+            }
+        ));
+        // movsx eax, cx (a register source)
+        assert!(matches!(
+            plan(&[0x0f, 0xbf, 0xc1], 0x1000, 0x9000),
+            StepPlan::Emulate {
+                op: Emulated::Extend {
+                    src: Operand::Reg(Register::RCX),
+                    src_size: 2,
+                    signed: true,
+                    ..
+                },
+                ..
+            }
+        ));
+        // movzx eax, ah: the high byte is left to the CPU.
+        assert!(!matches!(
+            plan(&[0x0f, 0xb6, 0xc4], 0x1000, 0x9000),
+            StepPlan::Emulate { .. }
+        ));
     }
 
     #[test]

@@ -1193,6 +1193,17 @@ impl<'a> Tracer<'a> {
                 let value = self.operand(regs, src, size)?;
                 self.store(regs, dst, value, size)
             }
+            Emulated::Extend {
+                dst,
+                src,
+                src_size,
+                dst_size,
+                signed,
+            } => {
+                let raw = self.operand(regs, src, src_size)?;
+                let value = crate::stepping::extend(raw, src_size, signed);
+                self.store(regs, Operand::Reg(dst), value, dst_size)
+            }
             Emulated::Alu {
                 op,
                 dst,
@@ -1224,6 +1235,7 @@ impl<'a> Tracer<'a> {
     fn operand(&self, regs: &libc::user_regs_struct, op: Operand, size: u8) -> Option<u64> {
         let n = size as usize;
         let v = match op {
+            Operand::Reg(r) if size < 4 => gpr(regs, r)? & ((1u64 << (8 * size)) - 1),
             Operand::Reg(r) => gpr(regs, r)?,
             Operand::Imm(v) => v,
             Operand::Mem(m) => {
