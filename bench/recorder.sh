@@ -11,6 +11,7 @@
 #   HOTLOOP_CALLS    calls of hotloop::mix for native / carve / ltrace   (default 100000)
 #   GDB_CALLS        calls for the gdb scenario (gdb is slow)             (default 5000)
 #   UNTRACED_CALLS   calls for the "only the cold function traced" case   (default 20000000)
+#   UFTRACE_CALLS    calls for uftrace, ~100x cheaper per call than carve (default 2000000)
 #   ROUNDS           alternating rounds; every number is a median        (default 5)
 #   CARGO_TARGET_DIR where carve is built (default: <repo>/target); the fixture is built in
 #                    $CARGO_TARGET_DIR/bench-fixtures
@@ -33,6 +34,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CALLS=${HOTLOOP_CALLS:-100000}
 GDB_CALLS=${GDB_CALLS:-5000}
 UNTRACED_CALLS=${UNTRACED_CALLS:-20000000}
+UFTRACE_CALLS=${UFTRACE_CALLS:-2000000}
 ROUNDS=${ROUNDS:-5}
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 read -r -a EXTRA <<<"${CARVE_RECORD_ARGS:-}"
@@ -148,7 +150,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     run dwarf carve_rec "$WORK/dwarf.db" --filter 'carve::main' -- "$CARVE_DEBUG" --version
     run native_c "$HOTLOOP_C" "$CALLS"
     run carve_c carve_rec "$WORK/hot_c.db" --filter 'mix' -- "$HOTLOOP_C" "$CALLS"
-    run uftrace uftrace record -d "$WORK/uftrace.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" "$CALLS"
+    run uftrace uftrace record -d "$WORK/uftrace.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" "$UFTRACE_CALLS"
     run uftrace0 uftrace record -d "$WORK/uftrace0.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" 0
 done
 
@@ -203,11 +205,11 @@ gdb=$(m gdb) gdb0=$(m gdb0) native_big=$(m native_big) cold_big=$(m cold_big)
 native0=$(m native0) cold0=$(m cold0) version=$(m version) dwarf=$(m dwarf)
 native_c=$(m native_c) carve_c=$(m carve_c) uftrace=$(m uftrace) uftrace0=$(m uftrace0)
 carve_c_us=$(calc %.1f "($carve_c - $native_c) * 1e6 / $CALLS")
-uftrace_us=$(calc %.2f "($uftrace - $uftrace0) * 1e6 / $CALLS")
+uftrace_us=$(calc %.3f "($uftrace - $uftrace0) * 1e6 / $UFTRACE_CALLS")
 vs_uftrace=$(calc %.1f "$carve_c_us / $uftrace_us")
 stops_per_call=$(calc %.2f "$stops / $CALLS")
 syscalls_per_call=$(calc %.2f "$syscalls / $CALLS")
-uftrace_calls=$(uftrace replay -d "$WORK/uftrace.data" -F mix 2>/dev/null | grep -c 'mix(' || true)
+uftrace_calls=$(uftrace replay -d "$WORK/uftrace.data" 2>/dev/null | grep -c ' mix(' || true)
 
 carve_us=$(calc %.1f "($carve - $native) * 1e6 / $CALLS")
 ltrace_us=$(calc %.1f "($ltrace - $ltrace0) * 1e6 / $CALLS")
@@ -238,12 +240,12 @@ printf '%-44s %10s %10s %14s %12s\n' "carve (debug, ${carve_dwarf_size} MiB) --v
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter carve::main -- same" - "$dwarf" "$(spread dwarf)" -
 printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O1)" "$CALLS" "$native_c" "$(spread native_c)" -
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c" "$CALLS" "$carve_c" "$(spread carve_c)" "$carve_c_us"
-printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
+printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$UFTRACE_CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record (start-up only)" 0 "$uftrace0" "$(spread uftrace0)" -
 echo
 echo "untraced loop vs native: ${untraced}x (start-up removed; raw ${untraced_raw}x, carve start-up on hotloop ${cold_startup}s)"
 echo "DWARF start-up on the carve debug binary: ${dwarf_s}s"
-echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb_lines (expected $GDB_CALLS), uftrace replayed $uftrace_calls (expected $CALLS)"
+echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb_lines (expected $GDB_CALLS), uftrace replayed $uftrace_calls (expected $UFTRACE_CALLS)"
 echo "carve vs uftrace on the same C loop: ${vs_uftrace}x slower per traced call (uftrace needs the -pg rebuild, carve does not)"
 echo "machine-independent (strace -c of carve, $CALLS traced calls): $stops wait4 = ${stops_per_call} ptrace stops per call, $syscalls system calls = ${syscalls_per_call} per call"
 echo "sanity: carve $sanity"
