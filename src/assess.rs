@@ -1,8 +1,12 @@
 //! `carve assess`: runs a crate's test binaries once under the recorder to learn which tests
 //! reach which functions, then, for every reached function and every extreme value that fits its
 //! return type, runs only those tests with the function forced to return that value at its entry
-//! (no rebuild), and reports which transformations no test notices, and why.
+//! (no rebuild), `--runs` times, and reports which transformations no test notices, and why.
+//! With `--write-tests`, carves (through the generator) the test each weak-oracle or
+//! no-propagation case lacks, and keeps it only when it passes as the code is and fails under
+//! the transformation.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +15,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use std::collections::{BTreeMap, BTreeSet};
 
 use carve_assess::{
     combine, diagnose, judge, FunctionAssessed, Kind, Observed, Observer, Report, RunEnd,
