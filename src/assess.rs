@@ -509,8 +509,14 @@ fn write_tests(
     let trace = store.load_trace(run)?;
     let threads = store.thread_names(run)?;
     drop(store);
+    // After the diagnosis's witnesses, the calls above them: a public caller of a private
+    // function may be the one a test can call, and verification tells whether its test
+    // catches the transformation.
+    let parents: BTreeMap<CallId, Option<CallId>> =
+        trace.calls.iter().map(|c| (c.id, c.parent)).collect();
     let mut by_crate: BTreeMap<PathBuf, Vec<Case>> = BTreeMap::new();
-    for case in cases {
+    for mut case in cases {
+        case.witnesses = with_callers(&case.witnesses, &parents);
         match case.file.as_deref().and_then(|f| package_dir(Path::new(f))) {
             Some(dir) => by_crate.entry(dir).or_default().push(case),
             None => set_written(
@@ -544,6 +550,25 @@ fn set_written(report: &mut Report, (f, t): (usize, usize), written: WrittenTest
     {
         t.written = Some(written);
     }
+}
+
+/// At most this many calls are carved for one case.
+const MAX_CANDIDATES: usize = 64;
+
+/// `witnesses`, then the recorded callers of each, nearest first (the first witness's first).
+fn with_callers(witnesses: &[CallId], parents: &BTreeMap<CallId, Option<CallId>>) -> Vec<CallId> {
+    let mut out = witnesses.to_vec();
+    for w in witnesses {
+        let mut at = parents.get(w).copied().flatten();
+        while let Some(p) = at {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+            at = parents.get(&p).copied().flatten();
+        }
+    }
+    out.truncate(MAX_CANDIDATES);
+    out
 }
 
 /// The nearest directory at or above `file` with a `Cargo.toml`.
@@ -701,12 +726,31 @@ fn carve_into(
                 }
             }
         }
-        let written = written.unwrap_or_else(|| WrittenTest::NotWritten {
-            reason: if tried.is_empty() {
-                not_carved(&case.witnesses, &carved)
-            } else {
-                format!("no carved test catches it: {}", tried.join("; "))
-            },
+        let written = written.unwrap_or_else(|| {
+            let uncarved: Vec<CallId> = case
+                .witnesses
+                .iter()
+                .filter(|w| !carved.tests.iter().any(|t| t.calls.contains(&w.0)))
+                .copied()
+                .collect();
+            let reason = match (tried.is_empty(), uncarved.is_empty()) {
+                (true, _) if case.witnesses.is_empty() => {
+                    "no recorded call to carve it from".to_string()
+                }
+                (true, _) => format!(
+                    "none of the {} recorded calls it could be carved from became a test: {}",
+                    case.witnesses.len(),
+                    not_carved(&uncarved, &carved)
+                ),
+                (false, true) => format!("no carved test catches it: {}", tried.join("; ")),
+                (false, false) => format!(
+                    "no carved test catches it: {}; {} other calls became no test: {}",
+                    tried.join("; "),
+                    uncarved.len(),
+                    not_carved(&uncarved, &carved)
+                ),
+            };
+            WrittenTest::NotWritten { reason }
         });
         set_written(report, case.at, written);
     }
@@ -730,13 +774,11 @@ fn carve_into(
     Ok(())
 }
 
-/// Why none of `witnesses` became a test: the generator's reasons, counted.
-fn not_carved(witnesses: &[CallId], carved: &carve_generator::Report) -> String {
-    if witnesses.is_empty() {
-        return "no recorded call to carve it from".into();
-    }
+/// Why `calls` became no test: the generator's reasons, counted, and what verification took
+/// out.
+fn not_carved(calls: &[CallId], carved: &carve_generator::Report) -> String {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for w in witnesses {
+    for w in calls {
         let reason = carved
             .summary
             .skipped_calls
@@ -749,15 +791,11 @@ fn not_carved(witnesses: &[CallId], carved: &carve_generator::Report) -> String 
             .unwrap_or_else(|| "not callable from a test (private or not supported)".into());
         *reasons.entry(reason).or_default() += 1;
     }
-    let mut text = format!(
-        "none of the {} recorded calls it could be carved from became a test: {}",
-        witnesses.len(),
-        reasons
-            .iter()
-            .map(|(r, n)| format!("{r} ({n})"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let mut text = reasons
+        .iter()
+        .map(|(r, n)| format!("{r} ({n})"))
+        .collect::<Vec<_>>()
+        .join(", ");
     if !carved.quarantined.is_empty() {
         text.push_str(&format!(
             "; verification took out {}",
