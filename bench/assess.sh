@@ -16,7 +16,9 @@
 #   pins (its source from cargo's registry, through `cargo fetch`, tests as published).
 #   Default: fixtures/assessed shlex hex bytesize.
 # Environment: CARGO_TARGET_DIR (where carve is built; default <repo>/target), CARVE (prebuilt),
-# KEEP=1 (leave the scratch directory, with both tools' outputs).
+# KEEP=1 (leave the scratch directory, with both tools' outputs), RUNS (carve's --runs; default
+# 1, the one run per mutant cargo mutants makes; carve's own default is 3). Flaky verdicts
+# (runs that disagree) count as neither detected nor undetected.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,7 +65,7 @@ for dir in "${CRATES[@]}"; do
     (cd "$WORK/m/$name" && cargo mutants --exclude-re ': (delete |replace [^ ]+ with [^ ]+ in )' -- --lib --bins --tests \
         >mutants.txt 2>&1) || true
     mid=$(date +%s.%N)
-    "$CARVE" assess --crate "$WORK/c/$name" --format json >"$WORK/c/$name.json" 2>"$WORK/c/$name.err" || true
+    "$CARVE" assess --crate "$WORK/c/$name" --runs "${RUNS:-1}" --format json >"$WORK/c/$name.json" 2>"$WORK/c/$name.err" || true
     end=$(date +%s.%N)
     python3 - "$name" "$WORK/m/$name/mutants.out/outcomes.json" "$WORK/c/$name.json" \
         "$(echo "$mid - $start" | bc)" "$(echo "$end - $mid" | bc)" <<'PY'

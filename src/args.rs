@@ -68,8 +68,17 @@ pub struct AssessArgs {
     #[arg(long = "filter", value_name = "GLOB")]
     pub filters: Vec<String>,
     /// Do not record the tests again to say why a transformation went undetected.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "write_tests")]
     pub no_diagnosis: bool,
+    /// Run the tests N times under each transformation: it is detected or undetected only
+    /// when every run agrees, flaky otherwise (a run killed by the timeout is not repeated).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// For each weak-oracle or no-propagation case, carve a test that catches it into the
+    /// `tests/` directory of the function's crate (`carved_assess_*.rs`), kept only when it
+    /// passes on the code as it is (--runs times) and fails under the transformation.
+    #[arg(long)]
+    pub write_tests: bool,
     /// A test binary (built by `cargo test --no-run`) and arguments for it.
     #[arg(last = true, value_name = "TEST_BINARY")]
     pub command: Vec<std::ffi::OsString>,

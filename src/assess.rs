@@ -1,8 +1,12 @@
 //! `carve assess`: runs a crate's test binaries once under the recorder to learn which tests
 //! reach which functions, then, for every reached function and every extreme value that fits its
 //! return type, runs only those tests with the function forced to return that value at its entry
-//! (no rebuild), and reports which transformations no test notices, and why.
+//! (no rebuild), `--runs` times, and reports which transformations no test notices, and why.
+//! With `--write-tests`, carves (through the generator) the test each weak-oracle or
+//! no-propagation case lacks, and keeps it only when it passes as the code is and fails under
+//! the transformation.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,11 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+
 use carve_assess::{
-    diagnose, judge, FunctionAssessed, Observed, Observer, Report, RunEnd, Transformation, Verdict,
+    combine, diagnose, judge, FunctionAssessed, Kind, Observed, Observer, Report, RunEnd,
+    Transformation, Verdict, WrittenTest,
 };
-use carve_recorder::{Extreme, Program, RecordOptions, Recording, Selection};
-use carve_storage::{ProcessExit, TraceEvent, TraceSink};
+use carve_generator::{GenerateOptions, GroupedTrace, PlanOptions, Verify};
+use carve_recorder::{Extreme, ForcedValue, Program, RecordOptions, Recording, Selection};
+use carve_storage::{CallId, ProcessExit, RunId, RunInfo, RunWriter, Store, TraceEvent, TraceSink};
 
 use crate::args::{AssessArgs, AssessFormat};
 
@@ -139,17 +146,38 @@ impl TraceSink for Discard {
     fn record(&mut self, _: TraceEvent) {}
 }
 
+/// Hands every event to `first` and, when there is one, to a trace's writer.
+struct Tee<'a> {
+    first: &'a mut dyn TraceSink,
+    writer: Option<RunWriter>,
+}
+
+impl TraceSink for Tee<'_> {
+    fn record(&mut self, event: TraceEvent) {
+        if let Some(w) = self.writer.as_mut() {
+            w.record(event.clone());
+        }
+        self.first.record(event);
+    }
+}
+
 struct Ran {
     end: RunEnd,
     output: String,
     seconds: f64,
+    /// The run stored in the trace asked for, if one was.
+    stored: Option<RunId>,
 }
 
-/// Runs `bin` with `args` under the recorder (selecting `selection`, forcing `force`), killed
-/// after `timeout`.
 /// The tests as they are (no transformation, every function of the crate selected), recorded
-/// into an `Observer`: who reaches what, and what each test saw.
-fn run_as_is(bin: &Path, args: &[OsString], output: &Path) -> anyhow::Result<(Ran, Observer)> {
+/// into an `Observer`: who reaches what, and what each test saw. With `store_to`, also stored
+/// as a run of that trace (what `--write-tests` carves from).
+fn run_as_is(
+    bin: &Path,
+    args: &[OsString],
+    output: &Path,
+    store_to: Option<&Path>,
+) -> anyhow::Result<(Ran, Observer)> {
     let mut observer = Observer::default();
     let ran = run_recorded(
         bin,
@@ -159,18 +187,23 @@ fn run_as_is(bin: &Path, args: &[OsString], output: &Path) -> anyhow::Result<(Ra
         None,
         &mut observer,
         output,
+        store_to,
     )?;
     Ok((ran, observer))
 }
 
+/// Runs `bin` with `args` under the recorder (selecting `selection`, forcing `force`), killed
+/// after `timeout`, its events to `sink` (and stored in the trace `store_to`, when given).
+#[allow(clippy::too_many_arguments)]
 fn run_recorded(
     bin: &Path,
     args: &[OsString],
     selection: Selection,
-    force: Vec<(String, carve_recorder::ForcedValue)>,
+    force: Vec<(String, ForcedValue)>,
     timeout: Option<Duration>,
     sink: &mut dyn TraceSink,
     output: &Path,
+    store_to: Option<&Path>,
 ) -> anyhow::Result<Ran> {
     let program = Program::load(bin)?;
     let options = RecordOptions {
@@ -182,6 +215,30 @@ fn run_recorded(
     let started = Instant::now();
     let recording = Recording::spawn(program, args, options)?;
     let pid = recording.pid();
+    let writer = match store_to {
+        Some(db) => {
+            let info = RunInfo {
+                program: bin.display().to_string(),
+                args: args
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+                cwd: std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
+                pid,
+                started_at_ms: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as i64)
+                    .unwrap_or(0),
+                filters: Vec::new(),
+                excludes: Vec::new(),
+                carve_version: env!("CARGO_PKG_VERSION").to_string(),
+            };
+            Some(Store::create(db)?.begin_run(&info)?)
+        }
+        None => None,
+    };
     let done = Arc::new(AtomicBool::new(false));
     let timed_out = Arc::new(AtomicBool::new(false));
     let watchdog = timeout.map(|limit| {
@@ -201,7 +258,15 @@ fn run_recorded(
             }
         })
     });
-    let result = recording.run(sink);
+    let mut tee = Tee {
+        first: sink,
+        writer,
+    };
+    let result = recording.run(&mut tee);
+    let stored = match tee.writer.take() {
+        Some(w) => Some(w.finish()?),
+        None => None,
+    };
     done.store(true, Ordering::SeqCst);
     if let Some(w) = watchdog {
         let _ = w.join();
@@ -221,7 +286,20 @@ fn run_recorded(
         end,
         output,
         seconds,
+        stored,
     })
+}
+
+/// An undetected weak-oracle or no-propagation case `--write-tests` carves a test for.
+struct Case {
+    /// Where its transformation is in the report: function, transformation.
+    at: (usize, usize),
+    function: String,
+    value: ForcedValue,
+    /// The function's source file.
+    file: Option<String>,
+    /// The original run's calls a catching test can be carved from, best first.
+    witnesses: Vec<CallId>,
 }
 
 fn assess_binary(
@@ -239,8 +317,11 @@ fn assess_binary(
     let one_thread: Vec<OsString> = vec!["--test-threads=1".into()];
     let mut args = one_thread.clone();
     args.extend(extra.iter().cloned());
-    // The tests as they are, recorded: who reaches what, and what each test saw.
-    let (baseline, observer) = run_as_is(bin, &args, &output)?;
+    // The tests as they are, recorded: who reaches what, and what each test saw (stored as a
+    // trace too when tests are to be carved from it).
+    let trace_db = scratch.join(format!("baseline-{}.db", report.binaries.len()));
+    let store_to = a.write_tests.then_some(trace_db.as_path());
+    let (baseline, observer) = run_as_is(bin, &args, &output, store_to)?;
     if baseline.end != RunEnd::Exited(0) {
         bail!(
             "the tests of {} do not pass as they are ({:?}): fix them before assessing them",
@@ -251,7 +332,10 @@ fn assess_binary(
     let original = observer.by_test(&tests);
     let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(2.0 + 5.0 * baseline.seconds));
     let mut program = Program::load(bin)?;
-    let mut repeat: Option<Observed> = None;
+    // More recordings of the tests as they are, made at the first diagnosis: what changes
+    // between runs of the same code is not what a test failed to check.
+    let mut repeats: Option<Vec<Observed>> = None;
+    let mut cases: Vec<Case> = Vec::new();
     for (function, reaching) in candidates(&original, &tests, &a.filters) {
         let info = original.functions.iter().find(|f| f.path == function);
         let entry = program
@@ -287,6 +371,8 @@ fn assess_binary(
                     },
                     value: extreme.source,
                     seconds: 0.0,
+                    runs: 0,
+                    written: None,
                 });
             }
             report.functions.push(assessed);
@@ -296,24 +382,19 @@ fn assess_binary(
             let mut run_args = one_thread.clone();
             run_args.push("--exact".into());
             run_args.extend(reaching.iter().map(OsString::from));
-            let force = vec![(function.clone(), extreme.value.clone())];
-            let only = Selection {
-                filters: vec![function.clone()],
-                ..Selection::default()
-            };
-            let ran = run_recorded(
+            let (mut verdict, runs, seconds) = run_transformed(
                 bin,
                 &run_args,
-                only,
-                force.clone(),
-                Some(timeout),
-                &mut Discard,
+                &function,
+                &extreme.value,
+                timeout,
+                a.runs,
                 &output,
             )?;
-            let mut verdict = judge(&ran.end, &ran.output);
             if let (Verdict::Undetected { diagnosis }, false) = (&mut verdict, a.no_diagnosis) {
                 // Record the transformed tests as fully as the original to compare them.
                 let mut observer = Observer::default();
+                let force = vec![(function.clone(), extreme.value.clone())];
                 let again = run_recorded(
                     bin,
                     &run_args,
@@ -322,35 +403,429 @@ fn assess_binary(
                     Some(timeout),
                     &mut observer,
                     &output,
+                    None,
                 )?;
                 if again.end == RunEnd::Exited(0) {
                     let transformed = observer.by_test(&tests);
-                    if repeat.is_none() {
-                        // The tests as they are, once more: what changes between two runs of
-                        // the same code is not what a test failed to check.
-                        let (rerun, observer) = run_as_is(bin, &args, &output)?;
-                        if rerun.end == RunEnd::Exited(0) {
-                            repeat = Some(observer.by_test(&tests));
+                    if repeats.is_none() {
+                        let mut made = Vec::new();
+                        for _ in 0..a.runs.saturating_sub(1).max(1) {
+                            let (rerun, observer) = run_as_is(bin, &args, &output, None)?;
+                            if rerun.end == RunEnd::Exited(0) {
+                                made.push(observer.by_test(&tests));
+                            }
                         }
+                        repeats = Some(made);
                     }
-                    *diagnosis = Some(diagnose(
+                    let d = diagnose(
                         &function,
                         &extreme.source,
                         &original,
-                        repeat.as_ref(),
+                        repeats.as_deref().unwrap_or_default(),
                         &transformed,
-                    ));
+                    );
+                    if a.write_tests && matches!(d.kind, Kind::WeakOracle | Kind::NoPropagation) {
+                        cases.push(Case {
+                            at: (report.functions.len(), assessed.transformations.len()),
+                            function: function.clone(),
+                            value: extreme.value.clone(),
+                            file: assessed.file.clone(),
+                            witnesses: d.witnesses.clone(),
+                        });
+                    }
+                    *diagnosis = Some(d);
                 }
             }
             assessed.transformations.push(Transformation {
                 value: extreme.source,
                 verdict,
-                seconds: ran.seconds,
+                seconds,
+                runs,
+                written: None,
             });
         }
         report.functions.push(assessed);
     }
+    if let (false, Some(run)) = (cases.is_empty(), baseline.stored) {
+        write_tests(a, bin, &trace_db, run, cases, timeout, &output, report)?;
+    }
     Ok(())
+}
+
+/// Runs `bin` with `args` (the tests reaching `function`) `runs` times with `function` forced
+/// to return `value`, and combines the verdicts; a run killed by the timeout is not repeated.
+/// Returns the verdict, the runs made and their wall time.
+fn run_transformed(
+    bin: &Path,
+    args: &[OsString],
+    function: &str,
+    value: &ForcedValue,
+    timeout: Duration,
+    runs: u32,
+    output: &Path,
+) -> anyhow::Result<(Verdict, u32, f64)> {
+    let mut verdicts = Vec::new();
+    let mut seconds = 0.0;
+    for _ in 0..runs.max(1) {
+        let only = Selection {
+            filters: vec![function.to_string()],
+            ..Selection::default()
+        };
+        let ran = run_recorded(
+            bin,
+            args,
+            only,
+            vec![(function.to_string(), value.clone())],
+            Some(timeout),
+            &mut Discard,
+            output,
+            None,
+        )?;
+        seconds += ran.seconds;
+        verdicts.push(judge(&ran.end, &ran.output));
+        if matches!(ran.end, RunEnd::TimedOut(_)) {
+            break;
+        }
+    }
+    let made = verdicts.len() as u32;
+    Ok((combine(verdicts), made, seconds))
+}
+
+/// `--write-tests`: carves, from the baseline run stored in `db`, the tests that may catch
+/// each case, verifies them (they must pass as the code is), keeps for each case the first
+/// that fails under its transformation in every run, and takes the others out again.
+#[allow(clippy::too_many_arguments)]
+fn write_tests(
+    a: &AssessArgs,
+    bin: &Path,
+    db: &Path,
+    run: RunId,
+    cases: Vec<Case>,
+    timeout: Duration,
+    output: &Path,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let store = Store::open(db)?;
+    let trace = store.load_trace(run)?;
+    let threads = store.thread_names(run)?;
+    drop(store);
+    // After the diagnosis's witnesses, the calls above them: a public caller of a private
+    // function may be the one a test can call, and verification tells whether its test
+    // catches the transformation.
+    let parents: BTreeMap<CallId, Option<CallId>> =
+        trace.calls.iter().map(|c| (c.id, c.parent)).collect();
+    let mut by_crate: BTreeMap<PathBuf, Vec<Case>> = BTreeMap::new();
+    for mut case in cases {
+        case.witnesses = with_callers(&case.witnesses, &parents);
+        match case.file.as_deref().and_then(|f| package_dir(Path::new(f))) {
+            Some(dir) => by_crate.entry(dir).or_default().push(case),
+            None => set_written(
+                report,
+                case.at,
+                WrittenTest::NotWritten {
+                    reason: "its source file is in no package (no Cargo.toml above it): carve writes tests into a package's tests/ directory".into(),
+                },
+            ),
+        }
+    }
+    let back_to = std::env::current_dir().context("reading the current directory")?;
+    for (dir, cases) in by_crate {
+        let mut grouped = GroupedTrace::whole(trace.clone());
+        grouped.threads = threads.clone();
+        // As cargo test runs them: from the package's directory.
+        std::env::set_current_dir(&dir).with_context(|| format!("entering {}", dir.display()))?;
+        let done = write_tests_in(a, bin, &dir, &grouped, &cases, timeout, output, report);
+        std::env::set_current_dir(&back_to)
+            .with_context(|| format!("entering {}", back_to.display()))?;
+        done?;
+    }
+    Ok(())
+}
+
+fn set_written(report: &mut Report, (f, t): (usize, usize), written: WrittenTest) {
+    if let Some(t) = report
+        .functions
+        .get_mut(f)
+        .and_then(|f| f.transformations.get_mut(t))
+    {
+        t.written = Some(written);
+    }
+}
+
+/// At most this many calls are carved for one case.
+const MAX_CANDIDATES: usize = 64;
+
+/// `witnesses`, then the recorded callers of each, nearest first (the first witness's first).
+fn with_callers(witnesses: &[CallId], parents: &BTreeMap<CallId, Option<CallId>>) -> Vec<CallId> {
+    let mut out = witnesses.to_vec();
+    for w in witnesses {
+        let mut at = parents.get(w).copied().flatten();
+        while let Some(p) = at {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+            at = parents.get(&p).copied().flatten();
+        }
+    }
+    out.truncate(MAX_CANDIDATES);
+    out
+}
+
+/// The nearest directory at or above `file` with a `Cargo.toml`.
+fn package_dir(file: &Path) -> Option<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .find(|d| d.join("Cargo.toml").is_file())
+        .map(Path::to_path_buf)
+}
+
+/// `write_tests` for the cases of one package (`dir`).
+#[allow(clippy::too_many_arguments)]
+fn write_tests_in(
+    a: &AssessArgs,
+    bin: &Path,
+    dir: &Path,
+    grouped: &GroupedTrace,
+    cases: &[Case],
+    timeout: Duration,
+    output: &Path,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let out_dir = dir.join("tests");
+    let created = !out_dir.exists();
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let result = carve_into(
+        a, bin, dir, &out_dir, grouped, cases, timeout, output, report,
+    );
+    // A tests/ directory made for tests none of which was kept goes again.
+    if created {
+        let _ = std::fs::remove_dir(&out_dir);
+    }
+    result
+}
+
+/// `write_tests_in`, the tests going to `out_dir`.
+#[allow(clippy::too_many_arguments)]
+fn carve_into(
+    a: &AssessArgs,
+    bin: &Path,
+    dir: &Path,
+    out_dir: &Path,
+    grouped: &GroupedTrace,
+    cases: &[Case],
+    timeout: Duration,
+    output: &Path,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    // `carved_assess_<module>.rs` for the library's own unit tests; an integration test's
+    // cases get its name too, so two test binaries never write the same file.
+    let target = bin
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = target.rsplit_once('-').map_or(target.as_str(), |(t, _)| t);
+    let krate = cases[0].function.split("::").next().unwrap_or_default();
+    let prefix = if target == krate || target.is_empty() {
+        "carved_assess_".to_string()
+    } else {
+        format!("carved_assess_{target}_")
+    };
+    let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
+    let options = GenerateOptions {
+        out_dir: out_dir.to_path_buf(),
+        crate_dir: Some(dir.to_path_buf()),
+        templates: None,
+        verify: Some(Verify {
+            cargo: cargo.clone(),
+            runs: a.runs,
+            timeout: Duration::from_secs(600),
+        }),
+        plan: PlanOptions {
+            only_calls: Some(
+                cases
+                    .iter()
+                    .flat_map(|c| c.witnesses.iter().map(|w| w.0))
+                    .collect(),
+            ),
+            file_prefix: Some(prefix),
+            ..PlanOptions::default()
+        },
+        progress: None,
+    };
+    let carved = match carve_generator::generate_grouped(grouped, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            for case in cases {
+                set_written(
+                    report,
+                    case.at,
+                    WrittenTest::NotWritten {
+                        reason: format!("carving failed: {e}"),
+                    },
+                );
+            }
+            return Ok(());
+        }
+    };
+    // Each carved file's test binary.
+    let mut exes: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let files: BTreeSet<&String> = carved.tests.iter().map(|t| &t.file).collect();
+    for file in files {
+        let stem = file.trim_end_matches(".rs");
+        if let Some(exe) = test_executable(&cargo, dir, stem)? {
+            exes.insert(file.clone(), exe);
+        }
+    }
+    let mut used: BTreeSet<(String, String)> = BTreeSet::new();
+    for case in cases {
+        let mut tried: Vec<String> = Vec::new();
+        let mut written = None;
+        let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
+        for w in &case.witnesses {
+            let Some(t) = carved.tests.iter().find(|t| t.calls.contains(&w.0)) else {
+                continue;
+            };
+            if !seen.insert((t.file.as_str(), t.name.as_str())) {
+                continue;
+            }
+            let Some(exe) = exes.get(&t.file) else {
+                tried.push(format!("{} was not built", t.name));
+                continue;
+            };
+            let args: Vec<OsString> = vec![
+                "--test-threads=1".into(),
+                "--exact".into(),
+                t.name.clone().into(),
+            ];
+            let (verdict, _, _) = run_transformed(
+                exe,
+                &args,
+                &case.function,
+                &case.value,
+                timeout,
+                a.runs,
+                output,
+            )?;
+            match verdict {
+                Verdict::Detected { reason, .. } => {
+                    used.insert((t.file.clone(), t.name.clone()));
+                    written = Some(WrittenTest::Written {
+                        file: out_dir.join(&t.file).display().to_string(),
+                        test: t.name.clone(),
+                        fails_with: reason,
+                    });
+                    break;
+                }
+                Verdict::Undetected { .. } => tried.push(format!("{} passes under it too", t.name)),
+                Verdict::Flaky { detected, runs, .. } => tried.push(format!(
+                    "{} fails under it in only {detected} of {runs} runs",
+                    t.name
+                )),
+                Verdict::NotRun { reason } => {
+                    tried.push(format!("{} could not be run under it: {reason}", t.name))
+                }
+            }
+        }
+        let written = written.unwrap_or_else(|| {
+            let uncarved: Vec<CallId> = case
+                .witnesses
+                .iter()
+                .filter(|w| !carved.tests.iter().any(|t| t.calls.contains(&w.0)))
+                .copied()
+                .collect();
+            let reason = match (tried.is_empty(), uncarved.is_empty()) {
+                (true, _) if case.witnesses.is_empty() => {
+                    "no recorded call to carve it from".to_string()
+                }
+                (true, _) => format!(
+                    "none of the {} recorded calls it could be carved from became a test: {}",
+                    case.witnesses.len(),
+                    not_carved(&uncarved, &carved)
+                ),
+                (false, true) => format!("no carved test catches it: {}", tried.join("; ")),
+                (false, false) => format!(
+                    "no carved test catches it: {}; {} other calls became no test: {}",
+                    tried.join("; "),
+                    uncarved.len(),
+                    not_carved(&uncarved, &carved)
+                ),
+            };
+            WrittenTest::NotWritten { reason }
+        });
+        set_written(report, case.at, written);
+    }
+    // Only the tests that catch a case stay.
+    let mut by_file: BTreeMap<&str, (BTreeSet<String>, usize)> = BTreeMap::new();
+    for t in &carved.tests {
+        let entry = by_file.entry(t.file.as_str()).or_default();
+        entry.1 += 1;
+        if !used.contains(&(t.file.clone(), t.name.clone())) {
+            entry.0.insert(t.name.clone());
+        }
+    }
+    for (file, (unused, all)) in by_file {
+        if unused.len() == all {
+            let path = out_dir.join(file);
+            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        } else if !unused.is_empty() {
+            carve_generator::remove_tests(out_dir, file, &unused)?;
+        }
+    }
+    Ok(())
+}
+
+/// Why `calls` became no test: the generator's reasons, counted, and what verification took
+/// out.
+fn not_carved(calls: &[CallId], carved: &carve_generator::Report) -> String {
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for w in calls {
+        let reason = carved
+            .summary
+            .skipped_calls
+            .iter()
+            .find(|s| s.call == w.0)
+            .map(|s| match &s.detail {
+                Some(d) => format!("{} ({d})", s.reason),
+                None => s.reason.clone(),
+            })
+            .unwrap_or_else(|| "not callable from a test (private or not supported)".into());
+        *reasons.entry(reason).or_default() += 1;
+    }
+    let mut text = reasons
+        .iter()
+        .map(|(r, n)| format!("{r} ({n})"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !carved.quarantined.is_empty() {
+        text.push_str(&format!(
+            "; verification took out {}",
+            carved
+                .quarantined
+                .iter()
+                .map(|q| format!("{} ({})", q.test, q.reason))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    text
+}
+
+/// The executable of the integration test `stem` of the package in `dir` (built already by
+/// verification; `cargo test --no-run` only finds it).
+fn test_executable(cargo: &Path, dir: &Path, stem: &str) -> anyhow::Result<Option<PathBuf>> {
+    let out = Command::new(cargo)
+        .args(["test", "--no-run", "--message-format=json", "--test", stem])
+        .current_dir(dir)
+        .output()
+        .with_context(|| format!("running cargo test --no-run --test {stem}"))?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["target"]["name"] == stem && m["profile"]["test"] == true)
+        .and_then(|m| m["executable"].as_str().map(PathBuf::from)))
 }
 
 /// The functions of the crate in the binary, each with the tests reaching it, in path order:

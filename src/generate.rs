@@ -76,6 +76,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         plan: PlanOptions {
             keep_equivalent: a.all,
             max_per_function,
+            ..PlanOptions::default()
         },
         progress: crate::progress::generation(),
     };

@@ -4,7 +4,7 @@
 //! returned the same values and left its objects in the same state), or a weak oracle (one of
 //! them differs and the test asserted nothing about it).
 
-use carve_storage::{Arg, Value};
+use carve_storage::{CallId, Value};
 
 use crate::{Diagnosis, Kind, Observed, Seen};
 
@@ -29,22 +29,29 @@ pub fn not_reached(function: &str) -> Diagnosis {
         test: None,
         evidence: format!("no test calls {short}"),
         suggestion: format!("write a test that calls {short} and checks its result"),
+        witnesses: Vec::new(),
     }
 }
 
+/// At most this many witnesses (calls to carve a catching test from) per diagnosis.
+const MAX_WITNESSES: usize = 32;
+
 /// The diagnosis of `function` forced to return `value` (as source writes it), from the
-/// original run and the transformed run of the tests reaching it. With `repeat`, a second
-/// recording of the original tests: what a test's own calls returned differently in the two is
-/// unstable (a clock, a hash seed) and not compared.
+/// original run and the transformed run of the tests reaching it. `repeats` are more
+/// recordings of the original tests: a value that differs between them and the original (a
+/// clock, a hash seed, an address-derived number) is unstable, and a difference there is not
+/// what a test failed to check; so is a test's own call that is not the same function at the
+/// same position in every repeat.
 pub fn diagnose(
     function: &str,
     value: &str,
     original: &Observed,
-    repeat: Option<&Observed>,
+    repeats: &[Observed],
     transformed: &Observed,
 ) -> Diagnosis {
     let short = short_name(function);
-    let mut infected_in = Vec::new();
+    // Per test reaching it, the original calls whose effect the transformation changes.
+    let mut infected_in: Vec<(String, Vec<&Seen>)> = Vec::new();
     for (test, calls) in &original.tests {
         let Some(orig) = calls.calls.get(function) else {
             continue;
@@ -55,8 +62,12 @@ pub fn diagnose(
             .and_then(|t| t.calls.get(function))
             .and_then(|c| c.first())
             .and_then(|c| c.ret.clone());
-        if let Some(c) = orig.iter().find(|c| !forced_matches(c, forced.as_ref())) {
-            infected_in.push((test.clone(), c.ret.clone()));
+        let infected: Vec<&Seen> = orig
+            .iter()
+            .filter(|c| !forced_matches(c, forced.as_ref()))
+            .collect();
+        if !infected.is_empty() {
+            infected_in.push((test.clone(), infected));
         }
     }
     if infected_in.is_empty() {
@@ -75,31 +86,51 @@ pub fn diagnose(
             suggestion: format!(
                 "the tests never give {short} inputs for which it returns anything but {value}: add a test with such inputs and check what it returns"
             ),
+            witnesses: Vec::new(),
         };
     }
+    // The function's own infected calls, the first test's first.
+    let infected_calls = |first: &str| -> Vec<CallId> {
+        let mut out: Vec<CallId> = Vec::new();
+        let ordered = infected_in
+            .iter()
+            .filter(|(t, _)| t == first)
+            .chain(infected_in.iter().filter(|(t, _)| t != first));
+        for (_, calls) in ordered {
+            out.extend(calls.iter().map(|c| c.call));
+        }
+        out
+    };
     for (test, _) in &infected_in {
         let (Some(orig), Some(now)) = (original.tests.get(test), transformed.tests.get(test))
         else {
             continue;
         };
-        let again = repeat
-            .and_then(|r| r.tests.get(test))
-            .map(|t| t.own.as_slice());
-        let (orig_own, now_own) = stable(&orig.own, again, &now.own);
-        if let Some(d) = first_difference(&orig_own, &now_own) {
+        let again: Vec<&[Seen]> = repeats
+            .iter()
+            .map(|r| r.tests.get(test).map(|t| t.own.as_slice()).unwrap_or(&[]))
+            .collect();
+        if let Some((at, d)) = first_difference(&orig.own, &again, &now.own) {
+            let mut witnesses = vec![orig.own[at].call];
+            witnesses.extend(infected_calls(test));
+            witnesses.dedup();
+            witnesses.truncate(MAX_WITNESSES);
             return Diagnosis {
                 kind: Kind::WeakOracle,
                 test: Some(test.clone()),
                 evidence: format!("{test}: {d}, and the test asserts nothing about it"),
-                suggestion: suggestion(&orig_own, &now_own),
+                suggestion: suggestion(&orig.own[at], now.own.get(at), &again, at),
+                witnesses,
             };
         }
     }
-    let (test, was) = infected_in[0].clone();
-    let was = match was {
-        Some(v) => format!("where it returned {}", text(Some(&v))),
+    let (test, first) = &infected_in[0];
+    let was = match &first[0].ret {
+        Some(v) => format!("where it returned {}", text(Some(v))),
         None => "where it changed its arguments".into(),
     };
+    let mut witnesses = infected_calls(test);
+    witnesses.truncate(MAX_WITNESSES);
     Diagnosis {
         kind: Kind::NoPropagation,
         test: Some(test.clone()),
@@ -109,96 +140,201 @@ pub fn diagnose(
         suggestion: format!(
             "call {short} directly in a test and check its result: its effect is lost before it reaches anything {test} looks at"
         ),
+        witnesses,
     }
 }
 
-/// The calls of `orig` (and the same positions of `now`) that `again`, a repeat of the original
-/// run, agrees with: same function, same result, same state after.
-fn stable(orig: &[Seen], again: Option<&[Seen]>, now: &[Seen]) -> (Vec<Seen>, Vec<Seen>) {
-    let Some(again) = again else {
-        return (orig.to_vec(), now.to_vec());
-    };
-    let keep = |i: usize| {
-        again.get(i).is_some_and(|a| {
-            a.function == orig[i].function
-                && opt_same(a.ret.as_ref(), orig[i].ret.as_ref())
-                && changed_after(&orig[i].after, &a.after).is_none()
-        })
-    };
-    let kept: Vec<usize> = (0..orig.len()).filter(|&i| keep(i)).collect();
-    (
-        kept.iter().map(|&i| orig[i].clone()).collect(),
-        kept.iter().filter_map(|&i| now.get(i).cloned()).collect(),
-    )
+/// The same call in each repeat: the call at position `at` of each repeat's own calls, when
+/// every repeat has one of the same function; `None` when some repeat does not (the test's
+/// calls are not the same from run to run there).
+fn repeated<'a>(again: &[&'a [Seen]], at: usize, function: &str) -> Option<Vec<&'a Seen>> {
+    again
+        .iter()
+        .map(|calls| calls.get(at).filter(|c| c.function == function))
+        .collect()
 }
 
-/// What first differs between the calls a test made in the original and the transformed run.
-fn first_difference(orig: &[Seen], now: &[Seen]) -> Option<String> {
+/// Where the calls a test made itself first differ between the original run (`orig`) and the
+/// transformed one (`now`), on what is stable across the repeats of the original (`again`),
+/// and what differs.
+fn first_difference(orig: &[Seen], again: &[&[Seen]], now: &[Seen]) -> Option<(usize, String)> {
     for (i, o) in orig.iter().enumerate() {
+        let Some(same_call) = repeated(again, i, &o.function) else {
+            continue;
+        };
         let Some(n) = now.get(i) else {
-            return Some(format!(
-                "it no longer calls {} (and what follows)",
-                short_name(&o.function)
+            return Some((
+                i,
+                format!(
+                    "it no longer calls {} (and what follows)",
+                    short_name(&o.function)
+                ),
             ));
         };
         if n.function != o.function {
-            return Some(format!(
-                "it calls {} where it called {}",
-                short_name(&n.function),
-                short_name(&o.function)
+            return Some((
+                i,
+                format!(
+                    "it calls {} where it called {}",
+                    short_name(&n.function),
+                    short_name(&o.function)
+                ),
             ));
         }
-        if !opt_same(o.ret.as_ref(), n.ret.as_ref()) {
-            return Some(format!(
-                "{} returned {} and now returns {}",
-                short_name(&o.function),
-                text(o.ret.as_ref()),
-                text(n.ret.as_ref())
+        let rets: Vec<Option<&Value>> = same_call.iter().map(|a| a.ret.as_ref()).collect();
+        if opt_differs(o.ret.as_ref(), &rets, n.ret.as_ref()) {
+            return Some((
+                i,
+                format!(
+                    "{} returned {} and now returns {}",
+                    short_name(&o.function),
+                    text(o.ret.as_ref()),
+                    text(n.ret.as_ref())
+                ),
             ));
         }
-        if let Some((name, was, is)) = changed_after(&o.after, &n.after) {
-            return Some(format!(
-                "after {}, `{name}` was {} and now is {}",
-                short_name(&o.function),
-                text(Some(was)),
-                text(Some(is))
+        if let Some((name, was, is)) = changed_after(o, &same_call, n) {
+            return Some((
+                i,
+                format!(
+                    "after {}, `{name}` was {} and now is {}",
+                    short_name(&o.function),
+                    text(Some(was)),
+                    text(Some(is))
+                ),
             ));
         }
     }
     None
 }
 
-/// The assertion that would catch the first difference.
-fn suggestion(orig: &[Seen], now: &[Seen]) -> String {
-    for (i, o) in orig.iter().enumerate() {
-        let same_call = now.get(i).is_some_and(|n| n.function == o.function);
-        let n = now.get(i);
-        if !same_call || !opt_same(o.ret.as_ref(), n.and_then(|n| n.ret.as_ref())) {
-            return match &o.ret {
-                Some(v) => format!(
-                    "check the result: assert_eq!({}(..), {})",
-                    short_name(&o.function),
-                    text(Some(v))
-                ),
-                None => format!("check what {} did", short_name(&o.function)),
-            };
-        }
-        if let Some((name, was, _)) = n.and_then(|n| changed_after(&o.after, &n.after)) {
-            return format!(
-                "after {}(..), check the state of `{name}`: it should be {}",
+/// The assertion that would catch the difference at the test's own call `o` (now `n`).
+fn suggestion(o: &Seen, n: Option<&Seen>, again: &[&[Seen]], at: usize) -> String {
+    let same_call = n.is_some_and(|n| n.function == o.function);
+    let repeats = repeated(again, at, &o.function).unwrap_or_default();
+    let rets: Vec<Option<&Value>> = repeats.iter().map(|a| a.ret.as_ref()).collect();
+    if !same_call || opt_differs(o.ret.as_ref(), &rets, n.and_then(|n| n.ret.as_ref())) {
+        return match &o.ret {
+            Some(v) => format!(
+                "check the result: assert_eq!({}(..), {})",
                 short_name(&o.function),
-                text(Some(was))
-            );
-        }
+                text(Some(v))
+            ),
+            None => format!("check what {} did", short_name(&o.function)),
+        };
+    }
+    if let Some((name, was, _)) = n.and_then(|n| changed_after(o, &repeats, n)) {
+        return format!(
+            "after {}(..), check the state of `{name}`: it should be {}",
+            short_name(&o.function),
+            text(Some(was))
+        );
     }
     "add an assertion on the values the test computes".into()
 }
 
-fn changed_after<'a>(orig: &'a [Arg], now: &'a [Arg]) -> Option<(&'a str, &'a Value, &'a Value)> {
-    orig.iter().find_map(|o| {
-        let n = now.iter().find(|n| n.name == o.name)?;
-        (!same(&o.value, &n.value)).then_some((o.name.as_str(), &o.value, &n.value))
+/// The first `self` or `&mut` argument whose state after the call differs between `o` and
+/// `n` where the repeats agree with `o`.
+fn changed_after<'a>(
+    o: &'a Seen,
+    again: &[&'a Seen],
+    n: &'a Seen,
+) -> Option<(&'a str, &'a Value, &'a Value)> {
+    o.after.iter().find_map(|oa| {
+        let na = n.after.iter().find(|x| x.name == oa.name)?;
+        let repeats: Option<Vec<&Value>> = again
+            .iter()
+            .map(|a| a.after.iter().find(|x| x.name == oa.name).map(|x| &x.value))
+            .collect();
+        let differs = match repeats {
+            Some(repeats) => differs(&oa.value, &repeats, &na.value),
+            // A repeat without the argument: nothing stable to compare.
+            None => false,
+        };
+        differs.then_some((oa.name.as_str(), &oa.value, &na.value))
     })
+}
+
+fn opt_differs(o: Option<&Value>, again: &[Option<&Value>], n: Option<&Value>) -> bool {
+    match (o, n) {
+        (Some(o), Some(n)) => {
+            let repeats: Option<Vec<&Value>> = again.iter().copied().collect();
+            match repeats {
+                Some(repeats) => differs(o, &repeats, n),
+                None => false,
+            }
+        }
+        _ => !opt_same(o, n) && again.iter().all(|a| opt_same(o, *a)),
+    }
+}
+
+/// True when `n` differs from `o` somewhere every repeat in `again` agrees with `o`: a
+/// difference in a part that varies between the original runs does not count.
+fn differs(o: &Value, again: &[&Value], n: &Value) -> bool {
+    if same(o, n) {
+        return false;
+    }
+    if again.iter().all(|a| same(o, a)) {
+        return true;
+    }
+    // Some repeat differs from the original: look inside, where the shapes allow it.
+    let (Some((shape, inside)), Some((now_shape, now_inside))) = (parts(o), parts(n)) else {
+        return false;
+    };
+    let repeated: Option<Vec<Vec<&Value>>> = again
+        .iter()
+        .map(|a| parts(a).filter(|(s, _)| *s == shape).map(|(_, p)| p))
+        .collect();
+    let Some(repeated) = repeated else {
+        return false;
+    };
+    if shape != now_shape {
+        // A stable shape the transformation changed (another variant, another length).
+        return true;
+    }
+    (0..inside.len()).any(|i| {
+        let again_i: Vec<&Value> = repeated.iter().map(|p| p[i]).collect();
+        differs(inside[i], &again_i, now_inside[i])
+    })
+}
+
+/// A value's shape (type, variant, field names, length) and its parts, for values made of
+/// parts.
+fn parts(v: &Value) -> Option<(String, Vec<&Value>)> {
+    match v {
+        Value::Ref { target, .. } => Some(("&".into(), vec![target])),
+        Value::Struct { ty, fields } => Some((
+            format!(
+                "{ty}{{{}}}",
+                fields
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            fields.iter().map(|f| &f.value).collect(),
+        )),
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+            ..
+        } => Some((
+            format!(
+                "{ty}::{variant}{{{}}}",
+                fields
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            fields.iter().map(|f| &f.value).collect(),
+        )),
+        Value::Seq { ty, elems, .. } | Value::Tuple { ty, elems, .. } => {
+            Some((format!("{ty}[{}]", elems.len()), elems.iter().collect()))
+        }
+        _ => None,
+    }
 }
 
 fn opt_same(a: Option<&Value>, b: Option<&Value>) -> bool {
@@ -322,6 +458,7 @@ mod tests {
 
     fn seen(function: &str, ret: i128) -> Seen {
         Seen {
+            call: CallId(ret as u64),
             function: function.into(),
             args: Vec::new(),
             ret: Some(int(ret)),
@@ -342,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_function_that_already_returned_the_forced_value_is_not_infected() {
-        let d = diagnose("w::f", "0", &run(vec![], 0), None, &run(vec![], 0));
+        let d = diagnose("w::f", "0", &run(vec![], 0), &[], &run(vec![], 0));
         assert_eq!(d.kind, Kind::NoInfection);
     }
 
@@ -353,17 +490,19 @@ mod tests {
             "w::f",
             "0",
             &original,
-            None,
+            &[],
             &run(vec![seen("w::g", 7729)], 0),
         );
         assert_eq!(d.kind, Kind::WeakOracle);
         assert_eq!(d.test.as_deref(), Some("t"));
+        // A test catching it is carved from the call whose value changed, else from f's.
+        assert_eq!(d.witnesses, [CallId(7734), CallId(5)]);
         assert_eq!(d.suggestion, "check the result: assert_eq!(w::g(..), 7734)");
         let d = diagnose(
             "w::f",
             "0",
             &original,
-            None,
+            &[],
             &run(vec![seen("w::g", 7734)], 0),
         );
         assert_eq!(d.kind, Kind::NoPropagation);
@@ -376,9 +515,55 @@ mod tests {
         let original = run(vec![seen("w::now", 1), seen("w::g", 7734)], 5);
         let again = run(vec![seen("w::now", 2), seen("w::g", 7734)], 5);
         let now = run(vec![seen("w::now", 3), seen("w::g", 7734)], 0);
-        let d = diagnose("w::f", "0", &original, Some(&again), &now);
+        let d = diagnose("w::f", "0", &original, &[again], &now);
         assert_eq!(d.kind, Kind::NoPropagation);
-        let d = diagnose("w::f", "0", &original, None, &now);
+        let d = diagnose("w::f", "0", &original, &[], &now);
         assert_eq!(d.kind, Kind::WeakOracle);
+    }
+
+    fn pair(id: i128, amount: i128) -> Value {
+        Value::Struct {
+            ty: "w::Entry".into(),
+            fields: vec![
+                carve_storage::Field {
+                    name: "id".into(),
+                    value: int(id),
+                },
+                carve_storage::Field {
+                    name: "amount".into(),
+                    value: int(amount),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn only_the_parts_of_a_value_that_differ_between_original_runs_are_ignored() {
+        // `w::entry` returns a fresh random id beside an amount: the id is not compared, the
+        // amount is.
+        let returning = |id, amount, f| {
+            let mut s = seen("w::entry", 0);
+            s.ret = Some(pair(id, amount));
+            run(vec![s], f)
+        };
+        let original = returning(11, 77, 5);
+        let again = returning(12, 77, 5);
+        let d = diagnose(
+            "w::f",
+            "0",
+            &original,
+            std::slice::from_ref(&again),
+            &returning(13, 77, 0),
+        );
+        assert_eq!(d.kind, Kind::NoPropagation);
+        assert_eq!(d.witnesses, [CallId(5)]);
+        let d = diagnose("w::f", "0", &original, &[again], &returning(13, 0, 0));
+        assert_eq!(d.kind, Kind::WeakOracle);
+        assert!(
+            d.evidence
+                .contains("Entry { id: 11, amount: 77 } and now returns"),
+            "{}",
+            d.evidence
+        );
     }
 }

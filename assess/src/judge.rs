@@ -76,9 +76,64 @@ pub fn judge(end: &RunEnd, output: &str) -> Verdict {
     }
 }
 
+/// One verdict from the verdicts of repeated runs of the same transformation: detected or
+/// undetected only when every run says so, flaky when they disagree. A run that could not be
+/// made makes the whole transformation not run.
+pub fn combine(runs: Vec<Verdict>) -> Verdict {
+    if let Some(not_run) = runs.iter().find(|v| matches!(v, Verdict::NotRun { .. })) {
+        return not_run.clone();
+    }
+    let total = runs.len() as u32;
+    let detected: Vec<&Verdict> = runs
+        .iter()
+        .filter(|v| matches!(v, Verdict::Detected { .. }))
+        .collect();
+    match detected.first() {
+        None => runs.into_iter().next().unwrap_or(Verdict::NotRun {
+            reason: "no run was made".into(),
+        }),
+        Some(_) if detected.len() == runs.len() => {
+            runs.into_iter().next().unwrap_or(Verdict::NotRun {
+                reason: "no run was made".into(),
+            })
+        }
+        Some(Verdict::Detected { test, reason }) => Verdict::Flaky {
+            detected: detected.len() as u32,
+            runs: total,
+            test: test.clone(),
+            reason: reason.clone(),
+        },
+        Some(other) => (*other).clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_runs_agree_or_the_transformation_is_flaky() {
+        let caught = || Verdict::Detected {
+            test: Some("t".into()),
+            reason: "failed: boom".into(),
+        };
+        let missed = || Verdict::Undetected { diagnosis: None };
+        assert_eq!(combine(vec![caught(), caught(), caught()]), caught());
+        assert_eq!(combine(vec![missed(), missed()]), missed());
+        assert_eq!(
+            combine(vec![missed(), caught(), missed()]),
+            Verdict::Flaky {
+                detected: 1,
+                runs: 3,
+                test: Some("t".into()),
+                reason: "failed: boom".into()
+            }
+        );
+        let lost = Verdict::NotRun {
+            reason: "lost".into(),
+        };
+        assert_eq!(combine(vec![caught(), lost.clone()]), lost);
+    }
 
     #[test]
     fn a_hanging_test_is_named_from_the_line_without_a_result() {

@@ -11,7 +11,9 @@ mod render;
 mod report;
 
 pub use diagnose::{diagnose, forced_matches, not_reached};
-pub use judge::{judge, RunEnd};
+pub use judge::{combine, judge, RunEnd};
 pub use observe::{Observed, Observer, Seen, TestCalls};
 pub use render::{human, junit};
-pub use report::{Diagnosis, FunctionAssessed, Kind, Report, Summary, Transformation, Verdict};
+pub use report::{
+    Diagnosis, FunctionAssessed, Kind, Report, Summary, Transformation, Verdict, WrittenTest,
+};

@@ -9,6 +9,8 @@ use carve_storage::{Arg, CallId, FunctionId, FunctionInfo, Outcome, TraceEvent, 
 /// One call as a test saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Seen {
+    /// The call's id in the recording (the same id a trace of the same run stores).
+    pub call: CallId,
     pub function: String,
     /// Arguments at entry (for `self` and `&mut` arguments, the state before the call).
     pub args: Vec<Arg>,
@@ -93,6 +95,7 @@ impl TraceSink for Observer {
                     e.call,
                     open.parent,
                     Seen {
+                        call: e.call,
                         function,
                         args: open.args,
                         ret: e.ret,

@@ -1,9 +1,9 @@
 //! The report as text: human (the CLI prints it through `terminal_safe`) and JUnit XML
-//! (undetected transformations are failures). JSON is serde's (`Report::json`).
+//! (undetected and flaky transformations are failures). JSON is serde's (`Report::json`).
 
 use std::fmt::Write;
 
-use crate::{Report, Verdict};
+use crate::{Report, Verdict, WrittenTest};
 
 pub fn human(r: &Report) -> String {
     let mut out = String::new();
@@ -35,6 +35,38 @@ pub fn human(r: &Report) -> String {
                         let _ = writeln!(out, "    {}: {}", d.kind.label(), d.evidence);
                         let _ = writeln!(out, "    suggestion: {}", d.suggestion);
                     }
+                    match &t.written {
+                        Some(WrittenTest::Written {
+                            file,
+                            test,
+                            fails_with,
+                        }) => {
+                            let _ = writeln!(
+                                out,
+                                "    wrote test {test} in {file}: it passes, and fails under the transformation ({fails_with})"
+                            );
+                        }
+                        Some(WrittenTest::NotWritten { reason }) => {
+                            let _ = writeln!(out, "    no test written: {reason}");
+                        }
+                        None => {}
+                    }
+                }
+                Verdict::Flaky {
+                    detected,
+                    runs,
+                    test,
+                    reason,
+                } => {
+                    let by = test
+                        .as_deref()
+                        .map(|t| format!(" by {t}"))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "FLAKY        {} -> {}: detected in {detected} of {runs} runs{by} ({reason})",
+                        f.function, t.value
+                    );
                 }
                 Verdict::NotRun { reason } => {
                     let _ = writeln!(out, "not run      {} -> {}: {reason}", f.function, t.value);
@@ -45,9 +77,16 @@ pub fn human(r: &Report) -> String {
     let s = &r.summary;
     let _ = writeln!(
         out,
-        "\n{} functions, {} transformations: {} detected, {} undetected, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
-        s.functions, s.transformations, s.detected, s.undetected, s.not_run, s.skipped_functions, s.score, r.seconds
+        "\n{} functions, {} transformations: {} detected, {} undetected, {} flaky, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
+        s.functions, s.transformations, s.detected, s.undetected, s.flaky, s.not_run, s.skipped_functions, s.score, r.seconds
     );
+    if s.caught_by_written_tests + s.left_without_test > 0 {
+        let _ = writeln!(
+            out,
+            "Written tests (each passes, and fails under its transformation) catch {} weak-oracle or no-propagation cases; {} left without one.",
+            s.caught_by_written_tests, s.left_without_test
+        );
+    }
     out
 }
 
@@ -72,7 +111,7 @@ pub fn junit(r: &Report) -> String {
     let _ = writeln!(
         out,
         "<testsuites><testsuite name=\"carve assess\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-        s.transformations, s.undetected, s.not_run, r.seconds
+        s.transformations, s.undetected + s.flaky, s.not_run, r.seconds
     );
     for f in &r.functions {
         for t in &f.transformations {
@@ -91,6 +130,12 @@ pub fn junit(r: &Report) -> String {
                         .map(|d| format!("{}: {} ({})", d.kind.label(), d.evidence, d.suggestion))
                         .unwrap_or_else(|| "every test passed".into());
                     let _ = write!(out, "<failure message=\"undetected: {}\"/>", xml(&message));
+                }
+                Verdict::Flaky { detected, runs, .. } => {
+                    let _ = write!(
+                        out,
+                        "<failure message=\"flaky: detected in {detected} of {runs} runs\"/>"
+                    );
                 }
                 Verdict::NotRun { reason } => {
                     let _ = write!(out, "<skipped message=\"{}\"/>", xml(reason));

@@ -1,6 +1,7 @@
 //! The report of an assessment: per function, the tests that reach it and each extreme
 //! transformation's verdict (plain data, serde).
 
+use carve_storage::CallId;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -31,8 +32,30 @@ pub struct Transformation {
     /// The value returned instead of running the body, as source writes it (`Ok(())`, `0`).
     pub value: String,
     pub verdict: Verdict,
-    /// Wall time of the transformed run, in seconds.
+    /// Wall time of the transformed runs, in seconds.
     pub seconds: f64,
+    /// How many times the tests ran under it (`--runs`; fewer when a run timed out).
+    pub runs: u32,
+    /// With `--write-tests`, for a weak-oracle or no-propagation case: the test written to
+    /// catch it, or why none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<WrittenTest>,
+}
+
+/// What `--write-tests` did for one undetected transformation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum WrittenTest {
+    /// A carved test that passes on the code as it is and fails under the transformation.
+    Written {
+        /// The file, as written.
+        file: String,
+        test: String,
+        /// How it fails under the transformation (the assertion and its values).
+        fails_with: String,
+    },
+    /// No test that both passes and catches it could be carved: why.
+    NotWritten { reason: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,8 +66,17 @@ pub enum Verdict {
         test: Option<String>,
         reason: String,
     },
-    /// Every test passed.
+    /// Every test passed, in every run.
     Undetected { diagnosis: Option<Diagnosis> },
+    /// Some runs detected it and some did not: the tests do not agree with themselves.
+    Flaky {
+        /// Runs that detected it, of `runs`.
+        detected: u32,
+        runs: u32,
+        /// The first detecting run's test and reason.
+        test: Option<String>,
+        reason: String,
+    },
     /// The transformed run could not be made (the reason says why).
     NotRun { reason: String },
 }
@@ -83,6 +115,12 @@ pub struct Diagnosis {
     pub evidence: String,
     /// What to do about it, in plain words.
     pub suggestion: String,
+    /// The recorded calls of the original run a test catching it can be carved from, best
+    /// first (for weak-oracle: the call whose value changed, then the function's own calls
+    /// whose result the transformation changes; for no-propagation: those). Ids of the
+    /// assessment's scratch trace, not reported.
+    #[serde(skip)]
+    pub witnesses: Vec<CallId>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -92,6 +130,12 @@ pub struct Summary {
     pub detected: usize,
     pub undetected: usize,
     pub not_run: usize,
+    /// Transformations some runs detected and others did not (not in the score).
+    pub flaky: usize,
+    /// With `--write-tests`: weak-oracle and no-propagation cases a written test catches, and
+    /// those left without one.
+    pub caught_by_written_tests: usize,
+    pub left_without_test: usize,
     /// Functions reached by the tests but without a transformation.
     pub skipped_functions: usize,
     /// Detected among detected + undetected, in percent (100 when there is none).
@@ -115,6 +159,12 @@ impl Report {
                     Verdict::Detected { .. } => s.detected += 1,
                     Verdict::Undetected { .. } => s.undetected += 1,
                     Verdict::NotRun { .. } => s.not_run += 1,
+                    Verdict::Flaky { .. } => s.flaky += 1,
+                }
+                match t.written {
+                    Some(WrittenTest::Written { .. }) => s.caught_by_written_tests += 1,
+                    Some(WrittenTest::NotWritten { .. }) => s.left_without_test += 1,
+                    None => {}
                 }
             }
         }

@@ -116,6 +116,19 @@ pub struct Report {
     /// Why the line coverage was not measured, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_coverage_note: Option<String>,
+    /// Every test left in the files (after verification), with the recorded calls it stands
+    /// for: how `carve assess --write-tests` finds the test carved from a given call.
+    #[serde(skip)]
+    pub tests: Vec<CarvedTest>,
+}
+
+/// One test written: its file (name in the output directory), its name, and the recorded
+/// calls it stands for (the first is the one it was carved from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CarvedTest {
+    pub file: String,
+    pub name: String,
+    pub calls: Vec<u64>,
 }
 
 /// A function with recorded calls not carved because of `--max-per-function`.
@@ -330,10 +343,11 @@ fn generate_with_groups(
             // Verification left each file without what it took out, or removed it.
             files.retain(|path| path.is_file());
             let report = verify::quarantine_report(&program_name(trace), v.runs, &quarantined);
-            files.extend(write::write_all(
-                &opts.out_dir,
-                &[(QUARANTINE_FILE.to_string(), report)],
-            )?);
+            let name = match &opts.plan.file_prefix {
+                Some(prefix) => format!("{prefix}quarantine.md"),
+                None => QUARANTINE_FILE.to_string(),
+            };
+            files.extend(write::write_all(&opts.out_dir, &[(name, report)])?);
         }
     }
     let skipped_functions = recorded_functions(trace, equivalent, &plan.summary.skipped_calls);
@@ -344,8 +358,20 @@ fn generate_with_groups(
             crate_dir.join("Cargo.toml").display()
         )
     });
+    let tests = plan
+        .files
+        .iter()
+        .flat_map(|f| {
+            f.tests.iter().map(|t| CarvedTest {
+                file: f.file_name.clone(),
+                name: t.name.clone(),
+                calls: t.calls.clone(),
+            })
+        })
+        .collect();
     Ok(Report {
         files,
+        tests,
         crate_name: plan.crate_name,
         summary: plan.summary,
         missing_dev_dependency,
@@ -529,6 +555,16 @@ fn count_equivalent(
         }
     }
     summary.skipped_calls.sort_by_key(|s| s.call);
+}
+
+/// Takes the tests named in `names` out of `file` in `out_dir` (rewritten through a temporary
+/// file): `carve assess --write-tests` keeps only the carved tests that catch a transformation.
+pub fn remove_tests(
+    out_dir: &Path,
+    file: &str,
+    names: &std::collections::BTreeSet<String>,
+) -> Result<(), GenerateError> {
+    verify::rewrite_without(out_dir, file, names)
 }
 
 /// Where verification lists the tests it took out.

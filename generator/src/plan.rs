@@ -175,6 +175,12 @@ pub struct PlanOptions {
     /// most recorded calls are kept; the calls of the others are skipped as
     /// [`OVER_MAX_PER_FUNCTION`].
     pub max_per_function: Option<usize>,
+    /// Plan only these recorded calls (`carve assess --write-tests`: the calls a catching test
+    /// is carved from); `None` plans every call.
+    pub only_calls: Option<BTreeSet<u64>>,
+    /// File names begin with this instead of `carved_` (`carved_assess_` for `carve assess`,
+    /// so its files and `carve generate`'s never overwrite each other).
+    pub file_prefix: Option<String>,
 }
 
 /// Skip reason: the function already has `--max-per-function` tests.
@@ -227,6 +233,11 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
 
     let mut unsupported_by_fn: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();
     for call in &trace.calls {
+        if let Some(only) = &options.only_calls {
+            if !only.contains(&call.id.0) {
+                continue;
+            }
+        }
         let callable = match targets.get(&call.function) {
             None => {
                 *summary
@@ -351,6 +362,9 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
         let mut module_path = vec![api.crate_name.clone()];
         module_path.extend(module.iter().cloned());
         let mut file_name = naming::file_name(&module_path);
+        if let Some(prefix) = &options.file_prefix {
+            file_name = format!("{prefix}{}", file_name.trim_start_matches("carved_"));
+        }
         let seen = used_names.entry(file_name.clone()).or_default();
         *seen += 1;
         if *seen > 1 {
@@ -654,6 +668,25 @@ mod tests {
             ["add_2_3_returns_5", "add_2_3_returns_5_2", "add_returns_0"]
         );
         assert_eq!(plan.summary.calls_carved, 3);
+    }
+
+    #[test]
+    fn only_the_chosen_calls_are_planned_into_files_with_the_chosen_prefix() {
+        let (_tmp, api) = api();
+        let options = PlanOptions {
+            only_calls: Some(BTreeSet::from([3])),
+            file_prefix: Some("carved_assess_".into()),
+            ..PlanOptions::default()
+        };
+        let plan = plan(&two_equal_adds_and_another(), &api, &options);
+        assert_eq!(plan.files.len(), 1);
+        assert_eq!(plan.files[0].file_name, "carved_assess_calc_ops.rs");
+        let tests: Vec<_> = plan.files[0]
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.calls.clone()))
+            .collect();
+        assert_eq!(tests, [("add_returns_0", vec![3])]);
     }
 
     #[test]

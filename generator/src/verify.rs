@@ -194,7 +194,7 @@ fn repair_file(
 }
 
 /// Writes `file` again (through a temporary file) without the top-level items in `names`.
-fn rewrite_without(
+pub(crate) fn rewrite_without(
     out_dir: &Path,
     file: &str,
     names: &BTreeSet<String>,
