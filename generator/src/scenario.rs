@@ -650,7 +650,7 @@ fn object_arg(
     param: &ParamApi,
     before: CallId,
 ) -> Result<(String, Option<String>), &'static str> {
-    fn shape<'v>(value: &'v Value, declared_mut: Option<bool>) -> Option<(&'v Value, String)> {
+    fn shape(value: &Value, declared_mut: Option<bool>) -> Option<(&Value, String)> {
         match value {
             Value::Ref { ty, target, .. } if ty.starts_with('&') => {
                 let mutable = declared_mut.unwrap_or_else(|| ty.starts_with("&mut "));
@@ -1535,7 +1535,7 @@ fn parts<'v>(cx: &Ctx, whole: &'v Value, type_path: &str) -> Vec<(&'v Value, Pro
                         .fields
                         .iter()
                         .any(|a| a.public && a.name == name)
-                        .then(|| (&f.value, Projection::Field(name)))
+                        .then_some((&f.value, Projection::Field(name)))
                 })
                 .collect()
         }
