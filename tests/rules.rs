@@ -884,6 +884,245 @@ fn main() {
     assert_pass_then_fail_after(&dir, "push('&')", "push(';')", "as_str_");
 }
 
+/// A builder step that takes another object (`options.base(Some(&root))`) and a constructor that
+/// takes one by value (`Tally::new(sink)`): the object is rebuilt from its own recorded
+/// provenance and passed as the recording held it.
+#[test]
+fn builder_steps_taking_other_objects_get_them_rebuilt_from_their_provenance() {
+    let lib = r#"
+pub struct Root {
+    text: String,
+}
+
+impl Root {
+    pub fn new(text: &str) -> Root {
+        Root { text: text.to_string() }
+    }
+}
+
+pub struct Options<'a> {
+    root: Option<&'a Root>,
+    sep: char,
+}
+
+impl<'a> Options<'a> {
+    pub fn new() -> Options<'a> {
+        Options { root: None, sep: '/' }
+    }
+    pub fn base(self, root: Option<&'a Root>) -> Options<'a> {
+        Options { root, ..self }
+    }
+    pub fn join(&self, path: &str) -> String {
+        match self.root {
+            Some(root) => format!("{}{}{path}", root.text, self.sep),
+            None => path.to_string(),
+        }
+    }
+}
+
+pub struct Sink {
+    seen: Vec<u32>,
+}
+
+impl Sink {
+    pub fn new() -> Sink {
+        Sink { seen: Vec::new() }
+    }
+}
+
+pub struct Tally {
+    sink: Sink,
+}
+
+impl Tally {
+    pub fn new(sink: Sink) -> Tally {
+        Tally { sink }
+    }
+    pub fn add(&mut self, n: u32) -> usize {
+        self.sink.seen.push(n);
+        self.sink.seen.len()
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let root = shapes::Root::new("https://x.org");
+    let options = shapes::Options::new().base(Some(&root));
+    println!("{}", options.join("a"));
+    let mut tally = shapes::Tally::new(shapes::Sink::new());
+    println!("{}", tally.add(7));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::Root::new(\"https://x.org\")",
+            ".base(Some(&root))",
+            ".join(\"a\")",
+            "assert_eq!(result, \"https://x.org/a\")",
+            "shapes::Tally::new(sink)",
+            ".add(7u32)",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "self.sep),", "'|'),", "join_");
+}
+
+/// A value a `&mut self` call returned (the item `iter.next()` gave) is rebuilt by rebuilding
+/// that call's receiver as it was before the call (the calls before it replayed) and calling it.
+#[test]
+fn values_a_mut_self_call_returned_are_rebuilt_through_that_call() {
+    let lib = r#"
+pub struct Word {
+    text: String,
+    index: usize,
+}
+
+impl Word {
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+pub struct Words {
+    rest: Vec<String>,
+    index: usize,
+}
+
+pub fn words(text: &str) -> Words {
+    Words { rest: text.split(' ').rev().map(str::to_string).collect(), index: 0 }
+}
+
+impl Iterator for Words {
+    type Item = Word;
+    fn next(&mut self) -> Option<Word> {
+        let text = self.rest.pop()?;
+        self.index += 1;
+        Some(Word { text, index: self.index })
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    for word in shapes::words("a bb ccc") {
+        println!("{} {}", word.index(), word.text());
+    }
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "let mut words = shapes::words(\"a bb ccc\");",
+            "let _ = words.next();",
+            "let word = words.next().unwrap();",
+            "word.text()",
+            "assert_eq!(result, \"ccc\")",
+            "word.index()",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "&self.text\n",
+        "self.text.trim_end_matches('c')\n",
+        "text_",
+    );
+}
+
+/// A value another public call returned as a part of its result, a variant's field
+/// (`Slot::Free(slot)` from `shelf.slot(1)`) or a `pub` field (`parse(..).head`), is rebuilt by
+/// replaying that call and taking the part out.
+#[test]
+fn parts_of_a_returned_value_are_taken_out_of_the_replayed_call() {
+    let lib = r#"
+pub struct Shelf {
+    items: Vec<Option<String>>,
+}
+
+pub enum Slot<'a> {
+    Free(FreeSlot<'a>),
+    Taken(usize),
+}
+
+pub struct FreeSlot<'a> {
+    shelf: &'a mut Shelf,
+    at: usize,
+}
+
+impl Shelf {
+    pub fn new(size: usize) -> Shelf {
+        Shelf { items: vec![None; size] }
+    }
+    pub fn slot(&mut self, at: usize) -> Slot<'_> {
+        match self.items[at] {
+            Some(_) => Slot::Taken(at),
+            None => Slot::Free(FreeSlot { shelf: self, at }),
+        }
+    }
+}
+
+impl FreeSlot<'_> {
+    pub fn fill(self, item: &str) -> usize {
+        self.shelf.items[self.at] = Some(item.to_string());
+        self.shelf.items.iter().filter(|i| i.is_some()).count()
+    }
+}
+
+pub struct Head {
+    name: String,
+}
+
+impl Head {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+pub struct Parsed {
+    pub head: Head,
+    pub rest: String,
+}
+
+pub fn parse(text: &str) -> Parsed {
+    let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+    Parsed { head: Head { name: name.to_string() }, rest: rest.to_string() }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut shelf = shapes::Shelf::new(3);
+    for at in [1, 2] {
+        if let shapes::Slot::Free(slot) = shelf.slot(at) {
+            println!("{}", slot.fill("box"));
+        }
+    }
+    println!("{}", shapes::parse("key:value").head.name());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "let shapes::Slot::Free(free_slot) = shelf.slot(1usize) else {",
+            "free_slot.fill(\"box\")",
+            "assert_eq!(result, 1usize)",
+            "let head = shapes::parse(\"key:value\").head;",
+            "head.name()",
+            "assert_eq!(result, \"key\")",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, ".filter(|i| i.is_some())", "", "fill_");
+}
+
 /// Paths and OS strings (`&Path`, `PathBuf`, `&OsStr`, `OsString`, also behind `Option` and as
 /// the recorded instance of `P: AsRef<Path>`) are recorded as their text and written as the std
 /// constructors a user writes.

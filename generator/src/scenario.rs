@@ -22,6 +22,7 @@ use crate::literal::{self, DeclType, Position};
 use crate::naming::{self, NameParts};
 use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::sequence::{self, Transition};
+use crate::syntax;
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
@@ -175,6 +176,8 @@ pub struct Ctx<'a> {
     ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per `type::getter`, the positions of its recorded calls (see [`getter_contradicted`]).
     getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of the calls whose result holds such a value as a part.
+    parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -214,6 +217,7 @@ impl<'a> Ctx<'a> {
             candidates: RefCell::new(HashMap::new()),
             ctors: RefCell::new(HashMap::new()),
             getter_calls: RefCell::new(HashMap::new()),
+            parts: RefCell::new(HashMap::new()),
         };
         // Children start after their parent: in reverse order every child comes first.
         let mut below = HashMap::with_capacity(trace.calls.len());
@@ -258,6 +262,8 @@ struct Builder {
     trait_uses: BTreeSet<String>,
     /// How many producer calls deep the object being rebuilt is (`a.b().c()`).
     producer_depth: u32,
+    /// Producer calls whose arguments are other objects to rebuild are not tried (yet).
+    plain_only: bool,
 }
 
 impl Builder {
@@ -462,24 +468,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
             Err(_) => match literal::render_value(&arg.value, false, cx.api) {
                 Ok(expr) => args.push(expr),
                 Err(_) => {
-                    // An object of the crate passed by reference: rebuild it too.
-                    let (
-                        Value::Ref {
-                            ty, target: obj, ..
-                        },
-                        DeclType::Ref { mutable, .. },
-                    ) = (&arg.value, &param.ty)
-                    else {
-                        return Err(UNDECODED);
-                    };
-                    if !ty.starts_with('&') {
-                        return Err(UNDECODED);
-                    }
-                    let obj_type = literal::strip_generics(obj.type_name()).to_string();
-                    let var = b.fresh(&param.name);
-                    rebuild(cx, &mut b, obj, &obj_type, call.id, &var, *mutable)?;
-                    args.push(format!("{}{var}", if *mutable { "&mut " } else { "&" }));
-                    if *mutable {
+                    // An object of the crate (by reference, by value, in `Some`): rebuilt too.
+                    let (expr, mutated) = object_arg(cx, &mut b, &arg.value, param, call.id)?;
+                    args.push(expr);
+                    if let Some(var) = mutated {
                         object_args.push((arg.name.clone(), var));
                     }
                 }
@@ -646,6 +638,64 @@ fn dep_arg(
     Some(wrap_object(value.type_name(), &var))
 }
 
+/// An argument holding an object of the crate that no literal can write, rebuilt into a new
+/// variable from its own recorded provenance (as it was when call `before` was made) and passed
+/// as the recorded argument held it: `&var` / `&mut var` (the parameter's declared mutability, or
+/// the recorded reference's), `var` by value, `Some(&var)` / `Some(var)`. Gives the expression
+/// and, for `&mut`, the variable whose effects the test may check.
+fn object_arg(
+    cx: &Ctx,
+    b: &mut Builder,
+    value: &Value,
+    param: &ParamApi,
+    before: CallId,
+) -> Result<(String, Option<String>), &'static str> {
+    fn shape(value: &Value, declared_mut: Option<bool>) -> Option<(&Value, String)> {
+        match value {
+            Value::Ref { ty, target, .. } if ty.starts_with('&') => {
+                let mutable = declared_mut.unwrap_or_else(|| ty.starts_with("&mut "));
+                let (inner, wrap) = shape(target, None)?;
+                // Only one reference deep: `&&T` is no shape a test writes from a variable.
+                (wrap == "{}").then(|| (inner, if mutable { "&mut {}" } else { "&{}" }.to_string()))
+            }
+            Value::Struct { ty, .. } | Value::Enum { ty, .. }
+                if !ty.starts_with("core::option::Option") =>
+            {
+                Some((value, "{}".to_string()))
+            }
+            Value::Enum {
+                ty,
+                variant,
+                fields,
+            } if ty.starts_with("core::option::Option") && variant == "Some" => {
+                let (inner, wrap) = shape(&fields.first()?.value, None)?;
+                Some((inner, format!("Some({wrap})")))
+            }
+            _ => None,
+        }
+    }
+    let (declared_mut, declared) = match &param.ty {
+        DeclType::Ref { mutable, inner } => (Some(*mutable), inner.as_ref()),
+        other => (None, other),
+    };
+    // A scalar or string parameter recorded as an object: the value was not read as declared.
+    if matches!(
+        declared,
+        DeclType::Unit | DeclType::Prim(_) | DeclType::Str | DeclType::String
+    ) {
+        return Err(UNDECODED);
+    }
+    let (obj, wrap) = shape(value, declared_mut).ok_or(UNDECODED)?;
+    let mutable = wrap.contains("&mut ");
+    let obj_type = literal::strip_generics(obj.type_name()).to_string();
+    let var = b.fresh(&param.name);
+    if let Err(e) = rebuild(cx, b, obj, &obj_type, before, &var, mutable) {
+        b.vars.remove(&var);
+        return Err(e);
+    }
+    Ok((wrap.replace("{}", &var), mutable.then_some(var)))
+}
+
 /// `&mock_a`, `&mut mock_a`, `Box::new(mock_a)` or `std::rc::Rc::new(mock_a)` for a parameter
 /// of recorded type `ty`.
 fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
@@ -677,18 +727,54 @@ fn rebuild(
     var: &str,
     mutable: bool,
 ) -> Result<(), &'static str> {
-    match rebuild_directly(cx, b, state, type_path, before, var, mutable) {
-        Err(RECEIVER_NOT_REBUILT) => {}
-        other => return other,
-    }
-    let mut budget = REPLAY_BUDGET;
-    match replay(cx, b, state, type_path, before, var, 0, &mut budget) {
+    // Calls with literal arguments first: a constructor and the calls since make a shorter test
+    // than a producer whose arguments are objects to rebuild in turn.
+    let outer = b.plain_only;
+    b.plain_only = true;
+    let plain = rebuild_by_calls(cx, b, state, type_path, before, var, mutable);
+    b.plain_only = outer;
+    let by_calls = match plain {
+        Err(RECEIVER_NOT_REBUILT) if !outer => {
+            rebuild_by_calls(cx, b, state, type_path, before, var, mutable)
+        }
+        other => other,
+    };
+    match by_calls {
+        // Built by its producer: the state is what that call gave, nothing to check.
+        Ok(Rebuilt::Directly) => return Ok(()),
+        Ok(Rebuilt::Replayed) => {}
         Err(RECEIVER_NOT_REBUILT) => derive(cx, b, state, type_path, before, var)?,
-        other => other?,
+        Err(e) => return Err(e),
     }
     let checks = observations(cx, var, state, type_path);
     b.checks.extend(checks);
     Ok(())
+}
+
+/// How [`rebuild_by_calls`] reached the state.
+enum Rebuilt {
+    /// A call that gave the state (or a literal).
+    Directly,
+    /// The calls that led to the state, replayed.
+    Replayed,
+}
+
+/// [`rebuild`] through recorded calls: a producer of the state, else the calls that led to it.
+fn rebuild_by_calls(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    before: CallId,
+    var: &str,
+    mutable: bool,
+) -> Result<Rebuilt, &'static str> {
+    match rebuild_directly(cx, b, state, type_path, before, var, mutable) {
+        Err(RECEIVER_NOT_REBUILT) => {}
+        other => return other.map(|()| Rebuilt::Directly),
+    }
+    let mut budget = REPLAY_BUDGET;
+    replay(cx, b, state, type_path, before, var, 0, &mut budget).map(|()| Rebuilt::Replayed)
 }
 
 /// A recorded call that can be replayed on an object of `type_path` in an arrange step: a
@@ -1002,6 +1088,14 @@ fn replay(
             undo(b, at);
             continue;
         }
+        // A replayed trait method (`replace.equal(..)` of `DiffHook`) needs its trait in scope.
+        let replayed_calls =
+            std::iter::once(step).chain(chain.iter().flat_map(|w| w.steps.iter().copied()));
+        for c in replayed_calls {
+            if let Some(Target::Callable(c)) = cx.targets.get(&c.function) {
+                b.trait_uses.extend(c.via_trait.iter().cloned());
+            }
+        }
         b.setup.push(match chain {
             // A statement, not a binding: `*map.entry(k).or_insert(0) = 1;`,
             // `url.query_pairs_mut().append_pair("q", "1");`.
@@ -1161,8 +1255,7 @@ fn ctors_of(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
 /// The state of the `type_path` object a recorded producer call gave back: a constructor-like
 /// associated function of the type (returning `T`, `Option<T>` or `Result<T, E>`), or any public
 /// call whose result is a `T` (a free function, a method of another object such as
-/// `size.display()`, a builder step `quoter.allow_nul(true)`), as long as it does not change a
-/// receiver through `&mut self`.
+/// `size.display()`, a builder step `quoter.allow_nul(true)`, the item `iter.next()` gave).
 fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t Value> {
     if ctor.outcome != Outcome::Returned {
         return None;
@@ -1170,11 +1263,10 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
         return None;
     };
-    // A `&mut self` producer that left its receiver as it was (`map.entry(k)`) is one too.
-    let changes_receiver = c.api.mut_receiver
-        && !matches!((ctor.arg("self"), ctor.after("self")),
-            (Some(pre), Some(after)) if same_state(strip_ref(pre), strip_ref(after)));
-    if changes_receiver || reads_world(cx, ctor) {
+    // A `&mut self` producer is one too, whether it left its receiver as it was (`map.entry(k)`)
+    // or moved it on (`iter.next()`): [`producer_receiver`] rebuilds the receiver in the state
+    // the call found it in, so the call gives the same value again.
+    if reads_world(cx, ctor) {
         return None;
     }
     let (state, _) = returned_struct(cx, ctor.ret.as_ref()?, &c.call_path)?;
@@ -1228,7 +1320,8 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
     }
 }
 
-/// An object in `state` from its recorded constructor or a struct literal.
+/// An object in `state` from its recorded constructor, a part of a value a recorded call
+/// returned, or a struct literal.
 fn rebuild_directly(
     cx: &Ctx,
     b: &mut Builder,
@@ -1248,76 +1341,21 @@ fn rebuild_directly(
         let Some(built) = constructed(cx, ctor, type_path) else {
             continue;
         };
-        let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
-            continue;
-        };
-        let unwrap = ctor
-            .ret
-            .as_ref()
-            .and_then(|r| returned_struct(cx, r, &c.call_path))
-            .and_then(|(_, unwrap)| unwrap)
-            .unwrap_or_default();
         if !same_state(built, state) {
             continue;
         }
-        let mut built_dyns = Vec::new();
-        dyn_addrs(built, &mut built_dyns);
-        let to_state: HashMap<u64, u64> = built_dyns
-            .iter()
-            .zip(&state_dyns)
-            .map(|((_, from), (_, to))| (*from, *to))
-            .collect();
-        let at = mark(b);
-        let mut args = Vec::new();
-        let mut ok = true;
-        // A producer method: its receiver is rebuilt first, as it was before the call.
-        let receiver = if c.api.has_receiver {
-            match producer_receiver(cx, b, ctor, before) {
-                Some(recv) => Some(recv),
-                None => continue,
-            }
-        } else {
-            None
-        };
-        let own_args: Vec<&carve_storage::Arg> = ctor
-            .args
-            .iter()
-            .filter(|a| !(c.api.has_receiver && a.name == "self"))
-            .collect();
-        for (arg, param) in own_args.iter().copied().zip(&c.api.params) {
-            let moved = |addr| to_state.get(&addr).copied().unwrap_or(addr);
-            if let Some(expr) = dep_arg(cx, b, &arg.value, param, moved) {
-                match expr {
-                    Ok(expr) => args.push(expr),
-                    Err(_) => ok = false,
-                }
-                continue;
-            }
-            match literal::render(&arg.value, &param.ty, Position::Arg)
-                .or_else(|_| literal::render_value(&arg.value, false, cx.api))
-            {
-                Ok(expr) => args.push(expr),
-                Err(_) => ok = false,
-            }
-        }
-        // What the constructor itself asked of its dependencies, the mocks answer too.
-        if !ok || own_args.len() != c.api.params.len() || interactions(cx, b, ctor.id).is_err() {
-            undo(b, at);
+        let Some(expr) = producer_call(cx, b, ctor, built, &state_dyns, before) else {
             continue;
-        }
-        let callee = match &receiver {
-            Some(recv) => format!("{recv}.{}", c.api.ident),
-            None => c.call_path.clone(),
         };
-        if receiver.is_some() {
-            b.trait_uses.extend(c.via_trait.iter().cloned());
-        }
         b.setup.push(Binding {
             var: var.to_string(),
             mutable,
-            expr: format!("{callee}({}){unwrap}", args.join(", ")),
+            expr,
             repeat: 1,
         });
+        return Ok(());
+    }
+    if part_of_returned(cx, b, state, type_path, before, var, mutable) {
         return Ok(());
     }
     // No constructor: a struct literal, when every field is public and writable.
@@ -1333,6 +1371,254 @@ fn rebuild_directly(
         }
     }
     Err(RECEIVER_NOT_REBUILT)
+}
+
+/// `callee(args).unwrap()`: recorded producer call `ctor` written again, its receiver and object
+/// arguments rebuilt first (their bindings added to `b`), the trait objects it got as mocks
+/// answering what it asked of them. `built` is the value it gave, `state_dyns` the trait objects
+/// of the state wanted (where its mocks stand). `None`, with `b` as it was, when some part
+/// cannot be written.
+fn producer_call(
+    cx: &Ctx,
+    b: &mut Builder,
+    ctor: &Call,
+    built: &Value,
+    state_dyns: &[(String, u64)],
+    before: CallId,
+) -> Option<String> {
+    let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
+        return None;
+    };
+    let unwrap = ctor
+        .ret
+        .as_ref()
+        .and_then(|r| returned_struct(cx, r, &c.call_path))
+        .and_then(|(_, unwrap)| unwrap)
+        .unwrap_or_default();
+    let mut built_dyns = Vec::new();
+    dyn_addrs(built, &mut built_dyns);
+    let to_state: HashMap<u64, u64> = built_dyns
+        .iter()
+        .zip(state_dyns)
+        .map(|((_, from), (_, to))| (*from, *to))
+        .collect();
+    let at = mark(b);
+    let mut args = Vec::new();
+    let mut ok = true;
+    // A producer method: its receiver is rebuilt first, as it was before the call.
+    let receiver = if c.api.has_receiver {
+        Some(producer_receiver(cx, b, ctor, before)?)
+    } else {
+        None
+    };
+    let own_args: Vec<&carve_storage::Arg> = ctor
+        .args
+        .iter()
+        .filter(|a| !(c.api.has_receiver && a.name == "self"))
+        .collect();
+    for (arg, param) in own_args.iter().copied().zip(&c.api.params) {
+        let moved = |addr| to_state.get(&addr).copied().unwrap_or(addr);
+        if let Some(expr) = dep_arg(cx, b, &arg.value, param, moved) {
+            match expr {
+                Ok(expr) => args.push(expr),
+                Err(_) => ok = false,
+            }
+            continue;
+        }
+        match literal::render(&arg.value, &param.ty, Position::Arg)
+            .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+        {
+            Ok(expr) => args.push(expr),
+            // A builder step taking another object (`options.base_url(Some(&base))`,
+            // `Replace::new(capture)`): that object rebuilt from its own provenance.
+            Err(_) if !b.plain_only && b.producer_depth < MAX_PRODUCER_DEPTH => {
+                b.producer_depth += 1;
+                let rebuilt = object_arg(cx, b, &arg.value, param, ctor.id);
+                b.producer_depth -= 1;
+                match rebuilt {
+                    Ok((expr, _)) => args.push(expr),
+                    Err(_) => ok = false,
+                }
+            }
+            Err(_) => ok = false,
+        }
+    }
+    // What the constructor itself asked of its dependencies, the mocks answer too.
+    if !ok || own_args.len() != c.api.params.len() || interactions(cx, b, ctor.id).is_err() {
+        undo(b, at);
+        return None;
+    }
+    let callee = match &receiver {
+        Some(recv) => format!("{recv}.{}", c.api.ident),
+        None => c.call_path.clone(),
+    };
+    if receiver.is_some() {
+        b.trait_uses.extend(c.via_trait.iter().cloned());
+    }
+    Some(format!("{callee}({}){unwrap}", args.join(", ")))
+}
+
+/// Positions of the recorded public calls whose result holds a `type_path` value as a direct
+/// part a test can take out: a field of a variant of one of the crate's public enums
+/// (`Entry::Vacant(entry)`), or a `pub` field of one of its structs.
+fn part_producers(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
+    cached(&cx.parts, type_path, || {
+        (0..cx.trace.calls.len())
+            .filter(|&i| {
+                let call = &cx.trace.calls[i];
+                let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
+                    return false;
+                };
+                call.outcome == Outcome::Returned
+                    && call
+                        .ret
+                        .as_ref()
+                        .and_then(|r| returned_struct(cx, r, &c.call_path))
+                        .is_some_and(|(whole, _)| !parts(cx, whole, type_path).is_empty())
+            })
+            .collect()
+    })
+}
+
+/// The parts of `whole` of type `type_path` a test can take out, each with the pattern (a
+/// `let ... else`, `{}` standing for the variable) or the field access that takes it.
+fn parts<'v>(cx: &Ctx, whole: &'v Value, type_path: &str) -> Vec<(&'v Value, Projection)> {
+    let is_part = |v: &Value| {
+        matches!(v, Value::Struct { ty, .. } | Value::Enum { ty, .. }
+            if literal::strip_generics(ty) == type_path)
+    };
+    match whole {
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } => {
+            let base = literal::strip_generics(ty);
+            if cx.api.public_type(base).is_none() || syntax::ident(variant).is_err() {
+                return Vec::new();
+            }
+            let tuple = fields.iter().all(|f| f.name.starts_with("__"));
+            fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| is_part(&f.value))
+                .filter_map(|(at, f)| {
+                    let pattern = if tuple {
+                        let mut slots = vec!["_"; at];
+                        slots.push("{}");
+                        if at + 1 < fields.len() {
+                            slots.push("..");
+                        }
+                        format!("{base}::{variant}({})", slots.join(", "))
+                    } else {
+                        let name = syntax::ident(&f.name).ok()?;
+                        format!("{base}::{variant} {{ {name}: {{}}, .. }}")
+                    };
+                    Some((&f.value, Projection::Variant(pattern)))
+                })
+                .collect()
+        }
+        Value::Struct { ty, fields } => {
+            let Some(api_ty) = cx.api.public_type(literal::strip_generics(ty)) else {
+                return Vec::new();
+            };
+            fields
+                .iter()
+                .filter(|f| is_part(&f.value))
+                .filter_map(|f| {
+                    // A tuple struct's fields are recorded `__0`, declared and written `0`.
+                    let name = match f.name.strip_prefix("__") {
+                        Some(n) if n.bytes().all(|c| c.is_ascii_digit()) => n.to_string(),
+                        _ => syntax::ident(&f.name).ok()?.to_string(),
+                    };
+                    api_ty
+                        .fields
+                        .iter()
+                        .any(|a| a.public && a.name == name)
+                        .then_some((&f.value, Projection::Field(name)))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// How a test takes a part out of a value.
+enum Projection {
+    /// `let <pattern> = value else { panic!(..) };`, `{}` in the pattern standing for the part.
+    Variant(String),
+    /// `value.field`.
+    Field(String),
+}
+
+/// An object in `state` that a recorded public call returned as a part of its result (the
+/// `VacantEntry` inside the `Entry::Vacant` that `map.entry(k)` gave): that call replayed and the
+/// part taken out, by a `let ... else` on the recorded variant or a `pub` field.
+fn part_of_returned(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    before: CallId,
+    var: &str,
+    mutable: bool,
+) -> bool {
+    if b.producer_depth >= MAX_PRODUCER_DEPTH {
+        return false;
+    }
+    let mut state_dyns = Vec::new();
+    dyn_addrs(state, &mut state_dyns);
+    for &i in part_producers(cx, type_path).iter().rev() {
+        let call = &cx.trace.calls[i];
+        if call.id >= before {
+            continue;
+        }
+        let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
+            continue;
+        };
+        let Some((whole, _)) = call
+            .ret
+            .as_ref()
+            .and_then(|r| returned_struct(cx, r, &c.call_path))
+        else {
+            continue;
+        };
+        let Some((part, projection)) = parts(cx, whole, type_path)
+            .into_iter()
+            .find(|(part, _)| same_state(part, state))
+        else {
+            continue;
+        };
+        b.producer_depth += 1;
+        let expr = producer_call(cx, b, call, part, &state_dyns, before);
+        b.producer_depth -= 1;
+        let Some(expr) = expr else {
+            continue;
+        };
+        b.setup.push(match projection {
+            Projection::Field(field) => Binding {
+                var: var.to_string(),
+                mutable,
+                expr: format!("{expr}.{field}"),
+                repeat: 1,
+            },
+            Projection::Variant(pattern) => {
+                let bound = format!("{}{var}", if mutable { "mut " } else { "" });
+                Binding {
+                    var: String::new(),
+                    mutable: false,
+                    expr: format!(
+                        "let {} = {expr} else {{ panic!(\"{} returned another variant than in the recording\") }}",
+                        pattern.replace("{}", &bound),
+                        c.call_path
+                    ),
+                    repeat: 1,
+                }
+            }
+        });
+        return true;
+    }
+    false
 }
 
 fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
