@@ -1174,3 +1174,59 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "to_uppercase()", "to_lowercase()", "shout");
 }
+
+/// Builder steps whose result a test cannot check on its own (private fields, no `PartialEq`)
+/// count as carved when a passing test replays them as they were recorded and checks what they
+/// gave through the call they feed; the summary says how many were carved that way.
+#[test]
+fn builder_steps_replayed_by_a_passing_test_count_as_carved_through_it() {
+    let lib = r#"
+pub struct Options {
+    strict: bool,
+    base: u32,
+}
+pub fn options() -> Options {
+    Options { strict: false, base: 10 }
+}
+impl Options {
+    pub fn strict(mut self, on: bool) -> Self {
+        self.strict = on;
+        self
+    }
+    pub fn hex(mut self) -> Self {
+        self.base = 16;
+        self
+    }
+    pub fn parse(&self, s: &str) -> Option<u32> {
+        match u32::from_str_radix(s, self.base) {
+            Ok(n) => Some(n),
+            Err(_) if !self.strict => Some(0),
+            Err(_) => None,
+        }
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let o = shapes::options().strict(true).hex();
+    println!("{:?} {:?}", o.parse("ff"), o.parse("zz"));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate_recorded_with(lib, main, &["--filter", "shapes::*"]);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "let options_2 = options_3.strict(true);",
+            "let options = options_2.hex();",
+            "assert_eq!(result, Some(255u32))",
+        ],
+    );
+    // options(), strict() and hex() have no test of their own: the parse tests carry them.
+    assert!(
+        summary.contains("public API: 5 of 5 recorded calls carved into passing tests (100%, 3 of them as steps other tests replay"),
+        "{summary}"
+    );
+    assert_pass_then_fail_after(&dir, "self.base = 16;", "self.base = 8;", "parse_");
+}

@@ -156,8 +156,14 @@ impl Report {
         // verified, in a written test). What carve cannot carve yet counts against it.
         let headline_pct =
             100.0 * self.summary.calls_carved as f64 / self.summary.public_api.max(1) as f64;
+        let steps = match self.summary.carved_as_steps {
+            0 => String::new(),
+            n => format!(
+                ", {n} of them as steps other tests replay and check through the call they feed"
+            ),
+        };
         let mut line = format!(
-            "public API: {} of {} recorded calls carved into {} tests ({headline_pct:.0}%); \
+            "public API: {} of {} recorded calls carved into {} tests ({headline_pct:.0}%{steps}); \
              outside it: {outside} calls (private helpers, closures...), reached through the \
              public calls above them; ",
             self.summary.calls_carved,
@@ -350,6 +356,8 @@ fn generate_with_groups(
             files.extend(write::write_all(&opts.out_dir, &[(name, report)])?);
         }
     }
+    plan.summary
+        .credit_replayed(plan.files.iter().flat_map(|f| f.tests.iter()));
     let skipped_functions = recorded_functions(trace, equivalent, &plan.summary.skipped_calls);
     let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {
         format!(

@@ -72,6 +72,9 @@ pub struct TestPlan {
     /// Ids of the recorded calls this test stands for (equivalent calls share one test); the
     /// first is the one it was carved from.
     pub calls: Vec<u64>,
+    /// Ids of recorded calls its arrange steps make again as they were made.
+    #[serde(skip)]
+    pub replayed: Vec<u64>,
 }
 
 /// An in-scope recorded call that got no test.
@@ -110,6 +113,10 @@ pub struct Summary {
     pub tests_written: usize,
     /// In-scope calls covered by a test.
     pub calls_carved: usize,
+    /// Of `calls_carved`, calls with no test of their own whose result the test cannot check
+    /// directly, made again as they were recorded by the arrange steps of a test that checks
+    /// what they gave (`Url::options()` in a test of `ParseOptions::parse`).
+    pub carved_as_steps: usize,
     /// In-scope calls without a test, by reason.
     pub skipped: BTreeMap<String, usize>,
     /// Calls of functions of the library that tests cannot reach.
@@ -152,6 +159,27 @@ impl Summary {
         for &call in calls {
             self.skip(call, function, reason);
         }
+    }
+
+    /// Counts as carved the skipped calls that `tests` replay as arrange steps, when they were
+    /// skipped only for what a test of their own could not write or check.
+    pub(crate) fn credit_replayed<'t>(&mut self, tests: impl Iterator<Item = &'t TestPlan>) {
+        let replayed: BTreeSet<u64> = tests.flat_map(|t| t.replayed.iter().copied()).collect();
+        let steps = [UNSUPPORTED_TYPE, UNDECODED, scenario::RECEIVER_NOT_REBUILT];
+        let mut credited = 0;
+        self.skipped_calls.retain(|s| {
+            let credit = replayed.contains(&s.call) && steps.contains(&s.reason.as_str());
+            if credit {
+                credited += 1;
+                if let Some(n) = self.skipped.get_mut(&s.reason) {
+                    *n -= 1;
+                }
+            }
+            !credit
+        });
+        self.skipped.retain(|_, n| *n > 0);
+        self.calls_carved += credited;
+        self.carved_as_steps += credited;
     }
 
     pub(crate) fn skip(&mut self, call: u64, function: &str, reason: &str) {
@@ -282,7 +310,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
         } else {
             call
         };
-        let (body, name) = match scenario::carve(&cx, call, callable) {
+        let (body, name, replayed) = match scenario::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {
                 summary.skip(call.id.0, &callable.call_path, reason);
@@ -312,6 +340,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
                 if let Some(existing) = modules.get_mut(&callable.module).and_then(|v| v.get_mut(i))
                 {
                     existing.calls.push(call.id.0);
+                    existing.replayed.extend(replayed);
                 }
             }
             None => {
@@ -321,6 +350,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
                     body,
                     name,
                     calls: vec![call.id.0],
+                    replayed,
                 });
             }
         }
@@ -382,6 +412,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
                     name,
                     body: d.body,
                     calls: d.calls,
+                    replayed: d.replayed,
                 }
             })
             .collect();
@@ -469,6 +500,7 @@ struct Draft {
     name: NameParts,
     /// The recorded calls it stands for, in recording order.
     calls: Vec<u64>,
+    replayed: Vec<u64>,
 }
 
 #[cfg(test)]

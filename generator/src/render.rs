@@ -429,6 +429,7 @@ mod tests {
                 trait_uses: Vec::new(),
             },
             calls: vec![1],
+            replayed: Vec::new(),
         };
         Plan {
             crate_name: "calc".to_string(),

@@ -264,6 +264,10 @@ struct Builder {
     producer_depth: u32,
     /// Producer calls whose arguments are other objects to rebuild are not tried (yet).
     plain_only: bool,
+    /// Recorded calls the arrange steps make again as they were made (`Url::options()` in
+    /// `Url::options().base_url(Some(&base)).parse(..)`): the test runs them and checks what
+    /// they gave through the call it asserts on.
+    replayed: BTreeSet<u64>,
 }
 
 impl Builder {
@@ -409,7 +413,11 @@ fn strip_ref(value: &Value) -> &Value {
 }
 
 /// Builds the body of the test for `call`, or says why there is none.
-pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NameParts), &'static str> {
+/// A carved test: its body, its name's parts, and the recorded calls its arrange steps replay
+/// (see [`Builder`]'s `replayed`).
+pub type Carved = (Body, NameParts, Vec<u64>);
+
+pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'static str> {
     // A call that panicked becomes a #[should_panic] test expecting its recorded message.
     let panicked = match &call.outcome {
         Outcome::Returned => None,
@@ -592,7 +600,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
         ret: ret_slug,
         when: b.first_answer.clone().or(receiver_state),
     };
-    Ok((body, name))
+    Ok((body, name, b.replayed.into_iter().collect()))
 }
 
 /// `src_1_2_pos_5`: the receiver's first two scalar or string fields, naming a test apart from
@@ -1379,6 +1387,27 @@ fn rebuild_directly(
 /// of the state wanted (where its mocks stand). `None`, with `b` as it was, when some part
 /// cannot be written.
 fn producer_call(
+    cx: &Ctx,
+    b: &mut Builder,
+    ctor: &Call,
+    built: &Value,
+    state_dyns: &[(String, u64)],
+    before: CallId,
+) -> Option<String> {
+    let replayed_before = b.replayed.clone();
+    let expr = producer_call_expr(cx, b, ctor, built, state_dyns, before);
+    match expr {
+        Some(_) => {
+            b.replayed.insert(ctor.id.0);
+        }
+        // What a failed attempt replayed is not part of the test.
+        None => b.replayed = replayed_before,
+    }
+    expr
+}
+
+/// The expression of [`producer_call`].
+fn producer_call_expr(
     cx: &Ctx,
     b: &mut Builder,
     ctor: &Call,
