@@ -883,3 +883,47 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "push('&')", "push(';')", "as_str_");
 }
+
+/// A trait declared in a private module, re-exported by name from a private module that the root
+/// re-exports with a glob (`mod text { mod abstraction { pub trait T } pub use
+/// self::abstraction::T; } pub use text::*;`, as `similar` does): the test names it by the path
+/// the two re-exports give (`shapes::Shout`), not by a path through the private module.
+#[test]
+fn traits_reexported_through_a_chain_of_reexports_are_named_by_their_public_path() {
+    let lib = r#"
+mod text {
+    mod abstraction {
+        pub trait Shout {
+            fn shout(&self) -> String;
+        }
+        impl Shout for str {
+            fn shout(&self) -> String {
+                self.to_uppercase()
+            }
+        }
+    }
+    pub use self::abstraction::Shout;
+}
+pub use text::*;
+"#;
+    let main = r#"
+use shapes::Shout;
+
+fn main() {
+    println!("{} {}", "hi".shout(), "there".shout());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(
+        !dir.join("tests/carved_quarantine.md").exists(),
+        "no test is taken out: {summary}"
+    );
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert!(!file.contains("abstraction"), "{file}");
+    assert_carved(
+        &file,
+        &summary,
+        &["<str as shapes::Shout>::shout(\"hi\")", "\"THERE\""],
+    );
+    assert_pass_then_fail_after(&dir, "to_uppercase", "to_lowercase", "shout_");
+}
