@@ -927,3 +927,87 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "to_uppercase", "to_lowercase", "shout_");
 }
+
+/// An object whose state lies behind a pointer the recorder does not follow (an LRU order kept in
+/// a leaked heap `Vec`, as `lru` keeps a linked list and `smallvec` a heap buffer): two recorded
+/// states that look equal need not be, so the object is rebuilt from its own history (its
+/// constructor, from a generic impl, then every `&mut self` call in recording order, a call that
+/// left it looking the same included), and a test whose history holds a call that cannot be
+/// replayed (a closure argument) is declined with its reason rather than written to fail.
+#[test]
+fn objects_whose_state_is_behind_pointers_are_rebuilt_from_their_whole_history() {
+    let lib = r#"
+use std::ptr::NonNull;
+
+pub struct Recent<T> {
+    order: NonNull<Vec<T>>,
+    len: usize,
+}
+
+impl<T: PartialEq + Copy> Recent<T> {
+    pub fn new() -> Recent<T> {
+        Recent { order: NonNull::from(Box::leak(Box::new(Vec::new()))), len: 0 }
+    }
+    /// Makes `k` the most recent one.
+    pub fn touch(&mut self, k: T) {
+        let order = unsafe { self.order.as_mut() };
+        order.retain(|x| *x != k);
+        order.push(k);
+        self.len = order.len();
+    }
+    pub fn touch_if(&mut self, k: T, keep: impl Fn(&T) -> bool) {
+        if keep(&k) {
+            self.touch(k);
+        }
+    }
+    pub fn oldest(&self) -> Option<T> {
+        unsafe { self.order.as_ref() }.first().copied()
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl<T> Drop for Recent<T> {
+    fn drop(&mut self) {
+        drop(unsafe { Box::from_raw(self.order.as_ptr()) });
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut recent = shapes::Recent::new();
+    recent.touch(1u32);
+    recent.touch(2);
+    recent.touch(1);
+    println!("{:?} {}", recent.oldest(), recent.len());
+    recent.touch_if(3, |k| *k > 2);
+    println!("{:?}", recent.oldest());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(
+        !dir.join("tests/carved_quarantine.md").exists(),
+        "no carved test fails on the code it was carved from: {summary}"
+    );
+    assert!(
+        summary.contains("state behind pointers, history not replayable"),
+        "the `oldest()` after `touch_if(3, closure)` is declined: {summary}"
+    );
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    // The third `touch(1)` left `len` as it was, and still belongs to the arrangement.
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "let _ = recent.touch(1u32);\n    let _ = recent.touch(2u32);\n    let _ = recent.touch(1u32);",
+            "assert_eq!(result, Some(2u32));",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "order.retain(|x| *x != k);",
+        "if order.contains(&k) { return; }",
+        "oldest_",
+    );
+}

@@ -9,10 +9,10 @@
 //! concrete code run for real, so the walk goes through them.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
-use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
+use carve_storage::{Call, CallId, FunctionId, ObjectId, Outcome, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, ParamApi, TraitApi};
@@ -22,6 +22,9 @@ use crate::literal::{self, DeclType, Position};
 use crate::naming::{self, NameParts};
 use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::sequence::{self, Transition};
+
+mod history;
+pub use history::HISTORY_NOT_REPLAYABLE;
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
@@ -175,6 +178,10 @@ pub struct Ctx<'a> {
     ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per `type::getter`, the positions of its recorded calls (see [`getter_contradicted`]).
     getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
+    equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
+    /// Per function, how many of its calls grouping dropped over its cap.
+    over_max: &'a BTreeMap<FunctionId, usize>,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -203,12 +210,16 @@ impl<'a> Ctx<'a> {
         api: &'a CrateApi,
         targets: &'a HashMap<FunctionId, Target>,
         children: &'a HashMap<Option<CallId>, Vec<usize>>,
+        equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
+        over_max: &'a BTreeMap<FunctionId, usize>,
     ) -> Ctx<'a> {
         let mut cx = Ctx {
             trace,
             api,
             targets,
             children,
+            equivalent,
+            over_max,
             below: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
@@ -434,6 +445,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
             cx,
             &mut b,
             strip_ref(&self_arg.value),
+            call.object("self"),
             self_type,
             call.id,
             &var,
@@ -477,7 +489,8 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<(Body, NamePart
                     }
                     let obj_type = literal::strip_generics(obj.type_name()).to_string();
                     let var = b.fresh(&param.name);
-                    rebuild(cx, &mut b, obj, &obj_type, call.id, &var, *mutable)?;
+                    let object = call.object(&arg.name);
+                    rebuild(cx, &mut b, obj, object, &obj_type, call.id, &var, *mutable)?;
                     args.push(format!("{}{var}", if *mutable { "&mut " } else { "&" }));
                     if *mutable {
                         object_args.push((arg.name.clone(), var));
@@ -668,15 +681,25 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
 /// (trait objects it got become mocks), or a struct literal, or else the constructor followed by
 /// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
 /// A state reached through calls is checked before the test acts, where it is observable.
+/// An object whose recorded state leaves out what its methods read (memory behind pointers) is
+/// rebuilt from its own history only (see [`history`]): equal recorded states prove nothing.
+#[allow(clippy::too_many_arguments)]
 fn rebuild(
     cx: &Ctx,
     b: &mut Builder,
     state: &Value,
+    object: Option<ObjectId>,
     type_path: &str,
     before: CallId,
     var: &str,
     mutable: bool,
 ) -> Result<(), &'static str> {
+    if history::incomplete(state) {
+        history::rebuild(cx, b, state, object, type_path, before, var, mutable)?;
+        let checks = observations(cx, var, state, type_path);
+        b.checks.extend(checks);
+        return Ok(());
+    }
     match rebuild_directly(cx, b, state, type_path, before, var, mutable) {
         Err(RECEIVER_NOT_REBUILT) => {}
         other => return other,
@@ -1217,7 +1240,8 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
     let mutable = matches!(cx.targets.get(&ctor.function),
         Some(Target::Callable(c)) if c.api.mut_receiver);
     b.producer_depth += 1;
-    let rebuilt = rebuild(cx, b, state, &recv_type, ctor.id, &var, mutable);
+    let object = ctor.object("self");
+    let rebuilt = rebuild(cx, b, state, object, &recv_type, ctor.id, &var, mutable);
     b.producer_depth -= 1;
     match rebuilt {
         Ok(()) => Some(var),
