@@ -99,7 +99,7 @@ pub(super) fn rebuild(
     if capped {
         return Err(HISTORY_NOT_REPLAYABLE);
     }
-    let steps = steps(cx, &lineage, maker, before, type_path, state)?;
+    let steps = steps(cx, &lineage, maker, before, type_path, (state, mutable))?;
     let made = constructed(cx, maker, type_path).ok_or(HISTORY_NOT_REPLAYABLE)?;
     let at = mark(b);
     // The maker is the latest producer of that state before it ends: itself.
@@ -229,20 +229,22 @@ fn call_by_id<'t>(cx: &Ctx<'t>, id: CallId) -> Option<&'t Call> {
 
 /// The calls that can have changed `object` between its maker and `before`, in recording order.
 ///
-/// When the call the test acts on runs inside one of them (`len()` or `reserve(n)` called by
-/// `extend`), the object is in the middle of that call. A call made while the object still looked
-/// as it did when the enclosing call started (`wanted` is its recorded state) is carved on the
-/// state before that call, on the hypothesis that the enclosing call changed nothing yet (the
-/// one [`super::derive`] makes too; verification checks it); one made after the enclosing call
-/// changed what the recording shows is declined. Calls below one of them, or below the maker, are theirs; a call that only
-/// reads the object (`&self`, `&` argument) changes nothing.
+/// When the call the test acts on runs inside one of them (`len()` called by `push`), the object
+/// is in the middle of that call. A query (`&self`; `wanted` is its recorded state and whether
+/// it takes `&mut self`) made while the object still looked as it did when the enclosing call
+/// started is carved on the state before that call; a `&mut self` call there (`pop()` inside
+/// `swap_remove`, after the hidden swap), a call made after the enclosing call changed what the
+/// recording shows, and a call inside a library call on another object (`len()` inside a
+/// `Drain`'s `drop`, which holds the vector half-drained) are declined. Calls below one of
+/// them, or below the maker, are theirs; a call that only reads the object (`&self`, `&`
+/// argument) changes nothing.
 fn steps(
     cx: &Ctx,
     lineage: &[ObjectId],
     maker: &Call,
     before: CallId,
     type_path: &str,
-    wanted: &Value,
+    wanted: (&Value, bool),
 ) -> Result<Vec<Step>, &'static str> {
     // The call the test acts on runs inside these: a state in the middle of one of them is no
     // state a sequence of whole calls reaches.
@@ -250,7 +252,12 @@ fn steps(
     let mut at = call_by_id(cx, before).and_then(|c| c.parent);
     while let Some(id) = at {
         enclosing.insert(id);
-        at = call_by_id(cx, id).and_then(|c| c.parent);
+        let call = call_by_id(cx, id);
+        let on_ours = call.is_some_and(|c| c.objects.iter().any(|o| lineage.contains(&o.object)));
+        if call.is_some_and(|c| in_library(cx, c)) && !on_ours {
+            return Err(HISTORY_NOT_REPLAYABLE);
+        }
+        at = call.and_then(|c| c.parent);
     }
     let mut covered: HashSet<CallId> = HashSet::from([maker.id]);
     // (position in the recording, step)
@@ -289,8 +296,8 @@ fn steps(
         if own_method && enclosing.contains(&call.id) {
             let untouched = call
                 .arg("self")
-                .is_some_and(|pre| same_state(strip_ref(pre), wanted));
-            if !untouched {
+                .is_some_and(|pre| same_state(strip_ref(pre), wanted.0));
+            if wanted.1 || !untouched {
                 return Err(HISTORY_NOT_REPLAYABLE);
             }
             // Calls grouped under earlier ones may come later than this one.
