@@ -66,6 +66,8 @@ pub struct ModuleApi {
     pub file: PathBuf,
     /// `pub` all the way from the crate root.
     pub reachable: bool,
+    /// Declared `pub` itself (what a glob re-export of its parent takes along).
+    pub public: bool,
     /// Free functions by (unraw) name.
     pub functions: BTreeMap<String, FnApi>,
     /// Types with inherent impls (or public definitions) by name.
@@ -227,6 +229,7 @@ impl CrateApi {
             file: lib_root,
             child_dir,
             reachable: true,
+            public: true,
             inline: false,
         };
         api.walk(&file.items, ctx, 0);
@@ -318,23 +321,56 @@ impl CrateApi {
     /// outside a private module: `shop::store::Store` → `shop::Store`. `None` when no
     /// re-export covers it (the item may still be reachable where it is defined).
     pub fn public_path(&self, path: &str) -> Option<String> {
-        let mut path = path.to_string();
         // A re-export of a re-export (`pub use inner::*` in a private module that the root
-        // re-exports again): follow a few links until the path is reachable.
+        // re-exports again, `pub use self::abstraction::Trait` in a private `text` whose items
+        // the root re-exports with `pub use text::*`): follow a few links, every re-export that
+        // covers the path at each link (breadth first: the shortest chain wins), until a
+        // spelling is reachable. Taking only the first re-export that matched could follow a
+        // glob into a private module's path (`similar::abstraction::DiffableStr`) and stop there.
+        let mut frontier = vec![path.to_string()];
+        let mut seen: BTreeSet<String> = frontier.iter().cloned().collect();
         for _ in 0..4 {
-            let next = self.reexports.iter().find_map(|r| {
-                if !r.glob && path == r.from {
-                    return Some(r.to.clone());
+            let mut next_frontier = Vec::new();
+            for path in &frontier {
+                for r in &self.reexports {
+                    let next = if !r.glob && *path == r.from {
+                        r.to.clone()
+                    } else if let Some(rest) = path
+                        .strip_prefix(&r.from)
+                        .and_then(|rest| rest.strip_prefix("::"))
+                    {
+                        // A glob re-exports the module's public items, not the modules inside it
+                        // that are private: `text::*` does not make `text::abstraction::X` public.
+                        if r.glob && rest.contains("::") && !self.glob_reaches(&r.from, rest) {
+                            continue;
+                        }
+                        format!("{}::{rest}", r.to)
+                    } else {
+                        continue;
+                    };
+                    if self.reachable_path(&next) {
+                        return Some(next);
+                    }
+                    if seen.insert(next.clone()) {
+                        next_frontier.push(next);
+                    }
                 }
-                let rest = path.strip_prefix(&r.from)?.strip_prefix("::")?;
-                Some(format!("{}::{rest}", r.to))
-            })?;
-            if self.reachable_path(&next) {
-                return Some(next);
             }
-            path = next;
+            if next_frontier.is_empty() {
+                return None;
+            }
+            frontier = next_frontier;
         }
         None
+    }
+
+    /// Whether a glob re-export of the module at `module` reaches `rest` (`inner::Item`): its
+    /// first segment must be a public module there (a glob takes only what is `pub`).
+    fn glob_reaches(&self, module: &str, rest: &str) -> bool {
+        let first = rest.split("::").next().unwrap_or(rest);
+        let mut segments: Vec<String> = module.split("::").skip(1).map(str::to_string).collect();
+        segments.push(first.to_string());
+        self.find_module(&segments).is_some_and(|m| m.public)
     }
 
     /// Whether the module holding the item at `path` (full, with the crate name) is reachable.
@@ -414,6 +450,7 @@ impl CrateApi {
             path: ctx.path.clone(),
             file: ctx.file.clone(),
             reachable: ctx.reachable,
+            public: ctx.public,
             functions: BTreeMap::new(),
             types: BTreeMap::new(),
             traits: BTreeMap::new(),
@@ -499,7 +536,8 @@ impl CrateApi {
         let dir_name = m.ident.unraw().to_string();
         let mut path = parent.path.clone();
         path.push(name);
-        let reachable = parent.reachable && matches!(m.vis, syn::Visibility::Public(_));
+        let public = matches!(m.vis, syn::Visibility::Public(_));
+        let reachable = parent.reachable && public;
         let path_attr = path_attribute(&m.attrs);
         if let Some((_, items)) = &m.content {
             let child_dir = match &path_attr {
@@ -511,6 +549,7 @@ impl CrateApi {
                 file: parent.file.clone(),
                 child_dir,
                 reachable,
+                public,
                 inline: true,
             };
             self.walk(items, ctx, depth + 1);
@@ -562,6 +601,7 @@ impl CrateApi {
             file,
             child_dir,
             reachable,
+            public,
             inline: false,
         };
         self.walk(&parsed.items, ctx, depth + 1);
@@ -594,6 +634,7 @@ struct ModCtx {
     file: PathBuf,
     child_dir: PathBuf,
     reachable: bool,
+    public: bool,
     /// Inside an inline `mod x { }` block, where `#[path]` is relative to `child_dir`.
     inline: bool,
 }

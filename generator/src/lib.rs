@@ -50,7 +50,7 @@ pub use crate::{
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
         Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
-        MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
+        HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
 };
 
@@ -305,7 +305,7 @@ fn generate_with_groups(
     };
     let api = CrateApi::load(&crate_dir)?;
     check_tests_are_targets(&crate_dir, &opts.out_dir)?;
-    let mut plan = plan::plan(trace, &api, &opts.plan);
+    let mut plan = plan::plan_grouped(trace, &api, &opts.plan, equivalent, over_max);
     count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
     let over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir, trace, threads)?;

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use carve_storage::{CallId, Trace};
+use carve_storage::{CallId, FunctionId, Trace};
 use serde::Serialize;
 
 use crate::api::CrateApi;
@@ -243,6 +243,19 @@ fn cap_per_function(drafts: &mut Vec<Draft>, max: usize) -> Vec<Draft> {
 }
 
 pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
+    plan_grouped(trace, api, options, &BTreeMap::new(), &BTreeMap::new())
+}
+
+/// [`plan`] on a trace grouping left calls out of: `equivalent` (per kept call, the equivalent
+/// calls dropped) and `over_max` (per function, the calls dropped over its cap) tell what an
+/// object's history held beyond the calls kept.
+pub fn plan_grouped(
+    trace: &Trace,
+    api: &CrateApi,
+    options: &PlanOptions,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    over_max: &BTreeMap<FunctionId, usize>,
+) -> Plan {
     let mut summary = Summary::default();
     let targets: HashMap<_, Target> = trace
         .functions
@@ -253,7 +266,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
     for (i, call) in trace.calls.iter().enumerate() {
         children.entry(call.parent).or_default().push(i);
     }
-    let cx = scenario::Ctx::new(trace, api, &targets, &children);
+    let cx = scenario::Ctx::new(trace, api, &targets, &children, equivalent, over_max);
     let has_mockall = api.dev_dependencies.contains("mockall");
     // module path -> tests under construction, and where each body already is.
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();

@@ -9,10 +9,10 @@
 //! concrete code run for real, so the walk goes through them.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
-use carve_storage::{Call, CallId, FunctionId, Outcome, Trace, Value};
+use carve_storage::{Call, CallId, FunctionId, ObjectId, Outcome, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, ParamApi, TraitApi};
@@ -23,6 +23,9 @@ use crate::naming::{self, NameParts};
 use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::sequence::{self, Transition};
 use crate::syntax;
+
+mod history;
+pub use history::HISTORY_NOT_REPLAYABLE;
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
@@ -178,6 +181,10 @@ pub struct Ctx<'a> {
     getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of the calls whose result holds such a value as a part.
     parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
+    equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
+    /// Per function, how many of its calls grouping dropped over its cap.
+    over_max: &'a BTreeMap<FunctionId, usize>,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -206,12 +213,16 @@ impl<'a> Ctx<'a> {
         api: &'a CrateApi,
         targets: &'a HashMap<FunctionId, Target>,
         children: &'a HashMap<Option<CallId>, Vec<usize>>,
+        equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
+        over_max: &'a BTreeMap<FunctionId, usize>,
     ) -> Ctx<'a> {
         let mut cx = Ctx {
             trace,
             api,
             targets,
             children,
+            equivalent,
+            over_max,
             below: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
@@ -241,6 +252,7 @@ impl<'a> Ctx<'a> {
 /// predicates, returns).
 type Interaction = (usize, String, Vec<String>, Returns);
 
+#[derive(Clone)]
 struct Dep {
     trait_path: String,
     addr: u64,
@@ -249,7 +261,7 @@ struct Dep {
     calls: Vec<Interaction>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Builder {
     /// The first value a mock answers with, as a name slug (`next_u32_returns_7`).
     first_answer: Option<String>,
@@ -448,6 +460,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
             cx,
             &mut b,
             strip_ref(&self_arg.value),
+            call.object("self"),
             self_type,
             call.id,
             &var,
@@ -477,7 +490,14 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
                 Ok(expr) => args.push(expr),
                 Err(_) => {
                     // An object of the crate (by reference, by value, in `Some`): rebuilt too.
-                    let (expr, mutated) = object_arg(cx, &mut b, &arg.value, param, call.id)?;
+                    let (expr, mutated) = object_arg(
+                        cx,
+                        &mut b,
+                        &arg.value,
+                        call.object(&arg.name),
+                        param,
+                        call.id,
+                    )?;
                     args.push(expr);
                     if let Some(var) = mutated {
                         object_args.push((arg.name.clone(), var));
@@ -655,6 +675,7 @@ fn object_arg(
     cx: &Ctx,
     b: &mut Builder,
     value: &Value,
+    object: Option<ObjectId>,
     param: &ParamApi,
     before: CallId,
 ) -> Result<(String, Option<String>), &'static str> {
@@ -697,7 +718,7 @@ fn object_arg(
     let mutable = wrap.contains("&mut ");
     let obj_type = literal::strip_generics(obj.type_name()).to_string();
     let var = b.fresh(&param.name);
-    if let Err(e) = rebuild(cx, b, obj, &obj_type, before, &var, mutable) {
+    if let Err(e) = rebuild(cx, b, obj, object, &obj_type, before, &var, mutable) {
         b.vars.remove(&var);
         return Err(e);
     }
@@ -726,15 +747,42 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
 /// (trait objects it got become mocks), or a struct literal, or else the constructor followed by
 /// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
 /// A state reached through calls is checked before the test acts, where it is observable.
+/// An object whose recorded state leaves out what its methods read (memory behind pointers) is
+/// rebuilt from its own history only (see [`history`]): equal recorded states prove nothing.
+#[allow(clippy::too_many_arguments)]
 fn rebuild(
     cx: &Ctx,
     b: &mut Builder,
     state: &Value,
+    object: Option<ObjectId>,
     type_path: &str,
     before: CallId,
     var: &str,
     mutable: bool,
 ) -> Result<(), &'static str> {
+    if history::incomplete(state) {
+        // State behind pointers the recorder did not follow: equal recorded states may differ,
+        // so the object's own history comes first. Where it cannot be replayed, the rules below
+        // still try, and verification drops a test whose arrangement was not the recorded one.
+        let mut attempt = b.clone();
+        if history::rebuild(
+            cx,
+            &mut attempt,
+            state,
+            object,
+            type_path,
+            before,
+            var,
+            mutable,
+        )
+        .is_ok()
+        {
+            *b = attempt;
+            let checks = observations(cx, var, state, type_path);
+            b.checks.extend(checks);
+            return Ok(());
+        }
+    }
     // Calls with literal arguments first: a constructor and the calls since make a shorter test
     // than a producer whose arguments are objects to rebuild in turn.
     let outer = b.plain_only;
@@ -1317,7 +1365,8 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
     let mutable = matches!(cx.targets.get(&ctor.function),
         Some(Target::Callable(c)) if c.api.mut_receiver);
     b.producer_depth += 1;
-    let rebuilt = rebuild(cx, b, state, &recv_type, ctor.id, &var, mutable);
+    let object = ctor.object("self");
+    let rebuilt = rebuild(cx, b, state, object, &recv_type, ctor.id, &var, mutable);
     b.producer_depth -= 1;
     match rebuilt {
         Ok(()) => Some(var),
@@ -1462,7 +1511,7 @@ fn producer_call_expr(
             // `Replace::new(capture)`): that object rebuilt from its own provenance.
             Err(_) if !b.plain_only && b.producer_depth < MAX_PRODUCER_DEPTH => {
                 b.producer_depth += 1;
-                let rebuilt = object_arg(cx, b, &arg.value, param, ctor.id);
+                let rebuilt = object_arg(cx, b, &arg.value, ctor.object(&arg.name), param, ctor.id);
                 b.producer_depth -= 1;
                 match rebuilt {
                     Ok((expr, _)) => args.push(expr),

@@ -95,7 +95,9 @@ impl Objects {
             }
             other => (other, false),
         };
-        if bare(value.type_name()) != type_path {
+        // `lru::LruCache<K,V>::new` constructs an `lru::LruCache<u64, String, ...>`: the impl's
+        // generic parameters are no part of the type's path.
+        if bare(value.type_name()) != bare(type_path) {
             return None;
         }
         match at {
@@ -209,6 +211,35 @@ mod tests {
         let (refs, created) = o.of_args(&[by_ref(0x7000, account(2))]);
         assert!(created.is_empty());
         assert_eq!(refs[0].object, second.id);
+    }
+
+    #[test]
+    fn a_constructor_in_a_generic_impl_makes_the_instance_it_returns() {
+        let mut o = Objects::default();
+        let cache = |len: u128| Value::Struct {
+            ty: "lru::LruCache<u64, alloc::string::String>".into(),
+            fields: vec![Field {
+                name: "len".into(),
+                value: Value::Uint {
+                    ty: "usize".into(),
+                    value: len,
+                },
+            }],
+        };
+        let made = o
+            .constructed(CallId(3), "lru::LruCache<K,V>", &cache(0), Some(0x7000))
+            .expect("`LruCache<K,V>::new` constructs an `LruCache<u64, String>`");
+        assert_eq!(made.created_by, Some(CallId(3)));
+        let (refs, created) = o.of_args(&[Arg {
+            name: "self".into(),
+            value: Value::Ref {
+                ty: "&mut lru::LruCache<u64, alloc::string::String>".into(),
+                addr: 0x7000,
+                target: Box::new(cache(1)),
+            },
+        }]);
+        assert!(created.is_empty());
+        assert_eq!(refs[0].object, made.id);
     }
 
     #[test]
