@@ -401,6 +401,7 @@ impl Recording {
             None => (None, None),
         };
         let driver = Driver {
+            spawned: self.pid,
             runs,
             options: &self.options,
             record_forks,
@@ -646,6 +647,8 @@ fn launched(pid: Pid) -> Launched {
 
 /// What every process tracer of a recording shares.
 struct Driver<'d> {
+    /// The process carve started (a child of the thread that drives it).
+    spawned: Pid,
     runs: RunSinks<'d>,
     options: &'d RecordOptions,
     record_forks: bool,
@@ -659,8 +662,9 @@ enum Start {
     Adopted(tracer::Forked),
     /// Stopped at its `exec` event, by this same thread.
     Execed(Option<nix::sched::CpuSet>),
-    /// Let go at its `exec` event by the thread serving it (see `untraced::serve`).
-    TakenOver,
+    /// Let go by the thread serving it (see `untraced::serve`): at its `exec` event (then the
+    /// new program is loaded), or at its first stop after a fork.
+    TakenOver { execed: bool },
 }
 
 /// The handle of a thread running [`drive`].
@@ -700,11 +704,13 @@ fn drive<'scope, 'env>(
         Err(e)
     };
     match start {
-        Start::TakenOver => {
+        Start::TakenOver { execed } => {
             if let Err(e) = tracer::take_over(pid) {
                 return lost(e, calls);
             }
-            (image, sink) = load(d, pid);
+            if execed {
+                (image, sink) = load(d, pid);
+            }
             start = Start::Execed(None);
         }
         Start::Adopted(_) if image.is_none() => {
@@ -726,10 +732,11 @@ fn drive<'scope, 'env>(
                 std::fs::read_link(format!("/proc/{pid}/exe"))
                     .is_ok_and(|exe| Image::may_select(&exe, d.options))
             };
-            let mut hand_over = |pid: Pid| -> Driven<'scope> {
-                scope.spawn(move || drive(scope, d, pid, None, None, Start::TakenOver))
+            let mut hand_over = |pid: Pid, execed: bool| -> Driven<'scope> {
+                scope.spawn(move || drive(scope, d, pid, None, None, Start::TakenOver { execed }))
             };
-            match untraced::serve(pid, &mut may_select, &mut hand_over) {
+            let own_child = pid == d.spawned;
+            match untraced::serve(pid, own_child, &mut may_select, &mut hand_over) {
                 Ok(untraced::Served::Done(exit)) => {
                     let exit = exit.unwrap_or(carve_storage::ProcessExit::Lost {
                         reason: "no traced process left".into(),
@@ -781,7 +788,7 @@ fn drive<'scope, 'env>(
                     tracer.set_test_names(&img.test_names);
                     tracer
                 }
-                Start::TakenOver => unreachable!("taken over before the loop"),
+                Start::TakenOver { .. } => unreachable!("taken over before the loop"),
             };
             tracer.follow_forks(&mut follow);
             tracer.follow_exec(d.record_forks);

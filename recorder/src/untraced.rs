@@ -39,12 +39,19 @@ pub(crate) enum Served<H> {
 /// At each `exec` of a served process, `may_select` says whether the new program may have
 /// functions to record (it must be cheap: everything served waits meanwhile); if not, it runs
 /// on here. If it may, the root process alone here is left to the caller ([`Served::Alone`]);
-/// any other is let go and given to `hand_over`, which starts the thread that takes it over and
-/// returns that thread's handle.
+/// any other is let go and given to `hand_over` (with `true`: it execed), which starts the
+/// thread that takes it over and returns that thread's handle.
+///
+/// With `own_child` (root is this thread's own child, the program carve started), root never
+/// leaves this thread: ptrace lets the real parent's thread collect the stops of a child traced
+/// by another thread of the same process, so a thread of carve's that waits for any child would
+/// steal them. The processes root forks are handed over instead, at their first stop (`false`),
+/// and root is always alone here when it execs.
 pub(crate) fn serve<H>(
     root: Pid,
+    own_child: bool,
     may_select: &mut dyn FnMut(Pid) -> bool,
-    hand_over: &mut dyn FnMut(Pid) -> H,
+    hand_over: &mut dyn FnMut(Pid, bool) -> H,
 ) -> Result<Served<H>, RecordError> {
     ptrace::setoptions(root, OPTIONS).map_err(|source| RecordError::Ptrace {
         op: "SETOPTIONS",
@@ -55,6 +62,8 @@ pub(crate) fn serve<H>(
     let mut live: HashSet<Pid> = HashSet::from([root]);
     // Announced by a clone or fork event, first stop not seen yet: not gone, though not live.
     let mut announced: HashSet<Pid> = HashSet::new();
+    // With `own_child`: root's children whose first stop came before root's fork event.
+    let mut early_children: HashSet<Pid> = HashSet::new();
     let mut root_exit = None;
     let mut root_taken = None;
     resume(root, None)?;
@@ -72,6 +81,15 @@ pub(crate) fn serve<H>(
             }
         };
         match status {
+            WaitStatus::Stopped(tid, _)
+                if own_child
+                    && !live.contains(&tid)
+                    && !announced.contains(&tid)
+                    && is_child_process(root, tid) =>
+            {
+                // Left stopped for root's fork event, which hands it over.
+                early_children.insert(tid);
+            }
             WaitStatus::Stopped(tid, sig) => {
                 // A new thread or process starts with a SIGSTOP of ptrace's, which is not the
                 // program's to see; its first stop can come before the event announcing it.
@@ -95,16 +113,31 @@ pub(crate) fn serve<H>(
                 }
                 if !may_select(pid) {
                     resume(pid, None)?;
-                } else if pid == root && announced.is_empty() && live.len() == 1 {
+                } else if pid == root && (own_child || (announced.is_empty() && live.len() == 1)) {
                     return Ok(Served::Alone);
                 } else {
                     crate::tracer::let_go(pid);
                     live.remove(&pid);
-                    let handle = hand_over(pid);
+                    let handle = hand_over(pid, true);
                     if pid == root {
                         root_taken = Some(handle);
                     }
                 }
+            }
+            WaitStatus::PtraceEvent(tid, _, libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK)
+                if own_child && is_thread_of(root, tid) =>
+            {
+                if let Ok(child) = ptrace::getevent(tid) {
+                    let child = Pid::from_raw(child as i32);
+                    // It must be in its first stop before it can be let go.
+                    if !early_children.remove(&child) {
+                        let _ =
+                            waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+                    }
+                    crate::tracer::let_go(child);
+                    hand_over(child, false);
+                }
+                resume(tid, None)?;
             }
             WaitStatus::PtraceEvent(tid, _, event) => {
                 if matches!(
@@ -142,6 +175,25 @@ pub(crate) fn serve<H>(
         Some(handle) => Served::RootTaken(handle),
         None => Served::Done(root_exit),
     })
+}
+
+/// `tid` is a thread of process `pid` (the kernel lists it under the process's `task`).
+fn is_thread_of(pid: Pid, tid: Pid) -> bool {
+    tid == pid || std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
+}
+
+/// `tid` is a process (not a thread) whose parent is `parent`.
+fn is_child_process(parent: Pid, tid: Pid) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{tid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<i32>().ok())
+    };
+    field("Tgid:") == Some(tid.as_raw()) && field("PPid:") == Some(parent.as_raw())
 }
 
 fn resume(tid: Pid, sig: Option<Signal>) -> Result<(), RecordError> {
