@@ -66,12 +66,21 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
     } else {
         a.command.clone()
     };
-    let (filters, excludes) = if a.filters.is_empty() {
+    // The baseline's selection (its filters, excludes and crates), unless --filter replaces it.
+    let selection = if a.filters.is_empty() {
         let mut excludes = reference.info.excludes.clone();
         excludes.extend(a.excludes.iter().cloned());
-        (reference.info.filters.clone(), excludes)
+        Selection {
+            filters: reference.info.filters.clone(),
+            excludes,
+            crates: reference.info.crates.clone(),
+        }
     } else {
-        (a.filters.clone(), a.excludes.clone())
+        Selection {
+            filters: a.filters.clone(),
+            excludes: a.excludes.clone(),
+            crates: Vec::new(),
+        }
     };
 
     let tmp = tempfile::tempdir().context("creating a temporary directory for the new trace")?;
@@ -79,7 +88,7 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
         .new_db
         .clone()
         .unwrap_or_else(|| tmp.path().join("new.db"));
-    record_new(a, &new_db, &filters, &excludes, &command)?;
+    record_new(a, &new_db, &selection, &command)?;
     let new_store = Store::open(&new_db)?;
     let new_run = new_store
         .latest_run()?
@@ -95,7 +104,18 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
 /// Runs of one baseline that teach each other: same program, arguments and selection.
 fn same_recording(run: &Run, reference: &Run) -> bool {
     let (a, b) = (&run.info, &reference.info);
-    a.program == b.program && a.args == b.args && a.filters == b.filters && a.excludes == b.excludes
+    a.program == b.program
+        && a.args == b.args
+        && a.filters == b.filters
+        && a.excludes == b.excludes
+        && a.crates == b.crates
+}
+
+/// What the new build is recorded with: `carve record`'s `--filter`, `--exclude`, `--crate`.
+struct Selection {
+    filters: Vec<String>,
+    excludes: Vec<String>,
+    crates: Vec<String>,
 }
 
 /// `carve record` in a child process: the program's stdout goes to our stderr so the report on
@@ -103,18 +123,20 @@ fn same_recording(run: &Run, reference: &Run) -> bool {
 fn record_new(
     a: &GateArgs,
     db: &Path,
-    filters: &[String],
-    excludes: &[String],
+    selection: &Selection,
     command: &[OsString],
 ) -> anyhow::Result<()> {
     let carve = crate::carve_exe()?;
     let mut cmd = Command::new(carve);
     cmd.arg("record").arg("--db").arg(db);
-    for f in filters {
+    for f in &selection.filters {
         cmd.arg("--filter").arg(f);
     }
-    for e in excludes {
+    for e in &selection.excludes {
         cmd.arg("--exclude").arg(e);
+    }
+    for c in &selection.crates {
+        cmd.arg("--crate").arg(c);
     }
     if a.depth > 0 {
         cmd.arg("--depth").arg(a.depth.to_string());

@@ -129,6 +129,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             started_at_ms: now_ms(),
             filters: a.filters.clone(),
             excludes: a.excludes.clone(),
+            crates: a.crates.clone(),
             carve_version: env!("CARGO_PKG_VERSION").to_string(),
         };
         let store = match first_store.lock().ok().and_then(|mut s| s.take()) {

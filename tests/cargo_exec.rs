@@ -233,6 +233,45 @@ fn a_program_a_shell_runs_is_recorded_and_the_shell_is_not() {
     );
 }
 
+/// A shell that `exec`s the program: alone on the thread serving it, the process is traced on
+/// there; with a process of the shell's still running (`sleep &`), it is let go to a thread of
+/// its own. Either way the program is recorded from its first instruction, and carve exits
+/// with its code (101: the program panics on a bad argument).
+#[test]
+fn a_program_a_shell_execs_is_recorded_alone_or_beside_another_process() {
+    let bin = fixture_bin("twotests");
+    for script in [
+        format!("exec {} spawn x 0", bin.display()),
+        format!("sleep 0.3 & exec {} spawn x 0", bin.display()),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("t.db");
+        let out = record(&db, &[], Path::new("/bin/sh"), &["-c", &script]);
+        assert_eq!(out.status.code(), Some(101), "{script}: {}", stderr(&out));
+        let store = Store::open(&db).unwrap();
+        let runs = store.runs().unwrap();
+        assert_eq!(runs.len(), 1, "{script}");
+        assert_eq!(
+            Path::new(&runs[0].info.program),
+            bin.canonicalize().unwrap()
+        );
+        assert_eq!(
+            runs[0].end.as_ref().map(|e| &e.exit),
+            Some(&carve_storage::ProcessExit::Exited { code: 101 }),
+            "{script}"
+        );
+        // Its first call, `main` (the program's own code), was seen.
+        let trace = store.load_trace(runs[0].id).unwrap();
+        assert!(
+            trace
+                .calls
+                .iter()
+                .any(|c| trace.function(c.function).unwrap().path == "twotests::main"),
+            "{script}"
+        );
+    }
+}
+
 /// A process forked by a followed process can report its first stop before its parent's fork
 /// event. Taken for a new thread of the parent, it was let run, its `exec` was taken for the
 /// parent's, and it was left stopped at that exec while its parent waited for it: recording

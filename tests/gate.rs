@@ -475,3 +475,54 @@ fn parse_junit(xml: &str) -> Vec<Case> {
     assert!(!cases.is_empty(), "{xml}");
     cases
 }
+
+/// The baseline's `--crate` is stored with its run, so the gate records the new build with the
+/// same selection: only the library's functions, not the test functions calling them.
+#[test]
+fn the_new_build_is_recorded_with_the_baselines_crate_selection() {
+    let (_tmp, dir) = copy_fixture("twotests");
+    let db = dir.join("baseline.db");
+    let out = output_within(
+        carve()
+            .args(["record", "--crate", "twotests", "--db"])
+            .arg(&db)
+            .args([
+                "--",
+                &cargo(),
+                "test",
+                "--offline",
+                "--quiet",
+                "--test",
+                "a",
+            ])
+            .args(["--", "--test-threads=1"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .env_remove("RUSTFLAGS"),
+        RECORD_LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let baseline = carve_storage::Store::open(&db).unwrap();
+    let runs = baseline.runs().unwrap();
+    assert_eq!(runs.len(), 1, "the test binary of tests/a.rs");
+    assert_eq!(runs[0].info.crates, ["twotests"]);
+
+    let new_db = dir.join("new.db");
+    let out = gate(&db, &["--new-db", new_db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", report(&out));
+    let store = carve_storage::Store::open(&new_db).unwrap();
+    let run = store.latest_run().unwrap().unwrap();
+    let trace = store.load_trace(run).unwrap();
+    assert_eq!(trace.run.info.crates, ["twotests"]);
+    let paths: Vec<&str> = trace
+        .calls
+        .iter()
+        .map(|c| trace.function(c.function).unwrap().path.as_str())
+        .collect();
+    assert!(paths.contains(&"twotests::multiply"), "{paths:?}");
+    // Recorded with the default selection, the test functions of `a` would be there too.
+    assert!(
+        paths.iter().all(|p| p.starts_with("twotests::")),
+        "{paths:?}"
+    );
+}

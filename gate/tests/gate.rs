@@ -63,6 +63,7 @@ fn trace(id: i64, roots: Vec<N>) -> Trace {
                 started_at_ms: 0,
                 filters: vec![],
                 excludes: vec![],
+                crates: vec![],
                 carve_version: "0".into(),
             },
             end: Some(RunEnd {

@@ -350,6 +350,7 @@ mod tests {
                 started_at_ms: 0,
                 filters: vec![],
                 excludes: vec![],
+                crates: vec![],
                 carve_version: "0".into(),
             },
             end: None,

@@ -618,6 +618,7 @@ mod tests {
                     started_at_ms: 0,
                     filters: vec![],
                     excludes: vec![],
+                    crates: vec![],
                     carve_version: "0".to_string(),
                 },
                 end: None,

@@ -274,6 +274,7 @@ fn trace(dir: &Path) -> Trace {
                 started_at_ms: 0,
                 filters: vec![],
                 excludes: vec![],
+                crates: vec![],
                 carve_version: "0.1.0".to_string(),
             },
             end: None,

@@ -139,6 +139,7 @@ impl Builder {
                     started_at_ms: 0,
                     filters: vec![],
                     excludes: vec![],
+                    crates: vec![],
                     carve_version: "0".into(),
                 },
                 end: None,

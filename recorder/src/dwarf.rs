@@ -159,20 +159,25 @@ impl FileBytes {
     }
 }
 
-/// True when every compile unit of the executable at `path` was compiled from the Rust
-/// standard library's sources (`/rustc/...`, `/rust/deps/...`: cargo as rustup ships it): such a
-/// program has no code of its own and no function of a user's crate. Read from the units'
-/// headers only, without indexing their functions (which costs as much as cargo's own start).
-/// False when in doubt (no DWARF, compressed sections, anything unreadable).
-pub(crate) fn only_standard_library(path: &Path) -> bool {
+/// Whether the executable at `path` may have functions to record, told from its section table
+/// and DWARF unit headers only, without indexing anything: not when it cannot be read as ELF
+/// or has no `.debug_info` (loading it would fail the same way), nor, unless `std_selectable`,
+/// when every compile unit was compiled from the Rust standard library's sources
+/// (`/rustc/...`, `/rust/deps/...`: cargo as rustup ships it), as such a program has no code of
+/// its own and no function of a user's crate. True when in doubt (compressed sections,
+/// unreadable units).
+pub(crate) fn may_have_selectable(path: &Path, std_selectable: bool) -> bool {
     let Ok(bytes) = FileBytes::open(path) else {
         return false;
     };
     let Ok(file) = object::File::parse(bytes.as_slice()) else {
         return false;
     };
-    if !file.is_little_endian() {
+    if file.format() != object::BinaryFormat::Elf || file.section_by_name(".debug_info").is_none() {
         return false;
+    }
+    if std_selectable || !file.is_little_endian() {
+        return true;
     }
     let load = |id: gimli::SectionId| -> Result<gimli::EndianSlice<'_, gimli::LittleEndian>, ()> {
         let data = match file.section_by_name(id.name()) {
@@ -189,27 +194,25 @@ pub(crate) fn only_standard_library(path: &Path) -> bool {
         Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
     };
     let Ok(dwarf) = gimli::Dwarf::load(load) else {
-        return false;
+        return true;
     };
     let mut headers = dwarf.units();
-    let mut units = 0;
     loop {
         match headers.next() {
             Ok(Some(header)) => {
                 let Ok(unit) = dwarf.unit(header) else {
-                    return false;
+                    return true;
                 };
                 // The standard library and the crates it is built with (`/rust/deps/`).
                 let std = unit.comp_dir.is_some_and(|d| {
                     d.slice().starts_with(b"/rustc/") || d.slice().starts_with(b"/rust/deps/")
                 });
                 if !std {
-                    return false;
+                    return true;
                 }
-                units += 1;
             }
-            Ok(None) => return units > 0,
-            Err(_) => return false,
+            Ok(None) => return false,
+            Err(_) => return true,
         }
     }
 }

@@ -19,6 +19,7 @@ mod sources;
 mod stepping;
 mod tracer;
 mod types;
+mod untraced;
 mod unwind;
 
 pub use addr::{FileAddr, LoadBias, RuntimeAddr};
@@ -392,14 +393,15 @@ impl Recording {
                 match runs(&launched(self.pid)) {
                     Some(mut sink) => {
                         image.announce(&mut *sink, &self.options);
-                        (Arc::new(image), Some(sink))
+                        (Some(Arc::new(image)), Some(sink))
                     }
-                    None => (Arc::new(Image::untraced()), None),
+                    None => (None, None),
                 }
             }
-            None => (Arc::new(Image::untraced()), None),
+            None => (None, None),
         };
         let driver = Driver {
+            spawned: self.pid,
             runs,
             options: &self.options,
             record_forks,
@@ -455,32 +457,24 @@ struct Image {
 }
 
 impl Image {
-    /// A program carve does not record: no breakpoint at all.
-    fn untraced() -> Image {
-        Image {
-            types: types::TypeTable::default(),
-            traced: Vec::new(),
-            infos: Vec::new(),
-            line_plan: lines::LinePlan::default(),
-            panic: PanicHooks {
-                unwinding: None,
-                message: None,
-                message_str: None,
-            },
-            sources: Vec::new(),
-            entry: FileAddr(0),
-            bias: LoadBias(0),
-            test_names: Vec::new(),
-        }
-    }
-
     /// The program `pid` runs now (at `exec`), when its debug info has functions the
     /// selection picks; `None` for any program carve does not record (no debug info, not
     /// ELF, nothing selected).
     fn load(path: &Path, pid: Pid, options: &RecordOptions) -> Option<Image> {
-        // Without --filter, only own code or a user's crate is selected: a program built from
-        // the standard library's sources alone (cargo, rustc) has neither; telling so from the
-        // unit headers spares indexing its DWARF, which would slow every cargo command.
+        if !Image::may_select(path, options) {
+            return None;
+        }
+        let program = Program::load(path).ok()?;
+        program.select(&options.selection).ok()?;
+        Image::prepare(program, pid, options).ok()
+    }
+
+    /// False when the program at `path` cannot have functions `options` select, told from its
+    /// ELF section table and DWARF unit headers alone (cheap, unlike loading it): no debug
+    /// info (`cc`, `ld`, a shell), not an ELF file, or, without `--filter`, built from the
+    /// standard library's sources alone (cargo, rustc): only own code or a user's crate is
+    /// selected then, and such a program has neither.
+    fn may_select(path: &Path, options: &RecordOptions) -> bool {
         let std_crates = [
             "std",
             "core",
@@ -490,13 +484,8 @@ impl Image {
             "proc_macro",
         ];
         let names_std = (options.selection.crates.iter()).any(|c| std_crates.contains(&c.as_str()));
-        if options.selection.filters.is_empty() && !names_std && dwarf::only_standard_library(path)
-        {
-            return None;
-        }
-        let program = Program::load(path).ok()?;
-        program.select(&options.selection).ok()?;
-        Image::prepare(program, pid, options).ok()
+        let std_selectable = !options.selection.filters.is_empty() || names_std;
+        dwarf::may_have_selectable(path, std_selectable)
     }
 
     /// Reads the details of the selected functions of `program`, loaded in `pid`.
@@ -658,6 +647,8 @@ fn launched(pid: Pid) -> Launched {
 
 /// What every process tracer of a recording shares.
 struct Driver<'d> {
+    /// The process carve started (a child of the thread that drives it).
+    spawned: Pid,
     runs: RunSinks<'d>,
     options: &'d RecordOptions,
     record_forks: bool,
@@ -667,27 +658,111 @@ struct Driver<'d> {
 enum Start {
     /// Spawned by carve (with the CPU pinning to undo when it starts a thread).
     Spawned(Option<nix::sched::CpuSet>),
-    /// Forked by a traced process and handed over (see `Tracer::follow_child`).
+    /// Forked by a traced process and let go (see `Tracer::follow_child`).
     Adopted(tracer::Forked),
     /// Stopped at its `exec` event, by this same thread.
     Execed(Option<nix::sched::CpuSet>),
+    /// Let go by the thread serving it (see `untraced::serve`): at its `exec` event (then the
+    /// new program is loaded), or at its first stop after a fork.
+    TakenOver { execed: bool },
 }
 
-/// Traces process `pid` on this thread until it ends, through every program it runs: each
-/// `exec` loads the new program and opens a run for it when it selects anything. Forked
-/// children are handed to new threads of `scope`, which do the same.
+/// The handle of a thread running [`drive`].
+type Driven<'scope> = std::thread::ScopedJoinHandle<'scope, Result<RecordSummary, RecordError>>;
+
+/// Traces process `pid` on this thread until it ends, through every program it runs: a program
+/// that selects something (`image`) is recorded into `sink`, and each `exec` loads the new
+/// program and opens a run for it when it selects anything; a program that selects nothing
+/// is served by `untraced::serve`, with the processes it starts. Processes that must be traced
+/// elsewhere are handed to new threads of `scope`, which do the same.
 fn drive<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     d: &'env Driver<'env>,
     pid: Pid,
-    mut image: Arc<Image>,
+    mut image: Option<Arc<Image>>,
     mut sink: Option<Box<dyn TraceSink + Send>>,
     mut start: Start,
 ) -> Result<RecordSummary, RecordError> {
     let mut calls = 0;
+    let lost = |e: RecordError, calls| -> Result<RecordSummary, RecordError> {
+        // A process that was gone before its tracer could take it (killed from outside between
+        // its fork or exec and our first request: cargo ends helpers it no longer needs) is
+        // lost, not a failure of the recording of the others.
+        let vanished = matches!(
+            e,
+            RecordError::Ptrace {
+                source: nix::errno::Errno::ESRCH,
+                ..
+            }
+        );
+        if vanished {
+            let exit = carve_storage::ProcessExit::Lost {
+                reason: e.to_string(),
+            };
+            return Ok(RecordSummary { exit, calls });
+        }
+        Err(e)
+    };
+    match start {
+        Start::TakenOver { execed } => {
+            if let Err(e) = tracer::take_over(pid) {
+                return lost(e, calls);
+            }
+            if execed {
+                (image, sink) = load(d, pid);
+            }
+            start = Start::Execed(None);
+        }
+        Start::Adopted(_) if image.is_none() => {
+            if let Err(e) = tracer::take_over(pid) {
+                return lost(e, calls);
+            }
+            start = Start::Execed(None);
+        }
+        _ => {}
+    }
     loop {
+        let Some(img) = image.clone() else {
+            if let Start::Execed(Some(mask)) = &start {
+                // Pinned for a single-threaded recorded program: what runs now is not recorded.
+                process::unpin(pid, mask);
+                process::unpin(Pid::from_raw(0), mask);
+            }
+            let mut may_select = |pid: Pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .is_ok_and(|exe| Image::may_select(&exe, d.options))
+            };
+            let mut hand_over = |pid: Pid, execed: bool| -> Driven<'scope> {
+                scope.spawn(move || drive(scope, d, pid, None, None, Start::TakenOver { execed }))
+            };
+            let own_child = pid == d.spawned;
+            match untraced::serve(pid, own_child, &mut may_select, &mut hand_over) {
+                Ok(untraced::Served::Done(exit)) => {
+                    let exit = exit.unwrap_or(carve_storage::ProcessExit::Lost {
+                        reason: "no traced process left".into(),
+                    });
+                    return Ok(RecordSummary { exit, calls });
+                }
+                Ok(untraced::Served::Alone) => {
+                    (image, sink) = load(d, pid);
+                    start = Start::Execed(None);
+                    continue;
+                }
+                Ok(untraced::Served::RootTaken(handle)) => {
+                    let taken = match handle.join() {
+                        Ok(taken) => taken?,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    };
+                    return Ok(RecordSummary {
+                        exit: taken.exit,
+                        calls: calls + taken.calls,
+                    });
+                }
+                Err(e) => return lost(e, calls),
+            }
+        };
         let mut null = NullSink;
-        let mut follow = |forked: tracer::Forked| -> bool { adopt(scope, d, &image, forked) };
+        let mut follow = |forked: tracer::Forked| -> bool { adopt(scope, d, &img, forked) };
         let sink_ref: &mut dyn TraceSink = match sink.as_mut() {
             Some(s) => &mut **s,
             None => &mut null,
@@ -695,24 +770,25 @@ fn drive<'scope, 'env>(
         let traced = (|| {
             let mut tracer = match start {
                 Start::Spawned(pinned) | Start::Execed(pinned) => {
-                    let mut tracer = image.tracer(pid, d.options, &mut *sink_ref)?;
+                    let mut tracer = img.tracer(pid, d.options, &mut *sink_ref)?;
                     tracer.pinned_from(pinned);
                     tracer
                 }
                 Start::Adopted(forked) => {
                     let mut tracer = tracer::Tracer::adopt(
                         forked,
-                        image.bias,
-                        &image.types,
-                        image.traced.clone(),
-                        image.entry,
+                        img.bias,
+                        &img.types,
+                        img.traced.clone(),
+                        img.entry,
                         d.options.limits,
                         d.options.selection.depth,
                         &mut *sink_ref,
                     )?;
-                    tracer.set_test_names(&image.test_names);
+                    tracer.set_test_names(&img.test_names);
                     tracer
                 }
+                Start::TakenOver { .. } => unreachable!("taken over before the loop"),
             };
             tracer.follow_forks(&mut follow);
             tracer.follow_exec(d.record_forks);
@@ -721,29 +797,15 @@ fn drive<'scope, 'env>(
         let end = match traced {
             Ok(end) => end,
             Err(e) => {
-                let exit = carve_storage::ProcessExit::Lost {
-                    reason: e.to_string(),
-                };
                 if let Some(s) = sink.as_mut() {
                     s.record(TraceEvent::RunEnded(carve_storage::RunEnd {
-                        exit: exit.clone(),
+                        exit: carve_storage::ProcessExit::Lost {
+                            reason: e.to_string(),
+                        },
                         ended_at_ms: tracer::now_ms(),
                     }));
                 }
-                // A process that was gone before its tracer could take it (killed from outside
-                // between its fork or exec and our first request: cargo ends helpers it no
-                // longer needs) is lost, not a failure of the recording of the others.
-                let vanished = matches!(
-                    e,
-                    RecordError::Ptrace {
-                        source: nix::errno::Errno::ESRCH,
-                        ..
-                    }
-                );
-                if vanished {
-                    return Ok(RecordSummary { exit, calls });
-                }
-                return Err(e);
+                return lost(e, calls);
             }
         };
         calls += end.summary.calls;
@@ -755,25 +817,31 @@ fn drive<'scope, 'env>(
                 calls,
             });
         }
-        let now = launched(pid);
-        image = match Image::load(&now.program, pid, d.options) {
-            Some(loaded) => match (d.runs)(&now) {
-                Some(mut s) => {
-                    loaded.announce(&mut *s, d.options);
-                    sink = Some(s);
-                    Arc::new(loaded)
-                }
-                None => Arc::new(Image::untraced()),
-            },
-            None => Arc::new(Image::untraced()),
-        };
+        (image, sink) = load(d, pid);
         start = Start::Execed(end.pinned_from);
     }
 }
 
-/// Takes a forked child (stopped, handed over by its parent's tracer) to a thread of its own.
-/// A child that inherits the parent's breakpoints gets a run of its own; false when no sink
-/// could be made for it (the parent's tracer then releases it).
+/// The program `pid` runs now (stopped at its `exec`), loaded with a run for it when it
+/// selects anything; `(None, None)` when it is to run with no breakpoint.
+fn load(d: &Driver<'_>, pid: Pid) -> (Option<Arc<Image>>, Option<Box<dyn TraceSink + Send>>) {
+    let now = launched(pid);
+    let Some(loaded) = Image::load(&now.program, pid, d.options) else {
+        return (None, None);
+    };
+    match (d.runs)(&now) {
+        Some(mut s) => {
+            loaded.announce(&mut *s, d.options);
+            (Some(Arc::new(loaded)), Some(s))
+        }
+        None => (None, None),
+    }
+}
+
+/// Takes a forked child (stopped, handed over by its parent's tracer) to a thread of its own:
+/// lets it go, and the new thread takes it over. A child that inherits the parent's
+/// breakpoints gets a run of its own; false when no sink could be made for it (the parent's
+/// tracer then releases it, still traced by it).
 fn adopt<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     d: &'env Driver<'env>,
@@ -790,11 +858,13 @@ fn adopt<'scope, 'env>(
         };
         // The child's run needs the same function table as the parent's.
         parent.announce(&mut *sink, d.options);
-        (parent.clone(), Some(sink))
+        (Some(parent.clone()), Some(sink))
     } else {
-        (Arc::new(Image::untraced()), None)
+        (None, None)
     };
     let pid = forked.pid;
+    // Before the new thread starts: its attach must find the child no longer traced here.
+    tracer::let_go(pid);
     scope.spawn(move || drive(scope, d, pid, image, sink, Start::Adopted(forked)));
     true
 }

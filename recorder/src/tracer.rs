@@ -873,11 +873,8 @@ impl<'a> Tracer<'a> {
             let Some(follow) = self.follow.as_mut() else {
                 return false;
             };
-            if !follow(forked) {
-                return false;
-            }
-            let _ = ptrace::detach(child, Some(Signal::SIGSTOP));
-            return true;
+            // `follow` lets it go (stopped) before another thread takes it over.
+            return follow(forked);
         }
         // The child continues the forking thread's calls, which are the parent's to record.
         let frames = self
@@ -905,17 +902,13 @@ impl<'a> Tracer<'a> {
         let Some(follow) = self.follow.as_mut() else {
             return false;
         };
-        if !follow(forked) {
-            return false;
-        }
-        // Stopped until the thread that records it attaches.
-        let _ = ptrace::detach(child, Some(Signal::SIGSTOP));
-        true
+        // `follow` lets it go (stopped) before another thread takes it over.
+        follow(forked)
     }
 
-    /// Traces a child handed over by [`Tracer::follow_child`] as a process of its own: attaches
-    /// (retrying until its parent's tracer has let go), resumes it from its stop, and takes over
-    /// the breakpoints and frames it inherited.
+    /// Traces a child handed over by [`Tracer::follow_child`] as a process of its own (its
+    /// parent's tracer let it go first, see [`let_go`]): takes it over and takes on the
+    /// breakpoints and frames it inherited.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn adopt(
         forked: Forked,
@@ -928,25 +921,7 @@ impl<'a> Tracer<'a> {
         sink: &'a mut dyn TraceSink,
     ) -> Result<Tracer<'a>, RecordError> {
         let pid = forked.pid;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            match ptrace::attach(pid) {
-                Ok(()) => break,
-                Err(nix::errno::Errno::EPERM) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                Err(source) => {
-                    return Err(RecordError::Ptrace {
-                        op: "ATTACH",
-                        pid: pid.as_raw(),
-                        source,
-                    })
-                }
-            }
-        }
-        let _ = waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
-        // It sat in a group stop (the SIGSTOP it was detached with): wake it.
-        let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
+        take_over(pid)?;
         let mut tracer = Tracer::fresh(
             pid,
             bias,
@@ -1909,6 +1884,31 @@ impl<'a> Tracer<'a> {
             }),
         }
     }
+}
+
+/// Lets a stopped tracee of this thread go, to be taken over by another thread ([`take_over`]):
+/// ptrace ties a tracee to one tracer thread. A SIGSTOP is queued before it is detached, so it
+/// stops (a group stop) before it runs a single instruction, until then: a signal given to
+/// `PTRACE_DETACH` itself would be dropped at an event stop (such as `exec`'s). Called before
+/// the other thread starts, so its attach cannot come while this thread still traces it.
+pub(crate) fn let_go(pid: Pid) {
+    let _ = nix::sys::signal::kill(pid, Signal::SIGSTOP);
+    let _ = ptrace::detach(pid, None);
+}
+
+/// Makes this thread the tracer of a process another thread let go ([`let_go`]): attaches,
+/// collects the attach stop, and wakes it from its group stop (it stays in its ptrace stop
+/// until resumed; the SIGCONT comes back as a signal to pass on). ESRCH: the process was killed
+/// meanwhile.
+pub(crate) fn take_over(pid: Pid) -> Result<(), RecordError> {
+    ptrace::attach(pid).map_err(|source| RecordError::Ptrace {
+        op: "ATTACH",
+        pid: pid.as_raw(),
+        source,
+    })?;
+    let _ = waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+    let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
+    Ok(())
 }
 
 /// The thread's SIGTRAP came from an int3 (the kernel's `SI_KERNEL`), not from `kill`.

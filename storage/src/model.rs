@@ -82,6 +82,10 @@ pub struct RunInfo {
     pub filters: Vec<String>,
     /// The `--exclude` globs as given.
     pub excludes: Vec<String>,
+    /// The `--crate` names as given (empty: no crate restriction; also for runs recorded
+    /// before schema version 7).
+    #[serde(default)]
+    pub crates: Vec<String>,
     pub carve_version: String,
 }
 

@@ -141,6 +141,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE calls ADD COLUMN started_ns INTEGER;
     ALTER TABLE calls ADD COLUMN ended_ns INTEGER;
     "#,
+    // 7: the `--crate` names a run was recorded with (JSON array, like `filters`), so a
+    // re-recording (`carve gate`) selects the same functions; empty before this version.
+    r#"
+    ALTER TABLE runs ADD COLUMN crates TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -37,7 +37,8 @@ impl std::fmt::Debug for Store {
 }
 
 const RUN_COLUMNS: &str = "id, program, args, cwd, pid, started_at_ms, filters, excludes, \
-     carve_version, exit_kind, exit_code, exit_signal, exit_signal_name, exit_reason, ended_at_ms";
+     carve_version, exit_kind, exit_code, exit_signal, exit_signal_name, exit_reason, ended_at_ms, \
+     crates";
 
 impl Store {
     /// Opens the trace database at `path` for recording, creating it when missing, and
@@ -308,10 +309,11 @@ impl Store {
         let args = codec::to_json(&info.args, "program arguments")?;
         let filters = codec::to_json(&info.filters, "filters")?;
         let excludes = codec::to_json(&info.excludes, "excludes")?;
+        let crates = codec::to_json(&info.crates, "crates")?;
         schema::wait_for_lock(&self.path, self.waiting.as_ref(), || {
             self.conn.execute(
                 "INSERT INTO runs (program, args, cwd, pid, started_at_ms, filters, excludes, \
-                 carve_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 carve_version, crates) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 rusqlite::params![
                     info.program,
                     args,
@@ -321,6 +323,7 @@ impl Store {
                     filters,
                     excludes,
                     info.carve_version,
+                    crates,
                 ],
             )
         })
@@ -640,6 +643,7 @@ struct RawRun {
     exit_signal_name: Option<String>,
     exit_reason: Option<String>,
     ended_at_ms: Option<i64>,
+    crates: String,
 }
 
 impl RawRun {
@@ -660,6 +664,7 @@ impl RawRun {
             exit_signal_name: row.get(12)?,
             exit_reason: row.get(13)?,
             ended_at_ms: row.get(14)?,
+            crates: row.get(15)?,
         })
     }
 
@@ -703,6 +708,7 @@ impl RawRun {
                 started_at_ms: self.started_at_ms,
                 filters: list(&self.filters, "filters")?,
                 excludes: list(&self.excludes, "excludes")?,
+                crates: list(&self.crates, "crates")?,
                 carve_version: self.carve_version,
             },
             end,

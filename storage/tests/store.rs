@@ -20,6 +20,7 @@ fn info(program: &str) -> RunInfo {
         started_at_ms: 1_700_000_000_000,
         filters: vec!["expr::*".to_owned()],
         excludes: vec!["expr::debug::*".to_owned()],
+        crates: vec!["expr".to_owned()],
         carve_version: "0.1.0".to_owned(),
     }
 }
@@ -671,11 +672,12 @@ fn reading_a_trace_changes_no_byte_and_creates_no_file() {
 fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     let (dir, path) = temp_db();
     write_run(&path, "/bin/app", vec![]);
-    // Version 3 is version 6 without migration 6's call times, migration 5's coverage tables
-    // and columns, and migration 4's `calls.touches`.
+    // Version 3 is version 7 without migration 7's `runs.crates`, migration 6's call times,
+    // migration 5's coverage tables and columns, and migration 4's `calls.touches`.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "ALTER TABLE calls DROP COLUMN started_ns; ALTER TABLE calls DROP COLUMN ended_ns; \
+        "ALTER TABLE runs DROP COLUMN crates; \
+         ALTER TABLE calls DROP COLUMN started_ns; ALTER TABLE calls DROP COLUMN ended_ns; \
          DROP TABLE line_hits; DROP TABLE code_lines; \
          ALTER TABLE threads DROP COLUMN name; ALTER TABLE runs DROP COLUMN coverage; \
          ALTER TABLE calls DROP COLUMN touches; PRAGMA user_version = 3;",
@@ -684,7 +686,10 @@ fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     drop(conn);
     let before = snapshot(dir.path());
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.runs().unwrap().len(), 1);
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    // Recorded before `--crate` was stored: no crate restriction known.
+    assert_eq!(runs[0].info.crates, Vec::<String>::new());
     drop(store);
     assert_eq!(snapshot(dir.path()), before);
 }
