@@ -233,6 +233,7 @@ fn run_recorded(
                     .unwrap_or(0),
                 filters: Vec::new(),
                 excludes: Vec::new(),
+                crates: Vec::new(),
                 carve_version: env!("CARGO_PKG_VERSION").to_string(),
             };
             Some(Store::create(db)?.begin_run(&info)?)
