@@ -212,6 +212,18 @@ fn path_type(path: &syn::Path, generics: &[String]) -> DeclType {
 }
 
 /// The type a value says it has, for parameters whose declaration does not tell.
+/// The std constructor of a path or OS string type as recorded (`&std::path::Path` →
+/// `std::path::Path::new`); `None` for any other type.
+pub fn os_text_constructor(ty: &str) -> Option<&'static str> {
+    Some(match ty.strip_prefix('&').unwrap_or(ty) {
+        "std::path::Path" => "std::path::Path::new",
+        "std::path::PathBuf" => "std::path::PathBuf::from",
+        "std::ffi::os_str::OsStr" => "std::ffi::OsStr::new",
+        "std::ffi::os_str::OsString" => "std::ffi::OsString::from",
+        _ => return None,
+    })
+}
+
 /// A path or OS string recorded as its text (`&std::path::Path`, `PathBuf`, `&OsStr`,
 /// `OsString`), written as the std constructor a user writes: `std::path::Path::new("a/b")`.
 /// `None` when the value is no such text or the declared type takes another kind of value.
@@ -224,13 +236,7 @@ fn os_text(value: &Value, decl: &DeclType) -> Option<Result<String, LiteralError
     else {
         return None;
     };
-    let ctor = match ty.strip_prefix('&').unwrap_or(ty) {
-        "std::path::Path" => "std::path::Path::new",
-        "std::path::PathBuf" => "std::path::PathBuf::from",
-        "std::ffi::os_str::OsStr" => "std::ffi::OsStr::new",
-        "std::ffi::os_str::OsString" => "std::ffi::OsString::from",
-        _ => return None,
-    };
+    let ctor = os_text_constructor(ty)?;
     let fits = match decl {
         DeclType::Other(_) | DeclType::Generic(_) | DeclType::ImplTrait => true,
         DeclType::Ref { inner, .. } => matches!(**inner, DeclType::Other(_)),

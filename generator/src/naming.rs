@@ -104,6 +104,18 @@ pub fn value_slug(value: &Value) -> String {
         }
         Value::Char { value } => char_slug(*value),
         Value::Str { value, .. } if value.is_empty() => "empty".to_string(),
+        // A path by its file name: the directories above it are often the machine's
+        // (`/tmp/.tmpXYZ/ping` → `ping`), and a test's name must not change between runs.
+        Value::Str { ty, value, .. } if crate::literal::os_text_constructor(ty).is_some() => {
+            let name = value
+                .rsplit('/')
+                .find(|part| !part.is_empty())
+                .unwrap_or("root");
+            match snake_words(name) {
+                words if words.is_empty() => "path".to_string(),
+                words => words,
+            }
+        }
         Value::Str { value, .. } => {
             let words = snake_words(value);
             if words.is_empty() {
@@ -341,6 +353,26 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_are_named_by_their_file_name_so_temporary_directories_never_show() {
+        let path = |ty: &str, text: &str| Value::Str {
+            ty: ty.into(),
+            value: text.into(),
+            truncated: false,
+        };
+        assert_eq!(
+            value_slug(&path("std::path::PathBuf", "/tmp/.tmpzvYbEE/ping")),
+            "ping"
+        );
+        assert_eq!(
+            value_slug(&path("&std::path::Path", "src/lib.rs")),
+            "lib_rs"
+        );
+        assert_eq!(value_slug(&path("&std::path::Path", "/")), "root");
+        // Text that is no path keeps all its words.
+        assert_eq!(value_slug(&path("&str", "src/lib.rs")), "src_lib_rs");
+    }
 
     #[test]
     fn type_names_become_snake_case() {
