@@ -748,7 +748,9 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
 /// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
 /// A state reached through calls is checked before the test acts, where it is observable.
 /// An object whose recorded state leaves out what its methods read (memory behind pointers) is
-/// rebuilt from its own history only (see [`history`]): equal recorded states prove nothing.
+/// rebuilt from its own history first (see [`history`]): equal recorded states prove nothing.
+/// Where that history cannot be replayed, the state-based rules below still try, and
+/// verification takes out a test whose arrangement did not give the recorded result.
 #[allow(clippy::too_many_arguments)]
 fn rebuild(
     cx: &Ctx,
