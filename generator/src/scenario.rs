@@ -762,12 +762,13 @@ fn rebuild(
     var: &str,
     mutable: bool,
 ) -> Result<(), &'static str> {
+    let mut history_failed = None;
     if history::incomplete(state) {
         // State behind pointers the recorder did not follow: equal recorded states may differ,
         // so the object's own history comes first. Where it cannot be replayed, the rules below
         // still try, and verification drops a test whose arrangement was not the recorded one.
         let mut attempt = b.clone();
-        if history::rebuild(
+        match history::rebuild(
             cx,
             &mut attempt,
             state,
@@ -776,15 +777,21 @@ fn rebuild(
             before,
             var,
             mutable,
-        )
-        .is_ok()
-        {
-            *b = attempt;
-            let checks = observations(cx, var, state, type_path);
-            b.checks.extend(checks);
-            return Ok(());
+        ) {
+            Ok(()) => {
+                *b = attempt;
+                let checks = observations(cx, var, state, type_path);
+                b.checks.extend(checks);
+                return Ok(());
+            }
+            Err(e) => history_failed = Some(e),
         }
     }
+    // When nothing else rebuilds it either, the history's reason is the one to give.
+    let not_rebuilt = |e: &'static str| match (e, history_failed) {
+        (RECEIVER_NOT_REBUILT, Some(history)) => history,
+        _ => e,
+    };
     // Calls with literal arguments first: a constructor and the calls since make a shorter test
     // than a producer whose arguments are objects to rebuild in turn.
     let outer = b.plain_only;
@@ -801,8 +808,10 @@ fn rebuild(
         // Built by its producer: the state is what that call gave, nothing to check.
         Ok(Rebuilt::Directly) => return Ok(()),
         Ok(Rebuilt::Replayed) => {}
-        Err(RECEIVER_NOT_REBUILT) => derive(cx, b, state, type_path, before, var)?,
-        Err(e) => return Err(e),
+        Err(RECEIVER_NOT_REBUILT) => {
+            derive(cx, b, state, type_path, before, var).map_err(not_rebuilt)?
+        }
+        Err(e) => return Err(not_rebuilt(e)),
     }
     let checks = observations(cx, var, state, type_path);
     b.checks.extend(checks);
