@@ -301,17 +301,17 @@ fn differs(o: &Value, again: &[&Value], n: &Value) -> bool {
 /// A value's shape (type, variant, field names, length) and its parts, for values made of
 /// parts.
 fn parts(v: &Value) -> Option<(String, Vec<&Value>)> {
+    let names = |fields: &[carve_storage::Field]| {
+        fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     match v {
         Value::Ref { target, .. } => Some(("&".into(), vec![target])),
         Value::Struct { ty, fields } => Some((
-            format!(
-                "{ty}{{{}}}",
-                fields
-                    .iter()
-                    .map(|f| f.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            format!("{ty}{{{}}}", names(fields)),
             fields.iter().map(|f| &f.value).collect(),
         )),
         Value::Enum {
@@ -320,14 +320,7 @@ fn parts(v: &Value) -> Option<(String, Vec<&Value>)> {
             fields,
             ..
         } => Some((
-            format!(
-                "{ty}::{variant}{{{}}}",
-                fields
-                    .iter()
-                    .map(|f| f.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            format!("{ty}::{variant}{{{}}}", names(fields)),
             fields.iter().map(|f| &f.value).collect(),
         )),
         Value::Seq { ty, elems, .. } | Value::Tuple { ty, elems, .. } => {

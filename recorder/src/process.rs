@@ -182,6 +182,19 @@ pub(crate) fn thread_name(pid: Pid, tid: Pid) -> Option<String> {
 }
 
 /// General-purpose registers of a stopped thread.
+/// Resumes a stopped tracee (`PTRACE_CONT`), delivering `sig`; a tracee already gone (killed
+/// meanwhile: `ESRCH`) is no error, its exit is collected by the next wait.
+pub(crate) fn resume(tid: Pid, sig: Option<nix::sys::signal::Signal>) -> Result<(), RecordError> {
+    match ptrace::cont(tid, sig) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+        Err(source) => Err(RecordError::Ptrace {
+            op: "CONT",
+            pid: tid.as_raw(),
+            source,
+        }),
+    }
+}
+
 pub(crate) fn get_regs(tid: Pid) -> Result<libc::user_regs_struct, RecordError> {
     ptrace::getregs(tid).map_err(|source| RecordError::Ptrace {
         op: "GETREGS",

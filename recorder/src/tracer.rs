@@ -1864,14 +1864,7 @@ impl<'a> Tracer<'a> {
     }
 
     fn resume(&self, tid: Pid, sig: Option<Signal>) -> Result<(), RecordError> {
-        match ptrace::cont(tid, sig) {
-            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
-            Err(source) => Err(RecordError::Ptrace {
-                op: "CONT",
-                pid: tid.as_raw(),
-                source,
-            }),
-        }
+        crate::process::resume(tid, sig)
     }
 
     fn single_step(&self, tid: Pid) -> Result<(), RecordError> {

@@ -13,6 +13,7 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use crate::error::RecordError;
+use crate::process::resume;
 
 /// Threads, forks and execs are followed; unlike a recorded process, no exit stop
 /// (`PTRACE_O_TRACEEXIT`: nothing is open in a process with no breakpoint); the program is
@@ -194,15 +195,4 @@ fn is_child_process(parent: Pid, tid: Pid) -> bool {
             .and_then(|v| v.trim().parse::<i32>().ok())
     };
     field("Tgid:") == Some(tid.as_raw()) && field("PPid:") == Some(parent.as_raw())
-}
-
-fn resume(tid: Pid, sig: Option<Signal>) -> Result<(), RecordError> {
-    match ptrace::cont(tid, sig) {
-        Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
-        Err(source) => Err(RecordError::Ptrace {
-            op: "CONT",
-            pid: tid.as_raw(),
-            source,
-        }),
-    }
 }
