@@ -69,5 +69,15 @@ fn sites(args: Vec<std::ffi::OsString>) {
         *reasons.entry(v.unwrap_or("patchable")).or_default() += 1;
     }
     let ok = reasons.get("patchable").copied().unwrap_or(0);
-    println!("functions={} patchable={ok} reasons={reasons:?}", verdicts.len());
+    if std::env::var_os("SITES_VERBOSE").is_some() {
+        for (f, v) in &verdicts {
+            if let Some(why) = v {
+                println!("{f}: {why}");
+            }
+        }
+    }
+    println!(
+        "functions={} patchable={ok} reasons={reasons:?}",
+        verdicts.len()
+    );
 }

@@ -84,9 +84,13 @@ pub(crate) type Refusal = &'static str;
 
 /// Finds the patchable sites of the function whose code is `code` (at `low`), entered at
 /// `entry_at` (its break address). Refuses when a displaced instruction is a branch target
-/// inside the function (a jump would land in the middle of the `jmp`), when the code after
-/// `entry_at` ends before 5 bytes, or when some `ret` cannot be patched (every exit must be
-/// seen, else calls would stay open).
+/// inside the function (a jump would land in the middle of the `jmp`), when the function has
+/// an indirect jump (a jump table's targets are unknown), when the code after `entry_at` ends
+/// before 5 bytes (a `ret`, or the function's end after a `jmp`; the dead bytes after a `jmp`
+/// that nothing targets may be covered), or when some `ret` cannot be patched (every exit
+/// must be seen, else calls would stay open). Only the function's own branches are checked:
+/// code elsewhere jumping into the middle of a function is not something compilers emit for
+/// these (debug) builds.
 pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refusal> {
     let mut decoder = Decoder::with_ip(64, code, low, DecoderOptions::NONE);
     let mut all = Vec::new();
@@ -118,6 +122,14 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         .iter()
         .position(|i| i.ip() == entry_at)
         .ok_or("the break address is not an instruction boundary")?;
+    // A jump table's targets are not known: any byte after an indirect jump could be one.
+    if all
+        .iter()
+        .any(|i| i.flow_control() == FlowControl::IndirectBranch)
+    {
+        return Err("an indirect jump (jump table) could target the patched bytes");
+    }
+    let end = low + code.len() as u64;
     let mut entry = Vec::new();
     let mut len = 0;
     for i in &all[index..] {
@@ -127,12 +139,23 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         if matches!(
             i.flow_control(),
             FlowControl::Return | FlowControl::Interrupt | FlowControl::Exception
-        ) || (i.flow_control() == FlowControl::UnconditionalBranch && len + i.len() < JMP_LEN)
-        {
+        ) {
             return Err("the code after the break address ends within 5 bytes");
         }
         entry.push(*i);
         len += i.len();
+        if i.flow_control() == FlowControl::UnconditionalBranch && len < JMP_LEN {
+            // The bytes after a `jmp` run only when something branches to them: when nothing
+            // does, the patch may cover them.
+            let patch_end = entry_at + JMP_LEN as u64;
+            if patch_end > end {
+                return Err("the code after the break address ends within 5 bytes");
+            }
+            if targets.iter().any(|&t| t >= i.next_ip() && t < patch_end) {
+                return Err("a branch targets the bytes the entry jump would replace");
+            }
+            len = JMP_LEN;
+        }
         if len >= JMP_LEN {
             break;
         }
@@ -165,7 +188,10 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         if displaced[1..].iter().any(|i| targets.contains(&i.ip())) {
             return Err("a branch targets the bytes before a ret");
         }
-        if displaced.iter().any(|i| i.ip() < entry_at + 5 && i.ip() + i.len() as u64 > entry_at) {
+        if displaced
+            .iter()
+            .any(|i| i.ip() < entry_at + 5 && i.ip() + i.len() as u64 > entry_at)
+        {
             return Err("a ret overlaps the entry patch");
         }
         exits.push(displaced.to_vec());
@@ -350,10 +376,13 @@ fn span_len(instrs: &[Instruction]) -> usize {
 /// reached: no branch targets it, checked by [`sites`]).
 fn jmp_patch(site: u64, to: u64, len: usize) -> Vec<u8> {
     let rel = to.wrapping_sub(site + JMP_LEN as u64) as i64;
-    assert!(i32::try_from(rel).is_ok(), "trampoline out of jmp rel32 reach");
+    assert!(
+        i32::try_from(rel).is_ok(),
+        "trampoline out of jmp rel32 reach"
+    );
     let mut out = vec![0xe9];
     out.extend_from_slice(&(rel as i32).to_le_bytes());
-    out.resize(len, 0xcc);
+    out.resize(len.max(JMP_LEN), 0xcc);
     out
 }
 
@@ -441,12 +470,16 @@ fn trampoline(
         a.pop(rax)?;
         a.popfq()?;
         a.lea(rsp, ptr(rsp + RED_ZONE))?;
-        let last = displaced.last().expect("a site displaces at least one instruction");
+        let last = displaced
+            .last()
+            .expect("a site displaces at least one instruction");
         if kind == ENTRY {
             for i in displaced {
                 a.add_instruction(*i)?;
             }
-            a.jmp(last.next_ip())?;
+            if last.flow_control() != FlowControl::UnconditionalBranch {
+                a.jmp(last.next_ip())?;
+            }
         } else {
             a.add_instruction(*last)?; // the ret
         }
@@ -504,6 +537,47 @@ mod tests {
     }
 
     #[test]
+    fn dead_bytes_after_a_short_jmp_may_be_covered_unless_something_targets_them() {
+        let code = [
+            0xeb, 0x03, // jmp 0x1005        0x1000 (break address)
+            0x90, 0x90, 0x90, // dead        0x1002
+            0x48, 0x89, 0xf8, // mov rax, rdi  0x1005
+            0xc3, // ret                     0x1008  (not a 5-byte site: preceded by a target)
+        ];
+        // The ret is too close to a branch target, so the function is refused — but for that
+        // reason, not for the entry.
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            "a branch targets the bytes before a ret"
+        );
+        let mut longer = code.to_vec();
+        longer.splice(8..8, [0x48, 0x83, 0xc0, 0x01]); // add rax, 1 before the ret
+        let s = sites(&longer, 0x1000, 0x1000).unwrap();
+        assert_eq!(s.entry.len(), 1, "only the jmp is displaced");
+        assert_eq!(jmp_patch(0x1000, 0x2000, span_len(&s.entry)).len(), 5);
+        // Something jumps into the dead bytes: refused.
+        let mut targeted = longer.clone();
+        targeted.extend_from_slice(&[0xeb, 0xf4]); // jmp 0x1003 (from 0x100d)
+        assert_eq!(
+            sites(&targeted, 0x1000, 0x1000).unwrap_err(),
+            "a branch targets the bytes the entry jump would replace"
+        );
+    }
+
+    #[test]
+    fn a_function_with_a_jump_table_keeps_the_ptrace_path() {
+        let code = [
+            0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, // mov rax, rdi (x2)
+            0xff, 0xe0, // jmp rax
+            0xc3,
+        ];
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            "an indirect jump (jump table) could target the patched bytes"
+        );
+    }
+
+    #[test]
     fn a_trampoline_relocates_what_it_displaces_and_jumps_back() {
         let ring = Ring {
             region: Region {
@@ -521,11 +595,17 @@ mod tests {
             .iter()
             .find(|i| i.mnemonic() == Mnemonic::Lea && i.is_ip_rel_memory_operand())
             .expect("the displaced lea");
-        assert_eq!(lea.ip_rel_memory_address(), 0x40_0107, "same target after relocation");
+        assert_eq!(
+            lea.ip_rel_memory_address(),
+            0x40_0107,
+            "same target after relocation"
+        );
         let back = out.last().unwrap();
         assert_eq!(back.mnemonic(), Mnemonic::Jmp);
         assert_eq!(back.near_branch_target(), 0x40_0007);
-        assert!(out.iter().any(|i| i.has_lock_prefix() && i.mnemonic() == Mnemonic::Xadd));
+        assert!(out
+            .iter()
+            .any(|i| i.has_lock_prefix() && i.mnemonic() == Mnemonic::Xadd));
         // fs:[0] read absolutely, not rip-relative.
         let fs = out
             .iter()
@@ -707,7 +787,12 @@ pub fn patchable(
     select: impl Fn(&crate::dwarf::FunctionEntry) -> bool,
 ) -> Result<Vec<(String, Option<&'static str>)>, RecordError> {
     let mut info = crate::dwarf::DebugInfo::load(program)?;
-    let chosen: Vec<_> = info.functions().iter().filter(|f| select(f)).cloned().collect();
+    let chosen: Vec<_> = info
+        .functions()
+        .iter()
+        .filter(|f| select(f))
+        .cloned()
+        .collect();
     let mut out = Vec::new();
     for f in chosen {
         let d = info.detail(&f)?;

@@ -31,13 +31,27 @@ fn probe_hotloop(opt: &str, calls: u64, ring: u64) {
     let exe = build_hotloop(dir.path(), opt);
     let native = Command::new(&exe).arg(calls.to_string()).output().unwrap();
     let out = dir.path().join("out.txt");
-    let run = carve_recorder::probe(&exe, &[calls.to_string().into()], &["mix"], Some(&out), ring)
-        .expect("probe runs");
+    let run = carve_recorder::probe(
+        &exe,
+        &[calls.to_string().into()],
+        &["mix"],
+        Some(&out),
+        ring,
+    )
+    .expect("probe runs");
     let printed = std::fs::read_to_string(&out).unwrap();
     // The program's behaviour is unchanged.
     assert_eq!(run.exit_code, 0);
-    assert_eq!(printed.as_bytes(), native.stdout.as_slice(), "same output as a native run");
-    assert!(run.refused.is_empty(), "mix patched in process: {:?}", run.refused);
+    assert_eq!(
+        printed.as_bytes(),
+        native.stdout.as_slice(),
+        "same output as a native run"
+    );
+    assert!(
+        run.refused.is_empty(),
+        "mix patched in process: {:?}",
+        run.refused
+    );
     assert_eq!(run.patched, vec!["mix".to_string()]);
     let entries: Vec<_> = run.records.iter().filter(|r| r.entry).collect();
     let exits: Vec<_> = run.records.iter().filter(|r| !r.entry).collect();
@@ -46,11 +60,18 @@ fn probe_hotloop(opt: &str, calls: u64, ring: u64) {
     // Calls alternate entry/exit (mix calls nothing traced) and carry the loop counter.
     for (i, pair) in run.records.chunks(2).enumerate() {
         assert!(pair[0].entry && !pair[1].entry, "record pair {i}: {pair:?}");
-        assert_eq!(pair[0].args[0], i as u64, "mix's first argument is the loop counter");
+        assert_eq!(
+            pair[0].args[0], i as u64,
+            "mix's first argument is the loop counter"
+        );
         assert_eq!(pair[0].thread, pair[1].thread);
     }
     let sum = exits.iter().fold(0u64, |s, r| s.wrapping_add(r.ret[0]));
-    assert_eq!(sum, checksum(&printed), "the return values add up to the program's checksum");
+    assert_eq!(
+        sum,
+        checksum(&printed),
+        "the return values add up to the program's checksum"
+    );
 }
 
 #[test]
@@ -70,7 +91,10 @@ fn a_function_whose_ret_is_a_branch_target_keeps_the_ptrace_path_and_runs_unchan
     let run = carve_recorder::probe(&exe, &["50".into()], &["mix"], Some(&out), 1 << 16).unwrap();
     assert_eq!(
         run.refused,
-        vec![("mix".to_string(), "a ret preceded by a branch within 5 bytes")]
+        vec![(
+            "mix".to_string(),
+            "a ret preceded by a branch within 5 bytes"
+        )]
     );
     assert!(run.records.is_empty() && run.patched.is_empty());
     assert_eq!(run.exit_code, 0);
