@@ -652,6 +652,15 @@ impl DebugInfo {
         })
     }
 
+    /// The file's code bytes in `[low, high)`, when they are all in `.text`.
+    pub(crate) fn code(&self, low: FileAddr, high: FileAddr) -> Option<&[u8]> {
+        let (text_at, range) = &self.text;
+        let text = self.bytes.as_slice().get(range.clone())?;
+        let from = low.0.checked_sub(*text_at)? as usize;
+        let to = high.0.checked_sub(*text_at)? as usize;
+        text.get(from..to)
+    }
+
     /// Lowers the concrete types behind every vtable of a trait that appears as `dyn Trait` in
     /// a type lowered so far (and, in turn, in the types that lowers), so the decoder can turn
     /// trait objects into their concrete values without touching DWARF. Incremental: each type

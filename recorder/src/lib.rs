@@ -9,6 +9,8 @@ mod decode;
 mod dwarf;
 mod error;
 mod forced;
+mod inject;
+mod inprocess;
 mod lines;
 mod location;
 mod objects;
@@ -27,6 +29,7 @@ pub use decode::Limits;
 pub use dwarf::FunctionEntry;
 pub use error::RecordError;
 pub use forced::{Extreme, ForcedValue};
+pub use inprocess::{patchable, probe, ProbeRecord, ProbeRun};
 pub use select::Selection;
 pub use tracer::RecordSummary;
 

@@ -131,6 +131,10 @@ impl ProcessMemory {
         Ok(ProcessMemory { pid, mem })
     }
 
+    pub(crate) fn pid(&self) -> Pid {
+        self.pid
+    }
+
     pub(crate) fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), RecordError> {
         self.mem
             .write_all_at(bytes, addr)

@@ -1,0 +1,267 @@
+//! Running system calls inside the traced process on its behalf, the way debuggers do (gdb's
+//! `call mmap(…)`): borrow two bytes of code for a `syscall` instruction, point a stopped
+//! thread's registers at it, single-step, and put everything back. The in-process capture path
+//! (issue 15, docs/inprocess-capture.md) maps its code and ring into the program this way.
+//!
+//! Only this module and `process`/`tracer` issue ptrace calls.
+
+use nix::sys::ptrace;
+use nix::sys::signal::Signal;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+
+use crate::error::RecordError;
+use crate::location::Memory;
+use crate::process::{get_regs, set_regs, ProcessMemory};
+
+/// `syscall`.
+const SYSCALL: [u8; 2] = [0x0f, 0x05];
+
+/// Single steps that may be spent on signal stops before the `syscall` instruction runs.
+const MAX_STEPS: usize = 16;
+
+fn ptrace_err(op: &'static str, tid: Pid) -> impl FnOnce(nix::Error) -> RecordError {
+    move |source| RecordError::Ptrace {
+        op,
+        pid: tid.as_raw(),
+        source,
+    }
+}
+
+/// Runs system call `nr` with `args` in the stopped thread `tid` and returns its raw result
+/// (`-errno` on failure).
+///
+/// `scratch` is an executable address the call borrows for two bytes: no other thread may run
+/// there meanwhile (the stopped thread's own `rip` while it is the only thread, or code that
+/// never runs again such as `_start` once `main` is reached). The thread's registers and the
+/// borrowed bytes are restored before this returns, so the thread resumes as if nothing
+/// happened; a syscall the thread was stopped in is restarted as the kernel would
+/// (`orig_rax` is restored with the rest). Signals that arrive during the step are sent again
+/// afterwards, so none is lost.
+pub(crate) fn syscall(
+    tid: Pid,
+    mem: &ProcessMemory,
+    scratch: u64,
+    nr: i64,
+    args: &[u64],
+) -> Result<i64, RecordError> {
+    assert!(args.len() <= 6, "a system call takes at most six arguments");
+    let saved = get_regs(tid)?;
+    let mut borrowed = [0u8; 2];
+    if !mem.read(scratch, &mut borrowed) {
+        return Err(RecordError::Memory {
+            op: "read",
+            pid: tid.as_raw(),
+            addr: scratch,
+            source: std::io::Error::other("the scratch address is not readable"),
+        });
+    }
+    mem.write(scratch, &SYSCALL)?;
+    let mut regs = saved;
+    regs.rip = scratch;
+    regs.rax = nr as u64;
+    regs.orig_rax = u64::MAX; // not inside a system call: no restart logic on our registers
+    let slots = [
+        &mut regs.rdi,
+        &mut regs.rsi,
+        &mut regs.rdx,
+        &mut regs.r10,
+        &mut regs.r8,
+        &mut regs.r9,
+    ];
+    for (slot, value) in slots.into_iter().zip(args) {
+        *slot = *value;
+    }
+    let result = set_regs(tid, regs).and_then(|()| step_over_syscall(tid, scratch));
+    // Put everything back whatever happened; the first error wins.
+    let restored = mem
+        .write(scratch, &borrowed)
+        .and_then(|()| set_regs(tid, saved));
+    let (rax, pending) = result?;
+    restored?;
+    for sig in pending {
+        // SAFETY: tgkill with plain integer arguments.
+        unsafe {
+            libc::syscall(
+                libc::SYS_tgkill,
+                libc::pid_t::from(tid.as_raw()),
+                tid.as_raw(),
+                sig as i32,
+            );
+        }
+    }
+    Ok(rax as i64)
+}
+
+/// Single-steps `tid` until the `syscall` at `scratch` has run; returns `rax` and the signals
+/// that stopped the thread meanwhile (not delivered yet).
+fn step_over_syscall(tid: Pid, scratch: u64) -> Result<(u64, Vec<Signal>), RecordError> {
+    let mut pending = Vec::new();
+    for _ in 0..MAX_STEPS {
+        ptrace::step(tid, None).map_err(ptrace_err("SINGLESTEP", tid))?;
+        match waitpid(tid, Some(WaitPidFlag::__WALL)).map_err(ptrace_err("waitpid", tid))? {
+            WaitStatus::Stopped(_, Signal::SIGTRAP) => {
+                let regs = get_regs(tid)?;
+                if regs.rip == scratch + SYSCALL.len() as u64 {
+                    return Ok((regs.rax, pending));
+                }
+                // A trap before the instruction ran: step again.
+            }
+            WaitStatus::Stopped(_, sig) => pending.push(sig),
+            other => {
+                return Err(RecordError::Ptrace {
+                    op: "SINGLESTEP (injected syscall)",
+                    pid: tid.as_raw(),
+                    source: match other {
+                        WaitStatus::Exited(..) | WaitStatus::Signaled(..) => nix::Error::ESRCH,
+                        _ => nix::Error::EINTR,
+                    },
+                })
+            }
+        }
+    }
+    Err(RecordError::Ptrace {
+        op: "SINGLESTEP (injected syscall never ran)",
+        pid: tid.as_raw(),
+        source: nix::Error::EAGAIN,
+    })
+}
+
+/// A region mapped into the traced process by [`map_near`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Page size on x86-64 Linux.
+const PAGE: u64 = 4096;
+
+/// How far from `near` a region may be for a `jmp rel32` to reach it both ways (2 GiB minus
+/// a margin for the code's own size).
+const REACH: u64 = (1 << 31) - (1 << 24);
+
+/// Maps `len` bytes of anonymous memory with protection `prot` (`libc::PROT_*`) into the
+/// process of `tid`, at a free address within `jmp rel32` reach of `near` (so patched code can
+/// jump to it and back). Runs `mmap` in the process with [`syscall`].
+pub(crate) fn map_near(
+    tid: Pid,
+    mem: &ProcessMemory,
+    scratch: u64,
+    near: u64,
+    len: u64,
+    prot: i32,
+) -> Result<Region, RecordError> {
+    let len = len.div_ceil(PAGE) * PAGE;
+    let maps = std::fs::read_to_string(format!("/proc/{tid}/maps")).map_err(|source| {
+        RecordError::Memory {
+            op: "read /proc/PID/maps",
+            pid: tid.as_raw(),
+            addr: near,
+            source,
+        }
+    })?;
+    let start = free_below(&used_ranges(&maps), near, len).ok_or_else(|| RecordError::Memory {
+        op: "find room for the capture code",
+        pid: tid.as_raw(),
+        addr: near,
+        source: std::io::Error::other("no free range within 2 GiB of the program's code"),
+    })?;
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE;
+    let got = syscall(
+        tid,
+        mem,
+        scratch,
+        libc::SYS_mmap,
+        &[start, len, prot as u64, flags as u64, u64::MAX, 0],
+    )?;
+    if got < 0 || got as u64 != start {
+        if got >= 0 {
+            // An old kernel took MAP_FIXED_NOREPLACE as a hint and mapped elsewhere.
+            syscall(tid, mem, scratch, libc::SYS_munmap, &[got as u64, len])?;
+        }
+        return Err(RecordError::Memory {
+            op: "mmap in the traced process",
+            pid: tid.as_raw(),
+            addr: start,
+            source: if got < 0 {
+                std::io::Error::from_raw_os_error(-got as i32)
+            } else {
+                std::io::Error::other("mapped at another address")
+            },
+        });
+    }
+    Ok(Region { start, len })
+}
+
+/// The address ranges `/proc/PID/maps` lists, sorted.
+fn used_ranges(maps: &str) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = maps
+        .lines()
+        .filter_map(|line| {
+            let range = line.split_whitespace().next()?;
+            let (a, b) = range.split_once('-')?;
+            Some((
+                u64::from_str_radix(a, 16).ok()?,
+                u64::from_str_radix(b, 16).ok()?,
+            ))
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// The highest page-aligned start of a free `len`-byte range that ends at or below `near` and
+/// lies within [`REACH`] of it; else the lowest one above `near` within reach.
+fn free_below(used: &[(u64, u64)], near: u64, len: u64) -> Option<u64> {
+    let low_limit = near.saturating_sub(REACH).max(1 << 16);
+    let high_limit = near.saturating_add(REACH);
+    let overlaps = |s: u64| used.iter().any(|&(a, b)| s < b && a < s + len);
+    // Candidates: just below each used range, then just above each.
+    let mut below: Vec<u64> = used
+        .iter()
+        .filter_map(|&(a, _)| a.checked_sub(len))
+        .map(|s| s & !(PAGE - 1))
+        .filter(|&s| s >= low_limit && s + len <= near)
+        .collect();
+    below.sort_unstable_by(|a, b| b.cmp(a));
+    if let Some(s) = below.into_iter().find(|&s| !overlaps(s)) {
+        return Some(s);
+    }
+    let mut above: Vec<u64> = used
+        .iter()
+        .map(|&(_, b)| b.div_ceil(PAGE) * PAGE)
+        .filter(|&s| s >= near && s + len <= high_limit)
+        .collect();
+    above.sort_unstable();
+    above.into_iter().find(|&s| !overlaps(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_range_is_found_just_below_the_program_and_never_overlaps() {
+        let used = [
+            (0x5555_5555_4000, 0x5555_5556_0000),
+            (0x5555_5556_0000, 0x5555_5558_0000),
+            (0x7fff_f7dd_0000, 0x7fff_f7ff_0000),
+        ];
+        let s = free_below(&used, 0x5555_5555_8000, 0x2000).unwrap();
+        assert_eq!(s, 0x5555_5555_2000);
+        // The range right below is taken: the next free one below it.
+        let used2 = [(0x5555_5555_2000, 0x5555_5555_4000), used[0], used[1]];
+        let s = free_below(&used2, 0x5555_5555_8000, 0x2000).unwrap();
+        assert_eq!(s, 0x5555_5555_0000);
+        assert!(!used2.iter().any(|&(a, b)| s < b && a < s + 0x2000));
+    }
+
+    #[test]
+    fn no_range_out_of_jump_reach_is_offered() {
+        // Everything within 2 GiB below and above is taken.
+        let near = 0x4000_0000_0000u64;
+        let used = [(near - (1 << 32), near + (1 << 32))];
+        assert_eq!(free_below(&used, near, 0x1000), None);
+    }
+}
