@@ -3,7 +3,8 @@
 # summary line that scripts can read:
 #   carve_us_per_call=.. ltrace_us_per_call=.. gdb_us_per_call=.. vs_ltrace=..x vs_gdb=..x \
 #   untraced_vs_native=..x dwarf_startup_s=.. carve_c_us_per_call=.. uftrace_us_per_call=.. \
-#   vs_uftrace=..x stops_per_call=.. syscalls_per_call=..
+#   vs_uftrace=..x stops_per_call=.. syscalls_per_call=.. inproc_us_per_call=.. \
+#   inproc_vs_ltrace=..x inproc_stops_per_call=..
 #
 # Usage (from anywhere; paths are relative to the repository):
 #   bench/recorder.sh
@@ -16,6 +17,7 @@
 #   CARGO_TARGET_DIR where carve is built (default: <repo>/target); the fixture is built in
 #                    $CARGO_TARGET_DIR/bench-fixtures
 #   CARVE, CARVE_DEBUG  use these prebuilt release / debug carve binaries instead of building
+#   PROBE            prebuilt recorder/examples/inprocess_probe (in-process path, issue 15)
 #   CARVE_RECORD_ARGS extra arguments for every `carve record` (default: none = default settings)
 #
 # Every scenario runs once per round, rounds alternate scenarios (native, carve, ltrace, gdb,
@@ -75,6 +77,15 @@ HOTLOOP_C=$FIXTURE_TARGET/hotloop-c
 HOTLOOP_PG=$FIXTURE_TARGET/hotloop-pg
 cc -g -O1 -o "$HOTLOOP_C" "$ROOT/bench/hotloop.c"
 cc -pg -g -O1 -o "$HOTLOOP_PG" "$ROOT/bench/hotloop.c"
+# The in-process path's first layer (issue 15, docs/inprocess-capture.md) patches mix at -O0
+# (at -O1 its loop exits straight onto a one-byte ret, which that layer refuses).
+HOTLOOP_C0=$FIXTURE_TARGET/hotloop-c0
+cc -g -O0 -o "$HOTLOOP_C0" "$ROOT/bench/hotloop.c"
+if [[ -z ${PROBE:-} ]]; then
+    log "building the in-process probe (recorder example) in $TARGET"
+    (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --release --quiet -p carve-recorder --example inprocess_probe)
+    PROBE=$TARGET/release/examples/inprocess_probe
+fi
 
 MIX_SYM=$(nm "$HOTLOOP" | awk '$3 ~ /^_ZN7hotloop3mix17h[0-9a-f]+E$/ && !s {s = $3} END {print s}')
 [[ -n $MIX_SYM ]] || { log "no hotloop::mix symbol in $HOTLOOP"; exit 1; }
@@ -151,6 +162,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
     run native_c "$HOTLOOP_C" "$CALLS"
     run carve_c carve_rec "$WORK/hot_c.db" --filter 'mix' -- "$HOTLOOP_C" "$CALLS"
     run uftrace uftrace record -d "$WORK/uftrace.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" "$UFTRACE_CALLS"
+    run native_c0 "$HOTLOOP_C0" "$CALLS"
+    run carve_c0 carve_rec "$WORK/hot_c0.db" --filter 'mix' -- "$HOTLOOP_C0" "$CALLS"
+    run inproc_c0 "$PROBE" mix "$HOTLOOP_C0" "$CALLS"
     run uftrace0 uftrace record -d "$WORK/uftrace0.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" 0
 done
 
@@ -162,6 +176,15 @@ rm -f "$WORK/strace.db"
 strace -c -o "$WORK/strace.txt" "$CARVE" record --db "$WORK/strace.db" ${EXTRA[@]+"${EXTRA[@]}"} \
     --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" >"$WORK/strace.out" 2>&1
 read -r stops syscalls < <(awk '$NF == "wait4" {w = $4} $NF == "total" {t = $4} END {print w + 0, t + 0}' "$WORK/strace.txt")
+# The same for the in-process probe: strace on its main thread counts the ptrace stops (wait4).
+# Its drainer thread cannot be straced with -f (strace would trace the program too, and the
+# program's PTRACE_TRACEME would fail), so its system calls are taken from the probe's own
+# counts: 4 per drain that found records (read head, read twice, write tail), 2 per empty poll
+# (read head, sleep).
+strace -c -o "$WORK/strace-inproc.txt" "$PROBE" mix "$HOTLOOP_C0" "$CALLS" >"$WORK/strace-inproc.out" 2>&1
+inproc_stops=$(awk '$NF == "wait4" {w = $4} END {print w + 0}' "$WORK/strace-inproc.txt")
+inproc_syscalls=$(sed -n 's/.* drains=\([0-9]*\) empty_polls=\([0-9]*\) .*/\1 \2/p' "$WORK/strace-inproc.out" |
+    awk '{print $1 * 4 + $2 * 2}')
 
 # ---------------------------------------------------------------- sanity
 # The recording must be right, not only fast: one stored call per call, arguments 0..N-1, and
@@ -216,6 +239,14 @@ ltrace_us=$(calc %.1f "($ltrace - $ltrace0) * 1e6 / $CALLS")
 gdb_us=$(calc %.1f "($gdb - $gdb0) * 1e6 / $GDB_CALLS")
 vs_ltrace=$(calc %.1f "$ltrace_us / $carve_us")
 vs_gdb=$(calc %.1f "$gdb_us / $carve_us")
+carve_c0_us=$(calc %.1f "($(m carve_c0) - $(m native_c0)) * 1e6 / $CALLS")
+inproc_us=$(calc %.2f "($(m inproc_c0) - $(m native_c0)) * 1e6 / $CALLS")
+inproc_vs_ltrace=$(calc %.0f "$ltrace_us / $inproc_us")
+inproc_vs_carve=$(calc %.1f "$carve_c0_us / $inproc_us")
+inproc_vs_uftrace=$(calc %.1f "$inproc_us / $uftrace_us")
+inproc_stops_per_call=$(calc %.5f "$inproc_stops / $CALLS")
+inproc_syscalls_per_call=$(calc %.4f "$inproc_syscalls / $CALLS")
+inproc_records=$(sed -n 's/^records=\([0-9]*\) .*/\1/p' "$WORK/strace-inproc.out")
 # Untraced: the loop's time under carve (start-up removed with the 0-call run) over its native time.
 untraced=$(calc %.2f "($cold_big - $cold0) / ($native_big - $native0)")
 untraced_raw=$(calc %.2f "$cold_big / $native_big")
@@ -240,6 +271,9 @@ printf '%-44s %10s %10s %14s %12s\n' "carve (debug, ${carve_dwarf_size} MiB) --v
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter carve::main -- same" - "$dwarf" "$(spread dwarf)" -
 printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O1)" "$CALLS" "$native_c" "$(spread native_c)" -
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c" "$CALLS" "$carve_c" "$(spread carve_c)" "$carve_c_us"
+printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O0)" "$CALLS" "$(m native_c0)" "$(spread native_c0)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c -O0" "$CALLS" "$(m carve_c0)" "$(spread carve_c0)" "$carve_c0_us"
+printf '%-44s %10s %10s %14s %12s\n' "in-process probe mix (layer 1, registers)" "$CALLS" "$(m inproc_c0)" "$(spread inproc_c0)" "$inproc_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$UFTRACE_CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record (start-up only)" 0 "$uftrace0" "$(spread uftrace0)" -
 echo
@@ -248,7 +282,9 @@ echo "DWARF start-up on the carve debug binary: ${dwarf_s}s"
 echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb_lines (expected $GDB_CALLS), uftrace replayed $uftrace_calls (expected $UFTRACE_CALLS)"
 echo "carve vs uftrace on the same C loop: ${vs_uftrace}x slower per traced call (uftrace needs the -pg rebuild, carve does not)"
 echo "machine-independent (strace -c of carve, $CALLS traced calls): $stops wait4 = ${stops_per_call} ptrace stops per call, $syscalls system calls = ${syscalls_per_call} per call"
+echo "in-process path, layer 1 (registers only: no string copied, nothing decoded or stored): ${inproc_us} us per call on hotloop.c -O0 = ${inproc_vs_carve}x faster than carve's ptrace path on the same binary, ${inproc_vs_ltrace}x faster than ltrace -x (Rust loop), ${inproc_vs_uftrace}x uftrace; $inproc_stops wait4 = ${inproc_stops_per_call} ptrace stops per call, ${inproc_syscalls_per_call} drainer system calls per call; $inproc_records records (expected $((2 * CALLS)))"
 echo "sanity: carve $sanity"
 echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
-echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call"
 [[ $sanity == *" OK" ]] || exit 1
+[[ $inproc_records == $((2 * CALLS)) ]] || { log "the in-process probe captured $inproc_records records, expected $((2 * CALLS))"; exit 1; }

@@ -35,10 +35,11 @@ fn main() {
         Ok(run) => {
             let entries = run.records.iter().filter(|r| r.entry).count();
             println!(
-                "records={} entries={} drains={} refused={:?} exit={} seconds={:.6}",
+                "records={} entries={} drains={} empty_polls={} refused={:?} exit={} seconds={:.6}",
                 run.records.len(),
                 entries,
                 run.drains,
+                run.empty_polls,
                 run.refused,
                 run.exit_code,
                 elapsed.as_secs_f64()

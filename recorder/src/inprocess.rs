@@ -630,6 +630,8 @@ pub struct ProbeRun {
     pub exit_code: i32,
     /// Times the ring was drained with at least one record.
     pub drains: usize,
+    /// Times the drainer found nothing new (it then sleeps 200 µs).
+    pub empty_polls: usize,
 }
 
 /// One record of [`ProbeRun`].
@@ -710,18 +712,21 @@ pub fn probe(
         let stop = stop.clone();
         let mut ring = installed.ring;
         let mem = ProcessMemory::open(pid)?;
-        std::thread::spawn(move || -> Result<(Ring, Vec<Record>, usize), RecordError> {
-            let mut out = Vec::new();
-            let mut drains = 0;
-            while !stop.load(Ordering::Acquire) {
-                if ring.drain(&mem, &mut out)? == 0 {
-                    std::thread::sleep(std::time::Duration::from_micros(200));
-                } else {
-                    drains += 1;
+        std::thread::spawn(
+            move || -> Result<(Ring, Vec<Record>, usize, usize), RecordError> {
+                let mut out = Vec::new();
+                let (mut drains, mut empty) = (0, 0);
+                while !stop.load(Ordering::Acquire) {
+                    if ring.drain(&mem, &mut out)? == 0 {
+                        empty += 1;
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    } else {
+                        drains += 1;
+                    }
                 }
-            }
-            Ok((ring, out, drains))
-        })
+                Ok((ring, out, drains, empty))
+            },
+        )
     };
     crate::process::resume(pid, None)?;
     let wait_err = |source| RecordError::Ptrace {
@@ -733,7 +738,8 @@ pub fn probe(
         match waitpid(pid, None).map_err(wait_err)? {
             WaitStatus::PtraceEvent(_, _, ev) if ev == libc::PTRACE_EVENT_EXIT => {
                 stop.store(true, Ordering::Release);
-                let (mut ring, mut out, mut drains) = drainer.join().expect("drainer panicked")?;
+                let (mut ring, mut out, mut drains, empty_polls) =
+                    drainer.join().expect("drainer panicked")?;
                 while ring.drain(&mem, &mut out)? > 0 {
                     drains += 1;
                 }
@@ -760,6 +766,7 @@ pub fn probe(
                     refused,
                     exit_code: code,
                     drains,
+                    empty_polls,
                 });
             }
             WaitStatus::Stopped(_, sig) => crate::process::resume(pid, Some(sig))?,
@@ -776,6 +783,7 @@ pub fn probe(
         refused,
         exit_code,
         drains: 0,
+        empty_polls: 0,
     })
 }
 
