@@ -7,6 +7,7 @@ mod abi;
 mod addr;
 mod decode;
 mod dwarf;
+mod ending;
 mod error;
 mod forced;
 mod lines;
@@ -405,17 +406,21 @@ impl Recording {
             runs,
             options: &self.options,
             record_forks,
+            ending: ending::Ending::new(),
         };
         let pinned_from = self.pinned_from;
         let summary = std::thread::scope(|scope| {
-            drive(
+            let summary = drive(
                 scope,
                 &driver,
                 self.pid,
                 image,
                 sink,
                 Start::Spawned(pinned_from),
-            )
+            );
+            // The command has ended (and is reaped): what it left running is let go.
+            driver.ending.finish();
+            summary
         });
         if let Some(mask) = &self.pinned_from {
             process::unpin(Pid::from_raw(0), mask);
@@ -652,6 +657,8 @@ struct Driver<'d> {
     runs: RunSinks<'d>,
     options: &'d RecordOptions,
     record_forks: bool,
+    /// When the command ends, the threads tracing what it left running let it go.
+    ending: ending::Ending,
 }
 
 /// How a process came to its tracer.
@@ -733,10 +740,15 @@ fn drive<'scope, 'env>(
                     .is_ok_and(|exe| Image::may_select(&exe, d.options))
             };
             let mut hand_over = |pid: Pid, execed: bool| -> Driven<'scope> {
-                scope.spawn(move || drive(scope, d, pid, None, None, Start::TakenOver { execed }))
+                let ticket = d.ending.ticket();
+                scope.spawn(move || {
+                    let _member = ticket.enter();
+                    drive(scope, d, pid, None, None, Start::TakenOver { execed })
+                })
             };
             let own_child = pid == d.spawned;
-            match untraced::serve(pid, own_child, &mut may_select, &mut hand_over) {
+            let ending = (!own_child).then_some(&d.ending);
+            match untraced::serve(pid, own_child, ending, &mut may_select, &mut hand_over) {
                 Ok(untraced::Served::Done(exit)) => {
                     let exit = exit.unwrap_or(carve_storage::ProcessExit::Lost {
                         reason: "no traced process left".into(),
@@ -792,6 +804,9 @@ fn drive<'scope, 'env>(
             };
             tracer.follow_forks(&mut follow);
             tracer.follow_exec(d.record_forks);
+            if pid != d.spawned {
+                tracer.end_with(&d.ending);
+            }
             tracer.run()
         })();
         let end = match traced {
@@ -865,7 +880,11 @@ fn adopt<'scope, 'env>(
     let pid = forked.pid;
     // Before the new thread starts: its attach must find the child no longer traced here.
     tracer::let_go(pid);
-    scope.spawn(move || drive(scope, d, pid, image, sink, Start::Adopted(forked)));
+    let ticket = d.ending.ticket();
+    scope.spawn(move || {
+        let _member = ticket.enter();
+        drive(scope, d, pid, image, sink, Start::Adopted(forked))
+    });
     true
 }
 
