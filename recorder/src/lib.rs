@@ -40,7 +40,9 @@ use carve_storage::{FunctionId, FunctionInfo, ParamInfo, TraceEvent, TraceSink};
 use nix::unistd::Pid;
 use tracer::PanicHooks;
 
-/// An executable and its debug information, ready to be recorded.
+/// An executable and its debug information, ready to be recorded. A clone shares the file's
+/// bytes and DWARF sections: cheaper than loading it again for each of many recordings.
+#[derive(Clone)]
 pub struct Program {
     info: dwarf::DebugInfo,
 }
@@ -244,6 +246,10 @@ pub struct RecordOptions {
     /// The program's stdout and stderr go to this file (created or truncated) instead of
     /// carve's own.
     pub output_to: Option<std::path::PathBuf>,
+    /// Only the selected functions' entries stop the program: no breakpoint on the panic
+    /// machinery or on the functions that read the world (`sources.rs`). For runs that only
+    /// act (`force_returns`) and are judged by their exit, not by what they record.
+    pub entries_only: bool,
 }
 
 impl Default for RecordOptions {
@@ -257,6 +263,7 @@ impl Default for RecordOptions {
             coverage: false,
             coverage_per_thread: false,
             output_to: None,
+            entries_only: false,
         }
     }
 }
@@ -558,12 +565,21 @@ impl Image {
         } else {
             lines::LinePlan::default()
         };
-        let panic = PanicHooks {
-            unwinding: program.info.symbol("__rustc::rust_panic"),
-            message: program.info.symbol("core::panicking::panic_fmt"),
-            message_str: program.info.symbol("std::panicking::begin_panic::<&str>"),
+        let hook = |name: &str| {
+            (!options.entries_only)
+                .then(|| program.info.symbol(name))
+                .flatten()
         };
-        let sources = sources::find(program.info.symbols());
+        let panic = PanicHooks {
+            unwinding: hook("__rustc::rust_panic"),
+            message: hook("core::panicking::panic_fmt"),
+            message_str: hook("std::panicking::begin_panic::<&str>"),
+        };
+        let sources = if options.entries_only {
+            Vec::new()
+        } else {
+            sources::find(program.info.symbols())
+        };
         let test_names = test_names(program.functions());
         Ok(Image {
             types: std::mem::take(&mut program.info.types),
