@@ -383,7 +383,9 @@ impl Recording {
     /// run with no breakpoint (carve sees only their forks, execs and exits). A forked child
     /// is followed the same way; with `record_forks` it is also recorded as a run of its own
     /// until it calls `exec`, with the breakpoints it inherited (`--follow-forks`). Returns
-    /// once every process ended; the summary's exit is the first process's.
+    /// once the first process ended: the processes it left running (daemons) are let go
+    /// then, their runs ended as having outlived it (see `ending.rs`); the summary's exit is
+    /// the first process's.
     pub fn run_following(
         mut self,
         runs: RunSinks<'_>,
