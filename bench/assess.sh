@@ -52,6 +52,9 @@ fetch() {
     ls -d "$REGISTRY"/*/"$c-$v" | head -1
 }
 
+# Failing tests capture a backtrace when this is set (cargo mutants inherits it; carve assess
+# sets RUST_BACKTRACE=0 for the tests it runs): say which it was.
+echo "RUST_BACKTRACE=${RUST_BACKTRACE-unset}" >&2
 printf '%-12s %6s %6s %9s %10s %10s %7s\n' crate both agree agree% mutants_s carve_s ratio
 for dir in "${CRATES[@]}"; do
     [[ -d "$dir" ]] || dir=$(fetch "$dir")

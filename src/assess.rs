@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -42,6 +42,9 @@ pub fn run(a: AssessArgs) -> anyhow::Result<i32> {
         .junit
         .as_ref()
         .map(|p| std::path::absolute(p).unwrap_or(p.clone()));
+    // A verdict reads a failure's message, never its backtrace: capturing and symbolising one
+    // costs a failing test about 0.3 s (every test a transformation makes fail).
+    std::env::set_var("RUST_BACKTRACE", "0");
     let mut report = Report::default();
     for (bin, package) in &binaries {
         if let Some(dir) = package {
@@ -146,20 +149,46 @@ impl TraceSink for Discard {
     fn record(&mut self, _: TraceEvent) {}
 }
 
-/// Hands every event to `first` and, when there is one, to a trace's writer.
+/// Hands every event to `first` and, when there is one, to a trace's writer; with `runaway`,
+/// kills the program once more calls than its limit started.
 struct Tee<'a> {
     first: &'a mut dyn TraceSink,
     writer: Option<RunWriter>,
+    runaway: Option<Runaway>,
+}
+
+/// A forced function called over and over: the loop around it never ends.
+struct Runaway {
+    pid: i32,
+    limit: u64,
+    calls: u64,
+    killed: bool,
 }
 
 impl TraceSink for Tee<'_> {
     fn record(&mut self, event: TraceEvent) {
+        if let (Some(r), TraceEvent::CallStarted(_)) = (self.runaway.as_mut(), &event) {
+            r.calls += 1;
+            if r.calls > r.limit && !r.killed {
+                r.killed = true;
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(r.pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
         if let Some(w) = self.writer.as_mut() {
             w.record(event.clone());
         }
         self.first.record(event);
     }
 }
+
+/// A transformed run is stopped as a loop that never ends when its forced function was called
+/// this many times more than the same tests call it as the code is...
+const RUNAWAY_FACTOR: u64 = 100;
+/// ...and at least this many times.
+const RUNAWAY_FLOOR: u64 = 10_000;
 
 struct Ran {
     end: RunEnd,
@@ -173,14 +202,14 @@ struct Ran {
 /// into an `Observer`: who reaches what, and what each test saw. With `store_to`, also stored
 /// as a run of that trace (what `--write-tests` carves from).
 fn run_as_is(
-    bin: &Path,
+    program: &Program,
     args: &[OsString],
     output: &Path,
     store_to: Option<&Path>,
 ) -> anyhow::Result<(Ran, Observer)> {
     let mut observer = Observer::default();
     let ran = run_recorded(
-        bin,
+        program,
         args,
         Selection::default(),
         Vec::new(),
@@ -188,15 +217,19 @@ fn run_as_is(
         &mut observer,
         output,
         store_to,
+        false,
+        None,
     )?;
     Ok((ran, observer))
 }
 
 /// Runs `bin` with `args` under the recorder (selecting `selection`, forcing `force`), killed
 /// after `timeout`, its events to `sink` (and stored in the trace `store_to`, when given).
+/// `acting_only`: a run judged by its exit alone, beside others: the selected functions'
+/// entries are its only breakpoints, and it is not pinned to carve's CPU.
 #[allow(clippy::too_many_arguments)]
 fn run_recorded(
-    bin: &Path,
+    program: &Program,
     args: &[OsString],
     selection: Selection,
     force: Vec<(String, ForcedValue)>,
@@ -204,12 +237,19 @@ fn run_recorded(
     sink: &mut dyn TraceSink,
     output: &Path,
     store_to: Option<&Path>,
+    acting_only: bool,
+    original_calls: Option<u64>,
 ) -> anyhow::Result<Ran> {
-    let program = Program::load(bin)?;
+    // A copy shares the loaded file and DWARF: loading it again for every run cost more than
+    // most transformed runs themselves.
+    let program = program.clone();
+    let bin = program.path().to_path_buf();
     let options = RecordOptions {
         selection,
         force_returns: force,
         output_to: Some(output.to_path_buf()),
+        entries_only: acting_only,
+        pin_cpu: !acting_only,
         ..RecordOptions::default()
     };
     let started = Instant::now();
@@ -262,8 +302,15 @@ fn run_recorded(
     let mut tee = Tee {
         first: sink,
         writer,
+        runaway: original_calls.map(|original| Runaway {
+            pid,
+            limit: original.saturating_mul(RUNAWAY_FACTOR).max(RUNAWAY_FLOOR),
+            calls: 0,
+            killed: false,
+        }),
     };
     let result = recording.run(&mut tee);
+    let runaway = tee.runaway.take().filter(|r| r.killed);
     let stored = match tee.writer.take() {
         Some(w) => Some(w.finish()?),
         None => None,
@@ -276,6 +323,11 @@ fn run_recorded(
     let output = std::fs::read_to_string(output).unwrap_or_default();
     let end = match result {
         _ if timed_out.load(Ordering::SeqCst) => RunEnd::TimedOut(seconds),
+        _ if runaway.is_some() => RunEnd::Runaway {
+            calls: runaway.as_ref().map_or(0, |r| r.calls),
+            original: original_calls.unwrap_or(0),
+            seconds,
+        },
         Ok(summary) => match summary.exit {
             ProcessExit::Exited { code } => RunEnd::Exited(code),
             ProcessExit::Signaled { name, .. } => RunEnd::Signaled(name),
@@ -322,7 +374,8 @@ fn assess_binary(
     // trace too when tests are to be carved from it).
     let trace_db = scratch.join(format!("baseline-{}.db", report.binaries.len()));
     let store_to = a.write_tests.then_some(trace_db.as_path());
-    let (baseline, observer) = run_as_is(bin, &args, &output, store_to)?;
+    let mut program = Program::load(bin)?;
+    let (baseline, observer) = run_as_is(&program, &args, &output, store_to)?;
     if baseline.end != RunEnd::Exited(0) {
         bail!(
             "the tests of {} do not pass as they are ({:?}): fix them before assessing them",
@@ -332,11 +385,14 @@ fn assess_binary(
     }
     let original = observer.by_test(&tests);
     let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(2.0 + 5.0 * baseline.seconds));
-    let mut program = Program::load(bin)?;
     // More recordings of the tests as they are, made at the first diagnosis: what changes
     // between runs of the same code is not what a test failed to check.
     let mut repeats: Option<Vec<Observed>> = None;
     let mut cases: Vec<Case> = Vec::new();
+    // Every function in report order, with the extremes its transformations try; the
+    // transformed runs are made first (several at once), the diagnoses after, in order.
+    let mut entries: Vec<(FunctionAssessed, Vec<Extreme>)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     for (function, reaching) in candidates(&original, &tests, &a.filters) {
         let info = original.functions.iter().find(|f| f.path == function);
         let entry = program
@@ -360,7 +416,7 @@ fn assess_binary(
             Ok(x) => x,
             Err(reason) => {
                 assessed.skipped = Some(reason);
-                report.functions.push(assessed);
+                entries.push((assessed, Vec::new()));
                 continue;
             }
         };
@@ -376,28 +432,41 @@ fn assess_binary(
                     written: None,
                 });
             }
-            report.functions.push(assessed);
+            entries.push((assessed, Vec::new()));
             continue;
         }
+        let calls = reaching
+            .iter()
+            .filter_map(|t| original.tests.get(t)?.calls.get(&function))
+            .map(|c| c.len() as u64)
+            .sum();
+        for extreme in &extremes {
+            jobs.push(Job {
+                function: function.clone(),
+                value: extreme.value.clone(),
+                tests: reaching.clone(),
+                calls,
+            });
+        }
+        entries.push((assessed, extremes));
+    }
+    let mut results = run_jobs(&jobs, &program, &one_thread, timeout, a.runs, scratch)?.into_iter();
+    for (mut assessed, extremes) in entries {
+        let function = assessed.function.clone();
+        let reaching = assessed.tests.clone();
         for extreme in extremes {
+            let Some((mut verdict, runs, seconds)) = results.next() else {
+                bail!("a transformation of {function} was not run");
+            };
             let mut run_args = one_thread.clone();
             run_args.push("--exact".into());
             run_args.extend(reaching.iter().map(OsString::from));
-            let (mut verdict, runs, seconds) = run_transformed(
-                bin,
-                &run_args,
-                &function,
-                &extreme.value,
-                timeout,
-                a.runs,
-                &output,
-            )?;
             if let (Verdict::Undetected { diagnosis }, false) = (&mut verdict, a.no_diagnosis) {
                 // Record the transformed tests as fully as the original to compare them.
                 let mut observer = Observer::default();
                 let force = vec![(function.clone(), extreme.value.clone())];
                 let again = run_recorded(
-                    bin,
+                    &program,
                     &run_args,
                     Selection::default(),
                     force,
@@ -405,13 +474,15 @@ fn assess_binary(
                     &mut observer,
                     &output,
                     None,
+                    false,
+                    None,
                 )?;
                 if again.end == RunEnd::Exited(0) {
                     let transformed = observer.by_test(&tests);
                     if repeats.is_none() {
                         let mut made = Vec::new();
                         for _ in 0..a.runs.saturating_sub(1).max(1) {
-                            let (rerun, observer) = run_as_is(bin, &args, &output, None)?;
+                            let (rerun, observer) = run_as_is(&program, &args, &output, None)?;
                             if rerun.end == RunEnd::Exited(0) {
                                 made.push(observer.by_test(&tests));
                             }
@@ -453,14 +524,108 @@ fn assess_binary(
     Ok(())
 }
 
+/// One transformation to run: `function` forced to return `value` under the tests reaching it.
+struct Job {
+    function: String,
+    value: ForcedValue,
+    tests: Vec<String>,
+    /// How often those tests call `function` as the code is.
+    calls: u64,
+}
+
+/// Runs every job ([`run_transformed`]) and gives their results in the jobs' order. As many
+/// run at once as there are CPUs, but never two that share a test: each test runs as `cargo
+/// test` may run it, beside other tests but never beside itself (a test counting its runs in a
+/// file sees them one after another, in order). Each worker has its own output file.
+fn run_jobs(
+    jobs: &[Job],
+    program: &Program,
+    one_thread: &[OsString],
+    timeout: Duration,
+    runs: u32,
+    scratch: &Path,
+) -> anyhow::Result<Vec<(Verdict, u32, f64)>> {
+    type Outcome = anyhow::Result<(Verdict, u32, f64)>;
+    struct Queue {
+        started: Vec<bool>,
+        busy: BTreeSet<String>,
+        results: Vec<Option<Outcome>>,
+        failed: bool,
+    }
+    let queue = Mutex::new(Queue {
+        started: vec![false; jobs.len()],
+        busy: BTreeSet::new(),
+        results: jobs.iter().map(|_| None).collect(),
+        failed: false,
+    });
+    let changed = Condvar::new();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(jobs.len());
+    let work = |worker: usize| loop {
+        let Ok(mut q) = queue.lock() else { return };
+        let next = loop {
+            let free = (0..jobs.len())
+                .find(|&i| !q.started[i] && jobs[i].tests.iter().all(|t| !q.busy.contains(t)));
+            if free.is_some() || q.failed || q.started.iter().all(|s| *s) {
+                break free.filter(|_| !q.failed);
+            }
+            q = match changed.wait(q) {
+                Ok(q) => q,
+                Err(_) => return,
+            };
+        };
+        let Some(i) = next else { return };
+        let job = &jobs[i];
+        q.started[i] = true;
+        q.busy.extend(job.tests.iter().cloned());
+        drop(q);
+        let mut args = one_thread.to_vec();
+        args.push("--exact".into());
+        args.extend(job.tests.iter().map(OsString::from));
+        let output = scratch.join(format!("output-{worker}.txt"));
+        let result = run_transformed(
+            program,
+            &args,
+            (&job.function, &job.value, Some(job.calls)),
+            timeout,
+            runs,
+            &output,
+        );
+        let Ok(mut q) = queue.lock() else { return };
+        q.failed |= result.is_err();
+        q.results[i] = Some(result);
+        for t in &job.tests {
+            q.busy.remove(t);
+        }
+        changed.notify_all();
+    };
+    std::thread::scope(|s| {
+        for worker in 0..workers {
+            let work = &work;
+            s.spawn(move || work(worker));
+        }
+    });
+    let q = queue
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a transformed run panicked"))?;
+    q.results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("a transformation was not run"))))
+        .collect()
+}
+
 /// Runs `bin` with `args` (the tests reaching `function`) `runs` times with `function` forced
 /// to return `value`, and combines the verdicts; a run killed by the timeout is not repeated.
+/// With `original_calls` (how often the same tests call `function` as the code is), a run that
+/// calls it [`RUNAWAY_FACTOR`] times as often (and at least [`RUNAWAY_FLOOR`] times) is killed
+/// then, as a loop that never ends, without waiting for the timeout.
 /// Returns the verdict, the runs made and their wall time.
 fn run_transformed(
-    bin: &Path,
+    program: &Program,
     args: &[OsString],
-    function: &str,
-    value: &ForcedValue,
+    (function, value, original_calls): (&str, &ForcedValue, Option<u64>),
     timeout: Duration,
     runs: u32,
     output: &Path,
@@ -473,7 +638,7 @@ fn run_transformed(
             ..Selection::default()
         };
         let ran = run_recorded(
-            bin,
+            program,
             args,
             only,
             vec![(function.to_string(), value.clone())],
@@ -481,10 +646,12 @@ fn run_transformed(
             &mut Discard,
             output,
             None,
+            true,
+            original_calls,
         )?;
         seconds += ran.seconds;
         verdicts.push(judge(&ran.end, &ran.output));
-        if matches!(ran.end, RunEnd::TimedOut(_)) {
+        if matches!(ran.end, RunEnd::TimedOut(_) | RunEnd::Runaway { .. }) {
             break;
         }
     }
@@ -698,11 +865,11 @@ fn carve_into(
                 "--exact".into(),
                 t.name.clone().into(),
             ];
+            let program = Program::load(exe)?;
             let (verdict, _, _) = run_transformed(
-                exe,
+                &program,
                 &args,
-                &case.function,
-                &case.value,
+                (&case.function, &case.value, None),
                 timeout,
                 a.runs,
                 output,

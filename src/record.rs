@@ -54,6 +54,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         coverage: a.coverage,
         coverage_per_thread: a.coverage_per_thread,
         output_to: None,
+        entries_only: false,
     };
     // The program is recorded when its debug info has functions the selection picks. Without
     // debug info (`cargo`, a shell), or with `--crate` and nothing of the crate in it, it is a

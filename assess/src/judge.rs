@@ -11,6 +11,13 @@ pub enum RunEnd {
     Signaled(String),
     /// Killed after this many seconds.
     TimedOut(f64),
+    /// Killed as a loop that never ends: the transformed function was called `calls` times
+    /// (after `seconds`), against `original` times by the same tests as they are.
+    Runaway {
+        calls: u64,
+        original: u64,
+        seconds: f64,
+    },
     /// The recorder lost the process; the reason says why.
     Lost(String),
 }
@@ -69,6 +76,17 @@ pub fn judge(end: &RunEnd, output: &str) -> Verdict {
         RunEnd::TimedOut(secs) => Verdict::Detected {
             test: running,
             reason: format!("timed out after {secs:.1} s"),
+        },
+        RunEnd::Runaway {
+            calls,
+            original,
+            seconds,
+        } => Verdict::Detected {
+            test: running,
+            reason: format!(
+                "timed out: a loop that never ends, stopped after {calls} calls of the \
+                 transformed function ({original} as the code is) in {seconds:.1} s"
+            ),
         },
         RunEnd::Lost(reason) => Verdict::NotRun {
             reason: reason.clone(),
@@ -143,6 +161,25 @@ mod tests {
             Verdict::Detected {
                 test: Some("b".into()),
                 reason: "timed out after 3.0 s".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_runaway_loop_is_a_timeout_that_says_how_many_calls_it_made() {
+        let out = "running 1 test\ntest spins ... ";
+        let end = RunEnd::Runaway {
+            calls: 10_001,
+            original: 4,
+            seconds: 0.4,
+        };
+        assert_eq!(
+            judge(&end, out),
+            Verdict::Detected {
+                test: Some("spins".into()),
+                reason: "timed out: a loop that never ends, stopped after 10001 calls of the \
+                         transformed function (4 as the code is) in 0.4 s"
+                    .into()
             }
         );
     }

@@ -93,11 +93,12 @@ pub(crate) struct FunctionDetail {
     pub rust_abi: bool,
 }
 
-/// An executable's debug information.
+/// An executable's debug information. A clone shares the file's bytes and sections (`Arc`s).
+#[derive(Clone)]
 pub struct DebugInfo {
     path: PathBuf,
-    dwarf: gimli::Dwarf<Reader>,
-    units: Vec<gimli::Unit<Reader>>,
+    dwarf: Arc<gimli::Dwarf<Reader>>,
+    units: Arc<Vec<gimli::Unit<Reader>>>,
     /// Line rows per unit, sorted by address: (address, prologue_end).
     unit_rows: Vec<Vec<(u64, bool)>>,
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
@@ -304,8 +305,8 @@ impl DebugInfo {
 
         let mut info = DebugInfo {
             path: path.to_path_buf(),
-            dwarf,
-            units: Vec::new(),
+            dwarf: Arc::new(dwarf),
+            units: Arc::new(Vec::new()),
             unit_rows: Vec::new(),
             namespaces: HashMap::new(),
             functions: Vec::new(),
@@ -387,6 +388,7 @@ impl DebugInfo {
     }
 
     fn index(&mut self) -> Result<(), RecordError> {
+        let mut units = Vec::new();
         let mut headers = self.dwarf.units();
         let path = self.path.clone();
         while let Some(header) = headers
@@ -398,11 +400,12 @@ impl DebugInfo {
                 .dwarf
                 .unit(header)
                 .map_err(|e| dwarf_err(&path, start, format!("unit: {e}")))?;
-            let unit_index = self.units.len();
+            let unit_index = units.len();
             self.index_unit(unit_index, &unit, start)?;
             self.unit_rows.push(line_rows(&self.dwarf, &unit));
-            self.units.push(unit);
+            units.push(unit);
         }
+        self.units = Arc::new(units);
         Ok(())
     }
 

@@ -7,6 +7,7 @@ mod abi;
 mod addr;
 mod decode;
 mod dwarf;
+mod ending;
 mod error;
 mod forced;
 mod inject;
@@ -42,7 +43,9 @@ use carve_storage::{FunctionId, FunctionInfo, ParamInfo, TraceEvent, TraceSink};
 use nix::unistd::Pid;
 use tracer::PanicHooks;
 
-/// An executable and its debug information, ready to be recorded.
+/// An executable and its debug information, ready to be recorded. A clone shares the file's
+/// bytes and DWARF sections: cheaper than loading it again for each of many recordings.
+#[derive(Clone)]
 pub struct Program {
     info: dwarf::DebugInfo,
 }
@@ -246,6 +249,10 @@ pub struct RecordOptions {
     /// The program's stdout and stderr go to this file (created or truncated) instead of
     /// carve's own.
     pub output_to: Option<std::path::PathBuf>,
+    /// Only the selected functions' entries stop the program: no breakpoint on the panic
+    /// machinery or on the functions that read the world (`sources.rs`). For runs that only
+    /// act (`force_returns`) and are judged by their exit, not by what they record.
+    pub entries_only: bool,
 }
 
 impl Default for RecordOptions {
@@ -259,6 +266,7 @@ impl Default for RecordOptions {
             coverage: false,
             coverage_per_thread: false,
             output_to: None,
+            entries_only: false,
         }
     }
 }
@@ -378,7 +386,9 @@ impl Recording {
     /// run with no breakpoint (carve sees only their forks, execs and exits). A forked child
     /// is followed the same way; with `record_forks` it is also recorded as a run of its own
     /// until it calls `exec`, with the breakpoints it inherited (`--follow-forks`). Returns
-    /// once every process ended; the summary's exit is the first process's.
+    /// once the first process ended: the processes it left running (daemons) are let go
+    /// then, their runs ended as having outlived it (see `ending.rs`); the summary's exit is
+    /// the first process's.
     pub fn run_following(
         mut self,
         runs: RunSinks<'_>,
@@ -408,17 +418,21 @@ impl Recording {
             runs,
             options: &self.options,
             record_forks,
+            ending: ending::Ending::new(),
         };
         let pinned_from = self.pinned_from;
         let summary = std::thread::scope(|scope| {
-            drive(
+            let summary = drive(
                 scope,
                 &driver,
                 self.pid,
                 image,
                 sink,
                 Start::Spawned(pinned_from),
-            )
+            );
+            // The command has ended (and is reaped): what it left running is let go.
+            driver.ending.finish();
+            summary
         });
         if let Some(mask) = &self.pinned_from {
             process::unpin(Pid::from_raw(0), mask);
@@ -556,12 +570,21 @@ impl Image {
         } else {
             lines::LinePlan::default()
         };
-        let panic = PanicHooks {
-            unwinding: program.info.symbol("__rustc::rust_panic"),
-            message: program.info.symbol("core::panicking::panic_fmt"),
-            message_str: program.info.symbol("std::panicking::begin_panic::<&str>"),
+        let hook = |name: &str| {
+            (!options.entries_only)
+                .then(|| program.info.symbol(name))
+                .flatten()
         };
-        let sources = sources::find(program.info.symbols());
+        let panic = PanicHooks {
+            unwinding: hook("__rustc::rust_panic"),
+            message: hook("core::panicking::panic_fmt"),
+            message_str: hook("std::panicking::begin_panic::<&str>"),
+        };
+        let sources = if options.entries_only {
+            Vec::new()
+        } else {
+            sources::find(program.info.symbols())
+        };
         let test_names = test_names(program.functions());
         Ok(Image {
             types: std::mem::take(&mut program.info.types),
@@ -655,6 +678,8 @@ struct Driver<'d> {
     runs: RunSinks<'d>,
     options: &'d RecordOptions,
     record_forks: bool,
+    /// When the command ends, the threads tracing what it left running let it go.
+    ending: ending::Ending,
 }
 
 /// How a process came to its tracer.
@@ -736,10 +761,15 @@ fn drive<'scope, 'env>(
                     .is_ok_and(|exe| Image::may_select(&exe, d.options))
             };
             let mut hand_over = |pid: Pid, execed: bool| -> Driven<'scope> {
-                scope.spawn(move || drive(scope, d, pid, None, None, Start::TakenOver { execed }))
+                let ticket = d.ending.ticket();
+                scope.spawn(move || {
+                    let _member = ticket.enter();
+                    drive(scope, d, pid, None, None, Start::TakenOver { execed })
+                })
             };
             let own_child = pid == d.spawned;
-            match untraced::serve(pid, own_child, &mut may_select, &mut hand_over) {
+            let ending = (!own_child).then_some(&d.ending);
+            match untraced::serve(pid, own_child, ending, &mut may_select, &mut hand_over) {
                 Ok(untraced::Served::Done(exit)) => {
                     let exit = exit.unwrap_or(carve_storage::ProcessExit::Lost {
                         reason: "no traced process left".into(),
@@ -795,6 +825,9 @@ fn drive<'scope, 'env>(
             };
             tracer.follow_forks(&mut follow);
             tracer.follow_exec(d.record_forks);
+            if pid != d.spawned {
+                tracer.end_with(&d.ending);
+            }
             tracer.run()
         })();
         let end = match traced {
@@ -868,7 +901,11 @@ fn adopt<'scope, 'env>(
     let pid = forked.pid;
     // Before the new thread starts: its attach must find the child no longer traced here.
     tracer::let_go(pid);
-    scope.spawn(move || drive(scope, d, pid, image, sink, Start::Adopted(forked)));
+    let ticket = d.ending.ticket();
+    scope.spawn(move || {
+        let _member = ticket.enter();
+        drive(scope, d, pid, image, sink, Start::Adopted(forked))
+    });
     true
 }
 

@@ -185,7 +185,15 @@ pub(crate) fn thread_name(pid: Pid, tid: Pid) -> Option<String> {
     Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
 }
 
-/// General-purpose registers of a stopped thread.
+/// Collects the next stop of tracee `pid` (its first stop after a fork or attach), trying again
+/// when a signal of carve's interrupts the wait (see `ending.rs`).
+pub(crate) fn collect_stop(pid: Pid) {
+    use nix::sys::wait::WaitPidFlag;
+    while let Err(nix::errno::Errno::EINTR) =
+        waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD))
+    {}
+}
+
 /// Resumes a stopped tracee (`PTRACE_CONT`), delivering `sig`; a tracee already gone (killed
 /// meanwhile: `ESRCH`) is no error, its exit is collected by the next wait.
 pub(crate) fn resume(tid: Pid, sig: Option<nix::sys::signal::Signal>) -> Result<(), RecordError> {
@@ -199,6 +207,7 @@ pub(crate) fn resume(tid: Pid, sig: Option<nix::sys::signal::Signal>) -> Result<
     }
 }
 
+/// General-purpose registers of a stopped thread.
 pub(crate) fn get_regs(tid: Pid) -> Result<libc::user_regs_struct, RecordError> {
     ptrace::getregs(tid).map_err(|source| RecordError::Ptrace {
         op: "GETREGS",

@@ -225,6 +225,11 @@ pub(crate) struct Tracer<'a> {
     early_children: HashSet<Pid>,
     /// Threads whose name was sent.
     named: HashSet<Pid>,
+    /// Says when the command carve ran has ended: this process is then let go (see
+    /// [`Tracer::let_all_go`]) instead of followed to its end.
+    ending: Option<&'a crate::ending::Ending>,
+    /// Letting go: no breakpoint goes (back) in.
+    letting_go: bool,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -397,6 +402,9 @@ impl<'a> Tracer<'a> {
     }
 
     fn insert(&mut self, addr: u64) -> Result<(), RecordError> {
+        if self.letting_go {
+            return Ok(());
+        }
         let Some(bp) = self.breakpoints.get(&addr) else {
             return Ok(());
         };
@@ -465,6 +473,8 @@ impl<'a> Tracer<'a> {
             test_names: &[],
             named: HashSet::new(),
             early_children: HashSet::new(),
+            ending: None,
+            letting_go: false,
         })
     }
 
@@ -553,6 +563,9 @@ impl<'a> Tracer<'a> {
     /// sites). Only the tracer changes the program's code, and it does nothing else meanwhile,
     /// so the span written back holds exactly what was read plus the new int3 bytes.
     fn insert_many(&mut self, mut addrs: Vec<u64>) -> Result<(), RecordError> {
+        if self.letting_go {
+            return Ok(());
+        }
         addrs.retain(|a| self.breakpoints.get(a).is_some_and(|b| !b.inserted));
         addrs.sort_unstable();
         addrs.dedup();
@@ -613,6 +626,12 @@ impl<'a> Tracer<'a> {
         self.depth = depth;
     }
 
+    /// Lets this process go once `ending` says the command carve ran has ended (a process
+    /// other than the command's own).
+    pub(crate) fn end_with(&mut self, ending: &'a crate::ending::Ending) {
+        self.ending = Some(ending);
+    }
+
     /// Remembers that carve and the tracee were pinned to one CPU from `mask`.
     pub(crate) fn pinned_from(&mut self, mask: Option<nix::sched::CpuSet>) {
         self.pinned_from = mask;
@@ -623,6 +642,14 @@ impl<'a> Tracer<'a> {
     pub(crate) fn run(mut self) -> Result<TracerEnd, RecordError> {
         self.resume(self.pid, None)?;
         let exit = loop {
+            if self.ending.is_some_and(|e| e.command_ended()) {
+                break match self.let_all_go()? {
+                    Some(exit) => exit,
+                    None => ProcessExit::Lost {
+                        reason: crate::ending::OUTLIVED.into(),
+                    },
+                };
+            }
             // Only this thread's tracees: a child followed by another carve thread is not ours.
             let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
                 Ok(s) => s,
@@ -658,6 +685,187 @@ impl<'a> Tracer<'a> {
             execed: self.execed,
             pinned_from: self.pinned_from,
         })
+    }
+
+    /// The command carve ran has ended and this process outlives it: lets every thread of it
+    /// go, unharmed. Every int3 of ours is taken out first (the original bytes back; a thread
+    /// that trapped on one meanwhile is rewound to run the original instruction), then each
+    /// running thread is stopped with a SIGSTOP of its own and detached at that very stop
+    /// (with the signal suppressed), so no stop is left pending; a thread waiting for the
+    /// scratch slot is already stopped at its breakpoint's address and goes at once. A
+    /// displaced step not yet run is put back at its instruction; one that ran is finished.
+    /// Children forked meanwhile get the original bytes back in their copy and go too. Open
+    /// calls end `unfinished`. Returns the process's exit when it ended meanwhile.
+    fn let_all_go(&mut self) -> Result<Option<ProcessExit>, RecordError> {
+        self.letting_go = true;
+        let mut placed: HashMap<u64, u8> = self
+            .breakpoints
+            .iter()
+            .filter(|(_, b)| b.inserted)
+            .map(|(a, b)| (*a, b.original))
+            .collect();
+        for addr in placed.keys() {
+            self.lift(*addr)?;
+        }
+        // Sites of lines taken out before, which a thread may still be trapping on.
+        let taken_out: HashSet<u64> = self.lines.removed.keys().copied().collect();
+        let waiting: Vec<Pid> = self.waiting.drain(..).map(|(tid, _)| tid).collect();
+        for tid in waiting {
+            self.release_thread(tid);
+        }
+        // Stopped with a SIGSTOP of ours, not yet collected: detached at that stop only.
+        let mut asked: HashSet<Pid> = HashSet::new();
+        for (tid, thread) in &self.threads {
+            // A thread not seen yet stops with the SIGSTOP every new thread starts with.
+            if !thread.fresh {
+                crate::ending::ask_to_stop(self.pid, *tid);
+                asked.insert(*tid);
+            }
+        }
+        let mut exit = None;
+        loop {
+            let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
+                Ok(s) => s,
+                Err(nix::errno::Errno::ECHILD) => break,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(source) => {
+                    return Err(RecordError::Ptrace {
+                        op: "waitpid",
+                        pid: self.pid.as_raw(),
+                        source,
+                    })
+                }
+            };
+            match status {
+                WaitStatus::Stopped(tid, sig) if !self.threads.contains_key(&tid) => {
+                    if !self.is_our_thread(tid) {
+                        // A forked child's first stop before its parent's fork event.
+                        restore_bytes(tid, &placed);
+                        self.early_children.insert(tid);
+                    }
+                    // A new thread's or child's first stop: its SIGSTOP is ptrace's.
+                    let _ = ptrace::detach(tid, (sig != Signal::SIGSTOP).then_some(sig));
+                }
+                WaitStatus::Stopped(tid, sig) => {
+                    let step = self.threads.get_mut(&tid).and_then(|t| t.stepping.take());
+                    if sig == Signal::SIGTRAP {
+                        if let Some(step) = step {
+                            // The step ran: finish it (nothing goes back in).
+                            self.end_step(tid, step, false)?;
+                            let pending = self
+                                .threads
+                                .get_mut(&tid)
+                                .and_then(|t| t.pending_signal.take());
+                            self.resume(tid, pending)?;
+                            continue;
+                        }
+                        let ours = get_regs(tid).ok().filter(|r| {
+                            let pc = r.rip.wrapping_sub(1);
+                            (placed.contains_key(&pc) || taken_out.contains(&pc)) && int3_trap(tid)
+                        });
+                        if let Some(mut regs) = ours {
+                            // Trapped on an int3 taken out since: run what is there now.
+                            regs.rip -= 1;
+                            set_regs(tid, regs)?;
+                            self.resume(tid, None)?;
+                        } else {
+                            self.resume(tid, Some(sig))?;
+                        }
+                        continue;
+                    }
+                    if let Some(Step::Displaced { addr, len }) = step {
+                        // Stopped before the copy in the scratch slot ran: back to the original.
+                        if self.scratch_owner == Some(tid) {
+                            self.scratch_owner = None;
+                        }
+                        let mut regs = get_regs(tid)?;
+                        if (self.scratch..self.scratch + len).contains(&regs.rip) {
+                            regs.rip = addr;
+                            set_regs(tid, regs)?;
+                        }
+                    }
+                    let fresh = self.threads.get(&tid).is_some_and(|t| t.fresh);
+                    if sig == Signal::SIGSTOP && (asked.remove(&tid) || fresh) {
+                        self.release_thread(tid);
+                    } else {
+                        // Its own signal; the SIGSTOP asked for follows.
+                        self.resume(tid, Some(sig))?;
+                    }
+                }
+                WaitStatus::PtraceEvent(tid, _, event) => {
+                    match event {
+                        libc::PTRACE_EVENT_CLONE => {
+                            if let Ok(new) = ptrace::getevent(tid) {
+                                let new = Pid::from_raw(new as i32);
+                                if !self.threads.contains_key(&new) {
+                                    self.thread_started(new);
+                                    if let Some(t) = self.threads.get_mut(&new) {
+                                        t.fresh = true;
+                                    }
+                                }
+                            }
+                        }
+                        libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                            if let Ok(child) = ptrace::getevent(tid) {
+                                let child = Pid::from_raw(child as i32);
+                                if !self.early_children.remove(&child) {
+                                    crate::process::collect_stop(child);
+                                    if event == libc::PTRACE_EVENT_FORK {
+                                        restore_bytes(child, &placed);
+                                    }
+                                    let _ = ptrace::detach(child, None);
+                                }
+                            }
+                        }
+                        libc::PTRACE_EVENT_EXEC => {
+                            // A new program: none of our bytes is in it; the other threads
+                            // are gone and the SIGSTOP asked for may have gone with them.
+                            self.close_all(Outcome::Unfinished);
+                            placed.clear();
+                            self.breakpoints.clear();
+                            self.threads.retain(|t, _| *t == tid);
+                            self.waiting.clear();
+                            self.scratch_owner = None;
+                            asked.clear();
+                            crate::ending::ask_to_stop(self.pid, tid);
+                            asked.insert(tid);
+                        }
+                        _ => {}
+                    }
+                    self.resume(tid, None)?;
+                }
+                WaitStatus::Exited(tid, code) => {
+                    asked.remove(&tid);
+                    exit = exit.or(self.thread_gone(tid, ProcessExit::Exited { code }));
+                }
+                WaitStatus::Signaled(tid, sig, _) => {
+                    asked.remove(&tid);
+                    let how = ProcessExit::Signaled {
+                        signal: sig as i32,
+                        name: sig.as_str().to_string(),
+                    };
+                    exit = exit.or(self.thread_gone(tid, how));
+                }
+                _ => {}
+            }
+        }
+        self.close_all(Outcome::Unfinished);
+        Ok(exit)
+    }
+
+    /// Detaches a stopped thread (its breakpoints already out) and ends its open calls as
+    /// unfinished: it runs on, but carve no longer sees them end.
+    fn release_thread(&mut self, tid: Pid) {
+        let Some(mut thread) = self.threads.remove(&tid) else {
+            let _ = ptrace::detach(tid, None);
+            return;
+        };
+        // A signal that came during a step is still the program's to see.
+        let _ = ptrace::detach(tid, thread.pending_signal.take());
+        if let Some(held) = thread.held.take() {
+            self.emit_held(held, false);
+        }
+        self.close_frames(thread.stack, Outcome::Unfinished);
     }
 
     /// Handles one wait status; returns the process's exit when the traced process is gone.
@@ -800,7 +1008,7 @@ impl<'a> Tracer<'a> {
     /// Collects a forked child's first stop, unless it was collected before its fork event.
     fn collect_first_stop(&mut self, child: Pid) {
         if !self.early_children.remove(&child) {
-            let _ = waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+            crate::process::collect_stop(child);
         }
     }
 
@@ -1899,9 +2107,19 @@ pub(crate) fn take_over(pid: Pid) -> Result<(), RecordError> {
         pid: pid.as_raw(),
         source,
     })?;
-    let _ = waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+    crate::process::collect_stop(pid);
     let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
     Ok(())
+}
+
+/// Writes `bytes` (original bytes by address) into `pid`'s memory: a forked copy of a process
+/// whose int3s were taken out after the fork.
+fn restore_bytes(pid: Pid, bytes: &HashMap<u64, u8>) {
+    if let Ok(mem) = ProcessMemory::open(pid) {
+        for (addr, original) in bytes {
+            let _ = mem.write(*addr, &[*original]);
+        }
+    }
 }
 
 /// The thread's SIGTRAP came from an int3 (the kernel's `SI_KERNEL`), not from `kill`.

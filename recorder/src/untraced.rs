@@ -48,9 +48,13 @@ pub(crate) enum Served<H> {
 /// by another thread of the same process, so a thread of carve's that waits for any child would
 /// steal them. The processes root forks are handed over instead, at their first stop (`false`),
 /// and root is always alone here when it execs.
+///
+/// With `ending` (a process other than the command's own), serving stops when the command
+/// carve ran has ended: every process still served is let go ([`let_all_go`]).
 pub(crate) fn serve<H>(
     root: Pid,
     own_child: bool,
+    ending: Option<&crate::ending::Ending>,
     may_select: &mut dyn FnMut(Pid) -> bool,
     hand_over: &mut dyn FnMut(Pid, bool) -> H,
 ) -> Result<Served<H>, RecordError> {
@@ -69,6 +73,15 @@ pub(crate) fn serve<H>(
     let mut root_taken = None;
     resume(root, None)?;
     loop {
+        if ending.is_some_and(|e| e.command_ended()) {
+            let gone = let_all_go(root, &mut live, &mut announced, &mut early_children)?;
+            if root_exit.is_none() && root_taken.is_none() {
+                root_exit = Some(gone.unwrap_or(ProcessExit::Lost {
+                    reason: crate::ending::OUTLIVED.into(),
+                }));
+            }
+            break;
+        }
         let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
             Ok(s) => s,
             Err(nix::errno::Errno::ECHILD) => break,
@@ -132,8 +145,7 @@ pub(crate) fn serve<H>(
                     let child = Pid::from_raw(child as i32);
                     // It must be in its first stop before it can be let go.
                     if !early_children.remove(&child) {
-                        let _ =
-                            waitpid(child, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD));
+                        crate::process::collect_stop(child);
                     }
                     crate::tracer::let_go(child);
                     hand_over(child, false);
@@ -176,6 +188,100 @@ pub(crate) fn serve<H>(
         Some(handle) => Served::RootTaken(handle),
         None => Served::Done(root_exit),
     })
+}
+
+/// Lets every served process go, unharmed, once the command carve ran has ended: each running
+/// thread is stopped with a SIGSTOP of its own and detached at that very stop (the signal
+/// suppressed), so no stop is left pending; a thread or process at its first stop goes at once.
+/// Returns `root`'s exit when it ended meanwhile.
+fn let_all_go(
+    root: Pid,
+    live: &mut HashSet<Pid>,
+    announced: &mut HashSet<Pid>,
+    early_children: &mut HashSet<Pid>,
+) -> Result<Option<ProcessExit>, RecordError> {
+    for child in early_children.drain() {
+        let _ = ptrace::detach(child, None);
+    }
+    let mut asked: HashSet<Pid> = HashSet::new();
+    for tid in live.iter() {
+        let pid = tgid(*tid).unwrap_or(*tid);
+        crate::ending::ask_to_stop(pid, *tid);
+        asked.insert(*tid);
+    }
+    let mut root_exit = None;
+    loop {
+        let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
+            Ok(s) => s,
+            Err(nix::errno::Errno::ECHILD) => break,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(source) => {
+                return Err(RecordError::Ptrace {
+                    op: "waitpid",
+                    pid: root.as_raw(),
+                    source,
+                })
+            }
+        };
+        match status {
+            WaitStatus::Stopped(tid, sig) if asked.contains(&tid) => {
+                if sig == Signal::SIGSTOP {
+                    asked.remove(&tid);
+                    live.remove(&tid);
+                    let _ = ptrace::detach(tid, None);
+                } else {
+                    // Its own signal; the SIGSTOP asked for follows.
+                    resume(tid, Some(sig))?;
+                }
+            }
+            WaitStatus::Stopped(tid, sig) => {
+                // A new thread's or process's first stop: its SIGSTOP is ptrace's.
+                announced.remove(&tid);
+                let _ = ptrace::detach(tid, (sig != Signal::SIGSTOP).then_some(sig));
+            }
+            WaitStatus::PtraceEvent(pid, _, libc::PTRACE_EVENT_EXEC) => {
+                // The thread that called exec now has the leader's id; the others are gone,
+                // and a SIGSTOP asked of them with them.
+                if let Ok(former) = ptrace::getevent(pid) {
+                    let former = Pid::from_raw(former as i32);
+                    if former != pid {
+                        asked.remove(&former);
+                        live.remove(&former);
+                    }
+                }
+                crate::ending::ask_to_stop(pid, pid);
+                asked.insert(pid);
+                resume(pid, None)?;
+            }
+            WaitStatus::PtraceEvent(tid, _, _) => resume(tid, None)?,
+            WaitStatus::Exited(tid, code) => {
+                asked.remove(&tid);
+                live.remove(&tid);
+                if tid == root {
+                    root_exit = Some(ProcessExit::Exited { code });
+                }
+            }
+            WaitStatus::Signaled(tid, sig, _) => {
+                asked.remove(&tid);
+                live.remove(&tid);
+                if tid == root {
+                    root_exit = Some(ProcessExit::Signaled {
+                        signal: sig as i32,
+                        name: sig.as_str().to_string(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(root_exit)
+}
+
+/// The process thread `tid` belongs to.
+fn tgid(tid: Pid) -> Option<Pid> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let tgid = status.lines().find_map(|l| l.strip_prefix("Tgid:"))?;
+    tgid.trim().parse().ok().map(Pid::from_raw)
 }
 
 /// `tid` is a thread of process `pid` (the kernel lists it under the process's `task`).

@@ -400,7 +400,8 @@ pub enum Outcome {
     Panicked { message: Option<String> },
     /// The frame disappeared without returning (unwinding, longjmp, thread exit).
     Unwound,
-    /// The process ended (crash, exit, kill) while the call was still running.
+    /// The process ended (crash, exit, kill) while the call was still running, or outlived
+    /// the command carve ran and was let go with the call still running.
     Unfinished,
 }
 

@@ -1,0 +1,134 @@
+//! When a recording ends: when the command carve ran ends, not when the last process it
+//! started does. Processes the command leaves behind (an sccache server, anything that
+//! double-forks and keeps running) are let go by their tracer threads (breakpoints taken out,
+//! detached, their open calls stored as unfinished) instead of waited for.
+//!
+//! The thread driving the command's process calls [`Ending::finish`] once it has reaped it;
+//! the other tracer threads check [`Ending::command_ended`] at every stop, and `finish` wakes
+//! those blocked in `waitpid` with a signal of carve's own (a no-op handler installed without
+//! `SA_RESTART`, so the wait returns `EINTR`).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
+
+use nix::unistd::Pid;
+
+/// Shared by every tracer thread of one recording.
+#[derive(Default)]
+pub(crate) struct Ending {
+    command_ended: AtomicBool,
+    /// Tracer threads started and not finished (counted before they start, so none is missed).
+    active: AtomicUsize,
+    /// Their thread ids, to wake them.
+    threads: Mutex<HashSet<i32>>,
+}
+
+/// A tracer thread about to start; [`Ticket::enter`] on that thread makes it a [`Member`].
+pub(crate) struct Ticket<'e>(&'e Ending);
+
+/// A running tracer thread, counted until dropped.
+pub(crate) struct Member<'e> {
+    ending: &'e Ending,
+    tid: i32,
+}
+
+/// The signal that wakes a tracer thread; the handler does nothing.
+fn wake_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
+
+extern "C" fn woken(_: libc::c_int) {}
+
+impl Ending {
+    pub(crate) fn new() -> Ending {
+        static HANDLER: Once = Once::new();
+        HANDLER.call_once(|| {
+            // SAFETY: a handler that does nothing is async-signal-safe; no SA_RESTART, so a
+            // blocked `waitpid` returns EINTR.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = woken as *const () as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                action.sa_flags = 0;
+                libc::sigaction(wake_signal(), &action, std::ptr::null_mut());
+            }
+        });
+        Ending::default()
+    }
+
+    /// The command carve ran has ended: processes still traced are to be let go.
+    pub(crate) fn command_ended(&self) -> bool {
+        self.command_ended.load(Ordering::Relaxed)
+    }
+
+    /// Counts a tracer thread before it is spawned.
+    pub(crate) fn ticket(&self) -> Ticket<'_> {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        Ticket(self)
+    }
+
+    /// Says the command ended, and wakes every tracer thread until all have finished (each
+    /// lets its processes go).
+    pub(crate) fn finish(&self) {
+        self.command_ended.store(true, Ordering::SeqCst);
+        let me = nix::unistd::getpid().as_raw();
+        while self.active.load(Ordering::SeqCst) > 0 {
+            let tids: Vec<i32> = match self.threads.lock() {
+                Ok(t) => t.iter().copied().collect(),
+                Err(_) => Vec::new(),
+            };
+            for tid in tids {
+                // SAFETY: tgkill with our own process id reaches only a thread of carve's, whose
+                // handler for this signal does nothing.
+                unsafe {
+                    libc::syscall(libc::SYS_tgkill, me, tid, wake_signal());
+                }
+            }
+            // A thread may check the flag just before blocking: wake again shortly.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+impl<'e> Ticket<'e> {
+    /// Registers the calling thread (the one the ticket was for) to be woken.
+    pub(crate) fn enter(self) -> Member<'e> {
+        let tid = nix::unistd::gettid().as_raw();
+        if let Ok(mut t) = self.0.threads.lock() {
+            t.insert(tid);
+        }
+        let ending = self.0;
+        std::mem::forget(self);
+        Member { ending, tid }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    /// A ticket never entered (its thread did not start) is not waited for.
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Member<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut t) = self.ending.threads.lock() {
+            t.remove(&self.tid);
+        }
+        self.ending.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Stops thread `tid` of process `pid` with a SIGSTOP of its own (`tgkill`), for its tracer
+/// to collect and detach it at that stop.
+pub(crate) fn ask_to_stop(pid: Pid, tid: Pid) {
+    // SAFETY: plain system call on ids of a tracee.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, pid.as_raw(), tid.as_raw(), libc::SIGSTOP);
+    }
+}
+
+/// The reason stored as the exit of a run whose process outlived the command carve ran.
+pub(crate) const OUTLIVED: &str = "outlived the command carve ran, so carve let it go \
+(breakpoints taken out, detached) and stored its open calls as unfinished";
