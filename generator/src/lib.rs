@@ -50,7 +50,8 @@ pub use crate::{
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
         Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
-        HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
+        CLOSURE_ARGUMENT, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE,
+        RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
 };
 

@@ -3,7 +3,7 @@
 //!
 //! Each call is sorted into one of: carved (a test, or a duplicate of one), skipped (its function
 //! is callable but the call cannot be replayed: `undecoded`, `did not return`, `unsupported
-//! type`, `receiver not rebuilt`, `trait not mockable`, `mock not replayable`, `needs mockall`),
+//! type`, `receiver not rebuilt`, `closure argument`, `trait not mockable`, `mock not replayable`, `needs mockall`),
 //! private (its function is not reachable from outside the crate), or not supported yet
 //! (closures, binary-only or other crates' functions...). What one test does is built by
 //! [`crate::scenario`].
