@@ -137,3 +137,62 @@ fn main() {
     }
     assert_pass_then_fail_after(&dir, "self.log.len()", "self.log.len() % 70", "tick_");
 }
+
+/// A `str::chars()` iterator passed as an argument (to `collect()`'s `FromIterator::from_iter`
+/// that made a receiver, or to a generic function) is recorded as the text it has left and
+/// written `"..".chars()`, so the object it built is rebuilt from that call.
+#[test]
+fn chars_iterators_are_written_as_the_text_they_have_left() {
+    let lib = r#"
+pub struct Letters {
+    seen: Vec<char>,
+}
+
+impl FromIterator<char> for Letters {
+    fn from_iter<I: IntoIterator<Item = char>>(iter: I) -> Letters {
+        let mut seen = Vec::new();
+        for c in iter {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        Letters { seen }
+    }
+}
+
+impl Letters {
+    pub fn contains(&self, c: char) -> bool {
+        self.seen.contains(&c)
+    }
+}
+
+pub fn count_vowels<I: IntoIterator<Item = char>>(chars: I) -> usize {
+    chars.into_iter().filter(|c| "aeiou".contains(*c)).count()
+}
+"#;
+    let main = r#"
+fn main() {
+    let l: shapes::Letters = "hello".chars().collect();
+    println!("{} {}", l.contains('l'), l.contains('z'));
+    let mut rest = "education".chars();
+    rest.next();
+    println!("{}", shapes::count_vowels(rest));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    for piece in [
+        "from_iter(\"hello\".chars())",
+        ".contains('z')",
+        "(\"ducation\".chars())",
+        "assert_eq!(result, 4usize)",
+    ] {
+        assert!(file.contains(piece), "{piece} in {file}\n{summary}");
+    }
+    assert_pass_then_fail_after(
+        &dir,
+        "\"aeiou\".contains(*c)",
+        "\"aeio\".contains(*c)",
+        "count_vowels_",
+    );
+}
