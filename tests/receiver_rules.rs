@@ -196,3 +196,67 @@ fn main() {
         "count_vowels_",
     );
 }
+
+/// A public method called on a private field of the object a public call was made on
+/// (`IndexSet::contains` calling `self.map.contains_key(..)`): no test outside the crate can
+/// hold that receiver, so the call is carved through the passing test of the call holding it.
+#[test]
+fn calls_on_private_fields_are_carved_through_the_tested_call_holding_them() {
+    let lib = r#"
+pub struct Map {
+    keys: Vec<char>,
+}
+
+impl Map {
+    pub(crate) fn new() -> Map {
+        Map { keys: Vec::new() }
+    }
+    pub(crate) fn insert(&mut self, c: char) {
+        if !self.keys.contains(&c) {
+            self.keys.push(c);
+        }
+    }
+    pub fn contains_key(&self, c: char) -> bool {
+        self.keys.contains(&c)
+    }
+}
+
+pub struct Set {
+    map: Map,
+}
+
+impl Set {
+    pub fn of(text: &str) -> Set {
+        let mut map = Map::new();
+        for c in text.chars() {
+            map.insert(c);
+        }
+        Set { map }
+    }
+    pub fn contains(&self, c: char) -> bool {
+        self.map.contains_key(c)
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let s = shapes::Set::of("hello");
+    println!("{} {}", s.contains('h'), s.contains('z'));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(
+        summary.contains("5 of 5 recorded calls carved")
+            && summary.contains("2 of them on private fields, through the tested public call"),
+        "{summary}"
+    );
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert!(file.contains("shapes::Set::of(\"hello\")"), "{file}");
+    assert!(!file.contains("contains_key"), "{file}");
+    assert_pass_then_fail_after(
+        &dir,
+        "        self.keys.contains(&c)\n    }",
+        "        !self.keys.contains(&c)\n    }",
+        "contains_",
+    );
+}

@@ -25,8 +25,11 @@ use crate::sequence::{self, Transition};
 use crate::syntax;
 
 mod history;
+mod inner;
 mod text;
+
 pub use history::HISTORY_NOT_REPLAYABLE;
+pub use inner::holding_call;
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
