@@ -15,8 +15,8 @@
 use carve_storage::{Outcome, Value};
 
 use super::{
-    cached, constructed, history, reads_world, returned_struct, same_state, strip_ref, Binding,
-    Builder, Ctx, Effect,
+    cached, constructed, history, observations, reads_world, returned_struct, same_state,
+    strip_ref, Binding, Builder, Ctx, Effect,
 };
 use crate::call::{Callable, Target};
 use crate::literal::DeclType;
@@ -52,6 +52,14 @@ pub(super) fn rebuild(
         actual: format!("{var}.{getter}()"),
         expected: syntax::str_lit(text),
     });
+    // And whatever else a caller can observe of the state (other getters, `pub` fields): a
+    // text that is not the whole state (`Wallet::new(owner)`) fails here, not silently.
+    let checks = observations(cx, var, state, type_path);
+    b.checks.extend(
+        checks
+            .into_iter()
+            .filter(|c| c.actual != format!("{var}.{getter}()")),
+    );
     true
 }
 
