@@ -10,7 +10,8 @@
 //!
 //! Only for states recorded whole (no memory behind pointers, no `MaybeUninit` storage): there
 //! an equal recorded state is the same state, so the getter's recorded text is the text of the
-//! object the test needs.
+//! object the test needs. And only for a text the object holds as a field (its serialization),
+//! not a piece of it (`scheme()`).
 
 use carve_storage::{Outcome, Value};
 
@@ -106,6 +107,16 @@ fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, 
             })
             .collect()
     });
+    // The object must hold the text itself (`Url`'s `serialization`), not a piece of it
+    // (`scheme()` gives `"https"`): the other fields are then what parsing it derives.
+    let Value::Struct { fields, .. } = state else {
+        return None;
+    };
+    let held = |text: &str| {
+        fields.iter().any(
+            |f| matches!(&f.value, Value::Str { value, truncated: false, .. } if value == text),
+        )
+    };
     getters.iter().find_map(|&i| {
         let call = &cx.trace.calls[i];
         let pre = strip_ref(call.arg("self")?);
@@ -116,7 +127,7 @@ fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, 
             return None;
         };
         match strip_ref(call.ret.as_ref()?) {
-            Value::Str { value, .. } => Some((c.api.ident.clone(), value.as_str())),
+            Value::Str { value, .. } if held(value) => Some((c.api.ident.clone(), value.as_str())),
             _ => None,
         }
     })
