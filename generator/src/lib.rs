@@ -50,7 +50,8 @@ pub use crate::{
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     scenario::{
         Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
-        HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
+        CLOSURE_ARGUMENT, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE,
+        RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
 };
 
@@ -156,12 +157,18 @@ impl Report {
         // verified, in a written test). What carve cannot carve yet counts against it.
         let headline_pct =
             100.0 * self.summary.calls_carved as f64 / self.summary.public_api.max(1) as f64;
-        let steps = match self.summary.carved_as_steps {
+        let mut steps = match self.summary.carved_as_steps {
             0 => String::new(),
             n => format!(
                 ", {n} of them as steps other tests replay and check through the call they feed"
             ),
         };
+        if self.summary.carved_through_callers > 0 {
+            steps.push_str(&format!(
+                ", {} of them on private fields, through the tested public call holding them",
+                self.summary.carved_through_callers
+            ));
+        }
         let mut line = format!(
             "public API: {} of {} recorded calls carved into {} tests ({headline_pct:.0}%{steps}); \
              outside it: {outside} calls (private helpers, closures...), reached through the \

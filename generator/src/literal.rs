@@ -224,6 +224,16 @@ pub fn os_text_constructor(ty: &str) -> Option<&'static str> {
     })
 }
 
+/// The method that makes an iterator recorded as the text it has left from a string literal
+/// (`core::str::iter::Chars` → `.chars()`); `None` for any other type. Such a value is an
+/// argument only: an iterator has no `PartialEq` to check a result with.
+pub fn text_iterator_method(ty: &str) -> Option<&'static str> {
+    match ty {
+        "core::str::iter::Chars" => Some("chars"),
+        _ => None,
+    }
+}
+
 /// A path or OS string recorded as its text (`&std::path::Path`, `PathBuf`, `&OsStr`,
 /// `OsString`), written as the std constructor a user writes: `std::path::Path::new("a/b")`.
 /// `None` when the value is no such text or the declared type takes another kind of value.
@@ -236,6 +246,15 @@ fn os_text(value: &Value, decl: &DeclType) -> Option<Result<String, LiteralError
     else {
         return None;
     };
+    if let Some(method) = text_iterator_method(ty) {
+        let fits = matches!(decl, DeclType::Generic(_) | DeclType::ImplTrait)
+            || matches!(decl, DeclType::Other(d) if d == ty);
+        return Some(match (fits, truncated) {
+            (false, _) => Err(mismatch(value, decl)),
+            (true, true) => Err(LiteralError::Undecoded),
+            (true, false) => Ok(format!("{}.{method}()", str_lit(text))),
+        });
+    }
     let ctor = os_text_constructor(ty)?;
     let fits = match decl {
         DeclType::Other(_) | DeclType::Generic(_) | DeclType::ImplTrait => true,
@@ -251,7 +270,9 @@ fn os_text(value: &Value, decl: &DeclType) -> Option<Result<String, LiteralError
 
 fn recorded_type(value: &Value) -> Result<DeclType, LiteralError> {
     if let Value::Str { ty, .. } = value {
-        if os_text(value, &DeclType::Other(ty.clone())).is_some() {
+        if text_iterator_method(ty).is_some()
+            || os_text(value, &DeclType::Other(ty.clone())).is_some()
+        {
             return Ok(DeclType::Other(ty.clone()));
         }
     }
@@ -289,6 +310,9 @@ fn recorded_type(value: &Value) -> Result<DeclType, LiteralError> {
 /// Writes `value` as a Rust expression of type `decl` (for `Position::Expected`: an expression
 /// `assert_eq!` can compare a value of type `decl` with).
 pub fn render(value: &Value, decl: &DeclType, pos: Position) -> Result<String, LiteralError> {
+    if pos == Position::Expected && text_iterator_method(value.type_name()).is_some() {
+        return Err(LiteralError::UnsupportedType(value.type_name().to_string()));
+    }
     if let Some(expr) = os_text(value, decl) {
         return expr;
     }
@@ -364,6 +388,9 @@ pub fn render_value(
     facts: &dyn TypeFacts,
 ) -> Result<String, LiteralError> {
     if value.is_scalar_or_string() {
+        if compare && text_iterator_method(value.type_name()).is_some() {
+            return Err(LiteralError::UnsupportedType(value.type_name().to_string()));
+        }
         return render(value, &recorded_type(value)?, Position::Arg);
     }
     let list = |values: &mut dyn Iterator<Item = &Value>| -> Result<Vec<String>, LiteralError> {

@@ -3,7 +3,7 @@
 //!
 //! Each call is sorted into one of: carved (a test, or a duplicate of one), skipped (its function
 //! is callable but the call cannot be replayed: `undecoded`, `did not return`, `unsupported
-//! type`, `receiver not rebuilt`, `trait not mockable`, `mock not replayable`, `needs mockall`),
+//! type`, `receiver not rebuilt`, `closure argument`, `trait not mockable`, `mock not replayable`, `needs mockall`),
 //! private (its function is not reachable from outside the crate), or not supported yet
 //! (closures, binary-only or other crates' functions...). What one test does is built by
 //! [`crate::scenario`].
@@ -117,6 +117,13 @@ pub struct Summary {
     /// directly, made again as they were recorded by the arrange steps of a test that checks
     /// what they gave (`Url::options()` in a test of `ParseOptions::parse`).
     pub carved_as_steps: usize,
+    /// Of `calls_carved`, calls on a receiver no public path reaches (a private field of the
+    /// object a public call was made on), made again by the passing test of that public call.
+    pub carved_through_callers: usize,
+    /// Per skipped call on such a receiver, the public call holding it (see
+    /// `scenario::holding_call`).
+    #[serde(skip)]
+    pub(crate) through: BTreeMap<u64, u64>,
     /// In-scope calls without a test, by reason.
     pub skipped: BTreeMap<String, usize>,
     /// Calls of functions of the library that tests cannot reach.
@@ -163,23 +170,37 @@ impl Summary {
 
     /// Counts as carved the skipped calls that `tests` replay as arrange steps, when they were
     /// skipped only for what a test of their own could not write or check.
+    /// Likewise the skipped calls on a receiver no public path reaches whose holding public call
+    /// (`through`) has a passing test.
     pub(crate) fn credit_replayed<'t>(&mut self, tests: impl Iterator<Item = &'t TestPlan>) {
-        let replayed: BTreeSet<u64> = tests.flat_map(|t| t.replayed.iter().copied()).collect();
+        let tests: Vec<&TestPlan> = tests.collect();
+        let replayed: BTreeSet<u64> = tests
+            .iter()
+            .flat_map(|t| t.replayed.iter().copied())
+            .collect();
+        let tested: BTreeSet<u64> = tests.iter().flat_map(|t| t.calls.iter().copied()).collect();
         let steps = [UNSUPPORTED_TYPE, UNDECODED, scenario::RECEIVER_NOT_REBUILT];
-        let mut credited = 0;
+        let (mut as_steps, mut through) = (0, 0);
+        let holding = &self.through;
         self.skipped_calls.retain(|s| {
-            let credit = replayed.contains(&s.call) && steps.contains(&s.reason.as_str());
-            if credit {
-                credited += 1;
+            let step = replayed.contains(&s.call) && steps.contains(&s.reason.as_str());
+            let inner = !step && holding.get(&s.call).is_some_and(|h| tested.contains(h));
+            if step || inner {
+                if step {
+                    as_steps += 1;
+                } else {
+                    through += 1;
+                }
                 if let Some(n) = self.skipped.get_mut(&s.reason) {
                     *n -= 1;
                 }
             }
-            !credit
+            !(step || inner)
         });
         self.skipped.retain(|_, n| *n > 0);
-        self.calls_carved += credited;
-        self.carved_as_steps += credited;
+        self.calls_carved += as_steps + through;
+        self.carved_as_steps += as_steps;
+        self.carved_through_callers += through;
     }
 
     pub(crate) fn skip(&mut self, call: u64, function: &str, reason: &str) {
@@ -327,6 +348,15 @@ pub fn plan_grouped(
             Ok(carved) => carved,
             Err(reason) => {
                 summary.skip(call.id.0, &callable.call_path, reason);
+                let unreachable = [
+                    scenario::RECEIVER_NOT_REBUILT,
+                    scenario::HISTORY_NOT_REPLAYABLE,
+                ];
+                if unreachable.contains(&reason) {
+                    if let Some(outer) = scenario::holding_call(&cx, call) {
+                        summary.through.insert(call.id.0, outer.0);
+                    }
+                }
                 if reason == scenario::UNTESTABLE {
                     if let Some(last) = summary.skipped_calls.last_mut() {
                         last.detail = scenario::world_read(&cx, call);

@@ -25,11 +25,18 @@ use crate::sequence::{self, Transition};
 use crate::syntax;
 
 mod history;
+mod inner;
+mod text;
+
 pub use history::HISTORY_NOT_REPLAYABLE;
+pub use inner::holding_call;
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
 pub const RECEIVER_NOT_REBUILT: &str = "receiver not rebuilt";
+/// Skip reason: an argument is a closure, or a value holding one (an iterator adapter,
+/// `words.iter().map(|w| ..)`), which no test can write from the recording.
+pub const CLOSURE_ARGUMENT: &str = "closure argument";
 /// Skip reason: a dependency's trait cannot be mocked (private, generic, associated items...).
 pub const NOT_MOCKABLE: &str = "trait not mockable";
 /// Skip reason: a mock would have to return a value carve cannot write, or a mocked call did
@@ -181,6 +188,8 @@ pub struct Ctx<'a> {
     getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of the calls whose result holds such a value as a part.
     parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of its recorded text getters' calls (see [`text`]).
+    texts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
     equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
     /// Per function, how many of its calls grouping dropped over its cap.
@@ -229,6 +238,7 @@ impl<'a> Ctx<'a> {
             ctors: RefCell::new(HashMap::new()),
             getter_calls: RefCell::new(HashMap::new()),
             parts: RefCell::new(HashMap::new()),
+            texts: RefCell::new(HashMap::new()),
         };
         // Children start after their parent: in reverse order every child comes first.
         let mut below = HashMap::with_capacity(trace.calls.len());
@@ -488,6 +498,9 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
             Err(e) if scalar => return Err(crate::observe::reason(e)),
             Err(_) => match literal::render_value(&arg.value, false, cx.api) {
                 Ok(expr) => args.push(expr),
+                Err(_) if arg.value.type_name().contains("{closure_env#") => {
+                    return Err(CLOSURE_ARGUMENT);
+                }
                 Err(_) => {
                     // An object of the crate (by reference, by value, in `Some`): rebuilt too.
                     let (expr, mutated) = object_arg(
@@ -808,9 +821,15 @@ fn rebuild(
         // Built by its producer: the state is what that call gave, nothing to check.
         Ok(Rebuilt::Directly) => return Ok(()),
         Ok(Rebuilt::Replayed) => {}
-        Err(RECEIVER_NOT_REBUILT) => {
-            derive(cx, b, state, type_path, before, var).map_err(not_rebuilt)?
-        }
+        Err(RECEIVER_NOT_REBUILT) => match derive(cx, b, state, type_path, before, var) {
+            Ok(()) => {}
+            // No call leads to the state, but its text does (`Url::parse(..)` of what
+            // `as_str()` gave on it): the rule checks that text itself.
+            Err(RECEIVER_NOT_REBUILT) if text::rebuild(cx, b, state, type_path, var, mutable) => {
+                return Ok(());
+            }
+            Err(e) => return Err(not_rebuilt(e)),
+        },
         Err(e) => return Err(not_rebuilt(e)),
     }
     let checks = observations(cx, var, state, type_path);
@@ -1077,7 +1096,7 @@ fn undo(b: &mut Builder, mark: Mark) {
 }
 
 /// How many recorded calls a rebuilt object may replay after its constructor.
-const MAX_REPLAYED_CALLS: usize = 64;
+const MAX_REPLAYED_CALLS: usize = 512;
 /// How many candidate calls the search for one object's replay may try in all.
 const REPLAY_BUDGET: usize = 200;
 

@@ -344,6 +344,11 @@ impl Decoder<'_> {
                 truncated,
             });
         }
+        if name == "core::str::iter::Chars" {
+            if let Some(text) = self.chars(ty, bytes) {
+                return Some(text);
+            }
+        }
         if name == "alloc::string::String" {
             let vec = self.types.member(ty, "vec")?;
             let vb = slice(bytes, vec.offset, self.types.get(vec.ty)?.size as usize)?;
@@ -930,6 +935,25 @@ impl Decoder<'_> {
             elems,
             truncated: take < len as usize,
         }
+    }
+
+    /// `str::chars()` not yet run to its end (`Chars { iter: slice::Iter<u8> { ptr, end_or_len
+    /// } }`): the text it has left, from `ptr` to `end_or_len` (an end pointer for `u8`), with
+    /// the type kept, so a test writes `"aeiou".chars()`. `None` when the layout is not that.
+    fn chars(&self, ty: TypeId, bytes: &[u8]) -> Option<Value> {
+        let iter = self.types.member(ty, "iter")?;
+        let ptr = self.types.member(iter.ty, "ptr")?;
+        let end = self.types.member(iter.ty, "end_or_len")?;
+        // `ptr` is a `NonNull<u8>`: one pointer, at its start.
+        let start = le_u64(slice(bytes, iter.offset + ptr.offset, 8)?);
+        let end = le_u64(slice(bytes, iter.offset + end.offset, 8)?);
+        let len = end.checked_sub(start)?;
+        let (value, truncated) = self.utf8(start, len);
+        Some(Value::Str {
+            ty: "core::str::iter::Chars".to_string(),
+            value,
+            truncated,
+        })
     }
 
     fn utf8(&self, ptr: u64, len: u64) -> (String, bool) {

@@ -219,7 +219,7 @@ fn in_library(cx: &Ctx, call: &Call) -> bool {
 }
 
 /// The recorded call with id `id` (calls are in id order).
-fn call_by_id<'t>(cx: &Ctx<'t>, id: CallId) -> Option<&'t Call> {
+pub(super) fn call_by_id<'t>(cx: &Ctx<'t>, id: CallId) -> Option<&'t Call> {
     let calls = &cx.trace.calls;
     match calls.binary_search_by_key(&id, |c| c.id) {
         Ok(at) => Some(&calls[at]),

@@ -1,0 +1,43 @@
+//! Calls on a receiver no public path reaches: a private field of the object a public call was
+//! made on (`IndexSet::contains` calling `self.map.contains_key(..)`, which calls
+//! `self.get_index_of(..)` in turn). No test outside the crate can hold that receiver, so such a
+//! call is carved through the public call around it, as private helpers are: when that call's
+//! test passes, it made this call again on the same state (see `Summary::credit_replayed`).
+
+use carve_storage::{Call, CallId, Value};
+
+use super::{history::call_by_id, same_state, strip_ref, Ctx};
+use crate::call::Target;
+use crate::literal;
+
+/// How many calls up the receiver may stay the same object before the call holding it as a
+/// private field.
+const MAX_UP: usize = 8;
+
+/// The public call whose receiver holds `call`'s receiver as a private field (going up through
+/// calls on the same object first), when there is one.
+pub fn holding_call(cx: &Ctx, call: &Call) -> Option<CallId> {
+    let own = call.object("self");
+    let state = strip_ref(call.arg("self")?);
+    let mut at = call.parent;
+    for _ in 0..MAX_UP {
+        let outer = call_by_id(cx, at?)?;
+        let outer_self = strip_ref(outer.arg("self")?);
+        // A method of the same object calling another (`contains_key` → `get_index_of`).
+        if own.is_some() && outer.object("self") == own {
+            at = outer.parent;
+            continue;
+        }
+        let Value::Struct { ty, fields } = outer_self else {
+            return None;
+        };
+        let api_ty = cx.api.public_type(literal::strip_generics(ty))?;
+        let private_part = fields.iter().any(|f| {
+            let name = f.name.strip_prefix("__").unwrap_or(&f.name);
+            same_state(&f.value, state) && !api_ty.fields.iter().any(|a| a.public && a.name == name)
+        });
+        let public_call = matches!(cx.targets.get(&outer.function), Some(Target::Callable(_)));
+        return (private_part && public_call).then_some(outer.id);
+    }
+    None
+}

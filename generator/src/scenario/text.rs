@@ -1,0 +1,159 @@
+//! Objects rebuilt from their text: an object whose state no recorded call can be replayed to
+//! reach (it was changed through a handle of another crate whose calls were not recorded,
+//! `url.query_pairs_mut().append_pair(..)` with `--filter 'url::*'`), but whose type has a public
+//! constructor from a string (`Url::parse(&str)`) and a getter giving its text (`as_str()`)
+//! recorded on an object in that very state. The test parses that text and checks, before it
+//! acts, that the getter gives the recorded text back: `let url = Url::parse("..").unwrap();
+//! assert_eq!(url.as_str(), "..");`. That the text round-trips to the recorded state is a
+//! hypothesis; the check and the recorded result the test asserts are what verification holds
+//! it to, as for the other state-based rules.
+//!
+//! Only for states recorded whole (no memory behind pointers, no `MaybeUninit` storage): there
+//! an equal recorded state is the same state, so the getter's recorded text is the text of the
+//! object the test needs. And only for a text the object holds as a field (its serialization),
+//! not a piece of it (`scheme()`).
+
+use carve_storage::{Outcome, Value};
+
+use super::{
+    cached, constructed, history, observations, reads_world, returned_struct, same_state,
+    strip_ref, Binding, Builder, Ctx, Effect,
+};
+use crate::call::{Callable, Target};
+use crate::literal::DeclType;
+use crate::syntax;
+
+/// Adds `let <var> = <T>::<parser>("<text>")<unwrap>;` and the check `<var>.<getter>() ==
+/// "<text>"` for an object of `type_path` in `state`, when the recording holds a getter's text of
+/// that state and a constructor from a string. `false`, with `b` unchanged, otherwise.
+pub(super) fn rebuild(
+    cx: &Ctx,
+    b: &mut Builder,
+    state: &Value,
+    type_path: &str,
+    var: &str,
+    mutable: bool,
+) -> bool {
+    if history::incomplete(state) {
+        return false;
+    }
+    let Some((getter, text)) = text_of(cx, state, type_path) else {
+        return false;
+    };
+    let Some((parser, unwrap)) = parser_of(cx, type_path) else {
+        return false;
+    };
+    b.setup.push(Binding {
+        var: var.to_string(),
+        mutable,
+        expr: format!("{parser}({}){unwrap}", syntax::str_lit(text)),
+        repeat: 1,
+    });
+    b.checks.push(Effect {
+        actual: format!("{var}.{getter}()"),
+        expected: syntax::str_lit(text),
+    });
+    // And whatever else a caller can observe of the state (other getters, `pub` fields): a
+    // text that is not the whole state (`Wallet::new(owner)`) fails here, not silently.
+    let checks = observations(cx, var, state, type_path);
+    b.checks.extend(
+        checks
+            .into_iter()
+            .filter(|c| c.actual != format!("{var}.{getter}()")),
+    );
+    true
+}
+
+/// `fn getter(&self) -> &str` (or `String`): public, no other parameter.
+fn text_getter(c: &Callable, type_path: &str) -> bool {
+    let text = match &c.api.ret {
+        DeclType::String => true,
+        DeclType::Ref {
+            mutable: false,
+            inner,
+        } => matches!(**inner, DeclType::Str),
+        _ => false,
+    };
+    c.api.has_receiver
+        && !c.api.mut_receiver
+        && c.api.params.is_empty()
+        && c.api.blocker.is_none()
+        && !c.display
+        && c.via_trait.is_none()
+        && c.self_type.as_deref() == Some(type_path)
+        && text
+}
+
+/// A recorded getter's name and the text it gave on an object in `state` (at any time: the
+/// state is all the getter reads).
+fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, &'t str)> {
+    let getters = cached(&cx.texts, type_path, || {
+        (0..cx.trace.calls.len())
+            .filter(|&i| {
+                let call = &cx.trace.calls[i];
+                let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
+                    return false;
+                };
+                call.outcome == Outcome::Returned
+                    && text_getter(c, type_path)
+                    && matches!(
+                        call.ret.as_ref().map(strip_ref),
+                        Some(Value::Str {
+                            truncated: false,
+                            ..
+                        })
+                    )
+                    && !reads_world(cx, call)
+            })
+            .collect()
+    });
+    // The object must hold the text itself (`Url`'s `serialization`), not a piece of it
+    // (`scheme()` gives `"https"`): the other fields are then what parsing it derives.
+    let Value::Struct { fields, .. } = state else {
+        return None;
+    };
+    let held = |text: &str| {
+        fields.iter().any(
+            |f| matches!(&f.value, Value::Str { value, truncated: false, .. } if value == text),
+        )
+    };
+    getters.iter().find_map(|&i| {
+        let call = &cx.trace.calls[i];
+        let pre = strip_ref(call.arg("self")?);
+        if !same_state(pre, state) {
+            return None;
+        }
+        let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
+            return None;
+        };
+        match strip_ref(call.ret.as_ref()?) {
+            Value::Str { value, .. } if held(value) => Some((c.api.ident.clone(), value.as_str())),
+            _ => None,
+        }
+    })
+}
+
+/// A recorded public constructor of `type_path` from one `&str` (`Url::parse`), as a test calls
+/// it, and the `.unwrap()` its recorded result needs (`Ok`/`Some` as recorded).
+fn parser_of(cx: &Ctx, type_path: &str) -> Option<(String, String)> {
+    cx.trace.calls.iter().find_map(|call| {
+        let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
+            return None;
+        };
+        let from_str = matches!(c.api.params.as_slice(),
+            [p] if matches!(&p.ty, DeclType::Ref { mutable: false, inner } if matches!(**inner, DeclType::Str)));
+        let fits = !c.api.has_receiver
+            && c.api.blocker.is_none()
+            && c.api.uninferable_generics == 0
+            && c.via_trait.is_none()
+            && c.self_type.as_deref() == Some(type_path)
+            && from_str
+            && !reads_world(cx, call)
+            && constructed(cx, call, type_path).is_some();
+        if !fits {
+            return None;
+        }
+        let (_, unwrap) = returned_struct(cx, call.ret.as_ref()?, &c.call_path)?;
+        Some((c.call_path.clone(), unwrap.unwrap_or_default()))
+    })
+}
