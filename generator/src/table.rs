@@ -129,14 +129,17 @@ pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
     ))
 }
 
+/// A table found: its shape, and its rows as (position among the bodies, values).
+pub(crate) type Gathered = (Shape, Vec<(usize, Vec<String>)>);
+
 /// The tables `bodies` make: those of the same shape, two or more, in the order of their
 /// first; at most `max_rows` rows per function in all. Returns each table's shape with the
 /// positions in `bodies` of its rows and their values, and the positions no table took.
 pub(crate) fn gather(
     bodies: &[&Body],
     max_rows: usize,
-) -> (Vec<(Shape, Vec<(usize, Vec<String>)>)>, Vec<usize>) {
-    let mut groups: Vec<(Shape, Vec<(usize, Vec<String>)>)> = Vec::new();
+) -> (Vec<Gathered>, Vec<usize>) {
+    let mut groups: Vec<Gathered> = Vec::new();
     let mut alone = Vec::new();
     let mut by_key: std::collections::HashMap<Shape, usize> = std::collections::HashMap::new();
     for (i, body) in bodies.iter().enumerate() {
