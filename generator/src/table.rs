@@ -135,10 +135,7 @@ pub(crate) type Gathered = (Shape, Vec<(usize, Vec<String>)>);
 /// The tables `bodies` make: those of the same shape, two or more, in the order of their
 /// first; at most `max_rows` rows per function in all. Returns each table's shape with the
 /// positions in `bodies` of its rows and their values, and the positions no table took.
-pub(crate) fn gather(
-    bodies: &[&Body],
-    max_rows: usize,
-) -> (Vec<Gathered>, Vec<usize>) {
+pub(crate) fn gather(bodies: &[&Body], max_rows: usize) -> (Vec<Gathered>, Vec<usize>) {
     let mut groups: Vec<Gathered> = Vec::new();
     let mut alone = Vec::new();
     let mut by_key: std::collections::HashMap<Shape, usize> = std::collections::HashMap::new();
