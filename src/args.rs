@@ -219,7 +219,8 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub all: bool,
     /// At most N tests per function (default 100): the first N distinct calls of each function
-    /// are planned, the later ones counted as skipped `over --max-per-function`.
+    /// are planned; the next 10×N become the rows of table-driven tests where their tests differ
+    /// only in literal values; the others are counted as skipped `over --max-per-function`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_per_function: Option<u32>,
     /// For tests of carve: read the whole trace and plan every call (no grouping while

@@ -337,8 +337,9 @@ fn grouping_equivalent_calls_while_reading_changes_neither_the_files_nor_the_rep
 
 /// A trace of many distinct calls of one function (`hotloop::mix(i, word)`, every `i` new) is
 /// carved into a bounded number of tests: the first N distinct calls of the function, in
-/// recording order, and the rest counted (not listed one by one) in the summary and the JSON
-/// report. `--all` still gives every call its test.
+/// recording order, each a test; the next 10×N the rows of one table test; the rest counted
+/// (not listed one by one) in the summary and the JSON report. `--all` still gives every call
+/// its test.
 #[test]
 fn generate_writes_the_first_distinct_calls_of_a_function_and_counts_the_rest() {
     let tmp = tempfile::tempdir().unwrap();
@@ -354,31 +355,40 @@ fn generate_writes_the_first_distinct_calls_of_a_function_and_counts_the_rest() 
         let out = generate_unverified(&db, &dir, &args);
         assert!(out.status.success(), "{}", stderr(&out));
         let file = std::fs::read_to_string(dir.join("carved_hotloop.rs")).unwrap();
-        // Sorted: the file orders tests by name, not by call.
+        // Sorted: the file orders tests by name, not by call. The table's rows are counted
+        // apart: `(7u64, "delta", ...),` lines.
         let mut mixes: Vec<u64> = file
             .match_indices("hotloop::mix(")
+            .filter(|(at, _)| !file[*at..].starts_with("hotloop::mix(case"))
             .map(|(at, m)| {
                 let rest = &file[at + m.len()..];
                 rest[..rest.find("u64").unwrap()].parse().unwrap()
             })
             .collect();
         mixes.sort_unstable();
-        (stdout(&out), mixes)
+        let rows = file
+            .lines()
+            .filter(|l| l.trim_start().starts_with('(') && l.trim_end().ends_with("u64),"))
+            .count();
+        (stdout(&out), mixes, rows)
     };
 
-    let (json, mixes) = carve_into("capped", &["--max-per-function", "5", "--format", "json"]);
+    let (json, mixes, rows) =
+        carve_into("capped", &["--max-per-function", "5", "--format", "json"]);
     assert_eq!(mixes, [0, 1, 2, 3, 4], "the first five calls, in order");
+    assert_eq!(rows, 50, "the next fifty as rows of a table");
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(report["max_per_function"], 5);
     assert_eq!(
         report["over_max_per_function"],
-        serde_json::json!([{"function": "hotloop::mix", "calls": 295}]),
+        serde_json::json!([{"function": "hotloop::mix", "calls": 245}]),
         "{report}"
     );
     assert_eq!(
-        report["skipped"]["over --max-per-function"], 295,
+        report["skipped"]["over --max-per-function"], 245,
         "{report}"
     );
+    assert_eq!(report["calls_carved"], 56, "{report}");
     assert_eq!(
         report["in_scope"], 301,
         "300 calls of mix and one of cold: {report}"
@@ -386,14 +396,13 @@ fn generate_writes_the_first_distinct_calls_of_a_function_and_counts_the_rest() 
     let listed = report["skipped_calls"].as_array().unwrap();
     assert!(listed.len() < 5, "not listed one by one: {report}");
 
-    let (text, mixes) = carve_into("default", &[]);
+    let (text, mixes, rows) = carve_into("default", &[]);
     assert_eq!(mixes, (0..100).collect::<Vec<u64>>(), "100 by default");
-    assert!(
-        text.contains("200 more calls of 1 functions not carved, beyond the first 100 distinct calls of each (--max-per-function N or --all to change)"),
-        "{text}"
-    );
+    assert_eq!(rows, 200, "the other 200 in a table (up to 1,000 rows)");
+    assert!(!text.contains("not carved"), "{text}");
 
-    let (text, mixes) = carve_into("all", &["--all"]);
+    let (text, mixes, rows) = carve_into("all", &["--all"]);
     assert_eq!(mixes, (0..300).collect::<Vec<u64>>(), "--all: every call");
+    assert_eq!(rows, 0);
     assert!(!text.contains("not carved"), "{text}");
 }

@@ -20,17 +20,22 @@
 //! reads of the world, and nothing kept below it: a parent's test only needs, of the calls below
 //! it, the calls through traits and the reads of the world, which are never quiet): equal to one
 //! of the first N (not a sibling of it), it is counted under it as an equivalent call; else it is
-//! counted per function as over the cap ([`GroupedTrace::over_max_per_function`]). A call that is
-//! not quiet stays, whatever its function's count, and the planner's own cap keeps the tests per
-//! function at N. So what stays is bounded by the cap and the program's functions, not by the
-//! trace's length: the keys remembered are at most N per function, and the calls kept are those
-//! N, the calls that are not quiet and the calls above them.
+//! counted per function as over the cap ([`GroupedTrace::over_max_per_function`]), unless it is
+//! one of the next `N × ROWS_PER_CAP` distinct calls of the function: those are kept aside
+//! ([`GroupedTrace::rows`]), out of the trace, as the rows of table tests the planner may write
+//! (`table.rs`). A call that is not quiet stays, whatever its function's count, and the
+//! planner's own cap keeps the tests per function at N. So what stays is bounded by the cap and
+//! the program's functions, not by the trace's length: the keys remembered are at most
+//! `N × (1 + ROWS_PER_CAP)` per function, and the calls kept are the first N, the rows, the
+//! calls that are not quiet and the calls above them.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use carve_storage::{Call, CallId, FunctionId, FunctionInfo, ObjectInfo, Run, Trace};
+
+use crate::table::ROWS_PER_CAP;
 
 /// A trace with equivalent calls grouped: the calls kept, and for each representative the
 /// calls counted under it.
@@ -42,6 +47,9 @@ pub struct GroupedTrace {
     /// Calls dropped, per function, because the function already had its
     /// [`Grouper::max_per_function`] distinct calls (not planned, not listed one by one).
     pub over_max_per_function: BTreeMap<FunctionId, usize>,
+    /// Quiet calls past their function's cap kept out of `trace`, in start order, to be the
+    /// rows of table tests (at most `ROWS_PER_CAP` times the cap per function).
+    pub rows: Vec<Call>,
     /// The run's thread names by thread id, when the reader gives them (libtest names each
     /// test's thread after the test: carved tests say which test their call came from).
     pub threads: BTreeMap<i32, String>,
@@ -54,6 +62,7 @@ impl GroupedTrace {
             trace,
             equivalent: BTreeMap::new(),
             over_max_per_function: BTreeMap::new(),
+            rows: Vec::new(),
             threads: BTreeMap::new(),
         }
     }
@@ -61,6 +70,7 @@ impl GroupedTrace {
     /// How many recorded calls the grouped trace stands for.
     pub fn recorded_calls(&self) -> usize {
         self.trace.calls.len()
+            + self.rows.len()
             + self.equivalent.values().map(Vec::len).sum::<usize>()
             + self.over_max_per_function.values().sum::<usize>()
     }
@@ -125,6 +135,8 @@ pub struct Grouper {
     /// call kept for each.
     distinct: HashMap<FunctionId, HashMap<u128, CallId>>,
     over_max_per_function: BTreeMap<FunctionId, usize>,
+    /// Quiet distinct calls past the cap, kept for table rows.
+    rows: BTreeMap<CallId, Call>,
 }
 
 impl Grouper {
@@ -150,6 +162,7 @@ impl Grouper {
             max_per_function: None,
             distinct: HashMap::new(),
             over_max_per_function: BTreeMap::new(),
+            rows: BTreeMap::new(),
         }
     }
 
@@ -200,6 +213,7 @@ impl Grouper {
             },
             equivalent: self.equivalent,
             over_max_per_function: self.over_max_per_function,
+            rows: self.rows.into_values().collect(),
             threads: BTreeMap::new(),
         }
     }
@@ -241,6 +255,7 @@ impl Grouper {
                     let equal = self
                         .kept
                         .get(&rep)
+                        .or_else(|| self.rows.get(&rep))
                         .is_some_and(|r| same_call(r, &self.kept[&done.id]));
                     self.kept.remove(&done.id);
                     if equal {
@@ -253,6 +268,13 @@ impl Grouper {
                 Some(_) => {}
                 None if known.len() < max => {
                     known.insert(key, done.id);
+                }
+                None if quiet && known.len() < max.saturating_mul(1 + ROWS_PER_CAP) => {
+                    known.insert(key, done.id);
+                    if let Some(call) = self.kept.remove(&done.id) {
+                        self.rows.insert(done.id, call);
+                    }
+                    return;
                 }
                 None if quiet => {
                     self.kept.remove(&done.id);
@@ -508,7 +530,7 @@ mod tests {
             call(1, None, 0, 0, 0),
             call(2, Some(1), 1, 1, 1),
             call(3, Some(1), 1, 2, 2),
-            // Over the cap: dropped and counted.
+            // Over the cap: kept aside as a table row.
             call(4, Some(1), 1, 3, 3),
             // Equal to call 2 but under another parent: counted under it.
             call(5, Some(1), 2, 0, 0),
@@ -526,10 +548,32 @@ mod tests {
         let t = g.finish();
         assert_eq!(ids(&t), [1, 2, 3, 5, 7, 8, 9, 10, 11]);
         assert_eq!(t.equivalent[&CallId(2)], [CallId(6)]);
+        let rows: Vec<u64> = t.rows.iter().map(|c| c.id.0).collect();
+        assert_eq!(rows, [4]);
+        assert!(t.over_max_per_function.is_empty());
+        assert_eq!(t.recorded_calls(), 11);
+    }
+
+    #[test]
+    fn past_the_cap_rows_are_kept_up_to_ten_times_it_and_the_rest_counted() {
+        let mut g = Grouper::new(run(), functions(), vec![]).max_per_function(1);
+        g.push(call(1, None, 0, 0, 0));
+        // 1 kept, 10 rows, 4 over the cap; then calls equal to a row count under it.
+        for n in 0..15 {
+            g.push(call(2 + n, Some(1), 1, n as i128, n as i128));
+        }
+        g.push(call(20, None, 2, 0, 0));
+        g.push(call(21, Some(20), 1, 3, 3));
+        g.push(call(22, Some(20), 1, 13, 13));
+        let t = g.finish();
+        assert_eq!(ids(&t), [1, 2, 20]);
+        let rows: Vec<u64> = t.rows.iter().map(|c| c.id.0).collect();
+        assert_eq!(rows, (3..13).collect::<Vec<u64>>());
+        assert_eq!(t.equivalent[&CallId(5)], [CallId(21)]);
         assert_eq!(
             t.over_max_per_function,
-            BTreeMap::from([(FunctionId(1), 1)])
+            BTreeMap::from([(FunctionId(1), 5)])
         );
-        assert_eq!(t.recorded_calls(), 11);
+        assert_eq!(t.recorded_calls(), 19);
     }
 }

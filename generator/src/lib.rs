@@ -25,6 +25,7 @@ mod scenario;
 mod sequence;
 mod std_traits;
 mod syntax;
+mod table;
 mod verify;
 mod write;
 
@@ -257,6 +258,7 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
         trace,
         &BTreeMap::new(),
         &BTreeMap::new(),
+        &[],
         &BTreeMap::new(),
         opts,
     )
@@ -265,7 +267,8 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
 /// [`generate`] on a trace whose equivalent calls were grouped while it was read
 /// ([`Grouper`]): the tests are planned from the calls kept, every call counted under a
 /// representative shares its fate (its test, or its reason to be skipped) in the report, and
-/// the calls over the grouper's cap are counted per function.
+/// the calls over the grouper's cap are counted per function (those it kept aside as rows are
+/// planned as table rows, see `table.rs`).
 pub fn generate_grouped(
     grouped: &GroupedTrace,
     opts: &GenerateOptions,
@@ -274,6 +277,7 @@ pub fn generate_grouped(
         &grouped.trace,
         &grouped.equivalent,
         &grouped.over_max_per_function,
+        &grouped.rows,
         &grouped.threads,
         opts,
     )
@@ -283,6 +287,7 @@ fn generate_with_groups(
     trace: &Trace,
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     over_max: &BTreeMap<FunctionId, usize>,
+    rows: &[carve_storage::Call],
     threads: &BTreeMap<i32, String>,
     opts: &GenerateOptions,
 ) -> Result<Report, GenerateError> {
@@ -304,7 +309,7 @@ fn generate_with_groups(
     }
     let crate_dir = match &opts.crate_dir {
         Some(dir) => dir.clone(),
-        None => find_crate_dir(trace, equivalent, over_max).ok_or_else(|| {
+        None => find_crate_dir(trace, equivalent, over_max, rows).ok_or_else(|| {
             GenerateError::CrateNotFound {
                 program: program_name(trace),
             }
@@ -312,8 +317,8 @@ fn generate_with_groups(
     };
     let api = CrateApi::load(&crate_dir)?;
     check_tests_are_targets(&crate_dir, &opts.out_dir)?;
-    let mut plan = plan::plan_grouped(trace, &api, &opts.plan, equivalent, over_max);
-    count_equivalent(&mut plan, trace, equivalent, &api, &opts.plan);
+    let mut plan = plan::plan_grouped(trace, &api, &opts.plan, equivalent, over_max, rows);
+    count_equivalent(&mut plan, trace, rows, equivalent, &api, &opts.plan);
     let over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir, trace, threads)?;
     Progress::report(
@@ -325,14 +330,17 @@ fn generate_with_groups(
     );
     let mut quarantined = Vec::new();
     if let Some(v) = &opts.verify {
-        let under_test: Vec<(String, Vec<String>)> = plan
+        let under_test: Vec<verify::UnderTest> = plan
             .files
             .iter()
-            .map(|f| {
-                (
-                    f.file_name.clone(),
-                    f.tests.iter().map(|t| t.name.clone()).collect(),
-                )
+            .map(|f| verify::UnderTest {
+                file: f.file_name.clone(),
+                tests: f.tests.iter().map(|t| t.name.clone()).collect(),
+                rows: f
+                    .tests
+                    .iter()
+                    .filter_map(|t| Some((t.name.clone(), t.table.as_ref()?.rows.len())))
+                    .collect(),
             })
             .collect();
         quarantined = match verify::quarantine(
@@ -365,7 +373,8 @@ fn generate_with_groups(
     }
     plan.summary
         .credit_replayed(plan.files.iter().flat_map(|f| f.tests.iter()));
-    let skipped_functions = recorded_functions(trace, equivalent, &plan.summary.skipped_calls);
+    let skipped_functions =
+        recorded_functions(trace, rows, equivalent, &plan.summary.skipped_calls);
     let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {
         format!(
             "{} calls need mocks: add `mockall = \"{MOCKALL_VERSION}\"` under [dev-dependencies] in {}",
@@ -406,12 +415,13 @@ fn generate_with_groups(
 /// representative's function).
 fn recorded_functions(
     trace: &Trace,
+    rows: &[carve_storage::Call],
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     skipped: &[SkippedCall],
 ) -> BTreeMap<u64, String> {
     let wanted: std::collections::HashSet<u64> = skipped.iter().map(|s| s.call).collect();
     let mut out = BTreeMap::new();
-    for call in &trace.calls {
+    for call in trace.calls.iter().chain(rows) {
         let Some(f) = trace.function(call.function) else {
             continue;
         };
@@ -501,6 +511,7 @@ fn count_over_max(
 fn count_equivalent(
     plan: &mut Plan,
     trace: &Trace,
+    rows: &[carve_storage::Call],
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     api: &CrateApi,
     options: &PlanOptions,
@@ -523,7 +534,7 @@ fn count_equivalent(
         .map(|s| (s.call, s.clone()))
         .collect();
     let by_id: HashMap<CallId, &carve_storage::Call> =
-        trace.calls.iter().map(|c| (c.id, c)).collect();
+        trace.calls.iter().chain(rows).map(|c| (c.id, c)).collect();
     // What planning one call of a function alone says about it: private, or unsupported of
     // which kind (a function's kind does not depend on the call).
     let mut kind_of: HashMap<carve_storage::FunctionId, Summary> = HashMap::new();
@@ -534,6 +545,16 @@ fn count_equivalent(
             let test = &mut plan.files[f].tests[t];
             test.calls.extend(others.iter().map(|c| c.0));
             test.calls.sort_unstable();
+            // A table's row stands for them too (verification may take it out alone).
+            let row = test.table.as_mut().and_then(|table| {
+                table
+                    .rows
+                    .iter_mut()
+                    .find(|r| r.calls.contains(&representative.0))
+            });
+            if let Some(row) = row {
+                row.calls.extend(others.iter().map(|c| c.0));
+            }
             summary.calls_carved += n;
             summary.in_scope += n;
             summary.public_api += n;
@@ -633,13 +654,42 @@ fn test_origin(trace: &Trace, threads: &BTreeMap<i32, String>, calls: &[u64]) ->
     Some(format!("test `{test}` of `{target}`"))
 }
 
-/// Removes the quarantined tests from `plan`; their calls count as skipped.
+/// Removes the quarantined tests and table rows from `plan`; their calls count as skipped.
 fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
     for file in &mut plan.files {
+        for t in &mut file.tests {
+            let Some(table) = t.table.as_mut() else {
+                continue;
+            };
+            let gone: std::collections::BTreeSet<usize> = quarantined
+                .iter()
+                .filter(|q| q.file == file.file_name && q.test == t.name)
+                .filter_map(|q| q.row)
+                .collect();
+            if gone.is_empty() {
+                continue;
+            }
+            let mut at = 0;
+            table.rows.retain(|row| {
+                let out = gone.contains(&at);
+                at += 1;
+                if out {
+                    plan.summary
+                        .uncarve(&t.body.function_path, &row.calls, FAILED_VERIFICATION);
+                    t.calls.retain(|c| !row.calls.contains(c));
+                }
+                !out
+            });
+        }
         file.tests.retain(|t| {
+            let emptied = t.table.as_ref().is_some_and(|table| table.rows.is_empty());
+            if emptied {
+                plan.summary.tests_written -= 1;
+                return false;
+            }
             let out = quarantined
                 .iter()
-                .any(|q| q.file == file.file_name && q.test == t.name);
+                .any(|q| q.file == file.file_name && q.test == t.name && q.row.is_none());
             if out {
                 plan.summary.tests_written -= 1;
                 plan.summary
@@ -666,9 +716,13 @@ fn find_crate_dir(
     trace: &Trace,
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     over_max: &BTreeMap<FunctionId, usize>,
+    rows: &[carve_storage::Call],
 ) -> Option<PathBuf> {
     let mut calls_per_function: HashMap<_, usize> =
         over_max.iter().map(|(&f, &n)| (f, n)).collect();
+    for row in rows {
+        *calls_per_function.entry(row.function).or_default() += 1;
+    }
     for call in &trace.calls {
         *calls_per_function.entry(call.function).or_default() +=
             1 + equivalent.get(&call.id).map_or(0, Vec::len);

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use carve_storage::{CallId, FunctionId, Trace};
+use carve_storage::{Call, CallId, FunctionId, Trace};
 use serde::Serialize;
 
 use crate::api::CrateApi;
@@ -20,6 +20,7 @@ use crate::display;
 use crate::naming::{self, NameParts};
 pub use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::scenario::{self, Body, MockDecl};
+use crate::table::{self, Row, Table};
 
 /// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
 pub const NEEDS_MOCKALL: &str = "needs mockall";
@@ -75,6 +76,10 @@ pub struct TestPlan {
     /// Ids of recorded calls its arrange steps make again as they were made.
     #[serde(skip)]
     pub replayed: Vec<u64>,
+    /// A table-driven test: `body` is written once, with `case.N` for the values of each
+    /// row (see [`crate::table`]); `calls` and `replayed` are all its rows'.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<Table>,
 }
 
 /// An in-scope recorded call that got no test.
@@ -239,7 +244,7 @@ pub const OVER_MAX_PER_FUNCTION: &str = "over --max-per-function";
 pub const MOCK_NAME_CLASH: &str = "mock name clash";
 
 /// Keeps at most `max` drafts per function, those standing for the most calls (in their order
-/// otherwise); returns the others.
+/// otherwise; drafts of calls kept only as table rows last); returns the others.
 fn cap_per_function(drafts: &mut Vec<Draft>, max: usize) -> Vec<Draft> {
     let mut by_function: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, d) in drafts.iter().enumerate() {
@@ -250,7 +255,10 @@ fn cap_per_function(drafts: &mut Vec<Draft>, max: usize) -> Vec<Draft> {
     }
     let mut keep = vec![true; drafts.len()];
     for mut indices in by_function.into_values() {
-        indices.sort_by_key(|&i| std::cmp::Reverse(drafts[i].calls.len()));
+        indices.sort_by_key(|&i| {
+            let d = &drafts[i];
+            (d.row_only, std::cmp::Reverse(d.calls.len() - d.row_calls))
+        });
         for &i in indices.iter().skip(max) {
             keep[i] = false;
         }
@@ -264,18 +272,21 @@ fn cap_per_function(drafts: &mut Vec<Draft>, max: usize) -> Vec<Draft> {
 }
 
 pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
-    plan_grouped(trace, api, options, &BTreeMap::new(), &BTreeMap::new())
+    plan_grouped(trace, api, options, &BTreeMap::new(), &BTreeMap::new(), &[])
 }
 
 /// [`plan`] on a trace grouping left calls out of: `equivalent` (per kept call, the equivalent
 /// calls dropped) and `over_max` (per function, the calls dropped over its cap) tell what an
-/// object's history held beyond the calls kept.
+/// object's history held beyond the calls kept. `rows` are calls grouping kept aside, past
+/// their function's cap, only to be rows of table tests (see [`crate::table`]): planned after
+/// the trace's calls, each joins a test with the same body or a table, or counts over the cap.
 pub fn plan_grouped(
     trace: &Trace,
     api: &CrateApi,
     options: &PlanOptions,
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     over_max: &BTreeMap<FunctionId, usize>,
+    rows: &[Call],
 ) -> Plan {
     let mut summary = Summary::default();
     let targets: HashMap<_, Target> = trace
@@ -287,14 +298,20 @@ pub fn plan_grouped(
     for (i, call) in trace.calls.iter().enumerate() {
         children.entry(call.parent).or_default().push(i);
     }
-    let cx = scenario::Ctx::new(trace, api, &targets, &children, equivalent, over_max);
+    // Calls kept aside as rows are not in the trace either: an object's history lacks them.
+    let mut hidden = over_max.clone();
+    for row in rows {
+        *hidden.entry(row.function).or_default() += 1;
+    }
+    let cx = scenario::Ctx::new(trace, api, &targets, &children, equivalent, &hidden);
     let has_mockall = api.dev_dependencies.contains("mockall");
     // module path -> tests under construction, and where each body already is.
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
     let mut index: HashMap<(Vec<String>, Body, Option<u64>), usize> = HashMap::new();
 
     let mut unsupported_by_fn: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();
-    for call in &trace.calls {
+    for (n, call) in trace.calls.iter().chain(rows).enumerate() {
+        let row_only = n >= trace.calls.len();
         if let Some(only) = &options.only_calls {
             if !only.contains(&call.id.0) {
                 continue;
@@ -384,6 +401,7 @@ pub fn plan_grouped(
                 {
                     existing.calls.push(call.id.0);
                     existing.replayed.extend(replayed);
+                    existing.row_calls += usize::from(row_only);
                 }
             }
             None => {
@@ -394,6 +412,8 @@ pub fn plan_grouped(
                     name,
                     calls: vec![call.id.0],
                     replayed,
+                    row_only,
+                    row_calls: usize::from(row_only),
                 });
             }
         }
@@ -426,12 +446,17 @@ pub fn plan_grouped(
         for d in clashing {
             summary.uncarve(&d.body.function_path, &d.calls, MOCK_NAME_CLASH);
         }
+        let mut tables = Vec::new();
         if let Some(max) = options.max_per_function {
-            for d in cap_per_function(&mut drafts, max) {
+            let over = cap_per_function(&mut drafts, max);
+            let (found, alone) = tables_of(over, max.saturating_mul(table::ROWS_PER_CAP));
+            tables = found;
+            for d in alone {
                 summary.uncarve(&d.body.function_path, &d.calls, OVER_MAX_PER_FUNCTION);
             }
         }
-        let names = naming::test_names(&drafts.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
+        let mut names =
+            naming::test_names(&drafts.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
         let mut module_path = vec![api.crate_name.clone()];
         module_path.extend(module.iter().cloned());
         let mut file_name = naming::file_name(&module_path);
@@ -445,17 +470,26 @@ pub fn plan_grouped(
         }
         let mut mocks: BTreeSet<MockDecl> = BTreeSet::new();
         let mut uses: BTreeSet<String> = BTreeSet::new();
+        let table_names = table_names(&tables, &names);
+        names.extend(table_names);
         let tests: Vec<TestPlan> = drafts
             .into_iter()
+            .map(|d| (d.body, d.calls, d.replayed, None))
+            .chain(tables.into_iter().map(|(_, body, table)| {
+                let calls = table.rows.iter().flat_map(|r| r.calls.iter().copied());
+                let replayed = table.rows.iter().flat_map(|r| r.replayed.iter().copied());
+                (body, calls.collect(), replayed.collect(), Some(table))
+            }))
             .zip(names)
-            .map(|(d, name)| {
-                mocks.extend(d.body.mock_decls.iter().cloned());
-                uses.extend(d.body.trait_uses.iter().cloned());
+            .map(|((body, calls, replayed, table), name)| {
+                mocks.extend(body.mock_decls.iter().cloned());
+                uses.extend(body.trait_uses.iter().cloned());
                 TestPlan {
                     name,
-                    body: d.body,
-                    calls: d.calls,
-                    replayed: d.replayed,
+                    body,
+                    calls,
+                    replayed,
+                    table,
                 }
             })
             .collect();
@@ -544,6 +578,70 @@ struct Draft {
     /// The recorded calls it stands for, in recording order.
     calls: Vec<u64>,
     replayed: Vec<u64>,
+    /// Made from a call kept only as a table row: written on its own only when its function
+    /// has fewer tests than the cap.
+    row_only: bool,
+    /// How many of `calls` were kept only as table rows.
+    row_calls: usize,
+}
+
+/// A table test to write: its function's name slug, its body with `case.N` holes, its rows.
+type TableDraft = (String, Body, Table);
+
+/// The table tests the drafts past the cap make (see [`crate::table`]), at most `max_rows`
+/// rows per function; returns them and the drafts no table took.
+fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, Vec<Draft>) {
+    let bodies: Vec<&Body> = over.iter().map(|d| &d.body).collect();
+    let (found, alone) = table::gather(&bodies, max_rows);
+    let mut over: Vec<Option<Draft>> = over.into_iter().map(Some).collect();
+    let mut tables = Vec::new();
+    for (shape, rows) in found {
+        let mut subject = String::new();
+        let rows = rows
+            .into_iter()
+            .filter_map(|(i, values)| {
+                let d = over[i].take()?;
+                if subject.is_empty() {
+                    subject = d.name.subject.clone();
+                }
+                Some(Row {
+                    values,
+                    calls: d.calls,
+                    replayed: d.replayed,
+                })
+            })
+            .collect();
+        tables.push((
+            subject,
+            shape.body,
+            Table {
+                columns: shape.columns,
+                rows,
+            },
+        ));
+    }
+    let alone = alone.into_iter().filter_map(|i| over[i].take()).collect();
+    (tables, alone)
+}
+
+/// `format_recorded_cases` for a table of `format`'s calls, kept apart from `taken` and each
+/// other (`format_recorded_cases_2`).
+fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String> {
+    let mut used: BTreeSet<String> = taken.iter().cloned().collect();
+    tables
+        .iter()
+        .map(|(subject, _, _)| {
+            let base = format!("{subject}_recorded_cases");
+            let mut name = base.clone();
+            let mut n = 1;
+            while used.contains(&name) {
+                n += 1;
+                name = format!("{base}_{n}");
+            }
+            used.insert(name.clone());
+            name
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -780,6 +878,88 @@ mod tests {
         assert_eq!(plan.summary.calls_carved, 2);
         assert_eq!(plan.summary.skipped.get(OVER_MAX_PER_FUNCTION), Some(&1));
         assert_eq!(plan.summary.skipped_calls[0].call, 3);
+    }
+
+    #[test]
+    fn calls_past_the_cap_of_one_shape_become_the_rows_of_one_table_test() {
+        let (_tmp, api) = api();
+        let add = |id: u64, a: i128| {
+            call(
+                id,
+                1,
+                vec![i32v(a), i32v(1)],
+                Outcome::Returned,
+                Some(i32v(a + 1)),
+            )
+        };
+        let calls: Vec<Call> = (1..=6).map(|n| add(n, n as i128 * 10)).collect();
+        // Planned from the trace and from grouping's rows alike.
+        let whole = trace(vec![function(1, "calc::ops::add")], calls.clone());
+        let (first, rows) = calls.split_at(2);
+        let grouped = trace(vec![function(1, "calc::ops::add")], first.to_vec());
+        let options = PlanOptions {
+            max_per_function: Some(2),
+            ..PlanOptions::default()
+        };
+        for plan in [
+            plan(&whole, &api, &options),
+            plan_grouped(
+                &grouped,
+                &api,
+                &options,
+                &BTreeMap::new(),
+                &BTreeMap::new(),
+                rows,
+            ),
+        ] {
+            let tests = &plan.files[0].tests;
+            let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+            assert_eq!(
+                names,
+                ["add_returns_11", "add_returns_21", "add_recorded_cases"]
+            );
+            let table = tests[2].table.as_ref().unwrap();
+            assert_eq!(table.columns, ["i32", "i32", "i32"]);
+            let values: Vec<&[String]> = table.rows.iter().map(|r| r.values.as_slice()).collect();
+            assert_eq!(values[0], ["30i32", "1i32", "31i32"]);
+            assert_eq!(table.rows.len(), 4);
+            assert_eq!(tests[2].calls, [3, 4, 5, 6]);
+            assert_eq!(tests[2].body.args, ["case.0", "case.1"]);
+            // Every row is a carved call; nothing is over the cap.
+            assert_eq!(plan.summary.calls_carved, 6);
+            assert_eq!(plan.summary.tests_written, 3);
+            assert_eq!(plan.summary.skipped.get(OVER_MAX_PER_FUNCTION), None);
+        }
+    }
+
+    #[test]
+    fn rows_past_ten_times_the_cap_stay_over_it() {
+        let (_tmp, api) = api();
+        let calls: Vec<Call> = (1..=15)
+            .map(|n| {
+                call(
+                    n,
+                    1,
+                    vec![i32v(n as i128), i32v(0)],
+                    Outcome::Returned,
+                    Some(i32v(n as i128)),
+                )
+            })
+            .collect();
+        let options = PlanOptions {
+            max_per_function: Some(1),
+            ..PlanOptions::default()
+        };
+        let plan = plan(
+            &trace(vec![function(1, "calc::ops::add")], calls),
+            &api,
+            &options,
+        );
+        let tests = &plan.files[0].tests;
+        assert_eq!(tests.len(), 2);
+        assert_eq!(tests[1].table.as_ref().unwrap().rows.len(), 10);
+        assert_eq!(plan.summary.calls_carved, 11);
+        assert_eq!(plan.summary.skipped.get(OVER_MAX_PER_FUNCTION), Some(&4));
     }
 
     #[test]

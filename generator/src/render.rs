@@ -232,6 +232,18 @@ pub fn format_rust(file_name: &str, source: &str) -> Result<String, GenerateErro
     ))))
 }
 
+/// `source` (a file [`format_rust`] wrote) changed by `edit` on its syntax tree, formatted the
+/// same way, whole-line comments kept.
+pub(crate) fn edit_rust(source: &str, edit: impl FnOnce(&mut syn::File)) -> Result<String, String> {
+    let marked = mark_comments(source);
+    let mut parsed =
+        syn::parse_file(&marked).map_err(|e| format!("the file does not parse: {e}"))?;
+    edit(&mut parsed);
+    Ok(space_items(&tidy_mocks(&unmark_comments(
+        &prettyplease::unparse(&parsed),
+    ))))
+}
+
 /// prettyplease prints a macro's tokens as they come (`fn answer(& self) -> i32;`): lay out
 /// each top-level `mock! { pub Name {} impl Trait for Name { ... } }` like the trait it mocks.
 fn tidy_mocks(formatted: &str) -> String {
@@ -430,6 +442,7 @@ mod tests {
             },
             calls: vec![1],
             replayed: Vec::new(),
+            table: None,
         };
         Plan {
             crate_name: "calc".to_string(),

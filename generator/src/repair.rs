@@ -3,7 +3,7 @@
 //! JSON messages in, the tests to blame out; a source text in, the same text without them out.
 //! Verification (`verify.rs`) does the building and writing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 use std::path::Path;
 
@@ -28,6 +28,8 @@ pub(crate) struct Repair {
     pub(crate) remove: BTreeSet<String>,
     /// The tests taken out, in file order, each with why.
     pub(crate) tests: Vec<(String, String)>,
+    /// Rows to take out of table tests that otherwise stay (test → row as written → why).
+    pub(crate) rows: BTreeMap<String, BTreeMap<usize, String>>,
 }
 
 #[derive(Deserialize)]
@@ -107,6 +109,8 @@ struct Item {
     lines: RangeInclusive<usize>,
     /// Every identifier in it, to find the tests that use a mock.
     idents: BTreeSet<String>,
+    /// The lines of each row of a table test's `cases` (`table.rs`).
+    rows: Vec<RangeInclusive<usize>>,
 }
 
 fn items(source: &str) -> Result<Vec<Item>, String> {
@@ -119,6 +123,17 @@ fn items(source: &str) -> Result<Vec<Item>, String> {
             let lines = line_range(tokens.clone())?;
             let mut idents = BTreeSet::new();
             collect_idents(tokens, &mut idents);
+            let rows = match item {
+                syn::Item::Fn(f) => crate::table::rows_of(&mut f.clone())
+                    .map(|elems| {
+                        elems
+                            .iter()
+                            .filter_map(|e| line_range(e.to_token_stream()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
             let (name, is_test) = match item {
                 syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("test")) => {
                     (Some(f.sig.ident.to_string()), true)
@@ -131,6 +146,7 @@ fn items(source: &str) -> Result<Vec<Item>, String> {
                 is_test,
                 lines,
                 idents,
+                rows,
             })
         })
         .collect();
@@ -182,7 +198,25 @@ pub(crate) fn blame(source: &str, errors: &[CompileError]) -> Result<Repair, Str
             let what = source.lines().nth(line - 1).unwrap_or_default().trim();
             return Err(format!("{} (line {line}: `{what}`)", error.message));
         };
-        if items[at].is_test {
+        let mut rows = items[at]
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.contains(&line));
+        let row = match (rows.next(), rows.next()) {
+            (Some((row, _)), None) => Some(row),
+            _ => None,
+        };
+        if let (true, Some(row)) = (items[at].is_test, row) {
+            // A row of a table: it goes, the table stays.
+            repair
+                .rows
+                .entry(name)
+                .or_default()
+                .entry(row)
+                .or_insert_with(|| format!("does not compile: {}", error.message));
+            continue;
+        } else if items[at].is_test {
             reasons.push((at, format!("does not compile: {}", error.message)));
         } else {
             for (user, item) in items.iter().enumerate() {
@@ -206,6 +240,8 @@ pub(crate) fn blame(source: &str, errors: &[CompileError]) -> Result<Repair, Str
             repair.tests.push((name.clone(), reason));
         }
     }
+    // A table that goes whole loses no row on its own.
+    repair.rows.retain(|test, _| !repair.remove.contains(test));
     Ok(repair)
 }
 
@@ -375,6 +411,40 @@ fn plain() {
             remove_items(source, &repair.remove).unwrap(),
             "use mockall::mock;\n\n#[test]\nfn plain() {\n    assert_eq!(abc::one(), 1);\n}\n"
         );
+    }
+
+    #[test]
+    fn an_error_in_a_row_of_a_table_takes_out_the_row_and_one_in_its_body_the_table() {
+        let source = "#[test]
+fn f_recorded_cases() {
+    let cases: &[(u8, u8)] = &[
+        (1u8, 2u8),
+        (2u8, 4u8),
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        assert_eq!(demo::f(case.0), case.1, \"case {i}\");
+    }
+}
+";
+        let error = |line| CompileError {
+            message: "error[E0308]: mismatched types".into(),
+            line: Some(line),
+        };
+        let repair = blame(source, &[error(5)]).unwrap();
+        assert!(
+            repair.tests.is_empty() && repair.remove.is_empty(),
+            "{repair:?}"
+        );
+        assert_eq!(
+            repair.rows["f_recorded_cases"],
+            BTreeMap::from([(
+                1,
+                "does not compile: error[E0308]: mismatched types".to_string()
+            )])
+        );
+        let repair = blame(source, &[error(5), error(8)]).unwrap();
+        assert_eq!(repair.tests.len(), 1, "{repair:?}");
+        assert!(repair.rows.is_empty(), "the table goes whole: {repair:?}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! tests that do not compile (compile repair, `repair.rs`), then run the rest several times and
 //! take out any test that fails or flakes (every carved test must pass on the recorded version).
 //! Each file on disk is left as verified, without what was taken out; what was taken out, and
-//! why, goes to `carved_quarantine.md`.
+//! why, goes to `carved_quarantine.md`. A table test (`table.rs`) loses only its failing rows:
+//! the row a compile error points into, or the one a failed run names (`case {i}`), and the
+//! file runs again without it; a table that fails without naming a row goes whole.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -27,22 +29,51 @@ pub struct Verify {
     pub timeout: Duration,
 }
 
-/// A carved test taken out by verification.
+/// A carved test, or one row of a table test, taken out by verification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Quarantined {
     pub file: String,
     pub test: String,
+    /// The row of a table test taken out alone: its position in the table as carved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<usize>,
     pub reason: String,
+}
+
+/// One carved file to verify: its tests, and how many rows each table test has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnderTest {
+    pub(crate) file: String,
+    pub(crate) tests: Vec<String>,
+    pub(crate) rows: BTreeMap<String, usize>,
+}
+
+/// A test's failures over a file's runs.
+#[derive(Debug, Default)]
+struct Failed {
+    times: u32,
+    /// The first failure's message.
+    message: String,
+    /// For a table test: how many times each row (as written) was the one failing.
+    rows: BTreeMap<usize, u32>,
+    /// For a table test: failures that named no row.
+    unnamed: u32,
 }
 
 /// The outcome of one file's runs.
 #[derive(Debug, Default)]
 struct FileRuns {
-    /// Failures per test name, with the first failure's message.
-    failed: BTreeMap<String, (u32, String)>,
+    failed: BTreeMap<String, Failed>,
     /// Set when the file did not compile: the first error line.
     compile_error: Option<String>,
 }
+
+/// Rounds of runs a file gets while rows of its tables fail one by one (a table stops at its
+/// first failing row, so each round may find the next); after them, a failing table goes whole.
+const MAX_ROW_ROUNDS: usize = 8;
+
+/// The rows of each table test still written, by their positions as carved.
+type Alive = BTreeMap<String, Vec<usize>>;
 
 /// Rounds of compile repair before giving up on a file. rustc reports errors in phases (names,
 /// then types, then borrows), so a second or third round is normal; each round must take out
@@ -55,14 +86,15 @@ const MAX_REPAIR_ROUNDS: usize = 5;
 pub(crate) fn quarantine(
     crate_dir: &Path,
     out_dir: &Path,
-    files: &[(String, Vec<String>)],
+    files: &[UnderTest],
     v: &Verify,
     progress: Option<&Progress>,
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let mut out = Vec::new();
     let runs_per_file = v.runs.max(1) as usize;
     let total = files.len() * runs_per_file;
-    for (index, (file, tests)) in files.iter().enumerate() {
+    for (index, under) in files.iter().enumerate() {
+        let (file, tests) = (&under.file, &under.tests);
         let at = |done: usize| {
             Progress::report(
                 progress,
@@ -78,51 +110,140 @@ pub(crate) fn quarantine(
         let take_out = |test: &str, reason: String| Quarantined {
             file: file.clone(),
             test: test.to_string(),
+            row: None,
             reason,
         };
+        let mut alive: Alive = under
+            .rows
+            .iter()
+            .map(|(t, &n)| (t.clone(), (0..n).collect()))
+            .collect();
         let mut taken_out = Vec::new();
-        let mut runs = FileRuns {
-            compile_error: repair_file(crate_dir, out_dir, file, v, &mut taken_out)?,
-            ..FileRuns::default()
-        };
-        for run in 0..runs_per_file {
+        let mut compile_error =
+            repair_file(crate_dir, out_dir, file, v, &mut taken_out, &mut alive)?;
+        for round in 0..MAX_ROW_ROUNDS {
+            let mut runs = FileRuns {
+                compile_error: compile_error.take(),
+                ..FileRuns::default()
+            };
+            for run in 0..runs_per_file {
+                if runs.compile_error.is_some() {
+                    break;
+                }
+                run_once(crate_dir, stem, v, &mut runs)?;
+                if round == 0 {
+                    at(run + 1);
+                }
+            }
             if runs.compile_error.is_some() {
+                if round == 0 {
+                    at(runs_per_file); // its runs are skipped
+                }
+                compile_error = runs.compile_error;
                 break;
             }
-            run_once(crate_dir, stem, v, &mut runs)?;
-            at(run + 1);
+            let last_round = round + 1 == MAX_ROW_ROUNDS;
+            let mut failed = BTreeSet::new();
+            let mut rows: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+            for (test, f) in runs.failed {
+                let reason = if f.times >= v.runs.max(1) {
+                    format!("fails against the recorded code: {}", f.message)
+                } else {
+                    format!(
+                        "flaky: failed {} of {} runs: {}",
+                        f.times,
+                        v.runs.max(1),
+                        f.message
+                    )
+                };
+                let by_row = alive
+                    .get_mut(&test)
+                    .filter(|_| f.unnamed == 0 && !last_round);
+                let Some(left) = by_row.filter(|left| f.rows.keys().all(|&r| r < left.len()))
+                else {
+                    taken_out.push(take_out(&test, reason));
+                    alive.remove(&test);
+                    failed.insert(test);
+                    continue;
+                };
+                for (&row, &times) in &f.rows {
+                    let reason = if times >= v.runs.max(1) {
+                        format!("fails against the recorded code: {}", f.message)
+                    } else {
+                        format!(
+                            "flaky: failed {times} of {} runs: {}",
+                            v.runs.max(1),
+                            f.message
+                        )
+                    };
+                    taken_out.push(Quarantined {
+                        row: Some(left[row]),
+                        ..take_out(&test, reason)
+                    });
+                }
+                rows.insert(test, f.rows.keys().copied().collect());
+            }
+            if !failed.is_empty() {
+                rewrite_without(out_dir, file, &failed)?;
+            }
+            if rows.is_empty() {
+                break;
+            }
+            forget_rows(&mut alive, &rows);
+            rewrite_without_rows(out_dir, file, &rows)?;
         }
-        if runs.compile_error.is_some() {
-            at(runs_per_file); // its runs are skipped
-        }
-        if let Some(error) = &runs.compile_error {
+        if let Some(error) = &compile_error {
             let reason = format!("the file does not compile: {error}");
             let left: Vec<_> = tests
                 .iter()
-                .filter(|t| !taken_out.iter().any(|q| &q.test == *t))
+                .filter(|t| !taken_out.iter().any(|q| &q.test == *t && q.row.is_none()))
+                .filter(|t| alive.get(*t).is_none_or(|rows| !rows.is_empty()))
                 .map(|t| take_out(t, reason.clone()))
                 .collect();
             taken_out.extend(left);
         }
-        let mut failed = BTreeSet::new();
-        for (test, (times, message)) in runs.failed {
-            let reason = if times >= v.runs.max(1) {
-                format!("fails against the recorded code: {message}")
-            } else {
-                format!("flaky: failed {times} of {} runs: {message}", v.runs.max(1))
-            };
-            taken_out.push(take_out(&test, reason));
-            failed.insert(test);
-        }
-        // The file on disk already lacks what repair took out; now the rest.
-        if tests.iter().all(|t| taken_out.iter().any(|q| &q.test == t)) {
+        // The file on disk already lacks what was taken out; a file with no test left goes.
+        let gone = |t: &String| {
+            taken_out.iter().any(|q| &q.test == t && q.row.is_none())
+                || alive.get(t).is_some_and(Vec::is_empty)
+        };
+        if tests.iter().all(gone) {
             let _ = std::fs::remove_file(out_dir.join(file));
-        } else if !failed.is_empty() {
-            rewrite_without(out_dir, file, &failed)?;
         }
         out.extend(taken_out);
     }
     Ok(out)
+}
+
+/// Drops from `alive` the rows (positions as written) just taken out of each table.
+fn forget_rows(alive: &mut Alive, rows: &BTreeMap<String, BTreeSet<usize>>) {
+    for (test, gone) in rows {
+        if let Some(left) = alive.get_mut(test) {
+            let mut at = 0;
+            left.retain(|_| {
+                let keep = !gone.contains(&at);
+                at += 1;
+                keep
+            });
+        }
+    }
+}
+
+/// Writes `file` again without the table rows in `rows` (see [`crate::table::remove_rows`]).
+fn rewrite_without_rows(
+    out_dir: &Path,
+    file: &str,
+    rows: &BTreeMap<String, BTreeSet<usize>>,
+) -> Result<(), GenerateError> {
+    let source = read_back(out_dir, file)?;
+    let repaired = crate::table::remove_rows(&source, rows).map_err(|message| {
+        GenerateError::InvalidGeneratedCode {
+            file: file.to_string(),
+            message,
+        }
+    })?;
+    write::write_all(out_dir, &[(file.to_string(), repaired)])?;
+    Ok(())
 }
 
 /// Builds `file`'s test target and, while it does not compile, takes out the tests the
@@ -135,6 +256,7 @@ fn repair_file(
     file: &str,
     v: &Verify,
     taken_out: &mut Vec<Quarantined>,
+    alive: &mut Alive,
 ) -> Result<Option<String>, GenerateError> {
     let stem = file.trim_end_matches(".rs");
     let args = [
@@ -174,7 +296,7 @@ fn repair_file(
         round += 1;
         let source = read_back(out_dir, file)?;
         let repair = match repair::blame(&source, &errors) {
-            Ok(repair) if !repair.tests.is_empty() => repair,
+            Ok(repair) if !repair.tests.is_empty() || !repair.rows.is_empty() => repair,
             // Only a mock no test uses: taking it out would take out no test.
             Ok(_) => return Ok(Some(first.message.clone())),
             Err(why) => {
@@ -184,10 +306,38 @@ fn repair_file(
                 )))
             }
         };
-        rewrite_without(out_dir, file, &repair.remove)?;
+        if !repair.remove.is_empty() {
+            rewrite_without(out_dir, file, &repair.remove)?;
+        }
+        for (test, rows) in &repair.rows {
+            let Some(left) = alive.get(test) else {
+                continue;
+            };
+            for (&row, reason) in rows {
+                taken_out.push(Quarantined {
+                    file: file.to_string(),
+                    test: test.clone(),
+                    row: left.get(row).copied(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        if !repair.rows.is_empty() {
+            let rows = repair
+                .rows
+                .iter()
+                .map(|(t, rows)| (t.clone(), rows.keys().copied().collect()))
+                .collect();
+            forget_rows(alive, &rows);
+            rewrite_without_rows(out_dir, file, &rows)?;
+        }
+        for test in &repair.remove {
+            alive.remove(test);
+        }
         taken_out.extend(repair.tests.into_iter().map(|(test, reason)| Quarantined {
             file: file.to_string(),
             test,
+            row: None,
             reason,
         }));
     }
@@ -233,12 +383,18 @@ fn run_once(
     }
     let failures = libtest::failures(&stdout);
     for failed in libtest::failed(&stdout) {
-        let message = failures
-            .get(&failed)
-            .and_then(|f| f.first())
-            .map_or_else(|| "(no message)".to_string(), |f| f.summary());
-        let entry = runs.failed.entry(failed).or_insert((0, message));
-        entry.0 += 1;
+        let first = failures.get(&failed).and_then(|f| f.first());
+        let message = first.map_or_else(|| "(no message)".to_string(), |f| f.summary());
+        let row = first.and_then(|f| crate::table::failed_row(&f.message));
+        let entry = runs.failed.entry(failed).or_insert_with(|| Failed {
+            message,
+            ..Failed::default()
+        });
+        entry.times += 1;
+        match row {
+            Some(row) => *entry.rows.entry(row).or_default() += 1,
+            None => entry.unnamed += 1,
+        }
     }
     Ok(())
 }
@@ -325,8 +481,11 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
          | file | test | reason |\n| --- | --- | --- |\n"
     );
     for q in quarantined {
+        let row = q.row.map_or_else(String::new, |row| {
+            format!(" (row {row} of its table as carved)")
+        });
         s.push_str(&format!(
-            "| {} | `{}` | {} |\n",
+            "| {} | `{}`{row} | {} |\n",
             q.file,
             q.test,
             q.reason.replace('|', "\\|")
@@ -347,6 +506,7 @@ mod tests {
             &[Quarantined {
                 file: "carved_calc.rs".into(),
                 test: "now_returns_5".into(),
+                row: None,
                 reason: "flaky: failed 1 of 3 runs: a|b".into(),
             }],
         );
