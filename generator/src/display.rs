@@ -103,7 +103,7 @@ pub fn written(call: &Call) -> Result<(String, Option<String>), &'static str> {
     if call.outcome != Outcome::Returned || !returned_ok(call.ret.as_ref()) {
         return Err(TEXT_NOT_RECORDED);
     }
-    let before = call.arg("f").ok_or(TEXT_NOT_RECORDED)?;
+    let (name, before) = formatter_arg(call).ok_or(TEXT_NOT_RECORDED)?;
     let text = match call.after(carve_storage::WRITTEN_EFFECT) {
         Some(Value::Str {
             value,
@@ -112,7 +112,7 @@ pub fn written(call: &Call) -> Result<(String, Option<String>), &'static str> {
         }) => value.clone(),
         Some(_) => return Err(TEXT_NOT_RECORDED),
         None => {
-            let after = call.after("f").ok_or(TEXT_NOT_RECORDED)?;
+            let after = call.after(name).ok_or(TEXT_NOT_RECORDED)?;
             let (Some(b_buf), Some(a_buf)) = (string_buffer(before), string_buffer(after)) else {
                 return Err(TEXT_NOT_RECORDED);
             };
@@ -128,6 +128,20 @@ pub fn written(call: &Call) -> Result<(String, Option<String>), &'static str> {
     }
     let spec = options.spec("").ok_or(OPTIONS_NOT_DECODED)?;
     Ok((text, Some(spec)))
+}
+
+/// The call's `&mut Formatter` argument (`f`, `formatter`: whatever the impl named it).
+fn formatter_arg(call: &Call) -> Option<(&str, &Value)> {
+    call.args.iter().find_map(|a| {
+        let Value::Ref { target, .. } = &a.value else {
+            return None;
+        };
+        let Value::Struct { ty, .. } = target.as_ref() else {
+            return None;
+        };
+        (a.name != "self" && literal::strip_generics(ty) == "core::fmt::Formatter")
+            .then_some((a.name.as_str(), &a.value))
+    })
 }
 
 /// `fmt` returned `Ok(())` (an `Err` means the text is not what `to_string()` would give).
@@ -415,6 +429,16 @@ mod tests {
             after("f", formatter(DEFAULT, 0, string("x"))),
         );
         assert_eq!(written(&call), Err(TEXT_NOT_RECORDED));
+    }
+
+    #[test]
+    fn the_formatter_is_found_whatever_the_impl_named_it() {
+        let mut call = fmt_call(
+            formatter(DEFAULT, 0, string("")),
+            after("formatter", formatter(DEFAULT, 0, string("https://x/"))),
+        );
+        call.args[1].name = "formatter".into();
+        assert_eq!(written(&call), Ok(("https://x/".into(), None)));
     }
 
     #[test]

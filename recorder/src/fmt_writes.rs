@@ -13,8 +13,9 @@
 //!
 //! Which functions a vtable names is checked against the ELF symbols: slot 3 must be a
 //! `core::fmt::Write::write_str` and slot 4 a `write_char`, or nothing is captured (the text is
-//! then not recorded, never guessed). A `String` buffer is left alone: the tracer reads the
-//! `String` after the call anyway, and what the call appended is exact there at no extra stop.
+//! then not recorded, never guessed). A `String` buffer the decoder reads is left alone: the
+//! tracer reads the `String` after the call anyway, and what the call appended is exact there
+//! at no extra stop.
 
 use std::collections::HashMap;
 
@@ -188,6 +189,27 @@ pub(crate) fn formatter_param(
     })
 }
 
+/// Whether the decoded `&mut Formatter` shows its `buf` as a `String` read whole: the text is
+/// then what that `String` gains, read again after the call. A `String` behind a vtable the
+/// DWARF does not map (decoded as a bare `dyn Write`) is captured like any other sink.
+pub(crate) fn reads_string_buffer(formatter: &carve_storage::Value) -> bool {
+    use carve_storage::Value;
+    let mut f = formatter;
+    while let Value::Ref { target, .. } = f {
+        f = target;
+    }
+    let Value::Struct { fields, .. } = f else {
+        return false;
+    };
+    let Some(mut buf) = fields.iter().find(|x| x.name == "buf").map(|x| &x.value) else {
+        return false;
+    };
+    while let Value::Ref { target, .. } = buf {
+        buf = target;
+    }
+    matches!(buf, Value::Str { ty, truncated: false, .. } if ty.ends_with("String"))
+}
+
 /// The `char` a `write_char` received in esi, when it is one.
 pub(crate) fn char_arg(rsi: u64) -> Option<char> {
     char::from_u32(rsi as u32)
@@ -253,6 +275,38 @@ mod tests {
         assert_eq!(c.takes(0x100, 0x8000, 0x9999), None);
         // The default `write_char` calling `write_str`: one write, taken at `write_char`.
         assert_eq!(c.takes(0x100, 0x7000, 0x250), None);
+    }
+
+    #[test]
+    fn only_a_string_buffer_read_whole_is_left_to_be_read_back() {
+        use carve_storage::{Field, Value};
+        let formatter = |buf: Value| Value::Ref {
+            ty: "&mut core::fmt::Formatter".into(),
+            addr: 1,
+            target: Box::new(Value::Struct {
+                ty: "core::fmt::Formatter".into(),
+                fields: vec![Field {
+                    name: "buf".into(),
+                    value: Value::Ref {
+                        ty: "&mut dyn core::fmt::Write".into(),
+                        addr: 2,
+                        target: Box::new(buf),
+                    },
+                }],
+            }),
+        };
+        let string = |truncated| Value::Str {
+            ty: "alloc::string::String".into(),
+            value: "ab".into(),
+            truncated,
+        };
+        assert!(reads_string_buffer(&formatter(string(false))));
+        assert!(!reads_string_buffer(&formatter(string(true))));
+        let unmapped = Value::Pointer {
+            ty: "dyn core::fmt::Write".into(),
+            addr: 0x7fff,
+        };
+        assert!(!reads_string_buffer(&formatter(unmapped)));
     }
 
     #[test]

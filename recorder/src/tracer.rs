@@ -1833,7 +1833,7 @@ impl<'a> Tracer<'a> {
 
     /// A formatting call's capture of what it writes (see `fmt_writes.rs`): with the write
     /// hooks of its formatter's sink placed. `None` when the function takes no `Formatter`, the
-    /// sink is a `String` (read back after the call instead), or the vtable does not name
+    /// sink is a `String` the decoder reads (back after the call too), or the vtable does not name
     /// `core::fmt::Write` methods the ELF symbols know (the text is then not recorded).
     fn capture_for(&mut self, index: usize, args: &[Arg]) -> Result<Option<Capture>, RecordError> {
         let (Some(methods), Some((param, buf_offset))) =
@@ -1860,7 +1860,11 @@ impl<'a> Tracer<'a> {
         let (Some(s), Some(c)) = (method(write_str), method(write_char)) else {
             return Ok(None);
         };
-        if s.kind != WriteKind::Str || c.kind != WriteKind::Char || s.string {
+        if s.kind != WriteKind::Str || c.kind != WriteKind::Char {
+            return Ok(None);
+        }
+        if s.string && crate::fmt_writes::reads_string_buffer(&args[param].value) {
+            // The `String` is read back after the call: what it gained is the text.
             return Ok(None);
         }
         let sink = Sink {
