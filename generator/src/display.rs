@@ -8,10 +8,11 @@
 //! `assert_eq!(value.to_string(), "2 KiB")`. A call that wrote elsewhere (`println!` straight
 //! to stdout) or with options (`{:>9}`) holds no text a test can expect, and says so.
 
-use carve_storage::{Call, FunctionInfo, Outcome, Value};
+use carve_storage::{Call, FunctionInfo, Outcome, Trace, Value};
 
 use crate::api::{CrateApi, FnApi};
 use crate::call::{Callable, Target};
+use crate::fmt_spec;
 use crate::literal::{self, DeclType};
 
 /// Skip reason: the `Display` impl wrote somewhere the recorder cannot read back (stdout, a
@@ -64,21 +65,21 @@ pub fn resolve(api: &CrateApi, info: &FunctionInfo, ty: &str) -> Target {
 }
 
 /// The recorded `fmt(self, f)` call as the `to_string()` call it stands for: `self` alone, and
-/// the text written as the result. `Err` with the reason when the recording holds no such text.
-pub fn as_to_string(call: &Call) -> Result<Call, &'static str> {
+/// the text written as the result; with the format spec (`{:>10}`) when the formatter had
+/// options, which the test then passes to `format!` (see [`use_format`]). `Err` with the reason
+/// when the recording holds no such text.
+pub fn as_to_string(call: &Call) -> Result<(Call, Option<String>), &'static str> {
     // A `fmt` that panicked is a `to_string()` that panics: no text to expect.
     if call.outcome != Outcome::Returned {
         let mut carved = call.clone();
         carved.args.retain(|a| a.name == "self");
         carved.after.clear();
-        return Ok(carved);
+        return Ok((carved, None));
     }
-    let (Some(this), Some(before), Some(after)) =
-        (call.arg("self"), call.arg("f"), call.after("f"))
-    else {
+    let Some(this) = call.arg("self") else {
         return Err(TEXT_NOT_RECORDED);
     };
-    let text = written_text(before, after).ok_or(TEXT_NOT_RECORDED)?;
+    let (text, spec) = written(call)?;
     let mut carved = call.clone();
     carved.args.retain(|a| a.name == "self");
     carved.after.clear();
@@ -88,22 +89,86 @@ pub fn as_to_string(call: &Call) -> Result<Call, &'static str> {
         truncated: false,
     });
     debug_assert!(carved.arg("self") == Some(this));
-    Ok(carved)
+    Ok((carved, spec))
 }
 
-/// What `fmt` appended to the `String` behind formatter `before`/`after`, when the formatter had
-/// the options `to_string()` gives it.
-fn written_text(before: &Value, after: &Value) -> Option<String> {
-    let (b_opts, b_buf) = formatter_parts(before)?;
-    let (_, a_buf) = formatter_parts(after)?;
-    if !default_options(b_opts) {
-        return None;
+/// Skip reason: the `Formatter`'s options are laid out in a way carve does not decode, or no
+/// format string sets them, so no `format!` can hand them to the call again.
+pub const OPTIONS_NOT_DECODED: &str = "formatting options not decoded";
+
+/// The text a returned `fmt(self, f)` call wrote, and the format spec of its options (`None`
+/// for the defaults `to_string()` gives): what the recorder caught at the formatter's
+/// `dyn Write` ([`carve_storage::WRITTEN_EFFECT`]), else what it appended to a `String` buffer.
+pub fn written(call: &Call) -> Result<(String, Option<String>), &'static str> {
+    if call.outcome != Outcome::Returned || !returned_ok(call.ret.as_ref()) {
+        return Err(TEXT_NOT_RECORDED);
     }
-    a_buf.strip_prefix(b_buf).map(str::to_string)
+    let (name, before) = formatter_arg(call).ok_or(TEXT_NOT_RECORDED)?;
+    let text = match call.after(carve_storage::WRITTEN_EFFECT) {
+        Some(Value::Str {
+            value,
+            truncated: false,
+            ..
+        }) => value.clone(),
+        Some(_) => return Err(TEXT_NOT_RECORDED),
+        None => {
+            let after = call.after(name).ok_or(TEXT_NOT_RECORDED)?;
+            let (Some(b_buf), Some(a_buf)) = (string_buffer(before), string_buffer(after)) else {
+                return Err(TEXT_NOT_RECORDED);
+            };
+            a_buf
+                .strip_prefix(b_buf)
+                .ok_or(TEXT_NOT_RECORDED)?
+                .to_string()
+        }
+    };
+    let options = fmt_spec::decode(before).ok_or(OPTIONS_NOT_DECODED)?;
+    if options.is_default() {
+        return Ok((text, None));
+    }
+    let spec = options.spec("").ok_or(OPTIONS_NOT_DECODED)?;
+    Ok((text, Some(spec)))
 }
 
-/// The options and the exactly read `String` buffer of a recorded `Formatter`.
-fn formatter_parts(f: &Value) -> Option<(&Value, &str)> {
+/// The call's `&mut Formatter` argument (`f`, `formatter`: whatever the impl named it).
+fn formatter_arg(call: &Call) -> Option<(&str, &Value)> {
+    call.args.iter().find_map(|a| {
+        let Value::Ref { target, .. } = &a.value else {
+            return None;
+        };
+        let Value::Struct { ty, .. } = target.as_ref() else {
+            return None;
+        };
+        (a.name != "self" && literal::strip_generics(ty) == "core::fmt::Formatter")
+            .then_some((a.name.as_str(), &a.value))
+    })
+}
+
+/// `fmt` returned `Ok(())` (an `Err` means the text is not what `to_string()` would give).
+fn returned_ok(ret: Option<&Value>) -> bool {
+    match ret {
+        Some(Value::Enum { variant, .. }) => variant == "Ok",
+        // `fmt::Result` whose value was not kept: the call returned, which is all we know.
+        _ => false,
+    }
+}
+
+/// A carved `value.to_string()` test whose recorded formatter had options: the act becomes
+/// `format!("{:>10}", value)`.
+pub fn use_format(callee: &mut String, args: &mut Vec<String>, spec: &str) -> bool {
+    let Some(var) = callee.strip_suffix(".to_string") else {
+        return false;
+    };
+    if !args.is_empty() || !crate::syntax::is_ident(var) {
+        return false;
+    }
+    *args = vec![crate::syntax::str_lit(spec), var.to_string()];
+    *callee = "format!".to_string();
+    true
+}
+
+/// The exactly read `String` buffer of a recorded `Formatter`.
+fn string_buffer(f: &Value) -> Option<&str> {
     let f = match f {
         Value::Ref { target, .. } => target.as_ref(),
         other => other,
@@ -114,8 +179,7 @@ fn formatter_parts(f: &Value) -> Option<(&Value, &str)> {
     if literal::strip_generics(ty) != "core::fmt::Formatter" {
         return None;
     }
-    let field = |name: &str| fields.iter().find(|x| x.name == name).map(|x| &x.value);
-    let mut buf = field("buf")?;
+    let mut buf = fields.iter().find(|x| x.name == "buf").map(|x| &x.value)?;
     while let Value::Ref { target, .. } = buf {
         buf = target;
     }
@@ -127,44 +191,133 @@ fn formatter_parts(f: &Value) -> Option<(&Value, &str)> {
     else {
         return None;
     };
-    if !ty.ends_with("String") {
-        return None;
-    }
-    Some((field("options").unwrap_or(f), value))
+    ty.ends_with("String").then_some(value.as_str())
 }
 
-/// Whether recorded formatter options are the defaults `to_string()` uses: space fill, no
-/// alignment, width, precision, sign, `#`, `0` or hex-debug flag. rustc packs them into
-/// `FormattingOptions { flags, width, precision }` (fill in the low 21 bits, the flags above,
-/// "unknown" alignment as 3 in bits 29–30); older compilers keep separate fields.
-fn default_options(options: &Value) -> bool {
-    let Value::Struct { fields, .. } = options else {
-        return false;
-    };
-    let uint = |name: &str| {
-        fields
-            .iter()
-            .find(|f| f.name == name)
-            .and_then(|f| match &f.value {
-                Value::Uint { value, .. } => Some(*value),
-                _ => None,
-            })
-    };
-    match (uint("flags"), uint("width"), uint("precision")) {
-        (Some(flags), Some(0), Some(0)) => {
-            let fill = flags & 0x1F_FFFF;
-            let set = (flags >> 21) & 0xFF;
-            let align = (flags >> 29) & 0b11;
-            fill == u128::from(b' ') && set == 0 && align == 3
+/// The `Display` texts a recording holds, by the state they were written from: a value of a
+/// type without `PartialEq` is observed by the text of an equal value (same type, same
+/// recorded fields, read exactly), `assert_eq!(size.display().to_string(), "1.0 kB")`.
+#[derive(Debug, Default)]
+pub struct Texts {
+    /// (type, state) of each `self` a `Display::fmt` wrote a text from, the text and its spec;
+    /// the first with default options is preferred.
+    by_state: Vec<(Value, String, Option<String>)>,
+}
+
+impl Texts {
+    pub fn new(trace: &Trace) -> Texts {
+        let mut by_state: Vec<(Value, String, Option<String>)> = Vec::new();
+        for call in &trace.calls {
+            let Some(f) = trace.function(call.function) else {
+                continue;
+            };
+            if !is_display_fmt(&f.path) {
+                continue;
+            }
+            let Some(this) = call.arg("self") else {
+                continue;
+            };
+            let state = match this {
+                Value::Ref { target, .. } => target.as_ref(),
+                other => other,
+            };
+            if !state.is_exact() {
+                continue;
+            }
+            let Ok((text, spec)) = written(call) else {
+                continue;
+            };
+            let known = by_state.iter_mut().find(|(s, ..)| same_state(s, state));
+            match known {
+                Some(entry) if entry.2.is_some() && spec.is_none() => {
+                    *entry = (state.clone(), text, None);
+                }
+                Some(_) => {}
+                None => by_state.push((state.clone(), text, spec)),
+            }
         }
-        _ => false,
+        Texts { by_state }
+    }
+
+    /// The check of `value` (in variable `var`) by the text an equal value was displayed as:
+    /// (actual expression, expected literal).
+    pub fn check(&self, var: &str, value: &Value) -> Option<(String, String)> {
+        let value = match value {
+            Value::Ref { target, .. } => target.as_ref(),
+            other => other,
+        };
+        if !value.is_exact() {
+            return None;
+        }
+        let (_, text, spec) = self.by_state.iter().find(|(s, ..)| same_state(s, value))?;
+        let actual = match spec {
+            None => format!("{var}.to_string()"),
+            Some(spec) => format!("format!({}, {var})", crate::syntax::str_lit(spec)),
+        };
+        Some((actual, crate::syntax::str_lit(text)))
+    }
+}
+
+/// `<T as core::fmt::Display>::fmt`.
+fn is_display_fmt(path: &str) -> bool {
+    path.ends_with(" as core::fmt::Display>::fmt")
+}
+
+/// Equal recorded values, addresses of followed references aside (their targets are compared).
+fn same_state(a: &Value, b: &Value) -> bool {
+    use carve_storage::Field;
+    let fields = |x: &[Field], y: &[Field]| {
+        x.len() == y.len()
+            && x.iter()
+                .zip(y)
+                .all(|(f, g)| f.name == g.name && same_state(&f.value, &g.value))
+    };
+    let elems = |x: &[Value], y: &[Value]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_state(v, w))
+    };
+    match (a, b) {
+        (
+            Value::Ref {
+                ty: t, target: x, ..
+            },
+            Value::Ref {
+                ty: u, target: y, ..
+            },
+        ) => t == u && same_state(x, y),
+        (Value::Struct { ty: t, fields: x }, Value::Struct { ty: u, fields: y }) => {
+            t == u && fields(x, y)
+        }
+        (
+            Value::Enum {
+                ty: t,
+                variant: v,
+                fields: x,
+            },
+            Value::Enum {
+                ty: u,
+                variant: w,
+                fields: y,
+            },
+        ) => t == u && v == w && fields(x, y),
+        (Value::Tuple { ty: t, elems: x }, Value::Tuple { ty: u, elems: y }) => {
+            t == u && elems(x, y)
+        }
+        (
+            Value::Seq {
+                ty: t, elems: x, ..
+            },
+            Value::Seq {
+                ty: u, elems: y, ..
+            },
+        ) => t == u && elems(x, y),
+        _ => a == b,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use carve_storage::Field;
+    use carve_storage::{Arg, CallId, Field, FunctionId};
 
     fn field(name: &str, value: Value) -> Field {
         Field {
@@ -173,9 +326,18 @@ mod tests {
         }
     }
 
-    fn formatter(flags: u128, width: u128, text: &str) -> Value {
-        let uint = |v| Value::Uint {
-            ty: "u32".into(),
+    fn text(ty: &str, text: &str) -> Value {
+        Value::Str {
+            ty: ty.into(),
+            value: text.into(),
+            truncated: false,
+        }
+    }
+
+    /// A recorded `&mut Formatter` (rustc 1.95's layout) over `buf`.
+    fn formatter(flags: u128, width: u128, buf: Value) -> Value {
+        let uint = |ty: &str, v| Value::Uint {
+            ty: ty.into(),
             value: v,
         };
         Value::Ref {
@@ -189,9 +351,9 @@ mod tests {
                         Value::Struct {
                             ty: "core::fmt::FormattingOptions".into(),
                             fields: vec![
-                                field("flags", uint(flags)),
-                                field("width", uint(width)),
-                                field("precision", uint(0)),
+                                field("flags", uint("u32", flags)),
+                                field("width", uint("u16", width)),
+                                field("precision", uint("u16", 0)),
                             ],
                         },
                     ),
@@ -200,11 +362,7 @@ mod tests {
                         Value::Ref {
                             ty: "&mut dyn core::fmt::Write".into(),
                             addr: 2,
-                            target: Box::new(Value::Str {
-                                ty: "alloc::string::String".into(),
-                                value: text.into(),
-                                truncated: false,
-                            }),
+                            target: Box::new(buf),
                         },
                     ),
                 ],
@@ -212,26 +370,113 @@ mod tests {
         }
     }
 
+    fn string(s: &str) -> Value {
+        text("alloc::string::String", s)
+    }
+
+    fn fmt_call(before: Value, after: Vec<Arg>) -> Call {
+        Call {
+            id: CallId(1),
+            parent: None,
+            function: FunctionId(1),
+            thread: 1,
+            depth: 0,
+            args: vec![
+                Arg {
+                    name: "self".into(),
+                    value: Value::Uint {
+                        ty: "u64".into(),
+                        value: 2048,
+                    },
+                },
+                Arg {
+                    name: "f".into(),
+                    value: before,
+                },
+            ],
+            outcome: Outcome::Returned,
+            ret: Some(Value::Enum {
+                ty: "core::result::Result<(), core::fmt::Error>".into(),
+                variant: "Ok".into(),
+                fields: vec![field("__0", Value::Unit)],
+            }),
+            after,
+            objects: vec![],
+            touches: vec![],
+        }
+    }
+
+    fn after(name: &str, value: Value) -> Vec<Arg> {
+        vec![Arg {
+            name: name.into(),
+            value,
+        }]
+    }
+
+    const DEFAULT: u128 = 0x6000_0020;
+    const RIGHT_WIDTH: u128 = 0x2800_0020;
+
     #[test]
-    fn the_text_is_what_fmt_appended_with_default_options() {
-        let default = 0x6000_0020;
-        assert_eq!(
-            written_text(&formatter(default, 0, ""), &formatter(default, 0, "2 KiB")).unwrap(),
-            "2 KiB"
+    fn the_text_is_what_fmt_appended_to_a_string_buffer() {
+        let call = fmt_call(
+            formatter(DEFAULT, 0, string("")),
+            after("f", formatter(DEFAULT, 0, string("2 KiB"))),
         );
-        // `{:>9}`: width set, right alignment.
-        let padded = 0x2800_0020;
-        assert_eq!(
-            written_text(
-                &formatter(padded, 9, ""),
-                &formatter(padded, 9, "    4 KiB")
-            ),
-            None
-        );
+        assert_eq!(written(&call), Ok(("2 KiB".into(), None)));
         // A buffer that was not extended is no output of this call.
+        let call = fmt_call(
+            formatter(DEFAULT, 0, string("ab")),
+            after("f", formatter(DEFAULT, 0, string("x"))),
+        );
+        assert_eq!(written(&call), Err(TEXT_NOT_RECORDED));
+    }
+
+    #[test]
+    fn the_formatter_is_found_whatever_the_impl_named_it() {
+        let mut call = fmt_call(
+            formatter(DEFAULT, 0, string("")),
+            after("formatter", formatter(DEFAULT, 0, string("https://x/"))),
+        );
+        call.args[1].name = "formatter".into();
+        assert_eq!(written(&call), Ok(("https://x/".into(), None)));
+    }
+
+    #[test]
+    fn the_text_caught_at_a_dyn_write_comes_with_the_spec_of_the_options() {
+        let stdout = || Value::Pointer {
+            ty: "&mut dyn core::fmt::Write".into(),
+            addr: 0x7fff,
+        };
+        let call = fmt_call(
+            formatter(RIGHT_WIDTH, 10, stdout()),
+            after(carve_storage::WRITTEN_EFFECT, text("&str", "    1.0 kB")),
+        );
         assert_eq!(
-            written_text(&formatter(default, 0, "ab"), &formatter(default, 0, "x")),
-            None
+            written(&call),
+            Ok(("    1.0 kB".into(), Some("{:>10}".into())))
+        );
+        // Nothing caught (or caught past the limit): no text.
+        let call = fmt_call(formatter(RIGHT_WIDTH, 10, stdout()), vec![]);
+        assert_eq!(written(&call), Err(TEXT_NOT_RECORDED));
+        let cut = Value::Str {
+            ty: "&str".into(),
+            value: "abc".into(),
+            truncated: true,
+        };
+        let call = fmt_call(
+            formatter(DEFAULT, 0, stdout()),
+            after(carve_storage::WRITTEN_EFFECT, cut),
+        );
+        assert_eq!(written(&call), Err(TEXT_NOT_RECORDED));
+    }
+
+    #[test]
+    fn a_formatted_act_passes_the_spec_to_format() {
+        let (mut callee, mut args) = ("size.to_string".to_string(), vec![]);
+        assert!(use_format(&mut callee, &mut args, "{:>10}"));
+        assert_eq!(
+            format!("{callee}({})", args.join(", ")),
+            "format!(\"{:>10}\", size)"
         );
     }
 }

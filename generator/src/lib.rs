@@ -9,6 +9,7 @@ mod call;
 mod debug_repr;
 mod display;
 mod error;
+mod fmt_spec;
 mod group;
 mod instance;
 pub mod libtest;

@@ -67,6 +67,9 @@ pub(crate) fn assertion(
             _ => Err(UNDECODED),
         };
     };
+    if let Some(expected) = cow(value, facts) {
+        return Ok((Assertion::Eq { expected }, Some(naming::value_slug(value))));
+    }
     if !value.is_scalar_or_string()
         && !matches!(value, Value::Ref { target, .. } if target.is_scalar_or_string())
     {
@@ -105,6 +108,49 @@ pub(crate) fn assertion(
     }
     let expected = literal::render(value, decl, Position::Expected).map_err(reason)?;
     Ok((Assertion::Eq { expected }, slug))
+}
+
+/// A `Cow<str>` or `Cow<[T]>`, borrowed or owned, compared with what it holds:
+/// `assert_eq!(result, "text")` (`Cow<str>: PartialEq<&str>`), `&[1, 2][..]` or `vec![..]`
+/// (`Cow<[T]>: PartialEq<&[U]>`, `PartialEq<Vec<U>>`). `alloc::borrow::Cow` itself is no path
+/// a literal can name through its variants.
+fn cow(value: &Value, facts: &dyn literal::TypeFacts) -> Option<String> {
+    let Value::Enum {
+        ty,
+        variant,
+        fields,
+    } = value
+    else {
+        return None;
+    };
+    let inner_ty = ty.strip_prefix("alloc::borrow::Cow<")?;
+    if !matches!(variant.as_str(), "Borrowed" | "Owned") || !value.is_exact() {
+        return None;
+    }
+    let [field] = fields.as_slice() else {
+        return None;
+    };
+    let mut inner = &field.value;
+    if inner_ty.starts_with("str>") {
+        while let Value::Ref { target, .. } = inner {
+            inner = target;
+        }
+        let Value::Str { value, .. } = inner else {
+            return None;
+        };
+        return Some(crate::syntax::str_lit(value));
+    }
+    if inner_ty.starts_with('[') {
+        let seq = match inner {
+            Value::Ref { target, .. } => target.as_ref(),
+            other => other,
+        };
+        if !matches!(seq, Value::Seq { .. }) {
+            return None;
+        }
+        return literal::render_value(inner, true, facts).ok();
+    }
+    None
 }
 
 pub(crate) fn reason(e: LiteralError) -> &'static str {

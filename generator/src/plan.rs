@@ -347,10 +347,12 @@ pub fn plan_grouped(
         summary.public_api += 1;
         // `Display::fmt` is carved as the `to_string()` call it stands for.
         let as_to_string;
+        let mut format_spec = None;
         let call = if callable.display {
             match display::as_to_string(call) {
-                Ok(c) => {
+                Ok((c, spec)) => {
                     as_to_string = c;
+                    format_spec = spec;
                     &as_to_string
                 }
                 Err(reason) => {
@@ -361,7 +363,7 @@ pub fn plan_grouped(
         } else {
             call
         };
-        let (body, name, replayed) = match scenario::carve(&cx, call, callable) {
+        let (mut body, name, replayed) = match scenario::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {
                 summary.skip(call.id.0, &callable.call_path, reason);
@@ -382,6 +384,13 @@ pub fn plan_grouped(
                 continue;
             }
         };
+        // A formatter with options (`{:>10}`): `format!` hands the call the same ones.
+        if let Some(spec) = &format_spec {
+            if !display::use_format(&mut body.callee, &mut body.args, spec) {
+                summary.skip(call.id.0, &callable.call_path, display::OPTIONS_NOT_DECODED);
+                continue;
+            }
+        }
         if !body.mocks.is_empty() && !has_mockall {
             summary.needs_mockall += 1;
             summary.skip(call.id.0, &callable.call_path, NEEDS_MOCKALL);

@@ -189,11 +189,13 @@ pub struct Ctx<'a> {
     /// Per type, the positions of the calls whose result holds such a value as a part.
     parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of its recorded text getters' calls (see [`text`]).
-    texts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    text_getters: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
     equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
     /// Per function, how many of its calls grouping dropped over its cap.
     over_max: &'a BTreeMap<FunctionId, usize>,
+    /// The `Display` texts the recording holds, by state (see [`crate::display::Texts`]).
+    texts: crate::display::Texts,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -238,7 +240,8 @@ impl<'a> Ctx<'a> {
             ctors: RefCell::new(HashMap::new()),
             getter_calls: RefCell::new(HashMap::new()),
             parts: RefCell::new(HashMap::new()),
-            texts: RefCell::new(HashMap::new()),
+            text_getters: RefCell::new(HashMap::new()),
+            texts: crate::display::Texts::new(trace),
         };
         // Children start after their parent: in reverse order every child comes first.
         let mut below = HashMap::with_capacity(trace.calls.len());
@@ -539,7 +542,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
                 // Else, the variant and the parts a pattern can name (`Err(E::At(3usize))`).
                 // The pattern names only parts read exactly (`_` for pointers, opaque or
                 // unread memory, truncated strings), so the value need not be exact whole.
-                let matches = || {
+                let pattern = || {
                     let ret = call.ret.as_ref()?;
                     let pattern = crate::pattern::of(ret, cx.api)?;
                     Some((
@@ -547,22 +550,33 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
                         Some(naming::value_slug(ret)),
                     ))
                 };
+                // Else the text an equal value was displayed as (`display.rs`).
+                let shown = |b: &mut Builder| {
+                    let ret = call.ret.as_ref()?;
+                    let (actual, expected) = cx.texts.check("result", ret)?;
+                    b.effects.push(Effect { actual, expected });
+                    Some((
+                        Assertion::Observed { unwrap: None },
+                        Some(naming::value_slug(ret)),
+                    ))
+                };
+                let matches = |b: &mut Builder| pattern().or_else(|| shown(b));
                 let Some((ret, unwrap)) = call
                     .ret
                     .as_ref()
                     .and_then(|r| returned_struct(cx, r, &target.call_path))
                 else {
-                    break 'observe matches().ok_or(reason)?;
+                    break 'observe matches(&mut b).ok_or(reason)?;
                 };
                 let Value::Struct { ty, .. } = ret else {
-                    break 'observe matches().ok_or(reason)?;
+                    break 'observe matches(&mut b).ok_or(reason)?;
                 };
                 let before = b.effects.len();
                 effects(cx, &mut b, "result", ret, literal::strip_generics(ty));
                 // With nothing to observe, the mocks still check what it did to its
                 // dependencies (a mock without expectations fails on any call).
                 if b.effects.len() == before && b.deps.is_empty() {
-                    break 'observe matches().ok_or(reason)?;
+                    break 'observe matches(&mut b).ok_or(reason)?;
                 }
                 // Named after what it returns (`new_returns_versioned_set`): its contents are
                 // what the assertions observe, not a short value.

@@ -380,6 +380,28 @@ impl DebugInfo {
         self.symbol_table().get(name).map(|a| FileAddr(*a))
     }
 
+    /// The `core::fmt::Write` methods among the ELF text symbols (each monomorphised instance,
+    /// which the by-name table above folds together), for capturing what a `Formatter` writes.
+    pub(crate) fn write_methods(&self) -> crate::fmt_writes::WriteMethods {
+        let Ok(file) = object::File::parse(self.bytes.as_slice()) else {
+            return crate::fmt_writes::WriteMethods::default();
+        };
+        let mut found = Vec::new();
+        for sym in file.symbols() {
+            let Ok(name) = sym.name() else { continue };
+            if sym.kind() != object::SymbolKind::Text || sym.address() == 0 {
+                continue;
+            }
+            // Cheap filter before demangling: both manglings keep the method name as text.
+            if !(name.contains("write_str") || name.contains("write_char")) {
+                continue;
+            }
+            let demangled = format!("{:#}", rustc_demangle::demangle(name));
+            found.push((demangled, sym.address(), sym.size()));
+        }
+        crate::fmt_writes::WriteMethods::find(found.iter().map(|(n, a, s)| (n.as_str(), *a, *s)))
+    }
+
     /// Every ELF text symbol: demangled name (without hash) and address.
     pub(crate) fn symbols(&self) -> impl Iterator<Item = (&str, FileAddr)> {
         self.symbol_table()

@@ -9,6 +9,7 @@ mod decode;
 mod dwarf;
 mod ending;
 mod error;
+mod fmt_writes;
 mod forced;
 mod inject;
 mod inprocess;
@@ -471,6 +472,8 @@ struct Image {
     bias: LoadBias,
     /// The program's own function paths without their crate: how libtest names its tests.
     test_names: Vec<String>,
+    /// The `core::fmt::Write` methods, for the text formatting calls write (`fmt_writes.rs`).
+    write_methods: fmt_writes::WriteMethods,
 }
 
 impl Image {
@@ -546,6 +549,7 @@ impl Image {
                 None => None,
             };
             infos.push(function_info(id, f, &detail, types));
+            let formatter = fmt_writes::formatter_param(types, &detail.params);
             traced_entries.push(f);
             traced.push(tracer::Traced {
                 id,
@@ -557,6 +561,7 @@ impl Image {
                 constructs: objects::constructed_type(&f.path),
                 matched: options.selection.matches(f),
                 forced_return,
+                formatter,
             });
         }
         let line_plan = if options.coverage {
@@ -586,6 +591,11 @@ impl Image {
             sources::find(program.info.symbols())
         };
         let test_names = test_names(program.functions());
+        let write_methods = if traced.iter().any(|t| t.formatter.is_some()) {
+            program.info.write_methods()
+        } else {
+            fmt_writes::WriteMethods::default()
+        };
         Ok(Image {
             types: std::mem::take(&mut program.info.types),
             traced,
@@ -596,6 +606,7 @@ impl Image {
             entry: program.info.entry,
             bias,
             test_names,
+            write_methods,
         })
     }
 
@@ -628,6 +639,7 @@ impl Image {
         tracer.break_on_lines(&self.line_plan.sites, options.coverage_per_thread)?;
         tracer.set_depth(options.selection.depth);
         tracer.set_test_names(&self.test_names);
+        tracer.set_write_methods(&self.write_methods);
         Ok(tracer)
     }
 }
@@ -819,6 +831,7 @@ fn drive<'scope, 'env>(
                         &mut *sink_ref,
                     )?;
                     tracer.set_test_names(&img.test_names);
+                    tracer.set_write_methods(&img.write_methods);
                     tracer
                 }
                 Start::TakenOver { .. } => unreachable!("taken over before the loop"),

@@ -69,6 +69,9 @@ pub(crate) enum Emulated {
         src2: Option<Operand>,
         size: u8,
     },
+    /// `push r64`: rsp -= 8, then the register is stored at rsp (the first instruction of
+    /// most functions, where the `core::fmt::Write` hooks sit).
+    Push { src: Register },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,6 +228,10 @@ fn emulation(instr: &Instruction) -> Option<Emulated> {
     let size = match instr.code() {
         Code::Mov_rm64_r64 | Code::Mov_r64_rm64 | Code::Mov_rm64_imm32 | Code::Mov_r64_imm64 => 8,
         Code::Mov_rm32_r32 | Code::Mov_r32_rm32 | Code::Mov_rm32_imm32 | Code::Mov_r32_imm32 => 4,
+        Code::Push_r64 => {
+            let src = instr.op0_register();
+            return src.is_gpr64().then_some(Emulated::Push { src });
+        }
         Code::Lea_r64_m => {
             let dst = instr.op0_register();
             return Some(Emulated::Lea {
@@ -657,6 +664,19 @@ mod tests {
         assert_eq!(len, 7);
         let disp = i32::from_le_bytes(code[2..6].try_into().unwrap()) as i64;
         assert_eq!(0x2000 + 7 + disp, 0x1017);
+    }
+
+    #[test]
+    fn a_register_push_is_emulated() {
+        // push rbp; push r15 (REX.B)
+        let StepPlan::Emulate { op, next } = plan(&[0x55, 0x48], 0x1000, 0x9000) else {
+            panic!("push rbp not emulated");
+        };
+        assert_eq!((op, next), (Emulated::Push { src: Register::RBP }, 0x1001));
+        let StepPlan::Emulate { op, next } = plan(&[0x41, 0x57], 0x1000, 0x9000) else {
+            panic!("push r15 not emulated");
+        };
+        assert_eq!((op, next), (Emulated::Push { src: Register::R15 }, 0x1002));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::decode::{Decoder, Limits};
 use crate::dwarf::FunctionDetail;
 use crate::error::RecordError;
+use crate::fmt_writes::{char_arg, Capture, Sink, WriteKind, WriteMethods};
 use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
 use crate::panic_message::panic_message;
 use crate::process::{get_regs, get_xmm01, set_regs, set_xmm01, thread_name, ProcessMemory};
@@ -57,6 +58,9 @@ pub(crate) struct Traced {
     /// Skip the body and return the value with these bytes instead (an acting breakpoint; see
     /// [`Tracer::force_return`]), with the function's path for errors.
     pub forced_return: Option<(String, Vec<u8>)>,
+    /// Its `&mut core::fmt::Formatter` parameter (index) and the offset of the formatter's
+    /// `buf`: what the call writes through it is captured (see `fmt_writes.rs`).
+    pub formatter: Option<(usize, u64)>,
 }
 
 /// What a breakpoint address is for (one address may serve several purposes).
@@ -81,6 +85,12 @@ struct Breakpoint {
     inserted: bool,
     /// How to get past it, worked out at its first hit.
     plan: Option<StepPlan>,
+    /// The first instruction of a `core::fmt::Write` method (see `fmt_writes.rs`). The entry
+    /// stays when no call captures through it any more (the int3 is lifted then), so that a
+    /// thread already trapping on it is rewound rather than sent a SIGTRAP.
+    write: Option<WriteKind>,
+    /// Open formatting calls capturing writes through it: the int3 is in while this is > 0.
+    writes: u32,
 }
 
 impl Breakpoint {
@@ -92,6 +102,12 @@ impl Breakpoint {
             || self.source.is_some()
             || self.line.is_some()
             || self.retained
+            || self.writes > 0
+    }
+
+    /// The entry may go once it is not wanted: a write hook's entry stays (see `write`).
+    fn removable(&self) -> bool {
+        self.write.is_none()
     }
 }
 
@@ -130,6 +146,8 @@ pub(crate) struct Frame {
     /// Where the caller asked for the return value (the hidden pointer passed in rdi), when the
     /// function returns through one and the pointer was still known at the entry breakpoint.
     hidden_return: Option<u64>,
+    /// What the call wrote so far through its `&mut Formatter` to a sink that is not a `String`.
+    capture: Option<Capture>,
 }
 
 /// A return value whose place the ABI does not tell for sure.
@@ -230,6 +248,8 @@ pub(crate) struct Tracer<'a> {
     ending: Option<&'a crate::ending::Ending>,
     /// Letting go: no breakpoint goes (back) in.
     letting_go: bool,
+    /// The program's `core::fmt::Write` methods (none: no text is captured).
+    write_methods: Option<&'a WriteMethods>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -475,6 +495,7 @@ impl<'a> Tracer<'a> {
             early_children: HashSet::new(),
             ending: None,
             letting_go: false,
+            write_methods: None,
         })
     }
 
@@ -510,6 +531,11 @@ impl<'a> Tracer<'a> {
     /// The test names a libtest thread name may be the cut beginning of.
     pub(crate) fn set_test_names(&mut self, names: &'a [String]) {
         self.test_names = names;
+    }
+
+    /// The program's `core::fmt::Write` methods: formatting calls capture what they write.
+    pub(crate) fn set_write_methods(&mut self, methods: &'a WriteMethods) {
+        self.write_methods = (!methods.is_empty()).then_some(methods);
     }
 
     /// `--coverage`: a one-shot breakpoint on each site (a line-table row's first address),
@@ -609,8 +635,11 @@ impl<'a> Tracer<'a> {
             };
             bp.line = None;
             if addr != pc && !bp.wanted() {
+                let removable = bp.removable();
                 self.lift(addr)?;
-                self.breakpoints.remove(&addr);
+                if removable {
+                    self.breakpoints.remove(&addr);
+                }
             }
         }
         Ok(())
@@ -1095,6 +1124,7 @@ impl<'a> Tracer<'a> {
                         call: None,
                         level: None,
                         effects: Vec::new(),
+                        capture: None,
                         ..f.clone()
                     })
                     .collect()
@@ -1221,6 +1251,7 @@ impl<'a> Tracer<'a> {
         let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
         let message_hook = bp.panic_message;
         let source = bp.source.clone();
+        let write_hook = bp.writes > 0 && bp.write.is_some();
         if returns == 0 && bp.retained {
             // Reached with no frame returning here: this site is not worth a stop any more.
             if let Some(bp) = self.breakpoints.get_mut(&pc) {
@@ -1234,6 +1265,9 @@ impl<'a> Tracer<'a> {
             return self.resume(tid, None);
         }
         regs.rip = pc;
+        if write_hook {
+            self.on_write(tid, pc, &regs);
+        }
         if let Some(kind) = message_hook {
             let message = match kind {
                 MessageAt::FmtArguments => panic_message(regs.rdi, regs.rsi, &self.mem),
@@ -1297,7 +1331,9 @@ impl<'a> Tracer<'a> {
         if !self.breakpoints.get(&addr).is_some_and(|b| b.wanted()) {
             // No longer needed by anyone: restore the instruction for good.
             self.lift(addr)?;
-            self.breakpoints.remove(&addr);
+            if self.breakpoints.get(&addr).is_none_or(|b| b.removable()) {
+                self.breakpoints.remove(&addr);
+            }
             set_regs(tid, regs)?;
             return self.resume(tid, None);
         }
@@ -1371,6 +1407,13 @@ impl<'a> Tracer<'a> {
             Emulated::Lea { dst, mem } => {
                 let a = mem.address(regs)?;
                 set_gpr(regs, dst, a).then_some(())
+            }
+            Emulated::Push { src } => {
+                let value = gpr(regs, src)?;
+                let top = regs.rsp.wrapping_sub(8);
+                self.mem.write(top, &value.to_le_bytes()).ok()?;
+                regs.rsp = top;
+                Some(())
             }
             Emulated::Mov { dst, src, size } => {
                 let value = self.operand(regs, src, size)?;
@@ -1548,11 +1591,13 @@ impl<'a> Tracer<'a> {
     }
 
     fn reinsert_if_wanted(&mut self, addr: u64) -> Result<(), RecordError> {
-        if self.breakpoints.get(&addr).is_some_and(|b| b.wanted()) {
-            self.insert(addr)
-        } else {
-            self.breakpoints.remove(&addr);
-            Ok(())
+        match self.breakpoints.get(&addr) {
+            Some(b) if b.wanted() => self.insert(addr),
+            Some(b) if !b.removable() => Ok(()),
+            _ => {
+                self.breakpoints.remove(&addr);
+                Ok(())
+            }
         }
     }
 
@@ -1616,6 +1661,7 @@ impl<'a> Tracer<'a> {
                 touches: Vec::new(),
                 effects: Vec::new(),
                 hidden_return: None,
+                capture: None,
             });
             let bp = self.breakpoints.entry(return_addr).or_default();
             bp.returns += 1;
@@ -1693,6 +1739,7 @@ impl<'a> Tracer<'a> {
             .collect();
 
         let effects = self.effect_targets(index, &args);
+        let capture = self.capture_for(index, &args)?;
         let (objects, created) = self.objects.of_args(&args);
         for object in created {
             self.sink.record(TraceEvent::ObjectCreated(object));
@@ -1727,6 +1774,7 @@ impl<'a> Tracer<'a> {
             touches: Vec::new(),
             effects,
             hidden_return,
+            capture,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
             call,
@@ -1820,7 +1868,7 @@ impl<'a> Tracer<'a> {
             other => other,
         };
         let decoder = self.decoder();
-        let after = frame
+        let mut after: Vec<Arg> = frame
             .effects
             .iter()
             .map(|(name, ty, addr)| Arg {
@@ -1828,6 +1876,19 @@ impl<'a> Tracer<'a> {
                 value: decoder.at(*ty, *addr),
             })
             .collect();
+        if let Some(capture) = &frame.capture {
+            if !capture.lost {
+                after.push(Arg {
+                    name: carve_storage::WRITTEN_EFFECT.to_string(),
+                    value: Value::Str {
+                        ty: "&str".to_string(),
+                        value: capture.text.clone(),
+                        truncated: capture.truncated,
+                    },
+                });
+            }
+            self.release_capture(capture.sink.clone())?;
+        }
         let end = CallEnd {
             call,
             outcome: Outcome::Returned,
@@ -1978,6 +2039,125 @@ impl<'a> Tracer<'a> {
         Ok(())
     }
 
+    /// A formatting call's capture of what it writes (see `fmt_writes.rs`): with the write
+    /// hooks of its formatter's sink placed. `None` when the function takes no `Formatter`, the
+    /// sink is a `String` the decoder reads (back after the call too), or the vtable does not name
+    /// `core::fmt::Write` methods the ELF symbols know (the text is then not recorded).
+    fn capture_for(&mut self, index: usize, args: &[Arg]) -> Result<Option<Capture>, RecordError> {
+        let (Some(methods), Some((param, buf_offset))) =
+            (self.write_methods, self.functions[index].formatter)
+        else {
+            return Ok(None);
+        };
+        let Some(Value::Ref { addr, .. }) = args.get(param).map(|a| &a.value) else {
+            return Ok(None);
+        };
+        let word = |at: u64| {
+            let mut b = [0u8; 8];
+            self.mem.read(at, &mut b).then(|| u64::from_le_bytes(b))
+        };
+        let buf = addr.wrapping_add(buf_offset);
+        let (Some(data), Some(vtable)) = (word(buf), word(buf.wrapping_add(8))) else {
+            return Ok(None);
+        };
+        let slot = vtable.wrapping_add(WriteMethods::write_str_slot());
+        let (Some(write_str), Some(write_char)) = (word(slot), word(slot.wrapping_add(8))) else {
+            return Ok(None);
+        };
+        let method = |at: u64| methods.get(self.bias.unrelocate(RuntimeAddr(at)));
+        let (Some(s), Some(c)) = (method(write_str), method(write_char)) else {
+            return Ok(None);
+        };
+        if s.kind != WriteKind::Str || c.kind != WriteKind::Char {
+            return Ok(None);
+        }
+        if s.string && crate::fmt_writes::reads_string_buffer(&args[param].value) {
+            // The `String` is read back after the call: what it gained is the text.
+            return Ok(None);
+        }
+        let sink = Sink {
+            data,
+            write_str,
+            write_char,
+            write_char_code: (write_char, write_char.wrapping_add(c.size)),
+        };
+        for (at, kind) in [(write_str, WriteKind::Str), (write_char, WriteKind::Char)] {
+            let bp = self.breakpoints.entry(at).or_default();
+            bp.write = Some(kind);
+            bp.writes += 1;
+            self.insert(at)?;
+        }
+        Ok(Some(Capture::new(sink)))
+    }
+
+    /// A call capturing through `sink` ended: its write hooks are lifted once no open call
+    /// uses them (the entries stay: see [`Breakpoint::write`]).
+    fn release_capture(&mut self, sink: Sink) -> Result<(), RecordError> {
+        for at in [sink.write_str, sink.write_char] {
+            let Some(bp) = self.breakpoints.get_mut(&at) else {
+                continue;
+            };
+            bp.writes = bp.writes.saturating_sub(1);
+            if !bp.wanted() {
+                let stepping_here = self
+                    .threads
+                    .values()
+                    .any(|t| matches!(t.stepping, Some(Step::InPlace { addr }) if addr == at));
+                if !stepping_here {
+                    self.lift(at)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `tid` stopped at the first instruction of a `core::fmt::Write` method: what it writes
+    /// goes to every open call of this thread capturing from that sink.
+    fn on_write(&mut self, tid: Pid, pc: u64, regs: &libc::user_regs_struct) {
+        let mut ra = [0u8; 8];
+        let return_to = if self.mem.read(regs.rsp, &mut ra) {
+            u64::from_le_bytes(ra)
+        } else {
+            0
+        };
+        let max = self.limits.max_string;
+        let Some(thread) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        let mut written: Option<Option<String>> = None;
+        for frame in thread.stack.iter_mut() {
+            let Some(capture) = frame.capture.as_mut() else {
+                continue;
+            };
+            let Some(kind) = capture.takes(pc, regs.rdi, return_to) else {
+                continue;
+            };
+            let text = written.get_or_insert_with(|| match kind {
+                WriteKind::Char => char_arg(regs.rsi).map(String::from),
+                WriteKind::Str => {
+                    // Read no more than the text could still keep (plus a char to cut at).
+                    let len = (regs.rdx as usize).min(max + 4);
+                    let mut bytes = vec![0u8; len];
+                    if !self.mem.read(regs.rsi, &mut bytes) {
+                        None
+                    } else if len < regs.rdx as usize {
+                        // Longer than any capture keeps (which `push` marks): the read stops
+                        // inside the text, so it is cut at the last whole char.
+                        let valid = match std::str::from_utf8(&bytes) {
+                            Ok(s) => s.len(),
+                            Err(e) => e.valid_up_to(),
+                        };
+                        bytes.truncate(valid);
+                        String::from_utf8(bytes).ok()
+                    } else {
+                        String::from_utf8(bytes).ok()
+                    }
+                }
+            });
+            capture.push(text.as_deref(), max);
+        }
+    }
+
     /// Reads values of the traced process with the recording's limits.
     fn decoder(&self) -> Decoder<'_> {
         Decoder {
@@ -2031,6 +2211,10 @@ impl<'a> Tracer<'a> {
     }
 
     fn end_abandoned(&mut self, frame: Frame, default: Outcome) {
+        if let Some(capture) = &frame.capture {
+            // A write hook left in costs stops, never a wrong text: an error here is ignored.
+            let _ = self.release_capture(capture.sink.clone());
+        }
         let Some(call) = frame.call else {
             return;
         };

@@ -428,6 +428,13 @@ pub struct CallStart {
 /// stop (the caller wrote through it in between: `*map.entry(k).or_insert(0) += 1`).
 pub const RESULT_EFFECT: &str = "*result";
 
+/// The effect holding the text a call wrote through its `&mut core::fmt::Formatter` parameter
+/// when the formatter wrote to something other than a `String` (stdout, a `PadAdapter`...): the
+/// writes caught at the formatter's `dyn Write` while the call was open, exactly (`truncated`
+/// past the string limit). Absent when they could not be caught; a `String` buffer is read
+/// back in the parameter's own effect instead.
+pub const WRITTEN_EFFECT: &str = "*written";
+
 /// Recorded when a call ends (returns, unwinds, or the process ends under it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallEnd {
@@ -438,7 +445,8 @@ pub struct CallEnd {
     /// Field effects: what `self` (for `&self` / `&mut self` methods) and `&mut` arguments point
     /// to once the call returned, by parameter name. Compare with the same-named `args` entry,
     /// whose reference target is the state before the call. An outermost call returning `&mut`
-    /// to a scalar also has [`RESULT_EFFECT`]: the value behind it at the thread's next stop.
+    /// to a scalar also has [`RESULT_EFFECT`]: the value behind it at the thread's next stop;
+    /// a formatting call, [`WRITTEN_EFFECT`].
     #[serde(default)]
     pub after: Vec<Arg>,
     /// What the call itself (or code it ran that was not recorded) read that a test cannot

@@ -87,7 +87,7 @@ fn text_getter(c: &Callable, type_path: &str) -> bool {
 /// A recorded getter's name and the text it gave on an object in `state` (at any time: the
 /// state is all the getter reads).
 fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, &'t str)> {
-    let getters = cached(&cx.texts, type_path, || {
+    let getters = cached(&cx.text_getters, type_path, || {
         (0..cx.trace.calls.len())
             .filter(|&i| {
                 let call = &cx.trace.calls[i];
