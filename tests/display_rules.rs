@@ -55,23 +55,6 @@ fn carved_file(dir: &std::path::Path) -> String {
     std::fs::read_to_string(dir.join("tests/carved_shown.rs")).unwrap()
 }
 
-fn assert_carved(file: &str, summary: &str, expected: &[&str]) {
-    for piece in expected {
-        assert!(file.contains(piece), "{piece} in {file}\n{summary}");
-    }
-}
-
-/// The carved tests pass; once `from` is replaced by `to` in `src/lib.rs`, a test whose name
-/// contains `failing` fails.
-fn assert_pass_then_fail_after(dir: &std::path::Path, from: &str, to: &str, failing: &str) {
-    let (ok, out) = cargo_test(dir);
-    assert!(ok, "{out}");
-    edit(&dir.join("src/lib.rs"), from, to);
-    let (ok, out) = cargo_test(dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains(failing) && out.contains("FAILED"), "{out}");
-}
-
 const SIZE_LIB: &str = r#"
 use std::fmt;
 

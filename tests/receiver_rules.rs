@@ -28,17 +28,6 @@ fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf,
     (tmp, dir, summary)
 }
 
-/// The carved tests pass; once `from` is replaced by `to` in the crate's `src/lib.rs`, a test
-/// whose name contains `failing` fails.
-fn assert_pass_then_fail_after(dir: &std::path::Path, from: &str, to: &str, failing: &str) {
-    let (ok, out) = cargo_test(dir);
-    assert!(ok, "{out}");
-    edit(&dir.join("src/lib.rs"), from, to);
-    let (ok, out) = cargo_test(dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains(failing) && out.contains("FAILED"), "{out}");
-}
-
 /// An object changed by a call no test can write (here a closure argument; in `url`, the query
 /// serializer of another crate, not recorded) has no replayable provenance. Its type parses
 /// from a string and a getter gave its text in that very state, so the test parses that text

@@ -39,24 +39,6 @@ fn carve_crate_recorded_with(
     (tmp, dir, summary)
 }
 
-/// Asserts the carved file holds each `expected` piece of code.
-fn assert_carved(file: &str, summary: &str, expected: &[&str]) {
-    for piece in expected {
-        assert!(file.contains(piece), "{piece} in {file}\n{summary}");
-    }
-}
-
-/// The carved tests pass; once `from` is replaced by `to` in the crate's `src/lib.rs`, a test
-/// whose name contains `failing` fails.
-fn assert_pass_then_fail_after(dir: &std::path::Path, from: &str, to: &str, failing: &str) {
-    let (ok, out) = cargo_test(dir);
-    assert!(ok, "{out}");
-    edit(&dir.join("src/lib.rs"), from, to);
-    let (ok, out) = cargo_test(dir);
-    assert!(!ok, "the changed unit must fail a test: {out}");
-    assert!(out.contains(failing) && out.contains("FAILED"), "{out}");
-}
-
 /// Slices, arrays and vectors, empty or not, passed to plain and generic parameters
 /// (`fn f<T: AsRef<[u8]>>(data: T)` recorded with `T = &[u8]`): written as their recorded type.
 #[test]

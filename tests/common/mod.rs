@@ -337,3 +337,21 @@ pub fn generate_unverified(db: &Path, out: &Path, extra: &[&str]) -> Output {
         .output()
         .expect("carve runs")
 }
+
+/// Asserts the carved file holds each `expected` piece of code.
+pub fn assert_carved(file: &str, summary: &str, expected: &[&str]) {
+    for piece in expected {
+        assert!(file.contains(piece), "{piece} in {file}\n{summary}");
+    }
+}
+
+/// The carved tests of the crate in `dir` pass; once `from` is replaced by `to` in its
+/// `src/lib.rs`, a test whose name contains `failing` fails.
+pub fn assert_pass_then_fail_after(dir: &Path, from: &str, to: &str, failing: &str) {
+    let (ok, out) = cargo_test(dir);
+    assert!(ok, "{out}");
+    edit(&dir.join("src/lib.rs"), from, to);
+    let (ok, out) = cargo_test(dir);
+    assert!(!ok, "the changed unit must fail a test: {out}");
+    assert!(out.contains(failing) && out.contains("FAILED"), "{out}");
+}
