@@ -122,6 +122,27 @@ impl Drop for Member<'_> {
 
 /// Stops thread `tid` of process `pid` with a SIGSTOP of its own (`tgkill`), for its tracer
 /// to collect and detach it at that stop.
+/// While letting go: the next stop or exit among this tracer thread's tracees
+/// (`__WALL | __WNOTHREAD`: a process another carve thread follows is not ours), waiting through
+/// interruptions; `None` once none is left. `pid` names the process in an error.
+pub(crate) fn next_status(
+    pid: Pid,
+) -> Result<Option<nix::sys::wait::WaitStatus>, crate::error::RecordError> {
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    loop {
+        return match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
+            Ok(s) => Ok(Some(s)),
+            Err(nix::errno::Errno::ECHILD) => Ok(None),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(source) => Err(crate::error::RecordError::Ptrace {
+                op: "waitpid",
+                pid: pid.as_raw(),
+                source,
+            }),
+        };
+    }
+}
+
 pub(crate) fn ask_to_stop(pid: Pid, tid: Pid) {
     // SAFETY: plain system call on ids of a tracee.
     unsafe {

@@ -752,19 +752,7 @@ impl<'a> Tracer<'a> {
             }
         }
         let mut exit = None;
-        loop {
-            let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
-                Ok(s) => s,
-                Err(nix::errno::Errno::ECHILD) => break,
-                Err(nix::errno::Errno::EINTR) => continue,
-                Err(source) => {
-                    return Err(RecordError::Ptrace {
-                        op: "waitpid",
-                        pid: self.pid.as_raw(),
-                        source,
-                    })
-                }
-            };
+        while let Some(status) = crate::ending::next_status(self.pid)? {
             match status {
                 WaitStatus::Stopped(tid, sig) if !self.threads.contains_key(&tid) => {
                     if !self.is_our_thread(tid) {

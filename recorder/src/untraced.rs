@@ -210,19 +210,7 @@ fn let_all_go(
         asked.insert(*tid);
     }
     let mut root_exit = None;
-    loop {
-        let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
-            Ok(s) => s,
-            Err(nix::errno::Errno::ECHILD) => break,
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(source) => {
-                return Err(RecordError::Ptrace {
-                    op: "waitpid",
-                    pid: root.as_raw(),
-                    source,
-                })
-            }
-        };
+    while let Some(status) = crate::ending::next_status(root)? {
         match status {
             WaitStatus::Stopped(tid, sig) if asked.contains(&tid) => {
                 if sig == Signal::SIGSTOP {
