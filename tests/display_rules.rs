@@ -13,9 +13,6 @@ mod common;
 use carve_storage::{Value, WRITTEN_EFFECT};
 use common::*;
 
-const MANIFEST: &str =
-    "[package]\nname = \"shown\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
-
 /// Writes the crate, records its program, carves tests: (temp dir, crate dir, trace, summary).
 fn carve_crate(
     lib: &str,
@@ -26,29 +23,10 @@ fn carve_crate(
     std::path::PathBuf,
     String,
 ) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("shown");
-    write_tree(
-        &dir,
-        &[
-            ("Cargo.toml", MANIFEST),
-            ("src/lib.rs", lib),
-            ("src/main.rs", main),
-        ],
-    );
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
     // Formatting impls are left out of the default selection: name the crate, as users do.
-    let db = dir.join("trace.db");
-    let recorded = record(
-        &db,
-        &["--filter", "shown::*"],
-        &dir.join("target/debug/shown"),
-        &[],
-    );
-    assert!(recorded.status.success(), "{}", stderr(&recorded));
-    let summary = generate_into_tests(&dir, &db, &[]);
-    (tmp, dir, db, summary)
+    let c = carve_small_crate("shown", lib, main, &["--filter", "shown::*"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    (c.tmp, c.dir, c.db, c.summary)
 }
 
 fn carved_file(dir: &std::path::Path) -> String {

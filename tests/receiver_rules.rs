@@ -7,25 +7,11 @@ mod common;
 
 use common::*;
 
-const MANIFEST: &str =
-    "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
-
 /// Writes the crate, records its program, carves (verified) tests into its `tests/`; returns the
 /// crate dir and what generate printed.
 fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("shapes");
-    write_tree(
-        &dir,
-        &[
-            ("Cargo.toml", MANIFEST),
-            ("src/lib.rs", lib),
-            ("src/main.rs", main),
-        ],
-    );
-    let db = build_and_record(&dir, "shapes", &[]);
-    let summary = generate_into_tests(&dir, &db, &[]);
-    (tmp, dir, summary)
+    let c = carve_small_crate("shapes", lib, main, &[]);
+    (c.tmp, c.dir, c.summary)
 }
 
 /// An object changed by a call no test can write (here a closure argument; in `url`, the query

@@ -6,9 +6,6 @@ mod common;
 
 use common::*;
 
-const MANIFEST: &str =
-    "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
-
 /// Writes the crate, carves it, runs the carved tests; returns the crate dir and what generate said.
 fn carve_crate(lib: &str, main: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
     carve_crate_recorded_with(lib, main, &[])
@@ -20,23 +17,8 @@ fn carve_crate_recorded_with(
     main: &str,
     record_flags: &[&str],
 ) -> (tempfile::TempDir, std::path::PathBuf, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("shapes");
-    write_tree(
-        &dir,
-        &[
-            ("Cargo.toml", MANIFEST),
-            ("src/lib.rs", lib),
-            ("src/main.rs", main),
-        ],
-    );
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let recorded = record(&db, record_flags, &dir.join("target/debug/shapes"), &[]);
-    assert!(recorded.status.code().is_some(), "{}", stderr(&recorded));
-    let summary = generate_into_tests(&dir, &db, &[]);
-    (tmp, dir, summary)
+    let c = carve_small_crate("shapes", lib, main, record_flags);
+    (c.tmp, c.dir, c.summary)
 }
 
 /// Slices, arrays and vectors, empty or not, passed to plain and generic parameters

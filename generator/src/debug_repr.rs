@@ -149,13 +149,6 @@ mod tests {
         }
     }
 
-    fn field(name: &str, value: Value) -> Field {
-        Field {
-            name: name.into(),
-            value,
-        }
-    }
-
     fn usize_v(v: u128) -> Value {
         Value::Uint {
             ty: "usize".into(),
@@ -176,14 +169,14 @@ mod tests {
         let kind = Value::Enum {
             ty: "k::Kind".into(),
             variant: "Op".into(),
-            fields: vec![field("__0", Value::Char { value: '+' })],
+            fields: vec![Field::new("__0", Value::Char { value: '+' })],
         };
         let v = Value::Struct {
             ty: "k::Derived".into(),
             fields: vec![
-                field("pos", usize_v(3)),
-                field("name", text("a\"b")),
-                field(
+                Field::new("pos", usize_v(3)),
+                Field::new("name", text("a\"b")),
+                Field::new(
                     "items",
                     Value::Seq {
                         ty: "alloc::vec::Vec<k::Kind, alloc::alloc::Global>".into(),
@@ -191,7 +184,7 @@ mod tests {
                         truncated: false,
                     },
                 ),
-                field(
+                Field::new(
                     "ratio",
                     Value::Float {
                         ty: "f64".into(),
@@ -210,7 +203,7 @@ mod tests {
     fn a_hand_written_debug_or_a_hash_map_makes_the_output_unknowable() {
         let custom = Value::Struct {
             ty: "k::Custom".into(),
-            fields: vec![field("pos", usize_v(1))],
+            fields: vec![Field::new("pos", usize_v(1))],
         };
         assert_eq!(debug_repr(&custom, &Facts), None);
         let map = Value::Seq {
@@ -226,7 +219,7 @@ mod tests {
         let some = Value::Enum {
             ty: "core::option::Option<usize>".into(),
             variant: "Some".into(),
-            fields: vec![field("__0", usize_v(7))],
+            fields: vec![Field::new("__0", usize_v(7))],
         };
         let pair = Value::Tuple {
             ty: "(usize, alloc::string::String)".into(),

@@ -319,13 +319,6 @@ mod tests {
     use super::*;
     use carve_storage::{Arg, CallId, Field, FunctionId};
 
-    fn field(name: &str, value: Value) -> Field {
-        Field {
-            name: name.into(),
-            value,
-        }
-    }
-
     fn text(ty: &str, text: &str) -> Value {
         Value::Str {
             ty: ty.into(),
@@ -346,18 +339,18 @@ mod tests {
             target: Box::new(Value::Struct {
                 ty: "core::fmt::Formatter".into(),
                 fields: vec![
-                    field(
+                    Field::new(
                         "options",
                         Value::Struct {
                             ty: "core::fmt::FormattingOptions".into(),
                             fields: vec![
-                                field("flags", uint("u32", flags)),
-                                field("width", uint("u16", width)),
-                                field("precision", uint("u16", 0)),
+                                Field::new("flags", uint("u32", flags)),
+                                Field::new("width", uint("u16", width)),
+                                Field::new("precision", uint("u16", 0)),
                             ],
                         },
                     ),
-                    field(
+                    Field::new(
                         "buf",
                         Value::Ref {
                             ty: "&mut dyn core::fmt::Write".into(),
@@ -398,7 +391,7 @@ mod tests {
             ret: Some(Value::Enum {
                 ty: "core::result::Result<(), core::fmt::Error>".into(),
                 variant: "Ok".into(),
-                fields: vec![field("__0", Value::Unit)],
+                fields: vec![Field::new("__0", Value::Unit)],
             }),
             after,
             objects: vec![],

@@ -246,13 +246,6 @@ mod tests {
     use super::*;
     use carve_storage::Field;
 
-    fn field(name: &str, value: Value) -> Field {
-        Field {
-            name: name.into(),
-            value,
-        }
-    }
-
     fn uint(ty: &str, value: u128) -> Value {
         Value::Uint {
             ty: ty.into(),
@@ -264,14 +257,14 @@ mod tests {
     fn packed(flags: u128, width: u128, precision: u128) -> Value {
         Value::Struct {
             ty: "core::fmt::Formatter".into(),
-            fields: vec![field(
+            fields: vec![Field::new(
                 "options",
                 Value::Struct {
                     ty: "core::fmt::FormattingOptions".into(),
                     fields: vec![
-                        field("flags", uint("u32", flags)),
-                        field("width", uint("u16", width)),
-                        field("precision", uint("u16", precision)),
+                        Field::new("flags", uint("u32", flags)),
+                        Field::new("width", uint("u16", width)),
+                        Field::new("precision", uint("u16", precision)),
                     ],
                 },
             )],
@@ -336,7 +329,7 @@ mod tests {
         let some = |v: Value| Value::Enum {
             ty: "core::option::Option<usize>".into(),
             variant: "Some".into(),
-            fields: vec![field("__0", v)],
+            fields: vec![Field::new("__0", v)],
         };
         let none = || Value::Enum {
             ty: "core::option::Option<usize>".into(),
@@ -346,9 +339,9 @@ mod tests {
         let old = Value::Struct {
             ty: "core::fmt::Formatter".into(),
             fields: vec![
-                field("flags", uint("u32", 0b1001)), // `+`, `0`
-                field("fill", Value::Char { value: ' ' }),
-                field(
+                Field::new("flags", uint("u32", 0b1001)), // `+`, `0`
+                Field::new("fill", Value::Char { value: ' ' }),
+                Field::new(
                     "align",
                     Value::Enum {
                         ty: "core::fmt::rt::Alignment".into(),
@@ -356,8 +349,8 @@ mod tests {
                         fields: vec![],
                     },
                 ),
-                field("width", some(uint("usize", 8))),
-                field("precision", none()),
+                Field::new("width", some(uint("usize", 8))),
+                Field::new("precision", none()),
             ],
         };
         assert_eq!(spec_of(&old, ""), Some("{:+08}".into()));

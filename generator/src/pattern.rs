@@ -118,13 +118,6 @@ mod tests {
         }
     }
 
-    fn field(name: &str, value: Value) -> Field {
-        Field {
-            name: name.into(),
-            value,
-        }
-    }
-
     fn en(ty: &str, variant: &str, fields: Vec<Field>) -> Value {
         Value::Enum {
             ty: ty.into(),
@@ -142,20 +135,20 @@ mod tests {
         let err = en(
             "core::result::Result<u8, m::E>",
             "Err",
-            vec![field(
+            vec![Field::new(
                 "__0",
-                en("m::E", "At", vec![field("__0", n.clone())]),
+                en("m::E", "At", vec![Field::new("__0", n.clone())]),
             )],
         );
         assert_eq!(of(&err, &Facts).as_deref(), Some("Err(m::E::At(3usize))"));
         let private = en(
             "core::result::Result<u8, m::Hidden>",
             "Err",
-            vec![field(
+            vec![Field::new(
                 "__0",
                 Value::Struct {
                     ty: "m::Hidden".into(),
-                    fields: vec![field("x", n.clone())],
+                    fields: vec![Field::new("x", n.clone())],
                 },
             )],
         );
@@ -163,8 +156,8 @@ mod tests {
         let public = Value::Struct {
             ty: "m::P".into(),
             fields: vec![
-                field("line", n),
-                field(
+                Field::new("line", n),
+                Field::new(
                     "msg",
                     Value::Str {
                         ty: "alloc::string::String".into(),

@@ -472,12 +472,14 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
         rebuild(
             cx,
             &mut b,
-            strip_ref(&self_arg.value),
-            call.object("self"),
-            self_type,
-            call.id,
-            &var,
-            api.mut_receiver,
+            Wanted {
+                state: strip_ref(&self_arg.value),
+                object: call.object("self"),
+                type_path: self_type,
+                before: call.id,
+                var: &var,
+                mutable: api.mut_receiver,
+            },
         )?;
         callee = format!("{var}.{}", api.ident);
         receiver_var = Some(var);
@@ -745,7 +747,15 @@ fn object_arg(
     let mutable = wrap.contains("&mut ");
     let obj_type = literal::strip_generics(obj.type_name()).to_string();
     let var = b.fresh(&param.name);
-    if let Err(e) = rebuild(cx, b, obj, object, &obj_type, before, &var, mutable) {
+    let wanted = Wanted {
+        state: obj,
+        object,
+        type_path: &obj_type,
+        before,
+        var: &var,
+        mutable,
+    };
+    if let Err(e) = rebuild(cx, b, wanted) {
         b.vars.remove(&var);
         return Err(e);
     }
@@ -770,6 +780,33 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
     }
 }
 
+/// What a rebuild rule is asked for: a binding `var` (`let mut` when `mutable`) holding an
+/// object of `type_path` in `state`, as it was just before call `before`; `object` is its
+/// identity when the recorder gave one (its history is then replayable).
+#[derive(Clone, Copy)]
+pub(super) struct Wanted<'a> {
+    pub state: &'a Value,
+    pub object: Option<ObjectId>,
+    pub type_path: &'a str,
+    pub before: CallId,
+    pub var: &'a str,
+    pub mutable: bool,
+}
+
+impl<'a> Wanted<'a> {
+    /// A mutable binding of `state` with no identity: an arrangement the test changes further.
+    fn new(state: &'a Value, type_path: &'a str, before: CallId, var: &'a str) -> Wanted<'a> {
+        Wanted {
+            state,
+            object: None,
+            type_path,
+            before,
+            var,
+            mutable: true,
+        }
+    }
+}
+
 /// Adds `let <var> = ...;` giving an object in `state`: its recorded constructor replayed
 /// (trait objects it got become mocks), or a struct literal, or else the constructor followed by
 /// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
@@ -778,33 +815,20 @@ fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
 /// rebuilt from its own history first (see [`history`]): equal recorded states prove nothing.
 /// Where that history cannot be replayed, the state-based rules below still try, and
 /// verification takes out a test whose arrangement did not give the recorded result.
-#[allow(clippy::too_many_arguments)]
-fn rebuild(
-    cx: &Ctx,
-    b: &mut Builder,
-    state: &Value,
-    object: Option<ObjectId>,
-    type_path: &str,
-    before: CallId,
-    var: &str,
-    mutable: bool,
-) -> Result<(), &'static str> {
+fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
+    let Wanted {
+        state,
+        type_path,
+        var,
+        ..
+    } = w;
     let mut history_failed = None;
     if history::incomplete(state) {
         // State behind pointers the recorder did not follow: equal recorded states may differ,
         // so the object's own history comes first. Where it cannot be replayed, the rules below
         // still try, and verification drops a test whose arrangement was not the recorded one.
         let mut attempt = b.clone();
-        match history::rebuild(
-            cx,
-            &mut attempt,
-            state,
-            object,
-            type_path,
-            before,
-            var,
-            mutable,
-        ) {
+        match history::rebuild(cx, &mut attempt, w) {
             Ok(()) => {
                 *b = attempt;
                 let checks = observations(cx, var, state, type_path);
@@ -823,23 +847,21 @@ fn rebuild(
     // than a producer whose arguments are objects to rebuild in turn.
     let outer = b.plain_only;
     b.plain_only = true;
-    let plain = rebuild_by_calls(cx, b, state, type_path, before, var, mutable);
+    let plain = rebuild_by_calls(cx, b, w);
     b.plain_only = outer;
     let by_calls = match plain {
-        Err(RECEIVER_NOT_REBUILT) if !outer => {
-            rebuild_by_calls(cx, b, state, type_path, before, var, mutable)
-        }
+        Err(RECEIVER_NOT_REBUILT) if !outer => rebuild_by_calls(cx, b, w),
         other => other,
     };
     match by_calls {
         // Built by its producer: the state is what that call gave, nothing to check.
         Ok(Rebuilt::Directly) => return Ok(()),
         Ok(Rebuilt::Replayed) => {}
-        Err(RECEIVER_NOT_REBUILT) => match derive(cx, b, state, type_path, before, var) {
+        Err(RECEIVER_NOT_REBUILT) => match derive(cx, b, state, type_path, w.before, var) {
             Ok(()) => {}
             // No call leads to the state, but its text does (`Url::parse(..)` of what
             // `as_str()` gave on it): the rule checks that text itself.
-            Err(RECEIVER_NOT_REBUILT) if text::rebuild(cx, b, state, type_path, var, mutable) => {
+            Err(RECEIVER_NOT_REBUILT) if text::rebuild(cx, b, state, type_path, var, w.mutable) => {
                 return Ok(());
             }
             Err(e) => return Err(not_rebuilt(e)),
@@ -860,20 +882,19 @@ enum Rebuilt {
 }
 
 /// [`rebuild`] through recorded calls: a producer of the state, else the calls that led to it.
-fn rebuild_by_calls(
-    cx: &Ctx,
-    b: &mut Builder,
-    state: &Value,
-    type_path: &str,
-    before: CallId,
-    var: &str,
-    mutable: bool,
-) -> Result<Rebuilt, &'static str> {
-    match rebuild_directly(cx, b, state, type_path, before, var, mutable) {
+fn rebuild_by_calls(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<Rebuilt, &'static str> {
+    match rebuild_directly(cx, b, w) {
         Err(RECEIVER_NOT_REBUILT) => {}
         other => return other.map(|()| Rebuilt::Directly),
     }
     let mut budget = REPLAY_BUDGET;
+    let Wanted {
+        state,
+        type_path,
+        before,
+        var,
+        ..
+    } = w;
     replay(cx, b, state, type_path, before, var, 0, &mut budget).map(|()| Rebuilt::Replayed)
 }
 
@@ -1169,7 +1190,7 @@ fn replay(
             continue;
         };
         let at = mark(b);
-        let rebuilt = match rebuild_directly(cx, b, pre, type_path, step.id, var, true) {
+        let rebuilt = match rebuild_directly(cx, b, Wanted::new(pre, type_path, step.id, var)) {
             Err(RECEIVER_NOT_REBUILT) => {
                 replay(cx, b, pre, type_path, step.id, var, replayed + 1, budget)
             }
@@ -1281,7 +1302,7 @@ fn derive(
     }
     let (start, path) = best.ok_or(RECEIVER_NOT_REBUILT)?;
     let at = mark(b);
-    if let Err(e) = rebuild_directly(cx, b, start, type_path, before, var, true) {
+    if let Err(e) = rebuild_directly(cx, b, Wanted::new(start, type_path, before, var)) {
         undo(b, at);
         return Err(e);
     }
@@ -1410,7 +1431,15 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
         Some(Target::Callable(c)) if c.api.mut_receiver);
     b.producer_depth += 1;
     let object = ctor.object("self");
-    let rebuilt = rebuild(cx, b, state, object, &recv_type, ctor.id, &var, mutable);
+    let wanted = Wanted {
+        state,
+        object,
+        type_path: &recv_type,
+        before: ctor.id,
+        var: &var,
+        mutable,
+    };
+    let rebuilt = rebuild(cx, b, wanted);
     b.producer_depth -= 1;
     match rebuilt {
         Ok(()) => Some(var),
@@ -1423,15 +1452,15 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
 
 /// An object in `state` from its recorded constructor, a part of a value a recorded call
 /// returned, or a struct literal.
-fn rebuild_directly(
-    cx: &Ctx,
-    b: &mut Builder,
-    state: &Value,
-    type_path: &str,
-    before: CallId,
-    var: &str,
-    mutable: bool,
-) -> Result<(), &'static str> {
+fn rebuild_directly(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
+    let Wanted {
+        state,
+        type_path,
+        before,
+        var,
+        mutable,
+        ..
+    } = w;
     let mut state_dyns = Vec::new();
     dyn_addrs(state, &mut state_dyns);
     for i in producers_in_order(cx, type_path) {

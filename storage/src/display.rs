@@ -232,13 +232,6 @@ mod tests {
         }
     }
 
-    fn field(name: &str, value: Value) -> Field {
-        Field {
-            name: name.into(),
-            value,
-        }
-    }
-
     fn shown(value: &Value) -> String {
         value.to_string()
     }
@@ -298,7 +291,7 @@ mod tests {
         let user = Value::Struct {
             ty: "app::model::User".into(),
             fields: vec![
-                field(
+                Field::new(
                     "name",
                     Value::Str {
                         ty: "alloc::string::String".into(),
@@ -306,7 +299,7 @@ mod tests {
                         truncated: false,
                     },
                 ),
-                field("age", int(3)),
+                Field::new("age", int(3)),
             ],
         };
         assert_eq!(shown(&user), r#"User { name: "Gandhi", age: 3 }"#);
@@ -317,7 +310,7 @@ mod tests {
         assert_eq!(shown(&unit), "Marker");
         let tuple_struct = Value::Struct {
             ty: "app::Meters<f64>".into(),
-            fields: vec![field("__0", int(5))],
+            fields: vec![Field::new("__0", int(5))],
         };
         assert_eq!(shown(&tuple_struct), "Meters<f64>(5)");
     }
@@ -348,7 +341,7 @@ mod tests {
         let some = Value::Enum {
             ty: "core::option::Option<i32>".into(),
             variant: "Some".into(),
-            fields: vec![field("__0", int(3))],
+            fields: vec![Field::new("__0", int(3))],
         };
         assert_eq!(shown(&some), "Some(3)");
         let none = Value::Enum {
@@ -360,13 +353,13 @@ mod tests {
         let ok = Value::Enum {
             ty: "core::result::Result<(), alloc::string::String>".into(),
             variant: "Ok".into(),
-            fields: vec![field("__0", Value::Unit)],
+            fields: vec![Field::new("__0", Value::Unit)],
         };
         assert_eq!(shown(&ok), "Ok(())");
         let circle = Value::Enum {
             ty: "geo::Shape".into(),
             variant: "Circle".into(),
-            fields: vec![field(
+            fields: vec![Field::new(
                 "r",
                 Value::Float {
                     ty: "f64".into(),
@@ -378,7 +371,7 @@ mod tests {
         let generic = Value::Enum {
             ty: "either::Either<i32, u8>".into(),
             variant: "Left".into(),
-            fields: vec![field("__0", int(1))],
+            fields: vec![Field::new("__0", int(1))],
         };
         assert_eq!(shown(&generic), "Either::Left(1)");
     }

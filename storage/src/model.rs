@@ -323,6 +323,15 @@ pub struct Field {
     pub value: Value,
 }
 
+impl Field {
+    pub fn new(name: impl Into<String>, value: Value) -> Field {
+        Field {
+            name: name.into(),
+            value,
+        }
+    }
+}
+
 impl Value {
     /// The value's type name as recorded.
     pub fn type_name(&self) -> &str {

@@ -338,6 +338,50 @@ pub fn generate_unverified(db: &Path, out: &Path, extra: &[&str]) -> Output {
         .expect("carve runs")
 }
 
+/// A one-crate workspace carved by [`carve_small_crate`].
+pub struct SmallCrate {
+    /// Holds the directory: keep it alive as long as the crate is used.
+    pub tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub db: PathBuf,
+    /// `carve record`'s output.
+    pub recorded: Output,
+    /// What `carve generate` printed.
+    pub summary: String,
+}
+
+/// Writes a one-crate workspace `name` (library `lib`, program `main`) into a temporary
+/// directory, builds it, records its program with `record_flags` (`--filter ...`) and carves
+/// verified tests into its `tests/`.
+pub fn carve_small_crate(name: &str, lib: &str, main: &str, record_flags: &[&str]) -> SmallCrate {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"
+    );
+    write_tree(
+        &dir,
+        &[
+            ("Cargo.toml", &manifest),
+            ("src/lib.rs", lib),
+            ("src/main.rs", main),
+        ],
+    );
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let recorded = record(&db, record_flags, &dir.join("target/debug").join(name), &[]);
+    assert!(recorded.status.code().is_some(), "{}", stderr(&recorded));
+    let summary = generate_into_tests(&dir, &db, &[]);
+    SmallCrate {
+        tmp,
+        dir,
+        db,
+        recorded,
+        summary,
+    }
+}
+
 /// Asserts the carved file holds each `expected` piece of code.
 pub fn assert_carved(file: &str, summary: &str, expected: &[&str]) {
     for piece in expected {

@@ -15,7 +15,7 @@ use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
 use super::{
     constructed, handle_chain, interactions, is_maybe_uninit, mark, reads_world, rebuild_directly,
-    replay_expr, same_state, strip_ref, undo, Binding, Builder, Ctx,
+    replay_expr, same_state, strip_ref, undo, Binding, Builder, Ctx, Wanted,
 };
 use crate::call::Target;
 use crate::literal::DeclType;
@@ -53,17 +53,15 @@ pub(super) fn incomplete(state: &Value) -> bool {
 
 /// Adds `let <var> = <maker>;` and the object's recorded `&mut` calls made before `before`, in
 /// recording order (an equivalent call grouped under a kept one is replayed at its own place).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn rebuild(
-    cx: &Ctx,
-    b: &mut Builder,
-    state: &Value,
-    object: Option<ObjectId>,
-    type_path: &str,
-    before: CallId,
-    var: &str,
-    mutable: bool,
-) -> Result<(), &'static str> {
+pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
+    let Wanted {
+        state,
+        object,
+        type_path,
+        before,
+        var,
+        mutable,
+    } = w;
     let object = object.ok_or(HISTORY_NOT_REPLAYABLE)?;
     // The object, and the ones it was moved from, latest first.
     let mut lineage = vec![object];
@@ -106,11 +104,14 @@ pub(super) fn rebuild(
     let made = rebuild_directly(
         cx,
         b,
-        made,
-        type_path,
-        CallId(maker.id.0 + 1),
-        var,
-        mutable || !steps.is_empty(),
+        Wanted {
+            state: made,
+            object: None,
+            type_path,
+            before: CallId(maker.id.0 + 1),
+            var,
+            mutable: mutable || !steps.is_empty(),
+        },
     );
     // What the replayed calls asked of dependencies, the mocks answer in the test too.
     let asked = made.and_then(|()| {
