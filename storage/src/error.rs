@@ -73,6 +73,14 @@ pub enum StorageError {
         source: std::io::Error,
     },
 
+    /// A temporary file carve needed could not be made (the system's temporary directory is
+    /// full or not writable).
+    #[error("cannot make a temporary file while {context}: {source}: free space in the temporary directory or point TMPDIR at another one")]
+    Scratch {
+        context: String,
+        source: std::io::Error,
+    },
+
     /// A store opened for reading was asked to record a run.
     #[error("cannot record into {}: it was opened read-only (a bug in carve: please report it)", path.display())]
     OpenedReadOnly { path: PathBuf },

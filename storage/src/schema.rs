@@ -168,42 +168,64 @@ pub type LockWait = std::sync::Arc<dyn Fn(&Path) + Send + Sync>;
 /// keeps trying, without limit).
 pub(crate) const LOCK_ATTEMPT: Duration = Duration::from_secs(1);
 
-/// Opens `path`, checks it is a carve trace (or, when writing, empty) with every table and
-/// column its schema version has, sets the connection pragmas and brings it to
-/// [`SCHEMA_VERSION`]. Opened read-only, an older trace is migrated in a copy in memory: the
-/// file is never written.
-pub(crate) fn open_trace(
+/// Opens `path` for recording (creating it when missing), checks it is a carve trace or empty
+/// with every table and column its schema version has, sets the connection pragmas and brings
+/// it to [`SCHEMA_VERSION`]. For reading, see [`open_for_reading`].
+pub(crate) fn open_for_recording(
     path: &Path,
-    mode: OpenMode,
     waiting: Option<&LockWait>,
 ) -> Result<Connection, StorageError> {
-    let conn = connect(path, mode)?;
-    let version = check_is_trace(&conn, path, mode)?;
+    let conn = connect(path, OpenMode::Create)?;
+    let version = check_is_trace(&conn, path, OpenMode::Create)?;
     check_tables(&conn, path, version)?;
-    match mode {
-        OpenMode::Create => {
-            configure(&conn)?;
-            migrate(conn, path, MIGRATIONS, waiting)
-        }
-        OpenMode::ReadOnly if version < SCHEMA_VERSION as i64 => {
-            let mut copy = Connection::open_in_memory()
-                .map_err(StorageError::sql("opening a copy in memory"))?;
-            rusqlite::backup::Backup::new(&conn, &mut copy)
-                .and_then(|b| b.run_to_completion(1024, Duration::ZERO, None))
-                .map_err(StorageError::sql(format!(
-                    "copying {} (schema version {version}) into memory to read it",
-                    path.display()
-                )))?;
-            drop(conn);
-            configure(&copy)?;
-            migrate(copy, path, MIGRATIONS, None)
-        }
-        OpenMode::ReadOnly => {
-            conn.pragma_update(None, "foreign_keys", true)
-                .map_err(StorageError::sql("turning foreign keys on"))?;
-            Ok(conn)
-        }
+    configure(&conn)?;
+    migrate(conn, path, MIGRATIONS, waiting)
+}
+
+/// A trace opened for reading: the connection, and the temporary file it reads when the trace
+/// had an older schema (deleted when dropped, so it must outlive the connection).
+pub(crate) type Reading = (Connection, Option<tempfile::TempPath>);
+
+/// Opens the trace at `path` read-only. An older schema is migrated in a temporary copy of the
+/// file on disk (in the system's temporary directory), never in the file itself and never in
+/// memory: reading a trace of any size costs SQLite's page cache, not the file's size (a copy
+/// in memory cost 3.7 GB for a 1.15 GB trace). Migrations only add tables and columns, so the
+/// copy needs no journal.
+pub(crate) fn open_for_reading(path: &Path) -> Result<Reading, StorageError> {
+    let conn = connect(path, OpenMode::ReadOnly)?;
+    let version = check_is_trace(&conn, path, OpenMode::ReadOnly)?;
+    check_tables(&conn, path, version)?;
+    if version >= SCHEMA_VERSION as i64 {
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(StorageError::sql("turning foreign keys on"))?;
+        return Ok((conn, None));
     }
+    let copying = || {
+        format!(
+            "copying {} (schema version {version}) to a temporary file to read it",
+            path.display()
+        )
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("carve-migrated-")
+        .suffix(".db")
+        .tempfile()
+        .map_err(|source| StorageError::Scratch {
+            context: copying(),
+            source,
+        })?
+        .into_temp_path();
+    let mut copy = Connection::open(&scratch).map_err(StorageError::sql(copying()))?;
+    copy.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+        .map_err(StorageError::sql(copying()))?;
+    rusqlite::backup::Backup::new(&conn, &mut copy)
+        .and_then(|b| b.run_to_completion(1024, Duration::ZERO, None))
+        .map_err(StorageError::sql(copying()))?;
+    drop(conn);
+    copy.pragma_update(None, "foreign_keys", true)
+        .map_err(StorageError::sql("turning foreign keys on"))?;
+    let copy = migrate(copy, path, MIGRATIONS, None)?;
+    Ok((copy, Some(scratch)))
 }
 
 /// Checks, without changing anything, that `carve record` may write into `path`: missing, an
@@ -568,7 +590,7 @@ mod tests {
     #[test]
     fn a_new_database_is_migrated_to_the_current_version_in_wal_mode() {
         let (_dir, path) = temp_db();
-        let conn = open_trace(&path, OpenMode::Create, None).expect("create");
+        let conn = open_for_recording(&path, None).expect("create");
         assert_eq!(user_version(&conn).expect("version"), SCHEMA_VERSION as i64);
         let mode: String = conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -596,7 +618,7 @@ mod tests {
             .expect("insert old run");
             drop(conn);
 
-            let conn = open_trace(&path, OpenMode::Create, None).expect("open and migrate");
+            let conn = open_for_recording(&path, None).expect("open and migrate");
             assert_eq!(user_version(&conn).expect("version"), SCHEMA_VERSION as i64);
             let program: String = conn
                 .query_row("SELECT program FROM runs", [], |r| r.get(0))
@@ -608,8 +630,8 @@ mod tests {
     #[test]
     fn opening_twice_does_not_rerun_migrations() {
         let (_dir, path) = temp_db();
-        drop(open_trace(&path, OpenMode::Create, None).expect("create"));
-        let conn = open_trace(&path, OpenMode::Create, None).expect("reopen");
+        drop(open_for_recording(&path, None).expect("create"));
+        let conn = open_for_recording(&path, None).expect("reopen");
         let markers: i64 = conn
             .query_row("SELECT count(*) FROM carve_meta", [], |r| r.get(0))
             .expect("count");
@@ -619,14 +641,14 @@ mod tests {
     #[test]
     fn a_database_with_a_wrong_format_marker_is_not_a_trace() {
         let (_dir, path) = temp_db();
-        let conn = open_trace(&path, OpenMode::Create, None).expect("create");
+        let conn = open_for_recording(&path, None).expect("create");
         conn.execute(
             "UPDATE carve_meta SET value = 'other' WHERE key = 'format'",
             [],
         )
         .expect("update");
         drop(conn);
-        let err = open_trace(&path, OpenMode::Create, None).expect_err("wrong marker");
+        let err = open_for_recording(&path, None).expect_err("wrong marker");
         assert!(matches!(err, StorageError::NotATrace { .. }), "{err:?}");
     }
 }

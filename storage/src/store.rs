@@ -12,7 +12,7 @@ use crate::model::{
     Arg, ArgObject, Call, CallId, Coverage, FunctionId, FunctionInfo, FunctionLines, ObjectId,
     ObjectInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId, RunInfo, ThreadLines, Trace, Value,
 };
-use crate::schema::{self, OpenMode};
+use crate::schema;
 
 pub use crate::schema::{LockWait, SCHEMA_VERSION};
 pub use crate::writer::RunWriter;
@@ -25,6 +25,9 @@ pub struct Store {
     writable: bool,
     /// Told when recording waits for another process's write lock.
     waiting: Option<LockWait>,
+    /// The temporary copy `conn` reads when the trace had an older schema; declared after
+    /// `conn` so the connection closes before the file is deleted.
+    migrated_copy: Option<tempfile::TempPath>,
 }
 
 impl std::fmt::Debug for Store {
@@ -51,27 +54,36 @@ impl Store {
     /// [`Store::create`], telling `waiting` (once per wait) when another process holds the
     /// write lock and carve waits for it, here or in the run's writer.
     pub fn create_waiting(path: &Path, waiting: Option<LockWait>) -> Result<Store, StorageError> {
-        let conn = schema::open_trace(path, OpenMode::Create, waiting.as_ref())?;
+        let conn = schema::open_for_recording(path, waiting.as_ref())?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             writable: true,
             waiting,
+            migrated_copy: None,
         })
     }
 
     /// Opens an existing trace database read-only: the file's bytes are never changed and no
     /// file is created beside it, so a read-only file in a read-only directory reads fine. An
-    /// older schema is migrated in a copy in memory; a newer one, an empty file or a damaged
-    /// trace is refused.
+    /// older schema is migrated in a temporary copy on disk (see [`Store::migrated_copy`]),
+    /// deleted when the store is dropped; a newer one, an empty file or a damaged trace is
+    /// refused.
     pub fn open(path: &Path) -> Result<Store, StorageError> {
-        let conn = schema::open_trace(path, OpenMode::ReadOnly, None)?;
+        let (conn, migrated_copy) = schema::open_for_reading(path)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             writable: false,
             waiting: None,
+            migrated_copy,
         })
+    }
+
+    /// The temporary file this store reads instead of its trace, when the trace had an older
+    /// schema and was migrated in a copy; `None` when it reads the trace itself.
+    pub fn migrated_copy(&self) -> Option<&Path> {
+        self.migrated_copy.as_deref()
     }
 
     /// Checks, changing nothing, that `carve record` can record into `path` (missing, empty,

@@ -690,8 +690,30 @@ fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     assert_eq!(runs.len(), 1);
     // Recorded before `--crate` was stored: no crate restriction known.
     assert_eq!(runs[0].info.crates, Vec::<String>::new());
+    // The migration ran in a copy on disk, elsewhere (not in memory, whose cost would be the
+    // trace's size): a file holding the migrated schema, gone with the store.
+    let copy = store
+        .migrated_copy()
+        .expect("an older trace is read through a copy")
+        .to_path_buf();
+    assert!(!copy.starts_with(dir.path()), "{}", copy.display());
+    let migrated =
+        rusqlite::Connection::open_with_flags(&copy, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let version: i64 = migrated
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, carve_storage::SCHEMA_VERSION as i64);
+    drop(migrated);
     drop(store);
+    assert!(!copy.exists(), "{} outlived the store", copy.display());
     assert_eq!(snapshot(dir.path()), before);
+    // The file itself still has the older schema, so each reading copies it again, while a
+    // trace of the current schema is read as it is.
+    assert!(Store::open(&path).unwrap().migrated_copy().is_some());
+    let (_current_dir, current) = temp_db();
+    write_run(&current, "/bin/app", vec![]);
+    assert!(Store::open(&current).unwrap().migrated_copy().is_none());
 }
 
 #[test]
