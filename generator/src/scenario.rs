@@ -442,7 +442,7 @@ fn strip_ref(value: &Value) -> &Value {
 /// (see [`Builder`]'s `replayed`).
 pub type Carved = (Body, NameParts, Vec<u64>);
 
-pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'static str> {
+pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, &'static str> {
     // A call that panicked becomes a #[should_panic] test expecting its recorded message.
     let panicked = match &call.outcome {
         Outcome::Returned => None,
@@ -563,9 +563,18 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
                     ))
                 };
                 let matches = |b: &mut Builder| pattern().or_else(|| shown(b));
+                // A reference to a struct (`Deref::deref`, a getter returning `&Inner`) is
+                // observed through the reference, as the value (`result.line_no`).
+                let through_ref = |r: &'c Value| match r {
+                    Value::Ref { target, .. } if matches!(**target, Value::Struct { .. }) => {
+                        target.as_ref()
+                    }
+                    other => other,
+                };
                 let Some((ret, unwrap)) = call
                     .ret
                     .as_ref()
+                    .map(through_ref)
                     .and_then(|r| returned_struct(cx, r, &target.call_path))
                 else {
                     break 'observe matches(&mut b).ok_or(reason)?;

@@ -349,6 +349,13 @@ impl Decoder<'_> {
                 return Some(text);
             }
         }
+        if name.starts_with("core::slice::iter::Iter<")
+            || name.starts_with("core::slice::iter::IterMut<")
+        {
+            if let Some(rest) = self.slice_iter(name, ty, bytes, *params.first()?, depth) {
+                return Some(rest);
+            }
+        }
         if name == "alloc::string::String" {
             let vec = self.types.member(ty, "vec")?;
             let vb = slice(bytes, vec.offset, self.types.get(vec.ty)?.size as usize)?;
@@ -954,6 +961,36 @@ impl Decoder<'_> {
             value,
             truncated,
         })
+    }
+
+    /// A slice iterator not yet run to its end (`slice::Iter<T> { ptr, end_or_len }`): the
+    /// elements it has left, with the type kept, as a sequence. Its two pointers change from
+    /// run to run and say nothing a test can check; what the iterator will still yield does.
+    /// `end_or_len` is an end pointer, or the count left when `T` has no size. `None` when the
+    /// layout is not that.
+    fn slice_iter(
+        &self,
+        name: &str,
+        ty: TypeId,
+        bytes: &[u8],
+        elem: TypeId,
+        depth: u32,
+    ) -> Option<Value> {
+        let ptr = self.types.member(ty, "ptr")?;
+        let end = self.types.member(ty, "end_or_len")?;
+        let start = le_u64(slice(bytes, ptr.offset, 8)?);
+        let end = le_u64(slice(bytes, end.offset, 8)?);
+        let elem_size = self.types.get(elem)?.size;
+        let len = if elem_size == 0 {
+            end
+        } else {
+            let span = end.checked_sub(start)?;
+            if span % elem_size != 0 {
+                return None;
+            }
+            span / elem_size
+        };
+        Some(self.seq(name, elem, start, len, depth))
     }
 
     fn utf8(&self, ptr: u64, len: u64) -> (String, bool) {
