@@ -5,6 +5,7 @@
 
 mod abi;
 mod addr;
+mod capture;
 mod decode;
 mod dwarf;
 mod ending;

@@ -150,6 +150,92 @@ pub(crate) struct Frame {
     capture: Option<Capture>,
 }
 
+/// The arguments of a call of the function `f` stopped at its break address (`file_pc`, a
+/// file address) with CFA `cfa`: each parameter's DWARF location evaluated against `machine`
+/// and its value decoded by `decoder`. The ptrace path runs it over the stopped thread, the
+/// in-process path over a record's registers and copied regions.
+pub(crate) fn decode_args(
+    decoder: &Decoder<'_>,
+    f: &FunctionDetail,
+    machine: &dyn Machine,
+    file_pc: u64,
+    cfa: u64,
+) -> Vec<Arg> {
+    let types = decoder.types;
+    let frame_base = f.frame_base.as_ref().and_then(|fb| {
+        match evaluate(fb, f.encoding, machine, None, Some(cfa)) {
+            Place::Register(r) => machine.register(r),
+            Place::Address(a) => Some(a),
+            _ => None,
+        }
+    });
+    f.params
+        .iter()
+        .map(|p| {
+            let ty_name = p.ty.map(|t| types.name(t).to_string()).unwrap_or_default();
+            let value = match (p.ty, p.location.at(file_pc)) {
+                (None, _) => Value::Unavailable {
+                    ty: ty_name,
+                    reason: "no type in DWARF".into(),
+                },
+                (Some(_), None) => Value::Unavailable {
+                    ty: ty_name,
+                    reason: "optimized out (no location at the breakpoint)".into(),
+                },
+                (Some(ty), Some(expr)) => {
+                    match evaluate(expr, f.encoding, machine, frame_base, Some(cfa)) {
+                        // rustc passes such a value by pointer, never in the incoming
+                        // stack-argument area: a location there names the pointer's slot
+                        // (optimised builds), not the value.
+                        Place::Address(a)
+                            if f.rust_abi
+                                && a >= cfa
+                                && frame_relative(expr, f.encoding)
+                                && passed_indirectly(types, ty) == Some(true) =>
+                        {
+                            Value::Unavailable {
+                                ty: ty_name,
+                                reason: "passed by reference from the stack; DWARF locates \
+                                         the pointer, not the value"
+                                    .into(),
+                            }
+                        }
+                        Place::Address(a) => decoder.at(ty, a),
+                        Place::Register(r) => {
+                            let v = machine.register(r).unwrap_or(0);
+                            decoder.bytes(ty, &v.to_le_bytes())
+                        }
+                        Place::Bytes(b) => decoder.bytes(ty, &b),
+                        Place::Unavailable(reason) => Value::Unavailable {
+                            ty: ty_name,
+                            reason,
+                        },
+                    }
+                }
+            };
+            Arg {
+                name: p.name.clone(),
+                value,
+            }
+        })
+        .collect()
+}
+
+/// The value a call of a function returning `ty` returned, from the return registers `rr`
+/// and, for a value returned in memory, `decoder`'s memory; with the address it is at then.
+pub(crate) fn decode_return(
+    decoder: &Decoder<'_>,
+    ty: TypeId,
+    rr: &ReturnRegs,
+    rust_abi: bool,
+) -> (Value, Option<u64>) {
+    match return_place(decoder.types, ty, rr, rust_abi) {
+        ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
+        ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
+        ReturnPlace::Unknown(reason) => (unknown_return(decoder.types, ty, reason), None),
+    }
+}
+
 /// A return value whose place the ABI does not tell for sure.
 fn unknown_return(types: &TypeTable, ty: TypeId, reason: String) -> Value {
     Value::Unavailable {
@@ -1657,74 +1743,18 @@ impl<'a> Tracer<'a> {
             return self.insert(return_addr);
         }
 
-        let f = &self.functions[index];
         let machine = Stopped {
             regs,
             mem: &self.mem,
         };
         let file_pc = self.bias.unrelocate(RuntimeAddr(regs.rip)).0;
-        let frame_base = f.detail.frame_base.as_ref().and_then(|fb| {
-            match evaluate(fb, f.detail.encoding, &machine, None, Some(cfa)) {
-                Place::Register(r) => machine.register(r),
-                Place::Address(a) => Some(a),
-                _ => None,
-            }
-        });
-        let decoder = self.decoder();
-        let args: Vec<Arg> = f
-            .detail
-            .params
-            .iter()
-            .map(|p| {
-                let ty_name =
-                    p.ty.map(|t| self.types.name(t).to_string())
-                        .unwrap_or_default();
-                let value = match (p.ty, p.location.at(file_pc)) {
-                    (None, _) => Value::Unavailable {
-                        ty: ty_name,
-                        reason: "no type in DWARF".into(),
-                    },
-                    (Some(_), None) => Value::Unavailable {
-                        ty: ty_name,
-                        reason: "optimized out (no location at the breakpoint)".into(),
-                    },
-                    (Some(ty), Some(expr)) => {
-                        match evaluate(expr, f.detail.encoding, &machine, frame_base, Some(cfa)) {
-                            // rustc passes such a value by pointer, never in the incoming
-                            // stack-argument area: a location there names the pointer's slot
-                            // (optimised builds), not the value.
-                            Place::Address(a)
-                                if f.detail.rust_abi
-                                    && a >= cfa
-                                    && frame_relative(expr, f.detail.encoding)
-                                    && passed_indirectly(self.types, ty) == Some(true) =>
-                            {
-                                Value::Unavailable {
-                                    ty: ty_name,
-                                    reason: "passed by reference from the stack; DWARF locates \
-                                             the pointer, not the value"
-                                        .into(),
-                                }
-                            }
-                            Place::Address(a) => decoder.at(ty, a),
-                            Place::Register(r) => {
-                                let v = machine.register(r).unwrap_or(0);
-                                decoder.bytes(ty, &v.to_le_bytes())
-                            }
-                            Place::Bytes(b) => decoder.bytes(ty, &b),
-                            Place::Unavailable(reason) => Value::Unavailable {
-                                ty: ty_name,
-                                reason,
-                            },
-                        }
-                    }
-                };
-                Arg {
-                    name: p.name.clone(),
-                    value,
-                }
-            })
-            .collect();
+        let args = decode_args(
+            &self.decoder(),
+            &self.functions[index].detail,
+            &machine,
+            file_pc,
+            cfa,
+        );
 
         let effects = self.effect_targets(index, &args);
         let capture = self.capture_for(index, &args)?;
@@ -1834,13 +1864,8 @@ impl<'a> Tracer<'a> {
                     xmm1,
                     hidden: frame.hidden_return,
                 };
-                let decoder = self.decoder();
                 let rust_abi = self.functions[frame.function].detail.rust_abi;
-                Some(match return_place(self.types, ty, &rr, rust_abi) {
-                    ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
-                    ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
-                    ReturnPlace::Unknown(reason) => (unknown_return(self.types, ty, reason), None),
-                })
+                Some(decode_return(&self.decoder(), ty, &rr, rust_abi))
             }
         };
         let ret = ret.map(|(value, at)| {
