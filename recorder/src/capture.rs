@@ -91,6 +91,61 @@ impl Program {
     }
 }
 
+/// What the tracer needs to capture one function in process: its programs, and the state
+/// program of each exit site (by the site's file address).
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// The function's code, `[low, high)` file addresses.
+    pub code: (crate::addr::FileAddr, crate::addr::FileAddr),
+    pub entry: Program,
+    pub exit: Program,
+    pub states: std::collections::HashMap<u64, Program>,
+}
+
+/// The plan for a function whose code (at file address `low`) is `code`, with break address
+/// `file_pc` and CFA rule `entry_cfa` there; `cfa_at` gives the CFA rule at a file address.
+/// Refused (the function keeps the ptrace path) when the site rule refuses it or the programs
+/// do not cover its parameters and result.
+pub(crate) fn plan(
+    types: &TypeTable,
+    limits: Limits,
+    detail: &FunctionDetail,
+    code: &[u8],
+    low: u64,
+    entry_cfa: Option<crate::unwind::CfaRule>,
+    cfa_at: &dyn Fn(u64) -> Option<crate::unwind::CfaRule>,
+) -> Result<Plan, Refusal> {
+    let file_pc = detail.breakpoint.0;
+    let k = entry_cfa
+        .filter(|r| r.register == RSP)
+        .ok_or("the CFA is not rsp-based at the break address")?
+        .offset;
+    let sites = crate::inprocess::sites(code, low, file_pc)?;
+    let p = programs(types, limits, detail, file_pc, k)?;
+    let mut states = std::collections::HashMap::new();
+    for exit in &sites.exits {
+        let at = exit[0].ip();
+        let state = if p.state_slots.is_empty() {
+            Program::default()
+        } else {
+            let site = cfa_at(at)
+                .filter(|r| r.register == RSP)
+                .ok_or("the CFA is not rsp-based at an exit")?;
+            state_at(types, limits, &p.state_slots, k - site.offset)?
+        };
+        states.insert(at, state);
+    }
+    Ok(Plan {
+        code: (
+            crate::addr::FileAddr(low),
+            crate::addr::FileAddr(low + code.len() as u64),
+        ),
+        entry: p.entry,
+        exit: p.exit,
+        states,
+    })
+}
+
 /// The programs of one function: at its break address, and at each exit site before the
 /// epilogue (`state`, the receiver and `&mut` arguments after the call) and at the `ret`
 /// (`exit`, the return value).
@@ -258,6 +313,8 @@ pub(crate) fn programs(
     cfa_offset: i64,
 ) -> Result<Programs, Refusal> {
     let mut entry = Builder::new(types, limits);
+    // The return address (at CFA - 8): the tracer keys a frame by it and its CFA.
+    entry.copy(Base::Rsp(cfa_offset - 8), Len::Const(8));
     let mut state_slots = Vec::new();
     for (p, (_, root)) in detail
         .params
@@ -403,6 +460,16 @@ fn effect_pointee(types: &TypeTable, ty: TypeId, name: &str) -> Option<TypeId> {
     ((t.name.starts_with("&mut ") || (name == "self" && t.name.starts_with('&')))
         && types.get(p)?.size > 0)
         .then_some(p)
+}
+
+/// Whether a function returning `ty` returns `&mut` to a scalar: the tracer holds such a
+/// call's end until the thread's next stop, which the in-process path does not have.
+pub(crate) fn returns_mut_scalar(types: &TypeTable, ty: TypeId) -> bool {
+    types.get(ty).is_some_and(|t| {
+        t.name.starts_with("&mut ")
+            && matches!(t.kind, TypeKind::Pointer { pointee: Some(p) }
+                if types.get(p).is_some_and(|p| matches!(p.kind, TypeKind::Base(_))))
+    })
 }
 
 fn size_of(types: &TypeTable, ty: TypeId) -> Result<u64, Refusal> {
@@ -698,6 +765,9 @@ pub(crate) struct Captured {
 
 impl Memory for Captured {
     fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        if buf.is_empty() {
+            return true; // nothing to read cannot be read wrong
+        }
         let Some(end) = addr.checked_add(buf.len() as u64) else {
             return false;
         };
@@ -894,6 +964,9 @@ mod tests {
         assert!(!c.read(0x1800, &mut b), "between regions");
         assert!(!c.read(u64::MAX, &mut b), "wraps around");
         let mut none = [0u8; 0];
-        assert!(c.read(0x2008, &mut none));
+        assert!(
+            c.read(0x9000, &mut none),
+            "a zero-sized value reads anywhere"
+        );
     }
 }

@@ -183,6 +183,14 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         ) {
             return Err("the code after the break address ends within 5 bytes");
         }
+        if matches!(
+            i.flow_control(),
+            FlowControl::Call | FlowControl::IndirectCall
+        ) {
+            // Moved into the trampoline, its return address would point into code the
+            // unwinder knows nothing about: a panic raised in the callee could not unwind.
+            return Err("a call within 5 bytes of the break address");
+        }
         entry.push(*i);
         len += i.len();
         if i.flow_control() == FlowControl::UnconditionalBranch && len < JMP_LEN {
@@ -314,6 +322,12 @@ impl Ring {
         Ok(drained)
     }
 
+    /// No more draining: writers are never held back again (the tail is put far ahead of
+    /// any head), so a process carve lets go never waits for the ring.
+    pub(crate) fn release(self, mem: &ProcessMemory) {
+        let _ = mem.write(self.region.start + 8, &(1u64 << 62).to_le_bytes());
+    }
+
     fn read_at(&self, mem: &ProcessMemory, p: u64, len: u64) -> Result<Vec<u8>, RecordError> {
         let mut buf = vec![0u8; len as usize];
         if !mem.read(self.data() + p, &mut buf) {
@@ -363,6 +377,8 @@ pub(crate) struct Installed {
     pub patched: Vec<u32>,
     /// Functions left to the ptrace path, with the reason.
     pub refused: Vec<(u32, Refusal)>,
+    /// Each patched site and the bytes the patch replaced (a forked child gets them back).
+    pub originals: Vec<(u64, Vec<u8>)>,
 }
 
 /// Maps a ring of `capacity` bytes (a power of two, at least four of the largest records)
@@ -453,13 +469,21 @@ pub(crate) fn install(
         patched.push(t.function);
     }
     assert!(at <= code_region.start + code_region.len);
+    let mut originals = Vec::new();
     for (site, tramp, len) in patches {
-        mem.write(site, &jmp_patch(site, tramp, len))?;
+        let patch = jmp_patch(site, tramp, len);
+        let mut original = vec![0u8; patch.len()];
+        if !mem.read(site, &mut original) {
+            return Err(read_err(mem, site));
+        }
+        mem.write(site, &patch)?;
+        originals.push((site, original));
     }
     Ok(Installed {
         ring,
         patched,
         refused,
+        originals,
     })
 }
 
@@ -754,6 +778,22 @@ mod tests {
         assert_eq!(s.exits.len(), 1);
         assert_eq!(s.exits[0].last().unwrap().mnemonic(), Mnemonic::Ret);
         assert_eq!(span_len(&s.exits[0]), 6); // add rsp; pop rbp; ret
+    }
+
+    #[test]
+    fn a_call_right_at_the_break_address_keeps_the_ptrace_path() {
+        // `unimplemented!()`: the body starts with the call that panics. Moved into a
+        // trampoline, its return address would be unknown to the unwinder.
+        let code = [
+            0xe8, 0x10, 0x00, 0x00, 0x00, // call +0x10       0x1000 (break address)
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8             0x1005
+            0x5d, // pop rbp
+            0xc3, // ret
+        ];
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            "a call within 5 bytes of the break address"
+        );
     }
 
     #[test]
