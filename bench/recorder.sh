@@ -4,7 +4,8 @@
 #   carve_us_per_call=.. ltrace_us_per_call=.. gdb_us_per_call=.. vs_ltrace=..x vs_gdb=..x \
 #   untraced_vs_native=..x dwarf_startup_s=.. carve_c_us_per_call=.. uftrace_us_per_call=.. \
 #   vs_uftrace=..x stops_per_call=.. syscalls_per_call=.. inproc_us_per_call=.. \
-#   inproc_vs_ltrace=..x inproc_stops_per_call=..
+#   inproc_vs_ltrace=..x inproc_stops_per_call=.. record_inproc_us_per_call=.. \
+#   record_inproc_vs_ltrace=..x record_inproc_stops_per_call=..
 #
 # Usage (from anywhere; paths are relative to the repository):
 #   bench/recorder.sh
@@ -165,6 +166,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     run native_c0 "$HOTLOOP_C0" "$CALLS"
     run carve_c0 carve_rec "$WORK/hot_c0.db" --filter 'mix' -- "$HOTLOOP_C0" "$CALLS"
     run inproc_c0 "$PROBE" mix "$HOTLOOP_C0" "$CALLS"
+    run carve_inproc carve_rec "$WORK/hot_inproc.db" --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
     run uftrace0 uftrace record -d "$WORK/uftrace0.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" 0
 done
 
@@ -186,13 +188,21 @@ inproc_stops=$(awk '$NF == "wait4" {w = $4} END {print w + 0}' "$WORK/strace-inp
 inproc_syscalls=$(sed -n 's/.* drains=\([0-9]*\) empty_polls=\([0-9]*\) .*/\1 \2/p' "$WORK/strace-inproc.out" |
     awk '{print $1 * 4 + $2 * 2}')
 
+# carve record --capture inprocess (layer 2): its tracer polls wait4 with WNOHANG between stops,
+# so stops are the wait4 calls that returned a pid (strace -e wait4 on carve's main thread).
+rm -f "$WORK/strace-rec-inproc.db"
+strace -o "$WORK/strace-rec-inproc.txt" -e trace=wait4 "$CARVE" record --db "$WORK/strace-rec-inproc.db" \
+    ${EXTRA[@]+"${EXTRA[@]}"} --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" \
+    >"$WORK/strace-rec-inproc.out" 2>&1
+record_inproc_stops=$(grep -c 'wait4(.*= [1-9][0-9]*' "$WORK/strace-rec-inproc.txt" || true)
+
 # ---------------------------------------------------------------- sanity
 # The recording must be right, not only fast: one stored call per call, arguments 0..N-1, and
 # the wrapping sum of the recorded return values equal to the checksum the program printed.
 checksum=$(awk '/^checksum = / {print $3}' "$WORK/carve.out")
 [[ -n $checksum ]] || { log "hotloop printed no checksum under carve"; cat "$WORK/carve.out" >&2; exit 1; }
 native_checksum=$(awk '/^checksum = / {print $3}' "$WORK/native.out")
-sanity=$(python3 - "$WORK/hot.db" "$CALLS" "$checksum" "$native_checksum" <<'PY'
+cat >"$WORK/sanity.py" <<'PY'
 import json, sqlite3, sys
 db, calls, checksum, native = sys.argv[1], int(sys.argv[2]), int(sys.argv[3], 16), int(sys.argv[4], 16)
 con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -217,7 +227,9 @@ print(f"stored_calls={len(rows)} expected={calls} returned={returned} all_calls_
       f"ret_sum={acc:#018x} program_checksum={checksum:#018x} native_checksum={native:#018x} "
       f"{'OK' if ok else 'MISMATCH'}")
 PY
-)
+sanity=$(python3 "$WORK/sanity.py" "$WORK/hot.db" "$CALLS" "$checksum" "$native_checksum")
+inproc_checksum=$(awk '/^checksum = / {print $3}' "$WORK/carve_inproc.out")
+sanity_inproc=$(python3 "$WORK/sanity.py" "$WORK/hot_inproc.db" "$CALLS" "$inproc_checksum" "$native_checksum")
 ltrace_lines=$(grep -c "^$MIX_SYM(" "$WORK/ltrace.txt" || true)
 gdb_lines=$(grep -c '^mix(' "$WORK/gdb.out" || true)
 
@@ -247,6 +259,10 @@ inproc_vs_uftrace=$(calc %.1f "$inproc_us / $uftrace_us")
 inproc_stops_per_call=$(calc %.5f "$inproc_stops / $CALLS")
 inproc_syscalls_per_call=$(calc %.4f "$inproc_syscalls / $CALLS")
 inproc_records=$(sed -n 's/^records=\([0-9]*\) .*/\1/p' "$WORK/strace-inproc.out")
+record_inproc_us=$(calc %.2f "($(m carve_inproc) - $native) * 1e6 / $CALLS")
+record_inproc_vs_ltrace=$(calc %.1f "$ltrace_us / $record_inproc_us")
+record_inproc_vs_carve=$(calc %.1f "$carve_us / $record_inproc_us")
+record_inproc_stops_per_call=$(calc %.5f "$record_inproc_stops / $CALLS")
 # Untraced: the loop's time under carve (start-up removed with the 0-call run) over its native time.
 untraced=$(calc %.2f "($cold_big - $cold0) / ($native_big - $native0)")
 untraced_raw=$(calc %.2f "$cold_big / $native_big")
@@ -274,6 +290,7 @@ printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c" "$
 printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O0)" "$CALLS" "$(m native_c0)" "$(spread native_c0)" -
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c -O0" "$CALLS" "$(m carve_c0)" "$(spread carve_c0)" "$carve_c0_us"
 printf '%-44s %10s %10s %14s %12s\n' "in-process probe mix (layer 1, registers)" "$CALLS" "$(m inproc_c0)" "$(spread inproc_c0)" "$inproc_us"
+printf '%-44s %10s %10s %14s %12s\n' "carve record --capture inprocess (mix)" "$CALLS" "$(m carve_inproc)" "$(spread carve_inproc)" "$record_inproc_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$UFTRACE_CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record (start-up only)" 0 "$uftrace0" "$(spread uftrace0)" -
 echo
@@ -283,8 +300,11 @@ echo "sanity: ltrace saw $ltrace_lines calls (expected $CALLS), gdb printed $gdb
 echo "carve vs uftrace on the same C loop: ${vs_uftrace}x slower per traced call (uftrace needs the -pg rebuild, carve does not)"
 echo "machine-independent (strace -c of carve, $CALLS traced calls): $stops wait4 = ${stops_per_call} ptrace stops per call, $syscalls system calls = ${syscalls_per_call} per call"
 echo "in-process path, layer 1 (registers only: no string copied, nothing decoded or stored): ${inproc_us} us per call on hotloop.c -O0 = ${inproc_vs_carve}x faster than carve's ptrace path on the same binary, ${inproc_vs_ltrace}x faster than ltrace -x (Rust loop), ${inproc_vs_uftrace}x uftrace; $inproc_stops wait4 = ${inproc_stops_per_call} ptrace stops per call, ${inproc_syscalls_per_call} drainer system calls per call; $inproc_records records (expected $((2 * CALLS)))"
+echo "carve record --capture inprocess (layer 2: arguments, string and result copied, decoded and stored): ${record_inproc_us} us per call = ${record_inproc_vs_carve}x faster than the ptrace path, ${record_inproc_vs_ltrace}x faster than ltrace -x; $record_inproc_stops ptrace stops = ${record_inproc_stops_per_call} per call"
 echo "sanity: carve $sanity"
+echo "sanity: carve --capture inprocess $sanity_inproc"
 echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
-echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call"
 [[ $sanity == *" OK" ]] || exit 1
+[[ $sanity_inproc == *" OK" ]] || exit 1
 [[ $inproc_records == $((2 * CALLS)) ]] || { log "the in-process probe captured $inproc_records records, expected $((2 * CALLS))"; exit 1; }

@@ -144,6 +144,12 @@ pub struct RecordArgs {
     /// without it they run untraced.
     #[arg(long)]
     pub follow_forks: bool,
+    /// Where calls are captured: `ptrace` (an entry and a return breakpoint stop per call), or
+    /// `inprocess` (experimental: functions the in-process path can patch and whose values
+    /// its copies cover record with no stop per call; the others keep breakpoints; carve says
+    /// how many use which).
+    #[arg(long, value_enum, default_value_t = Capture::Ptrace)]
+    pub capture: Capture,
     /// Record the program N times into the database (N runs), so `carve gate` can learn which
     /// values change from run to run.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -176,6 +182,13 @@ pub struct ShowArgs {
     /// `carve record -- cargo test`.
     #[arg(long, conflicts_with = "run")]
     pub all_runs: bool,
+}
+
+/// `carve record --capture`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capture {
+    Ptrace,
+    Inprocess,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

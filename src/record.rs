@@ -55,6 +55,10 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         coverage_per_thread: a.coverage_per_thread,
         output_to: None,
         entries_only: false,
+        capture: match a.capture {
+            crate::args::Capture::Ptrace => carve_recorder::CaptureMode::Ptrace,
+            crate::args::Capture::Inprocess => carve_recorder::CaptureMode::InProcess,
+        },
     };
     // The program is recorded when its debug info has functions the selection picks. Without
     // debug info (`cargo`, a shell), or with `--crate` and nothing of the crate in it, it is a
@@ -72,6 +76,10 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         Err(RecordError::NoDebugInfo { .. }) => None,
         Err(e) => return Err(e.into()),
     };
+    let mut recorded = recorded;
+    if let (Some(program), crate::args::Capture::Inprocess) = (recorded.as_mut(), a.capture) {
+        print_capture_paths(program, &options)?;
+    }
     // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
     // the program is even started.
     Store::check_for_recording(&a.db)?;
@@ -243,6 +251,31 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(code)
+}
+
+/// `--capture inprocess`: how many selected functions use which path, and why the others keep
+/// breakpoints (the rule the recorder applies, read from the file before the program runs).
+fn print_capture_paths(program: &mut Program, options: &RecordOptions) -> anyhow::Result<()> {
+    let paths = program.capture_paths(options)?;
+    let in_process = paths.iter().filter(|(_, why)| why.is_none()).count();
+    let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+    for why in paths.iter().filter_map(|(_, why)| *why) {
+        *reasons.entry(why).or_default() += 1;
+    }
+    let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let why: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+    eprintln!(
+        "carve: {in_process} of {} functions captured in process, {} with ptrace stops{}",
+        paths.len(),
+        paths.len() - in_process,
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join("; "))
+        }
+    );
+    Ok(())
 }
 
 /// What the summary says about one run.

@@ -857,7 +857,7 @@ impl Decoder<'_> {
     }
 
     /// (data pointer, length) of a `Vec`: the first pointer found under `buf`, and `len`.
-    fn vec_parts(&self, vec_ty: TypeId, bytes: &[u8]) -> Option<(u64, u64)> {
+    pub(crate) fn vec_parts(&self, vec_ty: TypeId, bytes: &[u8]) -> Option<(u64, u64)> {
         let len = self.types.member(vec_ty, "len")?;
         let len = le_u64(slice(bytes, len.offset, 8)?);
         let buf = self.types.member(vec_ty, "buf")?;

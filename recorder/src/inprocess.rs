@@ -1,46 +1,58 @@
-//! In-process capture, first layer (issue 15; design and status in docs/inprocess-capture.md):
-//! a selected function's break address (after its prologue) and each of its `ret` sites are
-//! patched with a `jmp` to a trampoline carve writes into the program. The trampoline saves the
-//! registers it uses, writes a fixed-size record (function, thread pointer, stack pointer,
-//! argument registers at entry; `rax`/`rdx` at exit) into a ring in the program's memory, runs
-//! the instructions the `jmp` displaced (relocated by iced-x86's block encoder) and jumps back.
+//! In-process capture (issue 15; design and status in docs/inprocess-capture.md): a selected
+//! function's break address (after its prologue) and each of its `ret` sites are patched with
+//! a `jmp` to a trampoline carve writes into the program. The trampoline saves every register,
+//! runs the function's capture program (`capture.rs`: frame slots and bounded copies behind
+//! references) into a variable-length record in a ring in the program's memory, runs the
+//! instructions the `jmp` displaced (relocated by iced-x86's block encoder) and jumps back.
 //! No ptrace stop per call: carve drains the ring with `process_vm_readv` from any of its
-//! threads while the program runs.
+//! threads while the program runs, and decodes each record with the same code as the ptrace
+//! path, over the record's registers and copied regions.
 //!
 //! Nothing here changes the stack the unwinder walks: the trampolines are jumped to and jump
 //! back, never called, so a panic unwinding through a patched function sees the same frames.
 //! (A patched exit is skipped by unwinding; the calls it leaves open are closed by the tracer's
 //! panic handling, as today.)
 //!
-//! What this layer does not do yet: decode values (records hold registers only), per-function
-//! capture programs that copy what the decoder will read, wiring into `carve record`. See the
-//! design document for the plan.
+//! Not wired into `carve record` yet: the experimental `probe` API runs a program this way.
 
-use iced_x86::code_asm::{ptr, qword_ptr, CodeAssembler, CodeLabel};
-use iced_x86::code_asm::{r8, r9, rax, rcx, rdi, rdx, rsi, rsp};
+use iced_x86::code_asm::{eax, edx, xmm0, xmm1};
+use iced_x86::code_asm::{ptr, qword_ptr, AsmRegister64, CodeAssembler, CodeLabel};
+use iced_x86::code_asm::{
+    r10, r11, r12, r13, r14, r15, r8, r9, rax, rbp, rbx, rcx, rdi, rdx, rsi, rsp,
+};
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
 use nix::unistd::Pid;
 
+use crate::capture::{Base, Len, Program, Word};
 use crate::error::RecordError;
 use crate::inject::{map_near, Region};
 use crate::location::Memory;
 use crate::process::ProcessMemory;
+use crate::types::TypeKind;
+use carve_storage::Arg;
 
-/// Bytes of one ring record.
-pub(crate) const RECORD: u64 = 128;
+/// Bytes of a record's fixed part: commit word, tag, thread pointer, `rsp`, the record's
+/// length, the 16 general registers in DWARF order, the low 8 bytes of xmm0 and xmm1. The
+/// copied regions follow, each as address, length and bytes padded to 8.
+pub(crate) const RECORD_HEAD: u64 = 23 * 8;
 /// Bytes of `jmp rel32`.
 const JMP_LEN: usize = 5;
 /// The ring's header (head, tail) takes the first page; records follow.
 const HEADER: u64 = 4096;
 /// The red zone below `rsp` that a leaf function may use without moving `rsp` (SysV x86-64).
 const RED_ZONE: i32 = 128;
+/// Room after the ring's end: a record starting near the end runs on into it instead of
+/// wrapping, so each record is contiguous for the trampoline's copies and the drainer.
+const SLACK: u64 = RECORD_HEAD + crate::capture::MAX_CAPTURE_BYTES;
 
 /// Record kinds (the low byte of a record's tag).
 pub(crate) const ENTRY: u8 = 1;
 pub(crate) const EXIT: u8 = 2;
+/// At an exit site before the epilogue: what the receiver and `&mut` arguments point to.
+pub(crate) const STATE: u8 = 3;
 
 /// One record read from the ring.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub function: u32,
     pub kind: u8,
@@ -48,26 +60,55 @@ pub(crate) struct Record {
     pub thread: u64,
     /// `rsp` when the patched instruction was reached.
     pub rsp: u64,
-    /// rdi, rsi, rdx, rcx, r8, r9 (entry records).
-    pub args: [u64; 6],
-    /// rax, rdx (exit records).
-    pub ret: [u64; 2],
+    /// The general registers by DWARF number (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15).
+    pub regs: [u64; 16],
+    /// Low 8 bytes of xmm0, xmm1.
+    pub xmm: [u64; 2],
+    /// The copied regions.
+    pub memory: crate::capture::Captured,
 }
 
 impl Record {
-    /// Layout: commit word (reservation offset + 1, written last), tag (function << 8 |
-    /// kind), thread pointer, rsp, six argument registers, rax, rdx.
-    fn parse(b: &[u8]) -> Record {
-        let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
-        let tag = word(1);
-        Record {
+    /// rdi, rsi, rdx, rcx, r8, r9.
+    pub(crate) fn args(&self) -> [u64; 6] {
+        let r = &self.regs;
+        [r[5], r[4], r[1], r[2], r[8], r[9]]
+    }
+
+    /// Parses one record (`b` is exactly its bytes); `None` when its regions do not add up.
+    fn parse(b: &[u8]) -> Option<Record> {
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let tag = word(8);
+        let mut regs = [0u64; 16];
+        for (r, v) in regs.iter_mut().enumerate() {
+            *v = word(40 + 8 * r);
+        }
+        let mut regions = Vec::new();
+        let mut at = RECORD_HEAD as usize;
+        while at < b.len() {
+            if at + 16 > b.len() {
+                return None;
+            }
+            let (addr, len) = (word(at), word(at + 8) as usize);
+            let start = at + 16;
+            let end = start.checked_add(len)?;
+            if end > b.len() {
+                return None;
+            }
+            if len > 0 {
+                regions.push((addr, b[start..end].to_vec()));
+            }
+            at = start + len.div_ceil(8) * 8;
+        }
+        Some(Record {
             function: (tag >> 8) as u32,
             kind: tag as u8,
-            thread: word(2),
-            rsp: word(3),
-            args: [word(4), word(5), word(6), word(7), word(8), word(9)],
-            ret: [word(10), word(11)],
-        }
+            thread: word(16),
+            rsp: word(24),
+            regs,
+            xmm: [word(168), word(176)],
+            memory: crate::capture::Captured { regions },
+        })
     }
 }
 
@@ -142,6 +183,14 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         ) {
             return Err("the code after the break address ends within 5 bytes");
         }
+        if matches!(
+            i.flow_control(),
+            FlowControl::Call | FlowControl::IndirectCall
+        ) {
+            // Moved into the trampoline, its return address would point into code the
+            // unwinder knows nothing about: a panic raised in the callee could not unwind.
+            return Err("a call within 5 bytes of the break address");
+        }
         entry.push(*i);
         len += i.len();
         if i.flow_control() == FlowControl::UnconditionalBranch && len < JMP_LEN {
@@ -203,7 +252,8 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
 }
 
 /// The ring in the traced process: `head` (bytes reserved by writers, atomically) at offset 0,
-/// `tail` (bytes consumed by carve) at offset 8, records from [`HEADER`].
+/// `tail` (bytes consumed by carve) at offset 8, records from [`HEADER`]. A record starts at
+/// its reservation offset modulo `capacity` and is contiguous (it may run into [`SLACK`]).
 pub(crate) struct Ring {
     pub region: Region,
     pub capacity: u64,
@@ -227,40 +277,72 @@ impl Ring {
             return Err(read_err(mem, self.region.start));
         }
         let head = u64::from_le_bytes(head);
-        if head <= self.tail {
-            return Ok(0);
+        let mut drained = 0;
+        while head > self.tail {
+            let p = self.tail % self.capacity;
+            let avail = (head - self.tail).min(self.capacity + SLACK - p);
+            // First pass: which records are complete (commit word = its offset + 1, written
+            // last). A record starts before the ring's end; the next one after such a record
+            // starts again at the ring's beginning (the next round of this loop).
+            let bytes = self.read_at(mem, p, avail)?;
+            let (mut at, mut off) = (0usize, self.tail);
+            while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
+                let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+                if word(at) != off + 1 {
+                    break;
+                }
+                let len = word(at + 32);
+                if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
+                    return Err(bad_record(mem, self.data() + p + at as u64));
+                }
+                if at + len as usize > bytes.len() {
+                    break;
+                }
+                at += len as usize;
+                off += len;
+            }
+            if at == 0 {
+                break;
+            }
+            // Second pass, after the first: every field of those records is visible now,
+            // whatever order the kernel's copy read the bytes in.
+            let bytes = self.read_at(mem, p, at as u64)?;
+            let mut i = 0usize;
+            while i < at {
+                let len = u64::from_le_bytes(bytes[i + 32..i + 40].try_into().unwrap()) as usize;
+                let record = Record::parse(&bytes[i..i + len])
+                    .ok_or_else(|| bad_record(mem, self.data() + p + i as u64))?;
+                out.push(record);
+                drained += 1;
+                i += len;
+            }
+            self.tail = off;
+            mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
         }
-        let span = (head - self.tail).min(self.capacity);
-        // First pass: which records are complete (commit word = its offset + 1, written last).
-        let bytes = self.read_span(mem, self.tail, span)?;
-        let complete = bytes
-            .chunks_exact(RECORD as usize)
-            .zip((self.tail..).step_by(RECORD as usize))
-            .take_while(|(r, offset)| r[..8] == (offset + 1).to_le_bytes())
-            .count() as u64;
-        if complete == 0 {
-            return Ok(0);
-        }
-        // Second pass, after the first: every field of those records is visible now, whatever
-        // order the kernel's copy read the bytes in.
-        let bytes = self.read_span(mem, self.tail, complete * RECORD)?;
-        out.extend(bytes.chunks_exact(RECORD as usize).map(Record::parse));
-        self.tail += complete * RECORD;
-        mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
-        Ok(complete as usize)
+        Ok(drained)
     }
 
-    fn read_span(&self, mem: &ProcessMemory, from: u64, len: u64) -> Result<Vec<u8>, RecordError> {
+    /// No more draining: writers are never held back again (the tail is put far ahead of
+    /// any head), so a process carve lets go never waits for the ring.
+    pub(crate) fn release(self, mem: &ProcessMemory) {
+        let _ = mem.write(self.region.start + 8, &(1u64 << 62).to_le_bytes());
+    }
+
+    fn read_at(&self, mem: &ProcessMemory, p: u64, len: u64) -> Result<Vec<u8>, RecordError> {
         let mut buf = vec![0u8; len as usize];
-        let off = from % self.capacity;
-        let first = len.min(self.capacity - off) as usize;
-        if !mem.read(self.data() + off, &mut buf[..first]) {
-            return Err(read_err(mem, self.data() + off));
-        }
-        if first < buf.len() && !mem.read(self.data(), &mut buf[first..]) {
-            return Err(read_err(mem, self.data()));
+        if !mem.read(self.data() + p, &mut buf) {
+            return Err(read_err(mem, self.data() + p));
         }
         Ok(buf)
+    }
+}
+
+fn bad_record(mem: &ProcessMemory, addr: u64) -> RecordError {
+    RecordError::Memory {
+        op: "read the capture ring (a record's length is wrong: the program wrote over it)",
+        pid: mem.pid().as_raw(),
+        addr,
+        source: std::io::Error::other("bad record"),
     }
 }
 
@@ -274,13 +356,19 @@ fn read_err(mem: &ProcessMemory, addr: u64) -> RecordError {
 }
 
 /// A function to capture in process: its id (carried by its records), its code and its break
-/// address, all at run-time addresses.
+/// address, all at run-time addresses, and its capture programs (empty: registers only).
 pub(crate) struct Target {
     pub function: u32,
     pub low: u64,
     pub high: u64,
     pub entry_at: u64,
+    pub entry: Program,
+    pub exit: Program,
 }
+
+/// The exit-state program of `function` at an exit site (its first displaced instruction's
+/// run-time address); empty when the function has no receiver or `&mut` argument.
+pub(crate) type StateProgram<'a> = &'a dyn Fn(u32, u64) -> Result<Program, Refusal>;
 
 /// What [`install`] did.
 pub(crate) struct Installed {
@@ -289,27 +377,31 @@ pub(crate) struct Installed {
     pub patched: Vec<u32>,
     /// Functions left to the ptrace path, with the reason.
     pub refused: Vec<(u32, Refusal)>,
+    /// Each patched site and the bytes the patch replaced (a forked child gets them back).
+    pub originals: Vec<(u64, Vec<u8>)>,
 }
 
-/// Maps a ring of `capacity` bytes (a power of two, a multiple of [`RECORD`]) and the
-/// trampolines of `targets` into the stopped process of `tid`, and patches the functions that
-/// can be. `scratch` is lent to [`crate::inject::syscall`]. Every thread of the process must be
-/// stopped (the patches are written while no thread can be inside the bytes they replace).
+/// Maps a ring of `capacity` bytes (a power of two, at least four of the largest records)
+/// and the trampolines of `targets` into the stopped process of `tid`, and patches the
+/// functions that can be. `scratch` is lent to [`crate::inject::syscall`]. Every thread of the
+/// process must be stopped (the patches are written while no thread can be inside the bytes
+/// they replace).
 pub(crate) fn install(
     tid: Pid,
     mem: &ProcessMemory,
     scratch: u64,
     targets: &[Target],
+    state: StateProgram<'_>,
     capacity: u64,
 ) -> Result<Installed, RecordError> {
-    assert!(capacity.is_power_of_two() && capacity >= RECORD);
+    assert!(capacity.is_power_of_two() && capacity >= 4 * SLACK);
     let near = targets.iter().map(|t| t.low).min().unwrap_or(scratch);
     let ring_region = map_near(
         tid,
         mem,
         scratch,
         near,
-        HEADER + capacity,
+        HEADER + capacity + SLACK,
         libc::PROT_READ | libc::PROT_WRITE,
     )?;
     let ring = Ring {
@@ -319,38 +411,57 @@ pub(crate) fn install(
     };
     let mut plans = Vec::new();
     let mut refused = Vec::new();
-    for t in targets {
+    'targets: for t in targets {
         let mut code = vec![0u8; (t.high - t.low) as usize];
         if !mem.read(t.low, &mut code) {
             refused.push((t.function, "code not readable"));
             continue;
         }
         match sites(&code, t.low, t.entry_at) {
-            Ok(s) => plans.push((t, s)),
+            Ok(s) => {
+                let mut states = Vec::new();
+                for exit in &s.exits {
+                    match state(t.function, exit[0].ip()) {
+                        Ok(p) => states.push(p),
+                        Err(why) => {
+                            refused.push((t.function, why));
+                            continue 'targets;
+                        }
+                    }
+                }
+                plans.push((t, s, states))
+            }
             Err(why) => refused.push((t.function, why)),
         }
     }
-    // Room for the code: generous per site; the real size is checked when assembling.
-    let per_site = 256u64;
-    let sites_n: u64 = plans.iter().map(|(_, s)| 1 + s.exits.len() as u64).sum();
+    // Room for the code: an upper bound per capture and per copy.
+    let bound = |p: &Program| 1024 + 160 * p.copies.len() as u64;
+    let room: u64 = plans
+        .iter()
+        .map(|(t, s, states)| {
+            bound(&t.entry)
+                + s.exits.len() as u64 * bound(&t.exit)
+                + states.iter().map(bound).sum::<u64>()
+        })
+        .sum();
     let code_region = map_near(
         tid,
         mem,
         scratch,
         near,
-        (sites_n * per_site).max(4096),
+        room.max(4096),
         libc::PROT_READ | libc::PROT_EXEC,
     )?;
     let mut at = code_region.start;
     let mut patches = Vec::new();
     let mut patched = Vec::new();
-    for (t, s) in &plans {
-        let entry = trampoline(&ring, t.function, ENTRY, &s.entry, at)?;
+    for (t, s, states) in &plans {
+        let entry = trampoline(&ring, t.function, Site::Entry(&t.entry), &s.entry, at)?;
         patches.push((s.entry[0].ip(), at, span_len(&s.entry)));
         mem.write(at, &entry)?;
         at += (entry.len() as u64).div_ceil(16) * 16;
-        for exit in &s.exits {
-            let code = trampoline(&ring, t.function, EXIT, exit, at)?;
+        for (exit, state) in s.exits.iter().zip(states) {
+            let code = trampoline(&ring, t.function, Site::Exit(state, &t.exit), exit, at)?;
             patches.push((exit[0].ip(), at, span_len(exit)));
             mem.write(at, &code)?;
             at += (code.len() as u64).div_ceil(16) * 16;
@@ -358,13 +469,21 @@ pub(crate) fn install(
         patched.push(t.function);
     }
     assert!(at <= code_region.start + code_region.len);
+    let mut originals = Vec::new();
     for (site, tramp, len) in patches {
-        mem.write(site, &jmp_patch(site, tramp, len))?;
+        let patch = jmp_patch(site, tramp, len);
+        let mut original = vec![0u8; patch.len()];
+        if !mem.read(site, &mut original) {
+            return Err(read_err(mem, site));
+        }
+        mem.write(site, &patch)?;
+        originals.push((site, original));
     }
     Ok(Installed {
         ring,
         patched,
         refused,
+        originals,
     })
 }
 
@@ -386,14 +505,24 @@ fn jmp_patch(site: u64, to: u64, len: usize) -> Vec<u8> {
     out
 }
 
-/// The trampoline for one site, assembled at `ip`. An entry: save, reserve a record (waiting
-/// while the ring is full), fill it, commit it (tag last), restore, run the displaced
-/// instructions and jump back after them. An exit: the displaced epilogue first (it may load
-/// the return value), then the capture, then the `ret` the site ended with.
+/// What a trampoline captures.
+#[derive(Clone, Copy)]
+enum Site<'a> {
+    /// At the break address.
+    Entry(&'a Program),
+    /// At an exit site: the state program before the displaced epilogue (frame still there),
+    /// the exit program after it, right before the `ret`.
+    Exit(&'a Program, &'a Program),
+}
+
+/// The trampoline for one site, assembled at `ip`. An entry: the capture, then the displaced
+/// instructions and a jump back after them. An exit: the state capture (when its program
+/// copies anything), the displaced epilogue (it may load the return value), the exit capture,
+/// then the `ret` the site ended with.
 fn trampoline(
     ring: &Ring,
     function: u32,
-    kind: u8,
+    site: Site<'_>,
     displaced: &[Instruction],
     ip: u64,
 ) -> Result<Vec<u8>, RecordError> {
@@ -403,90 +532,221 @@ fn trampoline(
         addr: ip,
         source: std::io::Error::other(e.to_string()),
     };
-    let hdr = ring.region.start;
-    let tag = (u64::from(function) << 8) | u64::from(kind);
     let mut a = CodeAssembler::new(64).map_err(asm_err)?;
-    let mut wait: CodeLabel = a.create_label();
-    let mut ready: CodeLabel = a.create_label();
+    let tag = |kind: u8| (u64::from(function) << 8) | u64::from(kind);
     (|| -> Result<(), iced_x86::IcedError> {
-        if kind == EXIT {
-            // The epilogue first (it may load the return value: `mov rax, [rbp-8]`), then the
-            // capture, then the `ret` itself.
-            for i in &displaced[..displaced.len() - 1] {
-                a.add_instruction(*i)?;
-            }
-        }
-        // Below the red zone; flags and the three scratch registers saved.
-        a.lea(rsp, ptr(rsp - RED_ZONE))?;
-        a.pushfq()?;
-        a.push(rax)?;
-        a.push(rcx)?;
-        a.push(rdx)?;
-        // Reserve: rax = head before our record.
-        a.mov(rcx, hdr)?;
-        a.mov(rax, RECORD)?;
-        a.lock().xadd(qword_ptr(rcx), rax)?;
-        // Wait while our record's room is not free yet: rax + RECORD > tail + capacity.
-        a.set_label(&mut wait)?;
-        a.mov(rdx, qword_ptr(rcx + 8))?;
-        a.add(rdx, (ring.capacity - RECORD) as i32)?;
-        a.cmp(rax, rdx)?;
-        a.jbe(ready)?;
-        a.pause()?;
-        a.jmp(wait)?;
-        a.set_label(&mut ready)?;
-        // rcx = the record's address; rax keeps the reservation offset for the commit word.
-        a.mov(rdx, rax)?;
-        a.and(rdx, (ring.capacity - 1) as i32)?;
-        a.lea(rcx, ptr(rcx + rdx + HEADER as i32))?;
-        a.mov(rdx, tag)?;
-        a.mov(qword_ptr(rcx + 8), rdx)?;
-        a.mov(rdx, qword_ptr(0u64).fs())?;
-        a.mov(qword_ptr(rcx + 16), rdx)?;
-        a.lea(rdx, ptr(rsp + (RED_ZONE + 32)))?;
-        a.mov(qword_ptr(rcx + 24), rdx)?;
-        if kind == ENTRY {
-            a.mov(qword_ptr(rcx + 32), rdi)?;
-            a.mov(qword_ptr(rcx + 40), rsi)?;
-            a.mov(rdx, qword_ptr(rsp))?; // the caller's rdx
-            a.mov(qword_ptr(rcx + 48), rdx)?;
-            a.mov(rdx, qword_ptr(rsp + 8))?; // rcx
-            a.mov(qword_ptr(rcx + 56), rdx)?;
-            a.mov(qword_ptr(rcx + 64), r8)?;
-            a.mov(qword_ptr(rcx + 72), r9)?;
-        } else {
-            a.mov(rdx, qword_ptr(rsp + 16))?; // rax
-            a.mov(qword_ptr(rcx + 80), rdx)?;
-            a.mov(rdx, qword_ptr(rsp))?; // rdx
-            a.mov(qword_ptr(rcx + 88), rdx)?;
-        }
-        // Commit last: x86 keeps stores in order, so a reader that sees the commit word sees
-        // the fields. The word is the reservation offset + 1, so a record left from an earlier
-        // lap of the ring never looks committed and nothing needs clearing.
-        a.lea(rdx, ptr(rax + 1))?;
-        a.mov(qword_ptr(rcx), rdx)?;
-        a.pop(rdx)?;
-        a.pop(rcx)?;
-        a.pop(rax)?;
-        a.popfq()?;
-        a.lea(rsp, ptr(rsp + RED_ZONE))?;
         let last = displaced
             .last()
             .expect("a site displaces at least one instruction");
-        if kind == ENTRY {
-            for i in displaced {
-                a.add_instruction(*i)?;
+        match site {
+            Site::Entry(program) => {
+                capture(&mut a, ring, tag(ENTRY), program)?;
+                for i in displaced {
+                    a.add_instruction(*i)?;
+                }
+                if last.flow_control() != FlowControl::UnconditionalBranch {
+                    a.jmp(last.next_ip())?;
+                }
             }
-            if last.flow_control() != FlowControl::UnconditionalBranch {
-                a.jmp(last.next_ip())?;
+            Site::Exit(state, exit) => {
+                if !state.copies.is_empty() {
+                    capture(&mut a, ring, tag(STATE), state)?;
+                }
+                for i in &displaced[..displaced.len() - 1] {
+                    a.add_instruction(*i)?;
+                }
+                capture(&mut a, ring, tag(EXIT), exit)?;
+                a.add_instruction(*last)?; // the ret
             }
-        } else {
-            a.add_instruction(*last)?; // the ret
         }
         Ok(())
     })()
     .map_err(asm_err)?;
     a.assemble(ip).map_err(asm_err)
+}
+
+/// Saved general registers on the trampoline's stack, by DWARF number: the slot (in words
+/// above the copy table) of each push; `rsp` is computed.
+const PUSHED: [AsmRegister64; 15] = [
+    rax, rcx, rdx, rbx, rsi, rdi, rbp, r8, r9, r10, r11, r12, r13, r14, r15,
+];
+const DWARF_ORDER: [Option<AsmRegister64>; 16] = [
+    Some(rax),
+    Some(rdx),
+    Some(rcx),
+    Some(rbx),
+    Some(rsi),
+    Some(rdi),
+    Some(rbp),
+    None,
+    Some(r8),
+    Some(r9),
+    Some(r10),
+    Some(r11),
+    Some(r12),
+    Some(r13),
+    Some(r14),
+    Some(r15),
+];
+
+/// One capture: save everything, run `program`'s copies in two passes (where and how much,
+/// into a table on the stack; then, with the record reserved, the bytes), commit, restore.
+/// Nothing but the record changes: flags and every register are put back, and the stack used
+/// is below the red zone.
+fn capture(
+    a: &mut CodeAssembler,
+    ring: &Ring,
+    tag: u64,
+    program: &Program,
+) -> Result<(), iced_x86::IcedError> {
+    let n = program.copies.len() as i32;
+    let table = (16 * n + 15) / 16 * 16;
+    // Where the saved register `r` (DWARF) is, and the site's rsp, relative to rsp.
+    let saved = |reg: AsmRegister64| -> i32 {
+        let k = PUSHED.iter().position(|p| *p == reg).unwrap() as i32;
+        table + 8 * (14 - k)
+    };
+    let site_rsp = table + 8 * 16 + RED_ZONE;
+    let load_reg = |a: &mut CodeAssembler, dst: AsmRegister64, r: u16| match DWARF_ORDER
+        .get(r as usize)
+        .copied()
+        .flatten()
+    {
+        Some(reg) => a.mov(dst, qword_ptr(rsp + saved(reg))),
+        None => a.lea(dst, ptr(rsp + site_rsp)),
+    };
+    // Loads a word into `dst`; jumps to `skip` when it is in a region that was not copied.
+    let load_word = |a: &mut CodeAssembler,
+                     dst: AsmRegister64,
+                     w: Word,
+                     skip: CodeLabel|
+     -> Result<(), iced_x86::IcedError> {
+        match w {
+            Word::Reg(r) => load_reg(a, dst, r),
+            Word::In { region, offset } => {
+                let slot = 16 * region as i32;
+                a.mov(dst, qword_ptr(rsp + slot + 8))?;
+                a.test(dst, dst)?;
+                a.jz(skip)?;
+                a.mov(dst, qword_ptr(rsp + slot))?;
+                a.mov(dst, qword_ptr(dst + offset as i32))
+            }
+        }
+    };
+    a.lea(rsp, ptr(rsp - RED_ZONE))?;
+    a.pushfq()?;
+    for r in PUSHED {
+        a.push(r)?;
+    }
+    if table > 0 {
+        a.sub(rsp, table)?;
+    }
+    a.cld()?;
+    // First pass: each copy's source and length into the table; r8 = the record's length.
+    a.mov(r8, RECORD_HEAD)?;
+    for (i, c) in program.copies.iter().enumerate() {
+        let mut skip = a.create_label();
+        let mut store = a.create_label();
+        match c.base {
+            Base::Rsp(off) => a.lea(rax, ptr(rsp + (site_rsp + off as i32)))?,
+            Base::Ptr { word, add } => {
+                load_word(a, rax, word, skip)?;
+                a.test(rax, rax)?;
+                a.jz(skip)?;
+                if add != 0 {
+                    a.mov(rdx, add)?;
+                    a.add(rax, rdx)?;
+                }
+            }
+        }
+        match c.len {
+            Len::Const(len) => a.mov(rdx, len)?,
+            Len::Count { word, max, scale } => {
+                let mut within = a.create_label();
+                load_word(a, rdx, word, skip)?;
+                a.mov(r9, max)?;
+                a.cmp(rdx, r9)?;
+                a.jbe(within)?;
+                a.mov(rdx, r9)?;
+                a.set_label(&mut within)?;
+                a.mov(r9, scale)?;
+                a.imul_2(rdx, r9)?;
+            }
+        }
+        a.jmp(store)?;
+        a.set_label(&mut skip)?;
+        a.xor(eax, eax)?;
+        a.xor(edx, edx)?;
+        a.set_label(&mut store)?;
+        a.mov(qword_ptr(rsp + 16 * i as i32), rax)?;
+        a.mov(qword_ptr(rsp + (16 * i as i32 + 8)), rdx)?;
+        a.lea(rdx, ptr(rdx + 23))?;
+        a.and(rdx, -8)?;
+        a.add(r8, rdx)?;
+    }
+    // Reserve: rax = head before our record; wait while its room is not free yet (rax + r8 >
+    // tail + capacity).
+    let mut wait = a.create_label();
+    let mut ready = a.create_label();
+    a.mov(rcx, ring.region.start)?;
+    a.mov(rax, r8)?;
+    a.lock().xadd(qword_ptr(rcx), rax)?;
+    a.set_label(&mut wait)?;
+    a.mov(rdx, qword_ptr(rcx + 8))?;
+    a.mov(r9, ring.capacity)?;
+    a.add(rdx, r9)?;
+    a.sub(rdx, r8)?;
+    a.cmp(rax, rdx)?;
+    a.jbe(ready)?;
+    a.pause()?;
+    a.jmp(wait)?;
+    a.set_label(&mut ready)?;
+    // r9 = the record's address; r10 keeps the reservation offset for the commit word.
+    a.mov(r10, rax)?;
+    a.mov(r9, ring.capacity - 1)?;
+    a.and(r9, rax)?;
+    a.lea(r9, ptr(rcx + r9 + HEADER as i32))?;
+    a.mov(rdx, tag)?;
+    a.mov(qword_ptr(r9 + 8), rdx)?;
+    a.mov(rdx, qword_ptr(0u64).fs())?;
+    a.mov(qword_ptr(r9 + 16), rdx)?;
+    a.lea(rdx, ptr(rsp + site_rsp))?;
+    a.mov(qword_ptr(r9 + 24), rdx)?;
+    a.mov(qword_ptr(r9 + 32), r8)?;
+    for r in 0..16u16 {
+        load_reg(a, rdx, r)?;
+        a.mov(qword_ptr(r9 + (40 + 8 * r as i32)), rdx)?;
+    }
+    a.movq(rdx, xmm0)?;
+    a.mov(qword_ptr(r9 + 168), rdx)?;
+    a.movq(rdx, xmm1)?;
+    a.mov(qword_ptr(r9 + 176), rdx)?;
+    // Second pass: each region as address, length, bytes, padded to 8.
+    a.lea(rdi, ptr(r9 + RECORD_HEAD as i32))?;
+    for i in 0..n {
+        a.mov(rsi, qword_ptr(rsp + 16 * i))?;
+        a.mov(rcx, qword_ptr(rsp + (16 * i + 8)))?;
+        a.mov(qword_ptr(rdi), rsi)?;
+        a.mov(qword_ptr(rdi + 8), rcx)?;
+        a.add(rdi, 16)?;
+        a.rep().movsb()?;
+        a.add(rdi, 7)?;
+        a.and(rdi, -8)?;
+    }
+    // Commit last: x86 keeps stores in order, so a reader that sees the commit word sees the
+    // fields. The word is the reservation offset + 1, so a record left from an earlier lap of
+    // the ring never looks committed and nothing needs clearing.
+    a.lea(rdx, ptr(r10 + 1))?;
+    a.mov(qword_ptr(r9), rdx)?;
+    if table > 0 {
+        a.add(rsp, table)?;
+    }
+    for r in PUSHED.iter().rev() {
+        a.pop(*r)?;
+    }
+    a.popfq()?;
+    a.lea(rsp, ptr(rsp + RED_ZONE))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -518,6 +778,22 @@ mod tests {
         assert_eq!(s.exits.len(), 1);
         assert_eq!(s.exits[0].last().unwrap().mnemonic(), Mnemonic::Ret);
         assert_eq!(span_len(&s.exits[0]), 6); // add rsp; pop rbp; ret
+    }
+
+    #[test]
+    fn a_call_right_at_the_break_address_keeps_the_ptrace_path() {
+        // `unimplemented!()`: the body starts with the call that panics. Moved into a
+        // trampoline, its return address would be unknown to the unwinder.
+        let code = [
+            0xe8, 0x10, 0x00, 0x00, 0x00, // call +0x10       0x1000 (break address)
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8             0x1005
+            0x5d, // pop rbp
+            0xc3, // ret
+        ];
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            "a call within 5 bytes of the break address"
+        );
     }
 
     #[test]
@@ -589,7 +865,8 @@ mod tests {
         };
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
-        let code = trampoline(&ring, 7, ENTRY, &displaced, 0x50_0000).unwrap();
+        let empty = Program::default();
+        let code = trampoline(&ring, 7, Site::Entry(&empty), &displaced, 0x50_0000).unwrap();
         let out = decode_all(&code, 0x50_0000);
         let lea = out
             .iter()
@@ -626,6 +903,9 @@ pub struct ProbeRun {
     pub patched: Vec<String>,
     /// Functions left to the ptrace path, with the reason.
     pub refused: Vec<(String, &'static str)>,
+    /// Patched functions whose values the capture programs do not cover (their records carry
+    /// registers only), with the reason.
+    pub uncovered: Vec<(String, &'static str)>,
     /// The program's exit code.
     pub exit_code: i32,
     /// Times the ring was drained with at least one record.
@@ -635,21 +915,35 @@ pub struct ProbeRun {
 }
 
 /// One record of [`ProbeRun`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProbeRecord {
     /// Index in the `functions` given to [`probe`].
     pub function: usize,
-    /// True at entry, false at exit.
+    /// True at entry, false at exit (and at the state capture before an exit).
     pub entry: bool,
     pub thread: u64,
     pub args: [u64; 6],
     pub ret: [u64; 2],
+    /// Decoded from the record's registers and copied regions exactly as the ptrace path
+    /// decodes a stopped thread: the arguments at entry; at an exit, the returned value
+    /// (named `return`) followed by the receiver and `&mut` arguments' targets after the call.
+    pub values: Vec<Arg>,
 }
 
-/// Experimental, the first layer of the in-process path (issue 15): runs `program` with
-/// `args`, patches the named functions (DWARF names or paths) in process, and collects their
-/// records while the program runs, with no ptrace stop per call. Not used by `carve record`
-/// yet; the test suite and `recorder/examples/inprocess_probe.rs` (a benchmark) use it.
+/// Capture programs of one probed function and what decoding its records needs.
+struct Probed {
+    detail: crate::dwarf::FunctionDetail,
+    /// CFA offset from rsp at the break address.
+    cfa_offset: Option<i64>,
+    state: Vec<crate::capture::StateRoot>,
+    covered: bool,
+}
+
+/// Experimental, the in-process path without `carve record` (issue 15): runs `program` with
+/// `args`, patches the named functions (DWARF names or paths) in process with their capture
+/// programs (registers only for those the programs do not cover), collects their records
+/// while the program runs, with no ptrace stop per call, and decodes them. The test suite and
+/// `recorder/examples/inprocess_probe.rs` (a benchmark) use it.
 pub fn probe(
     program: &std::path::Path,
     args: &[std::ffi::OsString],
@@ -662,6 +956,7 @@ pub fn probe(
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
+    let limits = crate::decode::Limits::default();
     let mut info = crate::dwarf::DebugInfo::load(program)?;
     let pid = crate::process::spawn(program, args, output)?;
     let kill = scopeguard_kill(pid);
@@ -669,6 +964,8 @@ pub fn probe(
     let mem = ProcessMemory::open(pid)?;
     let mut targets = Vec::new();
     let mut refused = Vec::new();
+    let mut uncovered = Vec::new();
+    let mut probed: Vec<Option<Probed>> = Vec::new();
     for (index, name) in functions.iter().enumerate() {
         let Some(f) = info
             .functions()
@@ -677,19 +974,54 @@ pub fn probe(
             .cloned()
         else {
             refused.push((name.to_string(), "no such function in the DWARF"));
+            probed.push(None);
             continue;
         };
         let d = info.detail(&f)?;
+        let rule = crate::unwind::cfa_rule(&info, d.breakpoint.0).filter(|r| r.register == 7);
+        let programs = match rule {
+            None => Err("the CFA is not rsp-based at the break address"),
+            Some(r) => crate::capture::programs(&info.types, limits, &d, d.breakpoint.0, r.offset),
+        };
+        let (entry, exit, state, covered) = match programs {
+            Ok(p) => (p.entry, p.exit, p.state_slots, true),
+            Err(why) => {
+                uncovered.push((name.to_string(), why));
+                (Program::default(), Program::default(), Vec::new(), false)
+            }
+        };
         targets.push(Target {
             function: index as u32,
             low: bias.relocate(f.low_pc).0,
             high: bias.relocate(f.high_pc).0,
             entry_at: bias.relocate(d.breakpoint).0,
+            entry,
+            exit,
         });
+        probed.push(Some(Probed {
+            detail: d,
+            cfa_offset: rule.map(|r| r.offset),
+            state,
+            covered,
+        }));
     }
+    let state = |function: u32, site: u64| -> Result<Program, Refusal> {
+        let Some(Some(p)) = probed.get(function as usize) else {
+            return Ok(Program::default());
+        };
+        if p.state.is_empty() {
+            return Ok(Program::default());
+        }
+        let file = bias.unrelocate(crate::addr::RuntimeAddr(site)).0;
+        let at_site = crate::unwind::cfa_rule(&info, file)
+            .filter(|r| r.register == 7)
+            .ok_or("the CFA is not rsp-based at an exit")?;
+        let shift = p.cfa_offset.ok_or("no CFA at the break address")? - at_site.offset;
+        crate::capture::state_at(&info.types, limits, &p.state, shift)
+    };
     // At the exec stop the only thread is here, at the loader's first instruction.
     let scratch = crate::process::get_regs(pid)?.rip;
-    let installed = install(pid, &mem, scratch, &targets, ring_bytes)?;
+    let installed = install(pid, &mem, scratch, &targets, &state, ring_bytes)?;
     for (f, why) in installed.refused {
         refused.push((functions[f as usize].to_string(), why));
     }
@@ -750,20 +1082,12 @@ pub fn probe(
                     _ => -1,
                 };
                 std::mem::forget(kill);
-                let records = out
-                    .into_iter()
-                    .map(|r| ProbeRecord {
-                        function: r.function as usize,
-                        entry: r.kind == ENTRY,
-                        thread: r.thread,
-                        args: r.args,
-                        ret: r.ret,
-                    })
-                    .collect();
+                let records = decode_probed(&info.types, limits, &probed, out);
                 return Ok(ProbeRun {
                     records,
                     patched,
                     refused,
+                    uncovered,
                     exit_code: code,
                     drains,
                     empty_polls,
@@ -781,10 +1105,126 @@ pub fn probe(
         records: Vec::new(),
         patched,
         refused,
+        uncovered,
         exit_code,
         drains: 0,
         empty_polls: 0,
     })
+}
+
+/// Decodes the probe's records, pairing each exit with its thread's entry (the hidden return
+/// pointer and the targets read again come from the entry, as on the ptrace path).
+fn decode_probed(
+    types: &crate::types::TypeTable,
+    limits: crate::decode::Limits,
+    probed: &[Option<Probed>],
+    records: Vec<Record>,
+) -> Vec<ProbeRecord> {
+    use crate::capture::CapturedMachine;
+    use crate::decode::Decoder;
+    /// Per thread, the open calls: the hidden return pointer and the targets read at the exit.
+    type Open = (Option<u64>, Vec<(String, usize, u64)>);
+    let mut stacks: std::collections::HashMap<u64, Vec<Open>> = Default::default();
+    let mut states: std::collections::HashMap<u64, Vec<Arg>> = Default::default();
+    let mut out: Vec<ProbeRecord> = Vec::new();
+    for r in records {
+        let p = probed.get(r.function as usize).and_then(|p| p.as_ref());
+        let decoder = Decoder {
+            types,
+            mem: &r.memory,
+            limits,
+        };
+        let mut values = Vec::new();
+        match (r.kind, p) {
+            (ENTRY, Some(p)) => {
+                let machine = CapturedMachine {
+                    regs: &r.regs,
+                    mem: &r.memory,
+                };
+                let cfa = p.cfa_offset.map(|o| r.rsp.wrapping_add(o as u64));
+                let mut effects = Vec::new();
+                if let (Some(cfa), true) = (cfa, p.covered) {
+                    let file_pc = p.detail.breakpoint.0;
+                    values =
+                        crate::tracer::decode_args(&decoder, &p.detail, &machine, file_pc, cfa);
+                    for (param, arg) in p.detail.params.iter().zip(&values) {
+                        let pointee = param.ty.and_then(|ty| {
+                            let t = types.get(ty)?;
+                            let TypeKind::Pointer { pointee: Some(pt) } = t.kind else {
+                                return None;
+                            };
+                            ((t.name.starts_with("&mut ")
+                                || (param.name == "self" && t.name.starts_with('&')))
+                                && types.get(pt)?.size > 0)
+                                .then_some(pt)
+                        });
+                        if let (Some(pt), carve_storage::Value::Ref { addr, .. }) =
+                            (pointee, &arg.value)
+                        {
+                            effects.push((param.name.clone(), pt, *addr));
+                        }
+                    }
+                }
+                let hidden = match p.detail.hidden_return {
+                    Some(crate::abi::EntryRdi::Register(reg)) => r.regs.get(reg as usize).copied(),
+                    Some(crate::abi::EntryRdi::Stack(at)) => {
+                        let mut w = [0u8; 8];
+                        r.memory
+                            .read(r.rsp.wrapping_add_signed(at), &mut w)
+                            .then(|| u64::from_le_bytes(w))
+                    }
+                    None => None,
+                };
+                stacks.entry(r.thread).or_default().push((hidden, effects));
+            }
+            (STATE, _) => {
+                // Folded into the exit record that follows it on this thread.
+                if let Some((_, effects)) = stacks.get(&r.thread).and_then(|s| s.last()) {
+                    let after = effects
+                        .iter()
+                        .map(|(name, ty, addr)| Arg {
+                            name: name.clone(),
+                            value: decoder.at(*ty, *addr),
+                        })
+                        .collect();
+                    states.insert(r.thread, after);
+                }
+                continue;
+            }
+            (EXIT, Some(p)) => {
+                let (hidden, _) = stacks
+                    .get_mut(&r.thread)
+                    .and_then(|s| s.pop())
+                    .unwrap_or((None, Vec::new()));
+                if let (Some(ty), true) = (p.detail.return_type, p.covered) {
+                    let rr = crate::abi::ReturnRegs {
+                        rax: r.regs[0],
+                        rdx: r.regs[1],
+                        xmm0: r.xmm[0],
+                        xmm1: r.xmm[1],
+                        hidden,
+                    };
+                    let (value, _) =
+                        crate::tracer::decode_return(&decoder, ty, &rr, p.detail.rust_abi);
+                    values.push(Arg {
+                        name: "return".into(),
+                        value,
+                    });
+                }
+                values.extend(states.remove(&r.thread).unwrap_or_default());
+            }
+            _ => {}
+        }
+        out.push(ProbeRecord {
+            function: r.function as usize,
+            entry: r.kind == ENTRY,
+            thread: r.thread,
+            args: r.args(),
+            ret: [r.regs[0], r.regs[1]],
+            values,
+        });
+    }
+    out
 }
 
 /// Experimental (issue 15): for each function of `program` that `select` keeps, whether the

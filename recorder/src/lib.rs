@@ -5,6 +5,7 @@
 
 mod abi;
 mod addr;
+mod capture;
 mod decode;
 mod dwarf;
 mod ending;
@@ -105,6 +106,35 @@ impl Program {
     }
 
     /// The functions `selection` picks; an error listing some that exist when it picks none.
+    /// For each function `options` select, whether it is captured in process (`None`) or
+    /// keeps the ptrace path, and why: the rule `carve record` applies.
+    pub fn capture_paths(
+        &mut self,
+        options: &RecordOptions,
+    ) -> Result<Vec<(String, Option<&'static str>)>, RecordError> {
+        let chosen: Vec<FunctionEntry> = self
+            .select(&options.selection)?
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut out = Vec::with_capacity(chosen.len());
+        for f in chosen {
+            let Ok(detail) = self.info.detail(&f) else {
+                continue;
+            };
+            let cfa = unwind::cfa_rule(&self.info, detail.breakpoint.0);
+            let types = &self.info.types;
+            let acts = fmt_writes::formatter_param(types, &detail.params).is_some()
+                || options
+                    .force_returns
+                    .iter()
+                    .any(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name));
+            let why = in_process_plan(&self.info, &f, &detail, cfa, options, acts).err();
+            out.push((f.path.clone(), why));
+        }
+        Ok(out)
+    }
+
     pub fn select(&self, selection: &Selection) -> Result<Vec<&FunctionEntry>, RecordError> {
         let mut chosen: Vec<&FunctionEntry> = self
             .functions()
@@ -254,6 +284,21 @@ pub struct RecordOptions {
     /// machinery or on the functions that read the world (`sources.rs`). For runs that only
     /// act (`force_returns`) and are judged by their exit, not by what they record.
     pub entries_only: bool,
+    /// Where calls are captured: ptrace stops, or in the program itself for the functions
+    /// the in-process path covers (docs/inprocess-capture.md).
+    pub capture: CaptureMode,
+}
+
+/// How calls are captured (`carve record --capture`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CaptureMode {
+    /// Two ptrace stops per call (entry and return breakpoints).
+    #[default]
+    Ptrace,
+    /// Functions whose entry and every `ret` can be patched and whose parameters and result
+    /// the capture programs cover are captured in process (no stop per call); every other
+    /// selected function keeps the ptrace path.
+    InProcess,
 }
 
 impl Default for RecordOptions {
@@ -268,6 +313,7 @@ impl Default for RecordOptions {
             coverage_per_thread: false,
             output_to: None,
             entries_only: false,
+            capture: CaptureMode::Ptrace,
         }
     }
 }
@@ -550,6 +596,10 @@ impl Image {
             };
             infos.push(function_info(id, f, &detail, types));
             let formatter = fmt_writes::formatter_param(types, &detail.params);
+            let acts = forced_return.is_some() || formatter.is_some();
+            let in_process = in_process_plan(&program.info, f, &detail, cfa, options, acts)
+                .ok()
+                .map(Arc::new);
             traced_entries.push(f);
             traced.push(tracer::Traced {
                 id,
@@ -562,6 +612,7 @@ impl Image {
                 matched: options.selection.matches(f),
                 forced_return,
                 formatter,
+                in_process,
             });
         }
         let line_plan = if options.coverage {
@@ -642,6 +693,50 @@ impl Image {
         tracer.set_write_methods(&self.write_methods);
         Ok(tracer)
     }
+}
+
+/// The in-process plan of a selected function, or why it keeps the ptrace path.
+fn in_process_plan(
+    info: &dwarf::DebugInfo,
+    f: &FunctionEntry,
+    detail: &dwarf::FunctionDetail,
+    cfa: Option<unwind::CfaRule>,
+    options: &RecordOptions,
+    acts: bool,
+) -> Result<capture::Plan, &'static str> {
+    if options.capture != CaptureMode::InProcess {
+        return Err("--capture ptrace");
+    }
+    if options.coverage {
+        return Err("--coverage puts breakpoints inside functions");
+    }
+    if options.max_calls_per_function.is_some() {
+        return Err("--max-calls-per-function counts at the entry breakpoint");
+    }
+    if acts {
+        return Err("its return is forced, or it writes through a Formatter");
+    }
+    if !options.selection.matches(f) {
+        return Err("traced only as a callee within --depth");
+    }
+    if detail
+        .return_type
+        .is_some_and(|t| capture::returns_mut_scalar(&info.types, t))
+    {
+        return Err("it returns &mut to a scalar (its end waits for the thread's next stop)");
+    }
+    let code = info
+        .code(f.low_pc, f.high_pc)
+        .ok_or("its code is not in the file's .text")?;
+    capture::plan(
+        &info.types,
+        options.limits,
+        detail,
+        code,
+        f.low_pc.0,
+        cfa,
+        &|a| unwind::cfa_rule(info, a),
+    )
 }
 
 /// The names libtest may give a test of a program with these functions: each own function's

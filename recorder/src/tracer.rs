@@ -61,6 +61,8 @@ pub(crate) struct Traced {
     /// Its `&mut core::fmt::Formatter` parameter (index) and the offset of the formatter's
     /// `buf`: what the call writes through it is captured (see `fmt_writes.rs`).
     pub formatter: Option<(usize, u64)>,
+    /// Captured in process with this plan (`--capture inprocess`), not with breakpoints.
+    pub in_process: Option<Arc<crate::capture::Plan>>,
 }
 
 /// What a breakpoint address is for (one address may serve several purposes).
@@ -148,6 +150,94 @@ pub(crate) struct Frame {
     hidden_return: Option<u64>,
     /// What the call wrote so far through its `&mut Formatter` to a sink that is not a `String`.
     capture: Option<Capture>,
+    /// Entered through the in-process path: no return breakpoint counts this frame.
+    in_process: bool,
+}
+
+/// The arguments of a call of the function `f` stopped at its break address (`file_pc`, a
+/// file address) with CFA `cfa`: each parameter's DWARF location evaluated against `machine`
+/// and its value decoded by `decoder`. The ptrace path runs it over the stopped thread, the
+/// in-process path over a record's registers and copied regions.
+pub(crate) fn decode_args(
+    decoder: &Decoder<'_>,
+    f: &FunctionDetail,
+    machine: &dyn Machine,
+    file_pc: u64,
+    cfa: u64,
+) -> Vec<Arg> {
+    let types = decoder.types;
+    let frame_base = f.frame_base.as_ref().and_then(|fb| {
+        match evaluate(fb, f.encoding, machine, None, Some(cfa)) {
+            Place::Register(r) => machine.register(r),
+            Place::Address(a) => Some(a),
+            _ => None,
+        }
+    });
+    f.params
+        .iter()
+        .map(|p| {
+            let ty_name = p.ty.map(|t| types.name(t).to_string()).unwrap_or_default();
+            let value = match (p.ty, p.location.at(file_pc)) {
+                (None, _) => Value::Unavailable {
+                    ty: ty_name,
+                    reason: "no type in DWARF".into(),
+                },
+                (Some(_), None) => Value::Unavailable {
+                    ty: ty_name,
+                    reason: "optimized out (no location at the breakpoint)".into(),
+                },
+                (Some(ty), Some(expr)) => {
+                    match evaluate(expr, f.encoding, machine, frame_base, Some(cfa)) {
+                        // rustc passes such a value by pointer, never in the incoming
+                        // stack-argument area: a location there names the pointer's slot
+                        // (optimised builds), not the value.
+                        Place::Address(a)
+                            if f.rust_abi
+                                && a >= cfa
+                                && frame_relative(expr, f.encoding)
+                                && passed_indirectly(types, ty) == Some(true) =>
+                        {
+                            Value::Unavailable {
+                                ty: ty_name,
+                                reason: "passed by reference from the stack; DWARF locates \
+                                         the pointer, not the value"
+                                    .into(),
+                            }
+                        }
+                        Place::Address(a) => decoder.at(ty, a),
+                        Place::Register(r) => {
+                            let v = machine.register(r).unwrap_or(0);
+                            decoder.bytes(ty, &v.to_le_bytes())
+                        }
+                        Place::Bytes(b) => decoder.bytes(ty, &b),
+                        Place::Unavailable(reason) => Value::Unavailable {
+                            ty: ty_name,
+                            reason,
+                        },
+                    }
+                }
+            };
+            Arg {
+                name: p.name.clone(),
+                value,
+            }
+        })
+        .collect()
+}
+
+/// The value a call of a function returning `ty` returned, from the return registers `rr`
+/// and, for a value returned in memory, `decoder`'s memory; with the address it is at then.
+pub(crate) fn decode_return(
+    decoder: &Decoder<'_>,
+    ty: TypeId,
+    rr: &ReturnRegs,
+    rust_abi: bool,
+) -> (Value, Option<u64>) {
+    match return_place(decoder.types, ty, rr, rust_abi) {
+        ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
+        ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
+        ReturnPlace::Unknown(reason) => (unknown_return(decoder.types, ty, reason), None),
+    }
 }
 
 /// A return value whose place the ABI does not tell for sure.
@@ -250,12 +340,21 @@ pub(crate) struct Tracer<'a> {
     letting_go: bool,
     /// The program's `core::fmt::Write` methods (none: no text is captured).
     write_methods: Option<&'a WriteMethods>,
+    /// The in-process path's ring, when functions are captured in process.
+    ring: Option<crate::inprocess::Ring>,
+    /// The sites patched for the in-process path and the bytes they replaced.
+    patched: Vec<(u64, Vec<u8>)>,
+    /// Thread pointers (`fs_base`) of the threads seen, for the records' threads.
+    thread_pointers: HashMap<u64, Pid>,
+    /// Per thread, the regions of the last exit-state record (before the epilogue), for the
+    /// exit record that follows it.
+    exit_states: HashMap<Pid, crate::capture::Captured>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
 struct Stopped<'a> {
     regs: &'a libc::user_regs_struct,
-    mem: &'a ProcessMemory,
+    mem: &'a dyn Memory,
 }
 
 impl Memory for Stopped<'_> {
@@ -268,6 +367,23 @@ impl Machine for Stopped<'_> {
     fn register(&self, r: u16) -> Option<u64> {
         dwarf_register(self.regs, r)
     }
+}
+
+/// Bytes of the in-process ring (4 MiB: a few hundred thousand calls between two drains).
+const RING_BYTES: u64 = 4 << 20;
+
+/// A record's registers as a stopped thread's at the break address `rip`.
+fn captured_regs(r: &crate::inprocess::Record, rip: u64) -> libc::user_regs_struct {
+    // SAFETY: user_regs_struct is plain integers; all zeros is a valid value.
+    let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    let g = &r.regs;
+    (regs.rax, regs.rdx, regs.rcx, regs.rbx) = (g[0], g[1], g[2], g[3]);
+    (regs.rsi, regs.rdi, regs.rbp, regs.rsp) = (g[4], g[5], g[6], g[7]);
+    (regs.r8, regs.r9, regs.r10, regs.r11) = (g[8], g[9], g[10], g[11]);
+    (regs.r12, regs.r13, regs.r14, regs.r15) = (g[12], g[13], g[14], g[15]);
+    regs.rip = rip;
+    regs.fs_base = r.thread;
+    regs
 }
 
 fn dwarf_register(r: &libc::user_regs_struct, n: u16) -> Option<u64> {
@@ -387,7 +503,11 @@ impl<'a> Tracer<'a> {
             sink,
         )?;
         tracer.threads.insert(pid, Thread::default());
+        tracer.install_in_process()?;
         for i in 0..tracer.functions.len() {
+            if tracer.functions[i].in_process.is_some() {
+                continue;
+            }
             let addr = bias.relocate(tracer.functions[i].detail.breakpoint).0;
             tracer.breakpoints.entry(addr).or_default().entry = Some(i);
             tracer.insert(addr)?;
@@ -419,6 +539,204 @@ impl<'a> Tracer<'a> {
             source,
         })?;
         Ok(tracer)
+    }
+
+    /// Patches the functions with an in-process plan (`--capture inprocess`) and maps the
+    /// ring their records go to; a function the live code refuses keeps the ptrace path. The
+    /// process is at its exec stop: one thread, not inside any function.
+    fn install_in_process(&mut self) -> Result<(), RecordError> {
+        let bias = self.bias;
+        let mut targets = Vec::new();
+        for (i, f) in self.functions.iter().enumerate() {
+            let Some(plan) = &f.in_process else { continue };
+            let (low, high) = plan.code;
+            targets.push(crate::inprocess::Target {
+                function: i as u32,
+                low: bias.relocate(low).0,
+                high: bias.relocate(high).0,
+                entry_at: bias.relocate(f.detail.breakpoint).0,
+                entry: plan.entry.clone(),
+                exit: plan.exit.clone(),
+            });
+        }
+        if targets.is_empty() {
+            return Ok(());
+        }
+        let functions = &self.functions;
+        let state = |function: u32, site: u64| {
+            let file = bias.unrelocate(RuntimeAddr(site)).0;
+            functions[function as usize]
+                .in_process
+                .as_ref()
+                .and_then(|p| p.states.get(&file).cloned())
+                .ok_or("an exit site the plan did not see")
+        };
+        let scratch = get_regs(self.pid)?.rip;
+        let installed =
+            crate::inprocess::install(self.pid, &self.mem, scratch, &targets, &state, RING_BYTES)?;
+        for (f, _) in installed.refused {
+            self.functions[f as usize].in_process = None;
+        }
+        self.ring = Some(installed.ring);
+        self.patched = installed.originals;
+        Ok(())
+    }
+
+    /// Reads the records the program wrote since the last drain and records their calls.
+    /// Called before every stop is handled (a thread's records before its stop are all
+    /// committed: it ran its trampolines to the end) and while no stop comes.
+    fn drain_ring(&mut self) -> Result<usize, RecordError> {
+        let Some(mut ring) = self.ring.take() else {
+            return Ok(0);
+        };
+        let mut records = Vec::new();
+        // An unreadable ring means the process's memory is gone (it is ending): the records
+        // not drained yet are lost and their calls stay open (`unfinished`), never wrong.
+        let Ok(n) = ring.drain(&self.mem, &mut records) else {
+            return Ok(0);
+        };
+        self.ring = Some(ring);
+        for r in records {
+            self.on_record(r)?;
+        }
+        Ok(n)
+    }
+
+    /// The thread a record's thread pointer belongs to: known from its `fs_base` at one of
+    /// its stops, else the only thread whose pointer is not known yet.
+    fn thread_of(&mut self, pointer: u64) -> Option<Pid> {
+        if let Some(tid) = self.thread_pointers.get(&pointer) {
+            return Some(*tid);
+        }
+        let known: HashSet<Pid> = self.thread_pointers.values().copied().collect();
+        let mut unknown = self.threads.keys().filter(|t| !known.contains(t));
+        let only = *unknown.next()?;
+        if unknown.next().is_some() {
+            return None;
+        }
+        self.thread_pointers.insert(pointer, only);
+        Some(only)
+    }
+
+    fn learn_thread_pointer(&mut self, tid: Pid, fs_base: u64) {
+        if fs_base != 0 {
+            self.thread_pointers.retain(|_, t| *t != tid);
+            self.thread_pointers.insert(fs_base, tid);
+        }
+    }
+
+    fn on_record(&mut self, r: crate::inprocess::Record) -> Result<(), RecordError> {
+        let index = r.function as usize;
+        if index >= self.functions.len() {
+            return Ok(());
+        }
+        // A record whose thread cannot be told is dropped: its call is not recorded, rather
+        // than recorded on the wrong thread.
+        let Some(tid) = self.thread_of(r.thread) else {
+            return Ok(());
+        };
+        match r.kind {
+            crate::inprocess::ENTRY => {
+                let regs = captured_regs(
+                    &r,
+                    self.bias
+                        .relocate(self.functions[index].detail.breakpoint)
+                        .0,
+                );
+                self.on_entry(tid, index, &regs, Some(&r.memory))
+            }
+            crate::inprocess::STATE => {
+                self.exit_states.insert(tid, r.memory);
+                Ok(())
+            }
+            crate::inprocess::EXIT => self.on_exit_record(tid, index, &r),
+            _ => Ok(()),
+        }
+    }
+
+    /// An exit record (at the `ret`, rsp = CFA - 8): the end of the thread's innermost call
+    /// when it is this function's frame with that CFA.
+    fn on_exit_record(
+        &mut self,
+        tid: Pid,
+        index: usize,
+        r: &crate::inprocess::Record,
+    ) -> Result<(), RecordError> {
+        let cfa = r.rsp.wrapping_add(8);
+        let state = self.exit_states.remove(&tid).unwrap_or_default();
+        self.pop_abandoned(tid, |frame_cfa| frame_cfa < cfa);
+        let matches = self
+            .threads
+            .get(&tid)
+            .and_then(|t| t.stack.last())
+            .is_some_and(|f| f.cfa == cfa && f.function == index && f.in_process);
+        if !matches {
+            return Ok(());
+        }
+        let Some(frame) = self.threads.get_mut(&tid).and_then(|t| t.stack.pop()) else {
+            return Ok(());
+        };
+        let Some(call) = frame.call else {
+            return Ok(());
+        };
+        let ret = match self.functions[index].detail.return_type {
+            None => None,
+            Some(ty) => {
+                let rr = ReturnRegs {
+                    rax: r.regs[0],
+                    rdx: r.regs[1],
+                    xmm0: r.xmm[0],
+                    xmm1: r.xmm[1],
+                    hidden: frame.hidden_return,
+                };
+                let rust_abi = self.functions[index].detail.rust_abi;
+                Some(decode_return(
+                    &self.decoder_over(&r.memory),
+                    ty,
+                    &rr,
+                    rust_abi,
+                ))
+            }
+        };
+        let ret = ret.map(|(value, at)| {
+            if let Some(type_path) = &self.functions[index].constructs {
+                if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
+                    self.sink.record(TraceEvent::ObjectCreated(object));
+                }
+            }
+            value
+        });
+        let ret = match ret {
+            Some(Value::Unit) | None => None,
+            other => other,
+        };
+        let decoder = self.decoder_over(&state);
+        let after: Vec<Arg> = frame
+            .effects
+            .iter()
+            .map(|(name, ty, addr)| Arg {
+                name: name.clone(),
+                value: decoder.at(*ty, *addr),
+            })
+            .collect();
+        let end = CallEnd {
+            call,
+            outcome: Outcome::Returned,
+            ret,
+            after,
+            touches: labels(&frame.touches),
+            at_ns: self.now_ns(),
+        };
+        self.sink.record(TraceEvent::CallEnded(end));
+        Ok(())
+    }
+
+    /// Takes the in-process patches out of a forked child's (copied) memory: nobody drains
+    /// its copy of the ring.
+    fn unpatch_in(&self, mem: &ProcessMemory) {
+        for (site, original) in &self.patched {
+            let _ = mem.write(*site, original);
+        }
     }
 
     fn insert(&mut self, addr: u64) -> Result<(), RecordError> {
@@ -496,6 +814,10 @@ impl<'a> Tracer<'a> {
             ending: None,
             letting_go: false,
             write_methods: None,
+            ring: None,
+            patched: Vec::new(),
+            thread_pointers: HashMap::new(),
+            exit_states: HashMap::new(),
         })
     }
 
@@ -680,7 +1002,18 @@ impl<'a> Tracer<'a> {
                 };
             }
             // Only this thread's tracees: a child followed by another carve thread is not ours.
-            let status = match waitpid(None, Some(WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD)) {
+            // With the in-process path, poll: records come in while no stop does.
+            let mut flags = WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD;
+            if self.ring.is_some() {
+                flags |= WaitPidFlag::WNOHANG;
+            }
+            let status = match waitpid(None, Some(flags)) {
+                Ok(WaitStatus::StillAlive) => {
+                    if self.drain_ring()? == 0 {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    continue;
+                }
                 Ok(s) => s,
                 Err(nix::errno::Errno::ECHILD) => {
                     break ProcessExit::Lost {
@@ -697,6 +1030,12 @@ impl<'a> Tracer<'a> {
                     });
                 }
             };
+            if self.ring.is_some()
+                && !matches!(status, WaitStatus::Exited(..) | WaitStatus::Signaled(..))
+            {
+                // The threads' records before this stop first (the memory is still there).
+                self.drain_ring()?;
+            }
             if let Some(exit) = self.handle(status)? {
                 break exit;
             }
@@ -726,6 +1065,15 @@ impl<'a> Tracer<'a> {
     /// Children forked meanwhile get the original bytes back in their copy and go too. Open
     /// calls end `unfinished`. Returns the process's exit when it ended meanwhile.
     fn let_all_go(&mut self) -> Result<Option<ProcessExit>, RecordError> {
+        if self.ring.is_some() {
+            // What was written so far is recorded; then the ring stops holding writers back
+            // (its tail far ahead): the patched functions run on, writing into a ring nobody
+            // reads, and never wait for a drainer that is gone.
+            let _ = self.drain_ring();
+            if let Some(ring) = self.ring.take() {
+                ring.release(&self.mem);
+            }
+        }
         self.letting_go = true;
         let mut placed: HashMap<u64, u8> = self
             .breakpoints
@@ -907,6 +1255,11 @@ impl<'a> Tracer<'a> {
                     if let Some(t) = self.threads.get_mut(&tid) {
                         t.fresh = false;
                     }
+                    if self.ring.is_some() {
+                        if let Ok(r) = get_regs(tid) {
+                            self.learn_thread_pointer(tid, r.fs_base);
+                        }
+                    }
                     self.resume(tid, None)?;
                 } else if sig == Signal::SIGTRAP {
                     self.on_trap(tid)?;
@@ -930,6 +1283,11 @@ impl<'a> Tracer<'a> {
             WaitStatus::PtraceEvent(tid, _, event) => {
                 match event {
                     libc::PTRACE_EVENT_CLONE => {
+                        if self.ring.is_some() {
+                            if let Ok(r) = get_regs(tid) {
+                                self.learn_thread_pointer(tid, r.fs_base);
+                            }
+                        }
                         if let Ok(new) = ptrace::getevent(tid) {
                             let new = Pid::from_raw(new as i32);
                             if let Some(mask) = self.pinned_from.take() {
@@ -1109,6 +1467,7 @@ impl<'a> Tracer<'a> {
                 t.stack
                     .iter()
                     .map(|f| Frame {
+                        in_process: false,
                         call: None,
                         level: None,
                         effects: Vec::new(),
@@ -1118,9 +1477,30 @@ impl<'a> Tracer<'a> {
                     .collect()
             })
             .unwrap_or_default();
+        let mut breakpoints = self.breakpoints.clone();
+        if !self.patched.is_empty() {
+            // Nobody drains the child's copy of the ring: its functions go back to the ptrace
+            // path, with entry breakpoints of their own.
+            if let Ok(child_mem) = ProcessMemory::open(child) {
+                self.unpatch_in(&child_mem);
+                for (i, f) in self.functions.iter().enumerate() {
+                    if f.in_process.is_none() {
+                        continue;
+                    }
+                    let addr = self.bias.relocate(f.detail.breakpoint).0;
+                    let mut b = [0u8];
+                    if child_mem.read(addr, &mut b) && child_mem.write(addr, &[0xcc]).is_ok() {
+                        let bp = breakpoints.entry(addr).or_default();
+                        bp.entry = Some(i);
+                        bp.original = b[0];
+                        bp.inserted = true;
+                    }
+                }
+            }
+        }
         let forked = Forked {
             pid: child,
-            breakpoints: self.breakpoints.clone(),
+            breakpoints,
             frames,
             lines: self.lines.clone(),
             recorded: true,
@@ -1188,6 +1568,7 @@ impl<'a> Tracer<'a> {
     /// step in progress at fork time left a lifted byte in the parent only; nothing to do.
     fn restore_in(&self, child: Pid) {
         if let Ok(child_mem) = ProcessMemory::open(child) {
+            self.unpatch_in(&child_mem);
             for (addr, bp) in &self.breakpoints {
                 if bp.inserted {
                     let _ = child_mem.write(*addr, &[bp.original]);
@@ -1213,6 +1594,7 @@ impl<'a> Tracer<'a> {
             // The thread vanished (killed meanwhile): its exit status follows.
             Err(_) => return Ok(()),
         };
+        self.learn_thread_pointer(tid, regs.fs_base);
         let pc = regs.rip.wrapping_sub(1);
         let line = match self.breakpoints.get(&pc) {
             Some(bp) => bp.line,
@@ -1298,7 +1680,7 @@ impl<'a> Tracer<'a> {
             self.on_return(tid, pc, &regs)?;
         }
         if let Some(index) = entry {
-            self.on_entry(tid, index, &regs)?;
+            self.on_entry(tid, index, &regs, None)?;
         }
         if let Some(forced) = self.forced.remove(&tid) {
             set_regs(tid, forced)?;
@@ -1589,12 +1971,16 @@ impl<'a> Tracer<'a> {
         }
     }
 
+    /// A call starts: at its entry breakpoint (`captured` is `None`: the live process), or
+    /// from an in-process entry record (`regs` from the record, its regions as memory).
     fn on_entry(
         &mut self,
         tid: Pid,
         index: usize,
         regs: &libc::user_regs_struct,
+        captured: Option<&crate::capture::Captured>,
     ) -> Result<(), RecordError> {
+        let in_process = captured.is_some();
         let cfa = match self.functions[index].cfa {
             Some(rule) => dwarf_register(regs, rule.register).map(|v| rule.cfa(v)),
             None => None,
@@ -1603,7 +1989,7 @@ impl<'a> Tracer<'a> {
             return Ok(()); // no way to find the return address: cannot follow this call
         };
         let mut ra = [0u8; 8];
-        if !self.mem.read(cfa.wrapping_sub(8), &mut ra) {
+        if !self.memory(captured).read(cfa.wrapping_sub(8), &mut ra) {
             return Ok(());
         }
         let return_addr = u64::from_le_bytes(ra);
@@ -1650,6 +2036,7 @@ impl<'a> Tracer<'a> {
                 effects: Vec::new(),
                 hidden_return: None,
                 capture: None,
+                in_process,
             });
             let bp = self.breakpoints.entry(return_addr).or_default();
             bp.returns += 1;
@@ -1657,74 +2044,18 @@ impl<'a> Tracer<'a> {
             return self.insert(return_addr);
         }
 
-        let f = &self.functions[index];
         let machine = Stopped {
             regs,
-            mem: &self.mem,
+            mem: self.memory(captured),
         };
         let file_pc = self.bias.unrelocate(RuntimeAddr(regs.rip)).0;
-        let frame_base = f.detail.frame_base.as_ref().and_then(|fb| {
-            match evaluate(fb, f.detail.encoding, &machine, None, Some(cfa)) {
-                Place::Register(r) => machine.register(r),
-                Place::Address(a) => Some(a),
-                _ => None,
-            }
-        });
-        let decoder = self.decoder();
-        let args: Vec<Arg> = f
-            .detail
-            .params
-            .iter()
-            .map(|p| {
-                let ty_name =
-                    p.ty.map(|t| self.types.name(t).to_string())
-                        .unwrap_or_default();
-                let value = match (p.ty, p.location.at(file_pc)) {
-                    (None, _) => Value::Unavailable {
-                        ty: ty_name,
-                        reason: "no type in DWARF".into(),
-                    },
-                    (Some(_), None) => Value::Unavailable {
-                        ty: ty_name,
-                        reason: "optimized out (no location at the breakpoint)".into(),
-                    },
-                    (Some(ty), Some(expr)) => {
-                        match evaluate(expr, f.detail.encoding, &machine, frame_base, Some(cfa)) {
-                            // rustc passes such a value by pointer, never in the incoming
-                            // stack-argument area: a location there names the pointer's slot
-                            // (optimised builds), not the value.
-                            Place::Address(a)
-                                if f.detail.rust_abi
-                                    && a >= cfa
-                                    && frame_relative(expr, f.detail.encoding)
-                                    && passed_indirectly(self.types, ty) == Some(true) =>
-                            {
-                                Value::Unavailable {
-                                    ty: ty_name,
-                                    reason: "passed by reference from the stack; DWARF locates \
-                                             the pointer, not the value"
-                                        .into(),
-                                }
-                            }
-                            Place::Address(a) => decoder.at(ty, a),
-                            Place::Register(r) => {
-                                let v = machine.register(r).unwrap_or(0);
-                                decoder.bytes(ty, &v.to_le_bytes())
-                            }
-                            Place::Bytes(b) => decoder.bytes(ty, &b),
-                            Place::Unavailable(reason) => Value::Unavailable {
-                                ty: ty_name,
-                                reason,
-                            },
-                        }
-                    }
-                };
-                Arg {
-                    name: p.name.clone(),
-                    value,
-                }
-            })
-            .collect();
+        let args = decode_args(
+            &self.decoder_over(self.memory(captured)),
+            &self.functions[index].detail,
+            &machine,
+            file_pc,
+            cfa,
+        );
 
         let effects = self.effect_targets(index, &args);
         let capture = self.capture_for(index, &args)?;
@@ -1737,7 +2068,7 @@ impl<'a> Tracer<'a> {
             Some(EntryRdi::Stack(at)) => {
                 let mut word = [0u8; 8];
                 let slot = regs.rsp.wrapping_add_signed(at);
-                self.mem
+                self.memory(captured)
                     .read(slot, &mut word)
                     .then(|| u64::from_le_bytes(word))
             }
@@ -1763,6 +2094,7 @@ impl<'a> Tracer<'a> {
             effects,
             hidden_return,
             capture,
+            in_process,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
             call,
@@ -1775,6 +2107,10 @@ impl<'a> Tracer<'a> {
             at_ns,
         }));
 
+        if in_process {
+            self.functions[index].calls += 1;
+            return Ok(());
+        }
         if let Some((path, value)) = self.functions[index].forced_return.clone() {
             return self.force_return(tid, index, regs, (cfa, return_addr), (&path, &value));
         }
@@ -1808,14 +2144,16 @@ impl<'a> Tracer<'a> {
             .threads
             .get(&tid)
             .and_then(|t| t.stack.last())
-            .is_some_and(|f| f.cfa == rsp && f.return_addr == pc);
+            .is_some_and(|f| f.cfa == rsp && f.return_addr == pc && !f.in_process);
         if !matches {
             return Ok(()); // this address was reached some other way
         }
         let Some(frame) = self.threads.get_mut(&tid).and_then(|t| t.stack.pop()) else {
             return Ok(());
         };
-        self.release_return(frame.return_addr);
+        if !frame.in_process {
+            self.release_return(frame.return_addr);
+        }
         let Some(call) = frame.call else {
             return Ok(()); // a silent frame (--depth): nothing to record
         };
@@ -1834,13 +2172,8 @@ impl<'a> Tracer<'a> {
                     xmm1,
                     hidden: frame.hidden_return,
                 };
-                let decoder = self.decoder();
                 let rust_abi = self.functions[frame.function].detail.rust_abi;
-                Some(match return_place(self.types, ty, &rr, rust_abi) {
-                    ReturnPlace::Bytes(b) => (decoder.bytes(ty, &b), None),
-                    ReturnPlace::Memory(addr) => (decoder.at(ty, addr), Some(addr)),
-                    ReturnPlace::Unknown(reason) => (unknown_return(self.types, ty, reason), None),
-                })
+                Some(decode_return(&self.decoder(), ty, &rr, rust_abi))
             }
         };
         let ret = ret.map(|(value, at)| {
@@ -2146,6 +2479,23 @@ impl<'a> Tracer<'a> {
         }
     }
 
+    /// The memory a stop reads: the live process's, or a record's copied regions.
+    fn memory<'m>(&'m self, captured: Option<&'m crate::capture::Captured>) -> &'m dyn Memory {
+        match captured {
+            Some(c) => c,
+            None => &self.mem,
+        }
+    }
+
+    /// Reads values from `mem` with the recording's limits.
+    fn decoder_over<'m>(&'m self, mem: &'m dyn Memory) -> Decoder<'m> {
+        Decoder {
+            types: self.types,
+            mem,
+            limits: self.limits,
+        }
+    }
+
     /// Reads values of the traced process with the recording's limits.
     fn decoder(&self) -> Decoder<'_> {
         Decoder {
@@ -2193,7 +2543,9 @@ impl<'a> Tracer<'a> {
             }
         }
         for frame in popped {
-            self.release_return(frame.return_addr);
+            if !frame.in_process {
+                self.release_return(frame.return_addr);
+            }
             self.end_abandoned(frame, Outcome::Unwound);
         }
     }

@@ -1,0 +1,972 @@
+//! Capture programs for the in-process path (issue 15, layer 2; docs/inprocess-capture.md):
+//! per function, the list of copies a trampoline makes so that the value decoder, run later
+//! over the copied regions ([`Captured`]), reads exactly what it would have read from the live
+//! process. Pure: built from the DWARF locations and lowered types, no I/O.
+//!
+//! A copy is only ever made behind a pointer Rust guarantees valid (a reference, a `Box`, the
+//! buffer of a `&str`/`&[T]`/`String`/`Vec` for its length), never behind a raw pointer: a bad
+//! read inside the program would crash it. A function whose values would need more (trait
+//! objects, maps, sequences of values holding pointers, enums holding pointers...) is refused
+//! and keeps the ptrace path. Whatever the copies miss reads as unreadable, so the decoder
+//! marks it not read: a capture is never a wrong value.
+
+use std::cell::{Cell, RefCell};
+
+use crate::abi::{passed_indirectly, EntryRdi, ReturnPlace, ReturnRegs};
+use crate::decode::Limits;
+use crate::dwarf::FunctionDetail;
+use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
+use crate::types::{TypeId, TypeKind, TypeTable};
+
+/// DWARF register numbers of rax and rdx.
+const RAX: u16 = 0;
+const RDX: u16 = 1;
+const RSP: u16 = 7;
+
+/// Copies of one capture (entry, exit state, exit) at most: each takes a table slot on the
+/// trampoline's stack.
+pub(crate) const MAX_COPIES: usize = 48;
+/// Bytes of the copied regions of one record at most (the ring's slack after its end).
+pub(crate) const MAX_CAPTURE_BYTES: u64 = 64 * 1024;
+
+/// An 8-byte word the trampoline reads: a register saved at the site, or a word of a region
+/// copied earlier by the same program (read from the program's memory at that region's source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Word {
+    Reg(u16),
+    In { region: usize, offset: u64 },
+}
+
+/// Where a copy starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// `rsp` at the site plus this offset (a frame slot).
+    Rsp(i64),
+    /// The pointer in this word plus `add`; nothing is copied when the pointer is null or the
+    /// region holding it was not copied.
+    Ptr { word: Word, add: u64 },
+}
+
+/// How many bytes a copy takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Len {
+    Const(u64),
+    /// `min(word, max) * scale` (a length field, bounded by the decoder's limit).
+    Count {
+        word: Word,
+        max: u64,
+        scale: u64,
+    },
+}
+
+/// One copy: a region of the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Copy {
+    pub base: Base,
+    pub len: Len,
+}
+
+impl Copy {
+    fn max_len(&self) -> u64 {
+        match self.len {
+            Len::Const(n) => n,
+            Len::Count { max, scale, .. } => max * scale,
+        }
+    }
+}
+
+/// The copies of one capture, in order (a copy's `Word::In` names an earlier one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Program {
+    pub copies: Vec<Copy>,
+}
+
+impl Program {
+    /// Bytes the regions take in a record at most (each: address, length, bytes padded to 8).
+    pub(crate) fn max_bytes(&self) -> u64 {
+        self.copies
+            .iter()
+            .map(|c| 16 + c.max_len().div_ceil(8) * 8)
+            .sum()
+    }
+}
+
+/// What the tracer needs to capture one function in process: its programs, and the state
+/// program of each exit site (by the site's file address).
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// The function's code, `[low, high)` file addresses.
+    pub code: (crate::addr::FileAddr, crate::addr::FileAddr),
+    pub entry: Program,
+    pub exit: Program,
+    pub states: std::collections::HashMap<u64, Program>,
+}
+
+/// The plan for a function whose code (at file address `low`) is `code`, with break address
+/// `file_pc` and CFA rule `entry_cfa` there; `cfa_at` gives the CFA rule at a file address.
+/// Refused (the function keeps the ptrace path) when the site rule refuses it or the programs
+/// do not cover its parameters and result.
+pub(crate) fn plan(
+    types: &TypeTable,
+    limits: Limits,
+    detail: &FunctionDetail,
+    code: &[u8],
+    low: u64,
+    entry_cfa: Option<crate::unwind::CfaRule>,
+    cfa_at: &dyn Fn(u64) -> Option<crate::unwind::CfaRule>,
+) -> Result<Plan, Refusal> {
+    let file_pc = detail.breakpoint.0;
+    let k = entry_cfa
+        .filter(|r| r.register == RSP)
+        .ok_or("the CFA is not rsp-based at the break address")?
+        .offset;
+    let sites = crate::inprocess::sites(code, low, file_pc)?;
+    let p = programs(types, limits, detail, file_pc, k)?;
+    let mut states = std::collections::HashMap::new();
+    for exit in &sites.exits {
+        let at = exit[0].ip();
+        let state = if p.state_slots.is_empty() {
+            Program::default()
+        } else {
+            let site = cfa_at(at)
+                .filter(|r| r.register == RSP)
+                .ok_or("the CFA is not rsp-based at an exit")?;
+            state_at(types, limits, &p.state_slots, k - site.offset)?
+        };
+        states.insert(at, state);
+    }
+    Ok(Plan {
+        code: (
+            crate::addr::FileAddr(low),
+            crate::addr::FileAddr(low + code.len() as u64),
+        ),
+        entry: p.entry,
+        exit: p.exit,
+        states,
+    })
+}
+
+/// The programs of one function: at its break address, and at each exit site before the
+/// epilogue (`state`, the receiver and `&mut` arguments after the call) and at the `ret`
+/// (`exit`, the return value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Programs {
+    pub entry: Program,
+    /// Built for a given exit site with [`state_at`]: frame slots, as offsets from the entry's
+    /// `rsp`.
+    pub state_slots: Vec<StateRoot>,
+    pub exit: Program,
+}
+
+/// A pointer argument whose target the exit reads again: its frame slot at the break address
+/// (`rsp + slot`) and the pointee's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StateRoot {
+    pub slot: i64,
+    pub pointee: TypeId,
+}
+
+/// Why a function keeps the ptrace path.
+pub(crate) type Refusal = &'static str;
+
+/// Symbolic `rsp` values the locations are evaluated with (twice, so that an address that
+/// does not move with `rsp` is seen).
+const RSP_A: u64 = 0x4000_0000_0000;
+const RSP_B: u64 = 0x4100_0000_0000;
+/// Values a symbolic memory read returns: `LOADED + k << 32` for the k-th read.
+const LOADED: u64 = 0x6000_0000_0000;
+/// Symbolic return registers.
+const RET_RAX: u64 = 0xa5a5_0000_0000_0001;
+const RET_RDX: u64 = 0xa5a5_0000_0000_0002;
+const RET_HIDDEN: u64 = 0xa5a5_0000_0000_0003;
+
+/// A machine whose only known register is `rsp`; memory near `rsp` reads as a distinct
+/// symbolic value per read (remembered, with its offset), anything else gives up.
+struct Symbolic {
+    rsp: u64,
+    reads: RefCell<Vec<i64>>,
+    gave_up: Cell<bool>,
+}
+
+impl Memory for Symbolic {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        let off = addr.wrapping_sub(self.rsp) as i64;
+        if !(-(1 << 20)..(1 << 20)).contains(&off) || buf.len() > 8 {
+            self.gave_up.set(true);
+            return false;
+        }
+        let mut reads = self.reads.borrow_mut();
+        let v = LOADED + ((reads.len() as u64) << 32);
+        reads.push(off);
+        let b = v.to_le_bytes();
+        buf.copy_from_slice(&b[..buf.len()]);
+        true
+    }
+}
+
+impl Machine for Symbolic {
+    fn register(&self, r: u16) -> Option<u64> {
+        if r == RSP {
+            Some(self.rsp)
+        } else {
+            self.gave_up.set(true);
+            None
+        }
+    }
+}
+
+/// Where a parameter's value is at the break address, relative to `rsp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Root {
+    /// Not located (optimised out, needs an entry value...): the same on both paths.
+    Nowhere,
+    /// In a register (its low bytes).
+    Register(u16),
+    /// At `rsp + slot`.
+    Slot(i64),
+    /// At the pointer stored at `rsp + slot`, plus `add`.
+    Behind { slot: i64, add: u64 },
+    /// Bytes assembled from slots and registers (pieces): the slots read.
+    Pieces(Vec<i64>),
+}
+
+fn locate(
+    detail: &FunctionDetail,
+    expr: &crate::dwarf::Expr,
+    rsp: u64,
+    cfa_offset: i64,
+) -> Result<Root, Refusal> {
+    let m = Symbolic {
+        rsp,
+        reads: RefCell::new(Vec::new()),
+        gave_up: Cell::new(false),
+    };
+    let cfa = rsp.wrapping_add(cfa_offset as u64);
+    let frame_base = detail.frame_base.as_ref().and_then(|fb| {
+        match evaluate(fb, detail.encoding, &m, None, Some(cfa)) {
+            Place::Register(r) => m.register(r),
+            Place::Address(a) => Some(a),
+            _ => None,
+        }
+    });
+    let place = evaluate(expr, detail.encoding, &m, frame_base, Some(cfa));
+    if m.gave_up.get() {
+        return Err("a parameter's location needs registers other than rsp");
+    }
+    let reads = m.reads.into_inner();
+    let near = |a: u64| {
+        let off = a.wrapping_sub(rsp) as i64;
+        (-(1 << 20)..(1 << 20)).contains(&off).then_some(off)
+    };
+    Ok(match place {
+        Place::Unavailable(_) => Root::Nowhere,
+        Place::Register(r) => Root::Register(r),
+        Place::Bytes(_) => Root::Pieces(reads),
+        Place::Address(a) => match near(a) {
+            Some(off) => Root::Slot(off),
+            None => {
+                let k = (a.wrapping_sub(LOADED) >> 32) as usize;
+                let add = a.wrapping_sub(LOADED + ((k as u64) << 32));
+                match reads.get(k) {
+                    Some(&slot) if a >= LOADED && add < (1 << 32) => Root::Behind { slot, add },
+                    _ => return Err("a parameter's location is not relative to rsp"),
+                }
+            }
+        },
+    })
+}
+
+/// The roots of every parameter at the break address (`file_pc`), with `rsp`-based CFA at
+/// `rsp + cfa_offset`; the same with two `rsp` values, else refused.
+fn roots(
+    detail: &FunctionDetail,
+    file_pc: u64,
+    cfa_offset: i64,
+) -> Result<Vec<(Option<TypeId>, Root)>, Refusal> {
+    detail
+        .params
+        .iter()
+        .map(|p| {
+            let root = match p.location.at(file_pc) {
+                None => Root::Nowhere,
+                Some(expr) => {
+                    let a = locate(detail, expr, RSP_A, cfa_offset)?;
+                    let b = locate(detail, expr, RSP_B, cfa_offset)?;
+                    if a != b {
+                        return Err("a parameter's location does not move with rsp");
+                    }
+                    a
+                }
+            };
+            Ok((p.ty, root))
+        })
+        .collect()
+}
+
+/// Builds the programs of a function whose break address is `file_pc` (a file address) and
+/// whose CFA there is `rsp + cfa_offset`.
+pub(crate) fn programs(
+    types: &TypeTable,
+    limits: Limits,
+    detail: &FunctionDetail,
+    file_pc: u64,
+    cfa_offset: i64,
+) -> Result<Programs, Refusal> {
+    let mut entry = Builder::new(types, limits);
+    // The return address (at CFA - 8): the tracer keys a frame by it and its CFA.
+    entry.copy(Base::Rsp(cfa_offset - 8), Len::Const(8));
+    let mut state_slots = Vec::new();
+    for (p, (_, root)) in detail
+        .params
+        .iter()
+        .zip(roots(detail, file_pc, cfa_offset)?)
+    {
+        let Some(ty) = p.ty else { continue };
+        let effect = effect_pointee(types, ty, &p.name);
+        match root {
+            // The tracer reads nothing for a value rustc passed by reference from the
+            // incoming stack-argument area (DWARF locates the pointer there, not the value):
+            // its bytes must not be taken for the value's (they would be followed as
+            // pointers).
+            Root::Slot(slot)
+                if detail.rust_abi
+                    && slot >= cfa_offset
+                    && p.location
+                        .at(file_pc)
+                        .is_some_and(|e| frame_relative(e, detail.encoding))
+                    && passed_indirectly(types, ty) == Some(true) => {}
+            Root::Nowhere => {}
+            Root::Register(r) => {
+                let size = types.get(ty).map_or(0, |t| t.size);
+                if size > 8 && !entry.reads_nothing(ty, 0) {
+                    return Err("a parameter in a register is larger than the register");
+                }
+                entry.value(ty, Holder::Regs([Some(r), None]), 0, 0)?;
+            }
+            Root::Slot(slot) => {
+                let r = entry.copy(Base::Rsp(slot), Len::Const(size_of(types, ty)?));
+                entry.value(ty, Holder::Region(r), 0, 0)?;
+                if let Some(pointee) = effect {
+                    state_slots.push(StateRoot { slot, pointee });
+                }
+                continue;
+            }
+            Root::Behind { slot, add } => {
+                let p = entry.copy(Base::Rsp(slot), Len::Const(8));
+                let word = Word::In {
+                    region: p,
+                    offset: 0,
+                };
+                let r = entry.copy(Base::Ptr { word, add }, Len::Const(size_of(types, ty)?));
+                entry.value(ty, Holder::Region(r), 0, 0)?;
+            }
+            Root::Pieces(slots) => {
+                if !entry.reads_nothing(ty, 0) {
+                    return Err("a parameter in pieces holds pointers");
+                }
+                for slot in slots {
+                    entry.copy(Base::Rsp(slot), Len::Const(8));
+                }
+            }
+        }
+        if effect.is_some() {
+            // Read again at the exit, where only a frame slot is still there to read.
+            return Err("a &mut or receiver argument not in a frame slot");
+        }
+    }
+    if let Some(EntryRdi::Stack(at)) = detail.hidden_return {
+        entry.copy(Base::Rsp(at), Len::Const(8));
+    }
+    // The state program's shape: checked now, built per exit site.
+    state_at(types, limits, &state_slots, 0)?;
+    let mut exit = Builder::new(types, limits);
+    if let Some(ty) = detail.return_type {
+        let rr = ReturnRegs {
+            rax: RET_RAX,
+            rdx: RET_RDX,
+            xmm0: 0,
+            xmm1: 0,
+            hidden: Some(RET_HIDDEN),
+        };
+        match crate::abi::return_place(types, ty, &rr, detail.rust_abi) {
+            ReturnPlace::Unknown(_) => {}
+            ReturnPlace::Memory(_) => {
+                // At the `ret`, rax holds the hidden return pointer (the caller's slot).
+                let r = exit.copy(
+                    Base::Ptr {
+                        word: Word::Reg(RAX),
+                        add: 0,
+                    },
+                    Len::Const(size_of(types, ty)?),
+                );
+                exit.value(ty, Holder::Region(r), 0, 0)?;
+            }
+            ReturnPlace::Bytes(b) => {
+                let reg_of = |i: usize| {
+                    let w = b.get(i * 8..i * 8 + 8)?;
+                    match u64::from_le_bytes(w.try_into().ok()?) {
+                        RET_RAX => Some(RAX),
+                        RET_RDX => Some(RDX),
+                        _ => None,
+                    }
+                };
+                exit.value(ty, Holder::Regs([reg_of(0), reg_of(1)]), 0, 0)?;
+            }
+        }
+    }
+    let entry = entry.finish()?;
+    let exit = exit.finish()?;
+    Ok(Programs {
+        entry,
+        state_slots,
+        exit,
+    })
+}
+
+/// The exit-state program at an exit site whose `rsp` is the break address's plus `shift`: a
+/// slot at `rsp_entry + slot` is at `rsp_site + slot - shift` there.
+pub(crate) fn state_at(
+    types: &TypeTable,
+    limits: Limits,
+    roots: &[StateRoot],
+    shift: i64,
+) -> Result<Program, Refusal> {
+    let mut b = Builder::new(types, limits);
+    for s in roots {
+        let p = b.copy(Base::Rsp(s.slot - shift), Len::Const(8));
+        let r = b.copy(
+            Base::Ptr {
+                word: Word::In {
+                    region: p,
+                    offset: 0,
+                },
+                add: 0,
+            },
+            Len::Const(size_of(types, s.pointee)?),
+        );
+        // The tracer decodes an effect as the pointee itself (depth 0).
+        b.value(s.pointee, Holder::Region(r), 0, 0)?;
+    }
+    b.finish()
+}
+
+/// The pointee of a parameter the tracer reads again at the exit (`effect_targets`): a `&mut`,
+/// or the receiver by reference.
+fn effect_pointee(types: &TypeTable, ty: TypeId, name: &str) -> Option<TypeId> {
+    let t = types.get(ty)?;
+    let TypeKind::Pointer { pointee: Some(p) } = t.kind else {
+        return None;
+    };
+    ((t.name.starts_with("&mut ") || (name == "self" && t.name.starts_with('&')))
+        && types.get(p)?.size > 0)
+        .then_some(p)
+}
+
+/// Whether a function returning `ty` returns `&mut` to a scalar: the tracer holds such a
+/// call's end until the thread's next stop, which the in-process path does not have.
+pub(crate) fn returns_mut_scalar(types: &TypeTable, ty: TypeId) -> bool {
+    types.get(ty).is_some_and(|t| {
+        t.name.starts_with("&mut ")
+            && matches!(t.kind, TypeKind::Pointer { pointee: Some(p) }
+                if types.get(p).is_some_and(|p| matches!(p.kind, TypeKind::Base(_))))
+    })
+}
+
+fn size_of(types: &TypeTable, ty: TypeId) -> Result<u64, Refusal> {
+    let size = types.get(ty).ok_or("a type missing from the table")?.size;
+    if size > MAX_CAPTURE_BYTES {
+        return Err("a value too large to copy");
+    }
+    Ok(size)
+}
+
+/// Where a value's bytes are while its program is built.
+#[derive(Debug, Clone, Copy)]
+enum Holder {
+    /// In a copied region.
+    Region(usize),
+    /// In registers: word i of the value in this register (`None`: not a whole register).
+    Regs([Option<u16>; 2]),
+}
+
+struct Builder<'a> {
+    types: &'a TypeTable,
+    limits: Limits,
+    copies: Vec<Copy>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(types: &'a TypeTable, limits: Limits) -> Self {
+        Builder {
+            types,
+            limits,
+            copies: Vec::new(),
+        }
+    }
+
+    fn finish(self) -> Result<Program, Refusal> {
+        let p = Program {
+            copies: self.copies,
+        };
+        if p.copies.len() > MAX_COPIES {
+            return Err("too many regions to copy");
+        }
+        if p.max_bytes() > MAX_CAPTURE_BYTES {
+            return Err("too many bytes to copy");
+        }
+        Ok(p)
+    }
+
+    fn copy(&mut self, base: Base, len: Len) -> usize {
+        self.copies.push(Copy { base, len });
+        self.copies.len() - 1
+    }
+
+    fn word(&self, h: Holder, offset: u64) -> Result<Word, Refusal> {
+        match h {
+            Holder::Region(region) => Ok(Word::In { region, offset }),
+            Holder::Regs(regs) if offset.is_multiple_of(8) => regs
+                .get((offset / 8) as usize)
+                .copied()
+                .flatten()
+                .map(Word::Reg)
+                .ok_or("a pointer not in a whole register"),
+            Holder::Regs(_) => Err("a pointer not in a whole register"),
+        }
+    }
+
+    /// Copies what the decoder reads behind the value of type `ty` held at `offset` of `h`,
+    /// decoded at `depth` (mirrors `Decoder::bytes_depth`).
+    fn value(&mut self, ty: TypeId, h: Holder, offset: u64, depth: u32) -> Result<(), Refusal> {
+        if self.reads_nothing(ty, depth) {
+            return Ok(());
+        }
+        let t = self.types.get(ty).ok_or("a type missing from the table")?;
+        let name = t.name.as_str();
+        let member = |field: &str| self.types.member(ty, field).map(|m| m.offset);
+        match &t.kind {
+            TypeKind::Pointer { pointee } => {
+                let p = pointee.ok_or("a pointer to an unknown type")?;
+                if name.ends_with(" *") {
+                    return Err("a C pointer");
+                }
+                // `reads_nothing` is false: a followable reference below the depth limit.
+                let size = size_of(self.types, p)?;
+                let word = self.word(h, offset)?;
+                let r = self.copy(Base::Ptr { word, add: 0 }, Len::Const(size));
+                self.value(p, Holder::Region(r), 0, depth + 1)
+            }
+            TypeKind::Struct { members, params } => {
+                if is_text_slice(name) {
+                    let (ptr, len) = (
+                        member("data_ptr").ok_or("a str without data_ptr")?,
+                        member("length").ok_or("a str without length")?,
+                    );
+                    self.text(h, offset + ptr, offset + len)
+                } else if name == "alloc::string::String" {
+                    let vec = self.types.member(ty, "vec").ok_or("a String without vec")?;
+                    let (ptr, len) = self.vec_offsets(vec.ty)?;
+                    self.text(h, offset + vec.offset + ptr, offset + vec.offset + len)
+                } else if name.starts_with("alloc::vec::Vec<") {
+                    let elem = *params.first().ok_or("a Vec without its element type")?;
+                    let (ptr, len) = self.vec_offsets(ty)?;
+                    self.seq(elem, h, offset + ptr, offset + len, depth)
+                } else if is_slice(name) {
+                    let ptr = self
+                        .types
+                        .member(ty, "data_ptr")
+                        .ok_or("a slice without data_ptr")?;
+                    let len = member("length").ok_or("a slice without length")?;
+                    let elem = match self.types.get(ptr.ty).map(|t| &t.kind) {
+                        Some(TypeKind::Pointer { pointee: Some(e) }) => *e,
+                        _ => return Err("a slice of an unknown type"),
+                    };
+                    self.seq(elem, h, offset + ptr.offset, offset + len, depth)
+                } else if special(name) {
+                    Err("a standard library type the capture does not copy (maps, Rc, trait objects...)")
+                } else {
+                    for m in members.clone() {
+                        self.value(m.ty, h, offset + m.offset, depth)?;
+                    }
+                    Ok(())
+                }
+            }
+            TypeKind::Enum { .. } => Err("an enum holding references"),
+            TypeKind::Union { .. } => Err("a union holding references"),
+            TypeKind::Array { .. } => Err("an array holding references"),
+            _ => Ok(()),
+        }
+    }
+
+    /// `utf8(ptr, len)`: `min(len, max_string)` bytes.
+    fn text(&mut self, h: Holder, ptr: u64, len: u64) -> Result<(), Refusal> {
+        let (ptr, len) = (self.word(h, ptr)?, self.word(h, len)?);
+        self.copy(
+            Base::Ptr { word: ptr, add: 0 },
+            Len::Count {
+                word: len,
+                max: self.limits.max_string as u64,
+                scale: 1,
+            },
+        );
+        Ok(())
+    }
+
+    /// `seq(elem, ptr, len, depth)`: nothing at the depth limit, else `min(len, max_elems)`
+    /// elements, decoded at `depth + 1`; only elements that read nothing further.
+    fn seq(
+        &mut self,
+        elem: TypeId,
+        h: Holder,
+        ptr: u64,
+        len: u64,
+        depth: u32,
+    ) -> Result<(), Refusal> {
+        if depth >= self.limits.max_depth {
+            return Ok(());
+        }
+        let size = self.types.get(elem).map_or(0, |t| t.size);
+        if size == 0 {
+            return Ok(());
+        }
+        if !self.reads_nothing(elem, depth + 1) {
+            return Err("a sequence of values holding references");
+        }
+        if size.saturating_mul(self.limits.max_elems as u64) > MAX_CAPTURE_BYTES {
+            return Err("a sequence too large to copy");
+        }
+        let (ptr, len) = (self.word(h, ptr)?, self.word(h, len)?);
+        self.copy(
+            Base::Ptr { word: ptr, add: 0 },
+            Len::Count {
+                word: len,
+                max: self.limits.max_elems as u64,
+                scale: size,
+            },
+        );
+        Ok(())
+    }
+
+    /// Offsets of a `Vec`'s data pointer and length, found as the decoder's `vec_parts` finds
+    /// them (it is run over bytes whose every word is its own offset).
+    fn vec_offsets(&self, vec_ty: TypeId) -> Result<(u64, u64), Refusal> {
+        let size = self.types.get(vec_ty).map_or(0, |t| t.size);
+        let bytes: Vec<u8> = (0..size.div_ceil(8))
+            .flat_map(|i| (0x7e57_0000_0000_0000u64 + i * 8).to_le_bytes())
+            .collect();
+        let never = Captured::default();
+        let d = crate::decode::Decoder {
+            types: self.types,
+            mem: &never,
+            limits: self.limits,
+        };
+        let (ptr, len) = d
+            .vec_parts(vec_ty, &bytes)
+            .ok_or("a Vec of unknown layout")?;
+        let off = |v: u64| {
+            v.checked_sub(0x7e57_0000_0000_0000)
+                .filter(|o| o % 8 == 0 && *o < size)
+                .ok_or("a Vec of unknown layout")
+        };
+        Ok((off(ptr)?, off(len)?))
+    }
+
+    /// Whether the decoder reads no memory for a value of `ty` at `depth`.
+    fn reads_nothing(&self, ty: TypeId, depth: u32) -> bool {
+        self.reads_nothing_nested(ty, depth, 0)
+    }
+
+    fn reads_nothing_nested(&self, ty: TypeId, depth: u32, nesting: u32) -> bool {
+        if nesting > 32 {
+            return false;
+        }
+        let Some(t) = self.types.get(ty) else {
+            return true; // decoded as unavailable
+        };
+        let name = t.name.as_str();
+        let each = |tys: &mut dyn Iterator<Item = TypeId>| {
+            let mut all = true;
+            for m in tys {
+                all = all && self.reads_nothing_nested(m, depth, nesting + 1);
+            }
+            all
+        };
+        match &t.kind {
+            TypeKind::Pointer { pointee } => {
+                let followable = name.starts_with('&')
+                    || name.starts_with("alloc::boxed::Box<")
+                    || name.starts_with("Box<")
+                    || (!name.starts_with('*') && name.ends_with(" *"));
+                !followable
+                    || depth >= self.limits.max_depth
+                    || pointee.is_none_or(|p| self.types.get(p).is_none_or(|p| p.size == 0))
+            }
+            TypeKind::Struct { members, .. } => {
+                !special(name) && each(&mut members.iter().map(|m| m.ty))
+            }
+            TypeKind::Union { members } => each(&mut members.iter().map(|m| m.ty)),
+            TypeKind::Enum { tag, variants } => each(
+                &mut tag
+                    .iter()
+                    .map(|m| m.ty)
+                    .chain(variants.iter().map(|v| v.ty)),
+            ),
+            TypeKind::Array { elem, .. } => self.reads_nothing_nested(*elem, depth, nesting + 1),
+            _ => true,
+        }
+    }
+}
+
+/// `&str`, `&mut str`, `Box<str>`, and the borrowed OS texts (`&Path`, `&OsStr`): a data
+/// pointer and a length in bytes.
+fn is_text_slice(name: &str) -> bool {
+    let boxed = name
+        .strip_prefix("alloc::boxed::Box<")
+        .or_else(|| name.strip_prefix("Box<"));
+    name == "&str"
+        || name == "&mut str"
+        || boxed.is_some_and(|b| b.starts_with("str"))
+        || (crate::decode::is_os_text(name) && name.starts_with('&'))
+}
+
+fn is_slice(name: &str) -> bool {
+    let boxed = name
+        .strip_prefix("alloc::boxed::Box<")
+        .or_else(|| name.strip_prefix("Box<"));
+    boxed.is_some_and(|b| b.starts_with('['))
+        || ((name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']'))
+}
+
+/// Structs the decoder reads as what they mean (`known_struct`), which the capture must copy
+/// for as the decoder reads them, not member by member.
+fn special(name: &str) -> bool {
+    name.contains("dyn ")
+        || name.starts_with("alloc::rc::Rc<")
+        || name.starts_with("alloc::sync::Arc<")
+        || name.starts_with("alloc::boxed::Box<")
+        || name.starts_with("Box<")
+        || name == "&str"
+        || name == "&mut str"
+        || crate::decode::is_os_text(name)
+        || name == "core::str::iter::Chars"
+        || name == "alloc::string::String"
+        || name.starts_with("alloc::vec::Vec<")
+        || name.starts_with("alloc::collections::")
+        || name.starts_with("std::collections::")
+        || is_slice(name)
+}
+
+/// The regions a record carries, read as memory: a read wholly inside one region is answered
+/// from it, any other read fails (the decoder then marks the value not read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Captured {
+    pub regions: Vec<(u64, Vec<u8>)>,
+}
+
+impl Memory for Captured {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        if buf.is_empty() {
+            return true; // nothing to read cannot be read wrong
+        }
+        let Some(end) = addr.checked_add(buf.len() as u64) else {
+            return false;
+        };
+        self.regions.iter().any(|(start, bytes)| {
+            let ok = *start <= addr && end <= start + bytes.len() as u64;
+            if ok {
+                let from = (addr - start) as usize;
+                buf.copy_from_slice(&bytes[from..from + buf.len()]);
+            }
+            ok
+        })
+    }
+}
+
+/// A captured site as a stopped thread: its registers (DWARF numbers 0..16) and its regions.
+pub(crate) struct CapturedMachine<'a> {
+    pub regs: &'a [u64; 16],
+    pub mem: &'a Captured,
+}
+
+impl Memory for CapturedMachine<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.mem.read(addr, buf)
+    }
+}
+
+impl Machine for CapturedMachine<'_> {
+    fn register(&self, r: u16) -> Option<u64> {
+        self.regs.get(r as usize).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{BaseKind, Member, Type};
+
+    fn ty(t: &mut TypeTable, name: &str, size: u64, kind: TypeKind) -> TypeId {
+        t.push(Type {
+            name: name.into(),
+            size,
+            kind,
+        })
+    }
+
+    fn member(name: &str, offset: u64, ty: TypeId) -> Member {
+        Member {
+            name: name.into(),
+            offset,
+            ty,
+        }
+    }
+
+    /// `&Named { label: &str, raw: *const u8, n: u64 }` and an enum holding a reference.
+    fn table() -> (TypeTable, TypeId, TypeId) {
+        let mut t = TypeTable::default();
+        let u8_ty = ty(&mut t, "u8", 1, TypeKind::Base(BaseKind::Unsigned));
+        let u64_ty = ty(&mut t, "u64", 8, TypeKind::Base(BaseKind::Unsigned));
+        let raw = ty(
+            &mut t,
+            "*const u8",
+            8,
+            TypeKind::Pointer {
+                pointee: Some(u8_ty),
+            },
+        );
+        let text = ty(
+            &mut t,
+            "&str",
+            16,
+            TypeKind::Struct {
+                members: vec![member("data_ptr", 0, raw), member("length", 8, u64_ty)],
+                params: vec![],
+            },
+        );
+        let named = ty(
+            &mut t,
+            "m::Named",
+            32,
+            TypeKind::Struct {
+                members: vec![
+                    member("label", 0, text),
+                    member("raw", 16, raw),
+                    member("n", 24, u64_ty),
+                ],
+                params: vec![],
+            },
+        );
+        let by_ref = ty(
+            &mut t,
+            "&m::Named",
+            8,
+            TypeKind::Pointer {
+                pointee: Some(named),
+            },
+        );
+        let some = ty(
+            &mut t,
+            "Some",
+            8,
+            TypeKind::Struct {
+                members: vec![member("__0", 0, by_ref)],
+                params: vec![],
+            },
+        );
+        let option = ty(
+            &mut t,
+            "core::option::Option<&m::Named>",
+            8,
+            TypeKind::Enum {
+                tag: None,
+                variants: vec![crate::types::Variant {
+                    discr: None,
+                    name: "Some".into(),
+                    offset: 0,
+                    ty: some,
+                }],
+            },
+        );
+        (t, by_ref, option)
+    }
+
+    #[test]
+    fn a_reference_is_followed_and_a_str_inside_copied_for_its_length_but_a_raw_pointer_is_not() {
+        let (t, by_ref, _) = table();
+        let mut b = Builder::new(&t, Limits::default());
+        let slot = b.copy(Base::Rsp(24), Len::Const(8));
+        b.value(by_ref, Holder::Region(slot), 0, 0).unwrap();
+        let p = b.finish().unwrap();
+        let named = Word::In {
+            region: 0,
+            offset: 0,
+        };
+        let label = |offset| Word::In { region: 1, offset };
+        assert_eq!(
+            p.copies,
+            vec![
+                Copy {
+                    base: Base::Rsp(24),
+                    len: Len::Const(8)
+                },
+                Copy {
+                    base: Base::Ptr {
+                        word: named,
+                        add: 0
+                    },
+                    len: Len::Const(32)
+                },
+                Copy {
+                    base: Base::Ptr {
+                        word: label(0),
+                        add: 0
+                    },
+                    len: Len::Count {
+                        word: label(8),
+                        max: 4096,
+                        scale: 1
+                    }
+                },
+            ],
+            "the struct, then its text; `raw` is left alone"
+        );
+        assert_eq!(p.max_bytes(), 16 + 8 + 16 + 32 + 16 + 4096);
+    }
+
+    #[test]
+    fn at_the_depth_limit_nothing_is_followed_and_an_enum_holding_a_reference_is_refused() {
+        let (t, by_ref, option) = table();
+        let limits = Limits {
+            max_depth: 0,
+            ..Limits::default()
+        };
+        let mut b = Builder::new(&t, limits);
+        b.value(by_ref, Holder::Regs([Some(5), None]), 0, 0)
+            .unwrap();
+        assert!(b.copies.is_empty(), "the decoder shows a Pointer there");
+        let mut b = Builder::new(&t, Limits::default());
+        assert_eq!(
+            b.value(option, Holder::Regs([Some(5), None]), 0, 0),
+            Err("an enum holding references")
+        );
+    }
+
+    #[test]
+    fn captured_memory_answers_only_reads_wholly_inside_one_region() {
+        let c = Captured {
+            regions: vec![(0x1000, vec![1, 2, 3, 4]), (0x2000, vec![9; 8])],
+        };
+        let mut b = [0u8; 2];
+        assert!(c.read(0x1002, &mut b));
+        assert_eq!(b, [3, 4]);
+        assert!(!c.read(0x1003, &mut b), "runs past the region's end");
+        assert!(!c.read(0x0fff, &mut b), "starts before it");
+        assert!(!c.read(0x1800, &mut b), "between regions");
+        assert!(!c.read(u64::MAX, &mut b), "wraps around");
+        let mut none = [0u8; 0];
+        assert!(
+            c.read(0x9000, &mut none),
+            "a zero-sized value reads anywhere"
+        );
+    }
+}

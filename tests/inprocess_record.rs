@@ -1,0 +1,274 @@
+//! The differential check of issue 15: fixtures recorded through the ptrace path and through
+//! `--capture inprocess` give the same trace, call for call (function, arguments, results,
+//! receiver state before and after, nesting, threads, outcome), compared through
+//! `carve show --format json`; and a panic unwinding through a frame traced in process is
+//! recorded with the program's exit code and output unchanged.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value as Json;
+
+/// Records `program args` with `--capture MODE`; returns carve's output and the run as JSON.
+fn recorded(
+    dir: &Path,
+    mode: &str,
+    program: &Path,
+    args: &[&str],
+    extra: &[&str],
+) -> (std::process::Output, Json) {
+    let db = dir.join(format!("{mode}.db"));
+    let mut flags = vec!["--capture", mode];
+    flags.extend_from_slice(extra);
+    let out = record(&db, &flags, program, args);
+    let shown = output_within(
+        carve().args(["show", "--format", "json", "--db"]).arg(&db),
+        RECORD_LIMIT,
+    );
+    assert!(shown.status.success(), "carve show: {shown:?}");
+    (out, serde_json::from_slice(&shown.stdout).unwrap())
+}
+
+/// The run's calls without what differs from run to run whatever the path (times, pids):
+/// thread ids become their order of first appearance.
+fn calls(run: &Json) -> Vec<Json> {
+    fn strip(v: &Json, tids: &mut Vec<i64>) -> Json {
+        match v {
+            Json::Object(m) => Json::Object(
+                m.iter()
+                    .filter(|(k, _)| !k.ends_with("_ns"))
+                    .map(|(k, v)| {
+                        let v = if k == "thread" {
+                            let t = v.as_i64().unwrap();
+                            let i = tids.iter().position(|x| *x == t).unwrap_or_else(|| {
+                                tids.push(t);
+                                tids.len() - 1
+                            });
+                            Json::from(i)
+                        } else {
+                            strip(v, tids)
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Json::Array(a) => Json::Array(a.iter().map(|x| strip(x, tids)).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut tids = Vec::new();
+    run["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| strip(c, &mut tids))
+        .collect()
+}
+
+/// How many functions `--capture inprocess` said it captures in process.
+fn in_process_count(stderr: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains("captured in process"))
+        .unwrap_or_else(|| panic!("no capture line in {text}"));
+    line.trim_start_matches("carve: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn same_trace(fixture: &str, args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fixture_bin(fixture);
+    let (p_out, p) = recorded(dir.path(), "ptrace", &program, args, &[]);
+    let (i_out, i) = recorded(dir.path(), "inprocess", &program, args, &[]);
+    assert_eq!(
+        i_out.status.code(),
+        p_out.status.code(),
+        "{fixture}: exit code"
+    );
+    assert_eq!(
+        i_out.stdout, p_out.stdout,
+        "{fixture}: the program's output"
+    );
+    assert!(
+        in_process_count(&i_out.stderr) > 0,
+        "{fixture}: something was captured in process: {}",
+        String::from_utf8_lossy(&i_out.stderr)
+    );
+    let (pc, ic) = (calls(&p), calls(&i));
+    assert_eq!(pc.len(), ic.len(), "{fixture}: number of calls");
+    for (n, (a, b)) in pc.iter().zip(&ic).enumerate() {
+        assert_eq!(a, b, "{fixture}: call {n} differs");
+    }
+    assert_eq!(p["functions"], i["functions"], "{fixture}: function table");
+}
+
+#[test]
+fn abc_records_the_same_trace_through_both_paths() {
+    same_trace("abc", &[]);
+}
+
+#[test]
+fn expr_records_the_same_trace_through_both_paths() {
+    same_trace("expr", &["1+2*3"]);
+}
+
+#[test]
+fn account_records_the_same_trace_through_both_paths() {
+    same_trace("account", &[]);
+}
+
+#[test]
+fn returns_records_the_same_trace_through_both_paths() {
+    same_trace("returns", &[]);
+}
+
+#[test]
+fn dao_dice_mouse_catalog_versioned_set_and_twotests_record_the_same_trace_through_both_paths() {
+    same_trace("dao", &[]);
+    same_trace("dice", &["7"]);
+    same_trace("mouse", &[]);
+    same_trace("catalog", &[]);
+    same_trace("versioned_set", &[]);
+    same_trace("twotests", &[]);
+}
+
+/// `threads`' values hold racy state (a `JoinHandle`'s counters, which thread ran first), so
+/// the ptrace path does not record it the same twice: compared per thread are the calls'
+/// functions, nesting, outcomes and their scalar and text arguments, and the threads' names.
+#[test]
+fn threads_records_the_same_calls_per_thread_through_both_paths() {
+    fn scalars(args: &Json) -> Vec<Json> {
+        args.as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a["value"]["kind"].as_str(),
+                    Some("uint" | "int" | "str" | "bool" | "char")
+                )
+            })
+            .cloned()
+            .collect()
+    }
+    fn per_thread(run: &Json) -> Vec<Vec<Json>> {
+        let mut threads: std::collections::BTreeMap<i64, Vec<Json>> = Default::default();
+        for c in run["calls"].as_array().unwrap() {
+            threads
+                .entry(c["thread"].as_i64().unwrap())
+                .or_default()
+                .push(serde_json::json!([
+                    c["function"],
+                    c["depth"],
+                    c["outcome"],
+                    scalars(&c["args"])
+                ]));
+        }
+        let mut all: Vec<Vec<Json>> = threads.into_values().collect();
+        all.sort_by_key(|t| t.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+        all
+    }
+    fn names(run: &Json) -> Vec<String> {
+        let mut n: Vec<String> = run["threads"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.to_string())
+            .collect();
+        n.sort();
+        n
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let program = fixture_bin("threads");
+    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &[]);
+    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &[]);
+    assert_eq!(i_out.status.code(), p_out.status.code());
+    assert!(in_process_count(&i_out.stderr) > 0);
+    let (pt, it) = (per_thread(&p), per_thread(&i));
+    assert!(pt.len() > 2, "several threads: {}", pt.len());
+    assert_eq!(pt, it, "the same calls on each thread");
+    assert_eq!(names(&p), names(&i), "the same thread names");
+}
+
+/// `check` is captured in process; `deep` panics under it. The unwinder walks through the
+/// patched frame (trampolines are jumped to, never called) and `catch_unwind` stops the panic;
+/// the tracer's panic breakpoint marks the open in-process call, which ends `panicked`.
+const PANICS: &str = r#"
+#[inline(never)]
+pub fn check(n: u64, label: &str) -> u64 {
+    let doubled = n * 2;
+    let mut total = doubled + label.len() as u64;
+    if doubled > 10 {
+        total += deep(doubled);
+    }
+    total
+}
+#[inline(never)]
+pub fn deep(v: u64) -> u64 {
+    if v > 100 {
+        panic!("too big: {v}");
+    }
+    v + 1
+}
+fn main() {
+    println!("check(3) = {}", check(3, "abc"));
+    println!("check(20) = {}", check(20, "xy"));
+    std::panic::set_hook(Box::new(|_| eprintln!("panicked")));
+    let caught = std::panic::catch_unwind(|| check(60, "boom"));
+    println!("caught = {}", caught.is_err());
+    println!("check(4) = {}", check(4, ""));
+    std::process::exit(3);
+}
+"#;
+
+#[test]
+fn a_panic_unwinding_through_an_in_process_frame_is_recorded_and_the_program_runs_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("panics.rs");
+    std::fs::write(&src, PANICS).unwrap();
+    let program = dir.path().join("panics");
+    let built = std::process::Command::new("rustc")
+        .args(["-g", "-C", "opt-level=0", "--edition", "2021", "-o"])
+        .arg(&program)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    let native = std::process::Command::new(&program).output().unwrap();
+    let filters = ["--filter", "panics::check", "--filter", "panics::deep"];
+    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
+    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
+    assert_eq!(native.status.code(), Some(3));
+    assert_eq!(i_out.status.code(), Some(3), "the program's exit code");
+    assert_eq!(i_out.stdout, native.stdout, "the program's output");
+    assert_eq!(p_out.stdout, native.stdout);
+    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    assert!(
+        stderr.contains("2 of 2 functions captured in process"),
+        "{stderr}"
+    );
+    let (pc, ic) = (calls(&p), calls(&i));
+    assert_eq!(pc, ic, "the same trace");
+    let outcomes: Vec<&str> = ic
+        .iter()
+        .map(|c| c["outcome"]["kind"].as_str().unwrap())
+        .collect();
+    // check(3); check(20) > deep(40); check(60) > deep(120) panicked; check(4)
+    assert_eq!(
+        outcomes,
+        ["returned", "returned", "returned", "panicked", "panicked", "returned"]
+    );
+    assert!(
+        ic[3]["outcome"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("too big")),
+        "{}",
+        ic[3]
+    );
+}
