@@ -148,6 +148,65 @@ fn main() {
     );
 }
 
+/// A hook method returning `Result<(), Self::Error>` with `Error = Infallible` (`similar`'s
+/// `DiffHook`) returns a zero-sized value: the debug information gives the function no return
+/// type and the recording holds no value. Its only value is `Ok(())`, which the test checks,
+/// with what the call did to its receiver.
+#[test]
+fn zero_sized_unit_results_are_checked_as_the_one_value_they_have() {
+    let lib = r#"
+pub trait Hook {
+    type Error;
+    fn on(&mut self, n: usize) -> Result<(), Self::Error>;
+}
+
+pub struct Counter {
+    total: usize,
+}
+
+impl Counter {
+    pub fn new() -> Counter {
+        Counter { total: 0 }
+    }
+    pub fn total(&self) -> usize {
+        self.total
+    }
+}
+
+impl Hook for Counter {
+    type Error = std::convert::Infallible;
+    fn on(&mut self, n: usize) -> Result<(), Self::Error> {
+        self.total += n;
+        Ok(())
+    }
+}
+"#;
+    let main = r#"
+use shapes::Hook;
+
+fn main() {
+    let mut c = shapes::Counter::new();
+    for n in [3, 4] {
+        let _ = c.on(n);
+    }
+    println!("{}", c.total());
+}
+"#;
+    let c = carve_small_crate("shapes", lib, main, &[]);
+    assert!(!c.summary.contains("undecoded"), "{}", c.summary);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &c.summary,
+        &[
+            "let result = counter.on(4usize);",
+            "assert!(matches!(result, Ok(())));",
+            "assert_eq!(counter.total(), 7usize);",
+        ],
+    );
+    assert_pass_then_fail_after(&c.dir, "self.total += n;", "self.total += n * 2;", "on_");
+}
+
 /// A call returning a value of another crate, which the program then used only through that
 /// crate's calls (not recorded), has nothing a test could check or replay: the summary says so,
 /// and how to record that crate too, instead of `unsupported type`. The crate's other calls are

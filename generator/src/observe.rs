@@ -215,3 +215,29 @@ pub(crate) fn of_other_crate(ret: &Value, crate_name: &str) -> bool {
     let krate = ty.split("::").next().unwrap_or_default();
     ty.contains("::") && !["core", "alloc", "std", crate_name].contains(&krate)
 }
+
+/// The check for a call that returned a zero-sized value, declared `Result<(), E>` (`ok_unit`;
+/// in `similar`, a `DiffHook`'s `Result<(), Infallible>`): the debug information gives such a
+/// function no return type, since nothing is passed back, so the recording holds no value. A
+/// zero-sized `Result<(), E>` has one value only, `Ok(())` (with an `Err` it could hold, it
+/// would take a byte to tell the two apart), so the test checks exactly that, with a pattern
+/// that compiles whatever `E` implements. `None` for any other declared type.
+pub(crate) fn zero_sized_ok(ok_unit: bool) -> Option<(Assertion, Option<String>)> {
+    ok_unit.then(|| {
+        (
+            Assertion::Matches {
+                pattern: "Ok(())".to_string(),
+            },
+            Some("ok".to_string()),
+        )
+    })
+}
+
+/// Whether a return type as written is `Result<(), E>` (any path to `Result`).
+pub(crate) fn written_ok_unit(written: &str) -> bool {
+    let written: String = written.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(args) = written.split_once('<').map(|(path, args)| (path, args)) else {
+        return false;
+    };
+    (args.0 == "Result" || args.0.ends_with("::Result")) && args.1.starts_with("(),")
+}
