@@ -167,28 +167,6 @@ pub(crate) fn reason(e: LiteralError) -> &'static str {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_test_expects_the_longest_exact_part_of_the_message() {
-        assert_eq!(
-            expected_panic("not implemented: the question is not known yet").as_deref(),
-            Some("\"not implemented: the question is not known yet\"")
-        );
-        assert_eq!(
-            expected_panic("index out of bounds: the len is {…} but the index is {…}").as_deref(),
-            Some("\"index out of bounds: the len is\"")
-        );
-        assert_eq!(expected_panic("{…}"), None);
-        assert_eq!(
-            expected_panic("say \"hi\"\n").as_deref(),
-            Some("\"say \\\"hi\\\"\"")
-        );
-    }
-}
-
 /// Whether `ret` (looked at through references, `Ok`/`Some`) is a struct or enum of a crate
 /// other than `crate_name` and the standard library: a value of a crate the recording did not
 /// select (see [`UNRECORDED_CRATE_VALUE`]).
@@ -236,8 +214,30 @@ pub(crate) fn zero_sized_ok(ok_unit: bool) -> Option<(Assertion, Option<String>)
 /// Whether a return type as written is `Result<(), E>` (any path to `Result`).
 pub(crate) fn written_ok_unit(written: &str) -> bool {
     let written: String = written.chars().filter(|c| !c.is_whitespace()).collect();
-    let Some(args) = written.split_once('<').map(|(path, args)| (path, args)) else {
+    let Some(args) = written.split_once('<') else {
         return false;
     };
     (args.0 == "Result" || args.0.ends_with("::Result")) && args.1.starts_with("(),")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_test_expects_the_longest_exact_part_of_the_message() {
+        assert_eq!(
+            expected_panic("not implemented: the question is not known yet").as_deref(),
+            Some("\"not implemented: the question is not known yet\"")
+        );
+        assert_eq!(
+            expected_panic("index out of bounds: the len is {…} but the index is {…}").as_deref(),
+            Some("\"index out of bounds: the len is\"")
+        );
+        assert_eq!(expected_panic("{…}"), None);
+        assert_eq!(
+            expected_panic("say \"hi\"\n").as_deref(),
+            Some("\"say \\\"hi\\\"\"")
+        );
+    }
 }

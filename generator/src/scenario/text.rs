@@ -2,7 +2,10 @@
 //! reach (it was changed through a handle of another crate whose calls were not recorded,
 //! `url.query_pairs_mut().append_pair(..)` with `--filter 'url::*'`), but whose type has a public
 //! constructor from a string (`Url::parse(&str)`) and a getter giving its text (`as_str()`)
-//! recorded on an object in that very state. The test parses that text and checks, before it
+//! recorded on an object in that very state, or else a getter that gave, on every object it was
+//! recorded on, the text the object holds in one field (`as_str()` gives `serialization`): that
+//! field's text in the state wanted (a `Url` right after `query_pairs_mut()`, before
+//! `set_fragment(..)`, when no getter was called). The test parses that text and checks, before it
 //! acts, that the getter gives the recorded text back: `let url = Url::parse("..").unwrap();
 //! assert_eq!(url.as_str(), "..");`. That the text round-trips to the recorded state is a
 //! hypothesis; the check and the recorded result the test asserts are what verification holds
