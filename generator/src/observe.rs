@@ -240,4 +240,36 @@ mod tests {
             Some("\"say \\\"hi\\\"\"")
         );
     }
+
+    #[test]
+    fn only_results_written_result_of_unit_are_zero_sized_ok() {
+        for written in [
+            "Result<(), Self::Error>",
+            "Result < () , D :: Error >",
+            "std::result::Result<(), E>",
+        ] {
+            assert!(written_ok_unit(written), "{written}");
+        }
+        for written in ["Result<u8, E>", "io::Result<()>", "Option<()>", "()"] {
+            assert!(!written_ok_unit(written), "{written}");
+        }
+        assert!(zero_sized_ok(false).is_none());
+    }
+
+    #[test]
+    fn values_of_other_crates_are_told_from_the_crates_and_std_ones() {
+        let of = |ty: &str| Value::Struct {
+            ty: ty.to_string(),
+            fields: Vec::new(),
+        };
+        let in_ok = |v: Value| Value::Enum {
+            ty: "core::result::Result<x, y>".to_string(),
+            variant: "Ok".to_string(),
+            fields: vec![carve_storage::Field::new("__0", v)],
+        };
+        assert!(of_other_crate(&of("form_urlencoded::Parse"), "url"));
+        assert!(of_other_crate(&in_ok(of("form_urlencoded::Parse")), "url"));
+        assert!(!of_other_crate(&of("url::ParseOptions"), "url"));
+        assert!(!of_other_crate(&of("alloc::string::String"), "url"));
+    }
 }
