@@ -156,6 +156,8 @@ pub struct FnApi {
     pub params: Vec<ParamApi>,
     /// `DeclType::Unit` when there is no `->`.
     pub ret: DeclType,
+    /// The return type is written `Result<(), E>` (see `observe::zero_sized_ok`).
+    pub ret_ok_unit: bool,
     /// Why a test cannot call it with literals even when it is public (`async`, `unsafe`...).
     pub blocker: Option<&'static str>,
     /// Its own type parameters, when some argument does not pin them all down
@@ -890,6 +892,10 @@ fn fn_api(
         mut_receiver,
         params,
         ret,
+        ret_ok_unit: match &sig.output {
+            syn::ReturnType::Default => false,
+            syn::ReturnType::Type(_, ty) => crate::observe::written_ok_unit(&type_source(ty)),
+        },
         blocker,
         uninferable_generics,
     }

@@ -317,6 +317,7 @@ fn resolve_trait_impl(
             mut_receiver: m.mut_receiver,
             params: m.params.clone(),
             ret: m.ret.clone(),
+            ret_ok_unit: crate::observe::written_ok_unit(&m.ret_written),
             blocker: None,
             uninferable_generics: 0,
         },

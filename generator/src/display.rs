@@ -55,6 +55,7 @@ pub fn resolve(api: &CrateApi, info: &FunctionInfo, ty: &str) -> Target {
             mut_receiver: false,
             params: Vec::new(),
             ret: DeclType::String,
+            ret_ok_unit: false,
             blocker: None,
             uninferable_generics: 0,
         },

@@ -373,7 +373,7 @@ fn generate_with_groups(
         }
     }
     plan.summary
-        .credit_replayed(plan.files.iter().flat_map(|f| f.tests.iter()));
+        .credit_replayed(plan.files.iter().flat_map(|f| f.tests.iter()), equivalent);
     let skipped_functions =
         recorded_functions(trace, rows, equivalent, &plan.summary.skipped_calls);
     let missing_dev_dependency = (plan.summary.needs_mockall > 0).then(|| {

@@ -14,6 +14,12 @@ pub const UNDECODED: &str = "undecoded";
 pub const DID_NOT_RETURN: &str = "did not return";
 /// Skip reason: a value does not fit the declared type, or the type takes no literal.
 pub const UNSUPPORTED_TYPE: &str = "unsupported type";
+/// Skip reason: the call returned a value of another crate, not recorded, with no `==` or text
+/// a test could check it by (`form_urlencoded::Parse` from `Url::query_pairs()`), and what the
+/// program did with it were that crate's calls, not in the recording: no recorded call shows
+/// what a test should do with it or what it should give. Recording that crate too
+/// (`--filter 'form_urlencoded::*'`) records them.
+pub const UNRECORDED_CRATE_VALUE: &str = "returns a value of a crate not recorded";
 /// A name in the trace (a field or variant) is not Rust syntax where a test would write it: the
 /// trace is damaged or was made to inject code, and the name is never written.
 pub const NOT_RUST_SYNTAX: &str = "name in the trace is not Rust syntax";
@@ -161,6 +167,59 @@ pub(crate) fn reason(e: LiteralError) -> &'static str {
     }
 }
 
+/// Whether `ret` (looked at through references, `Ok`/`Some`) is a struct or enum of a crate
+/// other than `crate_name` and the standard library: a value of a crate the recording did not
+/// select (see [`UNRECORDED_CRATE_VALUE`]).
+pub(crate) fn of_other_crate(ret: &Value, crate_name: &str) -> bool {
+    let value = match ret {
+        Value::Ref { target, .. } => target,
+        other => other,
+    };
+    let ty = match value {
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } if (ty.starts_with("core::result::Result") && variant == "Ok")
+            || (ty.starts_with("core::option::Option") && variant == "Some") =>
+        {
+            return fields
+                .first()
+                .is_some_and(|f| of_other_crate(&f.value, crate_name));
+        }
+        Value::Struct { ty, .. } | Value::Enum { ty, .. } => ty,
+        _ => return false,
+    };
+    let krate = ty.split("::").next().unwrap_or_default();
+    ty.contains("::") && !["core", "alloc", "std", crate_name].contains(&krate)
+}
+
+/// The check for a call that returned a zero-sized value, declared `Result<(), E>` (`ok_unit`;
+/// in `similar`, a `DiffHook`'s `Result<(), Infallible>`): the debug information gives such a
+/// function no return type, since nothing is passed back, so the recording holds no value. A
+/// zero-sized `Result<(), E>` has one value only, `Ok(())` (with an `Err` it could hold, it
+/// would take a byte to tell the two apart), so the test checks exactly that, with a pattern
+/// that compiles whatever `E` implements. `None` for any other declared type.
+pub(crate) fn zero_sized_ok(ok_unit: bool) -> Option<(Assertion, Option<String>)> {
+    ok_unit.then(|| {
+        (
+            Assertion::Matches {
+                pattern: "Ok(())".to_string(),
+            },
+            Some("ok".to_string()),
+        )
+    })
+}
+
+/// Whether a return type as written is `Result<(), E>` (any path to `Result`).
+pub(crate) fn written_ok_unit(written: &str) -> bool {
+    let written: String = written.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(args) = written.split_once('<') else {
+        return false;
+    };
+    (args.0 == "Result" || args.0.ends_with("::Result")) && args.1.starts_with("(),")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +239,37 @@ mod tests {
             expected_panic("say \"hi\"\n").as_deref(),
             Some("\"say \\\"hi\\\"\"")
         );
+    }
+
+    #[test]
+    fn only_results_written_result_of_unit_are_zero_sized_ok() {
+        for written in [
+            "Result<(), Self::Error>",
+            "Result < () , D :: Error >",
+            "std::result::Result<(), E>",
+        ] {
+            assert!(written_ok_unit(written), "{written}");
+        }
+        for written in ["Result<u8, E>", "io::Result<()>", "Option<()>", "()"] {
+            assert!(!written_ok_unit(written), "{written}");
+        }
+        assert!(zero_sized_ok(false).is_none());
+    }
+
+    #[test]
+    fn values_of_other_crates_are_told_from_the_crates_and_std_ones() {
+        let of = |ty: &str| Value::Struct {
+            ty: ty.to_string(),
+            fields: Vec::new(),
+        };
+        let in_ok = |v: Value| Value::Enum {
+            ty: "core::result::Result<x, y>".to_string(),
+            variant: "Ok".to_string(),
+            fields: vec![carve_storage::Field::new("__0", v)],
+        };
+        assert!(of_other_crate(&of("form_urlencoded::Parse"), "url"));
+        assert!(of_other_crate(&in_ok(of("form_urlencoded::Parse")), "url"));
+        assert!(!of_other_crate(&of("url::ParseOptions"), "url"));
+        assert!(!of_other_crate(&of("alloc::string::String"), "url"));
     }
 }

@@ -174,14 +174,26 @@ impl Summary {
     }
 
     /// Counts as carved the skipped calls that `tests` replay as arrange steps, when they were
-    /// skipped only for what a test of their own could not write or check.
+    /// skipped only for what a test of their own could not write or check. A replayed call
+    /// stands for the calls grouped as equivalent to it (`equivalent`: same function, arguments,
+    /// result and calls below): the test makes each of them again as it was made, as a test of
+    /// a call stands for its equivalents (every `Url::options()` inside `Url::parse`/`join`
+    /// is one call, replayed by the tests of the `ParseOptions::parse` it feeds).
     /// Likewise the skipped calls on a receiver no public path reaches whose holding public call
     /// (`through`) has a passing test.
-    pub(crate) fn credit_replayed<'t>(&mut self, tests: impl Iterator<Item = &'t TestPlan>) {
+    pub(crate) fn credit_replayed<'t>(
+        &mut self,
+        tests: impl Iterator<Item = &'t TestPlan>,
+        equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    ) {
         let tests: Vec<&TestPlan> = tests.collect();
         let replayed: BTreeSet<u64> = tests
             .iter()
             .flat_map(|t| t.replayed.iter().copied())
+            .flat_map(|id| {
+                let same = equivalent.get(&CallId(id)).into_iter().flatten();
+                std::iter::once(id).chain(same.map(|c| c.0))
+            })
             .collect();
         let tested: BTreeSet<u64> = tests.iter().flat_map(|t| t.calls.iter().copied()).collect();
         let steps = [UNSUPPORTED_TYPE, UNDECODED, scenario::RECEIVER_NOT_REBUILT];
@@ -366,6 +378,18 @@ pub fn plan_grouped(
         let (mut body, name, replayed) = match scenario::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {
+                // A result of a crate not recorded: say so, and how to record it.
+                let reason = match &call.ret {
+                    Some(ret)
+                        if reason == UNSUPPORTED_TYPE
+                            && crate::observe::of_other_crate(ret, &api.crate_name)
+                            && crate::observe::assertion(Some(ret), &callable.api.ret, api)
+                                .is_err() =>
+                    {
+                        crate::observe::UNRECORDED_CRATE_VALUE
+                    }
+                    _ => reason,
+                };
                 summary.skip(call.id.0, &callable.call_path, reason);
                 let unreachable = [
                     scenario::RECEIVER_NOT_REBUILT,

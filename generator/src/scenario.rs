@@ -537,6 +537,17 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
         ),
         None => match crate::observe::assertion(call.ret.as_ref(), &api.ret, cx.api) {
             Ok(checked) => checked,
+            // Nothing recorded because nothing was returned: a zero-sized `Result<(), E>`.
+            Err(reason)
+                if call.ret.is_none()
+                    && cx
+                        .trace
+                        .function(call.function)
+                        .is_some_and(|f| f.return_type.is_none()) =>
+            {
+                crate::observe::zero_sized_ok(api.ret_ok_unit).ok_or(reason)?
+            }
+
             Err(reason) => 'observe: {
                 // A struct of the crate that cannot be compared whole (also inside `Ok` or
                 // `Some`, which the test unwraps): check what a caller can observe of it

@@ -121,6 +121,7 @@ fn api_from_instance(
         mut_receiver,
         params,
         ret,
+        ret_ok_unit: false,
         blocker: None,
         uninferable_generics: 0,
     })

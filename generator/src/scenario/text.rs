@@ -2,7 +2,10 @@
 //! reach (it was changed through a handle of another crate whose calls were not recorded,
 //! `url.query_pairs_mut().append_pair(..)` with `--filter 'url::*'`), but whose type has a public
 //! constructor from a string (`Url::parse(&str)`) and a getter giving its text (`as_str()`)
-//! recorded on an object in that very state. The test parses that text and checks, before it
+//! recorded on an object in that very state, or else a getter that gave, on every object it was
+//! recorded on, the text the object holds in one field (`as_str()` gives `serialization`): that
+//! field's text in the state wanted (a `Url` right after `query_pairs_mut()`, before
+//! `set_fragment(..)`, when no getter was called). The test parses that text and checks, before it
 //! acts, that the getter gives the recorded text back: `let url = Url::parse("..").unwrap();
 //! assert_eq!(url.as_str(), "..");`. That the text round-trips to the recorded state is a
 //! hypothesis; the check and the recorded result the test asserts are what verification holds
@@ -46,12 +49,12 @@ pub(super) fn rebuild(
     b.setup.push(Binding {
         var: var.to_string(),
         mutable,
-        expr: format!("{parser}({}){unwrap}", syntax::str_lit(text)),
+        expr: format!("{parser}({}){unwrap}", syntax::str_lit(&text)),
         repeat: 1,
     });
     b.checks.push(Effect {
         actual: format!("{var}.{getter}()"),
-        expected: syntax::str_lit(text),
+        expected: syntax::str_lit(&text),
     });
     // And whatever else a caller can observe of the state (other getters, `pub` fields): a
     // text that is not the whole state (`Wallet::new(owner)`) fails here, not silently.
@@ -86,7 +89,7 @@ fn text_getter(c: &Callable, type_path: &str) -> bool {
 
 /// A recorded getter's name and the text it gave on an object in `state` (at any time: the
 /// state is all the getter reads).
-fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, &'t str)> {
+fn text_of(cx: &Ctx, state: &Value, type_path: &str) -> Option<(String, String)> {
     let getters = cached(&cx.text_getters, type_path, || {
         (0..cx.trace.calls.len())
             .filter(|&i| {
@@ -117,7 +120,7 @@ fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, 
             |f| matches!(&f.value, Value::Str { value, truncated: false, .. } if value == text),
         )
     };
-    getters.iter().find_map(|&i| {
+    let on_state = getters.iter().find_map(|&i| {
         let call = &cx.trace.calls[i];
         let pre = strip_ref(call.arg("self")?);
         if !same_state(pre, state) {
@@ -127,9 +130,59 @@ fn text_of<'t>(cx: &Ctx<'t>, state: &Value, type_path: &str) -> Option<(String, 
             return None;
         };
         match strip_ref(call.ret.as_ref()?) {
-            Value::Str { value, .. } if held(value) => Some((c.api.ident.clone(), value.as_str())),
+            Value::Str { value, .. } if held(value) => Some((c.api.ident.clone(), value.clone())),
             _ => None,
         }
+    });
+    on_state.or_else(|| field_text(cx, &getters, fields))
+}
+
+/// A state no getter was called on (a `Url` right after `query_pairs_mut()`, before
+/// `set_fragment(..)`): a getter that gave, on every object of the type it was recorded on,
+/// the text that object holds in one and the same field (`as_str()` gives `serialization`),
+/// and that field's text in `state`. The getter is the one the test checks it with.
+fn field_text(
+    cx: &Ctx,
+    getters: &[usize],
+    fields: &[carve_storage::Field],
+) -> Option<(String, String)> {
+    // Per getter: the field it always gave, `None` once a call gave something else.
+    let mut gave: Vec<(carve_storage::FunctionId, Option<&str>)> = Vec::new();
+    for &i in getters {
+        let call = &cx.trace.calls[i];
+        let Some(Value::Struct { fields: own, .. }) = call.arg("self").map(strip_ref) else {
+            continue;
+        };
+        let Some(Value::Str { value, .. }) = call.ret.as_ref().map(strip_ref) else {
+            continue;
+        };
+        let holding = own.iter().find(
+            |f| matches!(&f.value, Value::Str { value: v, truncated: false, .. } if v == value),
+        );
+        let name = holding.map(|f| f.name.as_str());
+        match gave.iter_mut().find(|(f, _)| *f == call.function) {
+            Some((_, known)) => {
+                if *known != name {
+                    *known = None;
+                }
+            }
+            None => gave.push((call.function, name)),
+        }
+    }
+    gave.into_iter().find_map(|(function, field)| {
+        let field = field?;
+        let text = fields.iter().find_map(|f| match &f.value {
+            Value::Str {
+                value,
+                truncated: false,
+                ..
+            } if f.name == field => Some(value.clone()),
+            _ => None,
+        })?;
+        let Some(Target::Callable(c)) = cx.targets.get(&function) else {
+            return None;
+        };
+        Some((c.api.ident.clone(), text))
     })
 }
 
