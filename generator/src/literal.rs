@@ -196,6 +196,13 @@ fn path_type(path: &syn::Path, generics: &[String]) -> DeclType {
     if segments.len() == 1 && generics.iter().any(|g| g == last) {
         return DeclType::Generic(last.clone());
     }
+    // An associated type of a type parameter or of `Self` (`A::Item`, `Self::Output`): which
+    // type it is depends on the instance, so the value is written as its recorded type, as for
+    // a type parameter (`v.push(3u32)` on a recorded `SmallVec<[u32; 8]>`).
+    if segments.len() == 2 && (segments[0] == "Self" || generics.iter().any(|g| *g == segments[0]))
+    {
+        return DeclType::Generic(written);
+    }
     let primitive_prefixes: &[&[&str]] = &[&["std", "primitive"], &["core", "primitive"]];
     if last == "str" && std_prefix(primitive_prefixes) {
         return DeclType::Str;
@@ -1357,6 +1364,19 @@ mod tests {
             DeclType::String
         );
         assert_eq!(DeclType::parse("T", &g), DeclType::Generic("T".to_string()));
+        // Associated types of a parameter or of `Self` are the instance's: written as recorded.
+        assert_eq!(
+            DeclType::parse("T::Item", &g),
+            DeclType::Generic("T::Item".to_string())
+        );
+        assert_eq!(
+            DeclType::parse("Self::Output", &g),
+            DeclType::Generic("Self::Output".to_string())
+        );
+        assert_eq!(
+            DeclType::parse("io::Error", &g),
+            DeclType::Other("io::Error".to_string())
+        );
         assert_eq!(
             DeclType::parse("Vec<u8>", &g),
             DeclType::Other("Vec".to_string())
