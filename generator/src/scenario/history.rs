@@ -155,7 +155,12 @@ pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
 /// ran no code outside the library below it (a dependency, a closure). Its result is not used: a history step is `let _ = ..`. Verification
 /// runs the shortened test; where it fails, the call is carved again with the whole history
 /// ([`Ctx::replay_whole_histories`]).
-fn state_equivalent(cx: &Ctx, call: &Call, api: &crate::api::FnApi) -> bool {
+fn state_equivalent<'t>(
+    cx: &Ctx<'t>,
+    call: &'t Call,
+    api: &crate::api::FnApi,
+    type_path: &str,
+) -> bool {
     if cx.whole_histories.get() {
         return false;
     }
@@ -176,10 +181,11 @@ fn state_equivalent(cx: &Ctx, call: &Call, api: &crate::api::FnApi) -> bool {
             let ty = a.value.type_name();
             ty.contains("&mut") || ty.contains("closure") || ty.contains("dyn ")
         });
-    let other_effects = call
-        .args
-        .iter()
-        .any(|a| a.name != "self" && call.after(&a.name).is_some());
+    // Another argument's state after, a formatter's writes, the caller's write through a
+    // returned `&mut`; or a returned `&mut` (a handle whose later calls change the receiver).
+    let other_effects = call.after.iter().any(|a| a.name != "self")
+        || call.ret.as_ref().is_some_and(|r| holds_mut_ref(r))
+        || handle_chain(cx, call, type_path).is_some();
     let made = cx
         .trace
         .objects
@@ -195,6 +201,18 @@ fn leaves_library(cx: &Ctx, id: CallId) -> bool {
         let kid = &cx.trace.calls[i];
         !in_library(cx, kid) || leaves_library(cx, kid.id)
     })
+}
+
+/// Whether `value` is or holds a `&mut` reference.
+fn holds_mut_ref(value: &Value) -> bool {
+    match value {
+        Value::Ref { ty, target, .. } => ty.starts_with("&mut") || holds_mut_ref(target),
+        Value::Struct { ty, fields, .. } | Value::Enum { ty, fields, .. } => {
+            ty.contains("&mut") || fields.iter().any(|f| holds_mut_ref(&f.value))
+        }
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => elems.iter().any(holds_mut_ref),
+        _ => false,
+    }
 }
 
 /// Whether `state` leaves out memory behind a pointer not followed or a part not read whole;
@@ -380,7 +398,7 @@ fn steps(
         if !own_method || call.outcome != Outcome::Returned || reads_world(cx, call) {
             return Err(HISTORY_NOT_REPLAYABLE);
         }
-        if state_equivalent(cx, call, &c.api) {
+        if state_equivalent(cx, call, &c.api, type_path) {
             // Grouped equivalents of it are the same call on the same state: left out too.
             continue;
         }
