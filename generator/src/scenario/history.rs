@@ -184,7 +184,7 @@ fn state_equivalent<'t>(
     // Another argument's state after, a formatter's writes, the caller's write through a
     // returned `&mut`; or a returned `&mut` (a handle whose later calls change the receiver).
     let other_effects = call.after.iter().any(|a| a.name != "self")
-        || call.ret.as_ref().is_some_and(|r| holds_mut_ref(r))
+        || call.ret.as_ref().is_some_and(holds_mut_ref)
         || handle_chain(cx, call, type_path).is_some();
     let made = cx
         .trace
