@@ -318,9 +318,10 @@ fn generate_with_groups(
     };
     let api = CrateApi::load(&crate_dir)?;
     check_tests_are_targets(&crate_dir, &opts.out_dir)?;
-    let mut plan = plan::plan_grouped(trace, &api, &opts.plan, equivalent, over_max, rows);
-    count_equivalent(&mut plan, trace, rows, equivalent, &api, &opts.plan);
-    let over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
+    let mut plan_options = opts.plan.clone();
+    let mut plan = plan::plan_grouped(trace, &api, &plan_options, equivalent, over_max, rows);
+    count_equivalent(&mut plan, trace, rows, equivalent, &api, &plan_options);
+    let mut over_max_per_function = count_over_max(&mut plan, trace, over_max, &api);
     let mut files = render_and_write(&plan, &templates, &opts.out_dir, trace, threads)?;
     Progress::report(
         opts.progress.as_ref(),
@@ -330,7 +331,10 @@ fn generate_with_groups(
         },
     );
     let mut quarantined = Vec::new();
-    if let Some(v) = &opts.verify {
+    // A second round at most: the calls of tests verification took out are carved again with
+    // their receivers' whole histories, where a left-out state-equivalent step differed.
+    let mut fallback_round = false;
+    while let Some(v) = &opts.verify {
         let under_test: Vec<verify::UnderTest> = plan
             .files
             .iter()
@@ -360,6 +364,23 @@ fn generate_with_groups(
                 return Err(e);
             }
         };
+        if !quarantined.is_empty() && !fallback_round {
+            fallback_round = true;
+            let failed = failed_calls(&plan, &quarantined);
+            plan_options.whole_histories.extend(failed);
+            let mut whole =
+                plan::plan_grouped(trace, &api, &plan_options, equivalent, over_max, rows);
+            count_equivalent(&mut whole, trace, rows, equivalent, &api, &plan_options);
+            if whole.files != plan.files {
+                for path in &files {
+                    let _ = std::fs::remove_file(path);
+                }
+                over_max_per_function = count_over_max(&mut whole, trace, over_max, &api);
+                plan = whole;
+                files = render_and_write(&plan, &templates, &opts.out_dir, trace, threads)?;
+                continue;
+            }
+        }
         if !quarantined.is_empty() {
             take_out(&mut plan, &quarantined);
             // Verification left each file without what it took out, or removed it.
@@ -371,6 +392,7 @@ fn generate_with_groups(
             };
             files.extend(write::write_all(&opts.out_dir, &[(name, report)])?);
         }
+        break;
     }
     plan.summary
         .credit_replayed(plan.files.iter().flat_map(|f| f.tests.iter()), equivalent);
@@ -653,6 +675,27 @@ fn test_origin(trace: &Trace, threads: &BTreeMap<i32, String>, calls: &[u64]) ->
         return None;
     }
     Some(format!("test `{test}` of `{target}`"))
+}
+
+/// The recorded calls of the tests and table rows verification took out.
+fn failed_calls(plan: &Plan, quarantined: &[Quarantined]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for file in &plan.files {
+        for t in &file.tests {
+            for q in quarantined
+                .iter()
+                .filter(|q| q.file == file.file_name && q.test == t.name)
+            {
+                match (q.row, &t.table) {
+                    (Some(row), Some(table)) => {
+                        out.extend(table.rows.get(row).into_iter().flat_map(|r| &r.calls));
+                    }
+                    _ => out.extend(&t.calls),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Removes the quarantined tests and table rows from `plan`; their calls count as skipped.

@@ -247,6 +247,10 @@ pub struct PlanOptions {
     /// File names begin with this instead of `carved_` (`carved_assess_` for `carve assess`,
     /// so its files and `carve generate`'s never overwrite each other).
     pub file_prefix: Option<String>,
+    /// Recorded calls whose tests replay their receivers' whole histories, state-equivalent
+    /// steps included: verification found the shortened test failing (see
+    /// `scenario/history.rs`).
+    pub whole_histories: BTreeSet<u64>,
 }
 
 /// Skip reason: the function already has `--max-per-function` tests.
@@ -375,6 +379,7 @@ pub fn plan_grouped(
         } else {
             call
         };
+        cx.replay_whole_histories(options.whole_histories.contains(&call.id.0));
         let (mut body, name, replayed) = match scenario::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {

@@ -94,6 +94,10 @@ pub struct Binding {
     pub mutable: bool,
     pub expr: String,
     pub repeat: usize,
+    /// In a table test (`table.rs`): the loop's count is a column, `for _ in 0..case.N`, and
+    /// this is that expression (`repeat` is then 0 in the shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub times: Option<String>,
 }
 
 /// The same replayed call made three or more times in a row (an iterator advanced, a counter
@@ -196,6 +200,9 @@ pub struct Ctx<'a> {
     over_max: &'a BTreeMap<FunctionId, usize>,
     /// The `Display` texts the recording holds, by state (see [`crate::display::Texts`]).
     texts: crate::display::Texts,
+    /// Replay every step of an object's history, state-equivalent ones included (the fallback
+    /// for a call whose shortened test failed verification; see [`history`]).
+    whole_histories: std::cell::Cell<bool>,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -242,6 +249,7 @@ impl<'a> Ctx<'a> {
             parts: RefCell::new(HashMap::new()),
             text_getters: RefCell::new(HashMap::new()),
             texts: crate::display::Texts::new(trace),
+            whole_histories: std::cell::Cell::new(false),
         };
         // Children start after their parent: in reverse order every child comes first.
         let mut below = HashMap::with_capacity(trace.calls.len());
@@ -257,6 +265,12 @@ impl<'a> Ctx<'a> {
         }
         cx.below = below;
         cx
+    }
+
+    /// Whether the tests carved next replay objects' whole histories, leaving out no
+    /// state-equivalent step (see [`history`]).
+    pub fn replay_whole_histories(&self, whole: bool) {
+        self.whole_histories.set(whole);
     }
 }
 
@@ -1248,12 +1262,14 @@ fn replay(
                     if w.written.is_some() { "*" } else { "" }
                 ),
                 repeat: 1,
+                times: None,
             },
             None => Binding {
                 var: "_".to_string(),
                 mutable: false,
                 expr: format!("{var}.{call_expr}"),
                 repeat: 1,
+                times: None,
             },
         });
         return Ok(());
@@ -1332,6 +1348,7 @@ fn derive(
             mutable: false,
             expr: format!("{var}.{}", steps[i].0),
             repeat: 1,
+            times: None,
         });
     }
     Ok(())
@@ -1502,6 +1519,7 @@ fn rebuild_directly(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static
             mutable,
             expr,
             repeat: 1,
+            times: None,
         });
         return Ok(());
     }
@@ -1516,6 +1534,7 @@ fn rebuild_directly(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static
                 mutable,
                 expr,
                 repeat: 1,
+                times: None,
             });
             return Ok(());
         }
@@ -1772,6 +1791,7 @@ fn part_of_returned(
                 mutable,
                 expr: format!("{expr}.{field}"),
                 repeat: 1,
+                times: None,
             },
             Projection::Variant(pattern) => {
                 let bound = format!("{}{var}", if mutable { "mut " } else { "" });
@@ -1784,6 +1804,7 @@ fn part_of_returned(
                         c.call_path
                     ),
                     repeat: 1,
+                    times: None,
                 }
             }
         });
@@ -2384,6 +2405,7 @@ mod tests {
                 mutable: true,
                 expr: "mk::Counter::new(Box::new(mock_src))".into(),
                 repeat: 1,
+                times: None,
             }]
         );
         assert_eq!(test.body.callee, "counter.pull");
@@ -2603,6 +2625,7 @@ mod tests {
             mutable: false,
             expr: expr.into(),
             repeat: 1,
+            times: None,
         };
         let setup = vec![
             b("it", "m::Iter::new()"),

@@ -10,6 +10,8 @@
 //! and a panic names no row) or a `matches!` (a pattern's literals are not values). A column is a literal whose type the
 //! literal itself names, so that a variable of that type means the same: strings (`&str`),
 //! suffixed integers and floats (`-7919i64`, `2.5f64`), `bool`, `char` and byte literals.
+//! The count of a loop of replayed calls (`for _ in 0..4 { let _ = it.next(); }`, an iterator
+//! advanced) is a `usize` column too, so rows that advanced it more or fewer times share a table.
 //! Unsuffixed numbers, byte strings, literals inside macros, types, generic arguments, array
 //! lengths and patterns stay part of the shape.
 
@@ -19,7 +21,7 @@ use serde::Serialize;
 use syn::visit_mut::VisitMut;
 
 use crate::observe::Assertion;
-use crate::scenario::Body;
+use crate::scenario::{Binding, Body};
 
 /// How many rows the tables of one function hold at most, per test the cap allows
 /// (`--max-per-function 100`: 1,000 rows). Calls past that stay counted over the cap.
@@ -99,7 +101,14 @@ pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
     let mut holes = Holes::default();
     let mut shape = body.clone();
     shape.assertion = assertion;
+    shape.setup = counted_loops(std::mem::take(&mut shape.setup));
     for b in &mut shape.setup {
+        if b.repeat > 1 {
+            // The count of a loop of replayed calls is a column: rows that advanced an iterator
+            // more or fewer times share a table.
+            b.times = Some(holes.count(b.repeat));
+            b.repeat = 0;
+        }
         b.expr = holes.take(&b.expr)?;
     }
     for c in &mut shape.checks {
@@ -127,6 +136,24 @@ pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
         },
         holes.values,
     ))
+}
+
+/// `setup` with each run of the same replayed call (`let _ = it.next();`) as one binding with
+/// its count: two in a row, which a test writes as two lines, is a loop of two here, so that
+/// it shares a shape with the loops of other counts.
+fn counted_loops(setup: Vec<Binding>) -> Vec<Binding> {
+    let mut out: Vec<Binding> = Vec::with_capacity(setup.len());
+    for b in setup {
+        match out.last_mut() {
+            Some(last)
+                if last.var == "_" && b.var == "_" && last.expr == b.expr && b.times.is_none() =>
+            {
+                last.repeat += b.repeat;
+            }
+            _ => out.push(b),
+        }
+    }
+    out
 }
 
 /// A table found: its shape, and its rows as (position among the bodies, values).
@@ -224,6 +251,14 @@ impl Holes {
             syn::Lit::Float(f) if !f.suffix().is_empty() => Some(f.suffix().to_string()),
             _ => None,
         }
+    }
+
+    /// A column of its own for the count of a loop; returns the expression standing for it.
+    fn count(&mut self, repeat: usize) -> String {
+        let column = self.columns.len();
+        self.columns.push("usize".into());
+        self.values.push(format!("{repeat}usize"));
+        format!("{ROW_VAR}.{column}")
     }
 
     fn hole(&mut self, ty: String, value: String, range: std::ops::Range<usize>) {
@@ -355,7 +390,7 @@ fn mentions(tokens: proc_macro2::TokenStream, names: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Binding, Effect};
+    use crate::scenario::Effect;
 
     fn body(setup: &[&str], callee: &str, args: &[&str], assertion: Assertion) -> Body {
         Body {
@@ -369,6 +404,7 @@ mod tests {
                     mutable: true,
                     expr: (*e).into(),
                     repeat: 1,
+                    times: None,
                 })
                 .collect(),
             checks: vec![],
@@ -480,6 +516,40 @@ mod tests {
         assert_eq!(values, ["0u8", "1u8"]);
         assert_eq!(shape.body.args[1], "vec![1u8]");
         assert_eq!(shape.body.args[2], "g::<3usize>()");
+    }
+
+    #[test]
+    fn the_count_of_a_loop_of_replayed_calls_is_a_column() {
+        let advanced = |k: usize| {
+            let mut b = body(
+                &["p::Parser::new(\"# a\")"],
+                "it.next",
+                &[],
+                eq("Some(3u8)"),
+            );
+            let step = Binding {
+                var: "_".into(),
+                mutable: false,
+                expr: "it.next()".into(),
+                repeat: 1,
+                times: None,
+            };
+            // As `collapse_repeats` writes them: two as two lines, more as one loop.
+            match k {
+                2 => b.setup.extend([step.clone(), step]),
+                k => b.setup.push(Binding { repeat: k, ..step }),
+            }
+            b
+        };
+        let (two, v2) = split(&advanced(2)).unwrap();
+        let (five, v5) = split(&advanced(5)).unwrap();
+        assert_eq!(two, five);
+        assert_eq!(two.columns, ["&str", "usize", "u8"]);
+        assert_eq!(v2, ["\"# a\"", "2usize", "3u8"]);
+        assert_eq!(v5[1], "5usize");
+        assert_eq!(two.body.setup[1].times.as_deref(), Some("case.1"));
+        // One call is no loop: another shape.
+        assert_ne!(split(&advanced(1)).unwrap().0, two);
     }
 
     #[test]

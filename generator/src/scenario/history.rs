@@ -140,9 +140,99 @@ pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
             mutable: false,
             expr: format!("{star}{var}.{expr}"),
             repeat: 1,
+            times: None,
         });
     }
     Ok(())
+}
+
+/// Whether `call`, a `&mut self` call of an object's history, can be left out of its replay
+/// (seed 001's redundancy by state equivalence): the receiver's recorded state before and
+/// after compare equal (`same_state`: addresses and `MaybeUninit` bytes ignored), that state
+/// was read whole (nothing behind a pointer not followed, nothing cut short: `MaybeUninit`
+/// storage aside, which the type's code may only read after writing it), and the call did
+/// nothing else a later step could see: it took no other `&mut` argument (nor a closure or trait object), made no object,
+/// ran no code outside the library below it (a dependency, a closure). Its result is not used: a history step is `let _ = ..`. Verification
+/// runs the shortened test; where it fails, the call is carved again with the whole history
+/// ([`Ctx::replay_whole_histories`]).
+fn state_equivalent<'t>(
+    cx: &Ctx<'t>,
+    call: &'t Call,
+    api: &crate::api::FnApi,
+    type_path: &str,
+) -> bool {
+    if cx.whole_histories.get() {
+        return false;
+    }
+    let (Some(before), Some(after)) = (call.arg("self"), call.after("self")) else {
+        return false;
+    };
+    let (before, after) = (strip_ref(before), strip_ref(after));
+    if hidden(before) || hidden(after) || !same_state(before, after) {
+        return false;
+    }
+    // A generic parameter is judged by its recorded instance: an integer, or a closure.
+    let declared_mut = api
+        .params
+        .iter()
+        .any(|p| matches!(p.ty, DeclType::Ref { mutable: true, .. }));
+    let others_mut = declared_mut
+        || call.args.iter().filter(|a| a.name != "self").any(|a| {
+            let ty = a.value.type_name();
+            ty.contains("&mut") || ty.contains("closure") || ty.contains("dyn ")
+        });
+    // Another argument's state after, a formatter's writes, the caller's write through a
+    // returned `&mut`; or a returned `&mut` (a handle whose later calls change the receiver).
+    let other_effects = call.after.iter().any(|a| a.name != "self")
+        || call.ret.as_ref().is_some_and(holds_mut_ref)
+        || handle_chain(cx, call, type_path).is_some();
+    let made = cx
+        .trace
+        .objects
+        .iter()
+        .any(|o| o.created_by == Some(call.id));
+    !others_mut && !other_effects && !made && !leaves_library(cx, call.id)
+}
+
+/// Whether a call below `id` runs code outside the library (a dependency the program passed
+/// in, a closure of the program's): what it did a later step may see.
+fn leaves_library(cx: &Ctx, id: CallId) -> bool {
+    cx.children.get(&Some(id)).into_iter().flatten().any(|&i| {
+        let kid = &cx.trace.calls[i];
+        !in_library(cx, kid) || leaves_library(cx, kid.id)
+    })
+}
+
+/// Whether `value` is or holds a `&mut` reference.
+fn holds_mut_ref(value: &Value) -> bool {
+    match value {
+        Value::Ref { ty, target, .. } => ty.starts_with("&mut") || holds_mut_ref(target),
+        Value::Struct { ty, fields, .. } | Value::Enum { ty, fields, .. } => {
+            ty.contains("&mut") || fields.iter().any(|f| holds_mut_ref(&f.value))
+        }
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => elems.iter().any(holds_mut_ref),
+        _ => false,
+    }
+}
+
+/// Whether `state` leaves out memory behind a pointer not followed or a part not read whole;
+/// unlike [`incomplete`], `MaybeUninit` storage does not count.
+fn hidden(state: &Value) -> bool {
+    match state {
+        Value::Pointer { addr, .. } => *addr != 0,
+        Value::Opaque { ty, .. } => !is_maybe_uninit(ty),
+        Value::Unavailable { .. } => true,
+        Value::Str { truncated, .. } => *truncated,
+        Value::Seq {
+            elems, truncated, ..
+        } => *truncated || elems.iter().any(hidden),
+        Value::Ref { ty, target, .. } => ty.contains("dyn ") || hidden(target),
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            fields.iter().any(|f| hidden(&f.value))
+        }
+        Value::Tuple { elems, .. } => elems.iter().any(hidden),
+        _ => false,
+    }
 }
 
 /// One call of an object's history, as a test writes it: `{star}{var}.{expr}`.
@@ -307,6 +397,10 @@ fn steps(
         }
         if !own_method || call.outcome != Outcome::Returned || reads_world(cx, call) {
             return Err(HISTORY_NOT_REPLAYABLE);
+        }
+        if state_equivalent(cx, call, &c.api, type_path) {
+            // Grouped equivalents of it are the same call on the same state: left out too.
+            continue;
         }
         let (star, expr, statement, calls) = match handle_chain(cx, call, type_path) {
             Some(chain) => {

@@ -51,6 +51,7 @@ pub(super) fn rebuild(
         mutable,
         expr: format!("{parser}({}){unwrap}", syntax::str_lit(&text)),
         repeat: 1,
+        times: None,
     });
     b.checks.push(Effect {
         actual: format!("{var}.{getter}()"),
