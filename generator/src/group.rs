@@ -46,7 +46,7 @@ use carve_storage::{
 };
 
 use crate::api::CrateApi;
-use crate::call::{resolve, Target};
+use crate::call::{resolve, trait_of_impl, Target};
 use crate::error::GenerateError;
 use crate::literal::strip_generics;
 use crate::table::ROWS_PER_CAP;
@@ -60,9 +60,13 @@ pub const VALUE_NOT_KEPT: &str = "not kept: no test calls this function";
 /// A call qualifies when its function resolves to `Target::Private` (the planner counts such
 /// calls as private and reads nothing else of them) and it is none of the calls whose values a
 /// rule reads although no test makes them:
-/// - calls of trait methods (`<T as Trait>::m`, private `T` included: a parent's test replays
-///   them through a mock with their recorded arguments and results; `Display::fmt` gives the
-///   texts observations use; `Drop::drop` ends a handle chain) and closures (mocked too);
+/// - calls of methods of the crate's own traits (`<T as Trait>::m`, private `T` included: a
+///   parent's test replays them through a mock of the trait with their recorded arguments and
+///   results), of `Display::fmt` (the texts observations use) and `Drop::drop`, of other impl
+///   blocks carve does not split, and closures. A method of a trait from elsewhere
+///   (`<Tree<T> as core::ops::Index<_>>::index` on a private `Tree`) qualifies: no mock is made of
+///   such a trait (`mockable` wants a public trait of the crate), and the one thing read of it
+///   before that check, the receiver's address (which dependency it is), is kept;
 /// - calls that made an object (an object's history starts from the value its maker returned);
 /// - calls that read the world (`touches`: why a test is untestable, named from the call);
 /// - calls with an object of a type a test may hold (anything but a type the crate declares and
@@ -87,7 +91,15 @@ impl LeanValues {
     pub fn new(api: &CrateApi, functions: &[FunctionInfo], objects: &[ObjectInfo]) -> LeanValues {
         let functions = functions
             .iter()
-            .filter(|f| !f.path.starts_with('<') && !f.path.contains("{{closure}}"))
+            .filter(|f| !f.path.contains("{{closure}}"))
+            .filter(|f| match trait_of_impl(&f.path) {
+                None => !f.path.starts_with('<'),
+                Some(tr) => {
+                    api.declared_trait(&tr).is_none()
+                        && !f.path.ends_with(" as core::fmt::Display>::fmt")
+                        && !f.path.ends_with(" as core::ops::drop::Drop>::drop")
+                }
+            })
             .filter(|f| matches!(resolve(api, f), Target::Private))
             .map(|f| f.id)
             .collect();
@@ -141,12 +153,25 @@ impl LeanValues {
 }
 
 /// `call` with every value (arguments, result, state after) replaced by an unavailable value of
-/// the same type: the shape stays, the bytes go.
+/// the same type: the shape stays, the bytes go. A reference keeps its address (a trait call's
+/// receiver says which dependency it was made on), not what it points to.
 fn without_values(call: &mut Call) {
-    let gone = |v: &Value| Value::Unavailable {
-        ty: v.type_name().to_string(),
-        reason: VALUE_NOT_KEPT.to_string(),
-    };
+    fn gone(v: &Value) -> Value {
+        match v {
+            Value::Ref { ty, addr, target } => Value::Ref {
+                ty: ty.clone(),
+                addr: *addr,
+                target: Box::new(Value::Unavailable {
+                    ty: target.type_name().to_string(),
+                    reason: VALUE_NOT_KEPT.to_string(),
+                }),
+            },
+            other => Value::Unavailable {
+                ty: other.type_name().to_string(),
+                reason: VALUE_NOT_KEPT.to_string(),
+            },
+        }
+    }
     let blank = |args: &mut Vec<Arg>| {
         for a in args.iter_mut() {
             a.value = gone(&a.value);
@@ -765,6 +790,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_reference_keeps_its_address_and_type_when_its_values_go() {
+        let mut c = call(1, None, 1, 0, 0);
+        c.args[0].value = Value::Ref {
+            ty: "&app::T".into(),
+            addr: 0x40,
+            target: Box::new(Value::Int {
+                ty: "i32".into(),
+                value: 3,
+            }),
+        };
+        without_values(&mut c);
+        let Value::Ref { ty, addr, target } = &c.args[0].value else {
+            panic!("{c:?}");
+        };
+        assert_eq!((ty.as_str(), *addr), ("&app::T", 0x40));
+        assert!(
+            matches!(&**target, Value::Unavailable { ty, reason } if ty == "i32" && reason == VALUE_NOT_KEPT)
+        );
+    }
+
     fn values_gone(call: &Call) -> bool {
         let gone =
             |v: &Value| matches!(v, Value::Unavailable { reason, .. } if reason == VALUE_NOT_KEPT);
@@ -896,7 +942,7 @@ mod tests {
     }
 
     #[test]
-    fn lean_functions_are_the_private_ones_but_trait_methods_and_closures() {
+    fn lean_functions_are_the_private_ones_but_the_crate_traits_methods_display_and_closures() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join("src")).unwrap();
         std::fs::write(tmp.path().join("Cargo.toml"), "[package]\nname = \"mk\"\n").unwrap();
@@ -906,6 +952,10 @@ mod tests {
              struct Square { side: u64 }\n\
              impl Square { fn side2(&self) -> u64 { self.side * self.side } }\n\
              impl Shape for Square { fn area(&self) -> u64 { self.side2() } }\n\
+             impl Clone for Square { fn clone(&self) -> Square { Square { side: self.side } } }\n\
+             impl core::fmt::Display for Square {\n\
+                 fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result { write!(f, \"s\") }\n\
+             }\n\
              pub struct Open;\n\
              fn helper(x: u64) -> u64 { [x].iter().map(|v| v + 1).sum() }\n\
              pub fn area(s: &dyn Shape) -> u64 { helper(s.area()) }\n",
@@ -918,10 +968,13 @@ mod tests {
             function(2, "<mk::Square as mk::Shape>::area"),
             function(3, "mk::helper::{{closure}}"),
             function(4, "mk::area"),
+            function(5, "<mk::Square as core::clone::Clone>::clone"),
+            function(6, "<mk::Square as core::fmt::Display>::fmt"),
         ];
         // The trait method of the private type is private to the planner too: the path is what
         // keeps its values (a parent's test mocks it with them).
         assert!(matches!(resolve(&api, &fns[2]), Target::Private));
+        assert!(matches!(resolve(&api, &fns[6]), Target::Private));
         let object = |id: u64, ty: &str| ObjectInfo {
             id: carve_storage::ObjectId(id),
             type_name: ty.into(),
@@ -937,9 +990,10 @@ mod tests {
                 object(3, "alloc::string::String"),
             ],
         );
+        // A std trait's method on the private type (no mock is made of it) may go.
         assert_eq!(
             lean.functions,
-            HashSet::from([FunctionId(0), FunctionId(1)])
+            HashSet::from([FunctionId(0), FunctionId(1), FunctionId(5)])
         );
         assert_eq!(
             lean.private_objects,
