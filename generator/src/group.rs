@@ -38,7 +38,6 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-
 use std::path::Path;
 
 use carve_storage::{
@@ -128,11 +127,6 @@ impl LeanValues {
             functions,
             objects,
         ))
-    }
-
-    /// How many functions' calls may lose their values.
-    pub fn functions(&self) -> usize {
-        self.functions.len()
     }
 
     /// Whether `call`'s values may go (see the type's documentation); `creator`: it made an
