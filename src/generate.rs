@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use carve_generator::{GenerateOptions, GroupedTrace, Grouper, PlanOptions, Report, Verify};
+use carve_generator::{
+    GenerateOptions, GroupedTrace, Grouper, LeanValues, PlanOptions, Report, Verify,
+};
 use carve_storage::{CallRange, Store};
 
 use crate::args::{Format, GenerateArgs};
@@ -46,9 +48,20 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
     let mut grouped = if a.all || a.whole_trace {
         GroupedTrace::whole(store.load_trace(run)?)
     } else {
-        let mut grouper = Grouper::new(store.run(run)?, store.functions(run)?, store.objects(run)?);
+        let (functions, objects) = (store.functions(run)?, store.objects(run)?);
+        // With the crate given, the calls no test can make lose their values once grouped
+        // (memory follows what can be written). A crate that does not load keeps them all: its
+        // error is reported where it always was, after the trace is read.
+        let lean = a
+            .crate_dir
+            .as_deref()
+            .and_then(|dir| LeanValues::load(dir, &functions, &objects).ok());
+        let mut grouper = Grouper::new(store.run(run)?, functions, objects);
         if let Some(n) = max_per_function {
             grouper = grouper.max_per_function(n);
+        }
+        if let Some(lean) = lean {
+            grouper = grouper.lean_values(lean);
         }
         let read = crate::progress::Counter::start(&format!("reading the calls of run {}", run.0));
         store.each_call(run, CallRange::default(), |call| {

@@ -28,14 +28,156 @@
 //! the program's functions, not by the trace's length: the keys remembered are at most
 //! `N × (1 + ROWS_PER_CAP)` per function, and the calls kept are the first N, the rows, the
 //! calls that are not quiet and the calls above them.
+//!
+//! Values follow what can be written ([`LeanValues`], `generate --crate`): a call kept whose
+//! function no test can call (`Target::Private`) and whose values no rule reads keeps its
+//! shape (argument names, types, outcome, objects) but not its values, once the grouper has
+//! decided about it. Its key was computed from the full values, and later calls are compared
+//! with it through a 128-bit digest of them, so grouping and every count are as with the values.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+use std::path::Path;
 
-use carve_storage::{Call, CallId, FunctionId, FunctionInfo, ObjectInfo, Run, Trace};
+use carve_storage::{
+    Arg, Call, CallId, FunctionId, FunctionInfo, ObjectId, ObjectInfo, Run, Trace, Value,
+};
 
+use crate::api::CrateApi;
+use crate::call::{resolve, trait_of_impl, Target};
+use crate::error::GenerateError;
+use crate::literal::strip_generics;
 use crate::table::ROWS_PER_CAP;
+
+/// Why a kept call's value is [`Value::Unavailable`]: the grouper let it go (see [`LeanValues`]).
+pub const VALUE_NOT_KEPT: &str = "not kept: no test calls this function";
+
+/// Which calls' values [`Grouper`] may let go once it decided about them: calls no test can
+/// make and whose values no planning rule reads.
+///
+/// A call qualifies when its function resolves to `Target::Private` (the planner counts such
+/// calls as private and reads nothing else of them) and it is none of the calls whose values a
+/// rule reads although no test makes them:
+/// - calls of methods of the crate's own traits (`<T as Trait>::m`, private `T` included: a
+///   parent's test replays them through a mock of the trait with their recorded arguments and
+///   results), of `Display::fmt` (the texts observations use) and `Drop::drop`, of other impl
+///   blocks carve does not split, and closures. A method of a trait from elsewhere
+///   (`<Tree<T> as core::ops::Index<_>>::index` on a private `Tree`) qualifies: no mock is made of
+///   such a trait (`mockable` wants a public trait of the crate), and the one thing read of it
+///   before that check, the receiver's address (which dependency it is), is kept;
+/// - calls that made an object (an object's history starts from the value its maker returned);
+/// - calls that read the world (`touches`: why a test is untestable, named from the call);
+/// - calls with an object of a type a test may hold (anything but a type the crate declares and
+///   does not make public): an object's history (`history.rs`, `moved_from`) reads the states
+///   of every call on objects of the rebuilt object's type;
+/// - calls with a `self` that is not such a private object: a handle chain (`scenario.rs`,
+///   `handle_chain`) ends at the next call on the object, private or not, and takes its state.
+///
+/// What such a call keeps, argument names and types, outcome, objects, is what the other rules
+/// look at (`holding_call` goes up through calls on the same object and needs a public call
+/// around it, which these are not).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeanValues {
+    /// Functions no test calls: private, not trait methods, not closures.
+    functions: HashSet<FunctionId>,
+    /// Objects of types the crate declares and keeps private.
+    private_objects: HashSet<ObjectId>,
+}
+
+impl LeanValues {
+    /// Classifies a run's functions and objects against the crate's API.
+    pub fn new(api: &CrateApi, functions: &[FunctionInfo], objects: &[ObjectInfo]) -> LeanValues {
+        let functions = functions
+            .iter()
+            .filter(|f| !f.path.contains("{{closure}}"))
+            .filter(|f| match trait_of_impl(&f.path) {
+                None => !f.path.starts_with('<'),
+                Some(tr) => {
+                    api.declared_trait(&tr).is_none()
+                        && !f.path.ends_with(" as core::fmt::Display>::fmt")
+                        && !f.path.ends_with(" as core::ops::drop::Drop>::drop")
+                }
+            })
+            .filter(|f| matches!(resolve(api, f), Target::Private))
+            .map(|f| f.id)
+            .collect();
+        let private_objects = objects
+            .iter()
+            .filter(|o| {
+                let base = strip_generics(&o.type_name);
+                api.declared_type(base).is_some() && api.public_type(base).is_none()
+            })
+            .map(|o| o.id)
+            .collect();
+        LeanValues {
+            functions,
+            private_objects,
+        }
+    }
+
+    /// [`LeanValues::new`] with the API of the crate in `crate_dir`.
+    pub fn load(
+        crate_dir: &Path,
+        functions: &[FunctionInfo],
+        objects: &[ObjectInfo],
+    ) -> Result<LeanValues, GenerateError> {
+        Ok(LeanValues::new(
+            &CrateApi::load(crate_dir)?,
+            functions,
+            objects,
+        ))
+    }
+
+    /// Whether `call`'s values may go (see the type's documentation); `creator`: it made an
+    /// object.
+    fn may_drop_values(&self, call: &Call, creator: bool) -> bool {
+        let private_object =
+            |o: &carve_storage::ArgObject| self.private_objects.contains(&o.object);
+        self.functions.contains(&call.function)
+            && !creator
+            && call.touches.is_empty()
+            && call.objects.iter().all(private_object)
+            && (call.arg("self").is_none()
+                || call
+                    .objects
+                    .iter()
+                    .any(|o| o.arg == "self" && private_object(o)))
+    }
+}
+
+/// `call` with every value (arguments, result, state after) replaced by an unavailable value of
+/// the same type: the shape stays, the bytes go. A reference keeps its address (a trait call's
+/// receiver says which dependency it was made on), not what it points to.
+fn without_values(call: &mut Call) {
+    fn gone(v: &Value) -> Value {
+        match v {
+            Value::Ref { ty, addr, target } => Value::Ref {
+                ty: ty.clone(),
+                addr: *addr,
+                target: Box::new(Value::Unavailable {
+                    ty: target.type_name().to_string(),
+                    reason: VALUE_NOT_KEPT.to_string(),
+                }),
+            },
+            other => Value::Unavailable {
+                ty: other.type_name().to_string(),
+                reason: VALUE_NOT_KEPT.to_string(),
+            },
+        }
+    }
+    let blank = |args: &mut Vec<Arg>| {
+        for a in args.iter_mut() {
+            a.value = gone(&a.value);
+        }
+        args.shrink_to_fit();
+    };
+    blank(&mut call.args);
+    blank(&mut call.after);
+    if let Some(ret) = &mut call.ret {
+        *ret = gone(ret);
+    }
+}
 
 /// A trace with equivalent calls grouped: the calls kept, and for each representative the
 /// calls counted under it.
@@ -137,6 +279,11 @@ pub struct Grouper {
     over_max_per_function: BTreeMap<FunctionId, usize>,
     /// Quiet distinct calls past the cap, kept for table rows.
     rows: BTreeMap<CallId, Call>,
+    /// Calls whose values may go once decided about (none unless [`Grouper::lean_values`]).
+    lean: LeanValues,
+    /// Kept calls (or rows) whose values went: the digest of those values, to compare later
+    /// calls with.
+    digests: HashMap<CallId, u128>,
 }
 
 impl Grouper {
@@ -163,7 +310,16 @@ impl Grouper {
             distinct: HashMap::new(),
             over_max_per_function: BTreeMap::new(),
             rows: BTreeMap::new(),
+            lean: LeanValues::default(),
+            digests: HashMap::new(),
         }
+    }
+
+    /// Lets go of the values of the calls `lean` names once they are decided about (kept or
+    /// kept aside as rows): the planner never reads them.
+    pub fn lean_values(mut self, lean: LeanValues) -> Grouper {
+        self.lean = lean;
+        self
     }
 
     /// Keeps for planning only the first `n` distinct calls of each function, and those that
@@ -241,7 +397,7 @@ impl Grouper {
         let first = seen.get(&key).copied();
         if let Some(first) = first {
             let same = droppable
-                && same_call(&self.kept[&first], &self.kept[&done.id])
+                && self.same_as(first, &self.kept[&done.id])
                 && self.below.get(&first).map_or(0, Vec::len) == done.below.len();
             if same {
                 self.drop_onto(first, done.id, &done.below);
@@ -252,11 +408,7 @@ impl Grouper {
             let known = self.distinct.entry(function).or_default();
             match known.get(&key).copied() {
                 Some(rep) if rep != done.id && quiet => {
-                    let equal = self
-                        .kept
-                        .get(&rep)
-                        .or_else(|| self.rows.get(&rep))
-                        .is_some_and(|r| same_call(r, &self.kept[&done.id]));
+                    let equal = self.same_as(rep, &self.kept[&done.id]);
                     self.kept.remove(&done.id);
                     if equal {
                         self.equivalent.entry(rep).or_default().push(done.id);
@@ -271,7 +423,8 @@ impl Grouper {
                 }
                 None if quiet && known.len() < max.saturating_mul(1 + ROWS_PER_CAP) => {
                     known.insert(key, done.id);
-                    if let Some(call) = self.kept.remove(&done.id) {
+                    if let Some(mut call) = self.kept.remove(&done.id) {
+                        let_values_go(&self.lean, &self.creators, &mut self.digests, &mut call);
                         self.rows.insert(done.id, call);
                     }
                     return;
@@ -301,6 +454,21 @@ impl Grouper {
         if !done.below.is_empty() {
             self.below.insert(done.id, done.below);
         }
+        if let Some(call) = self.kept.get_mut(&done.id) {
+            let_values_go(&self.lean, &self.creators, &mut self.digests, call);
+        }
+    }
+
+    /// Whether the kept call (or row) `rep` is the same call as `call` (see [`same_call`]),
+    /// through the digest of its values when they went.
+    fn same_as(&self, rep: CallId, call: &Call) -> bool {
+        let Some(r) = self.kept.get(&rep).or_else(|| self.rows.get(&rep)) else {
+            return false;
+        };
+        match self.digests.get(&rep) {
+            None => same_call(r, call),
+            Some(&digest) => same_shape(r, call) && digest == values_digest(call),
+        }
     }
 
     /// Drops `call` and the kept calls below it, each counted under its counterpart in
@@ -315,11 +483,25 @@ impl Grouper {
         {
             self.kept.remove(&dropped);
             self.below.remove(&dropped);
+            self.digests.remove(&dropped);
             let mut moved = self.equivalent.remove(&dropped).unwrap_or_default();
             let list = self.equivalent.entry(onto).or_default();
             list.push(dropped);
             list.append(&mut moved);
         }
+    }
+}
+
+/// Drops `call`'s values when `lean` allows (see [`LeanValues`]), remembering their digest.
+fn let_values_go(
+    lean: &LeanValues,
+    creators: &HashSet<CallId>,
+    digests: &mut HashMap<CallId, u128>,
+    call: &mut Call,
+) {
+    if lean.may_drop_values(call, creators.contains(&call.id)) {
+        digests.insert(call.id, values_digest(call));
+        without_values(call);
     }
 }
 
@@ -347,13 +529,29 @@ fn key(call: &Call, kids: u128) -> u128 {
 
 /// The same values, compared exactly (the key is only a hash).
 fn same_call(a: &Call, b: &Call) -> bool {
+    same_shape(a, b) && a.args == b.args && a.ret == b.ret && a.after == b.after
+}
+
+/// The same function, outcome, objects and reads of the world: what [`same_call`] compares
+/// besides the values.
+fn same_shape(a: &Call, b: &Call) -> bool {
     a.function == b.function
-        && a.args == b.args
         && a.outcome == b.outcome
-        && a.ret == b.ret
-        && a.after == b.after
         && a.objects == b.objects
         && a.touches == b.touches
+}
+
+/// The values [`without_values`] lets go (arguments, result, state after), hashed to 128 bits
+/// with other salts than [`key`]'s.
+fn values_digest(call: &Call) -> u128 {
+    let values = serde_json::to_string(&(&call.args, &call.ret, &call.after)).unwrap_or_default();
+    let half = |salt: u8| {
+        let mut h = DefaultHasher::new();
+        salt.hash(&mut h);
+        values.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(3)) << 64) | u128::from(half(4))
 }
 
 #[cfg(test)]
@@ -575,5 +773,225 @@ mod tests {
             BTreeMap::from([(FunctionId(1), 5)])
         );
         assert_eq!(t.recorded_calls(), 19);
+    }
+
+    /// `f` (function 1) and `g` (function 2) as functions whose values may go, and object 7
+    /// as one of a private type.
+    fn lean() -> LeanValues {
+        LeanValues {
+            functions: HashSet::from([FunctionId(1), FunctionId(2)]),
+            private_objects: HashSet::from([carve_storage::ObjectId(7)]),
+        }
+    }
+
+    #[test]
+    fn a_reference_keeps_its_address_and_type_when_its_values_go() {
+        let mut c = call(1, None, 1, 0, 0);
+        c.args[0].value = Value::Ref {
+            ty: "&app::T".into(),
+            addr: 0x40,
+            target: Box::new(Value::Int {
+                ty: "i32".into(),
+                value: 3,
+            }),
+        };
+        without_values(&mut c);
+        let Value::Ref { ty, addr, target } = &c.args[0].value else {
+            panic!("{c:?}");
+        };
+        assert_eq!((ty.as_str(), *addr), ("&app::T", 0x40));
+        assert!(
+            matches!(&**target, Value::Unavailable { ty, reason } if ty == "i32" && reason == VALUE_NOT_KEPT)
+        );
+    }
+
+    fn values_gone(call: &Call) -> bool {
+        let gone =
+            |v: &Value| matches!(v, Value::Unavailable { reason, .. } if reason == VALUE_NOT_KEPT);
+        call.args.iter().all(|a| gone(&a.value)) && call.ret.as_ref().is_none_or(gone)
+    }
+
+    /// Groups `calls` with a cap of 1 with and without lean values.
+    fn both_ways(calls: &[Call]) -> (GroupedTrace, GroupedTrace) {
+        let run_with = |lean_values: Option<LeanValues>| {
+            let mut g = Grouper::new(run(), functions(), vec![]).max_per_function(1);
+            if let Some(l) = lean_values {
+                g = g.lean_values(l);
+            }
+            for c in calls {
+                g.push(c.clone());
+            }
+            g.finish()
+        };
+        (run_with(None), run_with(Some(lean())))
+    }
+
+    #[test]
+    fn lean_values_group_and_count_every_call_as_the_full_values_do() {
+        let mut calls = vec![call(1, None, 0, 0, 0)];
+        // Equal siblings (the first one's values are gone when the second closes), distinct
+        // calls over the cap (rows, then counted), equal calls under another parent.
+        for (n, x) in [5, 5, 6, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 6]
+            .into_iter()
+            .enumerate()
+        {
+            calls.push(call(2 + n as u64, Some(1), 1, x, 2 * x));
+        }
+        calls.push(call(30, Some(1), 2, 0, 0));
+        calls.push(call(31, Some(30), 1, 5, 10));
+        calls.push(call(32, Some(30), 1, 6, 12));
+        let (full, lean) = both_ways(&calls);
+        assert_eq!(ids(&lean), ids(&full));
+        assert_eq!(lean.equivalent, full.equivalent);
+        assert!(!full.equivalent.is_empty());
+        assert_eq!(lean.over_max_per_function, full.over_max_per_function);
+        assert!(!full.over_max_per_function.is_empty());
+        let row_ids = |t: &GroupedTrace| t.rows.iter().map(|c| c.id).collect::<Vec<_>>();
+        assert_eq!(row_ids(&lean), row_ids(&full));
+        assert_eq!(lean.recorded_calls(), full.recorded_calls());
+        // f's and g's kept calls and rows lost their values, keeping their shape; main did not.
+        for c in lean.trace.calls.iter().chain(&lean.rows) {
+            let f = &full
+                .trace
+                .calls
+                .iter()
+                .chain(&full.rows)
+                .find(|k| k.id == c.id)
+                .unwrap();
+            assert_eq!(values_gone(c), c.function != FunctionId(0), "{c:?}");
+            assert_eq!(c.args.len(), f.args.len());
+            assert_eq!(c.args[0].name, f.args[0].name);
+            assert_eq!(c.args[0].value.type_name(), f.args[0].value.type_name());
+            assert_eq!(c.outcome, f.outcome);
+        }
+    }
+
+    #[test]
+    fn a_call_equal_but_for_values_is_not_taken_for_one_whose_values_went() {
+        // 2 and 3 differ only in their result: never equivalent, 2's values gone or not.
+        let (full, lean) = both_ways(&[
+            call(1, None, 0, 0, 0),
+            call(2, Some(1), 1, 5, 10),
+            call(3, Some(1), 1, 5, 11),
+        ]);
+        assert_eq!(ids(&lean), ids(&full));
+        assert_eq!(lean.equivalent, full.equivalent);
+        assert!(lean.equivalent.is_empty());
+    }
+
+    #[test]
+    fn values_stay_on_calls_a_rule_reads_even_of_private_functions() {
+        let creator = call(2, Some(1), 1, 1, 1);
+        let mut touches = call(3, Some(1), 1, 2, 2);
+        touches.touches = vec!["clock: std::time::SystemTime::now".into()];
+        let with_object = |id: u64, arg: &str, object: u64| {
+            let mut c = call(id, Some(1), 2, id as i128, 0);
+            c.objects = vec![carve_storage::ArgObject {
+                arg: arg.into(),
+                object: carve_storage::ObjectId(object),
+            }];
+            c
+        };
+        // An object of a type a test may hold (8): its history reads the call's states.
+        let public_object = with_object(4, "x", 8);
+        let private_object = with_object(5, "x", 7);
+        // A `self` that is no private object: a handle chain may end at this call.
+        let mut untracked_self = call(6, Some(1), 2, 6, 0);
+        untracked_self.args[0].name = "self".into();
+        let mut private_self = with_object(7, "self", 7);
+        private_self.args[0].name = "self".into();
+        let trait_method = call(8, Some(1), 3, 8, 8);
+        let mut g = Grouper::new(
+            run(),
+            functions(),
+            vec![ObjectInfo {
+                id: carve_storage::ObjectId(9),
+                type_name: "app::A".into(),
+                addr: 0x10,
+                created_by: Some(CallId(2)),
+            }],
+        )
+        .lean_values(lean());
+        for c in [
+            call(1, None, 0, 0, 0),
+            creator,
+            touches,
+            public_object,
+            private_object,
+            untracked_self,
+            private_self,
+            trait_method,
+        ] {
+            g.push(c);
+        }
+        let t = g.finish();
+        let gone: Vec<u64> = t
+            .trace
+            .calls
+            .iter()
+            .filter(|c| values_gone(c))
+            .map(|c| c.id.0)
+            .collect();
+        assert_eq!(gone, [5, 7]);
+    }
+
+    #[test]
+    fn lean_functions_are_the_private_ones_but_the_crate_traits_methods_display_and_closures() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("src")).unwrap();
+        std::fs::write(tmp.path().join("Cargo.toml"), "[package]\nname = \"mk\"\n").unwrap();
+        std::fs::write(
+            tmp.path().join("src/lib.rs"),
+            "pub trait Shape { fn area(&self) -> u64; }\n\
+             struct Square { side: u64 }\n\
+             impl Square { fn side2(&self) -> u64 { self.side * self.side } }\n\
+             impl Shape for Square { fn area(&self) -> u64 { self.side2() } }\n\
+             impl Clone for Square { fn clone(&self) -> Square { Square { side: self.side } } }\n\
+             impl core::fmt::Display for Square {\n\
+                 fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result { write!(f, \"s\") }\n\
+             }\n\
+             pub struct Open;\n\
+             fn helper(x: u64) -> u64 { [x].iter().map(|v| v + 1).sum() }\n\
+             pub fn area(s: &dyn Shape) -> u64 { helper(s.area()) }\n",
+        )
+        .unwrap();
+        let api = CrateApi::load(tmp.path()).unwrap();
+        let fns = vec![
+            function(0, "mk::helper"),
+            function(1, "mk::Square::side2"),
+            function(2, "<mk::Square as mk::Shape>::area"),
+            function(3, "mk::helper::{{closure}}"),
+            function(4, "mk::area"),
+            function(5, "<mk::Square as core::clone::Clone>::clone"),
+            function(6, "<mk::Square as core::fmt::Display>::fmt"),
+        ];
+        // The trait method of the private type is private to the planner too: the path is what
+        // keeps its values (a parent's test mocks it with them).
+        assert!(matches!(resolve(&api, &fns[2]), Target::Private));
+        assert!(matches!(resolve(&api, &fns[6]), Target::Private));
+        let object = |id: u64, ty: &str| ObjectInfo {
+            id: carve_storage::ObjectId(id),
+            type_name: ty.into(),
+            addr: id,
+            created_by: None,
+        };
+        let lean = LeanValues::new(
+            &api,
+            &fns,
+            &[
+                object(1, "mk::Square"),
+                object(2, "mk::Open"),
+                object(3, "alloc::string::String"),
+            ],
+        );
+        // A std trait's method on the private type (no mock is made of it) may go.
+        assert_eq!(
+            lean.functions,
+            HashSet::from([FunctionId(0), FunctionId(1), FunctionId(5)])
+        );
+        assert_eq!(
+            lean.private_objects,
+            HashSet::from([carve_storage::ObjectId(1)])
+        );
     }
 }

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use carve_storage::{CallId, FunctionId, Language, Trace};
 use serde::Serialize;
 
-pub use crate::group::{GroupedTrace, Grouper};
+pub use crate::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 pub use crate::progress::{Progress, Step};
 pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
