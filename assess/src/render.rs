@@ -57,6 +57,8 @@ pub fn human(r: &Report) -> String {
                     runs,
                     test,
                     reason,
+                    diagnosis,
+                    not_diagnosed,
                 } => {
                     let by = test
                         .as_deref()
@@ -67,6 +69,18 @@ pub fn human(r: &Report) -> String {
                         "FLAKY        {} -> {}: detected in {detected} of {runs} runs{by} ({reason})",
                         f.function, t.value
                     );
+                    if let Some(d) = diagnosis {
+                        let _ = writeln!(
+                            out,
+                            "    in the runs where it went undetected, {}: {}",
+                            d.kind.label(),
+                            d.evidence
+                        );
+                        let _ = writeln!(out, "    suggestion: {}", d.suggestion);
+                    }
+                    if let Some(why) = not_diagnosed {
+                        let _ = writeln!(out, "    not diagnosed: {why}");
+                    }
                 }
                 Verdict::NotRun { reason } => {
                     let _ = writeln!(out, "not run      {} -> {}: {reason}", f.function, t.value);
@@ -131,10 +145,27 @@ pub fn junit(r: &Report) -> String {
                         .unwrap_or_else(|| "every test passed".into());
                     let _ = write!(out, "<failure message=\"undetected: {}\"/>", xml(&message));
                 }
-                Verdict::Flaky { detected, runs, .. } => {
+                Verdict::Flaky {
+                    detected,
+                    runs,
+                    diagnosis,
+                    ..
+                } => {
+                    let why = diagnosis
+                        .as_ref()
+                        .map(|d| {
+                            format!(
+                                "; where undetected, {}: {} ({})",
+                                d.kind.label(),
+                                d.evidence,
+                                d.suggestion
+                            )
+                        })
+                        .unwrap_or_default();
                     let _ = write!(
                         out,
-                        "<failure message=\"flaky: detected in {detected} of {runs} runs\"/>"
+                        "<failure message=\"flaky: detected in {detected} of {runs} runs{}\"/>",
+                        xml(&why)
                     );
                 }
                 Verdict::NotRun { reason } => {
