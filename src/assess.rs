@@ -196,6 +196,9 @@ const RUNAWAY_FLOOR: u64 = 10_000;
 struct Limit {
     time: Duration,
     why: String,
+    /// Each test's recorded time, in seconds: a test running longer than [`Limit::for_test`]
+    /// of it is a hang too, however much of the whole limit is left.
+    tests: BTreeMap<String, f64>,
 }
 
 /// A hang is a run that takes this many times as long as the recorded run of the same tests...
@@ -209,7 +212,20 @@ impl Limit {
         Limit {
             time: Duration::from_secs_f64(seconds),
             why: format!("limit {seconds:.1} s, from --timeout"),
+            tests: BTreeMap::new(),
         }
+    }
+
+    /// The limit of one test of `tests`, and why.
+    fn for_test(&self, test: &str) -> Option<(Duration, String)> {
+        let seconds = *self.tests.get(test)?;
+        let limit = TIMEOUT_FLOOR_SECS + TIMEOUT_FACTOR * seconds;
+        Some((
+            Duration::from_secs_f64(limit),
+            format!(
+                "limit {limit:.1} s: {TIMEOUT_FLOOR_SECS} s + {TIMEOUT_FACTOR} × {seconds:.2} s, the time {test} took when recorded"
+            ),
+        ))
     }
 
     /// From the recorded time of what the run will do (`what` says what that was).
@@ -220,6 +236,7 @@ impl Limit {
             why: format!(
                 "limit {limit:.1} s: {TIMEOUT_FLOOR_SECS} s + {TIMEOUT_FACTOR} × {seconds:.2} s, {what}"
             ),
+            tests: BTreeMap::new(),
         }
     }
 }
@@ -315,15 +332,37 @@ fn run_recorded(
         None => None,
     };
     let done = Arc::new(AtomicBool::new(false));
-    let timed_out = Arc::new(AtomicBool::new(false));
+    // Why the watchdog killed the run, when it did.
+    let timed_out: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let watchdog = timeout.map(|limit| {
-        let limit = limit.time;
+        let limit = limit.clone();
         let (done, timed_out) = (done.clone(), timed_out.clone());
+        let output = output.to_path_buf();
         std::thread::spawn(move || {
             let start = Instant::now();
+            // The test libtest says is running, since when.
+            let mut running: Option<(String, Instant)> = None;
+            let mut polls = 0u32;
             while !done.load(Ordering::SeqCst) {
-                if start.elapsed() >= limit {
-                    timed_out.store(true, Ordering::SeqCst);
+                let mut why = (start.elapsed() >= limit.time).then(|| limit.why.clone());
+                polls += 1;
+                if why.is_none() && !limit.tests.is_empty() && polls.is_multiple_of(5) {
+                    let now = std::fs::read_to_string(&output)
+                        .ok()
+                        .and_then(|o| carve_assess::running_test(&o));
+                    if running.as_ref().map(|r| &r.0) != now.as_ref() {
+                        running = now.map(|t| (t, Instant::now()));
+                    }
+                    if let Some((test, since)) = &running {
+                        if let Some((time, reason)) = limit.for_test(test) {
+                            why = (since.elapsed() >= time).then_some(reason);
+                        }
+                    }
+                }
+                if let Some(why) = why {
+                    if let Ok(mut t) = timed_out.lock() {
+                        *t = Some(why);
+                    }
                     let _ = nix::sys::signal::kill(
                         nix::unistd::Pid::from_raw(pid),
                         nix::sys::signal::Signal::SIGKILL,
@@ -357,9 +396,13 @@ fn run_recorded(
     let seconds = started.elapsed().as_secs_f64();
     let output = std::fs::read_to_string(output).unwrap_or_default();
     let end = match result {
-        _ if timed_out.load(Ordering::SeqCst) => RunEnd::TimedOut {
+        _ if timed_out.lock().is_ok_and(|t| t.is_some()) => RunEnd::TimedOut {
             seconds,
-            limit: timeout.map(|l| l.why.clone()).unwrap_or_default(),
+            limit: timed_out
+                .lock()
+                .ok()
+                .and_then(|mut t| t.take())
+                .unwrap_or_default(),
         },
         _ if runaway.is_some() => RunEnd::Runaway {
             calls: runaway.as_ref().map_or(0, |r| r.calls),
@@ -489,18 +532,19 @@ fn assess_binary(
         let limit = match a.timeout {
             Some(secs) => Limit::given(secs),
             None => {
-                let nanos: u64 = reaching
+                let each: BTreeMap<String, f64> = reaching
                     .iter()
-                    .filter_map(|t| original.tests.get(t))
-                    .map(|t| t.nanos)
-                    .sum();
-                Limit::from_recorded(
-                    nanos as f64 / 1e9,
+                    .filter_map(|t| Some((t.clone(), original.tests.get(t)?.nanos as f64 / 1e9)))
+                    .collect();
+                let mut limit = Limit::from_recorded(
+                    each.values().sum(),
                     &format!(
                         "the time the {} tests reaching it took when recorded",
                         reaching.len()
                     ),
-                )
+                );
+                limit.tests = each;
+                limit
             }
         };
         for extreme in &extremes {

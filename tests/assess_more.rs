@@ -59,11 +59,12 @@ fn verdict<'r>(
 }
 
 /// `Meter::step -> 0` makes `ticks_to`'s loop endless without calling `step` again, so the
-/// runaway-loop count never stops it: the timeout does, and the timeout is the one made from
-/// the time the one test reaching `step` took when recorded, not from the whole run of the
-/// tests (which includes a test that sleeps a second and never reaches `step`).
+/// runaway-loop count never stops it: the timeout does, and the limit that stops it is the
+/// hanging test's own (2 s + 5 × its recorded time), not the run's, which also counts the other
+/// test reaching `step`, one that sleeps a second first (libtest runs it first).
 #[test]
-fn an_endless_loop_that_never_calls_the_forced_function_again_times_out_on_its_tests_limit() {
+fn an_endless_loop_that_never_calls_the_forced_function_again_times_out_on_the_hanging_test_s_own_limit(
+) {
     let (_tmp, dir) = small_crate(
         "meter",
         &[(
@@ -103,8 +104,9 @@ mod tests {
     }
 
     #[test]
-    fn a_slow_test_that_needs_no_meter() {
+    fn a_slow_reading_of_the_step() {
         std::thread::sleep(std::time::Duration::from_secs(1));
+        let _ = Meter::with_step(3).step();
     }
 }
 "#,
@@ -119,7 +121,8 @@ mod tests {
     assert!(reason.starts_with("timed out after "), "{reason}");
     assert!(
         reason.contains(": 2 s + 5 × ")
-            && reason.ends_with(" s, the time the 1 tests reaching it took when recorded)"),
+            && reason
+                .ends_with(" s, the time tests::ten_takes_five_steps_of_two took when recorded)"),
         "{reason}"
     );
     // The other value is caught by the assertion, as any failing test is.

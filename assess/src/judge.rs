@@ -28,15 +28,20 @@ pub enum RunEnd {
 
 /// Detected when a test failed, the binary crashed or timed out; undetected when it exited 0
 /// after running tests.
-pub fn judge(end: &RunEnd, output: &str) -> Verdict {
-    // With --test-threads=1 libtest prints `test NAME ... ` before running NAME: a test with no
-    // result yet is the one running when the process died.
-    let running = output
+/// The test running when libtest printed `output` (with `--test-threads=1` it prints
+/// `test NAME ... ` before running NAME, the result after): the last one with no result yet.
+pub fn running_test(output: &str) -> Option<String> {
+    output
         .lines()
         .filter_map(|l| l.strip_prefix("test "))
         .next_back()
         .filter(|l| l.trim_end().ends_with("..."))
-        .map(|l| l.trim_end().trim_end_matches("...").trim().to_string());
+        .map(|l| l.trim_end().trim_end_matches("...").trim().to_string())
+}
+
+pub fn judge(end: &RunEnd, output: &str) -> Verdict {
+    // A test with no result yet is the one running when the process died.
+    let running = running_test(output);
     match end {
         RunEnd::Exited(0) => {
             let results = libtest::results(output);
