@@ -343,3 +343,57 @@ fn a_fee_can_be_computed() {
         );
     }
 }
+
+/// A flaky transformation every diagnosis run catches too has no run to compare: the report
+/// says so instead of a diagnosis. The test checks `bump`'s effect on every run but the first
+/// (the tests as they are) and the third (the second run under the transformation), so
+/// `bump -> ()` is caught in 1 of 2 runs and by both runs recorded to diagnose it.
+#[test]
+fn a_flaky_transformation_caught_by_every_diagnosis_run_says_why_it_has_no_diagnosis() {
+    let (_tmp, dir) = small_crate(
+        "oddrun",
+        &[(
+            "src/lib.rs",
+            r#"pub fn bump(count: &mut u32) {
+    *count += 1;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bump_is_checked_on_most_runs() {
+        let mut count = 0;
+        super::bump(&mut count);
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runs");
+        let runs: u32 = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+            + 1;
+        std::fs::write(&file, runs.to_string()).unwrap();
+        if runs != 1 && runs != 3 {
+            assert_eq!(count, 1);
+        }
+    }
+}
+"#,
+        )],
+    );
+    let (code, report, err) = assess(&dir, &["--runs", "2"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v = verdict(&report, "oddrun::bump", "()");
+    assert_eq!(v["verdict"], "flaky", "{v:#}");
+    assert_eq!(
+        (v["detected"].as_u64(), v["runs"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert!(v.get("diagnosis").is_none(), "{v:#}");
+    assert_eq!(
+        v["not_diagnosed"],
+        "each of the 2 runs recorded to diagnose it detected it: no run where it went undetected to compare with the original"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("runs")).unwrap().trim(),
+        "5"
+    );
+}
