@@ -178,3 +178,52 @@ pub fn junit(r: &Report) -> String {
     out.push_str("</testsuite></testsuites>\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Diagnosis, FunctionAssessed, Kind, Transformation};
+
+    #[test]
+    fn a_flaky_transformation_shows_the_diagnosis_of_its_undetected_runs_as_such() {
+        let diagnosis = Diagnosis {
+            kind: Kind::WeakOracle,
+            test: Some("tests::t".into()),
+            evidence: "tests::t: w::answer returned 42 and now returns 0, and the test asserts nothing about it".into(),
+            suggestion: "check the result: assert_eq!(w::answer(..), 42)".into(),
+            witnesses: Vec::new(),
+        };
+        let mut report = Report {
+            functions: vec![FunctionAssessed {
+                function: "w::answer".into(),
+                file: None,
+                line: None,
+                tests: vec!["tests::t".into()],
+                skipped: None,
+                transformations: vec![Transformation {
+                    value: "0".into(),
+                    verdict: Verdict::Flaky {
+                        detected: 1,
+                        runs: 2,
+                        test: Some("tests::t".into()),
+                        reason: "failed: boom".into(),
+                        diagnosis: Some(diagnosis),
+                        not_diagnosed: None,
+                    },
+                    seconds: 0.1,
+                    runs: 2,
+                    written: None,
+                }],
+            }],
+            ..Report::default()
+        };
+        report.summarise();
+        let text = human(&report);
+        assert!(
+            text.starts_with(
+                "FLAKY        w::answer -> 0: detected in 1 of 2 runs by tests::t (failed: boom)\n    in the runs where it went undetected, weak-oracle: tests::t: w::answer returned 42 and now returns 0, and the test asserts nothing about it\n    suggestion: check the result: assert_eq!(w::answer(..), 42)\n"
+            ),
+            "{text}"
+        );
+    }
+}
