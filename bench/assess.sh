@@ -6,7 +6,11 @@
 # cargo mutants runs only its function-value mutants ("replace f -> T with V", genre FnValue:
 # operator and match-arm mutants, "replace == with != in f" and "delete ... in f", are excluded
 # by name); both tools start from a fresh copy of the
-# crate with no target directory, so both times include building the tests.
+# crate with no target directory, so both times include building the tests (cold, the default).
+# With WARM=1 each tool's copy has its tests built already by `cargo test --no-run` (not timed),
+# so only each tool's own per-crate work is timed: cargo mutants runs `--in-place` in its copy,
+# its documented way to reuse a built target/ (a copy of the tree it makes elsewhere rebuilds
+# everything; book/src/in-place.md), carve assesses its copy where it is.
 # Caught and timeout are "detected", missed is "undetected"; unviable mutants (they do not
 # compile) are left out; carve's skipped functions make no transformation. cargo test runs the
 # lib, bin and integration tests (not doctests, which carve does not run).
@@ -16,7 +20,7 @@
 #   pins (its source from cargo's registry, through `cargo fetch`, tests as published).
 #   Default: fixtures/assessed shlex hex bytesize.
 # Environment: CARGO_TARGET_DIR (where carve is built; default <repo>/target), CARVE (prebuilt),
-# KEEP=1 (leave the scratch directory, with both tools' outputs), RUNS (carve's --runs; default
+# KEEP=1 (leave the scratch directory, with both tools' outputs), WARM=1 (see above), RUNS (carve's --runs; default
 # 1, the one run per mutant cargo mutants makes; carve's own default is 3). Flaky verdicts
 # (runs that disagree) count as neither detected nor undetected.
 set -euo pipefail
@@ -55,6 +59,8 @@ fetch() {
 # Failing tests capture a backtrace when this is set (cargo mutants inherits it; carve assess
 # sets RUST_BACKTRACE=0 for the tests it runs): say which it was.
 echo "RUST_BACKTRACE=${RUST_BACKTRACE-unset}" >&2
+WARM=${WARM:-}
+if [[ -n "$WARM" ]]; then echo "mode: warm (tests built before timing)" >&2; else echo "mode: cold (no target/)" >&2; fi
 printf '%-12s %6s %6s %9s %10s %10s %7s\n' crate both agree agree% mutants_s carve_s ratio
 for dir in "${CRATES[@]}"; do
     [[ -d "$dir" ]] || dir=$(fetch "$dir")
@@ -63,13 +69,27 @@ for dir in "${CRATES[@]}"; do
     cp -r "$dir" "$WORK/m/$name"
     cp -r "$dir" "$WORK/c/$name"
     rm -rf "$WORK/m/$name/target" "$WORK/c/$name/target"
+    in_place=()
+    if [[ -n "$WARM" ]]; then
+        # What both tools' builds need, built once (dependencies) per copy: cargo mutants
+        # builds with `cargo test --no-run --package=NAME`, carve with `cargo test --no-run`.
+        (cd "$WORK/m/$name" && cargo test --no-run --quiet >/dev/null 2>&1)
+        cp -a "$WORK/m/$name/target" "$WORK/c/$name/target"
+        # The copied target/ would take the crate itself as built (its debug info naming the
+        # other copy's files): touched, it is built again here, its dependencies are not.
+        find "$WORK/c/$name" -path "$WORK/c/$name/target" -prune -o -name '*.rs' -exec touch {} +
+        (cd "$WORK/c/$name" && cargo test --no-run --quiet >/dev/null 2>&1)
+        in_place=(--in-place)
+    fi
+    echo "$name: load average $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%H:%M:%S)" >&2
     start=$(date +%s.%N)
     # The same tests carve runs: the lib's, the bins' and the integration tests (no doctests).
-    (cd "$WORK/m/$name" && cargo mutants --exclude-re ': (delete |replace [^ ]+ with [^ ]+ in )' -- --lib --bins --tests \
+    (cd "$WORK/m/$name" && cargo mutants "${in_place[@]}" --exclude-re ': (delete |replace [^ ]+ with [^ ]+ in )' -- --lib --bins --tests \
         >mutants.txt 2>&1) || true
     mid=$(date +%s.%N)
     "$CARVE" assess --crate "$WORK/c/$name" --runs "${RUNS:-1}" --format json >"$WORK/c/$name.json" 2>"$WORK/c/$name.err" || true
     end=$(date +%s.%N)
+    echo "$name: load average $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%H:%M:%S)" >&2
     python3 - "$name" "$WORK/m/$name/mutants.out/outcomes.json" "$WORK/c/$name.json" \
         "$(echo "$mid - $start" | bc)" "$(echo "$end - $mid" | bc)" <<'PY'
 import json, os, sys

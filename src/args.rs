@@ -61,7 +61,8 @@ pub struct AssessArgs {
     #[arg(long, value_name = "PCT")]
     pub fail_under: Option<f64>,
     /// Seconds a transformed run may take before it is killed (and counted as detected).
-    /// Default: 2 s plus 5 times the tests' own run under the recorder.
+    /// Default: 2 s plus 5 times the time the tests it runs took in the recorded run of the
+    /// tests as they are, and for each test while it runs, 2 s plus 5 times its own.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// Assess only functions whose path matches GLOB; repeatable.

@@ -190,6 +190,57 @@ const RUNAWAY_FACTOR: u64 = 100;
 /// ...and at least this many times.
 const RUNAWAY_FLOOR: u64 = 10_000;
 
+/// How long a run may take before it is killed as a hang, and, for the report, where that
+/// limit came from.
+#[derive(Debug, Clone)]
+struct Limit {
+    time: Duration,
+    why: String,
+    /// Each test's recorded time, in seconds: a test running longer than [`Limit::for_test`]
+    /// of it is a hang too, however much of the whole limit is left.
+    tests: BTreeMap<String, f64>,
+}
+
+/// A hang is a run that takes this many times as long as the recorded run of the same tests...
+const TIMEOUT_FACTOR: f64 = 5.0;
+/// ...plus this many seconds (starting the binary under the recorder, a loaded machine).
+const TIMEOUT_FLOOR_SECS: f64 = 2.0;
+
+impl Limit {
+    /// `--timeout`, when given.
+    fn given(seconds: f64) -> Limit {
+        Limit {
+            time: Duration::from_secs_f64(seconds),
+            why: format!("limit {seconds:.1} s, from --timeout"),
+            tests: BTreeMap::new(),
+        }
+    }
+
+    /// The limit of one test of `tests`, and why.
+    fn for_test(&self, test: &str) -> Option<(Duration, String)> {
+        let seconds = *self.tests.get(test)?;
+        let limit = TIMEOUT_FLOOR_SECS + TIMEOUT_FACTOR * seconds;
+        Some((
+            Duration::from_secs_f64(limit),
+            format!(
+                "limit {limit:.1} s: {TIMEOUT_FLOOR_SECS} s + {TIMEOUT_FACTOR} × {seconds:.2} s, the time {test} took when recorded"
+            ),
+        ))
+    }
+
+    /// From the recorded time of what the run will do (`what` says what that was).
+    fn from_recorded(seconds: f64, what: &str) -> Limit {
+        let limit = TIMEOUT_FLOOR_SECS + TIMEOUT_FACTOR * seconds;
+        Limit {
+            time: Duration::from_secs_f64(limit),
+            why: format!(
+                "limit {limit:.1} s: {TIMEOUT_FLOOR_SECS} s + {TIMEOUT_FACTOR} × {seconds:.2} s, {what}"
+            ),
+            tests: BTreeMap::new(),
+        }
+    }
+}
+
 struct Ran {
     end: RunEnd,
     output: String,
@@ -233,7 +284,7 @@ fn run_recorded(
     args: &[OsString],
     selection: Selection,
     force: Vec<(String, ForcedValue)>,
-    timeout: Option<Duration>,
+    timeout: Option<&Limit>,
     sink: &mut dyn TraceSink,
     output: &Path,
     store_to: Option<&Path>,
@@ -281,14 +332,37 @@ fn run_recorded(
         None => None,
     };
     let done = Arc::new(AtomicBool::new(false));
-    let timed_out = Arc::new(AtomicBool::new(false));
+    // Why the watchdog killed the run, when it did.
+    let timed_out: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let watchdog = timeout.map(|limit| {
+        let limit = limit.clone();
         let (done, timed_out) = (done.clone(), timed_out.clone());
+        let output = output.to_path_buf();
         std::thread::spawn(move || {
             let start = Instant::now();
+            // The test libtest says is running, since when.
+            let mut running: Option<(String, Instant)> = None;
+            let mut polls = 0u32;
             while !done.load(Ordering::SeqCst) {
-                if start.elapsed() >= limit {
-                    timed_out.store(true, Ordering::SeqCst);
+                let mut why = (start.elapsed() >= limit.time).then(|| limit.why.clone());
+                polls += 1;
+                if why.is_none() && !limit.tests.is_empty() && polls.is_multiple_of(5) {
+                    let now = std::fs::read_to_string(&output)
+                        .ok()
+                        .and_then(|o| carve_assess::running_test(&o));
+                    if running.as_ref().map(|r| &r.0) != now.as_ref() {
+                        running = now.map(|t| (t, Instant::now()));
+                    }
+                    if let Some((test, since)) = &running {
+                        if let Some((time, reason)) = limit.for_test(test) {
+                            why = (since.elapsed() >= time).then_some(reason);
+                        }
+                    }
+                }
+                if let Some(why) = why {
+                    if let Ok(mut t) = timed_out.lock() {
+                        *t = Some(why);
+                    }
                     let _ = nix::sys::signal::kill(
                         nix::unistd::Pid::from_raw(pid),
                         nix::sys::signal::Signal::SIGKILL,
@@ -322,7 +396,14 @@ fn run_recorded(
     let seconds = started.elapsed().as_secs_f64();
     let output = std::fs::read_to_string(output).unwrap_or_default();
     let end = match result {
-        _ if timed_out.load(Ordering::SeqCst) => RunEnd::TimedOut(seconds),
+        _ if timed_out.lock().is_ok_and(|t| t.is_some()) => RunEnd::TimedOut {
+            seconds,
+            limit: timed_out
+                .lock()
+                .ok()
+                .and_then(|mut t| t.take())
+                .unwrap_or_default(),
+        },
         _ if runaway.is_some() => RunEnd::Runaway {
             calls: runaway.as_ref().map_or(0, |r| r.calls),
             original: original_calls.unwrap_or(0),
@@ -384,7 +465,15 @@ fn assess_binary(
         );
     }
     let original = observer.by_test(&tests);
-    let timeout = Duration::from_secs_f64(a.timeout.unwrap_or(2.0 + 5.0 * baseline.seconds));
+    // A run of all the tests (a diagnosis's, a written test's) may take as long as the
+    // recorded baseline allows; a transformed run, as long as its own tests took in it.
+    let whole = match a.timeout {
+        Some(secs) => Limit::given(secs),
+        None => Limit::from_recorded(
+            baseline.seconds,
+            "the time the recorded run of all the tests took",
+        ),
+    };
     // More recordings of the tests as they are, made at the first diagnosis: what changes
     // between runs of the same code is not what a test failed to check.
     let mut repeats: Option<Vec<Observed>> = None;
@@ -440,17 +529,36 @@ fn assess_binary(
             .filter_map(|t| original.tests.get(t)?.calls.get(&function))
             .map(|c| c.len() as u64)
             .sum();
+        let limit = match a.timeout {
+            Some(secs) => Limit::given(secs),
+            None => {
+                let each: BTreeMap<String, f64> = reaching
+                    .iter()
+                    .filter_map(|t| Some((t.clone(), original.tests.get(t)?.nanos as f64 / 1e9)))
+                    .collect();
+                let mut limit = Limit::from_recorded(
+                    each.values().sum(),
+                    &format!(
+                        "the time the {} tests reaching it took when recorded",
+                        reaching.len()
+                    ),
+                );
+                limit.tests = each;
+                limit
+            }
+        };
         for extreme in &extremes {
             jobs.push(Job {
                 function: function.clone(),
                 value: extreme.value.clone(),
                 tests: reaching.clone(),
                 calls,
+                limit: limit.clone(),
             });
         }
         entries.push((assessed, extremes));
     }
-    let mut results = run_jobs(&jobs, &program, &one_thread, timeout, a.runs, scratch)?.into_iter();
+    let mut results = run_jobs(&jobs, &program, &one_thread, a.runs, scratch)?.into_iter();
     for (mut assessed, extremes) in entries {
         let function = assessed.function.clone();
         let reaching = assessed.tests.clone();
@@ -461,8 +569,18 @@ fn assess_binary(
             let mut run_args = one_thread.clone();
             run_args.push("--exact".into());
             run_args.extend(reaching.iter().map(OsString::from));
-            if let (Verdict::Undetected { diagnosis }, false) = (&mut verdict, a.no_diagnosis) {
-                // Record the transformed tests as fully as the original to compare them.
+            // An undetected transformation is diagnosed from one more run of its tests,
+            // recorded as fully as the original; a flaky one from the first of up to --runs
+            // more in which every test passes (the runs where it went undetected).
+            let attempts = match (&verdict, a.no_diagnosis) {
+                (_, true) => 0,
+                (Verdict::Undetected { .. }, false) => 1,
+                (Verdict::Flaky { .. }, false) => a.runs,
+                _ => 0,
+            };
+            let mut transformed = None;
+            let mut detected_again = 0;
+            for _ in 0..attempts {
                 let mut observer = Observer::default();
                 let force = vec![(function.clone(), extreme.value.clone())];
                 let again = run_recorded(
@@ -470,7 +588,7 @@ fn assess_binary(
                     &run_args,
                     Selection::default(),
                     force,
-                    Some(timeout),
+                    Some(&whole),
                     &mut observer,
                     &output,
                     None,
@@ -478,7 +596,13 @@ fn assess_binary(
                     None,
                 )?;
                 if again.end == RunEnd::Exited(0) {
-                    let transformed = observer.by_test(&tests);
+                    transformed = Some(observer.by_test(&tests));
+                    break;
+                }
+                detected_again += 1;
+            }
+            let diagnosed = match transformed {
+                Some(transformed) => {
                     if repeats.is_none() {
                         let mut made = Vec::new();
                         for _ in 0..a.runs.saturating_sub(1).max(1) {
@@ -489,13 +613,18 @@ fn assess_binary(
                         }
                         repeats = Some(made);
                     }
-                    let d = diagnose(
+                    Some(diagnose(
                         &function,
                         &extreme.source,
                         &original,
                         repeats.as_deref().unwrap_or_default(),
                         &transformed,
-                    );
+                    ))
+                }
+                None => None,
+            };
+            match (&mut verdict, diagnosed) {
+                (Verdict::Undetected { diagnosis }, Some(d)) => {
                     if a.write_tests && matches!(d.kind, Kind::WeakOracle | Kind::NoPropagation) {
                         cases.push(Case {
                             at: (report.functions.len(), assessed.transformations.len()),
@@ -507,6 +636,14 @@ fn assess_binary(
                     }
                     *diagnosis = Some(d);
                 }
+                (Verdict::Flaky { diagnosis, .. }, Some(d)) => *diagnosis = Some(d),
+                (Verdict::Flaky { not_diagnosed, .. }, None) if attempts > 0 => {
+                    *not_diagnosed = Some(format!(
+                        "each of the {detected_again} runs recorded to diagnose it detected it: \
+                         no run where it went undetected to compare with the original"
+                    ));
+                }
+                _ => {}
             }
             assessed.transformations.push(Transformation {
                 value: extreme.source,
@@ -519,7 +656,7 @@ fn assess_binary(
         report.functions.push(assessed);
     }
     if let (false, Some(run)) = (cases.is_empty(), baseline.stored) {
-        write_tests(a, bin, &trace_db, run, cases, timeout, &output, report)?;
+        write_tests(a, bin, &trace_db, run, cases, &whole, &output, report)?;
     }
     Ok(())
 }
@@ -531,6 +668,8 @@ struct Job {
     tests: Vec<String>,
     /// How often those tests call `function` as the code is.
     calls: u64,
+    /// How long one run may take.
+    limit: Limit,
 }
 
 /// Runs every job ([`run_transformed`]) and gives their results in the jobs' order. As many
@@ -541,7 +680,6 @@ fn run_jobs(
     jobs: &[Job],
     program: &Program,
     one_thread: &[OsString],
-    timeout: Duration,
     runs: u32,
     scratch: &Path,
 ) -> anyhow::Result<Vec<(Verdict, u32, f64)>> {
@@ -589,7 +727,7 @@ fn run_jobs(
             program,
             &args,
             (&job.function, &job.value, Some(job.calls)),
-            timeout,
+            &job.limit,
             runs,
             &output,
         );
@@ -626,7 +764,7 @@ fn run_transformed(
     program: &Program,
     args: &[OsString],
     (function, value, original_calls): (&str, &ForcedValue, Option<u64>),
-    timeout: Duration,
+    timeout: &Limit,
     runs: u32,
     output: &Path,
 ) -> anyhow::Result<(Verdict, u32, f64)> {
@@ -651,7 +789,7 @@ fn run_transformed(
         )?;
         seconds += ran.seconds;
         verdicts.push(judge(&ran.end, &ran.output));
-        if matches!(ran.end, RunEnd::TimedOut(_) | RunEnd::Runaway { .. }) {
+        if matches!(ran.end, RunEnd::TimedOut { .. } | RunEnd::Runaway { .. }) {
             break;
         }
     }
@@ -669,7 +807,7 @@ fn write_tests(
     db: &Path,
     run: RunId,
     cases: Vec<Case>,
-    timeout: Duration,
+    timeout: &Limit,
     output: &Path,
     report: &mut Report,
 ) -> anyhow::Result<()> {
@@ -755,7 +893,7 @@ fn write_tests_in(
     dir: &Path,
     grouped: &GroupedTrace,
     cases: &[Case],
-    timeout: Duration,
+    timeout: &Limit,
     output: &Path,
     report: &mut Report,
 ) -> anyhow::Result<()> {
@@ -781,7 +919,7 @@ fn carve_into(
     out_dir: &Path,
     grouped: &GroupedTrace,
     cases: &[Case],
-    timeout: Duration,
+    timeout: &Limit,
     output: &Path,
     report: &mut Report,
 ) -> anyhow::Result<()> {

@@ -9,8 +9,12 @@ use crate::Verdict;
 pub enum RunEnd {
     Exited(i32),
     Signaled(String),
-    /// Killed after this many seconds.
-    TimedOut(f64),
+    /// Killed after `seconds`, past its limit (`limit` says what the limit was and where it
+    /// came from).
+    TimedOut {
+        seconds: f64,
+        limit: String,
+    },
     /// Killed as a loop that never ends: the transformed function was called `calls` times
     /// (after `seconds`), against `original` times by the same tests as they are.
     Runaway {
@@ -24,15 +28,20 @@ pub enum RunEnd {
 
 /// Detected when a test failed, the binary crashed or timed out; undetected when it exited 0
 /// after running tests.
-pub fn judge(end: &RunEnd, output: &str) -> Verdict {
-    // With --test-threads=1 libtest prints `test NAME ... ` before running NAME: a test with no
-    // result yet is the one running when the process died.
-    let running = output
+/// The test running when libtest printed `output` (with `--test-threads=1` it prints
+/// `test NAME ... ` before running NAME, the result after): the last one with no result yet.
+pub fn running_test(output: &str) -> Option<String> {
+    output
         .lines()
         .filter_map(|l| l.strip_prefix("test "))
         .next_back()
         .filter(|l| l.trim_end().ends_with("..."))
-        .map(|l| l.trim_end().trim_end_matches("...").trim().to_string());
+        .map(|l| l.trim_end().trim_end_matches("...").trim().to_string())
+}
+
+pub fn judge(end: &RunEnd, output: &str) -> Verdict {
+    // A test with no result yet is the one running when the process died.
+    let running = running_test(output);
     match end {
         RunEnd::Exited(0) => {
             let results = libtest::results(output);
@@ -73,9 +82,9 @@ pub fn judge(end: &RunEnd, output: &str) -> Verdict {
                 },
             }
         }
-        RunEnd::TimedOut(secs) => Verdict::Detected {
+        RunEnd::TimedOut { seconds, limit } => Verdict::Detected {
             test: running,
-            reason: format!("timed out after {secs:.1} s"),
+            reason: format!("timed out after {seconds:.1} s ({limit})"),
         },
         RunEnd::Runaway {
             calls,
@@ -120,6 +129,8 @@ pub fn combine(runs: Vec<Verdict>) -> Verdict {
             runs: total,
             test: test.clone(),
             reason: reason.clone(),
+            diagnosis: None,
+            not_diagnosed: None,
         },
         Some(other) => (*other).clone(),
     }
@@ -144,7 +155,9 @@ mod tests {
                 detected: 1,
                 runs: 3,
                 test: Some("t".into()),
-                reason: "failed: boom".into()
+                reason: "failed: boom".into(),
+                diagnosis: None,
+                not_diagnosed: None,
             }
         );
         let lost = Verdict::NotRun {
@@ -157,10 +170,16 @@ mod tests {
     fn a_hanging_test_is_named_from_the_line_without_a_result() {
         let out = "running 2 tests\ntest a ... ok\ntest b ... ";
         assert_eq!(
-            judge(&RunEnd::TimedOut(3.0), out),
+            judge(
+                &RunEnd::TimedOut {
+                    seconds: 3.0,
+                    limit: "limit 2.9 s, from --timeout".into()
+                },
+                out
+            ),
             Verdict::Detected {
                 test: Some("b".into()),
-                reason: "timed out after 3.0 s".into()
+                reason: "timed out after 3.0 s (limit 2.9 s, from --timeout)".into()
             }
         );
     }

@@ -11,7 +11,7 @@ mod render;
 mod report;
 
 pub use diagnose::{diagnose, forced_matches, not_reached};
-pub use judge::{combine, judge, RunEnd};
+pub use judge::{combine, judge, running_test, RunEnd};
 pub use observe::{Observed, Observer, Seen, TestCalls};
 pub use render::{human, junit};
 pub use report::{

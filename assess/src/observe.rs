@@ -29,6 +29,9 @@ pub struct TestCalls {
     pub calls: BTreeMap<String, Vec<Seen>>,
     /// The calls the test function made itself, in order: what it observed.
     pub own: Vec<Seen>,
+    /// Nanoseconds from the first to the last recorded event of its threads (the test
+    /// function's own call included): how long it ran under the recorder.
+    pub nanos: u64,
 }
 
 /// The tests of a run, by name.
@@ -56,6 +59,8 @@ pub struct Observer {
     /// Per thread: every call started, in order, and every ended call.
     starts: HashMap<i32, Vec<(CallId, FunctionId)>>,
     ended: HashMap<i32, Vec<(CallId, Option<CallId>, Seen)>>,
+    /// Per thread: the times (ns since the run's start) of its first and last events.
+    span: HashMap<i32, (u64, u64)>,
 }
 
 impl TraceSink for Observer {
@@ -68,6 +73,7 @@ impl TraceSink for Observer {
             }
             TraceEvent::CallStarted(c) => {
                 self.seen_thread(c.thread);
+                self.saw_time(c.thread, c.at_ns);
                 self.starts
                     .entry(c.thread)
                     .or_default()
@@ -86,6 +92,7 @@ impl TraceSink for Observer {
                 let Some(open) = self.open.remove(&e.call) else {
                     return;
                 };
+                self.saw_time(open.thread, e.at_ns);
                 let function = self
                     .functions
                     .get(&open.function)
@@ -110,6 +117,14 @@ impl TraceSink for Observer {
 }
 
 impl Observer {
+    fn saw_time(&mut self, thread: i32, at_ns: Option<u64>) {
+        if let Some(at) = at_ns {
+            let span = self.span.entry(thread).or_insert((at, at));
+            span.0 = span.0.min(at);
+            span.1 = span.1.max(at);
+        }
+    }
+
     fn seen_thread(&mut self, thread: i32) {
         if !self.order.contains(&thread) {
             self.order.push(thread);
@@ -128,6 +143,7 @@ impl Observer {
         };
         let path_of = |f: &FunctionId| self.functions.get(f).map(|f| f.path.as_str());
         let mut current: Option<&String> = None;
+        let mut spans: BTreeMap<&String, (u64, u64)> = BTreeMap::new();
         for thread in &self.order {
             let starts = self
                 .starts
@@ -149,6 +165,11 @@ impl Observer {
                 },
             };
             current = Some(test);
+            if let Some(&(first, last)) = self.span.get(thread) {
+                let span = spans.entry(test).or_insert((first, last));
+                span.0 = span.0.min(first);
+                span.1 = span.1.max(last);
+            }
             let entry = out.tests.entry(test.clone()).or_default();
             for (_, parent, seen) in self.ended.get(thread).into_iter().flatten() {
                 entry.reached.insert(seen.function.clone());
@@ -160,6 +181,11 @@ impl Observer {
                     .entry(seen.function.clone())
                     .or_default()
                     .push(seen.clone());
+            }
+        }
+        for (test, (first, last)) in spans {
+            if let Some(t) = out.tests.get_mut(test) {
+                t.nanos = last - first;
             }
         }
         out
@@ -253,5 +279,48 @@ mod tests {
         assert_eq!(a.own[0].function, "w::fee");
         let b = &seen.tests["tests::b"];
         assert!(!b.reached.contains("w::fee"));
+    }
+
+    #[test]
+    fn a_test_s_time_runs_from_the_first_to_the_last_event_of_its_threads() {
+        let mut o = Observer::default();
+        o.record(TraceEvent::Functions(vec![
+            function(1, "w::tests::a"),
+            function(2, "w::tests::b"),
+            function(3, "w::fee"),
+        ]));
+        let start = |o: &mut Observer, id: u64, f: u32, thread: i32, at: u64| {
+            o.record(TraceEvent::CallStarted(CallStart {
+                at_ns: Some(at),
+                call: CallId(id),
+                parent: None,
+                function: FunctionId(f),
+                thread,
+                depth: 0,
+                args: Vec::new(),
+                objects: Vec::new(),
+            }))
+        };
+        let end = |o: &mut Observer, id: u64, at: Option<u64>| {
+            o.record(TraceEvent::CallEnded(CallEnd {
+                at_ns: at,
+                call: CallId(id),
+                outcome: Outcome::Returned,
+                ret: None,
+                after: Vec::new(),
+                touches: Vec::new(),
+            }))
+        };
+        // Test a from 1,000 to 5,000 ns, with a thread of its own running until 9,000.
+        start(&mut o, 1, 1, 10, 1_000);
+        start(&mut o, 2, 3, 11, 2_000);
+        end(&mut o, 2, Some(9_000));
+        end(&mut o, 1, Some(5_000));
+        // Test b: one call whose end time is not known.
+        start(&mut o, 3, 2, 12, 10_000);
+        end(&mut o, 3, None);
+        let seen = o.by_test(&["tests::a".into(), "tests::b".into()]);
+        assert_eq!(seen.tests["tests::a"].nanos, 8_000);
+        assert_eq!(seen.tests["tests::b"].nanos, 0);
     }
 }

@@ -57,6 +57,8 @@ pub fn human(r: &Report) -> String {
                     runs,
                     test,
                     reason,
+                    diagnosis,
+                    not_diagnosed,
                 } => {
                     let by = test
                         .as_deref()
@@ -67,6 +69,18 @@ pub fn human(r: &Report) -> String {
                         "FLAKY        {} -> {}: detected in {detected} of {runs} runs{by} ({reason})",
                         f.function, t.value
                     );
+                    if let Some(d) = diagnosis {
+                        let _ = writeln!(
+                            out,
+                            "    in the runs where it went undetected, {}: {}",
+                            d.kind.label(),
+                            d.evidence
+                        );
+                        let _ = writeln!(out, "    suggestion: {}", d.suggestion);
+                    }
+                    if let Some(why) = not_diagnosed {
+                        let _ = writeln!(out, "    not diagnosed: {why}");
+                    }
                 }
                 Verdict::NotRun { reason } => {
                     let _ = writeln!(out, "not run      {} -> {}: {reason}", f.function, t.value);
@@ -131,10 +145,27 @@ pub fn junit(r: &Report) -> String {
                         .unwrap_or_else(|| "every test passed".into());
                     let _ = write!(out, "<failure message=\"undetected: {}\"/>", xml(&message));
                 }
-                Verdict::Flaky { detected, runs, .. } => {
+                Verdict::Flaky {
+                    detected,
+                    runs,
+                    diagnosis,
+                    ..
+                } => {
+                    let why = diagnosis
+                        .as_ref()
+                        .map(|d| {
+                            format!(
+                                "; where undetected, {}: {} ({})",
+                                d.kind.label(),
+                                d.evidence,
+                                d.suggestion
+                            )
+                        })
+                        .unwrap_or_default();
                     let _ = write!(
                         out,
-                        "<failure message=\"flaky: detected in {detected} of {runs} runs\"/>"
+                        "<failure message=\"flaky: detected in {detected} of {runs} runs{}\"/>",
+                        xml(&why)
                     );
                 }
                 Verdict::NotRun { reason } => {
@@ -146,4 +177,53 @@ pub fn junit(r: &Report) -> String {
     }
     out.push_str("</testsuite></testsuites>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Diagnosis, FunctionAssessed, Kind, Transformation};
+
+    #[test]
+    fn a_flaky_transformation_shows_the_diagnosis_of_its_undetected_runs_as_such() {
+        let diagnosis = Diagnosis {
+            kind: Kind::WeakOracle,
+            test: Some("tests::t".into()),
+            evidence: "tests::t: w::answer returned 42 and now returns 0, and the test asserts nothing about it".into(),
+            suggestion: "check the result: assert_eq!(w::answer(..), 42)".into(),
+            witnesses: Vec::new(),
+        };
+        let mut report = Report {
+            functions: vec![FunctionAssessed {
+                function: "w::answer".into(),
+                file: None,
+                line: None,
+                tests: vec!["tests::t".into()],
+                skipped: None,
+                transformations: vec![Transformation {
+                    value: "0".into(),
+                    verdict: Verdict::Flaky {
+                        detected: 1,
+                        runs: 2,
+                        test: Some("tests::t".into()),
+                        reason: "failed: boom".into(),
+                        diagnosis: Some(diagnosis),
+                        not_diagnosed: None,
+                    },
+                    seconds: 0.1,
+                    runs: 2,
+                    written: None,
+                }],
+            }],
+            ..Report::default()
+        };
+        report.summarise();
+        let text = human(&report);
+        assert!(
+            text.starts_with(
+                "FLAKY        w::answer -> 0: detected in 1 of 2 runs by tests::t (failed: boom)\n    in the runs where it went undetected, weak-oracle: tests::t: w::answer returned 42 and now returns 0, and the test asserts nothing about it\n    suggestion: check the result: assert_eq!(w::answer(..), 42)\n"
+            ),
+            "{text}"
+        );
+    }
 }

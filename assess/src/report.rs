@@ -76,6 +76,13 @@ pub enum Verdict {
         /// The first detecting run's test and reason.
         test: Option<String>,
         reason: String,
+        /// Why the runs where it went undetected did not notice it: diagnosed as an undetected
+        /// transformation is, from one more run in which every test passed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        diagnosis: Option<Diagnosis>,
+        /// Why it has no diagnosis, when one was tried and could not be made.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        not_diagnosed: Option<String>,
     },
     /// The transformed run could not be made (the reason says why).
     NotRun { reason: String },
