@@ -23,7 +23,7 @@ use super::{
     strip_ref, Binding, Builder, Ctx, Effect,
 };
 use crate::call::{Callable, Target};
-use crate::literal::DeclType;
+use crate::literal::{self, DeclType};
 use crate::syntax;
 
 /// Adds `let <var> = <T>::<parser>("<text>")<unwrap>;` and the check `<var>.<getter>() ==
@@ -135,7 +135,27 @@ fn text_of(cx: &Ctx, state: &Value, type_path: &str) -> Option<(String, String)>
             _ => None,
         }
     });
-    on_state.or_else(|| field_text(cx, &getters, fields))
+    on_state.or_else(|| {
+        let (getter, field, text) = field_text(cx, &getters, fields)?;
+        determines_state(cx, type_path, &field, &text, state).then_some((getter, text))
+    })
+}
+
+/// Whether, across every recorded state of the type, the text held in `field` determines the
+/// whole state: every recorded state holding `text` there is `state` (`Url`'s other fields are
+/// what parsing its `serialization` derives). A `Wallet` whose `owner` is `"ada"` both at
+/// balance 0 and at balance 100 is not made by parsing its owner.
+fn determines_state(cx: &Ctx, type_path: &str, field: &str, text: &str, state: &Value) -> bool {
+    cx.trace.calls.iter().all(|call| {
+        let Some(other @ Value::Struct { ty, fields, .. }) = call.arg("self").map(strip_ref) else {
+            return true;
+        };
+        let holds_text = fields.iter().any(|f| {
+            f.name == field
+                && matches!(&f.value, Value::Str { value, truncated: false, .. } if value == text)
+        });
+        literal::strip_generics(ty) != type_path || !holds_text || same_state(other, state)
+    })
 }
 
 /// A state no getter was called on (a `Url` right after `query_pairs_mut()`, before
@@ -146,7 +166,7 @@ fn field_text(
     cx: &Ctx,
     getters: &[usize],
     fields: &[carve_storage::Field],
-) -> Option<(String, String)> {
+) -> Option<(String, String, String)> {
     // Per getter: the field it always gave, `None` once a call gave something else.
     let mut gave: Vec<(carve_storage::FunctionId, Option<&str>)> = Vec::new();
     for &i in getters {
@@ -183,7 +203,7 @@ fn field_text(
         let Some(Target::Callable(c)) = cx.targets.get(&function) else {
             return None;
         };
-        Some((c.api.ident.clone(), text))
+        Some((c.api.ident.clone(), field.to_string(), text))
     })
 }
 
