@@ -138,6 +138,12 @@ pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
         // `fn` items inside a function body: no path outside that body names them.
         return Target::Private;
     }
+    // A tuple struct's constructor, which rustc emits as a function named after the type
+    // (`smallvec::ConstNonNull(ptr)`): no test can call it when the type is private.
+    let type_path = format!("{}::{}", api.crate_name, rest.join("::"));
+    if api.declared_type(&type_path).is_some() && api.public_type(&type_path).is_none() {
+        return Target::Private;
+    }
     Target::Unsupported("not found in the source")
 }
 
@@ -721,6 +727,9 @@ mod tests {
             "calc::<impl calc::private::Sealed for u64>::write",
             "<calc::KeyRef<K> as core::hash::Hash>::hash",
             "calc::<impl calc::Tree<u8>>::grow",
+            // A private tuple struct's constructor, emitted as a function named after it.
+            "calc::KeyRef<u8>",
+            "calc::Tree",
         ] {
             assert!(
                 matches!(resolve(&api, &info(private)), Target::Private),
