@@ -15,7 +15,7 @@
 //!
 //! Not wired into `carve record` yet: the experimental `probe` API runs a program this way.
 
-use iced_x86::code_asm::{eax, edx, xmm0, xmm1};
+use iced_x86::code_asm::{eax, edx, esi, xmm0, xmm1};
 use iced_x86::code_asm::{ptr, qword_ptr, AsmRegister64, CodeAssembler, CodeLabel};
 use iced_x86::code_asm::{
     r10, r11, r12, r13, r14, r15, r8, r9, rax, rbp, rbx, rcx, rdi, rdx, rsi, rsp,
@@ -565,6 +565,9 @@ fn trampoline(
     a.assemble(ip).map_err(asm_err)
 }
 
+/// How long a trampoline that finds the ring full sleeps before it looks again (ns).
+const FULL_WAIT_NS: i32 = 50_000;
+
 /// Saved general registers on the trampoline's stack, by DWARF number: the slot (in words
 /// above the copy table) of each push; `rsp` is computed.
 const PUSHED: [AsmRegister64; 15] = [
@@ -698,7 +701,22 @@ fn capture(
     a.sub(rdx, r8)?;
     a.cmp(rax, rdx)?;
     a.jbe(ready)?;
-    a.pause()?;
+    // Full: the drainer is behind (it waits for the store). Sleep instead of spinning, so
+    // the wait leaves the CPU to carve's threads (on a loaded or a pinned CPU, spinning
+    // only delayed the drain it waits for): nanosleep(&{0, FULL_WAIT_NS}, NULL). The
+    // syscall clobbers rax, rcx and r11 (all restored at the end); rbx keeps the
+    // reservation meanwhile.
+    a.mov(rbx, rax)?;
+    a.sub(rsp, 16)?;
+    a.mov(qword_ptr(rsp), 0)?;
+    a.mov(qword_ptr(rsp + 8), FULL_WAIT_NS)?;
+    a.mov(rdi, rsp)?;
+    a.xor(esi, esi)?;
+    a.mov(eax, libc::SYS_nanosleep as u32)?;
+    a.syscall()?;
+    a.add(rsp, 16)?;
+    a.mov(rax, rbx)?;
+    a.mov(rcx, ring.region.start)?;
     a.jmp(wait)?;
     a.set_label(&mut ready)?;
     // r9 = the record's address; r10 keeps the reservation offset for the commit word.
