@@ -258,6 +258,9 @@ pub(crate) struct Ring {
     pub region: Region,
     pub capacity: u64,
     tail: u64,
+    /// The bytes of the last drain, kept: a fresh buffer per drain (up to the whole ring)
+    /// cost a zeroed allocation and its page faults each time.
+    buf: Vec<u8>,
 }
 
 impl Ring {
@@ -278,48 +281,55 @@ impl Ring {
         }
         let head = u64::from_le_bytes(head);
         let mut drained = 0;
-        while head > self.tail {
-            let p = self.tail % self.capacity;
-            let avail = (head - self.tail).min(self.capacity + SLACK - p);
-            // First pass: which records are complete (commit word = its offset + 1, written
-            // last). A record starts before the ring's end; the next one after such a record
-            // starts again at the ring's beginning (the next round of this loop).
-            let bytes = self.read_at(mem, p, avail)?;
-            let (mut at, mut off) = (0usize, self.tail);
-            while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
-                let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
-                if word(at) != off + 1 {
+        let mut bytes = std::mem::take(&mut self.buf);
+        let result = (|| {
+            while head > self.tail {
+                let p = self.tail % self.capacity;
+                let avail = (head - self.tail).min(self.capacity + SLACK - p);
+                // First pass: which records are complete (commit word = its offset + 1,
+                // written last). A record starts before the ring's end; the next one after
+                // such a record starts again at the ring's beginning (the next round of this
+                // loop).
+                self.read_at(mem, p, avail, &mut bytes)?;
+                let (mut at, mut off) = (0usize, self.tail);
+                while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
+                    let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+                    if word(at) != off + 1 {
+                        break;
+                    }
+                    let len = word(at + 32);
+                    if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
+                        return Err(bad_record(mem, self.data() + p + at as u64));
+                    }
+                    if at + len as usize > bytes.len() {
+                        break;
+                    }
+                    at += len as usize;
+                    off += len;
+                }
+                if at == 0 {
                     break;
                 }
-                let len = word(at + 32);
-                if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
-                    return Err(bad_record(mem, self.data() + p + at as u64));
+                // Second pass, after the first: every field of those records is visible
+                // now, whatever order the kernel's copy read the bytes in.
+                self.read_at(mem, p, at as u64, &mut bytes)?;
+                let mut i = 0usize;
+                while i < at {
+                    let len =
+                        u64::from_le_bytes(bytes[i + 32..i + 40].try_into().unwrap()) as usize;
+                    let record = Record::parse(&bytes[i..i + len])
+                        .ok_or_else(|| bad_record(mem, self.data() + p + i as u64))?;
+                    out.push(record);
+                    drained += 1;
+                    i += len;
                 }
-                if at + len as usize > bytes.len() {
-                    break;
-                }
-                at += len as usize;
-                off += len;
+                self.tail = off;
+                mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
             }
-            if at == 0 {
-                break;
-            }
-            // Second pass, after the first: every field of those records is visible now,
-            // whatever order the kernel's copy read the bytes in.
-            let bytes = self.read_at(mem, p, at as u64)?;
-            let mut i = 0usize;
-            while i < at {
-                let len = u64::from_le_bytes(bytes[i + 32..i + 40].try_into().unwrap()) as usize;
-                let record = Record::parse(&bytes[i..i + len])
-                    .ok_or_else(|| bad_record(mem, self.data() + p + i as u64))?;
-                out.push(record);
-                drained += 1;
-                i += len;
-            }
-            self.tail = off;
-            mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
-        }
-        Ok(drained)
+            Ok(drained)
+        })();
+        self.buf = bytes;
+        result
     }
 
     /// No more draining: writers are never held back again (the tail is put far ahead of
@@ -328,12 +338,19 @@ impl Ring {
         let _ = mem.write(self.region.start + 8, &(1u64 << 62).to_le_bytes());
     }
 
-    fn read_at(&self, mem: &ProcessMemory, p: u64, len: u64) -> Result<Vec<u8>, RecordError> {
-        let mut buf = vec![0u8; len as usize];
-        if !mem.read(self.data() + p, &mut buf) {
+    /// Reads `len` bytes of the ring at `p` into `buf` (its length becomes `len`).
+    fn read_at(
+        &self,
+        mem: &ProcessMemory,
+        p: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), RecordError> {
+        buf.resize(len as usize, 0);
+        if !mem.read(self.data() + p, buf) {
             return Err(read_err(mem, self.data() + p));
         }
-        Ok(buf)
+        Ok(())
     }
 }
 
@@ -408,6 +425,7 @@ pub(crate) fn install(
         region: ring_region,
         capacity,
         tail: 0,
+        buf: Vec::new(),
     };
     let mut plans = Vec::new();
     let mut refused = Vec::new();
@@ -880,6 +898,7 @@ mod tests {
             },
             capacity: 4096,
             tail: 0,
+            buf: Vec::new(),
         };
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
