@@ -15,7 +15,7 @@
 //!
 //! Not wired into `carve record` yet: the experimental `probe` API runs a program this way.
 
-use iced_x86::code_asm::{eax, edx, xmm0, xmm1};
+use iced_x86::code_asm::{eax, edx, esi, xmm0, xmm1};
 use iced_x86::code_asm::{ptr, qword_ptr, AsmRegister64, CodeAssembler, CodeLabel};
 use iced_x86::code_asm::{
     r10, r11, r12, r13, r14, r15, r8, r9, rax, rbp, rbx, rcx, rdi, rdx, rsi, rsp,
@@ -258,6 +258,9 @@ pub(crate) struct Ring {
     pub region: Region,
     pub capacity: u64,
     tail: u64,
+    /// The bytes of the last drain, kept: a fresh buffer per drain (up to the whole ring)
+    /// cost a zeroed allocation and its page faults each time.
+    buf: Vec<u8>,
 }
 
 impl Ring {
@@ -278,48 +281,55 @@ impl Ring {
         }
         let head = u64::from_le_bytes(head);
         let mut drained = 0;
-        while head > self.tail {
-            let p = self.tail % self.capacity;
-            let avail = (head - self.tail).min(self.capacity + SLACK - p);
-            // First pass: which records are complete (commit word = its offset + 1, written
-            // last). A record starts before the ring's end; the next one after such a record
-            // starts again at the ring's beginning (the next round of this loop).
-            let bytes = self.read_at(mem, p, avail)?;
-            let (mut at, mut off) = (0usize, self.tail);
-            while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
-                let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
-                if word(at) != off + 1 {
+        let mut bytes = std::mem::take(&mut self.buf);
+        let result = (|| {
+            while head > self.tail {
+                let p = self.tail % self.capacity;
+                let avail = (head - self.tail).min(self.capacity + SLACK - p);
+                // First pass: which records are complete (commit word = its offset + 1,
+                // written last). A record starts before the ring's end; the next one after
+                // such a record starts again at the ring's beginning (the next round of this
+                // loop).
+                self.read_at(mem, p, avail, &mut bytes)?;
+                let (mut at, mut off) = (0usize, self.tail);
+                while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
+                    let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+                    if word(at) != off + 1 {
+                        break;
+                    }
+                    let len = word(at + 32);
+                    if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
+                        return Err(bad_record(mem, self.data() + p + at as u64));
+                    }
+                    if at + len as usize > bytes.len() {
+                        break;
+                    }
+                    at += len as usize;
+                    off += len;
+                }
+                if at == 0 {
                     break;
                 }
-                let len = word(at + 32);
-                if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
-                    return Err(bad_record(mem, self.data() + p + at as u64));
+                // Second pass, after the first: every field of those records is visible
+                // now, whatever order the kernel's copy read the bytes in.
+                self.read_at(mem, p, at as u64, &mut bytes)?;
+                let mut i = 0usize;
+                while i < at {
+                    let len =
+                        u64::from_le_bytes(bytes[i + 32..i + 40].try_into().unwrap()) as usize;
+                    let record = Record::parse(&bytes[i..i + len])
+                        .ok_or_else(|| bad_record(mem, self.data() + p + i as u64))?;
+                    out.push(record);
+                    drained += 1;
+                    i += len;
                 }
-                if at + len as usize > bytes.len() {
-                    break;
-                }
-                at += len as usize;
-                off += len;
+                self.tail = off;
+                mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
             }
-            if at == 0 {
-                break;
-            }
-            // Second pass, after the first: every field of those records is visible now,
-            // whatever order the kernel's copy read the bytes in.
-            let bytes = self.read_at(mem, p, at as u64)?;
-            let mut i = 0usize;
-            while i < at {
-                let len = u64::from_le_bytes(bytes[i + 32..i + 40].try_into().unwrap()) as usize;
-                let record = Record::parse(&bytes[i..i + len])
-                    .ok_or_else(|| bad_record(mem, self.data() + p + i as u64))?;
-                out.push(record);
-                drained += 1;
-                i += len;
-            }
-            self.tail = off;
-            mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
-        }
-        Ok(drained)
+            Ok(drained)
+        })();
+        self.buf = bytes;
+        result
     }
 
     /// No more draining: writers are never held back again (the tail is put far ahead of
@@ -328,12 +338,19 @@ impl Ring {
         let _ = mem.write(self.region.start + 8, &(1u64 << 62).to_le_bytes());
     }
 
-    fn read_at(&self, mem: &ProcessMemory, p: u64, len: u64) -> Result<Vec<u8>, RecordError> {
-        let mut buf = vec![0u8; len as usize];
-        if !mem.read(self.data() + p, &mut buf) {
+    /// Reads `len` bytes of the ring at `p` into `buf` (its length becomes `len`).
+    fn read_at(
+        &self,
+        mem: &ProcessMemory,
+        p: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), RecordError> {
+        buf.resize(len as usize, 0);
+        if !mem.read(self.data() + p, buf) {
             return Err(read_err(mem, self.data() + p));
         }
-        Ok(buf)
+        Ok(())
     }
 }
 
@@ -408,6 +425,7 @@ pub(crate) fn install(
         region: ring_region,
         capacity,
         tail: 0,
+        buf: Vec::new(),
     };
     let mut plans = Vec::new();
     let mut refused = Vec::new();
@@ -565,6 +583,9 @@ fn trampoline(
     a.assemble(ip).map_err(asm_err)
 }
 
+/// How long a trampoline that finds the ring full sleeps before it looks again (ns).
+const FULL_WAIT_NS: i32 = 50_000;
+
 /// Saved general registers on the trampoline's stack, by DWARF number: the slot (in words
 /// above the copy table) of each push; `rsp` is computed.
 const PUSHED: [AsmRegister64; 15] = [
@@ -698,7 +719,22 @@ fn capture(
     a.sub(rdx, r8)?;
     a.cmp(rax, rdx)?;
     a.jbe(ready)?;
-    a.pause()?;
+    // Full: the drainer is behind (it waits for the store). Sleep instead of spinning, so
+    // the wait leaves the CPU to carve's threads (on a loaded or a pinned CPU, spinning
+    // only delayed the drain it waits for): nanosleep(&{0, FULL_WAIT_NS}, NULL). The
+    // syscall clobbers rax, rcx and r11 (all restored at the end); rbx keeps the
+    // reservation meanwhile.
+    a.mov(rbx, rax)?;
+    a.sub(rsp, 16)?;
+    a.mov(qword_ptr(rsp), 0)?;
+    a.mov(qword_ptr(rsp + 8), FULL_WAIT_NS)?;
+    a.mov(rdi, rsp)?;
+    a.xor(esi, esi)?;
+    a.mov(eax, libc::SYS_nanosleep as u32)?;
+    a.syscall()?;
+    a.add(rsp, 16)?;
+    a.mov(rax, rbx)?;
+    a.mov(rcx, ring.region.start)?;
     a.jmp(wait)?;
     a.set_label(&mut ready)?;
     // r9 = the record's address; r10 keeps the reservation offset for the commit word.
@@ -862,6 +898,7 @@ mod tests {
             },
             capacity: 4096,
             tail: 0,
+            buf: Vec::new(),
         };
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);

@@ -88,6 +88,10 @@ const INSERT_CALL: &str = "INSERT INTO calls \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
     (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
+const INSERT_WHOLE_CALL: &str = "INSERT INTO calls \
+    (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns, \
+    outcome_kind, panic_message, ret, after_args, touches, ended_ns) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 const END_CALL: &str =
     "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6, \
     touches = ?7, ended_ns = ?8 WHERE run_id = ?1 AND id = ?2";
@@ -136,6 +140,7 @@ impl RunWriter {
                     path,
                     waiting,
                     first_error: None,
+                    pending: None,
                 };
                 write_events(writer, &theirs)
             })
@@ -209,6 +214,28 @@ impl Drop for RunWriter {
     }
 }
 
+/// The JSON columns of a call's end: return value, state after, what it read.
+type EndColumns = (Option<String>, Option<String>, Option<String>);
+
+fn end_columns(end: &CallEnd) -> Result<EndColumns, StorageError> {
+    let ret = end
+        .ret
+        .as_ref()
+        .map(|v| codec::to_json(v, "return value"))
+        .transpose()?;
+    let after = if end.after.is_empty() {
+        None
+    } else {
+        Some(codec::to_json(&end.after, "state after the call")?)
+    };
+    let touches = if end.touches.is_empty() {
+        None
+    } else {
+        Some(codec::to_json(&end.touches, "what the call read")?)
+    };
+    Ok((ret, after, touches))
+}
+
 fn panic_message(panic: &(dyn Any + Send)) -> &str {
     if let Some(s) = panic.downcast_ref::<&str>() {
         s
@@ -238,6 +265,7 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
                 writer.apply(event);
                 written += 1;
             }
+            writer.flush_pending();
             if in_transaction {
                 writer.commit();
             }
@@ -265,6 +293,11 @@ struct EventWriter {
     path: PathBuf,
     waiting: Option<LockWait>,
     first_error: Option<StorageError>,
+    /// The last call started, not inserted yet: when its end is the next event (a leaf call,
+    /// the usual case of a hot function) the row is inserted whole, once, instead of inserted
+    /// and then updated. Any other event inserts it first, so the order of statements (and
+    /// every foreign key) is as if it had been inserted at once; so does the batch's commit.
+    pending: Option<CallStart>,
 }
 
 impl EventWriter {
@@ -302,6 +335,25 @@ impl EventWriter {
     }
 
     fn apply(&mut self, event: TraceEvent) {
+        let event = match event {
+            TraceEvent::CallEnded(end)
+                if self.pending.as_ref().is_some_and(|s| s.call == end.call) =>
+            {
+                if let Some(start) = self.pending.take() {
+                    if let Err(e) = self.insert_whole_call(&start, &end) {
+                        self.note(e);
+                    }
+                }
+                return;
+            }
+            TraceEvent::CallStarted(start) => {
+                self.flush_pending();
+                self.pending = Some(start);
+                return;
+            }
+            other => other,
+        };
+        self.flush_pending();
         let result = match &event {
             TraceEvent::Functions(functions) => {
                 functions.iter().try_for_each(|f| self.insert_function(f))
@@ -318,6 +370,15 @@ impl EventWriter {
         };
         if let Err(e) = result {
             self.note(e);
+        }
+    }
+
+    /// Inserts the call started last and not inserted yet, if any.
+    fn flush_pending(&mut self) {
+        if let Some(start) = self.pending.take() {
+            if let Err(e) = self.insert_call(&start) {
+                self.note(e);
+            }
         }
     }
 
@@ -400,22 +461,45 @@ impl EventWriter {
         Ok(())
     }
 
+    /// A call whose end came right after its start: one row with both, exactly the row
+    /// [`insert_call`](Self::insert_call) then [`end_call`](Self::end_call) leave.
+    fn insert_whole_call(&self, start: &CallStart, end: &CallEnd) -> Result<(), StorageError> {
+        let args = codec::to_json(&start.args, "call arguments")?;
+        let objects = if start.objects.is_empty() {
+            None
+        } else {
+            Some(codec::to_json(&start.objects, "call objects")?)
+        };
+        let (ret, after, touches) = end_columns(end)?;
+        let (kind, message) = codec::outcome_to_columns(&end.outcome);
+        let error = self.sql_error(|| format!("storing call {}", start.call));
+        self.conn
+            .prepare_cached(INSERT_WHOLE_CALL)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    codec::u64_to_sql(start.call.0),
+                    start.parent.map(|p| codec::u64_to_sql(p.0)),
+                    start.function.0,
+                    start.thread,
+                    start.depth,
+                    args,
+                    objects,
+                    start.at_ns.map(codec::u64_to_sql),
+                    kind,
+                    message,
+                    ret,
+                    after,
+                    touches,
+                    end.at_ns.map(codec::u64_to_sql),
+                ])
+            })
+            .map_err(error)?;
+        Ok(())
+    }
+
     fn end_call(&self, end: &CallEnd) -> Result<(), StorageError> {
-        let ret = end
-            .ret
-            .as_ref()
-            .map(|v| codec::to_json(v, "return value"))
-            .transpose()?;
-        let after = if end.after.is_empty() {
-            None
-        } else {
-            Some(codec::to_json(&end.after, "state after the call")?)
-        };
-        let touches = if end.touches.is_empty() {
-            None
-        } else {
-            Some(codec::to_json(&end.touches, "what the call read")?)
-        };
+        let (ret, after, touches) = end_columns(end)?;
         let (kind, message) = codec::outcome_to_columns(&end.outcome);
         let error = self.sql_error(|| format!("storing the end of call {}", end.call));
         let updated = self
