@@ -6,37 +6,6 @@ mod common;
 
 use common::*;
 
-/// Like `carve_small_crate`, with `generate_flags` given to `carve generate`
-/// (`--max-per-function 2`).
-fn carve_with(name: &str, lib: &str, main: &str, generate_flags: &[&str]) -> SmallCrate {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join(name);
-    let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n"
-    );
-    write_tree(
-        &dir,
-        &[
-            ("Cargo.toml", &manifest),
-            ("src/lib.rs", lib),
-            ("src/main.rs", main),
-        ],
-    );
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let recorded = record(&db, &[], &dir.join("target/debug").join(name), &[]);
-    assert!(recorded.status.code().is_some(), "{}", stderr(&recorded));
-    let summary = generate_into_tests(&dir, &db, generate_flags);
-    SmallCrate {
-        tmp,
-        dir,
-        db,
-        recorded,
-        summary,
-    }
-}
-
 /// A scratch buffer (`MaybeUninit` bytes, as itoa's `Buffer`) formats many numbers; each call
 /// leaves the state a test can compare as it found it. Its tests build the buffer fresh rather
 /// than replaying every earlier call: those steps are state-equivalent. A call that changed the
@@ -107,7 +76,7 @@ fn main() {
     println!("{}", l.get());
 }
 "#;
-    let c = carve_with("scratch", lib, main, &[]);
+    let c = carve_small_crate_with("scratch", lib, main, &[], &[]);
     let file = std::fs::read_to_string(c.dir.join("tests/carved_scratch.rs")).unwrap();
     // Unverified, the latch's test is the shortened one: `put` left the state as compared.
     let unverified = c.tmp.path().join("unverified");
@@ -189,7 +158,7 @@ fn main() {
     println!("{total}");
 }
 "#;
-    let c = carve_with("cursor", lib, main, &["--max-per-function", "2"]);
+    let c = carve_small_crate_with("cursor", lib, main, &[], &["--max-per-function", "2"]);
     let file = std::fs::read_to_string(c.dir.join("tests/carved_cursor.rs")).unwrap();
     // `new` and the nine `next` calls: two tests within the cap, five rows (advanced 2, 3, 4, 6
     // and 7 times) in one table. Advanced 0 or 1 times the test has no loop: another shape,

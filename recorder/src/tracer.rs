@@ -698,18 +698,7 @@ impl<'a> Tracer<'a> {
                 ))
             }
         };
-        let ret = ret.map(|(value, at)| {
-            if let Some(type_path) = &self.functions[index].constructs {
-                if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
-                    self.sink.record(TraceEvent::ObjectCreated(object));
-                }
-            }
-            value
-        });
-        let ret = match ret {
-            Some(Value::Unit) | None => None,
-            other => other,
-        };
+        let ret = self.returned(call, index, ret);
         let decoder = self.decoder_over(&state);
         let after: Vec<Arg> = frame
             .effects
@@ -2176,18 +2165,7 @@ impl<'a> Tracer<'a> {
                 Some(decode_return(&self.decoder(), ty, &rr, rust_abi))
             }
         };
-        let ret = ret.map(|(value, at)| {
-            if let Some(type_path) = &self.functions[frame.function].constructs {
-                if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
-                    self.sink.record(TraceEvent::ObjectCreated(object));
-                }
-            }
-            value
-        });
-        let ret = match ret {
-            Some(Value::Unit) | None => None,
-            other => other,
-        };
+        let ret = self.returned(call, frame.function, ret);
         let decoder = self.decoder();
         let mut after: Vec<Arg> = frame
             .effects
@@ -2485,6 +2463,23 @@ impl<'a> Tracer<'a> {
             Some(c) => c,
             None => &self.mem,
         }
+    }
+
+    /// A returned value as stored: the object it made, when function `function` constructs one,
+    /// recorded first; `()` and nothing read stored as no value.
+    fn returned(
+        &mut self,
+        call: CallId,
+        function: usize,
+        ret: Option<(Value, Option<u64>)>,
+    ) -> Option<Value> {
+        let (value, at) = ret?;
+        if let Some(type_path) = &self.functions[function].constructs {
+            if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
+                self.sink.record(TraceEvent::ObjectCreated(object));
+            }
+        }
+        (!matches!(value, Value::Unit)).then_some(value)
     }
 
     /// Reads values from `mem` with the recording's limits.

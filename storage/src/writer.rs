@@ -214,6 +214,17 @@ impl Drop for RunWriter {
     }
 }
 
+/// The `args` and `objects` columns of a call's start (`objects` NULL when it has none).
+fn start_columns(start: &CallStart) -> Result<(String, Option<String>), StorageError> {
+    let args = codec::to_json(&start.args, "call arguments")?;
+    let objects = if start.objects.is_empty() {
+        None
+    } else {
+        Some(codec::to_json(&start.objects, "call objects")?)
+    };
+    Ok((args, objects))
+}
+
 /// The JSON columns of a call's end: return value, state after, what it read.
 type EndColumns = (Option<String>, Option<String>, Option<String>);
 
@@ -435,12 +446,7 @@ impl EventWriter {
     }
 
     fn insert_call(&self, start: &CallStart) -> Result<(), StorageError> {
-        let args = codec::to_json(&start.args, "call arguments")?;
-        let objects = if start.objects.is_empty() {
-            None
-        } else {
-            Some(codec::to_json(&start.objects, "call objects")?)
-        };
+        let (args, objects) = start_columns(start)?;
         let error = self.sql_error(|| format!("storing the start of call {}", start.call));
         self.conn
             .prepare_cached(INSERT_CALL)
@@ -464,12 +470,7 @@ impl EventWriter {
     /// A call whose end came right after its start: one row with both, exactly the row
     /// [`insert_call`](Self::insert_call) then [`end_call`](Self::end_call) leave.
     fn insert_whole_call(&self, start: &CallStart, end: &CallEnd) -> Result<(), StorageError> {
-        let args = codec::to_json(&start.args, "call arguments")?;
-        let objects = if start.objects.is_empty() {
-            None
-        } else {
-            Some(codec::to_json(&start.objects, "call objects")?)
-        };
+        let (args, objects) = start_columns(start)?;
         let (ret, after, touches) = end_columns(end)?;
         let (kind, message) = codec::outcome_to_columns(&end.outcome);
         let error = self.sql_error(|| format!("storing call {}", start.call));

@@ -354,6 +354,18 @@ pub struct SmallCrate {
 /// directory, builds it, records its program with `record_flags` (`--filter ...`) and carves
 /// verified tests into its `tests/`.
 pub fn carve_small_crate(name: &str, lib: &str, main: &str, record_flags: &[&str]) -> SmallCrate {
+    carve_small_crate_with(name, lib, main, record_flags, &[])
+}
+
+/// [`carve_small_crate`], with `generate_flags` given to `carve generate`
+/// (`--max-per-function 2`).
+pub fn carve_small_crate_with(
+    name: &str,
+    lib: &str,
+    main: &str,
+    record_flags: &[&str],
+    generate_flags: &[&str],
+) -> SmallCrate {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join(name);
     let manifest = format!(
@@ -372,7 +384,7 @@ pub fn carve_small_crate(name: &str, lib: &str, main: &str, record_flags: &[&str
     let db = dir.join("trace.db");
     let recorded = record(&db, record_flags, &dir.join("target/debug").join(name), &[]);
     assert!(recorded.status.code().is_some(), "{}", stderr(&recorded));
-    let summary = generate_into_tests(&dir, &db, &[]);
+    let summary = generate_into_tests(&dir, &db, generate_flags);
     SmallCrate {
         tmp,
         dir,
