@@ -405,28 +405,7 @@ fn a_transformation_caught_in_some_runs_only_is_flaky() {
             ),
             (
                 "src/lib.rs",
-                r#"pub fn answer() -> u32 {
-    42
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_answer_is_checked_every_other_run() {
-        let answer = super::answer();
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runs");
-        let runs: u32 = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0)
-            + 1;
-        std::fs::write(&file, runs.to_string()).unwrap();
-        if runs % 2 == 0 {
-            assert_eq!(answer, 42);
-        }
-    }
-}
-"#,
+                EVERY_OTHER_RUN_LIB,
             ),
         ],
     );

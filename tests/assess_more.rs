@@ -139,34 +139,7 @@ mod tests {
 /// about what it returned, a weak oracle.
 #[test]
 fn a_flaky_transformation_is_diagnosed_from_a_run_where_it_went_undetected() {
-    let (_tmp, dir) = small_crate(
-        "everysecond",
-        &[(
-            "src/lib.rs",
-            r#"pub fn answer() -> u32 {
-    42
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_answer_is_checked_every_other_run() {
-        let answer = super::answer();
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runs");
-        let runs: u32 = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0)
-            + 1;
-        std::fs::write(&file, runs.to_string()).unwrap();
-        if runs % 2 == 0 {
-            assert_eq!(answer, 42);
-        }
-    }
-}
-"#,
-        )],
-    );
+    let (_tmp, dir) = small_crate("everysecond", &[("src/lib.rs", EVERY_OTHER_RUN_LIB)]);
     let junit = dir.join("assess.xml");
     let (code, report, err) = assess(&dir, &["--runs", "2", "--junit", junit.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");

@@ -1653,21 +1653,28 @@ fn producer_call_expr(
 /// (`Entry::Vacant(entry)`), or a `pub` field of one of its structs.
 fn part_producers(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
     cached(&cx.parts, type_path, || {
-        (0..cx.trace.calls.len())
-            .filter(|&i| {
-                let call = &cx.trace.calls[i];
-                let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
-                    return false;
-                };
-                call.outcome == Outcome::Returned
-                    && call
-                        .ret
-                        .as_ref()
-                        .and_then(|r| returned_struct(cx, r, &c.call_path))
-                        .is_some_and(|(whole, _)| !parts(cx, whole, type_path).is_empty())
-            })
-            .collect()
+        returned_public_calls(cx, |call, c| {
+            call.ret
+                .as_ref()
+                .and_then(|r| returned_struct(cx, r, &c.call_path))
+                .is_some_and(|(whole, _)| !parts(cx, whole, type_path).is_empty())
+        })
     })
+}
+
+/// Positions of the recorded calls of functions a test can call that returned and that `keep`
+/// accepts (given the call and how a test calls its function).
+pub(super) fn returned_public_calls(
+    cx: &Ctx,
+    keep: impl Fn(&Call, &Callable) -> bool,
+) -> Vec<usize> {
+    (0..cx.trace.calls.len())
+        .filter(|&i| {
+            let call = &cx.trace.calls[i];
+            matches!(cx.targets.get(&call.function),
+                Some(Target::Callable(c)) if call.outcome == Outcome::Returned && keep(call, c))
+        })
+        .collect()
 }
 
 /// The parts of `whole` of type `type_path` a test can take out, each with the pattern (a

@@ -235,12 +235,22 @@ fn rewrite_without_rows(
     file: &str,
     rows: &BTreeMap<String, BTreeSet<usize>>,
 ) -> Result<(), GenerateError> {
+    rewrite(out_dir, file, |source| {
+        crate::table::remove_rows(source, rows)
+    })
+}
+
+/// Writes `file` again (through a temporary file) as `edit` changes its source; an edit that
+/// fails is a bug in the generated code, named with the file.
+fn rewrite(
+    out_dir: &Path,
+    file: &str,
+    edit: impl FnOnce(&str) -> Result<String, String>,
+) -> Result<(), GenerateError> {
     let source = read_back(out_dir, file)?;
-    let repaired = crate::table::remove_rows(&source, rows).map_err(|message| {
-        GenerateError::InvalidGeneratedCode {
-            file: file.to_string(),
-            message,
-        }
+    let repaired = edit(&source).map_err(|message| GenerateError::InvalidGeneratedCode {
+        file: file.to_string(),
+        message,
     })?;
     write::write_all(out_dir, &[(file.to_string(), repaired)])?;
     Ok(())
@@ -349,15 +359,7 @@ pub(crate) fn rewrite_without(
     file: &str,
     names: &BTreeSet<String>,
 ) -> Result<(), GenerateError> {
-    let source = read_back(out_dir, file)?;
-    let repaired = repair::remove_items(&source, names).map_err(|message| {
-        GenerateError::InvalidGeneratedCode {
-            file: file.to_string(),
-            message,
-        }
-    })?;
-    write::write_all(out_dir, &[(file.to_string(), repaired)])?;
-    Ok(())
+    rewrite(out_dir, file, |source| repair::remove_items(source, names))
 }
 
 fn run_once(

@@ -679,26 +679,14 @@ impl<'a> Tracer<'a> {
         let Some(call) = frame.call else {
             return Ok(());
         };
-        let ret = match self.functions[index].detail.return_type {
-            None => None,
-            Some(ty) => {
-                let rr = ReturnRegs {
-                    rax: r.regs[0],
-                    rdx: r.regs[1],
-                    xmm0: r.xmm[0],
-                    xmm1: r.xmm[1],
-                    hidden: frame.hidden_return,
-                };
-                let rust_abi = self.functions[index].detail.rust_abi;
-                Some(decode_return(
-                    &self.decoder_over(&r.memory),
-                    ty,
-                    &rr,
-                    rust_abi,
-                ))
-            }
+        let regs = || ReturnRegs {
+            rax: r.regs[0],
+            rdx: r.regs[1],
+            xmm0: r.xmm[0],
+            xmm1: r.xmm[1],
+            hidden: frame.hidden_return,
         };
-        let ret = self.returned(call, index, ret);
+        let ret = self.returned(call, index, Some(&r.memory), regs);
         let decoder = self.decoder_over(&state);
         let after: Vec<Arg> = frame
             .effects
@@ -2146,26 +2134,22 @@ impl<'a> Tracer<'a> {
         let Some(call) = frame.call else {
             return Ok(()); // a silent frame (--depth): nothing to record
         };
-        let ret = match self.functions[frame.function].detail.return_type {
-            None => None,
-            Some(ty) => {
-                let (xmm0, xmm1) = if self.functions[frame.function].float_return {
-                    get_xmm01(tid).unwrap_or((0, 0))
-                } else {
-                    (0, 0)
-                };
-                let rr = ReturnRegs {
-                    rax: regs.rax,
-                    rdx: regs.rdx,
-                    xmm0,
-                    xmm1,
-                    hidden: frame.hidden_return,
-                };
-                let rust_abi = self.functions[frame.function].detail.rust_abi;
-                Some(decode_return(&self.decoder(), ty, &rr, rust_abi))
+        let float_return = self.functions[frame.function].float_return;
+        let return_regs = || {
+            let (xmm0, xmm1) = if float_return {
+                get_xmm01(tid).unwrap_or((0, 0))
+            } else {
+                (0, 0)
+            };
+            ReturnRegs {
+                rax: regs.rax,
+                rdx: regs.rdx,
+                xmm0,
+                xmm1,
+                hidden: frame.hidden_return,
             }
         };
-        let ret = self.returned(call, frame.function, ret);
+        let ret = self.returned(call, frame.function, None, return_regs);
         let decoder = self.decoder();
         let mut after: Vec<Arg> = frame
             .effects
@@ -2465,15 +2449,24 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// A returned value as stored: the object it made, when function `function` constructs one,
-    /// recorded first; `()` and nothing read stored as no value.
+    /// The value `function` returned, as stored: decoded from the return registers `regs`
+    /// gives (read only when the function returns a value) over `mem` (the regions an
+    /// in-process record copied; `None`: the stopped process); the object it made, when the
+    /// function constructs one, recorded first; `()` stored as no value.
     fn returned(
         &mut self,
         call: CallId,
         function: usize,
-        ret: Option<(Value, Option<u64>)>,
+        mem: Option<&dyn Memory>,
+        regs: impl FnOnce() -> ReturnRegs,
     ) -> Option<Value> {
-        let (value, at) = ret?;
+        let detail = &self.functions[function].detail;
+        let (ty, rust_abi) = (detail.return_type?, detail.rust_abi);
+        let rr = regs();
+        let (value, at) = match mem {
+            Some(mem) => decode_return(&self.decoder_over(mem), ty, &rr, rust_abi),
+            None => decode_return(&self.decoder(), ty, &rr, rust_abi),
+        };
         if let Some(type_path) = &self.functions[function].constructs {
             if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
                 self.sink.record(TraceEvent::ObjectCreated(object));

@@ -83,12 +83,10 @@ const INSERT_FUNCTION: &str = "INSERT INTO functions \
     linkage_name = excluded.linkage_name, language = excluded.language, \
     decl_file = excluded.decl_file, decl_line = excluded.decl_line, low_pc = excluded.low_pc, \
     params = excluded.params, return_type = excluded.return_type";
-const INSERT_CALL: &str = "INSERT INTO calls \
-    (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
     (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
-const INSERT_WHOLE_CALL: &str = "INSERT INTO calls \
+/// A call's row: its start, and its end when it came right after (else NULL until `END_CALL`).
+const INSERT_CALL: &str = "INSERT INTO calls \
     (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns, \
     outcome_kind, panic_message, ret, after_args, touches, ended_ns) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
@@ -351,7 +349,7 @@ impl EventWriter {
                 if self.pending.as_ref().is_some_and(|s| s.call == end.call) =>
             {
                 if let Some(start) = self.pending.take() {
-                    if let Err(e) = self.insert_whole_call(&start, &end) {
+                    if let Err(e) = self.insert_call(&start, Some(&end)) {
                         self.note(e);
                     }
                 }
@@ -369,7 +367,7 @@ impl EventWriter {
             TraceEvent::Functions(functions) => {
                 functions.iter().try_for_each(|f| self.insert_function(f))
             }
-            TraceEvent::CallStarted(start) => self.insert_call(start),
+            TraceEvent::CallStarted(start) => self.insert_call(start, None),
             TraceEvent::CallEnded(end) => self.end_call(end),
             TraceEvent::ObjectCreated(object) => self.insert_object(object),
             TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, *thread),
@@ -387,7 +385,7 @@ impl EventWriter {
     /// Inserts the call started last and not inserted yet, if any.
     fn flush_pending(&mut self) {
         if let Some(start) = self.pending.take() {
-            if let Err(e) = self.insert_call(&start) {
+            if let Err(e) = self.insert_call(&start, None) {
                 self.note(e);
             }
         }
@@ -445,37 +443,21 @@ impl EventWriter {
         Ok(())
     }
 
-    fn insert_call(&self, start: &CallStart) -> Result<(), StorageError> {
+    /// A call's row: its start, and its end when the end came right after the start (one row
+    /// with both, exactly the row this without `end` then [`end_call`](Self::end_call) leave).
+    fn insert_call(&self, start: &CallStart, end: Option<&CallEnd>) -> Result<(), StorageError> {
         let (args, objects) = start_columns(start)?;
-        let error = self.sql_error(|| format!("storing the start of call {}", start.call));
-        self.conn
-            .prepare_cached(INSERT_CALL)
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    self.run.0,
-                    codec::u64_to_sql(start.call.0),
-                    start.parent.map(|p| codec::u64_to_sql(p.0)),
-                    start.function.0,
-                    start.thread,
-                    start.depth,
-                    args,
-                    objects,
-                    start.at_ns.map(codec::u64_to_sql),
-                ])
-            })
-            .map_err(error)?;
-        Ok(())
-    }
-
-    /// A call whose end came right after its start: one row with both, exactly the row
-    /// [`insert_call`](Self::insert_call) then [`end_call`](Self::end_call) leave.
-    fn insert_whole_call(&self, start: &CallStart, end: &CallEnd) -> Result<(), StorageError> {
-        let (args, objects) = start_columns(start)?;
-        let (ret, after, touches) = end_columns(end)?;
-        let (kind, message) = codec::outcome_to_columns(&end.outcome);
+        let (ret, after, touches) = match end {
+            Some(end) => end_columns(end)?,
+            None => (None, None, None),
+        };
+        let (kind, message) = end.map_or((None, None), |e| {
+            let (kind, message) = codec::outcome_to_columns(&e.outcome);
+            (Some(kind), message)
+        });
         let error = self.sql_error(|| format!("storing call {}", start.call));
         self.conn
-            .prepare_cached(INSERT_WHOLE_CALL)
+            .prepare_cached(INSERT_CALL)
             .and_then(|mut stmt| {
                 stmt.execute(params![
                     self.run.0,
@@ -492,7 +474,7 @@ impl EventWriter {
                     ret,
                     after,
                     touches,
-                    end.at_ns.map(codec::u64_to_sql),
+                    end.and_then(|e| e.at_ns).map(codec::u64_to_sql),
                 ])
             })
             .map_err(error)?;

@@ -411,3 +411,28 @@ pub fn assert_pass_then_fail_after(dir: &Path, from: &str, to: &str, failing: &s
     assert!(!ok, "the changed unit must fail a test: {out}");
     assert!(out.contains(failing) && out.contains("FAILED"), "{out}");
 }
+
+/// A library whose one test checks `answer()` only on every other run (it counts its runs in a
+/// file beside the crate): a transformation of `answer` is caught in some runs and not others.
+pub const EVERY_OTHER_RUN_LIB: &str = r#"pub fn answer() -> u32 {
+    42
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_answer_is_checked_every_other_run() {
+        let answer = super::answer();
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runs");
+        let runs: u32 = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+            + 1;
+        std::fs::write(&file, runs.to_string()).unwrap();
+        if runs % 2 == 0 {
+            assert_eq!(answer, 42);
+        }
+    }
+}
+"#;

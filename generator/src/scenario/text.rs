@@ -16,11 +16,11 @@
 //! object the test needs. And only for a text the object holds as a field (its serialization),
 //! not a piece of it (`scheme()`).
 
-use carve_storage::{Outcome, Value};
+use carve_storage::Value;
 
 use super::{
-    cached, constructed, history, observations, reads_world, returned_struct, same_state,
-    strip_ref, Binding, Builder, Ctx, Effect,
+    cached, constructed, history, observations, reads_world, returned_public_calls,
+    returned_struct, same_state, strip_ref, Binding, Builder, Ctx, Effect,
 };
 use crate::call::{Callable, Target};
 use crate::literal::{self, DeclType};
@@ -92,24 +92,17 @@ fn text_getter(c: &Callable, type_path: &str) -> bool {
 /// state is all the getter reads).
 fn text_of(cx: &Ctx, state: &Value, type_path: &str) -> Option<(String, String)> {
     let getters = cached(&cx.text_getters, type_path, || {
-        (0..cx.trace.calls.len())
-            .filter(|&i| {
-                let call = &cx.trace.calls[i];
-                let Some(Target::Callable(c)) = cx.targets.get(&call.function) else {
-                    return false;
-                };
-                call.outcome == Outcome::Returned
-                    && text_getter(c, type_path)
-                    && matches!(
-                        call.ret.as_ref().map(strip_ref),
-                        Some(Value::Str {
-                            truncated: false,
-                            ..
-                        })
-                    )
-                    && !reads_world(cx, call)
-            })
-            .collect()
+        returned_public_calls(cx, |call, c| {
+            text_getter(c, type_path)
+                && matches!(
+                    call.ret.as_ref().map(strip_ref),
+                    Some(Value::Str {
+                        truncated: false,
+                        ..
+                    })
+                )
+                && !reads_world(cx, call)
+        })
     });
     // The object must hold the text itself (`Url`'s `serialization`), not a piece of it
     // (`scheme()` gives `"https"`): the other fields are then what parsing it derives.
