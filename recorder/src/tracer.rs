@@ -176,14 +176,15 @@ pub(crate) fn decode_args(
     f.params
         .iter()
         .map(|p| {
-            let ty_name = p.ty.map(|t| types.name(t).to_string()).unwrap_or_default();
+            // The type's name only for a value not decoded (a decoded one names its type).
+            let ty_name = || p.ty.map(|t| types.name(t).to_string()).unwrap_or_default();
             let value = match (p.ty, p.location.at(file_pc)) {
                 (None, _) => Value::Unavailable {
-                    ty: ty_name,
+                    ty: ty_name(),
                     reason: "no type in DWARF".into(),
                 },
                 (Some(_), None) => Value::Unavailable {
-                    ty: ty_name,
+                    ty: ty_name(),
                     reason: "optimized out (no location at the breakpoint)".into(),
                 },
                 (Some(ty), Some(expr)) => {
@@ -198,7 +199,7 @@ pub(crate) fn decode_args(
                                 && passed_indirectly(types, ty) == Some(true) =>
                         {
                             Value::Unavailable {
-                                ty: ty_name,
+                                ty: ty_name(),
                                 reason: "passed by reference from the stack; DWARF locates \
                                          the pointer, not the value"
                                     .into(),
@@ -211,7 +212,7 @@ pub(crate) fn decode_args(
                         }
                         Place::Bytes(b) => decoder.bytes(ty, &b),
                         Place::Unavailable(reason) => Value::Unavailable {
-                            ty: ty_name,
+                            ty: ty_name(),
                             reason,
                         },
                     }
@@ -349,6 +350,8 @@ pub(crate) struct Tracer<'a> {
     /// Per thread, the regions of the last exit-state record (before the epilogue), for the
     /// exit record that follows it.
     exit_states: HashMap<Pid, crate::capture::Captured>,
+    /// The records of the last drain, kept (empty) for the next one: its memory is reused.
+    drained: Vec<crate::inprocess::Record>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -589,16 +592,18 @@ impl<'a> Tracer<'a> {
         let Some(mut ring) = self.ring.take() else {
             return Ok(0);
         };
-        let mut records = Vec::new();
+        let mut records = std::mem::take(&mut self.drained);
+        records.clear();
         // An unreadable ring means the process's memory is gone (it is ending): the records
         // not drained yet are lost and their calls stay open (`unfinished`), never wrong.
         let Ok(n) = ring.drain(&self.mem, &mut records) else {
             return Ok(0);
         };
         self.ring = Some(ring);
-        for r in records {
+        for r in records.drain(..) {
             self.on_record(r)?;
         }
+        self.drained = records;
         Ok(n)
     }
 
@@ -794,6 +799,7 @@ impl<'a> Tracer<'a> {
             ring: None,
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
+            drained: Vec::new(),
             exit_states: HashMap::new(),
         })
     }
