@@ -267,15 +267,18 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
 /// The thread's body: takes the queued events every [`DRAIN_EVERY`] (or when nudged) and
 /// commits them, until the writer is closed and the queue is empty.
 fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageError> {
+    // The queue's previous vector, emptied: handed back so the recorder's pushes reuse its
+    // memory instead of growing a new one (reallocating and copying) for every batch.
+    let mut spare = Vec::new();
     loop {
         // Read `closed` before taking the queue: everything pushed before closing is then taken.
         let closed = shared.closed.load(Ordering::Acquire);
-        let batch = {
+        let mut batch = {
             let mut queue = shared.lock();
             queue.nudged = false;
-            std::mem::take(&mut queue.events)
+            std::mem::replace(&mut queue.events, std::mem::take(&mut spare))
         };
-        let mut events = batch.into_iter().peekable();
+        let mut events = batch.drain(..).peekable();
         while events.peek().is_some() {
             let in_transaction = writer.begin();
             let mut written = 0;
@@ -292,6 +295,8 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
             drop(queue);
             shared.room.notify_all();
         }
+        drop(events);
+        spare = batch;
         if closed {
             break;
         }
