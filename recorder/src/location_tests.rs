@@ -79,7 +79,14 @@ fn one_operation_expressions_are_placed_as_gimli_places_them() {
         [op(dw::DW_OP_fbreg, &sleb(16)), vec![dw::DW_OP_deref.0]].concat(),
         [op(dw::DW_OP_breg7, &sleb(8)), vec![dw::DW_OP_stack_value.0]].concat(),
         vec![dw::DW_OP_lit5.0, dw::DW_OP_stack_value.0],
-        vec![dw::DW_OP_reg0.0, dw::DW_OP_piece.0, 8, dw::DW_OP_reg1.0, dw::DW_OP_piece.0, 8],
+        vec![
+            dw::DW_OP_reg0.0,
+            dw::DW_OP_piece.0,
+            8,
+            dw::DW_OP_reg1.0,
+            dw::DW_OP_piece.0,
+            8,
+        ],
         vec![],
     ];
     let contexts = [
@@ -95,7 +102,10 @@ fn one_operation_expressions_are_placed_as_gimli_places_them() {
                 panic!("{bytes:x?} is one operation the shortcut knows");
             };
             let stepwise = evaluate_stepwise(&e, ENCODING, &machine, frame_base, cfa);
-            assert_eq!(shortcut, stepwise, "{bytes:x?} fb={frame_base:x?} cfa={cfa:x?}");
+            assert_eq!(
+                shortcut, stepwise,
+                "{bytes:x?} fb={frame_base:x?} cfa={cfa:x?}"
+            );
             assert_eq!(evaluate(&e, ENCODING, &machine, frame_base, cfa), stepwise);
         }
         for bytes in &others {
