@@ -349,7 +349,11 @@ fn writer_child_process() {
     }
     println!("committed");
     let mut call = COMMITTED;
+    let started = Instant::now();
     loop {
+        if started.elapsed() > Duration::from_secs(120) {
+            std::process::exit(1); // never killed: the test that started it is gone
+        }
         call += 1;
         writer.record(TraceEvent::CallStarted(start(call, None, 0, 0)));
         if call.is_multiple_of(2) {
@@ -376,15 +380,28 @@ fn a_kill_9_of_the_writing_process_keeps_every_committed_call() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    // The child's lines through a thread, so a child that never says "committed" fails the
+    // test after a minute instead of hanging it.
     let stdout = child.stdout.take().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        let line = lines.next().expect("the child ended early").unwrap();
-        if line.contains("committed") {
-            break;
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if lines_tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
         }
-        assert!(Instant::now() < deadline, "the child never committed");
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines_rx.recv_timeout(left) {
+            Ok(line) if line.contains("committed") => break,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = child.kill();
+                panic!("the child never said it committed: {e}");
+            }
+        }
     }
     // Let it write (and commit) a while longer, mid-transaction at any point.
     std::thread::sleep(Duration::from_millis(150));
