@@ -137,7 +137,8 @@ impl RunWriter {
         waiting: Option<LockWait>,
     ) -> Result<RunWriter, StorageError> {
         // The writer's rows meet the schema's CHECKs by construction (`outcome_kind` and
-        // `language` come from `codec`'s fixed words, tested to read back): not checking them
+        // `language` come from `codec`'s fixed words, tested to read back; `exit_kind` is one
+        // of `end_run`'s three): not checking them
         // again spares SQLite an ephemeral table per inserted call (its `IN (...)` list), a
         // quarter of the writer's time. Other connections (and readers) still check.
         conn.pragma_update(None, "ignore_check_constraints", true)
