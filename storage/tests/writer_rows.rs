@@ -328,14 +328,9 @@ fn a_bad_call_among_many_loses_only_itself() {
 const CHILD: &str = "CARVE_WRITER_ROWS_CHILD";
 const COMMITTED: u64 = 3000;
 
-/// In a child process (see the test below): writes COMMITTED whole calls, says so once a
-/// reader sees them all, then goes on starting calls until it is killed.
-#[test]
-fn writer_child_process() {
-    let Ok(path) = std::env::var(CHILD) else {
-        return; // only a helper of the kill test
-    };
-    let path = PathBuf::from(path);
+/// The child process of the kill test: writes COMMITTED whole calls to `path`, says so once
+/// a reader sees them all, then goes on starting calls until it is killed.
+fn write_until_killed(path: PathBuf) -> ! {
     let mut writer = Store::create(&path).unwrap().begin_run(&info()).unwrap();
     writer.record(TraceEvent::Functions(vec![function(0), function(1)]));
     for call in 1..=COMMITTED {
@@ -367,12 +362,16 @@ fn writer_child_process() {
 
 #[test]
 fn a_kill_9_of_the_writing_process_keeps_every_committed_call() {
+    // This test runs itself again as the child that writes and is killed.
+    if let Ok(path) = std::env::var(CHILD) {
+        write_until_killed(PathBuf::from(path));
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = temp_db(&dir, "killed.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "writer_child_process",
+            "a_kill_9_of_the_writing_process_keeps_every_committed_call",
             "--nocapture",
             "--test-threads=1",
         ])
