@@ -5,7 +5,8 @@
 #   untraced_vs_native=..x dwarf_startup_s=.. carve_c_us_per_call=.. uftrace_us_per_call=.. \
 #   vs_uftrace=..x stops_per_call=.. syscalls_per_call=.. inproc_us_per_call=.. \
 #   inproc_vs_ltrace=..x inproc_stops_per_call=.. record_inproc_us_per_call=.. \
-#   record_inproc_vs_ltrace=..x record_inproc_stops_per_call=..
+#   record_inproc_vs_ltrace=..x record_inproc_stops_per_call=.. record_inproc_syscalls_per_call=.. \
+#   [record_inproc_before_us_per_call=.. record_inproc_before_syscalls_per_call=..]
 #
 # Usage (from anywhere; paths are relative to the repository):
 #   bench/recorder.sh
@@ -20,6 +21,9 @@
 #   CARVE, CARVE_DEBUG  use these prebuilt release / debug carve binaries instead of building
 #   PROBE            prebuilt recorder/examples/inprocess_probe (in-process path, issue 15)
 #   CARVE_RECORD_ARGS extra arguments for every `carve record` (default: none = default settings)
+#   CARVE_BEFORE     another release carve (e.g. built from main): its `record --capture
+#                    inprocess` runs in the same rounds, beside this carve's, for a before/after
+#                    figure from one run (optional)
 #
 # Every scenario runs once per round, rounds alternate scenarios (native, carve, ltrace, gdb,
 # ...), so slow drifts of the machine hit all tools alike. Per-call cost:
@@ -137,10 +141,13 @@ spread() { # µs samples -> "min-max" in seconds
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 carve_rec() { # DB ARGS... -- PROGRAM...
-    local db=$1
-    shift
+    carve_rec_with "$CARVE" "$@"
+}
+carve_rec_with() { # CARVE DB ARGS... -- PROGRAM...
+    local carve=$1 db=$2
+    shift 2
     rm -f "$db" "$db-wal" "$db-shm"
-    "$CARVE" record --db "$db" ${EXTRA[@]+"${EXTRA[@]}"} "$@"
+    "$carve" record --db "$db" ${EXTRA[@]+"${EXTRA[@]}"} "$@"
 }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -167,6 +174,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
     run carve_c0 carve_rec "$WORK/hot_c0.db" --filter 'mix' -- "$HOTLOOP_C0" "$CALLS"
     run inproc_c0 "$PROBE" mix "$HOTLOOP_C0" "$CALLS"
     run carve_inproc carve_rec "$WORK/hot_inproc.db" --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
+    if [[ -n ${CARVE_BEFORE:-} ]]; then
+        run carve_inproc_before carve_rec_with "$CARVE_BEFORE" "$WORK/hot_inproc_before.db" --capture inprocess \
+            --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
+    fi
     run uftrace0 uftrace record -d "$WORK/uftrace0.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" 0
 done
 
@@ -195,6 +206,22 @@ strace -o "$WORK/strace-rec-inproc.txt" -e trace=wait4 "$CARVE" record --db "$WO
     ${EXTRA[@]+"${EXTRA[@]}"} --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" \
     >"$WORK/strace-rec-inproc.out" 2>&1
 record_inproc_stops=$(grep -c 'wait4(.*= [1-9][0-9]*' "$WORK/strace-rec-inproc.txt" || true)
+# Every system call of the in-process recording, all threads of carve (tracer, writer) and of
+# the program (`perf stat` counts the sys_enter tracepoint; strace cannot follow carve's
+# threads without tracing the program too). "-" when perf or the tracepoint is missing.
+syscalls_of() { # CARVE -> system calls of one --capture inprocess recording
+    rm -f "$WORK/perf-sys.db"
+    if perf stat -e raw_syscalls:sys_enter -x, -o "$WORK/perf-sys.txt" "$1" record --db "$WORK/perf-sys.db" \
+        ${EXTRA[@]+"${EXTRA[@]}"} --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" \
+        >/dev/null 2>&1; then
+        awk -F, '$3 == "raw_syscalls:sys_enter" {print $1}' "$WORK/perf-sys.txt"
+    fi
+}
+per_call() { [[ $1 =~ ^[0-9]+$ ]] && calc %.3f "$1 / $CALLS" || echo -; }
+record_inproc_syscalls_per_call=$(per_call "$(syscalls_of "$CARVE" || true)")
+if [[ -n ${CARVE_BEFORE:-} ]]; then
+    record_inproc_before_syscalls_per_call=$(per_call "$(syscalls_of "$CARVE_BEFORE" || true)")
+fi
 
 # ---------------------------------------------------------------- sanity
 # The recording must be right, not only fast: one stored call per call, arguments 0..N-1, and
@@ -230,6 +257,10 @@ PY
 sanity=$(python3 "$WORK/sanity.py" "$WORK/hot.db" "$CALLS" "$checksum" "$native_checksum")
 inproc_checksum=$(awk '/^checksum = / {print $3}' "$WORK/carve_inproc.out")
 sanity_inproc=$(python3 "$WORK/sanity.py" "$WORK/hot_inproc.db" "$CALLS" "$inproc_checksum" "$native_checksum")
+if [[ -n ${CARVE_BEFORE:-} ]]; then
+    before_checksum=$(awk '/^checksum = / {print $3}' "$WORK/carve_inproc_before.out")
+    sanity_before=$(python3 "$WORK/sanity.py" "$WORK/hot_inproc_before.db" "$CALLS" "$before_checksum" "$native_checksum")
+fi
 ltrace_lines=$(grep -c "^$MIX_SYM(" "$WORK/ltrace.txt" || true)
 gdb_lines=$(grep -c '^mix(' "$WORK/gdb.out" || true)
 
@@ -263,6 +294,10 @@ record_inproc_us=$(calc %.2f "($(m carve_inproc) - $native) * 1e6 / $CALLS")
 record_inproc_vs_ltrace=$(calc %.1f "$ltrace_us / $record_inproc_us")
 record_inproc_vs_carve=$(calc %.1f "$carve_us / $record_inproc_us")
 record_inproc_stops_per_call=$(calc %.5f "$record_inproc_stops / $CALLS")
+if [[ -n ${CARVE_BEFORE:-} ]]; then
+    record_inproc_before_us=$(calc %.2f "($(m carve_inproc_before) - $native) * 1e6 / $CALLS")
+    record_inproc_speedup=$(calc %.2f "$record_inproc_before_us / $record_inproc_us")
+fi
 # Untraced: the loop's time under carve (start-up removed with the 0-call run) over its native time.
 untraced=$(calc %.2f "($cold_big - $cold0) / ($native_big - $native0)")
 untraced_raw=$(calc %.2f "$cold_big / $native_big")
@@ -291,6 +326,9 @@ printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O0)" "$CALLS" "$(m n
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c -O0" "$CALLS" "$(m carve_c0)" "$(spread carve_c0)" "$carve_c0_us"
 printf '%-44s %10s %10s %14s %12s\n' "in-process probe mix (layer 1, registers)" "$CALLS" "$(m inproc_c0)" "$(spread inproc_c0)" "$inproc_us"
 printf '%-44s %10s %10s %14s %12s\n' "carve record --capture inprocess (mix)" "$CALLS" "$(m carve_inproc)" "$(spread carve_inproc)" "$record_inproc_us"
+if [[ -n ${CARVE_BEFORE:-} ]]; then
+    printf '%-44s %10s %10s %14s %12s\n' "CARVE_BEFORE record --capture inprocess" "$CALLS" "$(m carve_inproc_before)" "$(spread carve_inproc_before)" "$record_inproc_before_us"
+fi
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$UFTRACE_CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record (start-up only)" 0 "$uftrace0" "$(spread uftrace0)" -
 echo
@@ -303,8 +341,13 @@ echo "in-process path, layer 1 (registers only: no string copied, nothing decode
 echo "carve record --capture inprocess (layer 2: arguments, string and result copied, decoded and stored): ${record_inproc_us} us per call = ${record_inproc_vs_carve}x faster than the ptrace path, ${record_inproc_vs_ltrace}x faster than ltrace -x; $record_inproc_stops ptrace stops = ${record_inproc_stops_per_call} per call"
 echo "sanity: carve $sanity"
 echo "sanity: carve --capture inprocess $sanity_inproc"
+if [[ -n ${CARVE_BEFORE:-} ]]; then
+    echo "CARVE_BEFORE ($CARVE_BEFORE) record --capture inprocess: ${record_inproc_before_us} us per call, this carve ${record_inproc_us} = ${record_inproc_speedup}x faster; system calls per traced call (all threads, program included): ${record_inproc_before_syscalls_per_call} before, ${record_inproc_syscalls_per_call} now"
+    echo "sanity: CARVE_BEFORE --capture inprocess $sanity_before"
+fi
 echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
-echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call record_inproc_syscalls_per_call=$record_inproc_syscalls_per_call${CARVE_BEFORE:+ record_inproc_before_us_per_call=$record_inproc_before_us record_inproc_before_syscalls_per_call=$record_inproc_before_syscalls_per_call}"
 [[ $sanity == *" OK" ]] || exit 1
 [[ $sanity_inproc == *" OK" ]] || exit 1
+[[ -z ${CARVE_BEFORE:-} || $sanity_before == *" OK" ]] || exit 1
 [[ $inproc_records == $((2 * CALLS)) ]] || { log "the in-process probe captured $inproc_records records, expected $((2 * CALLS))"; exit 1; }

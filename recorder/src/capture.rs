@@ -785,7 +785,7 @@ impl Memory for Captured {
 /// A captured site as a stopped thread: its registers (DWARF numbers 0..16) and its regions.
 pub(crate) struct CapturedMachine<'a> {
     pub regs: &'a [u64; 16],
-    pub mem: &'a Captured,
+    pub mem: &'a dyn Memory,
 }
 
 impl Memory for CapturedMachine<'_> {

@@ -51,9 +51,9 @@ pub(crate) const EXIT: u8 = 2;
 /// At an exit site before the epilogue: what the receiver and `&mut` arguments point to.
 pub(crate) const STATE: u8 = 3;
 
-/// One record read from the ring.
+/// One record read from the ring, borrowed from the [`Drained`] bytes it was read into.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Record {
+pub(crate) struct Record<'a> {
     pub function: u32,
     pub kind: u8,
     /// The thread pointer (`fs:0`): one per thread, stable for its life.
@@ -65,10 +65,10 @@ pub(crate) struct Record {
     /// Low 8 bytes of xmm0, xmm1.
     pub xmm: [u64; 2],
     /// The copied regions.
-    pub memory: crate::capture::Captured,
+    pub memory: Regions<'a>,
 }
 
-impl Record {
+impl Record<'_> {
     /// rdi, rsi, rdx, rcx, r8, r9.
     pub(crate) fn args(&self) -> [u64; 6] {
         let r = &self.regs;
@@ -76,30 +76,17 @@ impl Record {
     }
 
     /// Parses one record (`b` is exactly its bytes); `None` when its regions do not add up.
-    fn parse(b: &[u8]) -> Option<Record> {
+    fn parse(b: &[u8]) -> Option<Record<'_>> {
         let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
         let tag = word(8);
         let mut regs = [0u64; 16];
         for (r, v) in regs.iter_mut().enumerate() {
             *v = word(40 + 8 * r);
         }
-        let mut regions = Vec::new();
-        let mut at = RECORD_HEAD as usize;
-        while at < b.len() {
-            if at + 16 > b.len() {
-                return None;
-            }
-            let (addr, len) = (word(at), word(at + 8) as usize);
-            let start = at + 16;
-            let end = start.checked_add(len)?;
-            if end > b.len() {
-                return None;
-            }
-            if len > 0 {
-                regions.push((addr, b[start..end].to_vec()));
-            }
-            at = start + len.div_ceil(8) * 8;
-        }
+        let memory = Regions {
+            raw: &b[RECORD_HEAD as usize..],
+        };
+        memory.check()?;
         Some(Record {
             function: (tag >> 8) as u32,
             kind: tag as u8,
@@ -107,8 +94,108 @@ impl Record {
             rsp: word(24),
             regs,
             xmm: [word(168), word(176)],
-            memory: crate::capture::Captured { regions },
+            memory,
         })
+    }
+}
+
+/// A record's copied regions as the trampoline wrote them (address, length, the bytes padded
+/// to 8), read in place: no copy, no allocation per record or region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Regions<'a> {
+    raw: &'a [u8],
+}
+
+impl<'a> Regions<'a> {
+    /// Each region's address and bytes, in order; stops at the first that does not fit.
+    fn iter(self) -> impl Iterator<Item = (u64, &'a [u8])> {
+        let raw = self.raw;
+        let mut at = 0usize;
+        std::iter::from_fn(move || {
+            let head = raw.get(at..at.checked_add(16)?)?;
+            let addr = u64::from_le_bytes(head[..8].try_into().unwrap());
+            let len = usize::try_from(u64::from_le_bytes(head[8..].try_into().unwrap())).ok()?;
+            let start = at + 16;
+            let bytes = raw.get(start..start.checked_add(len)?)?;
+            at = start + len.div_ceil(8) * 8;
+            Some((addr, bytes))
+        })
+    }
+
+    /// Whether the regions fill the record exactly as [`iter`](Self::iter) walks them.
+    fn check(self) -> Option<()> {
+        let mut at = 0usize;
+        while at < self.raw.len() {
+            if at + 16 > self.raw.len() {
+                return None;
+            }
+            let len = usize::try_from(u64::from_le_bytes(
+                self.raw[at + 8..at + 16].try_into().unwrap(),
+            ))
+            .ok()?;
+            let start = at + 16;
+            if start.checked_add(len)? > self.raw.len() {
+                return None;
+            }
+            at = start + len.div_ceil(8) * 8;
+        }
+        Some(())
+    }
+
+    /// The regions copied out, to keep past the drain (an exit-state record).
+    pub(crate) fn to_captured(self) -> crate::capture::Captured {
+        crate::capture::Captured {
+            regions: self
+                .iter()
+                .filter(|(_, bytes)| !bytes.is_empty())
+                .map(|(addr, bytes)| (addr, bytes.to_vec()))
+                .collect(),
+        }
+    }
+}
+
+impl crate::location::Memory for Regions<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        if buf.is_empty() {
+            return true; // nothing to read cannot be read wrong
+        }
+        let Some(end) = addr.checked_add(buf.len() as u64) else {
+            return false;
+        };
+        self.iter().any(|(start, bytes)| {
+            let ok = start <= addr
+                && start
+                    .checked_add(bytes.len() as u64)
+                    .is_some_and(|region_end| end <= region_end);
+            if ok {
+                let from = (addr - start) as usize;
+                buf.copy_from_slice(&bytes[from..from + buf.len()]);
+            }
+            ok
+        })
+    }
+}
+
+/// What drains read: the records' bytes, one after the other, and where each record lies.
+/// A caller that clears it before each drain reuses its memory; one that does not (the probe)
+/// keeps every record.
+#[derive(Debug, Default)]
+pub(crate) struct Drained {
+    bytes: Vec<u8>,
+    records: Vec<std::ops::Range<usize>>,
+}
+
+impl Drained {
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.records.clear();
+    }
+
+    /// The records, in ring order.
+    pub(crate) fn records(&self) -> impl Iterator<Item = Record<'_>> {
+        self.records
+            .iter()
+            .filter_map(|r| Record::parse(&self.bytes[r.clone()]))
     }
 }
 
@@ -258,9 +345,6 @@ pub(crate) struct Ring {
     pub region: Region,
     pub capacity: u64,
     tail: u64,
-    /// The bytes of the last drain, kept: a fresh buffer per drain (up to the whole ring)
-    /// cost a zeroed allocation and its page faults each time.
-    buf: Vec<u8>,
 }
 
 impl Ring {
@@ -273,7 +357,7 @@ impl Ring {
     pub(crate) fn drain(
         &mut self,
         mem: &ProcessMemory,
-        out: &mut Vec<Record>,
+        out: &mut Drained,
     ) -> Result<usize, RecordError> {
         let mut head = [0u8; 8];
         if !mem.read(self.region.start, &mut head) {
@@ -281,55 +365,48 @@ impl Ring {
         }
         let head = u64::from_le_bytes(head);
         let mut drained = 0;
-        let mut bytes = std::mem::take(&mut self.buf);
-        let result = (|| {
-            while head > self.tail {
-                let p = self.tail % self.capacity;
-                let avail = (head - self.tail).min(self.capacity + SLACK - p);
-                // First pass: which records are complete (commit word = its offset + 1,
-                // written last). A record starts before the ring's end; the next one after
-                // such a record starts again at the ring's beginning (the next round of this
-                // loop).
-                self.read_at(mem, p, avail, &mut bytes)?;
-                let (mut at, mut off) = (0usize, self.tail);
-                while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
-                    let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
-                    if word(at) != off + 1 {
-                        break;
-                    }
-                    let len = word(at + 32);
-                    if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
-                        return Err(bad_record(mem, self.data() + p + at as u64));
-                    }
-                    if at + len as usize > bytes.len() {
-                        break;
-                    }
-                    at += len as usize;
-                    off += len;
+        while head > self.tail {
+            let p = self.tail % self.capacity;
+            let avail = (head - self.tail).min(self.capacity + SLACK - p);
+            // This round's bytes go after the records already in `out`.
+            let base = out.bytes.len();
+            // First pass: which records are complete (commit word = its offset + 1, written
+            // last). A record starts before the ring's end; the next one after such a record
+            // starts again at the ring's beginning (the next round of this loop).
+            self.read_at(mem, p, avail, &mut out.bytes, base)?;
+            let (at, off) = match self.complete(&out.bytes[base..], p) {
+                Ok(complete) => complete,
+                Err(bad) => {
+                    out.bytes.truncate(base);
+                    return Err(bad_record(mem, self.data() + p + bad as u64));
                 }
-                if at == 0 {
-                    break;
-                }
-                // Second pass, after the first: every field of those records is visible
-                // now, whatever order the kernel's copy read the bytes in.
-                self.read_at(mem, p, at as u64, &mut bytes)?;
-                let mut i = 0usize;
-                while i < at {
-                    let len =
-                        u64::from_le_bytes(bytes[i + 32..i + 40].try_into().unwrap()) as usize;
-                    let record = Record::parse(&bytes[i..i + len])
-                        .ok_or_else(|| bad_record(mem, self.data() + p + i as u64))?;
-                    out.push(record);
-                    drained += 1;
-                    i += len;
-                }
-                self.tail = off;
-                mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
+            };
+            if at == 0 {
+                out.bytes.truncate(base);
+                break;
             }
-            Ok(drained)
-        })();
-        self.buf = bytes;
-        result
+            // Second pass, after the first: every field of those records is visible now,
+            // whatever order the kernel's copy read the bytes in.
+            self.read_at(mem, p, at as u64, &mut out.bytes, base)?;
+            let first = out.records.len();
+            let mut i = 0usize;
+            while i < at {
+                let start = base + i;
+                let len = u64::from_le_bytes(out.bytes[start + 32..start + 40].try_into().unwrap())
+                    as usize;
+                if Record::parse(&out.bytes[start..start + len]).is_none() {
+                    out.bytes.truncate(base);
+                    out.records.truncate(first);
+                    return Err(bad_record(mem, self.data() + p + i as u64));
+                }
+                out.records.push(start..start + len);
+                drained += 1;
+                i += len;
+            }
+            self.tail = off;
+            mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
+        }
+        Ok(drained)
     }
 
     /// No more draining: writers are never held back again (the tail is put far ahead of
@@ -338,16 +415,41 @@ impl Ring {
         let _ = mem.write(self.region.start + 8, &(1u64 << 62).to_le_bytes());
     }
 
-    /// Reads `len` bytes of the ring at `p` into `buf` (its length becomes `len`).
+    /// How many bytes of `bytes` (read at ring offset `p`) are complete records, and the tail
+    /// after them; `Err` with the offset of a record whose length is wrong.
+    fn complete(&self, bytes: &[u8], p: u64) -> Result<(usize, u64), usize> {
+        let (mut at, mut off) = (0usize, self.tail);
+        while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
+            let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+            if word(at) != off + 1 {
+                break;
+            }
+            let len = word(at + 32);
+            if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
+                return Err(at);
+            }
+            if at + len as usize > bytes.len() {
+                break;
+            }
+            at += len as usize;
+            off += len;
+        }
+        Ok((at, off))
+    }
+
+    /// Reads `len` bytes of the ring at `p` into `buf` from `at` on (its length becomes
+    /// `at + len`).
     fn read_at(
         &self,
         mem: &ProcessMemory,
         p: u64,
         len: u64,
         buf: &mut Vec<u8>,
+        at: usize,
     ) -> Result<(), RecordError> {
-        buf.resize(len as usize, 0);
-        if !mem.read(self.data() + p, buf) {
+        buf.resize(at + len as usize, 0);
+        if !mem.read(self.data() + p, &mut buf[at..]) {
+            buf.truncate(at);
             return Err(read_err(mem, self.data() + p));
         }
         Ok(())
@@ -425,7 +527,6 @@ pub(crate) fn install(
         region: ring_region,
         capacity,
         tail: 0,
-        buf: Vec::new(),
     };
     let mut plans = Vec::new();
     let mut refused = Vec::new();
@@ -898,7 +999,6 @@ mod tests {
             },
             capacity: 4096,
             tail: 0,
-            buf: Vec::new(),
         };
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
@@ -1082,8 +1182,8 @@ pub fn probe(
         let mut ring = installed.ring;
         let mem = ProcessMemory::open(pid)?;
         std::thread::spawn(
-            move || -> Result<(Ring, Vec<Record>, usize, usize), RecordError> {
-                let mut out = Vec::new();
+            move || -> Result<(Ring, Drained, usize, usize), RecordError> {
+                let mut out = Drained::default();
                 let (mut drains, mut empty) = (0, 0);
                 while !stop.load(Ordering::Acquire) {
                     if ring.drain(&mem, &mut out)? == 0 {
@@ -1119,7 +1219,7 @@ pub fn probe(
                     _ => -1,
                 };
                 std::mem::forget(kill);
-                let records = decode_probed(&info.types, limits, &probed, out);
+                let records = decode_probed(&info.types, limits, &probed, &out);
                 return Ok(ProbeRun {
                     records,
                     patched,
@@ -1155,7 +1255,7 @@ fn decode_probed(
     types: &crate::types::TypeTable,
     limits: crate::decode::Limits,
     probed: &[Option<Probed>],
-    records: Vec<Record>,
+    records: &Drained,
 ) -> Vec<ProbeRecord> {
     use crate::capture::CapturedMachine;
     use crate::decode::Decoder;
@@ -1164,7 +1264,7 @@ fn decode_probed(
     let mut stacks: std::collections::HashMap<u64, Vec<Open>> = Default::default();
     let mut states: std::collections::HashMap<u64, Vec<Arg>> = Default::default();
     let mut out: Vec<ProbeRecord> = Vec::new();
-    for r in records {
+    for r in records.records() {
         let p = probed.get(r.function as usize).and_then(|p| p.as_ref());
         let decoder = Decoder {
             types,

@@ -36,6 +36,64 @@ pub fn evaluate(
     frame_base: Option<u64>,
     cfa: Option<u64>,
 ) -> Place {
+    single_operation(expr, encoding, machine, frame_base, cfa)
+        .unwrap_or_else(|| evaluate_stepwise(expr, encoding, machine, frame_base, cfa))
+}
+
+/// The place of an expression of one operation among those nearly every parameter and frame
+/// base of a debug build is (`DW_OP_fbreg`, `DW_OP_call_frame_cfa`, `DW_OP_bregN`,
+/// `DW_OP_regN`), computed directly: the answer [`evaluate_stepwise`] gives, without setting
+/// up a gimli evaluation per parameter per call. `None` for any other expression.
+fn single_operation(
+    expr: &Expr,
+    encoding: gimli::Encoding,
+    machine: &dyn Machine,
+    frame_base: Option<u64>,
+    cfa: Option<u64>,
+) -> Option<Place> {
+    let mut ops = expr.clone().operations(encoding);
+    let op = ops.next().ok()??;
+    if !matches!(ops.next(), Ok(None)) {
+        return None;
+    }
+    // gimli adds offsets to a generic (address-sized) value, wrapping.
+    let offset = |base: u64, offset: i64| {
+        let sum = base.wrapping_add_signed(offset);
+        match encoding.address_size {
+            8 => sum,
+            size => sum & ((1u64 << (8 * u32::from(size))) - 1),
+        }
+    };
+    Some(match op {
+        gimli::Operation::FrameOffset { offset: off } => match frame_base {
+            Some(fb) => Place::Address(offset(fb, off)),
+            None => Place::Unavailable("no frame base".into()),
+        },
+        gimli::Operation::CallFrameCFA => match cfa {
+            Some(c) => Place::Address(c),
+            None => Place::Unavailable("no CFA".into()),
+        },
+        gimli::Operation::RegisterOffset {
+            register,
+            offset: off,
+            base_type,
+        } if base_type.0 == 0 => match machine.register(register.0) {
+            Some(v) => Place::Address(offset(v, off)),
+            None => Place::Unavailable(format!("register {} unknown", register.0)),
+        },
+        gimli::Operation::Register { register } => Place::Register(register.0),
+        _ => return None,
+    })
+}
+
+/// Evaluates `expr` with gimli, answering each of its questions from `machine`.
+fn evaluate_stepwise(
+    expr: &Expr,
+    encoding: gimli::Encoding,
+    machine: &dyn Machine,
+    frame_base: Option<u64>,
+    cfa: Option<u64>,
+) -> Place {
     let mut eval = expr.clone().evaluation(encoding);
     let mut result = eval.evaluate();
     for _ in 0..256 {
@@ -156,3 +214,7 @@ pub fn frame_relative(expr: &Expr, encoding: gimli::Encoding) -> bool {
     };
     simple && matches!(ops.next(), Ok(None))
 }
+
+#[cfg(test)]
+#[path = "location_tests.rs"]
+mod tests;

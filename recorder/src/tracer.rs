@@ -176,14 +176,15 @@ pub(crate) fn decode_args(
     f.params
         .iter()
         .map(|p| {
-            let ty_name = p.ty.map(|t| types.name(t).to_string()).unwrap_or_default();
+            // The type's name only for a value not decoded (a decoded one names its type).
+            let ty_name = || p.ty.map(|t| types.name(t).to_string()).unwrap_or_default();
             let value = match (p.ty, p.location.at(file_pc)) {
                 (None, _) => Value::Unavailable {
-                    ty: ty_name,
+                    ty: ty_name(),
                     reason: "no type in DWARF".into(),
                 },
                 (Some(_), None) => Value::Unavailable {
-                    ty: ty_name,
+                    ty: ty_name(),
                     reason: "optimized out (no location at the breakpoint)".into(),
                 },
                 (Some(ty), Some(expr)) => {
@@ -198,7 +199,7 @@ pub(crate) fn decode_args(
                                 && passed_indirectly(types, ty) == Some(true) =>
                         {
                             Value::Unavailable {
-                                ty: ty_name,
+                                ty: ty_name(),
                                 reason: "passed by reference from the stack; DWARF locates \
                                          the pointer, not the value"
                                     .into(),
@@ -211,7 +212,7 @@ pub(crate) fn decode_args(
                         }
                         Place::Bytes(b) => decoder.bytes(ty, &b),
                         Place::Unavailable(reason) => Value::Unavailable {
-                            ty: ty_name,
+                            ty: ty_name(),
                             reason,
                         },
                     }
@@ -349,6 +350,9 @@ pub(crate) struct Tracer<'a> {
     /// Per thread, the regions of the last exit-state record (before the epilogue), for the
     /// exit record that follows it.
     exit_states: HashMap<Pid, crate::capture::Captured>,
+    /// What the last drain read, kept (cleared) for the next one: its memory is reused and
+    /// the records are read in place.
+    drained: crate::inprocess::Drained,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -373,7 +377,7 @@ impl Machine for Stopped<'_> {
 const RING_BYTES: u64 = 4 << 20;
 
 /// A record's registers as a stopped thread's at the break address `rip`.
-fn captured_regs(r: &crate::inprocess::Record, rip: u64) -> libc::user_regs_struct {
+fn captured_regs(r: &crate::inprocess::Record<'_>, rip: u64) -> libc::user_regs_struct {
     // SAFETY: user_regs_struct is plain integers; all zeros is a valid value.
     let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
     let g = &r.regs;
@@ -589,16 +593,18 @@ impl<'a> Tracer<'a> {
         let Some(mut ring) = self.ring.take() else {
             return Ok(0);
         };
-        let mut records = Vec::new();
+        let mut drained = std::mem::take(&mut self.drained);
+        drained.clear();
         // An unreadable ring means the process's memory is gone (it is ending): the records
         // not drained yet are lost and their calls stay open (`unfinished`), never wrong.
-        let Ok(n) = ring.drain(&self.mem, &mut records) else {
+        let Ok(n) = ring.drain(&self.mem, &mut drained) else {
             return Ok(0);
         };
         self.ring = Some(ring);
-        for r in records {
+        for r in drained.records() {
             self.on_record(r)?;
         }
+        self.drained = drained;
         Ok(n)
     }
 
@@ -625,7 +631,7 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    fn on_record(&mut self, r: crate::inprocess::Record) -> Result<(), RecordError> {
+    fn on_record(&mut self, r: crate::inprocess::Record<'_>) -> Result<(), RecordError> {
         let index = r.function as usize;
         if index >= self.functions.len() {
             return Ok(());
@@ -646,7 +652,7 @@ impl<'a> Tracer<'a> {
                 self.on_entry(tid, index, &regs, Some(&r.memory))
             }
             crate::inprocess::STATE => {
-                self.exit_states.insert(tid, r.memory);
+                self.exit_states.insert(tid, r.memory.to_captured());
                 Ok(())
             }
             crate::inprocess::EXIT => self.on_exit_record(tid, index, &r),
@@ -660,7 +666,7 @@ impl<'a> Tracer<'a> {
         &mut self,
         tid: Pid,
         index: usize,
-        r: &crate::inprocess::Record,
+        r: &crate::inprocess::Record<'_>,
     ) -> Result<(), RecordError> {
         let cfa = r.rsp.wrapping_add(8);
         let state = self.exit_states.remove(&tid).unwrap_or_default();
@@ -794,6 +800,7 @@ impl<'a> Tracer<'a> {
             ring: None,
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
+            drained: crate::inprocess::Drained::default(),
             exit_states: HashMap::new(),
         })
     }
@@ -1955,7 +1962,7 @@ impl<'a> Tracer<'a> {
         tid: Pid,
         index: usize,
         regs: &libc::user_regs_struct,
-        captured: Option<&crate::capture::Captured>,
+        captured: Option<&dyn Memory>,
     ) -> Result<(), RecordError> {
         let in_process = captured.is_some();
         let cfa = match self.functions[index].cfa {
@@ -2442,7 +2449,7 @@ impl<'a> Tracer<'a> {
     }
 
     /// The memory a stop reads: the live process's, or a record's copied regions.
-    fn memory<'m>(&'m self, captured: Option<&'m crate::capture::Captured>) -> &'m dyn Memory {
+    fn memory<'m>(&'m self, captured: Option<&'m dyn Memory>) -> &'m dyn Memory {
         match captured {
             Some(c) => c,
             None => &self.mem,

@@ -5,6 +5,11 @@
 //! thread takes the queue every [`DRAIN_EVERY`], or as soon as [`NUDGE_AT`] events wait, and
 //! commits what it took in one transaction.
 //!
+//! Within a transaction, calls' rows wait in a [`CallRows`] buffer: a call's end that finds
+//! its row there completes it (one row, never an `UPDATE`), and the rows go to SQLite before
+//! the commit in multi-row `INSERT`s of up to [`ROWS_PER_INSERT`] rows. The rows and every
+//! value in them are those one `INSERT` per start and one `UPDATE` per end would leave.
+//!
 //! **Bound:** at most [`MAX_UNCOMMITTED_EVENTS`] events are ever queued or in an open
 //! transaction: when that many wait, `record` blocks (and with it the tracer and the traced
 //! program) until the writer has committed them. So a `kill -9` of carve loses at most the
@@ -13,13 +18,15 @@
 //! the writer waits for the lock as long as it takes, telling [`LockWait`] once per wait.
 
 use std::any::Any;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rusqlite::{params, Connection};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params, Connection, Statement, ToSql};
 
 use crate::codec;
 use crate::error::StorageError;
@@ -85,11 +92,14 @@ const INSERT_FUNCTION: &str = "INSERT INTO functions \
     params = excluded.params, return_type = excluded.return_type";
 const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
     (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
-/// A call's row: its start, and its end when it came right after (else NULL until `END_CALL`).
-const INSERT_CALL: &str = "INSERT INTO calls \
+/// The most call rows one `INSERT` stores; a buffer of n rows takes n / this statements of
+/// that size, then one of each power of two in the rest (so at most 7 statement sizes).
+pub(crate) const ROWS_PER_INSERT: usize = 64;
+/// The columns of a call's row, in the order [`CallRows::bind`] binds them.
+const CALL_COLUMNS: &str = "INSERT INTO calls \
     (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns, \
-    outcome_kind, panic_message, ret, after_args, touches, ended_ns) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+    outcome_kind, panic_message, ret, after_args, touches, ended_ns) VALUES ";
+const PARAMS_PER_CALL: usize = 15;
 const END_CALL: &str =
     "UPDATE calls SET outcome_kind = ?3, panic_message = ?4, ret = ?5, after_args = ?6, \
     touches = ?7, ended_ns = ?8 WHERE run_id = ?1 AND id = ?2";
@@ -126,6 +136,17 @@ impl RunWriter {
         path: PathBuf,
         waiting: Option<LockWait>,
     ) -> Result<RunWriter, StorageError> {
+        // The writer's rows meet the schema's CHECKs by construction (`outcome_kind` and
+        // `language` come from `codec`'s fixed words, tested to read back; `exit_kind` is one
+        // of `end_run`'s three): not checking them
+        // again spares SQLite an ephemeral table per inserted call (its `IN (...)` list), a
+        // quarter of the writer's time. Other connections (and readers) still check.
+        conn.pragma_update(None, "ignore_check_constraints", true)
+            .map_err(StorageError::sql(
+                "skipping CHECK constraints on the writer",
+            ))?;
+        // Room for every statement the writer runs, the multi-row inserts included.
+        conn.set_prepared_statement_cache_capacity(32);
         let shared = Arc::new(Shared::default());
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
@@ -138,7 +159,7 @@ impl RunWriter {
                     path,
                     waiting,
                     first_error: None,
-                    pending: None,
+                    rows: CallRows::default(),
                 };
                 write_events(writer, &theirs)
             })
@@ -212,17 +233,6 @@ impl Drop for RunWriter {
     }
 }
 
-/// The `args` and `objects` columns of a call's start (`objects` NULL when it has none).
-fn start_columns(start: &CallStart) -> Result<(String, Option<String>), StorageError> {
-    let args = codec::to_json(&start.args, "call arguments")?;
-    let objects = if start.objects.is_empty() {
-        None
-    } else {
-        Some(codec::to_json(&start.objects, "call objects")?)
-    };
-    Ok((args, objects))
-}
-
 /// The JSON columns of a call's end: return value, state after, what it read.
 type EndColumns = (Option<String>, Option<String>, Option<String>);
 
@@ -258,15 +268,18 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
 /// The thread's body: takes the queued events every [`DRAIN_EVERY`] (or when nudged) and
 /// commits them, until the writer is closed and the queue is empty.
 fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageError> {
+    // The queue's previous vector, emptied: handed back so the recorder's pushes reuse its
+    // memory instead of growing a new one (reallocating and copying) for every batch.
+    let mut spare = Vec::new();
     loop {
         // Read `closed` before taking the queue: everything pushed before closing is then taken.
         let closed = shared.closed.load(Ordering::Acquire);
-        let batch = {
+        let mut batch = {
             let mut queue = shared.lock();
             queue.nudged = false;
-            std::mem::take(&mut queue.events)
+            std::mem::replace(&mut queue.events, std::mem::take(&mut spare))
         };
-        let mut events = batch.into_iter().peekable();
+        let mut events = batch.drain(..).peekable();
         while events.peek().is_some() {
             let in_transaction = writer.begin();
             let mut written = 0;
@@ -274,7 +287,7 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
                 writer.apply(event);
                 written += 1;
             }
-            writer.flush_pending();
+            writer.flush_rows();
             if in_transaction {
                 writer.commit();
             }
@@ -283,6 +296,8 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
             drop(queue);
             shared.room.notify_all();
         }
+        drop(events);
+        spare = batch;
         if closed {
             break;
         }
@@ -302,11 +317,8 @@ struct EventWriter {
     path: PathBuf,
     waiting: Option<LockWait>,
     first_error: Option<StorageError>,
-    /// The last call started, not inserted yet: when its end is the next event (a leaf call,
-    /// the usual case of a hot function) the row is inserted whole, once, instead of inserted
-    /// and then updated. Any other event inserts it first, so the order of statements (and
-    /// every foreign key) is as if it had been inserted at once; so does the batch's commit.
-    pending: Option<CallStart>,
+    /// The calls of the open transaction not inserted yet (see [`CallRows`]).
+    rows: CallRows,
 }
 
 impl EventWriter {
@@ -344,51 +356,77 @@ impl EventWriter {
     }
 
     fn apply(&mut self, event: TraceEvent) {
-        let event = match event {
-            TraceEvent::CallEnded(end)
-                if self.pending.as_ref().is_some_and(|s| s.call == end.call) =>
-            {
-                if let Some(start) = self.pending.take() {
-                    if let Err(e) = self.insert_call(&start, Some(&end)) {
-                        self.note(e);
-                    }
-                }
-                return;
-            }
+        let result = match event {
             TraceEvent::CallStarted(start) => {
-                self.flush_pending();
-                self.pending = Some(start);
-                return;
+                if !self.rows.follows(start.call) {
+                    // Out of call order (no recorder sends that): what waits goes first.
+                    self.flush_rows();
+                }
+                self.rows.push(&start)
             }
-            other => other,
-        };
-        self.flush_pending();
-        let result = match &event {
+            TraceEvent::CallEnded(end) => match self.rows.end(&end) {
+                Some(ended) => ended,
+                None => self.end_call(&end),
+            },
             TraceEvent::Functions(functions) => {
+                // Calls waiting may name these functions: they keep being checked against the
+                // functions stored before them.
+                self.flush_rows();
                 functions.iter().try_for_each(|f| self.insert_function(f))
             }
-            TraceEvent::CallStarted(start) => self.insert_call(start, None),
-            TraceEvent::CallEnded(end) => self.end_call(end),
-            TraceEvent::ObjectCreated(object) => self.insert_object(object),
-            TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, *thread),
-            TraceEvent::ThreadExited { thread } => self.thread_event(THREAD_EXITED, *thread),
-            TraceEvent::CodeLines(lines) => self.insert_code_lines(lines),
-            TraceEvent::LineReached { line, thread } => self.line_reached(*line, *thread),
-            TraceEvent::ThreadNamed { thread, name } => self.name_thread(*thread, name),
-            TraceEvent::RunEnded(end) => self.end_run(end),
+            TraceEvent::ObjectCreated(object) => self.insert_object(&object),
+            TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, thread),
+            TraceEvent::ThreadExited { thread } => self.thread_event(THREAD_EXITED, thread),
+            TraceEvent::CodeLines(lines) => self.insert_code_lines(&lines),
+            TraceEvent::LineReached { line, thread } => self.line_reached(line, thread),
+            TraceEvent::ThreadNamed { thread, name } => self.name_thread(thread, &name),
+            TraceEvent::RunEnded(end) => {
+                self.flush_rows();
+                self.end_run(&end)
+            }
         };
         if let Err(e) = result {
             self.note(e);
         }
     }
 
-    /// Inserts the call started last and not inserted yet, if any.
-    fn flush_pending(&mut self) {
-        if let Some(start) = self.pending.take() {
-            if let Err(e) = self.insert_call(&start, None) {
-                self.note(e);
+    /// Inserts the calls waiting in [`rows`](Self::rows): whole statements of
+    /// [`ROWS_PER_INSERT`] rows, then smaller ones for the rest. A statement that fails (a
+    /// foreign key, a duplicate id) stores nothing, so its rows are then inserted one by one:
+    /// exactly the rows one `INSERT` each would have stored, each failure noted.
+    fn flush_rows(&mut self) {
+        let rows = std::mem::take(&mut self.rows);
+        let mut rest = &rows.rows[..];
+        while !rest.is_empty() {
+            let n = if rest.len() >= ROWS_PER_INSERT {
+                ROWS_PER_INSERT
+            } else {
+                1 << rest.len().ilog2()
+            };
+            let (now, later) = rest.split_at(n);
+            if n > 1 && self.insert_rows(&rows, now).is_ok() {
+                rest = later;
+                continue;
             }
+            for row in now {
+                if let Err(source) = self.insert_rows(&rows, std::slice::from_ref(row)) {
+                    let context = format!("storing call {} of run {}", row.call, self.run);
+                    self.note(StorageError::Sql { context, source });
+                }
+            }
+            rest = later;
         }
+        self.rows = rows.cleared();
+    }
+
+    /// One `INSERT` of `rows` (from `all`, which holds their JSON text).
+    fn insert_rows(&self, all: &CallRows, rows: &[CallRow]) -> rusqlite::Result<()> {
+        let mut stmt = self.conn.prepare_cached(insert_calls_sql(rows.len()))?;
+        for (i, row) in rows.iter().enumerate() {
+            all.bind(&mut stmt, i * PARAMS_PER_CALL, self.run, row)?;
+        }
+        stmt.raw_execute()?;
+        Ok(())
     }
 
     fn sql_error(
@@ -437,44 +475,6 @@ impl EventWriter {
                     object.type_name,
                     codec::u64_to_sql(object.addr),
                     object.created_by.map(|c| codec::u64_to_sql(c.0)),
-                ])
-            })
-            .map_err(error)?;
-        Ok(())
-    }
-
-    /// A call's row: its start, and its end when the end came right after the start (one row
-    /// with both, exactly the row this without `end` then [`end_call`](Self::end_call) leave).
-    fn insert_call(&self, start: &CallStart, end: Option<&CallEnd>) -> Result<(), StorageError> {
-        let (args, objects) = start_columns(start)?;
-        let (ret, after, touches) = match end {
-            Some(end) => end_columns(end)?,
-            None => (None, None, None),
-        };
-        let (kind, message) = end.map_or((None, None), |e| {
-            let (kind, message) = codec::outcome_to_columns(&e.outcome);
-            (Some(kind), message)
-        });
-        let error = self.sql_error(|| format!("storing call {}", start.call));
-        self.conn
-            .prepare_cached(INSERT_CALL)
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    self.run.0,
-                    codec::u64_to_sql(start.call.0),
-                    start.parent.map(|p| codec::u64_to_sql(p.0)),
-                    start.function.0,
-                    start.thread,
-                    start.depth,
-                    args,
-                    objects,
-                    start.at_ns.map(codec::u64_to_sql),
-                    kind,
-                    message,
-                    ret,
-                    after,
-                    touches,
-                    end.and_then(|e| e.at_ns).map(codec::u64_to_sql),
                 ])
             })
             .map_err(error)?;
@@ -586,5 +586,193 @@ impl EventWriter {
             })
             .map_err(error)?;
         Ok(())
+    }
+}
+
+/// The `INSERT` of `rows` call rows (a power of two up to [`ROWS_PER_INSERT`]), built once.
+fn insert_calls_sql(rows: usize) -> &'static str {
+    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        (0..=ROWS_PER_INSERT.ilog2())
+            .map(|power| {
+                let one = format!("({})", vec!["?"; PARAMS_PER_CALL].join(", "));
+                let values = vec![one; 1 << power].join(", ");
+                format!("{CALL_COLUMNS}{values}")
+            })
+            .collect()
+    });
+    debug_assert!(rows.is_power_of_two() && rows <= ROWS_PER_INSERT);
+    &all[rows.ilog2() as usize]
+}
+
+/// The rows of calls started in the open transaction and not inserted yet, in call order,
+/// with their JSON columns written one after the other into one reused buffer (no `String`
+/// per column). A call's end completes its row here when the row still waits; the rows are
+/// inserted before the commit (and before an event their foreign keys depend on), so nothing
+/// is held past the writer's bound.
+#[derive(Debug, Default)]
+struct CallRows {
+    rows: Vec<CallRow>,
+    /// The JSON text of every row's `args`, `objects`, `ret`, `after_args` and `touches`.
+    text: Vec<u8>,
+}
+
+/// A call's row: its start's columns, and its end's once it ended.
+#[derive(Debug)]
+struct CallRow {
+    call: crate::model::CallId,
+    parent: Option<crate::model::CallId>,
+    function: crate::model::FunctionId,
+    thread: i32,
+    depth: u32,
+    started_ns: Option<u64>,
+    args: Range<usize>,
+    objects: Option<Range<usize>>,
+    end: Option<RowEnd>,
+}
+
+#[derive(Debug)]
+struct RowEnd {
+    kind: &'static str,
+    panic_message: Option<String>,
+    ret: Option<Range<usize>>,
+    after: Option<Range<usize>>,
+    touches: Option<Range<usize>>,
+    ended_ns: Option<u64>,
+}
+
+/// JSON text bound as SQLite TEXT (as a `String` would be) without copying it out first.
+struct Text<'a>(&'a [u8]);
+
+impl ToSql for Text<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+impl CallRows {
+    /// Whether a call started now comes after every row waiting (call ids grow).
+    fn follows(&self, call: crate::model::CallId) -> bool {
+        self.rows.last().is_none_or(|last| last.call.0 < call.0)
+    }
+
+    fn push(&mut self, start: &CallStart) -> Result<(), StorageError> {
+        let mark = self.text.len();
+        let args = codec::append_json(&mut self.text, &start.args, "call arguments")?;
+        let objects = if start.objects.is_empty() {
+            None
+        } else {
+            match codec::append_json(&mut self.text, &start.objects, "call objects") {
+                Ok(range) => Some(range),
+                Err(e) => {
+                    self.text.truncate(mark);
+                    return Err(e);
+                }
+            }
+        };
+        self.rows.push(CallRow {
+            call: start.call,
+            parent: start.parent,
+            function: start.function,
+            thread: start.thread,
+            depth: start.depth,
+            started_ns: start.at_ns,
+            args,
+            objects,
+            end: None,
+        });
+        Ok(())
+    }
+
+    /// Completes the waiting row of `end`'s call (a second end replaces the first, as a
+    /// second `UPDATE` would); `None` when it does not wait here (inserted already, or never
+    /// started).
+    fn end(&mut self, end: &CallEnd) -> Option<Result<(), StorageError>> {
+        let at = self
+            .rows
+            .binary_search_by_key(&end.call.0, |row| row.call.0)
+            .ok()?;
+        Some(
+            self.end_columns(end)
+                .map(|columns| self.rows[at].end = Some(columns)),
+        )
+    }
+
+    fn end_columns(&mut self, end: &CallEnd) -> Result<RowEnd, StorageError> {
+        let mark = self.text.len();
+        let text = &mut self.text;
+        let columns = (|| {
+            let ret = match &end.ret {
+                Some(v) => Some(codec::append_json(text, v, "return value")?),
+                None => None,
+            };
+            let after = if end.after.is_empty() {
+                None
+            } else {
+                Some(codec::append_json(
+                    text,
+                    &end.after,
+                    "state after the call",
+                )?)
+            };
+            let touches = if end.touches.is_empty() {
+                None
+            } else {
+                Some(codec::append_json(
+                    text,
+                    &end.touches,
+                    "what the call read",
+                )?)
+            };
+            Ok((ret, after, touches))
+        })();
+        let (ret, after, touches) = columns.inspect_err(|_| self.text.truncate(mark))?;
+        let (kind, panic_message) = codec::outcome_to_columns(&end.outcome);
+        Ok(RowEnd {
+            kind,
+            panic_message: panic_message.map(str::to_owned),
+            ret,
+            after,
+            touches,
+            ended_ns: end.at_ns,
+        })
+    }
+
+    /// Binds `row`'s columns to parameters `base + 1 ..= base + 15` of `stmt`.
+    fn bind(
+        &self,
+        stmt: &mut Statement<'_>,
+        base: usize,
+        run: RunId,
+        row: &CallRow,
+    ) -> rusqlite::Result<()> {
+        let text = |range: &Option<Range<usize>>| range.clone().map(|r| Text(&self.text[r]));
+        let end = row.end.as_ref();
+        stmt.raw_bind_parameter(base + 1, run.0)?;
+        stmt.raw_bind_parameter(base + 2, codec::u64_to_sql(row.call.0))?;
+        stmt.raw_bind_parameter(base + 3, row.parent.map(|p| codec::u64_to_sql(p.0)))?;
+        stmt.raw_bind_parameter(base + 4, row.function.0)?;
+        stmt.raw_bind_parameter(base + 5, row.thread)?;
+        stmt.raw_bind_parameter(base + 6, row.depth)?;
+        stmt.raw_bind_parameter(base + 7, Text(&self.text[row.args.clone()]))?;
+        stmt.raw_bind_parameter(base + 8, text(&row.objects))?;
+        stmt.raw_bind_parameter(base + 9, row.started_ns.map(codec::u64_to_sql))?;
+        stmt.raw_bind_parameter(base + 10, end.map(|e| e.kind))?;
+        stmt.raw_bind_parameter(base + 11, end.and_then(|e| e.panic_message.as_deref()))?;
+        stmt.raw_bind_parameter(base + 12, end.and_then(|e| text(&e.ret)))?;
+        stmt.raw_bind_parameter(base + 13, end.and_then(|e| text(&e.after)))?;
+        stmt.raw_bind_parameter(base + 14, end.and_then(|e| text(&e.touches)))?;
+        stmt.raw_bind_parameter(
+            base + 15,
+            end.and_then(|e| e.ended_ns).map(codec::u64_to_sql),
+        )?;
+        Ok(())
+    }
+
+    /// Empty, keeping the buffers' memory for the next transaction.
+    fn cleared(mut self) -> CallRows {
+        self.rows.clear();
+        self.text.clear();
+        self
     }
 }
