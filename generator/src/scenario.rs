@@ -2345,6 +2345,7 @@ mod tests {
             functions,
             calls: out,
             objects: Vec::new(),
+            file_reads: Vec::new(),
         }
     }
 
