@@ -72,6 +72,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         grouper.finish()
     };
     grouped.threads = store.thread_names(run)?;
+    grouped.trace.file_reads = store.file_reads(run)?;
     let options = GenerateOptions {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),
