@@ -673,9 +673,11 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
     }
 
     let (mocks, ordered_expectations, mock_decls, sequence) = mock_setups(cx, &b)?;
+    // Only those that read files are looked up (a history may replay hundreds of calls).
     let arranged: Vec<&Call> = b
         .arranged
         .iter()
+        .filter(|id| cx.below.get(id).is_some_and(|b| b.2))
         .filter_map(|id| cx.trace.calls.iter().find(|c| c.id == *id))
         .collect();
     let subject = if api.has_receiver {

@@ -54,7 +54,7 @@ pub(super) fn own_reads(call: &Call, reads: &[&FileRead]) -> (bool, bool) {
     let other = call
         .touches
         .iter()
-        .any(|t| !FILE_READS.contains(&t.as_str()) && !(opens && t == OPTIONS_OPEN));
+        .any(|t| !(FILE_READS.contains(&t.as_str()) || opens && t == OPTIONS_OPEN));
     let unseen = !call.touches.is_empty() && reads.is_empty();
     let partial = reads.iter().any(|r| !r.found.is_complete());
     (other || unseen || partial, !reads.is_empty())
