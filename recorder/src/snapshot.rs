@@ -13,6 +13,10 @@ use carve_storage::{DirEntry, EntryKind, Found};
 /// The most bytes of one file carve copies; a longer file is `File { contents: None }`.
 pub(crate) const CONTENTS_LIMIT: u64 = 64 * 1024;
 
+/// The most entries of one directory carve lists; a bigger one is not read (a test would not
+/// rebuild it anyway, and each listing is stored with its call).
+pub(crate) const ENTRIES_LIMIT: usize = 4096;
+
 /// What is at `path` (the bytes the program passed) for the read `op` (see
 /// `sources::PATH_READS`): `read_dir` lists a directory, the others only see that it is one.
 /// Symbolic links are not followed.
@@ -81,6 +85,9 @@ fn list(path: &Path) -> Result<Vec<DirEntry>, String> {
     let mut entries = Vec::new();
     for entry in fs::read_dir(path).map_err(|e| e.to_string())? {
         let entry = entry.map_err(|e| e.to_string())?;
+        if entries.len() == ENTRIES_LIMIT {
+            return Err(format!("more than {ENTRIES_LIMIT} entries"));
+        }
         let name = entry
             .file_name()
             .into_string()
@@ -134,6 +141,21 @@ mod tests {
             snapshot("metadata", &at(dir.path(), "")),
             Found::Dir { entries: None }
         );
+    }
+
+    #[test]
+    fn a_directory_with_more_entries_than_the_bound_is_not_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..=ENTRIES_LIMIT {
+            fs::write(dir.path().join(i.to_string()), "").expect("write");
+        }
+        let found = snapshot("read_dir", &at(dir.path(), ""));
+        assert!(
+            matches!(&found, Found::NotRead { reason } if reason.contains("4096")),
+            "{found:?}"
+        );
+        fs::remove_file(dir.path().join("0")).expect("remove");
+        assert!(snapshot("read_dir", &at(dir.path(), "")).is_complete());
     }
 
     #[test]
