@@ -82,6 +82,18 @@ fn calls_reading_files_by_absolute_path_are_carved_with_the_files_rebuilt() {
         }
     );
 
+    // `carve show` says what each call found.
+    let shown = carve().args(["show", "--db"]).arg(&c.db).output().unwrap();
+    let shown = stdout(&shown);
+    let line = shown
+        .lines()
+        .find(|l| l.contains("files::first_line(") && l.contains("/a.txt"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        line.contains("(files seen: /") && line.contains("/a.txt: 12 bytes)"),
+        "{line}"
+    );
+
     let file = std::fs::read_to_string(c.dir.join("tests/carved_files.rs")).unwrap();
     assert_carved(
         &file,
