@@ -82,6 +82,29 @@ fn calls_reading_files_by_absolute_path_are_carved_with_the_files_rebuilt() {
         }
     );
 
+    // The listing keeps each entry's kind: a test builds files as files, directories as such.
+    let text_files = calls_of(&trace, "files::text_files")[0].id;
+    let listed = trace
+        .file_reads
+        .iter()
+        .find(|r| r.call == text_files && r.op == "read_dir")
+        .unwrap_or_else(|| panic!("{:#?}", trace.file_reads));
+    let entry = |name: &str, kind| carve_storage::DirEntry {
+        name: name.into(),
+        kind,
+    };
+    assert_eq!(
+        listed.found,
+        carve_storage::Found::Dir {
+            entries: Some(vec![
+                entry("a.txt", carve_storage::EntryKind::File),
+                entry("b.txt", carve_storage::EntryKind::File),
+                entry("c.md", carve_storage::EntryKind::File),
+                entry("sub", carve_storage::EntryKind::Dir),
+            ])
+        }
+    );
+
     // `carve show` says what each call found.
     let shown = carve().args(["show", "--db"]).arg(&c.db).output().unwrap();
     let shown = stdout(&shown);
