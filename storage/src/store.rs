@@ -167,6 +167,16 @@ impl Store {
     /// The file-system reads of a run's calls, in the order they happened (none before schema
     /// 8).
     pub fn file_reads(&self, run: RunId) -> Result<Vec<FileRead>, StorageError> {
+        self.file_reads_of(run, |_| true)
+    }
+
+    /// [`Store::file_reads`] of the calls `wanted` keeps only, read one row at a time: a
+    /// reader holding some calls of a long run holds their reads, not every file it read.
+    pub fn file_reads_of(
+        &self,
+        run: RunId,
+        wanted: impl Fn(CallId) -> bool,
+    ) -> Result<Vec<FileRead>, StorageError> {
         let context = || format!("reading the file reads of run {run}");
         let sql_error = |source| StorageError::Sql {
             context: context(),
@@ -183,6 +193,9 @@ impl Store {
         let mut reads = Vec::new();
         while let Some(row) = rows.next().map_err(sql_error)? {
             let call = CallId(codec::u64_from_sql(row.get(0).map_err(sql_error)?));
+            if !wanted(call) {
+                continue;
+            }
             let columns = (|| {
                 Ok::<_, rusqlite::Error>((
                     row.get::<_, String>(1)?,

@@ -345,6 +345,11 @@ fn file_reads_read_back_per_call_in_the_order_they_happened() {
         })
         .collect();
     assert_eq!(store.file_reads(run).unwrap(), expected);
+    assert_eq!(
+        store.file_reads_of(run, |call| call == CallId(1)).unwrap(),
+        expected[1..4],
+        "only the wanted calls' reads"
+    );
     let trace = store.load_trace(run).unwrap();
     assert_eq!(trace.file_reads, expected);
     assert_eq!(trace.calls[1].ret, Some(int(3)), "the calls are whole too");
