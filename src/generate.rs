@@ -72,6 +72,9 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         grouper.finish()
     };
     grouped.threads = store.thread_names(run)?;
+    // The reads of the calls kept only (a file's contents may be 64 KiB each).
+    let kept: std::collections::HashSet<_> = grouped.trace.calls.iter().map(|c| c.id).collect();
+    grouped.trace.file_reads = store.file_reads_of(run, |call| kept.contains(&call))?;
     let options = GenerateOptions {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),

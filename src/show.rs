@@ -265,6 +265,13 @@ fn write_tree<W: Write>(
             .map(|f| f.path.as_str())
             .unwrap_or("?")
     };
+    // What each call saw of the files it read (a few per call; usually none at all).
+    let file_reads = store.file_reads(run.id)?;
+    let mut seen: std::collections::HashMap<CallId, Vec<&carve_storage::FileRead>> =
+        std::collections::HashMap::new();
+    for read in &file_reads {
+        seen.entry(read.call).or_default().push(read);
+    }
     let mut last_thread = None;
     for root in roots {
         // A named thread other than the main one (libtest runs each test on a thread named
@@ -291,7 +298,10 @@ fn write_tree<W: Write>(
                 out.put(&format!("[{thread:>7}] {}}}{end}\n", "  ".repeat(d)))?;
             }
             let i = index_of(shapes, call.id).expect("a shown call has a shape");
-            let (line, end) = call_line(&call, name_of(&call), depth);
+            let (line, mut end) = call_line(&call, name_of(&call), depth);
+            if let Some(reads) = seen.get(&call.id) {
+                end.push_str(&one_line(&files_seen(reads)));
+            }
             if children(i).is_empty() {
                 out.put(&format!("{line}{end}\n"))?;
             } else {
@@ -384,6 +394,41 @@ fn reads(call: &Call) -> String {
         return String::new();
     }
     format!(" ⚠ reads {}", call.touches.join(", "))
+}
+
+/// ` (files seen: /r: dir of 2 entries, /r/a: 12 bytes, /r/x: missing)`: what the call's file
+/// reads found, each path once, the first five.
+fn files_seen(reads: &[&carve_storage::FileRead]) -> String {
+    use carve_storage::Found;
+    const SHOWN: usize = 5;
+    let mut shown = Vec::new();
+    for read in reads {
+        let what = match &read.found {
+            Found::Missing => "missing".to_string(),
+            Found::File { len, contents } => match contents {
+                Some(_) => format!("{len} bytes"),
+                None => format!("{len} bytes, not kept"),
+            },
+            Found::Dir { entries: None } => "dir".to_string(),
+            Found::Dir {
+                entries: Some(entries),
+            } => format!("dir of {} entries", entries.len()),
+            Found::Symlink { target } => format!("symlink to {target}"),
+            Found::NotRead { reason } => format!("not read: {reason}"),
+        };
+        let item = format!("{}: {what}", read.path);
+        if !shown.contains(&item) {
+            shown.push(item);
+        }
+    }
+    let more = shown.len().saturating_sub(SHOWN);
+    shown.truncate(SHOWN);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(" (files seen: {}{more})", shown.join(", "))
 }
 
 /// ` ⇒ self: Account { balance: 7 }` for each `self` / `&mut` argument the call changed.

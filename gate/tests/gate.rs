@@ -74,6 +74,7 @@ fn trace(id: i64, roots: Vec<N>) -> Trace {
         functions: vec![],
         calls: vec![],
         objects: vec![],
+        file_reads: Vec::new(),
     };
     for root in roots {
         add(&mut t, &root, None, 0);

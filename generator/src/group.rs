@@ -366,6 +366,7 @@ impl Grouper {
                 functions: self.functions,
                 calls: self.kept.into_values().collect(),
                 objects: self.objects,
+                file_reads: Vec::new(),
             },
             equivalent: self.equivalent,
             over_max_per_function: self.over_max_per_function,

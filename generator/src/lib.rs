@@ -603,6 +603,7 @@ fn count_equivalent(
                     functions: trace.functions.clone(),
                     calls: vec![one],
                     objects: Vec::new(),
+                    file_reads: Vec::new(),
                 };
                 plan::plan(&single, api, options).summary
             });

@@ -792,6 +792,7 @@ mod tests {
             functions,
             calls,
             objects: Vec::new(),
+            file_reads: Vec::new(),
         }
     }
 

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
-use carve_storage::{Call, CallId, FunctionId, ObjectId, Outcome, Trace, Value};
+use carve_storage::{Call, CallId, FileRead, FunctionId, ObjectId, Outcome, Trace, Value};
 use serde::Serialize;
 
 use crate::api::{CrateApi, ParamApi, TraitApi};
@@ -27,6 +27,7 @@ use crate::syntax;
 mod history;
 mod inner;
 mod text;
+mod world;
 
 pub use history::HISTORY_NOT_REPLAYABLE;
 pub use inner::holding_call;
@@ -180,8 +181,12 @@ pub struct Ctx<'a> {
     pub api: &'a CrateApi,
     pub targets: &'a HashMap<FunctionId, Target>,
     pub children: &'a HashMap<Option<CallId>, Vec<usize>>,
-    /// Per call: (a call made through a trait below it, it or a call below it read the world).
-    below: HashMap<CallId, (bool, bool)>,
+    /// Per call: (a call made through a trait below it, it or a call below it read the world
+    /// in a way no test rebuilds, it or a call below it read files a test rebuilds (see
+    /// [`world`])).
+    below: HashMap<CallId, (bool, bool, bool)>,
+    /// Per call, the positions of its own file reads in `trace.file_reads`.
+    file_reads: HashMap<CallId, Vec<usize>>,
     /// The replayable calls on each type, the shortest to write first (see [`derive`]).
     steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
     /// Per type, the positions of the calls [`replay`] may use, in recording order.
@@ -242,6 +247,7 @@ impl<'a> Ctx<'a> {
             equivalent,
             over_max,
             below: HashMap::new(),
+            file_reads: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
             ctors: RefCell::new(HashMap::new()),
@@ -251,20 +257,37 @@ impl<'a> Ctx<'a> {
             texts: crate::display::Texts::new(trace),
             whole_histories: std::cell::Cell::new(false),
         };
+        for (i, read) in trace.file_reads.iter().enumerate() {
+            cx.file_reads.entry(read.call).or_default().push(i);
+        }
         // Children start after their parent: in reverse order every child comes first.
         let mut below = HashMap::with_capacity(trace.calls.len());
         for call in trace.calls.iter().rev() {
-            let (mut trait_calls, mut world) = (false, !call.touches.is_empty());
+            let own: Vec<&FileRead> = cx.file_reads(call.id).collect();
+            let (mut world, mut files) = world::own_reads(call, &own);
+            let mut trait_calls = false;
             for &i in children.get(&Some(call.id)).map_or(&[][..], Vec::as_slice) {
                 let kid = &trace.calls[i];
-                let (kid_traits, kid_world) = below.get(&kid.id).copied().unwrap_or_default();
+                let (kid_traits, kid_world, kid_files) =
+                    below.get(&kid.id).copied().unwrap_or_default();
                 trait_calls |= kid_traits || is_trait_call(&cx, kid).is_some();
                 world |= kid_world;
+                files |= kid_files;
             }
-            below.insert(call.id, (trait_calls, world));
+            below.insert(call.id, (trait_calls, world, files));
         }
         cx.below = below;
         cx
+    }
+
+    /// The file reads `call` made itself, in the order it made them.
+    fn file_reads(&self, call: CallId) -> impl Iterator<Item = &'a FileRead> + '_ {
+        let trace = self.trace;
+        self.file_reads
+            .get(&call)
+            .into_iter()
+            .flatten()
+            .map(move |&i| &trace.file_reads[i])
     }
 
     /// Whether the tests carved next replay objects' whole histories, leaving out no
@@ -307,6 +330,8 @@ struct Builder {
     /// `Url::options().base_url(Some(&base)).parse(..)`): the test runs them and checks what
     /// they gave through the call it asserts on.
     replayed: BTreeSet<u64>,
+    /// Recorded calls that arrange steps make again and that read files (see [`world`]).
+    arranged: Vec<CallId>,
 }
 
 impl Builder {
@@ -463,7 +488,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
         Outcome::Panicked { message } => Some(message.as_deref()),
         Outcome::Unwound | Outcome::Unfinished => return Err(DID_NOT_RETURN),
     };
-    if !call.touches.is_empty() {
+    if own_world(cx, call) {
         return Err(UNTESTABLE);
     }
     let api = &target.api;
@@ -648,6 +673,13 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
     }
 
     let (mocks, ordered_expectations, mock_decls, sequence) = mock_setups(cx, &b)?;
+    // Only those that read files are looked up (a history may replay hundreds of calls).
+    let arranged: Vec<&Call> = b
+        .arranged
+        .iter()
+        .filter(|id| cx.below.get(id).is_some_and(|b| b.2))
+        .filter_map(|id| cx.trace.calls.iter().find(|c| c.id == *id))
+        .collect();
     let subject = if api.has_receiver {
         api.name.clone()
     } else {
@@ -676,6 +708,10 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
             .into_iter()
             .collect(),
     };
+    // The files it and the calls its arrange steps make again read, rebuilt.
+    let mut body = body;
+    let calls: Vec<&Call> = std::iter::once(call).chain(arranged).collect();
+    world::rebuild(cx, &calls, &mut body).map_err(|()| UNTESTABLE)?;
     let name = NameParts {
         panics: panicked.is_some(),
         subject,
@@ -1137,6 +1173,7 @@ fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<Ha
 
 /// How far a test under construction had got: bindings, mocks, and each mock's expectations.
 struct Mark {
+    arranged: usize,
     setup: usize,
     checks: usize,
     deps: usize,
@@ -1145,6 +1182,7 @@ struct Mark {
 
 fn mark(b: &Builder) -> Mark {
     Mark {
+        arranged: b.arranged.len(),
         setup: b.setup.len(),
         checks: b.checks.len(),
         deps: b.deps.len(),
@@ -1154,6 +1192,7 @@ fn mark(b: &Builder) -> Mark {
 
 /// Forgets the bindings, mocks and expectations added since `mark` (a failed attempt).
 fn undo(b: &mut Builder, mark: Mark) {
+    b.arranged.truncate(mark.arranged);
     b.setup.truncate(mark.setup);
     b.checks.truncate(mark.checks);
     for dep in b.deps.drain(mark.deps..) {
@@ -1424,7 +1463,7 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     // A `&mut self` producer is one too, whether it left its receiver as it was (`map.entry(k)`)
     // or moved it on (`iter.next()`): [`producer_receiver`] rebuilds the receiver in the state
     // the call found it in, so the call gives the same value again.
-    if reads_world(cx, ctor) {
+    if reads_unbuilt_world(cx, ctor) {
         return None;
     }
     let (state, _) = returned_struct(cx, ctor.ret.as_ref()?, &c.call_path)?;
@@ -1514,6 +1553,7 @@ fn rebuild_directly(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static
         let Some(expr) = producer_call(cx, b, ctor, built, &state_dyns, before) else {
             continue;
         };
+        b.arranged.push(ctor.id);
         b.setup.push(Binding {
             var: var.to_string(),
             mutable,
@@ -1792,6 +1832,7 @@ fn part_of_returned(
         let Some(expr) = expr else {
             continue;
         };
+        b.arranged.push(call.id);
         b.setup.push(match projection {
             Projection::Field(field) => Binding {
                 var: var.to_string(),
@@ -1825,9 +1866,22 @@ fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
     crate::call::trait_of_impl(&info.path)
 }
 
-/// Whether `call`, or any call below it, read what a test cannot control.
+/// Whether `call`, or any call below it, read what a test cannot control, files included.
 fn reads_world(cx: &Ctx, call: &Call) -> bool {
+    cx.below.get(&call.id).is_some_and(|b| b.1 || b.2)
+}
+
+/// Whether `call`, or any call below it, read what a test cannot control, files that
+/// [`world`] rebuilds left out: an arrange step replaying such a call is kept in
+/// [`Builder`]'s `arranged`, and the test gets those files.
+fn reads_unbuilt_world(cx: &Ctx, call: &Call) -> bool {
     cx.below.get(&call.id).is_some_and(|b| b.1)
+}
+
+/// Whether what `call` itself read (not the calls below it) keeps it from running in a test.
+fn own_world(cx: &Ctx, call: &Call) -> bool {
+    let own: Vec<&FileRead> = cx.file_reads(call.id).collect();
+    world::own_reads(call, &own).0
 }
 
 /// The first thing `call` or a call below it read that a test cannot control, and where:
@@ -1866,7 +1920,7 @@ fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'stati
         });
         let Some((d, trait_path)) = dep else {
             // Runs for real in the test.
-            if !call.touches.is_empty() {
+            if own_world(cx, call) {
                 return Err(UNTESTABLE);
             }
             interactions(cx, b, call.id)?;
@@ -2345,6 +2399,7 @@ mod tests {
             functions,
             calls: out,
             objects: Vec::new(),
+            file_reads: Vec::new(),
         }
     }
 

@@ -282,6 +282,7 @@ fn trace(dir: &Path) -> Trace {
         functions,
         calls,
         objects: Vec::new(),
+        file_reads: Vec::new(),
     }
 }
 

@@ -147,6 +147,7 @@ impl Builder {
             functions: self.functions,
             calls: self.calls,
             objects: vec![],
+            file_reads: Vec::new(),
         }
     }
 }

@@ -20,6 +20,7 @@ mod objects;
 mod panic_message;
 mod process;
 mod select;
+mod snapshot;
 mod sources;
 mod stepping;
 mod tracer;
@@ -639,7 +640,13 @@ impl Image {
         let sources = if options.entries_only {
             Vec::new()
         } else {
-            sources::find(program.info.symbols())
+            let info = &program.info;
+            sources::with_path_reads(sources::find(info.symbols()), info.symbols(), |addr| {
+                // Enough for the 32 instructions `path_registers` looks at, short of the end.
+                [256, 128, 64]
+                    .into_iter()
+                    .find_map(|len| info.code(addr, FileAddr(addr.0 + len)))
+            })
         };
         let test_names = test_names(program.functions());
         let write_methods = if traced.iter().any(|t| t.formatter.is_some()) {

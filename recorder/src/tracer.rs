@@ -82,6 +82,8 @@ struct Breakpoint {
     panic_message: Option<MessageAt>,
     /// A function reading what a test cannot control (`clock: std::time::SystemTime::now`).
     source: Option<Arc<str>>,
+    /// A file-system read by path (`sources::PATH_READS`): what is at the path is stored.
+    path_read: Option<crate::sources::PathRead>,
     /// `--coverage`: the first address of a line-table row of this line, not reached yet.
     line: Option<LineId>,
     inserted: bool,
@@ -102,6 +104,7 @@ impl Breakpoint {
             || self.panic
             || self.panic_message.is_some()
             || self.source.is_some()
+            || self.path_read.is_some()
             || self.line.is_some()
             || self.retained
             || self.writes > 0
@@ -534,7 +537,9 @@ impl<'a> Tracer<'a> {
         }
         for source in sources {
             let addr = bias.relocate(source.addr).0;
-            tracer.breakpoints.entry(addr).or_default().source = Some(source.label.into());
+            let bp = tracer.breakpoints.entry(addr).or_default();
+            bp.source = source.label.map(Into::into);
+            bp.path_read = source.path;
             tracer.insert(addr)?;
         }
         ptrace::setoptions(pid, TRACE_OPTIONS).map_err(|source| RecordError::Ptrace {
@@ -1605,6 +1610,7 @@ impl<'a> Tracer<'a> {
         let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
         let message_hook = bp.panic_message;
         let source = bp.source.clone();
+        let path_read = bp.path_read;
         let write_hook = bp.writes > 0 && bp.write.is_some();
         if returns == 0 && bp.retained {
             // Reached with no frame returning here: this site is not worth a stop any more.
@@ -1660,6 +1666,9 @@ impl<'a> Tracer<'a> {
                 }
             }
         }
+        if let Some(read) = path_read {
+            self.on_path_read(tid, read, &regs);
+        }
         if returns > 0 {
             self.on_return(tid, pc, &regs)?;
         }
@@ -1671,6 +1680,43 @@ impl<'a> Tracer<'a> {
             return self.resume(tid, None);
         }
         self.step_over(tid, pc, regs)
+    }
+
+    /// A file-system read by path at its first instruction: the path is read from the
+    /// registers `read` names and what is there now is stored for the innermost recorded call
+    /// (the one its source, if any, is charged to). A path that cannot be read is stored as
+    /// such (`Found::NotRead`): the call then keeps reading the world.
+    fn on_path_read(
+        &mut self,
+        tid: Pid,
+        read: crate::sources::PathRead,
+        regs: &libc::user_regs_struct,
+    ) {
+        /// Longer than Linux's `PATH_MAX`: not a path std would pass on.
+        const PATH_MAX: u64 = 4096;
+        let call = self
+            .threads
+            .get(&tid)
+            .and_then(|t| t.stack.iter().rev().find_map(|f| f.call));
+        let Some(call) = call else {
+            return;
+        };
+        let (ptr, len) = (read.ptr.value(regs), read.len.value(regs));
+        let mut bytes = vec![0u8; len.min(PATH_MAX) as usize];
+        let (path, found) = if len > PATH_MAX || !self.mem.read(ptr, &mut bytes) {
+            let reason = format!("the path ({len} bytes at {ptr:#x}) could not be read");
+            (String::new(), carve_storage::Found::NotRead { reason })
+        } else {
+            let found = crate::snapshot::snapshot(read.op, &bytes);
+            (String::from_utf8_lossy(&bytes).into_owned(), found)
+        };
+        self.sink
+            .record(TraceEvent::FileRead(carve_storage::FileRead {
+                call,
+                op: read.op.to_string(),
+                path,
+                found,
+            }));
     }
 
     /// Gets `tid` (stopped with rip at the breakpoint `addr`) past the instruction under it and

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::error::StorageError;
-use crate::model::{Language, Outcome};
+use crate::model::{DirEntry, Found, Language, Outcome};
 
 /// Serializes `value` to JSON text for a column.
 pub(crate) fn to_json<T: Serialize + ?Sized>(
@@ -92,6 +92,66 @@ pub(crate) fn outcome_from_columns(
         Some("unwound") => Some(Outcome::Unwound),
         Some(_) => None,
     }
+}
+
+/// A [`Found`]'s columns in `file_reads`: kind, len, contents, entries (JSON), detail.
+pub(crate) type FoundColumns = (
+    &'static str,
+    Option<i64>,
+    Option<Vec<u8>>,
+    Option<String>,
+    Option<String>,
+);
+
+pub(crate) fn found_to_columns(found: &Found) -> Result<FoundColumns, StorageError> {
+    Ok(match found {
+        Found::Missing => ("missing", None, None, None, None),
+        Found::File { len, contents } => {
+            ("file", Some(u64_to_sql(*len)), contents.clone(), None, None)
+        }
+        Found::Dir { entries } => (
+            "dir",
+            None,
+            None,
+            entries
+                .as_ref()
+                .map(|e| to_json(e, "a directory's entries"))
+                .transpose()?,
+            None,
+        ),
+        Found::Symlink { target } => ("symlink", None, None, None, Some(target.clone())),
+        Found::NotRead { reason } => ("not_read", None, None, None, Some(reason.clone())),
+    })
+}
+
+/// The inverse of [`found_to_columns`]; `Err` names what does not fit.
+pub(crate) fn found_from_columns(
+    kind: &str,
+    len: Option<i64>,
+    contents: Option<Vec<u8>>,
+    entries: Option<String>,
+    detail: Option<String>,
+) -> Result<Found, String> {
+    Ok(match kind {
+        "missing" => Found::Missing,
+        "file" => Found::File {
+            len: u64_from_sql(len.ok_or("a file without its length")?),
+            contents,
+        },
+        "dir" => Found::Dir {
+            entries: entries
+                .map(|json| serde_json::from_str::<Vec<DirEntry>>(&json))
+                .transpose()
+                .map_err(|e| format!("directory entries: {e}"))?,
+        },
+        "symlink" => Found::Symlink {
+            target: detail.unwrap_or_default(),
+        },
+        "not_read" => Found::NotRead {
+            reason: detail.unwrap_or_default(),
+        },
+        other => return Err(format!("kind {other:?}")),
+    })
 }
 
 #[cfg(test)]

@@ -576,8 +576,72 @@ pub enum TraceEvent {
         thread: i32,
         name: String,
     },
+    /// A file-system read the innermost recorded call made, with what was at the path then
+    /// (see [`FileRead`]).
+    FileRead(FileRead),
     /// The program ended; always the last event of a run.
     RunEnded(RunEnd),
+}
+
+/// What a call read from the file system through one of std's read-only functions that take a
+/// `&Path` (`metadata`, `read_dir`, `read_to_string`...), and what carve found at that path at
+/// the moment of the read (the program stopped), so that a test can build the same files in a
+/// temporary directory. Charged, like [`CallEnd::touches`], to the innermost recorded call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRead {
+    pub call: CallId,
+    /// The std function, by its last name: `metadata`, `symlink_metadata`, `read_dir`,
+    /// `canonicalize`, `read`, `read_to_string`, `open` (`File::open`).
+    pub op: String,
+    /// The path as the program gave it (it may be relative: to the program's directory then).
+    pub path: String,
+    pub found: Found,
+}
+
+/// What was at a [`FileRead`]'s path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Found {
+    /// Nothing: the read failed with "not found".
+    Missing,
+    /// A regular file of `len` bytes; `contents` is `None` when it was longer than the bound
+    /// carve copies (the snapshot is then incomplete).
+    File { len: u64, contents: Option<Vec<u8>> },
+    /// A directory; `entries` when the read listed it (`read_dir`), sorted by name.
+    Dir { entries: Option<Vec<DirEntry>> },
+    /// A symbolic link, not followed (a test does not rebuild it).
+    Symlink { target: String },
+    /// What was there could not be told: a relative path, a path that is not UTF-8, an error
+    /// other than "not found" (the reason says which).
+    NotRead { reason: String },
+}
+
+impl Found {
+    /// Whether a test can build exactly what the read saw.
+    pub fn is_complete(&self) -> bool {
+        match self {
+            Found::Missing | Found::Dir { .. } => true,
+            Found::File { contents, .. } => contents.is_some(),
+            Found::Symlink { .. } | Found::NotRead { .. } => false,
+        }
+    }
+}
+
+/// One entry of a listed directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    /// A socket, FIFO or device.
+    Other,
 }
 
 /// Where the recorder sends what it sees (ripgrep's `Sink`): the store implements it with a
@@ -652,6 +716,10 @@ pub struct Trace {
     /// Objects in the order they were first seen.
     #[serde(default)]
     pub objects: Vec<ObjectInfo>,
+    /// The file-system reads of the run's calls, in the order they happened (see
+    /// [`FileRead`]).
+    #[serde(default)]
+    pub file_reads: Vec<FileRead>,
 }
 
 impl Trace {

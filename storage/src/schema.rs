@@ -146,6 +146,25 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE runs ADD COLUMN crates TEXT NOT NULL DEFAULT '[]';
     "#,
+    // 8: the file-system reads of calls (std's read-only `&Path` functions) and what carve
+    // found at each path at that moment: `kind` missing | file | dir | symlink | not_read;
+    // a file's `len` and `contents` (NULL past the bound carve copies), a listed directory's
+    // `entries` (JSON [{name, kind}]), a symlink's target or why nothing was read (`detail`).
+    r#"
+    CREATE TABLE file_reads (
+        run_id   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        seq      INTEGER NOT NULL,
+        call_id  INTEGER NOT NULL,
+        op       TEXT NOT NULL,
+        path     TEXT NOT NULL,
+        kind     TEXT NOT NULL,
+        len      INTEGER,
+        contents BLOB,
+        entries  TEXT,
+        detail   TEXT,
+        PRIMARY KEY (run_id, seq)
+    );
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

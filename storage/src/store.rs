@@ -9,8 +9,9 @@ use serde::de::DeserializeOwned;
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    Arg, ArgObject, Call, CallId, Coverage, FunctionId, FunctionInfo, FunctionLines, ObjectId,
-    ObjectInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId, RunInfo, ThreadLines, Trace, Value,
+    Arg, ArgObject, Call, CallId, Coverage, FileRead, FunctionId, FunctionInfo, FunctionLines,
+    ObjectId, ObjectInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId, RunInfo, ThreadLines, Trace,
+    Value,
 };
 use crate::schema;
 
@@ -153,12 +154,73 @@ impl Store {
             Ok::<(), StorageError>(())
         })?;
         let objects = self.objects(run)?;
+        let file_reads = self.file_reads(run)?;
         Ok(Trace {
             run: run_row,
             functions,
             calls,
             objects,
+            file_reads,
         })
+    }
+
+    /// The file-system reads of a run's calls, in the order they happened (none before schema
+    /// 8).
+    pub fn file_reads(&self, run: RunId) -> Result<Vec<FileRead>, StorageError> {
+        self.file_reads_of(run, |_| true)
+    }
+
+    /// [`Store::file_reads`] of the calls `wanted` keeps only, read one row at a time: a
+    /// reader holding some calls of a long run holds their reads, not every file it read.
+    pub fn file_reads_of(
+        &self,
+        run: RunId,
+        wanted: impl Fn(CallId) -> bool,
+    ) -> Result<Vec<FileRead>, StorageError> {
+        let context = || format!("reading the file reads of run {run}");
+        let sql_error = |source| StorageError::Sql {
+            context: context(),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT call_id, op, path, kind, len, contents, entries, detail \
+                 FROM file_reads WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(sql_error)?;
+        let mut rows = stmt.query([run.0]).map_err(sql_error)?;
+        let mut reads = Vec::new();
+        while let Some(row) = rows.next().map_err(sql_error)? {
+            let call = CallId(codec::u64_from_sql(row.get(0).map_err(sql_error)?));
+            if !wanted(call) {
+                continue;
+            }
+            let columns = (|| {
+                Ok::<_, rusqlite::Error>((
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get(4)?,
+                    row.get(5)?,
+                    row.get(6)?,
+                    row.get(7)?,
+                ))
+            })();
+            let (op, path, kind, len, contents, entries, detail) = columns.map_err(sql_error)?;
+            let found = codec::found_from_columns(&kind, len, contents, entries, detail).map_err(
+                |what| StorageError::InvalidRow {
+                    what: format!("{what} in the read of {path} by call {call} in run {run}"),
+                },
+            )?;
+            reads.push(FileRead {
+                call,
+                op,
+                path,
+                found,
+            });
+        }
+        Ok(reads)
     }
 
     /// The line coverage of a run recorded with `--coverage`: every line with code in the

@@ -31,8 +31,8 @@ use rusqlite::{params, Connection, Statement, ToSql};
 use crate::codec;
 use crate::error::StorageError;
 use crate::model::{
-    CallEnd, CallStart, CodeLine, FunctionInfo, LineId, ObjectInfo, ProcessExit, RunEnd, RunId,
-    TraceEvent, TraceSink,
+    CallEnd, CallStart, CodeLine, FileRead, FunctionInfo, LineId, ObjectInfo, ProcessExit, RunEnd,
+    RunId, TraceEvent, TraceSink,
 };
 use crate::schema::{wait_for_lock, LockWait};
 
@@ -114,6 +114,9 @@ const INSERT_LINE_HIT: &str =
     "INSERT OR IGNORE INTO line_hits (run_id, line_id, thread) VALUES (?1, ?2, ?3)";
 const NAME_THREAD: &str = "INSERT INTO threads (run_id, tid, name) VALUES (?1, ?2, ?3) \
     ON CONFLICT (run_id, tid) DO UPDATE SET name = excluded.name";
+const INSERT_FILE_READ: &str = "INSERT INTO file_reads \
+    (run_id, seq, call_id, op, path, kind, len, contents, entries, detail) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 const END_RUN: &str = "UPDATE runs SET exit_kind = ?2, exit_code = ?3, exit_signal = ?4, \
     exit_signal_name = ?5, exit_reason = ?6, ended_at_ms = ?7 WHERE id = ?1";
 
@@ -160,6 +163,7 @@ impl RunWriter {
                     waiting,
                     first_error: None,
                     rows: CallRows::default(),
+                    file_reads: 0,
                 };
                 write_events(writer, &theirs)
             })
@@ -319,6 +323,8 @@ struct EventWriter {
     first_error: Option<StorageError>,
     /// The calls of the open transaction not inserted yet (see [`CallRows`]).
     rows: CallRows,
+    /// File reads stored so far (the next one's `seq`).
+    file_reads: i64,
 }
 
 impl EventWriter {
@@ -380,6 +386,7 @@ impl EventWriter {
             TraceEvent::CodeLines(lines) => self.insert_code_lines(&lines),
             TraceEvent::LineReached { line, thread } => self.line_reached(line, thread),
             TraceEvent::ThreadNamed { thread, name } => self.name_thread(thread, &name),
+            TraceEvent::FileRead(read) => self.insert_file_read(&read),
             TraceEvent::RunEnded(end) => {
                 self.flush_rows();
                 self.end_run(&end)
@@ -549,6 +556,32 @@ impl EventWriter {
         self.conn
             .prepare_cached(INSERT_LINE_HIT)
             .and_then(|mut stmt| stmt.execute(params![self.run.0, line.0, thread]))
+            .map_err(error)?;
+        Ok(())
+    }
+
+    fn insert_file_read(&mut self, read: &FileRead) -> Result<(), StorageError> {
+        let seq = self.file_reads;
+        self.file_reads += 1;
+        let (kind, len, contents, entries, detail) = codec::found_to_columns(&read.found)?;
+        let error =
+            self.sql_error(|| format!("storing a read of {} by call {}", read.path, read.call));
+        self.conn
+            .prepare_cached(INSERT_FILE_READ)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    self.run.0,
+                    seq,
+                    codec::u64_to_sql(read.call.0),
+                    read.op,
+                    read.path,
+                    kind,
+                    len,
+                    contents,
+                    entries,
+                    detail,
+                ])
+            })
             .map_err(error)?;
         Ok(())
     }

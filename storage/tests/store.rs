@@ -259,6 +259,103 @@ fn a_run_with_nested_calls_and_every_value_kind_reads_back_exactly() {
 }
 
 #[test]
+fn file_reads_read_back_per_call_in_the_order_they_happened() {
+    let (_dir, path) = temp_db();
+    let read = |call: u64, op: &str, path: &str, found: Found| {
+        TraceEvent::FileRead(FileRead {
+            call: CallId(call),
+            op: op.to_owned(),
+            path: path.to_owned(),
+            found,
+        })
+    };
+    let reads = vec![
+        read(0, "metadata", "/r", Found::Dir { entries: None }),
+        read(
+            1,
+            "read_dir",
+            "/r",
+            Found::Dir {
+                entries: Some(vec![
+                    DirEntry {
+                        name: "a".to_owned(),
+                        kind: EntryKind::File,
+                    },
+                    DirEntry {
+                        name: "d".to_owned(),
+                        kind: EntryKind::Dir,
+                    },
+                ]),
+            },
+        ),
+        read(
+            1,
+            "read",
+            "/r/a",
+            Found::File {
+                len: 3,
+                contents: Some(vec![0, 1, 255]),
+            },
+        ),
+        read(
+            1,
+            "metadata",
+            "/r/big",
+            Found::File {
+                len: 1 << 20,
+                contents: None,
+            },
+        ),
+        read(0, "metadata", "/r/none", Found::Missing),
+        read(
+            0,
+            "metadata",
+            "/r/l",
+            Found::Symlink {
+                target: "a".to_owned(),
+            },
+        ),
+        read(
+            0,
+            "read",
+            "",
+            Found::NotRead {
+                reason: "a relative path".to_owned(),
+            },
+        ),
+    ];
+    // A read arrives while its call is open, between its start and its end.
+    let mut events = vec![
+        TraceEvent::Functions(vec![function(0, "app::walk")]),
+        start(0, None, 0, 0, vec![arg("x", int(1))]),
+    ];
+    events.push(reads[0].clone());
+    events.push(start(1, Some(0), 0, 1, vec![arg("x", int(2))]));
+    events.extend(reads[1..4].iter().cloned());
+    events.push(end(1, Outcome::Returned, Some(int(3))));
+    events.extend(reads[4..].iter().cloned());
+    events.push(end(0, Outcome::Returned, Some(int(4))));
+    let run = write_run(&path, "/bin/walk", events);
+    let store = Store::open(&path).unwrap();
+    let expected: Vec<FileRead> = reads
+        .into_iter()
+        .map(|e| match e {
+            TraceEvent::FileRead(r) => r,
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(store.file_reads(run).unwrap(), expected);
+    assert_eq!(
+        store.file_reads_of(run, |call| call == CallId(1)).unwrap(),
+        expected[1..4],
+        "only the wanted calls' reads"
+    );
+    let trace = store.load_trace(run).unwrap();
+    assert_eq!(trace.file_reads, expected);
+    assert_eq!(trace.calls[1].ret, Some(int(3)), "the calls are whole too");
+}
+
+#[test]
 fn unfinished_calls_read_back_as_unfinished() {
     let (_dir, path) = temp_db();
     let run = write_run(
@@ -672,11 +769,12 @@ fn reading_a_trace_changes_no_byte_and_creates_no_file() {
 fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     let (dir, path) = temp_db();
     write_run(&path, "/bin/app", vec![]);
-    // Version 3 is version 7 without migration 7's `runs.crates`, migration 6's call times,
-    // migration 5's coverage tables and columns, and migration 4's `calls.touches`.
+    // Version 3 is version 8 without migration 8's `file_reads`, migration 7's `runs.crates`,
+    // migration 6's call times, migration 5's coverage tables and columns, and migration 4's
+    // `calls.touches`.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "ALTER TABLE runs DROP COLUMN crates; \
+        "DROP TABLE file_reads; ALTER TABLE runs DROP COLUMN crates; \
          ALTER TABLE calls DROP COLUMN started_ns; ALTER TABLE calls DROP COLUMN ended_ns; \
          DROP TABLE line_hits; DROP TABLE code_lines; \
          ALTER TABLE threads DROP COLUMN name; ALTER TABLE runs DROP COLUMN coverage; \

@@ -14,8 +14,8 @@ use std::collections::{HashMap, HashSet};
 use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
 use super::{
-    constructed, handle_chain, interactions, is_maybe_uninit, mark, reads_world, rebuild_directly,
-    replay_expr, same_state, strip_ref, undo, Binding, Builder, Ctx, Wanted,
+    constructed, handle_chain, interactions, is_maybe_uninit, mark, reads_unbuilt_world,
+    rebuild_directly, replay_expr, same_state, strip_ref, undo, Binding, Builder, Ctx, Wanted,
 };
 use crate::call::Target;
 use crate::literal::DeclType;
@@ -125,12 +125,13 @@ pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
         return Err(HISTORY_NOT_REPLAYABLE);
     }
     for Step {
+        calls,
         star,
         expr,
         statement,
-        ..
     } in steps
     {
+        b.arranged.extend(calls);
         b.setup.push(Binding {
             var: if statement {
                 String::new()
@@ -395,7 +396,7 @@ fn steps(
             found.retain(|(id, _)| *id < call.id);
             break;
         }
-        if !own_method || call.outcome != Outcome::Returned || reads_world(cx, call) {
+        if !own_method || call.outcome != Outcome::Returned || reads_unbuilt_world(cx, call) {
             return Err(HISTORY_NOT_REPLAYABLE);
         }
         if state_equivalent(cx, call, &c.api, type_path) {
