@@ -116,6 +116,27 @@ fn closure_arguments_are_replayed_in_the_call_and_in_the_receivers_history() {
         6 + 4,
         "{shown}"
     );
+    // Captured in process, the calls that got them stop for the closures all the same (the
+    // closures keep breakpoints), and the closure calls nest under them as before.
+    let in_process = c.tmp.path().join("inprocess.db");
+    let out = record(
+        &in_process,
+        &["--filter", "bag::Bag*", "--capture", "inprocess"],
+        &c.dir.join("target/debug/bag"),
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = output_within(
+        carve().args(["show", "--db"]).arg(&in_process),
+        RECORD_LIMIT,
+    );
+    let calls = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("bag::"))
+            .map(|l| l.split_once(']').map_or(l, |(_, rest)| rest).to_string())
+            .collect()
+    };
+    assert_eq!(calls(&stdout(&again)), calls(&shown));
     let file = std::fs::read_to_string(c.dir.join("tests/carved_bag.rs")).unwrap();
     assert_carved(
         &file,
