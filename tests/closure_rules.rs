@@ -69,6 +69,19 @@ impl Bag {
         self.len = kept;
     }
 
+    /// How many items `f` says yes to (`Fn`: called through a shared reference).
+    pub fn count_where<F: Fn(&u32) -> bool>(&self, f: F) -> usize {
+        self.as_slice().iter().filter(|x| f(x)).count()
+    }
+
+    /// The first item, or what `otherwise` makes when there is none.
+    pub fn first_or<F: FnOnce() -> u32>(&self, otherwise: F) -> u32 {
+        match self.as_slice().first() {
+            Some(&x) => x,
+            None => otherwise(),
+        }
+    }
+
     pub fn sum(&self) -> u64 {
         self.as_slice().iter().map(|&x| u64::from(x)).sum()
     }
@@ -95,12 +108,14 @@ fn main() {
     });
     b.dedup_by(|a, b| a / 10 == b / 10);
     println!("{:?} sum {}", b.as_slice(), b.sum());
+    println!("{} over 10, first {}", b.count_where(|x| *x > 10), b.first_or(|| 0));
 }
 "#;
 
 /// `keep_where` (`FnMut(&mut u32) -> bool`, the closure writing through its argument) and
 /// `dedup_by` (`FnMut(&u32, &u32) -> bool`) are carved with replay closures, and so are the
-/// calls after them on the same bag, whose history replays both. Breaking what `keep_where`
+/// calls after them on the same bag, whose history replays both; `count_where` (`Fn`) keeps its
+/// replies in a `RefCell`, and `first_or`'s closure, never called, panics if it is. Breaking what `keep_where`
 /// does with the closure's answer fails the later test; giving `dedup_by`'s closure its
 /// arguments in the other order fails its own test (the recorded inputs are checked).
 #[test]
@@ -113,7 +128,7 @@ fn closure_arguments_are_replayed_in_the_call_and_in_the_receivers_history() {
     // Recorded inside the calls that got them, nowhere else.
     assert_eq!(
         shown.matches("bag::main::{{closure}}").count(),
-        6 + 4,
+        6 + 4 + 3,
         "{shown}"
     );
     // Captured in process, the calls that got them stop for the closures all the same (the
@@ -157,6 +172,12 @@ fn closure_arguments_are_replayed_in_the_call_and_in_the_receivers_history() {
             "assert_eq!(*b, seen_b);",
             "fn keep_where_with_closure()",
             "fn dedup_by_with_closure()",
+            // count_where: `Fn`, so the replies sit in a `RefCell`.
+            "let replies_3 = std::cell::RefCell::new(",
+            "vec![(4u32, false), (11u32, true), (26u32, true)].into_iter()",
+            ".borrow_mut()",
+            // first_or: its closure was never called.
+            "panic!(\"first_or called its closure, which it did not in the recording\")",
         ],
     );
     // The sum after both: its history replays them, each with its own replies.

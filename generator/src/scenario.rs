@@ -36,7 +36,9 @@ pub use inner::holding_call;
 /// and cannot be written as a struct literal.
 pub const RECEIVER_NOT_REBUILT: &str = "receiver not rebuilt";
 /// Skip reason: an argument is a closure, or a value holding one (an iterator adapter,
-/// `words.iter().map(|w| ..)`), which no test can write from the recording.
+/// `words.iter().map(|w| ..)`), which no test can write from the recording: a closure the
+/// replay-closure rule (`closure.rs`) cannot rebuild (the library's own, one whose calls were
+/// not recorded, one the call kept, an answer no literal gives).
 pub const CLOSURE_ARGUMENT: &str = "closure argument";
 /// Skip reason: a dependency's trait cannot be mocked (private, generic, associated items...).
 pub const NOT_MOCKABLE: &str = "trait not mockable";

@@ -69,10 +69,7 @@ pub(crate) struct Written {
 /// type, a value merely holding a closure (`Map<I, {closure_env#0}>`) included.
 pub(crate) fn closure_env(ty: &str) -> Option<&str> {
     let mut ty = ty.trim();
-    loop {
-        let Some(rest) = ty.strip_prefix('&') else {
-            break;
-        };
+    while let Some(rest) = ty.strip_prefix('&') {
         ty = rest.trim_start();
         ty = ty.strip_prefix("mut ").unwrap_or(ty);
     }
