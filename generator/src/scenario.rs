@@ -30,7 +30,7 @@ mod inner;
 mod text;
 
 pub use history::HISTORY_NOT_REPLAYABLE;
-pub use inner::holding_call;
+pub use inner::{building_call, holding_call};
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
