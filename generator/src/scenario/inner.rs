@@ -48,10 +48,18 @@ pub fn holding_call(cx: &Ctx, call: &Call) -> Option<CallId> {
 }
 
 /// The public call that made `call`'s receiver and has not returned yet (the nearest call
-/// around `call` whose calls below hold the receiver's maker), when there is one.
+/// around `call` whose calls below hold the receiver's maker), when there is one. A receiver
+/// with no recorded maker (made by a function that is no constructor, or not traced:
+/// `into_iter()` inside `into_vec`) was made where it was first seen.
 pub fn building_call(cx: &Ctx, call: &Call) -> Option<CallId> {
     let own = call.object("self")?;
-    let maker = cx.trace.objects.iter().find(|o| o.id == own)?.created_by?;
+    let maker = match cx.trace.objects.iter().find(|o| o.id == own)?.created_by {
+        Some(maker) => maker,
+        None => {
+            let seen = |c: &&Call| c.objects.iter().any(|o| o.object == own);
+            cx.trace.calls.iter().find(seen)?.id
+        }
+    };
     // The calls the maker ran inside, innermost first.
     let mut around_maker = Vec::new();
     let mut at = call_by_id(cx, maker)?.parent;
