@@ -432,8 +432,15 @@ pub fn render_value(
                 }
                 _ => false,
             };
+            // A standard enum a test names by its public path (`a.cmp(&b)`'s result).
+            let std_enum = match base {
+                "core::cmp::Ordering" => Some("std::cmp::Ordering"),
+                _ => None,
+            };
             let path = if std_variant {
                 variant.clone()
+            } else if let Some(std_enum) = std_enum {
+                format!("{std_enum}::{}", syntax::ident(variant)?)
             } else {
                 let shape = facts
                     .shape(base)
@@ -1312,6 +1319,19 @@ mod tests {
         fn shape(&self, _: &str) -> Option<Shape> {
             None
         }
+    }
+
+    #[test]
+    fn an_ordering_is_written_by_its_public_path() {
+        let less = Value::Enum {
+            ty: "core::cmp::Ordering".into(),
+            variant: "Less".into(),
+            fields: vec![],
+        };
+        assert_eq!(
+            render_value(&less, true, &NoTypes).unwrap(),
+            "std::cmp::Ordering::Less"
+        );
     }
 
     #[test]
