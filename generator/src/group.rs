@@ -76,7 +76,7 @@ pub const VALUE_NOT_KEPT: &str = "not kept: no test calls this function";
 ///
 /// What such a call keeps, argument names and types, outcome, objects, is what the other rules
 /// look at (`holding_call` goes up through calls on the same object and needs a public call
-/// around it, which these are not).
+/// around it, which these are not; `building_call` reads only objects and parents).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeanValues {
     /// Functions no test calls: private, not trait methods, not closures.

@@ -167,7 +167,8 @@ impl Report {
         };
         if self.summary.carved_through_callers > 0 {
             steps.push_str(&format!(
-                ", {} of them on private fields, through the tested public call holding them",
+                ", {} of them on private fields or objects a call was building, through the \
+                 tested public call holding them",
                 self.summary.carved_through_callers
             ));
         }

@@ -123,10 +123,11 @@ pub struct Summary {
     /// what they gave (`Url::options()` in a test of `ParseOptions::parse`).
     pub carved_as_steps: usize,
     /// Of `calls_carved`, calls on a receiver no public path reaches (a private field of the
-    /// object a public call was made on), made again by the passing test of that public call.
+    /// object a public call was made on, or an object a public call was still building), made
+    /// again by the passing test of that public call.
     pub carved_through_callers: usize,
     /// Per skipped call on such a receiver, the public call holding it (see
-    /// `scenario::holding_call`).
+    /// `scenario::holding_call`, `scenario::building_call`).
     #[serde(skip)]
     pub(crate) through: BTreeMap<u64, u64>,
     /// In-scope calls without a test, by reason.
@@ -201,7 +202,11 @@ impl Summary {
         let holding = &self.through;
         self.skipped_calls.retain(|s| {
             let step = replayed.contains(&s.call) && steps.contains(&s.reason.as_str());
-            let inner = !step && holding.get(&s.call).is_some_and(|h| tested.contains(h));
+            // The holding call ran again in a passing test: its own, or an arrange step's.
+            let inner = !step
+                && holding
+                    .get(&s.call)
+                    .is_some_and(|h| tested.contains(h) || replayed.contains(h));
             if step || inner {
                 if step {
                     as_steps += 1;
@@ -401,7 +406,9 @@ pub fn plan_grouped(
                     scenario::HISTORY_NOT_REPLAYABLE,
                 ];
                 if unreachable.contains(&reason) {
-                    if let Some(outer) = scenario::holding_call(&cx, call) {
+                    let outer = scenario::holding_call(&cx, call)
+                        .or_else(|| scenario::building_call(&cx, call));
+                    if let Some(outer) = outer {
                         summary.through.insert(call.id.0, outer.0);
                     }
                 }

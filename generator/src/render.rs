@@ -439,6 +439,7 @@ mod tests {
                 sequence: false,
                 mock_decls: Vec::new(),
                 trait_uses: Vec::new(),
+                replays_closures: false,
             },
             calls: vec![1],
             replayed: Vec::new(),

@@ -24,19 +24,22 @@ use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::sequence::{self, Transition};
 use crate::syntax;
 
+mod closure;
 mod history;
 mod inner;
 mod text;
 mod world;
 
 pub use history::HISTORY_NOT_REPLAYABLE;
-pub use inner::holding_call;
+pub use inner::{building_call, holding_call};
 
 /// Skip reason: the receiver or an object argument has no recorded constructor giving its state
 /// and cannot be written as a struct literal.
 pub const RECEIVER_NOT_REBUILT: &str = "receiver not rebuilt";
 /// Skip reason: an argument is a closure, or a value holding one (an iterator adapter,
-/// `words.iter().map(|w| ..)`), which no test can write from the recording.
+/// `words.iter().map(|w| ..)`), which no test can write from the recording: a closure the
+/// replay-closure rule (`closure.rs`) cannot rebuild (the library's own, one whose calls were
+/// not recorded, one the call kept, an answer no literal gives).
 pub const CLOSURE_ARGUMENT: &str = "closure argument";
 /// Skip reason: a dependency's trait cannot be mocked (private, generic, associated items...).
 pub const NOT_MOCKABLE: &str = "trait not mockable";
@@ -132,6 +135,9 @@ fn collapse_repeats(setup: Vec<Binding>) -> Vec<Binding> {
 pub struct Effect {
     pub actual: String,
     pub expected: String,
+    /// The assertion's message, a string literal (a replay closure's count check).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A `mock!` the file must declare.
@@ -173,6 +179,9 @@ pub struct Body {
     /// Traits to import so method syntax works (`abc::Asker`; in `FilePlan::uses`).
     #[serde(skip)]
     pub trait_uses: Vec<String>,
+    /// A closure argument is a replay closure (`closure.rs`): its checks name no table row.
+    #[serde(skip)]
+    pub replays_closures: bool,
 }
 
 /// What the planner knows about the whole trace.
@@ -332,6 +341,8 @@ struct Builder {
     replayed: BTreeSet<u64>,
     /// Recorded calls that arrange steps make again and that read files (see [`world`]).
     arranged: Vec<CallId>,
+    /// A closure argument of the call or of an arrange step is a replay closure.
+    replay_closures: bool,
 }
 
 impl Builder {
@@ -529,10 +540,22 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
     let mut args = Vec::with_capacity(api.params.len());
     let mut arg_slugs = Vec::new();
     let mut object_args = Vec::new();
+    // How many times each replay closure was called, checked first after the call.
+    let mut closure_checks = Vec::new();
     for (arg, param) in args_values.iter().zip(&api.params) {
         arg_slugs.push(naming::value_slug(&arg.value));
         if let Some(expr) = dep_arg(cx, &mut b, &arg.value, param, |addr| addr) {
             args.push(expr?);
+            continue;
+        }
+        if let Some(replay) = closure::replay(cx, call, arg, &api.ident, param.bound.as_deref()) {
+            let (expr, check) = replay?.add_to(&mut b);
+            // Named for what it is, not for what it captured.
+            if let Some(slug) = arg_slugs.last_mut() {
+                *slug = "closure".to_string();
+            }
+            args.push(expr);
+            closure_checks.extend(check);
             continue;
         }
         let scalar = arg.value.is_scalar_or_string()
@@ -606,7 +629,11 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
                 let shown = |b: &mut Builder| {
                     let ret = call.ret.as_ref()?;
                     let (actual, expected) = cx.texts.check("result", ret)?;
-                    b.effects.push(Effect { actual, expected });
+                    b.effects.push(Effect {
+                        actual,
+                        expected,
+                        message: None,
+                    });
                     Some((
                         Assertion::Observed { unwrap: None },
                         Some(naming::value_slug(ret)),
@@ -653,6 +680,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
         },
     };
 
+    b.effects.splice(0..0, closure_checks);
     // Field effects on `&mut self` and `&mut` object arguments.
     if let (Some(var), true) = (&receiver_var, api.mut_receiver) {
         if let Some(after) = call.after("self") {
@@ -707,6 +735,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
+        replays_closures: b.replay_closures,
     };
     // The files it and the calls its arrange steps make again read, rebuilt.
     let mut body = body;
@@ -1004,8 +1033,28 @@ fn replay_states<'t>(
     Some((strip_ref(pre), strip_ref(after)))
 }
 
-/// The costly half of [`replayable`]: `method(args)`, when every argument can be written.
+/// The costly half of [`replayable`]: `method(args)`, when every argument can be written as
+/// an expression alone (no replay closure).
 fn replay_expr(cx: &Ctx, step: &Call) -> Option<String> {
+    replay_call(cx, step)?.plain()
+}
+
+/// A recorded call as an arrange step makes it again: `method(args)`, each argument a literal or
+/// a replay closure (`closure.rs`).
+#[derive(Debug, Clone)]
+struct ReplayCall {
+    ident: String,
+    args: Vec<ReplayArg>,
+}
+
+#[derive(Debug, Clone)]
+enum ReplayArg {
+    Expr(String),
+    Closure(closure::ReplayClosure),
+}
+
+/// `step` as an arrange step, when every argument can be written.
+fn replay_call(cx: &Ctx, step: &Call) -> Option<ReplayCall> {
     let Some(Target::Callable(c)) = cx.targets.get(&step.function) else {
         return None;
     };
@@ -1017,12 +1066,63 @@ fn replay_expr(cx: &Ctx, step: &Call) -> Option<String> {
         .iter()
         .zip(&c.api.params)
         .map(|(arg, param)| {
+            let bound = param.bound.as_deref();
+            if let Some(replay) = closure::replay(cx, step, arg, &c.api.ident, bound) {
+                return replay.ok().map(ReplayArg::Closure);
+            }
             literal::render(&arg.value, &param.ty, Position::Arg)
                 .or_else(|_| literal::render_value(&arg.value, false, cx.api))
                 .ok()
+                .map(ReplayArg::Expr)
         })
-        .collect::<Option<Vec<String>>>()?;
-    Some(format!("{}({})", c.api.ident, args.join(", ")))
+        .collect::<Option<Vec<ReplayArg>>>()?;
+    Some(ReplayCall {
+        ident: c.api.ident.clone(),
+        args,
+    })
+}
+
+impl ReplayCall {
+    /// `method(args)`, when no argument is a replay closure.
+    fn plain(&self) -> Option<String> {
+        let args = self
+            .args
+            .iter()
+            .map(|a| match a {
+                ReplayArg::Expr(e) => Some(e.as_str()),
+                ReplayArg::Closure(_) => None,
+            })
+            .collect::<Option<Vec<&str>>>()?;
+        Some(format!("{}({})", self.ident, args.join(", ")))
+    }
+
+    /// `method(args)`, each replay closure's replies bound in `b`'s setup first; gives the
+    /// statements that check, after the step, that each closure was called as recorded.
+    fn add_to(&self, b: &mut Builder) -> (String, Vec<Binding>) {
+        let mut after = Vec::new();
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| match a {
+                ReplayArg::Expr(e) => e.clone(),
+                ReplayArg::Closure(c) => {
+                    let (expr, check) = c.add_to(b);
+                    after.extend(check.map(|e| Binding {
+                        var: String::new(),
+                        mutable: false,
+                        expr: match &e.message {
+                            Some(m) => format!("assert_eq!({}, {}, {m})", e.actual, e.expected),
+                            None => format!("assert_eq!({}, {})", e.actual, e.expected),
+                        },
+                        repeat: 1,
+                        times: None,
+                    }));
+                    expr
+                }
+            })
+            .collect();
+        (format!("{}({})", self.ident, args.join(", ")), after)
+    }
 }
 
 /// A replay step through a handle: a `&mut self` method of the object returns a handle
@@ -1255,9 +1355,10 @@ fn replay(
             return Err(RECEIVER_NOT_REBUILT);
         }
         *budget -= 1;
+        // A chain's text, or the call's own (its replay closures written once it is chosen).
         let call_expr = match &chain {
-            None => replay_expr(cx, step),
-            Some(w) => w.expr(cx),
+            None => replay_call(cx, step).map(Err),
+            Some(w) => w.expr(cx).map(Ok),
         };
         let Some(call_expr) = call_expr else {
             continue;
@@ -1290,10 +1391,10 @@ fn replay(
                 b.trait_uses.extend(c.via_trait.iter().cloned());
             }
         }
-        b.setup.push(match chain {
+        match (chain, call_expr) {
             // A statement, not a binding: `*map.entry(k).or_insert(0) = 1;`,
             // `url.query_pairs_mut().append_pair("q", "1");`.
-            Some(w) => Binding {
+            (Some(w), Ok(call_expr)) => b.setup.push(Binding {
                 var: String::new(),
                 mutable: false,
                 expr: format!(
@@ -1302,15 +1403,22 @@ fn replay(
                 ),
                 repeat: 1,
                 times: None,
-            },
-            None => Binding {
-                var: "_".to_string(),
-                mutable: false,
-                expr: format!("{var}.{call_expr}"),
-                repeat: 1,
-                times: None,
-            },
-        });
+            }),
+            (_, call) => {
+                let (call_expr, after) = match call {
+                    Ok(text) => (text, Vec::new()),
+                    Err(call) => call.add_to(b),
+                };
+                b.setup.push(Binding {
+                    var: "_".to_string(),
+                    mutable: false,
+                    expr: format!("{var}.{call_expr}"),
+                    repeat: 1,
+                    times: None,
+                });
+                b.setup.extend(after);
+            }
+        }
         return Ok(());
     }
     Err(RECEIVER_NOT_REBUILT)
@@ -2076,7 +2184,11 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
             continue;
         };
         match expected {
-            Ok(expected) => out.push(Effect { actual, expected }),
+            Ok(expected) => out.push(Effect {
+                actual,
+                expected,
+                message: None,
+            }),
             Err(_) => hidden += 1,
         }
     }
@@ -2085,6 +2197,7 @@ fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effe
             return vec![Effect {
                 actual: format!("format!(\"{{:?}}\", {var})"),
                 expected: crate::syntax::str_lit(&repr),
+                message: None,
             }];
         }
     }
@@ -2476,6 +2589,7 @@ mod tests {
             [Effect {
                 actual: "counter.total()".into(),
                 expected: "10u32".into(),
+                message: None,
             }]
         );
         assert_eq!(plan.files[0].mocks[0].trait_path, "mk::Source");

@@ -63,10 +63,12 @@ pub(crate) struct Shape {
 /// The shape of `body` and its values, when it is a body a table can hold (see the module's
 /// documentation) and has at least one value to vary.
 pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
+    // A replay closure's checks name no row either.
     let plain = body.mocks.is_empty()
         && body.ordered_expectations.is_empty()
         && !body.sequence
-        && body.mock_decls.is_empty();
+        && body.mock_decls.is_empty()
+        && !body.replays_closures;
     if !plain {
         return None;
     }
@@ -415,6 +417,7 @@ mod tests {
             sequence: false,
             mock_decls: vec![],
             trait_uses: vec![],
+            replays_closures: false,
         }
     }
 
@@ -558,6 +561,7 @@ mod tests {
         a.effects.push(Effect {
             actual: "s.len()".into(),
             expected: "3usize".into(),
+            message: None,
         });
         let (shape, values) = split(&a).unwrap();
         assert_eq!(shape.columns, ["u8", "usize"]);

@@ -34,6 +34,8 @@ pub struct FunctionEntry {
     pub own_code: bool,
     unit: usize,
     die: UnitOffset,
+    /// The DWARF namespaces around it (`app::{impl#0}::run`), which its closures share.
+    scope: Option<Arc<str>>,
 }
 
 /// A line-table row with code in a selected function (see [`DebugInfo::code_rows`]).
@@ -675,6 +677,102 @@ impl DebugInfo {
             hidden_return,
             rust_abi: f.language == Language::Rust,
         })
+    }
+
+    /// The closure bodies whose environment `functions` take as a parameter (by value, as
+    /// `impl FnMut`/`F: Fn..` do, or behind references, `&mut F`): for each environment type
+    /// (`app::main::{closure_env#0}`) the `{closure#0}` subprogram of the same namespace
+    /// (`app::main`) and generic arguments. Matched by name, not by DIE: each codegen unit
+    /// describes the types it uses, and a closure that captures something has no parameter for
+    /// its environment in DWARF (its captures are variables). Trait objects (`&dyn Fn`) are not
+    /// followed.
+    pub(crate) fn closures_passed_to(&self, functions: &[&FunctionEntry]) -> Vec<&FunctionEntry> {
+        let mut envs = HashSet::new();
+        for f in functions {
+            self.each_param_type(f, |this, unit, ty| {
+                envs.extend(this.closure_env(unit, ty));
+                true
+            });
+        }
+        if envs.is_empty() {
+            return Vec::new();
+        }
+        self.functions
+            .iter()
+            .filter(|f| {
+                let Some(index) = f.name.strip_prefix("{closure#") else {
+                    return false;
+                };
+                let env = format!("{{closure_env#{index}");
+                envs.contains(&match &f.scope {
+                    Some(scope) => format!("{scope}::{env}"),
+                    None => env,
+                })
+            })
+            .collect()
+    }
+
+    /// Calls `each(self, unit index, type)` for the types of `f`'s formal parameters in order,
+    /// until it returns false.
+    fn each_param_type(
+        &self,
+        f: &FunctionEntry,
+        mut each: impl FnMut(&DebugInfo, usize, TypeRef) -> bool,
+    ) {
+        let Some(unit) = self.units.get(f.unit) else {
+            return;
+        };
+        let Ok(mut tree) = unit.entries_tree(Some(f.die)) else {
+            return;
+        };
+        let Ok(root) = tree.root() else { return };
+        let mut children = root.children();
+        while let Ok(Some(child)) = children.next() {
+            let e = child.entry();
+            if e.tag() != gimli::DW_TAG_formal_parameter {
+                continue;
+            }
+            let ty = type_ref(e).or_else(|| specification(unit, e).as_ref().and_then(type_ref));
+            if let Some(ty) = ty {
+                if !each(self, f.unit, ty) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The full name of the closure environment `ty` is, or points to (`&mut`, `&`, nested).
+    fn closure_env(&self, unit_index: usize, ty: TypeRef) -> Option<String> {
+        let (mut unit_index, mut off) = match ty {
+            TypeRef::Unit(off) => (unit_index, off),
+            TypeRef::Global(global) => self.unit_of(global)?,
+        };
+        // A few levels of references at most (`&&mut F`).
+        for _ in 0..4 {
+            let unit = self.units.get(unit_index)?;
+            let entry = unit.entry(off).ok()?;
+            match entry.tag() {
+                gimli::DW_TAG_pointer_type | gimli::DW_TAG_reference_type => {
+                    (unit_index, off) = match type_ref(&entry)? {
+                        TypeRef::Unit(o) => (unit_index, o),
+                        TypeRef::Global(global) => self.unit_of(global)?,
+                    };
+                }
+                gimli::DW_TAG_structure_type => {
+                    let name = attr_string(&self.dwarf, unit, &entry, gimli::DW_AT_name)?;
+                    if !name.starts_with("{closure_env#") {
+                        return None;
+                    }
+                    let global = unit.header.offset().0 + off.0;
+                    return Some(match self.namespaces.get(&global) {
+                        Some(prefix) => format!("{prefix}::{name}"),
+                        None => name,
+                    });
+                }
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// The file's code bytes in `[low, high)`, when they are all in `.text`.
@@ -1350,6 +1448,7 @@ fn function_entry(
         own_code,
         unit: 0,
         die: entry.offset(),
+        scope: scopes.last().map(|(_, p)| p.clone()),
     })
 }
 

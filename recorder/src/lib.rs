@@ -113,13 +113,9 @@ impl Program {
         &mut self,
         options: &RecordOptions,
     ) -> Result<Vec<(String, Option<&'static str>)>, RecordError> {
-        let chosen: Vec<FunctionEntry> = self
-            .select(&options.selection)?
-            .into_iter()
-            .cloned()
-            .collect();
+        let chosen = self.traced(&options.selection)?;
         let mut out = Vec::with_capacity(chosen.len());
-        for f in chosen {
+        for (f, selected) in chosen {
             let Ok(detail) = self.info.detail(&f) else {
                 continue;
             };
@@ -130,10 +126,26 @@ impl Program {
                     .force_returns
                     .iter()
                     .any(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name));
-            let why = in_process_plan(&self.info, &f, &detail, cfa, options, acts).err();
+            let why = in_process_plan(&self.info, &f, &detail, cfa, options, acts, selected).err();
             out.push((f.path.clone(), why));
         }
         Ok(out)
+    }
+
+    /// The functions `selection` picks, then the closures the program passes to them that it
+    /// does not pick (`false`): a closure's calls are recorded only inside a recorded call,
+    /// nested under it, so a test of the call that got the closure can replay what it answered.
+    fn traced(&self, selection: &Selection) -> Result<Vec<(FunctionEntry, bool)>, RecordError> {
+        let chosen = self.select(selection)?;
+        let picked: std::collections::HashSet<FileAddr> = chosen.iter().map(|f| f.low_pc).collect();
+        let mut passed = self.info.closures_passed_to(&chosen);
+        passed.retain(|f| !picked.contains(&f.low_pc));
+        passed.sort_by_key(|f| f.low_pc);
+        passed.dedup_by_key(|f| f.low_pc);
+        let chosen = chosen.into_iter().map(|f| (f.clone(), true));
+        Ok(chosen
+            .chain(passed.into_iter().map(|f| (f.clone(), false)))
+            .collect())
     }
 
     pub fn select(&self, selection: &Selection) -> Result<Vec<&FunctionEntry>, RecordError> {
@@ -568,15 +580,11 @@ impl Image {
             program.info.is_pie,
         )?;
         program.info.types.set_load_bias(bias);
-        let chosen: Vec<FunctionEntry> = program
-            .select(&options.selection)?
-            .into_iter()
-            .cloned()
-            .collect();
+        let chosen = program.traced(&options.selection)?;
         let mut infos = Vec::with_capacity(chosen.len());
         let mut traced = Vec::with_capacity(chosen.len());
         let mut traced_entries = Vec::with_capacity(chosen.len());
-        for (i, f) in chosen.iter().enumerate() {
+        for (i, (f, selected)) in chosen.iter().enumerate() {
             let id = FunctionId(i as u32 + 1);
             let detail = match program.info.detail(f) {
                 Ok(d) => d,
@@ -598,10 +606,14 @@ impl Image {
             infos.push(function_info(id, f, &detail, types));
             let formatter = fmt_writes::formatter_param(types, &detail.params);
             let acts = forced_return.is_some() || formatter.is_some();
-            let in_process = in_process_plan(&program.info, f, &detail, cfa, options, acts)
-                .ok()
-                .map(Arc::new);
-            traced_entries.push(f);
+            let in_process =
+                in_process_plan(&program.info, f, &detail, cfa, options, acts, *selected)
+                    .ok()
+                    .map(Arc::new);
+            // A passed closure's lines are the program's, not the selection's.
+            if *selected {
+                traced_entries.push(f);
+            }
             traced.push(tracer::Traced {
                 id,
                 detail,
@@ -611,6 +623,7 @@ impl Image {
                 float_return,
                 constructs: objects::constructed_type(&f.path),
                 matched: options.selection.matches(f),
+                passed_closure: !selected,
                 forced_return,
                 formatter,
                 in_process,
@@ -618,7 +631,11 @@ impl Image {
         }
         let line_plan = if options.coverage {
             let rows = program.info.code_rows(&traced_entries);
-            let ids: Vec<FunctionId> = traced.iter().map(|t| t.id).collect();
+            let ids: Vec<FunctionId> = traced
+                .iter()
+                .filter(|t| !t.passed_closure)
+                .map(|t| t.id)
+                .collect();
             let files: std::collections::HashSet<&str> = traced_entries
                 .iter()
                 .filter_map(|f| f.decl_file.as_deref())
@@ -710,6 +727,7 @@ fn in_process_plan(
     cfa: Option<unwind::CfaRule>,
     options: &RecordOptions,
     acts: bool,
+    selected: bool,
 ) -> Result<capture::Plan, &'static str> {
     if options.capture != CaptureMode::InProcess {
         return Err("--capture ptrace");
@@ -722,6 +740,9 @@ fn in_process_plan(
     }
     if acts {
         return Err("its return is forced, or it writes through a Formatter");
+    }
+    if !selected {
+        return Err("a closure passed to a traced function (recorded only inside its calls)");
     }
     if !options.selection.matches(f) {
         return Err("traced only as a callee within --depth");

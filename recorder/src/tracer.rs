@@ -53,6 +53,9 @@ pub(crate) struct Traced {
     pub float_return: bool,
     /// Selected by the filters themselves (not only as a callee within `--depth`).
     pub matched: bool,
+    /// A closure the program passes to a selected function, not selected itself: its calls are
+    /// recorded only inside a recorded call (nested under it, at its level).
+    pub passed_closure: bool,
     /// The type this function constructs when it is constructor-like (`a::B` for `a::B::new`).
     pub constructs: Option<String>,
     /// Skip the body and return the value with these bytes instead (an acting breakpoint; see
@@ -2042,10 +2045,12 @@ impl<'a> Tracer<'a> {
         // Frames whose CFA is not above the new frame's are gone (unwound or longjmp'd over).
         self.pop_abandoned(tid, |frame_cfa| frame_cfa <= cfa);
 
+        let parent = self.threads.get(&tid).and_then(|t| t.stack.last());
         let level = if self.functions[index].matched {
             Some(0)
+        } else if self.functions[index].passed_closure {
+            parent.and_then(|p| p.level)
         } else {
-            let parent = self.threads.get(&tid).and_then(|t| t.stack.last());
             parent
                 .and_then(|p| p.level)
                 .map(|l| l + 1)

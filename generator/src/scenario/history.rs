@@ -15,7 +15,8 @@ use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
 use super::{
     constructed, handle_chain, interactions, is_maybe_uninit, mark, reads_unbuilt_world,
-    rebuild_directly, replay_expr, same_state, strip_ref, undo, Binding, Builder, Ctx, Wanted,
+    rebuild_directly, replay_call, same_state, strip_ref, undo, Binding, Builder, Ctx, ReplayCall,
+    Wanted,
 };
 use crate::call::Target;
 use crate::literal::DeclType;
@@ -132,6 +133,11 @@ pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
     } in steps
     {
         b.arranged.extend(calls);
+        // A replay closure's replies are bound right before its step, checked right after.
+        let (expr, after) = match expr {
+            StepExpr::Text(text) => (text, Vec::new()),
+            StepExpr::Call(call) => call.add_to(b),
+        };
         b.setup.push(Binding {
             var: if statement {
                 String::new()
@@ -143,6 +149,7 @@ pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
             repeat: 1,
             times: None,
         });
+        b.setup.extend(after);
     }
     Ok(())
 }
@@ -243,9 +250,17 @@ struct Step {
     calls: Vec<CallId>,
     /// `*` for a write through a handle chain.
     star: &'static str,
-    expr: String,
+    expr: StepExpr,
     /// A statement (a handle chain) rather than `let _ = ..`.
     statement: bool,
+}
+
+/// What a step calls: a handle chain's text, or a call whose replay closures are written when
+/// the step is added (each binds its replies to a fresh variable of the test).
+#[derive(Clone)]
+enum StepExpr {
+    Text(String),
+    Call(ReplayCall),
 }
 
 /// The object `object` was moved from, when the recording shows a move: no call made it, and
@@ -410,14 +425,14 @@ fn steps(
                 covered.extend(calls.iter().copied());
                 let expr = chain.expr(cx).ok_or(HISTORY_NOT_REPLAYABLE)?;
                 let star = if chain.written.is_some() { "*" } else { "" };
-                (star, expr, true, calls)
+                (star, StepExpr::Text(expr), true, calls)
             }
             None => {
-                let expr = replay_expr(cx, call).ok_or(HISTORY_NOT_REPLAYABLE)?;
-                ("", expr, false, vec![call.id])
+                let expr = replay_call(cx, call).ok_or(HISTORY_NOT_REPLAYABLE)?;
+                ("", StepExpr::Call(expr), false, vec![call.id])
             }
         };
-        let step = |expr: String| Step {
+        let step = |expr: StepExpr| Step {
             calls: calls.clone(),
             star,
             expr,

@@ -56,6 +56,7 @@ pub(super) fn rebuild(
     b.checks.push(Effect {
         actual: format!("{var}.{getter}()"),
         expected: syntax::str_lit(&text),
+        message: None,
     });
     // And whatever else a caller can observe of the state (other getters, `pub` fields): a
     // text that is not the whole state (`Wallet::new(owner)`) fails here, not silently.

@@ -1,0 +1,215 @@
+//! The replay-closure rule (`generator/src/scenario/closure.rs`) on a small real crate: the
+//! recorder traces the closures the program passes to the traced library (only inside its
+//! calls), and the generator rebuilds each such argument as a closure that gives back the
+//! recorded answers, checks the recorded inputs and counts its calls; later calls whose
+//! receiver's history holds such a call replay it the same way. Written, recorded through
+//! ptrace, carved, the carved tests run with cargo and broken by an edit.
+
+mod common;
+
+use common::*;
+
+/// A bag over memory the recorder does not follow (a raw pointer, as a small vector's heap
+/// buffer): its state is rebuilt from its history, which holds the closure calls.
+const LIB: &str = r#"
+pub struct Bag {
+    ptr: *mut u32,
+    len: usize,
+    cap: usize,
+}
+
+impl Bag {
+    pub fn with_capacity(cap: usize) -> Bag {
+        let mut items: Vec<u32> = Vec::with_capacity(cap);
+        let ptr = items.as_mut_ptr();
+        std::mem::forget(items);
+        Bag { ptr, len: 0, cap }
+    }
+
+    pub fn push(&mut self, x: u32) {
+        assert!(self.len < self.cap, "the bag is full");
+        // SAFETY: `len < cap`, inside the allocation.
+        unsafe { *self.ptr.add(self.len) = x };
+        self.len += 1;
+    }
+
+    pub fn as_slice(&self) -> &[u32] {
+        // SAFETY: the first `len` items were written.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Keeps the items `keep` says yes to, as `keep` left them (it may change them).
+    pub fn keep_where<F: FnMut(&mut u32) -> bool>(&mut self, mut keep: F) {
+        let mut kept = 0;
+        for i in 0..self.len {
+            // SAFETY: `i < len`.
+            let mut x = unsafe { *self.ptr.add(i) };
+            if keep(&mut x) {
+                unsafe { *self.ptr.add(kept) = x };
+                kept += 1;
+            }
+        }
+        self.len = kept;
+    }
+
+    /// Drops each item `same` says repeats the one kept before it.
+    pub fn dedup_by<F: FnMut(&u32, &u32) -> bool>(&mut self, mut same: F) {
+        if self.len == 0 {
+            return;
+        }
+        let mut kept = 1;
+        for i in 1..self.len {
+            // SAFETY: `kept <= i < len`.
+            let (x, last) = unsafe { (*self.ptr.add(i), *self.ptr.add(kept - 1)) };
+            if !same(&x, &last) {
+                unsafe { *self.ptr.add(kept) = x };
+                kept += 1;
+            }
+        }
+        self.len = kept;
+    }
+
+    /// How many items `f` says yes to (`Fn`: called through a shared reference).
+    pub fn count_where<F: Fn(&u32) -> bool>(&self, f: F) -> usize {
+        self.as_slice().iter().filter(|x| f(x)).count()
+    }
+
+    /// The first item, or what `otherwise` makes when there is none.
+    pub fn first_or<F: FnOnce() -> u32>(&self, otherwise: F) -> u32 {
+        match self.as_slice().first() {
+            Some(&x) => x,
+            None => otherwise(),
+        }
+    }
+
+    pub fn sum(&self) -> u64 {
+        self.as_slice().iter().map(|&x| u64::from(x)).sum()
+    }
+}
+
+impl Drop for Bag {
+    fn drop(&mut self) {
+        // SAFETY: made by `with_capacity` from a `Vec` of this capacity.
+        unsafe { drop(Vec::from_raw_parts(self.ptr, 0, self.cap)) };
+    }
+}
+"#;
+
+const MAIN: &str = r#"
+fn main() {
+    let mut b = bag::Bag::with_capacity(8);
+    for x in [3u32, 10, 11, 25, 26, 40] {
+        b.push(x);
+    }
+    let limit = 30;
+    b.keep_where(|x| {
+        *x += 1;
+        *x < limit
+    });
+    b.dedup_by(|a, b| a / 10 == b / 10);
+    println!("{:?} sum {}", b.as_slice(), b.sum());
+    println!("{} over 10, first {}", b.count_where(|x| *x > 10), b.first_or(|| 0));
+}
+"#;
+
+/// `keep_where` (`FnMut(&mut u32) -> bool`, the closure writing through its argument) and
+/// `dedup_by` (`FnMut(&u32, &u32) -> bool`) are carved with replay closures, and so are the
+/// calls after them on the same bag, whose history replays both; `count_where` (`Fn`) keeps its
+/// replies in a `RefCell`, and `first_or`'s closure, never called, panics if it is. Breaking what `keep_where`
+/// does with the closure's answer fails the later test; giving `dedup_by`'s closure its
+/// arguments in the other order fails its own test (the recorded inputs are checked).
+#[test]
+fn closure_arguments_are_replayed_in_the_call_and_in_the_receivers_history() {
+    // Only the bag's methods are selected: `main`'s closures are traced because they are
+    // passed to them.
+    let c = carve_small_crate("bag", LIB, MAIN, &["--filter", "bag::Bag*"]);
+    let show = output_within(carve().args(["show", "--db"]).arg(&c.db), RECORD_LIMIT);
+    let shown = stdout(&show);
+    // Recorded inside the calls that got them, nowhere else.
+    assert_eq!(
+        shown.matches("bag::main::{{closure}}").count(),
+        6 + 4 + 3,
+        "{shown}"
+    );
+    // Captured in process, the calls that got them stop for the closures all the same (the
+    // closures keep breakpoints), and the closure calls nest under them as before.
+    let in_process = c.tmp.path().join("inprocess.db");
+    let out = record(
+        &in_process,
+        &["--filter", "bag::Bag*", "--capture", "inprocess"],
+        &c.dir.join("target/debug/bag"),
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = output_within(
+        carve().args(["show", "--db"]).arg(&in_process),
+        RECORD_LIMIT,
+    );
+    let calls = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("bag::"))
+            .map(|l| l.split_once(']').map_or(l, |(_, rest)| rest).to_string())
+            .collect()
+    };
+    assert_eq!(calls(&stdout(&again)), calls(&shown));
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_bag.rs")).unwrap();
+    assert_carved(
+        &file,
+        &c.summary,
+        &[
+            // keep_where: inputs checked, the write made again, the answers given back.
+            "let mut replies = vec![",
+            "(3u32, 4u32, true),",
+            "(40u32, 41u32, false),",
+            "let (seen, x_after, reply) = replies",
+            ".expect(\"keep_where called its closure more often than recorded\");",
+            "assert_eq!(*x, seen);",
+            "*x = x_after;",
+            "\"keep_where called its closure fewer times than recorded\",",
+            // dedup_by: both inputs checked.
+            "let (seen_a, seen_b, reply) = replies",
+            "assert_eq!(*a, seen_a);",
+            "assert_eq!(*b, seen_b);",
+            "fn keep_where_with_closure()",
+            "fn dedup_by_with_closure()",
+            // count_where: `Fn`, so the replies sit in a `RefCell`.
+            "let replies_3 = std::cell::RefCell::new(",
+            "vec![(4u32, false), (11u32, true), (26u32, true)].into_iter()",
+            ".borrow_mut()",
+            // first_or: its closure was never called.
+            "panic!(\"first_or called its closure, which it did not in the recording\")",
+        ],
+    );
+    // The sum after both: its history replays them, each with its own replies.
+    let at = file.find("fn sum_returns_41()").expect("the sum's test");
+    let sum_test = file[at..].split("#[test]").next().unwrap();
+    assert_carved(
+        sum_test,
+        &c.summary,
+        &[
+            "let mut replies = vec![",
+            ".keep_where(|x| {",
+            "let mut replies_2 = vec![",
+            ".dedup_by(|a, b| {",
+            "\"dedup_by called its closure fewer times than recorded\",",
+            "assert_eq!(result, 41u64);",
+        ],
+    );
+    assert!(!c.summary.contains("closure argument"), "{}", c.summary);
+    let (in_scope, carved) = carved_share(&c.summary);
+    assert_eq!(carved, in_scope, "{}", c.summary);
+    // Kept items no longer stored: the bag's later state, and the sum, are wrong.
+    assert_pass_then_fail_after(
+        &c.dir,
+        "unsafe { *self.ptr.add(kept) = x };\n                kept += 1;\n            }\n        }\n        self.len = kept;\n    }\n\n    /// Drops",
+        "kept += 1;\n            }\n        }\n        self.len = kept;\n    }\n\n    /// Drops",
+        "sum_returns_41",
+    );
+    edit(
+        &c.dir.join("src/lib.rs"),
+        "kept += 1;\n            }\n        }\n        self.len = kept;\n    }\n\n    /// Drops",
+        "unsafe { *self.ptr.add(kept) = x };\n                kept += 1;\n            }\n        }\n        self.len = kept;\n    }\n\n    /// Drops",
+    );
+    // `dedup_by` gives its closure the kept item first: its own test sees the other order.
+    assert_pass_then_fail_after(&c.dir, "!same(&x, &last)", "!same(&last, &x)", "dedup_by");
+}
