@@ -35,20 +35,6 @@ fn main() {
 }
 "#;
 
-fn build(dir: &Path) -> std::path::PathBuf {
-    let src = dir.join("crashes.rs");
-    std::fs::write(&src, CRASHES).unwrap();
-    let program = dir.join("crashes");
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "-C", "opt-level=0", "--edition", "2021", "-o"])
-        .arg(&program)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{built:?}");
-    program
-}
-
 /// Records the program with `--capture MODE`; carve's output and the run as JSON.
 fn recorded(dir: &Path, mode: &str, program: &Path) -> (std::process::Output, Json) {
     let db = dir.join(format!("{mode}.db"));
@@ -100,7 +86,7 @@ fn summary(run: &Json) -> Vec<(String, String, Json)> {
 fn a_segfault_inside_an_in_process_call_keeps_the_calls_before_it_and_the_program_s_behaviour() {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
-    let program = build(dir.path());
+    let program = rustc_program(dir.path(), "crashes", "2021", CRASHES);
     let native = std::process::Command::new(&program).output().unwrap();
     assert_eq!(native.status.signal(), Some(11), "{native:?}");
 

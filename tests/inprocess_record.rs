@@ -230,16 +230,7 @@ fn main() {
 #[test]
 fn a_panic_unwinding_through_an_in_process_frame_is_recorded_and_the_program_runs_unchanged() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("panics.rs");
-    std::fs::write(&src, PANICS).unwrap();
-    let program = dir.path().join("panics");
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "-C", "opt-level=0", "--edition", "2021", "-o"])
-        .arg(&program)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{built:?}");
+    let program = rustc_program(dir.path(), "panics", "2021", PANICS);
     let native = std::process::Command::new(&program).output().unwrap();
     let filters = ["--filter", "panics::check", "--filter", "panics::deep"];
     let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);

@@ -160,6 +160,19 @@ pub(crate) struct Frame {
     in_process: bool,
 }
 
+impl Frame {
+    /// `self` and the `&mut` arguments as they are now, read again at the call's end.
+    fn effects_after(&self, decoder: &Decoder) -> Vec<Arg> {
+        self.effects
+            .iter()
+            .map(|(name, ty, addr)| Arg {
+                name: name.clone(),
+                value: decoder.at(*ty, *addr),
+            })
+            .collect()
+    }
+}
+
 /// The arguments of a call of the function `f` stopped at its break address (`file_pc`, a
 /// file address) with CFA `cfa`: each parameter's DWARF location evaluated against `machine`
 /// and its value decoded by `decoder`. The ptrace path runs it over the stopped thread, the
@@ -702,14 +715,7 @@ impl<'a> Tracer<'a> {
         };
         let ret = self.returned(call, index, Some(&r.memory), regs);
         let decoder = self.decoder_over(&state);
-        let after: Vec<Arg> = frame
-            .effects
-            .iter()
-            .map(|(name, ty, addr)| Arg {
-                name: name.clone(),
-                value: decoder.at(*ty, *addr),
-            })
-            .collect();
+        let after = frame.effects_after(&decoder);
         let end = CallEnd {
             call,
             outcome: Outcome::Returned,
@@ -2209,14 +2215,7 @@ impl<'a> Tracer<'a> {
         };
         let ret = self.returned(call, frame.function, None, return_regs);
         let decoder = self.decoder();
-        let mut after: Vec<Arg> = frame
-            .effects
-            .iter()
-            .map(|(name, ty, addr)| Arg {
-                name: name.clone(),
-                value: decoder.at(*ty, *addr),
-            })
-            .collect();
+        let mut after = frame.effects_after(&decoder);
         if let Some(capture) = &frame.capture {
             if !capture.lost {
                 after.push(Arg {
