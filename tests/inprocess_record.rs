@@ -196,6 +196,74 @@ fn threads_records_the_same_calls_per_thread_through_both_paths() {
     assert_eq!(names(&p), names(&i), "the same thread names");
 }
 
+/// Each call as (function path, depth, outcome, thread by order of appearance): what stays the
+/// same between two recordings of a program whose values do not.
+fn shape(run: &Json) -> Vec<(String, i64, String, usize)> {
+    let paths: std::collections::HashMap<i64, String> = run["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_i64().unwrap(),
+                f["path"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let mut tids = Vec::new();
+    run["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let t = c["thread"].as_i64().unwrap();
+            let thread = tids.iter().position(|x| *x == t).unwrap_or_else(|| {
+                tids.push(t);
+                tids.len() - 1
+            });
+            (
+                paths[&c["function"].as_i64().unwrap()].clone(),
+                c["depth"].as_i64().unwrap(),
+                c["outcome"]["kind"].as_str().unwrap().to_owned(),
+                thread,
+            )
+        })
+        .collect()
+}
+
+/// The two fixtures left out of the call-for-call comparison, compared by what does not change
+/// from run to run. `ping` spawns a child process (a fork the in-process path hands its
+/// original bytes back to) and reads its output: the same calls in the same order, nesting and
+/// outcomes, and the same output. `hashorder` walks `HashMap`s with random keys, so even two
+/// ptrace runs order their calls differently: the same calls as a multiset.
+#[test]
+fn ping_and_hashorder_record_the_same_calls_through_both_paths() {
+    for (fixture, ordered) in [("ping", true), ("hashorder", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let program = fixture_bin(fixture);
+        let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &[]);
+        let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &[]);
+        assert!(p_out.status.success(), "{fixture}: {}", stderr(&p_out));
+        assert_eq!(i_out.status.code(), p_out.status.code(), "{fixture}");
+        assert_eq!(
+            i_out.stdout, p_out.stdout,
+            "{fixture}: the program's output"
+        );
+        assert!(
+            in_process_count(&i_out.stderr) > 0,
+            "{fixture}: {}",
+            stderr(&i_out)
+        );
+        let (mut a, mut b) = (shape(&p), shape(&i));
+        assert!(!a.is_empty(), "{fixture}: calls recorded");
+        if !ordered {
+            a.sort();
+            b.sort();
+        }
+        assert_eq!(a, b, "{fixture}: the same calls through both paths");
+    }
+}
+
 /// `check` is captured in process; `deep` panics under it. The unwinder walks through the
 /// patched frame (trampolines are jumped to, never called) and `catch_unwind` stops the panic;
 /// the tracer's panic breakpoint marks the open in-process call, which ends `panicked`.
