@@ -2,7 +2,8 @@
 //! `--capture inprocess` give the same trace, call for call (function, arguments, results,
 //! receiver state before and after, nesting, threads, outcome), compared through
 //! `carve show --format json`; and a panic unwinding through a frame traced in process is
-//! recorded with the program's exit code and output unchanged.
+//! recorded with the program's exit code and output unchanged; so is a segfault inside a traced
+//! call.
 
 mod common;
 
@@ -82,7 +83,10 @@ fn in_process_count(stderr: &[u8]) -> usize {
         .unwrap()
 }
 
-fn same_trace(fixture: &str, args: &[&str]) {
+/// Records fixture `fixture` with `args` through both paths and checks what must not differ
+/// whatever the program's values: the exit code, the program's output, and that something was
+/// captured in process. Returns the ptrace run's output and both runs as JSON.
+fn both_paths(fixture: &str, args: &[&str]) -> (std::process::Output, Json, Json) {
     let dir = tempfile::tempdir().unwrap();
     let program = fixture_bin(fixture);
     let (p_out, p) = recorded(dir.path(), "ptrace", &program, args, &[]);
@@ -101,6 +105,11 @@ fn same_trace(fixture: &str, args: &[&str]) {
         "{fixture}: something was captured in process: {}",
         String::from_utf8_lossy(&i_out.stderr)
     );
+    (p_out, p, i)
+}
+
+fn same_trace(fixture: &str, args: &[&str]) {
+    let (_, p, i) = both_paths(fixture, args);
     let (pc, ic) = (calls(&p), calls(&i));
     assert_eq!(pc.len(), ic.len(), "{fixture}: number of calls");
     for (n, (a, b)) in pc.iter().zip(&ic).enumerate() {
@@ -239,21 +248,8 @@ fn shape(run: &Json) -> Vec<(String, i64, String, usize)> {
 #[test]
 fn ping_and_hashorder_record_the_same_calls_through_both_paths() {
     for (fixture, ordered) in [("ping", true), ("hashorder", false)] {
-        let dir = tempfile::tempdir().unwrap();
-        let program = fixture_bin(fixture);
-        let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &[]);
-        let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &[]);
+        let (p_out, p, i) = both_paths(fixture, &[]);
         assert!(p_out.status.success(), "{fixture}: {}", stderr(&p_out));
-        assert_eq!(i_out.status.code(), p_out.status.code(), "{fixture}");
-        assert_eq!(
-            i_out.stdout, p_out.stdout,
-            "{fixture}: the program's output"
-        );
-        assert!(
-            in_process_count(&i_out.stderr) > 0,
-            "{fixture}: {}",
-            stderr(&i_out)
-        );
         let (mut a, mut b) = (shape(&p), shape(&i));
         assert!(!a.is_empty(), "{fixture}: calls recorded");
         if !ordered {
@@ -330,4 +326,79 @@ fn a_panic_unwinding_through_an_in_process_frame_is_recorded_and_the_program_run
         "{}",
         ic[3]
     );
+}
+
+/// `check` and `scale` are captured in process; `scale(0, ..)` writes through a null pointer,
+/// so the third `check` crashes with both frames open.
+const CRASHES: &str = r#"
+#[inline(never)]
+pub fn scale(n: u64, into: *mut u64) -> u64 {
+    let v = n * 3;
+    if n == 0 {
+        unsafe { std::ptr::write_volatile(into, v) };
+    }
+    v + 1
+}
+#[inline(never)]
+pub fn check(n: u64, label: &str) -> u64 {
+    let mut slot = 0u64;
+    let target = if n == 0 { std::ptr::null_mut() } else { &mut slot as *mut u64 };
+    scale(n, target) + label.len() as u64
+}
+fn main() {
+    println!("check(3) = {}", check(3, "abc"));
+    println!("check(20) = {}", check(20, "xy"));
+    println!("crashing");
+    println!("check(0) = {}", check(0, "never"));
+}
+"#;
+
+/// A segfault inside a call traced in process (issue 15's last done-when) leaves the program's
+/// behaviour unchanged (killed by SIGSEGV, the same output) and costs none of the calls recorded
+/// before it; the calls open at the crash end `unfinished`, exactly as on the ptrace path.
+#[test]
+fn a_segfault_inside_an_in_process_call_keeps_the_calls_before_it_and_the_program_s_behaviour() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let program = rustc_program(dir.path(), "crashes", "2021", CRASHES);
+    let native = std::process::Command::new(&program).output().unwrap();
+    assert_eq!(native.status.signal(), Some(11), "{native:?}");
+
+    let filters = ["--filter", "crashes::check", "--filter", "crashes::scale"];
+    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
+    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
+    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    assert!(
+        stderr.contains("2 of 2 functions captured in process"),
+        "{stderr}"
+    );
+    assert_eq!(i_out.stdout, native.stdout, "the program's output");
+    assert_eq!(
+        i_out.status.code(),
+        Some(128 + 11),
+        "carve exits like a shell would"
+    );
+    assert_eq!(p_out.status.code(), i_out.status.code());
+    for run in [&p, &i] {
+        let exit = &run["run"]["end"]["exit"];
+        assert_eq!(exit["kind"], "signaled", "{exit}");
+        assert_eq!(exit["name"], "SIGSEGV", "{exit}");
+    }
+
+    let (pc, ic) = (calls(&p), calls(&i));
+    assert_eq!(pc, ic, "the same calls through both paths");
+    let outcomes: Vec<(String, String)> =
+        shape(&i).into_iter().map(|(f, _, o, _)| (f, o)).collect();
+    let expected = [
+        ("crashes::check", "returned"),
+        ("crashes::scale", "returned"),
+        ("crashes::check", "returned"),
+        ("crashes::scale", "returned"),
+        ("crashes::check", "unfinished"),
+        ("crashes::scale", "unfinished"),
+    ]
+    .map(|(f, o)| (f.to_owned(), o.to_owned()));
+    assert_eq!(outcomes, expected);
+    // check(3, "abc") = scale(3) + 3 = 10 + 3.
+    assert_eq!(ic[0]["ret"]["value"], 13, "{}", ic[0]["ret"]);
 }
