@@ -457,13 +457,15 @@ impl Recording {
         self.started = true;
         let (image, sink) = match self.program.take() {
             Some(program) => {
+                let image = Image::prepare(program, self.pid, &self.options)?;
+                let sink = runs(&launched(self.pid));
                 if self.options.pin_cpu {
-                    // Only this thread and the program: threads the caller started before
-                    // (such as the stores' writers) keep running on the other CPUs.
+                    // Only this thread and the program, once the run's sink exists: threads
+                    // started before (such as the store's writer, started by `runs`) keep
+                    // running on the other CPUs instead of taking turns with the tracer.
                     self.pinned_from = process::pin_to_current_cpu(self.pid);
                 }
-                let image = Image::prepare(program, self.pid, &self.options)?;
-                match runs(&launched(self.pid)) {
+                match sink {
                     Some(mut sink) => {
                         image.announce(&mut *sink, &self.options);
                         (Some(Arc::new(image)), Some(sink))

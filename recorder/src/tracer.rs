@@ -981,9 +981,25 @@ impl<'a> Tracer<'a> {
         self.ending = Some(ending);
     }
 
-    /// Remembers that carve and the tracee were pinned to one CPU from `mask`.
+    /// Remembers that carve and the tracee were pinned to one CPU from `mask`, or unpins
+    /// both at once when every function is captured in process: pinning makes ptrace stops
+    /// cheaper, and such a run has almost none, while one CPU for the program, the drainer
+    /// (and the writer it feeds) would make them take turns instead of running side by side.
     pub(crate) fn pinned_from(&mut self, mask: Option<nix::sched::CpuSet>) {
-        self.pinned_from = mask;
+        match mask {
+            Some(mask) if self.all_in_process() => {
+                for t in self.threads.keys().chain([&Pid::from_raw(0)]) {
+                    crate::process::unpin(*t, &mask);
+                }
+                self.pinned_from = None;
+            }
+            mask => self.pinned_from = mask,
+        }
+    }
+
+    /// Every traced function is captured in process: no call of this run stops the program.
+    fn all_in_process(&self) -> bool {
+        self.ring.is_some() && self.functions.iter().all(|f| f.in_process.is_some())
     }
 
     /// Runs the process to the end (or, with `follow_exec`, to its `exec`), reporting every
