@@ -1,9 +1,13 @@
 //! The background writer: a thread that owns the SQLite connection and stores a run's events.
 //!
 //! The recorder calls [`RunWriter::record`](crate::TraceSink::record), which pushes the event
-//! onto a queue behind an uncontended mutex: no system call, no thread wake-up per event. The
-//! thread takes the queue every [`DRAIN_EVERY`], or as soon as [`NUDGE_AT`] events wait, and
-//! commits what it took in one transaction.
+//! onto a queue behind an uncontended mutex: no system call, no thread wake-up per event. A
+//! call's start or end is queued as its columns, its JSON written there and then by the
+//! recorder's thread ([`Queued`]): the two threads share the work, and each frees what it
+//! allocated. The thread takes the queue every [`DRAIN_EVERY`], or as soon as [`NUDGE_AT`]
+//! events wait, and commits what it took in transactions of at most
+//! [`EVENTS_PER_TRANSACTION`] events, half the bound: while it writes one half, the recorder
+//! fills the other.
 //!
 //! Within a transaction, calls' rows wait in a [`CallRows`] buffer: a call's end that finds
 //! its row there completes it (one row, never an `UPDATE`), and the rows go to SQLite before
@@ -39,6 +43,11 @@ use crate::schema::{wait_for_lock, LockWait};
 /// The most events queued or written but not yet committed, and so the most one transaction
 /// holds; `record` waits for the writer rather than go over it.
 pub(crate) const MAX_UNCOMMITTED_EVENTS: usize = 2000;
+/// The most events one transaction commits: half the bound, so that while the writer stores
+/// one half the recorder can queue the other (double buffering). With the whole bound in one
+/// transaction the two took turns: the recorder waited while the writer wrote, and the writer
+/// while the recorder filled the queue again.
+pub(crate) const EVENTS_PER_TRANSACTION: usize = MAX_UNCOMMITTED_EVENTS / 2;
 /// How many waiting events wake the writer before its next [`DRAIN_EVERY`] tick, so it commits
 /// while the recorder goes on filling the rest of the bound.
 pub(crate) const NUDGE_AT: usize = MAX_UNCOMMITTED_EVENTS / 4;
@@ -57,7 +66,10 @@ struct Shared {
 
 #[derive(Debug, Default)]
 struct Queue {
-    events: Vec<TraceEvent>,
+    events: Vec<Queued>,
+    /// The JSON columns of the queued calls' starts and ends, written by the recorder's
+    /// thread as it queues them (see [`Queued`]).
+    text: Vec<u8>,
     /// Events pushed and not yet committed (queued plus the writer's open transaction).
     uncommitted: usize,
     /// The writer was woken for the events now queued.
@@ -95,7 +107,7 @@ const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
 /// The most call rows one `INSERT` stores; a buffer of n rows takes n / this statements of
 /// that size, then one of each power of two in the rest (so at most 7 statement sizes).
 pub(crate) const ROWS_PER_INSERT: usize = 64;
-/// The columns of a call's row, in the order [`CallRows::bind`] binds them.
+/// The columns of a call's row, in the order [`CallRow::bind`] binds them.
 const CALL_COLUMNS: &str = "INSERT INTO calls \
     (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns, \
     outcome_kind, panic_message, ret, after_args, touches, ended_ns) VALUES ";
@@ -148,6 +160,13 @@ impl RunWriter {
             .map_err(StorageError::sql(
                 "skipping CHECK constraints on the writer",
             ))?;
+        // No fsync while recording: in WAL mode a crash of carve (or a `kill -9`) still
+        // loses nothing committed, only a crash of the machine could; the fsyncs of the
+        // checkpoints (every 1000 pages) cost a seventh of the writer's time. The writer's last
+        // act is a checkpoint with `synchronous = NORMAL`, which syncs the file: once `finish`
+        // returns, the run is on disk.
+        conn.pragma_update(None, "synchronous", "OFF")
+            .map_err(StorageError::sql("setting synchronous = OFF on the writer"))?;
         // Room for every statement the writer runs, the multi-row inserts included.
         conn.set_prepared_statement_cache_capacity(32);
         let shared = Arc::new(Shared::default());
@@ -220,8 +239,10 @@ impl TraceSink for RunWriter {
                 .wait(queue)
                 .unwrap_or_else(|p| p.into_inner());
         }
-        queue.events.push(event);
-        queue.uncommitted += 1;
+        let q = &mut *queue;
+        let queued = Queued::of(event, &mut q.text);
+        q.events.push(queued);
+        q.uncommitted += 1;
         let nudge = queue.events.len() >= NUDGE_AT && !queue.nudged;
         queue.nudged |= nudge;
         drop(queue);
@@ -235,28 +256,6 @@ impl Drop for RunWriter {
     fn drop(&mut self) {
         let _ = self.stop();
     }
-}
-
-/// The JSON columns of a call's end: return value, state after, what it read.
-type EndColumns = (Option<String>, Option<String>, Option<String>);
-
-fn end_columns(end: &CallEnd) -> Result<EndColumns, StorageError> {
-    let ret = end
-        .ret
-        .as_ref()
-        .map(|v| codec::to_json(v, "return value"))
-        .transpose()?;
-    let after = if end.after.is_empty() {
-        None
-    } else {
-        Some(codec::to_json(&end.after, "state after the call")?)
-    };
-    let touches = if end.touches.is_empty() {
-        None
-    } else {
-        Some(codec::to_json(&end.touches, "what the call read")?)
-    };
-    Ok((ret, after, touches))
 }
 
 fn panic_message(panic: &(dyn Any + Send)) -> &str {
@@ -274,24 +273,28 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
 fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageError> {
     // The queue's previous vector, emptied: handed back so the recorder's pushes reuse its
     // memory instead of growing a new one (reallocating and copying) for every batch.
-    let mut spare = Vec::new();
+    let (mut spare, mut spare_text) = (Vec::new(), Vec::new());
     loop {
         // Read `closed` before taking the queue: everything pushed before closing is then taken.
         let closed = shared.closed.load(Ordering::Acquire);
-        let mut batch = {
+        let (mut batch, mut text) = {
             let mut queue = shared.lock();
             queue.nudged = false;
-            std::mem::replace(&mut queue.events, std::mem::take(&mut spare))
+            (
+                std::mem::replace(&mut queue.events, std::mem::take(&mut spare)),
+                std::mem::replace(&mut queue.text, std::mem::take(&mut spare_text)),
+            )
         };
         let mut events = batch.drain(..).peekable();
         while events.peek().is_some() {
             let in_transaction = writer.begin();
             let mut written = 0;
-            for event in events.by_ref().take(MAX_UNCOMMITTED_EVENTS) {
-                writer.apply(event);
+            for event in events.by_ref().take(EVENTS_PER_TRANSACTION) {
+                writer.apply(event, &text);
                 written += 1;
             }
-            writer.flush_rows();
+            // Every waiting row goes now: their JSON lies in this batch's text.
+            writer.flush_rows(&text);
             if in_transaction {
                 writer.commit();
             }
@@ -301,12 +304,18 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
             shared.room.notify_all();
         }
         drop(events);
-        spare = batch;
+        text.clear();
+        (spare, spare_text) = (batch, text);
         if closed {
             break;
         }
+        if shared.lock().events.len() >= NUDGE_AT {
+            // The recorder queued enough while this batch was written: go on at once.
+            continue;
+        }
         std::thread::park_timeout(DRAIN_EVERY);
     }
+    writer.sync();
     match writer.first_error {
         Some(e) => Err(e),
         None => Ok(()),
@@ -348,6 +357,23 @@ impl EventWriter {
         }
     }
 
+    /// Makes what was committed durable (see [`RunWriter::spawn`]): a checkpoint with
+    /// `synchronous = NORMAL` syncs the log, copies it into the file and syncs that. (Pages a
+    /// reader's snapshot still needs are copied, and synced, by a later checkpoint.)
+    fn sync(&mut self) {
+        let synced = self
+            .conn
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .and_then(|()| {
+                self.conn
+                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            });
+        if let Err(source) = synced {
+            let context = format!("syncing run {} to disk", self.run);
+            self.note(StorageError::Sql { context, source });
+        }
+    }
+
     fn commit(&mut self) {
         // A COMMIT that finds the database busy leaves the transaction open: try again.
         let conn = &self.conn;
@@ -361,23 +387,35 @@ impl EventWriter {
         }
     }
 
-    fn apply(&mut self, event: TraceEvent) {
-        let result = match event {
-            TraceEvent::CallStarted(start) => {
+    /// Applies one queued event; `text` holds the JSON its columns point into.
+    fn apply(&mut self, event: Queued, text: &[u8]) {
+        let event = match event {
+            Queued::Started(start) => {
                 if !self.rows.follows(start.call) {
                     // Out of call order (no recorder sends that): what waits goes first.
-                    self.flush_rows();
+                    self.flush_rows(text);
                 }
-                self.rows.push(&start)
+                self.rows.rows.push(CallRow { start, end: None });
+                return;
             }
-            TraceEvent::CallEnded(end) => match self.rows.end(&end) {
-                Some(ended) => ended,
-                None => self.end_call(&end),
-            },
+            Queued::Ended(end) => {
+                if let Err(end) = self.rows.end(end) {
+                    if let Err(e) = self.end_call(&end, text) {
+                        self.note(e);
+                    }
+                }
+                return;
+            }
+            Queued::Failed(e) => return self.note(e),
+            Queued::Other(event) => event,
+        };
+        let result = match event {
+            // Queued as their columns (`Queued::of`), never whole.
+            TraceEvent::CallStarted(_) | TraceEvent::CallEnded(_) => Ok(()),
             TraceEvent::Functions(functions) => {
                 // Calls waiting may name these functions: they keep being checked against the
                 // functions stored before them.
-                self.flush_rows();
+                self.flush_rows(text);
                 functions.iter().try_for_each(|f| self.insert_function(f))
             }
             TraceEvent::ObjectCreated(object) => self.insert_object(&object),
@@ -388,7 +426,7 @@ impl EventWriter {
             TraceEvent::ThreadNamed { thread, name } => self.name_thread(thread, &name),
             TraceEvent::FileRead(read) => self.insert_file_read(&read),
             TraceEvent::RunEnded(end) => {
-                self.flush_rows();
+                self.flush_rows(text);
                 self.end_run(&end)
             }
         };
@@ -401,7 +439,7 @@ impl EventWriter {
     /// [`ROWS_PER_INSERT`] rows, then smaller ones for the rest. A statement that fails (a
     /// foreign key, a duplicate id) stores nothing, so its rows are then inserted one by one:
     /// exactly the rows one `INSERT` each would have stored, each failure noted.
-    fn flush_rows(&mut self) {
+    fn flush_rows(&mut self, text: &[u8]) {
         let rows = std::mem::take(&mut self.rows);
         let mut rest = &rows.rows[..];
         while !rest.is_empty() {
@@ -411,13 +449,13 @@ impl EventWriter {
                 1 << rest.len().ilog2()
             };
             let (now, later) = rest.split_at(n);
-            if n > 1 && self.insert_rows(&rows, now).is_ok() {
+            if n > 1 && self.insert_rows(text, now).is_ok() {
                 rest = later;
                 continue;
             }
             for row in now {
-                if let Err(source) = self.insert_rows(&rows, std::slice::from_ref(row)) {
-                    let context = format!("storing call {} of run {}", row.call, self.run);
+                if let Err(source) = self.insert_rows(text, std::slice::from_ref(row)) {
+                    let context = format!("storing call {} of run {}", row.start.call, self.run);
                     self.note(StorageError::Sql { context, source });
                 }
             }
@@ -426,11 +464,11 @@ impl EventWriter {
         self.rows = rows.cleared();
     }
 
-    /// One `INSERT` of `rows` (from `all`, which holds their JSON text).
-    fn insert_rows(&self, all: &CallRows, rows: &[CallRow]) -> rusqlite::Result<()> {
+    /// One `INSERT` of `rows` (whose JSON lies in `text`).
+    fn insert_rows(&self, text: &[u8], rows: &[CallRow]) -> rusqlite::Result<()> {
         let mut stmt = self.conn.prepare_cached(insert_calls_sql(rows.len()))?;
         for (i, row) in rows.iter().enumerate() {
-            all.bind(&mut stmt, i * PARAMS_PER_CALL, self.run, row)?;
+            row.bind(text, &mut stmt, i * PARAMS_PER_CALL, self.run)?;
         }
         stmt.raw_execute()?;
         Ok(())
@@ -488,9 +526,9 @@ impl EventWriter {
         Ok(())
     }
 
-    fn end_call(&self, end: &CallEnd) -> Result<(), StorageError> {
-        let (ret, after, touches) = end_columns(end)?;
-        let (kind, message) = codec::outcome_to_columns(&end.outcome);
+    /// The end of a call whose row is stored already: one `UPDATE`.
+    fn end_call(&self, end: &EndColumns, text: &[u8]) -> Result<(), StorageError> {
+        let json = |range: &Option<Range<usize>>| range.clone().map(|r| Text(&text[r]));
         let error = self.sql_error(|| format!("storing the end of call {}", end.call));
         let updated = self
             .conn
@@ -499,12 +537,12 @@ impl EventWriter {
                 stmt.execute(params![
                     self.run.0,
                     codec::u64_to_sql(end.call.0),
-                    kind,
-                    message,
-                    ret,
-                    after,
-                    touches,
-                    end.at_ns.map(codec::u64_to_sql),
+                    end.kind,
+                    end.panic_message,
+                    json(&end.ret),
+                    json(&end.after),
+                    json(&end.touches),
+                    end.ended_ns.map(codec::u64_to_sql),
                 ])
             })
             .map_err(error)?;
@@ -638,21 +676,35 @@ fn insert_calls_sql(rows: usize) -> &'static str {
     &all[rows.ilog2() as usize]
 }
 
-/// The rows of calls started in the open transaction and not inserted yet, in call order,
-/// with their JSON columns written one after the other into one reused buffer (no `String`
-/// per column). A call's end completes its row here when the row still waits; the rows are
-/// inserted before the commit (and before an event their foreign keys depend on), so nothing
-/// is held past the writer's bound.
-#[derive(Debug, Default)]
-struct CallRows {
-    rows: Vec<CallRow>,
-    /// The JSON text of every row's `args`, `objects`, `ret`, `after_args` and `touches`.
-    text: Vec<u8>,
+/// An event as the writer thread takes it. A call's start and end (nearly every event) are
+/// turned into their columns by the recorder's thread as it queues them, their JSON written
+/// into the queue's text: the writer only binds and inserts, and the event's values are
+/// dropped on the thread that made them (freeing them on the writer's thread made the two
+/// threads' allocators contend).
+#[derive(Debug)]
+enum Queued {
+    Started(StartColumns),
+    Ended(EndColumns),
+    /// A start or end whose JSON could not be written: noted, as a failed statement is.
+    Failed(StorageError),
+    Other(TraceEvent),
 }
 
-/// A call's row: its start's columns, and its end's once it ended.
+impl Queued {
+    /// `event` as the writer takes it, its JSON appended to `text`.
+    fn of(event: TraceEvent, text: &mut Vec<u8>) -> Queued {
+        let queued = match event {
+            TraceEvent::CallStarted(start) => StartColumns::of(&start, text).map(Queued::Started),
+            TraceEvent::CallEnded(end) => EndColumns::of(&end, text).map(Queued::Ended),
+            other => Ok(Queued::Other(other)),
+        };
+        queued.unwrap_or_else(Queued::Failed)
+    }
+}
+
+/// The columns of a call's start; the JSON ones as ranges of the batch's text.
 #[derive(Debug)]
-struct CallRow {
+struct StartColumns {
     call: crate::model::CallId,
     parent: Option<crate::model::CallId>,
     function: crate::model::FunctionId,
@@ -661,49 +713,25 @@ struct CallRow {
     started_ns: Option<u64>,
     args: Range<usize>,
     objects: Option<Range<usize>>,
-    end: Option<RowEnd>,
 }
 
-#[derive(Debug)]
-struct RowEnd {
-    kind: &'static str,
-    panic_message: Option<String>,
-    ret: Option<Range<usize>>,
-    after: Option<Range<usize>>,
-    touches: Option<Range<usize>>,
-    ended_ns: Option<u64>,
-}
-
-/// JSON text bound as SQLite TEXT (as a `String` would be) without copying it out first.
-struct Text<'a>(&'a [u8]);
-
-impl ToSql for Text<'_> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
-    }
-}
-
-impl CallRows {
-    /// Whether a call started now comes after every row waiting (call ids grow).
-    fn follows(&self, call: crate::model::CallId) -> bool {
-        self.rows.last().is_none_or(|last| last.call.0 < call.0)
-    }
-
-    fn push(&mut self, start: &CallStart) -> Result<(), StorageError> {
-        let mark = self.text.len();
-        let args = codec::append_json(&mut self.text, &start.args, "call arguments")?;
+impl StartColumns {
+    /// On failure `text` is left as it was.
+    fn of(start: &CallStart, text: &mut Vec<u8>) -> Result<StartColumns, StorageError> {
+        let mark = text.len();
+        let args = codec::append_json(text, &start.args, "call arguments")?;
         let objects = if start.objects.is_empty() {
             None
         } else {
-            match codec::append_json(&mut self.text, &start.objects, "call objects") {
+            match codec::append_json(text, &start.objects, "call objects") {
                 Ok(range) => Some(range),
                 Err(e) => {
-                    self.text.truncate(mark);
+                    text.truncate(mark);
                     return Err(e);
                 }
             }
         };
-        self.rows.push(CallRow {
+        Ok(StartColumns {
             call: start.call,
             parent: start.parent,
             function: start.function,
@@ -712,28 +740,26 @@ impl CallRows {
             started_ns: start.at_ns,
             args,
             objects,
-            end: None,
-        });
-        Ok(())
+        })
     }
+}
 
-    /// Completes the waiting row of `end`'s call (a second end replaces the first, as a
-    /// second `UPDATE` would); `None` when it does not wait here (inserted already, or never
-    /// started).
-    fn end(&mut self, end: &CallEnd) -> Option<Result<(), StorageError>> {
-        let at = self
-            .rows
-            .binary_search_by_key(&end.call.0, |row| row.call.0)
-            .ok()?;
-        Some(
-            self.end_columns(end)
-                .map(|columns| self.rows[at].end = Some(columns)),
-        )
-    }
+/// The columns of a call's end; the JSON ones as ranges of the batch's text.
+#[derive(Debug)]
+struct EndColumns {
+    call: crate::model::CallId,
+    kind: &'static str,
+    panic_message: Option<String>,
+    ret: Option<Range<usize>>,
+    after: Option<Range<usize>>,
+    touches: Option<Range<usize>>,
+    ended_ns: Option<u64>,
+}
 
-    fn end_columns(&mut self, end: &CallEnd) -> Result<RowEnd, StorageError> {
-        let mark = self.text.len();
-        let text = &mut self.text;
+impl EndColumns {
+    /// On failure `text` is left as it was.
+    fn of(end: &CallEnd, text: &mut Vec<u8>) -> Result<EndColumns, StorageError> {
+        let mark = text.len();
         let columns = (|| {
             let ret = match &end.ret {
                 Some(v) => Some(codec::append_json(text, v, "return value")?),
@@ -759,9 +785,10 @@ impl CallRows {
             };
             Ok((ret, after, touches))
         })();
-        let (ret, after, touches) = columns.inspect_err(|_| self.text.truncate(mark))?;
+        let (ret, after, touches) = columns.inspect_err(|_| text.truncate(mark))?;
         let (kind, panic_message) = codec::outcome_to_columns(&end.outcome);
-        Ok(RowEnd {
+        Ok(EndColumns {
+            call: end.call,
             kind,
             panic_message: panic_message.map(str::to_owned),
             ret,
@@ -770,42 +797,91 @@ impl CallRows {
             ended_ns: end.at_ns,
         })
     }
+}
 
-    /// Binds `row`'s columns to parameters `base + 1 ..= base + 15` of `stmt`.
+/// The rows of calls started in the open transaction and not inserted yet, in call order. A
+/// call's end completes its row here when the row still waits; the rows are inserted before
+/// the commit (and before an event their foreign keys depend on), so nothing is held past the
+/// writer's bound, nor past the batch whose text holds their JSON.
+#[derive(Debug, Default)]
+struct CallRows {
+    rows: Vec<CallRow>,
+}
+
+/// A call's row: its start's columns, and its end's once it ended.
+#[derive(Debug)]
+struct CallRow {
+    start: StartColumns,
+    end: Option<EndColumns>,
+}
+
+/// JSON text bound as SQLite TEXT (as a `String` would be) without copying it out first.
+struct Text<'a>(&'a [u8]);
+
+impl ToSql for Text<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+impl CallRows {
+    /// Whether a call started now comes after every row waiting (call ids grow).
+    fn follows(&self, call: crate::model::CallId) -> bool {
+        self.rows.last().is_none_or(|last| last.start.call.0 < call.0)
+    }
+
+    /// Completes the waiting row of `end`'s call (a second end replaces the first, as a
+    /// second `UPDATE` would); gives `end` back when its row does not wait here (inserted
+    /// already, or never started).
+    fn end(&mut self, end: EndColumns) -> Result<(), EndColumns> {
+        match self
+            .rows
+            .binary_search_by_key(&end.call.0, |row| row.start.call.0)
+        {
+            Ok(at) => {
+                self.rows[at].end = Some(end);
+                Ok(())
+            }
+            Err(_) => Err(end),
+        }
+    }
+
+    /// Empty, keeping the buffer's memory for the next transaction.
+    fn cleared(mut self) -> CallRows {
+        self.rows.clear();
+        self
+    }
+}
+
+impl CallRow {
+    /// Binds this row's columns (JSON from `text`) to parameters `base + 1 ..= base + 15`.
     fn bind(
         &self,
+        text: &[u8],
         stmt: &mut Statement<'_>,
         base: usize,
         run: RunId,
-        row: &CallRow,
     ) -> rusqlite::Result<()> {
-        let text = |range: &Option<Range<usize>>| range.clone().map(|r| Text(&self.text[r]));
-        let end = row.end.as_ref();
+        let json = |range: &Option<Range<usize>>| range.clone().map(|r| Text(&text[r]));
+        let (start, end) = (&self.start, self.end.as_ref());
         stmt.raw_bind_parameter(base + 1, run.0)?;
-        stmt.raw_bind_parameter(base + 2, codec::u64_to_sql(row.call.0))?;
-        stmt.raw_bind_parameter(base + 3, row.parent.map(|p| codec::u64_to_sql(p.0)))?;
-        stmt.raw_bind_parameter(base + 4, row.function.0)?;
-        stmt.raw_bind_parameter(base + 5, row.thread)?;
-        stmt.raw_bind_parameter(base + 6, row.depth)?;
-        stmt.raw_bind_parameter(base + 7, Text(&self.text[row.args.clone()]))?;
-        stmt.raw_bind_parameter(base + 8, text(&row.objects))?;
-        stmt.raw_bind_parameter(base + 9, row.started_ns.map(codec::u64_to_sql))?;
+        stmt.raw_bind_parameter(base + 2, codec::u64_to_sql(start.call.0))?;
+        stmt.raw_bind_parameter(base + 3, start.parent.map(|p| codec::u64_to_sql(p.0)))?;
+        stmt.raw_bind_parameter(base + 4, start.function.0)?;
+        stmt.raw_bind_parameter(base + 5, start.thread)?;
+        stmt.raw_bind_parameter(base + 6, start.depth)?;
+        stmt.raw_bind_parameter(base + 7, Text(&text[start.args.clone()]))?;
+        stmt.raw_bind_parameter(base + 8, json(&start.objects))?;
+        stmt.raw_bind_parameter(base + 9, start.started_ns.map(codec::u64_to_sql))?;
         stmt.raw_bind_parameter(base + 10, end.map(|e| e.kind))?;
         stmt.raw_bind_parameter(base + 11, end.and_then(|e| e.panic_message.as_deref()))?;
-        stmt.raw_bind_parameter(base + 12, end.and_then(|e| text(&e.ret)))?;
-        stmt.raw_bind_parameter(base + 13, end.and_then(|e| text(&e.after)))?;
-        stmt.raw_bind_parameter(base + 14, end.and_then(|e| text(&e.touches)))?;
+        stmt.raw_bind_parameter(base + 12, end.and_then(|e| json(&e.ret)))?;
+        stmt.raw_bind_parameter(base + 13, end.and_then(|e| json(&e.after)))?;
+        stmt.raw_bind_parameter(base + 14, end.and_then(|e| json(&e.touches)))?;
         stmt.raw_bind_parameter(
             base + 15,
             end.and_then(|e| e.ended_ns).map(codec::u64_to_sql),
         )?;
         Ok(())
-    }
-
-    /// Empty, keeping the buffers' memory for the next transaction.
-    fn cleared(mut self) -> CallRows {
-        self.rows.clear();
-        self.text.clear();
-        self
     }
 }
