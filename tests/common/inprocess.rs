@@ -83,22 +83,35 @@ pub fn in_process_count(stderr: &[u8]) -> usize {
 /// whatever the program's values: the exit code, the program's output, and that something was
 /// captured in process. Returns the ptrace run's output and both runs as JSON.
 pub fn both_paths(fixture: &str, args: &[&str]) -> (std::process::Output, Json, Json) {
+    both_paths_of(fixture, &fixture_bin(fixture), args, |out| {
+        String::from_utf8_lossy(out).into_owned()
+    })
+}
+
+/// [`both_paths`] for any `program` (`label` names it in failures), whose output must be the
+/// same through both paths once `output` has kept what stays the same from run to run.
+pub fn both_paths_of(
+    label: &str,
+    program: &Path,
+    args: &[&str],
+    output: fn(&[u8]) -> String,
+) -> (std::process::Output, Json, Json) {
     let dir = tempfile::tempdir().unwrap();
-    let program = fixture_bin(fixture);
-    let (p_out, p) = recorded(dir.path(), "ptrace", &program, args, &[]);
-    let (i_out, i) = recorded(dir.path(), "inprocess", &program, args, &[]);
+    let (p_out, p) = recorded(dir.path(), "ptrace", program, args, &[]);
+    let (i_out, i) = recorded(dir.path(), "inprocess", program, args, &[]);
     assert_eq!(
         i_out.status.code(),
         p_out.status.code(),
-        "{fixture}: exit code"
+        "{label}: exit code"
     );
     assert_eq!(
-        i_out.stdout, p_out.stdout,
-        "{fixture}: the program's output"
+        output(&i_out.stdout),
+        output(&p_out.stdout),
+        "{label}: the program's output"
     );
     assert!(
         in_process_count(&i_out.stderr) > 0,
-        "{fixture}: something was captured in process: {}",
+        "{label}: something was captured in process: {}",
         String::from_utf8_lossy(&i_out.stderr)
     );
     (p_out, p, i)
@@ -106,12 +119,18 @@ pub fn both_paths(fixture: &str, args: &[&str]) -> (std::process::Output, Json, 
 
 pub fn same_trace(fixture: &str, args: &[&str]) {
     let (_, p, i) = both_paths(fixture, args);
-    let (pc, ic) = (calls(&p), calls(&i));
-    assert_eq!(pc.len(), ic.len(), "{fixture}: number of calls");
+    assert_same_trace(fixture, &p, &i);
+}
+
+/// The two runs hold the same calls, call for call (times and pids aside), and the same
+/// function table.
+pub fn assert_same_trace(label: &str, p: &Json, i: &Json) {
+    let (pc, ic) = (calls(p), calls(i));
+    assert_eq!(pc.len(), ic.len(), "{label}: number of calls");
     for (n, (a, b)) in pc.iter().zip(&ic).enumerate() {
-        assert_eq!(a, b, "{fixture}: call {n} differs");
+        assert_eq!(a, b, "{label}: call {n} differs");
     }
-    assert_eq!(p["functions"], i["functions"], "{fixture}: function table");
+    assert_eq!(p["functions"], i["functions"], "{label}: function table");
 }
 
 /// Each call as (function path, depth, outcome, thread by order of appearance): what stays the
