@@ -7,116 +7,9 @@
 
 mod common;
 
-use std::path::Path;
-
+use common::inprocess::*;
 use common::*;
 use serde_json::Value as Json;
-
-/// Records `program args` with `--capture MODE`; returns carve's output and the run as JSON.
-fn recorded(
-    dir: &Path,
-    mode: &str,
-    program: &Path,
-    args: &[&str],
-    extra: &[&str],
-) -> (std::process::Output, Json) {
-    let db = dir.join(format!("{mode}.db"));
-    let mut flags = vec!["--capture", mode];
-    flags.extend_from_slice(extra);
-    let out = record(&db, &flags, program, args);
-    let shown = output_within(
-        carve().args(["show", "--format", "json", "--db"]).arg(&db),
-        RECORD_LIMIT,
-    );
-    assert!(shown.status.success(), "carve show: {shown:?}");
-    (out, serde_json::from_slice(&shown.stdout).unwrap())
-}
-
-/// The run's calls without what differs from run to run whatever the path (times, pids):
-/// thread ids become their order of first appearance.
-fn calls(run: &Json) -> Vec<Json> {
-    fn strip(v: &Json, tids: &mut Vec<i64>) -> Json {
-        match v {
-            Json::Object(m) => Json::Object(
-                m.iter()
-                    .filter(|(k, _)| !k.ends_with("_ns"))
-                    .map(|(k, v)| {
-                        let v = if k == "thread" {
-                            let t = v.as_i64().unwrap();
-                            let i = tids.iter().position(|x| *x == t).unwrap_or_else(|| {
-                                tids.push(t);
-                                tids.len() - 1
-                            });
-                            Json::from(i)
-                        } else {
-                            strip(v, tids)
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect(),
-            ),
-            Json::Array(a) => Json::Array(a.iter().map(|x| strip(x, tids)).collect()),
-            other => other.clone(),
-        }
-    }
-    let mut tids = Vec::new();
-    run["calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| strip(c, &mut tids))
-        .collect()
-}
-
-/// How many functions `--capture inprocess` said it captures in process.
-fn in_process_count(stderr: &[u8]) -> usize {
-    let text = String::from_utf8_lossy(stderr);
-    let line = text
-        .lines()
-        .find(|l| l.contains("captured in process"))
-        .unwrap_or_else(|| panic!("no capture line in {text}"));
-    line.trim_start_matches("carve: ")
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-/// Records fixture `fixture` with `args` through both paths and checks what must not differ
-/// whatever the program's values: the exit code, the program's output, and that something was
-/// captured in process. Returns the ptrace run's output and both runs as JSON.
-fn both_paths(fixture: &str, args: &[&str]) -> (std::process::Output, Json, Json) {
-    let dir = tempfile::tempdir().unwrap();
-    let program = fixture_bin(fixture);
-    let (p_out, p) = recorded(dir.path(), "ptrace", &program, args, &[]);
-    let (i_out, i) = recorded(dir.path(), "inprocess", &program, args, &[]);
-    assert_eq!(
-        i_out.status.code(),
-        p_out.status.code(),
-        "{fixture}: exit code"
-    );
-    assert_eq!(
-        i_out.stdout, p_out.stdout,
-        "{fixture}: the program's output"
-    );
-    assert!(
-        in_process_count(&i_out.stderr) > 0,
-        "{fixture}: something was captured in process: {}",
-        String::from_utf8_lossy(&i_out.stderr)
-    );
-    (p_out, p, i)
-}
-
-fn same_trace(fixture: &str, args: &[&str]) {
-    let (_, p, i) = both_paths(fixture, args);
-    let (pc, ic) = (calls(&p), calls(&i));
-    assert_eq!(pc.len(), ic.len(), "{fixture}: number of calls");
-    for (n, (a, b)) in pc.iter().zip(&ic).enumerate() {
-        assert_eq!(a, b, "{fixture}: call {n} differs");
-    }
-    assert_eq!(p["functions"], i["functions"], "{fixture}: function table");
-}
 
 #[test]
 fn abc_records_the_same_trace_through_both_paths() {
@@ -203,41 +96,6 @@ fn threads_records_the_same_calls_per_thread_through_both_paths() {
     assert!(pt.len() > 2, "several threads: {}", pt.len());
     assert_eq!(pt, it, "the same calls on each thread");
     assert_eq!(names(&p), names(&i), "the same thread names");
-}
-
-/// Each call as (function path, depth, outcome, thread by order of appearance): what stays the
-/// same between two recordings of a program whose values do not.
-fn shape(run: &Json) -> Vec<(String, i64, String, usize)> {
-    let paths: std::collections::HashMap<i64, String> = run["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["id"].as_i64().unwrap(),
-                f["path"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    let mut tids = Vec::new();
-    run["calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let t = c["thread"].as_i64().unwrap();
-            let thread = tids.iter().position(|x| *x == t).unwrap_or_else(|| {
-                tids.push(t);
-                tids.len() - 1
-            });
-            (
-                paths[&c["function"].as_i64().unwrap()].clone(),
-                c["depth"].as_i64().unwrap(),
-                c["outcome"]["kind"].as_str().unwrap().to_owned(),
-                thread,
-            )
-        })
-        .collect()
 }
 
 /// The two fixtures left out of the call-for-call comparison, compared by what does not change

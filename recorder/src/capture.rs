@@ -18,9 +18,10 @@ use crate::dwarf::FunctionDetail;
 use crate::location::{evaluate, frame_relative, Machine, Memory, Place};
 use crate::types::{TypeId, TypeKind, TypeTable};
 
-/// DWARF register numbers of rax and rdx.
+/// DWARF register numbers of rax, rdx, rbp and rsp.
 const RAX: u16 = 0;
 const RDX: u16 = 1;
+const RBP: u16 = 6;
 const RSP: u16 = 7;
 
 /// Copies of one capture (entry, exit state, exit) at most: each takes a table slot on the
@@ -116,10 +117,15 @@ pub(crate) fn plan(
     cfa_at: &dyn Fn(u64) -> Option<crate::unwind::CfaRule>,
 ) -> Result<Plan, Refusal> {
     let file_pc = detail.breakpoint.0;
-    let k = entry_cfa
-        .filter(|r| r.register == RSP)
-        .ok_or("the CFA is not rsp-based at the break address")?
-        .offset;
+    let k = match entry_cfa {
+        Some(r) if r.register == RSP => r.offset,
+        // A frame-pointer prologue (C code): rsp's place below the CFA, counted through it.
+        Some(r) if r.register == RBP => crate::inprocess::rsp_cfa_offset(
+            code, low, file_pc, r.offset,
+        )
+        .ok_or("the CFA is rbp-based and the code before the break address hides rsp's place")?,
+        _ => return Err("the CFA is not rsp-based at the break address"),
+    };
     let sites = crate::inprocess::sites(code, low, file_pc)?;
     let p = programs(types, limits, detail, file_pc, k)?;
     let mut states = std::collections::HashMap::new();
@@ -948,6 +954,97 @@ mod tests {
         assert_eq!(
             b.value(option, Holder::Regs([Some(5), None]), 0, 0),
             Err("an enum holding references")
+        );
+    }
+
+    /// `long scale(long x, int factor)` of fixtures/c_basic at `-O0`: a frame-pointer
+    /// function whose CFA is `rbp + 16` at its break address and whose parameters are
+    /// `DW_OP_fbreg` slots of a `DW_OP_call_frame_cfa` frame base.
+    fn c_scale(t: &mut TypeTable) -> FunctionDetail {
+        use crate::dwarf::{LocationDesc, ParamDetail};
+        let expr = |b: &[u8]| {
+            gimli::Expression(gimli::EndianArcSlice::new(
+                std::sync::Arc::from(b),
+                gimli::RunTimeEndian::Little,
+            ))
+        };
+        let long = ty(t, "long int", 8, TypeKind::Base(BaseKind::Signed));
+        let int = ty(t, "int", 4, TypeKind::Base(BaseKind::Signed));
+        let param = |name: &str, ty, at: u8| ParamDetail {
+            name: name.into(),
+            ty: Some(ty),
+            location: LocationDesc::Expr(expr(&[0x91, at])), // DW_OP_fbreg at
+        };
+        FunctionDetail {
+            breakpoint: crate::addr::FileAddr(0x11f8),
+            frame_base: Some(expr(&[0x9c])), // DW_OP_call_frame_cfa
+            encoding: gimli::Encoding {
+                address_size: 8,
+                format: gimli::Format::Dwarf32,
+                version: 5,
+            },
+            params: vec![param("x", long, 0x68), param("factor", int, 0x64)], // -24, -28
+            return_type: Some(long),
+            hidden_return: None,
+            rust_abi: false,
+        }
+    }
+
+    const C_SCALE: [u8; 23] = [
+        0x55, // push rbp                           0x11ed
+        0x48, 0x89, 0xe5, // mov rbp, rsp           0x11ee
+        0x48, 0x89, 0x7d, 0xf8, // mov [rbp-8], rdi 0x11f1
+        0x89, 0x75, 0xf4, // mov [rbp-0xc], esi     0x11f5
+        0x8b, 0x45, 0xf4, // mov eax, [rbp-0xc]     0x11f8 (break address)
+        0x48, 0x98, // cdqe
+        0x48, 0x0f, 0xaf, 0x45, 0xf8, // imul rax, [rbp-8]
+        0x5d, // pop rbp
+        0xc3, // ret
+    ];
+
+    #[test]
+    fn a_c_function_with_a_frame_pointer_copies_its_slots_found_below_rsp() {
+        let mut t = TypeTable::default();
+        let detail = c_scale(&mut t);
+        let rbp_based = crate::unwind::CfaRule {
+            register: RBP,
+            offset: 16,
+        };
+        let no_state = |_| None;
+        let p = plan(
+            &t,
+            Limits::default(),
+            &detail,
+            &C_SCALE,
+            0x11ed,
+            Some(rbp_based),
+            &no_state,
+        )
+        .unwrap();
+        let slot = |at, len| Copy {
+            base: Base::Rsp(at),
+            len: Len::Const(len),
+        };
+        // rsp = rbp = CFA - 16: the return address at rsp + 8, x at CFA - 24, factor at
+        // CFA - 28 (in the red zone: the trampoline steps below it before it saves anything).
+        assert_eq!(p.entry.copies, [slot(8, 8), slot(-8, 8), slot(-12, 4)]);
+        assert!(p.exit.copies.is_empty(), "a long returns in rax");
+        assert_eq!(p.states.len(), 1, "one ret");
+
+        let mut moved = C_SCALE;
+        moved[1..4].copy_from_slice(&[0x48, 0x89, 0xfd]); // mov rbp, rdi: rbp is not rsp's
+        assert_eq!(
+            plan(
+                &t,
+                Limits::default(),
+                &detail,
+                &moved,
+                0x11ed,
+                Some(rbp_based),
+                &no_state
+            )
+            .unwrap_err(),
+            "the CFA is rbp-based and the code before the break address hides rsp's place"
         );
     }
 

@@ -338,6 +338,78 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
     Ok(Sites { entry, exits })
 }
 
+/// The CFA at `at` as `rsp + offset`, for a function whose `.eh_frame` rule there is
+/// `rbp + rbp_offset` (a frame-pointer prologue, as C compilers and `-C force-frame-pointers`
+/// emit: `push rbp; mov rbp, rsp; sub rsp, N`). Found by running the code from the function's
+/// start (`low`, where the CFA is `rsp + 8`) to `at`, which must be straight-line, and counting
+/// how far below the CFA `rsp` and `rbp` are: pushes, `mov rbp, rsp`, and `sub`/`add rsp` with
+/// an immediate move them; any other instruction that writes either register, any branch,
+/// call or return, an `at` that is not an instruction boundary, or an `rbp` whose place
+/// disagrees with the rule gives `None` (the function keeps the ptrace path).
+pub(crate) fn rsp_cfa_offset(code: &[u8], low: u64, at: u64, rbp_offset: i64) -> Option<i64> {
+    use iced_x86::{InstructionInfoFactory, OpAccess, OpKind, Register};
+    let moves = |r: Register| matches!(r.full_register(), Register::RSP | Register::RBP);
+    let mut decoder = Decoder::with_ip(64, code, low, DecoderOptions::NONE);
+    let mut factory = InstructionInfoFactory::new();
+    // How far below the CFA each register is.
+    let mut rsp_below: i64 = 8;
+    let mut rbp_below: Option<i64> = None;
+    loop {
+        if decoder.ip() == at {
+            return (rbp_below == Some(rbp_offset)).then_some(rsp_below);
+        }
+        if decoder.ip() > at || !decoder.can_decode() {
+            return None;
+        }
+        let i = decoder.decode();
+        if i.is_invalid() || i.flow_control() != FlowControl::Next {
+            return None;
+        }
+        let reg = |n: u32| (i.op_kind(n) == OpKind::Register).then(|| i.op_register(n));
+        let imm = || match i.op_kind(1) {
+            OpKind::Immediate8to64 | OpKind::Immediate32to64 | OpKind::Immediate8to32 => {
+                Some(i.immediate(1) as i64)
+            }
+            _ => None,
+        };
+        match (i.mnemonic(), i.op_count()) {
+            (Mnemonic::Push, 1) if reg(0).is_none_or(|r| r.size() == 8) => {
+                rsp_below = rsp_below.checked_sub(i.stack_pointer_increment() as i64)?;
+                continue;
+            }
+            (Mnemonic::Mov, 2)
+                if reg(0) == Some(Register::RBP) && reg(1) == Some(Register::RSP) =>
+            {
+                rbp_below = Some(rsp_below);
+                continue;
+            }
+            (Mnemonic::Sub, 2) if reg(0) == Some(Register::RSP) => {
+                rsp_below = rsp_below.checked_add(imm()?)?;
+                continue;
+            }
+            (Mnemonic::Add, 2) if reg(0) == Some(Register::RSP) => {
+                rsp_below = rsp_below.checked_sub(imm()?)?;
+                continue;
+            }
+            _ => {}
+        }
+        // Anything else must leave both registers alone (a store to a frame slot, `endbr64`).
+        if i.stack_pointer_increment() != 0 {
+            return None;
+        }
+        let writes = factory.info(&i).used_registers().iter().any(|u| {
+            moves(u.register())
+                && !matches!(
+                    u.access(),
+                    OpAccess::Read | OpAccess::CondRead | OpAccess::None
+                )
+        });
+        if writes {
+            return None;
+        }
+    }
+}
+
 /// The ring in the traced process: `head` (bytes reserved by writers, atomically) at offset 0,
 /// `tail` (bytes consumed by carve) at offset 8, records from [`HEADER`]. A record starts at
 /// its reservation offset modulo `capacity` and is contiguous (it may run into [`SLACK`]).
@@ -915,6 +987,79 @@ mod tests {
         assert_eq!(s.exits.len(), 1);
         assert_eq!(s.exits[0].last().unwrap().mnemonic(), Mnemonic::Ret);
         assert_eq!(span_len(&s.exits[0]), 6); // add rsp; pop rbp; ret
+    }
+
+    /// `average(const int *xs, int n)` of fixtures/c_basic at `-O0`, up to its break address.
+    const FRAME_POINTER_PROLOGUE: [u8; 23] = [
+        0x55, // push rbp                      0x1000
+        0x48, 0x89, 0xe5, // mov rbp, rsp      0x1001
+        0x48, 0x83, 0xec, 0x20, // sub rsp, 0x20       0x1004
+        0x48, 0x89, 0x7d, 0xe8, // mov [rbp-0x18], rdi 0x1008
+        0x89, 0x75, 0xe4, // mov [rbp-0x1c], esi       0x100c
+        0x48, 0xc7, 0x45, 0xf8, 0, 0, 0, 0, // mov qword [rbp-8], 0  0x100f (break address)
+    ];
+
+    #[test]
+    fn rsp_s_place_below_the_cfa_is_counted_through_a_frame_pointer_prologue() {
+        // .eh_frame: CFA = rbp + 16 there; rbp = rsp + 0x20.
+        let code = FRAME_POINTER_PROLOGUE;
+        assert_eq!(rsp_cfa_offset(&code, 0x1000, 0x100f, 16), Some(16 + 0x20));
+        assert_eq!(
+            rsp_cfa_offset(&code, 0x1000, 0x1017, 16),
+            Some(16 + 0x20),
+            "stores to frame slots move neither register"
+        );
+        // A leaf without `sub rsp` (`add(int, int)`), after `endbr64`: rsp = rbp, its slots
+        // in the red zone below rsp.
+        let leaf = [
+            0xf3, 0x0f, 0x1e, 0xfa, // endbr64
+            0x55, 0x48, 0x89, 0xe5, // push rbp; mov rbp, rsp
+            0x89, 0x7d, 0xfc, // mov [rbp-4], edi                   0x1008 (break address)
+        ];
+        assert_eq!(rsp_cfa_offset(&leaf, 0x1000, 0x1008, 16), Some(16));
+    }
+
+    #[test]
+    fn rsp_s_place_is_not_guessed_when_the_prologue_moves_it_in_another_way() {
+        let code = FRAME_POINTER_PROLOGUE;
+        assert_eq!(
+            rsp_cfa_offset(&code, 0x1000, 0x100f, 24),
+            None,
+            "rbp where the rule does not put it"
+        );
+        assert_eq!(
+            rsp_cfa_offset(&code, 0x1000, 0x1010, 16),
+            None,
+            "not an instruction boundary"
+        );
+        assert_eq!(
+            rsp_cfa_offset(&code, 0x1000, 0x1004, 16),
+            Some(16),
+            "before `sub rsp`"
+        );
+        assert_eq!(
+            rsp_cfa_offset(&code, 0x1000, 0x1001, 16),
+            None,
+            "before `mov rbp, rsp`: rbp is the caller's"
+        );
+        let aligned = [
+            0x55, 0x48, 0x89, 0xe5, // push rbp; mov rbp, rsp
+            0x48, 0x83, 0xe4, 0xf0, // and rsp, -16: rsp's place depends on its value
+            0x90, // nop                                              0x1008
+        ];
+        assert_eq!(rsp_cfa_offset(&aligned, 0x1000, 0x1008, 16), None);
+        let branches = [
+            0x55, 0x48, 0x89, 0xe5, // push rbp; mov rbp, rsp
+            0xeb, 0x00, // jmp 0x1006
+            0x90, // nop                                              0x1006
+        ];
+        assert_eq!(rsp_cfa_offset(&branches, 0x1000, 0x1006, 16), None);
+        let pops = [
+            0x55, 0x48, 0x89, 0xe5, // push rbp; mov rbp, rsp
+            0x5d, // pop rbp
+            0x90, // nop                                              0x1005
+        ];
+        assert_eq!(rsp_cfa_offset(&pops, 0x1000, 0x1005, 16), None);
     }
 
     #[test]
