@@ -104,7 +104,7 @@ fn same_trace_of_tests(label: &str, tests: &std::path::Path, passed: &str) {
 
 /// `assessed`'s program (a wallet deposited to, withdrawn from and printed; a countdown; a
 /// recursion through `half`), then its own unit tests, `carve assess`'s input: 4 of its 15
-/// functions and 15 of the 44 of its test binary are captured in process. The rest keep the
+/// functions and 11 of the 44 of its test binary are captured in process. The rest keep the
 /// ptrace path: a `Wallet` receiver holds its history as a `Vec<String>` (a sequence of values
 /// holding pointers, which the capture does not copy), a call within 5 bytes of the break
 /// address, or getters too short to patch.
