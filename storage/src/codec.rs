@@ -20,26 +20,6 @@ pub(crate) fn to_json<T: Serialize + ?Sized>(
     })
 }
 
-/// Appends the JSON text of `value` to `text` (as [`to_json`] would write it) and returns
-/// where it lies; on failure `text` is left as it was.
-pub(crate) fn append_json<T: Serialize + ?Sized>(
-    text: &mut Vec<u8>,
-    value: &T,
-    what: &str,
-) -> Result<std::ops::Range<usize>, StorageError> {
-    let at = text.len();
-    match serde_json::to_writer(&mut *text, value) {
-        Ok(()) => Ok(at..text.len()),
-        Err(source) => {
-            text.truncate(at);
-            Err(StorageError::Encode {
-                what: what.to_owned(),
-                source,
-            })
-        }
-    }
-}
-
 /// SQLite integers are `i64`: a `u64` is stored with the same bits.
 pub(crate) fn u64_to_sql(value: u64) -> i64 {
     value as i64

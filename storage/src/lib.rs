@@ -4,6 +4,7 @@ mod codec;
 mod display;
 mod error;
 mod glob;
+mod json;
 mod model;
 mod schema;
 mod store;

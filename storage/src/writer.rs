@@ -34,6 +34,7 @@ use rusqlite::{params, Connection, Statement, ToSql};
 
 use crate::codec;
 use crate::error::StorageError;
+use crate::json;
 use crate::model::{
     CallEnd, CallStart, CodeLine, FileRead, FunctionInfo, LineId, ObjectInfo, ProcessExit, RunEnd,
     RunId, TraceEvent, TraceSink,
@@ -175,6 +176,7 @@ impl RunWriter {
             .name(format!("carve-writer-{run}"))
             .spawn(move || {
                 let _stop = StopGuard(&theirs);
+                let checkpoints = Checkpoints::start(&conn, &path, run);
                 let writer = EventWriter {
                     conn,
                     run,
@@ -183,6 +185,8 @@ impl RunWriter {
                     first_error: None,
                     rows: CallRows::default(),
                     file_reads: 0,
+                    checkpoints,
+                    commits: 0,
                 };
                 write_events(writer, &theirs)
             })
@@ -298,6 +302,7 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
             if in_transaction {
                 writer.commit();
             }
+            writer.committed();
             let mut queue = shared.lock();
             queue.uncommitted = queue.uncommitted.saturating_sub(written);
             drop(queue);
@@ -314,6 +319,9 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
             continue;
         }
         std::thread::park_timeout(DRAIN_EVERY);
+    }
+    if let Some(checkpoints) = writer.checkpoints.take() {
+        checkpoints.stop();
     }
     writer.sync();
     match writer.first_error {
@@ -334,6 +342,11 @@ struct EventWriter {
     rows: CallRows,
     /// File reads stored so far (the next one's `seq`).
     file_reads: i64,
+    /// The thread copying the log into the file, if it could start (else SQLite's own
+    /// checkpoints on this connection do it).
+    checkpoints: Option<Checkpoints>,
+    /// Transactions committed so far.
+    commits: u64,
 }
 
 impl EventWriter {
@@ -374,6 +387,17 @@ impl EventWriter {
         }
     }
 
+    /// After each transaction: every [`COMMITS_PER_CHECKPOINT`] the checkpoint thread is
+    /// woken to copy the log into the file.
+    fn committed(&mut self) {
+        self.commits += 1;
+        if let Some(checkpoints) = &self.checkpoints {
+            if self.commits.is_multiple_of(COMMITS_PER_CHECKPOINT) {
+                checkpoints.wake();
+            }
+        }
+    }
+
     fn commit(&mut self) {
         // A COMMIT that finds the database busy leaves the transaction open: try again.
         let conn = &self.conn;
@@ -406,7 +430,6 @@ impl EventWriter {
                 }
                 return;
             }
-            Queued::Failed(e) => return self.note(e),
             Queued::Other(event) => event,
         };
         let result = match event {
@@ -660,6 +683,60 @@ impl EventWriter {
     }
 }
 
+/// How many of the writer's transactions (of up to [`EVENTS_PER_TRANSACTION`] events, some
+/// 50 pages of log each for leaf calls) go between two checkpoints: the log stays near
+/// SQLite's own threshold of 1000 pages.
+const COMMITS_PER_CHECKPOINT: u64 = 16;
+
+/// A thread of the writer's with a connection of its own that copies the log into the
+/// database file (SQLite's checkpoint) whenever the writer wakes it, so that the writer's
+/// commits never stop to do it: the checkpoints were a sixth of the writer's time, and on two
+/// CPUs they now run beside it. A passive checkpoint takes no lock the writer waits for.
+struct Checkpoints {
+    thread: JoinHandle<()>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Checkpoints {
+    /// Starts the thread and turns `writer`'s own checkpoints off; `None` (SQLite's
+    /// checkpoints stay on) when the second connection cannot be opened.
+    fn start(writer: &Connection, path: &std::path::Path, run: RunId) -> Option<Checkpoints> {
+        let conn = Connection::open(path).ok()?;
+        // Its fsyncs wait for the writer's last act (`EventWriter::sync`).
+        conn.pragma_update(None, "synchronous", "OFF").ok()?;
+        writer.pragma_update(None, "wal_autocheckpoint", 0).ok()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let theirs = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("carve-ckpt-{run}"))
+            .spawn(move || {
+                while !theirs.load(Ordering::Acquire) {
+                    std::thread::park();
+                    // A busy or failed checkpoint copies less now and more next time;
+                    // the writer's final one copies and syncs whatever is left.
+                    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
+            });
+        match thread {
+            Ok(thread) => Some(Checkpoints { thread, stop }),
+            Err(_) => {
+                let _ = writer.pragma_update(None, "wal_autocheckpoint", 1000);
+                None
+            }
+        }
+    }
+
+    fn wake(&self) {
+        self.thread.thread().unpark();
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        self.wake();
+        let _ = self.thread.join();
+    }
+}
+
 /// The `INSERT` of `rows` call rows (a power of two up to [`ROWS_PER_INSERT`]), built once.
 fn insert_calls_sql(rows: usize) -> &'static str {
     static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
@@ -685,20 +762,17 @@ fn insert_calls_sql(rows: usize) -> &'static str {
 enum Queued {
     Started(StartColumns),
     Ended(EndColumns),
-    /// A start or end whose JSON could not be written: noted, as a failed statement is.
-    Failed(StorageError),
     Other(TraceEvent),
 }
 
 impl Queued {
     /// `event` as the writer takes it, its JSON appended to `text`.
     fn of(event: TraceEvent, text: &mut Vec<u8>) -> Queued {
-        let queued = match event {
-            TraceEvent::CallStarted(start) => StartColumns::of(&start, text).map(Queued::Started),
-            TraceEvent::CallEnded(end) => EndColumns::of(&end, text).map(Queued::Ended),
-            other => Ok(Queued::Other(other)),
-        };
-        queued.unwrap_or_else(Queued::Failed)
+        match event {
+            TraceEvent::CallStarted(start) => Queued::Started(StartColumns::of(&start, text)),
+            TraceEvent::CallEnded(end) => Queued::Ended(EndColumns::of(&end, text)),
+            other => Queued::Other(other),
+        }
     }
 }
 
@@ -716,22 +790,11 @@ struct StartColumns {
 }
 
 impl StartColumns {
-    /// On failure `text` is left as it was.
-    fn of(start: &CallStart, text: &mut Vec<u8>) -> Result<StartColumns, StorageError> {
-        let mark = text.len();
-        let args = codec::append_json(text, &start.args, "call arguments")?;
-        let objects = if start.objects.is_empty() {
-            None
-        } else {
-            match codec::append_json(text, &start.objects, "call objects") {
-                Ok(range) => Some(range),
-                Err(e) => {
-                    text.truncate(mark);
-                    return Err(e);
-                }
-            }
-        };
-        Ok(StartColumns {
+    fn of(start: &CallStart, text: &mut Vec<u8>) -> StartColumns {
+        let args = json_of(text, |t| json::args(t, &start.args));
+        let objects = (!start.objects.is_empty())
+            .then(|| json_of(text, |t| json::objects(t, &start.objects)));
+        StartColumns {
             call: start.call,
             parent: start.parent,
             function: start.function,
@@ -740,8 +803,15 @@ impl StartColumns {
             started_ns: start.at_ns,
             args,
             objects,
-        })
+        }
     }
+}
+
+/// Appends what `write` writes to `text` and returns where it lies.
+fn json_of(text: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) -> Range<usize> {
+    let at = text.len();
+    write(text);
+    at..text.len()
 }
 
 /// The columns of a call's end; the JSON ones as ranges of the batch's text.
@@ -757,37 +827,16 @@ struct EndColumns {
 }
 
 impl EndColumns {
-    /// On failure `text` is left as it was.
-    fn of(end: &CallEnd, text: &mut Vec<u8>) -> Result<EndColumns, StorageError> {
-        let mark = text.len();
-        let columns = (|| {
-            let ret = match &end.ret {
-                Some(v) => Some(codec::append_json(text, v, "return value")?),
-                None => None,
-            };
-            let after = if end.after.is_empty() {
-                None
-            } else {
-                Some(codec::append_json(
-                    text,
-                    &end.after,
-                    "state after the call",
-                )?)
-            };
-            let touches = if end.touches.is_empty() {
-                None
-            } else {
-                Some(codec::append_json(
-                    text,
-                    &end.touches,
-                    "what the call read",
-                )?)
-            };
-            Ok((ret, after, touches))
-        })();
-        let (ret, after, touches) = columns.inspect_err(|_| text.truncate(mark))?;
+    fn of(end: &CallEnd, text: &mut Vec<u8>) -> EndColumns {
+        let ret = end
+            .ret
+            .as_ref()
+            .map(|v| json_of(text, |t| json::value(t, v)));
+        let after = (!end.after.is_empty()).then(|| json_of(text, |t| json::args(t, &end.after)));
+        let touches =
+            (!end.touches.is_empty()).then(|| json_of(text, |t| json::strings(t, &end.touches)));
         let (kind, panic_message) = codec::outcome_to_columns(&end.outcome);
-        Ok(EndColumns {
+        EndColumns {
             call: end.call,
             kind,
             panic_message: panic_message.map(str::to_owned),
@@ -795,7 +844,7 @@ impl EndColumns {
             after,
             touches,
             ended_ns: end.at_ns,
-        })
+        }
     }
 }
 
@@ -827,7 +876,9 @@ impl ToSql for Text<'_> {
 impl CallRows {
     /// Whether a call started now comes after every row waiting (call ids grow).
     fn follows(&self, call: crate::model::CallId) -> bool {
-        self.rows.last().is_none_or(|last| last.start.call.0 < call.0)
+        self.rows
+            .last()
+            .is_none_or(|last| last.start.call.0 < call.0)
     }
 
     /// Completes the waiting row of `end`'s call (a second end replaces the first, as a
