@@ -658,9 +658,14 @@ fn a_call_to_an_unknown_function_is_reported_by_finish() {
     let store = Store::create(&path).unwrap();
     let mut writer = store.begin_run(&info("/bin/app")).unwrap();
     writer.record(start(0, None, 42, 0, vec![]));
+    let run = writer.run_id();
     let err = writer.finish().unwrap_err();
-    assert!(matches!(err, StorageError::Sql { .. }), "{err:?}");
+    assert!(matches!(err, StorageError::InvalidEvent { .. }), "{err:?}");
     assert!(err.to_string().contains("call 0"), "{err}");
+    assert!(err.to_string().contains("function 42"), "{err}");
+    // Not stored: the schema's foreign key, checked by the writer.
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    assert!(trace.calls.is_empty());
 }
 
 #[test]
