@@ -2,7 +2,11 @@
 //! breakpoints at return addresses (shared, reference-counted), per-thread shadow stacks keyed by
 //! the frame's CFA, and the events they produce for a [`TraceSink`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+// The tracer looks these maps up several times per traced call (threads, thread pointers,
+// breakpoints): foldhash instead of SipHash, whose hashing was a twentieth of the thread.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use carve_storage::{
