@@ -6,6 +6,7 @@
 #   vs_uftrace=..x stops_per_call=.. syscalls_per_call=.. inproc_us_per_call=.. \
 #   inproc_vs_ltrace=..x inproc_stops_per_call=.. record_inproc_us_per_call=.. \
 #   record_inproc_vs_ltrace=..x record_inproc_stops_per_call=.. record_inproc_syscalls_per_call=.. \
+#   record_inproc_marginal_us_per_call=.. record_inproc_marginal_vs_ltrace=..x record_inproc_startup_s=.. \
 #   [record_inproc_before_us_per_call=.. record_inproc_before_syscalls_per_call=..]
 #
 # Usage (from anywhere; paths are relative to the repository):
@@ -174,6 +175,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     run carve_c0 carve_rec "$WORK/hot_c0.db" --filter 'mix' -- "$HOTLOOP_C0" "$CALLS"
     run inproc_c0 "$PROBE" mix "$HOTLOOP_C0" "$CALLS"
     run carve_inproc carve_rec "$WORK/hot_inproc.db" --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
+    run carve_inproc0 carve_rec "$WORK/hot_inproc0.db" --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" 0
     if [[ -n ${CARVE_BEFORE:-} ]]; then
         run carve_inproc_before carve_rec_with "$CARVE_BEFORE" "$WORK/hot_inproc_before.db" --capture inprocess \
             --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
@@ -294,6 +296,11 @@ record_inproc_us=$(calc %.2f "($(m carve_inproc) - $native) * 1e6 / $CALLS")
 record_inproc_vs_ltrace=$(calc %.1f "$ltrace_us / $record_inproc_us")
 record_inproc_vs_carve=$(calc %.1f "$carve_us / $record_inproc_us")
 record_inproc_stops_per_call=$(calc %.5f "$record_inproc_stops / $CALLS")
+# Per traced call measured as ltrace's and gdb's are: carve's start-up (DWARF, patching,
+# opening the trace) removed with its own 0-call run.
+record_inproc_marginal_us=$(calc %.2f "($(m carve_inproc) - $(m carve_inproc0)) * 1e6 / $CALLS")
+record_inproc_marginal_vs_ltrace=$(calc %.1f "$ltrace_us / $record_inproc_marginal_us")
+record_inproc_startup_s=$(calc %.3f "$(m carve_inproc0) - $native0")
 if [[ -n ${CARVE_BEFORE:-} ]]; then
     record_inproc_before_us=$(calc %.2f "($(m carve_inproc_before) - $native) * 1e6 / $CALLS")
     record_inproc_speedup=$(calc %.2f "$record_inproc_before_us / $record_inproc_us")
@@ -326,6 +333,7 @@ printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O0)" "$CALLS" "$(m n
 printf '%-44s %10s %10s %14s %12s\n' "carve record --filter mix -- hotloop.c -O0" "$CALLS" "$(m carve_c0)" "$(spread carve_c0)" "$carve_c0_us"
 printf '%-44s %10s %10s %14s %12s\n' "in-process probe mix (layer 1, registers)" "$CALLS" "$(m inproc_c0)" "$(spread inproc_c0)" "$inproc_us"
 printf '%-44s %10s %10s %14s %12s\n' "carve record --capture inprocess (mix)" "$CALLS" "$(m carve_inproc)" "$(spread carve_inproc)" "$record_inproc_us"
+printf '%-44s %10s %10s %14s %12s\n' "carve record --capture inprocess (start-up)" 0 "$(m carve_inproc0)" "$(spread carve_inproc0)" -
 if [[ -n ${CARVE_BEFORE:-} ]]; then
     printf '%-44s %10s %10s %14s %12s\n' "CARVE_BEFORE record --capture inprocess" "$CALLS" "$(m carve_inproc_before)" "$(spread carve_inproc_before)" "$record_inproc_before_us"
 fi
@@ -339,6 +347,7 @@ echo "carve vs uftrace on the same C loop: ${vs_uftrace}x slower per traced call
 echo "machine-independent (strace -c of carve, $CALLS traced calls): $stops wait4 = ${stops_per_call} ptrace stops per call, $syscalls system calls = ${syscalls_per_call} per call"
 echo "in-process path, layer 1 (registers only: no string copied, nothing decoded or stored): ${inproc_us} us per call on hotloop.c -O0 = ${inproc_vs_carve}x faster than carve's ptrace path on the same binary, ${inproc_vs_ltrace}x faster than ltrace -x (Rust loop), ${inproc_vs_uftrace}x uftrace; $inproc_stops wait4 = ${inproc_stops_per_call} ptrace stops per call, ${inproc_syscalls_per_call} drainer system calls per call; $inproc_records records (expected $((2 * CALLS)))"
 echo "carve record --capture inprocess (layer 2: arguments, string and result copied, decoded and stored): ${record_inproc_us} us per call = ${record_inproc_vs_carve}x faster than the ptrace path, ${record_inproc_vs_ltrace}x faster than ltrace -x; $record_inproc_stops ptrace stops = ${record_inproc_stops_per_call} per call"
+echo "carve record --capture inprocess per traced call with its start-up removed, as for ltrace and gdb: ${record_inproc_marginal_us} us = ${record_inproc_marginal_vs_ltrace}x faster than ltrace -x (start-up ${record_inproc_startup_s}s over the native program's)"
 echo "sanity: carve $sanity"
 echo "sanity: carve --capture inprocess $sanity_inproc"
 if [[ -n ${CARVE_BEFORE:-} ]]; then
@@ -346,7 +355,7 @@ if [[ -n ${CARVE_BEFORE:-} ]]; then
     echo "sanity: CARVE_BEFORE --capture inprocess $sanity_before"
 fi
 echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
-echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call record_inproc_syscalls_per_call=$record_inproc_syscalls_per_call${CARVE_BEFORE:+ record_inproc_before_us_per_call=$record_inproc_before_us record_inproc_before_syscalls_per_call=$record_inproc_before_syscalls_per_call}"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call record_inproc_syscalls_per_call=$record_inproc_syscalls_per_call record_inproc_marginal_us_per_call=$record_inproc_marginal_us record_inproc_marginal_vs_ltrace=${record_inproc_marginal_vs_ltrace}x record_inproc_startup_s=$record_inproc_startup_s${CARVE_BEFORE:+ record_inproc_before_us_per_call=$record_inproc_before_us record_inproc_before_syscalls_per_call=$record_inproc_before_syscalls_per_call}"
 [[ $sanity == *" OK" ]] || exit 1
 [[ $sanity_inproc == *" OK" ]] || exit 1
 [[ -z ${CARVE_BEFORE:-} || $sanity_before == *" OK" ]] || exit 1
