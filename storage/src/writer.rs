@@ -109,7 +109,11 @@ const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
 /// that size, then one of each power of two in the rest (so at most 7 statement sizes).
 pub(crate) const ROWS_PER_INSERT: usize = 64;
 /// The columns of a call's row, in the order [`CallRow::bind`] binds them.
-const CALL_COLUMNS: &str = "INSERT INTO calls \
+/// `OR IGNORE`: the rows break no constraint (`Stored` refuses what would, NOT NULL columns are
+/// bound from values that are never null), and without a constraint that may abort the
+/// statement SQLite keeps no statement journal for each multi-row insert (a sixth of the
+/// writer's time). A row skipped all the same is caught by the count of rows stored.
+const CALL_COLUMNS: &str = "INSERT OR IGNORE INTO calls \
     (run_id, id, parent_id, function_id, thread, depth, args, objects, started_ns, \
     outcome_kind, panic_message, ret, after_args, touches, ended_ns) VALUES ";
 const PARAMS_PER_CALL: usize = 15;
@@ -433,7 +437,7 @@ impl EventWriter {
                 return;
             }
             Queued::Ended(end) => {
-                if let Err(end) = self.rows.end(end) {
+                if let Some(end) = self.rows.end(end) {
                     if let Err(e) = self.end_call(&end, text) {
                         self.note(e);
                     }
@@ -469,9 +473,10 @@ impl EventWriter {
     }
 
     /// Inserts the calls waiting in [`rows`](Self::rows): whole statements of
-    /// [`ROWS_PER_INSERT`] rows, then smaller ones for the rest. A statement that fails (a
-    /// foreign key, a duplicate id) stores nothing, so its rows are then inserted one by one:
-    /// exactly the rows one `INSERT` each would have stored, each failure noted.
+    /// [`ROWS_PER_INSERT`] rows, then smaller ones for the rest. What the schema's keys would
+    /// refuse is left out first (`Stored`); a statement that fails all the same (a full disk)
+    /// stores nothing, so its rows are then inserted one by one: exactly the rows one `INSERT`
+    /// each would have stored, each failure noted.
     fn flush_rows(&mut self, text: &[u8]) {
         let mut rows = std::mem::take(&mut self.rows);
         // What the foreign keys would refuse is noted and left out (see `Stored`).
@@ -493,29 +498,50 @@ impl EventWriter {
                 1 << rest.len().ilog2()
             };
             let (now, later) = rest.split_at(n);
-            if n > 1 && self.insert_rows(text, now).is_ok() {
-                rest = later;
-                continue;
-            }
-            for row in now {
-                if let Err(source) = self.insert_rows(text, std::slice::from_ref(row)) {
-                    let context = format!("storing call {} of run {}", row.start.call, self.run);
-                    self.note(StorageError::Sql { context, source });
+            rest = later;
+            if n > 1 {
+                // On failure it stored nothing (a statement is all or nothing): one by one.
+                if let Ok(stored) = self.insert_rows(text, now) {
+                    self.count_ignored(now, stored);
+                    continue;
                 }
             }
-            rest = later;
+            for row in now {
+                match self.insert_rows(text, std::slice::from_ref(row)) {
+                    Ok(stored) => self.count_ignored(std::slice::from_ref(row), stored),
+                    Err(source) => {
+                        let context =
+                            format!("storing call {} of run {}", row.start.call, self.run);
+                        self.note(StorageError::Sql { context, source });
+                    }
+                }
+            }
         }
         self.rows = rows.cleared();
     }
 
-    /// One `INSERT` of `rows` (whose JSON lies in `text`).
-    fn insert_rows(&self, text: &[u8], rows: &[CallRow]) -> rusqlite::Result<()> {
+    /// One `INSERT` of `rows` (whose JSON lies in `text`); how many rows it stored.
+    fn insert_rows(&self, text: &[u8], rows: &[CallRow]) -> rusqlite::Result<usize> {
         let mut stmt = self.conn.prepare_cached(insert_calls_sql(rows.len()))?;
         for (i, row) in rows.iter().enumerate() {
             row.bind(text, &mut stmt, i * PARAMS_PER_CALL, self.run)?;
         }
-        stmt.raw_execute()?;
-        Ok(())
+        stmt.raw_execute()
+    }
+
+    /// `OR IGNORE` skipped rows of `rows` (`stored` of them were stored): nothing `Stored`
+    /// lets through can break a constraint, so that is a bug, said rather than lost quietly.
+    fn count_ignored(&mut self, rows: &[CallRow], stored: usize) {
+        if stored < rows.len() {
+            let (first, last) = (rows[0].start.call, rows[rows.len() - 1].start.call);
+            let detail = format!(
+                "{} of the calls {first} to {last} broke a constraint of the calls table and \
+                 were not stored",
+                rows.len() - stored
+            );
+            let run = self.run;
+            self.note(StorageError::InvalidEvent { run, detail });
+        }
     }
 
     fn sql_error(
@@ -707,10 +733,9 @@ impl EventWriter {
 
 /// The keys a call's row refers to, as the writer stored them: the run's functions, and the
 /// ids of its calls (as ranges: ids grow, so this is nearly always one range). The schema's
-/// foreign keys, checked here instead of by SQLite on the writer's connection; a call refused
-/// is noted and not stored, as a failed foreign key left it out before. A row that passes is
-/// counted stored before its `INSERT` runs: the only other way that can fail is a duplicate
-/// id, and then a call with that id is stored.
+/// foreign keys and its primary key, checked here instead of by SQLite on the writer's
+/// connection; a call refused is noted and not stored, as a failed constraint left it out
+/// before. A row that passes is counted stored before its `INSERT` runs.
 #[derive(Debug, Default)]
 struct Stored {
     functions: std::collections::HashSet<u32>,
@@ -721,6 +746,9 @@ struct Stored {
 impl Stored {
     /// Why `start`'s row would break a foreign key, or `None` (and it is now stored).
     fn refusal(&mut self, start: &StartColumns) -> Option<String> {
+        if self.has_call(start.call.0) {
+            return Some(format!("call {} started twice", start.call));
+        }
         if !self.functions.contains(&start.function.0) {
             return Some(format!(
                 "call {} names function {}, which the run does not have",
@@ -967,16 +995,16 @@ impl CallRows {
     /// Completes the waiting row of `end`'s call (a second end replaces the first, as a
     /// second `UPDATE` would); gives `end` back when its row does not wait here (inserted
     /// already, or never started).
-    fn end(&mut self, end: EndColumns) -> Result<(), EndColumns> {
+    fn end(&mut self, end: EndColumns) -> Option<EndColumns> {
         match self
             .rows
             .binary_search_by_key(&end.call.0, |row| row.start.call.0)
         {
             Ok(at) => {
                 self.rows[at].end = Some(end);
-                Ok(())
+                None
             }
-            Err(_) => Err(end),
+            Err(_) => Some(end),
         }
     }
 
@@ -1071,5 +1099,7 @@ mod tests {
             "{orphan}"
         );
         assert!(stored.has_call(2) && !stored.has_call(3) && !stored.has_call(4));
+        let twice = stored.refusal(&start(2, Some(1), 0)).unwrap();
+        assert!(twice.contains("call 2 started twice"), "{twice}");
     }
 }

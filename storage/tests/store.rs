@@ -669,6 +669,27 @@ fn a_call_to_an_unknown_function_is_reported_by_finish() {
 }
 
 #[test]
+fn a_call_started_twice_keeps_its_first_row_and_is_reported_by_finish() {
+    let (_dir, path) = temp_db();
+    let store = Store::create(&path).unwrap();
+    let mut writer = store.begin_run(&info("/bin/app")).unwrap();
+    writer.record(TraceEvent::Functions(vec![
+        function(0, "app::main"),
+        function(1, "app::other"),
+    ]));
+    writer.record(start(1, None, 0, 0, vec![]));
+    writer.record(start(1, None, 1, 0, vec![]));
+    writer.record(start(2, Some(1), 1, 1, vec![]));
+    let run = writer.run_id();
+    let err = writer.finish().unwrap_err();
+    assert!(matches!(err, StorageError::InvalidEvent { .. }), "{err:?}");
+    assert!(err.to_string().contains("call 1 started twice"), "{err}");
+    let trace = Store::open(&path).unwrap().load_trace(run).unwrap();
+    let got: Vec<(u64, u32)> = trace.calls.iter().map(|c| (c.id.0, c.function.0)).collect();
+    assert_eq!(got, [(1, 0), (2, 1)]);
+}
+
+#[test]
 fn fifty_thousand_calls_write_and_read_back() {
     const CALLS: u64 = 50_000;
     let (_dir, path) = temp_db();
