@@ -263,9 +263,9 @@ impl DebugInfo {
             // tenth of carve's start-up on a debug build).
             let data: Arc<[u8]> = match file.section_by_name(id.name()) {
                 Some(section) => Arc::from(
-                    &*section.uncompressed_data().map_err(|e| {
-                        dwarf_err(path, 0, format!("section {}: {e}", id.name()))
-                    })?,
+                    &*section
+                        .uncompressed_data()
+                        .map_err(|e| dwarf_err(path, 0, format!("section {}: {e}", id.name())))?,
                 ),
                 None => Arc::from(&[][..]),
             };

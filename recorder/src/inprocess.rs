@@ -75,6 +75,16 @@ impl Record<'_> {
         [r[5], r[4], r[1], r[2], r[8], r[9]]
     }
 
+    /// Whether `b` (exactly one record's bytes) is a whole record: its regions add up.
+    fn is_whole(b: &[u8]) -> bool {
+        b.len() >= RECORD_HEAD as usize
+            && Regions {
+                raw: &b[RECORD_HEAD as usize..],
+            }
+            .check()
+            .is_some()
+    }
+
     /// Parses one record (`b` is exactly its bytes); `None` when its regions do not add up.
     fn parse(b: &[u8]) -> Option<Record<'_>> {
         let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
@@ -466,7 +476,7 @@ impl Ring {
                 let start = base + i;
                 let len = u64::from_le_bytes(out.bytes[start + 32..start + 40].try_into().unwrap())
                     as usize;
-                if Record::parse(&out.bytes[start..start + len]).is_none() {
+                if !Record::is_whole(&out.bytes[start..start + len]) {
                     out.bytes.truncate(base);
                     out.records.truncate(first);
                     return Err(bad_record(mem, self.data() + p + i as u64));

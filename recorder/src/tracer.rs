@@ -627,7 +627,7 @@ impl<'a> Tracer<'a> {
         };
         self.ring = Some(ring);
         for r in drained.records() {
-            self.on_record(r)?;
+            self.on_record(&r)?;
         }
         self.drained = drained;
         Ok(n)
@@ -656,7 +656,7 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    fn on_record(&mut self, r: crate::inprocess::Record<'_>) -> Result<(), RecordError> {
+    fn on_record(&mut self, r: &crate::inprocess::Record<'_>) -> Result<(), RecordError> {
         let index = r.function as usize;
         if index >= self.functions.len() {
             return Ok(());
