@@ -669,7 +669,7 @@ impl<'a> Tracer<'a> {
         match r.kind {
             crate::inprocess::ENTRY => {
                 let regs = captured_regs(
-                    &r,
+                    r,
                     self.bias
                         .relocate(self.functions[index].detail.breakpoint)
                         .0,
@@ -680,7 +680,7 @@ impl<'a> Tracer<'a> {
                 self.exit_states.insert(tid, r.memory.to_captured());
                 Ok(())
             }
-            crate::inprocess::EXIT => self.on_exit_record(tid, index, &r),
+            crate::inprocess::EXIT => self.on_exit_record(tid, index, r),
             _ => Ok(()),
         }
     }
