@@ -57,7 +57,9 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         entries_only: false,
         capture: match a.capture {
             crate::args::Capture::Ptrace => carve_recorder::CaptureMode::Ptrace,
-            crate::args::Capture::Inprocess => carve_recorder::CaptureMode::InProcess,
+            crate::args::Capture::Inprocess | crate::args::Capture::Auto => {
+                carve_recorder::CaptureMode::InProcess
+            }
         },
     };
     // The program is recorded when its debug info has functions the selection picks. Without
@@ -77,8 +79,8 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let mut recorded = recorded;
-    if let (Some(program), crate::args::Capture::Inprocess) = (recorded.as_mut(), a.capture) {
-        print_capture_paths(program, &options)?;
+    if let Some(program) = recorded.as_mut() {
+        print_capture_paths(program, &options, a.capture)?;
     }
     // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
     // the program is even started.
@@ -253,11 +255,23 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-/// `--capture inprocess`: how many selected functions use which path, and why the others keep
-/// breakpoints (the rule the recorder applies, read from the file before the program runs).
-fn print_capture_paths(program: &mut Program, options: &RecordOptions) -> anyhow::Result<()> {
+/// How many selected functions use which path, and why the others keep breakpoints (the rule
+/// the recorder applies, read from the file before the program runs): always with `--capture
+/// inprocess`; with `auto` only when some function keeps ptrace stops (a run with none has
+/// nothing to say); never with `ptrace`.
+fn print_capture_paths(
+    program: &mut Program,
+    options: &RecordOptions,
+    capture: crate::args::Capture,
+) -> anyhow::Result<()> {
+    if capture == crate::args::Capture::Ptrace {
+        return Ok(());
+    }
     let paths = program.capture_paths(options)?;
     let in_process = paths.iter().filter(|(_, why)| why.is_none()).count();
+    if capture == crate::args::Capture::Auto && in_process == paths.len() {
+        return Ok(());
+    }
     let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
     for why in paths.iter().filter_map(|(_, why)| *why) {
         *reasons.entry(why).or_default() += 1;
