@@ -79,9 +79,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let mut recorded = recorded;
-    if let Some(program) = recorded.as_mut() {
-        print_capture_paths(program, &options, a.capture)?;
-    }
+    // Printed once the trace file is known to take the run: an error stays the only line.
+    let paths_note = match recorded.as_mut() {
+        Some(program) => capture_paths_note(program, &options, a.capture)?,
+        None => None,
+    };
     // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
     // the program is even started.
     Store::check_for_recording(&a.db)?;
@@ -125,6 +127,9 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         }
         None
     };
+    if let Some(note) = paths_note {
+        eprintln!("{note}");
+    }
     let first_store = Mutex::new(first_store);
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
@@ -259,18 +264,18 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
 /// the recorder applies, read from the file before the program runs): always with `--capture
 /// inprocess`; with `auto` only when some function keeps ptrace stops (a run with none has
 /// nothing to say); never with `ptrace`.
-fn print_capture_paths(
+fn capture_paths_note(
     program: &mut Program,
     options: &RecordOptions,
     capture: crate::args::Capture,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<String>> {
     if capture == crate::args::Capture::Ptrace {
-        return Ok(());
+        return Ok(None);
     }
     let paths = program.capture_paths(options)?;
     let in_process = paths.iter().filter(|(_, why)| why.is_none()).count();
     if capture == crate::args::Capture::Auto && in_process == paths.len() {
-        return Ok(());
+        return Ok(None);
     }
     let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
     for why in paths.iter().filter_map(|(_, why)| *why) {
@@ -279,7 +284,7 @@ fn print_capture_paths(
     let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
     reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let why: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
-    eprintln!(
+    Ok(Some(format!(
         "carve: {in_process} of {} functions captured in process, {} with ptrace stops{}",
         paths.len(),
         paths.len() - in_process,
@@ -288,8 +293,7 @@ fn print_capture_paths(
         } else {
             format!(" ({})", why.join("; "))
         }
-    );
-    Ok(())
+    )))
 }
 
 /// What the summary says about one run.
