@@ -21,7 +21,9 @@
 #                    $CARGO_TARGET_DIR/bench-fixtures
 #   CARVE, CARVE_DEBUG  use these prebuilt release / debug carve binaries instead of building
 #   PROBE            prebuilt recorder/examples/inprocess_probe (in-process path, issue 15)
-#   CARVE_RECORD_ARGS extra arguments for every `carve record` (default: none = default settings)
+#   CARVE_RECORD_ARGS extra arguments for every `carve record` (default: none = default settings;
+#                    not --capture: the ptrace-path rows say `--capture ptrace`, the default being
+#                    `auto`, and the in-process rows `--capture inprocess`)
 #   CARVE_BEFORE     another release carve (e.g. built from main): its `record --capture
 #                    inprocess` runs in the same rounds, beside this carve's, for a before/after
 #                    figure from one run (optional)
@@ -157,22 +159,22 @@ log "hotloop: $CALLS calls (gdb: $GDB_CALLS, untraced: $UNTRACED_CALLS), $ROUNDS
 for ((r = 1; r <= ROUNDS; r++)); do
     log "round $r/$ROUNDS"
     run native "$HOTLOOP" "$CALLS"
-    run carve carve_rec "$WORK/hot.db" --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
+    run carve carve_rec "$WORK/hot.db" --capture ptrace --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
     run ltrace ltrace -o "$WORK/ltrace.txt" -x "$MIX_SYM" "$HOTLOOP" "$CALLS"
     run ltrace0 ltrace -o "$WORK/ltrace0.txt" -x "$MIX_SYM" "$HOTLOOP" 0
     run gdb gdb -q -batch -nx -x "$WORK/gdb.cmd" --args "$HOTLOOP" "$GDB_CALLS"
     run gdb0 gdb -q -batch -nx -x "$WORK/gdb.cmd" --args "$HOTLOOP" 0
     run native_big "$HOTLOOP" "$UNTRACED_CALLS"
-    run cold_big carve_rec "$WORK/cold.db" --filter 'hotloop::cold' -- "$HOTLOOP" "$UNTRACED_CALLS"
+    run cold_big carve_rec "$WORK/cold.db" --capture ptrace --filter 'hotloop::cold' -- "$HOTLOOP" "$UNTRACED_CALLS"
     run native0 "$HOTLOOP" 0
-    run cold0 carve_rec "$WORK/cold0.db" --filter 'hotloop::cold' -- "$HOTLOOP" 0
+    run cold0 carve_rec "$WORK/cold0.db" --capture ptrace --filter 'hotloop::cold' -- "$HOTLOOP" 0
     run version "$CARVE_DEBUG" --version
-    run dwarf carve_rec "$WORK/dwarf.db" --filter 'carve::main' -- "$CARVE_DEBUG" --version
+    run dwarf carve_rec "$WORK/dwarf.db" --capture ptrace --filter 'carve::main' -- "$CARVE_DEBUG" --version
     run native_c "$HOTLOOP_C" "$CALLS"
-    run carve_c carve_rec "$WORK/hot_c.db" --filter 'mix' -- "$HOTLOOP_C" "$CALLS"
+    run carve_c carve_rec "$WORK/hot_c.db" --capture ptrace --filter 'mix' -- "$HOTLOOP_C" "$CALLS"
     run uftrace uftrace record -d "$WORK/uftrace.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" "$UFTRACE_CALLS"
     run native_c0 "$HOTLOOP_C0" "$CALLS"
-    run carve_c0 carve_rec "$WORK/hot_c0.db" --filter 'mix' -- "$HOTLOOP_C0" "$CALLS"
+    run carve_c0 carve_rec "$WORK/hot_c0.db" --capture ptrace --filter 'mix' -- "$HOTLOOP_C0" "$CALLS"
     run inproc_c0 "$PROBE" mix "$HOTLOOP_C0" "$CALLS"
     run carve_inproc carve_rec "$WORK/hot_inproc.db" --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
     run carve_inproc0 carve_rec "$WORK/hot_inproc0.db" --capture inprocess --filter 'hotloop::mix' -- "$HOTLOOP" 0
@@ -189,7 +191,7 @@ done
 # ptrace stop of the program.
 rm -f "$WORK/strace.db"
 strace -c -o "$WORK/strace.txt" "$CARVE" record --db "$WORK/strace.db" ${EXTRA[@]+"${EXTRA[@]}"} \
-    --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" >"$WORK/strace.out" 2>&1
+    --capture ptrace --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS" >"$WORK/strace.out" 2>&1
 read -r stops syscalls < <(awk '$NF == "wait4" {w = $4} $NF == "total" {t = $4} END {print w + 0, t + 0}' "$WORK/strace.txt")
 # The same for the in-process probe: strace on its main thread counts the ptrace stops (wait4).
 # Its drainer thread cannot be straced with -f (strace would trace the program too, and the

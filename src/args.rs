@@ -145,11 +145,13 @@ pub struct RecordArgs {
     /// without it they run untraced.
     #[arg(long)]
     pub follow_forks: bool,
-    /// Where calls are captured: `ptrace` (an entry and a return breakpoint stop per call), or
-    /// `inprocess` (experimental: functions the in-process path can patch and whose values
-    /// its copies cover record with no stop per call; the others keep breakpoints; carve says
-    /// how many use which).
-    #[arg(long, value_enum, default_value_t = Capture::Ptrace)]
+    /// Where calls are captured. `auto` (the default): in the program itself, with no ptrace
+    /// stop per call, for every function whose entry and exits the in-process path can patch
+    /// and whose values its copies cover; the others keep breakpoints, and carve says how
+    /// many when there are any. `inprocess`: the same capture, and carve always says how many
+    /// functions use which path. `ptrace`: an entry and a return breakpoint stop per call for
+    /// every function.
+    #[arg(long, value_enum, default_value_t = Capture::Auto)]
     pub capture: Capture,
     /// Record the program N times into the database (N runs), so `carve gate` can learn which
     /// values change from run to run.
@@ -188,8 +190,9 @@ pub struct ShowArgs {
 /// `carve record --capture`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capture {
-    Ptrace,
+    Auto,
     Inprocess,
+    Ptrace,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

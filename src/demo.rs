@@ -73,7 +73,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         force_returns: Vec::new(),
         no_pin: false,
         follow_forks: false,
-        capture: crate::args::Capture::Ptrace,
+        capture: crate::args::Capture::Auto,
         coverage: false,
         coverage_per_thread: false,
         runs: 1,

@@ -57,7 +57,9 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         entries_only: false,
         capture: match a.capture {
             crate::args::Capture::Ptrace => carve_recorder::CaptureMode::Ptrace,
-            crate::args::Capture::Inprocess => carve_recorder::CaptureMode::InProcess,
+            crate::args::Capture::Inprocess | crate::args::Capture::Auto => {
+                carve_recorder::CaptureMode::InProcess
+            }
         },
     };
     // The program is recorded when its debug info has functions the selection picks. Without
@@ -77,9 +79,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let mut recorded = recorded;
-    if let (Some(program), crate::args::Capture::Inprocess) = (recorded.as_mut(), a.capture) {
-        print_capture_paths(program, &options)?;
-    }
+    // Printed once the trace file is known to take the run: an error stays the only line.
+    let paths_note = match recorded.as_mut() {
+        Some(program) => capture_paths_note(program, &options, a.capture)?,
+        None => None,
+    };
     // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
     // the program is even started.
     Store::check_for_recording(&a.db)?;
@@ -123,6 +127,9 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         }
         None
     };
+    if let Some(note) = paths_note {
+        eprintln!("{note}");
+    }
     let first_store = Mutex::new(first_store);
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
@@ -253,11 +260,23 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-/// `--capture inprocess`: how many selected functions use which path, and why the others keep
-/// breakpoints (the rule the recorder applies, read from the file before the program runs).
-fn print_capture_paths(program: &mut Program, options: &RecordOptions) -> anyhow::Result<()> {
+/// How many selected functions use which path, and why the others keep breakpoints (the rule
+/// the recorder applies, read from the file before the program runs): always with `--capture
+/// inprocess`; with `auto` only when some function keeps ptrace stops (a run with none has
+/// nothing to say); never with `ptrace`.
+fn capture_paths_note(
+    program: &mut Program,
+    options: &RecordOptions,
+    capture: crate::args::Capture,
+) -> anyhow::Result<Option<String>> {
+    if capture == crate::args::Capture::Ptrace {
+        return Ok(None);
+    }
     let paths = program.capture_paths(options)?;
     let in_process = paths.iter().filter(|(_, why)| why.is_none()).count();
+    if capture == crate::args::Capture::Auto && in_process == paths.len() {
+        return Ok(None);
+    }
     let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
     for why in paths.iter().filter_map(|(_, why)| *why) {
         *reasons.entry(why).or_default() += 1;
@@ -265,7 +284,7 @@ fn print_capture_paths(program: &mut Program, options: &RecordOptions) -> anyhow
     let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
     reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let why: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
-    eprintln!(
+    Ok(Some(format!(
         "carve: {in_process} of {} functions captured in process, {} with ptrace stops{}",
         paths.len(),
         paths.len() - in_process,
@@ -274,8 +293,7 @@ fn print_capture_paths(program: &mut Program, options: &RecordOptions) -> anyhow
         } else {
             format!(" ({})", why.join("; "))
         }
-    );
-    Ok(())
+    )))
 }
 
 /// What the summary says about one run.

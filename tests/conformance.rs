@@ -6,8 +6,10 @@
 //! writes programs of a few hundred `#[inline(never)]` functions taking and returning such
 //! values. Each program prints every argument and return value with `{:?}` just around the call;
 //! it is compiled with rustc both as debug and with `-C opt-level=3`, recorded by the real
-//! `carve record` through ptrace, and every recorded value rendered the way `{:?}` renders it must
-//! equal what the program printed. A part the recorder marked as not read exactly (`Unavailable`,
+//! `carve record` (its default capture: in process where it can, ptrace stops otherwise), and
+//! every recorded value rendered the way `{:?}` renders it must equal what the program printed;
+//! the program is recorded again with `--capture ptrace`, and the two traces must be the same
+//! call for call. A part the recorder marked as not read exactly (`Unavailable`,
 //! `Opaque`, an unfollowed `Pointer`, a `truncated` string or sequence) matches anything; every
 //! other part must be exact.
 //!
@@ -697,19 +699,15 @@ fn check(dir: &Path, name: &str, bin: &Path, fns: &[Function]) -> (Vec<String>, 
     let glob = format!("{name}::f*");
     let string_limit = STRING_LIMIT.to_string();
     let elems_limit = ELEMS_LIMIT.to_string();
-    let out = record(
-        &db,
-        &[
-            "--filter",
-            &glob,
-            "--max-string",
-            &string_limit,
-            "--max-elements",
-            &elems_limit,
-        ],
-        bin,
-        &[],
-    );
+    let selection = [
+        "--filter",
+        &glob,
+        "--max-string",
+        &string_limit,
+        "--max-elements",
+        &elems_limit,
+    ];
+    let out = record(&db, &selection, bin, &[]);
     assert!(
         out.status.success(),
         "recording {name} failed: {}",
@@ -781,6 +779,43 @@ fn check(dir: &Path, name: &str, bin: &Path, fns: &[Function]) -> (Vec<String>, 
                     got.replace(WILD, "<?>")
                 ));
             }
+        }
+    }
+    // The default capture (`auto`: in process where it can) against the ptrace path, call for
+    // call: a value the in-process copies missed would be marked there and exact here.
+    let ptrace_db = dir.join(format!("{name}-ptrace.db"));
+    let mut flags = vec!["--capture", "ptrace"];
+    flags.extend_from_slice(&selection);
+    let out = record(&ptrace_db, &flags, bin, &[]);
+    assert!(
+        out.status.success(),
+        "recording {name} with --capture ptrace failed: {}",
+        stderr(&out)
+    );
+    let shown = |db: &Path| -> serde_json::Value {
+        let out = output_within(
+            carve().args(["show", "--format", "json", "--db"]).arg(db),
+            RECORD_LIMIT,
+        );
+        assert!(out.status.success(), "carve show: {out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (default, ptrace) = (
+        common::inprocess::calls(&shown(&db)),
+        common::inprocess::calls(&shown(&ptrace_db)),
+    );
+    if default.len() != ptrace.len() {
+        mismatches.push(format!(
+            "{name}: {} calls recorded by default, {} with --capture ptrace",
+            default.len(),
+            ptrace.len()
+        ));
+    }
+    for (n, (a, b)) in default.iter().zip(&ptrace).enumerate() {
+        if a != b {
+            mismatches.push(format!(
+                "{name}: call {n} differs from the ptrace path's\n    default {a}\n    ptrace  {b}"
+            ));
         }
     }
     (mismatches, tally)

@@ -447,6 +447,53 @@ pub enum EntryRdi {
 /// instruction (at `ip`) to the breakpoint. Register copies and spills to rsp-based slots are
 /// followed; `None` when the prologue branches, cannot be decoded, or overwrites every copy.
 pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<EntryRdi> {
+    use iced_x86::Register;
+    let (holders, slots) = rdi_places(code, ip, false)?;
+    let dwarf = |r: Register| -> Option<u16> {
+        Some(match r {
+            Register::RAX => 0,
+            Register::RDX => 1,
+            Register::RCX => 2,
+            Register::RBX => 3,
+            Register::RSI => 4,
+            Register::RDI => 5,
+            Register::RBP => 6,
+            Register::R8 => 8,
+            Register::R9 => 9,
+            Register::R10 => 10,
+            Register::R11 => 11,
+            Register::R12 => 12,
+            Register::R13 => 13,
+            Register::R14 => 14,
+            Register::R15 => 15,
+            _ => return None,
+        })
+    };
+    holders
+        .into_iter()
+        .find_map(dwarf)
+        .map(EntryRdi::Register)
+        .or_else(|| slots.first().map(|at| EntryRdi::Stack(*at)))
+}
+
+/// The rsp-based slot that the straight-line code of `code` (from `ip`, up to its first
+/// branch or call) spills rdi's value at `ip` to, still holding it there with rsp unchanged
+/// since: for a function's code, where its prologue or the code right after it spills the
+/// hidden return pointer, as code built without optimization does. The in-process capture
+/// reads the pointer back from that slot at each exit. `None` when no such slot is left.
+pub fn rdi_spill_after(code: &[u8], ip: u64) -> Option<i64> {
+    let (_, slots) = rdi_places(code, ip, true)?;
+    slots.first().copied()
+}
+
+/// The registers and rsp-based slots holding rdi's value from `ip` to the end of `code`, or,
+/// with `until_branch`, to the first instruction that is not straight-line (else such an
+/// instruction gives `None`).
+fn rdi_places(
+    code: &[u8],
+    ip: u64,
+    until_branch: bool,
+) -> Option<(Vec<iced_x86::Register>, Vec<i64>)> {
     use iced_x86::{
         Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
         Register,
@@ -458,6 +505,9 @@ pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<EntryRdi> {
     while decoder.can_decode() {
         let instr = decoder.decode();
         if instr.is_invalid() || instr.flow_control() != FlowControl::Next {
+            if until_branch {
+                break;
+            }
             return None;
         }
         let is_mov = instr.mnemonic() == Mnemonic::Mov && instr.op_count() == 2;
@@ -516,32 +566,11 @@ pub fn entry_rdi_at(code: &[u8], ip: u64) -> Option<EntryRdi> {
         if let Some(at) = spill {
             slots.push(at);
         }
+        if until_branch && holders.is_empty() && slots.is_empty() {
+            break;
+        }
     }
-    let dwarf = |r: Register| -> Option<u16> {
-        Some(match r {
-            Register::RAX => 0,
-            Register::RDX => 1,
-            Register::RCX => 2,
-            Register::RBX => 3,
-            Register::RSI => 4,
-            Register::RDI => 5,
-            Register::RBP => 6,
-            Register::R8 => 8,
-            Register::R9 => 9,
-            Register::R10 => 10,
-            Register::R11 => 11,
-            Register::R12 => 12,
-            Register::R13 => 13,
-            Register::R14 => 14,
-            Register::R15 => 15,
-            _ => return None,
-        })
-    };
-    holders
-        .into_iter()
-        .find_map(dwarf)
-        .map(EntryRdi::Register)
-        .or_else(|| slots.first().map(|at| EntryRdi::Stack(*at)))
+    Some((holders, slots))
 }
 
 /// Whether a value of type `ty` may be returned in xmm registers (it has a float part).
@@ -828,5 +857,29 @@ mod tests {
         assert_eq!(entry_rdi_at(&[0x31, 0xff], 0x1000), None);
         assert_eq!(entry_rdi_at(&[0xe8, 0, 0, 0, 0], 0x1000), None);
         assert_eq!(entry_rdi_at(&[], 0x1000), Some(EntryRdi::Register(5)));
+    }
+
+    #[test]
+    fn the_hidden_pointer_s_spill_slot_is_found_up_to_the_first_call() {
+        // A debug build's start: sub rsp, 0xc8; mov [rsp], rdi; mov [rsp+8], rdi;
+        // mov edi, 1; call ...: the first slot, though rdi is gone at the call.
+        let debug = [
+            0x48, 0x81, 0xec, 0xc8, 0x00, 0x00, 0x00, 0x48, 0x89, 0x3c, 0x24, 0x48, 0x89, 0x7c,
+            0x24, 0x08, 0xbf, 0x01, 0x00, 0x00, 0x00, 0xe8, 0, 0, 0, 0, 0x48, 0x89, 0x04, 0x24,
+        ];
+        assert_eq!(rdi_spill_after(&debug, 0x1000), Some(0));
+        // An optimized start keeps it in rbx (push rbx; sub rsp, 0x10; mov rbx, rdi): no slot.
+        let kept = [
+            0x53, 0x48, 0x83, 0xec, 0x10, 0x48, 0x89, 0xfb, 0xe8, 0, 0, 0, 0,
+        ];
+        assert_eq!(rdi_spill_after(&kept, 0x1000), None);
+        // A spill overwritten before the call (mov [rsp], rdi; mov qword [rsp], 0): none left.
+        let overwritten = [
+            0x48, 0x89, 0x3c, 0x24, 0x48, 0xc7, 0x04, 0x24, 0, 0, 0, 0, 0xe8, 0, 0, 0, 0,
+        ];
+        assert_eq!(rdi_spill_after(&overwritten, 0x1000), None);
+        // rsp moved after the spill (mov [rsp], rdi; sub rsp, 8): the offset no longer holds.
+        let moved = [0x48, 0x89, 0x3c, 0x24, 0x48, 0x83, 0xec, 0x08];
+        assert_eq!(rdi_spill_after(&moved, 0x1000), None);
     }
 }

@@ -127,7 +127,14 @@ pub(crate) fn plan(
         _ => return Err("the CFA is not rsp-based at the break address"),
     };
     let sites = crate::inprocess::sites(code, low, file_pc)?;
-    let p = programs(types, limits, detail, file_pc, k)?;
+    let p = programs(
+        types,
+        limits,
+        detail,
+        file_pc,
+        k,
+        hidden_slot(detail, code, low),
+    )?;
     let mut states = std::collections::HashMap::new();
     for exit in &sites.exits {
         let at = exit[0].ip();
@@ -137,6 +144,15 @@ pub(crate) fn plan(
             let site = cfa_at(at)
                 .filter(|r| r.register == RSP)
                 .ok_or("the CFA is not rsp-based at an exit")?;
+            // The state program runs before the displaced epilogue: a store there (the last
+            // word of a result written through the hidden pointer, or through a `&mut`) would
+            // come after the copy.
+            if exit
+                .iter()
+                .any(|i| i.op_count() > 0 && i.op0_kind() == iced_x86::OpKind::Memory)
+            {
+                return Err("a store among the instructions an exit patch displaces");
+            }
             state_at(types, limits, &p.state_slots, k - site.offset)?
         };
         states.insert(at, state);
@@ -150,6 +166,46 @@ pub(crate) fn plan(
         exit: p.exit,
         states,
     })
+}
+
+/// The frame slot (an offset from `rsp` at the break address) holding the hidden return
+/// pointer of a function returning its result in memory, from which the exit sites read it
+/// back: the slot the straight-line code from the function's start (prologue and on, up to
+/// the first branch or call) spills rdi's incoming value to, as code built without
+/// optimization does. `None` when no slot holds it, or when any other store of the function
+/// (`code`, at file address `low`) writes the slot: optimized code keeps the pointer in a
+/// register and reuses slots.
+pub(crate) fn hidden_slot(detail: &FunctionDetail, code: &[u8], low: u64) -> Option<i64> {
+    use iced_x86::{Decoder, DecoderOptions, InstructionInfoFactory, OpAccess, Register};
+    // The tracer decodes the result behind the pointer the entry had.
+    detail.hidden_return?;
+    let at = crate::abi::rdi_spill_after(code, low)?;
+    let mut decoder = Decoder::with_ip(64, code, low, DecoderOptions::NONE);
+    let mut info = InstructionInfoFactory::new();
+    let mut writes = 0;
+    while decoder.can_decode() {
+        let i = decoder.decode();
+        for mem in info.info(&i).used_memory() {
+            let written = matches!(
+                mem.access(),
+                OpAccess::Write
+                    | OpAccess::CondWrite
+                    | OpAccess::ReadWrite
+                    | OpAccess::ReadCondWrite
+            );
+            let d = mem.displacement() as i64;
+            if written
+                && mem.base() == Register::RSP
+                && mem.index() == Register::None
+                && d < at + 8
+                && at < d + 8
+            {
+                writes += 1;
+            }
+        }
+    }
+    // The spill itself and nothing else.
+    (writes == 1).then_some(at)
 }
 
 /// The programs of one function: at its break address, and at each exit site before the
@@ -317,6 +373,7 @@ pub(crate) fn programs(
     detail: &FunctionDetail,
     file_pc: u64,
     cfa_offset: i64,
+    hidden_slot: Option<i64>,
 ) -> Result<Programs, Refusal> {
     let mut entry = Builder::new(types, limits);
     // The return address (at CFA - 8): the tracer keys a frame by it and its CFA.
@@ -383,8 +440,6 @@ pub(crate) fn programs(
     if let Some(EntryRdi::Stack(at)) = detail.hidden_return {
         entry.copy(Base::Rsp(at), Len::Const(8));
     }
-    // The state program's shape: checked now, built per exit site.
-    state_at(types, limits, &state_slots, 0)?;
     let mut exit = Builder::new(types, limits);
     if let Some(ty) = detail.return_type {
         let rr = ReturnRegs {
@@ -397,15 +452,23 @@ pub(crate) fn programs(
         match crate::abi::return_place(types, ty, &rr, detail.rust_abi) {
             ReturnPlace::Unknown(_) => {}
             ReturnPlace::Memory(_) => {
-                // At the `ret`, rax holds the hidden return pointer (the caller's slot).
-                let r = exit.copy(
-                    Base::Ptr {
-                        word: Word::Reg(RAX),
-                        add: 0,
-                    },
-                    Len::Const(size_of(types, ty)?),
-                );
-                exit.value(ty, Holder::Region(r), 0, 0)?;
+                // Copied behind the hidden return pointer the entry spilled to its frame slot,
+                // read there at each exit site before the epilogue (a state root), as the
+                // tracer decodes it behind the pointer the entry had. Not behind `rax` at the
+                // `ret`: rustc's optimized code does not keep the pointer there (a `Vec`
+                // returned with `rax` still holding its buffer's address; the capture then
+                // followed the buffer's first words as the `Vec`'s pointer and crashed the
+                // program). A pointer kept only in a register is not known at the exit.
+                let Some(at) = hidden_slot else {
+                    return Err(
+                        "a result returned in memory whose hidden pointer is not in a frame slot",
+                    );
+                };
+                size_of(types, ty)?;
+                state_slots.push(StateRoot {
+                    slot: at,
+                    pointee: ty,
+                });
             }
             ReturnPlace::Bytes(b) => {
                 let reg_of = |i: usize| {
@@ -420,6 +483,8 @@ pub(crate) fn programs(
             }
         }
     }
+    // The state program's shape: checked now, built per exit site.
+    state_at(types, limits, &state_slots, 0)?;
     let entry = entry.finish()?;
     let exit = exit.finish()?;
     Ok(Programs {
@@ -588,6 +653,9 @@ impl<'a> Builder<'a> {
                         _ => return Err("a slice of an unknown type"),
                     };
                     self.seq(elem, h, offset + ptr.offset, offset + len, depth)
+                } else if is_slice_iter(name) {
+                    // The decoder reads what it has left, between two raw pointers.
+                    Err("a slice iterator")
                 } else if special(name) {
                     Err("a standard library type the capture does not copy (maps, Rc, trait objects...)")
                 } else {
@@ -743,10 +811,17 @@ fn is_slice(name: &str) -> bool {
         || ((name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']'))
 }
 
+/// `slice::Iter<T>` and `IterMut<T>`, which the decoder reads as the elements still to come
+/// (`Decoder::slice_iter`), between its two raw pointers.
+fn is_slice_iter(name: &str) -> bool {
+    name.starts_with("core::slice::iter::Iter<") || name.starts_with("core::slice::iter::IterMut<")
+}
+
 /// Structs the decoder reads as what they mean (`known_struct`), which the capture must copy
 /// for as the decoder reads them, not member by member.
 fn special(name: &str) -> bool {
     name.contains("dyn ")
+        || is_slice_iter(name)
         || name.starts_with("alloc::rc::Rc<")
         || name.starts_with("alloc::sync::Arc<")
         || name.starts_with("alloc::boxed::Box<")
@@ -760,6 +835,16 @@ fn special(name: &str) -> bool {
         || name.starts_with("alloc::collections::")
         || name.starts_with("std::collections::")
         || is_slice(name)
+}
+
+/// Two records' regions read as one memory (an exit record and the state record before it):
+/// a read is answered wholly by one of them or fails.
+pub(crate) struct EitherMemory<'a>(pub &'a dyn Memory, pub &'a dyn Memory);
+
+impl Memory for EitherMemory<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.0.read(addr, buf) || self.1.read(addr, buf)
+    }
 }
 
 /// The regions a record carries, read as memory: a read wholly inside one region is answered
@@ -954,6 +1039,62 @@ mod tests {
         assert_eq!(
             b.value(option, Holder::Regs([Some(5), None]), 0, 0),
             Err("an enum holding references")
+        );
+    }
+
+    /// A slice iterator's members are raw pointers, which the capture never follows, but the
+    /// decoder reads the elements between them: copying the members alone would decode as
+    /// "unreadable" what the ptrace path records, so the function keeps the ptrace path.
+    #[test]
+    fn a_slice_iterator_is_refused_although_its_members_are_raw_pointers() {
+        let mut t = TypeTable::default();
+        let u8_ty = ty(&mut t, "u8", 1, TypeKind::Base(BaseKind::Unsigned));
+        let raw = ty(
+            &mut t,
+            "*const u8",
+            8,
+            TypeKind::Pointer {
+                pointee: Some(u8_ty),
+            },
+        );
+        let non_null = ty(
+            &mut t,
+            "core::ptr::non_null::NonNull<u8>",
+            8,
+            TypeKind::Struct {
+                members: vec![member("pointer", 0, raw)],
+                params: vec![u8_ty],
+            },
+        );
+        let iter = ty(
+            &mut t,
+            "core::slice::iter::Iter<u8>",
+            16,
+            TypeKind::Struct {
+                members: vec![member("ptr", 0, non_null), member("end_or_len", 8, raw)],
+                params: vec![u8_ty],
+            },
+        );
+        let by_mut = ty(
+            &mut t,
+            "&mut core::slice::iter::Iter<u8>",
+            8,
+            TypeKind::Pointer {
+                pointee: Some(iter),
+            },
+        );
+        let b = Builder::new(&t, Limits::default());
+        assert!(!b.reads_nothing(iter, 0));
+        let mut b = Builder::new(&t, Limits::default());
+        let slot = b.copy(Base::Rsp(8), Len::Const(16));
+        assert_eq!(
+            b.value(iter, Holder::Region(slot), 0, 0),
+            Err("a slice iterator")
+        );
+        let mut b = Builder::new(&t, Limits::default());
+        assert_eq!(
+            b.value(by_mut, Holder::Regs([Some(5), None]), 0, 0),
+            Err("a slice iterator")
         );
     }
 

@@ -72,7 +72,7 @@ pub(crate) fn syscall(
     for (slot, value) in slots.into_iter().zip(args) {
         *slot = *value;
     }
-    let result = set_regs(tid, regs).and_then(|()| step_over_syscall(tid, scratch));
+    let result = set_regs(tid, regs).and_then(|()| step_over_syscall(tid, scratch, regs));
     // Put everything back whatever happened; the first error wins.
     let restored = mem
         .write(scratch, &borrowed)
@@ -93,19 +93,31 @@ pub(crate) fn syscall(
     Ok(rax as i64)
 }
 
-/// Single-steps `tid` until the `syscall` at `scratch` has run; returns `rax` and the signals
-/// that stopped the thread meanwhile (not delivered yet).
-fn step_over_syscall(tid: Pid, scratch: u64) -> Result<(u64, Vec<Signal>), RecordError> {
+/// Single-steps `tid` until the `syscall` at `scratch` has run with the registers `regs`;
+/// returns `rax` and the signals that stopped the thread meanwhile (not delivered yet).
+///
+/// A thread stopped inside a system call (the `PTRACE_EVENT_EXEC` stop of a program a traced
+/// process execs) first finishes that call when stepped: the kernel stores its result in `rax`
+/// over the system call number set here and reports the step at the call's exit, before any
+/// instruction ran. `regs` are set again at every such trap, so the `syscall` instruction runs
+/// the intended call (without it, `mmap` ran as `read`, system call 0, and failed with EBADF).
+fn step_over_syscall(
+    tid: Pid,
+    scratch: u64,
+    regs: libc::user_regs_struct,
+) -> Result<(u64, Vec<Signal>), RecordError> {
     let mut pending = Vec::new();
     for _ in 0..MAX_STEPS {
         ptrace::step(tid, None).map_err(ptrace_err("SINGLESTEP", tid))?;
         match waitpid(tid, Some(WaitPidFlag::__WALL)).map_err(ptrace_err("waitpid", tid))? {
             WaitStatus::Stopped(_, Signal::SIGTRAP) => {
-                let regs = get_regs(tid)?;
-                if regs.rip == scratch + SYSCALL.len() as u64 {
-                    return Ok((regs.rax, pending));
+                let now = get_regs(tid)?;
+                if now.rip == scratch + SYSCALL.len() as u64 {
+                    return Ok((now.rax, pending));
                 }
-                // A trap before the instruction ran: step again.
+                // A trap before the instruction ran (the exit of the system call the thread
+                // was stopped in): the registers again, then step again.
+                set_regs(tid, regs)?;
             }
             WaitStatus::Stopped(_, sig) => pending.push(sig),
             other => {

@@ -1273,7 +1273,12 @@ pub fn probe(
         let rule = crate::unwind::cfa_rule(&info, d.breakpoint.0).filter(|r| r.register == 7);
         let programs = match rule {
             None => Err("the CFA is not rsp-based at the break address"),
-            Some(r) => crate::capture::programs(&info.types, limits, &d, d.breakpoint.0, r.offset),
+            Some(r) => {
+                let hidden = info
+                    .code(f.low_pc, f.high_pc)
+                    .and_then(|code| crate::capture::hidden_slot(&d, code, f.low_pc.0));
+                crate::capture::programs(&info.types, limits, &d, d.breakpoint.0, r.offset, hidden)
+            }
         };
         let (entry, exit, state, covered) = match programs {
             Ok(p) => (p.entry, p.exit, p.state_slots, true),
@@ -1418,6 +1423,9 @@ fn decode_probed(
     type Open = (Option<u64>, Vec<(String, usize, u64)>);
     let mut stacks: std::collections::HashMap<u64, Vec<Open>> = Default::default();
     let mut states: std::collections::HashMap<u64, Vec<Arg>> = Default::default();
+    // Per thread, the last state record's regions: a result returned in memory is copied there.
+    let mut state_memory: std::collections::HashMap<u64, crate::capture::Captured> =
+        Default::default();
     let mut out: Vec<ProbeRecord> = Vec::new();
     for r in records.records() {
         let p = probed.get(r.function as usize).and_then(|p| p.as_ref());
@@ -1471,6 +1479,7 @@ fn decode_probed(
             }
             (STATE, _) => {
                 // Folded into the exit record that follows it on this thread.
+                state_memory.insert(r.thread, r.memory.to_captured());
                 if let Some((_, effects)) = stacks.get(&r.thread).and_then(|s| s.last()) {
                     let after = effects
                         .iter()
@@ -1495,6 +1504,13 @@ fn decode_probed(
                         xmm0: r.xmm[0],
                         xmm1: r.xmm[1],
                         hidden,
+                    };
+                    let state = state_memory.remove(&r.thread).unwrap_or_default();
+                    let both = crate::capture::EitherMemory(&r.memory, &state);
+                    let decoder = Decoder {
+                        types,
+                        mem: &both,
+                        limits,
                     };
                     let (value, _) =
                         crate::tracer::decode_return(&decoder, ty, &rr, p.detail.rust_abi);

@@ -717,7 +717,10 @@ impl<'a> Tracer<'a> {
             xmm1: r.xmm[1],
             hidden: frame.hidden_return,
         };
-        let ret = self.returned(call, index, Some(&r.memory), regs);
+        // A result returned in memory was copied by the state program (before the epilogue,
+        // behind the hidden pointer's frame slot); one in registers by the exit program.
+        let both = crate::capture::EitherMemory(&r.memory, &state);
+        let ret = self.returned(call, index, Some(&both), regs);
         let decoder = self.decoder_over(&state);
         let after = frame.effects_after(&decoder);
         let end = CallEnd {
