@@ -106,8 +106,10 @@ const INSERT_FUNCTION: &str = "INSERT INTO functions \
 const INSERT_OBJECT: &str = "INSERT OR REPLACE INTO objects \
     (run_id, id, type_name, addr, created_by) VALUES (?1, ?2, ?3, ?4, ?5)";
 /// The most call rows one `INSERT` stores; a buffer of n rows takes n / this statements of
-/// that size, then one of each power of two in the rest (so at most 7 statement sizes).
-pub(crate) const ROWS_PER_INSERT: usize = 64;
+/// that size, then one of each power of two in the rest (so at most 8 statement sizes;
+/// 128 rows bind 1,920 parameters, far under SQLite's 32,766, and were ~5% faster than 64 in
+/// alternating recordings of 200,000 calls).
+pub(crate) const ROWS_PER_INSERT: usize = 128;
 /// The columns of a call's row, in the order [`CallRow::bind`] binds them.
 /// `OR IGNORE`: the rows break no constraint (`Stored` refuses what would, NOT NULL columns are
 /// bound from values that are never null), and without a constraint that may abort the
