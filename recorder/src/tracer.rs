@@ -366,6 +366,8 @@ pub(crate) struct Tracer<'a> {
     write_methods: Option<&'a WriteMethods>,
     /// The in-process path's ring, when functions are captured in process.
     ring: Option<crate::inprocess::Ring>,
+    /// Looks at the ring that found it empty since the last that found records.
+    empty_polls: u32,
     /// The sites patched for the in-process path and the bytes they replaced.
     patched: Vec<(u64, Vec<u8>)>,
     /// Thread pointers (`fs_base`) of the threads seen, for the records' threads.
@@ -398,6 +400,10 @@ impl Machine for Stopped<'_> {
 
 /// Bytes of the in-process ring (4 MiB: a few hundred thousand calls between two drains).
 const RING_BYTES: u64 = 4 << 20;
+/// The drainer's first sleep after a drain that found records, in µs; each further empty
+/// look doubles it, [`EMPTY_POLL_DOUBLINGS`] times at most (25 µs to 200 µs).
+const EMPTY_POLL_MIN_US: u64 = 25;
+const EMPTY_POLL_DOUBLINGS: u32 = 3;
 
 /// A record's registers as a stopped thread's at the break address `rip`.
 fn captured_regs(r: &crate::inprocess::Record<'_>, rip: u64) -> libc::user_regs_struct {
@@ -819,6 +825,7 @@ impl<'a> Tracer<'a> {
             letting_go: false,
             write_methods: None,
             ring: None,
+            empty_polls: 0,
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
             drained: crate::inprocess::Drained::default(),
@@ -1031,7 +1038,17 @@ impl<'a> Tracer<'a> {
             let status = match waitpid(None, Some(flags)) {
                 Ok(WaitStatus::StillAlive) => {
                     if self.drain_ring()? == 0 {
-                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        // Right after records came, the program is most likely only off its
+                        // CPU for a moment: look again soon; the longer the ring stays
+                        // empty, the longer the sleep (to 200 µs), so an idle program costs
+                        // little. A fixed 200 µs left the writer without work while the
+                        // program, woken, refilled the ring.
+                        std::thread::sleep(std::time::Duration::from_micros(
+                            EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
+                        ));
+                        self.empty_polls += 1;
+                    } else {
+                        self.empty_polls = 0;
                     }
                     continue;
                 }
