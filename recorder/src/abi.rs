@@ -495,8 +495,7 @@ fn rdi_places(
     until_branch: bool,
 ) -> Option<(Vec<iced_x86::Register>, Vec<i64>)> {
     use iced_x86::{
-        Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
-        Register,
+        Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, Mnemonic, OpKind, Register,
     };
     let mut holders = vec![Register::RDI];
     let mut slots: Vec<i64> = Vec::new();
@@ -527,13 +526,7 @@ fn rdi_places(
         .then(|| instr.memory_displacement64() as i64);
         let used = info.info(&instr);
         for mem in used.used_memory() {
-            let written = matches!(
-                mem.access(),
-                OpAccess::Write
-                    | OpAccess::CondWrite
-                    | OpAccess::ReadWrite
-                    | OpAccess::ReadCondWrite
-            );
+            let written = writes(mem.access());
             if !written {
                 continue;
             }
@@ -545,13 +538,7 @@ fn rdi_places(
             }
         }
         for reg in used.used_registers() {
-            let written = matches!(
-                reg.access(),
-                OpAccess::Write
-                    | OpAccess::CondWrite
-                    | OpAccess::ReadWrite
-                    | OpAccess::ReadCondWrite
-            );
+            let written = writes(reg.access());
             if written {
                 let full = reg.register().full_register();
                 holders.retain(|r| *r != full);
@@ -882,4 +869,13 @@ mod tests {
         let moved = [0x48, 0x89, 0x3c, 0x24, 0x48, 0x83, 0xec, 0x08];
         assert_eq!(rdi_spill_after(&moved, 0x1000), None);
     }
+}
+
+/// Whether an operand access writes it (possibly: conditional writes count).
+pub(crate) fn writes(access: iced_x86::OpAccess) -> bool {
+    use iced_x86::OpAccess;
+    matches!(
+        access,
+        OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+    )
 }

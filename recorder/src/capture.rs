@@ -176,7 +176,7 @@ pub(crate) fn plan(
 /// (`code`, at file address `low`) writes the slot: optimized code keeps the pointer in a
 /// register and reuses slots.
 pub(crate) fn hidden_slot(detail: &FunctionDetail, code: &[u8], low: u64) -> Option<i64> {
-    use iced_x86::{Decoder, DecoderOptions, InstructionInfoFactory, OpAccess, Register};
+    use iced_x86::{Decoder, DecoderOptions, InstructionInfoFactory, Register};
     // The tracer decodes the result behind the pointer the entry had.
     detail.hidden_return?;
     let at = crate::abi::rdi_spill_after(code, low)?;
@@ -186,13 +186,7 @@ pub(crate) fn hidden_slot(detail: &FunctionDetail, code: &[u8], low: u64) -> Opt
     while decoder.can_decode() {
         let i = decoder.decode();
         for mem in info.info(&i).used_memory() {
-            let written = matches!(
-                mem.access(),
-                OpAccess::Write
-                    | OpAccess::CondWrite
-                    | OpAccess::ReadWrite
-                    | OpAccess::ReadCondWrite
-            );
+            let written = crate::abi::writes(mem.access());
             let d = mem.displacement() as i64;
             if written
                 && mem.base() == Register::RSP

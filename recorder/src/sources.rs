@@ -182,13 +182,7 @@ pub(crate) fn path_registers(code: &[u8], ip: u64) -> Option<(ArgReg, ArgReg)> {
             return None;
         }
         for used in info.info(&instruction).used_registers() {
-            if matches!(
-                used.access(),
-                iced_x86::OpAccess::Write
-                    | iced_x86::OpAccess::CondWrite
-                    | iced_x86::OpAccess::ReadWrite
-                    | iced_x86::OpAccess::ReadCondWrite
-            ) {
+            if crate::abi::writes(used.access()) {
                 written.push(used.register().full_register());
             }
         }
