@@ -667,6 +667,15 @@ fn leaves_of(types: &TypeTable, ty: TypeId, base: u64, out: &mut Vec<Leaf>, dept
     }
 }
 
+/// Whether an operand access writes it (possibly: conditional writes count).
+pub(crate) fn writes(access: iced_x86::OpAccess) -> bool {
+    use iced_x86::OpAccess;
+    matches!(
+        access,
+        OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -869,13 +878,4 @@ mod tests {
         let moved = [0x48, 0x89, 0x3c, 0x24, 0x48, 0x83, 0xec, 0x08];
         assert_eq!(rdi_spill_after(&moved, 0x1000), None);
     }
-}
-
-/// Whether an operand access writes it (possibly: conditional writes count).
-pub(crate) fn writes(access: iced_x86::OpAccess) -> bool {
-    use iced_x86::OpAccess;
-    matches!(
-        access,
-        OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
-    )
 }
