@@ -898,6 +898,18 @@ mod tests {
         })
     }
 
+    /// A pointer type (references, raw pointers, `Box`): 8 bytes, pointing at `pointee`.
+    fn pointer(t: &mut TypeTable, name: &str, pointee: TypeId) -> TypeId {
+        ty(
+            t,
+            name,
+            8,
+            TypeKind::Pointer {
+                pointee: Some(pointee),
+            },
+        )
+    }
+
     fn member(name: &str, offset: u64, ty: TypeId) -> Member {
         Member {
             name: name.into(),
@@ -911,14 +923,7 @@ mod tests {
         let mut t = TypeTable::default();
         let u8_ty = ty(&mut t, "u8", 1, TypeKind::Base(BaseKind::Unsigned));
         let u64_ty = ty(&mut t, "u64", 8, TypeKind::Base(BaseKind::Unsigned));
-        let raw = ty(
-            &mut t,
-            "*const u8",
-            8,
-            TypeKind::Pointer {
-                pointee: Some(u8_ty),
-            },
-        );
+        let raw = pointer(&mut t, "*const u8", u8_ty);
         let text = ty(
             &mut t,
             "&str",
@@ -941,14 +946,7 @@ mod tests {
                 params: vec![],
             },
         );
-        let by_ref = ty(
-            &mut t,
-            "&m::Named",
-            8,
-            TypeKind::Pointer {
-                pointee: Some(named),
-            },
-        );
+        let by_ref = pointer(&mut t, "&m::Named", named);
         let some = ty(
             &mut t,
             "Some",
@@ -1043,14 +1041,7 @@ mod tests {
     fn a_slice_iterator_is_refused_although_its_members_are_raw_pointers() {
         let mut t = TypeTable::default();
         let u8_ty = ty(&mut t, "u8", 1, TypeKind::Base(BaseKind::Unsigned));
-        let raw = ty(
-            &mut t,
-            "*const u8",
-            8,
-            TypeKind::Pointer {
-                pointee: Some(u8_ty),
-            },
-        );
+        let raw = pointer(&mut t, "*const u8", u8_ty);
         let non_null = ty(
             &mut t,
             "core::ptr::non_null::NonNull<u8>",
@@ -1069,14 +1060,7 @@ mod tests {
                 params: vec![u8_ty],
             },
         );
-        let by_mut = ty(
-            &mut t,
-            "&mut core::slice::iter::Iter<u8>",
-            8,
-            TypeKind::Pointer {
-                pointee: Some(iter),
-            },
-        );
+        let by_mut = pointer(&mut t, "&mut core::slice::iter::Iter<u8>", iter);
         let b = Builder::new(&t, Limits::default());
         assert!(!b.reads_nothing(iter, 0));
         let mut b = Builder::new(&t, Limits::default());

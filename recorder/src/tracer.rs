@@ -3,11 +3,11 @@
 //! the frame's CFA, and the events they produce for a [`TraceSink`].
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 // The tracer looks these maps up several times per traced call (threads, thread pointers,
 // breakpoints): foldhash instead of SipHash, whose hashing was a twentieth of the thread.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use std::sync::Arc;
 
 use carve_storage::{
     Arg, CallEnd, CallId, CallStart, FunctionId, LineId, Outcome, ProcessExit, RunEnd, TraceEvent,
@@ -1046,7 +1046,7 @@ impl<'a> Tracer<'a> {
                         std::thread::sleep(std::time::Duration::from_micros(
                             EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
                         ));
-                        self.empty_polls += 1;
+                        self.empty_polls = self.empty_polls.saturating_add(1);
                     } else {
                         self.empty_polls = 0;
                     }

@@ -361,7 +361,7 @@ struct EventWriter {
     checkpoints: Option<Checkpoints>,
     /// Transactions committed so far.
     commits: u64,
-    /// The functions and calls of this run stored so far, for the calls' foreign keys.
+    /// The functions and calls of this run stored so far, for the calls' keys.
     stored: Stored,
 }
 
@@ -481,14 +481,13 @@ impl EventWriter {
     /// each would have stored, each failure noted.
     fn flush_rows(&mut self, text: &[u8]) {
         let mut rows = std::mem::take(&mut self.rows);
-        // What the foreign keys would refuse is noted and left out (see `Stored`).
+        // What the schema's keys would refuse is noted and left out (see `Stored`).
         rows.rows
             .retain(|row| match self.stored.refusal(&row.start) {
                 None => true,
                 Some(detail) => {
                     let run = self.run;
-                    self.first_error
-                        .get_or_insert(StorageError::InvalidEvent { run, detail });
+                    self.note(StorageError::InvalidEvent { run, detail });
                     false
                 }
             });
@@ -746,7 +745,8 @@ struct Stored {
 }
 
 impl Stored {
-    /// Why `start`'s row would break a foreign key, or `None` (and it is now stored).
+    /// Why `start`'s row would break a key of the calls table, or `None` (and it is now
+    /// stored).
     fn refusal(&mut self, start: &StartColumns) -> Option<String> {
         if self.has_call(start.call.0) {
             return Some(format!("call {} started twice", start.call));
