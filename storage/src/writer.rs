@@ -25,7 +25,7 @@ use std::any::Any;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -407,10 +407,22 @@ impl EventWriter {
     /// woken to copy the log into the file.
     fn committed(&mut self) {
         self.commits += 1;
-        if let Some(checkpoints) = &self.checkpoints {
-            if self.commits.is_multiple_of(COMMITS_PER_CHECKPOINT) {
-                checkpoints.wake();
-            }
+        let Some(checkpoints) = &self.checkpoints else {
+            return;
+        };
+        if !self.commits.is_multiple_of(COMMITS_PER_CHECKPOINT) {
+            return;
+        }
+        if (self.commits / COMMITS_PER_CHECKPOINT).is_multiple_of(CHECKPOINTS_PER_RESTART) {
+            // This one on the writer's thread, after the thread's last one ended: then the
+            // whole log is in the file when the next transaction starts, which writes the log
+            // from its beginning again.
+            let _idle = checkpoints.idle();
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        } else {
+            checkpoints.wake();
         }
     }
 
@@ -800,14 +812,26 @@ impl Stored {
 /// 50 pages of log each for leaf calls) go between two checkpoints: the log stays near
 /// SQLite's own threshold of 1000 pages.
 const COMMITS_PER_CHECKPOINT: u64 = 16;
+/// Every this many checkpoints, the writer's thread makes the checkpoint itself, so that the
+/// log restarts (see [`Checkpoints`]).
+const CHECKPOINTS_PER_RESTART: u64 = 4;
 
 /// A thread of the writer's with a connection of its own that copies the log into the
 /// database file (SQLite's checkpoint) whenever the writer wakes it, so that the writer's
 /// commits never stop to do it: the checkpoints were a sixth of the writer's time, and on two
 /// CPUs they now run beside it. A passive checkpoint takes no lock the writer waits for.
+///
+/// SQLite writes the log from its beginning again only when a transaction starts with every
+/// frame of the log copied into the file, which the thread's checkpoints, with the writer
+/// appending meanwhile, never leave behind: the log grew as large as the trace, each frame
+/// appended to the file (ext4 allocating its blocks) rather than written over the frames of a
+/// log already copied. So every [`CHECKPOINTS_PER_RESTART`]-th checkpoint is the writer's
+/// own, made between two transactions once the thread is idle ([`Checkpoints::idle`]).
 struct Checkpoints {
     thread: JoinHandle<()>,
     stop: Arc<AtomicBool>,
+    /// Held by the thread while it checkpoints.
+    busy: Arc<Mutex<()>>,
 }
 
 impl Checkpoints {
@@ -819,19 +843,21 @@ impl Checkpoints {
         conn.pragma_update(None, "synchronous", "OFF").ok()?;
         writer.pragma_update(None, "wal_autocheckpoint", 0).ok()?;
         let stop = Arc::new(AtomicBool::new(false));
-        let theirs = stop.clone();
+        let busy = Arc::new(Mutex::new(()));
+        let (theirs, their_busy) = (stop.clone(), busy.clone());
         let thread = std::thread::Builder::new()
             .name(format!("carve-ckpt-{run}"))
             .spawn(move || {
                 while !theirs.load(Ordering::Acquire) {
                     std::thread::park();
+                    let _busy = their_busy.lock().unwrap_or_else(PoisonError::into_inner);
                     // A busy or failed checkpoint copies less now and more next time;
                     // the writer's final one copies and syncs whatever is left.
                     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
                 }
             });
         match thread {
-            Ok(thread) => Some(Checkpoints { thread, stop }),
+            Ok(thread) => Some(Checkpoints { thread, stop, busy }),
             Err(_) => {
                 let _ = writer.pragma_update(None, "wal_autocheckpoint", 1000);
                 None
@@ -841,6 +867,12 @@ impl Checkpoints {
 
     fn wake(&self) {
         self.thread.thread().unpark();
+    }
+
+    /// Waits for the thread's checkpoint, if one is under way, and keeps it from starting
+    /// another while the guard lives.
+    fn idle(&self) -> MutexGuard<'_, ()> {
+        self.busy.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn stop(self) {
