@@ -277,3 +277,108 @@ mod tests {
         assert_eq!(free_below(&used, near, 0x1000), None);
     }
 }
+
+/// Puts a file's pages behind `region` (mapped by [`map_near`], readable and writable, its
+/// contents not needed) and maps the same pages into carve: the program and carve then share
+/// them, and carve reads what the program writes there in place, without a system call.
+///
+/// In the process: `memfd_create` (named by bytes written at the region's start),
+/// `ftruncate` to the region's length, `mmap(MAP_SHARED | MAP_FIXED)` of it over the region,
+/// `close`. carve maps the file through `/proc/PID/fd/N` in between. The file descriptor lives
+/// only for those calls (opened close-on-exec), so the program never sees it. On any failure
+/// the region is left as it was (private to the program, still usable) and the error says
+/// which step failed.
+pub(crate) fn share(
+    tid: Pid,
+    mem: &ProcessMemory,
+    scratch: u64,
+    region: Region,
+) -> Result<memmap2::MmapRaw, RecordError> {
+    let fail = |op: &'static str, source: std::io::Error| RecordError::Memory {
+        op,
+        pid: tid.as_raw(),
+        addr: region.start,
+        source,
+    };
+    let errno = |got: i64| std::io::Error::from_raw_os_error(-got as i32);
+    const NAME: &[u8] = b"carve-ring\0";
+    mem.write(region.start, NAME)?;
+    // The region's bytes as they were (zero) unless the file's pages replaced them.
+    let unnamed = || mem.write(region.start, &[0; NAME.len()]);
+    let fd = match syscall(
+        tid,
+        mem,
+        scratch,
+        libc::SYS_memfd_create,
+        &[region.start, libc::MFD_CLOEXEC as u64],
+    ) {
+        Ok(fd) if fd >= 0 => fd,
+        Ok(got) => {
+            unnamed()?;
+            return Err(fail("memfd_create in the traced process", errno(got)));
+        }
+        Err(e) => {
+            let _ = unnamed();
+            return Err(e);
+        }
+    };
+    let mapped = (|| {
+        let got = syscall(
+            tid,
+            mem,
+            scratch,
+            libc::SYS_ftruncate,
+            &[fd as u64, region.len],
+        )?;
+        if got < 0 {
+            return Err(fail("ftruncate in the traced process", errno(got)));
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(format!("/proc/{tid}/fd/{fd}"))
+            .map_err(|e| fail("open the traced process's shared memory", e))?;
+        let local = memmap2::MmapRaw::map_raw(&file)
+            .map_err(|e| fail("map the traced process's shared memory", e))?;
+        if local.len() as u64 != region.len {
+            return Err(fail(
+                "map the traced process's shared memory",
+                std::io::Error::other("its length is not the region's"),
+            ));
+        }
+        let flags = libc::MAP_SHARED | libc::MAP_FIXED;
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        let got = syscall(
+            tid,
+            mem,
+            scratch,
+            libc::SYS_mmap,
+            &[
+                region.start,
+                region.len,
+                prot as u64,
+                flags as u64,
+                fd as u64,
+                0,
+            ],
+        )?;
+        if got < 0 || got as u64 != region.start {
+            return Err(fail(
+                "mmap shared memory in the traced process",
+                if got < 0 {
+                    errno(got)
+                } else {
+                    std::io::Error::other("mapped at another address")
+                },
+            ));
+        }
+        Ok(local)
+    })();
+    let closed = syscall(tid, mem, scratch, libc::SYS_close, &[fd as u64]);
+    if mapped.is_err() {
+        unnamed()?;
+    }
+    let local = mapped?;
+    closed?;
+    Ok(local)
+}

@@ -15,6 +15,8 @@
 //!
 //! Not wired into `carve record` yet: the experimental `probe` API runs a program this way.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use iced_x86::code_asm::{eax, edx, esi, xmm0, xmm1};
 use iced_x86::code_asm::{ptr, qword_ptr, AsmRegister64, CodeAssembler, CodeLabel};
 use iced_x86::code_asm::{
@@ -427,6 +429,74 @@ pub(crate) struct Ring {
     pub region: Region,
     pub capacity: u64,
     tail: u64,
+    /// The ring's pages mapped into carve too ([`crate::inject::share`]), read in place; else
+    /// (the program could not make them shared) read with `process_vm_readv`.
+    shared: Option<Shared>,
+}
+
+/// The most bytes of records one drain takes (at least the largest record): the program may
+/// have filled the whole ring meanwhile, and records read and decoded in one piece of that
+/// size went through the cache shared by the CPUs, not through the drainer's own.
+const DRAIN_BYTES: u64 = if SLACK > 64 << 10 { SLACK } else { 64 << 10 };
+/// The most bytes of records one drain asks the CPU to fetch ahead ([`Shared::prefetch`]).
+const PREFETCH_BYTES: u64 = DRAIN_BYTES;
+
+/// The ring's pages as carve maps them ([`crate::inject::share`]).
+struct Shared(memmap2::MmapRaw);
+
+impl Shared {
+    /// The 8-aligned word at `at`, as the program last stored it: an acquire load, so the
+    /// record a commit word commits is seen whole after it.
+    fn word(&self, at: u64) -> u64 {
+        assert!(at.is_multiple_of(8) && at + 8 <= self.0.len() as u64);
+        // SAFETY: in the mapping (checked) and 8-aligned (the mapping is page-aligned), and
+        // only ever accessed as whole words by carve; the program's stores to it are plain
+        // `mov`s of whole words, atomic on x86-64.
+        let word = unsafe { &*(self.0.as_ptr().add(at as usize) as *const AtomicU64) };
+        word.load(Ordering::Acquire)
+    }
+
+    fn set_word(&self, at: u64, value: u64) {
+        assert!(at.is_multiple_of(8) && at + 8 <= self.0.len() as u64);
+        // SAFETY: as in `word`.
+        let word = unsafe { &*(self.0.as_ptr().add(at as usize) as *const AtomicU64) };
+        word.store(value, Ordering::Release);
+    }
+
+    /// Asks the CPU to bring the `len` bytes from `at` into its cache (at most
+    /// [`PREFETCH_BYTES`]) while carve goes on: the program's CPU wrote them, and reading them
+    /// one record after another (each record's length says where the next starts) waited for
+    /// each line in turn.
+    fn prefetch(&self, at: u64, len: u64) {
+        let end = (at + len.min(PREFETCH_BYTES)).min(self.0.len() as u64);
+        let mut line = at & !63;
+        while line < end {
+            // SAFETY: a prefetch of an address in the mapping; it reads nothing into Rust.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
+                    self.0.as_ptr().add(line as usize) as *const i8,
+                );
+            }
+            line += 64;
+        }
+    }
+
+    /// Appends `len` bytes from `at` to `out`: committed records, which no writer touches
+    /// until carve moves the tail past them.
+    fn copy(&self, at: u64, len: usize, out: &mut Vec<u8>) {
+        assert!(at + len as u64 <= self.0.len() as u64);
+        out.reserve(len);
+        // SAFETY: the source is in the mapping (checked), the destination is `out`'s spare
+        // capacity (reserved), and nothing writes the source meanwhile (see above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.0.as_ptr().add(at as usize),
+                out.as_mut_ptr().add(out.len()),
+                len,
+            );
+            out.set_len(out.len() + len);
+        }
+    }
 }
 
 impl Ring {
@@ -441,35 +511,55 @@ impl Ring {
         mem: &ProcessMemory,
         out: &mut Drained,
     ) -> Result<usize, RecordError> {
-        let mut head = [0u8; 8];
-        if !mem.read(self.region.start, &mut head) {
-            return Err(read_err(mem, self.region.start));
-        }
-        let head = u64::from_le_bytes(head);
+        let head = match &self.shared {
+            Some(shared) => shared.word(0),
+            None => {
+                let mut head = [0u8; 8];
+                if !mem.read(self.region.start, &mut head) {
+                    return Err(read_err(mem, self.region.start));
+                }
+                u64::from_le_bytes(head)
+            }
+        };
         let mut drained = 0;
-        while head > self.tail {
+        let mut taken = 0u64;
+        while head > self.tail && taken < DRAIN_BYTES {
             let p = self.tail % self.capacity;
-            let avail = (head - self.tail).min(self.capacity + SLACK - p);
+            let avail = (head - self.tail)
+                .min(self.capacity + SLACK - p)
+                .min(DRAIN_BYTES);
             // This round's bytes go after the records already in `out`.
             let base = out.bytes.len();
-            // First pass: which records are complete (commit word = its offset + 1, written
-            // last). A record starts before the ring's end; the next one after such a record
-            // starts again at the ring's beginning (the next round of this loop).
-            self.read_at(mem, p, avail, &mut out.bytes, base)?;
-            let (at, off) = match self.complete(&out.bytes[base..], p) {
-                Ok(complete) => complete,
-                Err(bad) => {
+            let bad = |at: usize| bad_record(mem, self.data() + p + at as u64);
+            // Which records are complete (commit word = its offset + 1, written last). A
+            // record starts before the ring's end; the next one after such a record starts
+            // again at the ring's beginning (the next round of this loop).
+            let (at, off) = match &self.shared {
+                Some(shared) => {
+                    shared.prefetch(HEADER + p, avail);
+                    let complete = self
+                        .complete(avail as usize, p, |i| shared.word(HEADER + p + i as u64))
+                        .map_err(bad)?;
+                    shared.copy(HEADER + p, complete.0, &mut out.bytes);
+                    complete
+                }
+                None => {
+                    // Read twice: the second read, after the first saw the commit words, sees
+                    // every field of those records, whatever order the kernel's copy read the
+                    // bytes in.
+                    self.read_at(mem, p, avail, &mut out.bytes, base)?;
+                    let bytes = &out.bytes[base..];
+                    let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+                    let complete = self.complete(avail as usize, p, word);
                     out.bytes.truncate(base);
-                    return Err(bad_record(mem, self.data() + p + bad as u64));
+                    let complete = complete.map_err(bad)?;
+                    self.read_at(mem, p, complete.0 as u64, &mut out.bytes, base)?;
+                    complete
                 }
             };
             if at == 0 {
-                out.bytes.truncate(base);
                 break;
             }
-            // Second pass, after the first: every field of those records is visible now,
-            // whatever order the kernel's copy read the bytes in.
-            self.read_at(mem, p, at as u64, &mut out.bytes, base)?;
             let first = out.records.len();
             let mut i = 0usize;
             while i < at {
@@ -479,42 +569,58 @@ impl Ring {
                 if !Record::is_whole(&out.bytes[start..start + len]) {
                     out.bytes.truncate(base);
                     out.records.truncate(first);
-                    return Err(bad_record(mem, self.data() + p + i as u64));
+                    return Err(bad(i));
                 }
                 out.records.push(start..start + len);
                 drained += 1;
                 i += len;
             }
+            taken += off - self.tail;
             self.tail = off;
-            mem.write(self.region.start + 8, &self.tail.to_le_bytes())?;
+            self.set_tail(mem, off)?;
         }
         Ok(drained)
+    }
+
+    fn set_tail(&self, mem: &ProcessMemory, tail: u64) -> Result<(), RecordError> {
+        match &self.shared {
+            Some(shared) => {
+                shared.set_word(8, tail);
+                Ok(())
+            }
+            None => mem.write(self.region.start + 8, &tail.to_le_bytes()),
+        }
     }
 
     /// No more draining: writers are never held back again (the tail is put far ahead of
     /// any head), so a process carve lets go never waits for the ring.
     pub(crate) fn release(self, mem: &ProcessMemory) {
-        let _ = mem.write(self.region.start + 8, &(1u64 << 62).to_le_bytes());
+        let _ = self.set_tail(mem, 1u64 << 62);
     }
 
-    /// How many bytes of `bytes` (read at ring offset `p`) are complete records, and the tail
-    /// after them; `Err` with the offset of a record whose length is wrong.
-    fn complete(&self, bytes: &[u8], p: u64) -> Result<(usize, u64), usize> {
+    /// How many of the `len` bytes at ring offset `p` (their words read by `word`, offsets from
+    /// `p`) are complete records, and the tail after them; `Err` with the offset of a record
+    /// whose length is wrong.
+    fn complete(
+        &self,
+        len: usize,
+        p: u64,
+        word: impl Fn(usize) -> u64,
+    ) -> Result<(usize, u64), usize> {
         let (mut at, mut off) = (0usize, self.tail);
-        while at + RECORD_HEAD as usize <= bytes.len() && p + (at as u64) < self.capacity {
-            let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        while at + RECORD_HEAD as usize <= len && p + (at as u64) < self.capacity {
             if word(at) != off + 1 {
                 break;
             }
-            let len = word(at + 32);
-            if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
+            let record = word(at + 32);
+            if !(RECORD_HEAD..=SLACK).contains(&record) || !record.is_multiple_of(8) {
                 return Err(at);
             }
-            if at + len as usize > bytes.len() {
+            if at + record as usize > len {
                 break;
             }
-            at += len as usize;
-            off += len;
+            at += record as usize;
+            off += record;
         }
         Ok((at, off))
     }
@@ -582,8 +688,17 @@ pub(crate) struct Installed {
     pub originals: Vec<(u64, Vec<u8>)>,
 }
 
-/// Maps a ring of `capacity` bytes (a power of two, at least four of the largest records)
-/// and the trampolines of `targets` into the stopped process of `tid`, and patches the
+/// Whether the ring is shared with carve ([`crate::inject::share`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Shared when the program can make it so (else private).
+    Shared,
+    /// Private to the program: carve reads it with `process_vm_readv`.
+    Private,
+}
+
+/// Maps a ring of `capacity` bytes (a power of two, at least four of the largest records),
+/// shared with carve as `sharing` says and the program allows, and the trampolines of `targets` into the stopped process of `tid`, and patches the
 /// functions that can be. `scratch` is lent to [`crate::inject::syscall`]. Every thread of the
 /// process must be stopped (the patches are written while no thread can be inside the bytes
 /// they replace).
@@ -594,6 +709,7 @@ pub(crate) fn install(
     targets: &[Target],
     state: StateProgram<'_>,
     capacity: u64,
+    sharing: Sharing,
 ) -> Result<Installed, RecordError> {
     assert!(capacity.is_power_of_two() && capacity >= 4 * SLACK);
     let near = targets.iter().map(|t| t.low).min().unwrap_or(scratch);
@@ -605,10 +721,19 @@ pub(crate) fn install(
         HEADER + capacity + SLACK,
         libc::PROT_READ | libc::PROT_WRITE,
     )?;
+    // Shared with carve when the program can make it so; else it stays private to the
+    // program and carve reads it with system calls (slower, same records).
+    let shared = match sharing {
+        Sharing::Shared => crate::inject::share(tid, mem, scratch, ring_region)
+            .ok()
+            .map(Shared),
+        Sharing::Private => None,
+    };
     let ring = Ring {
         region: ring_region,
         capacity,
         tail: 0,
+        shared,
     };
     let mut plans = Vec::new();
     let mut refused = Vec::new();
@@ -1154,6 +1279,7 @@ mod tests {
             },
             capacity: 4096,
             tail: 0,
+            shared: None,
         };
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
@@ -1198,6 +1324,8 @@ pub struct ProbeRun {
     /// Patched functions whose values the capture programs do not cover (their records carry
     /// registers only), with the reason.
     pub uncovered: Vec<(String, &'static str)>,
+    /// Whether carve read the ring in place, shared with the program ([`Sharing`]).
+    pub ring_shared: bool,
     /// The program's exit code.
     pub exit_code: i32,
     /// Times the ring was drained with at least one record.
@@ -1242,6 +1370,26 @@ pub fn probe(
     functions: &[&str],
     output: Option<&std::path::Path>,
     ring_bytes: u64,
+) -> Result<ProbeRun, RecordError> {
+    probe_with(
+        program,
+        args,
+        functions,
+        output,
+        ring_bytes,
+        Sharing::Shared,
+    )
+}
+
+/// [`probe`], with the ring shared with carve or kept private to the program (read with
+/// system calls, the way carve reads it when the program cannot share it).
+pub fn probe_with(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    functions: &[&str],
+    output: Option<&std::path::Path>,
+    ring_bytes: u64,
+    sharing: Sharing,
 ) -> Result<ProbeRun, RecordError> {
     use nix::sys::ptrace;
     use nix::sys::wait::{waitpid, WaitStatus};
@@ -1318,7 +1466,8 @@ pub fn probe(
     };
     // At the exec stop the only thread is here, at the loader's first instruction.
     let scratch = crate::process::get_regs(pid)?.rip;
-    let installed = install(pid, &mem, scratch, &targets, &state, ring_bytes)?;
+    let installed = install(pid, &mem, scratch, &targets, &state, ring_bytes, sharing)?;
+    let ring_shared = installed.ring.shared.is_some();
     for (f, why) in installed.refused {
         refused.push((functions[f as usize].to_string(), why));
     }
@@ -1385,6 +1534,7 @@ pub fn probe(
                     patched,
                     refused,
                     uncovered,
+                    ring_shared,
                     exit_code: code,
                     drains,
                     empty_polls,
@@ -1403,6 +1553,7 @@ pub fn probe(
         patched,
         refused,
         uncovered,
+        ring_shared,
         exit_code,
         drains: 0,
         empty_polls: 0,

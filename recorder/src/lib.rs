@@ -33,7 +33,7 @@ pub use decode::Limits;
 pub use dwarf::FunctionEntry;
 pub use error::RecordError;
 pub use forced::{Extreme, ForcedValue};
-pub use inprocess::{patchable, probe, ProbeRecord, ProbeRun};
+pub use inprocess::{patchable, probe, probe_with, ProbeRecord, ProbeRun, Sharing};
 pub use select::Selection;
 pub use tracer::RecordSummary;
 

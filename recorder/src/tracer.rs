@@ -607,8 +607,15 @@ impl<'a> Tracer<'a> {
                 .ok_or("an exit site the plan did not see")
         };
         let scratch = get_regs(self.pid)?.rip;
-        let installed =
-            crate::inprocess::install(self.pid, &self.mem, scratch, &targets, &state, RING_BYTES)?;
+        let installed = crate::inprocess::install(
+            self.pid,
+            &self.mem,
+            scratch,
+            &targets,
+            &state,
+            RING_BYTES,
+            crate::inprocess::Sharing::Shared,
+        )?;
         for (f, _) in installed.refused {
             self.functions[f as usize].in_process = None;
         }
@@ -621,22 +628,31 @@ impl<'a> Tracer<'a> {
     /// Called before every stop is handled (a thread's records before its stop are all
     /// committed: it ran its trampolines to the end) and while no stop comes.
     fn drain_ring(&mut self) -> Result<usize, RecordError> {
-        let Some(mut ring) = self.ring.take() else {
-            return Ok(0);
-        };
         let mut drained = std::mem::take(&mut self.drained);
-        drained.clear();
-        // An unreadable ring means the process's memory is gone (it is ending): the records
-        // not drained yet are lost and their calls stay open (`unfinished`), never wrong.
-        let Ok(n) = ring.drain(&self.mem, &mut drained) else {
-            return Ok(0);
-        };
-        self.ring = Some(ring);
-        for r in drained.records() {
-            self.on_record(&r)?;
+        let mut total = 0;
+        // Piece by piece (`Ring::drain` takes a bounded piece), each decoded before the next
+        // is read, until the ring holds no committed record.
+        while let Some(ring) = self.ring.as_mut() {
+            drained.clear();
+            // An unreadable ring means the process's memory is gone (it is ending): the
+            // records not drained yet are lost and their calls stay open (`unfinished`),
+            // never wrong.
+            let Ok(n) = ring.drain(&self.mem, &mut drained) else {
+                self.ring = None;
+                break;
+            };
+            if n == 0 {
+                break;
+            }
+            total += n;
+            let decoded = drained.records().try_for_each(|r| self.on_record(&r));
+            if let Err(e) = decoded {
+                self.drained = drained;
+                return Err(e);
+            }
         }
         self.drained = drained;
-        Ok(n)
+        Ok(total)
     }
 
     /// The thread a record's thread pointer belongs to: known from its `fs_base` at one of

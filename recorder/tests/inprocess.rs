@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use carve_recorder::Sharing;
+
 fn build_hotloop(dir: &Path, opt: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/hotloop.c");
     let exe = dir.join(format!("hotloop{opt}"));
@@ -26,19 +28,25 @@ fn checksum(output: &str) -> u64 {
     u64::from_str_radix(line.trim(), 16).unwrap()
 }
 
-fn probe_hotloop(opt: &str, calls: u64, ring: u64) {
+fn probe_hotloop(opt: &str, calls: u64, ring: u64, sharing: Sharing) {
     let dir = tempfile::tempdir().unwrap();
     let exe = build_hotloop(dir.path(), opt);
     let native = Command::new(&exe).arg(calls.to_string()).output().unwrap();
     let out = dir.path().join("out.txt");
-    let run = carve_recorder::probe(
+    let run = carve_recorder::probe_with(
         &exe,
         &[calls.to_string().into()],
         &["mix"],
         Some(&out),
         ring,
+        sharing,
     )
     .expect("probe runs");
+    assert_eq!(
+        run.ring_shared,
+        sharing == Sharing::Shared,
+        "the ring is read as asked ({sharing:?})"
+    );
     let printed = std::fs::read_to_string(&out).unwrap();
     // The program's behaviour is unchanged.
     assert_eq!(run.exit_code, 0);
@@ -78,8 +86,14 @@ fn probe_hotloop(opt: &str, calls: u64, ring: u64) {
 fn every_call_of_an_unoptimized_c_function_is_captured_in_process_with_its_arguments_and_result() {
     // 20,000 calls = 40,000 records of 184 bytes (registers only: `mix` takes a C pointer,
     // which is never followed in process) through a 512 KiB ring: writers wait for the
-    // drainer and the ring wraps many times.
-    probe_hotloop("-O0", 20000, 1 << 19);
+    // drainer and the ring wraps many times. The ring is shared with carve, read in place.
+    probe_hotloop("-O0", 20000, 1 << 19, Sharing::Shared);
+}
+
+#[test]
+fn a_ring_the_program_keeps_private_is_read_through_system_calls_to_the_same_records() {
+    // What carve falls back to when the program cannot share the ring (no memfd_create, say).
+    probe_hotloop("-O0", 20000, 1 << 19, Sharing::Private);
 }
 
 #[test]
