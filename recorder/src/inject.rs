@@ -249,35 +249,6 @@ fn free_below(used: &[(u64, u64)], near: u64, len: u64) -> Option<u64> {
     above.into_iter().find(|&s| !overlaps(s))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_free_range_is_found_just_below_the_program_and_never_overlaps() {
-        let used = [
-            (0x5555_5555_4000, 0x5555_5556_0000),
-            (0x5555_5556_0000, 0x5555_5558_0000),
-            (0x7fff_f7dd_0000, 0x7fff_f7ff_0000),
-        ];
-        let s = free_below(&used, 0x5555_5555_8000, 0x2000).unwrap();
-        assert_eq!(s, 0x5555_5555_2000);
-        // The range right below is taken: the next free one below it.
-        let used2 = [(0x5555_5555_2000, 0x5555_5555_4000), used[0], used[1]];
-        let s = free_below(&used2, 0x5555_5555_8000, 0x2000).unwrap();
-        assert_eq!(s, 0x5555_5555_0000);
-        assert!(!used2.iter().any(|&(a, b)| s < b && a < s + 0x2000));
-    }
-
-    #[test]
-    fn no_range_out_of_jump_reach_is_offered() {
-        // Everything within 2 GiB below and above is taken.
-        let near = 0x4000_0000_0000u64;
-        let used = [(near - (1 << 32), near + (1 << 32))];
-        assert_eq!(free_below(&used, near, 0x1000), None);
-    }
-}
-
 /// Puts a file's pages behind `region` (mapped by [`map_near`], readable and writable, its
 /// contents not needed) and maps the same pages into carve: the program and carve then share
 /// them, and carve reads what the program writes there in place, without a system call.
@@ -381,4 +352,33 @@ pub(crate) fn share(
     let local = mapped?;
     closed?;
     Ok(local)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_range_is_found_just_below_the_program_and_never_overlaps() {
+        let used = [
+            (0x5555_5555_4000, 0x5555_5556_0000),
+            (0x5555_5556_0000, 0x5555_5558_0000),
+            (0x7fff_f7dd_0000, 0x7fff_f7ff_0000),
+        ];
+        let s = free_below(&used, 0x5555_5555_8000, 0x2000).unwrap();
+        assert_eq!(s, 0x5555_5555_2000);
+        // The range right below is taken: the next free one below it.
+        let used2 = [(0x5555_5555_2000, 0x5555_5555_4000), used[0], used[1]];
+        let s = free_below(&used2, 0x5555_5555_8000, 0x2000).unwrap();
+        assert_eq!(s, 0x5555_5555_0000);
+        assert!(!used2.iter().any(|&(a, b)| s < b && a < s + 0x2000));
+    }
+
+    #[test]
+    fn no_range_out_of_jump_reach_is_offered() {
+        // Everything within 2 GiB below and above is taken.
+        let near = 0x4000_0000_0000u64;
+        let used = [(near - (1 << 32), near + (1 << 32))];
+        assert_eq!(free_below(&used, near, 0x1000), None);
+    }
 }
