@@ -34,9 +34,10 @@ use crate::types::TypeKind;
 use carve_storage::Arg;
 
 /// Bytes of a record's fixed part: commit word, tag, thread pointer, `rsp`, the record's
-/// length, the 16 general registers in DWARF order, the low 8 bytes of xmm0 and xmm1. The
-/// copied regions follow, each as address, length and bytes padded to 8.
-pub(crate) const RECORD_HEAD: u64 = 23 * 8;
+/// length, the 16 general registers in DWARF order, the low 8 bytes of xmm0 and xmm1, the
+/// time stamp counter when the record was written. The copied regions follow, each as
+/// address, length and bytes padded to 8.
+pub(crate) const RECORD_HEAD: u64 = 24 * 8;
 /// Bytes of `jmp rel32`.
 const JMP_LEN: usize = 5;
 /// The ring's header (head, tail) takes the first page; records follow.
@@ -66,6 +67,8 @@ pub(crate) struct Record<'a> {
     pub regs: [u64; 16],
     /// Low 8 bytes of xmm0, xmm1.
     pub xmm: [u64; 2],
+    /// The time stamp counter (`rdtsc`) as the record was written.
+    pub tsc: u64,
     /// The copied regions.
     pub memory: Regions<'a>,
 }
@@ -106,6 +109,7 @@ impl Record<'_> {
             rsp: word(24),
             regs,
             xmm: [word(168), word(176)],
+            tsc: word(184),
             memory,
         })
     }
@@ -1065,6 +1069,11 @@ fn capture(
     a.mov(qword_ptr(r9 + 168), rdx)?;
     a.movq(rdx, xmm1)?;
     a.mov(qword_ptr(r9 + 176), rdx)?;
+    // When: the time stamp counter, which carve puts on the run's clock (`tracer::TscClock`).
+    a.rdtsc()?;
+    a.shl(rdx, 32)?;
+    a.or(rax, rdx)?;
+    a.mov(qword_ptr(r9 + 184), rax)?;
     // Second pass: each region as address, length, bytes, padded to 8.
     a.lea(rdi, ptr(r9 + RECORD_HEAD as i32))?;
     for i in 0..n {

@@ -368,6 +368,11 @@ pub(crate) struct Tracer<'a> {
     ring: Option<crate::inprocess::Ring>,
     /// Looks at the ring that found it empty since the last that found records.
     empty_polls: u32,
+    /// Puts the in-process records' counter values on the run's clock, when it can.
+    tsc: Option<TscClock>,
+    /// The time of the in-process record being decoded (`on_record`), on the run's clock;
+    /// `None` when the counter cannot be put on it (see [`TscClock`]).
+    record_ns: Option<u64>,
     /// The sites patched for the in-process path and the bytes they replaced.
     patched: Vec<(u64, Vec<u8>)>,
     /// Thread pointers (`fs_base`) of the threads seen, for the records' threads.
@@ -473,6 +478,55 @@ pub(crate) struct PanicHooks {
     pub message: Option<FileAddr>,
     /// `std::panicking::begin_panic::<&str>`: its argument is the message.
     pub message_str: Option<FileAddr>,
+}
+
+/// The time stamp counter.
+fn rdtsc() -> u64 {
+    // SAFETY: `rdtsc` reads a counter; it has no other effect.
+    unsafe { std::arch::x86_64::_rdtsc() }
+}
+
+/// Puts the time stamp counter values of in-process records (taken by the trampolines) on the
+/// run's clock (`Tracer::now_ns`): pairs of (counter, run time) read back to back, the first
+/// when the ring was installed, the latest at each drain; a record's time lies on the line
+/// through them. Only where the kernel keeps its own clock on the counter (clocksource `tsc`:
+/// a constant rate, the same on every CPU); elsewhere in-process calls get no time (NULL),
+/// never a wrong one. A record is never older than the first pair, so its error is about
+/// that of reading one pair (tens of nanoseconds), however long the run.
+#[derive(Debug, Clone, Copy)]
+struct TscClock {
+    first: (u64, u64),
+    last: (u64, u64),
+}
+
+impl TscClock {
+    const SOURCE: &'static str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+    fn start(ns: u64) -> Option<TscClock> {
+        let source = std::fs::read_to_string(Self::SOURCE).ok()?;
+        (source.trim() == "tsc").then(|| {
+            let now = (rdtsc(), ns);
+            TscClock {
+                first: now,
+                last: now,
+            }
+        })
+    }
+
+    fn anchor(&mut self, tsc: u64, ns: u64) {
+        self.last = (tsc, ns);
+    }
+
+    /// `tsc` on the run's clock; `None` before two pairs apart were read.
+    fn ns(&self, tsc: u64) -> Option<u64> {
+        let ((t0, n0), (t1, n1)) = (self.first, self.last);
+        if t1 <= t0 || n1 <= n0 {
+            return None;
+        }
+        let per_tick = (n1 - n0) as f64 / (t1 - t0) as f64;
+        let ns = n1 as f64 + (i128::from(tsc) - i128::from(t1)) as f64 * per_tick;
+        (ns >= 0.0).then_some(ns.round() as u64)
+    }
 }
 
 fn labels(touches: &[Arc<str>]) -> Vec<String> {
@@ -621,6 +675,7 @@ impl<'a> Tracer<'a> {
         }
         self.ring = Some(installed.ring);
         self.patched = installed.originals;
+        self.tsc = self.now_ns().and_then(TscClock::start);
         Ok(())
     }
 
@@ -630,6 +685,13 @@ impl<'a> Tracer<'a> {
     fn drain_ring(&mut self) -> Result<usize, RecordError> {
         let mut drained = std::mem::take(&mut self.drained);
         let mut total = 0;
+        // Before reading: the records drained were written before this, or just after.
+        if let (Some(tsc), Some(ns)) = (
+            self.tsc.as_mut(),
+            self.clock.elapsed().as_nanos().try_into().ok(),
+        ) {
+            tsc.anchor(rdtsc(), ns);
+        }
         // Piece by piece (`Ring::drain` takes a bounded piece), each decoded before the next
         // is read, until the ring holds no committed record.
         while let Some(ring) = self.ring.as_mut() {
@@ -688,6 +750,7 @@ impl<'a> Tracer<'a> {
         let Some(tid) = self.thread_of(r.thread) else {
             return Ok(());
         };
+        self.record_ns = self.tsc.and_then(|c| c.ns(r.tsc));
         match r.kind {
             crate::inprocess::ENTRY => {
                 let regs = captured_regs(
@@ -751,7 +814,7 @@ impl<'a> Tracer<'a> {
             ret,
             after,
             touches: labels(&frame.touches),
-            at_ns: self.now_ns(),
+            at_ns: self.record_ns,
         };
         self.sink.record(TraceEvent::CallEnded(end));
         Ok(())
@@ -834,6 +897,8 @@ impl<'a> Tracer<'a> {
             execed: false,
             record_forks: true,
             clock: std::time::Instant::now(),
+            tsc: None,
+            record_ns: None,
             test_names: &[],
             named: HashSet::new(),
             early_children: HashSet::new(),
@@ -2175,7 +2240,11 @@ impl<'a> Tracer<'a> {
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
-        let at_ns = self.now_ns();
+        let at_ns = if in_process {
+            self.record_ns
+        } else {
+            self.now_ns()
+        };
         let thread = self.threads.entry(tid).or_default();
         let parent = thread.stack.iter().rev().find_map(|f| f.call);
         let depth = thread.stack.iter().filter(|f| f.call.is_some()).count() as u32;
@@ -2765,4 +2834,29 @@ pub(crate) fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tsc_clock_tests {
+    use super::TscClock;
+
+    #[test]
+    fn a_counter_value_lies_on_the_line_through_the_first_and_the_latest_pairs() {
+        let mut clock = TscClock {
+            first: (1_000, 500),
+            last: (1_000, 500),
+        };
+        assert_eq!(clock.ns(1_000), None, "no rate before two pairs apart");
+        clock.anchor(3_000, 1_500); // two ticks a nanosecond
+        assert_eq!(clock.ns(1_000), Some(500));
+        assert_eq!(clock.ns(2_000), Some(1_000));
+        assert_eq!(clock.ns(3_000), Some(1_500));
+        assert_eq!(
+            clock.ns(3_400),
+            Some(1_700),
+            "written just after the latest pair"
+        );
+        clock.anchor(5_000, 2_600); // the rate as measured over the whole run now
+        assert_eq!(clock.ns(3_000), Some(1_550));
+    }
 }

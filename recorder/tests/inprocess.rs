@@ -84,7 +84,7 @@ fn probe_hotloop(opt: &str, calls: u64, ring: u64, sharing: Sharing) {
 
 #[test]
 fn every_call_of_an_unoptimized_c_function_is_captured_in_process_with_its_arguments_and_result() {
-    // 20,000 calls = 40,000 records of 184 bytes (registers only: `mix` takes a C pointer,
+    // 20,000 calls = 40,000 records of 192 bytes (registers only: `mix` takes a C pointer,
     // which is never followed in process) through a 512 KiB ring: writers wait for the
     // drainer and the ring wraps many times. The ring is shared with carve, read in place.
     probe_hotloop("-O0", 20000, 1 << 19, Sharing::Shared);
