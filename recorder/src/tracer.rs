@@ -378,6 +378,10 @@ pub(crate) struct Tracer<'a> {
     /// What the last drain read, kept (cleared) for the next one: its memory is reused and
     /// the records are read in place.
     drained: crate::inprocess::Drained,
+    /// Breakpoints taken out for good (an entry at its function's last call under
+    /// `--max-calls-per-function`, a return site no frame returns to): a thread that trapped
+    /// on one at the same moment gets its instruction back instead of a SIGTRAP.
+    removed: HashSet<u64>,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -829,6 +833,7 @@ impl<'a> Tracer<'a> {
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
             drained: crate::inprocess::Drained::default(),
+            removed: HashSet::new(),
             exit_states: HashMap::new(),
         })
     }
@@ -1647,8 +1652,9 @@ impl<'a> Tracer<'a> {
             self.line_reached(tid, pc, line)?;
         }
         let Some(bp) = self.breakpoints.get(&pc) else {
-            if line.is_some() {
-                // An int3 of a line another thread reached and took out meanwhile.
+            if line.is_some() || (self.removed.contains(&pc) && int3_trap(tid)) {
+                // An int3 of a line another thread reached and took out meanwhile, or of a
+                // breakpoint another thread's stop took out meanwhile.
                 regs.rip = pc;
                 set_regs(tid, regs)?;
                 return self.resume(tid, None);
@@ -1782,6 +1788,7 @@ impl<'a> Tracer<'a> {
             self.lift(addr)?;
             if self.breakpoints.get(&addr).is_none_or(|b| b.removable()) {
                 self.breakpoints.remove(&addr);
+                self.removed.insert(addr);
             }
             set_regs(tid, regs)?;
             return self.resume(tid, None);
@@ -2045,6 +2052,7 @@ impl<'a> Tracer<'a> {
             Some(b) if !b.removable() => Ok(()),
             _ => {
                 self.breakpoints.remove(&addr);
+                self.removed.insert(addr);
                 Ok(())
             }
         }
