@@ -737,9 +737,6 @@ fn in_process_plan(
     if options.coverage {
         return Err("--coverage puts breakpoints inside functions");
     }
-    if options.max_calls_per_function.is_some() {
-        return Err("--max-calls-per-function counts at the entry breakpoint");
-    }
     if acts {
         return Err("its return is forced, or it writes through a Formatter");
     }
