@@ -271,3 +271,87 @@ fn the_threads_fixture_with_a_limit_records_as_many_calls_per_function_through_b
         stderr(&a_out)
     );
 }
+
+/// `step` runs three times, then the program forks: the child makes three calls, the parent
+/// (after waiting for it) three more. With `--follow-forks` the child's in-process functions
+/// get entry breakpoints (nobody drains its copy of the ring), but only while their count in
+/// the child's copy is not used up, as the ptrace path's child inherits the entry breakpoint
+/// only while the parent has not reached the limit. Limit 4: the parent's first four calls,
+/// the child's three (it counts its own). Limit 3: the parent's three, none in the child.
+const FORKS: &str = r#"
+extern "C" {
+    fn fork() -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+}
+#[inline(never)]
+pub fn step(i: u64, label: &str) -> u64 {
+    let v = i * 3 + label.len() as u64;
+    v + 1
+}
+fn main() {
+    let mut sum = 0;
+    for i in 0..3 {
+        sum += step(i, "parent");
+    }
+    let child = unsafe { fork() };
+    if child == 0 {
+        for i in 10..13 {
+            sum += step(i, "child");
+        }
+        println!("child sum = {sum}");
+        std::process::exit(0);
+    }
+    let mut status = 0;
+    unsafe { waitpid(child, &mut status, 0) };
+    for i in 20..23 {
+        sum += step(i, "parent");
+    }
+    println!("parent sum = {sum}");
+}
+"#;
+
+#[test]
+fn a_forked_child_records_a_limited_function_only_while_the_parent_had_calls_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = rustc_program(dir.path(), "forks", "2021", FORKS);
+    for (limit, parent, child) in [("4", 4, 3), ("3", 3, 0)] {
+        let flags = [
+            "--follow-forks",
+            "--filter",
+            "forks::step",
+            "--max-calls-per-function",
+            limit,
+        ];
+        let run = |mode: &str| {
+            let db = dir.path().join(format!("{mode}-{limit}.db"));
+            let mut extra = vec!["--capture", mode];
+            extra.extend_from_slice(&flags);
+            let out = record(&db, &extra, &program, &[]);
+            assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+            let runs: Vec<Vec<Json>> = ["1", "2"]
+                .iter()
+                .map(|n| {
+                    let shown = output_within(
+                        carve()
+                            .args(["show", "--format", "json", "--run", n, "--db"])
+                            .arg(&db),
+                        RECORD_LIMIT,
+                    );
+                    assert!(shown.status.success(), "carve show: {shown:?}");
+                    calls(&serde_json::from_slice(&shown.stdout).unwrap())
+                })
+                .collect();
+            (out, runs)
+        };
+        let (p_out, p) = run("ptrace");
+        let (i_out, i) = run("inprocess");
+        assert_eq!(i_out.stdout, p_out.stdout, "limit {limit}: the output");
+        assert!(
+            stderr(&i_out).contains("1 of 1 functions captured in process"),
+            "{}",
+            stderr(&i_out)
+        );
+        assert_eq!(i, p, "limit {limit}: the same calls in each process");
+        assert_eq!((i[0].len(), i[1].len()), (parent, child), "limit {limit}");
+    }
+}
