@@ -273,7 +273,8 @@ fn check_machine(path: &Path) -> Result<(), RecordError> {
 pub struct RecordOptions {
     pub selection: Selection,
     pub limits: Limits,
-    /// After this many recorded calls of one function, its breakpoint is removed.
+    /// After this many recorded calls of one function, its breakpoint is removed (in process:
+    /// its trampolines stop capturing, see `inprocess::Limits`).
     pub max_calls_per_function: Option<u64>,
     /// Functions (by glob, as `--filter`) whose body is skipped: each call returns the value
     /// given instead (an extreme transformation). `ForcedValue::Int` is accepted only for
