@@ -112,7 +112,8 @@ pub struct RecordArgs {
     /// filtered function (1: its direct callees), e.g. the dependencies a test will mock.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub depth: u32,
-    /// Stop recording a function after N calls (its breakpoint is removed).
+    /// Stop recording a function after N calls (its breakpoint is removed, or its in-process
+    /// capture skipped; the calls still open get their ends).
     #[arg(long, value_name = "N")]
     pub max_calls_per_function: Option<u64>,
     /// Pointers followed from an argument or return value.

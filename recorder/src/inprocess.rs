@@ -675,6 +675,37 @@ pub(crate) struct Target {
     pub entry_at: u64,
     pub entry: Program,
     pub exit: Program,
+    /// `--max-calls-per-function`: capture at most this many calls (see [`Limits`]).
+    pub limit: Option<u64>,
+}
+
+/// Bytes of a limited function's words in the limits region (a cache line each, so two
+/// functions' counters never share one).
+const LIMIT_STRIDE: u64 = 64;
+/// In a limited function's words: the captures left (counted down by the entry trampoline,
+/// never below 0; 0 skips the capture), then whether exits are captured (the tracer writes 0
+/// once every captured call has ended: the exit trampolines then skip the capture).
+const LEFT: u64 = 0;
+const EXITS_ON: u64 = 8;
+
+/// Where the words of each function with a `--max-calls-per-function` limit are.
+#[derive(Debug, Default)]
+pub(crate) struct Limits {
+    /// Per limited patched function: its id and the address of its words.
+    pub words: Vec<(u32, u64)>,
+}
+
+impl Limits {
+    /// Of the function whose words are at `at`: the word that turns its exit captures on
+    /// (non-zero) or off.
+    pub(crate) fn exits_on(at: u64) -> u64 {
+        at + EXITS_ON
+    }
+
+    /// Of the function whose words are at `at`: the count of captures it has left.
+    pub(crate) fn left(at: u64) -> u64 {
+        at + LEFT
+    }
 }
 
 /// The exit-state program of `function` at an exit site (its first displaced instruction's
@@ -690,6 +721,8 @@ pub(crate) struct Installed {
     pub refused: Vec<(u32, Refusal)>,
     /// Each patched site and the bytes the patch replaced (a forked child gets them back).
     pub originals: Vec<(u64, Vec<u8>)>,
+    /// The counters of the patched functions with a limit.
+    pub limits: Limits,
 }
 
 /// Whether the ring is shared with carve ([`crate::inject::share`]).
@@ -764,16 +797,30 @@ pub(crate) fn install(
             Err(why) => refused.push((t.function, why)),
         }
     }
-    // Room for the code: an upper bound per capture and per copy.
+    // Room for the code: an upper bound per capture and per copy, and per site for the gate
+    // of a limited function (with the displaced instructions a second time at an exit).
     let bound = |p: &Program| 1024 + 160 * p.copies.len() as u64;
+    let gate = |t: &Target, sites: usize| match t.limit {
+        Some(_) => 256 * sites as u64,
+        None => 0,
+    };
     let room: u64 = plans
         .iter()
         .map(|(t, s, states)| {
             bound(&t.entry)
                 + s.exits.len() as u64 * bound(&t.exit)
                 + states.iter().map(bound).sum::<u64>()
+                + gate(t, 1 + s.exits.len())
         })
         .sum();
+    let limits = limit_words(tid, mem, scratch, near, &plans)?;
+    let words_of = |function: u32| {
+        limits
+            .words
+            .iter()
+            .find(|(f, _)| *f == function)
+            .map(|(_, at)| *at)
+    };
     let code_region = map_near(
         tid,
         mem,
@@ -786,12 +833,21 @@ pub(crate) fn install(
     let mut patches = Vec::new();
     let mut patched = Vec::new();
     for (t, s, states) in &plans {
-        let entry = trampoline(&ring, t.function, Site::Entry(&t.entry), &s.entry, at)?;
+        let words = words_of(t.function);
+        let entry = trampoline(
+            &ring,
+            t.function,
+            Site::Entry(&t.entry),
+            words,
+            &s.entry,
+            at,
+        )?;
         patches.push((s.entry[0].ip(), at, span_len(&s.entry)));
         mem.write(at, &entry)?;
         at += (entry.len() as u64).div_ceil(16) * 16;
         for (exit, state) in s.exits.iter().zip(states) {
-            let code = trampoline(&ring, t.function, Site::Exit(state, &t.exit), exit, at)?;
+            let site = Site::Exit(state, &t.exit);
+            let code = trampoline(&ring, t.function, site, words, exit, at)?;
             patches.push((exit[0].ip(), at, span_len(exit)));
             mem.write(at, &code)?;
             at += (code.len() as u64).div_ceil(16) * 16;
@@ -814,7 +870,45 @@ pub(crate) fn install(
         patched,
         refused,
         originals,
+        limits,
     })
+}
+
+/// Maps the words of the functions of `plans` that have a limit (none: no mapping) and sets
+/// them: `limit` captures left, exits captured unless the limit is 0.
+fn limit_words(
+    tid: Pid,
+    mem: &ProcessMemory,
+    scratch: u64,
+    near: u64,
+    plans: &[(&Target, Sites, Vec<Program>)],
+) -> Result<Limits, RecordError> {
+    let limited: Vec<(u32, u64)> = plans
+        .iter()
+        .filter_map(|(t, _, _)| Some((t.function, t.limit?)))
+        .collect();
+    if limited.is_empty() {
+        return Ok(Limits::default());
+    }
+    let len = (limited.len() as u64 * LIMIT_STRIDE).div_ceil(4096) * 4096;
+    let region = map_near(
+        tid,
+        mem,
+        scratch,
+        near,
+        len,
+        libc::PROT_READ | libc::PROT_WRITE,
+    )?;
+    let mut words = Vec::with_capacity(limited.len());
+    for (k, (function, limit)) in limited.into_iter().enumerate() {
+        let at = region.start + k as u64 * LIMIT_STRIDE;
+        let mut init = [0u8; 16];
+        init[..8].copy_from_slice(&limit.to_le_bytes());
+        init[8..].copy_from_slice(&u64::from(limit > 0).to_le_bytes());
+        mem.write(at, &init)?;
+        words.push((function, at));
+    }
+    Ok(Limits { words })
 }
 
 fn span_len(instrs: &[Instruction]) -> usize {
@@ -849,10 +943,18 @@ enum Site<'a> {
 /// instructions and a jump back after them. An exit: the state capture (when its program
 /// copies anything), the displaced epilogue (it may load the return value), the exit capture,
 /// then the `ret` the site ended with.
+///
+/// A function with a limit (`words`, see [`Limits`]) passes a gate first. At the entry: no
+/// captures left, straight to the displaced instructions; else one is taken atomically
+/// (`lock cmpxchg`, so threads entering at once take exactly the limit between them) and the
+/// capture runs. At an exit: exits off, straight to the displaced epilogue and `ret`. Once the
+/// limit is reached a call costs a load and a `jrcxz` at each site: no flag is touched, no
+/// store, no record.
 fn trampoline(
     ring: &Ring,
     function: u32,
     site: Site<'_>,
+    words: Option<u64>,
     displaced: &[Instruction],
     ip: u64,
 ) -> Result<Vec<u8>, RecordError> {
@@ -868,17 +970,36 @@ fn trampoline(
         let last = displaced
             .last()
             .expect("a site displaces at least one instruction");
-        match site {
-            Site::Entry(program) => {
-                capture(&mut a, ring, tag(ENTRY), program)?;
-                for i in displaced {
-                    a.add_instruction(*i)?;
-                }
-                if last.flow_control() != FlowControl::UnconditionalBranch {
-                    a.jmp(last.next_ip())?;
-                }
+        let run_displaced = |a: &mut CodeAssembler| -> Result<(), iced_x86::IcedError> {
+            for i in displaced {
+                a.add_instruction(*i)?;
             }
+            if last.flow_control() != FlowControl::UnconditionalBranch {
+                a.jmp(last.next_ip())?;
+            }
+            Ok(())
+        };
+        match site {
+            Site::Entry(program) => match words {
+                None => {
+                    capture(&mut a, ring, tag(ENTRY), program)?;
+                    run_displaced(&mut a)?;
+                }
+                Some(at) => {
+                    let mut take = a.create_label();
+                    let mut run = a.create_label();
+                    entry_gate(&mut a, Limits::left(at), take)?;
+                    a.set_label(&mut run)?;
+                    run_displaced(&mut a)?;
+                    a.set_label(&mut take)?;
+                    capture(&mut a, ring, tag(ENTRY), program)?;
+                    a.jmp(run)?;
+                }
+            },
             Site::Exit(state, exit) => {
+                if let Some(at) = words {
+                    exit_gate(&mut a, Limits::exits_on(at), displaced)?;
+                }
                 if !state.copies.is_empty() {
                     capture(&mut a, ring, tag(STATE), state)?;
                 }
@@ -893,6 +1014,84 @@ fn trampoline(
     })()
     .map_err(asm_err)?;
     a.assemble(ip).map_err(asm_err)
+}
+
+/// A limited function's entry gate (see [`trampoline`]): falls through to what follows
+/// (the displaced instructions) when `left` (the captures left) is 0 or was taken to 0 by
+/// other threads first, jumps to `take` with one capture taken. Flags and registers are
+/// as they were at either way out; the stack used is below the red zone.
+fn entry_gate(
+    a: &mut CodeAssembler,
+    left: u64,
+    take: CodeLabel,
+) -> Result<(), iced_x86::IcedError> {
+    let mut skip = a.create_label();
+    let mut none_left = a.create_label();
+    let mut retry = a.create_label();
+    a.lea(rsp, ptr(rsp - RED_ZONE))?;
+    a.push(rcx)?;
+    a.mov(rcx, left)?;
+    a.mov(rcx, qword_ptr(rcx))?;
+    // `jrcxz` reads no flag: once the count is 0, the flags need no saving.
+    a.jrcxz(skip)?;
+    a.push(rax)?;
+    a.push(rdx)?;
+    a.pushfq()?;
+    a.mov(rdx, left)?;
+    a.mov(rax, qword_ptr(rdx))?;
+    a.set_label(&mut retry)?;
+    a.test(rax, rax)?;
+    a.jz(none_left)?;
+    a.lea(rcx, ptr(rax - 1))?;
+    // Takes one if nobody changed the count since it was read (else rax = the new count).
+    a.lock().cmpxchg(qword_ptr(rdx), rcx)?;
+    a.jne(retry)?;
+    a.popfq()?;
+    a.pop(rdx)?;
+    a.pop(rax)?;
+    a.pop(rcx)?;
+    a.lea(rsp, ptr(rsp + RED_ZONE))?;
+    a.jmp(take)?;
+    a.set_label(&mut none_left)?;
+    a.popfq()?;
+    a.pop(rdx)?;
+    a.pop(rax)?;
+    a.set_label(&mut skip)?;
+    a.pop(rcx)?;
+    a.lea(rsp, ptr(rsp + RED_ZONE))
+}
+
+/// A limited function's exit gate (see [`trampoline`]): when `exits_on` is 0, runs the
+/// displaced epilogue and its `ret` at once; else falls through to what follows (the
+/// captures). Flags and registers are as they were either way.
+fn exit_gate(
+    a: &mut CodeAssembler,
+    exits_on: u64,
+    displaced: &[Instruction],
+) -> Result<(), iced_x86::IcedError> {
+    let mut off = a.create_label();
+    let mut on = a.create_label();
+    a.lea(rsp, ptr(rsp - RED_ZONE))?;
+    a.push(rcx)?;
+    a.mov(rcx, exits_on)?;
+    a.mov(rcx, qword_ptr(rcx))?;
+    a.jrcxz(off)?;
+    a.pop(rcx)?;
+    a.lea(rsp, ptr(rsp + RED_ZONE))?;
+    a.jmp(on)?;
+    a.set_label(&mut off)?;
+    a.pop(rcx)?;
+    a.lea(rsp, ptr(rsp + RED_ZONE))?;
+    for i in displaced {
+        // A second copy of each displaced instruction: the block encoder takes one
+        // instruction per address, and no branch targets these (an exit site's displaced
+        // instructions are straight-line up to the `ret`).
+        let mut copy = *i;
+        copy.set_ip(0);
+        a.add_instruction(copy)?;
+    }
+    a.set_label(&mut on)?;
+    Ok(())
 }
 
 /// How long a trampoline that finds the ring full sleeps before it looks again (ns).
@@ -1281,19 +1480,11 @@ mod tests {
 
     #[test]
     fn a_trampoline_relocates_what_it_displaces_and_jumps_back() {
-        let ring = Ring {
-            region: Region {
-                start: 0x7000_0000,
-                len: HEADER + 4096,
-            },
-            capacity: 4096,
-            tail: 0,
-            shared: None,
-        };
+        let ring = test_ring();
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
         let empty = Program::default();
-        let code = trampoline(&ring, 7, Site::Entry(&empty), &displaced, 0x50_0000).unwrap();
+        let code = trampoline(&ring, 7, Site::Entry(&empty), None, &displaced, 0x50_0000).unwrap();
         let out = decode_all(&code, 0x50_0000);
         let lea = out
             .iter()
@@ -1317,6 +1508,107 @@ mod tests {
             .expect("the thread pointer load");
         assert!(!fs.is_ip_rel_memory_operand());
         assert_eq!(fs.memory_displacement64(), 0);
+    }
+
+    fn test_ring() -> Ring {
+        Ring {
+            region: Region {
+                start: 0x7000_0000,
+                len: HEADER + 4096,
+            },
+            capacity: 4096,
+            tail: 0,
+            shared: None,
+        }
+    }
+
+    #[test]
+    fn a_limited_entry_takes_a_capture_atomically_and_runs_the_displaced_code_either_way() {
+        // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
+        let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
+        let empty = Program::default();
+        let words = 0x6000_0040;
+        let site = Site::Entry(&empty);
+        let code = trampoline(&test_ring(), 7, site, Some(words), &displaced, 0x50_0000).unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        // The gate reads the count (absolute address) and takes one with `lock cmpxchg`.
+        assert!(out.iter().any(|i| i.mnemonic() == Mnemonic::Mov
+            && i.op_kind(1) == iced_x86::OpKind::Immediate64
+            && i.immediate64() == words));
+        assert!(out
+            .iter()
+            .any(|i| i.has_lock_prefix() && i.mnemonic() == Mnemonic::Cmpxchg));
+        // No capture left: `jrcxz` straight to the displaced code, which appears once, is
+        // relocated, and jumps back.
+        let jrcxz = out
+            .iter()
+            .find(|i| i.mnemonic() == Mnemonic::Jrcxz)
+            .expect("the gate's test of the count");
+        let leas: Vec<&Instruction> = out
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Lea && i.is_ip_rel_memory_operand())
+            .collect();
+        assert_eq!(leas.len(), 1);
+        assert_eq!(leas[0].ip_rel_memory_address(), 0x40_0107);
+        assert!(jrcxz.near_branch_target() < leas[0].ip());
+        let after = out.iter().find(|i| i.ip() == leas[0].next_ip()).unwrap();
+        assert_eq!(after.mnemonic(), Mnemonic::Jmp);
+        assert_eq!(after.near_branch_target(), 0x40_0007);
+        // The capture (its `lock xadd` on the ring's head) comes after, and jumps to the
+        // displaced code when it is done.
+        let xadd = out
+            .iter()
+            .find(|i| i.has_lock_prefix() && i.mnemonic() == Mnemonic::Xadd)
+            .expect("the capture");
+        assert!(xadd.ip() > leas[0].ip());
+        let last = out.last().unwrap();
+        assert_eq!(last.mnemonic(), Mnemonic::Jmp);
+        assert_eq!(last.near_branch_target(), leas[0].ip());
+    }
+
+    #[test]
+    fn a_limited_exit_runs_its_epilogue_at_once_when_exits_are_off() {
+        // mov rax, [rip+0x100]; ret at 0x40_0000 (7 + 1 bytes)
+        let displaced = decode_all(&[0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00, 0xc3], 0x40_0000);
+        let empty = Program::default();
+        let words = 0x6000_0040;
+        let site = Site::Exit(&empty, &empty);
+        let code = trampoline(&test_ring(), 7, site, Some(words), &displaced, 0x50_0000).unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        assert!(out.iter().any(|i| i.mnemonic() == Mnemonic::Mov
+            && i.op_kind(1) == iced_x86::OpKind::Immediate64
+            && i.immediate64() == words + EXITS_ON));
+        let jrcxz = out
+            .iter()
+            .find(|i| i.mnemonic() == Mnemonic::Jrcxz)
+            .expect("the gate's test of the exits word");
+        // The epilogue twice, both relocated: at once (exits off), and after the capture.
+        let loads: Vec<&Instruction> = out
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Mov && i.is_ip_rel_memory_operand())
+            .collect();
+        assert_eq!(loads.len(), 2);
+        assert!(loads.iter().all(|i| i.ip_rel_memory_address() == 0x40_0107));
+        // Exits off: pop rcx, lea rsp (back above the red zone), then the epilogue.
+        let off = out
+            .iter()
+            .position(|i| i.ip() == jrcxz.near_branch_target())
+            .unwrap();
+        assert_eq!(out[off].mnemonic(), Mnemonic::Pop);
+        assert_eq!(out[off + 1].mnemonic(), Mnemonic::Lea);
+        assert_eq!(out[off + 2].ip(), loads[0].ip());
+        let rets: Vec<&Instruction> = out
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Ret)
+            .collect();
+        assert_eq!(rets.len(), 2);
+        assert_eq!(rets[0].ip(), loads[0].next_ip());
+        // Exits on: the capture runs before the second copy.
+        let xadd = out
+            .iter()
+            .find(|i| i.has_lock_prefix() && i.mnemonic() == Mnemonic::Xadd)
+            .expect("the capture");
+        assert!(rets[0].ip() < xadd.ip() && xadd.ip() < rets[1].ip());
     }
 }
 
@@ -1451,6 +1743,7 @@ pub fn probe_with(
             entry_at: bias.relocate(d.breakpoint).0,
             entry,
             exit,
+            limit: None,
         });
         probed.push(Some(Probed {
             detail: d,

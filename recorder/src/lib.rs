@@ -273,7 +273,8 @@ fn check_machine(path: &Path) -> Result<(), RecordError> {
 pub struct RecordOptions {
     pub selection: Selection,
     pub limits: Limits,
-    /// After this many recorded calls of one function, its breakpoint is removed.
+    /// After this many recorded calls of one function, its breakpoint is removed (in process:
+    /// its trampolines stop capturing, see `inprocess::Limits`).
     pub max_calls_per_function: Option<u64>,
     /// Functions (by glob, as `--filter`) whose body is skipped: each call returns the value
     /// given instead (an extreme transformation). `ForcedValue::Int` is accepted only for
@@ -736,9 +737,6 @@ fn in_process_plan(
     }
     if options.coverage {
         return Err("--coverage puts breakpoints inside functions");
-    }
-    if options.max_calls_per_function.is_some() {
-        return Err("--max-calls-per-function counts at the entry breakpoint");
     }
     if acts {
         return Err("its return is forced, or it writes through a Formatter");

@@ -383,6 +383,26 @@ pub(crate) struct Tracer<'a> {
     /// What the last drain read, kept (cleared) for the next one: its memory is reused and
     /// the records are read in place.
     drained: crate::inprocess::Drained,
+    /// The in-process functions with a `--max-calls-per-function` limit, by index.
+    limited: HashMap<usize, Limited>,
+    /// Breakpoints taken out for good (an entry at its function's last call under
+    /// `--max-calls-per-function`, a return site no frame returns to): a thread that trapped
+    /// on one at the same moment gets its instruction back instead of a SIGTRAP.
+    removed: HashSet<u64>,
+}
+
+/// An in-process function with a `--max-calls-per-function` limit: its trampolines count its
+/// captures down in the program (see `inprocess::Limits`); carve turns its exit captures off
+/// once every captured call has ended.
+struct Limited {
+    /// The address of its words in the program.
+    words: u64,
+    /// Its limit.
+    max: u64,
+    /// Entry records drained so far (at most `max`: the trampoline captures no more).
+    entries: u64,
+    /// Its exit captures are off.
+    exits_off: bool,
 }
 
 /// The registers of a stopped thread plus its process's memory, for DWARF evaluation.
@@ -646,6 +666,7 @@ impl<'a> Tracer<'a> {
                 entry_at: bias.relocate(f.detail.breakpoint).0,
                 entry: plan.entry.clone(),
                 exit: plan.exit.clone(),
+                limit: f.max_calls,
             });
         }
         if targets.is_empty() {
@@ -672,6 +693,17 @@ impl<'a> Tracer<'a> {
         )?;
         for (f, _) in installed.refused {
             self.functions[f as usize].in_process = None;
+        }
+        for (f, words) in installed.limits.words {
+            let max = self.functions[f as usize].max_calls.unwrap_or(0);
+            let limited = Limited {
+                words,
+                max,
+                entries: 0,
+                // A limit of 0 starts with exits off (install wrote it so).
+                exits_off: max == 0,
+            };
+            self.limited.insert(f as usize, limited);
         }
         self.ring = Some(installed.ring);
         self.patched = installed.originals;
@@ -714,7 +746,33 @@ impl<'a> Tracer<'a> {
             }
         }
         self.drained = drained;
+        self.exits_done();
         Ok(total)
+    }
+
+    /// Turns off the exit captures of each limited function whose captures are all taken and
+    /// drained and none of whose captured calls is still open (ended, unwound or closed by a
+    /// panic): every exit from now on is of a call that was not captured, which the tracer
+    /// would drop anyway. Until then such exits reach [`Tracer::on_exit_record`] and match no
+    /// frame.
+    fn exits_done(&mut self) {
+        let threads = &self.threads;
+        for (&index, l) in self.limited.iter_mut() {
+            if l.exits_off || l.entries < l.max {
+                continue;
+            }
+            let open = threads
+                .values()
+                .any(|t| t.stack.iter().any(|f| f.function == index && f.in_process));
+            if open {
+                continue;
+            }
+            let at = crate::inprocess::Limits::exits_on(l.words);
+            // Unwritable: the process is going; its exits stay captured, never wrong.
+            if self.mem.write(at, &0u64.to_le_bytes()).is_ok() {
+                l.exits_off = true;
+            }
+        }
     }
 
     /// The thread a record's thread pointer belongs to: known from its `fs_base` at one of
@@ -744,6 +802,12 @@ impl<'a> Tracer<'a> {
         let index = r.function as usize;
         if index >= self.functions.len() {
             return Ok(());
+        }
+        if r.kind == crate::inprocess::ENTRY {
+            // One of the function's captures, whether or not its call is recorded below.
+            if let Some(l) = self.limited.get_mut(&index) {
+                l.entries += 1;
+            }
         }
         // A record whose thread cannot be told is dropped: its call is not recorded, rather
         // than recorded on the wrong thread.
@@ -910,6 +974,8 @@ impl<'a> Tracer<'a> {
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
             drained: crate::inprocess::Drained::default(),
+            limited: HashMap::new(),
+            removed: HashSet::new(),
             exit_states: HashMap::new(),
         })
     }
@@ -1606,6 +1672,16 @@ impl<'a> Tracer<'a> {
                     if f.in_process.is_none() {
                         continue;
                     }
+                    if let Some(l) = self.limited.get(&i) {
+                        // As on the ptrace path, whose entry breakpoint is gone from the
+                        // parent (and so from the child) once the limit is reached: the
+                        // child's copy of the count says whether it was.
+                        let mut left = [0u8; 8];
+                        let at = crate::inprocess::Limits::left(l.words);
+                        if !child_mem.read(at, &mut left) || u64::from_le_bytes(left) == 0 {
+                            continue;
+                        }
+                    }
                     let addr = self.bias.relocate(f.detail.breakpoint).0;
                     let mut b = [0u8];
                     if child_mem.read(addr, &mut b) && child_mem.write(addr, &[0xcc]).is_ok() {
@@ -1728,8 +1804,9 @@ impl<'a> Tracer<'a> {
             self.line_reached(tid, pc, line)?;
         }
         let Some(bp) = self.breakpoints.get(&pc) else {
-            if line.is_some() {
-                // An int3 of a line another thread reached and took out meanwhile.
+            if line.is_some() || (self.removed.contains(&pc) && int3_trap(tid)) {
+                // An int3 of a line another thread reached and took out meanwhile, or of a
+                // breakpoint another thread's stop took out meanwhile.
                 regs.rip = pc;
                 set_regs(tid, regs)?;
                 return self.resume(tid, None);
@@ -1863,6 +1940,7 @@ impl<'a> Tracer<'a> {
             self.lift(addr)?;
             if self.breakpoints.get(&addr).is_none_or(|b| b.removable()) {
                 self.breakpoints.remove(&addr);
+                self.removed.insert(addr);
             }
             set_regs(tid, regs)?;
             return self.resume(tid, None);
@@ -2126,6 +2204,7 @@ impl<'a> Tracer<'a> {
             Some(b) if !b.removable() => Ok(()),
             _ => {
                 self.breakpoints.remove(&addr);
+                self.removed.insert(addr);
                 Ok(())
             }
         }
