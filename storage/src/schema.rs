@@ -484,9 +484,21 @@ fn names(conn: &Connection, sql: &str, arg: Option<&str>) -> rusqlite::Result<Ve
     rows.collect()
 }
 
+/// The page size of a new trace file. The writer's time went a quarter to `pwrite`, one
+/// call per page of log written and one per page a checkpoint copies, whatever its
+/// size: in 16 KiB pages a recording of 200,000 hot-loop calls took 8% less CPU and 10% less
+/// wall time than in SQLite's default 4 KiB (8 KiB was between them, 64 KiB as slow as 4 KiB:
+/// a commit writes the last, partly filled page of each B-tree in full). Nested calls, whose
+/// rows are updated when they end, cost the same in both (the writer_rows workload).
+pub(crate) const PAGE_SIZE: u32 = 16 * 1024;
+
 /// WAL so readers (`carve show`) never block the recorder; NORMAL sync is durable enough in WAL
-/// mode (a power cut may lose the last commits, never corrupt the file).
+/// mode (a power cut may lose the last commits, never corrupt the file). A new file gets
+/// [`PAGE_SIZE`] pages (SQLite takes the size only before the first table and before WAL; an
+/// existing file keeps its own).
 fn configure(conn: &Connection) -> Result<(), StorageError> {
+    conn.pragma_update(None, "page_size", PAGE_SIZE)
+        .map_err(StorageError::sql("setting the page size"))?;
     // SQLite answers with the resulting mode; only in-memory databases stay out of WAL, and
     // those still work, so the answer is not checked.
     conn.query_row("PRAGMA journal_mode = WAL", [], |row| {

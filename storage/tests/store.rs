@@ -1071,3 +1071,42 @@ fn call_times_and_thread_names_read_back_in_start_order() {
         vec![(100, "tests::adds_two_numbers".to_owned())]
     );
 }
+
+/// The page size of the file at `path`.
+fn page_size(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_new_trace_has_16_kib_pages_and_an_older_one_keeps_its_own_when_runs_are_added() {
+    let (_dir, path) = temp_db();
+    let events = || {
+        vec![
+            TraceEvent::Functions(vec![function(0, "app::main")]),
+            start(0, None, 0, 0, vec![arg("x", int(1))]),
+            end(0, Outcome::Returned, Some(int(2))),
+        ]
+    };
+    let first = write_run(&path, "/bin/app", events());
+    assert_eq!(page_size(&path), 16 * 1024);
+
+    // A trace written by a carve that used SQLite's default pages.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM; \
+         PRAGMA journal_mode = WAL;",
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(page_size(&path), 4096);
+    let second = write_run(&path, "/bin/app", events());
+    assert_eq!(page_size(&path), 4096, "an existing file keeps its pages");
+    let store = Store::open(&path).unwrap();
+    for run in [first, second] {
+        let trace = store.load_trace(run).unwrap();
+        assert_eq!(trace.calls.len(), 1);
+        assert_eq!(trace.calls[0].ret, Some(int(2)));
+    }
+}
