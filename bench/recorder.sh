@@ -7,6 +7,7 @@
 #   inproc_vs_ltrace=..x inproc_stops_per_call=.. record_inproc_us_per_call=.. \
 #   record_inproc_vs_ltrace=..x record_inproc_stops_per_call=.. record_inproc_syscalls_per_call=.. \
 #   record_inproc_marginal_us_per_call=.. record_inproc_marginal_vs_ltrace=..x record_inproc_startup_s=.. \
+#   record_inproc_c_us_per_call=.. uftrace_c0_us_per_call=.. record_inproc_vs_uftrace=..x \
 #   [record_inproc_before_us_per_call=.. record_inproc_before_syscalls_per_call=..]
 #
 # Usage (from anywhere; paths are relative to the repository):
@@ -34,7 +35,9 @@
 #   ltrace: (ltrace(N) - ltrace(0)) / N           -- ltrace's own start-up excluded
 #   gdb:    (gdb(Ng) - gdb(0)) / Ng               -- gdb's start-up (symbol loading) excluded
 #   uftrace: (uftrace(N) - uftrace(0)) / N on bench/hotloop.c built with -pg (arguments and
-#           return value captured, as carve does), beside carve on the same C loop built with -g
+#           return value captured, as carve does), beside carve on the same C loop built with -g;
+#           and beside carve's in-process path on hotloop.c -O0 -DBY_INDEX (mix takes the word's
+#           index, not a C pointer), -g for carve and -pg for uftrace
 # Both choices favour ltrace, gdb and uftrace, so the ratios are conservative for carve.
 # Machine-independent: one more carve run under `strace -c` (carve's recording thread only)
 # counts carve's wait4 calls (one per ptrace stop) and all its system calls, per traced call.
@@ -89,6 +92,13 @@ cc -pg -g -O1 -o "$HOTLOOP_PG" "$ROOT/bench/hotloop.c"
 # (at -O1 its loop exits straight onto a one-byte ret, which that layer refuses).
 HOTLOOP_C0=$FIXTURE_TARGET/hotloop-c0
 cc -g -O0 -o "$HOTLOOP_C0" "$ROOT/bench/hotloop.c"
+# carve's in-process path beside uftrace on one C loop: mix takes the word's index
+# (-DBY_INDEX: the in-process path never follows a C pointer), -O0 for both (at -O1 the loop
+# exits onto the ret, which the in-process path refuses to patch), -g for carve, -pg for uftrace.
+HOTLOOP_CI0=$FIXTURE_TARGET/hotloop-ci0
+HOTLOOP_PGI0=$FIXTURE_TARGET/hotloop-pgi0
+cc -g -O0 -DBY_INDEX -o "$HOTLOOP_CI0" "$ROOT/bench/hotloop.c"
+cc -pg -g -O0 -DBY_INDEX -o "$HOTLOOP_PGI0" "$ROOT/bench/hotloop.c"
 if [[ -z ${PROBE:-} ]]; then
     log "building the in-process probe (recorder example) in $TARGET"
     (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --release --quiet -p carve-recorder --example inprocess_probe)
@@ -183,6 +193,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
             --filter 'hotloop::mix' -- "$HOTLOOP" "$CALLS"
     fi
     run uftrace0 uftrace record -d "$WORK/uftrace0.data" -A 'mix@arg1,arg2/s' -R 'mix@retval' "$HOTLOOP_PG" 0
+    run native_ci0 "$HOTLOOP_CI0" "$CALLS"
+    run carve_inproc_ci carve_rec "$WORK/hot_inproc_ci.db" --capture inprocess --filter 'mix' -- "$HOTLOOP_CI0" "$CALLS"
+    run carve_inproc_ci0 carve_rec "$WORK/hot_inproc_ci0.db" --capture inprocess --filter 'mix' -- "$HOTLOOP_CI0" 0
+    run uftrace_i uftrace record -d "$WORK/uftrace_i.data" -A 'mix@arg1,arg2' -R 'mix@retval' "$HOTLOOP_PGI0" "$UFTRACE_CALLS"
+    run uftrace_i0 uftrace record -d "$WORK/uftrace_i0.data" -A 'mix@arg1,arg2' -R 'mix@retval' "$HOTLOOP_PGI0" 0
 done
 
 # ---------------------------------------------------------------- machine-independent counts
@@ -280,6 +295,15 @@ vs_uftrace=$(calc %.1f "$carve_c_us / $uftrace_us")
 stops_per_call=$(calc %.2f "$stops / $CALLS")
 syscalls_per_call=$(calc %.2f "$syscalls / $CALLS")
 uftrace_calls=$(uftrace replay -d "$WORK/uftrace.data" 2>/dev/null | grep -c ' mix(' || true)
+# The same C loop (-O0 -DBY_INDEX): carve's in-process path (-g) beside uftrace (-pg).
+record_inproc_c_us=$(calc %.2f "($(m carve_inproc_ci) - $(m native_ci0)) * 1e6 / $CALLS")
+record_inproc_c_marginal_us=$(calc %.2f "($(m carve_inproc_ci) - $(m carve_inproc_ci0)) * 1e6 / $CALLS")
+uftrace_c0_us=$(calc %.3f "($(m uftrace_i) - $(m uftrace_i0)) * 1e6 / $UFTRACE_CALLS")
+record_inproc_vs_uftrace=$(calc %.1f "$record_inproc_c_us / $uftrace_c0_us")
+record_inproc_marginal_vs_uftrace=$(calc %.1f "$record_inproc_c_marginal_us / $uftrace_c0_us")
+uftrace_i_calls=$(uftrace replay -d "$WORK/uftrace_i.data" 2>/dev/null | grep -c ' mix(' || true)
+inproc_ci_calls=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from calls").fetchone()[0])' "$WORK/hot_inproc_ci.db")
+inproc_ci_paths=$(grep -o '[0-9]* of [0-9]* functions captured in process' "$WORK/carve_inproc_ci.out" | head -1)
 
 carve_us=$(calc %.1f "($carve - $native) * 1e6 / $CALLS")
 ltrace_us=$(calc %.1f "($ltrace - $ltrace0) * 1e6 / $CALLS")
@@ -341,6 +365,11 @@ if [[ -n ${CARVE_BEFORE:-} ]]; then
 fi
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (hotloop.c -pg)" "$UFTRACE_CALLS" "$uftrace" "$(spread uftrace)" "$uftrace_us"
 printf '%-44s %10s %10s %14s %12s\n' "uftrace record (start-up only)" 0 "$uftrace0" "$(spread uftrace0)" -
+printf '%-44s %10s %10s %14s %12s\n' "native hotloop.c (-g -O0 -DBY_INDEX)" "$CALLS" "$(m native_ci0)" "$(spread native_ci0)" -
+printf '%-44s %10s %10s %14s %12s\n' "carve record --capture inprocess (same)" "$CALLS" "$(m carve_inproc_ci)" "$(spread carve_inproc_ci)" "$record_inproc_c_us"
+printf '%-44s %10s %10s %14s %12s\n' "carve record --capture inprocess (start-up)" 0 "$(m carve_inproc_ci0)" "$(spread carve_inproc_ci0)" -
+printf '%-44s %10s %10s %14s %12s\n' "uftrace record -A/-R mix (same, -pg)" "$UFTRACE_CALLS" "$(m uftrace_i)" "$(spread uftrace_i)" "$uftrace_c0_us"
+printf '%-44s %10s %10s %14s %12s\n' "uftrace record (same, start-up only)" 0 "$(m uftrace_i0)" "$(spread uftrace_i0)" -
 echo
 echo "untraced loop vs native: ${untraced}x (start-up removed; raw ${untraced_raw}x, carve start-up on hotloop ${cold_startup}s)"
 echo "DWARF start-up on the carve debug binary: ${dwarf_s}s"
@@ -350,6 +379,7 @@ echo "machine-independent (strace -c of carve, $CALLS traced calls): $stops wait
 echo "in-process path, layer 1 (registers only: no string copied, nothing decoded or stored): ${inproc_us} us per call on hotloop.c -O0 = ${inproc_vs_carve}x faster than carve's ptrace path on the same binary, ${inproc_vs_ltrace}x faster than ltrace -x (Rust loop), ${inproc_vs_uftrace}x uftrace; $inproc_stops wait4 = ${inproc_stops_per_call} ptrace stops per call, ${inproc_syscalls_per_call} drainer system calls per call; $inproc_records records (expected $((2 * CALLS)))"
 echo "carve record --capture inprocess (layer 2: arguments, string and result copied, decoded and stored): ${record_inproc_us} us per call = ${record_inproc_vs_carve}x faster than the ptrace path, ${record_inproc_vs_ltrace}x faster than ltrace -x; $record_inproc_stops ptrace stops = ${record_inproc_stops_per_call} per call"
 echo "carve record --capture inprocess per traced call with its start-up removed, as for ltrace and gdb: ${record_inproc_marginal_us} us = ${record_inproc_marginal_vs_ltrace}x faster than ltrace -x (start-up ${record_inproc_startup_s}s over the native program's)"
+echo "carve record --capture inprocess vs uftrace on the same C loop (hotloop.c -O0 -DBY_INDEX; -g for carve, -pg for uftrace, arguments and result recorded by both): carve ${record_inproc_c_us} us per call (${record_inproc_c_marginal_us} with its start-up removed), uftrace ${uftrace_c0_us} = ${record_inproc_vs_uftrace}x slower (${record_inproc_marginal_vs_uftrace}x); carve: ${inproc_ci_paths}, $inproc_ci_calls calls stored (expected $CALLS); uftrace replayed $uftrace_i_calls (expected $UFTRACE_CALLS)"
 echo "sanity: carve $sanity"
 echo "sanity: carve --capture inprocess $sanity_inproc"
 if [[ -n ${CARVE_BEFORE:-} ]]; then
@@ -357,7 +387,7 @@ if [[ -n ${CARVE_BEFORE:-} ]]; then
     echo "sanity: CARVE_BEFORE --capture inprocess $sanity_before"
 fi
 echo "load average before/after: $LOAD_BEFORE / $(cut -d' ' -f1-3 /proc/loadavg) (anything else running skews the numbers)"
-echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call record_inproc_syscalls_per_call=$record_inproc_syscalls_per_call record_inproc_marginal_us_per_call=$record_inproc_marginal_us record_inproc_marginal_vs_ltrace=${record_inproc_marginal_vs_ltrace}x record_inproc_startup_s=$record_inproc_startup_s${CARVE_BEFORE:+ record_inproc_before_us_per_call=$record_inproc_before_us record_inproc_before_syscalls_per_call=$record_inproc_before_syscalls_per_call}"
+echo "carve_us_per_call=$carve_us ltrace_us_per_call=$ltrace_us gdb_us_per_call=$gdb_us vs_ltrace=${vs_ltrace}x vs_gdb=${vs_gdb}x untraced_vs_native=${untraced}x dwarf_startup_s=$dwarf_s carve_c_us_per_call=$carve_c_us uftrace_us_per_call=$uftrace_us vs_uftrace=${vs_uftrace}x stops_per_call=$stops_per_call syscalls_per_call=$syscalls_per_call inproc_us_per_call=$inproc_us inproc_vs_ltrace=${inproc_vs_ltrace}x inproc_stops_per_call=$inproc_stops_per_call record_inproc_us_per_call=$record_inproc_us record_inproc_vs_ltrace=${record_inproc_vs_ltrace}x record_inproc_stops_per_call=$record_inproc_stops_per_call record_inproc_syscalls_per_call=$record_inproc_syscalls_per_call record_inproc_marginal_us_per_call=$record_inproc_marginal_us record_inproc_marginal_vs_ltrace=${record_inproc_marginal_vs_ltrace}x record_inproc_startup_s=$record_inproc_startup_s record_inproc_c_us_per_call=$record_inproc_c_us uftrace_c0_us_per_call=$uftrace_c0_us record_inproc_vs_uftrace=${record_inproc_vs_uftrace}x${CARVE_BEFORE:+ record_inproc_before_us_per_call=$record_inproc_before_us record_inproc_before_syscalls_per_call=$record_inproc_before_syscalls_per_call}"
 [[ $sanity == *" OK" ]] || exit 1
 [[ $sanity_inproc == *" OK" ]] || exit 1
 [[ -z ${CARVE_BEFORE:-} || $sanity_before == *" OK" ]] || exit 1
