@@ -12,21 +12,6 @@ use common::inprocess::*;
 use common::*;
 use serde_json::Value as Json;
 
-/// The calls (as [`calls`] gives them) of the function whose path is `path`.
-fn calls_of_fn(run: &Json, path: &str) -> Vec<Json> {
-    let id = run["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == path)
-        .unwrap_or_else(|| panic!("{path} was traced"))["id"]
-        .clone();
-    calls(run)
-        .into_iter()
-        .filter(|c| c["function"] == id)
-        .collect()
-}
-
 /// `program args` run without carve, then recorded with `extra` through the default capture
 /// and through `--capture ptrace`; both keep the program's exit code and output. Returns the
 /// default capture's stderr and both runs (default, ptrace).

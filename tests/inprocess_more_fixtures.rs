@@ -40,21 +40,6 @@ fn cargo_built(args: &[&str]) -> PathBuf {
     built[0].clone()
 }
 
-/// The calls (as [`calls`] gives them) of the function whose path is `path`.
-fn calls_of_fn(run: &Json, path: &str) -> Vec<Json> {
-    let id = run["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == path)
-        .unwrap_or_else(|| panic!("{path} was traced"))["id"]
-        .clone();
-    calls(run)
-        .into_iter()
-        .filter(|c| c["function"] == id)
-        .collect()
-}
-
 fn output(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()
 }

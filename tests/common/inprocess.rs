@@ -64,6 +64,21 @@ pub fn calls(run: &Json) -> Vec<Json> {
         .collect()
 }
 
+/// The calls (as [`calls`] gives them) of the function whose path is `path`.
+pub fn calls_of_fn(run: &Json, path: &str) -> Vec<Json> {
+    let id = run["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("{path} was traced"))["id"]
+        .clone();
+    calls(run)
+        .into_iter()
+        .filter(|c| c["function"] == id)
+        .collect()
+}
+
 /// How many functions `--capture inprocess` said it captures in process.
 pub fn in_process_count(stderr: &[u8]) -> usize {
     let text = String::from_utf8_lossy(stderr);
