@@ -507,12 +507,12 @@ fn rdtsc() -> u64 {
 }
 
 /// Puts the time stamp counter values of in-process records (taken by the trampolines) on the
-/// run's clock (`Tracer::now_ns`): pairs of (counter, run time) read back to back, the first
-/// when the ring was installed, the latest at each drain; a record's time lies on the line
-/// through them. Only where the kernel keeps its own clock on the counter (clocksource `tsc`:
-/// a constant rate, the same on every CPU); elsewhere in-process calls get no time (NULL),
-/// never a wrong one. A record is never older than the first pair, so its error is about
-/// that of reading one pair (tens of nanoseconds), however long the run.
+/// run's clock (`Tracer::now_ns`): pairs of (counter, run time) read back to back
+/// ([`TscClock::pair`]), the first when the ring was installed, the latest at each drain; a
+/// record's time lies on the line through them. Only where the kernel keeps its own clock on
+/// the counter (clocksource `tsc`: a constant rate, the same on every CPU); elsewhere
+/// in-process calls get no time (NULL), never a wrong one. A record is never older than the
+/// first pair, so its error is a few times that of reading one pair, however long the run.
 #[derive(Debug, Clone, Copy)]
 struct TscClock {
     first: (u64, u64),
@@ -522,19 +522,42 @@ struct TscClock {
 impl TscClock {
     const SOURCE: &'static str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
-    fn start(ns: u64) -> Option<TscClock> {
+    /// Pairs read for one anchor: the one read fastest is kept.
+    const PAIR_TRIES: usize = 5;
+
+    fn start(clock: &std::time::Instant) -> Option<TscClock> {
         let source = std::fs::read_to_string(Self::SOURCE).ok()?;
-        (source.trim() == "tsc").then(|| {
-            let now = (rdtsc(), ns);
-            TscClock {
-                first: now,
-                last: now,
-            }
+        if source.trim() != "tsc" {
+            return None;
+        }
+        let now = Self::pair(clock)?;
+        Some(TscClock {
+            first: now,
+            last: now,
         })
     }
 
-    fn anchor(&mut self, tsc: u64, ns: u64) {
-        self.last = (tsc, ns);
+    fn anchor(&mut self, clock: &std::time::Instant) {
+        if let Some(now) = Self::pair(clock) {
+            self.last = now;
+        }
+    }
+
+    /// (counter, run time) read back to back: of [`Self::PAIR_TRIES`] reads, the one whose
+    /// counter moved least while the clock was read, at the counter's midpoint. (A thread
+    /// preempted between the two reads gave a pair off by milliseconds, and calls timed
+    /// before the one they follow.)
+    fn pair(clock: &std::time::Instant) -> Option<(u64, u64)> {
+        let mut best: Option<(u64, u64, u64)> = None;
+        for _ in 0..Self::PAIR_TRIES {
+            let before = rdtsc();
+            let ns = u64::try_from(clock.elapsed().as_nanos()).ok()?;
+            let window = rdtsc().wrapping_sub(before);
+            if best.is_none_or(|(w, _, _)| window < w) {
+                best = Some((window, before + window / 2, ns));
+            }
+        }
+        best.map(|(_, tsc, ns)| (tsc, ns))
     }
 
     /// `tsc` on the run's clock; `None` before two pairs apart were read.
@@ -707,7 +730,7 @@ impl<'a> Tracer<'a> {
         }
         self.ring = Some(installed.ring);
         self.patched = installed.originals;
-        self.tsc = self.now_ns().and_then(TscClock::start);
+        self.tsc = TscClock::start(&self.clock);
         Ok(())
     }
 
@@ -718,11 +741,8 @@ impl<'a> Tracer<'a> {
         let mut drained = std::mem::take(&mut self.drained);
         let mut total = 0;
         // Before reading: the records drained were written before this, or just after.
-        if let (Some(tsc), Some(ns)) = (
-            self.tsc.as_mut(),
-            self.clock.elapsed().as_nanos().try_into().ok(),
-        ) {
-            tsc.anchor(rdtsc(), ns);
+        if let Some(tsc) = self.tsc.as_mut() {
+            tsc.anchor(&self.clock);
         }
         // Piece by piece (`Ring::drain` takes a bounded piece), each decoded before the next
         // is read, until the ring holds no committed record.
@@ -2926,7 +2946,7 @@ mod tsc_clock_tests {
             last: (1_000, 500),
         };
         assert_eq!(clock.ns(1_000), None, "no rate before two pairs apart");
-        clock.anchor(3_000, 1_500); // two ticks a nanosecond
+        clock.last = (3_000, 1_500); // two ticks a nanosecond
         assert_eq!(clock.ns(1_000), Some(500));
         assert_eq!(clock.ns(2_000), Some(1_000));
         assert_eq!(clock.ns(3_000), Some(1_500));
@@ -2935,7 +2955,7 @@ mod tsc_clock_tests {
             Some(1_700),
             "written just after the latest pair"
         );
-        clock.anchor(5_000, 2_600); // the rate as measured over the whole run now
+        clock.last = (5_000, 2_600); // the rate as measured over the whole run now
         assert_eq!(clock.ns(3_000), Some(1_550));
     }
 }
