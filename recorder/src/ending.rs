@@ -40,20 +40,25 @@ fn wake_signal() -> libc::c_int {
 
 extern "C" fn woken(_: libc::c_int) {}
 
+/// Installs the handler of [`wake_signal`] (once per process).
+fn install_wake_handler() {
+    static HANDLER: Once = Once::new();
+    HANDLER.call_once(|| {
+        // SAFETY: a handler that does nothing is async-signal-safe; no SA_RESTART, so a
+        // blocked `waitpid` returns EINTR.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = woken as *const () as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0;
+            libc::sigaction(wake_signal(), &action, std::ptr::null_mut());
+        }
+    });
+}
+
 impl Ending {
     pub(crate) fn new() -> Ending {
-        static HANDLER: Once = Once::new();
-        HANDLER.call_once(|| {
-            // SAFETY: a handler that does nothing is async-signal-safe; no SA_RESTART, so a
-            // blocked `waitpid` returns EINTR.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = woken as *const () as usize;
-                libc::sigemptyset(&mut action.sa_mask);
-                action.sa_flags = 0;
-                libc::sigaction(wake_signal(), &action, std::ptr::null_mut());
-            }
-        });
+        install_wake_handler();
         Ending::default()
     }
 
@@ -117,6 +122,62 @@ impl Drop for Member<'_> {
             t.remove(&self.tid);
         }
         self.ending.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A one-shot timer of the calling thread's that interrupts its blocked `waitpid` with
+/// [`wake_signal`] (a POSIX timer delivering to one thread, `SIGEV_THREAD_ID`): the in-process
+/// path's tracer waits for the next stop *or* the next look at the ring, whichever comes first.
+/// (Sleeping between looks instead made every ptrace stop of the functions left to breakpoints
+/// wait for the sleep's end: a real crate's recording with most functions on breakpoints took
+/// 2.05 s instead of 0.45 s.)
+pub(crate) struct WakeTimer(libc::timer_t);
+
+impl WakeTimer {
+    /// A timer for the calling thread; `None` when the system has none to give.
+    pub(crate) fn for_this_thread() -> Option<WakeTimer> {
+        install_wake_handler();
+        // SAFETY: a zeroed sigevent is valid; timer_create fills `timer` on success.
+        unsafe {
+            let mut event: libc::sigevent = std::mem::zeroed();
+            event.sigev_notify = libc::SIGEV_THREAD_ID;
+            event.sigev_signo = wake_signal();
+            event.sigev_notify_thread_id = nix::unistd::gettid().as_raw();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            (libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) == 0)
+                .then_some(WakeTimer(timer))
+        }
+    }
+
+    /// Fires once, `after` from now (zero: never).
+    pub(crate) fn arm(&self, after: std::time::Duration) {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: after.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: a timer of ours and a valid itimerspec.
+        unsafe {
+            libc::timer_settime(self.0, 0, &spec, std::ptr::null_mut());
+        }
+    }
+
+    pub(crate) fn disarm(&self) {
+        self.arm(std::time::Duration::ZERO);
+    }
+}
+
+impl Drop for WakeTimer {
+    fn drop(&mut self) {
+        // SAFETY: a timer of ours, deleted once.
+        unsafe {
+            libc::timer_delete(self.0);
+        }
     }
 }
 

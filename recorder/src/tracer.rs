@@ -368,6 +368,8 @@ pub(crate) struct Tracer<'a> {
     ring: Option<crate::inprocess::Ring>,
     /// Looks at the ring that found it empty since the last that found records.
     empty_polls: u32,
+    /// Ends the wait for a stop when the ring is to be looked at again (see `run`).
+    wake_timer: Option<crate::ending::WakeTimer>,
     /// Puts the in-process records' counter values on the run's clock, when it can.
     tsc: Option<TscClock>,
     /// The time of the in-process record being decoded (`on_record`), on the run's clock;
@@ -990,6 +992,7 @@ impl<'a> Tracer<'a> {
             letting_go: false,
             write_methods: None,
             ring: None,
+            wake_timer: None,
             empty_polls: 0,
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
@@ -1186,6 +1189,9 @@ impl<'a> Tracer<'a> {
     /// Runs the process to the end (or, with `follow_exec`, to its `exec`), reporting every
     /// call to the sink.
     pub(crate) fn run(mut self) -> Result<TracerEnd, RecordError> {
+        if self.ring.is_some() {
+            self.wake_timer = crate::ending::WakeTimer::for_this_thread();
+        }
         self.resume(self.pid, None)?;
         let exit = loop {
             if self.ending.is_some_and(|e| e.command_ended()) {
@@ -1202,23 +1208,37 @@ impl<'a> Tracer<'a> {
             if self.ring.is_some() {
                 flags |= WaitPidFlag::WNOHANG;
             }
-            let status = match waitpid(None, Some(flags)) {
+            let waited = match waitpid(None, Some(flags)) {
                 Ok(WaitStatus::StillAlive) => {
-                    if self.drain_ring()? == 0 {
-                        // Right after records came, the program is most likely only off its
-                        // CPU for a moment: look again soon; the longer the ring stays
-                        // empty, the longer the sleep (to 200 µs), so an idle program costs
-                        // little. A fixed 200 µs left the writer without work while the
-                        // program, woken, refilled the ring.
-                        std::thread::sleep(std::time::Duration::from_micros(
-                            EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
-                        ));
-                        self.empty_polls = self.empty_polls.saturating_add(1);
-                    } else {
+                    if self.drain_ring()? > 0 {
                         self.empty_polls = 0;
+                        continue;
                     }
-                    continue;
+                    // Nothing committed: wait for the next stop, but look at the ring again
+                    // soon. Right after records came, the program is most likely only off its
+                    // CPU for a moment; the longer the ring stays empty, the longer the wait
+                    // (to 200 µs), so an idle program costs little. (A fixed 200 µs left the
+                    // writer without work while the program, woken, refilled the ring.)
+                    let wait = std::time::Duration::from_micros(
+                        EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
+                    );
+                    self.empty_polls = self.empty_polls.saturating_add(1);
+                    let Some(timer) = &self.wake_timer else {
+                        std::thread::sleep(wait);
+                        continue;
+                    };
+                    timer.arm(wait);
+                    let woken = waitpid(None, Some(flags - WaitPidFlag::WNOHANG));
+                    timer.disarm();
+                    match woken {
+                        // The timer: time to look at the ring.
+                        Err(nix::errno::Errno::EINTR) => continue,
+                        other => other,
+                    }
                 }
+                other => other,
+            };
+            let status = match waited {
                 Ok(s) => s,
                 Err(nix::errno::Errno::ECHILD) => {
                     break ProcessExit::Lost {
