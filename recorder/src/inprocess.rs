@@ -17,8 +17,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use iced_x86::code_asm::{dword_ptr, ptr, qword_ptr, AsmRegister64, CodeAssembler, CodeLabel};
 use iced_x86::code_asm::{eax, edx, esi, xmm0, xmm1};
-use iced_x86::code_asm::{ptr, qword_ptr, AsmRegister64, CodeAssembler, CodeLabel};
 use iced_x86::code_asm::{
     r10, r11, r12, r13, r14, r15, r8, r9, rax, rbp, rbx, rcx, rdi, rdx, rsi, rsp,
 };
@@ -290,9 +290,14 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
             i.flow_control(),
             FlowControl::Call | FlowControl::IndirectCall
         ) {
-            // Moved into the trampoline, its return address would point into code the
-            // unwinder knows nothing about: a panic raised in the callee could not unwind.
-            return Err("a call within 5 bytes of the break address");
+            // Called from the trampoline, its return address would point into code the
+            // unwinder knows nothing about: a panic raised in the callee could not unwind. A
+            // direct call that ends the patched bytes is run as a jump with the original return
+            // address pushed ([`direct_call_last`]): the callee returns to the function, just
+            // after the patch, and unwinds through it. Any other call is refused.
+            if !(direct_call(i) && len + i.len() >= JMP_LEN) {
+                return Err("a call within 5 bytes of the break address");
+            }
         }
         entry.push(*i);
         len += i.len();
@@ -971,6 +976,9 @@ fn trampoline(
             .last()
             .expect("a site displaces at least one instruction");
         let run_displaced = |a: &mut CodeAssembler| -> Result<(), iced_x86::IcedError> {
+            if direct_call(last) {
+                return direct_call_last(a, displaced);
+            }
             for i in displaced {
                 a.add_instruction(*i)?;
             }
@@ -1014,6 +1022,31 @@ fn trampoline(
     })()
     .map_err(asm_err)?;
     a.assemble(ip).map_err(asm_err)
+}
+
+/// A direct near call (`call rel32`), the only call an entry patch may displace (see [`sites`]).
+fn direct_call(i: &Instruction) -> bool {
+    i.flow_control() == FlowControl::Call && i.op0_kind() == iced_x86::OpKind::NearBranch64
+}
+
+/// Runs displaced entry instructions whose last is a direct call: the others relocated, then
+/// the call as a jump to its target with the call's own return address pushed (the address
+/// after it in the function, where the patched bytes end), so that the callee returns into the
+/// function and a panic in it unwinds through the function's frame as without the patch. The
+/// push touches no register and no flag (`lea`, two 32-bit stores).
+fn direct_call_last(
+    a: &mut CodeAssembler,
+    displaced: &[Instruction],
+) -> Result<(), iced_x86::IcedError> {
+    let (call, before) = displaced.split_last().expect("a displaced call");
+    for i in before {
+        a.add_instruction(*i)?;
+    }
+    let back = call.next_ip();
+    a.lea(rsp, ptr(rsp - 8))?;
+    a.mov(dword_ptr(rsp), back as u32)?;
+    a.mov(dword_ptr(rsp + 4), (back >> 32) as u32)?;
+    a.jmp(call.near_branch_target())
 }
 
 /// A limited function's entry gate (see [`trampoline`]): falls through to what follows
@@ -1406,12 +1439,12 @@ mod tests {
     }
 
     #[test]
-    fn a_call_right_at_the_break_address_keeps_the_ptrace_path() {
-        // `unimplemented!()`: the body starts with the call that panics. Moved into a
-        // trampoline, its return address would be unknown to the unwinder.
+    fn an_indirect_call_in_the_entry_bytes_keeps_the_ptrace_path() {
+        // Its target is known only when it runs.
         let code = [
-            0xe8, 0x10, 0x00, 0x00, 0x00, // call +0x10       0x1000 (break address)
-            0x48, 0x83, 0xc4, 0x08, // add rsp, 8             0x1005
+            0x90, // nop                                      0x1000 (break address)
+            0xff, 0xd0, // call rax                           0x1001
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8
             0x5d, // pop rbp
             0xc3, // ret
         ];
@@ -1419,6 +1452,34 @@ mod tests {
             sites(&code, 0x1000, 0x1000).unwrap_err(),
             "a call within 5 bytes of the break address"
         );
+    }
+
+    #[test]
+    fn a_direct_call_ending_the_entry_bytes_runs_as_a_jump_with_its_own_return_address() {
+        // `unimplemented!()`: the body starts with the call that panics.
+        let code = [
+            0xe8, 0x10, 0x00, 0x00, 0x00, // call 0x1015      0x1000 (break address)
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8             0x1005
+            0x5d, // pop rbp
+            0xc3, // ret
+        ];
+        let s = sites(&code, 0x1000, 0x1000).unwrap();
+        assert_eq!(s.entry.len(), 1);
+        let empty = Program::default();
+        let ring = test_ring();
+        let code = trampoline(&ring, 7, Site::Entry(&empty), None, &s.entry, 0x50_0000).unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        assert!(
+            !out.iter().any(|i| i.mnemonic() == Mnemonic::Call),
+            "no call from the trampoline"
+        );
+        // The return address 0x1005 pushed as two 32-bit halves, then a jump to the callee.
+        let n = out.len();
+        assert_eq!(out[n - 1].mnemonic(), Mnemonic::Jmp);
+        assert_eq!(out[n - 1].near_branch_target(), 0x1015);
+        assert_eq!(out[n - 2].immediate32(), 0);
+        assert_eq!(out[n - 3].immediate32(), 0x1005);
+        assert_eq!(out[n - 4].mnemonic(), Mnemonic::Lea);
     }
 
     #[test]
