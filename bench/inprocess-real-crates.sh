@@ -18,7 +18,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR=${1:?usage: bench/inprocess-real-crates.sh DIR [CRATE...] (DIR: a --keep dir of bench/real-crates.sh)}
 shift
-CARVE=${CARVE:-$ROOT/target/release/carve}
+CARVE=$(realpath "${CARVE:-$ROOT/target/release/carve}")
 ROUNDS=${ROUNDS:-3}
 CRATES=("$@")
 if ((${#CRATES[@]} == 0)); then
