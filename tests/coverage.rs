@@ -327,16 +327,8 @@ fn functions_by_thread(c: &Coverage) -> Vec<(String, Vec<String>)> {
 #[test]
 fn per_thread_coverage_of_a_test_binary_says_which_test_reached_which_function() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("pt.rs");
-    std::fs::write(&src, TESTS_SOURCE).unwrap();
-    let bin = tmp.path().join("pt");
-    let built = std::process::Command::new("rustc")
-        .args(["--test", "-g", "--edition", "2021", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let flags = ["--test", "-g", "--edition", "2021"];
+    let bin = compiled(tmp.path(), "pt.rs", "rustc", &flags, TESTS_SOURCE);
     let owned = |v: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
         v.iter()
             .map(|(n, f)| (n.to_string(), f.iter().map(|s| s.to_string()).collect()))

@@ -364,16 +364,8 @@ fn main() {
 #[test]
 fn an_optimized_function_returning_in_memory_keeps_the_ptrace_path_and_the_program_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("optimized.rs");
-    std::fs::write(&src, OPTIMIZED).unwrap();
-    let program = dir.path().join("optimized");
-    let built = std::process::Command::new("rustc")
-        .args(["-g", "--edition", "2021", "-C", "opt-level=3", "-o"])
-        .arg(&program)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let flags = ["-g", "--edition", "2021", "-C", "opt-level=3"];
+    let program = compiled(dir.path(), "optimized.rs", "rustc", &flags, OPTIMIZED);
     let native = std::process::Command::new(&program).output().unwrap();
     let filters = [
         "--filter",

@@ -62,16 +62,7 @@ fn times(db: &std::path::Path) -> Vec<(String, Option<i64>, Option<i64>)> {
 #[test]
 fn in_process_calls_are_timed_when_the_program_made_them_not_when_carve_decoded_them() {
     let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("timed.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let bin = dir.path().join("timed");
-    let built = std::process::Command::new("cc")
-        .args(["-g", "-O0", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let bin = compiled(dir.path(), "timed.c", "cc", &["-g", "-O0"], PROGRAM);
     let db = dir.path().join("t.db");
     let filters = [
         "--capture",

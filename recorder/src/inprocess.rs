@@ -4,16 +4,19 @@
 //! runs the function's capture program (`capture.rs`: frame slots and bounded copies behind
 //! references) into a variable-length record in a ring in the program's memory, runs the
 //! instructions the `jmp` displaced (relocated by iced-x86's block encoder) and jumps back.
-//! No ptrace stop per call: carve drains the ring with `process_vm_readv` from any of its
-//! threads while the program runs, and decodes each record with the same code as the ptrace
-//! path, over the record's registers and copied regions.
+//! No ptrace stop per call: the ring's pages are shared with carve (`inject::share`; a program
+//! that cannot share them keeps a private ring read with `process_vm_readv`), carve drains it
+//! while the program runs, and decodes each record with the same code as the ptrace path, over
+//! the record's registers and copied regions.
 //!
 //! Nothing here changes the stack the unwinder walks: the trampolines are jumped to and jump
 //! back, never called, so a panic unwinding through a patched function sees the same frames.
 //! (A patched exit is skipped by unwinding; the calls it leaves open are closed by the tracer's
 //! panic handling, as today.)
 //!
-//! Not wired into `carve record` yet: the experimental `probe` API runs a program this way.
+//! `carve record` uses it for every function it can (`--capture auto`, the default, and
+//! `inprocess`; the tracer installs it at the exec stop); the experimental `probe` API runs a
+//! program this way without the rest of the recorder.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

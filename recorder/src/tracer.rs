@@ -372,9 +372,6 @@ pub(crate) struct Tracer<'a> {
     wake_timer: Option<crate::ending::WakeTimer>,
     /// Puts the in-process records' counter values on the run's clock, when it can.
     tsc: Option<TscClock>,
-    /// The time of the in-process record being decoded (`on_record`), on the run's clock;
-    /// `None` when the counter cannot be put on it (see [`TscClock`]).
-    record_ns: Option<u64>,
     /// The sites patched for the in-process path and the bytes they replaced.
     patched: Vec<(u64, Vec<u8>)>,
     /// Thread pointers (`fs_base`) of the threads seen, for the records' threads.
@@ -836,7 +833,6 @@ impl<'a> Tracer<'a> {
         let Some(tid) = self.thread_of(r.thread) else {
             return Ok(());
         };
-        self.record_ns = self.tsc.and_then(|c| c.ns(r.tsc));
         match r.kind {
             crate::inprocess::ENTRY => {
                 let regs = captured_regs(
@@ -845,7 +841,8 @@ impl<'a> Tracer<'a> {
                         .relocate(self.functions[index].detail.breakpoint)
                         .0,
                 );
-                self.on_entry(tid, index, &regs, Some(&r.memory))
+                let at_ns = self.record_ns(r);
+                self.on_entry(tid, index, &regs, Some(&r.memory), at_ns)
             }
             crate::inprocess::STATE => {
                 self.exit_states.insert(tid, r.memory.to_captured());
@@ -854,6 +851,12 @@ impl<'a> Tracer<'a> {
             crate::inprocess::EXIT => self.on_exit_record(tid, index, r),
             _ => Ok(()),
         }
+    }
+
+    /// When the program wrote record `r`, on the run's clock; `None` when the counter cannot
+    /// be put on it (see [`TscClock`]).
+    fn record_ns(&self, r: &crate::inprocess::Record<'_>) -> Option<u64> {
+        self.tsc.and_then(|c| c.ns(r.tsc))
     }
 
     /// An exit record (at the `ret`, rsp = CFA - 8): the end of the thread's innermost call
@@ -900,7 +903,7 @@ impl<'a> Tracer<'a> {
             ret,
             after,
             touches: labels(&frame.touches),
-            at_ns: self.record_ns,
+            at_ns: self.record_ns(r),
         };
         self.sink.record(TraceEvent::CallEnded(end));
         Ok(())
@@ -984,7 +987,6 @@ impl<'a> Tracer<'a> {
             record_forks: true,
             clock: std::time::Instant::now(),
             tsc: None,
-            record_ns: None,
             test_names: &[],
             named: HashSet::new(),
             early_children: HashSet::new(),
@@ -1920,7 +1922,8 @@ impl<'a> Tracer<'a> {
             self.on_return(tid, pc, &regs)?;
         }
         if let Some(index) = entry {
-            self.on_entry(tid, index, &regs, None)?;
+            let at_ns = self.now_ns();
+            self.on_entry(tid, index, &regs, None, at_ns)?;
         }
         if let Some(forced) = self.forced.remove(&tid) {
             set_regs(tid, forced)?;
@@ -2258,6 +2261,7 @@ impl<'a> Tracer<'a> {
         index: usize,
         regs: &libc::user_regs_struct,
         captured: Option<&dyn Memory>,
+        at_ns: Option<u64>,
     ) -> Result<(), RecordError> {
         let in_process = captured.is_some();
         let cfa = match self.functions[index].cfa {
@@ -2359,11 +2363,6 @@ impl<'a> Tracer<'a> {
         let call = CallId(self.next_call);
         self.next_call += 1;
         self.calls_recorded += 1;
-        let at_ns = if in_process {
-            self.record_ns
-        } else {
-            self.now_ns()
-        };
         let thread = self.threads.entry(tid).or_default();
         let parent = thread.stack.iter().rev().find_map(|f| f.call);
         let depth = thread.stack.iter().filter(|f| f.call.is_some()).count() as u32;

@@ -298,16 +298,29 @@ pub fn carved_share(summary: &str) -> (usize, usize) {
 
 /// Compiles `source` (a one-file Rust program) with `rustc -g` into `dir/name`.
 pub fn rustc_program(dir: &Path, name: &str, edition: &str, source: &str) -> PathBuf {
-    let src = dir.join(format!("{name}.rs"));
+    compiled(
+        dir,
+        &format!("{name}.rs"),
+        "rustc",
+        &["-g", "--edition", edition],
+        source,
+    )
+}
+
+/// Writes `source` to `dir/file` and compiles it with `compiler flags... -o dir/STEM file`
+/// (`rustc` or `cc`); returns the program's path.
+pub fn compiled(dir: &Path, file: &str, compiler: &str, flags: &[&str], source: &str) -> PathBuf {
+    let src = dir.join(file);
     std::fs::write(&src, source).unwrap();
-    let bin = dir.join(name);
-    let built = Command::new("rustc")
-        .args(["-g", "--edition", edition, "-o"])
+    let bin = dir.join(src.file_stem().unwrap());
+    let built = Command::new(compiler)
+        .args(flags)
+        .arg("-o")
         .arg(&bin)
         .arg(&src)
         .status()
-        .expect("rustc runs");
-    assert!(built.success(), "rustc compiles {name}.rs");
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
+    assert!(built.success(), "{compiler} compiles {file}");
     bin
 }
 
