@@ -1126,8 +1126,13 @@ fn sigterm_to_carve_reaches_the_program_and_the_run_is_closed_with_every_call() 
     let mut out = BufReader::new(carve.stdout.take().unwrap());
     // The program did its 1000 steps and now waits on stdin (kept open) inside `main`.
     assert!(read_line(&mut out).starts_with("ready"));
+    // Kept open until carve has ended: `wait_with_output` would close it at once, and a program
+    // reading the end of its input before the forwarded SIGTERM reaches it exits 0 (seen on a
+    // loaded machine: carve's handler ran after the close).
+    let stdin = carve.stdin.take();
     signal_carve(&carve, nix::sys::signal::Signal::SIGTERM);
     let done = carve.wait_with_output().unwrap();
+    drop(stdin);
     let err = stderr(&done);
     assert_eq!(done.status.code(), Some(128 + 15), "{err}");
     assert!(err.contains("killed by SIGTERM"), "{err}");
