@@ -186,6 +186,100 @@ fn a_panic_unwinding_through_an_in_process_frame_is_recorded_and_the_program_run
     );
 }
 
+/// Functions the site rule took only with the `int3` padding after them: `Counter::hits`, a
+/// getter whose `ret` lies within the entry patch (its entry trampoline goes on to its exit
+/// trampoline), and the closure `catch_unwind` runs, whose `ret` comes right after a call
+/// (patched at the `ret`, into the padding). A panic unwinds through the closure's frame.
+const EDGES: &str = r#"
+pub struct Counter {
+    pub hits: u64,
+}
+impl Counter {
+    #[inline(never)]
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+}
+#[inline(never)]
+pub fn pick(v: &[u64], i: usize) -> u64 {
+    take(v, i)
+}
+#[inline(never)]
+pub fn take(v: &[u64], i: usize) -> u64 {
+    v[i] + 1
+}
+fn main() {
+    let c = Counter { hits: 7 };
+    let v = vec![1u64, 2, 3];
+    println!("hits = {}", c.hits());
+    println!("pick = {}", pick(&v, 1));
+    std::panic::set_hook(Box::new(|_| eprintln!("panicked")));
+    let caught = std::panic::catch_unwind(|| pick(&v, 9));
+    println!("caught = {}", caught.is_err());
+    println!("hits = {}", c.hits());
+    std::process::exit(4);
+}
+"#;
+
+#[test]
+fn a_getter_and_a_ret_right_after_a_call_are_captured_in_process_through_the_padding() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = rustc_program(dir.path(), "edges", "2021", EDGES);
+    let native = std::process::Command::new(&program).output().unwrap();
+    let filters = [
+        "--filter",
+        "edges::Counter::hits",
+        "--filter",
+        "edges::pick",
+        "--filter",
+        "edges::take",
+        "--filter",
+        "edges::main::{{closure}}",
+    ];
+    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
+    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
+    assert_eq!(native.status.code(), Some(4));
+    assert_eq!(i_out.status.code(), Some(4), "the program's exit code");
+    assert_eq!(i_out.stdout, native.stdout, "the program's output");
+    assert_eq!(p_out.stdout, native.stdout);
+    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    // The panic hook's closure keeps its breakpoints (its argument holds a trait object).
+    assert!(
+        stderr.contains(
+            "4 of 5 functions captured in process, 1 with ptrace stops (a standard library type"
+        ),
+        "{stderr}"
+    );
+    let (pc, ic) = (calls(&p), calls(&i));
+    assert_eq!(pc, ic, "the same trace");
+    let path = |id: &serde_json::Value| {
+        i["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == *id)
+            .and_then(|f| f["path"].as_str())
+            .unwrap()
+    };
+    let summary: Vec<(&str, &str)> = ic
+        .iter()
+        .map(|c| (path(&c["function"]), c["outcome"]["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("edges::Counter::hits", "returned"),
+            ("edges::pick", "returned"),
+            ("edges::take", "returned"),
+            ("edges::main::{{closure}}", "panicked"),
+            ("edges::pick", "panicked"),
+            ("edges::take", "panicked"),
+            ("edges::main::{{closure}}", "returned"),
+            ("edges::Counter::hits", "returned"),
+        ]
+    );
+}
+
 /// `check` and `scale` are captured in process; `scale(0, ..)` writes through a null pointer,
 /// so the third `check` crashes with both frames open.
 const CRASHES: &str = r#"

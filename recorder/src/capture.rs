@@ -98,21 +98,26 @@ impl Program {
 pub(crate) struct Plan {
     /// The function's code, `[low, high)` file addresses.
     pub code: (crate::addr::FileAddr, crate::addr::FileAddr),
+    /// `int3` bytes after the code that the patches may cover.
+    pub padding: usize,
     pub entry: Program,
     pub exit: Program,
     pub states: std::collections::HashMap<u64, Program>,
 }
 
-/// The plan for a function whose code (at file address `low`) is `code`, with break address
-/// `file_pc` and CFA rule `entry_cfa` there; `cfa_at` gives the CFA rule at a file address.
-/// Refused (the function keeps the ptrace path) when the site rule refuses it or the programs
-/// do not cover its parameters and result.
+/// The plan for a function whose code (at file address `low`) is `code`, followed by
+/// `padding` bytes of `int3` (see [`crate::inprocess::sites`]), with break address `file_pc`
+/// and CFA rule `entry_cfa` there; `cfa_at` gives the CFA rule at a file address. Refused (the
+/// function keeps the ptrace path) when the site rule refuses it or the programs do not cover
+/// its parameters and result.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn plan(
     types: &TypeTable,
     limits: Limits,
     detail: &FunctionDetail,
     code: &[u8],
     low: u64,
+    padding: usize,
     entry_cfa: Option<crate::unwind::CfaRule>,
     cfa_at: &dyn Fn(u64) -> Option<crate::unwind::CfaRule>,
 ) -> Result<Plan, Refusal> {
@@ -126,7 +131,7 @@ pub(crate) fn plan(
         .ok_or("the CFA is rbp-based and the code before the break address hides rsp's place")?,
         _ => return Err("the CFA is not rsp-based at the break address"),
     };
-    let sites = crate::inprocess::sites(code, low, file_pc)?;
+    let sites = crate::inprocess::sites(code, low, file_pc, padding)?;
     let p = programs(
         types,
         limits,
@@ -162,6 +167,7 @@ pub(crate) fn plan(
             crate::addr::FileAddr(low),
             crate::addr::FileAddr(low + code.len() as u64),
         ),
+        padding,
         entry: p.entry,
         exit: p.exit,
         states,
@@ -498,6 +504,11 @@ pub(crate) fn state_at(
 ) -> Result<Program, Refusal> {
     let mut b = Builder::new(types, limits);
     for s in roots {
+        // Below the red zone, the slot is where the trampoline saves what it saves (an exit
+        // patched after the epilogue freed the frame, see `inprocess::sites`).
+        if s.slot - shift < -i64::from(crate::inprocess::RED_ZONE) {
+            return Err("a slot the exit reads is below the stack pointer there");
+        }
         let p = b.copy(Base::Rsp(s.slot - shift), Len::Const(8));
         let r = b.copy(
             Base::Ptr {
@@ -974,6 +985,31 @@ mod tests {
     }
 
     #[test]
+    fn an_exit_reads_frame_slots_in_the_red_zone_but_not_below_it() {
+        // A `&mut` parameter spilled 16 bytes above rsp at the break address, where rsp is
+        // CFA - 0x40. At an exit whose CFA is rsp + 0x40 (the frame still there) the slot is at
+        // rsp + 16; at a `ret` patched after `add rsp, 0x38` (CFA rsp + 8), at rsp - 0x28, in
+        // the red zone; after a 0xe8-byte frame is freed, below it: refused.
+        let mut t = TypeTable::default();
+        let u64_ty = ty(&mut t, "u64", 8, TypeKind::Base(BaseKind::Unsigned));
+        let root = StateRoot {
+            slot: 16,
+            pointee: u64_ty,
+        };
+        let at = |shift| state_at(&t, Limits::default(), std::slice::from_ref(&root), shift);
+        let slot_read = |p: Program| match p.copies[0].base {
+            Base::Rsp(at) => at,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(slot_read(at(0).unwrap()), 16);
+        assert_eq!(slot_read(at(0x40 - 8).unwrap()), 16 - 0x38);
+        assert_eq!(
+            at(0xf0 - 8).unwrap_err(),
+            "a slot the exit reads is below the stack pointer there"
+        );
+    }
+
+    #[test]
     fn a_reference_is_followed_and_a_str_inside_copied_for_its_length_but_a_raw_pointer_is_not() {
         let (t, by_ref, _) = table();
         let mut b = Builder::new(&t, Limits::default());
@@ -1136,6 +1172,7 @@ mod tests {
             &detail,
             &C_SCALE,
             0x11ed,
+            0,
             Some(rbp_based),
             &no_state,
         )
@@ -1159,6 +1196,7 @@ mod tests {
                 &detail,
                 &moved,
                 0x11ed,
+                0,
                 Some(rbp_based),
                 &no_state
             )

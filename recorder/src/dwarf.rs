@@ -109,6 +109,9 @@ pub struct DebugInfo {
     /// ELF text symbols by demangled name, read at their first use: demangling every symbol
     /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
     symbols: std::sync::OnceLock<HashMap<String, u64>>,
+    /// Where code starts: every ELF text symbol's and every function's address, sorted (for
+    /// [`DebugInfo::padding_after`]), read at first use.
+    code_starts: std::sync::OnceLock<Vec<u64>>,
     /// The file's bytes, for reading the symbols later.
     bytes: Arc<FileBytes>,
     /// Trait-object vtables by their trait's path without generics (`mouse::Planet`): the
@@ -315,6 +318,7 @@ impl DebugInfo {
             namespaces: HashMap::new(),
             functions: Vec::new(),
             symbols: std::sync::OnceLock::new(),
+            code_starts: std::sync::OnceLock::new(),
             bytes: bytes.clone(),
             vtables: HashMap::new(),
             vtable_traits_done: HashSet::new(),
@@ -784,6 +788,41 @@ impl DebugInfo {
         let from = low.0.checked_sub(*text_at)? as usize;
         let to = high.0.checked_sub(*text_at)? as usize;
         text.get(from..to)
+    }
+
+    /// How many `int3` bytes, at most `most`, follow the code that ends at `high` before any
+    /// symbol's or function's code starts: the alignment padding compilers put between
+    /// functions (LLVM and GCC fill it with `int3`), which nothing executes, so a patch may
+    /// cover it (see `inprocess::sites`).
+    pub(crate) fn padding_after(&self, high: FileAddr, most: usize) -> usize {
+        let starts = self.code_starts.get_or_init(|| {
+            let mut starts: Vec<u64> = self.functions.iter().map(|f| f.low_pc.0).collect();
+            if let Ok(file) = object::File::parse(self.bytes.as_slice()) {
+                starts.extend(
+                    file.symbols()
+                        .filter(|s| s.kind() == object::SymbolKind::Text && s.address() != 0)
+                        .map(|s| s.address()),
+                );
+            }
+            starts.sort_unstable();
+            starts.dedup();
+            starts
+        });
+        let next = starts.partition_point(|&a| a < high.0);
+        let room = starts
+            .get(next)
+            .map_or(most as u64, |&a| (a - high.0).min(most as u64)) as usize;
+        let Some(after) = high
+            .0
+            .checked_add(room as u64)
+            .and_then(|end| self.code(high, FileAddr(end)))
+        else {
+            return 0;
+        };
+        after
+            .iter()
+            .take_while(|&&b| b == crate::inprocess::INT3)
+            .count()
     }
 
     /// Lowers the concrete types behind every vtable of a trait that appears as `dyn Trait` in

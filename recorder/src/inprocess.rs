@@ -42,11 +42,13 @@ use carve_storage::Arg;
 /// address, length and bytes padded to 8.
 pub(crate) const RECORD_HEAD: u64 = 24 * 8;
 /// Bytes of `jmp rel32`.
-const JMP_LEN: usize = 5;
+pub(crate) const JMP_LEN: usize = 5;
+/// `int3`: the byte compilers pad between functions with, and after a patch's `jmp`.
+pub(crate) const INT3: u8 = 0xcc;
 /// The ring's header (head, tail) takes the first page; records follow.
 const HEADER: u64 = 4096;
 /// The red zone below `rsp` that a leaf function may use without moving `rsp` (SysV x86-64).
-const RED_ZONE: i32 = 128;
+pub(crate) const RED_ZONE: i32 = 128;
 /// Room after the ring's end: a record starting near the end runs on into it instead of
 /// wrapping, so each record is contiguous for the trampoline's copies and the drainer.
 const SLACK: u64 = RECORD_HEAD + crate::capture::MAX_CAPTURE_BYTES;
@@ -219,26 +221,43 @@ impl Drained {
 }
 
 /// Where a function can be patched: its break address and its `ret` sites, each with the
-/// instructions the 5-byte `jmp` displaces.
+/// instructions the 5-byte `jmp` displaces (fewer than 5 bytes of them when the patch runs on
+/// into the `int3` padding after the function's last `ret`).
 #[derive(Debug)]
 pub(crate) struct Sites {
     pub entry: Vec<Instruction>,
     pub exits: Vec<Vec<Instruction>>,
+    /// The exit whose `ret` the entry patch covers (a function whose code after the break
+    /// address ends within 5 bytes, padding included): its site is not patched, the entry
+    /// trampoline runs the displaced instructions and goes on to that exit's trampoline.
+    pub entry_exit: Option<usize>,
 }
 
 /// Why a function keeps the ptrace path.
 pub(crate) type Refusal = &'static str;
 
 /// Finds the patchable sites of the function whose code is `code` (at `low`), entered at
-/// `entry_at` (its break address). Refuses when a displaced instruction is a branch target
-/// inside the function (a jump would land in the middle of the `jmp`), when the function has
-/// an indirect jump (a jump table's targets are unknown), when the code after `entry_at` ends
-/// before 5 bytes (a `ret`, or the function's end after a `jmp`; the dead bytes after a `jmp`
-/// that nothing targets may be covered), or when some `ret` cannot be patched (every exit
-/// must be seen, else calls would stay open). Only the function's own branches are checked:
-/// code elsewhere jumping into the middle of a function is not something compilers emit for
-/// these (debug) builds.
-pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refusal> {
+/// `entry_at` (its break address), followed by `padding` bytes of `int3` that are no other
+/// function's code ([`crate::dwarf::DebugInfo::padding_after`]). Refuses when a displaced
+/// instruction is a branch target inside the function (a jump would land in the middle of the
+/// `jmp`), when the function has an indirect jump (a jump table's targets are unknown), when
+/// the code after `entry_at` ends before 5 bytes (a `ret`, or the function's end after a
+/// `jmp`; the dead bytes after a `jmp` that nothing targets may be covered), or when some
+/// `ret` cannot be patched (every exit must be seen, else calls would stay open). Only the
+/// function's own branches are checked: code elsewhere jumping into the middle of a function
+/// is not something compilers emit for these (debug) builds.
+///
+/// The padding lets the last `ret` be patched where the bytes before it cannot be displaced
+/// (a call or a branch just before it, a jump to it): its patch starts at the `ret` itself and
+/// runs on into the padding, which nothing executes. And it lets the entry patch cover a
+/// short function whose last `ret` comes within 5 bytes of the break address (a getter):
+/// the entry trampoline then goes on to that `ret`'s exit trampoline ([`Sites::entry_exit`]).
+pub(crate) fn sites(
+    code: &[u8],
+    low: u64,
+    entry_at: u64,
+    padding: usize,
+) -> Result<Sites, Refusal> {
     let mut decoder = Decoder::with_ip(64, code, low, DecoderOptions::NONE);
     let mut all = Vec::new();
     while decoder.can_decode() {
@@ -277,11 +296,20 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         return Err("an indirect jump (jump table) could target the patched bytes");
     }
     let end = low + code.len() as u64;
+    // Bytes a patch ending with the instruction `i` may take beyond it.
+    let room_after = |i: &Instruction| if i.next_ip() == end { padding } else { 0 };
     let mut entry = Vec::new();
+    let mut entry_exit = None;
     let mut len = 0;
-    for i in &all[index..] {
-        if !entry.is_empty() && targets.contains(&i.ip()) {
+    for (k, i) in all.iter().enumerate().skip(index) {
+        if k > index && targets.contains(&i.ip()) {
             return Err("a branch targets the bytes the entry jump would replace");
+        }
+        if i.mnemonic() == Mnemonic::Ret && len + i.len() + room_after(i) >= JMP_LEN {
+            // The patch covers this `ret` and runs on into the padding after it.
+            entry_exit = Some(k);
+            len = JMP_LEN;
+            break;
         }
         if matches!(
             i.flow_control(),
@@ -295,10 +323,11 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         ) {
             // Called from the trampoline, its return address would point into code the
             // unwinder knows nothing about: a panic raised in the callee could not unwind. A
-            // direct call that ends the patched bytes is run as a jump with the original return
-            // address pushed ([`direct_call_last`]): the callee returns to the function, just
-            // after the patch, and unwinds through it. Any other call is refused.
-            if !(direct_call(i) && len + i.len() >= JMP_LEN) {
+            // call that ends the patched bytes ([`relocatable_call`]: direct, or through a GOT
+            // slot or a register) is run as a jump with the original return address pushed
+            // ([`call_last`]): the callee returns to the function, just after the patch, and
+            // unwinds through it. Any other call is refused.
+            if !(relocatable_call(i) && len + i.len() >= JMP_LEN) {
                 return Err("a call within 5 bytes of the break address");
             }
         }
@@ -327,39 +356,70 @@ pub(crate) fn sites(code: &[u8], low: u64, entry_at: u64) -> Result<Sites, Refus
         return Err("the break address is a branch target (a loop head)");
     }
     let mut exits = Vec::new();
+    let mut covered = None;
     for (r, ret) in all.iter().enumerate() {
         if ret.mnemonic() != Mnemonic::Ret {
             continue;
         }
-        let mut len = ret.len();
-        let mut first = r;
-        while len < JMP_LEN {
-            if first == 0 {
-                return Err("a ret too close to the function's start");
-            }
-            first -= 1;
-            let i = &all[first];
-            if i.flow_control() != FlowControl::Next {
-                return Err("a ret preceded by a branch within 5 bytes");
-            }
-            len += i.len();
+        if entry_exit == Some(r) {
+            covered = Some(exits.len());
+            exits.push(vec![*ret]);
+            continue;
         }
-        let displaced = &all[first..=r];
-        if displaced[1..].iter().any(|i| targets.contains(&i.ip())) {
-            return Err("a branch targets the bytes before a ret");
-        }
-        if displaced
-            .iter()
-            .any(|i| i.ip() < entry_at + 5 && i.ip() + i.len() as u64 > entry_at)
-        {
-            return Err("a ret overlaps the entry patch");
-        }
-        exits.push(displaced.to_vec());
+        // The epilogue before the `ret` displaced with it (the state program runs before it,
+        // while the frame is there), else the `ret` alone or with fewer instructions before it,
+        // its patch running on into the padding.
+        let site =
+            exit_site(&all, r, 0, &targets, entry_at).or_else(|why| match room_after(ret) {
+                0 => Err(why),
+                room => exit_site(&all, r, room, &targets, entry_at),
+            })?;
+        exits.push(site);
     }
     if exits.is_empty() {
         return Err("no ret (the function ends in a tail jump or never returns)");
     }
-    Ok(Sites { entry, exits })
+    Ok(Sites {
+        entry,
+        exits,
+        entry_exit: covered,
+    })
+}
+
+/// The instructions an exit patch displaces to capture the `ret` `all[r]`, when `room` bytes
+/// after the `ret` may be covered too: the `ret` and the instructions before it, back to 5
+/// bytes, none a branch, none but the first a branch target, none in the entry patch.
+fn exit_site(
+    all: &[Instruction],
+    r: usize,
+    room: usize,
+    targets: &std::collections::HashSet<u64>,
+    entry_at: u64,
+) -> Result<Vec<Instruction>, Refusal> {
+    let mut len = all[r].len() + room;
+    let mut first = r;
+    while len < JMP_LEN {
+        if first == 0 {
+            return Err("a ret too close to the function's start");
+        }
+        first -= 1;
+        let i = &all[first];
+        if i.flow_control() != FlowControl::Next {
+            return Err("a ret preceded by a branch within 5 bytes");
+        }
+        len += i.len();
+    }
+    let displaced = &all[first..=r];
+    if displaced[1..].iter().any(|i| targets.contains(&i.ip())) {
+        return Err("a branch targets the bytes before a ret");
+    }
+    if displaced
+        .iter()
+        .any(|i| i.ip() < entry_at + JMP_LEN as u64 && i.ip() + i.len() as u64 > entry_at)
+    {
+        return Err("a ret overlaps the entry patch");
+    }
+    Ok(displaced.to_vec())
 }
 
 /// The CFA at `at` as `rsp + offset`, for a function whose `.eh_frame` rule there is
@@ -680,6 +740,8 @@ pub(crate) struct Target {
     pub function: u32,
     pub low: u64,
     pub high: u64,
+    /// How many `int3` bytes of padding the file has after `high` (see [`sites`]).
+    pub padding: usize,
     pub entry_at: u64,
     pub entry: Program,
     pub exit: Program,
@@ -783,12 +845,18 @@ pub(crate) fn install(
     let mut plans = Vec::new();
     let mut refused = Vec::new();
     'targets: for t in targets {
-        let mut code = vec![0u8; (t.high - t.low) as usize];
+        let mut code = vec![0u8; (t.high - t.low) as usize + t.padding];
         if !mem.read(t.low, &mut code) {
             refused.push((t.function, "code not readable"));
             continue;
         }
-        match sites(&code, t.low, t.entry_at) {
+        // The padding the file has after the function, as the live process has it.
+        let padding = code[code.len() - t.padding..]
+            .iter()
+            .take_while(|&&b| b == INT3)
+            .count();
+        code.truncate(code.len() - t.padding);
+        match sites(&code, t.low, t.entry_at, padding) {
             Ok(s) => {
                 let mut states = Vec::new();
                 for exit in &s.exits {
@@ -842,24 +910,30 @@ pub(crate) fn install(
     let mut patched = Vec::new();
     for (t, s, states) in &plans {
         let words = words_of(t.function);
+        // The exits first: an entry patch that covers a `ret` goes on to its trampoline.
+        let mut then = None;
+        for (k, (exit, state)) in s.exits.iter().zip(states).enumerate() {
+            let site = Site::Exit(state, &t.exit);
+            let code = trampoline(&ring, t.function, site, words, exit, at)?;
+            if s.entry_exit == Some(k) {
+                then = Some(at);
+            } else {
+                patches.push((exit[0].ip(), at, span_len(exit)));
+            }
+            mem.write(at, &code)?;
+            at += (code.len() as u64).div_ceil(16) * 16;
+        }
         let entry = trampoline(
             &ring,
             t.function,
-            Site::Entry(&t.entry),
+            Site::Entry(&t.entry, then),
             words,
             &s.entry,
             at,
         )?;
-        patches.push((s.entry[0].ip(), at, span_len(&s.entry)));
+        patches.push((t.entry_at, at, span_len(&s.entry)));
         mem.write(at, &entry)?;
         at += (entry.len() as u64).div_ceil(16) * 16;
-        for (exit, state) in s.exits.iter().zip(states) {
-            let site = Site::Exit(state, &t.exit);
-            let code = trampoline(&ring, t.function, site, words, exit, at)?;
-            patches.push((exit[0].ip(), at, span_len(exit)));
-            mem.write(at, &code)?;
-            at += (code.len() as u64).div_ceil(16) * 16;
-        }
         patched.push(t.function);
     }
     assert!(at <= code_region.start + code_region.len);
@@ -933,15 +1007,17 @@ fn jmp_patch(site: u64, to: u64, len: usize) -> Vec<u8> {
     );
     let mut out = vec![0xe9];
     out.extend_from_slice(&(rel as i32).to_le_bytes());
-    out.resize(len.max(JMP_LEN), 0xcc);
+    out.resize(len.max(JMP_LEN), INT3);
     out
 }
 
 /// What a trampoline captures.
 #[derive(Clone, Copy)]
 enum Site<'a> {
-    /// At the break address.
-    Entry(&'a Program),
+    /// At the break address; then back to the function after the displaced instructions, or,
+    /// when the entry patch covers a `ret` ([`Sites::entry_exit`]), on to that exit's
+    /// trampoline at this address.
+    Entry(&'a Program, Option<u64>),
     /// At an exit site: the state program before the displaced epilogue (frame still there),
     /// the exit program after it, right before the `ret`.
     Exit(&'a Program, &'a Program),
@@ -975,23 +1051,35 @@ fn trampoline(
     let mut a = CodeAssembler::new(64).map_err(asm_err)?;
     let tag = |kind: u8| (u64::from(function) << 8) | u64::from(kind);
     (|| -> Result<(), iced_x86::IcedError> {
-        let last = displaced
-            .last()
-            .expect("a site displaces at least one instruction");
         let run_displaced = |a: &mut CodeAssembler| -> Result<(), iced_x86::IcedError> {
-            if direct_call(last) {
-                return direct_call_last(a, displaced);
-            }
-            for i in displaced {
-                a.add_instruction(*i)?;
-            }
-            if last.flow_control() != FlowControl::UnconditionalBranch {
-                a.jmp(last.next_ip())?;
+            let then = match site {
+                Site::Entry(_, then) => then,
+                Site::Exit(..) => None,
+            };
+            match displaced.last() {
+                Some(last) if relocatable_call(last) => return call_last(a, displaced),
+                Some(last)
+                    if then.is_none()
+                        && last.flow_control() == FlowControl::UnconditionalBranch =>
+                {
+                    for i in displaced {
+                        a.add_instruction(*i)?;
+                    }
+                }
+                Some(last) => {
+                    for i in displaced {
+                        a.add_instruction(*i)?;
+                    }
+                    a.jmp(then.unwrap_or(last.next_ip()))?;
+                }
+                // Only an entry patch that covers a `ret` at the break address displaces
+                // nothing of its own.
+                None => a.jmp(then.expect("a site displaces an instruction or goes on"))?,
             }
             Ok(())
         };
         match site {
-            Site::Entry(program) => match words {
+            Site::Entry(program, _) => match words {
                 None => {
                     capture(&mut a, ring, tag(ENTRY), program)?;
                     run_displaced(&mut a)?;
@@ -1008,6 +1096,7 @@ fn trampoline(
                 }
             },
             Site::Exit(state, exit) => {
+                let last = displaced.last().expect("an exit site displaces its ret");
                 if let Some(at) = words {
                     exit_gate(&mut a, Limits::exits_on(at), displaced)?;
                 }
@@ -1027,20 +1116,34 @@ fn trampoline(
     a.assemble(ip).map_err(asm_err)
 }
 
-/// A direct near call (`call rel32`), the only call an entry patch may displace (see [`sites`]).
-fn direct_call(i: &Instruction) -> bool {
-    i.flow_control() == FlowControl::Call && i.op0_kind() == iced_x86::OpKind::NearBranch64
+/// A call an entry patch may displace (see [`sites`]): a direct near call (`call rel32`), or
+/// an indirect one through a register or a memory operand that does not involve `rsp` (`call
+/// [rip + GOT slot]`, as code built as position-independent calls other crates' functions;
+/// `call rax`), since [`call_last`] moves `rsp` before it jumps.
+fn relocatable_call(i: &Instruction) -> bool {
+    use iced_x86::{OpKind, Register};
+    let not_rsp = |r: Register| r.full_register() != Register::RSP;
+    match (i.flow_control(), i.op0_kind()) {
+        (FlowControl::Call, OpKind::NearBranch64) => true,
+        (FlowControl::IndirectCall, OpKind::Register) => {
+            i.code() == iced_x86::Code::Call_rm64 && not_rsp(i.op0_register())
+        }
+        (FlowControl::IndirectCall, OpKind::Memory) => {
+            i.code() == iced_x86::Code::Call_rm64
+                && not_rsp(i.memory_base())
+                && not_rsp(i.memory_index())
+        }
+        _ => false,
+    }
 }
 
-/// Runs displaced entry instructions whose last is a direct call: the others relocated, then
-/// the call as a jump to its target with the call's own return address pushed (the address
-/// after it in the function, where the patched bytes end), so that the callee returns into the
-/// function and a panic in it unwinds through the function's frame as without the patch. The
-/// push touches no register and no flag (`lea`, two 32-bit stores).
-fn direct_call_last(
-    a: &mut CodeAssembler,
-    displaced: &[Instruction],
-) -> Result<(), iced_x86::IcedError> {
+/// Runs displaced entry instructions whose last is a [`relocatable_call`]: the others
+/// relocated, then the call as a jump to its target (the same operand: a register, a memory
+/// slot such as a GOT entry, or the direct target) with the call's own return address pushed
+/// (the address after it in the function, where the patched bytes end), so that the callee
+/// returns into the function and a panic in it unwinds through the function's frame as
+/// without the patch. The push touches no register and no flag (`lea`, two 32-bit stores).
+fn call_last(a: &mut CodeAssembler, displaced: &[Instruction]) -> Result<(), iced_x86::IcedError> {
     let (call, before) = displaced.split_last().expect("a displaced call");
     for i in before {
         a.add_instruction(*i)?;
@@ -1049,7 +1152,14 @@ fn direct_call_last(
     a.lea(rsp, ptr(rsp - 8))?;
     a.mov(dword_ptr(rsp), back as u32)?;
     a.mov(dword_ptr(rsp + 4), (back >> 32) as u32)?;
-    a.jmp(call.near_branch_target())
+    if call.flow_control() == FlowControl::Call {
+        return a.jmp(call.near_branch_target());
+    }
+    // `jmp r/m64` takes the operand of `call r/m64` as it is (a rip-relative one is
+    // re-encoded for the trampoline's address).
+    let mut jmp = *call;
+    jmp.set_code(iced_x86::Code::Jmp_rm64);
+    a.add_instruction(jmp)
 }
 
 /// A limited function's entry gate (see [`trampoline`]): falls through to what follows
@@ -1361,7 +1471,7 @@ mod tests {
             0x5d, // pop rbp
             0xc3, // ret
         ];
-        let s = sites(&code, 0x1000, 0x1008).unwrap();
+        let s = sites(&code, 0x1000, 0x1008, 0).unwrap();
         assert_eq!(s.entry.len(), 2);
         assert_eq!(s.exits.len(), 1);
         assert_eq!(s.exits[0].last().unwrap().mnemonic(), Mnemonic::Ret);
@@ -1442,8 +1552,8 @@ mod tests {
     }
 
     #[test]
-    fn an_indirect_call_in_the_entry_bytes_keeps_the_ptrace_path() {
-        // Its target is known only when it runs.
+    fn a_call_that_does_not_end_the_entry_bytes_keeps_the_ptrace_path() {
+        // The callee would return into the middle of the patch.
         let code = [
             0x90, // nop                                      0x1000 (break address)
             0xff, 0xd0, // call rax                           0x1001
@@ -1452,8 +1562,176 @@ mod tests {
             0xc3, // ret
         ];
         assert_eq!(
-            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
             "a call within 5 bytes of the break address"
+        );
+    }
+
+    #[test]
+    fn an_rsp_based_indirect_call_ending_the_entry_bytes_keeps_the_ptrace_path() {
+        // Its operand would be read 8 bytes off once the return address is pushed.
+        let code = [
+            0x90, 0x90, // nop; nop                           0x1000 (break address)
+            0xff, 0x54, 0x24, 0x08, // call [rsp + 8]         0x1002
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8
+            0x5d, // pop rbp
+            0xc3, // ret
+        ];
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
+            "a call within 5 bytes of the break address"
+        );
+    }
+
+    #[test]
+    fn a_call_through_a_got_slot_ending_the_entry_bytes_jumps_through_the_same_slot() {
+        // Position-independent code calls another crate's function through its GOT slot.
+        let code = [
+            0x48, 0x89, 0x3c, 0x24, // mov [rsp], rdi         0x1000 (break address)
+            0xff, 0x15, 0xf6, 0x0f, 0x00, 0x00, // call [rip + 0xff6] (slot 0x2000)  0x1004
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8             0x100a
+            0x5d, // pop rbp
+            0xc3, // ret
+        ];
+        let s = sites(&code, 0x1000, 0x1000, 0).unwrap();
+        assert_eq!(s.entry.len(), 2);
+        let empty = Program::default();
+        let ring = test_ring();
+        let code = trampoline(
+            &ring,
+            7,
+            Site::Entry(&empty, None),
+            None,
+            &s.entry,
+            0x50_0000,
+        )
+        .unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        assert!(
+            !out.iter().any(|i| i.mnemonic() == Mnemonic::Call),
+            "no call from the trampoline"
+        );
+        // The return address 0x100a pushed as two 32-bit halves, then a jump through the slot.
+        let n = out.len();
+        assert_eq!(out[n - 1].code(), iced_x86::Code::Jmp_rm64);
+        assert_eq!(out[n - 1].memory_base(), iced_x86::Register::RIP);
+        assert_eq!(out[n - 1].memory_displacement64(), 0x2000);
+        assert_eq!(out[n - 2].immediate32(), 0);
+        assert_eq!(out[n - 3].immediate32(), 0x100a);
+        assert_eq!(out[n - 4].mnemonic(), Mnemonic::Lea);
+        // `call rax` in the same place jumps to rax.
+        let by_register = [
+            0x48, 0x89, 0x3c, 0x24, 0xff, 0xd0, 0x48, 0x83, 0xc4, 0x08, 0x5d, 0xc3,
+        ];
+        let s = sites(&by_register, 0x1000, 0x1000, 0).unwrap();
+        let code = trampoline(
+            &ring,
+            7,
+            Site::Entry(&empty, None),
+            None,
+            &s.entry,
+            0x50_0000,
+        )
+        .unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        let last = out.last().unwrap();
+        assert_eq!(last.code(), iced_x86::Code::Jmp_rm64);
+        assert_eq!(last.op0_register(), iced_x86::Register::RAX);
+    }
+
+    #[test]
+    fn the_last_ret_after_a_call_is_patched_at_the_ret_when_int3_padding_follows_it() {
+        // `call f; pop rcx; ret`: the call cannot move into a trampoline, the `ret` alone can,
+        // its patch running on into the padding after the function.
+        let code = [
+            0x48, 0x83, 0xec, 0x08, 0x90, // sub rsp, 8; nop  0x1000 (break address)
+            0xe8, 0x10, 0x00, 0x00, 0x00, // call 0x101a      0x1005
+            0x59, // pop rcx                                  0x100a
+            0xc3, // ret                                      0x100b
+        ];
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000, 2).unwrap_err(),
+            "a ret preceded by a branch within 5 bytes",
+            "pop rcx, ret and 2 bytes of padding are not enough for a patch"
+        );
+        // 3 bytes: the patch starts at `pop rcx`, where the call returns to.
+        let s = sites(&code, 0x1000, 0x1000, 3).unwrap();
+        assert_eq!(s.exits[0].len(), 2);
+        assert_eq!(s.exits[0][0].ip(), 0x100a);
+        let s = sites(&code, 0x1000, 0x1000, 4).unwrap();
+        assert_eq!(s.exits.len(), 1);
+        assert_eq!(s.exits[0].len(), 1);
+        assert_eq!(s.exits[0][0].ip(), 0x100b);
+        assert_eq!(s.entry_exit, None);
+        // The patch is a whole jmp, though the ret is one byte.
+        assert_eq!(jmp_patch(0x100b, 0x2000, span_len(&s.exits[0])).len(), 5);
+        // A jump to that ret lands on the patch's first byte: still patchable.
+        let mut targeted = code.to_vec();
+        targeted.splice(4..5, [0x74, 0x06]); // je 0x100c (the ret) instead of the nop
+        let s = sites(&targeted, 0x1000, 0x1000, 4).unwrap();
+        assert_eq!(s.exits[0][0].ip(), 0x100c);
+    }
+
+    #[test]
+    fn a_getter_whose_ret_comes_within_5_bytes_is_covered_by_the_entry_patch() {
+        let code = [
+            0x48, 0x8b, 0x07, // mov rax, [rdi]               0x1000 (break address)
+            0xc3, // ret                                      0x1003
+        ];
+        assert_eq!(
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
+            "the code after the break address ends within 5 bytes"
+        );
+        let s = sites(&code, 0x1000, 0x1000, 1).unwrap();
+        assert_eq!(
+            s.entry.len(),
+            1,
+            "the ret is not among the entry's instructions"
+        );
+        assert_eq!(s.exits.len(), 1);
+        assert_eq!(s.exits[0][0].mnemonic(), Mnemonic::Ret);
+        assert_eq!(s.entry_exit, Some(0));
+        // The entry trampoline goes on to the exit's trampoline, not back into the patch.
+        let empty = Program::default();
+        let ring = test_ring();
+        let code = trampoline(
+            &ring,
+            7,
+            Site::Entry(&empty, Some(0x60_0000)),
+            None,
+            &s.entry,
+            0x50_0000,
+        )
+        .unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        let last = out.last().unwrap();
+        assert_eq!(last.mnemonic(), Mnemonic::Jmp);
+        assert_eq!(last.near_branch_target(), 0x60_0000);
+        assert_eq!(out[out.len() - 2].mnemonic(), Mnemonic::Mov);
+        // A function that is a lone `ret`: nothing displaced, straight on to its exit.
+        let s = sites(&[0xc3], 0x1000, 0x1000, 4).unwrap();
+        assert!(s.entry.is_empty());
+        assert_eq!(s.entry_exit, Some(0));
+        let code = trampoline(
+            &ring,
+            7,
+            Site::Entry(&empty, Some(0x60_0000)),
+            None,
+            &s.entry,
+            0x50_0000,
+        )
+        .unwrap();
+        let out = decode_all(&code, 0x50_0000);
+        assert_eq!(out.last().unwrap().near_branch_target(), 0x60_0000);
+        // A branch to that ret from inside the entry's bytes: refused.
+        let branchy = [
+            0x85, 0xff, // test edi, edi                      0x1000 (break address)
+            0x74, 0x00, // je 0x1004                          0x1002
+            0xc3, // ret                                      0x1004
+        ];
+        assert_eq!(
+            sites(&branchy, 0x1000, 0x1000, 4).unwrap_err(),
+            "a branch targets the bytes the entry jump would replace"
         );
     }
 
@@ -1466,11 +1744,19 @@ mod tests {
             0x5d, // pop rbp
             0xc3, // ret
         ];
-        let s = sites(&code, 0x1000, 0x1000).unwrap();
+        let s = sites(&code, 0x1000, 0x1000, 0).unwrap();
         assert_eq!(s.entry.len(), 1);
         let empty = Program::default();
         let ring = test_ring();
-        let code = trampoline(&ring, 7, Site::Entry(&empty), None, &s.entry, 0x50_0000).unwrap();
+        let code = trampoline(
+            &ring,
+            7,
+            Site::Entry(&empty, None),
+            None,
+            &s.entry,
+            0x50_0000,
+        )
+        .unwrap();
         let out = decode_all(&code, 0x50_0000);
         assert!(
             !out.iter().any(|i| i.mnemonic() == Mnemonic::Call),
@@ -1496,7 +1782,7 @@ mod tests {
             0xc3, // ret                       0x1008
         ];
         assert_eq!(
-            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
             "a branch targets the bytes the entry jump would replace"
         );
     }
@@ -1512,19 +1798,19 @@ mod tests {
         // The ret is too close to a branch target, so the function is refused — but for that
         // reason, not for the entry.
         assert_eq!(
-            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
             "a branch targets the bytes before a ret"
         );
         let mut longer = code.to_vec();
         longer.splice(8..8, [0x48, 0x83, 0xc0, 0x01]); // add rax, 1 before the ret
-        let s = sites(&longer, 0x1000, 0x1000).unwrap();
+        let s = sites(&longer, 0x1000, 0x1000, 0).unwrap();
         assert_eq!(s.entry.len(), 1, "only the jmp is displaced");
         assert_eq!(jmp_patch(0x1000, 0x2000, span_len(&s.entry)).len(), 5);
         // Something jumps into the dead bytes: refused.
         let mut targeted = longer.clone();
         targeted.extend_from_slice(&[0xeb, 0xf4]); // jmp 0x1003 (from 0x100d)
         assert_eq!(
-            sites(&targeted, 0x1000, 0x1000).unwrap_err(),
+            sites(&targeted, 0x1000, 0x1000, 0).unwrap_err(),
             "a branch targets the bytes the entry jump would replace"
         );
     }
@@ -1537,7 +1823,7 @@ mod tests {
             0xc3,
         ];
         assert_eq!(
-            sites(&code, 0x1000, 0x1000).unwrap_err(),
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
             "an indirect jump (jump table) could target the patched bytes"
         );
     }
@@ -1548,7 +1834,15 @@ mod tests {
         // lea rax, [rip+0x100] at 0x40_0000 (7 bytes, rip-relative)
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
         let empty = Program::default();
-        let code = trampoline(&ring, 7, Site::Entry(&empty), None, &displaced, 0x50_0000).unwrap();
+        let code = trampoline(
+            &ring,
+            7,
+            Site::Entry(&empty, None),
+            None,
+            &displaced,
+            0x50_0000,
+        )
+        .unwrap();
         let out = decode_all(&code, 0x50_0000);
         let lea = out
             .iter()
@@ -1592,7 +1886,7 @@ mod tests {
         let displaced = decode_all(&[0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00], 0x40_0000);
         let empty = Program::default();
         let words = 0x6000_0040;
-        let site = Site::Entry(&empty);
+        let site = Site::Entry(&empty, None);
         let code = trampoline(&test_ring(), 7, site, Some(words), &displaced, 0x50_0000).unwrap();
         let out = decode_all(&code, 0x50_0000);
         // The gate reads the count (absolute address) and takes one with `lock cmpxchg`.
@@ -1804,6 +2098,7 @@ pub fn probe_with(
             function: index as u32,
             low: bias.relocate(f.low_pc).0,
             high: bias.relocate(f.high_pc).0,
+            padding: info.padding_after(f.high_pc, JMP_LEN - 1),
             entry_at: bias.relocate(d.breakpoint).0,
             entry,
             exit,
@@ -2071,7 +2366,13 @@ pub fn patchable(
         let d = info.detail(&f)?;
         let verdict = match info.code(f.low_pc, f.high_pc) {
             None => Some("code not in .text"),
-            Some(code) => sites(code, f.low_pc.0, d.breakpoint.0).err(),
+            Some(code) => sites(
+                code,
+                f.low_pc.0,
+                d.breakpoint.0,
+                info.padding_after(f.high_pc, JMP_LEN - 1),
+            )
+            .err(),
         };
         out.push((f.path.clone(), verdict));
     }

@@ -762,6 +762,7 @@ fn in_process_plan(
         detail,
         code,
         f.low_pc.0,
+        info.padding_after(f.high_pc, inprocess::JMP_LEN - 1),
         cfa,
         &|a| unwind::cfa_rule(info, a),
     )

@@ -685,6 +685,7 @@ impl<'a> Tracer<'a> {
                 function: i as u32,
                 low: bias.relocate(low).0,
                 high: bias.relocate(high).0,
+                padding: plan.padding,
                 entry_at: bias.relocate(f.detail.breakpoint).0,
                 entry: plan.entry.clone(),
                 exit: plan.exit.clone(),
