@@ -1056,25 +1056,20 @@ fn trampoline(
                 Site::Entry(_, then) => then,
                 Site::Exit(..) => None,
             };
-            match displaced.last() {
-                Some(last) if relocatable_call(last) => return call_last(a, displaced),
-                Some(last)
-                    if then.is_none()
-                        && last.flow_control() == FlowControl::UnconditionalBranch =>
-                {
-                    for i in displaced {
-                        a.add_instruction(*i)?;
-                    }
-                }
-                Some(last) => {
-                    for i in displaced {
-                        a.add_instruction(*i)?;
-                    }
-                    a.jmp(then.unwrap_or(last.next_ip()))?;
-                }
+            let last = displaced.last();
+            if last.is_some_and(relocatable_call) {
+                return call_last(a, displaced);
+            }
+            for i in displaced {
+                a.add_instruction(*i)?;
+            }
+            match (then, last) {
+                (Some(exit), _) => a.jmp(exit)?,
+                (None, Some(l)) if l.flow_control() == FlowControl::UnconditionalBranch => {}
+                (None, Some(l)) => a.jmp(l.next_ip())?,
                 // Only an entry patch that covers a `ret` at the break address displaces
-                // nothing of its own.
-                None => a.jmp(then.expect("a site displaces an instruction or goes on"))?,
+                // nothing, and it goes on to that exit.
+                (None, None) => unreachable!("a site displaces an instruction or goes on"),
             }
             Ok(())
         };
@@ -1593,50 +1588,47 @@ mod tests {
             0x5d, // pop rbp
             0xc3, // ret
         ];
-        let s = sites(&code, 0x1000, 0x1000, 0).unwrap();
-        assert_eq!(s.entry.len(), 2);
+        let jmp = jump_after_pushing(&entry_trampoline_of(&code, 0, None), 0x100a);
+        assert_eq!(jmp.code(), iced_x86::Code::Jmp_rm64);
+        assert_eq!(jmp.memory_base(), iced_x86::Register::RIP);
+        assert_eq!(jmp.memory_displacement64(), 0x2000);
+        // `call rax` in the same place jumps to rax.
+        let by_register = [
+            0x48, 0x89, 0x3c, 0x24, // mov [rsp], rdi         0x1000 (break address)
+            0xff, 0xd0, // call rax                           0x1004
+            0x48, 0x83, 0xc4, 0x08, // add rsp, 8             0x1006
+            0x5d, // pop rbp
+            0xc3, // ret
+        ];
+        let jmp = jump_after_pushing(&entry_trampoline_of(&by_register, 0, None), 0x1006);
+        assert_eq!(jmp.code(), iced_x86::Code::Jmp_rm64);
+        assert_eq!(jmp.op0_register(), iced_x86::Register::RAX);
+    }
+
+    /// The entry trampoline, decoded, of a function whose code is `code` at 0x1000, entered
+    /// there, followed by `padding` bytes of `int3`, capturing nothing; `then` as in
+    /// [`Site::Entry`].
+    fn entry_trampoline_of(code: &[u8], padding: usize, then: Option<u64>) -> Vec<Instruction> {
+        let s = sites(code, 0x1000, 0x1000, padding).unwrap();
         let empty = Program::default();
-        let ring = test_ring();
-        let code = trampoline(
-            &ring,
-            7,
-            Site::Entry(&empty, None),
-            None,
-            &s.entry,
-            0x50_0000,
-        )
-        .unwrap();
-        let out = decode_all(&code, 0x50_0000);
+        let site = Site::Entry(&empty, then);
+        let code = trampoline(&test_ring(), 7, site, None, &s.entry, 0x50_0000).unwrap();
+        decode_all(&code, 0x50_0000)
+    }
+
+    /// The jump that ends `out`, a trampoline that calls nothing and pushes `back` before that
+    /// jump, as two 32-bit halves after a `lea` that makes room.
+    fn jump_after_pushing(out: &[Instruction], back: u64) -> Instruction {
         assert!(
             !out.iter().any(|i| i.mnemonic() == Mnemonic::Call),
             "no call from the trampoline"
         );
-        // The return address 0x100a pushed as two 32-bit halves, then a jump through the slot.
         let n = out.len();
-        assert_eq!(out[n - 1].code(), iced_x86::Code::Jmp_rm64);
-        assert_eq!(out[n - 1].memory_base(), iced_x86::Register::RIP);
-        assert_eq!(out[n - 1].memory_displacement64(), 0x2000);
-        assert_eq!(out[n - 2].immediate32(), 0);
-        assert_eq!(out[n - 3].immediate32(), 0x100a);
+        assert_eq!(out[n - 2].immediate32(), (back >> 32) as u32);
+        assert_eq!(out[n - 3].immediate32(), back as u32);
         assert_eq!(out[n - 4].mnemonic(), Mnemonic::Lea);
-        // `call rax` in the same place jumps to rax.
-        let by_register = [
-            0x48, 0x89, 0x3c, 0x24, 0xff, 0xd0, 0x48, 0x83, 0xc4, 0x08, 0x5d, 0xc3,
-        ];
-        let s = sites(&by_register, 0x1000, 0x1000, 0).unwrap();
-        let code = trampoline(
-            &ring,
-            7,
-            Site::Entry(&empty, None),
-            None,
-            &s.entry,
-            0x50_0000,
-        )
-        .unwrap();
-        let out = decode_all(&code, 0x50_0000);
-        let last = out.last().unwrap();
-        assert_eq!(last.code(), iced_x86::Code::Jmp_rm64);
-        assert_eq!(last.op0_register(), iced_x86::Register::RAX);
+        assert_eq!(out[n - 1].mnemonic(), Mnemonic::Jmp);
+        out[n - 1]
     }
 
     #[test]
@@ -1692,18 +1684,7 @@ mod tests {
         assert_eq!(s.exits[0][0].mnemonic(), Mnemonic::Ret);
         assert_eq!(s.entry_exit, Some(0));
         // The entry trampoline goes on to the exit's trampoline, not back into the patch.
-        let empty = Program::default();
-        let ring = test_ring();
-        let code = trampoline(
-            &ring,
-            7,
-            Site::Entry(&empty, Some(0x60_0000)),
-            None,
-            &s.entry,
-            0x50_0000,
-        )
-        .unwrap();
-        let out = decode_all(&code, 0x50_0000);
+        let out = entry_trampoline_of(&code, 1, Some(0x60_0000));
         let last = out.last().unwrap();
         assert_eq!(last.mnemonic(), Mnemonic::Jmp);
         assert_eq!(last.near_branch_target(), 0x60_0000);
@@ -1712,16 +1693,7 @@ mod tests {
         let s = sites(&[0xc3], 0x1000, 0x1000, 4).unwrap();
         assert!(s.entry.is_empty());
         assert_eq!(s.entry_exit, Some(0));
-        let code = trampoline(
-            &ring,
-            7,
-            Site::Entry(&empty, Some(0x60_0000)),
-            None,
-            &s.entry,
-            0x50_0000,
-        )
-        .unwrap();
-        let out = decode_all(&code, 0x50_0000);
+        let out = entry_trampoline_of(&[0xc3], 4, Some(0x60_0000));
         assert_eq!(out.last().unwrap().near_branch_target(), 0x60_0000);
         // A branch to that ret from inside the entry's bytes: refused.
         let branchy = [
@@ -1744,31 +1716,9 @@ mod tests {
             0x5d, // pop rbp
             0xc3, // ret
         ];
-        let s = sites(&code, 0x1000, 0x1000, 0).unwrap();
-        assert_eq!(s.entry.len(), 1);
-        let empty = Program::default();
-        let ring = test_ring();
-        let code = trampoline(
-            &ring,
-            7,
-            Site::Entry(&empty, None),
-            None,
-            &s.entry,
-            0x50_0000,
-        )
-        .unwrap();
-        let out = decode_all(&code, 0x50_0000);
-        assert!(
-            !out.iter().any(|i| i.mnemonic() == Mnemonic::Call),
-            "no call from the trampoline"
-        );
-        // The return address 0x1005 pushed as two 32-bit halves, then a jump to the callee.
-        let n = out.len();
-        assert_eq!(out[n - 1].mnemonic(), Mnemonic::Jmp);
-        assert_eq!(out[n - 1].near_branch_target(), 0x1015);
-        assert_eq!(out[n - 2].immediate32(), 0);
-        assert_eq!(out[n - 3].immediate32(), 0x1005);
-        assert_eq!(out[n - 4].mnemonic(), Mnemonic::Lea);
+        assert_eq!(sites(&code, 0x1000, 0x1000, 0).unwrap().entry.len(), 1);
+        let jmp = jump_after_pushing(&entry_trampoline_of(&code, 0, None), 0x1005);
+        assert_eq!(jmp.near_branch_target(), 0x1015);
     }
 
     #[test]
