@@ -190,7 +190,16 @@ fn a_panic_unwinding_through_an_in_process_frame_is_recorded_and_the_program_run
 /// getter whose `ret` lies within the entry patch (its entry trampoline goes on to its exit
 /// trampoline), and the closure `catch_unwind` runs, whose `ret` comes right after a call
 /// (patched at the `ret`, into the padding). A panic unwinds through the closure's frame.
+/// `first` returns and `label` takes an `Option<&str>`: None is 0 where Some's pointer is.
 const EDGES: &str = r#"
+#[inline(never)]
+pub fn first(s: &str) -> Option<&str> {
+    s.split(' ').find(|w| !w.is_empty())
+}
+#[inline(never)]
+pub fn label(v: Option<&str>) -> usize {
+    v.map_or(0, |s| s.len())
+}
 pub struct Counter {
     pub hits: u64,
 }
@@ -217,12 +226,14 @@ fn main() {
     let caught = std::panic::catch_unwind(|| pick(&v, 9));
     println!("caught = {}", caught.is_err());
     println!("hits = {}", c.hits());
+    println!("label = {}", label(first("  two words")));
+    println!("label = {}", label(first("   ")));
     std::process::exit(4);
 }
 "#;
 
 #[test]
-fn a_getter_and_a_ret_right_after_a_call_are_captured_in_process_through_the_padding() {
+fn a_getter_a_ret_right_after_a_call_and_option_str_are_captured_in_process() {
     let dir = tempfile::tempdir().unwrap();
     let program = rustc_program(dir.path(), "edges", "2021", EDGES);
     let native = std::process::Command::new(&program).output().unwrap();
@@ -235,6 +246,10 @@ fn a_getter_and_a_ret_right_after_a_call_are_captured_in_process_through_the_pad
         "edges::take",
         "--filter",
         "edges::main::{{closure}}",
+        "--filter",
+        "edges::first",
+        "--filter",
+        "edges::label",
     ];
     let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
     let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
@@ -246,7 +261,7 @@ fn a_getter_and_a_ret_right_after_a_call_are_captured_in_process_through_the_pad
     // The panic hook's closure keeps its breakpoints (its argument holds a trait object).
     assert!(
         stderr.contains(
-            "4 of 5 functions captured in process, 1 with ptrace stops (a standard library type"
+            "6 of 7 functions captured in process, 1 with ptrace stops (a standard library type"
         ),
         "{stderr}"
     );
@@ -276,8 +291,16 @@ fn a_getter_and_a_ret_right_after_a_call_are_captured_in_process_through_the_pad
             ("edges::take", "panicked"),
             ("edges::main::{{closure}}", "returned"),
             ("edges::Counter::hits", "returned"),
+            ("edges::first", "returned"),
+            ("edges::label", "returned"),
+            ("edges::first", "returned"),
+            ("edges::label", "returned"),
         ]
     );
+    let some = &ic[8];
+    assert_eq!(some["ret"]["kind"], "enum", "{some}");
+    assert_eq!(some["ret"]["variant"], "Some", "{some}");
+    assert_eq!(ic[11]["args"][0]["value"]["variant"], "None", "{}", ic[11]);
 }
 
 /// `check` and `scale` are captured in process; `scale(0, ..)` writes through a null pointer,
@@ -355,8 +378,9 @@ fn a_segfault_inside_an_in_process_call_keeps_the_calls_before_it_and_the_progra
     assert_eq!(ic[0]["ret"]["value"], 13, "{}", ic[0]["ret"]);
 }
 
-/// `check` can be captured in process; `pick` cannot (an `Option<&str>` parameter: the
-/// capture programs do not follow a reference inside an enum), so it keeps ptrace stops.
+/// `check` can be captured in process; `pick` cannot (a `Result<&str, &str>` parameter: both
+/// variants hold a reference, and a capture program cannot choose by the tag), so it keeps
+/// ptrace stops.
 const PICKS: &str = r#"
 #[inline(never)]
 pub fn check(n: u64, label: &str) -> u64 {
@@ -364,13 +388,16 @@ pub fn check(n: u64, label: &str) -> u64 {
     doubled + label.len() as u64
 }
 #[inline(never)]
-pub fn pick(v: Option<&str>) -> usize {
-    v.map_or(0, |s| s.len())
+pub fn pick(v: Result<&str, &str>) -> usize {
+    match v {
+        Ok(s) => s.len(),
+        Err(e) => e.len() + 100,
+    }
 }
 fn main() {
     println!("check(3) = {}", check(3, "abc"));
-    println!("pick = {}", pick(Some("xy")));
-    println!("pick = {}", pick(None));
+    println!("pick = {}", pick(Ok("xy")));
+    println!("pick = {}", pick(Err("")));
 }
 "#;
 
@@ -427,7 +454,7 @@ fn the_default_capture_is_auto_which_names_the_paths_only_when_some_function_kee
         line.starts_with("carve: 1 of 2 functions captured in process, 1 with ptrace stops ("),
         "{line}"
     );
-    assert_eq!(stdout(&default), "check(3) = 9\npick = 2\npick = 0\n");
+    assert_eq!(stdout(&default), "check(3) = 9\npick = 2\npick = 100\n");
 }
 
 /// `make` returns a `Vec` in memory (through the hidden pointer); built with `-O`, rustc's code

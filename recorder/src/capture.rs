@@ -670,11 +670,81 @@ impl<'a> Builder<'a> {
                     Ok(())
                 }
             }
-            TypeKind::Enum { .. } => Err("an enum holding references"),
+            TypeKind::Enum { tag, variants } => {
+                let (tag, variants) = (tag.clone(), variants.clone());
+                self.enum_value(tag, &variants, h, offset, depth)
+            }
             TypeKind::Union { .. } => Err("a union holding references"),
             TypeKind::Array { .. } => Err("an array holding references"),
             _ => Ok(()),
         }
+    }
+
+    /// An enum's copies. A program cannot branch on the tag, so it copies for one variant, and
+    /// only where that is right whatever the tag says: the one variant of an enum without a
+    /// tag, or the dataful variant of a niche layout whose niche is the one pointer its copies
+    /// follow from the value itself (`Option<&T>`, `Option<&str>`, `Option<Box<T>>`): every
+    /// other variant reads nothing and holds 0 there, and a null pointer is not followed.
+    /// Anything else (`Option<String>`, whose niche is the capacity; two variants holding
+    /// references) is refused.
+    fn enum_value(
+        &mut self,
+        tag: Option<crate::types::Member>,
+        variants: &[crate::types::Variant],
+        h: Holder,
+        offset: u64,
+        depth: u32,
+    ) -> Result<(), Refusal> {
+        const REFUSED: Refusal = "an enum holding references";
+        let mut dataful = variants
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !self.reads_nothing(v.ty, depth));
+        let Some((chosen, variant)) = dataful.next() else {
+            return Ok(());
+        };
+        if dataful.next().is_some() {
+            return Err(REFUSED);
+        }
+        let niche = match tag {
+            None if variants.len() == 1 => None,
+            Some(tag)
+                if variant.discr.is_none()
+                    && self.types.get(tag.ty).is_some_and(|t| t.size == 8)
+                    && variants
+                        .iter()
+                        .enumerate()
+                        .all(|(k, v)| k == chosen || v.discr == Some(0)) =>
+            {
+                Some(self.word(h, offset + tag.offset)?)
+            }
+            _ => return Err(REFUSED),
+        };
+        let Some(crate::types::TypeKind::Struct { members, .. }) =
+            self.types.get(variant.ty).map(|t| t.kind.clone())
+        else {
+            return Ok(()); // the decoder shows no fields
+        };
+        let before = self.copies.len();
+        for m in members {
+            self.value(m.ty, h, offset + variant.offset + m.offset, depth)?;
+        }
+        let Some(niche) = niche else {
+            return Ok(());
+        };
+        // Words of the value itself (not of regions copied since) that a copy follows.
+        let in_value = |w: Word| match (h, w) {
+            (Holder::Region(r), Word::In { region, .. }) => region == r,
+            (Holder::Regs(regs), Word::Reg(reg)) => regs.contains(&Some(reg)),
+            _ => false,
+        };
+        let followed_elsewhere = self.copies[before..]
+            .iter()
+            .any(|c| matches!(c.base, Base::Ptr { word, .. } if in_value(word) && word != niche));
+        if followed_elsewhere {
+            return Err(REFUSED);
+        }
+        Ok(())
     }
 
     /// `utf8(ptr, len)`: `min(len, max_string)` bytes.
@@ -1053,8 +1123,8 @@ mod tests {
     }
 
     #[test]
-    fn at_the_depth_limit_nothing_is_followed_and_an_enum_holding_a_reference_is_refused() {
-        let (t, by_ref, option) = table();
+    fn at_the_depth_limit_nothing_is_followed() {
+        let (t, by_ref, _) = table();
         let limits = Limits {
             max_depth: 0,
             ..Limits::default()
@@ -1063,11 +1133,123 @@ mod tests {
         b.value(by_ref, Holder::Regs([Some(5), None]), 0, 0)
             .unwrap();
         assert!(b.copies.is_empty(), "the decoder shows a Pointer there");
-        let mut b = Builder::new(&t, Limits::default());
-        assert_eq!(
-            b.value(option, Holder::Regs([Some(5), None]), 0, 0),
-            Err("an enum holding references")
+    }
+
+    /// An enum `name` of `size` bytes with a tag at `tag` (8 bytes) and these variants:
+    /// (discriminant, the variant's members).
+    fn an_enum(
+        t: &mut TypeTable,
+        name: &str,
+        size: u64,
+        tag: Option<u64>,
+        variants: Vec<(Option<u128>, Vec<Member>)>,
+    ) -> TypeId {
+        let u64_ty = ty(t, "u64", 8, TypeKind::Base(BaseKind::Unsigned));
+        let variants = variants
+            .into_iter()
+            .enumerate()
+            .map(|(k, (discr, members))| crate::types::Variant {
+                discr,
+                name: format!("V{k}"),
+                offset: 0,
+                ty: ty(
+                    t,
+                    &format!("V{k}"),
+                    size,
+                    TypeKind::Struct {
+                        members,
+                        params: vec![],
+                    },
+                ),
+            })
+            .collect();
+        ty(
+            t,
+            name,
+            size,
+            TypeKind::Enum {
+                tag: tag.map(|at| member("<<tag>>", at, u64_ty)),
+                variants,
+            },
+        )
+    }
+
+    #[test]
+    fn an_enum_is_copied_only_where_the_copies_are_right_whatever_its_tag_says() {
+        let (mut t, by_ref, one_variant) = table();
+        let u64_ty = ty(&mut t, "u64", 8, TypeKind::Base(BaseKind::Unsigned));
+        let behind_rdi = |t: &TypeTable, e: TypeId| {
+            let mut b = Builder::new(t, Limits::default());
+            b.value(e, Holder::Regs([Some(5), Some(4)]), 0, 0)
+                .map(|()| b.copies)
+        };
+        let followed = |copies: Vec<Copy>| {
+            copies
+                .into_iter()
+                .map(|c| c.base)
+                .take(1)
+                .collect::<Vec<_>>()
+        };
+        let rdi = Base::Ptr {
+            word: Word::Reg(5),
+            add: 0,
+        };
+        // No tag, one variant: it is always the one.
+        assert_eq!(followed(behind_rdi(&t, one_variant).unwrap()), [rdi]);
+        // `Option<&Named>`: None is 0 where Some's reference is, and null is not followed.
+        let niche = an_enum(
+            &mut t,
+            "core::option::Option<&m::Named>",
+            8,
+            Some(0),
+            vec![(Some(0), vec![]), (None, vec![member("__0", 0, by_ref)])],
         );
+        assert_eq!(followed(behind_rdi(&t, niche).unwrap()), [rdi]);
+        // The niche elsewhere than the reference (`Option<String>` keeps it in the capacity):
+        // in None, the reference's word is not known to be null.
+        let elsewhere = an_enum(
+            &mut t,
+            "core::option::Option<(u64, &m::Named)>",
+            16,
+            Some(0),
+            vec![
+                (Some(0), vec![]),
+                (
+                    None,
+                    vec![member("__0", 0, u64_ty), member("__1", 8, by_ref)],
+                ),
+            ],
+        );
+        assert_eq!(behind_rdi(&t, elsewhere), Err("an enum holding references"));
+        // A niche value other than 0, or two variants holding references: refused.
+        let not_null = an_enum(
+            &mut t,
+            "m::NotNull",
+            8,
+            Some(0),
+            vec![(Some(1), vec![]), (None, vec![member("__0", 0, by_ref)])],
+        );
+        assert_eq!(behind_rdi(&t, not_null), Err("an enum holding references"));
+        let two = an_enum(
+            &mut t,
+            "m::Two",
+            16,
+            Some(0),
+            vec![
+                (Some(0), vec![member("__0", 8, by_ref)]),
+                (Some(1), vec![member("__0", 8, by_ref)]),
+            ],
+        );
+        assert_eq!(behind_rdi(&t, two), Err("an enum holding references"));
+        // Variants that read nothing need no copy, whatever the layout.
+        let plain = an_enum(
+            &mut t,
+            "m::Plain",
+            16,
+            Some(0),
+            vec![(Some(0), vec![member("__0", 8, u64_ty)]), (Some(1), vec![])],
+        );
+        assert_eq!(behind_rdi(&t, plain), Ok(vec![]));
     }
 
     /// A slice iterator's members are raw pointers, which the capture never follows, but the
