@@ -303,6 +303,88 @@ fn a_getter_a_ret_right_after_a_call_and_option_str_are_captured_in_process() {
     assert_eq!(ic[11]["args"][0]["value"]["variant"], "None", "{}", ic[11]);
 }
 
+/// A slice iterator (behind `&mut`: also its state after the call) and a `Chars`: the decoder
+/// shows what each has left, between its two pointers, and the capture copies those bytes.
+const ITERATORS: &str = r#"
+#[inline(never)]
+pub fn skip_two(it: &mut std::slice::Iter<'_, u64>) -> Option<u64> {
+    it.next();
+    it.next().copied()
+}
+#[inline(never)]
+pub fn vowels(c: std::str::Chars) -> usize {
+    c.filter(|ch| "aeiou".contains(*ch)).count()
+}
+fn main() {
+    let v = [1u64, 2, 3, 4, 5];
+    let mut it = v.iter();
+    for _ in 0..3 {
+        println!("{:?}", skip_two(&mut it));
+    }
+    println!("{}", vowels("carve tests".chars()));
+    let mut c = "xaeyz".chars();
+    c.next();
+    println!("{}", vowels(c));
+}
+"#;
+
+#[test]
+fn what_a_slice_iterator_and_chars_have_left_is_captured_in_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = rustc_program(dir.path(), "iterators", "2021", ITERATORS);
+    let filters = [
+        "--filter",
+        "iterators::skip_two",
+        "--filter",
+        "iterators::vowels",
+    ];
+    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
+    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
+    assert_eq!(i_out.stdout, p_out.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&i_out.stdout),
+        "Some(2)\nSome(4)\nNone\n3\n2\n"
+    );
+    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    assert!(
+        stderr.contains("2 of 2 functions captured in process"),
+        "{stderr}"
+    );
+    let (pc, ic) = (calls(&p), calls(&i));
+    assert_eq!(pc, ic, "the same trace");
+    let rest = |v: &Json| -> Vec<u64> {
+        v["elems"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|e| e["value"].as_u64().unwrap())
+            .collect()
+    };
+    // skip_two: what the iterator had left before and after each call.
+    let left: Vec<(Vec<u64>, Vec<u64>)> = ic[..3]
+        .iter()
+        .map(|c| {
+            (
+                rest(&c["args"][0]["value"]["target"]),
+                rest(&c["after"][0]["value"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        left,
+        [
+            (vec![1, 2, 3, 4, 5], vec![3, 4, 5]),
+            (vec![3, 4, 5], vec![5]),
+            (vec![5], vec![]),
+        ]
+    );
+    let chars: Vec<&str> = ic[3..]
+        .iter()
+        .map(|c| c["args"][0]["value"]["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(chars, ["carve tests", "aeyz"]);
+}
+
 /// `check` and `scale` are captured in process; `scale(0, ..)` writes through a null pointer,
 /// so the third `check` crashes with both frames open.
 const CRASHES: &str = r#"

@@ -58,6 +58,12 @@ pub(crate) enum Len {
         max: u64,
         scale: u64,
     },
+    /// `min(end - the copy's start, max)`, nothing when `end` is below the start: what a
+    /// slice iterator or `Chars` has left between its two pointers.
+    Span {
+        end: Word,
+        max: u64,
+    },
 }
 
 /// One copy: a region of the record.
@@ -72,6 +78,7 @@ impl Copy {
         match self.len {
             Len::Const(n) => n,
             Len::Count { max, scale, .. } => max * scale,
+            Len::Span { max, .. } => max,
         }
     }
 }
@@ -660,7 +667,28 @@ impl<'a> Builder<'a> {
                     self.seq(elem, h, offset + ptr.offset, offset + len, depth)
                 } else if is_slice_iter(name) {
                     // The decoder reads what it has left, between two raw pointers.
-                    Err("a slice iterator")
+                    let elem = *params.first().ok_or("a slice iterator without its type")?;
+                    let (ptr, end) = (
+                        member("ptr").ok_or("a slice iterator without ptr")?,
+                        member("end_or_len").ok_or("a slice iterator without end_or_len")?,
+                    );
+                    self.rest(elem, h, offset + ptr, offset + end, depth)
+                } else if name == "core::str::iter::Chars" {
+                    // The text it has left, between the two pointers of its byte iterator.
+                    let iter = self
+                        .types
+                        .member(ty, "iter")
+                        .ok_or("a Chars without iter")?;
+                    let at = |field| {
+                        self.types
+                            .member(iter.ty, field)
+                            .map(|m| offset + iter.offset + m.offset)
+                            .ok_or("a Chars without its byte iterator's pointers")
+                    };
+                    let (ptr, end) = (self.word(h, at("ptr")?)?, self.word(h, at("end_or_len")?)?);
+                    let max = self.limits.max_string as u64;
+                    self.copy(Base::Ptr { word: ptr, add: 0 }, Len::Span { end, max });
+                    Ok(())
                 } else if special(name) {
                     Err("a standard library type the capture does not copy (maps, Rc, trait objects...)")
                 } else {
@@ -771,19 +799,9 @@ impl<'a> Builder<'a> {
         len: u64,
         depth: u32,
     ) -> Result<(), Refusal> {
-        if depth >= self.limits.max_depth {
+        let Some(size) = self.seq_elem_size(elem, depth)? else {
             return Ok(());
-        }
-        let size = self.types.get(elem).map_or(0, |t| t.size);
-        if size == 0 {
-            return Ok(());
-        }
-        if !self.reads_nothing(elem, depth + 1) {
-            return Err("a sequence of values holding references");
-        }
-        if size.saturating_mul(self.limits.max_elems as u64) > MAX_CAPTURE_BYTES {
-            return Err("a sequence too large to copy");
-        }
+        };
         let (ptr, len) = (self.word(h, ptr)?, self.word(h, len)?);
         self.copy(
             Base::Ptr { word: ptr, add: 0 },
@@ -794,6 +812,46 @@ impl<'a> Builder<'a> {
             },
         );
         Ok(())
+    }
+
+    /// `seq(elem, start, (end - start) / size_of(elem), depth)` for a slice iterator whose
+    /// pointers are at `ptr` and `end` of `h`: the elements it has left, as [`Builder::seq`]
+    /// copies them (none of an element type without size: its `end_or_len` is a count).
+    fn rest(
+        &mut self,
+        elem: TypeId,
+        h: Holder,
+        ptr: u64,
+        end: u64,
+        depth: u32,
+    ) -> Result<(), Refusal> {
+        let Some(size) = self.seq_elem_size(elem, depth)? else {
+            return Ok(());
+        };
+        let (ptr, end) = (self.word(h, ptr)?, self.word(h, end)?);
+        let max = size * self.limits.max_elems as u64;
+        self.copy(Base::Ptr { word: ptr, add: 0 }, Len::Span { end, max });
+        Ok(())
+    }
+
+    /// The size of a sequence's elements when the decoder reads them (`None`: it reads
+    /// none: at the depth limit, or elements without size); refused when an element holds
+    /// something to follow or the elements the decoder may read are too many bytes.
+    fn seq_elem_size(&self, elem: TypeId, depth: u32) -> Result<Option<u64>, Refusal> {
+        if depth >= self.limits.max_depth {
+            return Ok(None);
+        }
+        let size = self.types.get(elem).map_or(0, |t| t.size);
+        if size == 0 {
+            return Ok(None);
+        }
+        if !self.reads_nothing(elem, depth + 1) {
+            return Err("a sequence of values holding references");
+        }
+        if size.saturating_mul(self.limits.max_elems as u64) > MAX_CAPTURE_BYTES {
+            return Err("a sequence too large to copy");
+        }
+        Ok(Some(size))
     }
 
     /// Offsets of a `Vec`'s data pointer and length, found as the decoder's `vec_parts` finds
@@ -1253,10 +1311,10 @@ mod tests {
     }
 
     /// A slice iterator's members are raw pointers, which the capture never follows, but the
-    /// decoder reads the elements between them: copying the members alone would decode as
-    /// "unreadable" what the ptrace path records, so the function keeps the ptrace path.
+    /// decoder reads the elements between them: the copy takes the bytes from `ptr` to
+    /// `end_or_len`, bounded as a sequence's elements are.
     #[test]
-    fn a_slice_iterator_is_refused_although_its_members_are_raw_pointers() {
+    fn a_slice_iterator_copies_what_it_has_left_between_its_two_pointers() {
         let mut t = TypeTable::default();
         let u8_ty = ty(&mut t, "u8", 1, TypeKind::Base(BaseKind::Unsigned));
         let raw = pointer(&mut t, "*const u8", u8_ty);
@@ -1281,17 +1339,37 @@ mod tests {
         let by_mut = pointer(&mut t, "&mut core::slice::iter::Iter<u8>", iter);
         let b = Builder::new(&t, Limits::default());
         assert!(!b.reads_nothing(iter, 0));
-        let mut b = Builder::new(&t, Limits::default());
+        let limits = Limits::default();
+        let rest = |region| Copy {
+            base: Base::Ptr {
+                word: Word::In { region, offset: 0 },
+                add: 0,
+            },
+            len: Len::Span {
+                end: Word::In { region, offset: 8 },
+                max: limits.max_elems as u64,
+            },
+        };
+        let mut b = Builder::new(&t, limits);
         let slot = b.copy(Base::Rsp(8), Len::Const(16));
-        assert_eq!(
-            b.value(iter, Holder::Region(slot), 0, 0),
-            Err("a slice iterator")
+        b.value(iter, Holder::Region(slot), 0, 0).unwrap();
+        assert_eq!(b.copies[1..], [rest(0)]);
+        // Behind `&mut`: the iterator, then what it has left.
+        let mut b = Builder::new(&t, limits);
+        b.value(by_mut, Holder::Regs([Some(5), None]), 0, 0)
+            .unwrap();
+        assert_eq!(b.copies[1..], [rest(0)]);
+        // At the depth limit the decoder shows no elements, and nothing is copied.
+        let mut b = Builder::new(
+            &t,
+            Limits {
+                max_depth: 0,
+                ..limits
+            },
         );
-        let mut b = Builder::new(&t, Limits::default());
-        assert_eq!(
-            b.value(by_mut, Holder::Regs([Some(5), None]), 0, 0),
-            Err("a slice iterator")
-        );
+        b.value(iter, Holder::Regs([Some(5), Some(4)]), 0, 0)
+            .unwrap();
+        assert!(b.copies.is_empty());
     }
 
     /// `long scale(long x, int factor)` of fixtures/c_basic at `-O0`: a frame-pointer

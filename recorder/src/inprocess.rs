@@ -1345,6 +1345,19 @@ fn capture(
                 a.mov(r9, scale)?;
                 a.imul_2(rdx, r9)?;
             }
+            Len::Span { end, max } => {
+                // rax holds the start: a span is measured from a pointer, never a frame slot.
+                debug_assert!(matches!(c.base, Base::Ptr { .. }));
+                let mut within = a.create_label();
+                load_word(a, rdx, end, skip)?;
+                a.sub(rdx, rax)?;
+                a.jb(skip)?;
+                a.mov(r9, max)?;
+                a.cmp(rdx, r9)?;
+                a.jbe(within)?;
+                a.mov(rdx, r9)?;
+                a.set_label(&mut within)?;
+            }
         }
         a.jmp(store)?;
         a.set_label(&mut skip)?;
