@@ -428,6 +428,11 @@ const RING_BYTES: u64 = 4 << 20;
 /// look doubles it, [`EMPTY_POLL_DOUBLINGS`] times at most (25 µs to 200 µs).
 const EMPTY_POLL_MIN_US: u64 = 25;
 const EMPTY_POLL_DOUBLINGS: u32 = 3;
+/// The drainer's sleep while carve and the program are pinned to one CPU (a run where some
+/// functions keep ptrace stops): each look at the ring takes that CPU from the program, and
+/// the ring is drained before every stop anyway, so it looks seldom. A ring fills in no less
+/// than ~10 ms of a program doing nothing but traced calls.
+const PINNED_POLL_US: u64 = 1000;
 
 /// A record's registers as a stopped thread's at the break address `rip`.
 fn captured_regs(r: &crate::inprocess::Record<'_>, rip: u64) -> libc::user_regs_struct {
@@ -1222,9 +1227,10 @@ impl<'a> Tracer<'a> {
                     // CPU for a moment; the longer the ring stays empty, the longer the wait
                     // (to 200 µs), so an idle program costs little. (A fixed 200 µs left the
                     // writer without work while the program, woken, refilled the ring.)
-                    let wait = std::time::Duration::from_micros(
-                        EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
-                    );
+                    let wait = std::time::Duration::from_micros(match self.pinned_from {
+                        Some(_) => PINNED_POLL_US,
+                        None => EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
+                    });
                     self.empty_polls = self.empty_polls.saturating_add(1);
                     let Some(timer) = &self.wake_timer else {
                         std::thread::sleep(wait);
