@@ -118,6 +118,25 @@ fn ping_and_hashorder_record_the_same_calls_through_both_paths() {
     }
 }
 
+/// `program` recorded through both paths with `filters`, each leaving its exit code (`code`)
+/// and its output as they are without carve; both runs as JSON, and what carve printed when
+/// capturing in process.
+fn both_paths_unchanged(
+    dir: &std::path::Path,
+    program: &std::path::Path,
+    filters: &[&str],
+    code: i32,
+) -> (Json, Json, String) {
+    let native = std::process::Command::new(program).output().unwrap();
+    assert_eq!(native.status.code(), Some(code), "{native:?}");
+    let (p_out, p) = recorded(dir, "ptrace", program, &[], filters);
+    let (i_out, i) = recorded(dir, "inprocess", program, &[], filters);
+    assert_eq!(i_out.status.code(), Some(code), "the program's exit code");
+    assert_eq!(i_out.stdout, native.stdout, "the program's output");
+    assert_eq!(p_out.stdout, native.stdout);
+    (p, i, stderr(&i_out))
+}
+
 /// `check` is captured in process; `deep` panics under it. The unwinder walks through the
 /// patched frame (trampolines are jumped to, never called) and `catch_unwind` stops the panic;
 /// the tracer's panic breakpoint marks the open in-process call, which ends `panicked`.
@@ -153,15 +172,8 @@ fn main() {
 fn a_panic_unwinding_through_an_in_process_frame_is_recorded_and_the_program_runs_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let program = rustc_program(dir.path(), "panics", "2021", PANICS);
-    let native = std::process::Command::new(&program).output().unwrap();
     let filters = ["--filter", "panics::check", "--filter", "panics::deep"];
-    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
-    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
-    assert_eq!(native.status.code(), Some(3));
-    assert_eq!(i_out.status.code(), Some(3), "the program's exit code");
-    assert_eq!(i_out.stdout, native.stdout, "the program's output");
-    assert_eq!(p_out.stdout, native.stdout);
-    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    let (p, i, stderr) = both_paths_unchanged(dir.path(), &program, &filters, 3);
     assert!(
         stderr.contains("2 of 2 functions captured in process"),
         "{stderr}"
@@ -236,7 +248,6 @@ fn main() {
 fn a_getter_a_ret_right_after_a_call_and_option_str_are_captured_in_process() {
     let dir = tempfile::tempdir().unwrap();
     let program = rustc_program(dir.path(), "edges", "2021", EDGES);
-    let native = std::process::Command::new(&program).output().unwrap();
     let filters = [
         "--filter",
         "edges::Counter::hits",
@@ -251,13 +262,7 @@ fn a_getter_a_ret_right_after_a_call_and_option_str_are_captured_in_process() {
         "--filter",
         "edges::label",
     ];
-    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
-    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
-    assert_eq!(native.status.code(), Some(4));
-    assert_eq!(i_out.status.code(), Some(4), "the program's exit code");
-    assert_eq!(i_out.stdout, native.stdout, "the program's output");
-    assert_eq!(p_out.stdout, native.stdout);
-    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    let (p, i, stderr) = both_paths_unchanged(dir.path(), &program, &filters, 4);
     // The panic hook's closure keeps its breakpoints (its argument holds a trait object).
     assert!(
         stderr.contains(
@@ -338,14 +343,7 @@ fn what_a_slice_iterator_and_chars_have_left_is_captured_in_process() {
         "--filter",
         "iterators::vowels",
     ];
-    let (p_out, p) = recorded(dir.path(), "ptrace", &program, &[], &filters);
-    let (i_out, i) = recorded(dir.path(), "inprocess", &program, &[], &filters);
-    assert_eq!(i_out.stdout, p_out.stdout);
-    assert_eq!(
-        String::from_utf8_lossy(&i_out.stdout),
-        "Some(2)\nSome(4)\nNone\n3\n2\n"
-    );
-    let stderr = String::from_utf8_lossy(&i_out.stderr);
+    let (p, i, stderr) = both_paths_unchanged(dir.path(), &program, &filters, 0);
     assert!(
         stderr.contains("2 of 2 functions captured in process"),
         "{stderr}"

@@ -1560,33 +1560,21 @@ mod tests {
     }
 
     #[test]
-    fn a_call_that_does_not_end_the_entry_bytes_keeps_the_ptrace_path() {
-        // The callee would return into the middle of the patch.
-        let code = [
-            0x90, // nop                                      0x1000 (break address)
-            0xff, 0xd0, // call rax                           0x1001
-            0x48, 0x83, 0xc4, 0x08, // add rsp, 8
-            0x5d, // pop rbp
-            0xc3, // ret
-        ];
+    fn a_call_the_trampoline_cannot_run_as_a_jump_keeps_the_ptrace_path() {
+        let refused = |call: &[u8]| {
+            let mut code = call.to_vec();
+            code.extend_from_slice(&[0x48, 0x83, 0xc4, 0x08, 0x5d, 0xc3]); // add rsp, 8; pop rbp; ret
+            sites(&code, 0x1000, 0x1000, 0).unwrap_err()
+        };
+        // Not ending the entry bytes: the callee would return into the middle of the patch.
         assert_eq!(
-            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
+            refused(&[0x90, 0xff, 0xd0]), // nop; call rax
             "a call within 5 bytes of the break address"
         );
-    }
-
-    #[test]
-    fn an_rsp_based_indirect_call_ending_the_entry_bytes_keeps_the_ptrace_path() {
-        // Its operand would be read 8 bytes off once the return address is pushed.
-        let code = [
-            0x90, 0x90, // nop; nop                           0x1000 (break address)
-            0xff, 0x54, 0x24, 0x08, // call [rsp + 8]         0x1002
-            0x48, 0x83, 0xc4, 0x08, // add rsp, 8
-            0x5d, // pop rbp
-            0xc3, // ret
-        ];
+        // Through `rsp`: its operand would be read 8 bytes off once the return address is
+        // pushed.
         assert_eq!(
-            sites(&code, 0x1000, 0x1000, 0).unwrap_err(),
+            refused(&[0x90, 0x90, 0xff, 0x54, 0x24, 0x08]), // nop; nop; call [rsp + 8]
             "a call within 5 bytes of the break address"
         );
     }
