@@ -178,6 +178,76 @@ impl Memory for ProcessMemory {
     }
 }
 
+/// Bytes of one page of the traced process, as [`PageCache`] reads them.
+const PAGE: u64 = 4096;
+
+/// A page [`PageCache`] read: its address, and its bytes when it could be read whole.
+type Page = (u64, Option<Box<[u8]>>);
+
+/// The memory of a stopped process read a page at a time, each page once: decoding one
+/// value makes many small reads of the same pages (a slice of `&str`s into one buffer, a
+/// struct's fields one by one), each a system call, where this makes one per page. For the
+/// reads of one decode only: a page is as it was when first read (other threads of the
+/// program may run meanwhile, so that is a snapshot as good as any single read). A read of
+/// more than [`PageCache::MAX_PAGES`] pages, or touching a page that cannot be read whole, is
+/// made as asked, so the answer is always the one the memory itself gives.
+pub(crate) struct PageCache<'m> {
+    mem: &'m dyn Memory,
+    /// Pages read so far (few per decode).
+    pages: std::cell::RefCell<Vec<Page>>,
+}
+
+impl<'m> PageCache<'m> {
+    const MAX_PAGES: u64 = 4;
+
+    pub(crate) fn new(mem: &'m dyn Memory) -> Self {
+        PageCache {
+            mem,
+            pages: Default::default(),
+        }
+    }
+}
+
+impl Memory for PageCache<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        if buf.is_empty() {
+            return true;
+        }
+        let Some(end) = addr.checked_add(buf.len() as u64) else {
+            return false;
+        };
+        let (first, last) = (addr & !(PAGE - 1), (end - 1) & !(PAGE - 1));
+        if (last - first) / PAGE >= Self::MAX_PAGES {
+            return self.mem.read(addr, buf);
+        }
+        let mut pages = self.pages.borrow_mut();
+        let mut page = first;
+        loop {
+            let at = match pages.iter().position(|(p, _)| *p == page) {
+                Some(at) => at,
+                None => {
+                    let mut bytes = vec![0u8; PAGE as usize].into_boxed_slice();
+                    let readable = self.mem.read(page, &mut bytes);
+                    pages.push((page, readable.then_some(bytes)));
+                    pages.len() - 1
+                }
+            };
+            let Some(bytes) = &pages[at].1 else {
+                drop(pages);
+                return self.mem.read(addr, buf);
+            };
+            let from = addr.max(page);
+            let to = end.min(page + PAGE);
+            buf[(from - addr) as usize..(to - addr) as usize]
+                .copy_from_slice(&bytes[(from - page) as usize..(to - page) as usize]);
+            if page == last {
+                return true;
+            }
+            page += PAGE;
+        }
+    }
+}
+
 /// A thread's name as the kernel keeps it (`/proc/PID/task/TID/comm`: 15 bytes at most).
 pub(crate) fn thread_name(pid: Pid, tid: Pid) -> Option<String> {
     let raw = std::fs::read(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
@@ -314,4 +384,63 @@ pub(crate) fn pin_to_current_cpu(tracee: Pid) -> Option<nix::sched::CpuSet> {
 /// Gives `tid` (0 for the calling thread) the affinity `mask` back.
 pub(crate) fn unpin(tid: Pid, mask: &nix::sched::CpuSet) {
     let _ = nix::sched::sched_setaffinity(tid, mask);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memory of three readable pages from 0x10000 (byte i of page p is p + i as u8), and
+    /// an unreadable one after them, counting the reads asked of it.
+    struct Pages {
+        reads: std::cell::Cell<usize>,
+    }
+
+    impl Memory for Pages {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+            self.reads.set(self.reads.get() + 1);
+            let end = addr + buf.len() as u64;
+            if addr < 0x10000 || end > 0x13000 {
+                return false;
+            }
+            for (k, b) in buf.iter_mut().enumerate() {
+                let at = addr + k as u64;
+                *b = ((at >> 12) as u8).wrapping_add(at as u8);
+            }
+            true
+        }
+    }
+
+    #[test]
+    fn a_page_cache_reads_each_page_once_and_answers_as_the_memory_does() {
+        let mem = Pages {
+            reads: Default::default(),
+        };
+        let cache = PageCache::new(&mem);
+        let read = |addr: u64, len: usize| {
+            let mut buf = vec![0u8; len];
+            cache.read(addr, &mut buf).then_some(buf)
+        };
+        let direct = |addr: u64, len: usize| {
+            let mut buf = vec![0u8; len];
+            mem.read(addr, &mut buf).then_some(buf)
+        };
+        // Small reads within one page, then one across two pages: two reads of the memory.
+        assert_eq!(read(0x10010, 8), direct(0x10010, 8));
+        assert_eq!(read(0x10ff0, 8), direct(0x10ff0, 8));
+        let before = mem.reads.get();
+        assert_eq!(read(0x10ffc, 8), direct(0x10ffc, 8));
+        assert_eq!(read(0x11100, 3), direct(0x11100, 3));
+        assert_eq!(
+            mem.reads.get() - before,
+            3,
+            "one page read, then the two direct reads"
+        );
+        // A read reaching the unreadable page fails, as the memory's own read does.
+        assert_eq!(read(0x12ff8, 16), None);
+        assert_eq!(read(0x12ff0, 16), direct(0x12ff0, 16));
+        // Below the readable pages: none.
+        assert_eq!(read(0xfff8, 4), None);
+        assert_eq!(read(0x10000, 0), Some(vec![]));
+    }
 }

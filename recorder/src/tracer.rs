@@ -2336,13 +2336,12 @@ impl<'a> Tracer<'a> {
             return self.insert(return_addr);
         }
 
-        let machine = Stopped {
-            regs,
-            mem: self.memory(captured),
-        };
+        let live = crate::process::PageCache::new(&self.mem);
+        let mem = captured.unwrap_or(&live);
+        let machine = Stopped { regs, mem };
         let file_pc = self.bias.unrelocate(RuntimeAddr(regs.rip)).0;
         let args = decode_args(
-            &self.decoder_over(self.memory(captured)),
+            &self.decoder_over(mem),
             &self.functions[index].detail,
             &machine,
             file_pc,
@@ -2464,7 +2463,8 @@ impl<'a> Tracer<'a> {
             }
         };
         let ret = self.returned(call, frame.function, None, return_regs);
-        let decoder = self.decoder();
+        let live = crate::process::PageCache::new(&self.mem);
+        let decoder = self.decoder_over(&live);
         let mut after = frame.effects_after(&decoder);
         if let Some(capture) = &frame.capture {
             if !capture.lost {
@@ -2772,7 +2772,10 @@ impl<'a> Tracer<'a> {
         let rr = regs();
         let (value, at) = match mem {
             Some(mem) => decode_return(&self.decoder_over(mem), ty, &rr, rust_abi),
-            None => decode_return(&self.decoder(), ty, &rr, rust_abi),
+            None => {
+                let live = crate::process::PageCache::new(&self.mem);
+                decode_return(&self.decoder_over(&live), ty, &rr, rust_abi)
+            }
         };
         if let Some(type_path) = &self.functions[function].constructs {
             if let Some(object) = self.objects.constructed(call, type_path, &value, at) {
