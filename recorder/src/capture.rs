@@ -624,9 +624,11 @@ impl<'a> Builder<'a> {
         if self.reads_nothing(ty, depth) {
             return Ok(());
         }
-        let t = self.types.get(ty).ok_or("a type missing from the table")?;
+        // Borrowed from the table, not from `self`: the arms below copy as they go.
+        let types = self.types;
+        let t = types.get(ty).ok_or("a type missing from the table")?;
         let name = t.name.as_str();
-        let member = |field: &str| self.types.member(ty, field).map(|m| m.offset);
+        let member = |field: &str| types.member(ty, field).map(|m| m.offset);
         match &t.kind {
             TypeKind::Pointer { pointee } => {
                 let p = pointee.ok_or("a pointer to an unknown type")?;
@@ -692,15 +694,14 @@ impl<'a> Builder<'a> {
                 } else if special(name) {
                     Err("a standard library type the capture does not copy (maps, Rc, trait objects...)")
                 } else {
-                    for m in members.clone() {
+                    for m in members {
                         self.value(m.ty, h, offset + m.offset, depth)?;
                     }
                     Ok(())
                 }
             }
             TypeKind::Enum { tag, variants } => {
-                let (tag, variants) = (tag.clone(), variants.clone());
-                self.enum_value(tag, &variants, h, offset, depth)
+                self.enum_value(tag.as_ref(), variants, h, offset, depth)
             }
             TypeKind::Union { .. } => Err("a union holding references"),
             TypeKind::Array { .. } => Err("an array holding references"),
@@ -717,8 +718,8 @@ impl<'a> Builder<'a> {
     /// references) is refused.
     fn enum_value(
         &mut self,
-        tag: Option<crate::types::Member>,
-        variants: &[crate::types::Variant],
+        tag: Option<&crate::types::Member>,
+        variants: &'a [crate::types::Variant],
         h: Holder,
         offset: u64,
         depth: u32,
@@ -748,8 +749,9 @@ impl<'a> Builder<'a> {
             }
             _ => return Err(REFUSED),
         };
+        let types = self.types;
         let Some(crate::types::TypeKind::Struct { members, .. }) =
-            self.types.get(variant.ty).map(|t| t.kind.clone())
+            types.get(variant.ty).map(|t| &t.kind)
         else {
             return Ok(()); // the decoder shows no fields
         };
