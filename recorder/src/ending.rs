@@ -125,7 +125,7 @@ impl Drop for Member<'_> {
     }
 }
 
-/// A one-shot timer of the calling thread's that interrupts its blocked `waitpid` with
+/// A periodic timer of the calling thread's that interrupts its blocked `waitpid` with
 /// [`wake_signal`] (a POSIX timer delivering to one thread, `SIGEV_THREAD_ID`): the in-process
 /// path's tracer waits for the next stop *or* the next look at the ring, whichever comes first.
 /// (Sleeping between looks instead made every ptrace stop of the functions left to breakpoints
@@ -149,26 +149,31 @@ impl WakeTimer {
         }
     }
 
-    /// Fires once, `after` from now (zero: never).
-    pub(crate) fn arm(&self, after: std::time::Duration) {
+    /// Fires every `period` from now on, until disarmed: a firing that lands before the wait
+    /// it was meant to cut short (carve preempted between arming and waiting) is followed by
+    /// another, so no wait outlasts two periods.
+    pub(crate) fn every(&self, period: std::time::Duration) {
+        self.set(period, period);
+    }
+
+    pub(crate) fn disarm(&self) {
+        self.set(std::time::Duration::ZERO, std::time::Duration::ZERO);
+    }
+
+    /// First in `after` (zero: never), then every `period` (zero: once).
+    fn set(&self, after: std::time::Duration, period: std::time::Duration) {
+        let spec = |d: std::time::Duration| libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: after.as_secs() as libc::time_t,
-                tv_nsec: after.subsec_nanos() as libc::c_long,
-            },
+            it_interval: spec(period),
+            it_value: spec(after),
         };
         // SAFETY: a timer of ours and a valid itimerspec.
         unsafe {
             libc::timer_settime(self.0, 0, &spec, std::ptr::null_mut());
         }
-    }
-
-    pub(crate) fn disarm(&self) {
-        self.arm(std::time::Duration::ZERO);
     }
 }
 

@@ -64,3 +64,18 @@ pub enum RecordError {
     #[error("cannot find where {path} is loaded in pid {pid} (/proc/{pid}/maps)")]
     LoadAddress { path: PathBuf, pid: i32 },
 }
+
+impl RecordError {
+    /// The tracee the operation was on no longer exists or no longer stops for carve (killed
+    /// meanwhile, say by another thread's `exit`): not a failure of the recording, whose
+    /// next `waitpid` reports that end.
+    pub(crate) fn tracee_gone(&self) -> bool {
+        match self {
+            RecordError::Ptrace { source, .. } => *source == nix::errno::Errno::ESRCH,
+            RecordError::Memory { source, .. } => {
+                source.raw_os_error() == Some(libc::ESRCH)
+            }
+            _ => false,
+        }
+    }
+}

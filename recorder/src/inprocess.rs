@@ -576,6 +576,25 @@ impl Ring {
         self.region.start + HEADER
     }
 
+    /// Bytes consumed by carve so far (records drained or skipped).
+    pub(crate) fn tail(&self) -> u64 {
+        self.tail
+    }
+
+    /// Bytes reserved by the program's writers so far (committed or still being written);
+    /// `None` when the ring cannot be read (the process's memory is gone and it was not
+    /// shared).
+    pub(crate) fn head(&self, mem: &ProcessMemory) -> Option<u64> {
+        match &self.shared {
+            Some(shared) => Some(shared.word(0)),
+            None => {
+                let mut head = [0u8; 8];
+                mem.read(self.region.start, &mut head)
+                    .then(|| u64::from_le_bytes(head))
+            }
+        }
+    }
+
     /// Appends to `out` the records written since the last drain, in ring order, and hands
     /// their room back to the writers. Stops at the first record still being written.
     pub(crate) fn drain(
@@ -583,16 +602,9 @@ impl Ring {
         mem: &ProcessMemory,
         out: &mut Drained,
     ) -> Result<usize, RecordError> {
-        let head = match &self.shared {
-            Some(shared) => shared.word(0),
-            None => {
-                let mut head = [0u8; 8];
-                if !mem.read(self.region.start, &mut head) {
-                    return Err(read_err(mem, self.region.start));
-                }
-                u64::from_le_bytes(head)
-            }
-        };
+        let head = self
+            .head(mem)
+            .ok_or_else(|| read_err(mem, self.region.start))?;
         let mut drained = 0;
         let mut taken = 0u64;
         while head > self.tail && taken < DRAIN_BYTES {

@@ -739,40 +739,50 @@ impl<'a> Tracer<'a> {
         Ok(())
     }
 
-    /// Reads the records the program wrote since the last drain and records their calls.
-    /// Called before every stop is handled (a thread's records before its stop are all
-    /// committed: it ran its trampolines to the end) and while no stop comes.
-    fn drain_ring(&mut self) -> Result<usize, RecordError> {
+    /// Reads one bounded piece of the records the program wrote since the last drain (at
+    /// most `inprocess::DRAIN_BYTES`) and records their calls; returns how many it read. A
+    /// piece at a time, so that a ring that never runs dry (threads calling in-process
+    /// functions flat out) never keeps carve from serving the program's ptrace stops.
+    fn drain_piece(&mut self) -> Result<usize, RecordError> {
         let mut drained = std::mem::take(&mut self.drained);
-        let mut total = 0;
         // Before reading: the records drained were written before this, or just after.
         if let Some(tsc) = self.tsc.as_mut() {
             tsc.anchor(&self.clock);
         }
-        // Piece by piece (`Ring::drain` takes a bounded piece), each decoded before the next
-        // is read, until the ring holds no committed record.
-        while let Some(ring) = self.ring.as_mut() {
-            drained.clear();
+        drained.clear();
+        let n = match self.ring.as_mut().map(|ring| ring.drain(&self.mem, &mut drained)) {
+            Some(Ok(n)) => n,
             // An unreadable ring means the process's memory is gone (it is ending): the
             // records not drained yet are lost and their calls stay open (`unfinished`),
             // never wrong.
-            let Ok(n) = ring.drain(&self.mem, &mut drained) else {
+            Some(Err(_)) => {
                 self.ring = None;
-                break;
-            };
-            if n == 0 {
-                break;
+                0
             }
-            total += n;
-            let decoded = drained.records().try_for_each(|r| self.on_record(&r));
-            if let Err(e) = decoded {
-                self.drained = drained;
-                return Err(e);
+            None => 0,
+        };
+        let decoded = drained.records().try_for_each(|r| self.on_record(&r));
+        self.drained = drained;
+        decoded?;
+        self.exits_done();
+        Ok(n)
+    }
+
+    /// Drains what the program wrote before this moment: every record reserved so far that
+    /// is committed, so a stopped thread's own records (all committed: it ran its trampolines
+    /// to the end) are recorded before its stop is handled. Bounded by the ring's size, not
+    /// by how fast the other threads write; stops at a record still being written (another
+    /// thread's, which commits it when it runs on).
+    fn drain_written(&mut self) -> Result<(), RecordError> {
+        let Some(until) = self.ring.as_ref().and_then(|r| r.head(&self.mem)) else {
+            return Ok(());
+        };
+        while self.ring.as_ref().is_some_and(|r| r.tail() < until) {
+            if self.drain_piece()? == 0 {
+                break;
             }
         }
-        self.drained = drained;
-        self.exits_done();
-        Ok(total)
+        Ok(())
     }
 
     /// Turns off the exit captures of each limited function whose captures are all taken and
@@ -1210,68 +1220,27 @@ impl<'a> Tracer<'a> {
                     },
                 };
             }
-            // Only this thread's tracees: a child followed by another carve thread is not ours.
-            // With the in-process path, poll: records come in while no stop does.
-            let mut flags = WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD;
-            if self.ring.is_some() {
-                flags |= WaitPidFlag::WNOHANG;
-            }
-            let waited = match waitpid(None, Some(flags)) {
-                Ok(WaitStatus::StillAlive) => {
-                    if self.drain_ring()? > 0 {
-                        self.empty_polls = 0;
-                        continue;
-                    }
-                    // Nothing committed: wait for the next stop, but look at the ring again
-                    // soon. Right after records came, the program is most likely only off its
-                    // CPU for a moment; the longer the ring stays empty, the longer the wait
-                    // (to 200 µs), so an idle program costs little. (A fixed 200 µs left the
-                    // writer without work while the program, woken, refilled the ring.)
-                    let wait = std::time::Duration::from_micros(match self.pinned_from {
-                        Some(_) => PINNED_POLL_US,
-                        None => EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
-                    });
-                    self.empty_polls = self.empty_polls.saturating_add(1);
-                    let Some(timer) = &self.wake_timer else {
-                        std::thread::sleep(wait);
-                        continue;
-                    };
-                    timer.arm(wait);
-                    let woken = waitpid(None, Some(flags - WaitPidFlag::WNOHANG));
-                    timer.disarm();
-                    match woken {
-                        // The timer: time to look at the ring.
-                        Err(nix::errno::Errno::EINTR) => continue,
-                        other => other,
-                    }
-                }
-                other => other,
-            };
-            let status = match waited {
-                Ok(s) => s,
-                Err(nix::errno::Errno::ECHILD) => {
+            let status = match self.next_status()? {
+                Next::Stop(s) => s,
+                // Records were drained, or the wait was cut short to look at the ring.
+                Next::Again => continue,
+                Next::NoneLeft => {
                     break ProcessExit::Lost {
                         reason: "no traced process left".into(),
                     }
                 }
-                Err(nix::errno::Errno::EINTR) => continue,
-                Err(source) => {
-                    self.close_all(Outcome::Unfinished);
-                    return Err(RecordError::Ptrace {
-                        op: "waitpid",
-                        pid: self.pid.as_raw(),
-                        source,
-                    });
-                }
             };
-            if self.ring.is_some()
-                && !matches!(status, WaitStatus::Exited(..) | WaitStatus::Signaled(..))
-            {
-                // The threads' records before this stop first (the memory is still there).
-                self.drain_ring()?;
+            if self.ring.is_some() && needs_own_records(&status) {
+                // The thread's records before this stop first (the memory is still there).
+                self.drain_written()?;
             }
-            if let Some(exit) = self.handle(status)? {
-                break exit;
+            match self.handle(status) {
+                Ok(Some(exit)) => break exit,
+                Ok(None) => {}
+                // A thread killed while carve served its stop (another thread called `exit`,
+                // a fatal signal): its end is the next thing `waitpid` reports.
+                Err(e) if e.tracee_gone() => {}
+                Err(e) => return Err(e),
             }
         };
         self.close_all(Outcome::Unfinished);
@@ -1289,6 +1258,73 @@ impl<'a> Tracer<'a> {
         })
     }
 
+    /// The next stop or exit among this thread's tracees (`__WALL | __WNOTHREAD`: a child
+    /// another carve thread follows is not ours); `None` when there is none yet but the
+    /// in-process ring was looked at (records drained, or a wait cut short to look again).
+    ///
+    /// With the in-process path the program makes records without stopping, so carve waits
+    /// for both: a pending stop is collected first (a stopped thread never waits behind the
+    /// ring for more than one bounded piece of it), then one piece of the ring is drained;
+    /// only when neither has anything does carve block for a stop, cut short by a periodic
+    /// timer. The timer keeps firing until the wait ends, so a signal that lands between
+    /// arming it and the blocking `waitpid` cannot leave carve waiting for a stop that never
+    /// comes while the program waits for ring room (a one-shot timer could: issue 32, row 31).
+    fn next_status(&mut self) -> Result<Next, RecordError> {
+        let flags = WaitPidFlag::__WALL | WaitPidFlag::__WNOTHREAD;
+        if self.ring.is_some() {
+            match waitpid(None, Some(flags | WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => {}
+                other => return self.waited(other),
+            }
+            if self.drain_piece()? > 0 {
+                self.empty_polls = 0;
+                return Ok(Next::Again);
+            }
+        }
+        // Nothing committed: wait for the next stop, but look at the ring again soon. Right
+        // after records came, the program is most likely only off its CPU for a moment; the
+        // longer the ring stays empty, the longer the wait (to 200 µs), so an idle program
+        // costs little. (A fixed 200 µs left the writer without work while the program,
+        // woken, refilled the ring.)
+        let timer = self.ring.as_ref().and(self.wake_timer.as_ref());
+        let wait = std::time::Duration::from_micros(match self.pinned_from {
+            Some(_) => PINNED_POLL_US,
+            None => EMPTY_POLL_MIN_US << self.empty_polls.min(EMPTY_POLL_DOUBLINGS),
+        });
+        if self.ring.is_some() && timer.is_none() {
+            self.empty_polls = self.empty_polls.saturating_add(1);
+            std::thread::sleep(wait);
+            return Ok(Next::Again);
+        }
+        if let Some(timer) = timer {
+            timer.every(wait);
+        }
+        let woken = waitpid(None, Some(flags));
+        if let Some(timer) = timer {
+            timer.disarm();
+            self.empty_polls = self.empty_polls.saturating_add(1);
+        }
+        self.waited(woken)
+    }
+
+    /// What a `waitpid` gave, as the next step of [`Tracer::run`]; `EINTR` (the wake timer,
+    /// or carve's wake signal) is a look at the ring or at the ending.
+    fn waited(&mut self, waited: nix::Result<WaitStatus>) -> Result<Next, RecordError> {
+        match waited {
+            Ok(s) => Ok(Next::Stop(s)),
+            Err(nix::errno::Errno::ECHILD) => Ok(Next::NoneLeft),
+            Err(nix::errno::Errno::EINTR) => Ok(Next::Again),
+            Err(source) => {
+                self.close_all(Outcome::Unfinished);
+                Err(RecordError::Ptrace {
+                    op: "waitpid",
+                    pid: self.pid.as_raw(),
+                    source,
+                })
+            }
+        }
+    }
+
     /// The command carve ran has ended and this process outlives it: lets every thread of it
     /// go, unharmed. Every int3 of ours is taken out first (the original bytes back; a thread
     /// that trapped on one meanwhile is rewound to run the original instruction), then each
@@ -1303,7 +1339,7 @@ impl<'a> Tracer<'a> {
             // What was written so far is recorded; then the ring stops holding writers back
             // (its tail far ahead): the patched functions run on, writing into a ring nobody
             // reads, and never wait for a drainer that is gone.
-            let _ = self.drain_ring();
+            let _ = self.drain_written();
             if let Some(ring) = self.ring.take() {
                 ring.release(&self.mem);
             }
@@ -2950,6 +2986,28 @@ fn int3_trap(tid: Pid) -> bool {
 }
 
 /// Signals raised by the instruction itself: delivering them later would re-run the fault.
+/// The next step of [`Tracer::run`]'s loop.
+enum Next {
+    /// A stop or exit to handle.
+    Stop(WaitStatus),
+    /// Nothing to handle yet: look again (records were drained, or a wait was cut short).
+    Again,
+    /// No traced process is left.
+    NoneLeft,
+}
+
+/// Whether handling `status` depends on the stopped thread's in-process records before it:
+/// a breakpoint (its frames nest with the in-process calls it made), its end (its open calls
+/// close), a fork (the child inherits its frames) or an `exec` (the image goes). A clone, a
+/// signal or a group stop does not: those are served at once, however busy the ring is.
+fn needs_own_records(status: &WaitStatus) -> bool {
+    match status {
+        WaitStatus::Stopped(_, sig) => *sig == Signal::SIGTRAP,
+        WaitStatus::PtraceEvent(_, _, event) => *event != libc::PTRACE_EVENT_CLONE,
+        _ => false,
+    }
+}
+
 fn is_fault(sig: Signal) -> bool {
     matches!(
         sig,
