@@ -289,9 +289,11 @@ struct Thread {
     pending_signal: Option<Signal>,
     /// Not yet seen its first stop (new threads start with SIGSTOP).
     fresh: bool,
-    /// Its exit stop showed it did not end itself (`exit(2)`): the process is ending
-    /// (`exit_group`, a fatal signal) and took it down, so its open calls are unfinished.
-    taken_down: bool,
+    /// Its exit stop showed it ended itself (`exit(2)`, as `pthread_exit` does): its open
+    /// calls were unwound. Otherwise the process's end (`exit_group`, a fatal signal) took it
+    /// down, and its open calls are unfinished; so too when no exit stop came (the kernel
+    /// skips it for a thread with SIGKILL pending, as every other thread at `exit_group`).
+    ended_itself: bool,
     /// The end of an outermost call that returned `&mut` to a scalar, held until this thread's
     /// next stop: see [`HeldEnd`].
     held: Option<HeldEnd>,
@@ -1595,7 +1597,7 @@ impl<'a> Tracer<'a> {
                         let ended_itself =
                             get_regs(tid).is_ok_and(|r| r.orig_rax == libc::SYS_exit as u64);
                         if let Some(t) = self.threads.get_mut(&tid) {
-                            t.taken_down = !ended_itself;
+                            t.ended_itself = ended_itself;
                         }
                     }
                     libc::PTRACE_EVENT_EXEC => {
@@ -1678,7 +1680,7 @@ impl<'a> Tracer<'a> {
             let _ = self.next_waiting();
         }
         let whole_process = tid == self.pid;
-        let outcome = if whole_process || thread.taken_down {
+        let outcome = if whole_process || !thread.ended_itself {
             Outcome::Unfinished
         } else {
             Outcome::Unwound
