@@ -162,6 +162,13 @@ pub(crate) struct Frame {
     capture: Option<Capture>,
     /// Entered through the in-process path: no return breakpoint counts this frame.
     in_process: bool,
+    /// The innermost recorded call at or below this frame (this one's, when it has one): the
+    /// parent of a call entered above it. Set by [`Thread::push`], so no call's cost
+    /// depends on how deep the stack is.
+    innermost: Option<CallId>,
+    /// How many frames at or below this one have a recorded call: the depth of a call
+    /// entered above it. Set by [`Thread::push`].
+    recorded: u32,
 }
 
 impl Frame {
@@ -278,6 +285,26 @@ enum Step {
     InPlace { addr: u64 },
     /// The thread steps a copy of the instruction (of length `len`) in the scratch slot.
     Displaced { addr: u64, len: u64 },
+}
+
+impl Thread {
+    /// Pushes `frame`, with what it says about the frames below it.
+    fn push(&mut self, mut frame: Frame) {
+        let below = self.stack.last();
+        frame.innermost = frame.call.or(below.and_then(|f| f.innermost));
+        frame.recorded = below.map_or(0, |f| f.recorded) + u32::from(frame.call.is_some());
+        self.stack.push(frame);
+    }
+
+    /// The innermost recorded call (the parent of a call entered now).
+    fn innermost_call(&self) -> Option<CallId> {
+        self.stack.last().and_then(|f| f.innermost)
+    }
+
+    /// How many recorded calls are open (the depth of a call entered now).
+    fn recorded_depth(&self) -> u32 {
+        self.stack.last().map_or(0, |f| f.recorded)
+    }
 }
 
 #[derive(Default)]
@@ -1744,6 +1771,8 @@ impl<'a> Tracer<'a> {
                         level: None,
                         effects: Vec::new(),
                         capture: None,
+                        innermost: None,
+                        recorded: 0,
                         ..f.clone()
                     })
                     .collect()
@@ -1992,7 +2021,7 @@ impl<'a> Tracer<'a> {
         let call = self
             .threads
             .get(&tid)
-            .and_then(|t| t.stack.iter().rev().find_map(|f| f.call));
+            .and_then(Thread::innermost_call);
         let Some(call) = call else {
             return;
         };
@@ -2354,7 +2383,7 @@ impl<'a> Tracer<'a> {
         if level.is_none() {
             // Too far from any filtered call to record, but what it calls must not look like
             // a direct callee of a recorded call: keep a silent frame for it.
-            self.threads.entry(tid).or_default().stack.push(Frame {
+            self.threads.entry(tid).or_default().push(Frame {
                 call: None,
                 level: None,
                 function: index,
@@ -2367,6 +2396,8 @@ impl<'a> Tracer<'a> {
                 hidden_return: None,
                 capture: None,
                 in_process,
+                innermost: None,
+                recorded: 0,
             });
             let bp = self.breakpoints.entry(return_addr).or_default();
             bp.returns += 1;
@@ -2408,9 +2439,9 @@ impl<'a> Tracer<'a> {
         self.next_call += 1;
         self.calls_recorded += 1;
         let thread = self.threads.entry(tid).or_default();
-        let parent = thread.stack.iter().rev().find_map(|f| f.call);
-        let depth = thread.stack.iter().filter(|f| f.call.is_some()).count() as u32;
-        thread.stack.push(Frame {
+        let parent = thread.innermost_call();
+        let depth = thread.recorded_depth();
+        thread.push(Frame {
             call: Some(call),
             level,
             function: index,
@@ -2423,6 +2454,8 @@ impl<'a> Tracer<'a> {
             hidden_return,
             capture,
             in_process,
+            innermost: None,
+            recorded: 0,
         });
         self.sink.record(TraceEvent::CallStarted(CallStart {
             call,
@@ -2528,7 +2561,7 @@ impl<'a> Tracer<'a> {
         let outermost = self
             .threads
             .get(&tid)
-            .is_some_and(|t| t.stack.iter().all(|f| f.call.is_none()));
+            .is_some_and(|t| t.recorded_depth() == 0);
         let held = self.functions[frame.function]
             .detail
             .return_type
