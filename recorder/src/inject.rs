@@ -139,7 +139,7 @@ fn step_over_syscall(
     })
 }
 
-/// A region mapped into the traced process by [`map_near`].
+/// A region mapped into the traced process by [`map_near`] or [`map_anywhere`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Region {
     pub start: u64,
@@ -173,7 +173,14 @@ pub(crate) fn map_near(
             source,
         }
     })?;
-    let start = free_below(&used_ranges(&maps), near, len).ok_or_else(|| RecordError::Memory {
+    let mut used = used_ranges(&maps);
+    // The heap's room to grow (`brk`): a mapping there would stop `sbrk` for good (in a
+    // non-PIE program the heap starts right after the program's own pages, within reach).
+    if let Some(start_brk) = heap_start(tid) {
+        used.push((start_brk, start_brk.saturating_add(HEAP_ROOM)));
+        used.sort_unstable();
+    }
+    let start = free_below(&used, near, len).ok_or_else(|| RecordError::Memory {
         op: "find room for the capture code",
         pid: tid.as_raw(),
         addr: near,
@@ -204,6 +211,52 @@ pub(crate) fn map_near(
         });
     }
     Ok(Region { start, len })
+}
+
+/// Room kept free above the start of the heap for `brk` to grow into.
+const HEAP_ROOM: u64 = 1 << 30;
+
+/// Where the heap of `tid`'s process starts (`start_brk`, field 47 of `/proc/PID/stat`).
+fn heap_start(tid: Pid) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    // Fields after the command name, which may hold spaces and parentheses: the third field
+    // (state) is the first after the last ')'.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(47 - 3)?.parse().ok()
+}
+
+/// Maps `len` bytes of anonymous memory with protection `prot` into the process of `tid`
+/// where the kernel chooses (the top-down area of shared libraries and other mappings, far
+/// from the heap): for data the program's code reaches by absolute address, such as the
+/// in-process ring. Runs `mmap` in the process with [`syscall`].
+pub(crate) fn map_anywhere(
+    tid: Pid,
+    mem: &ProcessMemory,
+    scratch: u64,
+    len: u64,
+    prot: i32,
+) -> Result<Region, RecordError> {
+    let len = len.div_ceil(PAGE) * PAGE;
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    let got = syscall(
+        tid,
+        mem,
+        scratch,
+        libc::SYS_mmap,
+        &[0, len, prot as u64, flags as u64, u64::MAX, 0],
+    )?;
+    if got < 0 {
+        return Err(RecordError::Memory {
+            op: "mmap in the traced process",
+            pid: tid.as_raw(),
+            addr: 0,
+            source: std::io::Error::from_raw_os_error(-got as i32),
+        });
+    }
+    Ok(Region {
+        start: got as u64,
+        len,
+    })
 }
 
 /// The address ranges `/proc/PID/maps` lists, sorted.

@@ -30,7 +30,7 @@ use nix::unistd::Pid;
 
 use crate::capture::{Base, Len, Program, Word};
 use crate::error::RecordError;
-use crate::inject::{map_near, Region};
+use crate::inject::{map_anywhere, map_near, Region};
 use crate::location::Memory;
 use crate::process::ProcessMemory;
 use crate::types::TypeKind;
@@ -832,11 +832,12 @@ pub(crate) fn install(
 ) -> Result<Installed, RecordError> {
     assert!(capacity.is_power_of_two() && capacity >= 4 * SLACK);
     let near = targets.iter().map(|t| t.low).min().unwrap_or(scratch);
-    let ring_region = map_near(
+    // The trampolines reach the ring by its absolute address: it goes where the kernel puts
+    // mappings, never in the heap's way (issue 32, row 45).
+    let ring_region = map_anywhere(
         tid,
         mem,
         scratch,
-        near,
         HEADER + capacity + SLACK,
         libc::PROT_READ | libc::PROT_WRITE,
     )?;
@@ -901,7 +902,7 @@ pub(crate) fn install(
                 + gate(t, 1 + s.exits.len())
         })
         .sum();
-    let limits = limit_words(tid, mem, scratch, near, &plans)?;
+    let limits = limit_words(tid, mem, scratch, &plans)?;
     let words_of = |function: u32| {
         limits
             .words
@@ -974,7 +975,6 @@ fn limit_words(
     tid: Pid,
     mem: &ProcessMemory,
     scratch: u64,
-    near: u64,
     plans: &[(&Target, Sites, Vec<Program>)],
 ) -> Result<Limits, RecordError> {
     let limited: Vec<(u32, u64)> = plans
@@ -985,11 +985,11 @@ fn limit_words(
         return Ok(Limits::default());
     }
     let len = (limited.len() as u64 * LIMIT_STRIDE).div_ceil(4096) * 4096;
-    let region = map_near(
+    // Reached by absolute address, like the ring.
+    let region = map_anywhere(
         tid,
         mem,
         scratch,
-        near,
         len,
         libc::PROT_READ | libc::PROT_WRITE,
     )?;
