@@ -21,6 +21,7 @@ mod panic_message;
 mod process;
 mod select;
 mod snapshot;
+mod sigtrap;
 mod sources;
 mod stepping;
 mod tracer;

@@ -413,6 +413,8 @@ pub(crate) struct Tracer<'a> {
     drained: crate::inprocess::Drained,
     /// The in-process functions with a `--max-calls-per-function` limit, by index.
     limited: HashMap<usize, Limited>,
+    /// The program's own SIGTRAP action, kept working under carve's traps.
+    sigtrap: crate::sigtrap::Guard,
     /// Breakpoints taken out for good (an entry at its function's last call under
     /// `--max-calls-per-function`, a return site no frame returns to): a thread that trapped
     /// on one at the same moment gets its instruction back instead of a SIGTRAP.
@@ -1046,6 +1048,7 @@ impl<'a> Tracer<'a> {
             drained: crate::inprocess::Drained::default(),
             limited: HashMap::new(),
             removed: HashSet::new(),
+            sigtrap: crate::sigtrap::Guard::default(),
             exit_states: HashMap::new(),
         })
     }
@@ -1888,9 +1891,19 @@ impl<'a> Tracer<'a> {
         }
     }
 
+    /// After a trap of ours in `tid`: the program's own SIGTRAP handler, which the trap may
+    /// have taken away, back in place (see `sigtrap.rs`). Needs the scratch slot; while
+    /// another thread's displaced step holds it, the check waits for a later trap.
+    fn keep_program_sigtrap(&mut self, tid: Pid) {
+        if self.scratch_owner.is_none() {
+            self.sigtrap.after_trap(tid, &self.mem, self.scratch);
+        }
+    }
+
     fn on_trap(&mut self, tid: Pid) -> Result<(), RecordError> {
         if let Some(step) = self.threads.get_mut(&tid).and_then(|t| t.stepping.take()) {
             self.end_step(tid, step, false)?;
+            self.keep_program_sigtrap(tid);
             let pending = self
                 .threads
                 .get_mut(&tid)
@@ -1927,7 +1940,10 @@ impl<'a> Tracer<'a> {
                 set_regs(tid, regs)?;
                 return self.resume(tid, None);
             }
-            // Not ours: the program's own SIGTRAP.
+            // Not ours: the program's own SIGTRAP, for its handler (whose action carve keeps).
+            if self.scratch_owner.is_none() {
+                self.sigtrap.learn(tid, &self.mem, self.scratch);
+            }
             return self.resume(tid, Some(Signal::SIGTRAP));
         };
         let (entry, returns, panic, inserted) = (bp.entry, bp.returns, bp.panic, bp.inserted);
@@ -1941,6 +1957,7 @@ impl<'a> Tracer<'a> {
                 bp.retained = false;
             }
         }
+        self.keep_program_sigtrap(tid);
         if !inserted {
             // Another thread removed it while this one was already trapping on it.
             regs.rip = pc;
