@@ -504,6 +504,9 @@ pub(crate) struct Ring {
     /// The ring's pages mapped into carve too ([`crate::inject::share`]), read in place; else
     /// (the program could not make them shared) read with `process_vm_readv`.
     shared: Option<Shared>,
+    /// Offsets of records taken ahead of their turn ([`Ring::take_thread`]): [`Ring::drain`]
+    /// skips them when it comes to them.
+    early: std::collections::BTreeSet<u64>,
 }
 
 /// The most bytes of records one drain takes (at least the largest record): the program may
@@ -614,7 +617,8 @@ impl Ring {
                 .min(DRAIN_BYTES);
             // This round's bytes go after the records already in `out`.
             let base = out.bytes.len();
-            let bad = |at: usize| bad_record(mem, self.data() + p + at as u64);
+            let data = self.data();
+            let bad = |at: usize| bad_record(mem, data + p + at as u64);
             // Which records are complete (commit word = its offset + 1, written last). A
             // record starts before the ring's end; the next one after such a record starts
             // again at the ring's beginning (the next round of this loop).
@@ -655,7 +659,10 @@ impl Ring {
                     out.records.truncate(first);
                     return Err(bad(i));
                 }
-                out.records.push(start..start + len);
+                // Taken ahead of its turn for its thread's stop: recorded already.
+                if !self.early.remove(&(self.tail + i as u64)) {
+                    out.records.push(start..start + len);
+                }
                 drained += 1;
                 i += len;
             }
@@ -664,6 +671,44 @@ impl Ring {
             self.set_tail(mem, off)?;
         }
         Ok(drained)
+    }
+
+    /// Appends to `out` the committed records of the thread whose thread pointer is
+    /// `pointer` that were not drained yet, in ring order, and notes them so [`Ring::drain`]
+    /// skips them later: a stopped thread's own records, recorded before its stop is handled
+    /// without waiting for every other thread's records before them (a full ring holds tens of
+    /// milliseconds of them). Looks from the tail up to the first record still being written
+    /// (whatever lies beyond it cannot be found). Returns how many it took, or `None` when the
+    /// ring is not shared with carve (the caller drains in order instead).
+    pub(crate) fn take_thread(&mut self, pointer: u64, out: &mut Drained) -> Option<usize> {
+        let shared = self.shared.as_ref()?;
+        let head = shared.word(0);
+        let mut off = self.tail;
+        let mut taken = 0;
+        while off < head {
+            let p = off % self.capacity;
+            let at = HEADER + p;
+            if shared.word(at) != off + 1 {
+                break;
+            }
+            let len = shared.word(at + 32);
+            if !(RECORD_HEAD..=SLACK).contains(&len) || !len.is_multiple_of(8) {
+                break;
+            }
+            if shared.word(at + 16) == pointer && !self.early.contains(&off) {
+                let start = out.bytes.len();
+                shared.copy(at, len as usize, &mut out.bytes);
+                if !Record::is_whole(&out.bytes[start..]) {
+                    out.bytes.truncate(start);
+                    break;
+                }
+                out.records.push(start..start + len as usize);
+                self.early.insert(off);
+                taken += 1;
+            }
+            off += len;
+        }
+        Some(taken)
     }
 
     fn set_tail(&self, mem: &ProcessMemory, tail: u64) -> Result<(), RecordError> {
@@ -854,6 +899,7 @@ pub(crate) fn install(
         capacity,
         tail: 0,
         shared,
+        early: Default::default(),
     };
     let mut plans = Vec::new();
     let mut refused = Vec::new();
@@ -1840,6 +1886,7 @@ mod tests {
             capacity: 4096,
             tail: 0,
             shared: None,
+            early: Default::default(),
         }
     }
 

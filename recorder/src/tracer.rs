@@ -816,6 +816,51 @@ impl<'a> Tracer<'a> {
         Ok(())
     }
 
+    /// What handling `status` needs from the ring first (see [`RecordsFirst`]).
+    fn records_first(&self, status: &WaitStatus) -> RecordsFirst {
+        match *status {
+            WaitStatus::Stopped(tid, Signal::SIGTRAP) => RecordsFirst::Thread(tid),
+            WaitStatus::PtraceEvent(_, _, libc::PTRACE_EVENT_CLONE) => RecordsFirst::Nothing,
+            WaitStatus::PtraceEvent(_, _, libc::PTRACE_EVENT_EXEC) => RecordsFirst::All,
+            WaitStatus::PtraceEvent(tid, _, _) => RecordsFirst::Thread(tid),
+            WaitStatus::Exited(tid, _) | WaitStatus::Signaled(tid, _, _) if tid == self.pid => {
+                RecordsFirst::All
+            }
+            _ => RecordsFirst::Nothing,
+        }
+    }
+
+    /// Records the stopped thread `tid`'s own records before its stop is handled, ahead of
+    /// the other threads' records still in the ring ([`crate::inprocess::Ring::take_thread`]):
+    /// the stop waits for its thread's records only, never for a full ring's. Where the
+    /// thread cannot be told in the records (its thread pointer unknown) or the ring is not
+    /// shared with carve, drains in order instead ([`Tracer::drain_written`]).
+    fn drain_thread(&mut self, tid: Pid) -> Result<(), RecordError> {
+        let known = self.thread_pointers.iter().find(|(_, t)| **t == tid);
+        let pointer = match known {
+            Some((pointer, _)) => Some(*pointer),
+            None => get_regs(tid).ok().map(|r| r.fs_base).filter(|p| *p != 0),
+        };
+        let mut early = std::mem::take(&mut self.drained);
+        early.clear();
+        let taken = match (pointer, self.ring.as_mut()) {
+            (Some(pointer), Some(ring)) => ring.take_thread(pointer, &mut early),
+            _ => None,
+        };
+        if taken.is_none() {
+            self.drained = early;
+            return self.drain_written();
+        }
+        if let Some(pointer) = pointer {
+            self.learn_thread_pointer(tid, pointer);
+        }
+        let decoded = early.records().try_for_each(|r| self.on_record(&r));
+        self.drained = early;
+        decoded?;
+        self.exits_done();
+        Ok(())
+    }
+
     /// Turns off the exit captures of each limited function whose captures are all taken and
     /// drained and none of whose captured calls is still open (ended, unwound or closed by a
     /// panic): every exit from now on is of a call that was not captured, which the tracer
@@ -1262,9 +1307,13 @@ impl<'a> Tracer<'a> {
                     }
                 }
             };
-            if self.ring.is_some() && needs_own_records(&status) {
-                // The thread's records before this stop first (the memory is still there).
-                self.drain_written()?;
+            if self.ring.is_some() {
+                // The records this stop depends on first (the memory is still there).
+                match self.records_first(&status) {
+                    RecordsFirst::Nothing => {}
+                    RecordsFirst::Thread(tid) => self.drain_thread(tid)?,
+                    RecordsFirst::All => self.drain_written()?,
+                }
             }
             match self.handle(status) {
                 Ok(Some(exit)) => break exit,
@@ -3048,16 +3097,15 @@ enum Next {
     NoneLeft,
 }
 
-/// Whether handling `status` depends on the stopped thread's in-process records before it:
-/// a breakpoint (its frames nest with the in-process calls it made), its end (its open calls
-/// close), a fork (the child inherits its frames) or an `exec` (the image goes). A clone, a
-/// signal or a group stop does not: those are served at once, however busy the ring is.
-fn needs_own_records(status: &WaitStatus) -> bool {
-    match status {
-        WaitStatus::Stopped(_, sig) => *sig == Signal::SIGTRAP,
-        WaitStatus::PtraceEvent(_, _, event) => *event != libc::PTRACE_EVENT_CLONE,
-        _ => false,
-    }
+/// What handling a stop needs from the in-process ring first.
+enum RecordsFirst {
+    /// Nothing: a clone, a signal, a group stop are served at once, however busy the ring.
+    Nothing,
+    /// The stopped thread's own records: a breakpoint (its frames nest with the in-process
+    /// calls it made), its end (its open calls close), a fork (the child inherits its frames).
+    Thread(Pid),
+    /// Every record: an `exec` (the image goes), the process's end.
+    All,
 }
 
 fn is_fault(sig: Signal) -> bool {
