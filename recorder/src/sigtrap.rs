@@ -131,11 +131,7 @@ fn write_action(
     let bytes: Vec<u8> = action.iter().flat_map(|w| w.to_le_bytes()).collect();
     mem.write(at, &bytes)?;
     let args = [libc::SIGTRAP as u64, at, 0, 8];
-    let mut back = [0u8; 32];
-    crate::location::Memory::read(mem, at, &mut back);
-    let r = crate::inject::syscall(tid, mem, scratch, libc::SYS_rt_sigaction, &args)?;
-    eprintln!("DEBUG wrote {:x?} rt_sigaction -> {r}", back);
-    match r {
+    match crate::inject::syscall(tid, mem, scratch, libc::SYS_rt_sigaction, &args)? {
         0 => Ok(()),
         _ => Err(failed(tid, at)),
     }
