@@ -1022,6 +1022,17 @@ fn adopt<'scope, 'env>(
     parent: &Arc<Image>,
     forked: tracer::Forked,
 ) -> bool {
+    if forked.execed {
+        // At its `exec` event already: the new program is loaded by the thread taking it.
+        let pid = forked.pid;
+        tracer::let_go(pid);
+        let ticket = d.ending.ticket();
+        scope.spawn(move || {
+            let _member = ticket.enter();
+            drive(scope, d, pid, None, None, Start::TakenOver { execed: true })
+        });
+        return true;
+    }
     let (image, sink) = if forked.recorded {
         let child = Launched {
             forked: true,

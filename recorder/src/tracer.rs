@@ -33,14 +33,18 @@ use crate::stepping::{alu, gpr, plan, set_gpr, taken, Emulated, Operand, StepPla
 use crate::types::{TypeId, TypeKind, TypeTable};
 use crate::unwind::CfaRule;
 
+mod vfork;
+
 const INT3: u8 = 0xCC;
 
-/// Follow threads, see forks, exec and each thread's exit (to tell a thread ending itself from
-/// one the process's end takes down), and take the program down if carve dies.
+/// Follow threads, see forks (and when a `vfork` child leaves the shared memory), exec and each
+/// thread's exit (to tell a thread ending itself from one the process's end takes down), and
+/// take the program down if carve dies.
 const TRACE_OPTIONS: ptrace::Options = ptrace::Options::PTRACE_O_TRACECLONE
     .union(ptrace::Options::PTRACE_O_TRACEEXIT)
     .union(ptrace::Options::PTRACE_O_TRACEFORK)
     .union(ptrace::Options::PTRACE_O_TRACEVFORK)
+    .union(ptrace::Options::PTRACE_O_TRACEVFORKDONE)
     .union(ptrace::Options::PTRACE_O_TRACEEXEC)
     .union(ptrace::Options::PTRACE_O_EXITKILL);
 
@@ -324,6 +328,9 @@ struct Thread {
     /// The end of an outermost call that returned `&mut` to a scalar, held until this thread's
     /// next stop: see [`HeldEnd`].
     held: Option<HeldEnd>,
+    /// Not a thread of the process but a `vfork` child sharing its memory (see `vfork.rs`):
+    /// its traps are stepped over, nothing of it is recorded.
+    vfork_child: bool,
 }
 
 /// A call returned `&mut T` (T a scalar) to code that is not recorded, which may write through
@@ -413,6 +420,9 @@ pub(crate) struct Tracer<'a> {
     drained: crate::inprocess::Drained,
     /// The in-process functions with a `--max-calls-per-function` limit, by index.
     limited: HashMap<usize, Limited>,
+    /// Threads waiting for their `vfork` child, with their thread pointer: the in-process
+    /// records with it are the child's meanwhile (see `vfork.rs`).
+    vforking: HashMap<Pid, u64>,
     /// The program's own SIGTRAP action, kept working under carve's traps.
     sigtrap: crate::sigtrap::Guard,
     /// Breakpoints taken out for good (an entry at its function's last call under
@@ -522,6 +532,9 @@ pub(crate) struct Forked {
     /// It keeps the parent's breakpoints and is recorded as a run of its own; otherwise it
     /// runs untraced until it calls `exec`.
     pub recorded: bool,
+    /// It is stopped at its `exec` event already (a `vfork` child carve served until then):
+    /// the program to load is the new one.
+    pub execed: bool,
 }
 
 /// Where the panic machinery is, when the program has it (file addresses).
@@ -818,6 +831,10 @@ impl<'a> Tracer<'a> {
 
     /// What handling `status` needs from the ring first (see [`RecordsFirst`]).
     fn records_first(&self, status: &WaitStatus) -> RecordsFirst {
+        if status.pid().is_some_and(|tid| self.is_vfork_child(tid)) {
+            // Its records are dropped whenever they are read.
+            return RecordsFirst::Nothing;
+        }
         match *status {
             WaitStatus::Stopped(tid, Signal::SIGTRAP) => RecordsFirst::Thread(tid),
             WaitStatus::PtraceEvent(_, _, libc::PTRACE_EVENT_CLONE) => RecordsFirst::Nothing,
@@ -919,6 +936,9 @@ impl<'a> Tracer<'a> {
             if let Some(l) = self.limited.get_mut(&index) {
                 l.entries += 1;
             }
+        }
+        if self.written_by_vfork_child(r.thread) {
+            return Ok(());
         }
         // A record whose thread cannot be told is dropped: its call is not recorded, rather
         // than recorded on the wrong thread.
@@ -1094,6 +1114,7 @@ impl<'a> Tracer<'a> {
             limited: HashMap::new(),
             removed: HashSet::new(),
             sigtrap: crate::sigtrap::Guard::default(),
+            vforking: HashMap::new(),
             exit_states: HashMap::new(),
         })
     }
@@ -1445,7 +1466,11 @@ impl<'a> Tracer<'a> {
         let mut asked: HashSet<Pid> = HashSet::new();
         for (tid, thread) in &self.threads {
             // A thread not seen yet stops with the SIGSTOP every new thread starts with.
-            if !thread.fresh {
+            if thread.vfork_child {
+                // A process of its own: the SIGSTOP goes to it.
+                let _ = nix::sys::signal::kill(*tid, Signal::SIGSTOP);
+                asked.insert(*tid);
+            } else if !thread.fresh {
                 crate::ending::ask_to_stop(self.pid, *tid);
                 asked.insert(*tid);
             }
@@ -1586,6 +1611,9 @@ impl<'a> Tracer<'a> {
 
     /// Handles one wait status; returns the process's exit when the traced process is gone.
     fn handle(&mut self, status: WaitStatus) -> Result<Option<ProcessExit>, RecordError> {
+        if status.pid().is_some_and(|tid| self.is_vfork_child(tid)) {
+            return self.vfork_child_status(status).map(|()| None);
+        }
         match status {
             WaitStatus::Stopped(tid, sig) => {
                 if !self.threads.contains_key(&tid) {
@@ -1658,17 +1686,22 @@ impl<'a> Tracer<'a> {
                             }
                         }
                     }
-                    libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                    libc::PTRACE_EVENT_FORK => {
                         if let Ok(child) = ptrace::getevent(tid) {
                             let child = Pid::from_raw(child as i32);
-                            let fork = event == libc::PTRACE_EVENT_FORK;
                             // The child must be in its first stop before it can be touched.
                             self.collect_first_stop(child);
-                            if !self.follow_child(tid, child, fork) {
-                                self.release_child(child, fork);
+                            if !self.follow_child(tid, child, true) {
+                                self.release_child(child, true);
                             }
                         }
                     }
+                    libc::PTRACE_EVENT_VFORK => {
+                        if let Ok(child) = ptrace::getevent(tid) {
+                            self.vfork_started(tid, Pid::from_raw(child as i32))?;
+                        }
+                    }
+                    libc::PTRACE_EVENT_VFORK_DONE => self.vfork_done(tid),
                     libc::PTRACE_EVENT_EXIT => {
                         // `orig_rax` is the system call the thread was in: `exit` when it ended
                         // itself (pthread_exit), anything else when the process's end (another
@@ -1803,6 +1836,7 @@ impl<'a> Tracer<'a> {
                 frames: Vec::new(),
                 lines: LineBreaks::default(),
                 recorded: false,
+                execed: false,
             };
             let Some(follow) = self.follow.as_mut() else {
                 return false;
@@ -1867,6 +1901,7 @@ impl<'a> Tracer<'a> {
             frames,
             lines: self.lines.clone(),
             recorded: true,
+            execed: false,
         };
         let Some(follow) = self.follow.as_mut() else {
             return false;
