@@ -219,3 +219,46 @@ pub(crate) fn ask_to_stop(pid: Pid, tid: Pid) {
 /// The reason stored as the exit of a run whose process outlived the command carve ran.
 pub(crate) const OUTLIVED: &str = "outlived the command carve ran, so carve let it go \
 (breakpoints taken out, detached) and stored its open calls as unfinished";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Row 31's lost wake-up: the timer fires while carve is still on its way to the blocking
+    /// wait (here: asleep on purpose). The wait that follows must still be cut short, by a
+    /// later firing; a one-shot timer left it blocked until something else happened (here
+    /// the watchdog's byte, after two seconds).
+    #[test]
+    fn a_wait_begun_after_the_timer_fired_is_still_cut_short() {
+        let mut fds = [0; 2];
+        // SAFETY: a pipe of ours.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (read_end, write_end) = (fds[0], fds[1]);
+        let watchdog = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            // SAFETY: the pipe's write end, one byte.
+            unsafe { libc::write(write_end, b"x".as_ptr().cast(), 1) };
+        });
+        let timer = WakeTimer::for_this_thread().expect("a timer");
+        timer.every(Duration::from_millis(1));
+        // The first firing lands during this sleep, before the wait (std retries the sleep).
+        std::thread::sleep(Duration::from_millis(20));
+        let mut byte = [0u8];
+        // SAFETY: a read into a buffer of ours from the pipe's read end.
+        let got = unsafe { libc::read(read_end, byte.as_mut_ptr().cast(), 1) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        timer.disarm();
+        watchdog.join().unwrap();
+        // SAFETY: closing our own descriptors.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+        assert_eq!(
+            (got, errno),
+            (-1, Some(libc::EINTR)),
+            "the wait ended by the watchdog's byte, not by the timer"
+        );
+    }
+}

@@ -139,7 +139,7 @@ fn step_over_syscall(
     })
 }
 
-/// A region mapped into the traced process by [`map_near`] or [`map_anywhere`].
+/// A region mapped into the traced process by [`map_near`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Region {
     pub start: u64,
@@ -173,13 +173,7 @@ pub(crate) fn map_near(
             source,
         }
     })?;
-    let mut used = used_ranges(&maps);
-    // The heap's room to grow (`brk`): a mapping there would stop `sbrk` for good (in a
-    // non-PIE program the heap starts right after the program's own pages, within reach).
-    if let Some(start_brk) = heap_start(tid) {
-        used.push((start_brk, start_brk.saturating_add(HEAP_ROOM)));
-        used.sort_unstable();
-    }
+    let used = with_heap_room(used_ranges(&maps), heap_start(tid));
     let start = free_below(&used, near, len).ok_or_else(|| RecordError::Memory {
         op: "find room for the capture code",
         pid: tid.as_raw(),
@@ -225,38 +219,15 @@ fn heap_start(tid: Pid) -> Option<u64> {
     after.split_whitespace().nth(47 - 3)?.parse().ok()
 }
 
-/// Maps `len` bytes of anonymous memory with protection `prot` into the process of `tid`
-/// where the kernel chooses (the top-down area of shared libraries and other mappings, far
-/// from the heap): for data the program's code reaches by absolute address, such as the
-/// in-process ring. Runs `mmap` in the process with [`syscall`].
-pub(crate) fn map_anywhere(
-    tid: Pid,
-    mem: &ProcessMemory,
-    scratch: u64,
-    len: u64,
-    prot: i32,
-) -> Result<Region, RecordError> {
-    let len = len.div_ceil(PAGE) * PAGE;
-    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
-    let got = syscall(
-        tid,
-        mem,
-        scratch,
-        libc::SYS_mmap,
-        &[0, len, prot as u64, flags as u64, u64::MAX, 0],
-    )?;
-    if got < 0 {
-        return Err(RecordError::Memory {
-            op: "mmap in the traced process",
-            pid: tid.as_raw(),
-            addr: 0,
-            source: std::io::Error::from_raw_os_error(-got as i32),
-        });
+/// `used` (sorted) with the heap's room to grow (`brk`) counted as used: a mapping there
+/// would stop `sbrk` for good (in a non-PIE program the heap starts right after the program's
+/// own pages, within reach of its code).
+fn with_heap_room(mut used: Vec<(u64, u64)>, start_brk: Option<u64>) -> Vec<(u64, u64)> {
+    if let Some(start) = start_brk {
+        used.push((start, start.saturating_add(HEAP_ROOM)));
+        used.sort_unstable();
     }
-    Ok(Region {
-        start: got as u64,
-        len,
-    })
+    used
 }
 
 /// The address ranges `/proc/PID/maps` lists, sorted.
@@ -425,6 +396,24 @@ mod tests {
         let s = free_below(&used2, 0x5555_5555_8000, 0x2000).unwrap();
         assert_eq!(s, 0x5555_5555_0000);
         assert!(!used2.iter().any(|&(a, b)| s < b && a < s + 0x2000));
+    }
+
+    #[test]
+    fn the_heaps_room_to_grow_is_never_offered() {
+        // A non-PIE program: its pages at 0x400000, the heap right after them; 4 MiB do not
+        // fit below the program.
+        let used = vec![(0x40_0000, 0x40_5000), (0x7fff_f7dd_0000, 0x7fff_f7ff_0000)];
+        let heap = 0x40_5000;
+        let s = free_below(&with_heap_room(used, Some(heap)), 0x40_1000, 4 << 20).unwrap();
+        assert!(s >= heap + HEAP_ROOM, "{s:#x} is in the heap's way");
+        // This process's own heap start is read from /proc.
+        let start = heap_start(nix::unistd::Pid::this()).expect("start_brk");
+        // SAFETY: sbrk(0) only reads the current break.
+        let now = unsafe { libc::sbrk(0) } as u64;
+        assert!(
+            start > 0 && start <= now,
+            "start_brk {start:#x}, break {now:#x}"
+        );
     }
 
     #[test]

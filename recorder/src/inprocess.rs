@@ -30,7 +30,7 @@ use nix::unistd::Pid;
 
 use crate::capture::{Base, Len, Program, Word};
 use crate::error::RecordError;
-use crate::inject::{map_anywhere, map_near, Region};
+use crate::inject::{map_near, Region};
 use crate::location::Memory;
 use crate::process::ProcessMemory;
 use crate::types::TypeKind;
@@ -877,12 +877,15 @@ pub(crate) fn install(
 ) -> Result<Installed, RecordError> {
     assert!(capacity.is_power_of_two() && capacity >= 4 * SLACK);
     let near = targets.iter().map(|t| t.low).min().unwrap_or(scratch);
-    // The trampolines reach the ring by its absolute address: it goes where the kernel puts
-    // mappings, never in the heap's way (issue 32, row 45).
-    let ring_region = map_anywhere(
+    // Next to the program's code, out of the way of both the heap's growth (`map_near` keeps
+    // clear of it: row 45 of issue 32) and the kernel's area for mappings (a ring there would
+    // move every later mapping, thread stacks included, and the program would see other
+    // addresses than natively).
+    let ring_region = map_near(
         tid,
         mem,
         scratch,
+        near,
         HEADER + capacity + SLACK,
         libc::PROT_READ | libc::PROT_WRITE,
     )?;
@@ -948,7 +951,7 @@ pub(crate) fn install(
                 + gate(t, 1 + s.exits.len())
         })
         .sum();
-    let limits = limit_words(tid, mem, scratch, &plans)?;
+    let limits = limit_words(tid, mem, scratch, near, &plans)?;
     let words_of = |function: u32| {
         limits
             .words
@@ -1021,6 +1024,7 @@ fn limit_words(
     tid: Pid,
     mem: &ProcessMemory,
     scratch: u64,
+    near: u64,
     plans: &[(&Target, Sites, Vec<Program>)],
 ) -> Result<Limits, RecordError> {
     let limited: Vec<(u32, u64)> = plans
@@ -1031,11 +1035,11 @@ fn limit_words(
         return Ok(Limits::default());
     }
     let len = (limited.len() as u64 * LIMIT_STRIDE).div_ceil(4096) * 4096;
-    // Reached by absolute address, like the ring.
-    let region = map_anywhere(
+    let region = map_near(
         tid,
         mem,
         scratch,
+        near,
         len,
         libc::PROT_READ | libc::PROT_WRITE,
     )?;
