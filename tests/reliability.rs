@@ -116,7 +116,10 @@ fn as_natively(dir: &Path, program: &Path, args: &[&str], captures: &[&str], run
     for capture in captures {
         for run in 0..runs {
             let o = record(&db, &["--capture", capture], program, args);
-            let label = format!("{} {args:?}, --capture {capture}, run {run}", program.display());
+            let label = format!(
+                "{} {args:?}, --capture {capture}, run {run}",
+                program.display()
+            );
             assert_eq!(o.status.code(), code, "{label}: exit code\n{}", stderr(&o));
             assert_eq!(stdout(&o), out, "{label}: output");
             assert_eq!(
@@ -135,10 +138,23 @@ fn recordings_of_threads_hammering_an_in_process_function_always_end_with_every_
     let stress = fixture_bin("stress");
     let _load = Load::start();
     for run in 0..20 {
-        let o = record(&db, &["--capture", "inprocess"], &stress, &["hammer", "4000"]);
+        let o = record(
+            &db,
+            &["--capture", "inprocess"],
+            &stress,
+            &["hammer", "4000"],
+        );
         assert!(o.status.success(), "run {run}: {}", stderr(&o));
-        assert!(stdout(&o).starts_with("hits 32000 "), "run {run}: {}", stdout(&o));
-        assert_eq!(calls_of(&db, "stress::hit"), 32_000, "run {run}: calls stored");
+        assert!(
+            stdout(&o).starts_with("hits 32000 "),
+            "run {run}: {}",
+            stdout(&o)
+        );
+        assert_eq!(
+            calls_of(&db, "stress::hit"),
+            32_000,
+            "run {run}: calls stored"
+        );
     }
 }
 
@@ -152,7 +168,11 @@ fn recordings_of_a_single_threaded_hot_loop_on_a_loaded_machine_always_end() {
     for run in 0..20 {
         let o = record(&db, &filter, &hotloop, &["50000"]);
         assert!(o.status.success(), "run {run}: {}", stderr(&o));
-        assert_eq!(calls_of(&db, "hotloop::mix"), 50_000, "run {run}: calls stored");
+        assert_eq!(
+            calls_of(&db, "hotloop::mix"),
+            50_000,
+            "run {run}: calls stored"
+        );
     }
 }
 
@@ -217,7 +237,11 @@ fn a_vfork_child_calling_traced_functions_runs_as_natively() {
     // The parent's two calls; the child's tick(100, 3) is not among them.
     assert_eq!(calls_of(&db, "tick"), 2);
     let child_call = "select count(*) from calls where args like '%\"value\":100%'";
-    assert_eq!(count(&db, child_call), 0, "the child's call stored as the parent's");
+    assert_eq!(
+        count(&db, child_call),
+        0,
+        "the child's call stored as the parent's"
+    );
 }
 
 /// Row 44: a program's own SIGTRAP handler, which calls a traced function, runs as natively

@@ -72,9 +72,7 @@ impl RecordError {
     pub(crate) fn tracee_gone(&self) -> bool {
         match self {
             RecordError::Ptrace { source, .. } => *source == nix::errno::Errno::ESRCH,
-            RecordError::Memory { source, .. } => {
-                source.raw_os_error() == Some(libc::ESRCH)
-            }
+            RecordError::Memory { source, .. } => source.raw_os_error() == Some(libc::ESRCH),
             _ => false,
         }
     }

@@ -57,8 +57,7 @@ impl Guard {
         let Some(action) = self.action else {
             return;
         };
-        if catches_sigtrap(tid) == Some(false) && write_action(tid, mem, scratch, &action).is_ok()
-        {
+        if catches_sigtrap(tid) == Some(false) && write_action(tid, mem, scratch, &action).is_ok() {
             block_sigtrap(tid);
         }
     }

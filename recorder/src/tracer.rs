@@ -794,7 +794,11 @@ impl<'a> Tracer<'a> {
             tsc.anchor(&self.clock);
         }
         drained.clear();
-        let n = match self.ring.as_mut().map(|ring| ring.drain(&self.mem, &mut drained)) {
+        let n = match self
+            .ring
+            .as_mut()
+            .map(|ring| ring.drain(&self.mem, &mut drained))
+        {
             Some(Ok(n)) => n,
             // An unreadable ring means the process's memory is gone (it is ending): the
             // records not drained yet are lost and their calls stay open (`unfinished`),
@@ -2119,10 +2123,7 @@ impl<'a> Tracer<'a> {
     ) {
         /// Longer than Linux's `PATH_MAX`: not a path std would pass on.
         const PATH_MAX: u64 = 4096;
-        let call = self
-            .threads
-            .get(&tid)
-            .and_then(Thread::innermost_call);
+        let call = self.threads.get(&tid).and_then(Thread::innermost_call);
         let Some(call) = call else {
             return;
         };

@@ -61,7 +61,11 @@ impl Tracer<'_> {
         match status {
             WaitStatus::Stopped(child, Signal::SIGTRAP) => self.vfork_child_trap(child),
             WaitStatus::Stopped(child, sig) => {
-                if let Some(t) = self.threads.get_mut(&child).filter(|t| t.stepping.is_some()) {
+                if let Some(t) = self
+                    .threads
+                    .get_mut(&child)
+                    .filter(|t| t.stepping.is_some())
+                {
                     // Delivered after the step, as for any thread.
                     t.pending_signal = Some(sig);
                     return self.single_step(child);
@@ -110,7 +114,11 @@ impl Tracer<'_> {
     /// A SIGTRAP of the child: the end of a step past one of carve's breakpoints, one of them
     /// (stepped over, nothing recorded), or the program's own.
     fn vfork_child_trap(&mut self, child: Pid) -> Result<(), RecordError> {
-        if self.threads.get(&child).is_some_and(|t| t.stepping.is_some()) {
+        if self
+            .threads
+            .get(&child)
+            .is_some_and(|t| t.stepping.is_some())
+        {
             return self.on_trap(child);
         }
         let mut regs = get_regs(child)?;
