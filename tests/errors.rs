@@ -248,6 +248,9 @@ fn a_read_only_trace_in_a_read_only_directory_is_shown_carved_and_gated_unchange
     let gated = carve()
         .args(["gate", "--baseline"])
         .arg(&db)
+        .arg("--")
+        .arg(&bin)
+        .args(["steps", "3", "2"])
         .output()
         .unwrap();
     assert_eq!(gated.status.code(), Some(0), "{}", stderr(&gated));
