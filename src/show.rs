@@ -88,6 +88,8 @@ fn write<W: Write>(a: &ShowArgs, out: &mut Safe<W>) -> anyhow::Result<()> {
             write_tree(&store, &run_row, &functions, &shapes, &shown, &threads, out)
         }
         ShowFormat::ChromeTrace => {
+            // The timeline reads the calls' times, with their shapes, itself.
+            drop(shapes);
             let view = crate::timeline::RunView {
                 run: run_row,
                 functions,
