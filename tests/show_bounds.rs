@@ -140,3 +140,71 @@ fn a_chrome_trace_of_300000_calls_is_written_as_it_is_made_in_bounded_memory() {
         shown.peak_kib / 1024
     );
 }
+
+/// How deep the recursion of [`recursing_program`] goes.
+const DEPTH: u64 = 5_000;
+
+/// A C program whose `down(n)` calls itself down to `down(0)`, from `main`.
+fn recursing_program(dir: &Path) -> PathBuf {
+    let source = "#include <stdio.h>\n#include <stdlib.h>\n\
+                  long down(long n) { if (n == 0) return 0; return 1 + down(n - 1); }\n\
+                  int main(int argc, char **argv) { printf(\"%ld\\n\", down(atol(argv[1]))); return 0; }\n";
+    compiled(dir, "recursing.c", "cc", &["-g", "-O0"], source)
+}
+
+/// Probe row 46: the call tree of a recursion 100,000 deep was 20 GB of text, two spaces of
+/// indentation per level on every line. Past 32 levels the indentation stays where it is and
+/// each line says its depth (`[depth 4000] down(n: ...)`), so the text grows with the calls;
+/// shallower lines read as before.
+#[test]
+fn the_call_tree_of_a_deep_recursion_stops_indenting_and_says_the_depth() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = recursing_program(tmp.path());
+    let db = tmp.path().join("t.db");
+    let recorded = record(&db, &[], &program, &[&DEPTH.to_string()]);
+    assert_eq!(recorded.status.code(), Some(0), "{}", stderr(&recorded));
+
+    let (mut lines, mut bytes, mut longest) = (0u64, 0u64, 0usize);
+    let mut seen: Vec<String> = Vec::new();
+    // The lines of a few depths, after the thread column.
+    let wanted = [
+        "down(n: 4998) {",
+        "down(n: 4969) {",
+        "down(n: 4968) {",
+        "down(n: 1000) {",
+        "down(n: 0) = 0",
+    ];
+    let shown = run_measured(carve().args(["show", "--db"]).arg(&db), |line| {
+        lines += 1;
+        bytes += line.len() as u64 + 1;
+        longest = longest.max(line.len());
+        if let Some((_, tree)) = line.split_once("] ") {
+            if wanted.iter().any(|w| tree.trim_start().ends_with(w)) {
+                seen.push(tree.to_string());
+            }
+            if tree.trim_start().starts_with("[depth 4000] }") {
+                seen.push(tree.to_string());
+            }
+        }
+    });
+    assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+    // `main`, then `down` 5,001 times: an opening and a closing line each but for the leaf.
+    assert_eq!(lines, 2 + 2 * (DEPTH + 2) - 1);
+    let pad = |levels: usize| " ".repeat(2 * levels);
+    assert_eq!(
+        seen,
+        [
+            // main is depth 0, down(5000) depth 1: as before, two spaces a level.
+            format!("{}down(n: 4998) {{", pad(3)),
+            format!("{}down(n: 4969) {{", pad(32)),
+            // Deeper, the indentation stays at 32 levels and the depth is written.
+            format!("{}[depth 33] down(n: 4968) {{", pad(32)),
+            format!("{}[depth 4001] down(n: 1000) {{", pad(32)),
+            format!("{}[depth 5001] down(n: 0) = 0", pad(32)),
+            format!("{}[depth 4000] }} = 1001", pad(32)),
+        ]
+    );
+    assert!(longest < 200, "the longest line has {longest} bytes");
+    // Two spaces a level would have made 2 * 5,000² bytes (50 MB).
+    assert!(bytes < 2_000_000, "{bytes} bytes of call tree");
+}
