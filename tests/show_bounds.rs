@@ -23,6 +23,8 @@ struct Measured {
 /// test holds none of it), and measures its peak memory.
 fn run_measured(cmd: &mut Command, mut each_line: impl FnMut(&str)) -> Measured {
     use std::io::Read;
+    // Reaped by wait4 below, which gives this child's own resource usage.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
