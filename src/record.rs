@@ -96,10 +96,10 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let _forwarding = forward_terminations_to(recording.pid());
     let waiting: LockWait = Arc::new(|db: &Path| {
-        eprintln!(
+        say(&format!(
             "carve: waiting for another process to release its write lock on {}; the program is paused meanwhile and no call is lost",
             db.display()
-        );
+        ));
     });
     // For a recorded program the trace file is made now, before it runs (a path that cannot
     // take it stops everything here), and holds its run; the runs of other programs open their
@@ -128,13 +128,16 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         None
     };
     if let Some(note) = paths_note {
-        eprintln!("{note}");
+        say(&note);
     }
     let first_store = Mutex::new(first_store);
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
     // Calls recorded and their rate on a terminal (the sinks count, the bar polls).
-    let progress = crate::progress::Recording::start(&path.display().to_string());
+    let progress = crate::progress::Recording::start(&carve_storage::terminal_safe(
+        &path.display().to_string(),
+        &[],
+    ));
     let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();
     let make_run = |l: &Launched| -> Option<Box<dyn TraceSink + Send>> {
         let info = RunInfo {
@@ -170,11 +173,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
                 })))
             }
             Err(e) => {
-                eprintln!(
+                say(&format!(
                     "carve: {} (pid {}) runs untraced: {e}",
                     l.program.display(),
                     l.pid
-                );
+                ));
                 None
             }
         }
@@ -216,14 +219,14 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let total = reports.iter().map(|r| r.calls).sum::<u64>();
     if reports.len() == 1 && !first.forked {
-        eprintln!(
+        say(&format!(
             "carve: recorded {} calls of {} into {} (run {}); {}",
             first.calls,
             first.program.display(),
             a.db.display(),
             first.run.0,
             how
-        );
+        ));
     } else {
         for r in &reports {
             let ended = match &r.exit {
@@ -231,29 +234,29 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
                 None => "it did not end".into(),
             };
             let what = if r.forked { "forked child" } else { "program" };
-            eprintln!(
+            say(&format!(
                 "carve: recorded {what} {} (pid {}) as run {}: {} calls; {ended}",
                 r.program.display(),
                 r.pid,
                 r.run.0,
                 r.calls
-            );
+            ));
         }
-        eprintln!(
+        say(&format!(
             "carve: recorded {total} calls in {} runs into {} (runs {}); {how}",
             reports.len(),
             a.db.display(),
             run_ranges(&reports.iter().map(|r| r.run.0).collect::<Vec<_>>())
-        );
+        ));
     }
     if a.coverage {
         for r in &reports {
             let (hit, all) = Store::open(&a.db)?.coverage(r.run)?.totals();
-            eprintln!(
+            say(&format!(
                 "carve: reached {hit} of {all} lines with code in the selected functions; see them with `carve coverage --db {} --run {}`",
                 a.db.display(),
                 r.run.0
-            );
+            ));
         }
     }
     Ok(code)
@@ -366,6 +369,12 @@ impl Drop for Counted {
             }
         }
     }
+}
+
+/// One line to stderr, with nothing a terminal acts on: the program paths in it may come from a
+/// trace (`gate --rerun-recorded-command` records the baseline's command).
+fn say(line: &str) {
+    eprintln!("{}", carve_storage::terminal_safe(line, &[]));
 }
 
 fn now_ms() -> i64 {

@@ -372,3 +372,33 @@ fn gate_never_runs_the_command_a_baseline_names_unless_asked_by_name() {
         assert!(!marker.exists(), "the baseline's command ran");
     }
 }
+
+/// With `--rerun-recorded-command` the program path comes from the baseline, and `carve record`
+/// names it in its summary: escaped there like every text from a trace (here a real program
+/// whose file name holds an OSC sequence, so the recording itself works).
+#[test]
+fn a_rerun_baseline_command_reaches_the_terminal_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = tmp.path().join("c\u{1b}]0;owned\u{7}basic");
+    std::fs::copy(c_basic_bin(), &program).unwrap();
+    let db = tmp.path().join("baseline.db");
+    let recorded = record(&db, &[], &program, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert!(
+        stderr(&recorded).contains("c\\u001b]0;owned\\u0007basic"),
+        "{}",
+        stderr(&recorded)
+    );
+    let gated = carve()
+        .args(["gate", "--rerun-recorded-command", "--baseline"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = stderr(&gated);
+    assert_eq!(gated.status.code(), Some(0), "{err}");
+    assert!(err.contains("c\\u001b]0;owned\\u0007basic"), "{err}");
+    for out in [&recorded, &gated] {
+        assert!(!stderr(out).contains('\u{1b}'), "{}", stderr(out));
+        assert!(!stderr(out).contains('\u{7}'), "{}", stderr(out));
+    }
+}
