@@ -54,7 +54,7 @@ for c in "${CRATES[@]}"; do
     (cd "$d/app" && CARGO_TARGET_DIR=$TARGET cargo build --quiet 2>"$d/rebuild.err") || { echo "| $c | rebuild failed | | | | |"; continue; }
     ok=0 diverged=0 other=0
     for ((i = 1; i <= TIMES; i++)); do
-        (cd "$d" && "$CARVE" gate --baseline base.db --new-db "gate-$i.db" >"$d/gate-$i.out" 2>"$d/gate-$i.err")
+        (cd "$d" && "$CARVE" gate --baseline base.db --new-db "gate-$i.db" -- "$app" >"$d/gate-$i.out" 2>"$d/gate-$i.err")
         case $? in
             0) ok=$((ok + 1)) ;;
             1) diverged=$((diverged + 1))

@@ -290,7 +290,13 @@ pub struct GateArgs {
     pub new_db: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = GateFormat::Human)]
     pub format: GateFormat,
-    /// The new build of the program and its arguments (default: the baseline's command).
+    /// Record the program and arguments stored in the baseline's latest run as the new build
+    /// (instead of `-- PROGRAM [ARGS]`). A baseline is a file people pass around: without this
+    /// flag, what it names never runs.
+    #[arg(long, conflicts_with_all = ["command", "tests"])]
+    pub rerun_recorded_command: bool,
+    /// The new build of the program and its arguments (required with --baseline, unless
+    /// --rerun-recorded-command is given).
     #[arg(last = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
 }

@@ -1,7 +1,10 @@
 //! `carve gate`: record the new build with the baseline's selection and compare it call by call
 //! with the baseline trace, or run carved tests; print the report and exit 0 (no divergence),
-//! 1 (divergence) or 2 (usage or setup error).
+//! 1 (divergence) or 2 (usage or setup error). The new build is the command after `--`; the
+//! command stored in the baseline runs only with `--rerun-recorded-command` (a trace never
+//! chooses what runs).
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::fd::AsFd;
@@ -10,7 +13,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 use carve_gate::{CarvedFile, Options, Report};
-use carve_storage::{Run, Store, Trace};
+use carve_storage::{Run, RunId, Store, Trace};
 
 use crate::args::{GateArgs, GateFormat};
 use crate::exit;
@@ -18,7 +21,11 @@ use crate::exit;
 pub fn run(a: GateArgs) -> anyhow::Result<i32> {
     let report = match &a.tests {
         Some(dir) => run_carved_tests(dir)?,
-        None => compare_with_baseline(&a)?,
+        None => match compare_with_baseline(&a)? {
+            Some(report) => report,
+            // `carve record` could not record the new build and said why in its one line.
+            None => return Ok(exit::USAGE),
+        },
     };
     let text = match a.format {
         GateFormat::Human => {
@@ -36,7 +43,9 @@ pub fn run(a: GateArgs) -> anyhow::Result<i32> {
     })
 }
 
-fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
+/// The report of the new build against the baseline, or `None` when `carve record` could not
+/// record the new build (it printed the error).
+fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Option<Report>> {
     let baseline_db = a
         .baseline
         .as_deref()
@@ -58,14 +67,7 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
         .map(|r| store.load_trace(r.id))
         .collect::<Result<_, _>>()?;
 
-    let command: Vec<OsString> = if a.command.is_empty() {
-        std::iter::once(&reference.info.program)
-            .chain(&reference.info.args)
-            .map(OsString::from)
-            .collect()
-    } else {
-        a.command.clone()
-    };
+    let command = new_build_command(a, baseline_db, reference)?;
     // The baseline's selection (its filters, excludes and crates), unless --filter replaces it.
     let selection = if a.filters.is_empty() {
         let mut excludes = reference.info.excludes.clone();
@@ -88,17 +90,90 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Report> {
         .new_db
         .clone()
         .unwrap_or_else(|| tmp.path().join("new.db"));
-    record_new(a, &new_db, &selection, &command)?;
-    let new_store = Store::open(&new_db)?;
-    let new_run = new_store
-        .latest_run()?
-        .context("recording the new build stored no run (see the error above)")?;
-    let new = new_store.load_trace(new_run)?;
+    // A `--new-db` may hold runs already: the new build's is the one recorded now.
+    let before = latest_run(&new_db);
+    let status = record_new(a, &new_db, &selection, &command)?;
+    let new_run = latest_run(&new_db).filter(|&run| Some(run) != before);
+    let Some(new_run) = new_run else {
+        // carve's own errors exit 2 after one line; the program's own code comes with a run.
+        if status.code() == Some(exit::USAGE) {
+            return Ok(None);
+        }
+        bail!(
+            "recording the new build stored no run (`carve record` ended with {status}): run `carve record --db NEW.db -- {}` to see why",
+            shell_quoted(command.iter().map(|w| w.to_string_lossy()))
+        );
+    };
+    let new = Store::open(&new_db)?.load_trace(new_run)?;
 
     let options = Options {
         ignore: a.ignore.clone(),
     };
-    Ok(carve_gate::compare(&baseline, &new, &options)?)
+    Ok(Some(carve_gate::compare(&baseline, &new, &options)?))
+}
+
+/// The run a trace file ends with, if it is a trace with one.
+fn latest_run(db: &Path) -> Option<RunId> {
+    Store::open(db).ok()?.latest_run().ok()?
+}
+
+/// What runs as the new build: the command after `--`, or with `--rerun-recorded-command` the
+/// one stored in the baseline's reference run. A baseline is a file people pass around (CI
+/// artefacts, bug reports), so what it names never runs unasked: without either, the stored
+/// command is shown and one of them asked for.
+fn new_build_command(a: &GateArgs, db: &Path, reference: &Run) -> anyhow::Result<Vec<OsString>> {
+    if !a.command.is_empty() {
+        return Ok(a.command.clone());
+    }
+    let info = &reference.info;
+    if info.program.is_empty() {
+        bail!(
+            "run {} of the baseline {} names no program: name the new build with `carve gate --baseline {} -- PROGRAM [ARGS]`",
+            reference.id,
+            db.display(),
+            db.display()
+        );
+    }
+    if !a.rerun_recorded_command {
+        bail!(
+            "the baseline {} was recorded from `{}`, and a baseline never chooses what runs: name the new build with `carve gate --baseline {} -- PROGRAM [ARGS]`, or pass --rerun-recorded-command to run that command",
+            db.display(),
+            shell_quoted(std::iter::once(&info.program).chain(&info.args).map(Cow::from)),
+            db.display()
+        );
+    }
+    Ok(std::iter::once(&info.program)
+        .chain(&info.args)
+        .map(OsString::from)
+        .collect())
+}
+
+/// How much of a command [`shell_quoted`] shows.
+const SHOWN_COMMAND_CHARS: usize = 300;
+
+/// `words` as a POSIX shell would take them (single quotes around any word holding more than
+/// letters, digits and `-_./:=@%+,`), with nothing a terminal acts on (`\uXXXX` instead), and
+/// cut after [`SHOWN_COMMAND_CHARS`] characters: the text may come from a trace.
+fn shell_quoted<'w>(words: impl IntoIterator<Item = Cow<'w, str>>) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    let quoted: Vec<String> = words
+        .into_iter()
+        .map(|w| {
+            if !w.is_empty() && w.chars().all(plain) {
+                w.into_owned()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect();
+    let text = quoted.join(" ");
+    let text = carve_storage::terminal_safe(&text, &[]);
+    let total = text.chars().count();
+    if total <= SHOWN_COMMAND_CHARS {
+        return text.into_owned();
+    }
+    let shown: String = text.chars().take(SHOWN_COMMAND_CHARS).collect();
+    format!("{shown}… ({} more characters)", total - SHOWN_COMMAND_CHARS)
 }
 
 /// Runs of one baseline that teach each other: same program, arguments and selection.
@@ -125,7 +200,7 @@ fn record_new(
     db: &Path,
     selection: &Selection,
     command: &[OsString],
-) -> anyhow::Result<()> {
+) -> anyhow::Result<std::process::ExitStatus> {
     let carve = crate::carve_exe()?;
     let mut cmd = Command::new(carve);
     cmd.arg("record").arg("--db").arg(db);
@@ -154,9 +229,8 @@ fn record_new(
         .status()
         .context("starting `carve record` for the new build")?;
     // The program's own exit code is compared with the baseline's; only a recording that never
-    // started is a setup error, and the next step notices it (no run stored).
-    let _ = status;
-    Ok(())
+    // started is a setup error, and the caller notices it (no run stored).
+    Ok(status)
 }
 
 /// `--tests DIR`: `cargo test` on the crate's carved test files, summarised per function.

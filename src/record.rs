@@ -96,10 +96,10 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let _forwarding = forward_terminations_to(recording.pid());
     let waiting: LockWait = Arc::new(|db: &Path| {
-        eprintln!(
+        say(&format!(
             "carve: waiting for another process to release its write lock on {}; the program is paused meanwhile and no call is lost",
             db.display()
-        );
+        ));
     });
     // For a recorded program the trace file is made now, before it runs (a path that cannot
     // take it stops everything here), and holds its run; the runs of other programs open their
@@ -128,13 +128,16 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         None
     };
     if let Some(note) = paths_note {
-        eprintln!("{note}");
+        say(&note);
     }
     let first_store = Mutex::new(first_store);
     // Ctrl-C reaches the program (same process group); carve stays to record how it ended.
     ignore_interrupts();
     // Calls recorded and their rate on a terminal (the sinks count, the bar polls).
-    let progress = crate::progress::Recording::start(&path.display().to_string());
+    let progress = crate::progress::Recording::start(&carve_storage::terminal_safe(
+        &path.display().to_string(),
+        &[],
+    ));
     let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();
     let make_run = |l: &Launched| -> Option<Box<dyn TraceSink + Send>> {
         let info = RunInfo {
@@ -170,11 +173,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
                 })))
             }
             Err(e) => {
-                eprintln!(
+                say(&format!(
                     "carve: {} (pid {}) runs untraced: {e}",
                     l.program.display(),
                     l.pid
-                );
+                ));
                 None
             }
         }
@@ -193,11 +196,12 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             anyhow::bail!("{e}");
         }
     }
-    let (code, how) = match &summary.exit {
-        ProcessExit::Exited { code } => (*code, format!("exited with {code}")),
-        ProcessExit::Signaled { signal, name } => (128 + signal, format!("killed by {name}")),
-        ProcessExit::Lost { reason } => (crate::exit::USAGE, reason.clone()),
+    let code = match &summary.exit {
+        ProcessExit::Exited { code } => *code,
+        ProcessExit::Signaled { signal, .. } => 128 + signal,
+        ProcessExit::Lost { .. } => crate::exit::USAGE,
     };
+    let how = ended("the program", &summary.exit);
     let Some(first) = reports.first() else {
         if !existed {
             // Made for a run that never came: leave nothing behind.
@@ -209,55 +213,74 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             }
         }
         anyhow::bail!(
-            "nothing recorded: no debug info in {} with functions the selection picks, nor in any program it ran; build with debug = true (cargo's dev profile) or -g, or check --filter/--crate (the program {how})",
+            "nothing recorded: no debug info in {} with functions the selection picks, nor in any program it ran; build with debug = true (cargo's dev profile) or -g, or check --filter/--crate ({how})",
             path.display()
         );
     };
     let total = reports.iter().map(|r| r.calls).sum::<u64>();
     if reports.len() == 1 && !first.forked {
-        eprintln!(
-            "carve: recorded {} calls of {} into {} (run {}); the program {}",
+        say(&format!(
+            "carve: recorded {} calls of {} into {} (run {}); {}",
             first.calls,
             first.program.display(),
             a.db.display(),
             first.run.0,
             how
-        );
+        ));
     } else {
         for r in &reports {
             let ended = match &r.exit {
-                Some(ProcessExit::Exited { code }) => format!("exited with {code}"),
-                Some(ProcessExit::Signaled { name, .. }) => format!("killed by {name}"),
-                Some(ProcessExit::Lost { reason }) => reason.clone(),
-                None => "did not end".into(),
+                Some(exit) => ended("it", exit),
+                None => "it did not end".into(),
             };
             let what = if r.forked { "forked child" } else { "program" };
-            eprintln!(
-                "carve: recorded {what} {} (pid {}) as run {}: {} calls; it {ended}",
+            say(&format!(
+                "carve: recorded {what} {} (pid {}) as run {}: {} calls; {ended}",
                 r.program.display(),
                 r.pid,
                 r.run.0,
                 r.calls
-            );
+            ));
         }
-        eprintln!(
-            "carve: recorded {total} calls in {} runs into {} (runs {}); the program {how}",
+        say(&format!(
+            "carve: recorded {total} calls in {} runs into {} (runs {}); {how}",
             reports.len(),
             a.db.display(),
             run_ranges(&reports.iter().map(|r| r.run.0).collect::<Vec<_>>())
-        );
+        ));
     }
     if a.coverage {
         for r in &reports {
             let (hit, all) = Store::open(&a.db)?.coverage(r.run)?.totals();
-            eprintln!(
+            say(&format!(
                 "carve: reached {hit} of {all} lines with code in the selected functions; see them with `carve coverage --db {} --run {}`",
                 a.db.display(),
                 r.run.0
-            );
+            ));
         }
     }
     Ok(code)
+}
+
+/// How a run ended, as a clause about `who` ("the program", "it"): "the program exited with 3",
+/// "it was killed by SIGSEGV". The recorder words the reason of a run it lost either as a
+/// clause about the program ("the program called exec to run ..."), as what the program did
+/// ("outlived the command carve ran, ..."), or as what went wrong ("no traced process left",
+/// "ptrace SETREGS failed on pid 7: ..."); each is made a sentence about `who`.
+fn ended(who: &str, exit: &ProcessExit) -> String {
+    match exit {
+        ProcessExit::Exited { code } => format!("{who} exited with {code}"),
+        ProcessExit::Signaled { name, .. } => format!("{who} was killed by {name}"),
+        ProcessExit::Lost { reason } => {
+            if let Some(rest) = reason.strip_prefix("the program ") {
+                format!("{who} {rest}")
+            } else if reason.starts_with("outlived ") {
+                format!("{who} {reason}")
+            } else {
+                format!("carve lost track of {who}: {reason}")
+            }
+        }
+    }
 }
 
 /// How many selected functions use which path, and why the others keep breakpoints (the rule
@@ -346,6 +369,12 @@ impl Drop for Counted {
             }
         }
     }
+}
+
+/// One line to stderr, with nothing a terminal acts on: the program paths in it may come from a
+/// trace (`gate --rerun-recorded-command` records the baseline's command).
+fn say(line: &str) {
+    eprintln!("{}", carve_storage::terminal_safe(line, &[]));
 }
 
 fn now_ms() -> i64 {
@@ -463,7 +492,47 @@ fn run_ranges(ids: &[i64]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::run_ranges;
+    use super::{ended, run_ranges};
+    use carve_storage::ProcessExit;
+
+    #[test]
+    fn how_a_run_ended_is_a_sentence_about_the_program_whatever_the_reason() {
+        let lost = |reason: &str| ProcessExit::Lost {
+            reason: reason.into(),
+        };
+        let cases = [
+            (
+                ProcessExit::Exited { code: 3 },
+                "the program exited with 3",
+            ),
+            (
+                ProcessExit::Signaled {
+                    signal: 11,
+                    name: "SIGSEGV".into(),
+                },
+                "the program was killed by SIGSEGV",
+            ),
+            (
+                lost("the program called exec to run /bin/true, recorded on as a run of its own"),
+                "the program called exec to run /bin/true, recorded on as a run of its own",
+            ),
+            (
+                lost("outlived the command carve ran, so carve let it go"),
+                "the program outlived the command carve ran, so carve let it go",
+            ),
+            (
+                lost("ptrace SETREGS failed on pid 7: ESRCH: No such process"),
+                "carve lost track of the program: ptrace SETREGS failed on pid 7: ESRCH: No such process",
+            ),
+        ];
+        for (exit, sentence) in cases {
+            assert_eq!(ended("the program", &exit), sentence);
+        }
+        assert_eq!(
+            ended("it", &lost("no traced process left")),
+            "carve lost track of it: no traced process left"
+        );
+    }
 
     #[test]
     fn consecutive_runs_are_written_as_ranges() {

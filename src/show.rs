@@ -88,6 +88,8 @@ fn write<W: Write>(a: &ShowArgs, out: &mut Safe<W>) -> anyhow::Result<()> {
             write_tree(&store, &run_row, &functions, &shapes, &shown, &threads, out)
         }
         ShowFormat::ChromeTrace => {
+            // The timeline reads the calls' times, with their shapes, itself.
+            drop(shapes);
             let view = crate::timeline::RunView {
                 run: run_row,
                 functions,
@@ -295,7 +297,7 @@ fn write_tree<W: Write>(
         let mut print = |call: Call, depth: usize, out: &mut Safe<W>| -> anyhow::Result<()> {
             while open.last().is_some_and(|(d, _, _)| *d >= depth) {
                 let (d, thread, end) = open.pop().expect("checked");
-                out.put(&format!("[{thread:>7}] {}}}{end}\n", "  ".repeat(d)))?;
+                out.put(&format!("[{thread:>7}] {}}}{end}\n", indent(d)))?;
             }
             let i = index_of(shapes, call.id).expect("a shown call has a shape");
             let (line, mut end) = call_line(&call, name_of(&call), depth);
@@ -343,15 +345,29 @@ fn write_tree<W: Write>(
             }
         }
         while let Some((d, thread, end)) = open.pop() {
-            out.put(&format!("[{thread:>7}] {}}}{end}\n", "  ".repeat(d)))?;
+            out.put(&format!("[{thread:>7}] {}}}{end}\n", indent(d)))?;
         }
     }
     Ok(())
 }
 
-/// `[  tid] <pad>name(args)` and what follows the call (` = value`, effects, reads), each on
-/// one line.
-fn call_line(call: &Call, name: &str, indent: usize) -> (String, String) {
+/// How many levels of the call tree are shown by indentation (two spaces each).
+const MAX_INDENT: usize = 32;
+
+/// What stands before a call at `depth` (and before its closing brace): two spaces a level up
+/// to [`MAX_INDENT`] levels; deeper, that indentation and the depth (`[depth 4000] `), so a
+/// recursion 100,000 deep prints lines of the same width, not 20 GB of spaces.
+fn indent(depth: usize) -> String {
+    if depth <= MAX_INDENT {
+        "  ".repeat(depth)
+    } else {
+        format!("{}[depth {depth}] ", "  ".repeat(MAX_INDENT))
+    }
+}
+
+/// `[  tid] <indent>name(args)` and what follows the call (` = value`, effects, reads), each
+/// on one line.
+fn call_line(call: &Call, name: &str, depth: usize) -> (String, String) {
     let args = call
         .args
         .iter()
@@ -361,7 +377,7 @@ fn call_line(call: &Call, name: &str, indent: usize) -> (String, String) {
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let pad = "  ".repeat(indent);
+    let pad = indent(depth);
     let end = match &call.outcome {
         Outcome::Returned => match &call.ret {
             Some(v) => format!(" = {v}"),

@@ -173,9 +173,18 @@ fn an_example_is_built_with_debug_info_even_when_the_package_turned_it_off() {
     assert_eq!(common::arg(leap[0], "year"), &common::uint(2100, "u32"));
 
     // `gate` records the new build with the `carve` beside `cargo-carve` (whose own `record`
-    // would take the program for a cargo target).
+    // would take the program for a cargo target); the example built again is at the path the
+    // baseline stored.
     let db = dir.join("target/carve/trace.db");
-    let gate = cargo_carve(&dir, &["gate", "--baseline", db.to_str().unwrap()]);
+    let gate = cargo_carve(
+        &dir,
+        &[
+            "gate",
+            "--baseline",
+            db.to_str().unwrap(),
+            "--rerun-recorded-command",
+        ],
+    );
     assert!(gate.status.success(), "{}", stderr(&gate));
     assert!(
         stdout(&gate).starts_with("carve gate: no divergence"),

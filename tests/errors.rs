@@ -248,6 +248,9 @@ fn a_read_only_trace_in_a_read_only_directory_is_shown_carved_and_gated_unchange
     let gated = carve()
         .args(["gate", "--baseline"])
         .arg(&db)
+        .arg("--")
+        .arg(&bin)
+        .args(["steps", "3", "2"])
         .output()
         .unwrap();
     assert_eq!(gated.status.code(), Some(0), "{}", stderr(&gated));
@@ -360,4 +363,75 @@ fn a_module_name_of_236_characters_still_gets_its_tests_written() {
         "{text}"
     );
     assert!(text.contains("assert_eq!(result, 42i32)"), "{text}");
+}
+
+/// A directory given as the trace (`--db traces`, `--baseline traces`) is named as a directory,
+/// with the file to pass instead, by every command that takes a trace; SQLite alone only says
+/// "disk I/O error". `record` refuses it before the program runs.
+#[test]
+fn a_directory_as_the_trace_is_named_as_one_by_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("traces");
+    std::fs::create_dir(&dir).unwrap();
+    let bin = fixture_bin("pauses");
+    let marker = tmp.path().join("it-ran");
+    let out = tmp.path().join("tests");
+    std::fs::create_dir(&out).unwrap();
+    let lines = [
+        (
+            "record",
+            error_line(&record(
+                &dir,
+                &[],
+                &bin,
+                &["marker", marker.to_str().unwrap()],
+            )),
+        ),
+        (
+            "show",
+            error_line(&carve().args(["show", "--db"]).arg(&dir).output().unwrap()),
+        ),
+        ("generate", error_line(&generate(&dir, &out))),
+        (
+            "coverage",
+            error_line(
+                &carve()
+                    .args(["coverage", "--db"])
+                    .arg(&dir)
+                    .output()
+                    .unwrap(),
+            ),
+        ),
+        (
+            "gate",
+            error_line(
+                &carve()
+                    .args(["gate", "--baseline"])
+                    .arg(&dir)
+                    .arg("--")
+                    .arg(&bin)
+                    .args(["marker", marker.to_str().unwrap()])
+                    .output()
+                    .unwrap(),
+            ),
+        ),
+    ];
+    for (command, line) in lines {
+        assert!(
+            line.contains(&format!("{} is a directory", dir.display())),
+            "{command}: {line}"
+        );
+        assert!(
+            line.contains(&dir.join("trace.db").display().to_string()),
+            "{command} names a file to pass instead: {line}"
+        );
+        assert!(!line.contains("disk I/O"), "{command}: {line}");
+    }
+    assert!(!marker.exists(), "the program ran");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written in it"
+    );
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
 }

@@ -52,8 +52,16 @@ fn edit(dir: &Path, file: &str, from: &str, to: &str) {
     std::fs::write(&path, source.replacen(from, to, 1)).unwrap();
 }
 
-/// `carve gate --baseline DB [extra...]` on the baseline's own command.
+/// `carve gate --baseline DB --rerun-recorded-command [extra...]`: the baseline's own command,
+/// whose program these tests rebuild in place.
 fn gate(baseline: &Path, extra: &[&str]) -> Output {
+    let mut with_rerun = vec!["--rerun-recorded-command"];
+    with_rerun.extend(extra);
+    gate_as_typed(baseline, &with_rerun)
+}
+
+/// `carve gate --baseline DB [extra...]`.
+fn gate_as_typed(baseline: &Path, extra: &[&str]) -> Output {
     carve()
         .arg("gate")
         .arg("--baseline")
@@ -87,7 +95,8 @@ fn expr_passes_unchanged_and_fails_on_a_changed_return_value_or_a_panic() {
     let program = build(&dir, "expr");
     let db = baseline(&dir, &program, 2);
 
-    let same = gate(&db, &[]);
+    // The new build named after `--`, as CI does.
+    let same = gate_as_typed(&db, &["--", program.to_str().unwrap()]);
     assert_eq!(same.status.code(), Some(0), "{}", report(&same));
     assert!(
         stdout(&same).contains("carve gate: no divergence"),
@@ -525,4 +534,71 @@ fn the_new_build_is_recorded_with_the_baselines_crate_selection() {
         paths.iter().all(|p| p.starts_with("twotests::")),
         "{paths:?}"
     );
+}
+
+/// The one error line of a gate that could not start, after checking its exit code is 2.
+fn error_line(out: &Output) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{}", report(out));
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line: {err}");
+    assert!(lines[0].starts_with("carve: error: "), "{err}");
+    lines[0].to_string()
+}
+
+/// The opt-in that runs the baseline's own command again, as recorded: it records and compares
+/// as `-- PROGRAM ARGS` would.
+#[test]
+fn rerun_recorded_command_gates_the_command_stored_in_the_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("abc.db");
+    let out = record(&db, &[], &fixture_bin("abc"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let same = gate_as_typed(&db, &["--rerun-recorded-command"]);
+    assert_eq!(same.status.code(), Some(0), "{}", report(&same));
+    assert!(
+        stdout(&same).contains("carve gate: no divergence"),
+        "{}",
+        report(&same)
+    );
+    // Both at once is a contradiction, refused by the command line.
+    let both = carve()
+        .args(["gate", "--rerun-recorded-command", "--baseline"])
+        .arg(&db)
+        .arg("--")
+        .arg(fixture_bin("abc"))
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "{}", report(&both));
+}
+
+/// A baseline whose run names no program, or a program that is gone, gets one line saying so,
+/// and nothing about the temporary trace the new build would have gone to.
+#[test]
+fn a_baseline_whose_program_is_empty_or_gone_gets_one_clear_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("baseline.db");
+    let out = record(&db, &[], &c_basic_bin(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let set_program = |program: &str| {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute("UPDATE runs SET program = ?1", [program])
+            .unwrap();
+    };
+
+    set_program("");
+    for extra in [&[][..], &["--rerun-recorded-command"][..]] {
+        let line = error_line(&gate_as_typed(&db, extra));
+        assert!(line.contains("names no program"), "{line}");
+        assert!(line.contains("-- PROGRAM"), "{line}");
+    }
+
+    let gone = tmp.path().join("gone");
+    set_program(gone.to_str().unwrap());
+    let rerun = error_line(&gate_as_typed(&db, &["--rerun-recorded-command"]));
+    let named = error_line(&gate_as_typed(&db, &["--", gone.to_str().unwrap()]));
+    for line in [rerun, named] {
+        assert!(line.contains(&gone.display().to_string()), "{line}");
+        assert!(!line.contains("new.db"), "{line}");
+    }
 }

@@ -316,3 +316,89 @@ fn a_program_path_holding_code_stays_a_comment_and_the_tests_still_pass() {
     assert!(test.status.success(), "{}", stderr(&test));
     assert!(!stdout(&test).contains(MARKER), "{}", stdout(&test));
 }
+
+/// A baseline is a file people pass around: `carve gate` never runs the command stored in it
+/// unless asked to by name. Given no `-- PROGRAM`, it prints the stored command (quoted as a
+/// shell would take it, with nothing a terminal acts on) and asks for the program or for
+/// `--rerun-recorded-command`, in one line; `cargo carve gate` alike.
+#[test]
+fn gate_never_runs_the_command_a_baseline_names_unless_asked_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("baseline.db");
+    let recorded = record(&db, &[], &c_basic_bin(), &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let marker = tmp.path().join("PWNED");
+    let script = format!(
+        "touch '{}'; printf '\\033]0;owned\\007'\u{1b}[2J",
+        marker.display()
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE runs SET program = '/bin/sh', args = ?1",
+        [serde_json::json!(["-c", script]).to_string()],
+    )
+    .unwrap();
+    drop(conn);
+
+    let carve_gate = carve()
+        .args(["gate", "--baseline"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let cargo_carve_gate = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-carve"))
+        .args(["carve", "gate", "--baseline"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    for out in [carve_gate, cargo_carve_gate] {
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "one line: {err}");
+        let line = lines[0];
+        assert!(line.starts_with("carve: error: "), "{line}");
+        assert!(
+            line.contains(&format!(
+                "/bin/sh -c 'touch '\\''{}'\\''; printf ",
+                marker.display()
+            )),
+            "the stored command, quoted: {line}"
+        );
+        assert!(line.contains("\\u001b[2J"), "{line}");
+        assert!(!line.contains('\u{1b}'), "{line}");
+        assert!(line.contains("-- PROGRAM"), "{line}");
+        assert!(line.contains("--rerun-recorded-command"), "{line}");
+        assert!(!marker.exists(), "the baseline's command ran");
+    }
+}
+
+/// With `--rerun-recorded-command` the program path comes from the baseline, and `carve record`
+/// names it in its summary: escaped there like every text from a trace (here a real program
+/// whose file name holds an OSC sequence, so the recording itself works).
+#[test]
+fn a_rerun_baseline_command_reaches_the_terminal_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = tmp.path().join("c\u{1b}]0;owned\u{7}basic");
+    std::fs::copy(c_basic_bin(), &program).unwrap();
+    let db = tmp.path().join("baseline.db");
+    let recorded = record(&db, &[], &program, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    assert!(
+        stderr(&recorded).contains("c\\u001b]0;owned\\u0007basic"),
+        "{}",
+        stderr(&recorded)
+    );
+    let gated = carve()
+        .args(["gate", "--rerun-recorded-command", "--baseline"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = stderr(&gated);
+    assert_eq!(gated.status.code(), Some(0), "{err}");
+    assert!(err.contains("c\\u001b]0;owned\\u0007basic"), "{err}");
+    for out in [&recorded, &gated] {
+        assert!(!stderr(out).contains('\u{1b}'), "{}", stderr(out));
+        assert!(!stderr(out).contains('\u{7}'), "{}", stderr(out));
+    }
+}

@@ -170,6 +170,53 @@ fn a_segfault_keeps_finished_calls_and_marks_the_open_ones_unfinished() {
     }
 }
 
+/// The summary line says how the program ended as a sentence: "the program was killed by
+/// SIGSEGV", and for a run ended by an exec, "it called exec to run ..." (probe row 28: "the
+/// program killed by", "it the program called exec").
+#[test]
+fn the_summary_says_how_the_program_ended_in_a_sentence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    let crashed = record(&db, &[], &c_basic_bin(), &["crash"]);
+    assert_eq!(crashed.status.code(), Some(128 + 11));
+    let summary = stderr(&crashed);
+    assert!(
+        summary.contains("; the program was killed by SIGSEGV\n"),
+        "{summary}"
+    );
+
+    // A program that execs c_basic from inside a traced call: two runs, one line each.
+    let execs = compiled(
+        tmp.path(),
+        "execs.c",
+        "cc",
+        &["-g", "-O0"],
+        "#include <unistd.h>\n\
+         int go(const char *path) { execl(path, path, (char *)0); return 1; }\n\
+         int main(int argc, char **argv) { return go(argv[1]); }\n",
+    );
+    let db = tmp.path().join("exec.db");
+    let out = record(&db, &[], &execs, &[c_basic_bin().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = stderr(&out);
+    assert!(
+        summary.contains(&format!(
+            "as run 1: 2 calls; it called exec to run {}",
+            c_basic_bin().display()
+        )),
+        "{summary}"
+    );
+    assert!(summary.contains("as run 2: "), "{summary}");
+    assert!(summary.contains("; it exited with 0\n"), "{summary}");
+    for wrong in [
+        "it the program",
+        "the program killed",
+        "the program the program",
+    ] {
+        assert!(!summary.contains(wrong), "{summary}");
+    }
+}
+
 #[test]
 fn a_panic_inside_a_traced_call_marks_it_panicked_and_recording_goes_on() {
     let tmp = tempfile::tempdir().unwrap();

@@ -26,6 +26,14 @@ pub enum StorageError {
     )]
     NotATrace { path: PathBuf, reason: String },
 
+    /// The path names a directory (`--db traces`): a trace is one file.
+    #[error(
+        "{} is a directory, not a trace database: name a file instead, such as {}",
+        path.display(),
+        path.join("trace.db").display()
+    )]
+    IsADirectory { path: PathBuf },
+
     /// The file is empty (or a SQLite database with nothing in it): there is nothing to read.
     #[error(
         "{} is empty, not a trace: record into it first with `carve record --db {} -- PROGRAM`",

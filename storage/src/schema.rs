@@ -273,7 +273,13 @@ pub(crate) fn check_for_recording(path: &Path) -> Result<(), StorageError> {
 /// Opens a raw connection, turning "no such file" and "cannot write" into their own errors.
 pub(crate) fn connect(path: &Path, mode: OpenMode) -> Result<Connection, StorageError> {
     // Ask the OS first: its errors name the real problem (missing directory, permissions),
-    // where SQLite only says "unable to open database file".
+    // where SQLite only says "unable to open database file", or "disk I/O error" for a
+    // directory (which opens for reading).
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(StorageError::IsADirectory {
+            path: path.to_path_buf(),
+        });
+    }
     let probe = OpenOptions::new()
         .read(true)
         .write(mode == OpenMode::Create)
