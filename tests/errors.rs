@@ -361,3 +361,55 @@ fn a_module_name_of_236_characters_still_gets_its_tests_written() {
     );
     assert!(text.contains("assert_eq!(result, 42i32)"), "{text}");
 }
+
+/// A trace whose `parent_id`s loop (a shared file, edited or damaged) is refused in one line:
+/// every walk of the call tree assumes a tree, and one that never ends overflowed the stack.
+#[test]
+fn generate_on_a_trace_whose_parent_links_loop_refuses_it_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recorded = tmp.path().join("recorded.db");
+    assert!(record(&recorded, &[], &fixture_bin("abc"), &[])
+        .status
+        .success());
+    let crate_dir = repo().join("fixtures/abc");
+    // The last call and its parent.
+    let (child, parent): (i64, i64) = rusqlite::Connection::open(&recorded)
+        .unwrap()
+        .query_row(
+            "select id, parent_id from calls where parent_id is not null order by id desc limit 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    // A call that is its own parent, two calls parenting each other, `main` under its child.
+    let loops = [
+        format!("update calls set parent_id = id where id = {child}"),
+        format!("update calls set parent_id = {child} where id = {parent}"),
+        format!("update calls set parent_id = {child} where parent_id is null"),
+    ];
+    for (i, edit) in loops.iter().enumerate() {
+        let db = tmp.path().join(format!("loop{i}.db"));
+        std::fs::copy(&recorded, &db).unwrap();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(&format!("PRAGMA foreign_keys = OFF; {edit}"))
+            .unwrap();
+        drop(conn);
+        let out = tmp.path().join(format!("out{i}"));
+        std::fs::create_dir(&out).unwrap();
+        let generated = carve()
+            .args(["generate", "--no-verify", "--db"])
+            .arg(&db)
+            .arg("--out")
+            .arg(&out)
+            .arg("--crate")
+            .arg(&crate_dir)
+            .output()
+            .unwrap();
+        let line = error_line(&generated);
+        assert!(
+            line.contains("is its own ancestor") && line.contains("record the program again"),
+            "{edit}: {line}"
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "{edit}");
+    }
+}

@@ -18,6 +18,9 @@ pub enum GenerateError {
     #[error("cannot find the library crate of `{program}`: pass --crate DIR")]
     CrateNotFound { program: String },
 
+    #[error("call {call} of run {run} is its own ancestor (its parent links loop back to it): the trace is damaged; record the program again")]
+    ParentCycle { call: u64, run: i64 },
+
     #[error("`{program}` was recorded from {language} code, and carve generate writes tests for Rust libraries only: record a Rust program (carve show still displays this trace)")]
     NotRust { program: String, language: String },
 
