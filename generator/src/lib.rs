@@ -66,7 +66,9 @@ pub const DEFAULT_MAX_PER_FUNCTION: usize = 100;
 pub struct GenerateOptions {
     /// An existing directory, usually the crate's `tests/`.
     pub out_dir: PathBuf,
-    /// The library crate's directory; found from the functions' source files when `None`.
+    /// The library crate's directory. When `None`: the package holding `out_dir`, or else the
+    /// current directory, and only if the recorded sources are in it (a trace never chooses
+    /// the crate that is built and tested).
     pub crate_dir: Option<PathBuf>,
     /// A directory whose template files replace the built-in ones of the same name.
     pub templates: Option<PathBuf>,
@@ -317,11 +319,7 @@ fn generate_with_groups(
     }
     let crate_dir = match &opts.crate_dir {
         Some(dir) => dir.clone(),
-        None => find_crate_dir(trace, equivalent, over_max, rows).ok_or_else(|| {
-            GenerateError::CrateNotFound {
-                program: program_name(trace),
-            }
-        })?,
+        None => crate_to_build(trace, equivalent, over_max, rows, &opts.out_dir)?,
     };
     let api = CrateApi::load(&crate_dir)?;
     check_tests_are_targets(&crate_dir, &opts.out_dir)?;
@@ -797,6 +795,47 @@ fn program_name(trace: &Trace) -> String {
     Path::new(program)
         .file_name()
         .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The crate `generate` reads, builds and tests when `--crate` does not name it: the package
+/// holding `--out`, or else the current directory (the nearest `Cargo.toml` with a
+/// `[package]` at or above it). A trace is a file people share, so what it says never chooses
+/// what runs: when its source files point into another crate, it is refused with both paths.
+fn crate_to_build(
+    trace: &Trace,
+    equivalent: &BTreeMap<CallId, Vec<CallId>>,
+    over_max: &BTreeMap<FunctionId, usize>,
+    rows: &[carve_storage::Call],
+    out_dir: &Path,
+) -> Result<PathBuf, GenerateError> {
+    let found = package_at_or_above(out_dir).or_else(|| package_at_or_above(Path::new(".")));
+    let recorded = find_crate_dir(trace, equivalent, over_max, rows);
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    match (found, recorded) {
+        (Some(found), Some(recorded)) if !same(&found, &recorded) => {
+            Err(GenerateError::CrateElsewhere { found, recorded })
+        }
+        // Spelled as the recorded sources spell it: their paths are compared with it.
+        (Some(_), Some(recorded)) => Ok(recorded),
+        (Some(found), None) => Ok(found),
+        (None, Some(recorded)) => Err(GenerateError::NoCrateAtOut {
+            out_dir: out_dir.to_path_buf(),
+            recorded,
+        }),
+        (None, None) => Err(GenerateError::CrateNotFound {
+            program: program_name(trace),
+        }),
+    }
+}
+
+/// The nearest directory at or above `dir` (made absolute) with a `Cargo.toml` that has a
+/// `[package]`.
+fn package_at_or_above(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    api::find_package_dir(&dir.join("Cargo.toml"))
 }
 
 /// The package with a library that most recorded calls point into, found by walking up from

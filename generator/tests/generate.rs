@@ -376,23 +376,14 @@ fn an_out_dir_that_does_not_exist_is_refused_with_the_fix() {
 }
 
 #[test]
-fn a_trace_without_source_files_asks_for_the_crate_dir() {
+fn a_trace_without_source_files_is_carved_for_the_crate_holding_out() {
     let fx = Fixture::new();
     let mut trace = fx.trace.clone();
     for f in &mut trace.functions {
         f.decl_file = None;
     }
-    let err = generate(&trace, &fx.options()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "cannot find the library crate of `tiny-calc`: pass --crate DIR"
-    );
-
-    let opts = GenerateOptions {
-        crate_dir: Some(fx.dir.clone()),
-        ..fx.options()
-    };
-    let report = generate(&trace, &opts).unwrap();
+    let report = generate(&trace, &fx.options()).unwrap();
+    assert_eq!(report.crate_dir, fx.dir.canonicalize().unwrap());
     assert_eq!(
         report.summary.tests_written, 12,
         "11 returned calls and one that panicked"
@@ -401,6 +392,41 @@ fn a_trace_without_source_files_asks_for_the_crate_dir() {
         report.summary.unsupported,
         BTreeMap::from([("not found in the source".to_string(), 1)])
     );
+}
+
+#[test]
+fn a_trace_whose_sources_are_in_another_crate_is_refused_unless_the_crate_is_named() {
+    let fx = Fixture::new();
+    let elsewhere = Fixture::new();
+    let err = generate(
+        &elsewhere.trace,
+        &GenerateOptions {
+            out_dir: fx.dir.join("tests"),
+            ..fx.options()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, GenerateError::CrateElsewhere { .. }), "{err}");
+    let line = err.to_string();
+    assert!(
+        line.contains(&elsewhere.dir.display().to_string())
+            && line.contains(&fx.dir.canonicalize().unwrap().display().to_string())
+            && line.contains("pass --crate DIR"),
+        "{line}"
+    );
+    assert_eq!(fs::read_dir(fx.dir.join("tests")).unwrap().count(), 0);
+
+    // Named with --crate, the crate is the user's choice.
+    let report = generate(
+        &elsewhere.trace,
+        &GenerateOptions {
+            crate_dir: Some(elsewhere.dir.clone()),
+            out_dir: fx.dir.join("tests"),
+            ..fx.options()
+        },
+    )
+    .unwrap();
+    assert_eq!(report.summary.tests_written, 12);
 }
 
 #[test]
