@@ -475,6 +475,8 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<S
 
 /// `carved_quarantine.md`: the tests verification took out and why.
 pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarantined]) -> String {
+    // The program's name comes from the trace: hostile text, like everything in it.
+    let program = crate::syntax::markdown_code_text(program);
     let mut s = format!(
         "# Carved tests taken out by verification\n\n\
          These tests were carved from a recording of `{program}` but did not compile, or did not \
@@ -514,5 +516,21 @@ mod tests {
         );
         assert!(report
             .contains("| carved_calc.rs | `now_returns_5` | flaky: failed 1 of 3 runs: a\\|b |"));
+    }
+
+    #[test]
+    fn the_quarantine_report_escapes_the_program_name_the_trace_gives() {
+        let report =
+            quarantine_report("x\n\u{1b}]0;owned\u{7}<img src=x onerror=alert(1)>", 3, &[]);
+        assert!(
+            report.contains(
+                "a recording of `x\\n\\u{1b}]0;owned\\u{7}\\u{3c}img src=x onerror=alert(1)\\u{3e}` but"
+            ),
+            "{report}"
+        );
+        assert!(
+            !report.contains('\u{1b}') && !report.contains('<'),
+            "{report}"
+        );
     }
 }
