@@ -4,31 +4,19 @@
 //! decides which recorded calls become which tests, the templates render them and the files are
 //! written all or nothing. [`generate`] runs them all.
 
-mod api;
-mod call;
-mod debug_repr;
-mod display;
+mod act;
+mod arrange;
+mod assert;
 mod error;
-mod fmt_spec;
-mod group;
-mod instance;
-pub mod libtest;
-mod line_coverage;
-mod literal;
 mod naming;
-mod observe;
-mod pattern;
 mod plan;
 mod progress;
+mod read;
 mod render;
-mod repair;
-mod scenario;
-mod sequence;
-mod std_traits;
 mod syntax;
-mod table;
 mod verify;
-mod write;
+
+pub use crate::verify::libtest;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -36,25 +24,25 @@ use std::path::{Path, PathBuf};
 use carve_storage::{CallId, FunctionId, Language, Trace};
 use serde::Serialize;
 
-pub use crate::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 pub use crate::progress::{Progress, Step};
+pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
-    api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     error::GenerateError,
-    line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
-    literal::{DeclType, Prim},
+    plan::scenario::{
+        Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
+        CLOSURE_ARGUMENT, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE,
+        RECEIVER_NOT_REBUILT, UNTESTABLE,
+    },
     plan::{
         plan, Assertion, FilePlan, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
         DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
         UNDECODED, UNSUPPORTED_TYPE,
     },
+    read::crate_api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
+    read::types::{DeclType, Prim},
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
-    scenario::{
-        Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
-        CLOSURE_ARGUMENT, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE,
-        RECEIVER_NOT_REBUILT, UNTESTABLE,
-    },
+    verify::line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
 };
 
 /// How many tests per function `carve generate` writes at most unless told otherwise: the
@@ -395,7 +383,10 @@ fn generate_with_groups(
                 Some(prefix) => format!("{prefix}quarantine.md"),
                 None => QUARANTINE_FILE.to_string(),
             };
-            files.extend(write::write_all(&opts.out_dir, &[(name, report)])?);
+            files.extend(crate::render::write::write_all(
+                &opts.out_dir,
+                &[(name, report)],
+            )?);
         }
         break;
     }
@@ -483,9 +474,9 @@ fn count_over_max(
                 .or_default() += n;
             continue;
         };
-        match call::resolve(api, info) {
-            call::Target::Private => summary.private_calls += n,
-            call::Target::Unsupported(kind) => {
+        match crate::act::call::resolve(api, info) {
+            crate::act::call::Target::Private => summary.private_calls += n,
+            crate::act::call::Target::Unsupported(kind) => {
                 *summary.unsupported.entry(kind.to_string()).or_default() += n;
                 let public_api = !plan::OUTSIDE_PUBLIC_API.contains(&kind);
                 if public_api {
@@ -507,7 +498,7 @@ fn count_over_max(
                         }),
                 }
             }
-            call::Target::Callable(_) => {
+            crate::act::call::Target::Callable(_) => {
                 summary.in_scope += n;
                 summary.public_api += n;
                 *summary
@@ -657,7 +648,7 @@ fn render_and_write(
             Ok((file.file_name.clone(), source))
         })
         .collect::<Result<Vec<_>, GenerateError>>()?;
-    write::write_all(out_dir, &rendered)
+    crate::render::write::write_all(out_dir, &rendered)
 }
 
 /// Which test of which test binary the first of `calls` was made in, when a cargo test binary
@@ -835,7 +826,7 @@ fn crate_to_build(
 /// `[package]`.
 fn package_at_or_above(dir: &Path) -> Option<PathBuf> {
     let dir = dir.canonicalize().ok()?;
-    api::find_package_dir(&dir.join("Cargo.toml"))
+    crate::read::crate_api::find_package_dir(&dir.join("Cargo.toml"))
 }
 
 /// The package with a library that most recorded calls point into, found by walking up from
@@ -874,7 +865,9 @@ fn find_crate_dir(
         };
         let package = package_of_dir
             .entry(parent.to_path_buf())
-            .or_insert_with(|| api::find_package_dir(file).filter(|dir| has_library(dir)))
+            .or_insert_with(|| {
+                crate::read::crate_api::find_package_dir(file).filter(|dir| has_library(dir))
+            })
             .clone();
         if let Some(dir) = package {
             // Functions with no calls still vote, a little.
@@ -900,7 +893,9 @@ fn find_crate_dir(
 /// explicit `[[test]]`s) needs to be told, or nothing carved would ever run.
 fn check_tests_are_targets(crate_dir: &Path, out_dir: &Path) -> Result<(), GenerateError> {
     let manifest = crate_dir.join("Cargo.toml");
-    let info = api::parse_manifest(&std::fs::read_to_string(&manifest).unwrap_or_default());
+    let info = crate::read::crate_api::parse_manifest(
+        &std::fs::read_to_string(&manifest).unwrap_or_default(),
+    );
     let in_tests = match (
         out_dir.canonicalize(),
         crate_dir.join("tests").canonicalize(),
@@ -916,7 +911,7 @@ fn check_tests_are_targets(crate_dir: &Path, out_dir: &Path) -> Result<(), Gener
 
 fn has_library(dir: &Path) -> bool {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-    let info = api::parse_manifest(&manifest);
+    let info = crate::read::crate_api::parse_manifest(&manifest);
     dir.join(info.lib_path.as_deref().unwrap_or("src/lib.rs"))
         .is_file()
 }

@@ -6,7 +6,10 @@
 //! type`, `receiver not rebuilt`, `closure argument`, `trait not mockable`, `mock not replayable`, `needs mockall`),
 //! private (its function is not reachable from outside the crate), or not supported yet
 //! (closures, binary-only or other crates' functions...). What one test does is built by
-//! [`crate::scenario`].
+//! [`crate::plan::scenario`].
+
+pub(crate) mod scenario;
+pub(crate) mod table;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -14,13 +17,13 @@ use std::path::Path;
 use carve_storage::{Call, CallId, FunctionId, Trace};
 use serde::Serialize;
 
-use crate::api::CrateApi;
-use crate::call::{resolve, Target};
-use crate::display;
+use crate::act::call::{resolve, Target};
+use crate::act::display;
+pub use crate::assert::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::naming::{self, NameParts};
-pub use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
-use crate::scenario::{self, Body, MockDecl};
-use crate::table::{self, Row, Table};
+use crate::plan::scenario::{Body, MockDecl};
+use crate::plan::table::{Row, Table};
+use crate::read::crate_api::CrateApi;
 
 /// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
 pub const NEEDS_MOCKALL: &str = "needs mockall";
@@ -77,7 +80,7 @@ pub struct TestPlan {
     #[serde(skip)]
     pub replayed: Vec<u64>,
     /// A table-driven test: `body` is written once, with `case.N` for the values of each
-    /// row (see [`crate::table`]); `calls` and `replayed` are all its rows'.
+    /// row (see [`crate::plan::table`]); `calls` and `replayed` are all its rows'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table: Option<Table>,
 }
@@ -299,7 +302,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
 /// [`plan`] on a trace grouping left calls out of: `equivalent` (per kept call, the equivalent
 /// calls dropped) and `over_max` (per function, the calls dropped over its cap) tell what an
 /// object's history held beyond the calls kept. `rows` are calls grouping kept aside, past
-/// their function's cap, only to be rows of table tests (see [`crate::table`]): planned after
+/// their function's cap, only to be rows of table tests (see [`crate::plan::table`]): planned after
 /// the trace's calls, each joins a test with the same body or a table, or counts over the cap.
 pub fn plan_grouped(
     trace: &Trace,
@@ -392,11 +395,15 @@ pub fn plan_grouped(
                 let reason = match &call.ret {
                     Some(ret)
                         if reason == UNSUPPORTED_TYPE
-                            && crate::observe::of_other_crate(ret, &api.crate_name)
-                            && crate::observe::assertion(Some(ret), &callable.api.ret, api)
-                                .is_err() =>
+                            && crate::assert::observe::of_other_crate(ret, &api.crate_name)
+                            && crate::assert::observe::assertion(
+                                Some(ret),
+                                &callable.api.ret,
+                                api,
+                            )
+                            .is_err() =>
                     {
-                        crate::observe::UNRECORDED_CRATE_VALUE
+                        crate::assert::observe::UNRECORDED_CRATE_VALUE
                     }
                     _ => reason,
                 };
@@ -633,7 +640,7 @@ struct Draft {
 /// A table test to write: its function's name slug, its body with `case.N` holes, its rows.
 type TableDraft = (String, Body, Table);
 
-/// The table tests the drafts past the cap make (see [`crate::table`]), at most `max_rows`
+/// The table tests the drafts past the cap make (see [`crate::plan::table`]), at most `max_rows`
 /// rows per function; returns them and the drafts no table took.
 fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, Vec<Draft>) {
     let bodies: Vec<&Body> = over.iter().map(|d| &d.body).collect();
@@ -692,7 +699,7 @@ fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::CrateApi;
+    use crate::read::crate_api::CrateApi;
     use carve_storage::{
         Arg, Call, CallId, FunctionId, FunctionInfo, Language, Outcome, ParamInfo, Run, RunId,
         RunInfo, Value,

@@ -4,6 +4,8 @@
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
+pub(crate) mod write;
+
 use std::fs;
 use std::path::Path;
 
@@ -40,7 +42,7 @@ struct FileContext<'a> {
     module_path: &'a str,
     file_name: &'a str,
     tests: &'a [TestPlan],
-    mocks: &'a [crate::scenario::MockDecl],
+    mocks: &'a [crate::plan::scenario::MockDecl],
     uses: &'a [String],
     needs_predicates: bool,
     needs_sequence: bool,
@@ -128,7 +130,7 @@ impl Templates {
             .tera
             .render(TEST_FILE_TEMPLATE, &context)
             .map_err(|e| render_error(one_line(&e)))?;
-        let source = crate::call::spell_public(&source, &plan.public_paths);
+        let source = crate::read::paths::spell_public(&source, &plan.public_paths);
         let formatted = format_rust(&file.file_name, &source)?;
         check_items(file, &formatted)?;
         Ok(formatted)
@@ -420,8 +422,8 @@ mod tests {
         assert!(formatted.contains(&format!("// {long}")), "{formatted}");
         assert!(!formatted.contains(COMMENT_MARKER), "{formatted}");
     }
+    use crate::plan::scenario::Body;
     use crate::plan::{Assertion, Summary};
-    use crate::scenario::Body;
 
     fn plan() -> Plan {
         let test = |name: &str, args: &[&str], assertion| TestPlan {

@@ -6,6 +6,10 @@
 //! the row a compile error points into, or the one a failed run names (`case {i}`), and the
 //! file runs again without it; a table that fails without naming a row goes whole.
 
+pub mod libtest;
+pub(crate) mod line_coverage;
+pub(crate) mod repair;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,7 +20,7 @@ use serde::Serialize;
 
 use crate::error::GenerateError;
 use crate::progress::{Progress, Step};
-use crate::{libtest, repair, write};
+use crate::render::write;
 
 /// How to verify.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,14 +233,14 @@ fn forget_rows(alive: &mut Alive, rows: &BTreeMap<String, BTreeSet<usize>>) {
     }
 }
 
-/// Writes `file` again without the table rows in `rows` (see [`crate::table::remove_rows`]).
+/// Writes `file` again without the table rows in `rows` (see [`crate::plan::table::remove_rows`]).
 fn rewrite_without_rows(
     out_dir: &Path,
     file: &str,
     rows: &BTreeMap<String, BTreeSet<usize>>,
 ) -> Result<(), GenerateError> {
     rewrite(out_dir, file, |source| {
-        crate::table::remove_rows(source, rows)
+        crate::plan::table::remove_rows(source, rows)
     })
 }
 
@@ -387,7 +391,7 @@ fn run_once(
     for failed in libtest::failed(&stdout) {
         let first = failures.get(&failed).and_then(|f| f.first());
         let message = first.map_or_else(|| "(no message)".to_string(), |f| f.summary());
-        let row = first.and_then(|f| crate::table::failed_row(&f.message));
+        let row = first.and_then(|f| crate::plan::table::failed_row(&f.message));
         let entry = runs.failed.entry(failed).or_insert_with(|| Failed {
             message,
             ..Failed::default()

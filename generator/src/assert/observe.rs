@@ -5,8 +5,9 @@
 use carve_storage::Value;
 use serde::Serialize;
 
-use crate::literal::{self, DeclType, LiteralError, Position, Prim};
+use crate::arrange::literal::{self, LiteralError, Position};
 use crate::naming;
+use crate::read::types::{DeclType, Prim};
 
 /// Skip reason: an argument or the return value is not an exact scalar or string.
 pub const UNDECODED: &str = "undecoded";
@@ -42,7 +43,7 @@ pub enum Assertion {
     /// (`.unwrap()`) gets the value out of the `Ok` or `Some` it was returned in.
     Observed { unwrap: Option<String> },
     /// `assert!(matches!(result, <pattern>))`: a result `==` cannot compare, checked by its
-    /// variant and the parts a pattern can name (see [`crate::pattern`]).
+    /// variant and the parts a pattern can name (see [`crate::assert::pattern`]).
     Matches { pattern: String },
     /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
     /// Rust string literal of the longest exact part of the recorded message, `None` when the
@@ -65,7 +66,7 @@ pub(crate) fn expected_panic(message: &str) -> Option<String> {
 pub(crate) fn assertion(
     ret: Option<&Value>,
     decl: &DeclType,
-    facts: &dyn literal::TypeFacts,
+    facts: &dyn crate::read::types::TypeFacts,
 ) -> Result<(Assertion, Option<String>), &'static str> {
     let Some(value) = ret else {
         return match decl {
@@ -120,7 +121,7 @@ pub(crate) fn assertion(
 /// `assert_eq!(result, "text")` (`Cow<str>: PartialEq<&str>`), `&[1, 2][..]` or `vec![..]`
 /// (`Cow<[T]>: PartialEq<&[U]>`, `PartialEq<Vec<U>>`). `alloc::borrow::Cow` itself is no path
 /// a literal can name through its variants.
-fn cow(value: &Value, facts: &dyn literal::TypeFacts) -> Option<String> {
+fn cow(value: &Value, facts: &dyn crate::read::types::TypeFacts) -> Option<String> {
     let Value::Enum {
         ty,
         variant,
@@ -211,18 +212,10 @@ pub(crate) fn zero_sized_ok(ok_unit: bool) -> Option<(Assertion, Option<String>)
     })
 }
 
-/// Whether a return type as written is `Result<(), E>` (any path to `Result`).
-pub(crate) fn written_ok_unit(written: &str) -> bool {
-    let written: String = written.chars().filter(|c| !c.is_whitespace()).collect();
-    let Some(args) = written.split_once('<') else {
-        return false;
-    };
-    (args.0 == "Result" || args.0.ends_with("::Result")) && args.1.starts_with("(),")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::types::written_ok_unit;
 
     #[test]
     fn a_panic_test_expects_the_longest_exact_part_of_the_message() {

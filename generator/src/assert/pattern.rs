@@ -6,7 +6,8 @@
 
 use carve_storage::Value;
 
-use crate::literal::{self, Shape, TypeFacts};
+use crate::arrange::literal::{self};
+use crate::read::types::{Shape, TypeFacts};
 use crate::syntax;
 
 /// The pattern for `value`, when it says more than `_`.
@@ -35,7 +36,7 @@ fn write(value: &Value, facts: &dyn TypeFacts) -> Option<String> {
             variant,
             fields,
         } => {
-            let base = literal::strip_generics(ty);
+            let base = crate::read::types::strip_generics(ty);
             let path = match base {
                 "core::option::Option" | "core::result::Result" => {
                     if !matches!(variant.as_str(), "Some" | "None" | "Ok" | "Err") {
@@ -51,7 +52,7 @@ fn write(value: &Value, facts: &dyn TypeFacts) -> Option<String> {
             parts(&path, fields, facts, true)?
         }
         Value::Struct { ty, fields } => {
-            let base = literal::strip_generics(ty);
+            let base = crate::read::types::strip_generics(ty);
             match facts.shape(base) {
                 Some(Shape {
                     fields_public: true,

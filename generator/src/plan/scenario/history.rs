@@ -18,8 +18,8 @@ use super::{
     rebuild_directly, replay_call, same_state, strip_ref, undo, Binding, Builder, Ctx, ReplayCall,
     Wanted,
 };
-use crate::call::Target;
-use crate::literal::DeclType;
+use crate::act::call::Target;
+use crate::read::types::DeclType;
 
 /// Skip reason: the object's recorded state leaves out memory its methods read (behind a
 /// pointer, `MaybeUninit` storage), and the calls that brought it there cannot all be replayed
@@ -166,7 +166,7 @@ pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
 fn state_equivalent<'t>(
     cx: &Ctx<'t>,
     call: &'t Call,
-    api: &crate::api::FnApi,
+    api: &crate::read::crate_api::FnApi,
     type_path: &str,
 ) -> bool {
     if cx.whole_histories.get() {

@@ -16,7 +16,7 @@ use std::path::{Component, Path};
 use carve_storage::{Call, CallId, EntryKind, FileRead, Found, Value};
 
 use super::{Binding, Body, Ctx};
-use crate::observe::Assertion;
+use crate::assert::observe::Assertion;
 use crate::syntax;
 
 /// The sources (`recorder/src/sources.rs` labels) that only read files by path, each through

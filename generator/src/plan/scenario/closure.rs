@@ -182,7 +182,7 @@ fn plan(
             .iter()
             .map(|c| {
                 let ret = c.ret.as_ref()?;
-                crate::literal::render_value(ret, false, cx.api).ok()
+                crate::arrange::literal::render_value(ret, false, cx.api).ok()
             })
             .collect::<Option<Vec<String>>>()
             .ok_or(CLOSURE_ARGUMENT)?;
@@ -269,10 +269,10 @@ fn inputs(cx: &Ctx, calls: &[&Call], name: &str) -> Option<(usize, Vec<String>)>
     let mut values = Vec::with_capacity(calls.len());
     for call in calls {
         let (n, value) = through_refs(call.arg(name)?);
-        if *derefs.get_or_insert(n) != n || crate::literal::is_nan(value) {
+        if *derefs.get_or_insert(n) != n || crate::arrange::literal::is_nan(value) {
             return None;
         }
-        values.push(crate::literal::render_value(value, true, cx.api).ok()?);
+        values.push(crate::arrange::literal::render_value(value, true, cx.api).ok()?);
     }
     Some((derefs.unwrap_or(0), values))
 }
@@ -313,7 +313,7 @@ fn writes(cx: &Ctx, calls: &[&Call], name: &str) -> Result<Option<Vec<String>>, 
             None => return Err(CLOSURE_ARGUMENT),
         };
         wrote |= after != target.as_ref();
-        values.push(crate::literal::render_value(after, false, cx.api));
+        values.push(crate::arrange::literal::render_value(after, false, cx.api));
     }
     if !wrote {
         return Ok(None);

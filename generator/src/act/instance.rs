@@ -14,10 +14,10 @@
 
 use carve_storage::{closing_angle, FunctionInfo};
 
-use crate::api::CrateApi;
-use crate::call::split_top;
-use crate::literal::strip_generics;
-use crate::std_traits::std_spelling;
+use crate::act::std_traits::std_spelling;
+use crate::read::crate_api::CrateApi;
+use crate::read::paths::split_top;
+use crate::read::types::strip_generics;
 
 /// The recorded type arguments of generic type `type_path` (`shapes::Stack`, without
 /// arguments) in this function instance: from its receiver, its other parameters, or its
@@ -101,7 +101,7 @@ fn nameable(ty: &syn::Type, api: &CrateApi) -> bool {
             });
             let head_nameable = match segments.as_slice() {
                 [one] => {
-                    crate::literal::Prim::from_name(one).is_some()
+                    crate::read::types::Prim::from_name(one).is_some()
                         || matches!(one.as_str(), "str" | "String")
                 }
                 [first, ..] if first == "std" => true,
@@ -165,7 +165,7 @@ pub fn instance_type(info: &FunctionInfo, type_path: &str, api: &CrateApi) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::std_traits::tests::info;
+    use crate::act::std_traits::tests::info;
 
     #[test]
     fn the_instance_comes_from_the_receiver_or_the_return_type() {

@@ -20,12 +20,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use syn::visit_mut::VisitMut;
 
-use crate::observe::Assertion;
-use crate::scenario::{Binding, Body};
+use crate::assert::observe::Assertion;
+use crate::plan::scenario::{Binding, Body};
 
-/// How many rows the tables of one function hold at most, per test the cap allows
-/// (`--max-per-function 100`: 1,000 rows). Calls past that stay counted over the cap.
-pub const ROWS_PER_CAP: usize = 10;
+pub(crate) use crate::read::group::ROWS_PER_CAP;
 
 /// The variable a table test binds each row to, and the table itself.
 const ROW_VAR: &str = "case";
@@ -392,7 +390,7 @@ fn mentions(tokens: proc_macro2::TokenStream, names: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Effect;
+    use crate::plan::scenario::Effect;
 
     fn body(setup: &[&str], callee: &str, args: &[&str], assertion: Assertion) -> Body {
         Body {

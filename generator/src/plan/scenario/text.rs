@@ -22,8 +22,8 @@ use super::{
     cached, constructed, history, observations, reads_world, returned_public_calls,
     returned_struct, same_state, strip_ref, Binding, Builder, Ctx, Effect,
 };
-use crate::call::{Callable, Target};
-use crate::literal::{self, DeclType};
+use crate::act::call::{Callable, Target};
+use crate::read::types::DeclType;
 use crate::syntax;
 
 /// Adds `let <var> = <T>::<parser>("<text>")<unwrap>;` and the check `<var>.<getter>() ==
@@ -148,7 +148,9 @@ fn determines_state(cx: &Ctx, type_path: &str, field: &str, text: &str, state: &
             f.name == field
                 && matches!(&f.value, Value::Str { value, truncated: false, .. } if value == text)
         });
-        literal::strip_generics(ty) != type_path || !holds_text || same_state(other, state)
+        crate::read::types::strip_generics(ty) != type_path
+            || !holds_text
+            || same_state(other, state)
     })
 }
 

@@ -10,7 +10,7 @@
 
 use carve_storage::Value;
 
-use crate::literal::{strip_generics, TypeFacts};
+use crate::read::types::{strip_generics, TypeFacts};
 
 /// The text `{:?}` gives for `value`, or `None` when it cannot be known.
 pub fn debug_repr(value: &Value, facts: &dyn TypeFacts) -> Option<String> {
@@ -129,7 +129,7 @@ fn compose(name: &str, fields: &[carve_storage::Field], facts: &dyn TypeFacts) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::literal::Shape;
+    use crate::read::types::Shape;
     use carve_storage::Field;
 
     /// `k::Derived` derives Debug; `k::Custom` implements it by hand.

@@ -12,9 +12,10 @@ use std::path::Path;
 
 use carve_storage::{closing_angle, FunctionInfo, Language};
 
-use crate::api::{CrateApi, FnApi, ModuleApi, TypeApi};
-use crate::literal::{self, Prim};
-use crate::{display, instance, std_traits};
+use crate::act::{display, instance, std_traits};
+use crate::read::crate_api::{CrateApi, FnApi, ModuleApi, TypeApi};
+use crate::read::paths::{spell_public, split_impl_block, split_top, split_trait_impl};
+use crate::read::types::Prim;
 
 /// Where a recorded function lives, as far as tests are concerned.
 pub(crate) enum Target {
@@ -40,37 +41,6 @@ pub(crate) struct Callable {
     pub display: bool,
 }
 
-/// `source` with every path in `public_paths` spelled the public way. A path only matches
-/// whole: not inside a longer identifier or path (`xshop::store::Store`, `Storehouse`).
-pub fn spell_public(source: &str, public_paths: &[(String, String)]) -> String {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = source.to_string();
-    for (from, to) in public_paths {
-        let mut result = String::with_capacity(out.len());
-        let mut rest = out.as_str();
-        while let Some(at) = rest.find(from.as_str()) {
-            let before = if at > 0 {
-                rest[..at].chars().last()
-            } else {
-                result.chars().last()
-            };
-            let after = rest[at + from.len()..].chars().next();
-            let whole_start = !before.is_some_and(|c| ident(c) || c == ':');
-            let whole_end = from.ends_with("::") || !after.is_some_and(ident);
-            result.push_str(&rest[..at]);
-            if whole_start && whole_end {
-                result.push_str(to);
-            } else {
-                result.push_str(from);
-            }
-            rest = &rest[at + from.len()..];
-        }
-        result.push_str(rest);
-        out = result;
-    }
-    out
-}
-
 pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     if info.language != Language::Rust {
         return Target::Unsupported("not Rust");
@@ -83,7 +53,7 @@ pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     // `module::<impl Type<Args>>::method`, an inherent impl written in another module: no test
     // can call it when the type is private.
     if let Some(ty) = inherent_impl_type(&info.path) {
-        let base = literal::strip_generics(&ty);
+        let base = crate::read::types::strip_generics(&ty);
         if api.declared_type(base).is_some() && api.public_type(base).is_none() {
             return Target::Private;
         }
@@ -214,42 +184,6 @@ fn inherent_impl_type(path: &str) -> Option<String> {
     (split_top(ty, " for ").len() == 1).then(|| ty.trim().to_string())
 }
 
-/// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
-fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
-    let (ty, tr, method) = split_angled(path.strip_prefix('<')?, "", " as ")?;
-    Some((ty, tr, method))
-}
-
-/// `(type, trait, method)` of `module::<impl Trait for Type>::method`, the spelling of legacy
-/// symbol mangling.
-fn split_impl_block(path: &str) -> Option<(String, String, String)> {
-    let at = path.find("<impl ")?;
-    let (tr, ty, method) = split_angled(&path[at + 1..], "impl ", " for ")?;
-    Some((ty, tr, method))
-}
-
-/// `A SEP B>::method` (the text after a `<`, whose inside starts with `prefix`) →
-/// (`A`, `B`, `method`).
-fn split_angled(inner_and_rest: &str, prefix: &str, sep: &str) -> Option<(String, String, String)> {
-    let end = closing_angle(inner_and_rest)?;
-    let inner = inner_and_rest[..end].strip_prefix(prefix)?;
-    let parts = split_top(inner, sep);
-    let [first, second] = parts.as_slice() else {
-        return None;
-    };
-    let method = inner_and_rest[end + 1..].trim_start_matches("::");
-    Some((
-        first.trim().to_string(),
-        second.trim().to_string(),
-        method.to_string(),
-    ))
-}
-
-/// The trait of a `<Type as Trait>::method` path, without generic arguments.
-pub(crate) fn trait_of_impl(path: &str) -> Option<String> {
-    split_trait_impl(path).map(|(_, tr, _)| literal::strip_generics(&tr).to_string())
-}
-
 /// A trait method called on a type of the crate: callable as a method when both are public.
 fn resolve_trait_impl(
     api: &CrateApi,
@@ -268,13 +202,13 @@ fn resolve_trait_impl(
     let Ok(ty_segments) = parse_fn_path(ty) else {
         return resolve_foreign_self_impl(api, info, ty, tr, method);
     };
-    let trait_base = literal::strip_generics(tr);
+    let trait_base = crate::read::types::strip_generics(tr);
     if ty_segments.first() != Some(&api.crate_name) {
         return resolve_foreign_self_impl(api, info, ty, tr, method);
     }
     // A trait impl on a private type (`impl<K: Hash> Hash for KeyRef<K>`) is no public API,
     // whatever the trait.
-    let base = literal::strip_generics(ty);
+    let base = crate::read::types::strip_generics(ty);
     if api.declared_type(base).is_some() && api.public_type(base).is_none() {
         return Target::Private;
     }
@@ -323,7 +257,7 @@ fn resolve_trait_impl(
             mut_receiver: m.mut_receiver,
             params: m.params.clone(),
             ret: m.ret.clone(),
-            ret_ok_unit: crate::observe::written_ok_unit(&m.ret_written),
+            ret_ok_unit: crate::read::types::written_ok_unit(&m.ret_written),
             blocker: None,
             uninferable_generics: 0,
         },
@@ -343,7 +277,7 @@ fn resolve_foreign_self_impl(
     tr: &str,
     method: &str,
 ) -> Target {
-    let trait_base = literal::strip_generics(tr);
+    let trait_base = crate::read::types::strip_generics(tr);
     // A private (or sealed) trait of the crate on a standard type (`impl Sealed for u64`) is no
     // public API: no test outside the crate can name it.
     if api.declared_trait(trait_base).is_some() && api.public_trait(trait_base).is_none() {
@@ -410,7 +344,7 @@ fn resolve_std_trait_impl(
     public_trait: &str,
     method: &str,
 ) -> Target {
-    let base = literal::strip_generics(ty);
+    let base = crate::read::types::strip_generics(ty);
     if !(crate::syntax::is_path(base) && crate::syntax::is_ident(method)) {
         return Target::Unsupported("trait impl on a reference or type parameter");
     }
@@ -431,9 +365,9 @@ fn resolve_std_trait_impl(
         Err(why) => return Target::Unsupported(why),
     };
     // `From<u64>` is written `From<_>`: the argument's recorded type picks the impl.
-    let generic_args = tr.len() > literal::strip_generics(tr).len();
+    let generic_args = tr.len() > crate::read::types::strip_generics(tr).len();
     let trait_written = if generic_args {
-        let inner = &tr[literal::strip_generics(tr).len() + 1..tr.len() - 1];
+        let inner = &tr[crate::read::types::strip_generics(tr).len() + 1..tr.len() - 1];
         let n = split_top(inner, ",").len();
         format!("{public_trait}<{}>", vec!["_"; n].join(", "))
     } else {
@@ -596,34 +530,6 @@ fn parse_fn_path(path: &str) -> Result<Vec<String>, &'static str> {
         return Err("unknown function");
     }
     Ok(cleaned)
-}
-
-/// `s` split at each `sep` outside any `<>`, `()` or `[]`.
-pub(crate) fn split_top(s: &str, sep: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    let mut i = 0;
-    while i < s.len() {
-        let rest = &s[i..];
-        if rest.starts_with("->") {
-            i += 2;
-            continue;
-        }
-        if rest.starts_with(['<', '(', '[']) {
-            depth += 1;
-        } else if rest.starts_with(['>', ')', ']']) {
-            depth = depth.saturating_sub(1);
-        } else if depth == 0 && rest.starts_with(sep) {
-            parts.push(s[start..i].to_string());
-            i += sep.len();
-            start = i;
-            continue;
-        }
-        i += rest.chars().next().map_or(1, char::len_utf8);
-    }
-    parts.push(s[start..].to_string());
-    parts
 }
 
 fn strip_generics(segment: &str) -> String {

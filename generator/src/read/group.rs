@@ -38,17 +38,15 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::path::Path;
 
 use carve_storage::{
     Arg, Call, CallId, FunctionId, FunctionInfo, ObjectId, ObjectInfo, Run, Trace, Value,
 };
 
-use crate::api::CrateApi;
-use crate::call::{resolve, trait_of_impl, Target};
-use crate::error::GenerateError;
-use crate::literal::strip_generics;
-use crate::table::ROWS_PER_CAP;
+/// How many rows the tables of one function hold at most, per test the cap allows
+/// (`--max-per-function 100`: 1,000 rows; see `plan/table.rs`). Calls past that stay counted
+/// over the cap.
+pub const ROWS_PER_CAP: usize = 10;
 
 /// Why a kept call's value is [`Value::Unavailable`]: the grouper let it go (see [`LeanValues`]).
 pub const VALUE_NOT_KEPT: &str = "not kept: no test calls this function";
@@ -80,55 +78,12 @@ pub const VALUE_NOT_KEPT: &str = "not kept: no test calls this function";
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeanValues {
     /// Functions no test calls: private, not trait methods, not closures.
-    functions: HashSet<FunctionId>,
+    pub(crate) functions: HashSet<FunctionId>,
     /// Objects of types the crate declares and keeps private.
-    private_objects: HashSet<ObjectId>,
+    pub(crate) private_objects: HashSet<ObjectId>,
 }
 
 impl LeanValues {
-    /// Classifies a run's functions and objects against the crate's API.
-    pub fn new(api: &CrateApi, functions: &[FunctionInfo], objects: &[ObjectInfo]) -> LeanValues {
-        let functions = functions
-            .iter()
-            .filter(|f| !f.path.contains("{{closure}}"))
-            .filter(|f| match trait_of_impl(&f.path) {
-                None => !f.path.starts_with('<'),
-                Some(tr) => {
-                    api.declared_trait(&tr).is_none()
-                        && !f.path.ends_with(" as core::fmt::Display>::fmt")
-                        && !f.path.ends_with(" as core::ops::drop::Drop>::drop")
-                }
-            })
-            .filter(|f| matches!(resolve(api, f), Target::Private))
-            .map(|f| f.id)
-            .collect();
-        let private_objects = objects
-            .iter()
-            .filter(|o| {
-                let base = strip_generics(&o.type_name);
-                api.declared_type(base).is_some() && api.public_type(base).is_none()
-            })
-            .map(|o| o.id)
-            .collect();
-        LeanValues {
-            functions,
-            private_objects,
-        }
-    }
-
-    /// [`LeanValues::new`] with the API of the crate in `crate_dir`.
-    pub fn load(
-        crate_dir: &Path,
-        functions: &[FunctionInfo],
-        objects: &[ObjectInfo],
-    ) -> Result<LeanValues, GenerateError> {
-        Ok(LeanValues::new(
-            &CrateApi::load(crate_dir)?,
-            functions,
-            objects,
-        ))
-    }
-
     /// Whether `call`'s values may go (see the type's documentation); `creator`: it made an
     /// object.
     fn may_drop_values(&self, call: &Call, creator: bool) -> bool {
@@ -558,6 +513,8 @@ fn values_digest(call: &Call) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::act::call::{resolve, Target};
+    use crate::read::crate_api::CrateApi;
     use carve_storage::{Arg, Language, Outcome, RunId, RunInfo, Value};
 
     fn run() -> Run {

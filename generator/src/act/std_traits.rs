@@ -10,8 +10,8 @@
 
 use carve_storage::FunctionInfo;
 
-use crate::api::{FnApi, ParamApi};
-use crate::literal::DeclType;
+use crate::read::crate_api::{FnApi, ParamApi};
+use crate::read::types::DeclType;
 
 /// Standard traits by their last path segment: where a test names them. rustc's DWARF spells
 /// them by their defining module (`core::str::traits::FromStr`), which is private.
@@ -156,7 +156,7 @@ pub fn std_spelling(ty: &str) -> String {
         rest = &rest[c.len_utf8()..];
     }
     for (private, public) in PUBLIC_STD_TYPES {
-        out = crate::call::spell_public(&out, &[(private.to_string(), public.to_string())]);
+        out = crate::read::paths::spell_public(&out, &[(private.to_string(), public.to_string())]);
     }
     out
 }

@@ -12,8 +12,7 @@
 use carve_storage::{Call, CallId, Value};
 
 use super::{history::call_by_id, same_state, strip_ref, Ctx};
-use crate::call::Target;
-use crate::literal;
+use crate::act::call::Target;
 
 /// How many calls up the receiver may stay the same object before the call holding it as a
 /// private field.
@@ -36,7 +35,7 @@ pub fn holding_call(cx: &Ctx, call: &Call) -> Option<CallId> {
         let Value::Struct { ty, fields } = outer_self else {
             return None;
         };
-        let api_ty = cx.api.public_type(literal::strip_generics(ty))?;
+        let api_ty = cx.api.public_type(crate::read::types::strip_generics(ty))?;
         let private_part = fields.iter().any(|f| {
             let name = f.name.strip_prefix("__").unwrap_or(&f.name);
             same_state(&f.value, state) && !api_ty.fields.iter().any(|a| a.public && a.name == name)

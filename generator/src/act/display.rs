@@ -10,10 +10,10 @@
 
 use carve_storage::{Call, FunctionInfo, Outcome, Trace, Value};
 
-use crate::api::{CrateApi, FnApi};
-use crate::call::{Callable, Target};
-use crate::fmt_spec;
-use crate::literal::{self, DeclType};
+use crate::act::call::{Callable, Target};
+use crate::act::fmt_spec;
+use crate::read::crate_api::{CrateApi, FnApi};
+use crate::read::types::DeclType;
 
 /// Skip reason: the `Display` impl wrote somewhere the recorder cannot read back (stdout, a
 /// file), or with formatting options (`{:>9}`), so the recording holds no `to_string()` text.
@@ -26,7 +26,7 @@ pub fn is_display(tr: &str) -> bool {
 
 /// `<ty as Display>::fmt` on a public type of the crate, as `value.to_string()`.
 pub fn resolve(api: &CrateApi, info: &FunctionInfo, ty: &str) -> Target {
-    let base = literal::strip_generics(ty);
+    let base = crate::read::types::strip_generics(ty);
     if !crate::syntax::is_path(base) {
         return Target::Unsupported("trait impl on a reference or type parameter");
     }
@@ -140,7 +140,7 @@ fn formatter_arg(call: &Call) -> Option<(&str, &Value)> {
         let Value::Struct { ty, .. } = target.as_ref() else {
             return None;
         };
-        (a.name != "self" && literal::strip_generics(ty) == "core::fmt::Formatter")
+        (a.name != "self" && crate::read::types::strip_generics(ty) == "core::fmt::Formatter")
             .then_some((a.name.as_str(), &a.value))
     })
 }
@@ -177,7 +177,7 @@ fn string_buffer(f: &Value) -> Option<&str> {
     let Value::Struct { ty, fields } = f else {
         return None;
     };
-    if literal::strip_generics(ty) != "core::fmt::Formatter" {
+    if crate::read::types::strip_generics(ty) != "core::fmt::Formatter" {
         return None;
     }
     let mut buf = fields.iter().find(|x| x.name == "buf").map(|x| &x.value)?;

@@ -15,13 +15,14 @@ use std::rc::Rc;
 use carve_storage::{Call, CallId, FileRead, FunctionId, ObjectId, Outcome, Trace, Value};
 use serde::Serialize;
 
-use crate::api::{CrateApi, ParamApi, TraitApi};
-use crate::call::{Callable, Target};
-use crate::debug_repr::debug_repr;
-use crate::literal::{self, DeclType, Position};
+use crate::act::call::{Callable, Target};
+use crate::arrange::literal::{self, Position};
+use crate::arrange::sequence::{self, Transition};
+use crate::assert::debug_repr::debug_repr;
+use crate::assert::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::naming::{self, NameParts};
-use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
-use crate::sequence::{self, Transition};
+use crate::read::crate_api::{CrateApi, ParamApi, TraitApi};
+use crate::read::types::DeclType;
 use crate::syntax;
 
 mod closure;
@@ -212,8 +213,8 @@ pub struct Ctx<'a> {
     equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
     /// Per function, how many of its calls grouping dropped over its cap.
     over_max: &'a BTreeMap<FunctionId, usize>,
-    /// The `Display` texts the recording holds, by state (see [`crate::display::Texts`]).
-    texts: crate::display::Texts,
+    /// The `Display` texts the recording holds, by state (see [`crate::act::display::Texts`]).
+    texts: crate::act::display::Texts,
     /// Replay every step of an object's history, state-equivalent ones included (the fallback
     /// for a call whose shortened test failed verification; see [`history`]).
     whole_histories: std::cell::Cell<bool>,
@@ -263,7 +264,7 @@ impl<'a> Ctx<'a> {
             getter_calls: RefCell::new(HashMap::new()),
             parts: RefCell::new(HashMap::new()),
             text_getters: RefCell::new(HashMap::new()),
-            texts: crate::display::Texts::new(trace),
+            texts: crate::act::display::Texts::new(trace),
             whole_histories: std::cell::Cell::new(false),
         };
         for (i, read) in trace.file_reads.iter().enumerate() {
@@ -562,7 +563,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
             || matches!(&arg.value, Value::Ref { target, .. } if target.is_scalar_or_string());
         match literal::render(&arg.value, &param.ty, Position::Arg) {
             Ok(expr) => args.push(expr),
-            Err(e) if scalar => return Err(crate::observe::reason(e)),
+            Err(e) if scalar => return Err(crate::assert::observe::reason(e)),
             Err(_) => match literal::render_value(&arg.value, false, cx.api) {
                 Ok(expr) => args.push(expr),
                 Err(_) if arg.value.type_name().contains("{closure_env#") => {
@@ -593,11 +594,11 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
     let (assertion, ret_slug) = match panicked {
         Some(message) => (
             Assertion::Panics {
-                expected: message.and_then(crate::observe::expected_panic),
+                expected: message.and_then(crate::assert::observe::expected_panic),
             },
             None,
         ),
-        None => match crate::observe::assertion(call.ret.as_ref(), &api.ret, cx.api) {
+        None => match crate::assert::observe::assertion(call.ret.as_ref(), &api.ret, cx.api) {
             Ok(checked) => checked,
             // Nothing recorded because nothing was returned: a zero-sized `Result<(), E>`.
             Err(reason)
@@ -607,7 +608,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
                         .function(call.function)
                         .is_some_and(|f| f.return_type.is_none()) =>
             {
-                crate::observe::zero_sized_ok(api.ret_ok_unit).ok_or(reason)?
+                crate::assert::observe::zero_sized_ok(api.ret_ok_unit).ok_or(reason)?
             }
 
             Err(reason) => 'observe: {
@@ -619,7 +620,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
                 // unread memory, truncated strings), so the value need not be exact whole.
                 let pattern = || {
                     let ret = call.ret.as_ref()?;
-                    let pattern = crate::pattern::of(ret, cx.api)?;
+                    let pattern = crate::assert::pattern::of(ret, cx.api)?;
                     Some((
                         Assertion::Matches { pattern },
                         Some(naming::value_slug(ret)),
@@ -660,7 +661,13 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
                     break 'observe matches(&mut b).ok_or(reason)?;
                 };
                 let before = b.effects.len();
-                effects(cx, &mut b, "result", ret, literal::strip_generics(ty));
+                effects(
+                    cx,
+                    &mut b,
+                    "result",
+                    ret,
+                    crate::read::types::strip_generics(ty),
+                );
                 // With nothing to observe, the mocks still check what it did to its
                 // dependencies (a mock without expectations fails on any call).
                 if b.effects.len() == before && b.deps.is_empty() {
@@ -668,7 +675,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
                 }
                 // Named after what it returns (`new_returns_versioned_set`): its contents are
                 // what the assertions observe, not a short value.
-                let short = literal::strip_generics(ty)
+                let short = crate::read::types::strip_generics(ty)
                     .rsplit("::")
                     .next()
                     .unwrap_or("value");
@@ -695,7 +702,7 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
     }
     for (name, var) in object_args {
         if let Some(after) = call.after(&name) {
-            let ty = literal::strip_generics(strip_ref(after).type_name()).to_string();
+            let ty = crate::read::types::strip_generics(strip_ref(after).type_name()).to_string();
             effects(cx, &mut b, &var, after, &ty);
         }
     }
@@ -844,7 +851,7 @@ fn object_arg(
     }
     let (obj, wrap) = shape(value, declared_mut).ok_or(UNDECODED)?;
     let mutable = wrap.contains("&mut ");
-    let obj_type = literal::strip_generics(obj.type_name()).to_string();
+    let obj_type = crate::read::types::strip_generics(obj.type_name()).to_string();
     let var = b.fresh(&param.name);
     let wanted = Wanted {
         state: obj,
@@ -1184,7 +1191,7 @@ fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<Ha
         return None;
     }
     let handle = strip_ref(first.ret.as_ref()?);
-    let handle_type = literal::strip_generics(handle.type_name());
+    let handle_type = crate::read::types::strip_generics(handle.type_name());
     if handle_type == type_path || reads_world(cx, first) {
         return None;
     }
@@ -1220,7 +1227,9 @@ fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<Ha
             ..
         }) = call.arg("self")
         {
-            if *addr == *object && literal::strip_generics(after.type_name()) == type_path {
+            if *addr == *object
+                && crate::read::types::strip_generics(after.type_name()) == type_path
+            {
                 // No step: the call itself returned the reference written through
                 // (`*v.index_mut(0) = 6`).
                 let written = steps
@@ -1234,7 +1243,7 @@ fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<Ha
                 // Each step but the last hands the handle on.
                 let handed_on = steps.iter().rev().skip(1).all(|s| {
                     s.ret.as_ref().is_some_and(|r| {
-                        literal::strip_generics(strip_ref(r).type_name()) == handle_type
+                        crate::read::types::strip_generics(strip_ref(r).type_name()) == handle_type
                     })
                 });
                 return handed_on.then_some(HandleChain {
@@ -1254,9 +1263,9 @@ fn handle_chain<'t>(cx: &Ctx<'t>, first: &'t Call, type_path: &str) -> Option<Ha
             dropped = true;
             continue;
         }
-        let on_handle = call
-            .arg("self")
-            .is_some_and(|s| literal::strip_generics(strip_ref(s).type_name()) == handle_type);
+        let on_handle = call.arg("self").is_some_and(|s| {
+            crate::read::types::strip_generics(strip_ref(s).type_name()) == handle_type
+        });
         if call.outcome != Outcome::Returned
             || !on_handle
             || !matches!(cx.targets.get(&call.function), Some(Target::Callable(_)))
@@ -1520,7 +1529,7 @@ fn returned_struct<'v>(
             let debug = err_ty.as_deref().is_some_and(|e| {
                 e.starts_with("alloc::string::String")
                     || e.starts_with("&str")
-                    || literal::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
+                    || crate::read::types::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
             });
             let unwrap = if debug {
                 ".unwrap()".to_string()
@@ -1577,7 +1586,7 @@ fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> Option<&'t 
     let (state, _) = returned_struct(cx, ctor.ret.as_ref()?, &c.call_path)?;
     let own_ctor = !c.api.has_receiver && c.self_type.as_deref() == Some(type_path);
     let produces = matches!(state, Value::Struct { ty, .. } | Value::Enum { ty, .. }
-        if literal::strip_generics(ty) == type_path);
+        if crate::read::types::strip_generics(ty) == type_path);
     (own_ctor || produces).then_some(state)
 }
 
@@ -1609,7 +1618,7 @@ fn producer_receiver(cx: &Ctx, b: &mut Builder, ctor: &Call, before: CallId) -> 
     let Value::Struct { ty, .. } = state else {
         return None;
     };
-    let recv_type = literal::strip_generics(ty).to_string();
+    let recv_type = crate::read::types::strip_generics(ty).to_string();
     let var = b.fresh(recv_type.rsplit("::").next().unwrap_or("receiver"));
     let mutable = matches!(cx.targets.get(&ctor.function),
         Some(Target::Callable(c)) if c.api.mut_receiver);
@@ -1830,7 +1839,7 @@ pub(super) fn returned_public_calls(
 fn parts<'v>(cx: &Ctx, whole: &'v Value, type_path: &str) -> Vec<(&'v Value, Projection)> {
     let is_part = |v: &Value| {
         matches!(v, Value::Struct { ty, .. } | Value::Enum { ty, .. }
-            if literal::strip_generics(ty) == type_path)
+            if crate::read::types::strip_generics(ty) == type_path)
     };
     match whole {
         Value::Enum {
@@ -1838,7 +1847,7 @@ fn parts<'v>(cx: &Ctx, whole: &'v Value, type_path: &str) -> Vec<(&'v Value, Pro
             variant,
             fields,
         } => {
-            let base = literal::strip_generics(ty);
+            let base = crate::read::types::strip_generics(ty);
             if cx.api.public_type(base).is_none() || syntax::ident(variant).is_err() {
                 return Vec::new();
             }
@@ -1864,7 +1873,7 @@ fn parts<'v>(cx: &Ctx, whole: &'v Value, type_path: &str) -> Vec<(&'v Value, Pro
                 .collect()
         }
         Value::Struct { ty, fields } => {
-            let Some(api_ty) = cx.api.public_type(literal::strip_generics(ty)) else {
+            let Some(api_ty) = cx.api.public_type(crate::read::types::strip_generics(ty)) else {
                 return Vec::new();
             };
             fields
@@ -1971,7 +1980,7 @@ fn part_of_returned(
 
 fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
     let info = cx.trace.function(call.function)?;
-    crate::call::trait_of_impl(&info.path)
+    crate::read::paths::trait_of_impl(&info.path)
 }
 
 /// Whether `call`, or any call below it, read what a test cannot control, files included.

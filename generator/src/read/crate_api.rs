@@ -19,7 +19,7 @@ use syn::ext::IdentExt;
 use syn::visit_mut::VisitMut;
 
 use crate::error::GenerateError;
-use crate::literal::DeclType;
+use crate::read::types::DeclType;
 
 /// The library crate of the recorded program.
 #[derive(Debug, Clone, Default)]
@@ -610,11 +610,11 @@ impl CrateApi {
     }
 }
 
-impl crate::literal::TypeFacts for CrateApi {
-    fn shape(&self, path: &str) -> Option<crate::literal::Shape> {
+impl crate::read::types::TypeFacts for CrateApi {
+    fn shape(&self, path: &str) -> Option<crate::read::types::Shape> {
         let ty = self.public_type(path)?;
         let debug = ty.traits.contains("Debug");
-        Some(crate::literal::Shape {
+        Some(crate::read::types::Shape {
             fields_public: ty.fields.iter().all(|f| f.public),
             unit: ty.unit,
             comparable: debug && ty.traits.contains("PartialEq"),
@@ -894,7 +894,7 @@ fn fn_api(
         ret,
         ret_ok_unit: match &sig.output {
             syn::ReturnType::Default => false,
-            syn::ReturnType::Type(_, ty) => crate::observe::written_ok_unit(&type_source(ty)),
+            syn::ReturnType::Type(_, ty) => crate::read::types::written_ok_unit(&type_source(ty)),
         },
         blocker,
         uninferable_generics,
@@ -1482,7 +1482,7 @@ mod tests {
         assert!(!p.functions["new"].has_receiver && p.functions["get"].has_receiver);
         assert!(!p.functions["private"].public);
         let lookup = &a.functions["lookup"];
-        assert_eq!(lookup.ret, DeclType::Prim(crate::literal::Prim::U32));
+        assert_eq!(lookup.ret, DeclType::Prim(crate::read::types::Prim::U32));
         assert_eq!(
             lookup.params[1].ty,
             DeclType::Ref {
@@ -1511,7 +1511,7 @@ mod tests {
 
     #[test]
     fn a_type_only_impls_show_is_not_declared_but_nameable_where_reachable() {
-        use crate::literal::TypeFacts;
+        use crate::read::types::TypeFacts;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         write(dir, "Cargo.toml", "[package]\nname = \"flags\"\n");

@@ -124,7 +124,7 @@ fn items(source: &str) -> Result<Vec<Item>, String> {
             let mut idents = BTreeSet::new();
             collect_idents(tokens, &mut idents);
             let rows = match item {
-                syn::Item::Fn(f) => crate::table::rows_of(&mut f.clone())
+                syn::Item::Fn(f) => crate::plan::table::rows_of(&mut f.clone())
                     .map(|elems| {
                         elems
                             .iter()
@@ -302,7 +302,7 @@ fn f_mismatched() {
 }
 ";
 
-    const MESSAGES: &str = include_str!("../testdata/cargo_no_run_errors.json");
+    const MESSAGES: &str = include_str!("../../testdata/cargo_no_run_errors.json");
 
     #[test]
     fn errors_are_read_with_their_code_and_the_line_in_the_carved_file() {
