@@ -8,3 +8,4 @@ pub(crate) mod fmt_spec;
 pub(crate) mod instance;
 pub(crate) mod lean;
 pub(crate) mod std_traits;
+pub(crate) mod target;

@@ -35,7 +35,7 @@ pub use crate::{
         RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
     plan::{
-        plan, Assertion, FilePlan, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
+        plan, Assertion, FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
         DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
         UNDECODED, UNSUPPORTED_TYPE,
     },
@@ -122,14 +122,6 @@ pub struct CarvedTest {
     pub file: String,
     pub name: String,
     pub calls: Vec<u64>,
-}
-
-/// A function with recorded calls not carved because of `--max-per-function`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OverMax {
-    /// As recorded (`hotloop::mix`).
-    pub function: String,
-    pub calls: usize,
 }
 
 impl Report {
@@ -475,8 +467,8 @@ fn count_over_max(
             continue;
         };
         match crate::act::call::resolve(api, info) {
-            crate::act::call::Target::Private => summary.private_calls += n,
-            crate::act::call::Target::Unsupported(kind) => {
+            crate::act::target::Target::Private => summary.private_calls += n,
+            crate::act::target::Target::Unsupported(kind) => {
                 *summary.unsupported.entry(kind.to_string()).or_default() += n;
                 let public_api = !plan::OUTSIDE_PUBLIC_API.contains(&kind);
                 if public_api {
@@ -498,7 +490,7 @@ fn count_over_max(
                         }),
                 }
             }
-            crate::act::call::Target::Callable(_) => {
+            crate::act::target::Target::Callable(_) => {
                 summary.in_scope += n;
                 summary.public_api += n;
                 *summary

@@ -17,8 +17,9 @@ use std::path::Path;
 use carve_storage::{Call, CallId, FunctionId, Trace};
 use serde::Serialize;
 
-use crate::act::call::{resolve, Target};
+use crate::act::call::resolve;
 use crate::act::display;
+use crate::act::target::Target;
 pub use crate::assert::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 use crate::naming::{self, NameParts};
 use crate::plan::scenario::{Body, MockDecl};
@@ -259,6 +260,14 @@ pub struct PlanOptions {
     /// steps included: verification found the shortened test failing (see
     /// `scenario/history.rs`).
     pub whole_histories: BTreeSet<u64>,
+}
+
+/// A function with recorded calls not carved because of `--max-per-function`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OverMax {
+    /// As recorded (`hotloop::mix`).
+    pub function: String,
+    pub calls: usize,
 }
 
 /// Skip reason: the function already has `--max-per-function` tests.

@@ -9,6 +9,7 @@
 pub mod libtest;
 pub(crate) mod line_coverage;
 pub(crate) mod repair;
+pub(crate) mod rows;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -233,14 +234,14 @@ fn forget_rows(alive: &mut Alive, rows: &BTreeMap<String, BTreeSet<usize>>) {
     }
 }
 
-/// Writes `file` again without the table rows in `rows` (see [`crate::plan::table::remove_rows`]).
+/// Writes `file` again without the table rows in `rows` (see [`crate::verify::rows::remove_rows`]).
 fn rewrite_without_rows(
     out_dir: &Path,
     file: &str,
     rows: &BTreeMap<String, BTreeSet<usize>>,
 ) -> Result<(), GenerateError> {
     rewrite(out_dir, file, |source| {
-        crate::plan::table::remove_rows(source, rows)
+        crate::verify::rows::remove_rows(source, rows)
     })
 }
 
@@ -391,7 +392,7 @@ fn run_once(
     for failed in libtest::failed(&stdout) {
         let first = failures.get(&failed).and_then(|f| f.first());
         let message = first.map_or_else(|| "(no message)".to_string(), |f| f.summary());
-        let row = first.and_then(|f| crate::plan::table::failed_row(&f.message));
+        let row = first.and_then(|f| crate::verify::rows::failed_row(&f.message));
         let entry = runs.failed.entry(failed).or_insert_with(|| Failed {
             message,
             ..Failed::default()

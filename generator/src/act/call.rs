@@ -12,34 +12,11 @@ use std::path::Path;
 
 use carve_storage::{closing_angle, FunctionInfo, Language};
 
+use crate::act::target::{Callable, Target};
 use crate::act::{display, instance, std_traits};
 use crate::read::crate_api::{CrateApi, FnApi, ModuleApi, TypeApi};
 use crate::read::paths::{spell_public, split_impl_block, split_top, split_trait_impl};
 use crate::read::types::Prim;
-
-/// Where a recorded function lives, as far as tests are concerned.
-pub(crate) enum Target {
-    Callable(Box<Callable>),
-    Private,
-    Unsupported(&'static str),
-}
-
-/// A public, reachable function or method with its signature.
-pub(crate) struct Callable {
-    /// Module path below the crate root.
-    pub module: Vec<String>,
-    /// The path a test writes to call it.
-    pub call_path: String,
-    /// What names start with (`parser_precedence`).
-    pub subject: String,
-    pub api: FnApi,
-    /// The type of an associated function or method, as recorded (`abc::C`).
-    pub self_type: Option<String>,
-    /// The trait of a trait method (`abc::Asker`): tests import it.
-    pub via_trait: Option<String>,
-    /// A `Display::fmt` call, carved as `to_string()` (see [`display`]).
-    pub display: bool,
-}
 
 pub(crate) fn resolve(api: &CrateApi, info: &FunctionInfo) -> Target {
     if info.language != Language::Rust {

@@ -10,8 +10,8 @@
 
 use carve_storage::{Call, FunctionInfo, Outcome, Trace, Value};
 
-use crate::act::call::{Callable, Target};
 use crate::act::fmt_spec;
+use crate::act::target::{Callable, Target};
 use crate::read::crate_api::{CrateApi, FnApi};
 use crate::read::types::DeclType;
 

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use carve_storage::{FunctionInfo, ObjectInfo};
 
-use crate::act::call::{resolve, Target};
+use crate::act::call::resolve;
+use crate::act::target::Target;
 use crate::error::GenerateError;
 use crate::read::crate_api::CrateApi;
 use crate::read::group::LeanValues;

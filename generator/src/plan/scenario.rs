@@ -15,7 +15,7 @@ use std::rc::Rc;
 use carve_storage::{Call, CallId, FileRead, FunctionId, ObjectId, Outcome, Trace, Value};
 use serde::Serialize;
 
-use crate::act::call::{Callable, Target};
+use crate::act::target::{Callable, Target};
 use crate::arrange::literal::{self, Position};
 use crate::arrange::sequence::{self, Transition};
 use crate::assert::debug_repr::debug_repr;

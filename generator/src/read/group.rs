@@ -513,7 +513,8 @@ fn values_digest(call: &Call) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::act::call::{resolve, Target};
+    use crate::act::call::resolve;
+    use crate::act::target::Target;
     use crate::read::crate_api::CrateApi;
     use carve_storage::{Arg, Language, Outcome, RunId, RunInfo, Value};
 

@@ -124,7 +124,7 @@ fn items(source: &str) -> Result<Vec<Item>, String> {
             let mut idents = BTreeSet::new();
             collect_idents(tokens, &mut idents);
             let rows = match item {
-                syn::Item::Fn(f) => crate::plan::table::rows_of(&mut f.clone())
+                syn::Item::Fn(f) => crate::verify::rows::rows_of(&mut f.clone())
                     .map(|elems| {
                         elems
                             .iter()

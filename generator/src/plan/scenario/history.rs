@@ -18,7 +18,7 @@ use super::{
     rebuild_directly, replay_call, same_state, strip_ref, undo, Binding, Builder, Ctx, ReplayCall,
     Wanted,
 };
-use crate::act::call::Target;
+use crate::act::target::Target;
 use crate::read::types::DeclType;
 
 /// Skip reason: the object's recorded state leaves out memory its methods read (behind a

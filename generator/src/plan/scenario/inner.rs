@@ -12,7 +12,7 @@
 use carve_storage::{Call, CallId, Value};
 
 use super::{history::call_by_id, same_state, strip_ref, Ctx};
-use crate::act::call::Target;
+use crate::act::target::Target;
 
 /// How many calls up the receiver may stay the same object before the call holding it as a
 /// private field.

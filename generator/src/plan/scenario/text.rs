@@ -22,7 +22,7 @@ use super::{
     cached, constructed, history, observations, reads_world, returned_public_calls,
     returned_struct, same_state, strip_ref, Binding, Builder, Ctx, Effect,
 };
-use crate::act::call::{Callable, Target};
+use crate::act::target::{Callable, Target};
 use crate::read::types::DeclType;
 use crate::syntax;
 
