@@ -1,6 +1,6 @@
 //! Assert: what a test checks of a result. In: a recorded result and its declared type. Out:
 //! an [`observe::Assertion`] (`assert_eq!`, `matches!`, a panic expected...).
 
-pub(crate) mod debug_repr;
+pub(crate) mod effects;
 pub(crate) mod observe;
 pub(crate) mod pattern;

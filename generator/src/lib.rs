@@ -7,11 +7,13 @@
 mod act;
 mod arrange;
 mod assert;
+mod body;
 mod error;
 mod naming;
 mod plan;
 mod progress;
 mod read;
+mod reasons;
 mod render;
 mod syntax;
 mod verify;
@@ -28,12 +30,8 @@ pub use crate::progress::{Progress, Step};
 pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 pub use crate::verify::{Quarantined, Verify};
 pub use crate::{
+    body::{Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns},
     error::GenerateError,
-    plan::scenario::{
-        Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns,
-        CLOSURE_ARGUMENT, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE,
-        RECEIVER_NOT_REBUILT, UNTESTABLE,
-    },
     plan::{
         plan, Assertion, FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
         DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
@@ -41,6 +39,10 @@ pub use crate::{
     },
     read::crate_api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     read::types::{DeclType, Prim},
+    reasons::{
+        CLOSURE_ARGUMENT, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE, NOT_MOCKABLE,
+        RECEIVER_NOT_REBUILT, UNTESTABLE,
+    },
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     verify::line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
 };

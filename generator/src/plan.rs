@@ -8,8 +8,9 @@
 //! (closures, binary-only or other crates' functions...). What one test does is built by
 //! [`crate::plan::scenario`].
 
-pub(crate) mod scenario;
+pub(crate) mod body;
 pub(crate) mod table;
+pub(crate) mod through;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -20,11 +21,12 @@ use serde::Serialize;
 use crate::act::call::resolve;
 use crate::act::display;
 use crate::act::target::Target;
-pub use crate::assert::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
+pub use crate::body::Assertion;
+use crate::body::{Body, MockDecl};
 use crate::naming::{self, NameParts};
-use crate::plan::scenario::{Body, MockDecl};
 use crate::plan::table::{Row, Table};
 use crate::read::crate_api::CrateApi;
+pub use crate::reasons::{DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
 
 /// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
 pub const NEEDS_MOCKALL: &str = "needs mockall";
@@ -201,7 +203,11 @@ impl Summary {
             })
             .collect();
         let tested: BTreeSet<u64> = tests.iter().flat_map(|t| t.calls.iter().copied()).collect();
-        let steps = [UNSUPPORTED_TYPE, UNDECODED, scenario::RECEIVER_NOT_REBUILT];
+        let steps = [
+            UNSUPPORTED_TYPE,
+            UNDECODED,
+            crate::reasons::RECEIVER_NOT_REBUILT,
+        ];
         let (mut as_steps, mut through) = (0, 0);
         let holding = &self.through;
         self.skipped_calls.retain(|s| {
@@ -336,7 +342,15 @@ pub fn plan_grouped(
     for row in rows {
         *hidden.entry(row.function).or_default() += 1;
     }
-    let cx = scenario::Ctx::new(trace, api, &targets, &children, equivalent, &hidden);
+    let cx = crate::arrange::context::Ctx::new(
+        trace,
+        api,
+        &targets,
+        &children,
+        equivalent,
+        &hidden,
+        crate::arrange::rebuild::rebuild,
+    );
     let has_mockall = api.dev_dependencies.contains("mockall");
     // module path -> tests under construction, and where each body already is.
     let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
@@ -397,7 +411,7 @@ pub fn plan_grouped(
             call
         };
         cx.replay_whole_histories(options.whole_histories.contains(&call.id.0));
-        let (mut body, name, replayed) = match scenario::carve(&cx, call, callable) {
+        let (mut body, name, replayed) = match crate::plan::body::carve(&cx, call, callable) {
             Ok(carved) => carved,
             Err(reason) => {
                 // A result of a crate not recorded: say so, and how to record it.
@@ -412,25 +426,25 @@ pub fn plan_grouped(
                             )
                             .is_err() =>
                     {
-                        crate::assert::observe::UNRECORDED_CRATE_VALUE
+                        crate::reasons::UNRECORDED_CRATE_VALUE
                     }
                     _ => reason,
                 };
                 summary.skip(call.id.0, &callable.call_path, reason);
                 let unreachable = [
-                    scenario::RECEIVER_NOT_REBUILT,
-                    scenario::HISTORY_NOT_REPLAYABLE,
+                    crate::reasons::RECEIVER_NOT_REBUILT,
+                    crate::reasons::HISTORY_NOT_REPLAYABLE,
                 ];
                 if unreachable.contains(&reason) {
-                    let outer = scenario::holding_call(&cx, call)
-                        .or_else(|| scenario::building_call(&cx, call));
+                    let outer = crate::plan::through::holding_call(&cx, call)
+                        .or_else(|| crate::plan::through::building_call(&cx, call));
                     if let Some(outer) = outer {
                         summary.through.insert(call.id.0, outer.0);
                     }
                 }
-                if reason == scenario::UNTESTABLE {
+                if reason == crate::reasons::UNTESTABLE {
                     if let Some(last) = summary.skipped_calls.last_mut() {
-                        last.detail = scenario::world_read(&cx, call);
+                        last.detail = crate::arrange::context::world_read(&cx, call);
                     }
                 }
                 continue;

@@ -42,7 +42,7 @@ struct FileContext<'a> {
     module_path: &'a str,
     file_name: &'a str,
     tests: &'a [TestPlan],
-    mocks: &'a [crate::plan::scenario::MockDecl],
+    mocks: &'a [crate::body::MockDecl],
     uses: &'a [String],
     needs_predicates: bool,
     needs_sequence: bool,
@@ -422,7 +422,7 @@ mod tests {
         assert!(formatted.contains(&format!("// {long}")), "{formatted}");
         assert!(!formatted.contains(COMMENT_MARKER), "{formatted}");
     }
-    use crate::plan::scenario::Body;
+    use crate::body::Body;
     use crate::plan::{Assertion, Summary};
 
     fn plan() -> Plan {

@@ -2,54 +2,15 @@
 //! literal, `assert!`, a `matches!` pattern, the parts a caller can observe, a panic), and the
 //! reasons a value cannot be written.
 
+use crate::body::Assertion;
+use crate::reasons::NOT_RUST_SYNTAX;
+use crate::reasons::UNDECODED;
+use crate::reasons::UNSUPPORTED_TYPE;
 use carve_storage::Value;
-use serde::Serialize;
 
 use crate::arrange::literal::{self, LiteralError, Position};
 use crate::naming;
 use crate::read::types::{DeclType, Prim};
-
-/// Skip reason: an argument or the return value is not an exact scalar or string.
-pub const UNDECODED: &str = "undecoded";
-/// Skip reason: the call panicked, unwound, or was cut off by the end of the process.
-pub const DID_NOT_RETURN: &str = "did not return";
-/// Skip reason: a value does not fit the declared type, or the type takes no literal.
-pub const UNSUPPORTED_TYPE: &str = "unsupported type";
-/// Skip reason: the call returned a value of another crate, not recorded, with no `==` or text
-/// a test could check it by (`form_urlencoded::Parse` from `Url::query_pairs()`), and what the
-/// program did with it were that crate's calls, not in the recording: no recorded call shows
-/// what a test should do with it or what it should give. Recording that crate too
-/// (`--filter 'form_urlencoded::*'`) records them.
-pub const UNRECORDED_CRATE_VALUE: &str = "returns a value of a crate not recorded";
-/// A name in the trace (a field or variant) is not Rust syntax where a test would write it: the
-/// trace is damaged or was made to inject code, and the name is never written.
-pub const NOT_RUST_SYNTAX: &str = "name in the trace is not Rust syntax";
-/// What the test checks about the result.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Assertion {
-    /// `assert_eq!(result, <expected>)`.
-    Eq { expected: String },
-    /// `assert!(result)`.
-    True,
-    /// `assert!(!result)`.
-    False,
-    /// `assert!(result.is_nan())`.
-    Nan,
-    /// The function returns `()`: the call itself is the test.
-    Unit,
-    /// The result cannot be compared as a whole (no `PartialEq`, or a private field): what of
-    /// it is observable (getters, public fields) is asserted, as the test's effects. `unwrap`
-    /// (`.unwrap()`) gets the value out of the `Ok` or `Some` it was returned in.
-    Observed { unwrap: Option<String> },
-    /// `assert!(matches!(result, <pattern>))`: a result `==` cannot compare, checked by its
-    /// variant and the parts a pattern can name (see [`crate::assert::pattern`]).
-    Matches { pattern: String },
-    /// `#[should_panic(expected = <expected>)]`: the recorded call panicked. `expected` is a
-    /// Rust string literal of the longest exact part of the recorded message, `None` when the
-    /// message was not recorded.
-    Panics { expected: Option<String> },
-}
 
 /// The part of a recorded panic message a test can expect exactly: the longest run of literal
 /// text (formatted arguments were recorded as `{…}`), as a Rust string literal.

@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use syn::visit_mut::VisitMut;
 
-use crate::assert::observe::Assertion;
-use crate::plan::scenario::{Binding, Body};
+use crate::body::Assertion;
+use crate::body::{Binding, Body};
 
 pub(crate) use crate::read::group::ROWS_PER_CAP;
 
@@ -319,7 +319,7 @@ fn mentions(tokens: proc_macro2::TokenStream, names: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::scenario::Effect;
+    use crate::body::Effect;
 
     fn body(setup: &[&str], callee: &str, args: &[&str], assertion: Assertion) -> Body {
         Body {

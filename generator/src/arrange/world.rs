@@ -10,59 +10,23 @@
 //! recorder's bound, an unreadable or relative path), files under no common directory named
 //! by an argument, a directory above that one that was listed, or a file seen two ways.
 
+use crate::arrange::context::Ctx;
+use crate::body::Binding;
+use crate::body::Body;
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use carve_storage::{Call, CallId, EntryKind, FileRead, Found, Value};
 
-use super::{Binding, Body, Ctx};
-use crate::assert::observe::Assertion;
+use crate::body::Assertion;
 use crate::syntax;
-
-/// The sources (`recorder/src/sources.rs` labels) that only read files by path, each through
-/// one of the std functions whose reads the recorder snapshots.
-const FILE_READS: &[&str] = &[
-    "fs: std::fs::read_dir",
-    "fs: std::fs::metadata",
-    "fs: std::fs::symlink_metadata",
-    "fs: std::fs::canonicalize",
-    "fs: std::fs::read",
-    "fs: std::fs::read_to_string",
-    "fs: std::fs::File::open",
-    "fs: std::path::Path::exists",
-    "fs: std::path::Path::is_file",
-    "fs: std::path::Path::is_dir",
-    "fs: std::path::Path::metadata",
-    "fs: std::path::Path::canonicalize",
-    "fs: std::path::Path::read_dir",
-];
-
-const FILE_OPEN: &str = "fs: std::fs::File::open";
-const OPTIONS_OPEN: &str = "fs: std::fs::OpenOptions::open";
 
 /// The test's variable holding the rebuilt files.
 const VAR: &str = "recorded_files";
 
-/// What `call` itself read: (something no test rebuilds, files a test can rebuild). A source
-/// other than a file read by path, a read not seen whole, or a file source with no read seen
-/// at all is the first.
-pub(super) fn own_reads(call: &Call, reads: &[&FileRead]) -> (bool, bool) {
-    // `File::open` opens through `OpenOptions::open`, which also opens for writing: only
-    // beside `File::open` is it taken for a read (a call opening one file each way is not told
-    // apart; what it writes then, it writes under the test's directory).
-    let opens = call.touches.iter().any(|t| t == FILE_OPEN);
-    let other = call
-        .touches
-        .iter()
-        .any(|t| !(FILE_READS.contains(&t.as_str()) || opens && t == OPTIONS_OPEN));
-    let unseen = !call.touches.is_empty() && reads.is_empty();
-    let partial = reads.iter().any(|r| !r.found.is_complete());
-    (other || unseen || partial, !reads.is_empty())
-}
-
 /// The files `calls` (the call a test makes and the recorded calls its arrange steps make
 /// again) and the calls below them read, rebuilt into `body`; `Err` when they cannot be.
-pub(super) fn rebuild(cx: &Ctx, calls: &[&Call], body: &mut Body) -> Result<(), ()> {
+pub(crate) fn rebuild(cx: &Ctx, calls: &[&Call], body: &mut Body) -> Result<(), ()> {
     let mut reads = Vec::new();
     for call in calls {
         below(cx, call, &mut reads);

@@ -9,9 +9,12 @@
 //! hold it before the call returns it, and the calls on it inside are that call's doing, made
 //! again by its test ([`building_call`]).
 
+use crate::arrange::context::Ctx;
+use crate::arrange::rebuild::history::call_by_id;
+use crate::arrange::values::same_state;
+use crate::arrange::values::strip_ref;
 use carve_storage::{Call, CallId, Value};
 
-use super::{history::call_by_id, same_state, strip_ref, Ctx};
 use crate::act::target::Target;
 
 /// How many calls up the receiver may stay the same object before the call holding it as a

@@ -16,12 +16,21 @@
 //! object the test needs. And only for a text the object holds as a field (its serialization),
 //! not a piece of it (`scheme()`).
 
+use crate::arrange::builder::Builder;
+use crate::arrange::check::observations;
+use crate::arrange::context::cached;
+use crate::arrange::context::reads_world;
+use crate::arrange::context::Ctx;
+use crate::arrange::rebuild::history;
+use crate::arrange::rebuild::part_of_returned::returned_public_calls;
+use crate::arrange::rebuild::producer::constructed;
+use crate::arrange::values::returned_struct;
+use crate::arrange::values::same_state;
+use crate::arrange::values::strip_ref;
+use crate::body::Binding;
+use crate::body::Effect;
 use carve_storage::Value;
 
-use super::{
-    cached, constructed, history, observations, reads_world, returned_public_calls,
-    returned_struct, same_state, strip_ref, Binding, Builder, Ctx, Effect,
-};
 use crate::act::target::{Callable, Target};
 use crate::read::types::DeclType;
 use crate::syntax;
@@ -29,7 +38,7 @@ use crate::syntax;
 /// Adds `let <var> = <T>::<parser>("<text>")<unwrap>;` and the check `<var>.<getter>() ==
 /// "<text>"` for an object of `type_path` in `state`, when the recording holds a getter's text of
 /// that state and a constructor from a string. `false`, with `b` unchanged, otherwise.
-pub(super) fn rebuild(
+pub(crate) fn rebuild(
     cx: &Ctx,
     b: &mut Builder,
     state: &Value,

@@ -26,9 +26,14 @@
 //! in an argument's state after the call: later calls would run it), a recorded call that did
 //! not return, an answer or a write no literal can give, and calls grouping left out.
 
+use crate::arrange::builder::Builder;
+use crate::arrange::context::Ctx;
+use crate::arrange::values::strip_ref;
+use crate::body::Binding;
+use crate::body::Effect;
+use crate::reasons::CLOSURE_ARGUMENT;
 use carve_storage::{Call, FunctionInfo, Value};
 
-use super::{strip_ref, Binding, Builder, Ctx, Effect, CLOSURE_ARGUMENT};
 use crate::syntax;
 
 /// How many recorded calls one replay closure may give back.
@@ -461,7 +466,6 @@ impl ReplayClosure {
 #[cfg(test)]
 mod tests {
     use super::*;
-
     fn closure(
         params: &[&str],
         checks: &[&str],

@@ -9,22 +9,29 @@
 //! as the program made them. When one of them cannot be replayed, the test is declined with
 //! [`HISTORY_NOT_REPLAYABLE`] rather than guessed.
 
+use crate::arrange::builder::mark;
+use crate::arrange::builder::undo;
+use crate::arrange::builder::Builder;
+use crate::arrange::context::reads_unbuilt_world;
+use crate::arrange::context::Ctx;
+use crate::arrange::mocks::interactions;
+use crate::arrange::rebuild::directly::rebuild_directly;
+use crate::arrange::rebuild::producer::constructed;
+use crate::arrange::rebuild::replay::handle_chain;
+use crate::arrange::rebuild::replay::replay_call;
+use crate::arrange::rebuild::replay::ReplayCall;
+use crate::arrange::values::is_maybe_uninit;
+use crate::arrange::values::same_state;
+use crate::arrange::values::strip_ref;
+use crate::arrange::wanted::Wanted;
+use crate::body::Binding;
+use crate::reasons::HISTORY_NOT_REPLAYABLE;
 use std::collections::{HashMap, HashSet};
 
 use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
-use super::{
-    constructed, handle_chain, interactions, is_maybe_uninit, mark, reads_unbuilt_world,
-    rebuild_directly, replay_call, same_state, strip_ref, undo, Binding, Builder, Ctx, ReplayCall,
-    Wanted,
-};
 use crate::act::target::Target;
 use crate::read::types::DeclType;
-
-/// Skip reason: the object's recorded state leaves out memory its methods read (behind a
-/// pointer, `MaybeUninit` storage), and the calls that brought it there cannot all be replayed
-/// (a closure or a dependency as argument, a call from inside the crate, no recorded maker).
-pub const HISTORY_NOT_REPLAYABLE: &str = "state behind pointers, history not replayable";
 
 /// How many recorded calls the history of one object may replay.
 const MAX_HISTORY: usize = 512;
@@ -34,7 +41,7 @@ const MAX_MOVES: usize = 8;
 /// Whether `state` leaves out part of what the object's methods read: memory behind a non-null
 /// pointer that was not followed, `MaybeUninit` storage (read as bytes, compared as nothing), a
 /// part not read or cut short. Trait objects are not looked into (they become mocks).
-pub(super) fn incomplete(state: &Value) -> bool {
+pub(crate) fn incomplete(state: &Value) -> bool {
     match state {
         Value::Pointer { addr, .. } => *addr != 0,
         Value::Opaque { ty, .. } => is_maybe_uninit(ty),
@@ -54,7 +61,7 @@ pub(super) fn incomplete(state: &Value) -> bool {
 
 /// Adds `let <var> = <maker>;` and the object's recorded `&mut` calls made before `before`, in
 /// recording order (an equivalent call grouped under a kept one is replayed at its own place).
-pub(super) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
+pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
     let Wanted {
         state,
         object,
@@ -326,7 +333,7 @@ fn in_library(cx: &Ctx, call: &Call) -> bool {
 }
 
 /// The recorded call with id `id` (calls are in id order).
-pub(super) fn call_by_id<'t>(cx: &Ctx<'t>, id: CallId) -> Option<&'t Call> {
+pub(crate) fn call_by_id<'t>(cx: &Ctx<'t>, id: CallId) -> Option<&'t Call> {
     let calls = &cx.trace.calls;
     match calls.binary_search_by_key(&id, |c| c.id) {
         Ok(at) => Some(&calls[at]),
