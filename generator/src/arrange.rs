@@ -11,6 +11,7 @@ pub(crate) mod debug_repr;
 pub(crate) mod literal;
 pub(crate) mod mocks;
 pub(crate) mod rebuild;
+pub(crate) mod receiver;
 pub(crate) mod sequence;
 pub(crate) mod texts;
 pub(crate) mod values;

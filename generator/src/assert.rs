@@ -4,3 +4,4 @@
 pub(crate) mod effects;
 pub(crate) mod observe;
 pub(crate) mod pattern;
+pub(crate) mod result;

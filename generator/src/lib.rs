@@ -136,7 +136,7 @@ impl Report {
                 .summary
                 .unsupported
                 .iter()
-                .filter(|(k, _)| plan::OUTSIDE_PUBLIC_API.contains(&k.as_str()))
+                .filter(|(k, _)| plan::model::OUTSIDE_PUBLIC_API.contains(&k.as_str()))
                 .map(|(_, n)| n)
                 .sum::<usize>();
         // The headline: recorded calls of the public API that ended in a passing test (or, not
@@ -472,7 +472,7 @@ fn count_over_max(
             crate::act::target::Target::Private => summary.private_calls += n,
             crate::act::target::Target::Unsupported(kind) => {
                 *summary.unsupported.entry(kind.to_string()).or_default() += n;
-                let public_api = !plan::OUTSIDE_PUBLIC_API.contains(&kind);
+                let public_api = !plan::model::OUTSIDE_PUBLIC_API.contains(&kind);
                 if public_api {
                     summary.public_api += n;
                 }

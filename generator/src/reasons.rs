@@ -47,3 +47,13 @@ pub const NOT_RUST_SYNTAX: &str = "name in the trace is not Rust syntax";
 /// pointer, `MaybeUninit` storage), and the calls that brought it there cannot all be replayed
 /// (a closure or a dependency as argument, a call from inside the crate, no recorded maker).
 pub const HISTORY_NOT_REPLAYABLE: &str = "state behind pointers, history not replayable";
+
+/// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
+pub const NEEDS_MOCKALL: &str = "needs mockall";
+
+/// Skip reason: the function already has `--max-per-function` tests.
+pub const OVER_MAX_PER_FUNCTION: &str = "over --max-per-function";
+
+/// Skip reason: the test needs a mock of a trait whose name another trait's mock in the same
+/// file already has.
+pub const MOCK_NAME_CLASH: &str = "mock name clash";

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::GenerateError;
-use crate::plan::{FilePlan, Plan, TestPlan};
+use crate::plan::model::{FilePlan, Plan, TestPlan};
 
 /// The template that renders one file of tests.
 pub const TEST_FILE_TEMPLATE: &str = "test_file.rs.tera";

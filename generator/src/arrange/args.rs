@@ -1,6 +1,14 @@
 //! How to build an argument that is not a literal: a dependency as a mock, an object of the
 //! crate rebuilt from its own provenance.
 
+use crate::arrange::closure;
+use crate::arrange::literal;
+use crate::arrange::literal::Position;
+use crate::body::Effect;
+use crate::naming;
+use crate::read::crate_api::FnApi;
+use crate::reasons::CLOSURE_ARGUMENT;
+
 use crate::arrange::builder::Builder;
 use crate::arrange::context::Ctx;
 use crate::arrange::mocks::mockable;
@@ -10,6 +18,7 @@ use crate::read::crate_api::ParamApi;
 use crate::read::types::DeclType;
 use crate::reasons::UNDECODED;
 use crate::reasons::UNSUPPORTED_TYPE;
+use carve_storage::{Arg, Call};
 
 use carve_storage::{CallId, ObjectId, Value};
 /// A dependency passed as an argument becomes a mock, written as the parameter takes it: a
@@ -122,5 +131,83 @@ pub(crate) fn wrap_object(ty: &str, var: &str) -> Result<String, &'static str> {
         Ok(format!("std::sync::Arc::new({var})"))
     } else {
         Err(UNSUPPORTED_TYPE)
+    }
+}
+
+/// The arguments of the call a test makes, as Rust expressions, with what else they need.
+pub(crate) struct CallArgs {
+    pub(crate) exprs: Vec<String>,
+    /// Per argument, a slug the test's name is made of.
+    pub(crate) slugs: Vec<String>,
+    /// `&mut` object arguments: (parameter, variable), whose effects the test may check.
+    pub(crate) objects: Vec<(String, String)>,
+    /// How many times each replay closure was called, checked first after the call.
+    pub(crate) closure_checks: Vec<Effect>,
+}
+
+/// Each of `args` (the recorded arguments but `self`, one per parameter of `api`) as the
+/// test passes it: a mock, a replay closure, a literal, or an object rebuilt.
+pub(crate) fn call_args(
+    cx: &Ctx,
+    b: &mut Builder,
+    call: &Call,
+    api: &FnApi,
+    args: &[&Arg],
+) -> Result<CallArgs, &'static str> {
+    let mut out = CallArgs {
+        exprs: Vec::with_capacity(api.params.len()),
+        slugs: Vec::new(),
+        objects: Vec::new(),
+        closure_checks: Vec::new(),
+    };
+    for (arg, param) in args.iter().zip(&api.params) {
+        out.slugs.push(naming::value_slug(&arg.value));
+        if let Some(expr) = dep_arg(cx, b, &arg.value, param, |addr| addr) {
+            out.exprs.push(expr?);
+            continue;
+        }
+        if let Some(replay) = closure::replay(cx, call, arg, &api.ident, param.bound.as_deref()) {
+            let (expr, check) = replay?.add_to(b);
+            // Named for what it is, not for what it captured.
+            if let Some(slug) = out.slugs.last_mut() {
+                *slug = "closure".to_string();
+            }
+            out.exprs.push(expr);
+            out.closure_checks.extend(check);
+            continue;
+        }
+        let expr = value_arg(cx, b, call, arg, param, &mut out.objects)?;
+        out.exprs.push(expr);
+    }
+    Ok(out)
+}
+
+/// An argument that is neither a dependency nor a closure: a literal, or an object of the crate
+/// (by reference, by value, in `Some`) rebuilt too (a `&mut` one added to `objects`).
+fn value_arg(
+    cx: &Ctx,
+    b: &mut Builder,
+    call: &Call,
+    arg: &Arg,
+    param: &ParamApi,
+    objects: &mut Vec<(String, String)>,
+) -> Result<String, &'static str> {
+    let scalar = arg.value.is_scalar_or_string()
+        || matches!(&arg.value, Value::Ref { target, .. } if target.is_scalar_or_string());
+    match literal::render(&arg.value, &param.ty, Position::Arg) {
+        Ok(expr) => Ok(expr),
+        Err(e) if scalar => Err(literal::reason(e)),
+        Err(_) => match literal::render_value(&arg.value, false, cx.api) {
+            Ok(expr) => Ok(expr),
+            Err(_) if arg.value.type_name().contains("{closure_env#") => Err(CLOSURE_ARGUMENT),
+            Err(_) => {
+                let (expr, mutated) =
+                    object_arg(cx, b, &arg.value, call.object(&arg.name), param, call.id)?;
+                if let Some(var) = mutated {
+                    objects.push((arg.name.clone(), var));
+                }
+                Ok(expr)
+            }
+        },
     }
 }

@@ -5,6 +5,9 @@
 //! the suffix of the declared width. Where the declaration says nothing usable (a type parameter,
 //! `impl Trait`, a type alias) the value's own recorded type is used instead.
 
+use crate::reasons::NOT_RUST_SYNTAX;
+use crate::reasons::UNDECODED;
+use crate::reasons::UNSUPPORTED_TYPE;
 use carve_storage::{Field, Value};
 
 use crate::read::types::{
@@ -781,6 +784,15 @@ fn describe(decl: &DeclType) -> String {
         DeclType::Generic(name) => name.clone(),
         DeclType::ImplTrait => "impl Trait".to_string(),
         DeclType::Other(written) => written.clone(),
+    }
+}
+
+/// The skip reason a literal that cannot be written gives.
+pub(crate) fn reason(e: LiteralError) -> &'static str {
+    match e {
+        LiteralError::Undecoded => UNDECODED,
+        LiteralError::UnsupportedType(_) => UNSUPPORTED_TYPE,
+        LiteralError::Refused(_) => NOT_RUST_SYNTAX,
     }
 }
 

@@ -2,13 +2,12 @@
 //! literal, `assert!`, a `matches!` pattern, the parts a caller can observe, a panic), and the
 //! reasons a value cannot be written.
 
+use crate::arrange::literal::reason;
 use crate::body::Assertion;
-use crate::reasons::NOT_RUST_SYNTAX;
 use crate::reasons::UNDECODED;
-use crate::reasons::UNSUPPORTED_TYPE;
 use carve_storage::Value;
 
-use crate::arrange::literal::{self, LiteralError, Position};
+use crate::arrange::literal::{self, Position};
 use crate::naming;
 use crate::read::types::{DeclType, Prim};
 
@@ -119,14 +118,6 @@ fn cow(value: &Value, facts: &dyn crate::read::types::TypeFacts) -> Option<Strin
         return literal::render_value(inner, true, facts).ok();
     }
     None
-}
-
-pub(crate) fn reason(e: LiteralError) -> &'static str {
-    match e {
-        LiteralError::Undecoded => UNDECODED,
-        LiteralError::UnsupportedType(_) => UNSUPPORTED_TYPE,
-        LiteralError::Refused(_) => NOT_RUST_SYNTAX,
-    }
 }
 
 /// Whether `ret` (looked at through references, `Ok`/`Some`) is a struct or enum of a crate

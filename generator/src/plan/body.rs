@@ -8,42 +8,30 @@
 //! the trait; a trait object such a call returned becomes a child mock. Calls into the crate's
 //! concrete code run for real, so the walk goes through them.
 
-use crate::act::target::Callable;
-use crate::arrange::args::dep_arg;
-use crate::arrange::args::object_arg;
-use crate::arrange::builder::collapse_repeats;
-use crate::arrange::builder::Builder;
-use crate::arrange::closure;
-use crate::arrange::context::own_world;
-use crate::arrange::context::Ctx;
-use crate::arrange::literal;
-use crate::arrange::literal::Position;
-use crate::arrange::mocks::interactions;
-use crate::arrange::mocks::mock_setups;
-use crate::arrange::rebuild::rebuild;
-use crate::arrange::values::returned_struct;
-use crate::arrange::values::strip_ref;
-use crate::arrange::wanted::Wanted;
-use crate::arrange::world;
-use crate::assert::effects::effects;
-use crate::body::Assertion;
-use crate::body::Body;
-use crate::body::Effect;
-use crate::naming::{self, NameParts};
-use crate::reasons::CLOSURE_ARGUMENT;
-use crate::reasons::DID_NOT_RETURN;
-use crate::reasons::UNDECODED;
-use crate::reasons::UNSUPPORTED_TYPE;
-use crate::reasons::UNTESTABLE;
-use carve_storage::{Call, Outcome, Value};
 use std::collections::BTreeSet;
 
-/// Builds the body of the test for `call`, or says why there is none.
+use carve_storage::{Call, Outcome};
+
+use crate::act::target::Callable;
+use crate::arrange::args::call_args;
+use crate::arrange::builder::{collapse_repeats, Builder};
+use crate::arrange::context::{own_world, Ctx};
+use crate::arrange::mocks::{interactions, mock_setups};
+use crate::arrange::receiver;
+use crate::arrange::world;
+use crate::assert::{effects, result};
+use crate::body::{Assertion, Body};
+use crate::naming::NameParts;
+use crate::reasons::{DID_NOT_RETURN, UNDECODED, UNTESTABLE};
+
 /// A carved test: its body, its name's parts, and the recorded calls its arrange steps replay
 /// (see [`Builder`]'s `replayed`).
 pub type Carved = (Body, NameParts, Vec<u64>);
 
-pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, &'static str> {
+/// Builds the body of the test for `call`, or says why there is none: arrange (the receiver,
+/// the arguments, the mocks), act (the call as `target` spells it), assert (the result, the
+/// effects).
+pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'static str> {
     // A call that panicked becomes a #[should_panic] test expecting its recorded message.
     let panicked = match &call.outcome {
         Outcome::Returned => None,
@@ -56,207 +44,59 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
     let api = &target.api;
     let mut b = Builder::default();
     let mut args_values: Vec<&carve_storage::Arg> = call.args.iter().collect();
-    let mut callee = target.call_path.clone();
-    let mut receiver_var = None;
-    let mut receiver_state = None;
-    if api.has_receiver {
-        let Some(pos) = args_values.iter().position(|a| a.name == "self") else {
-            return Err(UNDECODED);
-        };
-        let self_arg = args_values.remove(pos);
-        receiver_state = state_slug(strip_ref(&self_arg.value));
-        let Some(self_type) = target.self_type.as_deref() else {
-            return Err(UNSUPPORTED_TYPE);
-        };
-        let short = self_type.rsplit("::").next().unwrap_or(self_type);
-        let var = b.fresh(short);
-        rebuild(
-            cx,
-            &mut b,
-            Wanted {
-                state: strip_ref(&self_arg.value),
-                object: call.object("self"),
-                type_path: self_type,
-                before: call.id,
-                var: &var,
-                mutable: api.mut_receiver,
-            },
-        )?;
-        callee = format!("{var}.{}", api.ident);
-        receiver_var = Some(var);
-    }
+    let receiver = receiver::arrange(cx, &mut b, call, target, &mut args_values)?;
     if args_values.len() != api.params.len() {
         return Err(UNDECODED);
     }
-    let mut args = Vec::with_capacity(api.params.len());
-    let mut arg_slugs = Vec::new();
-    let mut object_args = Vec::new();
-    // How many times each replay closure was called, checked first after the call.
-    let mut closure_checks = Vec::new();
-    for (arg, param) in args_values.iter().zip(&api.params) {
-        arg_slugs.push(naming::value_slug(&arg.value));
-        if let Some(expr) = dep_arg(cx, &mut b, &arg.value, param, |addr| addr) {
-            args.push(expr?);
-            continue;
-        }
-        if let Some(replay) = closure::replay(cx, call, arg, &api.ident, param.bound.as_deref()) {
-            let (expr, check) = replay?.add_to(&mut b);
-            // Named for what it is, not for what it captured.
-            if let Some(slug) = arg_slugs.last_mut() {
-                *slug = "closure".to_string();
-            }
-            args.push(expr);
-            closure_checks.extend(check);
-            continue;
-        }
-        let scalar = arg.value.is_scalar_or_string()
-            || matches!(&arg.value, Value::Ref { target, .. } if target.is_scalar_or_string());
-        match literal::render(&arg.value, &param.ty, Position::Arg) {
-            Ok(expr) => args.push(expr),
-            Err(e) if scalar => return Err(crate::assert::observe::reason(e)),
-            Err(_) => match literal::render_value(&arg.value, false, cx.api) {
-                Ok(expr) => args.push(expr),
-                Err(_) if arg.value.type_name().contains("{closure_env#") => {
-                    return Err(CLOSURE_ARGUMENT);
-                }
-                Err(_) => {
-                    // An object of the crate (by reference, by value, in `Some`): rebuilt too.
-                    let (expr, mutated) = object_arg(
-                        cx,
-                        &mut b,
-                        &arg.value,
-                        call.object(&arg.name),
-                        param,
-                        call.id,
-                    )?;
-                    args.push(expr);
-                    if let Some(var) = mutated {
-                        object_args.push((arg.name.clone(), var));
-                    }
-                }
-            },
-        }
-    }
-
+    let args = call_args(cx, &mut b, call, api, &args_values)?;
     // The mock trees: every call made through a dependency, in order.
     interactions(cx, &mut b, call.id)?;
-
-    let (assertion, ret_slug) = match panicked {
-        Some(message) => (
-            Assertion::Panics {
-                expected: message.and_then(crate::assert::observe::expected_panic),
-            },
-            None,
-        ),
-        None => match crate::assert::observe::assertion(call.ret.as_ref(), &api.ret, cx.api) {
-            Ok(checked) => checked,
-            // Nothing recorded because nothing was returned: a zero-sized `Result<(), E>`.
-            Err(reason)
-                if call.ret.is_none()
-                    && cx
-                        .trace
-                        .function(call.function)
-                        .is_some_and(|f| f.return_type.is_none()) =>
-            {
-                crate::assert::observe::zero_sized_ok(api.ret_ok_unit).ok_or(reason)?
-            }
-
-            Err(reason) => 'observe: {
-                // A struct of the crate that cannot be compared whole (also inside `Ok` or
-                // `Some`, which the test unwraps): check what a caller can observe of it
-                // (getters, public fields), as a developer would.
-                // Else, the variant and the parts a pattern can name (`Err(E::At(3usize))`).
-                // The pattern names only parts read exactly (`_` for pointers, opaque or
-                // unread memory, truncated strings), so the value need not be exact whole.
-                let pattern = || {
-                    let ret = call.ret.as_ref()?;
-                    let pattern = crate::assert::pattern::of(ret, cx.api)?;
-                    Some((
-                        Assertion::Matches { pattern },
-                        Some(naming::value_slug(ret)),
-                    ))
-                };
-                // Else the text an equal value was displayed as (`display.rs`).
-                let shown = |b: &mut Builder| {
-                    let ret = call.ret.as_ref()?;
-                    let (actual, expected) = cx.texts.check("result", ret)?;
-                    b.effects.push(Effect {
-                        actual,
-                        expected,
-                        message: None,
-                    });
-                    Some((
-                        Assertion::Observed { unwrap: None },
-                        Some(naming::value_slug(ret)),
-                    ))
-                };
-                let matches = |b: &mut Builder| pattern().or_else(|| shown(b));
-                // A reference to a struct (`Deref::deref`, a getter returning `&Inner`) is
-                // observed through the reference, as the value (`result.line_no`).
-                let through_ref = |r: &'c Value| match r {
-                    Value::Ref { target, .. } if matches!(**target, Value::Struct { .. }) => {
-                        target.as_ref()
-                    }
-                    other => other,
-                };
-                let Some((ret, unwrap)) = call
-                    .ret
-                    .as_ref()
-                    .map(through_ref)
-                    .and_then(|r| returned_struct(cx, r, &target.call_path))
-                else {
-                    break 'observe matches(&mut b).ok_or(reason)?;
-                };
-                let Value::Struct { ty, .. } = ret else {
-                    break 'observe matches(&mut b).ok_or(reason)?;
-                };
-                let before = b.effects.len();
-                effects(
-                    cx,
-                    &mut b,
-                    "result",
-                    ret,
-                    crate::read::types::strip_generics(ty),
-                );
-                // With nothing to observe, the mocks still check what it did to its
-                // dependencies (a mock without expectations fails on any call).
-                if b.effects.len() == before && b.deps.is_empty() {
-                    break 'observe matches(&mut b).ok_or(reason)?;
-                }
-                // Named after what it returns (`new_returns_versioned_set`): its contents are
-                // what the assertions observe, not a short value.
-                let short = crate::read::types::strip_generics(ty)
-                    .rsplit("::")
-                    .next()
-                    .unwrap_or("value");
-                (
-                    Assertion::Observed { unwrap },
-                    Some(naming::snake_case(short)),
-                )
-            }
-        },
-    };
-
-    b.effects.splice(0..0, closure_checks);
+    let (assertion, ret_slug) = result::observe(cx, &mut b, call, target, panicked)?;
+    b.effects.splice(0..0, args.closure_checks);
     // Field effects on `&mut self` and `&mut` object arguments.
-    if let (Some(var), true) = (&receiver_var, api.mut_receiver) {
-        if let Some(after) = call.after("self") {
-            effects(
-                cx,
-                &mut b,
-                var,
-                after,
-                target.self_type.as_deref().unwrap_or(""),
-            );
-        }
-    }
-    for (name, var) in object_args {
-        if let Some(after) = call.after(&name) {
-            let ty = crate::read::types::strip_generics(strip_ref(after).type_name()).to_string();
-            effects(cx, &mut b, &var, after, &ty);
-        }
-    }
+    effects::of_call(
+        cx,
+        &mut b,
+        call,
+        target,
+        receiver.var.as_deref(),
+        &args.objects,
+    );
+    let when = b.first_answer.clone().or(receiver.state_slug);
+    let replayed = b.replayed.iter().copied().collect();
+    let body = assemble(
+        cx,
+        b,
+        call,
+        target,
+        (receiver.callee, args.exprs),
+        assertion,
+    )?;
+    let name = NameParts {
+        panics: panicked.is_some(),
+        subject: if api.has_receiver {
+            api.name.clone()
+        } else {
+            target.subject.clone()
+        },
+        args: args.slugs,
+        ret: ret_slug,
+        when,
+    };
+    Ok((body, name, replayed))
+}
 
+/// The body from what `b` arranged, the call (`act`: callee and arguments) and the assertion:
+/// the mocks in the order to write them, and the files the call and the calls its arrange
+/// steps make again read, rebuilt.
+fn assemble(
+    cx: &Ctx,
+    b: Builder,
+    call: &Call,
+    target: &Callable,
+    (callee, args): (String, Vec<String>),
+    assertion: Assertion,
+) -> Result<Body, &'static str> {
     let (mocks, ordered_expectations, mock_decls, sequence) = mock_setups(cx, &b)?;
     // Only those that read files are looked up (a history may replay hundreds of calls).
     let arranged: Vec<&Call> = b
@@ -265,14 +105,9 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
         .filter(|id| cx.below.get(id).is_some_and(|b| b.2))
         .filter_map(|id| cx.trace.calls.iter().find(|c| c.id == *id))
         .collect();
-    let subject = if api.has_receiver {
-        api.name.clone()
-    } else {
-        target.subject.clone()
-    };
     // A getter test already asserts what a check of its state would.
     let act = format!("{callee}({})", args.join(", "));
-    let body = Body {
+    let mut body = Body {
         function_path: target.call_path.clone(),
         mocks,
         ordered_expectations,
@@ -294,43 +129,21 @@ pub fn carve<'c>(cx: &Ctx, call: &'c Call, target: &Callable) -> Result<Carved, 
             .collect(),
         replays_closures: b.replay_closures,
     };
-    // The files it and the calls its arrange steps make again read, rebuilt.
-    let mut body = body;
     let calls: Vec<&Call> = std::iter::once(call).chain(arranged).collect();
     world::rebuild(cx, &calls, &mut body).map_err(|()| UNTESTABLE)?;
-    let name = NameParts {
-        panics: panicked.is_some(),
-        subject,
-        args: arg_slugs,
-        ret: ret_slug,
-        when: b.first_answer.clone().or(receiver_state),
-    };
-    Ok((body, name, b.replayed.into_iter().collect()))
-}
-
-/// `src_1_2_pos_5`: the receiver's first two scalar or string fields, naming a test apart from
-/// others that call the same method with the same arguments on another state.
-fn state_slug(state: &Value) -> Option<String> {
-    let Value::Struct { fields, .. } = state else {
-        return None;
-    };
-    let parts: Vec<String> = fields
-        .iter()
-        .filter(|f| f.value.is_scalar_or_string())
-        .take(2)
-        .map(|f| format!("{}_{}", f.name, naming::value_slug(&f.value)))
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("_"))
+    Ok(body)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arrange::values::dyn_trait;
+    use crate::body::Effect;
     use crate::body::{Binding, Returns};
     use crate::plan::{plan, Plan, PlanOptions, NEEDS_MOCKALL};
     use crate::read::crate_api::CrateApi;
     use crate::reasons::RECEIVER_NOT_REBUILT;
+    use carve_storage::Value;
     use carve_storage::{Arg, Field, FunctionInfo, Language, ParamInfo, Run, RunId, RunInfo};
     use carve_storage::{CallId, FunctionId, Trace};
 

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use carve_storage::Coverage;
 use serde::Serialize;
 
-use crate::plan::{OverMax, Summary, OVER_MAX_PER_FUNCTION};
+use crate::plan::model::{OverMax, Summary};
+use crate::reasons::OVER_MAX_PER_FUNCTION;
 
 /// The carved tests' line coverage, against the recording's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
