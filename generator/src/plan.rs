@@ -12,6 +12,7 @@ pub(crate) mod body;
 pub(crate) mod drafts;
 pub(crate) mod fate;
 pub(crate) mod files;
+pub(crate) mod grouped;
 pub(crate) mod model;
 pub(crate) mod table;
 pub(crate) mod through;
@@ -28,7 +29,7 @@ pub use crate::body::Assertion;
 use crate::plan::drafts::{Draft, Drafts};
 
 pub use crate::plan::model::{FilePlan, Plan, PlanOptions, TestPlan};
-pub use crate::plan::model::{OverMax, SkippedCall, Summary, UnsupportedFunction};
+pub use crate::plan::model::{OverMax, SkippedCall, Summary};
 use crate::read::crate_api::CrateApi;
 pub use crate::reasons::{
     DID_NOT_RETURN, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION, UNDECODED,

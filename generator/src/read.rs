@@ -5,6 +5,8 @@
 //! as declared ([`types`]) and demangled paths ([`paths`]).
 
 pub(crate) mod crate_api;
+pub(crate) mod crate_dir;
 pub(crate) mod group;
 pub(crate) mod paths;
+pub(crate) mod tree;
 pub(crate) mod types;

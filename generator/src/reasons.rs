@@ -57,3 +57,6 @@ pub const OVER_MAX_PER_FUNCTION: &str = "over --max-per-function";
 /// Skip reason: the test needs a mock of a trait whose name another trait's mock in the same
 /// file already has.
 pub const MOCK_NAME_CLASH: &str = "mock name clash";
+
+/// The skip reason of calls whose tests verification took out.
+pub const FAILED_VERIFICATION: &str = "failed verification";

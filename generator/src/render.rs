@@ -11,6 +11,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use carve_storage::Trace;
+
 use crate::error::GenerateError;
 use crate::plan::model::{FilePlan, Plan, TestPlan};
 
@@ -409,6 +414,58 @@ fn unmark_comments(formatted: &str) -> String {
 
 /// The template file names a `--templates` directory may override.
 pub const TEMPLATE_NAMES: &[&str] = &[TEST_FILE_TEMPLATE];
+
+/// Renders every file of `plan` (those with tests) and writes them all or nothing.
+pub(crate) fn render_and_write(
+    plan: &Plan,
+    templates: &Templates,
+    out_dir: &Path,
+    trace: &Trace,
+    threads: &BTreeMap<i32, String>,
+) -> Result<Vec<PathBuf>, GenerateError> {
+    let rendered = plan
+        .files
+        .iter()
+        .filter(|file| !file.tests.is_empty())
+        .map(|file| {
+            let origins: Vec<String> = file
+                .tests
+                .iter()
+                .map(|t| test_origin(trace, threads, &t.calls).unwrap_or_default())
+                .collect();
+            let source = templates.render_file_from(plan, file, &origins)?;
+            Ok((file.file_name.clone(), source))
+        })
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    crate::render::write::write_all(out_dir, &rendered)
+}
+
+/// Which test of which test binary the first of `calls` was made in, when a cargo test binary
+/// made it on a named thread other than the main one (libtest runs each test on a thread
+/// named after it):
+/// ``test `adds` of `a` `` for a call of `tests/a.rs`'s test `adds`.
+pub(crate) fn test_origin(
+    trace: &Trace,
+    threads: &BTreeMap<i32, String>,
+    calls: &[u64],
+) -> Option<String> {
+    let first = calls.first()?;
+    let call = trace.calls.iter().find(|c| c.id.0 == *first)?;
+    if call.thread == trace.run.info.pid {
+        return None;
+    }
+    let test = threads.get(&call.thread)?;
+    let binary = Path::new(&trace.run.info.program)
+        .file_name()?
+        .to_string_lossy();
+    // cargo names a test binary `TARGET-HASH` (16 hex digits); any other program's named
+    // threads are its own, not tests.
+    let (target, hash) = binary.rsplit_once('-')?;
+    if hash.len() != 16 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some(format!("test `{test}` of `{target}`"))
+}
 
 #[cfg(test)]
 mod tests {

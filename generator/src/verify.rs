@@ -10,6 +10,7 @@ pub mod libtest;
 pub(crate) mod line_coverage;
 pub(crate) mod repair;
 pub(crate) mod rows;
+pub(crate) mod take_out;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -501,6 +502,22 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
         ));
     }
     s
+}
+
+/// The files of `plan` as verification sees them: their tests, and the rows of each table test.
+pub(crate) fn under_test(plan: &crate::plan::model::Plan) -> Vec<UnderTest> {
+    plan.files
+        .iter()
+        .map(|f| UnderTest {
+            file: f.file_name.clone(),
+            tests: f.tests.iter().map(|t| t.name.clone()).collect(),
+            rows: f
+                .tests
+                .iter()
+                .filter_map(|t| Some((t.name.clone(), t.table.as_ref()?.rows.len())))
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

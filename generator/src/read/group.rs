@@ -510,6 +510,16 @@ fn values_digest(call: &Call) -> u128 {
     (u128::from(half(3)) << 64) | u128::from(half(4))
 }
 
+/// A run as read hands it on: the calls kept, and what grouping left out of them (see
+/// [`GroupedTrace`], whose parts these are).
+pub(crate) struct Recording<'t> {
+    pub(crate) trace: &'t Trace,
+    pub(crate) equivalent: &'t BTreeMap<CallId, Vec<CallId>>,
+    pub(crate) over_max: &'t BTreeMap<FunctionId, usize>,
+    pub(crate) rows: &'t [Call],
+    pub(crate) threads: &'t BTreeMap<i32, String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -172,7 +172,7 @@ pub fn compare_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{SkippedCall, UnsupportedFunction};
+    use crate::plan::model::{SkippedCall, UnsupportedFunction};
     use carve_storage::{FunctionId, FunctionLines};
 
     fn function(id: u32, path: &str, reached: &[(&str, u32)]) -> FunctionLines {
