@@ -19,8 +19,6 @@ mod report;
 mod syntax;
 mod verify;
 
-pub use crate::verify::libtest;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +28,8 @@ pub use crate::progress::{Progress, Step};
 use crate::read::group::Recording;
 pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 pub use crate::report::{CarvedTest, Report};
-pub use crate::verify::{Quarantined, Verify};
+pub use crate::verify::{libtest, Quarantined, Verify};
+
 pub use crate::{
     body::{Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns},
     error::GenerateError,

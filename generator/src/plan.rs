@@ -27,9 +27,9 @@ use crate::act::target::Target;
 use crate::arrange::context::Ctx;
 pub use crate::body::Assertion;
 use crate::plan::drafts::{Draft, Drafts};
-
-pub use crate::plan::model::{FilePlan, Plan, PlanOptions, TestPlan};
-pub use crate::plan::model::{OverMax, SkippedCall, Summary};
+pub use crate::plan::model::{
+    FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
+};
 use crate::read::crate_api::CrateApi;
 pub use crate::reasons::{
     DID_NOT_RETURN, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION, UNDECODED,

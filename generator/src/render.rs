@@ -6,15 +6,12 @@
 
 pub(crate) mod write;
 
-use std::fs;
-use std::path::Path;
-
-use serde::Serialize;
-
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use carve_storage::Trace;
+use serde::Serialize;
 
 use crate::error::GenerateError;
 use crate::plan::model::{FilePlan, Plan, TestPlan};

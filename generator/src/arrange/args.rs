@@ -1,26 +1,21 @@
 //! How to build an argument that is not a literal: a dependency as a mock, an object of the
 //! crate rebuilt from its own provenance.
 
-use crate::arrange::closure;
-use crate::arrange::literal;
-use crate::arrange::literal::Position;
-use crate::body::Effect;
-use crate::naming;
-use crate::read::crate_api::FnApi;
-use crate::reasons::CLOSURE_ARGUMENT;
+use carve_storage::{Arg, Call, CallId, ObjectId, Value};
 
 use crate::arrange::builder::Builder;
 use crate::arrange::context::Ctx;
+use crate::arrange::literal::Position;
 use crate::arrange::mocks::mockable;
 use crate::arrange::values::dyn_object;
 use crate::arrange::wanted::Wanted;
-use crate::read::crate_api::ParamApi;
+use crate::arrange::{closure, literal};
+use crate::body::Effect;
+use crate::naming;
+use crate::read::crate_api::{FnApi, ParamApi};
 use crate::read::types::DeclType;
-use crate::reasons::UNDECODED;
-use crate::reasons::UNSUPPORTED_TYPE;
-use carve_storage::{Arg, Call};
+use crate::reasons::{CLOSURE_ARGUMENT, UNDECODED, UNSUPPORTED_TYPE};
 
-use carve_storage::{CallId, ObjectId, Value};
 /// A dependency passed as an argument becomes a mock, written as the parameter takes it: a
 /// trait object (`&dyn T`, `Box<dyn T>`, `Rc<dyn T>`...) or a value of a trait-bounded generic
 /// (`repo: R`, `&R`, `&impl Repo`). `None` when the argument is no dependency; `moved` maps the

@@ -1,13 +1,13 @@
 //! A test under construction: the bindings, checks, effects and mocks the rules add as they
 //! build the values a test needs, and how to undo a failed attempt.
 
-use crate::body::Binding;
-use crate::body::Effect;
-use crate::body::Returns;
-use crate::naming;
+use std::collections::BTreeSet;
 
 use carve_storage::CallId;
-use std::collections::BTreeSet;
+
+use crate::body::{Binding, Effect, Returns};
+use crate::naming;
+
 /// A trait object the test replaces with a mock.
 /// A recorded call made through a dependency: (rank among all the test's mock calls, method,
 /// predicates, returns).

@@ -2,17 +2,16 @@
 //! getters, or its derived `Debug` output. Arrange checks a rebuilt object with it before the
 //! test acts; assert checks the effects of the call with it after.
 
+use carve_storage::Value;
+
 use crate::act::target::Target;
-use crate::arrange::context::cached;
-use crate::arrange::context::Ctx;
+use crate::arrange::context::{cached, Ctx};
 use crate::arrange::debug_repr::debug_repr;
 use crate::arrange::literal;
 use crate::arrange::literal::Position;
-use crate::arrange::values::same_state;
-use crate::arrange::values::strip_ref;
+use crate::arrange::values::{same_state, strip_ref};
 use crate::body::Effect;
 
-use carve_storage::Value;
 /// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters,
 /// or, when some field shows through neither, on its derived `Debug` output as a whole.
 /// Whether the recording shows getter `getter` of `type_path` returning something other than

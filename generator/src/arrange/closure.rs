@@ -26,14 +26,13 @@
 //! in an argument's state after the call: later calls would run it), a recorded call that did
 //! not return, an answer or a write no literal can give, and calls grouping left out.
 
+use carve_storage::{Call, FunctionInfo, Value};
+
 use crate::arrange::builder::Builder;
 use crate::arrange::context::Ctx;
 use crate::arrange::values::strip_ref;
-use crate::body::Binding;
-use crate::body::Effect;
+use crate::body::{Binding, Effect};
 use crate::reasons::CLOSURE_ARGUMENT;
-use carve_storage::{Call, FunctionInfo, Value};
-
 use crate::syntax;
 
 /// How many recorded calls one replay closure may give back.

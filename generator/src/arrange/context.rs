@@ -2,16 +2,17 @@
 //! [`Target`], with what lies below each call worked out once (trait calls, reads of the world,
 //! files) and caches the rules fill as they go. Built once per plan.
 
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use carve_storage::{Call, CallId, FileRead, FunctionId, Trace, Value};
+
 use crate::act::target::Target;
 use crate::arrange::builder::Builder;
 use crate::arrange::wanted::Wanted;
 use crate::read::crate_api::CrateApi;
 
-use carve_storage::{Call, CallId, FileRead, FunctionId, Trace, Value};
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::collections::HashMap;
-use std::rc::Rc;
 /// What the planner knows about the whole trace.
 pub struct Ctx<'a> {
     pub trace: &'a Trace,

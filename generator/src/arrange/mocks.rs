@@ -1,30 +1,21 @@
 //! How to build a value — a mock: every recorded call made through a trait-object dependency
 //! becomes an expectation on a mock of the trait (mockall), in the order to write them.
 
-use crate::arrange::builder::Builder;
-use crate::arrange::builder::Interaction;
-use crate::arrange::context::is_trait_call;
-use crate::arrange::context::own_world;
-use crate::arrange::context::Ctx;
+use std::collections::BTreeSet;
+
+use carve_storage::{CallId, Outcome, Value};
+
+use crate::arrange::builder::{Builder, Interaction};
+use crate::arrange::context::{is_trait_call, own_world, Ctx};
 use crate::arrange::literal;
 use crate::arrange::literal::Position;
 use crate::arrange::values::dyn_object;
-use crate::body::Expectation;
-use crate::body::MockDecl;
-use crate::body::MockSetup;
-use crate::body::OrderedExpectation;
-use crate::body::Returns;
+use crate::body::{Expectation, MockDecl, MockSetup, OrderedExpectation, Returns};
 use crate::naming;
-use crate::read::crate_api::CrateApi;
-use crate::read::crate_api::TraitApi;
+use crate::read::crate_api::{CrateApi, TraitApi};
 use crate::read::types::DeclType;
-use crate::reasons::MOCK_UNREPLAYABLE;
-use crate::reasons::NOT_MOCKABLE;
-use crate::reasons::UNDECODED;
-use crate::reasons::UNTESTABLE;
+use crate::reasons::{MOCK_UNREPLAYABLE, NOT_MOCKABLE, UNDECODED, UNTESTABLE};
 
-use carve_storage::{CallId, Outcome, Value};
-use std::collections::BTreeSet;
 /// Records every call made through a dependency below `parent`; other calls are walked into.
 pub(crate) fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'static str> {
     let Some(kids) = cx.children.get(&Some(parent)) else {

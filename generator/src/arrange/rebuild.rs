@@ -9,6 +9,7 @@ use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::replay::REPLAY_BUDGET;
 use crate::arrange::wanted::Wanted;
 use crate::reasons::RECEIVER_NOT_REBUILT;
+
 pub(crate) mod derive;
 pub(crate) mod directly;
 pub(crate) mod history;

@@ -1,8 +1,9 @@
 //! The `Display` texts a recording holds, by the state they were written from.
 
+use carve_storage::{Trace, Value};
+
 use crate::act::display::written;
 
-use carve_storage::{Trace, Value};
 /// The `Display` texts a recording holds, by the state they were written from: a value of a
 /// type without `PartialEq` is observed by the text of an equal value (same type, same
 /// recorded fields, read exactly), `assert_eq!(size.display().to_string(), "1.0 kB")`.

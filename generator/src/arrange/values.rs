@@ -1,9 +1,10 @@
 //! Questions about recorded values every rule asks: the trait objects inside one, whether two
 //! are the same state for a test's purpose, the value inside an `Ok`/`Some` a call returned.
 
+use carve_storage::Value;
+
 use crate::arrange::context::Ctx;
 
-use carve_storage::Value;
 /// `dao::Connection` from `alloc::boxed::Box<dyn dao::Connection, alloc::alloc::Global>` or
 /// `&dyn dao::Connection`.
 pub fn dyn_trait(ty: &str) -> Option<String> {

@@ -1,6 +1,7 @@
 //! What a rebuild rule is asked for (plain data).
 
 use carve_storage::{CallId, ObjectId, Value};
+
 /// What a rebuild rule is asked for: a binding `var` (`let mut` when `mutable`) holding an
 /// object of `type_path` in `state`, as it was just before call `before`; `object` is its
 /// identity when the recorder gave one (its history is then replayable).

@@ -10,15 +10,13 @@
 //! recorder's bound, an unreadable or relative path), files under no common directory named
 //! by an argument, a directory above that one that was listed, or a file seen two ways.
 
-use crate::arrange::context::Ctx;
-use crate::body::Binding;
-use crate::body::Body;
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use carve_storage::{Call, CallId, EntryKind, FileRead, Found, Value};
 
-use crate::body::Assertion;
+use crate::arrange::context::Ctx;
+use crate::body::{Assertion, Binding, Body};
 use crate::syntax;
 
 /// The test's variable holding the rebuilt files.

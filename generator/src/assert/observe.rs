@@ -2,14 +2,13 @@
 //! literal, `assert!`, a `matches!` pattern, the parts a caller can observe, a panic), and the
 //! reasons a value cannot be written.
 
-use crate::arrange::literal::reason;
-use crate::body::Assertion;
-use crate::reasons::UNDECODED;
 use carve_storage::Value;
 
-use crate::arrange::literal::{self, Position};
+use crate::arrange::literal::{self, reason, Position};
+use crate::body::Assertion;
 use crate::naming;
 use crate::read::types::{DeclType, Prim};
+use crate::reasons::UNDECODED;
 
 /// The part of a recorded panic message a test can expect exactly: the longest run of literal
 /// text (formatted arguments were recorded as `{…}`), as a Rust string literal.

@@ -6,7 +6,7 @@
 
 use carve_storage::Value;
 
-use crate::arrange::literal::{self};
+use crate::arrange::literal;
 use crate::read::types::{Shape, TypeFacts};
 use crate::syntax;
 

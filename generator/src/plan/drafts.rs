@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::body::Body;
 use crate::naming::NameParts;
 use crate::plan::table::{self, Row, Table};
+
 pub(crate) struct Draft {
     pub(crate) body: Body,
     pub(crate) name: NameParts,

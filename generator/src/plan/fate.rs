@@ -9,8 +9,7 @@ use crate::act::display;
 use crate::act::target::{Callable, Target};
 use crate::arrange::context::Ctx;
 use crate::plan::body::{self, Carved};
-use crate::plan::model::PlanOptions;
-use crate::plan::model::{Summary, UnsupportedFunction, OUTSIDE_PUBLIC_API};
+use crate::plan::model::{PlanOptions, Summary, UnsupportedFunction, OUTSIDE_PUBLIC_API};
 use crate::reasons::{NEEDS_MOCKALL, UNSUPPORTED_TYPE};
 
 /// How a test calls `call`'s function, when one can; else the call is counted by kind

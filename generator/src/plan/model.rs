@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use carve_storage::CallId;
-
 use serde::Serialize;
 
 use crate::body::{Body, MockDecl};

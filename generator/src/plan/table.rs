@@ -20,9 +20,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use syn::visit_mut::VisitMut;
 
-use crate::body::Assertion;
-use crate::body::{Binding, Body};
-
+use crate::body::{Assertion, Binding, Body};
 pub(crate) use crate::read::group::ROWS_PER_CAP;
 
 /// The variable a table test binds each row to, and the table itself.

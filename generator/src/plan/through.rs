@@ -9,13 +9,12 @@
 //! hold it before the call returns it, and the calls on it inside are that call's doing, made
 //! again by its test ([`building_call`]).
 
-use crate::arrange::context::Ctx;
-use crate::arrange::rebuild::history::call_by_id;
-use crate::arrange::values::same_state;
-use crate::arrange::values::strip_ref;
 use carve_storage::{Call, CallId, Value};
 
 use crate::act::target::Target;
+use crate::arrange::context::Ctx;
+use crate::arrange::rebuild::history::call_by_id;
+use crate::arrange::values::{same_state, strip_ref};
 
 /// How many calls up the receiver may stay the same object before the call holding it as a
 /// private field.

@@ -55,7 +55,7 @@ pub(crate) fn crate_to_build(
 /// `[package]`.
 pub(crate) fn package_at_or_above(dir: &Path) -> Option<PathBuf> {
     let dir = dir.canonicalize().ok()?;
-    crate_api::find_package_dir(&dir.join("Cargo.toml"))
+    crate_api::manifest::find_package_dir(&dir.join("Cargo.toml"))
 }
 
 /// The package with a library that most recorded calls point into, found by walking up from
@@ -94,7 +94,9 @@ pub(crate) fn find_crate_dir(
         };
         let package = package_of_dir
             .entry(parent.to_path_buf())
-            .or_insert_with(|| crate_api::find_package_dir(file).filter(|dir| has_library(dir)))
+            .or_insert_with(|| {
+                crate_api::manifest::find_package_dir(file).filter(|dir| has_library(dir))
+            })
             .clone();
         if let Some(dir) = package {
             // Functions with no calls still vote, a little.
@@ -123,7 +125,9 @@ pub(crate) fn check_tests_are_targets(
     out_dir: &Path,
 ) -> Result<(), GenerateError> {
     let manifest = crate_dir.join("Cargo.toml");
-    let info = crate_api::parse_manifest(&std::fs::read_to_string(&manifest).unwrap_or_default());
+    let info = crate_api::manifest::parse_manifest(
+        &std::fs::read_to_string(&manifest).unwrap_or_default(),
+    );
     let in_tests = match (
         out_dir.canonicalize(),
         crate_dir.join("tests").canonicalize(),
@@ -139,7 +143,7 @@ pub(crate) fn check_tests_are_targets(
 
 pub(crate) fn has_library(dir: &Path) -> bool {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-    let info = crate_api::parse_manifest(&manifest);
+    let info = crate_api::manifest::parse_manifest(&manifest);
     dir.join(info.lib_path.as_deref().unwrap_or("src/lib.rs"))
         .is_file()
 }

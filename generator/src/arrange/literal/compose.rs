@@ -4,6 +4,7 @@
 use crate::arrange::literal::error::LiteralError;
 use crate::read::types::Prim;
 use crate::syntax;
+
 /// A sequence by its recorded type: `vec![..]`, an array `[..]`, or a slice `&[..][..]` (the
 /// `[..]` makes it `&[T]`, not `&[T; N]`, so a generic parameter is the recorded instance). An
 /// empty one names its element type when that is a primitive, so that it infers.

@@ -1,12 +1,11 @@
 //! Why a value could not be written as a literal, and the skip reason that gives.
 
+use carve_storage::Value;
+
 use crate::read::types::DeclType;
-use crate::reasons::NOT_RUST_SYNTAX;
-use crate::reasons::UNDECODED;
-use crate::reasons::UNSUPPORTED_TYPE;
+use crate::reasons::{NOT_RUST_SYNTAX, UNDECODED, UNSUPPORTED_TYPE};
 use crate::syntax::Refused;
 
-use carve_storage::Value;
 /// Why a value could not be written as a literal of its declared type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiteralError {

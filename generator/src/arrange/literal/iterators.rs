@@ -1,9 +1,9 @@
 //! Iterators a program makes from a string: a fresh `Split<char>` as `"a b".split(' ')`.
 
-use crate::syntax::char_lit;
-use crate::syntax::str_lit;
-
 use carve_storage::{Field, Value};
+
+use crate::syntax::{char_lit, str_lit};
+
 /// `"text".split('c')` for a `Split<char>` that has not moved: searching from 0 to the text's
 /// end, not finished.
 pub(crate) fn split_at_char(

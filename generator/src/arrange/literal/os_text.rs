@@ -1,15 +1,12 @@
 //! Paths and OS strings recorded as their text, and `Chars` as the text it has left: written as
 //! the std constructor a user writes (`std::path::Path::new("a/b")`, `"ab".chars()`).
 
-use crate::arrange::literal::error::mismatch;
+use carve_storage::Value;
 
-use crate::arrange::literal::error::LiteralError;
-use crate::read::types::os_text_constructor;
-use crate::read::types::text_iterator_method;
-use crate::read::types::DeclType;
+use crate::arrange::literal::error::{mismatch, LiteralError};
+use crate::read::types::{os_text_constructor, text_iterator_method, DeclType};
 use crate::syntax::str_lit;
 
-use carve_storage::Value;
 /// A path or OS string recorded as its text (`&std::path::Path`, `PathBuf`, `&OsStr`,
 /// `OsString`), written as the std constructor a user writes: `std::path::Path::new("a/b")`.
 /// `None` when the value is no such text or the declared type takes another kind of value.

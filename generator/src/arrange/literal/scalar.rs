@@ -1,14 +1,12 @@
 //! Literals of the primitive types: `bool`, `char`, integers with the declared suffix (the extremes
 //! as `MIN`/`MAX`), floats bit-exact.
 
-use crate::arrange::literal::error::mismatch;
+use carve_storage::Value;
+
+use crate::arrange::literal::error::{mismatch, LiteralError};
+use crate::read::types::{DeclType, Prim};
 use crate::syntax::char_lit;
 
-use crate::arrange::literal::error::LiteralError;
-use crate::read::types::DeclType;
-use crate::read::types::Prim;
-
-use carve_storage::Value;
 pub(crate) fn render_prim(value: &Value, prim: Prim) -> Result<String, LiteralError> {
     match (value, prim) {
         (Value::Bool { value }, Prim::Bool) => Ok(value.to_string()),

@@ -1,12 +1,11 @@
 //! Standard values whose representation is private, written through their public constructors
 //! (`NonZero`, `Duration`, ranges, `bitflags` types), and which standard types `==` compares.
 
-use crate::arrange::literal::scalar::render_prim;
-use crate::read::types::strip_generics;
-use crate::read::types::Prim;
-use crate::read::types::TypeFacts;
-
 use carve_storage::{Field, Value};
+
+use crate::arrange::literal::scalar::render_prim;
+use crate::read::types::{strip_generics, Prim, TypeFacts};
+
 /// Standard-library values whose representation is private, written through the public
 /// constructor that makes them: `NonZero<usize>` (recorded as its niche-carrying inner integer)
 /// is `std::num::NonZero::<usize>::new(8).unwrap()`, `Duration` is `Duration::new(secs, nanos)`.

@@ -2,15 +2,15 @@
 //! raised inside an unfinished call), reached from a recorded constructor's state by the
 //! shortest sequence of recorded calls whose changes add up to it.
 
-use crate::arrange::builder::mark;
-use crate::arrange::builder::undo;
-use crate::arrange::builder::Builder;
+use std::rc::Rc;
+
+use carve_storage::{CallId, Value};
+
+use crate::arrange::builder::{mark, undo, Builder};
 use crate::arrange::check::observations;
-use crate::arrange::context::Ctx;
-use crate::arrange::context::Step;
+use crate::arrange::context::{Ctx, Step};
 use crate::arrange::rebuild::directly::rebuild_directly;
-use crate::arrange::rebuild::producer::constructed;
-use crate::arrange::rebuild::producer::producers_in_order;
+use crate::arrange::rebuild::producer::{constructed, producers_in_order};
 use crate::arrange::rebuild::replay::replayable;
 use crate::arrange::sequence;
 use crate::arrange::sequence::Transition;
@@ -19,8 +19,6 @@ use crate::arrange::wanted::Wanted;
 use crate::body::Binding;
 use crate::reasons::RECEIVER_NOT_REBUILT;
 
-use carve_storage::{CallId, Value};
-use std::rc::Rc;
 /// A state no completed call left an object in (a counter raised inside an unfinished recursive
 /// call): a recorded constructor's state followed by the shortest sequence of recorded calls
 /// whose changes to the object's integers add up to it ([`sequence::counter_path`]). Only for

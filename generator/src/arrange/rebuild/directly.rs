@@ -5,14 +5,12 @@ use crate::arrange::builder::Builder;
 use crate::arrange::context::Ctx;
 use crate::arrange::literal;
 use crate::arrange::rebuild::part_of_returned::part_of_returned;
-use crate::arrange::rebuild::producer::constructed;
-use crate::arrange::rebuild::producer::producer_call;
-use crate::arrange::rebuild::producer::producers_in_order;
-use crate::arrange::values::dyn_addrs;
-use crate::arrange::values::same_state;
+use crate::arrange::rebuild::producer::{constructed, producer_call, producers_in_order};
+use crate::arrange::values::{dyn_addrs, same_state};
 use crate::arrange::wanted::Wanted;
 use crate::body::Binding;
 use crate::reasons::RECEIVER_NOT_REBUILT;
+
 /// An object in `state` from its recorded constructor, a part of a value a recorded call
 /// returned, or a struct literal.
 pub(crate) fn rebuild_directly(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {

@@ -9,29 +9,22 @@
 //! as the program made them. When one of them cannot be replayed, the test is declined with
 //! [`HISTORY_NOT_REPLAYABLE`] rather than guessed.
 
-use crate::arrange::builder::mark;
-use crate::arrange::builder::undo;
-use crate::arrange::builder::Builder;
-use crate::arrange::context::reads_unbuilt_world;
-use crate::arrange::context::Ctx;
-use crate::arrange::mocks::interactions;
-use crate::arrange::rebuild::directly::rebuild_directly;
-use crate::arrange::rebuild::producer::constructed;
-use crate::arrange::rebuild::replay::handle_chain;
-use crate::arrange::rebuild::replay::replay_call;
-use crate::arrange::rebuild::replay::ReplayCall;
-use crate::arrange::values::is_maybe_uninit;
-use crate::arrange::values::same_state;
-use crate::arrange::values::strip_ref;
-use crate::arrange::wanted::Wanted;
-use crate::body::Binding;
-use crate::reasons::HISTORY_NOT_REPLAYABLE;
 use std::collections::{HashMap, HashSet};
 
 use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
 use crate::act::target::Target;
+use crate::arrange::builder::{mark, undo, Builder};
+use crate::arrange::context::{reads_unbuilt_world, Ctx};
+use crate::arrange::mocks::interactions;
+use crate::arrange::rebuild::directly::rebuild_directly;
+use crate::arrange::rebuild::producer::constructed;
+use crate::arrange::rebuild::replay::{handle_chain, replay_call, ReplayCall};
+use crate::arrange::values::{is_maybe_uninit, same_state, strip_ref};
+use crate::arrange::wanted::Wanted;
+use crate::body::Binding;
 use crate::read::types::DeclType;
+use crate::reasons::HISTORY_NOT_REPLAYABLE;
 
 /// How many recorded calls the history of one object may replay.
 const MAX_HISTORY: usize = 512;

@@ -2,21 +2,18 @@
 //! the object as a variant's field or a `pub` field, made again and the part taken out
 //! (`let Entry::Vacant(e) = map.entry(k) else {..}`, `parse(s).head`).
 
-use crate::act::target::Callable;
-use crate::act::target::Target;
+use std::rc::Rc;
+
+use carve_storage::{Call, CallId, Outcome, Value};
+
+use crate::act::target::{Callable, Target};
 use crate::arrange::builder::Builder;
-use crate::arrange::context::cached;
-use crate::arrange::context::Ctx;
-use crate::arrange::rebuild::producer::producer_call;
-use crate::arrange::rebuild::producer::MAX_PRODUCER_DEPTH;
-use crate::arrange::values::dyn_addrs;
-use crate::arrange::values::returned_struct;
-use crate::arrange::values::same_state;
+use crate::arrange::context::{cached, Ctx};
+use crate::arrange::rebuild::producer::{producer_call, MAX_PRODUCER_DEPTH};
+use crate::arrange::values::{dyn_addrs, returned_struct, same_state};
 use crate::body::Binding;
 use crate::syntax;
 
-use carve_storage::{Call, CallId, Outcome, Value};
-use std::rc::Rc;
 /// Positions of the recorded public calls whose result holds a `type_path` value as a direct
 /// part a test can take out: a field of a variant of one of the crate's public enums
 /// (`Entry::Vacant(entry)`), or a `pub` field of one of its structs.

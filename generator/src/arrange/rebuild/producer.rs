@@ -2,26 +2,21 @@
 //! state wanted (a constructor, a builder step, a method of another rebuilt object, the item
 //! `iter.next()` gave), made again with its receiver and object arguments rebuilt in turn.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use carve_storage::{Call, CallId, Outcome, Value};
+
 use crate::act::target::Target;
-use crate::arrange::args::dep_arg;
-use crate::arrange::args::object_arg;
-use crate::arrange::builder::mark;
-use crate::arrange::builder::undo;
-use crate::arrange::builder::Builder;
-use crate::arrange::context::cached;
-use crate::arrange::context::reads_unbuilt_world;
-use crate::arrange::context::Ctx;
+use crate::arrange::args::{dep_arg, object_arg};
+use crate::arrange::builder::{mark, undo, Builder};
+use crate::arrange::context::{cached, reads_unbuilt_world, Ctx};
 use crate::arrange::literal;
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
-use crate::arrange::values::dyn_addrs;
-use crate::arrange::values::returned_struct;
-use crate::arrange::values::strip_ref;
+use crate::arrange::values::{dyn_addrs, returned_struct, strip_ref};
 use crate::arrange::wanted::Wanted;
 
-use carve_storage::{Call, CallId, Outcome, Value};
-use std::collections::HashMap;
-use std::rc::Rc;
 /// Positions of the recorded calls that constructed a `type_path` object (see [`constructed`]).
 pub(crate) fn ctors_of(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
     cached(&cx.ctors, type_path, || {

@@ -2,26 +2,20 @@
 //! object in the state wanted, replayed on an object rebuilt in that call's own pre-state (a
 //! handle chain, `*map.entry(k).or_insert(0) = 1`, counts as one call).
 
+use carve_storage::{Call, CallId, Outcome, Value};
+
 use crate::act::target::Target;
-use crate::arrange::builder::mark;
-use crate::arrange::builder::undo;
-use crate::arrange::builder::Builder;
-use crate::arrange::closure;
-use crate::arrange::context::cached;
-use crate::arrange::context::has_trait_calls;
-use crate::arrange::context::reads_world;
-use crate::arrange::context::Ctx;
-use crate::arrange::literal;
+use crate::arrange::builder::{mark, undo, Builder};
+use crate::arrange::context::{cached, has_trait_calls, reads_world, Ctx};
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
-use crate::arrange::values::same_state;
-use crate::arrange::values::strip_ref;
+use crate::arrange::values::{same_state, strip_ref};
 use crate::arrange::wanted::Wanted;
+use crate::arrange::{closure, literal};
 use crate::body::Binding;
 use crate::reasons::RECEIVER_NOT_REBUILT;
 
-use carve_storage::{Call, CallId, Outcome, Value};
 /// A recorded call that can be replayed on an object of `type_path` in an arrange step: a
 /// returned `&mut self` method call with literal arguments, and, unless `with_deps`, no
 /// dependency calls to mock. Gives `method(args)` and the object's state before and after.

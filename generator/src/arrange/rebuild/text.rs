@@ -16,22 +16,17 @@
 //! object the test needs. And only for a text the object holds as a field (its serialization),
 //! not a piece of it (`scheme()`).
 
-use crate::arrange::builder::Builder;
-use crate::arrange::check::observations;
-use crate::arrange::context::cached;
-use crate::arrange::context::reads_world;
-use crate::arrange::context::Ctx;
-use crate::arrange::rebuild::history;
-use crate::arrange::rebuild::part_of_returned::returned_public_calls;
-use crate::arrange::rebuild::producer::constructed;
-use crate::arrange::values::returned_struct;
-use crate::arrange::values::same_state;
-use crate::arrange::values::strip_ref;
-use crate::body::Binding;
-use crate::body::Effect;
 use carve_storage::Value;
 
 use crate::act::target::{Callable, Target};
+use crate::arrange::builder::Builder;
+use crate::arrange::check::observations;
+use crate::arrange::context::{cached, reads_world, Ctx};
+use crate::arrange::rebuild::history;
+use crate::arrange::rebuild::part_of_returned::returned_public_calls;
+use crate::arrange::rebuild::producer::constructed;
+use crate::arrange::values::{returned_struct, same_state, strip_ref};
+use crate::body::{Binding, Effect};
 use crate::read::types::DeclType;
 use crate::syntax;
 
