@@ -100,125 +100,150 @@ pub(crate) fn quarantine(
     let runs_per_file = v.runs.max(1) as usize;
     let total = files.len() * runs_per_file;
     for (index, under) in files.iter().enumerate() {
-        let (file, tests) = (&under.file, &under.tests);
         let at = |done: usize| {
             Progress::report(
                 progress,
                 Step::Verifying {
-                    file: file.clone(),
+                    file: under.file.clone(),
                     done: index * runs_per_file + done,
                     total,
                 },
             )
         };
-        at(0);
-        let stem = file.trim_end_matches(".rs");
-        let take_out = |test: &str, reason: String| Quarantined {
-            file: file.clone(),
-            test: test.to_string(),
-            row: None,
-            reason,
-        };
-        let mut alive: Alive = under
-            .rows
-            .iter()
-            .map(|(t, &n)| (t.clone(), (0..n).collect()))
-            .collect();
-        let mut taken_out = Vec::new();
-        let mut compile_error =
-            repair_file(crate_dir, out_dir, file, v, &mut taken_out, &mut alive)?;
-        for round in 0..MAX_ROW_ROUNDS {
-            let mut runs = FileRuns {
-                compile_error: compile_error.take(),
-                ..FileRuns::default()
-            };
-            for run in 0..runs_per_file {
-                if runs.compile_error.is_some() {
-                    break;
-                }
-                run_once(crate_dir, stem, v, &mut runs)?;
-                if round == 0 {
-                    at(run + 1);
-                }
-            }
-            if runs.compile_error.is_some() {
-                if round == 0 {
-                    at(runs_per_file); // its runs are skipped
-                }
-                compile_error = runs.compile_error;
-                break;
-            }
-            let last_round = round + 1 == MAX_ROW_ROUNDS;
-            let mut failed = BTreeSet::new();
-            let mut rows: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-            for (test, f) in runs.failed {
-                let reason = if f.times >= v.runs.max(1) {
-                    format!("fails against the recorded code: {}", f.message)
-                } else {
-                    format!(
-                        "flaky: failed {} of {} runs: {}",
-                        f.times,
-                        v.runs.max(1),
-                        f.message
-                    )
-                };
-                let by_row = alive
-                    .get_mut(&test)
-                    .filter(|_| f.unnamed == 0 && !last_round);
-                let Some(left) = by_row.filter(|left| f.rows.keys().all(|&r| r < left.len()))
-                else {
-                    taken_out.push(take_out(&test, reason));
-                    alive.remove(&test);
-                    failed.insert(test);
-                    continue;
-                };
-                for (&row, &times) in &f.rows {
-                    let reason = if times >= v.runs.max(1) {
-                        format!("fails against the recorded code: {}", f.message)
-                    } else {
-                        format!(
-                            "flaky: failed {times} of {} runs: {}",
-                            v.runs.max(1),
-                            f.message
-                        )
-                    };
-                    taken_out.push(Quarantined {
-                        row: Some(left[row]),
-                        ..take_out(&test, reason)
-                    });
-                }
-                rows.insert(test, f.rows.keys().copied().collect());
-            }
-            if !failed.is_empty() {
-                rewrite_without(out_dir, file, &failed)?;
-            }
-            if rows.is_empty() {
-                break;
-            }
-            forget_rows(&mut alive, &rows);
-            rewrite_without_rows(out_dir, file, &rows)?;
-        }
-        if let Some(error) = &compile_error {
-            let reason = format!("the file does not compile: {error}");
-            let left: Vec<_> = tests
-                .iter()
-                .filter(|t| !taken_out.iter().any(|q| &q.test == *t && q.row.is_none()))
-                .filter(|t| alive.get(*t).is_none_or(|rows| !rows.is_empty()))
-                .map(|t| take_out(t, reason.clone()))
-                .collect();
-            taken_out.extend(left);
-        }
-        // The file on disk already lacks what was taken out; a file with no test left goes.
-        let gone = |t: &String| {
-            taken_out.iter().any(|q| &q.test == t && q.row.is_none())
-                || alive.get(t).is_some_and(Vec::is_empty)
-        };
-        if tests.iter().all(gone) {
-            let _ = std::fs::remove_file(out_dir.join(file));
-        }
-        out.extend(taken_out);
+        out.extend(verify_file(crate_dir, out_dir, under, v, &at)?);
     }
     Ok(out)
+}
+
+/// Verifies one file (`at(n)`: told after its n-th run): builds it, taking out the tests the
+/// compiler names, then runs it `v.runs` times, taking out what fails, row by row for a table,
+/// round after round. Gives what it took out; a file with no test left goes.
+fn verify_file(
+    crate_dir: &Path,
+    out_dir: &Path,
+    under: &UnderTest,
+    v: &Verify,
+    at: &dyn Fn(usize),
+) -> Result<Vec<Quarantined>, GenerateError> {
+    let (file, tests) = (&under.file, &under.tests);
+    let runs_per_file = v.runs.max(1) as usize;
+    at(0);
+    let stem = file.trim_end_matches(".rs");
+    let mut alive: Alive = under
+        .rows
+        .iter()
+        .map(|(t, &n)| (t.clone(), (0..n).collect()))
+        .collect();
+    let mut taken_out = Vec::new();
+    let mut compile_error = repair_file(crate_dir, out_dir, file, v, &mut taken_out, &mut alive)?;
+    for round in 0..MAX_ROW_ROUNDS {
+        let mut runs = FileRuns {
+            compile_error: compile_error.take(),
+            ..FileRuns::default()
+        };
+        for run in 0..runs_per_file {
+            if runs.compile_error.is_some() {
+                break;
+            }
+            run_once(crate_dir, stem, v, &mut runs)?;
+            if round == 0 {
+                at(run + 1);
+            }
+        }
+        if runs.compile_error.is_some() {
+            if round == 0 {
+                at(runs_per_file); // its runs are skipped
+            }
+            compile_error = runs.compile_error;
+            break;
+        }
+        let last_round = round + 1 == MAX_ROW_ROUNDS;
+        let (failed, rows) = judge(file, runs.failed, &mut alive, last_round, v, &mut taken_out);
+        if !failed.is_empty() {
+            rewrite_without(out_dir, file, &failed)?;
+        }
+        if rows.is_empty() {
+            break;
+        }
+        forget_rows(&mut alive, &rows);
+        rewrite_without_rows(out_dir, file, &rows)?;
+    }
+    if let Some(error) = &compile_error {
+        let reason = format!("the file does not compile: {error}");
+        let left: Vec<_> = tests
+            .iter()
+            .filter(|t| !taken_out.iter().any(|q| &q.test == *t && q.row.is_none()))
+            .filter(|t| alive.get(*t).is_none_or(|rows| !rows.is_empty()))
+            .map(|t| taken_out_test(file, t, reason.clone()))
+            .collect();
+        taken_out.extend(left);
+    }
+    // The file on disk already lacks what was taken out; a file with no test left goes.
+    let gone = |t: &String| {
+        taken_out.iter().any(|q| &q.test == t && q.row.is_none())
+            || alive.get(t).is_some_and(Vec::is_empty)
+    };
+    if tests.iter().all(gone) {
+        let _ = std::fs::remove_file(out_dir.join(file));
+    }
+    Ok(taken_out)
+}
+
+/// `test` of `file` taken out, whole, for `reason`.
+fn taken_out_test(file: &str, test: &str, reason: String) -> Quarantined {
+    Quarantined {
+        file: file.to_string(),
+        test: test.to_string(),
+        row: None,
+        reason,
+    }
+}
+
+/// Why a test (or row) that failed `times` of `v.runs` runs with `message` is taken out.
+fn failure_reason(times: u32, v: &Verify, message: &str) -> String {
+    if times >= v.runs.max(1) {
+        format!("fails against the recorded code: {message}")
+    } else {
+        format!("flaky: failed {times} of {} runs: {message}", v.runs.max(1))
+    }
+}
+
+/// What goes for the failures of one round (added to `taken_out`): a test whole (returned in
+/// the first set), or, for a table whose failures each named a row still written, those rows
+/// (returned by test, as written), unless it is the `last_round`.
+fn judge(
+    file: &str,
+    failures: BTreeMap<String, Failed>,
+    alive: &mut Alive,
+    last_round: bool,
+    v: &Verify,
+    taken_out: &mut Vec<Quarantined>,
+) -> (BTreeSet<String>, BTreeMap<String, BTreeSet<usize>>) {
+    let mut failed = BTreeSet::new();
+    let mut rows: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    for (test, f) in failures {
+        let by_row = alive
+            .get_mut(&test)
+            .filter(|_| f.unnamed == 0 && !last_round);
+        let Some(left) = by_row.filter(|left| f.rows.keys().all(|&r| r < left.len())) else {
+            taken_out.push(taken_out_test(
+                file,
+                &test,
+                failure_reason(f.times, v, &f.message),
+            ));
+            alive.remove(&test);
+            failed.insert(test);
+            continue;
+        };
+        for (&row, &times) in &f.rows {
+            taken_out.push(Quarantined {
+                row: Some(left[row]),
+                ..taken_out_test(file, &test, failure_reason(times, v, &f.message))
+            });
+        }
+        rows.insert(test, f.rows.keys().copied().collect());
+    }
+    (failed, rows)
 }
 
 /// Drops from `alive` the rows (positions as written) just taken out of each table.

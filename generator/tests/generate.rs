@@ -147,10 +147,11 @@ fn text(ty: &str, s: &str) -> Value {
     }
 }
 
-fn trace(dir: &Path) -> Trace {
+/// The functions of the fixture crate, declared where the trace says.
+fn functions(dir: &Path) -> Vec<FunctionInfo> {
     let lib = dir.join("src/lib.rs");
     let main = dir.join("src/main.rs");
-    let functions = vec![
+    vec![
         function(1, "tiny_calc::main", &main),
         function(2, "tiny_calc::m::add", &lib),
         function(3, "tiny_calc::m::greet", &lib),
@@ -160,7 +161,11 @@ fn trace(dir: &Path) -> Trace {
         function(7, "tiny_calc::Counter::start", &lib),
         function(8, "tiny_calc::Counter::label", &lib),
         function(9, "tiny_calc::noop", &lib),
-    ];
+    ]
+}
+
+/// The calls of a pretend run: `main`, then calls of each function under it.
+fn calls() -> Vec<Call> {
     let mut calls = Vec::new();
     let mut push = |function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| {
         let id = calls.len() as u64 + 1;
@@ -245,24 +250,61 @@ fn trace(dir: &Path) -> Trace {
         returned.clone(),
         None,
     );
-    // Calls that cannot become tests.
-    push(
-        2,
-        vec![int("i32", i32::MAX.into()), int("i32", 1)],
-        Outcome::Panicked {
-            message: Some("attempt to add with overflow".to_string()),
-        },
-        None,
-    );
-    push(
-        3,
-        vec![Value::Unavailable {
-            ty: "&str".to_string(),
-            reason: "optimized out".to_string(),
-        }],
-        returned,
-        Some(text("alloc::string::String", "?")),
-    );
+    calls
+}
+
+/// Calls that cannot become tests: one that panicked, one whose argument was not read. Their ids
+/// follow `last`, under `parent`.
+fn failing_calls(last: u64, parent: CallId) -> Vec<Call> {
+    let call =
+        |id: u64, function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| Call {
+            id: CallId(last + id),
+            parent: Some(parent),
+            function: FunctionId(function),
+            thread: 100,
+            depth: 1,
+            args: args
+                .into_iter()
+                .enumerate()
+                .map(|(i, value)| Arg {
+                    name: format!("arg{i}"),
+                    value,
+                })
+                .collect(),
+            outcome,
+            ret,
+            after: Vec::new(),
+            objects: Vec::new(),
+            touches: Vec::new(),
+        };
+    vec![
+        call(
+            1,
+            2,
+            vec![int("i32", i32::MAX.into()), int("i32", 1)],
+            Outcome::Panicked {
+                message: Some("attempt to add with overflow".to_string()),
+            },
+            None,
+        ),
+        call(
+            2,
+            3,
+            vec![Value::Unavailable {
+                ty: "&str".to_string(),
+                reason: "optimized out".to_string(),
+            }],
+            Outcome::Returned,
+            Some(text("alloc::string::String", "?")),
+        ),
+    ]
+}
+
+fn trace(dir: &Path) -> Trace {
+    let functions = functions(dir);
+    let mut calls = calls();
+    let parent = calls[0].id;
+    calls.extend(failing_calls(calls.len() as u64, parent));
     Trace {
         run: Run {
             id: RunId(4),

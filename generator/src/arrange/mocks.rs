@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use carve_storage::{CallId, Outcome, Value};
 
-use crate::arrange::builder::{Builder, Interaction};
+use crate::arrange::builder::{Builder, Dep, Interaction};
 use crate::arrange::context::{is_trait_call, own_world, Ctx};
 use crate::arrange::literal;
 use crate::arrange::literal::Position;
@@ -159,6 +159,45 @@ pub(crate) fn mock_setups(cx: &Ctx, b: &Builder) -> Result<MockPlan, &'static st
     let mut setups = Vec::new();
     let mut decls = Vec::new();
     let mut sequence = false;
+    let (stateful, across) = ordered_across(cx, b)?;
+    for dep in b.deps.iter().rev() {
+        let tr = mockable(cx.api, &dep.trait_path)?;
+        let decl = MockDecl {
+            name: tr.name.clone(),
+            trait_path: dep.trait_path.clone(),
+            methods: tr.methods.iter().map(|m| m.signature.clone()).collect(),
+        };
+        let mock_type = format!("Mock{}", tr.name);
+        if !decls.contains(&decl) {
+            decls.push(decl);
+        }
+        if across.contains(dep.var.as_str()) {
+            // Its expectations are set below, interleaved with the other mocks'.
+            setups.push(MockSetup {
+                var: dep.var.clone(),
+                mock_type,
+                mutable: true,
+                sequence: None,
+                expectations: Vec::new(),
+            });
+            continue;
+        }
+        let setup = setup_of(dep, mock_type, stateful.contains(dep.var.as_str()));
+        sequence |= setup.sequence.is_some();
+        setups.push(setup);
+    }
+    let ordered = interleaved(b, &across);
+    sequence |= !ordered.is_empty();
+    Ok((setups, ordered, decls, sequence))
+}
+
+/// The mocks whose state the calls changed (a `&mut self` method called: `stateful`), and of
+/// those the independent ones (no other mock returned them) whose calls are ordered across
+/// mocks, when there are two or more.
+fn ordered_across<'b>(
+    cx: &Ctx,
+    b: &'b Builder,
+) -> Result<(BTreeSet<&'b str>, BTreeSet<&'b str>), &'static str> {
     let returned: BTreeSet<&str> = b
         .deps
         .iter()
@@ -190,51 +229,37 @@ pub(crate) fn mock_setups(cx: &Ctx, b: &Builder) -> Result<MockPlan, &'static st
     } else {
         BTreeSet::new()
     };
-    for dep in b.deps.iter().rev() {
-        let tr = mockable(cx.api, &dep.trait_path)?;
-        let decl = MockDecl {
-            name: tr.name.clone(),
-            trait_path: dep.trait_path.clone(),
-            methods: tr.methods.iter().map(|m| m.signature.clone()).collect(),
-        };
-        let mock_type = format!("Mock{}", tr.name);
-        if !decls.contains(&decl) {
-            decls.push(decl);
-        }
-        if across.contains(dep.var.as_str()) {
-            // Its expectations are set below, interleaved with the other mocks'.
-            setups.push(MockSetup {
-                var: dep.var.clone(),
-                mock_type,
-                mutable: true,
-                sequence: None,
-                expectations: Vec::new(),
-            });
-            continue;
-        }
-        let mut expectations = expectations(dep.calls.iter());
-        let mut methods = BTreeSet::new();
-        let repeated = expectations
-            .iter()
-            .any(|e| !methods.insert(e.method.clone()));
-        let ordered = expectations.len() > 1 && (repeated || stateful.contains(dep.var.as_str()));
-        let seq_var =
-            ordered.then(|| format!("seq_{}", dep.var.strip_prefix("mock_").unwrap_or(&dep.var)));
-        if ordered {
-            sequence = true;
-            expectations
-                .iter_mut()
-                .for_each(|e| e.sequence = seq_var.clone());
-        }
-        setups.push(MockSetup {
-            var: dep.var.clone(),
-            mock_type,
-            mutable: !expectations.is_empty(),
-            sequence: seq_var,
-            expectations,
-        });
+    Ok((stateful, across))
+}
+
+/// The setup of one mock with its own expectations, in a `Sequence` of its own when their
+/// order is part of the behaviour (a method answering more than once, or `stateful`).
+fn setup_of(dep: &Dep, mock_type: String, stateful: bool) -> MockSetup {
+    let mut expectations = expectations(dep.calls.iter());
+    let mut methods = BTreeSet::new();
+    let repeated = expectations
+        .iter()
+        .any(|e| !methods.insert(e.method.clone()));
+    let ordered = expectations.len() > 1 && (repeated || stateful);
+    let seq_var =
+        ordered.then(|| format!("seq_{}", dep.var.strip_prefix("mock_").unwrap_or(&dep.var)));
+    if ordered {
+        expectations
+            .iter_mut()
+            .for_each(|e| e.sequence = seq_var.clone());
     }
-    // The independent stateful mocks' calls, in the order they happened.
+    MockSetup {
+        var: dep.var.clone(),
+        mock_type,
+        mutable: !expectations.is_empty(),
+        sequence: seq_var,
+        expectations,
+    }
+}
+
+/// The calls of the mocks in `across`, in the order they happened, in one `seq`; identical
+/// consecutive calls on one mock become `.times(n)`.
+fn interleaved(b: &Builder, across: &BTreeSet<&str>) -> Vec<OrderedExpectation> {
     let mut interleaved: Vec<(usize, &str, &Interaction)> = b
         .deps
         .iter()
@@ -262,6 +287,5 @@ pub(crate) fn mock_setups(cx: &Ctx, b: &Builder) -> Result<MockPlan, &'static st
             expectation: e,
         });
     }
-    sequence |= !ordered.is_empty();
-    Ok((setups, ordered, decls, sequence))
+    ordered
 }
