@@ -7,5 +7,6 @@ pub(crate) mod display;
 pub(crate) mod fmt_spec;
 pub(crate) mod instance;
 pub(crate) mod lean;
+pub(crate) mod rules;
 pub(crate) mod std_traits;
 pub(crate) mod target;

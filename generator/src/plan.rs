@@ -22,7 +22,7 @@ use std::path::Path;
 
 use carve_storage::{Call, CallId, FunctionId, Trace};
 
-use crate::act::call::resolve;
+use crate::act::rules::resolve;
 use crate::act::target::Target;
 use crate::arrange::context::Ctx;
 pub use crate::body::Assertion;

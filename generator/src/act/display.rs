@@ -8,62 +8,13 @@
 //! `assert_eq!(value.to_string(), "2 KiB")`. A call that wrote elsewhere (`println!` straight
 //! to stdout) or with options (`{:>9}`) holds no text a test can expect, and says so.
 
-use carve_storage::{Call, FunctionInfo, Outcome, Value};
+use carve_storage::{Call, Outcome, Value};
 
 use crate::act::fmt_spec;
-use crate::act::target::{Callable, Target};
-use crate::read::crate_api::{CrateApi, FnApi};
-use crate::read::types::DeclType;
 
 /// Skip reason: the `Display` impl wrote somewhere the recorder cannot read back (stdout, a
 /// file), or with formatting options (`{:>9}`), so the recording holds no `to_string()` text.
 pub const TEXT_NOT_RECORDED: &str = "Display text not recorded";
-
-/// Whether `tr` (as DWARF spells it, without arguments) is `Display`.
-pub fn is_display(tr: &str) -> bool {
-    tr == "core::fmt::Display"
-}
-
-/// `<ty as Display>::fmt` on a public type of the crate, as `value.to_string()`.
-pub fn resolve(api: &CrateApi, info: &FunctionInfo, ty: &str) -> Target {
-    let base = crate::read::types::strip_generics(ty);
-    if !crate::syntax::is_path(base) {
-        return Target::Unsupported("trait impl on a reference or type parameter");
-    }
-    if api.public_type(base).is_none() {
-        return Target::Private;
-    }
-    if info.params.len() != 2 {
-        return Target::Unsupported("trait impl");
-    }
-    let module = base
-        .split("::")
-        .skip(1)
-        .collect::<Vec<_>>()
-        .split_last()
-        .map(|(_, m)| m.iter().map(|s| s.to_string()).collect())
-        .unwrap_or_default();
-    Target::Callable(Box::new(Callable {
-        module,
-        call_path: format!("{base}::to_string"),
-        subject: "to_string".to_string(),
-        api: FnApi {
-            name: "to_string".to_string(),
-            ident: "to_string".to_string(),
-            public: true,
-            has_receiver: true,
-            mut_receiver: false,
-            params: Vec::new(),
-            ret: DeclType::String,
-            ret_ok_unit: false,
-            blocker: None,
-            uninferable_generics: 0,
-        },
-        self_type: Some(base.to_string()),
-        via_trait: None,
-        display: true,
-    }))
-}
 
 /// The recorded `fmt(self, f)` call as the `to_string()` call it stands for: `self` alone, and
 /// the text written as the result; with the format spec (`{:>10}`) when the formatter had

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use carve_storage::{FunctionInfo, ObjectInfo};
 
-use crate::act::call::resolve;
+use crate::act::rules::resolve;
 use crate::act::target::Target;
 use crate::error::GenerateError;
 use crate::read::crate_api::CrateApi;

@@ -29,7 +29,7 @@ pub(crate) fn count_over_max(
                 .or_default() += n;
             continue;
         };
-        match crate::act::call::resolve(api, info) {
+        match crate::act::rules::resolve(api, info) {
             crate::act::target::Target::Private => summary.private_calls += n,
             crate::act::target::Target::Unsupported(kind) => {
                 *summary.unsupported.entry(kind.to_string()).or_default() += n;

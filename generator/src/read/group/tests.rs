@@ -1,7 +1,7 @@
 //! Grouping on hand-made traces: what is kept, grouped, counted or kept aside as rows.
 
 use super::*;
-use crate::act::call::resolve;
+use crate::act::rules::resolve;
 use crate::act::target::Target;
 use crate::read::crate_api::CrateApi;
 use carve_storage::{Arg, Language, Outcome, RunId, RunInfo, Value};
