@@ -1,13 +1,14 @@
 //! How to build an object of the crate in a recorded state (a receiver, an object argument):
-//! the rules of `rebuild/` tried in order by [`rebuild`].
+//! the rules of `rebuild/`, one file each, tried in the order of [`RULES`] by [`rebuild`]; those
+//! that build it directly are listed in [`directly::DIRECTLY`]. A new way is a new file and one
+//! line in one of the two lists.
 
 use crate::arrange::builder::Builder;
 use crate::arrange::check::observations;
 use crate::arrange::context::Ctx;
-use crate::arrange::rebuild::derive::derive;
 use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::replay::REPLAY_BUDGET;
-use crate::arrange::wanted::Wanted;
+use crate::arrange::wanted::{Answer, Wanted};
 use crate::reasons::RECEIVER_NOT_REBUILT;
 
 pub(crate) mod derive;
@@ -16,6 +17,7 @@ pub(crate) mod history;
 pub(crate) mod part_of_returned;
 pub(crate) mod producer;
 pub(crate) mod replay;
+pub(crate) mod struct_literal;
 pub(crate) mod text;
 
 /// Adds `let <var> = ...;` giving an object in `state`: its recorded constructor replayed
@@ -27,35 +29,41 @@ pub(crate) mod text;
 /// Where that history cannot be replayed, the state-based rules below still try, and
 /// verification takes out a test whose arrangement did not give the recorded result.
 pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
-    let Wanted {
-        state,
-        type_path,
-        var,
-        ..
-    } = w;
-    let mut history_failed = None;
-    if history::incomplete(state) {
-        // State behind pointers the recorder did not follow: equal recorded states may differ,
-        // so the object's own history comes first. Where it cannot be replayed, the rules below
-        // still try, and verification drops a test whose arrangement was not the recorded one.
-        let mut attempt = b.clone();
-        match history::rebuild(cx, &mut attempt, w) {
-            Ok(()) => {
-                *b = attempt;
-                let checks = observations(cx, var, state, type_path);
-                b.checks.extend(checks);
+    // When nothing rebuilds it, a rule's reason (the history's) is the one to give.
+    let mut reason = RECEIVER_NOT_REBUILT;
+    for (_, rule) in RULES {
+        match rule(cx, b, w) {
+            Answer::Built { check } => {
+                if check {
+                    let checks = observations(cx, w.var, w.state, w.type_path);
+                    b.checks.extend(checks);
+                }
                 return Ok(());
             }
-            Err(e) => history_failed = Some(e),
+            Answer::Pass(Some(why)) => reason = why,
+            Answer::Pass(None) => {}
+            Answer::Fail(why) => return Err(why),
         }
     }
-    // When nothing else rebuilds it either, the history's reason is the one to give.
-    let not_rebuilt = |e: &'static str| match (e, history_failed) {
-        (RECEIVER_NOT_REBUILT, Some(history)) => history,
-        _ => e,
-    };
-    // Calls with literal arguments first: a constructor and the calls since make a shorter test
-    // than a producer whose arguments are objects to rebuild in turn.
+    Err(reason)
+}
+
+/// A rebuild rule: an object in the state wanted, bound to `var`.
+pub(crate) type Rule = fn(&Ctx, &mut Builder, Wanted) -> Answer;
+
+/// The rebuild rules in the order they are tried, by name.
+pub(crate) const RULES: &[(&str, Rule)] = &[
+    ("history", history::rule),
+    ("calls", calls),
+    ("derive", derive::rule),
+    ("text", text::rule),
+];
+
+/// The object by recorded calls: a producer of the state (the rules of
+/// [`directly::DIRECTLY`]), else the calls that led to it ([`replay`]); calls with literal
+/// arguments first, since a constructor and the calls since make a shorter test than a
+/// producer whose arguments are objects to rebuild in turn.
+fn calls(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
     let outer = b.plain_only;
     b.plain_only = true;
     let plain = rebuild_by_calls(cx, b, w);
@@ -66,22 +74,11 @@ pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
     };
     match by_calls {
         // Built by its producer: the state is what that call gave, nothing to check.
-        Ok(Rebuilt::Directly) => return Ok(()),
-        Ok(Rebuilt::Replayed) => {}
-        Err(RECEIVER_NOT_REBUILT) => match derive(cx, b, state, type_path, w.before, var) {
-            Ok(()) => {}
-            // No call leads to the state, but its text does (`Url::parse(..)` of what
-            // `as_str()` gave on it): the rule checks that text itself.
-            Err(RECEIVER_NOT_REBUILT) if text::rebuild(cx, b, state, type_path, var, w.mutable) => {
-                return Ok(());
-            }
-            Err(e) => return Err(not_rebuilt(e)),
-        },
-        Err(e) => return Err(not_rebuilt(e)),
+        Ok(Rebuilt::Directly) => Answer::Built { check: false },
+        Ok(Rebuilt::Replayed) => Answer::Built { check: true },
+        Err(RECEIVER_NOT_REBUILT) => Answer::Pass(None),
+        Err(why) => Answer::Fail(why),
     }
-    let checks = observations(cx, var, state, type_path);
-    b.checks.extend(checks);
-    Ok(())
 }
 
 /// How [`rebuild_by_calls`] reached the state.

@@ -1,4 +1,4 @@
-//! What a rebuild rule is asked for (plain data).
+//! What a rebuild rule is asked for, and what it answers (plain data).
 
 use carve_storage::{CallId, ObjectId, Value};
 
@@ -32,4 +32,17 @@ impl<'a> Wanted<'a> {
             mutable: true,
         }
     }
+}
+
+/// What a rebuild rule of `arrange/rebuild.rs`'s `RULES` did with the object wanted.
+pub(crate) enum Answer {
+    /// Built, the binding added; with `check`, the state rests on a hypothesis (calls replayed,
+    /// a derived sequence, a whole history) and is checked before the test acts, where it can be
+    /// observed.
+    Built { check: bool },
+    /// Not this rule's object: the next rule tries; with a reason, the one to give when none
+    /// builds it.
+    Pass(Option<&'static str>),
+    /// The object cannot be rebuilt, for this reason: no later rule tries.
+    Fail(&'static str),
 }

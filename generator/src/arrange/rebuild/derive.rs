@@ -15,7 +15,7 @@ use crate::arrange::rebuild::replay::replayable;
 use crate::arrange::sequence;
 use crate::arrange::sequence::Transition;
 use crate::arrange::values::same_state;
-use crate::arrange::wanted::Wanted;
+use crate::arrange::wanted::{Answer, Wanted};
 use crate::body::Binding;
 use crate::reasons::RECEIVER_NOT_REBUILT;
 
@@ -94,4 +94,13 @@ pub(crate) fn derive(
         });
     }
     Ok(())
+}
+
+/// The rule (see [`derive`]); the state it reaches is checked before the test acts.
+pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
+    match derive(cx, b, w.state, w.type_path, w.before, w.var) {
+        Ok(()) => Answer::Built { check: true },
+        Err(RECEIVER_NOT_REBUILT) => Answer::Pass(None),
+        Err(why) => Answer::Fail(why),
+    }
 }

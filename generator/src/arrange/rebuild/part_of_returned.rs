@@ -11,6 +11,7 @@ use crate::arrange::builder::Builder;
 use crate::arrange::context::{cached, Ctx};
 use crate::arrange::rebuild::producer::{producer_call, MAX_PRODUCER_DEPTH};
 use crate::arrange::values::{dyn_addrs, returned_struct, same_state};
+use crate::arrange::wanted::Wanted;
 use crate::body::Binding;
 use crate::syntax;
 
@@ -189,4 +190,9 @@ pub(crate) fn part_of_returned(
         return true;
     }
     false
+}
+
+/// See [`part_of_returned`].
+pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
+    part_of_returned(cx, b, w.state, w.type_path, w.before, w.var, w.mutable)
 }

@@ -14,8 +14,9 @@ use crate::arrange::context::{cached, reads_unbuilt_world, Ctx};
 use crate::arrange::literal;
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
-use crate::arrange::values::{dyn_addrs, returned_struct, strip_ref};
+use crate::arrange::values::{dyn_addrs, returned_struct, same_state, strip_ref};
 use crate::arrange::wanted::Wanted;
+use crate::body::Binding;
 
 /// Positions of the recorded calls that constructed a `type_path` object (see [`constructed`]).
 pub(crate) fn ctors_of(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
@@ -212,4 +213,44 @@ pub(crate) fn producer_call_expr(
         b.trait_uses.extend(c.via_trait.iter().cloned());
     }
     Some(format!("{callee}({}){unwrap}", args.join(", ")))
+}
+
+/// The latest recorded producer of an object in the state wanted (made before the call that
+/// wants it; the type's own producers before trait ones) that a test can make again.
+pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
+    let Wanted {
+        state,
+        type_path,
+        before,
+        var,
+        mutable,
+        ..
+    } = w;
+    let mut state_dyns = Vec::new();
+    dyn_addrs(state, &mut state_dyns);
+    for i in producers_in_order(cx, type_path) {
+        let ctor = &cx.trace.calls[i];
+        if ctor.id >= before {
+            continue;
+        }
+        let Some(built) = constructed(cx, ctor, type_path) else {
+            continue;
+        };
+        if !same_state(built, state) {
+            continue;
+        }
+        let Some(expr) = producer_call(cx, b, ctor, built, &state_dyns, before) else {
+            continue;
+        };
+        b.arranged.push(ctor.id);
+        b.setup.push(Binding {
+            var: var.to_string(),
+            mutable,
+            expr,
+            repeat: 1,
+            times: None,
+        });
+        return true;
+    }
+    false
 }

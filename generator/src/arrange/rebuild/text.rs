@@ -26,6 +26,7 @@ use crate::arrange::rebuild::history;
 use crate::arrange::rebuild::part_of_returned::returned_public_calls;
 use crate::arrange::rebuild::producer::constructed;
 use crate::arrange::values::{returned_struct, same_state, strip_ref};
+use crate::arrange::wanted::{Answer, Wanted};
 use crate::body::{Binding, Effect};
 use crate::read::types::DeclType;
 use crate::syntax;
@@ -230,4 +231,14 @@ fn parser_of(cx: &Ctx, type_path: &str) -> Option<(String, String)> {
         let (_, unwrap) = returned_struct(cx, call.ret.as_ref()?, &c.call_path)?;
         Some((c.call_path.clone(), unwrap.unwrap_or_default()))
     })
+}
+
+/// The rule: no call leads to the state, but its text does (`Url::parse(..)` of what
+/// `as_str()` gave on it); the rule checks that text itself.
+pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
+    if rebuild(cx, b, w.state, w.type_path, w.var, w.mutable) {
+        Answer::Built { check: false }
+    } else {
+        Answer::Pass(None)
+    }
 }
