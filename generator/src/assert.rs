@@ -4,4 +4,5 @@
 pub(crate) mod effects;
 pub(crate) mod observe;
 pub(crate) mod pattern;
-pub(crate) mod result;
+pub(crate) mod rules;
+pub(crate) mod subject;

@@ -18,7 +18,8 @@ use crate::arrange::builder::{collapse_repeats, Builder};
 use crate::arrange::context::{own_world, Ctx};
 use crate::arrange::mocks::{interactions, mock_setups};
 use crate::arrange::{receiver, world};
-use crate::assert::{effects, result};
+use crate::assert::subject::Subject;
+use crate::assert::{effects, rules};
 use crate::body::{Assertion, Body};
 use crate::naming::NameParts;
 use crate::reasons::{DID_NOT_RETURN, UNDECODED, UNTESTABLE};
@@ -50,7 +51,13 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
     let args = call_args(cx, &mut b, call, api, &args_values)?;
     // The mock trees: every call made through a dependency, in order.
     interactions(cx, &mut b, call.id)?;
-    let (assertion, ret_slug) = result::observe(cx, &mut b, call, target, panicked)?;
+    let subject = Subject {
+        cx,
+        call,
+        target,
+        panicked,
+    };
+    let (assertion, ret_slug) = rules::observe(&subject, &mut b)?;
     b.effects.splice(0..0, args.closure_checks);
     // Field effects on `&mut self` and `&mut` object arguments.
     effects::of_call(
