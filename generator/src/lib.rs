@@ -20,6 +20,8 @@ mod reasons;
 mod render;
 mod report;
 mod syntax;
+#[cfg(test)]
+mod testdata;
 mod verify;
 
 use std::collections::BTreeMap;

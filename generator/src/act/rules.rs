@@ -61,3 +61,41 @@ pub(crate) fn decide(api: &CrateApi, info: &FunctionInfo) -> (&'static str, Targ
         .find_map(|(name, rule)| rule(api, info).map(|target| (*name, target)))
         .expect("not_found decides every function")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn every_recorded_function_is_decided_by_the_first_rule_that_answers() {
+        let r = rulebook();
+        let mut decided: Vec<(&str, &str)> = r
+            .trace
+            .functions
+            .iter()
+            .map(|f| (f.path.as_str(), decide(&r.api, f).0))
+            .collect();
+        decided.sort();
+        // Every rule of the list but the two no Rust recording of this crate can reach.
+        let mut used: Vec<&str> = decided.iter().map(|(_, rule)| *rule).collect();
+        used.sort();
+        used.dedup();
+        let mut listed: Vec<&str> = RULES
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| !["not_rust", "other_crate"].contains(name))
+            .collect();
+        listed.sort();
+        assert_eq!(used, listed, "{decided:#?}");
+        // A trait impl is never left to the rules after the trait-impl ones.
+        for (path, rule) in &decided {
+            if path.starts_with('<') {
+                assert!(
+                    RULES[..7].iter().any(|(name, _)| name == rule),
+                    "{path} decided by {rule}"
+                );
+            }
+        }
+    }
+}

@@ -29,16 +29,21 @@ pub(crate) mod text;
 /// Where that history cannot be replayed, the state-based rules below still try, and
 /// verification takes out a test whose arrangement did not give the recorded result.
 pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
+    decide(cx, b, w).map(|_| ())
+}
+
+/// [`rebuild`], with the name of the rule that built the object.
+pub(crate) fn decide(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<&'static str, &'static str> {
     // When nothing rebuilds it, a rule's reason (the history's) is the one to give.
     let mut reason = RECEIVER_NOT_REBUILT;
-    for (_, rule) in RULES {
+    for (name, rule) in RULES {
         match rule(cx, b, w) {
             Answer::Built { check } => {
                 if check {
                     let checks = observations(cx, w.var, w.state, w.type_path);
                     b.checks.extend(checks);
                 }
-                return Ok(());
+                return Ok(name);
             }
             Answer::Pass(Some(why)) => reason = why,
             Answer::Pass(None) => {}

@@ -7,7 +7,7 @@ pub(crate) mod compile_errors;
 pub(crate) mod items;
 pub(crate) mod rules;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;

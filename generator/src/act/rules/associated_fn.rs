@@ -25,3 +25,23 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     }
     Some(callable(api, info, module, Some(ty), f))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_method_is_called_on_a_receiver_of_its_type() {
+        let r = rulebook();
+        let (rule, target) = decide(&r.api, r.function("rulebook::Counter::total"));
+        assert_eq!(rule, "associated_fn");
+        let Target::Callable(c) = target else {
+            panic!("{} is not callable", "rulebook::Counter::total")
+        };
+        assert_eq!(c.call_path, "rulebook::Counter::total");
+        assert!(c.api.has_receiver);
+        assert_eq!(c.self_type.as_deref(), Some("rulebook::Counter"));
+    }
+}

@@ -68,3 +68,28 @@ fn resolve_crate_trait_impl(
         display: false,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_trait_method_of_the_crate_is_called_with_the_trait_imported() {
+        let r = rulebook();
+        let (rule, target) = decide(
+            &r.api,
+            r.function("<rulebook::Square as rulebook::Shape>::area"),
+        );
+        assert_eq!(rule, "crate_trait");
+        let Target::Callable(c) = target else {
+            panic!(
+                "{} is not callable",
+                "<rulebook::Square as rulebook::Shape>::area"
+            )
+        };
+        assert_eq!(c.call_path, "rulebook::Square::area");
+        assert_eq!(c.via_trait.as_deref(), Some("rulebook::Shape"));
+    }
+}

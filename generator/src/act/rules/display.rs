@@ -63,3 +63,28 @@ pub fn resolve(api: &CrateApi, info: &FunctionInfo, ty: &str) -> Target {
 pub fn is_display(tr: &str) -> bool {
     tr == "core::fmt::Display"
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn display_fmt_is_called_as_to_string() {
+        let r = rulebook();
+        let (rule, target) = decide(
+            &r.api,
+            r.function("<rulebook::Counter as core::fmt::Display>::fmt"),
+        );
+        assert_eq!(rule, "display");
+        let Target::Callable(c) = target else {
+            panic!(
+                "{} is not callable",
+                "<rulebook::Counter as core::fmt::Display>::fmt"
+            )
+        };
+        assert_eq!(c.call_path, "rulebook::Counter::to_string");
+        assert!(c.display);
+    }
+}

@@ -124,3 +124,21 @@ pub(crate) fn type_params_in(ty: &syn::Type) -> Vec<String> {
     walk(ty, &mut out);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn the_crate_s_trait_on_a_std_type_is_called_by_its_full_path() {
+        let r = rulebook();
+        let (rule, target) = decide(&r.api, r.function("<u32 as rulebook::Shape>::area"));
+        assert_eq!(rule, "foreign_self");
+        let Target::Callable(c) = target else {
+            panic!("{} is not callable", "<u32 as rulebook::Shape>::area")
+        };
+        assert_eq!(c.call_path, "<u32 as rulebook::Shape>::area");
+    }
+}

@@ -23,3 +23,21 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     }
     Some(callable(api, info, module, None, f))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_free_function_is_called_by_its_path() {
+        let r = rulebook();
+        let (rule, target) = decide(&r.api, r.function("rulebook::add"));
+        assert_eq!(rule, "free_fn");
+        let Target::Callable(c) = target else {
+            panic!("{} is not callable", "rulebook::add")
+        };
+        assert_eq!(c.call_path, "rulebook::add");
+    }
+}

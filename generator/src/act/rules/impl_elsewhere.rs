@@ -54,3 +54,27 @@ pub(crate) fn method_of_impl_elsewhere(
     }
     Some(callable(api, info, declared_in, Some(in_impl), f))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_method_of_an_impl_in_another_module_is_called_by_its_type_s_path() {
+        let r = rulebook();
+        let (rule, target) = decide(
+            &r.api,
+            r.function("rulebook::extra::<impl rulebook::Counter>::reset"),
+        );
+        assert_eq!(rule, "impl_elsewhere");
+        let Target::Callable(c) = target else {
+            panic!(
+                "{} is not callable",
+                "rulebook::extra::<impl rulebook::Counter>::reset"
+            )
+        };
+        assert_eq!(c.call_path, "rulebook::Counter::reset");
+    }
+}

@@ -32,3 +32,19 @@ pub(crate) fn is_nested_fn(api: &CrateApi, owners: &[String]) -> bool {
     });
     free || associated
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_function_declared_in_a_function_s_body_is_private() {
+        let r = rulebook();
+        let f = r.function("rulebook::outer::inner").clone();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "nested_fn");
+        assert!(matches!(target, Target::Private), "{}", f.path);
+    }
+}

@@ -15,3 +15,25 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     };
     (krate != &api.crate_name || rest.is_empty()).then_some(Target::Unsupported("other crate"))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_function_of_another_crate_is_not_this_crate_s_to_test() {
+        let r = rulebook();
+        // `rulebook::add` as another crate would have recorded it.
+        let mut f = r.function("rulebook::add").clone();
+        f.path = "numbers::add".to_string();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "other_crate");
+        assert!(
+            matches!(target, Target::Unsupported("other crate")),
+            "{}",
+            f.path
+        );
+    }
+}

@@ -11,3 +11,23 @@ use crate::read::crate_api::CrateApi;
 pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     outside_lib(api, info)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn the_program_s_own_functions_are_binary_only() {
+        let r = rulebook();
+        let f = r.function("rulebook::main").clone();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "outside_lib");
+        assert!(
+            matches!(target, Target::Unsupported("binary only")),
+            "{}",
+            f.path
+        );
+    }
+}

@@ -15,3 +15,19 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     (api.declared_type(&type_path).is_some() && api.public_type(&type_path).is_none())
         .then_some(Target::Private)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_private_tuple_struct_s_constructor_is_private() {
+        let r = rulebook();
+        let f = r.function("rulebook::Wrap").clone();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "private_tuple_ctor");
+        assert!(matches!(target, Target::Private), "{}", f.path);
+    }
+}

@@ -77,3 +77,30 @@ pub(crate) fn resolve_std_trait_impl(
         display: false,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_std_trait_s_method_is_called_through_its_public_path() {
+        let r = rulebook();
+        let (rule, target) = decide(
+            &r.api,
+            r.function("<rulebook::Counter as core::convert::From<u32>>::from"),
+        );
+        assert_eq!(rule, "std_trait");
+        let Target::Callable(c) = target else {
+            panic!(
+                "{} is not callable",
+                "<rulebook::Counter as core::convert::From<u32>>::from"
+            )
+        };
+        assert_eq!(
+            c.call_path,
+            "<rulebook::Counter as std::convert::From<_>>::from"
+        );
+    }
+}

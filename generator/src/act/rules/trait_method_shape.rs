@@ -18,3 +18,25 @@ pub(crate) fn rule(_api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_closure_inside_a_trait_method_is_not_supported() {
+        let r = rulebook();
+        let f = r
+            .function("<u32 as rulebook::Shape>::area::{{closure}}")
+            .clone();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "trait_method_shape");
+        assert!(
+            matches!(target, Target::Unsupported("closure")),
+            "{}",
+            f.path
+        );
+    }
+}

@@ -21,9 +21,14 @@ pub(crate) const DIRECTLY: &[(&str, DirectRule)] = &[
 /// An object in `state` from its recorded producer, a part of a value a recorded call
 /// returned, or a struct literal: the first rule of [`DIRECTLY`] that builds it.
 pub(crate) fn rebuild_directly(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
-    if DIRECTLY.iter().any(|(_, rule)| rule(cx, b, w)) {
-        Ok(())
-    } else {
-        Err(RECEIVER_NOT_REBUILT)
-    }
+    decide(cx, b, w).map(|_| ())
+}
+
+/// [`rebuild_directly`], with the name of the rule that built the object.
+pub(crate) fn decide(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<&'static str, &'static str> {
+    DIRECTLY
+        .iter()
+        .find(|(_, rule)| rule(cx, b, w))
+        .map(|(name, _)| *name)
+        .ok_or(RECEIVER_NOT_REBUILT)
 }

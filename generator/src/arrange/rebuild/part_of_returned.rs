@@ -196,3 +196,30 @@ pub(crate) fn part_of_returned(
 pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
     part_of_returned(cx, b, w.state, w.type_path, w.before, w.var, w.mutable)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::arrange::builder::Builder;
+    use crate::arrange::rebuild::directly::decide;
+    use crate::testdata::rulebook;
+
+    /// The setup the direct rules write for a receiver, and the rule that wrote it.
+    fn rebuilt(path: &str, n: usize, type_path: &'static str) -> (&'static str, Vec<String>) {
+        let r = rulebook();
+        let cx = r.cx();
+        let mut b = Builder::default();
+        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
+        (rule, b.setup.iter().map(|s| s.expr.clone()).collect())
+    }
+
+    #[test]
+    fn an_object_only_handed_out_in_a_variant_is_taken_out_of_the_call_that_returned_it() {
+        let (rule, setup) = rebuilt("rulebook::Slot::value", 0, "rulebook::Slot");
+        assert_eq!(rule, "part_of_returned");
+        assert_eq!(
+            setup,
+            ["let rulebook::Entry::Found(receiver) = rulebook::find(&[4u32, 5u32, 6u32][..], 5u32) \
+              else { panic!(\"rulebook::find returned another variant than in the recording\") }"]
+        );
+    }
+}

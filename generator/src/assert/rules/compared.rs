@@ -14,3 +14,22 @@ pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
         Err(reason) => Verdict::Pass(Some(reason)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_result_a_literal_can_equal_is_compared_whole() {
+        let (rule, (assertion, slug), _) = rulebook().observe("rulebook::add", 0);
+        assert_eq!(rule, "compared");
+        assert_eq!(
+            assertion,
+            Assertion::Eq {
+                expected: "5i32".to_string()
+            }
+        );
+        assert_eq!(slug.as_deref(), Some("5"));
+    }
+}

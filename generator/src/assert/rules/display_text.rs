@@ -24,3 +24,21 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
         Some(naming::value_slug(ret)),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_value_with_no_other_way_in_is_checked_by_the_text_an_equal_one_was_shown_as() {
+        let (rule, (assertion, _), b) = rulebook().observe("rulebook::size_of", 0);
+        assert_eq!(rule, "display_text");
+        assert_eq!(assertion, Assertion::Observed { unwrap: None });
+        assert_eq!(b.effects.len(), 1);
+        assert_eq!(
+            (b.effects[0].actual.as_str(), b.effects[0].expected.as_str()),
+            ("result.to_string()", "\"3 kB\"")
+        );
+    }
+}

@@ -48,3 +48,26 @@ fn through_ref(r: &Value) -> &Value {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_struct_without_partial_eq_is_checked_by_its_public_fields() {
+        let (rule, (assertion, slug), b) = rulebook().observe("rulebook::stats", 0);
+        assert_eq!(rule, "fields");
+        assert_eq!(assertion, Assertion::Observed { unwrap: None });
+        assert_eq!(slug.as_deref(), Some("stats"));
+        let effects: Vec<(&str, &str)> = b
+            .effects
+            .iter()
+            .map(|e| (e.actual.as_str(), e.expected.as_str()))
+            .collect();
+        assert_eq!(
+            effects,
+            [("result.count", "3usize"), ("result.max", "9u32")]
+        );
+    }
+}

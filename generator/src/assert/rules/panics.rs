@@ -18,3 +18,23 @@ pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
         None => Verdict::Pass(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_call_that_panicked_expects_its_message() {
+        // `divide(1, 0)`, the second call.
+        let (rule, (assertion, slug), _) = rulebook().observe("rulebook::divide", 1);
+        assert_eq!(rule, "panics");
+        assert_eq!(
+            assertion,
+            Assertion::Panics {
+                expected: Some("\"division by zero\"".to_string())
+            }
+        );
+        assert_eq!(slug, None);
+    }
+}

@@ -21,3 +21,21 @@ pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
         None => Verdict::Pass(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn an_enum_without_partial_eq_is_matched_by_its_variant_and_parts() {
+        let (rule, (assertion, _), _) = rulebook().observe("rulebook::classify", 1);
+        assert_eq!(rule, "pattern");
+        assert_eq!(
+            assertion,
+            Assertion::Matches {
+                pattern: "rulebook::Kind::Large { excess: 2u32, .. }".to_string()
+            }
+        );
+    }
+}

@@ -20,3 +20,21 @@ pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
         None => Verdict::Pass(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_zero_sized_ok_recorded_as_nothing_is_checked_as_its_one_value() {
+        let (rule, (assertion, _), _) = rulebook().observe("rulebook::settle", 0);
+        assert_eq!(rule, "zero_sized_ok");
+        assert_eq!(
+            assertion,
+            Assertion::Matches {
+                pattern: "Ok(())".to_string()
+            }
+        );
+    }
+}

@@ -4,7 +4,7 @@ use super::*;
 
 /// The file behind `testdata/cargo_no_run_errors.json`: cargo 1.9x's messages for it, with
 /// the long explanations and rendered text cut.
-const CARVED: &str = "use demo::f;
+pub(crate) const CARVED: &str = "use demo::f;
 
 #[test]
 fn f_returns_ok_1() {
@@ -24,7 +24,7 @@ fn f_mismatched() {
 }
 ";
 
-const MESSAGES: &str = include_str!("../../../testdata/cargo_no_run_errors.json");
+pub(crate) const MESSAGES: &str = include_str!("../../../testdata/cargo_no_run_errors.json");
 
 #[test]
 fn errors_are_read_with_their_code_and_the_line_in_the_carved_file() {

@@ -11,3 +11,19 @@ pub(crate) fn rule(_items: &[Item], error: &CompileError, _source: &str) -> Opti
         .is_none()
         .then(|| Fix::Refuse(format!("{} (not in this file)", error.message)))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::verify::repair::compile_errors::compile_errors;
+    use crate::verify::repair::items::{items, Fix};
+    use crate::verify::repair::rules::decide;
+    use crate::verify::repair::tests::{CARVED, MESSAGES};
+
+    #[test]
+    fn an_error_in_another_file_refuses_the_repair() {
+        let errors = compile_errors(MESSAGES, "carved_other.rs");
+        let (rule, fix) = decide(&items(CARVED).unwrap(), &errors[0], CARVED);
+        assert_eq!(rule, "outside_file");
+        assert!(matches!(fix, Fix::Refuse(why) if why.ends_with("(not in this file)")));
+    }
+}

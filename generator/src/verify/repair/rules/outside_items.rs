@@ -14,3 +14,22 @@ pub(crate) fn rule(items: &[Item], error: &CompileError, source: &str) -> Option
         Fix::Refuse(format!("{} (line {line}: `{what}`)", error.message))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::verify::repair::compile_errors::CompileError;
+    use crate::verify::repair::items::{items, Fix};
+    use crate::verify::repair::rules::decide;
+    use crate::verify::repair::tests::CARVED;
+
+    #[test]
+    fn an_error_in_an_import_refuses_the_repair() {
+        let error = CompileError {
+            message: "error[E0432]: unresolved import `demo::f`".into(),
+            line: Some(1),
+        };
+        let (rule, fix) = decide(&items(CARVED).unwrap(), &error, CARVED);
+        assert_eq!(rule, "outside_items");
+        assert!(matches!(fix, Fix::Refuse(why) if why.ends_with("(line 1: `use demo::f;`)")));
+    }
+}
