@@ -1,6 +1,8 @@
 //! Arrange: how a test builds each value it needs. In: recorded values, the calls that made them
 //! and the recording around them ([`context::Ctx`]). Out: Rust expressions and `let` bindings
-//! added to the test under construction ([`builder::Builder`]).
+//! added to the test under construction ([`builder::Builder`]): values by `literal.rs`
+//! (structural recursion over the value), closures, mocks and files by their own files, objects
+//! by the rebuild rules of `rebuild/` ([`rebuild::RULES`]).
 
 pub(crate) mod args;
 pub(crate) mod builder;

@@ -14,7 +14,7 @@ pub struct MockSetup {
     /// Needs `let mut` (it has expectations).
     pub mutable: bool,
     /// `seq_statement`: the `Sequence` its expectations are checked in, when their order is
-    /// part of the behaviour (see [`mock_setups`]).
+    /// part of the behaviour (see [`crate::arrange::mocks::mock_setups`]).
     pub sequence: Option<String>,
     pub expectations: Vec<Expectation>,
 }

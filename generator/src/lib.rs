@@ -1,8 +1,13 @@
-//! Carves unit tests out of a recorded trace: calls of the library's public functions become `#[test]`s.
+//! Carves unit tests out of a recorded trace: calls of the library's public functions become
+//! `#[test]`s.
 //!
-//! The stages pass plain data: [`CrateApi::load`] reads the crate's source with `syn`, [`plan`]
-//! decides which recorded calls become which tests, the templates render them and the files are
-//! written all or nothing. [`generate`] runs them all.
+//! A pipeline of stages, one folder each, passing plain data, read top to bottom in
+//! `generate_recording`: `read` (the trace grouped, the crate's API, the crate to build) →
+//! `plan` (which calls become which tests; each body built by `arrange`, `act` and `assert`) →
+//! `render` (templates, written all or nothing) → `verify` (what fails or does not compile
+//! taken out) → the [`Report`]. A stage uses only those before it in the order read, act,
+//! arrange, assert, plan, render, verify, and the foundation files (`body.rs`, `reasons.rs`,
+//! `syntax.rs`, `naming.rs`); ARCHITECTURE.md draws it and says where a new rule goes.
 
 // No function over the 100 lines generator/clippy.toml sets (.ci/run denies it).
 #![warn(clippy::too_many_lines)]

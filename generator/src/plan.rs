@@ -5,8 +5,10 @@
 //! is callable but the call cannot be replayed: `undecoded`, `did not return`, `unsupported
 //! type`, `receiver not rebuilt`, `closure argument`, `trait not mockable`, `mock not replayable`, `needs mockall`),
 //! private (its function is not reachable from outside the crate), or not supported yet
-//! (closures, binary-only or other crates' functions...). What one test does is built by
-//! [`crate::plan::scenario`].
+//! (closures, binary-only or other crates' functions...). In: the trace (grouped) and the
+//! crate's API. Out: a [`Plan`] (`model.rs`). Per call, its fate (`fate.rs`) and, for a test, its
+//! body (`body.rs`: arrange → act → assert); then drafts (`drafts.rs`, `table.rs`) and files
+//! (`files.rs`).
 
 pub(crate) mod body;
 pub(crate) mod drafts;

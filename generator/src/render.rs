@@ -1,4 +1,5 @@
-//! Plans to Rust source: tera templates (built in, or overridden from a directory), then
+//! Render: plans to Rust source. In: a [`crate::plan::Plan`]. Out: the files, written all or
+//! nothing (`write.rs`): tera templates (built in, or overridden from a directory), then
 //! `prettyplease` so the output is formatted the same way on every run.
 //!
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is

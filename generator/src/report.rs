@@ -40,7 +40,7 @@ pub struct Report {
     /// The library crate's directory (the one given, or found from the recorded sources).
     pub crate_dir: PathBuf,
     /// Every source file of the library's module tree (canonical where possible): the files
-    /// whose lines [`compare_lines`] compares.
+    /// whose lines [`crate::verify::line_coverage::compare_lines`] compares.
     #[serde(skip)]
     pub lib_files: Vec<PathBuf>,
     /// The recorded function of each skipped call, by call id: the path as the trace has it
@@ -49,7 +49,7 @@ pub struct Report {
     #[serde(skip)]
     pub skipped_functions: BTreeMap<u64, String>,
     /// Which of the lines the recording reached the carved tests reach (the CLI measures it
-    /// after verification; see [`compare_lines`]).
+    /// after verification; see [`crate::verify::line_coverage::compare_lines`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_coverage: Option<LineCoverage>,
     /// Why the line coverage was not measured, when it was not.

@@ -1,8 +1,9 @@
-//! Verification: build the carved tests against the crate they were carved from, take out the
-//! tests that do not compile (compile repair, `repair.rs`), then run the rest several times and
+//! Verify: in, the files written and the crate; out, what was taken out and why. Build the
+//! carved tests against the crate they were carved from, take out the tests that do not
+//! compile (compile repair, `repair.rs`: the rules of `repair/rules/`), then run the rest several times and
 //! take out any test that fails or flakes (every carved test must pass on the recorded version).
 //! Each file on disk is left as verified, without what was taken out; what was taken out, and
-//! why, goes to `carved_quarantine.md`. A table test (`table.rs`) loses only its failing rows:
+//! why, goes to `carved_quarantine.md`. A table test (`rows.rs`) loses only its failing rows:
 //! the row a compile error points into, or the one a failed run names (`case {i}`), and the
 //! file runs again without it; a table that fails without naming a row goes whole.
 

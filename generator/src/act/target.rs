@@ -23,6 +23,6 @@ pub(crate) struct Callable {
     pub self_type: Option<String>,
     /// The trait of a trait method (`abc::Asker`): tests import it.
     pub via_trait: Option<String>,
-    /// A `Display::fmt` call, carved as `to_string()` (see [`display`]).
+    /// A `Display::fmt` call, carved as `to_string()` (see [`crate::act::display`]).
     pub display: bool,
 }

@@ -41,7 +41,7 @@ pub(crate) struct Builder {
     /// `Url::options().base_url(Some(&base)).parse(..)`): the test runs them and checks what
     /// they gave through the call it asserts on.
     pub(crate) replayed: BTreeSet<u64>,
-    /// Recorded calls that arrange steps make again and that read files (see [`world`]).
+    /// Recorded calls that arrange steps make again and that read files (see [`crate::arrange::world`]).
     pub(crate) arranged: Vec<CallId>,
     /// A closure argument of the call or of an arrange step is a replay closure.
     pub(crate) replay_closures: bool,

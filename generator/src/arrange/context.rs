@@ -21,21 +21,21 @@ pub struct Ctx<'a> {
     pub children: &'a HashMap<Option<CallId>, Vec<usize>>,
     /// Per call: (a call made through a trait below it, it or a call below it read the world
     /// in a way no test rebuilds, it or a call below it read files a test rebuilds (see
-    /// [`world`])).
+    /// [`crate::arrange::world`])).
     pub(crate) below: HashMap<CallId, (bool, bool, bool)>,
     /// Per call, the positions of its own file reads in `trace.file_reads`.
     pub(crate) file_reads: HashMap<CallId, Vec<usize>>,
-    /// The replayable calls on each type, the shortest to write first (see [`derive`]).
+    /// The replayable calls on each type, the shortest to write first (see [`crate::arrange::rebuild::derive`]).
     pub(crate) steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
-    /// Per type, the positions of the calls [`replay`] may use, in recording order.
+    /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in recording order.
     pub(crate) candidates: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of its recorded constructor-like calls, in recording order.
     pub(crate) ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
-    /// Per `type::getter`, the positions of its recorded calls (see [`getter_contradicted`]).
+    /// Per `type::getter`, the positions of its recorded calls (see [`crate::arrange::check::getter_contradicted`]).
     pub(crate) getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of the calls whose result holds such a value as a part.
     pub(crate) parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
-    /// Per type, the positions of its recorded text getters' calls (see [`text`]).
+    /// Per type, the positions of its recorded text getters' calls (see [`crate::arrange::rebuild::text`]).
     pub(crate) text_getters: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
     pub(crate) equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
@@ -44,7 +44,7 @@ pub struct Ctx<'a> {
     /// The `Display` texts the recording holds, by state (see [`crate::arrange::texts::Texts`]).
     pub(crate) texts: crate::arrange::texts::Texts,
     /// Replay every step of an object's history, state-equivalent ones included (the fallback
-    /// for a call whose shortened test failed verification; see [`history`]).
+    /// for a call whose shortened test failed verification; see [`crate::arrange::rebuild::history`]).
     pub(crate) whole_histories: std::cell::Cell<bool>,
     /// The rebuild runner (`rebuild.rs`), which a rule that needs another object in turn (a
     /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file
@@ -166,7 +166,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Whether the tests carved next replay objects' whole histories, leaving out no
-    /// state-equivalent step (see [`history`]).
+    /// state-equivalent step (see [`crate::arrange::rebuild::history`]).
     pub fn replay_whole_histories(&self, whole: bool) {
         self.whole_histories.set(whole);
     }
@@ -183,7 +183,7 @@ pub(crate) fn reads_world(cx: &Ctx, call: &Call) -> bool {
 }
 
 /// Whether `call`, or any call below it, read what a test cannot control, files that
-/// [`world`] rebuilds left out: an arrange step replaying such a call is kept in
+/// [`crate::arrange::world`] rebuilds left out: an arrange step replaying such a call is kept in
 /// [`Builder`]'s `arranged`, and the test gets those files.
 pub(crate) fn reads_unbuilt_world(cx: &Ctx, call: &Call) -> bool {
     cx.below.get(&call.id).is_some_and(|b| b.1)

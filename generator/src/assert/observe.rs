@@ -121,7 +121,7 @@ fn cow(value: &Value, facts: &dyn crate::read::types::TypeFacts) -> Option<Strin
 
 /// Whether `ret` (looked at through references, `Ok`/`Some`) is a struct or enum of a crate
 /// other than `crate_name` and the standard library: a value of a crate the recording did not
-/// select (see [`UNRECORDED_CRATE_VALUE`]).
+/// select (see [`crate::reasons::UNRECORDED_CRATE_VALUE`]).
 pub(crate) fn of_other_crate(ret: &Value, crate_name: &str) -> bool {
     let value = match ret {
         Value::Ref { target, .. } => target,

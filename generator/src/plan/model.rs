@@ -74,7 +74,7 @@ pub struct PlanOptions {
     pub keep_equivalent: bool,
     /// At most this many tests per function (`--max-per-function N`): those standing for the
     /// most recorded calls are kept; the calls of the others are skipped as
-    /// [`OVER_MAX_PER_FUNCTION`].
+    /// [`crate::reasons::OVER_MAX_PER_FUNCTION`].
     pub max_per_function: Option<usize>,
     /// Plan only these recorded calls (`carve assess --write-tests`: the calls a catching test
     /// is carved from); `None` plans every call.

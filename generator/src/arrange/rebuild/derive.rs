@@ -96,7 +96,7 @@ pub(crate) fn derive(
     Ok(())
 }
 
-/// The rule (see [`derive`]); the state it reaches is checked before the test acts.
+/// The rule (see [`derive()`]); the state it reaches is checked before the test acts.
 pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
     match derive(cx, b, w.state, w.type_path, w.before, w.var) {
         Ok(()) => Answer::Built { check: true },
