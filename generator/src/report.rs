@@ -37,7 +37,8 @@ pub struct Report {
     /// `skipped` as `over --max-per-function` but, unlike other skipped calls, not listed one by
     /// one in `skipped_calls` (a million of them would be the whole trace again).
     pub over_max_per_function: Vec<OverMax>,
-    /// The library crate's directory (the one given, or found from the recorded sources).
+    /// The library crate's directory (the one given, or the one holding `--out` or the
+    /// current directory; see `read/crate_dir.rs`).
     pub crate_dir: PathBuf,
     /// Every source file of the library's module tree (canonical where possible): the files
     /// whose lines [`crate::verify::line_coverage::compare_lines`] compares.

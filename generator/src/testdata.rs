@@ -106,6 +106,35 @@ impl Rulebook {
         }
     }
 
+    /// The receiver of call `n` of the method at `path` rebuilt by the rules of
+    /// `arrange/rebuild.rs` (`direct`: only those of `rebuild/directly.rs`): the rule that built
+    /// it, the setup it wrote and the checks of the arrangement.
+    pub(crate) fn rebuilt(
+        &self,
+        path: &str,
+        n: usize,
+        type_path: &'static str,
+        direct: bool,
+    ) -> Rebuilt {
+        let cx = self.cx();
+        let mut b = Builder::default();
+        let w = self.receiver(path, n, type_path);
+        let rule = if direct {
+            crate::arrange::rebuild::directly::decide(&cx, &mut b, w)
+        } else {
+            crate::arrange::rebuild::decide(&cx, &mut b, w)
+        };
+        Rebuilt {
+            rule: rule.expect("rebuilt"),
+            setup: b.setup.iter().map(|s| s.expr.clone()).collect(),
+            checks: b
+                .checks
+                .iter()
+                .map(|c| format!("{} == {}", c.actual, c.expected))
+                .collect(),
+        }
+    }
+
     /// Call `n` of the function at `path` observed by the rules of `assert/rules/`: the rule
     /// that decided, what it observed, and the test it added checks to.
     pub(crate) fn observe(&self, path: &str, n: usize) -> (&'static str, Observation, Builder) {
@@ -139,6 +168,13 @@ impl Rulebook {
             crate::arrange::rebuild::rebuild,
         )
     }
+}
+
+/// What the rebuild rules wrote for an object (see [`Rulebook::rebuilt`]).
+pub(crate) struct Rebuilt {
+    pub(crate) rule: &'static str,
+    pub(crate) setup: Vec<String>,
+    pub(crate) checks: Vec<String>,
 }
 
 /// `file` as recorded (under a temporary copy of the crate), under `dir` instead.

@@ -164,31 +164,45 @@ fn functions(dir: &Path) -> Vec<FunctionInfo> {
     ]
 }
 
+/// Call `id` of function `function` (under `parent`, depth 1, or a root), its arguments named
+/// `arg0`, `arg1`...
+fn call(
+    id: CallId,
+    parent: Option<CallId>,
+    function: u32,
+    args: Vec<Value>,
+    outcome: Outcome,
+    ret: Option<Value>,
+) -> Call {
+    Call {
+        id,
+        parent,
+        function: FunctionId(function),
+        thread: 100,
+        depth: u32::from(parent.is_some()),
+        args: args
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| Arg {
+                name: format!("arg{i}"),
+                value,
+            })
+            .collect(),
+        outcome,
+        ret,
+        after: Vec::new(),
+        objects: Vec::new(),
+        touches: Vec::new(),
+    }
+}
+
 /// The calls of a pretend run: `main`, then calls of each function under it.
 fn calls() -> Vec<Call> {
     let mut calls = Vec::new();
     let mut push = |function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| {
-        let id = calls.len() as u64 + 1;
-        calls.push(Call {
-            id: CallId(id),
-            parent: (function != 1).then_some(CallId(1)),
-            function: FunctionId(function),
-            thread: 100,
-            depth: u32::from(function != 1),
-            args: args
-                .into_iter()
-                .enumerate()
-                .map(|(i, value)| Arg {
-                    name: format!("arg{i}"),
-                    value,
-                })
-                .collect(),
-            outcome,
-            ret,
-            after: Vec::new(),
-            objects: Vec::new(),
-            touches: Vec::new(),
-        });
+        let id = CallId(calls.len() as u64 + 1);
+        let parent = (function != 1).then_some(CallId(1));
+        calls.push(call(id, parent, function, args, outcome, ret));
     };
     let returned = Outcome::Returned;
     push(1, vec![], returned.clone(), None);
@@ -256,27 +270,9 @@ fn calls() -> Vec<Call> {
 /// Calls that cannot become tests: one that panicked, one whose argument was not read. Their ids
 /// follow `last`, under `parent`.
 fn failing_calls(last: u64, parent: CallId) -> Vec<Call> {
-    let call =
-        |id: u64, function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| Call {
-            id: CallId(last + id),
-            parent: Some(parent),
-            function: FunctionId(function),
-            thread: 100,
-            depth: 1,
-            args: args
-                .into_iter()
-                .enumerate()
-                .map(|(i, value)| Arg {
-                    name: format!("arg{i}"),
-                    value,
-                })
-                .collect(),
-            outcome,
-            ret,
-            after: Vec::new(),
-            objects: Vec::new(),
-            touches: Vec::new(),
-        };
+    let call = |n: u64, function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| {
+        call(CallId(last + n), Some(parent), function, args, outcome, ret)
+    };
     vec![
         call(
             1,

@@ -107,34 +107,14 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::decide;
     use crate::testdata::rulebook;
-
-    /// The setup and checks the rebuild rules write for a receiver, and the rule that wrote them.
-    fn rebuilt(
-        path: &str,
-        n: usize,
-        type_path: &'static str,
-    ) -> (&'static str, Vec<String>, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        let setup = b.setup.iter().map(|s| s.expr.clone()).collect();
-        let checks = b
-            .checks
-            .iter()
-            .map(|c| format!("{} == {}", c.actual, c.expected))
-            .collect();
-        (rule, setup, checks)
-    }
 
     #[test]
     fn a_state_no_call_left_is_derived_from_the_steps_recorded_calls_took() {
         // `check()` inside `jump(6)`: a total of 10 no call returned, five `bump()`s of 2 from
         // `Counter::new(2)`.
-        let (rule, setup, checks) = rebuilt("rulebook::Counter::check", 0, "rulebook::Counter");
+        let rebuilt = rulebook().rebuilt("rulebook::Counter::check", 0, "rulebook::Counter", false);
+        let (rule, setup, checks) = (rebuilt.rule, rebuilt.setup, rebuilt.checks);
         assert_eq!(rule, "derive");
         let mut expected = vec!["rulebook::Counter::new(2u32)"];
         expected.extend(["receiver.bump()"; 5]);

@@ -474,33 +474,13 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::decide;
     use crate::testdata::rulebook;
-
-    /// The setup and checks the rebuild rules write for a receiver, and the rule that wrote them.
-    fn rebuilt(
-        path: &str,
-        n: usize,
-        type_path: &'static str,
-    ) -> (&'static str, Vec<String>, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        let setup = b.setup.iter().map(|s| s.expr.clone()).collect();
-        let checks = b
-            .checks
-            .iter()
-            .map(|c| format!("{} == {}", c.actual, c.expected))
-            .collect();
-        (rule, setup, checks)
-    }
 
     #[test]
     fn an_object_with_state_the_recording_cannot_compare_is_rebuilt_from_its_history() {
         // `Stack`'s items are `MaybeUninit`: its maker and both pushes, in order.
-        let (rule, setup, _) = rebuilt("rulebook::Stack::top", 0, "rulebook::Stack");
+        let rebuilt = rulebook().rebuilt("rulebook::Stack::top", 0, "rulebook::Stack", false);
+        let (rule, setup) = (rebuilt.rule, rebuilt.setup);
         assert_eq!(rule, "history");
         assert_eq!(
             setup,

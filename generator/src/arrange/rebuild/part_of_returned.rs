@@ -199,22 +199,12 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::directly::decide;
     use crate::testdata::rulebook;
-
-    /// The setup the direct rules write for a receiver, and the rule that wrote it.
-    fn rebuilt(path: &str, n: usize, type_path: &'static str) -> (&'static str, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        (rule, b.setup.iter().map(|s| s.expr.clone()).collect())
-    }
 
     #[test]
     fn an_object_only_handed_out_in_a_variant_is_taken_out_of_the_call_that_returned_it() {
-        let (rule, setup) = rebuilt("rulebook::Slot::value", 0, "rulebook::Slot");
+        let rebuilt = rulebook().rebuilt("rulebook::Slot::value", 0, "rulebook::Slot", true);
+        let (rule, setup) = (rebuilt.rule, rebuilt.setup);
         assert_eq!(rule, "part_of_returned");
         assert_eq!(
             setup,

@@ -257,24 +257,14 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::directly::decide;
     use crate::testdata::rulebook;
-
-    /// The setup the direct rules write for a receiver, and the rule that wrote it.
-    fn rebuilt(path: &str, n: usize, type_path: &'static str) -> (&'static str, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        (rule, b.setup.iter().map(|s| s.expr.clone()).collect())
-    }
 
     #[test]
     fn a_receiver_is_rebuilt_by_the_constructor_that_made_its_state() {
         // `Counter::from(3).total()`: `from` made it through `Counter::new(3)`, the type's own
         // constructor, which comes first.
-        let (rule, setup) = rebuilt("rulebook::Counter::total", 1, "rulebook::Counter");
+        let rebuilt = rulebook().rebuilt("rulebook::Counter::total", 1, "rulebook::Counter", true);
+        let (rule, setup) = (rebuilt.rule, rebuilt.setup);
         assert_eq!(rule, "producer");
         assert_eq!(setup, ["rulebook::Counter::new(3u32)"]);
     }

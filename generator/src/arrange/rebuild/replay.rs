@@ -420,33 +420,13 @@ pub(crate) fn replay(
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::decide;
     use crate::testdata::rulebook;
-
-    /// The setup and checks the rebuild rules write for a receiver, and the rule that wrote them.
-    fn rebuilt(
-        path: &str,
-        n: usize,
-        type_path: &'static str,
-    ) -> (&'static str, Vec<String>, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        let setup = b.setup.iter().map(|s| s.expr.clone()).collect();
-        let checks = b
-            .checks
-            .iter()
-            .map(|c| format!("{} == {}", c.actual, c.expected))
-            .collect();
-        (rule, setup, checks)
-    }
 
     #[test]
     fn a_state_left_by_recorded_calls_is_reached_by_replaying_them_and_checked() {
         // `c.total()` after `Counter::new(2)` and two `bump()`s.
-        let (rule, setup, checks) = rebuilt("rulebook::Counter::total", 0, "rulebook::Counter");
+        let rebuilt = rulebook().rebuilt("rulebook::Counter::total", 0, "rulebook::Counter", false);
+        let (rule, setup, checks) = (rebuilt.rule, rebuilt.setup, rebuilt.checks);
         assert_eq!(rule, "calls");
         assert_eq!(
             setup,

@@ -31,22 +31,12 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::directly::decide;
     use crate::testdata::rulebook;
-
-    /// The setup the direct rules write for a receiver, and the rule that wrote it.
-    fn rebuilt(path: &str, n: usize, type_path: &'static str) -> (&'static str, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        (rule, b.setup.iter().map(|s| s.expr.clone()).collect())
-    }
 
     #[test]
     fn an_object_no_call_made_is_written_as_a_struct_literal() {
-        let (rule, setup) = rebuilt("rulebook::Point::norm1", 0, "rulebook::Point");
+        let rebuilt = rulebook().rebuilt("rulebook::Point::norm1", 0, "rulebook::Point", true);
+        let (rule, setup) = (rebuilt.rule, rebuilt.setup);
         assert_eq!(rule, "struct_literal");
         assert_eq!(setup, ["rulebook::Point { x: 3i32, y: -4i32 }"]);
     }

@@ -245,33 +245,13 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
 
 #[cfg(test)]
 mod tests {
-    use crate::arrange::builder::Builder;
-    use crate::arrange::rebuild::decide;
     use crate::testdata::rulebook;
-
-    /// The setup and checks the rebuild rules write for a receiver, and the rule that wrote them.
-    fn rebuilt(
-        path: &str,
-        n: usize,
-        type_path: &'static str,
-    ) -> (&'static str, Vec<String>, Vec<String>) {
-        let r = rulebook();
-        let cx = r.cx();
-        let mut b = Builder::default();
-        let rule = decide(&cx, &mut b, r.receiver(path, n, type_path)).expect("rebuilt");
-        let setup = b.setup.iter().map(|s| s.expr.clone()).collect();
-        let checks = b
-            .checks
-            .iter()
-            .map(|c| format!("{} == {}", c.actual, c.expected))
-            .collect();
-        (rule, setup, checks)
-    }
 
     #[test]
     fn a_state_only_its_text_gives_is_parsed_from_it_and_checked() {
         // The tag after `append_raw(".2")`, which was not recorded: `as_str()` gave its text.
-        let (rule, setup, checks) = rebuilt("rulebook::Tag::len", 0, "rulebook::Tag");
+        let rebuilt = rulebook().rebuilt("rulebook::Tag::len", 0, "rulebook::Tag", false);
+        let (rule, setup, checks) = (rebuilt.rule, rebuilt.setup, rebuilt.checks);
         assert_eq!(rule, "text");
         assert_eq!(setup, ["rulebook::Tag::parse(\"v1.2\").unwrap()"]);
         assert_eq!(checks, ["receiver.as_str() == \"v1.2\""]);
