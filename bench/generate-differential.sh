@@ -11,19 +11,32 @@
 # both peak RSS figures (/usr/bin/time) and exits 1 when any crate differs or wrote no tests.
 # A benchmark-like check, not a CI test: it needs the kept traces (hundreds of MB to GB).
 #
+# With --fixtures instead of CRATES_DIR, the same comparison on the Rust fixtures of fixtures/
+# (built there as the tests build them): each fixture's program is recorded once (by OLD, with
+# the arguments its tests use) and both binaries run
+#   carve generate --db TRACE --crate fixtures/NAME --out OUT --no-verify --no-coverage \
+#                  --format json [--all]
+# twice per fixture, as is and with --all (one test per call), into the same OUT directory.
+# One row per fixture and variant.
+#
 # Usage: bench/generate-differential.sh [--keep DIR] OLD_CARVE NEW_CARVE CRATES_DIR [CRATE...]
+#        bench/generate-differential.sh [--keep DIR] --fixtures OLD_CARVE NEW_CARVE [FIXTURE...]
 #   CRATES_DIR   a real-crates.sh --keep directory (read only: everything is copied)
 #   CRATE...     the crates to check (default: every CRATES_DIR/*/ with trace.db and lib/)
+#   FIXTURE...   the fixtures to check (default: every fixture with a program, below)
 #   --keep DIR   work in DIR and leave it there (default: a temp dir, removed)
 set -uo pipefail
 
 KEEP=""
 if [[ "${1:-}" == --keep ]]; then KEEP=$2; shift 2; fi
-if [[ "${1:-}" == -h || "${1:-}" == --help || $# -lt 3 ]]; then
+FIXTURES=""
+if [[ "${1:-}" == --fixtures ]]; then FIXTURES=1; shift; fi
+if [[ "${1:-}" == -h || "${1:-}" == --help || $# -lt $((FIXTURES ? 2 : 3)) ]]; then
     sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1
     [[ $# -ge 3 ]]; exit $?
 fi
-OLD=$(realpath "$1"); NEW=$(realpath "$2"); CRATES_DIR=$(realpath "$3"); shift 3
+OLD=$(realpath "$1"); NEW=$(realpath "$2"); shift 2
+if [[ -z "$FIXTURES" ]]; then CRATES_DIR=$(realpath "$1"); shift; fi
 for bin in "$OLD" "$NEW"; do
     [[ -x "$bin" ]] || { echo "generate-differential: $bin is not an executable carve" >&2; exit 2; }
 done
@@ -32,7 +45,7 @@ for tool in jq sqlite3; do
     command -v $tool >/dev/null || { echo "generate-differential: $tool is needed (apt-get install $tool)" >&2; exit 2; }
 done
 CRATES=("$@")
-if [[ ${#CRATES[@]} -eq 0 ]]; then
+if [[ -z "$FIXTURES" && ${#CRATES[@]} -eq 0 ]]; then
     for d in "$CRATES_DIR"/*/; do
         [[ -f "$d/trace.db" && -d "$d/lib" ]] && CRATES+=("$(basename "$d")")
     done
@@ -41,6 +54,71 @@ if [[ -n "$KEEP" ]]; then
     mkdir -p "$KEEP" && WORK=$(cd "$KEEP" && pwd)
 else
     WORK=$(mktemp -d) && trap 'rm -rf "$WORK"' EXIT
+fi
+
+# The fixtures' programs and the arguments their tests record them with (tests/snapshots.rs,
+# tests/generate.rs): every Rust fixture with a program of its own.
+declare -A FIXTURE_ARGS=(
+    [abc]="" [account]="" [assessed]="" [catalog]="" [dao]="" [dice]="7" [expr]=""
+    [hashorder]="" [hotloop]="300" [mouse]="" [pauses]="steps 3 2" [ping]="" [returns]=""
+    [threads]="" [twotests]="" [versioned_set]=""
+)
+
+# fixtures: records each fixture once, generates from it with both binaries (as is and --all),
+# prints one row per fixture and variant; returns 1 when any differs or wrote no tests.
+fixtures() {
+    local root names=("$@") status=0 name variant side carve out
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    [[ ${#names[@]} -gt 0 ]] || names=($(printf '%s\n' "${!FIXTURE_ARGS[@]}" | sort))
+    cargo build --quiet --manifest-path "$root/fixtures/Cargo.toml" \
+        --target-dir "$root/fixtures/target" || { echo "generate-differential: building the fixtures failed" >&2; return 2; }
+    echo "| fixture | variant | calls | tests written | tests/ identical | report identical |"
+    echo "|---|---|---:|---:|---|---|"
+    for name in "${names[@]}"; do
+        [[ -v FIXTURE_ARGS[$name] ]] || { echo "generate-differential: no fixture $name" >&2; return 2; }
+        mkdir -p "$WORK/fx/$name"
+        local db=$WORK/fx/$name/trace.db
+        rm -f "$db"
+        # shellcheck disable=SC2086 # the arguments are words
+        "$OLD" record -q --db "$db" -- "$root/fixtures/target/debug/$name" ${FIXTURE_ARGS[$name]} \
+            </dev/null >/dev/null 2>"$WORK/fx/$name/record.err"
+        local calls
+        calls=$(sqlite3 -readonly "$db" 'select count(*) from calls' 2>/dev/null || echo "?")
+        for variant in default all; do
+            local extra=()
+            [[ $variant == all ]] && extra=(--all)
+            for side in old new; do
+                carve=$OLD; [[ $side == new ]] && carve=$NEW
+                out=$WORK/fx/$name/out
+                rm -rf "$out" && mkdir -p "$out" "$WORK/$side/fx"
+                "$carve" generate --db "$db" --crate "$root/fixtures/$name" --out "$out" \
+                    --no-verify --no-coverage --format json "${extra[@]}" \
+                    >"$WORK/fx/$name/report.json" 2>"$WORK/fx/$name/generate.err"
+                echo "$?" >"$WORK/fx/$name/code"
+                rm -rf "$WORK/$side/fx/$name-$variant" && mkdir -p "$WORK/$side/fx/$name-$variant"
+                mv "$out" "$WORK/$side/fx/$name-$variant/tests"
+                mv "$WORK/fx/$name/report.json" "$WORK/fx/$name/code" "$WORK/fx/$name/generate.err" \
+                    "$WORK/$side/fx/$name-$variant/"
+            done
+            local o=$WORK/old/fx/$name-$variant n=$WORK/new/fx/$name-$variant files=yes report=yes
+            if [[ "$(cat "$o/code")" != 0 || "$(cat "$n/code")" != 0 ]]; then
+                files="exit $(cat "$o/code") vs $(cat "$n/code")"; report=no
+            fi
+            diff -r "$o/tests" "$n/tests" >"$WORK/fx-$name-$variant.tests.diff" 2>&1 || files=no
+            diff "$o/report.json" "$n/report.json" >"$WORK/fx-$name-$variant.report.diff" 2>&1 || report=no
+            local written
+            written=$(jq '.tests_written' "$o/report.json" 2>/dev/null || echo 0)
+            [[ "$written" -gt 0 ]] || files="no tests written"
+            [[ "$files" == yes && "$report" == yes ]] || status=1
+            echo "| $name | $variant | $calls | $written | $files | $report |"
+        done
+    done
+    [[ $status -eq 0 ]] || echo "generate-differential: differences found (diffs in $WORK/fx-*.diff; --keep DIR keeps them)" >&2
+    return $status
+}
+if [[ -n "$FIXTURES" ]]; then
+    fixtures "${CRATES[@]}"
+    exit $?
 fi
 
 # prepare CRATE: WORK/CRATE/trace.db, a copy whose functions' source files name

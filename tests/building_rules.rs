@@ -1,4 +1,4 @@
-//! Calls on an object a public call is still building (`generator/src/scenario/inner.rs`,
+//! Calls on an object a public call is still building (`generator/src/plan/through.rs`,
 //! `building_call`): no test can hold it before the call returns it, so they count as carved
 //! through that call's passing test. On a small real crate: written, recorded through ptrace,
 //! carved, the carved tests run with cargo and broken by an edit.

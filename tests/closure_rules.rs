@@ -1,4 +1,4 @@
-//! The replay-closure rule (`generator/src/scenario/closure.rs`) on a small real crate: the
+//! The replay-closure rule (`generator/src/arrange/closure.rs`) on a small real crate: the
 //! recorder traces the closures the program passes to the traced library (only inside its
 //! calls), and the generator rebuilds each such argument as a closure that gives back the
 //! recorded answers, checks the recorded inputs and counts its calls; later calls whose

@@ -472,7 +472,11 @@ fn generate_says_how_many_recorded_lines_its_tests_reach_and_why_the_others_are_
 
     // Not verified, not built: nothing to measure.
     let elsewhere = tempfile::tempdir().unwrap();
-    let unverified = stdout(&generate_unverified(&db, elsewhere.path(), &[]));
+    let unverified = stdout(&generate_unverified(
+        &db,
+        elsewhere.path(),
+        &["--crate", dir.to_str().unwrap()],
+    ));
     assert!(
         unverified.ends_with(
             "\nline coverage of the carved tests not measured: the carved tests were not \

@@ -238,7 +238,8 @@ fn a_read_only_trace_in_a_read_only_directory_is_shown_carved_and_gated_unchange
     assert!(stdout(&show).contains("pauses::step"), "{}", stdout(&show));
     let out = tmp.path().join("tests");
     std::fs::create_dir(&out).unwrap();
-    let generated = generate_unverified(&db, &out, &[]);
+    let crate_dir = repo().join("fixtures/pauses");
+    let generated = generate_unverified(&db, &out, &["--crate", crate_dir.to_str().unwrap()]);
     assert!(generated.status.success(), "{}", stderr(&generated));
     assert!(
         stdout(&generated).contains("wrote"),
@@ -434,4 +435,157 @@ fn a_directory_as_the_trace_is_named_as_one_by_every_command() {
         "nothing written in it"
     );
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
+
+/// A trace whose `parent_id`s loop (a shared file, edited or damaged) is refused in one line:
+/// every walk of the call tree assumes a tree, and one that never ends overflowed the stack.
+#[test]
+fn generate_on_a_trace_whose_parent_links_loop_refuses_it_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recorded = tmp.path().join("recorded.db");
+    assert!(record(&recorded, &[], &fixture_bin("abc"), &[])
+        .status
+        .success());
+    let crate_dir = repo().join("fixtures/abc");
+    // The last call and its parent.
+    let (child, parent): (i64, i64) = rusqlite::Connection::open(&recorded)
+        .unwrap()
+        .query_row(
+            "select id, parent_id from calls where parent_id is not null order by id desc limit 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    // A call that is its own parent, two calls parenting each other, `main` under its child.
+    let loops = [
+        format!("update calls set parent_id = id where id = {child}"),
+        format!("update calls set parent_id = {child} where id = {parent}"),
+        format!("update calls set parent_id = {child} where parent_id is null"),
+    ];
+    for (i, edit) in loops.iter().enumerate() {
+        let db = tmp.path().join(format!("loop{i}.db"));
+        std::fs::copy(&recorded, &db).unwrap();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(&format!("PRAGMA foreign_keys = OFF; {edit}"))
+            .unwrap();
+        drop(conn);
+        let out = tmp.path().join(format!("out{i}"));
+        std::fs::create_dir(&out).unwrap();
+        let generated = carve()
+            .args(["generate", "--no-verify", "--db"])
+            .arg(&db)
+            .arg("--out")
+            .arg(&out)
+            .arg("--crate")
+            .arg(&crate_dir)
+            .output()
+            .unwrap();
+        let line = error_line(&generated);
+        assert!(
+            line.contains("is its own ancestor") && line.contains("record the program again"),
+            "{edit}: {line}"
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "{edit}");
+    }
+}
+
+/// A trace never chooses the crate `generate` builds and tests (probe row 56): with its source
+/// paths pointing at a crate planted elsewhere (a build script that would run), `generate`
+/// works only on the crate holding `--out` or the current directory, and refuses in one line
+/// naming both crates; the planted crate is never built.
+#[test]
+fn generate_refuses_a_trace_whose_sources_are_in_another_crate_and_builds_nothing_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_victim_tmp, victim) = copy_fixture("abc");
+    std::fs::create_dir_all(victim.join("tests")).unwrap();
+    let planted = tmp.path().join("planted");
+    let marker = tmp.path().join("PLANTED_BUILD_RAN");
+    write_tree(
+        &planted,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"abc\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n[workspace]\n",
+            ),
+            (
+                "src/lib.rs",
+                &std::fs::read_to_string(victim.join("src/lib.rs")).unwrap(),
+            ),
+            (
+                "build.rs",
+                &format!(
+                    "fn main() {{ std::fs::write({:?}, \"ran\").unwrap(); }}\n",
+                    marker.display().to_string()
+                ),
+            ),
+        ],
+    );
+    let db = tmp.path().join("t.db");
+    assert!(record(&db, &[], &fixture_bin("abc"), &[]).status.success());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let fixture = repo().join("fixtures/abc").display().to_string();
+    conn.execute(
+        "update functions set decl_file = replace(decl_file, ?1, ?2)",
+        [fixture.as_str(), planted.to_str().unwrap()],
+    )
+    .unwrap();
+    drop(conn);
+
+    // `--out` in the user's crate, the sources in the planted one: refused, with both paths.
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(victim.join("tests"))
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let line = error_line(&generated);
+    for piece in [
+        planted.to_str().unwrap(),
+        victim.to_str().unwrap(),
+        "pass --crate DIR",
+    ] {
+        assert!(line.contains(piece), "{piece} in {line}");
+    }
+    assert!(!marker.exists(), "the planted crate's build script ran");
+    assert_eq!(std::fs::read_dir(victim.join("tests")).unwrap().count(), 0);
+
+    // Neither `--out` nor the current directory in a crate: the trace's crate is not taken
+    // either; the line names it, for `--crate`.
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let line = error_line(&generated);
+    assert!(
+        line.contains(planted.to_str().unwrap()) && line.contains("pass --crate DIR"),
+        "{line}"
+    );
+    assert!(!marker.exists(), "the planted crate's build script ran");
+
+    // No recorded sources on this machine either: nothing to build.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("update functions set decl_file = NULL", [])
+        .unwrap();
+    let generated = carve()
+        .args(["generate", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let line = error_line(&generated);
+    assert!(
+        line.contains("cannot find the library crate of `abc`: pass --crate DIR"),
+        "{line}"
+    );
 }

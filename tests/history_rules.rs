@@ -1,6 +1,7 @@
-//! The rules about an object's replayed history (`generator/src/scenario/history.rs`) and the
-//! tables its tests make (`generator/src/table.rs`), each on a small real crate: written,
-//! recorded through ptrace, carved, the carved tests run with cargo and broken by an edit.
+//! The rules about an object's replayed history (`generator/src/arrange/rebuild/history.rs`)
+//! and the tables its tests make (`generator/src/plan/table.rs`), each on a small real crate:
+//! written, recorded through ptrace, carved, the carved tests run with cargo and broken by an
+//! edit.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! Iterator and `Ordering` arguments written the way a program makes them
-//! (`generator/src/literal.rs`): a slice iterator as `[..].iter()`, with `.copied()` where the
+//! (`generator/src/arrange/literal.rs`): a slice iterator as `[..].iter()`, with `.copied()` where the
 //! program copied it, a fresh `str::Split` at a char as `"..".split(' ')`, and a comparator's
 //! answers as `std::cmp::Ordering::Less`/`Greater` in its replay closure. Written, recorded
 //! through ptrace, carved, the carved tests run with cargo and broken by an edit.

@@ -1,5 +1,5 @@
 //! Calls of one function past `--max-per-function` whose tests differ only in literal values are
-//! carved as the rows of one table-driven test (`generator/src/table.rs`): a small real crate is
+//! carved as the rows of one table-driven test (`generator/src/plan/table.rs`): a small real crate is
 //! recorded through ptrace, carved with a small cap, and the table test is built, run, checked
 //! row by row by verification, and broken by an edit.
 

@@ -18,6 +18,15 @@ pub enum GenerateError {
     #[error("cannot find the library crate of `{program}`: pass --crate DIR")]
     CrateNotFound { program: String },
 
+    #[error("the recorded sources are in the crate at {}, not in the crate at {} that --out or the current directory is in; carve builds and tests only the crate you point it at: pass --crate DIR to say which", recorded.display(), found.display())]
+    CrateElsewhere { found: PathBuf, recorded: PathBuf },
+
+    #[error("neither --out {} nor the current directory is inside a crate, and the recorded sources are in the crate at {}; carve builds and tests only the crate you point it at: pass --crate DIR (that one, if you mean it)", out_dir.display(), recorded.display())]
+    NoCrateAtOut { out_dir: PathBuf, recorded: PathBuf },
+
+    #[error("call {call} of run {run} is its own ancestor (its parent links loop back to it): the trace is damaged; record the program again")]
+    ParentCycle { call: u64, run: i64 },
+
     #[error("`{program}` was recorded from {language} code, and carve generate writes tests for Rust libraries only: record a Rust program (carve show still displays this trace)")]
     NotRust { program: String, language: String },
 

@@ -106,7 +106,7 @@ pub fn value_slug(value: &Value) -> String {
         Value::Str { value, .. } if value.is_empty() => "empty".to_string(),
         // A path by its file name: the directories above it are often the machine's
         // (`/tmp/.tmpXYZ/ping` → `ping`), and a test's name must not change between runs.
-        Value::Str { ty, value, .. } if crate::literal::os_text_constructor(ty).is_some() => {
+        Value::Str { ty, value, .. } if crate::read::types::os_text_constructor(ty).is_some() => {
             let name = value
                 .rsplit('/')
                 .find(|part| !part.is_empty())

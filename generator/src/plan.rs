@@ -5,292 +5,41 @@
 //! is callable but the call cannot be replayed: `undecoded`, `did not return`, `unsupported
 //! type`, `receiver not rebuilt`, `closure argument`, `trait not mockable`, `mock not replayable`, `needs mockall`),
 //! private (its function is not reachable from outside the crate), or not supported yet
-//! (closures, binary-only or other crates' functions...). What one test does is built by
-//! [`crate::scenario`].
+//! (closures, binary-only or other crates' functions...). In: the trace (grouped) and the
+//! crate's API. Out: a [`Plan`] (`model.rs`). Per call, its fate (`fate.rs`) and, for a test, its
+//! body (`body.rs`: arrange → act → assert); then drafts (`drafts.rs`, `table.rs`) and files
+//! (`files.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+pub(crate) mod body;
+pub(crate) mod drafts;
+pub(crate) mod fate;
+pub(crate) mod files;
+pub(crate) mod grouped;
+pub(crate) mod model;
+pub(crate) mod table;
+pub(crate) mod through;
+
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use carve_storage::{Call, CallId, FunctionId, Trace};
-use serde::Serialize;
 
-use crate::api::CrateApi;
-use crate::call::{resolve, Target};
-use crate::display;
-use crate::naming::{self, NameParts};
-pub use crate::observe::{Assertion, DID_NOT_RETURN, UNDECODED, UNSUPPORTED_TYPE};
-use crate::scenario::{self, Body, MockDecl};
-use crate::table::{self, Row, Table};
+use crate::act::rules::resolve;
+use crate::act::target::Target;
+use crate::arrange::context::Ctx;
+pub use crate::body::Assertion;
+use crate::plan::drafts::{Draft, Drafts};
+pub use crate::plan::model::{
+    FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
+};
+use crate::read::crate_api::CrateApi;
+pub use crate::reasons::{
+    DID_NOT_RETURN, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION, UNDECODED,
+    UNSUPPORTED_TYPE,
+};
 
-/// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
-pub const NEEDS_MOCKALL: &str = "needs mockall";
 /// The `mockall` version generated tests are written for.
 pub const MOCKALL_VERSION: &str = "0.13";
-
-/// Everything to write, in writing order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Plan {
-    /// The library crate the tests call (`expr`).
-    pub crate_name: String,
-    /// The recorded program's file name.
-    pub program: String,
-    pub run_id: i64,
-    /// One per module with at least one test, sorted by module path.
-    pub files: Vec<FilePlan>,
-    pub summary: Summary,
-    /// Paths the tests must spell differently from where the items are defined, because a
-    /// `pub use` is what makes them reachable: (`shop::store::Store`, `shop::Store`); a path
-    /// ending in `::` maps everything under a module. Applied to the rendered files.
-    pub public_paths: Vec<(String, String)>,
-}
-
-/// The tests of one module.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FilePlan {
-    /// `carved_expr_lexer.rs`.
-    pub file_name: String,
-    /// `expr::lexer` (the crate name for the root).
-    pub module_path: String,
-    pub tests: Vec<TestPlan>,
-    /// The `mock!`s the tests use, sorted by trait path.
-    pub mocks: Vec<MockDecl>,
-    /// Traits imported for method calls (`abc::Asker`), sorted.
-    pub uses: Vec<String>,
-    /// Some expectation matches arguments (`use mockall::predicate::*`).
-    pub needs_predicates: bool,
-    /// Some test orders expectations (`use mockall::Sequence`).
-    pub needs_sequence: bool,
-}
-
-/// One test: arrange mocks and objects, call a function or method, check what it returns and
-/// what it changed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TestPlan {
-    pub name: String,
-    /// What the test does (the same fields in the template's `test`).
-    #[serde(flatten)]
-    pub body: Body,
-    /// Ids of the recorded calls this test stands for (equivalent calls share one test); the
-    /// first is the one it was carved from.
-    pub calls: Vec<u64>,
-    /// Ids of recorded calls its arrange steps make again as they were made.
-    #[serde(skip)]
-    pub replayed: Vec<u64>,
-    /// A table-driven test: `body` is written once, with `case.N` for the values of each
-    /// row (see [`crate::table`]); `calls` and `replayed` are all its rows'.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub table: Option<Table>,
-}
-
-/// An in-scope recorded call that got no test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SkippedCall {
-    pub call: u64,
-    pub function: String,
-    pub reason: String,
-    /// More on the reason, when there is more: for `untestable`, what the call read and where
-    /// (`clock: std::time::SystemTime::now in app::stamp`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
-/// Unsupported kinds that are not the crate's public API: code a test outside the crate cannot
-/// call by any path. Their calls are carved through the public calls above them. Every other
-/// unsupported kind is public API carve cannot carve yet, and counts against the headline.
-pub const OUTSIDE_PUBLIC_API: &[&str] = &[
-    "closure",
-    "compiler-generated",
-    "binary only",
-    "other crate",
-    "not Rust",
-];
-
-/// Counts of recorded calls by fate.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Summary {
-    /// Calls of the crate's public API: every function a test outside the crate can reach by a
-    /// public path (trait methods and generic instances included), whether carve can carve it
-    /// yet or not. The headline figure is `calls_carved` out of these.
-    pub public_api: usize,
-    /// Calls of public, reachable free or associated functions of the library.
-    pub in_scope: usize,
-    /// Distinct tests written.
-    pub tests_written: usize,
-    /// In-scope calls covered by a test.
-    pub calls_carved: usize,
-    /// Of `calls_carved`, calls with no test of their own whose result the test cannot check
-    /// directly, made again as they were recorded by the arrange steps of a test that checks
-    /// what they gave (`Url::options()` in a test of `ParseOptions::parse`).
-    pub carved_as_steps: usize,
-    /// Of `calls_carved`, calls on a receiver no public path reaches (a private field of the
-    /// object a public call was made on, or an object a public call was still building), made
-    /// again by the passing test of that public call.
-    pub carved_through_callers: usize,
-    /// Per skipped call on such a receiver, the public call holding it (see
-    /// `scenario::holding_call`, `scenario::building_call`).
-    #[serde(skip)]
-    pub(crate) through: BTreeMap<u64, u64>,
-    /// In-scope calls without a test, by reason.
-    pub skipped: BTreeMap<String, usize>,
-    /// Calls of functions of the library that tests cannot reach.
-    pub private_calls: usize,
-    /// Calls of functions carve does not write tests for yet, by kind.
-    pub unsupported: BTreeMap<String, usize>,
-    /// Tests calling a method on a rebuilt receiver.
-    pub method_tests: usize,
-    /// Tests with at least one mock.
-    pub mock_tests: usize,
-    /// `mock!` blocks written (one per trait and file).
-    pub mocks: usize,
-    /// Calls that would have been carved with mocks if the crate had `mockall`.
-    pub needs_mockall: usize,
-    /// Every in-scope call without a test, with its function and the reason (the counts in
-    /// `skipped`, one by one).
-    pub skipped_calls: Vec<SkippedCall>,
-    /// Every recorded function carve does not write tests for yet, with the reason and how
-    /// many calls it had (the counts in `unsupported`, by function).
-    pub unsupported_functions: Vec<UnsupportedFunction>,
-}
-
-/// A recorded function carve does not write tests for yet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct UnsupportedFunction {
-    /// As recorded: `indexmap::map::IndexMap<K,V,S>::retain`.
-    pub function: String,
-    pub reason: String,
-    pub calls: usize,
-    /// Whether the function is public API (counted in `public_api`).
-    pub public_api: bool,
-}
-
-/// Plans the tests for every call in `trace` against the crate described by `api`.
-impl Summary {
-    /// Counts call `call` of `function` as skipped for `reason`, and lists it.
-    /// Counts the carved calls of a test that will not be written as skipped for `reason`.
-    pub(crate) fn uncarve(&mut self, function: &str, calls: &[u64], reason: &str) {
-        self.calls_carved -= calls.len();
-        for &call in calls {
-            self.skip(call, function, reason);
-        }
-    }
-
-    /// Counts as carved the skipped calls that `tests` replay as arrange steps, when they were
-    /// skipped only for what a test of their own could not write or check. A replayed call
-    /// stands for the calls grouped as equivalent to it (`equivalent`: same function, arguments,
-    /// result and calls below): the test makes each of them again as it was made, as a test of
-    /// a call stands for its equivalents (every `Url::options()` inside `Url::parse`/`join`
-    /// is one call, replayed by the tests of the `ParseOptions::parse` it feeds).
-    /// Likewise the skipped calls on a receiver no public path reaches whose holding public call
-    /// (`through`) has a passing test.
-    pub(crate) fn credit_replayed<'t>(
-        &mut self,
-        tests: impl Iterator<Item = &'t TestPlan>,
-        equivalent: &BTreeMap<CallId, Vec<CallId>>,
-    ) {
-        let tests: Vec<&TestPlan> = tests.collect();
-        let replayed: BTreeSet<u64> = tests
-            .iter()
-            .flat_map(|t| t.replayed.iter().copied())
-            .flat_map(|id| {
-                let same = equivalent.get(&CallId(id)).into_iter().flatten();
-                std::iter::once(id).chain(same.map(|c| c.0))
-            })
-            .collect();
-        let tested: BTreeSet<u64> = tests.iter().flat_map(|t| t.calls.iter().copied()).collect();
-        let steps = [UNSUPPORTED_TYPE, UNDECODED, scenario::RECEIVER_NOT_REBUILT];
-        let (mut as_steps, mut through) = (0, 0);
-        let holding = &self.through;
-        self.skipped_calls.retain(|s| {
-            let step = replayed.contains(&s.call) && steps.contains(&s.reason.as_str());
-            // The holding call ran again in a passing test: its own, or an arrange step's.
-            let inner = !step
-                && holding
-                    .get(&s.call)
-                    .is_some_and(|h| tested.contains(h) || replayed.contains(h));
-            if step || inner {
-                if step {
-                    as_steps += 1;
-                } else {
-                    through += 1;
-                }
-                if let Some(n) = self.skipped.get_mut(&s.reason) {
-                    *n -= 1;
-                }
-            }
-            !(step || inner)
-        });
-        self.skipped.retain(|_, n| *n > 0);
-        self.calls_carved += as_steps + through;
-        self.carved_as_steps += as_steps;
-        self.carved_through_callers += through;
-    }
-
-    pub(crate) fn skip(&mut self, call: u64, function: &str, reason: &str) {
-        *self.skipped.entry(reason.to_string()).or_default() += 1;
-        self.skipped_calls.push(SkippedCall {
-            call,
-            function: function.to_string(),
-            reason: reason.to_string(),
-            detail: None,
-        });
-    }
-}
-
-/// Which tests to keep (issue 4 item 6). The default keeps one test per equivalence class and
-/// any number per function.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlanOptions {
-    /// One test per recorded call, equivalent calls included (`--all`).
-    pub keep_equivalent: bool,
-    /// At most this many tests per function (`--max-per-function N`): those standing for the
-    /// most recorded calls are kept; the calls of the others are skipped as
-    /// [`OVER_MAX_PER_FUNCTION`].
-    pub max_per_function: Option<usize>,
-    /// Plan only these recorded calls (`carve assess --write-tests`: the calls a catching test
-    /// is carved from); `None` plans every call.
-    pub only_calls: Option<BTreeSet<u64>>,
-    /// File names begin with this instead of `carved_` (`carved_assess_` for `carve assess`,
-    /// so its files and `carve generate`'s never overwrite each other).
-    pub file_prefix: Option<String>,
-    /// Recorded calls whose tests replay their receivers' whole histories, state-equivalent
-    /// steps included: verification found the shortened test failing (see
-    /// `scenario/history.rs`).
-    pub whole_histories: BTreeSet<u64>,
-}
-
-/// Skip reason: the function already has `--max-per-function` tests.
-pub const OVER_MAX_PER_FUNCTION: &str = "over --max-per-function";
-/// Skip reason: the test needs a mock of a trait whose name another trait's mock in the same
-/// file already has.
-pub const MOCK_NAME_CLASH: &str = "mock name clash";
-
-/// Keeps at most `max` drafts per function, those standing for the most calls (in their order
-/// otherwise; drafts of calls kept only as table rows last); returns the others.
-fn cap_per_function(drafts: &mut Vec<Draft>, max: usize) -> Vec<Draft> {
-    let mut by_function: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, d) in drafts.iter().enumerate() {
-        by_function
-            .entry(d.body.function_path.as_str())
-            .or_default()
-            .push(i);
-    }
-    let mut keep = vec![true; drafts.len()];
-    for mut indices in by_function.into_values() {
-        indices.sort_by_key(|&i| {
-            let d = &drafts[i];
-            (d.row_only, std::cmp::Reverse(d.calls.len() - d.row_calls))
-        });
-        for &i in indices.iter().skip(max) {
-            keep[i] = false;
-        }
-    }
-    let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(drafts)
-        .into_iter()
-        .zip(keep)
-        .partition(|(_, kept)| *kept);
-    *drafts = kept.into_iter().map(|(d, _)| d).collect();
-    dropped.into_iter().map(|(d, _)| d).collect()
-}
 
 pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
     plan_grouped(trace, api, options, &BTreeMap::new(), &BTreeMap::new(), &[])
@@ -299,7 +48,7 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
 /// [`plan`] on a trace grouping left calls out of: `equivalent` (per kept call, the equivalent
 /// calls dropped) and `over_max` (per function, the calls dropped over its cap) tell what an
 /// object's history held beyond the calls kept. `rows` are calls grouping kept aside, past
-/// their function's cap, only to be rows of table tests (see [`crate::table`]): planned after
+/// their function's cap, only to be rows of table tests (see [`crate::plan::table`]): planned after
 /// the trace's calls, each joins a test with the same body or a table, or counts over the cap.
 pub fn plan_grouped(
     trace: &Trace,
@@ -324,262 +73,49 @@ pub fn plan_grouped(
     for row in rows {
         *hidden.entry(row.function).or_default() += 1;
     }
-    let cx = scenario::Ctx::new(trace, api, &targets, &children, equivalent, &hidden);
-    let has_mockall = api.dev_dependencies.contains("mockall");
-    // module path -> tests under construction, and where each body already is.
-    let mut modules: BTreeMap<Vec<String>, Vec<Draft>> = BTreeMap::new();
-    let mut index: HashMap<(Vec<String>, Body, Option<u64>), usize> = HashMap::new();
-
+    let cx = Ctx::new(
+        trace,
+        api,
+        &targets,
+        &children,
+        equivalent,
+        &hidden,
+        crate::arrange::rebuild::rebuild,
+    );
+    let mut drafts = Drafts::default();
     let mut unsupported_by_fn: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();
     for (n, call) in trace.calls.iter().chain(rows).enumerate() {
-        let row_only = n >= trace.calls.len();
         if let Some(only) = &options.only_calls {
             if !only.contains(&call.id.0) {
                 continue;
             }
         }
-        let callable = match targets.get(&call.function) {
-            None => {
-                *summary
-                    .unsupported
-                    .entry("unknown function".to_string())
-                    .or_default() += 1;
-                continue;
-            }
-            Some(Target::Private) => {
-                summary.private_calls += 1;
-                continue;
-            }
-            Some(Target::Unsupported(kind)) => {
-                *summary.unsupported.entry((*kind).to_string()).or_default() += 1;
-                let public = !OUTSIDE_PUBLIC_API.contains(kind);
-                if public {
-                    summary.public_api += 1;
-                }
-                let path = trace
-                    .function(call.function)
-                    .map_or("", |f| f.path.as_str());
-                *unsupported_by_fn.entry((path, *kind, public)).or_default() += 1;
-                continue;
-            }
-            Some(Target::Callable(c)) => c,
+        let Some(callable) =
+            fate::callable(trace, &targets, call, &mut summary, &mut unsupported_by_fn)
+        else {
+            continue;
         };
         summary.in_scope += 1;
         summary.public_api += 1;
-        // `Display::fmt` is carved as the `to_string()` call it stands for.
-        let as_to_string;
-        let mut format_spec = None;
-        let call = if callable.display {
-            match display::as_to_string(call) {
-                Ok((c, spec)) => {
-                    as_to_string = c;
-                    format_spec = spec;
-                    &as_to_string
-                }
-                Err(reason) => {
-                    summary.skip(call.id.0, &callable.call_path, reason);
-                    continue;
-                }
-            }
-        } else {
-            call
-        };
-        cx.replay_whole_histories(options.whole_histories.contains(&call.id.0));
-        let (mut body, name, replayed) = match scenario::carve(&cx, call, callable) {
-            Ok(carved) => carved,
-            Err(reason) => {
-                // A result of a crate not recorded: say so, and how to record it.
-                let reason = match &call.ret {
-                    Some(ret)
-                        if reason == UNSUPPORTED_TYPE
-                            && crate::observe::of_other_crate(ret, &api.crate_name)
-                            && crate::observe::assertion(Some(ret), &callable.api.ret, api)
-                                .is_err() =>
-                    {
-                        crate::observe::UNRECORDED_CRATE_VALUE
-                    }
-                    _ => reason,
-                };
-                summary.skip(call.id.0, &callable.call_path, reason);
-                let unreachable = [
-                    scenario::RECEIVER_NOT_REBUILT,
-                    scenario::HISTORY_NOT_REPLAYABLE,
-                ];
-                if unreachable.contains(&reason) {
-                    let outer = scenario::holding_call(&cx, call)
-                        .or_else(|| scenario::building_call(&cx, call));
-                    if let Some(outer) = outer {
-                        summary.through.insert(call.id.0, outer.0);
-                    }
-                }
-                if reason == scenario::UNTESTABLE {
-                    if let Some(last) = summary.skipped_calls.last_mut() {
-                        last.detail = scenario::world_read(&cx, call);
-                    }
-                }
-                continue;
-            }
-        };
-        // A formatter with options (`{:>10}`): `format!` hands the call the same ones.
-        if let Some(spec) = &format_spec {
-            if !display::use_format(&mut body.callee, &mut body.args, spec) {
-                summary.skip(call.id.0, &callable.call_path, display::OPTIONS_NOT_DECODED);
-                continue;
-            }
-        }
-        if !body.mocks.is_empty() && !has_mockall {
-            summary.needs_mockall += 1;
-            summary.skip(call.id.0, &callable.call_path, NEEDS_MOCKALL);
+        let Some((body, name, replayed)) =
+            fate::carve_call(&cx, options, call, callable, &mut summary)
+        else {
             continue;
-        }
+        };
         summary.calls_carved += 1;
-        // Equivalent calls (same arranged state, arguments and interactions) give the same
-        // body; with `keep_equivalent` the call id keeps them apart.
-        let key = (
-            callable.module.clone(),
-            body.clone(),
-            options.keep_equivalent.then_some(call.id.0),
-        );
-        match index.get(&key) {
-            Some(&i) => {
-                if let Some(existing) = modules.get_mut(&callable.module).and_then(|v| v.get_mut(i))
-                {
-                    existing.calls.push(call.id.0);
-                    existing.replayed.extend(replayed);
-                    existing.row_calls += usize::from(row_only);
-                }
-            }
-            None => {
-                let list = modules.entry(callable.module.clone()).or_default();
-                index.insert(key, list.len());
-                list.push(Draft {
-                    body,
-                    name,
-                    calls: vec![call.id.0],
-                    replayed,
-                    row_only,
-                    row_calls: usize::from(row_only),
-                });
-            }
-        }
+        let row_only = n >= trace.calls.len();
+        let draft = Draft {
+            body,
+            name,
+            calls: vec![call.id.0],
+            replayed,
+            row_only,
+            row_calls: usize::from(row_only),
+        };
+        drafts.add(&callable.module, draft, options.keep_equivalent);
     }
-
-    let mut files = Vec::new();
-    let mut used_names: BTreeMap<String, usize> = BTreeMap::new();
-    for (module, mut drafts) in modules {
-        // Ordered by what the tests are, not when their calls happened: a re-recording whose
-        // threads ran in another order writes the same file.
-        drafts.sort_by_cached_key(|d| {
-            (
-                d.body.function_path.clone(),
-                d.name.clone(),
-                format!("{:?}", d.body),
-                d.calls[0],
-            )
-        });
-        // Two traits with the same name cannot both be `MockName` in one file: keep the first.
-        let mut mock_names: BTreeMap<String, String> = BTreeMap::new();
-        let (kept, clashing): (Vec<Draft>, Vec<Draft>) = drafts.into_iter().partition(|d| {
-            d.body.mock_decls.iter().all(|m| {
-                mock_names
-                    .entry(m.name.clone())
-                    .or_insert_with(|| m.trait_path.clone())
-                    == &m.trait_path
-            })
-        });
-        let mut drafts = kept;
-        for d in clashing {
-            summary.uncarve(&d.body.function_path, &d.calls, MOCK_NAME_CLASH);
-        }
-        let mut tables = Vec::new();
-        if let Some(max) = options.max_per_function {
-            let over = cap_per_function(&mut drafts, max);
-            let (found, alone) = tables_of(over, max.saturating_mul(table::ROWS_PER_CAP));
-            tables = found;
-            for d in alone {
-                summary.uncarve(&d.body.function_path, &d.calls, OVER_MAX_PER_FUNCTION);
-            }
-        }
-        let mut names =
-            naming::test_names(&drafts.iter().map(|d| d.name.clone()).collect::<Vec<_>>());
-        let mut module_path = vec![api.crate_name.clone()];
-        module_path.extend(module.iter().cloned());
-        let mut file_name = naming::file_name(&module_path);
-        if let Some(prefix) = &options.file_prefix {
-            file_name = format!("{prefix}{}", file_name.trim_start_matches("carved_"));
-        }
-        let seen = used_names.entry(file_name.clone()).or_default();
-        *seen += 1;
-        if *seen > 1 {
-            file_name = format!("{}_{}.rs", file_name.trim_end_matches(".rs"), seen);
-        }
-        let mut mocks: BTreeSet<MockDecl> = BTreeSet::new();
-        let mut uses: BTreeSet<String> = BTreeSet::new();
-        let table_names = table_names(&tables, &names);
-        names.extend(table_names);
-        let tests: Vec<TestPlan> = drafts
-            .into_iter()
-            .map(|d| (d.body, d.calls, d.replayed, None))
-            .chain(tables.into_iter().map(|(_, body, table)| {
-                let calls = table.rows.iter().flat_map(|r| r.calls.iter().copied());
-                let replayed = table.rows.iter().flat_map(|r| r.replayed.iter().copied());
-                (body, calls.collect(), replayed.collect(), Some(table))
-            }))
-            .zip(names)
-            .map(|((body, calls, replayed, table), name)| {
-                mocks.extend(body.mock_decls.iter().cloned());
-                uses.extend(body.trait_uses.iter().cloned());
-                TestPlan {
-                    name,
-                    body,
-                    calls,
-                    replayed,
-                    table,
-                }
-            })
-            .collect();
-        summary.tests_written += tests.len();
-        summary.method_tests += tests
-            .iter()
-            .filter(|t| !t.body.setup.is_empty() && t.body.callee != t.body.function_path)
-            .count();
-        summary.mock_tests += tests.iter().filter(|t| !t.body.mocks.is_empty()).count();
-        summary.mocks += mocks.len();
-        let needs_predicates = tests
-            .iter()
-            .flat_map(|t| &t.body.mocks)
-            .flat_map(|m| &m.expectations)
-            .any(|e| !e.with.is_empty());
-        let needs_sequence = tests.iter().any(|t| t.body.sequence);
-        files.push(FilePlan {
-            file_name,
-            module_path: module_path.join("::"),
-            tests,
-            mocks: mocks.into_iter().collect(),
-            uses: uses.into_iter().collect(),
-            needs_predicates,
-            needs_sequence,
-        });
-    }
-
-    summary.unsupported_functions = unsupported_by_fn
-        .into_iter()
-        .map(
-            |((function, reason, public_api), calls)| UnsupportedFunction {
-                function: function.to_string(),
-                reason: reason.to_string(),
-                calls,
-                public_api,
-            },
-        )
-        .collect();
-    // The most called first: what holds the most calls back.
-    summary.unsupported_functions.sort_by(|a, b| {
-        b.calls
-            .cmp(&a.calls)
-            .then_with(|| a.function.cmp(&b.function))
-    });
-
+    let files = files::plan_files(drafts.modules, api, options, &mut summary);
+    summary.unsupported_functions = fate::unsupported_functions(unsupported_by_fn);
     let program = Path::new(&trace.run.info.program).file_name().map_or_else(
         || trace.run.info.program.clone(),
         |n| n.to_string_lossy().into_owned(),
@@ -617,86 +153,15 @@ fn public_paths(api: &CrateApi) -> Vec<(String, String)> {
     out
 }
 
-struct Draft {
-    body: Body,
-    name: NameParts,
-    /// The recorded calls it stands for, in recording order.
-    calls: Vec<u64>,
-    replayed: Vec<u64>,
-    /// Made from a call kept only as a table row: written on its own only when its function
-    /// has fewer tests than the cap.
-    row_only: bool,
-    /// How many of `calls` were kept only as table rows.
-    row_calls: usize,
-}
-
-/// A table test to write: its function's name slug, its body with `case.N` holes, its rows.
-type TableDraft = (String, Body, Table);
-
-/// The table tests the drafts past the cap make (see [`crate::table`]), at most `max_rows`
-/// rows per function; returns them and the drafts no table took.
-fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, Vec<Draft>) {
-    let bodies: Vec<&Body> = over.iter().map(|d| &d.body).collect();
-    let (found, alone) = table::gather(&bodies, max_rows);
-    let mut over: Vec<Option<Draft>> = over.into_iter().map(Some).collect();
-    let mut tables = Vec::new();
-    for (shape, rows) in found {
-        let mut subject = String::new();
-        let rows = rows
-            .into_iter()
-            .filter_map(|(i, values)| {
-                let d = over[i].take()?;
-                if subject.is_empty() {
-                    subject = d.name.subject.clone();
-                }
-                Some(Row {
-                    values,
-                    calls: d.calls,
-                    replayed: d.replayed,
-                })
-            })
-            .collect();
-        tables.push((
-            subject,
-            shape.body,
-            Table {
-                columns: shape.columns,
-                rows,
-            },
-        ));
-    }
-    let alone = alone.into_iter().filter_map(|i| over[i].take()).collect();
-    (tables, alone)
-}
-
-/// `format_recorded_cases` for a table of `format`'s calls, kept apart from `taken` and each
-/// other (`format_recorded_cases_2`).
-fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String> {
-    let mut used: BTreeSet<String> = taken.iter().cloned().collect();
-    tables
-        .iter()
-        .map(|(subject, _, _)| {
-            let base = format!("{subject}_recorded_cases");
-            let mut name = base.clone();
-            let mut n = 1;
-            while used.contains(&name) {
-                n += 1;
-                name = format!("{base}_{n}");
-            }
-            used.insert(name.clone());
-            name
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::CrateApi;
+    use crate::read::crate_api::CrateApi;
     use carve_storage::{
         Arg, Call, CallId, FunctionId, FunctionInfo, Language, Outcome, ParamInfo, Run, RunId,
         RunInfo, Value,
     };
+    use std::collections::BTreeSet;
 
     fn api() -> (tempfile::TempDir, CrateApi) {
         let tmp = tempfile::tempdir().unwrap();

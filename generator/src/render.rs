@@ -1,16 +1,21 @@
-//! Plans to Rust source: tera templates (built in, or overridden from a directory), then
+//! Render: plans to Rust source. In: a [`crate::plan::Plan`]. Out: the files, written all or
+//! nothing (`write.rs`): tera templates (built in, or overridden from a directory), then
 //! `prettyplease` so the output is formatted the same way on every run.
 //!
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
-use std::fs;
-use std::path::Path;
+pub(crate) mod write;
 
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use carve_storage::Trace;
 use serde::Serialize;
 
 use crate::error::GenerateError;
-use crate::plan::{FilePlan, Plan, TestPlan};
+use crate::plan::model::{FilePlan, Plan, TestPlan};
 
 /// The template that renders one file of tests.
 pub const TEST_FILE_TEMPLATE: &str = "test_file.rs.tera";
@@ -40,7 +45,7 @@ struct FileContext<'a> {
     module_path: &'a str,
     file_name: &'a str,
     tests: &'a [TestPlan],
-    mocks: &'a [crate::scenario::MockDecl],
+    mocks: &'a [crate::body::MockDecl],
     uses: &'a [String],
     needs_predicates: bool,
     needs_sequence: bool,
@@ -128,7 +133,7 @@ impl Templates {
             .tera
             .render(TEST_FILE_TEMPLATE, &context)
             .map_err(|e| render_error(one_line(&e)))?;
-        let source = crate::call::spell_public(&source, &plan.public_paths);
+        let source = crate::read::paths::spell_public(&source, &plan.public_paths);
         let formatted = format_rust(&file.file_name, &source)?;
         check_items(file, &formatted)?;
         Ok(formatted)
@@ -408,6 +413,58 @@ fn unmark_comments(formatted: &str) -> String {
 /// The template file names a `--templates` directory may override.
 pub const TEMPLATE_NAMES: &[&str] = &[TEST_FILE_TEMPLATE];
 
+/// Renders every file of `plan` (those with tests) and writes them all or nothing.
+pub(crate) fn render_and_write(
+    plan: &Plan,
+    templates: &Templates,
+    out_dir: &Path,
+    trace: &Trace,
+    threads: &BTreeMap<i32, String>,
+) -> Result<Vec<PathBuf>, GenerateError> {
+    let rendered = plan
+        .files
+        .iter()
+        .filter(|file| !file.tests.is_empty())
+        .map(|file| {
+            let origins: Vec<String> = file
+                .tests
+                .iter()
+                .map(|t| test_origin(trace, threads, &t.calls).unwrap_or_default())
+                .collect();
+            let source = templates.render_file_from(plan, file, &origins)?;
+            Ok((file.file_name.clone(), source))
+        })
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    crate::render::write::write_all(out_dir, &rendered)
+}
+
+/// Which test of which test binary the first of `calls` was made in, when a cargo test binary
+/// made it on a named thread other than the main one (libtest runs each test on a thread
+/// named after it):
+/// ``test `adds` of `a` `` for a call of `tests/a.rs`'s test `adds`.
+pub(crate) fn test_origin(
+    trace: &Trace,
+    threads: &BTreeMap<i32, String>,
+    calls: &[u64],
+) -> Option<String> {
+    let first = calls.first()?;
+    let call = trace.calls.iter().find(|c| c.id.0 == *first)?;
+    if call.thread == trace.run.info.pid {
+        return None;
+    }
+    let test = threads.get(&call.thread)?;
+    let binary = Path::new(&trace.run.info.program)
+        .file_name()?
+        .to_string_lossy();
+    // cargo names a test binary `TARGET-HASH` (16 hex digits); any other program's named
+    // threads are its own, not tests.
+    let (target, hash) = binary.rsplit_once('-')?;
+    if hash.len() != 16 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some(format!("test `{test}` of `{target}`"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,8 +477,8 @@ mod tests {
         assert!(formatted.contains(&format!("// {long}")), "{formatted}");
         assert!(!formatted.contains(COMMENT_MARKER), "{formatted}");
     }
+    use crate::body::Body;
     use crate::plan::{Assertion, Summary};
-    use crate::scenario::Body;
 
     fn plan() -> Plan {
         let test = |name: &str, args: &[&str], assertion| TestPlan {

@@ -83,6 +83,23 @@ pub fn comment_text(text: &str) -> String {
     out.replace("*/", "*\\/").replace("/*", "/\\*")
 }
 
+/// `text` made safe to stand inside a Markdown code span on one line (`carved_quarantine.md`):
+/// escaped as [`comment_text`] does, and `<`, `>`, `&` and backticks written as escapes too, so
+/// that neither a terminal showing the file nor a viewer rendering it acts on any of it.
+pub fn markdown_code_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' | '>' | '&' | '`' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            '\\' => out.push('\\'),
+            c => push_escaped(&mut out, c, '\0'),
+        }
+    }
+    out
+}
+
 /// Whether `name` is a Rust identifier (or raw identifier) that may name a field, variant,
 /// variable or function: XID rules, not a keyword unless written `r#name`, not `_`.
 pub fn is_ident(name: &str) -> bool {
@@ -211,6 +228,21 @@ mod tests {
             let file = syn::parse_file(&src).expect("parses");
             assert!(file.items.is_empty(), "{src}");
         }
+    }
+
+    #[test]
+    fn markdown_code_text_stays_on_one_line_inside_its_code_span_and_holds_no_html() {
+        let hostile = "x\n\u{1b}]0;owned\u{7}<img src=x onerror=alert(1)>`&\u{202e}";
+        let safe = markdown_code_text(hostile);
+        assert_eq!(
+            safe,
+            "x\\n\\u{1b}]0;owned\\u{7}\\u{3c}img src=x onerror=alert(1)\\u{3e}\\u{60}\\u{26}\\u{202e}"
+        );
+        assert!(
+            !safe.chars().any(|c| c.is_control() || "<>`&".contains(c)),
+            "{safe}"
+        );
+        assert_eq!(markdown_code_text("tiny-calc"), "tiny-calc");
     }
 
     #[test]

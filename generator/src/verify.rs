@@ -1,10 +1,17 @@
-//! Verification: build the carved tests against the crate they were carved from, take out the
-//! tests that do not compile (compile repair, `repair.rs`), then run the rest several times and
+//! Verify: in, the files written and the crate; out, what was taken out and why. Build the
+//! carved tests against the crate they were carved from, take out the tests that do not
+//! compile (compile repair, `repair.rs`: the rules of `repair/rules/`), then run the rest several times and
 //! take out any test that fails or flakes (every carved test must pass on the recorded version).
 //! Each file on disk is left as verified, without what was taken out; what was taken out, and
-//! why, goes to `carved_quarantine.md`. A table test (`table.rs`) loses only its failing rows:
+//! why, goes to `carved_quarantine.md`. A table test (`rows.rs`) loses only its failing rows:
 //! the row a compile error points into, or the one a failed run names (`case {i}`), and the
 //! file runs again without it; a table that fails without naming a row goes whole.
+
+pub mod libtest;
+pub(crate) mod line_coverage;
+pub(crate) mod repair;
+pub(crate) mod rows;
+pub(crate) mod take_out;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -16,7 +23,7 @@ use serde::Serialize;
 
 use crate::error::GenerateError;
 use crate::progress::{Progress, Step};
-use crate::{libtest, repair, write};
+use crate::render::write;
 
 /// How to verify.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,125 +101,150 @@ pub(crate) fn quarantine(
     let runs_per_file = v.runs.max(1) as usize;
     let total = files.len() * runs_per_file;
     for (index, under) in files.iter().enumerate() {
-        let (file, tests) = (&under.file, &under.tests);
         let at = |done: usize| {
             Progress::report(
                 progress,
                 Step::Verifying {
-                    file: file.clone(),
+                    file: under.file.clone(),
                     done: index * runs_per_file + done,
                     total,
                 },
             )
         };
-        at(0);
-        let stem = file.trim_end_matches(".rs");
-        let take_out = |test: &str, reason: String| Quarantined {
-            file: file.clone(),
-            test: test.to_string(),
-            row: None,
-            reason,
-        };
-        let mut alive: Alive = under
-            .rows
-            .iter()
-            .map(|(t, &n)| (t.clone(), (0..n).collect()))
-            .collect();
-        let mut taken_out = Vec::new();
-        let mut compile_error =
-            repair_file(crate_dir, out_dir, file, v, &mut taken_out, &mut alive)?;
-        for round in 0..MAX_ROW_ROUNDS {
-            let mut runs = FileRuns {
-                compile_error: compile_error.take(),
-                ..FileRuns::default()
-            };
-            for run in 0..runs_per_file {
-                if runs.compile_error.is_some() {
-                    break;
-                }
-                run_once(crate_dir, stem, v, &mut runs)?;
-                if round == 0 {
-                    at(run + 1);
-                }
-            }
-            if runs.compile_error.is_some() {
-                if round == 0 {
-                    at(runs_per_file); // its runs are skipped
-                }
-                compile_error = runs.compile_error;
-                break;
-            }
-            let last_round = round + 1 == MAX_ROW_ROUNDS;
-            let mut failed = BTreeSet::new();
-            let mut rows: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-            for (test, f) in runs.failed {
-                let reason = if f.times >= v.runs.max(1) {
-                    format!("fails against the recorded code: {}", f.message)
-                } else {
-                    format!(
-                        "flaky: failed {} of {} runs: {}",
-                        f.times,
-                        v.runs.max(1),
-                        f.message
-                    )
-                };
-                let by_row = alive
-                    .get_mut(&test)
-                    .filter(|_| f.unnamed == 0 && !last_round);
-                let Some(left) = by_row.filter(|left| f.rows.keys().all(|&r| r < left.len()))
-                else {
-                    taken_out.push(take_out(&test, reason));
-                    alive.remove(&test);
-                    failed.insert(test);
-                    continue;
-                };
-                for (&row, &times) in &f.rows {
-                    let reason = if times >= v.runs.max(1) {
-                        format!("fails against the recorded code: {}", f.message)
-                    } else {
-                        format!(
-                            "flaky: failed {times} of {} runs: {}",
-                            v.runs.max(1),
-                            f.message
-                        )
-                    };
-                    taken_out.push(Quarantined {
-                        row: Some(left[row]),
-                        ..take_out(&test, reason)
-                    });
-                }
-                rows.insert(test, f.rows.keys().copied().collect());
-            }
-            if !failed.is_empty() {
-                rewrite_without(out_dir, file, &failed)?;
-            }
-            if rows.is_empty() {
-                break;
-            }
-            forget_rows(&mut alive, &rows);
-            rewrite_without_rows(out_dir, file, &rows)?;
-        }
-        if let Some(error) = &compile_error {
-            let reason = format!("the file does not compile: {error}");
-            let left: Vec<_> = tests
-                .iter()
-                .filter(|t| !taken_out.iter().any(|q| &q.test == *t && q.row.is_none()))
-                .filter(|t| alive.get(*t).is_none_or(|rows| !rows.is_empty()))
-                .map(|t| take_out(t, reason.clone()))
-                .collect();
-            taken_out.extend(left);
-        }
-        // The file on disk already lacks what was taken out; a file with no test left goes.
-        let gone = |t: &String| {
-            taken_out.iter().any(|q| &q.test == t && q.row.is_none())
-                || alive.get(t).is_some_and(Vec::is_empty)
-        };
-        if tests.iter().all(gone) {
-            let _ = std::fs::remove_file(out_dir.join(file));
-        }
-        out.extend(taken_out);
+        out.extend(verify_file(crate_dir, out_dir, under, v, &at)?);
     }
     Ok(out)
+}
+
+/// Verifies one file (`at(n)`: told after its n-th run): builds it, taking out the tests the
+/// compiler names, then runs it `v.runs` times, taking out what fails, row by row for a table,
+/// round after round. Gives what it took out; a file with no test left goes.
+fn verify_file(
+    crate_dir: &Path,
+    out_dir: &Path,
+    under: &UnderTest,
+    v: &Verify,
+    at: &dyn Fn(usize),
+) -> Result<Vec<Quarantined>, GenerateError> {
+    let (file, tests) = (&under.file, &under.tests);
+    let runs_per_file = v.runs.max(1) as usize;
+    at(0);
+    let stem = file.trim_end_matches(".rs");
+    let mut alive: Alive = under
+        .rows
+        .iter()
+        .map(|(t, &n)| (t.clone(), (0..n).collect()))
+        .collect();
+    let mut taken_out = Vec::new();
+    let mut compile_error = repair_file(crate_dir, out_dir, file, v, &mut taken_out, &mut alive)?;
+    for round in 0..MAX_ROW_ROUNDS {
+        let mut runs = FileRuns {
+            compile_error: compile_error.take(),
+            ..FileRuns::default()
+        };
+        for run in 0..runs_per_file {
+            if runs.compile_error.is_some() {
+                break;
+            }
+            run_once(crate_dir, stem, v, &mut runs)?;
+            if round == 0 {
+                at(run + 1);
+            }
+        }
+        if runs.compile_error.is_some() {
+            if round == 0 {
+                at(runs_per_file); // its runs are skipped
+            }
+            compile_error = runs.compile_error;
+            break;
+        }
+        let last_round = round + 1 == MAX_ROW_ROUNDS;
+        let (failed, rows) = judge(file, runs.failed, &mut alive, last_round, v, &mut taken_out);
+        if !failed.is_empty() {
+            rewrite_without(out_dir, file, &failed)?;
+        }
+        if rows.is_empty() {
+            break;
+        }
+        forget_rows(&mut alive, &rows);
+        rewrite_without_rows(out_dir, file, &rows)?;
+    }
+    if let Some(error) = &compile_error {
+        let reason = format!("the file does not compile: {error}");
+        let left: Vec<_> = tests
+            .iter()
+            .filter(|t| !taken_out.iter().any(|q| &q.test == *t && q.row.is_none()))
+            .filter(|t| alive.get(*t).is_none_or(|rows| !rows.is_empty()))
+            .map(|t| taken_out_test(file, t, reason.clone()))
+            .collect();
+        taken_out.extend(left);
+    }
+    // The file on disk already lacks what was taken out; a file with no test left goes.
+    let gone = |t: &String| {
+        taken_out.iter().any(|q| &q.test == t && q.row.is_none())
+            || alive.get(t).is_some_and(Vec::is_empty)
+    };
+    if tests.iter().all(gone) {
+        let _ = std::fs::remove_file(out_dir.join(file));
+    }
+    Ok(taken_out)
+}
+
+/// `test` of `file` taken out, whole, for `reason`.
+fn taken_out_test(file: &str, test: &str, reason: String) -> Quarantined {
+    Quarantined {
+        file: file.to_string(),
+        test: test.to_string(),
+        row: None,
+        reason,
+    }
+}
+
+/// Why a test (or row) that failed `times` of `v.runs` runs with `message` is taken out.
+fn failure_reason(times: u32, v: &Verify, message: &str) -> String {
+    if times >= v.runs.max(1) {
+        format!("fails against the recorded code: {message}")
+    } else {
+        format!("flaky: failed {times} of {} runs: {message}", v.runs.max(1))
+    }
+}
+
+/// What goes for the failures of one round (added to `taken_out`): a test whole (returned in
+/// the first set), or, for a table whose failures each named a row still written, those rows
+/// (returned by test, as written), unless it is the `last_round`.
+fn judge(
+    file: &str,
+    failures: BTreeMap<String, Failed>,
+    alive: &mut Alive,
+    last_round: bool,
+    v: &Verify,
+    taken_out: &mut Vec<Quarantined>,
+) -> (BTreeSet<String>, BTreeMap<String, BTreeSet<usize>>) {
+    let mut failed = BTreeSet::new();
+    let mut rows: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    for (test, f) in failures {
+        let by_row = alive
+            .get_mut(&test)
+            .filter(|_| f.unnamed == 0 && !last_round);
+        let Some(left) = by_row.filter(|left| f.rows.keys().all(|&r| r < left.len())) else {
+            taken_out.push(taken_out_test(
+                file,
+                &test,
+                failure_reason(f.times, v, &f.message),
+            ));
+            alive.remove(&test);
+            failed.insert(test);
+            continue;
+        };
+        for (&row, &times) in &f.rows {
+            taken_out.push(Quarantined {
+                row: Some(left[row]),
+                ..taken_out_test(file, &test, failure_reason(times, v, &f.message))
+            });
+        }
+        rows.insert(test, f.rows.keys().copied().collect());
+    }
+    (failed, rows)
 }
 
 /// Drops from `alive` the rows (positions as written) just taken out of each table.
@@ -229,14 +261,14 @@ fn forget_rows(alive: &mut Alive, rows: &BTreeMap<String, BTreeSet<usize>>) {
     }
 }
 
-/// Writes `file` again without the table rows in `rows` (see [`crate::table::remove_rows`]).
+/// Writes `file` again without the table rows in `rows` (see [`crate::verify::rows::remove_rows`]).
 fn rewrite_without_rows(
     out_dir: &Path,
     file: &str,
     rows: &BTreeMap<String, BTreeSet<usize>>,
 ) -> Result<(), GenerateError> {
     rewrite(out_dir, file, |source| {
-        crate::table::remove_rows(source, rows)
+        crate::verify::rows::remove_rows(source, rows)
     })
 }
 
@@ -387,7 +419,7 @@ fn run_once(
     for failed in libtest::failed(&stdout) {
         let first = failures.get(&failed).and_then(|f| f.first());
         let message = first.map_or_else(|| "(no message)".to_string(), |f| f.summary());
-        let row = first.and_then(|f| crate::table::failed_row(&f.message));
+        let row = first.and_then(|f| crate::verify::rows::failed_row(&f.message));
         let entry = runs.failed.entry(failed).or_insert_with(|| Failed {
             message,
             ..Failed::default()
@@ -475,6 +507,8 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<S
 
 /// `carved_quarantine.md`: the tests verification took out and why.
 pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarantined]) -> String {
+    // The program's name comes from the trace: hostile text, like everything in it.
+    let program = crate::syntax::markdown_code_text(program);
     let mut s = format!(
         "# Carved tests taken out by verification\n\n\
          These tests were carved from a recording of `{program}` but did not compile, or did not \
@@ -496,6 +530,22 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
     s
 }
 
+/// The files of `plan` as verification sees them: their tests, and the rows of each table test.
+pub(crate) fn under_test(plan: &crate::plan::model::Plan) -> Vec<UnderTest> {
+    plan.files
+        .iter()
+        .map(|f| UnderTest {
+            file: f.file_name.clone(),
+            tests: f.tests.iter().map(|t| t.name.clone()).collect(),
+            rows: f
+                .tests
+                .iter()
+                .filter_map(|t| Some((t.name.clone(), t.table.as_ref()?.rows.len())))
+                .collect(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,5 +564,21 @@ mod tests {
         );
         assert!(report
             .contains("| carved_calc.rs | `now_returns_5` | flaky: failed 1 of 3 runs: a\\|b |"));
+    }
+
+    #[test]
+    fn the_quarantine_report_escapes_the_program_name_the_trace_gives() {
+        let report =
+            quarantine_report("x\n\u{1b}]0;owned\u{7}<img src=x onerror=alert(1)>", 3, &[]);
+        assert!(
+            report.contains(
+                "a recording of `x\\n\\u{1b}]0;owned\\u{7}\\u{3c}img src=x onerror=alert(1)\\u{3e}` but"
+            ),
+            "{report}"
+        );
+        assert!(
+            !report.contains('\u{1b}') && !report.contains('<'),
+            "{report}"
+        );
     }
 }

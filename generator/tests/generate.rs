@@ -147,10 +147,11 @@ fn text(ty: &str, s: &str) -> Value {
     }
 }
 
-fn trace(dir: &Path) -> Trace {
+/// The functions of the fixture crate, declared where the trace says.
+fn functions(dir: &Path) -> Vec<FunctionInfo> {
     let lib = dir.join("src/lib.rs");
     let main = dir.join("src/main.rs");
-    let functions = vec![
+    vec![
         function(1, "tiny_calc::main", &main),
         function(2, "tiny_calc::m::add", &lib),
         function(3, "tiny_calc::m::greet", &lib),
@@ -160,30 +161,48 @@ fn trace(dir: &Path) -> Trace {
         function(7, "tiny_calc::Counter::start", &lib),
         function(8, "tiny_calc::Counter::label", &lib),
         function(9, "tiny_calc::noop", &lib),
-    ];
+    ]
+}
+
+/// Call `id` of function `function` (under `parent`, depth 1, or a root), its arguments named
+/// `arg0`, `arg1`...
+fn call(
+    id: CallId,
+    parent: Option<CallId>,
+    function: u32,
+    args: Vec<Value>,
+    outcome: Outcome,
+    ret: Option<Value>,
+) -> Call {
+    Call {
+        id,
+        parent,
+        function: FunctionId(function),
+        thread: 100,
+        depth: u32::from(parent.is_some()),
+        args: args
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| Arg {
+                name: format!("arg{i}"),
+                value,
+            })
+            .collect(),
+        outcome,
+        ret,
+        after: Vec::new(),
+        objects: Vec::new(),
+        touches: Vec::new(),
+    }
+}
+
+/// The calls of a pretend run: `main`, then calls of each function under it.
+fn calls() -> Vec<Call> {
     let mut calls = Vec::new();
     let mut push = |function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| {
-        let id = calls.len() as u64 + 1;
-        calls.push(Call {
-            id: CallId(id),
-            parent: (function != 1).then_some(CallId(1)),
-            function: FunctionId(function),
-            thread: 100,
-            depth: u32::from(function != 1),
-            args: args
-                .into_iter()
-                .enumerate()
-                .map(|(i, value)| Arg {
-                    name: format!("arg{i}"),
-                    value,
-                })
-                .collect(),
-            outcome,
-            ret,
-            after: Vec::new(),
-            objects: Vec::new(),
-            touches: Vec::new(),
-        });
+        let id = CallId(calls.len() as u64 + 1);
+        let parent = (function != 1).then_some(CallId(1));
+        calls.push(call(id, parent, function, args, outcome, ret));
     };
     let returned = Outcome::Returned;
     push(1, vec![], returned.clone(), None);
@@ -245,24 +264,43 @@ fn trace(dir: &Path) -> Trace {
         returned.clone(),
         None,
     );
-    // Calls that cannot become tests.
-    push(
-        2,
-        vec![int("i32", i32::MAX.into()), int("i32", 1)],
-        Outcome::Panicked {
-            message: Some("attempt to add with overflow".to_string()),
-        },
-        None,
-    );
-    push(
-        3,
-        vec![Value::Unavailable {
-            ty: "&str".to_string(),
-            reason: "optimized out".to_string(),
-        }],
-        returned,
-        Some(text("alloc::string::String", "?")),
-    );
+    calls
+}
+
+/// Calls that cannot become tests: one that panicked, one whose argument was not read. Their ids
+/// follow `last`, under `parent`.
+fn failing_calls(last: u64, parent: CallId) -> Vec<Call> {
+    let call = |n: u64, function: u32, args: Vec<Value>, outcome: Outcome, ret: Option<Value>| {
+        call(CallId(last + n), Some(parent), function, args, outcome, ret)
+    };
+    vec![
+        call(
+            1,
+            2,
+            vec![int("i32", i32::MAX.into()), int("i32", 1)],
+            Outcome::Panicked {
+                message: Some("attempt to add with overflow".to_string()),
+            },
+            None,
+        ),
+        call(
+            2,
+            3,
+            vec![Value::Unavailable {
+                ty: "&str".to_string(),
+                reason: "optimized out".to_string(),
+            }],
+            Outcome::Returned,
+            Some(text("alloc::string::String", "?")),
+        ),
+    ]
+}
+
+fn trace(dir: &Path) -> Trace {
+    let functions = functions(dir);
+    let mut calls = calls();
+    let parent = calls[0].id;
+    calls.extend(failing_calls(calls.len() as u64, parent));
     Trace {
         run: Run {
             id: RunId(4),
@@ -376,23 +414,14 @@ fn an_out_dir_that_does_not_exist_is_refused_with_the_fix() {
 }
 
 #[test]
-fn a_trace_without_source_files_asks_for_the_crate_dir() {
+fn a_trace_without_source_files_is_carved_for_the_crate_holding_out() {
     let fx = Fixture::new();
     let mut trace = fx.trace.clone();
     for f in &mut trace.functions {
         f.decl_file = None;
     }
-    let err = generate(&trace, &fx.options()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "cannot find the library crate of `tiny-calc`: pass --crate DIR"
-    );
-
-    let opts = GenerateOptions {
-        crate_dir: Some(fx.dir.clone()),
-        ..fx.options()
-    };
-    let report = generate(&trace, &opts).unwrap();
+    let report = generate(&trace, &fx.options()).unwrap();
+    assert_eq!(report.crate_dir, fx.dir.canonicalize().unwrap());
     assert_eq!(
         report.summary.tests_written, 12,
         "11 returned calls and one that panicked"
@@ -401,6 +430,41 @@ fn a_trace_without_source_files_asks_for_the_crate_dir() {
         report.summary.unsupported,
         BTreeMap::from([("not found in the source".to_string(), 1)])
     );
+}
+
+#[test]
+fn a_trace_whose_sources_are_in_another_crate_is_refused_unless_the_crate_is_named() {
+    let fx = Fixture::new();
+    let elsewhere = Fixture::new();
+    let err = generate(
+        &elsewhere.trace,
+        &GenerateOptions {
+            out_dir: fx.dir.join("tests"),
+            ..fx.options()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, GenerateError::CrateElsewhere { .. }), "{err}");
+    let line = err.to_string();
+    assert!(
+        line.contains(&elsewhere.dir.display().to_string())
+            && line.contains(&fx.dir.canonicalize().unwrap().display().to_string())
+            && line.contains("pass --crate DIR"),
+        "{line}"
+    );
+    assert_eq!(fs::read_dir(fx.dir.join("tests")).unwrap().count(), 0);
+
+    // Named with --crate, the crate is the user's choice.
+    let report = generate(
+        &elsewhere.trace,
+        &GenerateOptions {
+            crate_dir: Some(elsewhere.dir.clone()),
+            out_dir: fx.dir.join("tests"),
+            ..fx.options()
+        },
+    )
+    .unwrap();
+    assert_eq!(report.summary.tests_written, 12);
 }
 
 #[test]

@@ -259,58 +259,9 @@ fn abc_mocks_the_asker_of_c_and_the_answerer_of_b() {
     );
 }
 
-#[test]
-fn dao_replays_the_connection_statement_rows_tree() {
-    let mut b = Builder::new();
-    let conn = || {
-        obj(
-            "alloc::boxed::Box<dyn dao::Connection, alloc::alloc::Global>",
-            0x100,
-            "dao::SqliteConnection",
-        )
-    };
-    let dao_value = Value::Struct {
-        ty: "dao::DataAccessObject".into(),
-        fields: vec![field("conn", conn())],
-    };
-    b.call(
-        None,
-        "dao::DataAccessObject::new",
-        vec![("conn", conn())],
-        Some(dao_value.clone()),
-    );
-    let get = b.call(
-        None,
-        "dao::DataAccessObject::get_user_details",
-        vec![
-            (
-                "self",
-                Value::Ref {
-                    ty: "&dao::DataAccessObject".into(),
-                    addr: 0x7fff,
-                    target: Box::new(dao_value),
-                },
-            ),
-            ("name", text("&str", "Gandhi")),
-        ],
-        Some(variant(
-            "core::result::Result<dao::User, dao::DaoError>",
-            "Ok",
-            Value::Struct {
-                ty: "dao::User".into(),
-                fields: vec![
-                    field("name", text("alloc::string::String", "Gandhi")),
-                    field("occupation", text("alloc::string::String", "politics")),
-                ],
-            },
-        )),
-    );
-    b.call(
-        Some(get),
-        "dao::is_valid_name",
-        vec![("name", text("&str", "Gandhi"))],
-        Some(Value::Bool { value: true }),
-    );
+/// What `get_user_details` (call `get`) asked of its connection: a statement prepared, bound
+/// and queried, and the rows it gave read.
+fn statement_calls(b: &mut Builder, get: u64) {
     b.call(
         Some(get),
         "<dao::SqliteConnection as dao::Connection>::prepare",
@@ -367,6 +318,61 @@ fn dao_replays_the_connection_statement_rows_tree() {
             Some(text("alloc::string::String", value)),
         );
     }
+}
+
+#[test]
+fn dao_replays_the_connection_statement_rows_tree() {
+    let mut b = Builder::new();
+    let conn = || {
+        obj(
+            "alloc::boxed::Box<dyn dao::Connection, alloc::alloc::Global>",
+            0x100,
+            "dao::SqliteConnection",
+        )
+    };
+    let dao_value = Value::Struct {
+        ty: "dao::DataAccessObject".into(),
+        fields: vec![field("conn", conn())],
+    };
+    b.call(
+        None,
+        "dao::DataAccessObject::new",
+        vec![("conn", conn())],
+        Some(dao_value.clone()),
+    );
+    let get = b.call(
+        None,
+        "dao::DataAccessObject::get_user_details",
+        vec![
+            (
+                "self",
+                Value::Ref {
+                    ty: "&dao::DataAccessObject".into(),
+                    addr: 0x7fff,
+                    target: Box::new(dao_value),
+                },
+            ),
+            ("name", text("&str", "Gandhi")),
+        ],
+        Some(variant(
+            "core::result::Result<dao::User, dao::DaoError>",
+            "Ok",
+            Value::Struct {
+                ty: "dao::User".into(),
+                fields: vec![
+                    field("name", text("alloc::string::String", "Gandhi")),
+                    field("occupation", text("alloc::string::String", "politics")),
+                ],
+            },
+        )),
+    );
+    b.call(
+        Some(get),
+        "dao::is_valid_name",
+        vec![("name", text("&str", "Gandhi"))],
+        Some(Value::Bool { value: true }),
+    );
+    statement_calls(&mut b, get);
     let (file, summary) = carve(&b.trace("dao"), "dao");
     insta::assert_snapshot!("carved_dao", file);
     assert!(

@@ -1,0 +1,145 @@
+//! A test under construction: the bindings, checks, effects and mocks the rules add as they
+//! build the values a test needs, and how to undo a failed attempt.
+
+use std::collections::BTreeSet;
+
+use carve_storage::CallId;
+
+use crate::body::{Binding, Effect, Returns};
+use crate::naming;
+
+/// A trait object the test replaces with a mock.
+/// A recorded call made through a dependency: (rank among all the test's mock calls, method,
+/// predicates, returns).
+pub(crate) type Interaction = (usize, String, Vec<String>, Returns);
+
+#[derive(Clone)]
+pub(crate) struct Dep {
+    pub(crate) trait_path: String,
+    pub(crate) addr: u64,
+    pub(crate) var: String,
+    /// Recorded interactions, in order.
+    pub(crate) calls: Vec<Interaction>,
+}
+
+#[derive(Default, Clone)]
+pub(crate) struct Builder {
+    /// The first value a mock answers with, as a name slug (`next_u32_returns_7`).
+    pub(crate) first_answer: Option<String>,
+    pub(crate) deps: Vec<Dep>,
+    pub(crate) vars: BTreeSet<String>,
+    pub(crate) setup: Vec<Binding>,
+    pub(crate) checks: Vec<Effect>,
+    pub(crate) effects: Vec<Effect>,
+    /// Traits the arrange steps call methods of (a producer reached through a trait).
+    pub(crate) trait_uses: BTreeSet<String>,
+    /// How many producer calls deep the object being rebuilt is (`a.b().c()`).
+    pub(crate) producer_depth: u32,
+    /// Producer calls whose arguments are other objects to rebuild are not tried (yet).
+    pub(crate) plain_only: bool,
+    /// Recorded calls the arrange steps make again as they were made (`Url::options()` in
+    /// `Url::options().base_url(Some(&base)).parse(..)`): the test runs them and checks what
+    /// they gave through the call it asserts on.
+    pub(crate) replayed: BTreeSet<u64>,
+    /// Recorded calls that arrange steps make again and that read files (see [`crate::arrange::world`]).
+    pub(crate) arranged: Vec<CallId>,
+    /// A closure argument of the call or of an arrange step is a replay closure.
+    pub(crate) replay_closures: bool,
+}
+
+impl Builder {
+    pub(crate) fn fresh(&mut self, base: &str) -> String {
+        let base = naming::sanitize_ident(base);
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.vars.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    pub(crate) fn add_dep(&mut self, trait_path: String, addr: u64, base: &str) -> String {
+        let var = self.fresh(&format!("mock_{base}"));
+        self.deps.push(Dep {
+            trait_path,
+            addr,
+            var: var.clone(),
+            calls: Vec::new(),
+        });
+        var
+    }
+
+    /// The dependency a call through `trait_path` on the object at `addr` goes to.
+    pub(crate) fn find_dep(&self, trait_path: &str, addr: u64) -> Option<usize> {
+        let same_trait: Vec<usize> = (0..self.deps.len())
+            .filter(|&i| self.deps[i].trait_path == trait_path)
+            .collect();
+        same_trait
+            .iter()
+            .copied()
+            .find(|&i| self.deps[i].addr == addr)
+            .or(match same_trait.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            })
+    }
+}
+
+/// How far a test under construction had got: bindings, mocks, and each mock's expectations.
+pub(crate) struct Mark {
+    pub(crate) arranged: usize,
+    pub(crate) setup: usize,
+    pub(crate) checks: usize,
+    pub(crate) deps: usize,
+    pub(crate) calls: Vec<usize>,
+}
+
+pub(crate) fn mark(b: &Builder) -> Mark {
+    Mark {
+        arranged: b.arranged.len(),
+        setup: b.setup.len(),
+        checks: b.checks.len(),
+        deps: b.deps.len(),
+        calls: b.deps.iter().map(|d| d.calls.len()).collect(),
+    }
+}
+
+/// Forgets the bindings, mocks and expectations added since `mark` (a failed attempt).
+pub(crate) fn undo(b: &mut Builder, mark: Mark) {
+    b.arranged.truncate(mark.arranged);
+    b.setup.truncate(mark.setup);
+    b.checks.truncate(mark.checks);
+    for dep in b.deps.drain(mark.deps..) {
+        b.vars.remove(&dep.var);
+    }
+    for (dep, len) in b.deps.iter_mut().zip(mark.calls) {
+        dep.calls.truncate(len);
+    }
+}
+
+/// The same replayed call made three or more times in a row (an iterator advanced, a counter
+/// raised) as one binding with its count: a test reads `for _ in 0..40 { let _ = it.next(); }`
+/// rather than forty lines. Two stay two lines, which read better than a loop.
+pub(crate) fn collapse_repeats(setup: Vec<Binding>) -> Vec<Binding> {
+    let mut runs: Vec<Binding> = Vec::with_capacity(setup.len());
+    for b in setup {
+        match runs.last_mut() {
+            Some(last) if last.var == "_" && b.var == "_" && last.expr == b.expr => {
+                last.repeat += b.repeat;
+            }
+            _ => runs.push(b),
+        }
+    }
+    let mut out = Vec::with_capacity(runs.len());
+    for b in runs {
+        if b.repeat == 2 {
+            let one = Binding { repeat: 1, ..b };
+            out.push(one.clone());
+            out.push(one);
+        } else {
+            out.push(b);
+        }
+    }
+    out
+}

@@ -1,0 +1,233 @@
+//! The recording as the rules query it: the trace, the crate's API and each function's
+//! [`Target`], with what lies below each call worked out once (trait calls, reads of the world,
+//! files) and caches the rules fill as they go. Built once per plan.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use carve_storage::{Call, CallId, FileRead, FunctionId, Trace, Value};
+
+use crate::act::target::Target;
+use crate::arrange::builder::Builder;
+use crate::arrange::wanted::Wanted;
+use crate::read::crate_api::CrateApi;
+
+/// What the planner knows about the whole trace.
+pub struct Ctx<'a> {
+    pub trace: &'a Trace,
+    pub api: &'a CrateApi,
+    pub targets: &'a HashMap<FunctionId, Target>,
+    pub children: &'a HashMap<Option<CallId>, Vec<usize>>,
+    /// Per call: (a call made through a trait below it, it or a call below it read the world
+    /// in a way no test rebuilds, it or a call below it read files a test rebuilds (see
+    /// [`crate::arrange::world`])).
+    pub(crate) below: HashMap<CallId, (bool, bool, bool)>,
+    /// Per call, the positions of its own file reads in `trace.file_reads`.
+    pub(crate) file_reads: HashMap<CallId, Vec<usize>>,
+    /// The replayable calls on each type, the shortest to write first (see [`crate::arrange::rebuild::derive`]).
+    pub(crate) steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
+    /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in recording order.
+    pub(crate) candidates: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of its recorded constructor-like calls, in recording order.
+    pub(crate) ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per `type::getter`, the positions of its recorded calls (see [`crate::arrange::check::getter_contradicted`]).
+    pub(crate) getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of the calls whose result holds such a value as a part.
+    pub(crate) parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of its recorded text getters' calls (see [`crate::arrange::rebuild::text`]).
+    pub(crate) text_getters: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
+    pub(crate) equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
+    /// Per function, how many of its calls grouping dropped over its cap.
+    pub(crate) over_max: &'a BTreeMap<FunctionId, usize>,
+    /// The `Display` texts the recording holds, by state (see [`crate::arrange::texts::Texts`]).
+    pub(crate) texts: crate::arrange::texts::Texts,
+    /// Replay every step of an object's history, state-equivalent ones included (the fallback
+    /// for a call whose shortened test failed verification; see [`crate::arrange::rebuild::history`]).
+    pub(crate) whole_histories: std::cell::Cell<bool>,
+    /// The rebuild runner (`rebuild.rs`), which a rule that needs another object in turn (a
+    /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file
+    /// names the runner that tries it, so the family has no loop between its files.
+    rebuild: Rebuild<'a>,
+}
+
+/// The signature of the rebuild runner, [`crate::arrange::rebuild::rebuild`].
+pub(crate) type Rebuild<'a> = fn(&Ctx<'a>, &mut Builder, Wanted<'_>) -> Result<(), &'static str>;
+
+/// The sources (`recorder/src/sources.rs` labels) that only read files by path, each through
+/// one of the std functions whose reads the recorder snapshots.
+pub(crate) const FILE_READS: &[&str] = &[
+    "fs: std::fs::read_dir",
+    "fs: std::fs::metadata",
+    "fs: std::fs::symlink_metadata",
+    "fs: std::fs::canonicalize",
+    "fs: std::fs::read",
+    "fs: std::fs::read_to_string",
+    "fs: std::fs::File::open",
+    "fs: std::path::Path::exists",
+    "fs: std::path::Path::is_file",
+    "fs: std::path::Path::is_dir",
+    "fs: std::path::Path::metadata",
+    "fs: std::path::Path::canonicalize",
+    "fs: std::path::Path::read_dir",
+];
+
+pub(crate) const FILE_OPEN: &str = "fs: std::fs::File::open";
+
+pub(crate) const OPTIONS_OPEN: &str = "fs: std::fs::OpenOptions::open";
+
+/// `cache[key]`, computing it with `make` the first time.
+pub(crate) fn cached(
+    cache: &RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    key: &str,
+    make: impl FnOnce() -> Vec<usize>,
+) -> Rc<Vec<usize>> {
+    if let Some(found) = cache.borrow().get(key) {
+        return Rc::clone(found);
+    }
+    let made = Rc::new(make());
+    cache.borrow_mut().insert(key.to_string(), Rc::clone(&made));
+    made
+}
+
+/// A recorded `&mut self` call a derived sequence may replay: `method(args)`, and the state
+/// before and after.
+pub(crate) type Step<'t> = (String, &'t Value, &'t Value);
+
+impl<'a> Ctx<'a> {
+    /// Works out once, for every call, what lies below it (walking the tree per question made
+    /// carving a 10,000-call trace take minutes).
+    pub fn new(
+        trace: &'a Trace,
+        api: &'a CrateApi,
+        targets: &'a HashMap<FunctionId, Target>,
+        children: &'a HashMap<Option<CallId>, Vec<usize>>,
+        equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
+        over_max: &'a BTreeMap<FunctionId, usize>,
+        rebuild: Rebuild<'a>,
+    ) -> Ctx<'a> {
+        let mut cx = Ctx {
+            trace,
+            api,
+            targets,
+            children,
+            equivalent,
+            over_max,
+            below: HashMap::new(),
+            file_reads: HashMap::new(),
+            steps: RefCell::new(HashMap::new()),
+            candidates: RefCell::new(HashMap::new()),
+            ctors: RefCell::new(HashMap::new()),
+            getter_calls: RefCell::new(HashMap::new()),
+            parts: RefCell::new(HashMap::new()),
+            text_getters: RefCell::new(HashMap::new()),
+            texts: crate::arrange::texts::Texts::new(trace),
+            whole_histories: std::cell::Cell::new(false),
+            rebuild,
+        };
+        for (i, read) in trace.file_reads.iter().enumerate() {
+            cx.file_reads.entry(read.call).or_default().push(i);
+        }
+        // Children start after their parent: in reverse order every child comes first.
+        let mut below = HashMap::with_capacity(trace.calls.len());
+        for call in trace.calls.iter().rev() {
+            let own: Vec<&FileRead> = cx.file_reads(call.id).collect();
+            let (mut world, mut files) = own_reads(call, &own);
+            let mut trait_calls = false;
+            for &i in children.get(&Some(call.id)).map_or(&[][..], Vec::as_slice) {
+                let kid = &trace.calls[i];
+                let (kid_traits, kid_world, kid_files) =
+                    below.get(&kid.id).copied().unwrap_or_default();
+                trait_calls |= kid_traits || is_trait_call(&cx, kid).is_some();
+                world |= kid_world;
+                files |= kid_files;
+            }
+            below.insert(call.id, (trait_calls, world, files));
+        }
+        cx.below = below;
+        cx
+    }
+
+    /// Adds a binding `w.var` holding an object in `w.state`, by the rules of `rebuild/` in
+    /// their order (see [`crate::arrange::rebuild::rebuild`]).
+    pub(crate) fn rebuild(&self, b: &mut Builder, w: Wanted) -> Result<(), &'static str> {
+        (self.rebuild)(self, b, w)
+    }
+
+    /// The file reads `call` made itself, in the order it made them.
+    pub(crate) fn file_reads(&self, call: CallId) -> impl Iterator<Item = &'a FileRead> + '_ {
+        let trace = self.trace;
+        self.file_reads
+            .get(&call)
+            .into_iter()
+            .flatten()
+            .map(move |&i| &trace.file_reads[i])
+    }
+
+    /// Whether the tests carved next replay objects' whole histories, leaving out no
+    /// state-equivalent step (see [`crate::arrange::rebuild::history`]).
+    pub fn replay_whole_histories(&self, whole: bool) {
+        self.whole_histories.set(whole);
+    }
+}
+
+pub(crate) fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
+    let info = cx.trace.function(call.function)?;
+    crate::read::paths::trait_of_impl(&info.path)
+}
+
+/// Whether `call`, or any call below it, read what a test cannot control, files included.
+pub(crate) fn reads_world(cx: &Ctx, call: &Call) -> bool {
+    cx.below.get(&call.id).is_some_and(|b| b.1 || b.2)
+}
+
+/// Whether `call`, or any call below it, read what a test cannot control, files that
+/// [`crate::arrange::world`] rebuilds left out: an arrange step replaying such a call is kept in
+/// [`Builder`]'s `arranged`, and the test gets those files.
+pub(crate) fn reads_unbuilt_world(cx: &Ctx, call: &Call) -> bool {
+    cx.below.get(&call.id).is_some_and(|b| b.1)
+}
+
+/// Whether what `call` itself read (not the calls below it) keeps it from running in a test.
+pub(crate) fn own_world(cx: &Ctx, call: &Call) -> bool {
+    let own: Vec<&FileRead> = cx.file_reads(call.id).collect();
+    own_reads(call, &own).0
+}
+
+/// The first thing `call` or a call below it read that a test cannot control, and where:
+/// `clock: std::time::SystemTime::now in app::stamp`.
+pub fn world_read(cx: &Ctx, call: &Call) -> Option<String> {
+    if let Some(first) = call.touches.first() {
+        let function = cx
+            .trace
+            .function(call.function)
+            .map_or("?", |f| f.path.as_str());
+        return Some(format!("{first} in {function}"));
+    }
+    cx.children
+        .get(&Some(call.id))?
+        .iter()
+        .find_map(|&i| world_read(cx, &cx.trace.calls[i]))
+}
+
+pub(crate) fn has_trait_calls(cx: &Ctx, id: CallId) -> bool {
+    cx.below.get(&id).is_some_and(|b| b.0)
+}
+
+/// What `call` itself read: (something no test rebuilds, files a test can rebuild). A source
+/// other than a file read by path, a read not seen whole, or a file source with no read seen
+/// at all is the first.
+pub(crate) fn own_reads(call: &Call, reads: &[&FileRead]) -> (bool, bool) {
+    // `File::open` opens through `OpenOptions::open`, which also opens for writing: only
+    // beside `File::open` is it taken for a read (a call opening one file each way is not told
+    // apart; what it writes then, it writes under the test's directory).
+    let opens = call.touches.iter().any(|t| t == FILE_OPEN);
+    let other = call
+        .touches
+        .iter()
+        .any(|t| !(FILE_READS.contains(&t.as_str()) || opens && t == OPTIONS_OPEN));
+    let unseen = !call.touches.is_empty() && reads.is_empty();
+    let partial = reads.iter().any(|r| !r.found.is_complete());
+    (other || unseen || partial, !reads.is_empty())
+}

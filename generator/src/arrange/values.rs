@@ -1,0 +1,156 @@
+//! Questions about recorded values every rule asks: the trait objects inside one, whether two
+//! are the same state for a test's purpose, the value inside an `Ok`/`Some` a call returned.
+
+use carve_storage::Value;
+
+use crate::arrange::context::Ctx;
+
+/// `dao::Connection` from `alloc::boxed::Box<dyn dao::Connection, alloc::alloc::Global>` or
+/// `&dyn dao::Connection`.
+pub fn dyn_trait(ty: &str) -> Option<String> {
+    let rest = &ty[ty.find("dyn ")? + 4..];
+    let end = rest.find([',', '>', '+', ' ']).unwrap_or(rest.len());
+    let path = rest[..end].trim();
+    (!path.is_empty()).then(|| path.to_string())
+}
+
+/// The trait object inside an argument or return value: (trait path, address).
+pub(crate) fn dyn_object(value: &Value) -> Option<(String, u64)> {
+    match value {
+        Value::Ref { ty, addr, .. } => dyn_trait(ty).map(|t| (t, *addr)),
+        _ => None,
+    }
+}
+
+/// Recorded states equal for the test's purpose: addresses ignored, trait objects equal when
+/// their concrete types are (they become mocks).
+pub(crate) fn same_state(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (
+            Value::Ref {
+                ty: ta, target: a, ..
+            },
+            Value::Ref {
+                ty: tb, target: b, ..
+            },
+        ) => {
+            ta == tb
+                && if ta.contains("dyn ") {
+                    a.type_name() == b.type_name()
+                } else {
+                    same_state(a, b)
+                }
+        }
+        (Value::Struct { ty: ta, fields: fa }, Value::Struct { ty: tb, fields: fb })
+        | (
+            Value::Enum {
+                ty: ta, fields: fa, ..
+            },
+            Value::Enum {
+                ty: tb, fields: fb, ..
+            },
+        ) => {
+            ta == tb
+                && fa.len() == fb.len()
+                && fa
+                    .iter()
+                    .zip(fb)
+                    .all(|(x, y)| x.name == y.name && same_state(&x.value, &y.value))
+                && match (a, b) {
+                    (Value::Enum { variant: va, .. }, Value::Enum { variant: vb, .. }) => va == vb,
+                    _ => true,
+                }
+        }
+        (Value::Tuple { elems: ea, .. }, Value::Tuple { elems: eb, .. })
+        | (Value::Seq { elems: ea, .. }, Value::Seq { elems: eb, .. }) => {
+            a.type_name() == b.type_name()
+                && ea.len() == eb.len()
+                && ea.iter().zip(eb).all(|(x, y)| same_state(x, y))
+        }
+        // Memory a `MaybeUninit` holds is no state a caller can observe: the type's code may
+        // only read what it wrote since (itoa's scratch buffer, a cache's spare slots).
+        (Value::Opaque { ty: ta, .. }, Value::Opaque { ty: tb, .. })
+            if ta == tb && is_maybe_uninit(ta) =>
+        {
+            true
+        }
+        _ => a == b,
+    }
+}
+
+pub(crate) fn is_maybe_uninit(ty: &str) -> bool {
+    ["core::mem::maybe_uninit::MaybeUninit<", "MaybeUninit<"]
+        .iter()
+        .any(|p| ty.starts_with(p))
+}
+
+/// The trait objects inside a value, in tree order.
+pub(crate) fn dyn_addrs(value: &Value, out: &mut Vec<(String, u64)>) {
+    match value {
+        Value::Ref { ty, addr, target } => match dyn_trait(ty) {
+            Some(t) => out.push((t, *addr)),
+            None => dyn_addrs(target, out),
+        },
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            fields.iter().for_each(|f| dyn_addrs(&f.value, out));
+        }
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => {
+            elems.iter().for_each(|e| dyn_addrs(e, out));
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn strip_ref(value: &Value) -> &Value {
+    match value {
+        Value::Ref { target, .. } => target,
+        other => other,
+    }
+}
+
+/// The value a call returned, looking inside `Ok(..)` and `Some(..)`, with the `.unwrap()` (or a
+/// panic naming `call_path`, when the error type has no `Debug`) a test needs to get at it.
+pub(crate) fn returned_struct<'v>(
+    cx: &Ctx,
+    ret: &'v Value,
+    call_path: &str,
+) -> Option<(&'v Value, Option<String>)> {
+    match ret {
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } if ty.starts_with("core::result::Result") && variant == "Ok" => {
+            let err_ty = ty
+                .split_once(", ")
+                .map(|(_, e)| e.trim_end_matches('>').trim().to_string());
+            let debug = err_ty.as_deref().is_some_and(|e| {
+                e.starts_with("alloc::string::String")
+                    || e.starts_with("&str")
+                    || crate::read::types::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
+            });
+            let unwrap = if debug {
+                ".unwrap()".to_string()
+            } else {
+                format!(
+                    ".unwrap_or_else(|_| panic!(\"{call_path} failed; it returned Ok in the recording\"))"
+                )
+            };
+            Some((&fields.first()?.value, Some(unwrap)))
+        }
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } if ty.starts_with("core::option::Option") && variant == "Some" => {
+            Some((&fields.first()?.value, Some(".unwrap()".to_string())))
+        }
+        // `Err`, `None`: nothing was produced.
+        Value::Enum { ty, .. }
+            if ty.starts_with("core::result::Result") || ty.starts_with("core::option::Option") =>
+        {
+            None
+        }
+        other => Some((other, None)),
+    }
+}

@@ -1,0 +1,490 @@
+//! Reading a crate's source with syn: the module tree from the library root, through files and
+//! inline modules, and every public item a test can reach (`pub use` included).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use syn::ext::IdentExt;
+
+use crate::error::GenerateError;
+use crate::read::crate_api::manifest::parse_manifest;
+use crate::read::crate_api::scope::Scope;
+use crate::read::crate_api::signatures::{
+    derives, fn_api, has_const_params, trait_api, trait_bounds, type_params,
+};
+use crate::read::crate_api::{canonical, CrateApi, FieldApi, ModuleApi, Reexport, TypeApi};
+use crate::read::types::DeclType;
+
+/// Where a module's items live and where its `mod x;` children are looked up.
+pub(crate) struct ModCtx {
+    path: Vec<String>,
+    file: PathBuf,
+    child_dir: PathBuf,
+    reachable: bool,
+    public: bool,
+    /// Inside an inline `mod x { }` block, where `#[path]` is relative to `child_dir`.
+    inline: bool,
+}
+
+pub(crate) fn substitute_alias(ty: &mut DeclType, aliases: &BTreeMap<String, Vec<DeclType>>) {
+    match ty {
+        DeclType::Ref { inner, .. } => substitute_alias(inner, aliases),
+        DeclType::Other(written) => {
+            let name = written.rsplit("::").next().unwrap_or(written);
+            if let Some([target]) = aliases.get(name).map(Vec::as_slice) {
+                *ty = target.clone();
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn declare_type(module: &mut ModuleApi, ident: &syn::Ident, vis: &syn::Visibility) {
+    let name = ident.unraw().to_string();
+    let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
+        name,
+        ..TypeApi::default()
+    });
+    entry.public = matches!(vis, syn::Visibility::Public(_));
+    entry.declared = true;
+}
+
+pub(crate) fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl, scope: &Scope) {
+    let syn::Type::Path(self_ty) = imp.self_ty.as_ref() else {
+        return;
+    };
+    // `impl Foo` names a type of this module (or one brought in by `use`, which we do not
+    // follow); longer paths point elsewhere.
+    if self_ty.qself.is_some() || self_ty.path.segments.len() != 1 {
+        return;
+    }
+    let Some(segment) = self_ty.path.segments.first() else {
+        return;
+    };
+    let name = segment.ident.unraw().to_string();
+    let impl_generics: Vec<String> = type_params(&imp.generics);
+    // Lifetimes (`impl<'a> Lexer<'a>`) are inferred at the call; type arguments are not.
+    let type_arguments = match &segment.arguments {
+        syn::PathArguments::None => false,
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .any(|arg| !matches!(arg, syn::GenericArgument::Lifetime(_))),
+        syn::PathArguments::Parenthesized(_) => true,
+    };
+    let generic = !impl_generics.is_empty() || has_const_params(&imp.generics) || type_arguments;
+    let impl_bounds = trait_bounds(&imp.generics, scope);
+    // `impl<R: Repo> Service<R>`: the type's arguments are the impl's parameters, each with
+    // one trait bound.
+    let arguments_are_params = match &segment.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter(|arg| !matches!(arg, syn::GenericArgument::Lifetime(_)))
+            .map(|arg| match arg {
+                syn::GenericArgument::Type(syn::Type::Path(p)) => {
+                    p.path.get_ident().map(|i| i.to_string())
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .is_some_and(|args| args == impl_generics),
+        _ => impl_generics.is_empty(),
+    };
+    let mockable = !has_const_params(&imp.generics)
+        && arguments_are_params
+        && impl_generics.iter().all(|g| impl_bounds.contains_key(g));
+    let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
+        name,
+        ..TypeApi::default()
+    });
+    entry.generic |= generic;
+    entry.unmockable_generic |= generic && !mockable;
+    for item in &imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            if is_cfg_test(&f.attrs) {
+                continue;
+            }
+            let api = fn_api(&f.vis, &f.sig, &impl_generics, &impl_bounds, scope);
+            entry.functions.insert(api.name.clone(), api);
+        }
+    }
+}
+
+/// Notes `impl Trait for Type` on a type of this module.
+pub(crate) fn add_trait_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
+    let (Some((trait_path, _)), syn::Type::Path(self_ty)) = (&imp.trait_, imp.self_ty.as_ref())
+    else {
+        return;
+    };
+    if self_ty.qself.is_some() || self_ty.path.segments.len() != 1 {
+        return;
+    }
+    let (Some(ty), Some(tr)) = (self_ty.path.segments.first(), trait_path.segments.last()) else {
+        return;
+    };
+    let name = ty.ident.unraw().to_string();
+    let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
+        name,
+        ..TypeApi::default()
+    });
+    entry.traits.insert(tr.ident.to_string());
+}
+
+/// The paths a `use` tree names: (segments, the name it is used under; `None` for a glob).
+pub(crate) fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: Vec<String>,
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            let mut prefix = prefix;
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, out);
+        }
+        syn::UseTree::Name(n) => {
+            let mut full = prefix;
+            full.push(n.ident.to_string());
+            out.push((full, Some(n.ident.to_string())));
+        }
+        syn::UseTree::Rename(r) => {
+            let mut full = prefix;
+            full.push(r.ident.to_string());
+            out.push((full, Some(r.rename.to_string())));
+        }
+        syn::UseTree::Glob(_) => out.push((prefix, None)),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix.clone(), out);
+            }
+        }
+    }
+}
+
+/// `#[cfg(test)]` (alone, not inside `any`/`all`).
+pub(crate) fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
+/// The string of a `#[path = "..."]` attribute.
+pub(crate) fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| {
+        if !a.path().is_ident("path") {
+            return None;
+        }
+        let nv = a.meta.require_name_value().ok()?;
+        match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        }
+    })
+}
+
+impl CrateApi {
+    /// Reads the crate in `dir` (the directory of its `Cargo.toml`).
+    pub fn load(dir: &Path) -> Result<CrateApi, GenerateError> {
+        let manifest_path = dir.join("Cargo.toml");
+        let manifest =
+            fs::read_to_string(&manifest_path).map_err(|source| GenerateError::ReadManifest {
+                path: manifest_path.clone(),
+                source,
+            })?;
+        let info = parse_manifest(&manifest);
+        let Some(package) = info.package_name.clone() else {
+            return Err(GenerateError::NotAPackage {
+                path: manifest_path,
+            });
+        };
+        let lib_root = dir.join(info.lib_path.as_deref().unwrap_or("src/lib.rs"));
+        if !lib_root.is_file() {
+            return Err(GenerateError::NoLibrary {
+                dir: dir.to_path_buf(),
+                lib_root,
+            });
+        }
+        let crate_name = info
+            .lib_name
+            .clone()
+            .unwrap_or_else(|| package.replace('-', "_"));
+        let source = fs::read_to_string(&lib_root).map_err(|source| GenerateError::ReadSource {
+            path: lib_root.clone(),
+            source,
+        })?;
+        let file = syn::parse_file(&source).map_err(|e| GenerateError::ParseSource {
+            path: lib_root.clone(),
+            message: e.to_string(),
+        })?;
+        let mut api = CrateApi {
+            crate_name,
+            dir: dir.to_path_buf(),
+            lib_root: lib_root.clone(),
+            modules: BTreeMap::new(),
+            files: BTreeSet::new(),
+            unreadable: Vec::new(),
+            dev_dependencies: info.dependencies.clone(),
+            aliases: BTreeMap::new(),
+            reexports: Vec::new(),
+        };
+        api.files.insert(canonical(&lib_root));
+        let child_dir = lib_root
+            .parent()
+            .map_or_else(PathBuf::new, Path::to_path_buf);
+        let ctx = ModCtx {
+            path: Vec::new(),
+            file: lib_root,
+            child_dir,
+            reachable: true,
+            public: true,
+            inline: false,
+        };
+        api.walk(&file.items, ctx, 0);
+        api.resolve_aliases();
+        Ok(api)
+    }
+    /// Replaces types named like a crate alias (`type Id = u32;`) by what they stand for, when
+    /// the name is not ambiguous.
+    fn resolve_aliases(&mut self) {
+        let aliases = std::mem::take(&mut self.aliases);
+        let resolve = |ty: &mut DeclType| {
+            // Two rounds cover an alias of an alias.
+            for _ in 0..2 {
+                substitute_alias(ty, &aliases);
+            }
+        };
+        for module in self.modules.values_mut() {
+            let fns = module.functions.values_mut().chain(
+                module
+                    .types
+                    .values_mut()
+                    .flat_map(|t| t.functions.values_mut()),
+            );
+            for f in fns {
+                f.params.iter_mut().for_each(|p| resolve(&mut p.ty));
+                resolve(&mut f.ret);
+            }
+        }
+        self.aliases = aliases;
+    }
+    /// Records the `pub use` items of the module at `path` (see [`CrateApi::reexports`]).
+    fn collect_reexports(&mut self, items: &[syn::Item], path: &[String]) {
+        // Names a `use` path may start with inside this module (2018 uniform paths).
+        let local: BTreeSet<String> = items
+            .iter()
+            .filter_map(|item| match item {
+                syn::Item::Mod(m) => Some(m.ident.to_string()),
+                syn::Item::Struct(i) => Some(i.ident.to_string()),
+                syn::Item::Enum(i) => Some(i.ident.to_string()),
+                syn::Item::Trait(i) => Some(i.ident.to_string()),
+                syn::Item::Fn(i) => Some(i.sig.ident.to_string()),
+                syn::Item::Type(i) => Some(i.ident.to_string()),
+                _ => None,
+            })
+            .collect();
+        let mut here = vec![self.crate_name.clone()];
+        here.extend(path.iter().cloned());
+        for item in items {
+            let syn::Item::Use(u) = item else { continue };
+            if !matches!(u.vis, syn::Visibility::Public(_)) {
+                continue;
+            }
+            let mut uses = Vec::new();
+            flatten_use(&u.tree, Vec::new(), &mut uses);
+            for (segments, name) in uses {
+                let Some((first, rest)) = segments.split_first() else {
+                    continue;
+                };
+                let mut from: Vec<String> = match first.as_str() {
+                    "crate" => vec![self.crate_name.clone()],
+                    "self" => here.clone(),
+                    "super" => here[..here.len().saturating_sub(1)].to_vec(),
+                    other if local.contains(other) => {
+                        let mut p = here.clone();
+                        p.push(other.to_string());
+                        p
+                    }
+                    _ => continue, // another crate
+                };
+                from.extend(rest.iter().cloned());
+                let glob = name.is_none();
+                let mut to = here.clone();
+                if let Some(name) = name {
+                    to.push(name);
+                }
+                self.reexports.push(Reexport {
+                    from: from.join("::"),
+                    to: to.join("::"),
+                    glob,
+                });
+            }
+        }
+    }
+    fn walk(&mut self, items: &[syn::Item], ctx: ModCtx, depth: usize) {
+        let mut module = ModuleApi {
+            path: ctx.path.clone(),
+            file: ctx.file.clone(),
+            reachable: ctx.reachable,
+            public: ctx.public,
+            functions: BTreeMap::new(),
+            types: BTreeMap::new(),
+            traits: BTreeMap::new(),
+        };
+        let scope = Scope::new(&self.crate_name, &ctx.path, items);
+        self.collect_reexports(items, &ctx.path);
+        let mut children = Vec::new();
+        for item in items {
+            match item {
+                syn::Item::Fn(f) if !is_cfg_test(&f.attrs) => {
+                    let api = fn_api(&f.vis, &f.sig, &[], &BTreeMap::new(), &scope);
+                    module.functions.insert(api.name.clone(), api);
+                }
+                syn::Item::Struct(s) => {
+                    declare_type(&mut module, &s.ident, &s.vis);
+                    if let Some(t) = module.types.get_mut(&s.ident.unraw().to_string()) {
+                        t.is_struct = true;
+                        t.unit = matches!(s.fields, syn::Fields::Unit);
+                        t.fields = s
+                            .fields
+                            .iter()
+                            .enumerate()
+                            .map(|(i, f)| FieldApi {
+                                name: f
+                                    .ident
+                                    .as_ref()
+                                    .map_or_else(|| i.to_string(), |id| id.unraw().to_string()),
+                                public: matches!(f.vis, syn::Visibility::Public(_)),
+                            })
+                            .collect();
+                        t.derives.extend(derives(&s.attrs));
+                        t.traits.extend(t.derives.iter().cloned());
+                    }
+                }
+                syn::Item::Enum(e) => {
+                    declare_type(&mut module, &e.ident, &e.vis);
+                    if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
+                        t.derives.extend(derives(&e.attrs));
+                        t.traits.extend(t.derives.iter().cloned());
+                    }
+                }
+                syn::Item::Trait(t) if !is_cfg_test(&t.attrs) => {
+                    let api = trait_api(t, &scope);
+                    module.traits.insert(api.name.clone(), api);
+                }
+                syn::Item::Impl(imp) if imp.trait_.is_some() && !is_cfg_test(&imp.attrs) => {
+                    add_trait_impl(&mut module, imp);
+                }
+                syn::Item::Union(u) => declare_type(&mut module, &u.ident, &u.vis),
+                syn::Item::Type(t) => {
+                    declare_type(&mut module, &t.ident, &t.vis);
+                    let only_lifetimes = t
+                        .generics
+                        .params
+                        .iter()
+                        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+                    if only_lifetimes {
+                        self.aliases
+                            .entry(t.ident.unraw().to_string())
+                            .or_default()
+                            .push(DeclType::from_syn(&t.ty, &[]));
+                    }
+                }
+                syn::Item::Impl(imp) if imp.trait_.is_none() && !is_cfg_test(&imp.attrs) => {
+                    add_inherent_impl(&mut module, imp, &scope);
+                }
+                syn::Item::Mod(m) if !is_cfg_test(&m.attrs) => children.push(m),
+                _ => {}
+            }
+        }
+        self.modules.insert(ctx.path.clone(), module);
+        // Guard against `#[path]` cycles.
+        if depth > 64 {
+            return;
+        }
+        for m in children {
+            self.walk_child(m, &ctx, depth);
+        }
+    }
+    fn walk_child(&mut self, m: &syn::ItemMod, parent: &ModCtx, depth: usize) {
+        let name = m.ident.to_string();
+        let dir_name = m.ident.unraw().to_string();
+        let mut path = parent.path.clone();
+        path.push(name);
+        let public = matches!(m.vis, syn::Visibility::Public(_));
+        let reachable = parent.reachable && public;
+        let path_attr = path_attribute(&m.attrs);
+        if let Some((_, items)) = &m.content {
+            let child_dir = match &path_attr {
+                Some(p) => parent.child_dir.join(p),
+                None => parent.child_dir.join(&dir_name),
+            };
+            let ctx = ModCtx {
+                path,
+                file: parent.file.clone(),
+                child_dir,
+                reachable,
+                public,
+                inline: true,
+            };
+            self.walk(items, ctx, depth + 1);
+            return;
+        }
+        let candidates = match &path_attr {
+            // Outside inline module blocks a `#[path]` is relative to the directory of the
+            // source file, also in a non-`mod.rs` file (`src/lookup.rs` with
+            // `#[path = "gen/lookup.rs"] mod gen;` is `src/gen/lookup.rs`).
+            Some(p) if !parent.inline => {
+                vec![parent
+                    .file
+                    .parent()
+                    .map_or_else(PathBuf::new, Path::to_path_buf)
+                    .join(p)]
+            }
+            Some(p) => vec![parent.child_dir.join(p)],
+            None => vec![
+                parent.child_dir.join(format!("{dir_name}.rs")),
+                parent.child_dir.join(&dir_name).join("mod.rs"),
+            ],
+        };
+        let Some(file) = candidates.iter().find(|c| c.is_file()).cloned() else {
+            let missing = candidates.first().cloned().unwrap_or_default();
+            self.unreadable
+                .push((missing, "module file not found".to_string()));
+            return;
+        };
+        let parsed = fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|src| syn::parse_file(&src).map_err(|e| e.to_string()));
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(message) => {
+                self.unreadable.push((file, message));
+                return;
+            }
+        };
+        let is_mod_rs = path_attr.is_some() || file.file_name().is_some_and(|n| n == "mod.rs");
+        let file_dir = file.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        let child_dir = if is_mod_rs {
+            file_dir
+        } else {
+            file_dir.join(&dir_name)
+        };
+        self.files.insert(canonical(&file));
+        let ctx = ModCtx {
+            path,
+            file,
+            child_dir,
+            reachable,
+            public,
+            inline: false,
+        };
+        self.walk(&parsed.items, ctx, depth + 1);
+    }
+}

@@ -1,0 +1,186 @@
+//! The recorded run of `testdata/rulebook`, a small real program that goes through every rule
+//! of the rule families (`act/rules/`, `arrange/rebuild/`, `assert/rules/`): each rule's test
+//! carves one of its recorded calls through the rule and checks what the rule decided. The
+//! trace was recorded once (`testdata/rulebook/record.sh`); its source paths are pointed at
+//! the crate here, as if it had been recorded where it stands.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use carve_storage::{Call, CallId, FunctionId, FunctionInfo, Store, Trace};
+
+use crate::act::rules::resolve;
+use crate::act::target::{Callable, Target};
+use crate::arrange::builder::Builder;
+use crate::arrange::context::Ctx;
+use crate::arrange::values::strip_ref;
+use crate::arrange::wanted::Wanted;
+use crate::assert::subject::{Observation, Subject};
+use crate::read::crate_api::CrateApi;
+
+/// The crate, its recorded run and what the rules need of it.
+pub(crate) struct Rulebook {
+    pub(crate) trace: Trace,
+    pub(crate) api: CrateApi,
+    targets: HashMap<FunctionId, Target>,
+    children: HashMap<Option<CallId>, Vec<usize>>,
+    none: BTreeMap<CallId, Vec<CallId>>,
+    no_cap: BTreeMap<FunctionId, usize>,
+}
+
+/// The rulebook, read once per test binary.
+pub(crate) fn rulebook() -> &'static Rulebook {
+    static ONCE: OnceLock<Rulebook> = OnceLock::new();
+    ONCE.get_or_init(Rulebook::load)
+}
+
+impl Rulebook {
+    fn load() -> Rulebook {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rulebook");
+        let store = Store::open(&dir.join("trace.db")).expect("testdata/rulebook/trace.db opens");
+        let run = store.latest_run().unwrap().expect("a recorded run");
+        let mut trace = store.load_trace(run).unwrap();
+        for f in &mut trace.functions {
+            f.decl_file = f.decl_file.as_deref().map(|file| here(&dir, file));
+        }
+        let api = CrateApi::load(&dir).expect("testdata/rulebook reads");
+        let targets = trace
+            .functions
+            .iter()
+            .map(|f| (f.id, resolve(&api, f)))
+            .collect();
+        let mut children: HashMap<Option<CallId>, Vec<usize>> = HashMap::new();
+        for (i, call) in trace.calls.iter().enumerate() {
+            children.entry(call.parent).or_default().push(i);
+        }
+        Rulebook {
+            trace,
+            api,
+            targets,
+            children,
+            none: BTreeMap::new(),
+            no_cap: BTreeMap::new(),
+        }
+    }
+
+    /// The recorded function at `path`.
+    pub(crate) fn function(&self, path: &str) -> &FunctionInfo {
+        self.trace
+            .functions
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("{path} was not recorded"))
+    }
+
+    /// The recorded calls of the function at `path`, in recording order.
+    pub(crate) fn calls_of(&self, path: &str) -> Vec<&Call> {
+        let id = self.function(path).id;
+        self.trace
+            .calls
+            .iter()
+            .filter(|c| c.function == id)
+            .collect()
+    }
+
+    /// How a test calls the function at `path` (it must be callable).
+    pub(crate) fn callable(&self, path: &str) -> &Callable {
+        match self.targets.get(&self.function(path).id) {
+            Some(Target::Callable(c)) => c,
+            _ => panic!("{path} is not callable"),
+        }
+    }
+
+    /// What a rebuild rule is asked for the receiver of call `n` (in recording order) of the
+    /// method at `path`: an object of `type_path` in the state the call found it in, bound to
+    /// `receiver`.
+    pub(crate) fn receiver(&self, path: &str, n: usize, type_path: &'static str) -> Wanted<'_> {
+        let call = self.calls_of(path)[n];
+        Wanted {
+            state: strip_ref(call.arg("self").expect("a method call")),
+            object: call.object("self"),
+            type_path,
+            before: call.id,
+            var: "receiver",
+            mutable: false,
+        }
+    }
+
+    /// The receiver of call `n` of the method at `path` rebuilt by the rules of
+    /// `arrange/rebuild.rs` (`direct`: only those of `rebuild/directly.rs`): the rule that built
+    /// it, the setup it wrote and the checks of the arrangement.
+    pub(crate) fn rebuilt(
+        &self,
+        path: &str,
+        n: usize,
+        type_path: &'static str,
+        direct: bool,
+    ) -> Rebuilt {
+        let cx = self.cx();
+        let mut b = Builder::default();
+        let w = self.receiver(path, n, type_path);
+        let rule = if direct {
+            crate::arrange::rebuild::directly::decide(&cx, &mut b, w)
+        } else {
+            crate::arrange::rebuild::decide(&cx, &mut b, w)
+        };
+        Rebuilt {
+            rule: rule.expect("rebuilt"),
+            setup: b.setup.iter().map(|s| s.expr.clone()).collect(),
+            checks: b
+                .checks
+                .iter()
+                .map(|c| format!("{} == {}", c.actual, c.expected))
+                .collect(),
+        }
+    }
+
+    /// Call `n` of the function at `path` observed by the rules of `assert/rules/`: the rule
+    /// that decided, what it observed, and the test it added checks to.
+    pub(crate) fn observe(&self, path: &str, n: usize) -> (&'static str, Observation, Builder) {
+        let call = self.calls_of(path)[n];
+        let panicked = match &call.outcome {
+            carve_storage::Outcome::Panicked { message } => Some(message.as_deref()),
+            _ => None,
+        };
+        let cx = self.cx();
+        let subject = Subject {
+            cx: &cx,
+            call,
+            target: self.callable(path),
+            panicked,
+        };
+        let mut b = Builder::default();
+        let (rule, observed) =
+            crate::assert::rules::decide(&subject, &mut b).expect("the result is observed");
+        (rule, observed, b)
+    }
+
+    /// The recording as the rules query it.
+    pub(crate) fn cx(&self) -> Ctx<'_> {
+        Ctx::new(
+            &self.trace,
+            &self.api,
+            &self.targets,
+            &self.children,
+            &self.none,
+            &self.no_cap,
+            crate::arrange::rebuild::rebuild,
+        )
+    }
+}
+
+/// What the rebuild rules wrote for an object (see [`Rulebook::rebuilt`]).
+pub(crate) struct Rebuilt {
+    pub(crate) rule: &'static str,
+    pub(crate) setup: Vec<String>,
+    pub(crate) checks: Vec<String>,
+}
+
+/// `file` as recorded (under a temporary copy of the crate), under `dir` instead.
+fn here(dir: &Path, file: &str) -> String {
+    match file.find("/src/") {
+        Some(at) => dir.join(&file[at + 1..]).display().to_string(),
+        None => file.to_string(),
+    }
+}

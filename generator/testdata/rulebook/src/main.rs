@@ -1,0 +1,46 @@
+//! Drives every item of the library once or more, printing what it got.
+
+use rulebook::*;
+
+fn main() {
+    println!("add = {}", add(2, 3));
+    let mut c = Counter::new(2);
+    c.bump();
+    c.bump();
+    println!("total = {}", c.total());
+    println!("check = {}", c.jump(6));
+    println!("reset = {}", c.reset());
+    println!("shown = {}", c.to_string());
+    println!("from = {}", Counter::from(3).total());
+    println!("area = {}", Square { side: 3 }.area());
+    println!("u32 area = {}", 7u32.area());
+    println!("hidden = {}", hidden_area(4));
+    println!("outer = {}", outer(4));
+    println!("wrapped = {}", wrapped(&[1, 2, 3]));
+    println!("made = {}", made());
+    let p = Point { x: 3, y: -4 };
+    println!("norm1 = {}", p.norm1());
+    if let Entry::Found(slot) = find(&[4, 5, 6], 5) {
+        println!("slot = {}", slot.value());
+    }
+    let mut s = Stack::new();
+    s.push(7);
+    s.push(9);
+    println!("top = {}", s.top());
+    if let Some(mut tag) = Tag::parse("v1") {
+        tag.append_raw(".2");
+        println!("tag = {} ({} bytes)", tag.as_str(), tag.len());
+    }
+    println!("divide = {}", divide(7, 2));
+    println!("validate = {:?}", validate(3));
+    println!("settle = {:?}", settle(3));
+    let st = stats(&[3, 9, 4]);
+    println!("stats = {} {}", st.count, st.max);
+    println!("classify = {:?} {:?}", classify(3), classify(12));
+    let size = size_of("abc");
+    println!("size = {size}");
+    // A quiet panic: the default hook would read the environment (RUST_BACKTRACE).
+    std::panic::set_hook(Box::new(|_| {}));
+    let caught = std::panic::catch_unwind(|| divide(1, 0));
+    println!("caught = {}", caught.is_err());
+}
