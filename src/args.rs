@@ -210,7 +210,7 @@ pub struct GenerateArgs {
     /// Directory for the test files (usually the crate's tests/).
     #[arg(long)]
     pub out: PathBuf,
-    /// The library crate the tests call (default: found from the recorded sources).
+    /// The library crate the tests call (default: the package holding --out, else the current directory; a trace whose sources lie elsewhere is refused).
     #[arg(long = "crate", value_name = "DIR")]
     pub crate_dir: Option<PathBuf>,
     /// Directory of tera templates overriding the built-in ones (same file names).

@@ -277,3 +277,31 @@ fn a_deep_recursion_is_recorded_whole() {
     assert_eq!(calls_of(&db, "stress::down"), 100_001);
     assert_eq!(count(&db, "select max(depth) - min(depth) from calls c join functions f on f.run_id = c.run_id and f.id = c.function_id where f.path = 'stress::down'"), 100_000);
 }
+
+/// carve itself traced (under strace, as a user debugging a recording runs it): each signal of
+/// carve's becomes a stop of strace's, far slower than carve's own handling. A wake timer
+/// firing faster than that left carve handling signals only, and the recording never ended.
+#[test]
+fn a_recording_made_under_strace_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("strace.db");
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-o", "/dev/null", "-e", "trace=wait4"])
+        .arg(env!("CARGO_BIN_EXE_carve"))
+        .args([
+            "record",
+            "-q",
+            "--capture",
+            "inprocess",
+            "--filter",
+            "hotloop::mix",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("--")
+        .arg(fixture_bin("hotloop"))
+        .arg("20000");
+    let o = output_within(&mut cmd, HUNG_AFTER);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(calls_of(&db, "hotloop::mix"), 20_000);
+}

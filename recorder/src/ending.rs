@@ -125,6 +125,12 @@ impl Drop for Member<'_> {
     }
 }
 
+/// How often a [`WakeTimer`] fires again after its first firing. Not the wait itself (down
+/// to 25 µs): a signal every 25 µs, where handling one costs more than that (carve itself
+/// under strace or a debugger, each signal a stop), left no time to run anything else, and
+/// the wait's end was never reached.
+pub(crate) const REPEAT: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// A periodic timer of the calling thread's that interrupts its blocked `waitpid` with
 /// [`wake_signal`] (a POSIX timer delivering to one thread, `SIGEV_THREAD_ID`): the in-process
 /// path's tracer waits for the next stop *or* the next look at the ring, whichever comes first.
@@ -149,11 +155,11 @@ impl WakeTimer {
         }
     }
 
-    /// Fires every `period` from now on, until disarmed: a firing that lands before the wait
-    /// it was meant to cut short (carve preempted between arming and waiting) is followed by
-    /// another, so no wait outlasts two periods.
-    pub(crate) fn every(&self, period: std::time::Duration) {
-        self.set(period, period);
+    /// Fires `after` from now, then every [`REPEAT`] until disarmed: a firing that lands
+    /// before the wait it was meant to cut short (carve preempted between arming and waiting)
+    /// is followed by another, so no wait outlasts `after` + [`REPEAT`].
+    pub(crate) fn every(&self, after: std::time::Duration) {
+        self.set(after, REPEAT);
     }
 
     pub(crate) fn disarm(&self) {

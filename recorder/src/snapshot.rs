@@ -1,7 +1,7 @@
 //! What is at a path a recorded call reads, looked at from carve's side while the program is
 //! stopped at the read (`sources.rs` finds the read, the tracer the path): its kind, a listed
 //! directory's entries, a file's contents up to [`CONTENTS_LIMIT`]. A test rebuilds the same
-//! files in a temporary directory (the generator's `scenario/world.rs`); what could not be seen
+//! files in a temporary directory (the generator's `arrange/world.rs`); what could not be seen
 //! whole is marked so (`Found::is_complete`), and such a call keeps reading the world.
 
 use std::fs;
