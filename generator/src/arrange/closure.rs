@@ -234,34 +234,40 @@ fn is_body_of(f: &FunctionInfo, env: &str) -> bool {
 /// The calls of `function` below `call`, in order; `None` when one did not return or calls
 /// grouping left out may hold some.
 fn recorded_calls<'t>(cx: &Ctx<'t>, call: &Call, function: &FunctionInfo) -> Option<Vec<&'t Call>> {
-    fn walk<'t>(
-        cx: &Ctx<'t>,
-        id: carve_storage::CallId,
-        function: carve_storage::FunctionId,
-        out: &mut Vec<&'t Call>,
-    ) -> Option<bool> {
-        let mut holds = false;
-        for &i in cx.children.get(&Some(id)).into_iter().flatten() {
-            let kid = &cx.trace.calls[i];
-            if kid.function == function {
+    let trace: &'t carve_storage::Trace = cx.trace;
+    let kids =
+        |id: carve_storage::CallId| cx.children.get(&Some(id)).map_or(&[][..], Vec::as_slice);
+    // The calls whose subtrees are being walked (with a stack, not by recursion: a deep
+    // recursion records a tree as deep), each with its children left and whether a call of
+    // `function` lies below it.
+    let mut stack: Vec<(Option<&Call>, std::slice::Iter<usize>, bool)> =
+        vec![(None, kids(call.id).iter(), false)];
+    let mut out = Vec::new();
+    while let Some(top) = stack.last_mut() {
+        let next = top.1.next().map(|&i| &trace.calls[i]);
+        match next {
+            Some(kid) if kid.function == function.id => {
                 if kid.outcome != carve_storage::Outcome::Returned {
                     return None;
                 }
                 out.push(kid);
-                holds = true;
-                continue;
+                top.2 = true;
             }
-            let below = walk(cx, kid.id, function, out)?;
-            // An equivalent call left out was alike down to its closure calls: not here.
-            if below && cx.equivalent.contains_key(&kid.id) {
-                return None;
+            Some(kid) => stack.push((Some(kid), kids(kid.id).iter(), false)),
+            None => {
+                let (done, _, holds) = stack.pop()?;
+                if let Some(done) = done {
+                    // An equivalent call left out was alike down to its closure calls: not here.
+                    if holds && cx.equivalent.contains_key(&done.id) {
+                        return None;
+                    }
+                    if let Some(parent) = stack.last_mut() {
+                        parent.2 |= holds;
+                    }
+                }
             }
-            holds |= below;
         }
-        Some(holds)
     }
-    let mut out = Vec::new();
-    walk(cx, call.id, function.id, &mut out)?;
     out.sort_by_key(|c| c.id);
     Some(out)
 }

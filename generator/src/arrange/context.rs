@@ -13,16 +13,28 @@ use crate::arrange::builder::Builder;
 use crate::arrange::wanted::Wanted;
 use crate::read::crate_api::CrateApi;
 
+/// What lies below a call (the call itself included for the reads), computed once for every
+/// call so that no question about a subtree walks it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Below {
+    /// A call made through a trait lies below it.
+    pub trait_calls: bool,
+    /// It or a call below it read the world in a way no test rebuilds.
+    pub world: bool,
+    /// It or a call below it read files a test rebuilds (see [`crate::arrange::world`]).
+    pub files: bool,
+    /// A call below it runs code outside the library (see [`leaves_library`]).
+    pub outside: bool,
+}
+
 /// What the planner knows about the whole trace.
 pub struct Ctx<'a> {
     pub trace: &'a Trace,
     pub api: &'a CrateApi,
     pub targets: &'a HashMap<FunctionId, Target>,
     pub children: &'a HashMap<Option<CallId>, Vec<usize>>,
-    /// Per call: (a call made through a trait below it, it or a call below it read the world
-    /// in a way no test rebuilds, it or a call below it read files a test rebuilds (see
-    /// [`crate::arrange::world`])).
-    pub(crate) below: HashMap<CallId, (bool, bool, bool)>,
+    /// Per call, what lies below it (see [`Below`]).
+    pub(crate) below: HashMap<CallId, Below>,
     /// Per call, the positions of its own file reads in `trace.file_reads`.
     pub(crate) file_reads: HashMap<CallId, Vec<usize>>,
     /// The replayable calls on each type, the shortest to write first (see [`crate::arrange::rebuild::derive`]).
@@ -130,20 +142,24 @@ impl<'a> Ctx<'a> {
             cx.file_reads.entry(read.call).or_default().push(i);
         }
         // Children start after their parent: in reverse order every child comes first.
-        let mut below = HashMap::with_capacity(trace.calls.len());
+        let mut below: HashMap<CallId, Below> = HashMap::with_capacity(trace.calls.len());
         for call in trace.calls.iter().rev() {
             let own: Vec<&FileRead> = cx.file_reads(call.id).collect();
-            let (mut world, mut files) = own_reads(call, &own);
-            let mut trait_calls = false;
+            let (world, files) = own_reads(call, &own);
+            let mut here = Below {
+                world,
+                files,
+                ..Below::default()
+            };
             for &i in children.get(&Some(call.id)).map_or(&[][..], Vec::as_slice) {
                 let kid = &trace.calls[i];
-                let (kid_traits, kid_world, kid_files) =
-                    below.get(&kid.id).copied().unwrap_or_default();
-                trait_calls |= kid_traits || is_trait_call(&cx, kid).is_some();
-                world |= kid_world;
-                files |= kid_files;
+                let theirs = below.get(&kid.id).copied().unwrap_or_default();
+                here.trait_calls |= theirs.trait_calls || is_trait_call(&cx, kid).is_some();
+                here.world |= theirs.world;
+                here.files |= theirs.files;
+                here.outside |= theirs.outside || !in_library(&cx, kid);
             }
-            below.insert(call.id, (trait_calls, world, files));
+            below.insert(call.id, here);
         }
         cx.below = below;
         cx
@@ -179,14 +195,33 @@ pub(crate) fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {
 
 /// Whether `call`, or any call below it, read what a test cannot control, files included.
 pub(crate) fn reads_world(cx: &Ctx, call: &Call) -> bool {
-    cx.below.get(&call.id).is_some_and(|b| b.1 || b.2)
+    cx.below.get(&call.id).is_some_and(|b| b.world || b.files)
 }
 
 /// Whether `call`, or any call below it, read what a test cannot control, files that
 /// [`crate::arrange::world`] rebuilds left out: an arrange step replaying such a call is kept in
 /// [`Builder`]'s `arranged`, and the test gets those files.
 pub(crate) fn reads_unbuilt_world(cx: &Ctx, call: &Call) -> bool {
-    cx.below.get(&call.id).is_some_and(|b| b.1)
+    cx.below.get(&call.id).is_some_and(|b| b.world)
+}
+
+/// Whether `call`, or any call below it, read files a test rebuilds.
+pub(crate) fn reads_files(cx: &Ctx, id: CallId) -> bool {
+    cx.below.get(&id).is_some_and(|b| b.files)
+}
+
+/// Whether a call below `id` runs code outside the library (a dependency the program passed
+/// in, a closure of the program's).
+pub(crate) fn leaves_library(cx: &Ctx, id: CallId) -> bool {
+    cx.below.get(&id).is_some_and(|b| b.outside)
+}
+
+/// Whether `call` is a call of the library's own code (not the program's `main` around it).
+pub(crate) fn in_library(cx: &Ctx, call: &Call) -> bool {
+    cx.trace
+        .function(call.function)
+        .and_then(|f| f.decl_file.as_deref())
+        .is_some_and(|file| cx.api.contains_file(std::path::Path::new(file)))
 }
 
 /// Whether what `call` itself read (not the calls below it) keeps it from running in a test.
@@ -195,24 +230,56 @@ pub(crate) fn own_world(cx: &Ctx, call: &Call) -> bool {
     own_reads(call, &own).0
 }
 
+/// Visits the calls below `id`, each before the calls below it and siblings in recording order
+/// (pre-order), going below a call when `visit` says so; stops at the first error. Walks with
+/// a stack of its own, not by recursion: a recursion 100,000 calls deep records a tree as
+/// deep, which a recursive walk would overflow the stack on.
+pub(crate) fn walk_below<'t, E>(
+    cx: &Ctx<'t>,
+    id: CallId,
+    mut visit: impl FnMut(&'t Call) -> Result<bool, E>,
+) -> Result<(), E> {
+    let trace: &'t Trace = cx.trace;
+    let kids = |id: CallId| cx.children.get(&Some(id)).map_or(&[][..], Vec::as_slice);
+    let mut stack = vec![kids(id).iter()];
+    while let Some(top) = stack.last_mut() {
+        let Some(&i) = top.next() else {
+            stack.pop();
+            continue;
+        };
+        let call = &trace.calls[i];
+        if visit(call)? {
+            stack.push(kids(call.id).iter());
+        }
+    }
+    Ok(())
+}
+
 /// The first thing `call` or a call below it read that a test cannot control, and where:
 /// `clock: std::time::SystemTime::now in app::stamp`.
 pub fn world_read(cx: &Ctx, call: &Call) -> Option<String> {
-    if let Some(first) = call.touches.first() {
+    let read = |call: &Call| {
+        let first = call.touches.first()?;
         let function = cx
             .trace
             .function(call.function)
             .map_or("?", |f| f.path.as_str());
-        return Some(format!("{first} in {function}"));
+        Some(format!("{first} in {function}"))
+    };
+    if let Some(found) = read(call) {
+        return Some(found);
     }
-    cx.children
-        .get(&Some(call.id))?
-        .iter()
-        .find_map(|&i| world_read(cx, &cx.trace.calls[i]))
+    // The walk ends at the first read, handed out as its "error"; it goes only where some
+    // call read the world (one with a read of its own always did).
+    walk_below(cx, call.id, |below| match read(below) {
+        Some(found) => Err(found),
+        None => Ok(reads_world(cx, below)),
+    })
+    .err()
 }
 
 pub(crate) fn has_trait_calls(cx: &Ctx, id: CallId) -> bool {
-    cx.below.get(&id).is_some_and(|b| b.0)
+    cx.below.get(&id).is_some_and(|b| b.trait_calls)
 }
 
 /// What `call` itself read: (something no test rebuilds, files a test can rebuild). A source

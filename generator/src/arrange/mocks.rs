@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use carve_storage::{CallId, Outcome, Value};
 
 use crate::arrange::builder::{Builder, Dep, Interaction};
-use crate::arrange::context::{is_trait_call, own_world, Ctx};
+use crate::arrange::context::{
+    has_trait_calls, is_trait_call, own_world, reads_unbuilt_world, walk_below, Ctx,
+};
 use crate::arrange::literal;
 use crate::arrange::literal::Position;
 use crate::arrange::values::dyn_object;
@@ -18,11 +20,7 @@ use crate::reasons::{MOCK_UNREPLAYABLE, NOT_MOCKABLE, UNDECODED, UNTESTABLE};
 
 /// Records every call made through a dependency below `parent`; other calls are walked into.
 pub(crate) fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<(), &'static str> {
-    let Some(kids) = cx.children.get(&Some(parent)) else {
-        return Ok(());
-    };
-    for &i in kids {
-        let call = &cx.trace.calls[i];
+    walk_below(cx, parent, |call| {
         let dep = is_trait_call(cx, call).and_then(|trait_path| {
             let addr = match call.arg("self") {
                 Some(Value::Ref { addr, .. }) => *addr,
@@ -31,80 +29,92 @@ pub(crate) fn interactions(cx: &Ctx, b: &mut Builder, parent: CallId) -> Result<
             b.find_dep(&trait_path, addr).map(|d| (d, trait_path))
         });
         let Some((d, trait_path)) = dep else {
-            // Runs for real in the test.
+            // Runs for real in the test: below it, only a dependency's call or a read of the
+            // world matters.
             if own_world(cx, call) {
                 return Err(UNTESTABLE);
             }
-            interactions(cx, b, call.id)?;
-            continue;
+            return Ok(has_trait_calls(cx, call.id) || reads_unbuilt_world(cx, call));
         };
-        if call.outcome != Outcome::Returned {
-            return Err(MOCK_UNREPLAYABLE);
-        }
-        let tr = mockable(cx.api, &trait_path)?;
-        let info = cx.trace.function(call.function).ok_or(UNDECODED)?;
-        let method_name = info.path.rsplit("::").next().unwrap_or(&info.name);
-        let method = tr
-            .methods
-            .iter()
-            .find(|m| m.name == method_name)
-            .ok_or(NOT_MOCKABLE)?;
-        let args: Vec<_> = call.args.iter().filter(|a| a.name != "self").collect();
-        if args.len() != method.params.len() {
-            return Err(UNDECODED);
-        }
-        let mut with = Vec::new();
-        for (arg, param) in args.iter().zip(&method.params) {
-            let pred = match dyn_object(&arg.value) {
-                Some(_) => None,
-                None => literal::render(&arg.value, &param.ty, Position::Expected)
-                    .or_else(|_| literal::render_value(&arg.value, false, cx.api))
-                    .ok(),
-            };
-            with.push(pred.map_or_else(|| "always()".to_string(), |p| format!("eq({p})")));
-        }
-        if with.iter().all(|w| w == "always()") {
-            with.clear();
-        }
-        let returns = match (&call.ret, &method.ret) {
-            (None | Some(Value::Unit), DeclType::Unit) => Returns::Unit,
-            (Some(value), decl) => {
-                if let Some((child_trait, addr)) = dyn_object(value) {
-                    if !method.ret_written.starts_with("Box<") {
-                        return Err(MOCK_UNREPLAYABLE);
-                    }
-                    let short = child_trait
-                        .rsplit("::")
-                        .next()
-                        .unwrap_or(&child_trait)
-                        .to_string();
-                    let var = b.add_dep(child_trait, addr, &short);
-                    let pattern = vec!["_"; method.params.len()].join(", ");
-                    Returns::Mock { var, pattern }
-                } else {
-                    let expr = literal::render(value, decl, Position::Arg)
-                        .or_else(|_| literal::render_value(value, false, cx.api))
-                        .map_err(|_| MOCK_UNREPLAYABLE)?;
-                    if matches!(decl, DeclType::Ref { .. }) {
-                        return Err(MOCK_UNREPLAYABLE);
-                    }
-                    if b.first_answer.is_none() {
-                        b.first_answer = Some(format!(
-                            "{}_returns_{}",
-                            method.name,
-                            naming::value_slug(value)
-                        ));
-                    }
-                    Returns::Const { expr }
-                }
-            }
-            (None, _) => return Err(MOCK_UNREPLAYABLE),
-        };
-        let rank = b.deps.iter().map(|d| d.calls.len()).sum::<usize>();
-        b.deps[d]
-            .calls
-            .push((rank, method.name.clone(), with, returns));
+        expect(cx, b, call, d, &trait_path)?;
+        Ok(false)
+    })
+}
+
+/// The expectation on dependency `d` (of trait `trait_path`) that replays `call`.
+fn expect(
+    cx: &Ctx,
+    b: &mut Builder,
+    call: &carve_storage::Call,
+    d: usize,
+    trait_path: &str,
+) -> Result<(), &'static str> {
+    if call.outcome != Outcome::Returned {
+        return Err(MOCK_UNREPLAYABLE);
     }
+    let tr = mockable(cx.api, trait_path)?;
+    let info = cx.trace.function(call.function).ok_or(UNDECODED)?;
+    let method_name = info.path.rsplit("::").next().unwrap_or(&info.name);
+    let method = tr
+        .methods
+        .iter()
+        .find(|m| m.name == method_name)
+        .ok_or(NOT_MOCKABLE)?;
+    let args: Vec<_> = call.args.iter().filter(|a| a.name != "self").collect();
+    if args.len() != method.params.len() {
+        return Err(UNDECODED);
+    }
+    let mut with = Vec::new();
+    for (arg, param) in args.iter().zip(&method.params) {
+        let pred = match dyn_object(&arg.value) {
+            Some(_) => None,
+            None => literal::render(&arg.value, &param.ty, Position::Expected)
+                .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+                .ok(),
+        };
+        with.push(pred.map_or_else(|| "always()".to_string(), |p| format!("eq({p})")));
+    }
+    if with.iter().all(|w| w == "always()") {
+        with.clear();
+    }
+    let returns = match (&call.ret, &method.ret) {
+        (None | Some(Value::Unit), DeclType::Unit) => Returns::Unit,
+        (Some(value), decl) => {
+            if let Some((child_trait, addr)) = dyn_object(value) {
+                if !method.ret_written.starts_with("Box<") {
+                    return Err(MOCK_UNREPLAYABLE);
+                }
+                let short = child_trait
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or(&child_trait)
+                    .to_string();
+                let var = b.add_dep(child_trait, addr, &short);
+                let pattern = vec!["_"; method.params.len()].join(", ");
+                Returns::Mock { var, pattern }
+            } else {
+                let expr = literal::render(value, decl, Position::Arg)
+                    .or_else(|_| literal::render_value(value, false, cx.api))
+                    .map_err(|_| MOCK_UNREPLAYABLE)?;
+                if matches!(decl, DeclType::Ref { .. }) {
+                    return Err(MOCK_UNREPLAYABLE);
+                }
+                if b.first_answer.is_none() {
+                    b.first_answer = Some(format!(
+                        "{}_returns_{}",
+                        method.name,
+                        naming::value_slug(value)
+                    ));
+                }
+                Returns::Const { expr }
+            }
+        }
+        (None, _) => return Err(MOCK_UNREPLAYABLE),
+    };
+    let rank = b.deps.iter().map(|d| d.calls.len()).sum::<usize>();
+    b.deps[d]
+        .calls
+        .push((rank, method.name.clone(), with, returns));
     Ok(())
 }
 

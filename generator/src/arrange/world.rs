@@ -15,7 +15,7 @@ use std::path::{Component, Path};
 
 use carve_storage::{Call, CallId, EntryKind, FileRead, Found, Value};
 
-use crate::arrange::context::Ctx;
+use crate::arrange::context::{reads_files, walk_below, Ctx};
 use crate::body::{Assertion, Binding, Body};
 use crate::syntax;
 
@@ -72,13 +72,12 @@ pub(crate) fn rebuild(cx: &Ctx, calls: &[&Call], body: &mut Body) -> Result<(), 
 /// The reads of `call` and every call below it, in recording order of the calls.
 fn below<'t>(cx: &Ctx<'t>, call: &Call, out: &mut Vec<&'t FileRead>) {
     out.extend(cx.file_reads(call.id));
-    for &i in cx
-        .children
-        .get(&Some(call.id))
-        .map_or(&[][..], Vec::as_slice)
-    {
-        below(cx, &cx.trace.calls[i], out);
-    }
+    // Only where some call read files (one with reads of its own always did).
+    let walked = walk_below(cx, call.id, |c| {
+        out.extend(cx.file_reads(c.id));
+        Ok::<bool, std::convert::Infallible>(reads_files(cx, c.id))
+    });
+    let Ok(()) = walked;
 }
 
 /// Every string in `value` (paths and OS strings are recorded as text too).

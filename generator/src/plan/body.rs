@@ -108,7 +108,7 @@ fn assemble(
     let arranged: Vec<&Call> = b
         .arranged
         .iter()
-        .filter(|id| cx.below.get(id).is_some_and(|b| b.2))
+        .filter(|id| crate::arrange::context::reads_files(cx, **id))
         .filter_map(|id| cx.trace.calls.iter().find(|c| c.id == *id))
         .collect();
     // A getter test already asserts what a check of its state would.

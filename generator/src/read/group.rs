@@ -181,8 +181,10 @@ struct Open {
     kids: u128,
     /// Children kept so far, by key: the first call of each.
     seen: HashMap<u128, CallId>,
-    /// Kept calls below it, in start order.
-    below: Vec<CallId>,
+    /// Its kept children, in start order.
+    children: Vec<CallId>,
+    /// How many kept calls lie below it (children, theirs, and so on).
+    descendants: usize,
 }
 
 impl Open {
@@ -191,7 +193,8 @@ impl Open {
             id,
             kids: 0,
             seen: HashMap::new(),
-            below: Vec::new(),
+            children: Vec::new(),
+            descendants: 0,
         }
     }
 }
@@ -217,9 +220,10 @@ pub struct Grouper {
     droppable_function: HashSet<FunctionId>,
     creators: HashSet<CallId>,
     kept: BTreeMap<CallId, Call>,
-    /// Kept calls below each kept call that has any (to map a dropped subtree onto its
-    /// representative's).
-    below: HashMap<CallId, Vec<CallId>>,
+    /// The kept children of each kept call that has any, and how many kept calls lie below it
+    /// (to map a dropped subtree onto its representative's, one level at a time: a list of
+    /// every call below each call grew with the square of a deep recursion's depth).
+    children: HashMap<CallId, (Vec<CallId>, usize)>,
     open: HashMap<i32, Vec<Open>>,
     /// The first root of each key (roots are siblings too).
     roots: HashMap<u128, CallId>,
@@ -256,7 +260,7 @@ impl Grouper {
             droppable_function,
             creators,
             kept: BTreeMap::new(),
-            below: HashMap::new(),
+            children: HashMap::new(),
             open: HashMap::new(),
             roots: HashMap::new(),
             equivalent: BTreeMap::new(),
@@ -342,7 +346,7 @@ impl Grouper {
         let droppable = self.grouping
             && self.droppable_function.contains(&function)
             && !self.creators.contains(&done.id);
-        let quiet = droppable && call.touches.is_empty() && done.below.is_empty();
+        let quiet = droppable && call.touches.is_empty() && done.children.is_empty();
         let seen = match stack.last_mut() {
             Some(parent) => {
                 parent.kids = fold_kid(parent.kids, key);
@@ -354,9 +358,9 @@ impl Grouper {
         if let Some(first) = first {
             let same = droppable
                 && self.same_as(first, &self.kept[&done.id])
-                && self.below.get(&first).map_or(0, Vec::len) == done.below.len();
+                && self.children.get(&first).map_or(0, |c| c.1) == done.descendants;
             if same {
-                self.drop_onto(first, done.id, &done.below);
+                self.drop_onto(first, done.id, done.children);
                 return;
             }
         }
@@ -400,15 +404,16 @@ impl Grouper {
         {
             Some(parent) => {
                 parent.seen.entry(key).or_insert(done.id);
-                parent.below.push(done.id);
-                parent.below.extend(done.below.iter().copied());
+                parent.children.push(done.id);
+                parent.descendants += 1 + done.descendants;
             }
             None => {
                 self.roots.entry(key).or_insert(done.id);
             }
         }
-        if !done.below.is_empty() {
-            self.below.insert(done.id, done.below);
+        if !done.children.is_empty() {
+            self.children
+                .insert(done.id, (done.children, done.descendants));
         }
         if let Some(call) = self.kept.get_mut(&done.id) {
             let_values_go(&self.lean, &self.creators, &mut self.digests, call);
@@ -427,18 +432,18 @@ impl Grouper {
         }
     }
 
-    /// Drops `call` and the kept calls below it, each counted under its counterpart in
-    /// `first`'s subtree (same shape: their keys are equal).
-    fn drop_onto(&mut self, first: CallId, call: CallId, below: &[CallId]) {
-        let counterparts: Vec<CallId> = std::iter::once(first)
-            .chain(self.below.get(&first).into_iter().flatten().copied())
-            .collect();
-        for (dropped, onto) in std::iter::once(call)
-            .chain(below.iter().copied())
-            .zip(counterparts)
-        {
+    /// Drops `call` (whose kept children are `children`) and the kept calls below it, each
+    /// counted under its counterpart in `first`'s subtree (same shape: their keys are equal).
+    /// Walks both subtrees a level at a time, however deep they are.
+    fn drop_onto(&mut self, first: CallId, call: CallId, children: Vec<CallId>) {
+        let mut pairs = vec![(call, first, children)];
+        while let Some((dropped, onto, below)) = pairs.pop() {
+            let theirs = self.children.get(&onto).map(|c| c.0.clone());
+            for (d, o) in below.into_iter().zip(theirs.unwrap_or_default()) {
+                let grandchildren = self.children.remove(&d).map(|c| c.0).unwrap_or_default();
+                pairs.push((d, o, grandchildren));
+            }
             self.kept.remove(&dropped);
-            self.below.remove(&dropped);
             self.digests.remove(&dropped);
             let mut moved = self.equivalent.remove(&dropped).unwrap_or_default();
             let list = self.equivalent.entry(onto).or_default();

@@ -15,7 +15,7 @@ use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::{mark, undo, Builder};
-use crate::arrange::context::{reads_unbuilt_world, Ctx};
+use crate::arrange::context::{in_library, leaves_library, reads_unbuilt_world, Ctx};
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::producer::constructed;
@@ -202,15 +202,6 @@ fn state_equivalent<'t>(
     !others_mut && !other_effects && !made && !leaves_library(cx, call.id)
 }
 
-/// Whether a call below `id` runs code outside the library (a dependency the program passed
-/// in, a closure of the program's): what it did a later step may see.
-fn leaves_library(cx: &Ctx, id: CallId) -> bool {
-    cx.children.get(&Some(id)).into_iter().flatten().any(|&i| {
-        let kid = &cx.trace.calls[i];
-        !in_library(cx, kid) || leaves_library(cx, kid.id)
-    })
-}
-
 /// Whether `value` is or holds a `&mut` reference.
 fn holds_mut_ref(value: &Value) -> bool {
     match value {
@@ -315,14 +306,6 @@ fn moved_from(cx: &Ctx, object: ObjectId) -> Option<ObjectId> {
         (Some((id, _)), None) => Some(id),
         _ => None,
     }
-}
-
-/// Whether `call` is a call of the library's own code (not the program's `main` around it).
-fn in_library(cx: &Ctx, call: &Call) -> bool {
-    cx.trace
-        .function(call.function)
-        .and_then(|f| f.decl_file.as_deref())
-        .is_some_and(|file| cx.api.contains_file(std::path::Path::new(file)))
 }
 
 /// The recorded call with id `id` (calls are in id order).
