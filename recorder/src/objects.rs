@@ -1,22 +1,51 @@
 //! Object identity: which object each `self` and reference argument referred to, and which
 //! constructor-like call made it. An object is keyed by (address, type); a constructor that
 //! returns through the hidden return pointer makes a new object at that address (so a reused
-//! address is a new object), and a constructor's result returned in registers is linked to the
-//! object first seen later in the same state.
+//! address is a new object), and a constructor's result returned in registers, or moved from
+//! where it was returned, is linked to the object first seen later in the same state.
+//!
+//! An object's identity ends where another producer's result takes its place: a value seen at
+//! a known object's address, in the state a constructor-like call returned *after* that object
+//! was identified, is that call's new object (a program that parses values in a loop gets the
+//! same stack slot for each, and was taken for one object changing state, whose history the
+//! generator then replayed from the first iteration's producer: issue 30, shape 0). When the
+//! state is the very state the old object had, the two are alike and a test cannot tell them
+//! apart: either producer rebuilds it.
 
 use std::collections::{HashMap, VecDeque};
 
 use carve_storage::{Arg, ArgObject, CallId, ObjectId, ObjectInfo, Value};
 
-/// Constructor results not yet seen at an address, newest last.
+/// Constructor results not yet seen at an address, per type, newest last.
 const MAX_PENDING: usize = 256;
 
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
     next: u64,
+    /// Ticks at each identification and each constructor result, to tell which came first.
+    clock: u64,
     /// The objects at each address, by type (a struct and its first field share an address).
-    live: HashMap<u64, Vec<(String, ObjectId)>>,
-    pending: VecDeque<(String, Value, CallId)>,
+    live: HashMap<u64, Vec<Live>>,
+    /// Constructor results not linked to an object yet, by type.
+    pending: HashMap<String, VecDeque<Pending>>,
+}
+
+/// An object known at an address.
+#[derive(Debug)]
+struct Live {
+    ty: String,
+    id: ObjectId,
+    /// The clock when it was identified (made, or first seen).
+    since: u64,
+}
+
+/// What a constructor-like call returned, to link to the object later seen in that state.
+#[derive(Debug)]
+struct Pending {
+    value: Value,
+    call: CallId,
+    /// The clock when it was returned.
+    at: u64,
 }
 
 /// The object a value is, when it is one: a reference to a struct or enum (not a pointer to
@@ -46,23 +75,21 @@ impl Objects {
             let Some((addr, target)) = object(&arg.value) else {
                 continue;
             };
+            self.clock += 1;
             // Called on every traced call: look up without allocating.
             let ty = target.type_name();
             let known = self
                 .live
                 .get(&addr)
-                .and_then(|at| at.iter().find(|(t, _)| t == ty))
-                .map(|(_, id)| *id);
-            let id = match known {
-                Some(id) => id,
-                None => {
-                    // A constructor's result in this very state, most recent first.
-                    let made_by = self
-                        .pending
-                        .iter()
-                        .rposition(|(t, v, _)| t == ty && v == target)
-                        .and_then(|i| self.pending.remove(i))
-                        .map(|(_, _, call)| call);
+                .and_then(|at| at.iter().find(|l| l.ty == ty))
+                .map(|l| (l.id, l.since));
+            // A constructor's result in this very state, returned after the object at this
+            // address (if any) was identified, most recent first.
+            let newer = known.map_or(0, |(_, since)| since);
+            let made_by = self.take_pending(ty, target, newer);
+            let id = match (known, made_by) {
+                (Some((id, _)), None) => id,
+                (_, made_by) => {
                     let info = self.create(addr, ty.to_string(), made_by);
                     let id = info.id;
                     created.push(info);
@@ -75,6 +102,16 @@ impl Objects {
             });
         }
         (refs, created)
+    }
+
+    /// Takes the newest constructor result of type `ty` equal to `state` returned after clock
+    /// `after`, and gives the call that returned it.
+    fn take_pending(&mut self, ty: &str, state: &Value, after: u64) -> Option<CallId> {
+        let queue = self.pending.get_mut(ty)?;
+        let i = queue
+            .iter()
+            .rposition(|p| p.at > after && p.value == *state)?;
+        queue.remove(i).map(|p| p.call)
     }
 
     /// Notes what constructor-like `call` of `type_path` returned; `at` is the hidden return
@@ -100,30 +137,42 @@ impl Objects {
         if bare(value.type_name()) != bare(type_path) {
             return None;
         }
+        self.clock += 1;
+        let ty = value.type_name().to_string();
+        // A value returned through memory may still move from there (`let v = make();` into a
+        // slot of its own): it is also linked to the object later seen in its state elsewhere.
+        let queue = self.pending.entry(ty.clone()).or_default();
+        queue.push_back(Pending {
+            value: value.clone(),
+            call,
+            at: self.clock,
+        });
+        if queue.len() > MAX_PENDING {
+            queue.pop_front();
+        }
         match at {
             // Returned through the hidden pointer: the object is at that address from now on.
-            Some(addr) if !wrapped => {
-                Some(self.create(addr, value.type_name().to_string(), Some(call)))
-            }
-            _ => {
-                self.pending
-                    .push_back((value.type_name().to_string(), value.clone(), call));
-                if self.pending.len() > MAX_PENDING {
-                    self.pending.pop_front();
-                }
-                None
-            }
+            Some(addr) if !wrapped => Some(self.create(addr, ty, Some(call))),
+            _ => None,
         }
     }
 
     fn create(&mut self, addr: u64, ty: String, created_by: Option<CallId>) -> ObjectInfo {
         self.next += 1;
         let id = ObjectId(self.next);
+        let since = self.clock;
         let at = self.live.entry(addr).or_default();
-        match at.iter_mut().find(|(t, _)| *t == ty) {
+        match at.iter_mut().find(|l| l.ty == ty) {
             // A new object where one of this type was: the address was reused.
-            Some(slot) => slot.1 = id,
-            None => at.push((ty.clone(), id)),
+            Some(slot) => {
+                slot.id = id;
+                slot.since = since;
+            }
+            None => at.push(Live {
+                ty: ty.clone(),
+                id,
+                since,
+            }),
         }
         ObjectInfo {
             id,
@@ -240,6 +289,73 @@ mod tests {
         }]);
         assert!(created.is_empty());
         assert_eq!(refs[0].object, made.id);
+    }
+
+    fn ok(v: Value) -> Value {
+        Value::Enum {
+            ty: "core::result::Result<account::Account, account::AccountError>".into(),
+            variant: "Ok".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: v,
+            }],
+        }
+    }
+
+    /// Issue 30, shape 0: `for s in inputs { let a = parse(s)?; a.check(); }` puts each
+    /// iteration's value in the same slot; each is the object its own `parse` made.
+    #[test]
+    fn values_made_in_a_loop_into_one_slot_are_each_their_makers_object() {
+        let mut o = Objects::default();
+        let mut ids = Vec::new();
+        for i in 1..=3 {
+            o.constructed(
+                CallId(i as u64),
+                "account::Account",
+                &ok(account(i)),
+                Some(0x5000),
+            );
+            let (refs, created) = o.of_args(&[by_ref(0x7000, account(i))]);
+            assert_eq!(created.len(), 1, "iteration {i}: a new object");
+            assert_eq!(created[0].created_by, Some(CallId(i as u64)));
+            ids.push(refs[0].object);
+        }
+        assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
+    }
+
+    #[test]
+    fn an_object_changed_by_its_own_calls_stays_one_object() {
+        let mut o = Objects::default();
+        o.constructed(CallId(1), "account::Account", &ok(account(1)), None);
+        let (first, _) = o.of_args(&[by_ref(0x7000, account(1))]);
+        // A deposit changed it: no constructor returned that state.
+        let (later, created) = o.of_args(&[by_ref(0x7000, account(9))]);
+        assert!(created.is_empty());
+        assert_eq!(later[0].object, first[0].object);
+        // A constructor's result older than the object does not take it over either.
+        o.constructed(CallId(2), "account::Account", &ok(account(4)), None);
+        let (_, created) = o.of_args(&[by_ref(0x7100, account(4))]);
+        assert_eq!(created[0].created_by, Some(CallId(2)));
+        let (again, created) = o.of_args(&[by_ref(0x7000, account(4))]);
+        assert!(created.is_empty(), "the result was linked already");
+        assert_eq!(again[0].object, first[0].object);
+    }
+
+    #[test]
+    fn a_value_returned_through_memory_and_moved_is_its_makers_object_where_it_lands() {
+        let mut o = Objects::default();
+        let (old, _) = o.of_args(&[by_ref(0x7000, account(1))]);
+        let made = o
+            .constructed(CallId(5), "account::Account", &account(7), Some(0x5000))
+            .unwrap();
+        // Moved into the slot the old object had.
+        let (refs, created) = o.of_args(&[by_ref(0x7000, account(7))]);
+        assert_eq!(created[0].created_by, Some(CallId(5)));
+        assert_ne!(refs[0].object, old[0].object);
+        assert_ne!(
+            refs[0].object, made.id,
+            "another object than the one at the return slot"
+        );
     }
 
     #[test]
