@@ -14,7 +14,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,12 +24,8 @@ use carve_assess::{
     Transformation, Verdict, WrittenTest,
 };
 use carve_generator::{GenerateOptions, GroupedTrace, PlanOptions, Verify};
-use carve_recorder::{
-    Extreme, FileAddr, ForcedValue, Program, RecordOptions, Recording, Selection,
-};
-use carve_storage::{
-    CallId, FunctionInfo, ProcessExit, RunId, RunInfo, RunWriter, Store, TraceEvent, TraceSink,
-};
+use carve_recorder::{FileAddr, ForcedValue, Program, RecordOptions, Recording, Selection};
+use carve_storage::{CallId, ProcessExit, RunId, RunInfo, RunWriter, Store, TraceEvent, TraceSink};
 
 use crate::args::{AssessArgs, AssessFormat};
 
@@ -445,7 +440,12 @@ fn run_binary(
     // The tests as they are, recorded: who reaches what, how often and for how long. The
     // values they saw are recorded later, only for the tests a diagnosis needs.
     let mut program = Program::load(bin)?;
-    let (baseline, observer) = run_as_is(&program, extra, &output, None, true)?;
+    // What can be assessed is known from the debug info alone: only those functions, and the
+    // tests themselves, are recorded (a function carve cannot force costs stops for nothing).
+    let (planned, tests_at) = plan(&mut program, &tests, &a.filters, functions);
+    let mut only_at: Vec<FileAddr> = planned.values().copied().collect();
+    only_at.extend(tests_at);
+    let (baseline, observer) = run_as_is(&program, extra, &output, None, Some(only_at))?;
     if baseline.end != RunEnd::Exited(0) {
         let (failed, shown) =
             carve_assess::baseline_failure(&baseline.end, &baseline.output, FAILURE_LINES);
@@ -491,52 +491,13 @@ fn run_binary(
         ),
     };
     let mut jobs: Vec<Job> = Vec::new();
-    for (info, label, reaching) in candidates(&original, &tests, &a.filters) {
-        let entry = program
-            .functions()
+    for (label, at) in planned {
+        let reaching: Vec<String> = original
+            .tests
             .iter()
-            .find(|f| f.low_pc.0 == info.low_pc)
-            .cloned();
-        if !functions.by_label.contains_key(&label) {
-            let mut assessed = FunctionAssessed {
-                function: label.clone(),
-                file: info.decl_file.clone(),
-                line: info.decl_line,
-                tests: Vec::new(),
-                skipped: None,
-                transformations: Vec::new(),
-            };
-            let extremes: Result<Vec<Extreme>, String> = match &entry {
-                Some(e) => program.extremes(e),
-                None => Err("not found in the binary's debug info".into()),
-            };
-            let mut values = Vec::new();
-            match extremes {
-                Ok(extremes) => {
-                    for e in extremes {
-                        assessed.transformations.push(Transformation {
-                            value: e.source,
-                            verdict: Verdict::NotReached,
-                            seconds: 0.0,
-                            runs: 0,
-                            written: None,
-                        });
-                        values.push(e.value);
-                    }
-                }
-                Err(reason) => assessed.skipped = Some(reason),
-            }
-            let n = values.len();
-            functions.by_label.insert(
-                label.clone(),
-                Function {
-                    assessed,
-                    values,
-                    reached_in: BTreeMap::new(),
-                    diagnose_in: vec![None; n],
-                },
-            );
-        }
+            .filter(|(_, t)| t.reached.contains(&label))
+            .map(|(name, _)| name.clone())
+            .collect();
         let Some(f) = functions.by_label.get_mut(&label) else {
             continue;
         };
@@ -545,7 +506,7 @@ fn run_binary(
                 f.assessed.tests.push(t.clone());
             }
         }
-        if reaching.is_empty() || f.assessed.skipped.is_some() {
+        if reaching.is_empty() {
             continue;
         }
         // A test that reads its command line cannot run under a filter: then every test runs.
@@ -584,7 +545,7 @@ fn run_binary(
         let reach = Reach {
             args: filtered(extra, &run, &tests),
             runs: run,
-            at: FileAddr(info.low_pc),
+            at,
             calls,
             limit,
         };
@@ -675,7 +636,7 @@ fn diagnose_binary(
     let mut made: Vec<Observed> = Vec::new();
     for _ in 0..wanted + a.runs as usize {
         let store_to = (a.write_tests && made.is_empty()).then_some(binary.trace_db.as_path());
-        let (ran, observer) = run_as_is(&binary.program, &args, &binary.output, store_to, false)?;
+        let (ran, observer) = run_as_is(&binary.program, &args, &binary.output, store_to, None)?;
         if ran.end == RunEnd::Exited(0) {
             if made.is_empty() {
                 binary.stored = ran.stored;
@@ -723,7 +684,7 @@ fn diagnose_binary(
                 let again = run_recorded(
                     &binary.program,
                     &run_args,
-                    Selection::default(),
+                    Vec::new(),
                     Some((reach.at, value.clone())),
                     Some(&binary.whole),
                     &mut observer,
@@ -894,7 +855,7 @@ fn run_transformed(
         let ran = run_recorded(
             program,
             args,
-            Selection::default(),
+            Vec::new(),
             Some((at, value.clone())),
             Some(timeout),
             &mut Discard,
@@ -916,14 +877,17 @@ fn run_transformed(
 /// The tests as they are (no transformation, every function of the crate selected), recorded
 /// into an `Observer`: who reaches what, and what each test saw. With `store_to`, also stored
 /// as a run of that trace (what `--write-tests` carves from).
-/// `counting`: only who reaches what, how often and when ([`Observer::counting`]).
+/// With `counting`, only the functions at those addresses, and only who reaches what, how
+/// often and when ([`Observer::counting`]).
 fn run_as_is(
     program: &Program,
     args: &[OsString],
     output: &Path,
     store_to: Option<&Path>,
-    counting: bool,
+    counting: Option<Vec<FileAddr>>,
 ) -> anyhow::Result<(Ran, Observer)> {
+    let only_at = counting.clone().unwrap_or_default();
+    let counting = counting.is_some();
     let mut observer = if counting {
         Observer::counting()
     } else {
@@ -932,7 +896,7 @@ fn run_as_is(
     let ran = run_recorded(
         program,
         args,
-        Selection::default(),
+        only_at,
         None,
         None,
         &mut observer,
@@ -1051,7 +1015,8 @@ struct Ran {
     stored: Option<RunId>,
 }
 
-/// Runs `bin` with `args` under the recorder (selecting `selection`, forcing the function at
+/// Runs `bin` with `args` under the recorder (the crate's own code, or only the functions at
+/// the addresses `only_at` names, forcing the function at
 /// the address `force` names to return its value), killed after `timeout`, its events to
 /// `sink` (and stored in the trace `store_to`, when given). `acting_only`: a run judged by its
 /// exit alone, beside others: the forced function's entry is its only breakpoint, and it is not
@@ -1060,7 +1025,7 @@ struct Ran {
 fn run_recorded(
     program: &Program,
     args: &[OsString],
-    selection: Selection,
+    only_at: Vec<FileAddr>,
     force: Option<(FileAddr, ForcedValue)>,
     timeout: Option<&Limit>,
     sink: &mut dyn TraceSink,
@@ -1075,10 +1040,10 @@ fn run_recorded(
     let bin = program.path().to_path_buf();
     let only_at = match (&force, acting_only) {
         (Some((at, _)), true) => vec![*at],
-        _ => Vec::new(),
+        _ => only_at,
     };
     let options = RecordOptions {
-        selection,
+        selection: Selection::default(),
         force_at: force.into_iter().collect(),
         only_at,
         output_to: Some(output.to_path_buf()),
@@ -1114,7 +1079,9 @@ fn run_recorded(
         }
         None => None,
     };
-    let done = Arc::new(AtomicBool::new(false));
+    // Set when the run ended: the watchdog wakes at once instead of at its next poll (a sleep
+    // it finished cost every run up to a poll's length).
+    let done = Arc::new((Mutex::new(false), Condvar::new()));
     // Why the watchdog killed the run, when it did.
     let timed_out: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let watchdog = timeout.map(|limit| {
@@ -1126,7 +1093,8 @@ fn run_recorded(
             // The test libtest says is running, since when.
             let mut running: Option<(String, Instant)> = None;
             let mut polls = 0u32;
-            while !done.load(Ordering::SeqCst) {
+            let (ended, wake) = &*done;
+            loop {
                 let mut why = (start.elapsed() >= limit.time).then(|| limit.why.clone());
                 polls += 1;
                 if why.is_none() && !limit.tests.is_empty() && polls.is_multiple_of(5) {
@@ -1152,7 +1120,11 @@ fn run_recorded(
                     );
                     return;
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                let Ok(guard) = ended.lock() else { return };
+                match wake.wait_timeout_while(guard, Duration::from_millis(20), |ended| !*ended) {
+                    Ok((guard, _)) if !*guard => {}
+                    _ => return,
+                }
             }
         })
     });
@@ -1172,7 +1144,10 @@ fn run_recorded(
         Some(w) => Some(w.finish()?),
         None => None,
     };
-    done.store(true, Ordering::SeqCst);
+    if let Ok(mut ended) = done.0.lock() {
+        *ended = true;
+    }
+    done.1.notify_all();
     if let Some(w) = watchdog {
         let _ = w.join();
     }
@@ -1562,57 +1537,129 @@ fn test_executable(cargo: &Path, dir: &Path, stem: &str) -> anyhow::Result<Optio
         .and_then(|m| m["executable"].as_str().map(PathBuf::from)))
 }
 
-/// The functions of the crate in the binary, each with its label and the tests reaching it,
-/// in label order: not the tests themselves nor `tests` modules, not integration tests' helpers
-/// (declared under a `tests/` directory), not closures, not derived impls.
-fn candidates(
-    observed: &Observed,
+/// The functions of the crate in the binary carve can assess, by label, with their address
+/// (each added to `functions` with its transformations, or as skipped, the first time a binary
+/// has it), and the addresses of the test functions themselves. Not the tests nor `tests`
+/// modules, nor the `main` the test harness generates, not integration tests' helpers
+/// (declared under a `tests/` directory), not closures, not derived impls, not formatting
+/// impls (as the recorder's default selection), only those `filters` match.
+fn plan(
+    program: &mut Program,
     tests: &[String],
     filters: &[String],
-) -> Vec<(FunctionInfo, String, Vec<String>)> {
-    // The test functions themselves, and the `main` the test harness generates beside them.
-    let mut test_code: Vec<String> = Vec::new();
-    for f in &observed.functions {
+    functions: &mut Functions,
+) -> (BTreeMap<String, FileAddr>, Vec<FileAddr>) {
+    let mut planned = BTreeMap::new();
+    let mut tests_at = Vec::new();
+    let mut sources = Sources::default();
+    let own: Vec<carve_recorder::FunctionEntry> = program
+        .functions()
+        .iter()
+        .filter(|f| f.own_code)
+        .cloned()
+        .collect();
+    // The test functions (`krate::tests::x` for the test `tests::x`), and the `main` the test
+    // harness generates in their crate.
+    let mut harness_mains = BTreeSet::new();
+    for entry in &own {
         for t in tests {
-            if let Some(krate) = f.path.strip_suffix(&format!("::{t}")) {
-                test_code.push(f.path.clone());
-                test_code.push(format!("{krate}::main"));
+            if let Some(krate) = entry.path.strip_suffix(&format!("::{t}")) {
+                tests_at.push(entry.low_pc);
+                harness_mains.insert(format!("{krate}::main"));
             }
         }
     }
-    // Every function of the binary's own code, reached or not: one no test reaches is as
-    // undetected as can be. One entry per label (DWARF may describe a function twice).
-    let mut by_label: BTreeMap<String, (FunctionInfo, Vec<String>)> = BTreeMap::new();
-    for f in &observed.functions {
-        by_label
-            .entry(carve_assess::label(f))
-            .or_insert_with(|| (f.clone(), Vec::new()));
-    }
-    for (test, calls) in &observed.tests {
-        for function in &calls.reached {
-            if let Some((_, reaching)) = by_label.get_mut(function) {
-                reaching.push(test.clone());
+    let mut seen: BTreeSet<FileAddr> = tests_at.iter().copied().collect();
+    for entry in own {
+        if !seen.insert(entry.low_pc) {
+            continue;
+        }
+        let path = &entry.path;
+        let name = path.rsplit("::").next().unwrap_or(path);
+        let formatting = path.starts_with('<') && path.contains(" as core::fmt::");
+        let left_out = in_test_module(path)
+            || path.contains("{closure")
+            || path.contains("{async")
+            || formatting
+            || entry.decl_file.as_deref().is_some_and(in_integration_tests)
+            || harness_mains.contains(path);
+        let filtered_out = !filters.is_empty()
+            && !filters
+                .iter()
+                .any(|g| carve_storage::matches_function(g, path, name));
+        if left_out || filtered_out || sources.derived(entry.decl_file.as_deref(), entry.decl_line)
+        {
+            continue;
+        }
+        let label = carve_assess::instance_label(path, &entry.name);
+        if planned.contains_key(&label) {
+            continue;
+        }
+        if !functions.by_label.contains_key(&label) {
+            let mut assessed = FunctionAssessed {
+                function: label.clone(),
+                file: entry.decl_file.clone(),
+                line: entry.decl_line,
+                tests: Vec::new(),
+                skipped: None,
+                transformations: Vec::new(),
+            };
+            let mut values = Vec::new();
+            match program.extremes(&entry) {
+                Ok(extremes) => {
+                    for e in extremes {
+                        assessed.transformations.push(Transformation {
+                            value: e.source,
+                            verdict: Verdict::NotReached,
+                            seconds: 0.0,
+                            runs: 0,
+                            written: None,
+                        });
+                        values.push(e.value);
+                    }
+                }
+                Err(reason) => assessed.skipped = Some(reason),
             }
+            let n = values.len();
+            functions.by_label.insert(
+                label.clone(),
+                Function {
+                    assessed,
+                    values,
+                    reached_in: BTreeMap::new(),
+                    diagnose_in: vec![None; n],
+                },
+            );
+        }
+        if functions.by_label[&label].assessed.skipped.is_none() {
+            planned.insert(label, entry.low_pc);
         }
     }
-    by_label
-        .into_iter()
-        .filter(|(_, (f, _))| {
-            let path = &f.path;
-            !test_code.contains(path)
-                && !in_test_module(path)
-                && !path.contains("{closure")
-                && !f.decl_file.as_deref().is_some_and(in_integration_tests)
-                && !path.contains("{async")
-                && (filters.is_empty()
-                    || filters.iter().any(|g| {
-                        let name = path.rsplit("::").next().unwrap_or(path);
-                        carve_storage::matches_function(g, path, name)
-                    }))
-                && !derived(f)
-        })
-        .map(|(label, (f, reaching))| (f, label, reaching))
-        .collect()
+    (planned, tests_at)
+}
+
+/// Source files read once each (a derived impl is told by its declaration line).
+#[derive(Default)]
+struct Sources {
+    files: BTreeMap<String, Option<Vec<String>>>,
+}
+
+impl Sources {
+    /// A function `#[derive]` wrote: its declaration line is the derive attribute.
+    fn derived(&mut self, file: Option<&str>, line: Option<u32>) -> bool {
+        let (Some(file), Some(line)) = (file, line) else {
+            return false;
+        };
+        let lines = self.files.entry(file.to_string()).or_insert_with(|| {
+            std::fs::read_to_string(file)
+                .ok()
+                .map(|text| text.lines().map(str::to_string).collect())
+        });
+        lines
+            .as_ref()
+            .and_then(|l| l.get(line.saturating_sub(1) as usize))
+            .is_some_and(|l| l.contains("derive("))
+    }
 }
 
 /// In a module named `tests` or `test` (`#[cfg(test)] mod tests`), or a closure or item
@@ -1628,19 +1675,4 @@ fn in_integration_tests(file: &str) -> bool {
         dir.file_name().is_some_and(|n| n == "tests")
             && dir.parent().is_some_and(|p| p.join("Cargo.toml").is_file())
     })
-}
-
-/// A function `#[derive]` wrote: its declaration line is the derive attribute.
-fn derived(f: &carve_storage::FunctionInfo) -> bool {
-    let (Some(file), Some(line)) = (&f.decl_file, f.decl_line) else {
-        return false;
-    };
-    std::fs::read_to_string(file)
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .nth(line.saturating_sub(1) as usize)
-                .map(|l| l.contains("derive("))
-        })
-        .unwrap_or(false)
 }

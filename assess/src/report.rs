@@ -19,7 +19,8 @@ pub struct FunctionAssessed {
     pub function: String,
     pub file: Option<String>,
     pub line: Option<u32>,
-    /// The tests that reach it (only these run under its transformations).
+    /// The tests that reach it (only these run under its transformations); none for a
+    /// skipped function (one carve cannot transform is not recorded).
     pub tests: Vec<String>,
     /// Why it has no transformation (no extreme value carve can build for its return type).
     #[serde(skip_serializing_if = "Option::is_none")]
