@@ -440,11 +440,16 @@ fn run_binary(
     // The tests as they are, recorded: who reaches what, how often and for how long. The
     // values they saw are recorded later, only for the tests a diagnosis needs.
     let mut program = Program::load(bin)?;
+    // Each run clones the program: a clone of it as loaded, before the plan lowered the types
+    // of every function, is the cheapest to clone (its sections and symbols are shared).
+    let pristine = program.clone();
     // What can be assessed is known from the debug info alone: only those functions, and the
     // tests themselves, are recorded (a function carve cannot force costs stops for nothing).
     let (planned, tests_at) = plan(&mut program, &tests, &a.filters, functions);
     let mut only_at: Vec<FileAddr> = planned.values().copied().collect();
     only_at.extend(tests_at);
+    drop(program);
+    let program = pristine;
     let (baseline, observer) = run_as_is(&program, extra, &output, None, Some(only_at))?;
     if baseline.end != RunEnd::Exited(0) {
         let (failed, shown) =
@@ -658,17 +663,17 @@ fn diagnose_binary(
     }
     let original = made.remove(0);
     let repeats = made;
-    for (label, f) in functions.by_label.iter_mut() {
-        let Some(reach) = f.reached_in.get(&binary.index).cloned() else {
+    // Each transformation to diagnose, recorded under it (several at once, as the
+    // transformed runs are).
+    let mut tasks: Vec<Diagnosing> = Vec::new();
+    for (label, f) in &functions.by_label {
+        let Some(reach) = f.reached_in.get(&binary.index) else {
             continue;
         };
         for t in 0..f.values.len() {
             if f.diagnose_in[t] != Some(binary.index) {
                 continue;
             }
-            let value = f.values[t].clone();
-            let source = f.assessed.transformations[t].value.clone();
-            let run_args = reach.args.clone();
             // An undetected transformation is diagnosed from one more run of its tests,
             // recorded as fully as the original; a flaky one from the first of up to --runs
             // more in which every test passes (the runs where it went undetected).
@@ -677,56 +682,92 @@ fn diagnose_binary(
                 Verdict::Flaky { .. } => a.runs,
                 _ => 0,
             };
-            let mut transformed = None;
+            tasks.push(Diagnosing {
+                label: label.clone(),
+                t,
+                value: f.values[t].clone(),
+                reach: reach.clone(),
+                attempts,
+            });
+        }
+    }
+    let (program, tests, whole, output) = (
+        &binary.program,
+        &binary.tests,
+        &binary.whole,
+        &binary.output,
+    );
+    let recorded = schedule(
+        &tasks,
+        |task| task.reach.runs.as_slice(),
+        |task, worker| {
+            let output = output.with_extension(format!("{worker}.txt"));
             let mut detected_again = 0;
-            for _ in 0..attempts {
+            for _ in 0..task.attempts {
                 let mut observer = Observer::default();
                 let again = run_recorded(
-                    &binary.program,
-                    &run_args,
+                    program,
+                    &task.reach.args,
                     Vec::new(),
-                    Some((reach.at, value.clone())),
-                    Some(&binary.whole),
+                    Some((task.reach.at, task.value.clone())),
+                    Some(whole),
                     &mut observer,
-                    &binary.output,
+                    &output,
                     None,
                     false,
                     None,
                 )?;
                 if again.end == RunEnd::Exited(0) {
-                    transformed = Some(observer.by_test(&binary.tests));
-                    break;
+                    return Ok((Some(observer.by_test(tests)), detected_again));
                 }
                 detected_again += 1;
             }
-            let diagnosed = transformed
-                .map(|transformed| diagnose(label, &source, &original, &repeats, &transformed));
-            let verdict = &mut f.assessed.transformations[t].verdict;
-            match (verdict, diagnosed) {
-                (Verdict::Undetected { diagnosis }, Some(d)) => {
-                    if a.write_tests && matches!(d.kind, Kind::WeakOracle | Kind::NoPropagation) {
-                        binary.cases.push(Case {
-                            at: (label.clone(), t),
-                            function: label.clone(),
-                            force: (reach.at, value.clone()),
-                            file: f.assessed.file.clone(),
-                            witnesses: d.witnesses.clone(),
-                        });
-                    }
-                    *diagnosis = Some(d);
+            Ok((None, detected_again))
+        },
+    )?;
+    for (task, (transformed, detected_again)) in tasks.iter().zip(recorded) {
+        let Some(f) = functions.by_label.get_mut(&task.label) else {
+            continue;
+        };
+        let (label, t) = (&task.label, task.t);
+        let source = f.assessed.transformations[t].value.clone();
+        let diagnosed = transformed
+            .map(|transformed| diagnose(label, &source, &original, &repeats, &transformed));
+        let verdict = &mut f.assessed.transformations[t].verdict;
+        match (verdict, diagnosed) {
+            (Verdict::Undetected { diagnosis }, Some(d)) => {
+                if a.write_tests && matches!(d.kind, Kind::WeakOracle | Kind::NoPropagation) {
+                    binary.cases.push(Case {
+                        at: (label.clone(), t),
+                        function: label.clone(),
+                        force: (task.reach.at, task.value.clone()),
+                        file: f.assessed.file.clone(),
+                        witnesses: d.witnesses.clone(),
+                    });
                 }
-                (Verdict::Flaky { diagnosis, .. }, Some(d)) => *diagnosis = Some(d),
-                (Verdict::Flaky { not_diagnosed, .. }, None) if attempts > 0 => {
-                    *not_diagnosed = Some(format!(
-                        "each of the {detected_again} runs recorded to diagnose it detected it: \
-                         no run where it went undetected to compare with the original"
-                    ));
-                }
-                _ => {}
+                *diagnosis = Some(d);
             }
+            (Verdict::Flaky { diagnosis, .. }, Some(d)) => *diagnosis = Some(d),
+            (Verdict::Flaky { not_diagnosed, .. }, None) if task.attempts > 0 => {
+                *not_diagnosed = Some(format!(
+                    "each of the {detected_again} runs recorded to diagnose it detected it: \
+                     no run where it went undetected to compare with the original"
+                ));
+            }
+            _ => {}
         }
     }
     Ok(())
+}
+
+/// A transformation to diagnose: recorded under it up to `attempts` times, until every test
+/// passes.
+struct Diagnosing {
+    label: String,
+    t: usize,
+    value: ForcedValue,
+    reach: Reach,
+    attempts: u32,
 }
 
 /// An undetected weak-oracle or no-propagation case `--write-tests` carves a test for.
@@ -755,41 +796,66 @@ struct Job {
 /// A transformation's verdict over `--runs` runs, the runs made and their wall time.
 type Outcome = (Verdict, u32, f64);
 
-/// Runs every job ([`run_transformed`]) and gives their results in the jobs' order. As many
-/// run at once as there are CPUs, but never two that share a test: each test runs as `cargo
-/// test` may run it, beside other tests but never beside itself (a test counting its runs in a
-/// file sees them one after another, in order). Each worker has its own output file.
+/// Runs every job ([`run_transformed`]) and gives their results in the jobs' order, as
+/// [`schedule`] runs them. Each worker has its own output file.
 fn run_jobs(
     jobs: &[Job],
     program: &Program,
     runs: u32,
     scratch: &Path,
 ) -> anyhow::Result<Vec<Outcome>> {
-    struct Queue {
+    schedule(
+        jobs,
+        |job| job.reach.runs.as_slice(),
+        |job, worker| {
+            run_transformed(
+                program,
+                &job.reach.args,
+                (job.reach.at, &job.value, Some(job.reach.calls)),
+                &job.reach.limit,
+                runs,
+                &scratch.join(format!("output-worker-{worker}.txt")),
+            )
+        },
+    )
+}
+
+/// Does `work` for every item and gives the results in the items' order. As many run at once
+/// as there are CPUs, but never two whose tests (`tests_of`) overlap: each test runs as `cargo
+/// test` may run it, beside other tests but never beside itself (a test counting its runs in a
+/// file sees them one after another, in the items' order). `work` gets the item and the
+/// number of the worker doing it. The first error stops the work not yet started.
+fn schedule<T: Sync, R: Send>(
+    items: &[T],
+    tests_of: impl Fn(&T) -> &[String] + Sync,
+    work: impl Fn(&T, usize) -> anyhow::Result<R> + Sync,
+) -> anyhow::Result<Vec<R>> {
+    struct Queue<R> {
         started: Vec<bool>,
         busy: BTreeSet<String>,
-        results: Vec<Option<anyhow::Result<Outcome>>>,
+        results: Vec<Option<anyhow::Result<R>>>,
         failed: bool,
     }
-    if jobs.is_empty() {
+    if items.is_empty() {
         return Ok(Vec::new());
     }
     let queue = Mutex::new(Queue {
-        started: vec![false; jobs.len()],
+        started: vec![false; items.len()],
         busy: BTreeSet::new(),
-        results: jobs.iter().map(|_| None).collect(),
+        results: items.iter().map(|_| None).collect(),
         failed: false,
     });
     let changed = Condvar::new();
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(jobs.len());
-    let work = |worker: usize| loop {
+        .min(items.len());
+    let run = |worker: usize| loop {
         let Ok(mut q) = queue.lock() else { return };
         let next = loop {
-            let free = (0..jobs.len())
-                .find(|&i| !q.started[i] && jobs[i].reach.runs.iter().all(|t| !q.busy.contains(t)));
+            let free = (0..items.len()).find(|&i| {
+                !q.started[i] && tests_of(&items[i]).iter().all(|t| !q.busy.contains(t))
+            });
             if free.is_some() || q.failed || q.started.iter().all(|s| *s) {
                 break free.filter(|_| !q.failed);
             }
@@ -799,40 +865,42 @@ fn run_jobs(
             };
         };
         let Some(i) = next else { return };
-        let job = &jobs[i];
+        let item = &items[i];
         q.started[i] = true;
-        q.busy.extend(job.reach.runs.iter().cloned());
+        q.busy.extend(tests_of(item).iter().cloned());
         drop(q);
-        let output = scratch.join(format!("output-worker-{worker}.txt"));
-        let result = run_transformed(
-            program,
-            &job.reach.args,
-            (job.reach.at, &job.value, Some(job.reach.calls)),
-            &job.reach.limit,
-            runs,
-            &output,
-        );
+        let result = work(item, worker);
         let Ok(mut q) = queue.lock() else { return };
         q.failed |= result.is_err();
         q.results[i] = Some(result);
-        for t in &job.reach.runs {
+        for t in tests_of(item) {
             q.busy.remove(t);
         }
         changed.notify_all();
     };
     std::thread::scope(|s| {
         for worker in 0..workers {
-            let work = &work;
-            s.spawn(move || work(worker));
+            let run = &run;
+            s.spawn(move || run(worker));
         }
     });
     let q = queue
         .into_inner()
-        .map_err(|_| anyhow::anyhow!("a transformed run panicked"))?;
-    q.results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("a transformation was not run"))))
-        .collect()
+        .map_err(|_| anyhow::anyhow!("a run panicked"))?;
+    // The error that stopped the work, rather than the work it left undone.
+    let mut results = Vec::with_capacity(q.results.len());
+    let mut undone = false;
+    for r in q.results {
+        match r {
+            Some(Ok(r)) => results.push(r),
+            Some(Err(e)) => return Err(e),
+            None => undone = true,
+        }
+    }
+    if undone {
+        bail!("a run was not made");
+    }
+    Ok(results)
 }
 
 /// Runs the program with `args` (the tests reaching the function at `at`) `runs` times with

@@ -198,11 +198,20 @@ impl Walk {
                             if is_test(&f.attrs) {
                                 continue;
                             }
+                            // `Self` is the impl's type.
+                            let ret = ret(&f.sig).map(|t| match &t {
+                                syn::Type::Path(p)
+                                    if p.qself.is_none() && p.path.is_ident("Self") =>
+                                {
+                                    (*i.self_ty).clone()
+                                }
+                                _ => t,
+                            });
                             self.functions.push((
                                 format!("{owner}::{}", f.sig.ident),
                                 file.to_path_buf(),
                                 fn_lines(&f.attrs, &f.sig),
-                                ret(&f.sig),
+                                ret,
                             ));
                         }
                     }
