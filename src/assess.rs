@@ -348,8 +348,9 @@ impl Functions {
                     skipped: None,
                     transformations: Vec::new(),
                 };
-                match s.values {
-                    Ok(values) => {
+                match (s.values, s.no_code) {
+                    (_, Some(why)) => assessed.skipped = Some(why),
+                    (Ok(values), None) => {
                         assessed.transformations = values
                             .into_iter()
                             .map(|value| Transformation {
@@ -361,7 +362,7 @@ impl Functions {
                             })
                             .collect();
                     }
-                    Err(reason) => assessed.skipped = Some(reason),
+                    (Err(reason), None) => assessed.skipped = Some(reason),
                 }
                 let n = assessed.transformations.len();
                 self.by_label.insert(

@@ -23,6 +23,10 @@ pub struct SourceFunction {
     pub lines: (u32, u32),
     /// The values carve would force it to return, or why there are none.
     pub values: Result<Vec<String>, String>,
+    /// Why a test binary may run it without having code of its own for it, when it may: a
+    /// `const fn` may run only at compile time, an `#[inline(always)]` function is inlined into
+    /// its callers even in a debug build. No breakpoint can stop either.
+    pub no_code: Option<String>,
 }
 
 /// Every function of the crate named `krate` whose root file is `root`, but for tests
@@ -38,7 +42,7 @@ pub fn source_functions(krate: &str, root: &Path) -> Vec<SourceFunction> {
     }
     walk.functions
         .into_iter()
-        .map(|(path, file, lines, ret)| {
+        .map(|(path, file, lines, ret, no_code)| {
             let values = match &ret {
                 None => Ok(vec!["()".to_string()]),
                 Some(ty) => values_of(ty, &walk.enums, 0),
@@ -48,13 +52,36 @@ pub fn source_functions(krate: &str, root: &Path) -> Vec<SourceFunction> {
                 file,
                 lines,
                 values,
+                no_code,
             }
         })
         .collect()
 }
 
-/// A function found: its path, file, lines and return type (`None` for `()`).
-type Found = (String, PathBuf, (u32, u32), Option<syn::Type>);
+/// A function found: its path, file, lines, return type (`None` for `()`) and why it may run
+/// with no code of its own ([`SourceFunction::no_code`]).
+type Found = (
+    String,
+    PathBuf,
+    (u32, u32),
+    Option<syn::Type>,
+    Option<String>,
+);
+
+/// [`SourceFunction::no_code`] for a function with these attributes and signature.
+fn no_code(attrs: &[syn::Attribute], sig: &syn::Signature) -> Option<String> {
+    let always = attrs.iter().any(|a| {
+        a.path().is_ident("inline")
+            && matches!(&a.meta, syn::Meta::List(l) if l.tokens.to_string() == "always")
+    });
+    if always {
+        Some("#[inline(always)]: inlined into its callers, even in a debug build, so no breakpoint can stop it".into())
+    } else if sig.constness.is_some() {
+        Some("a const fn no test binary has code for: it runs at compile time only, where carve cannot transform it".into())
+    } else {
+        None
+    }
+}
 
 #[derive(Default)]
 struct Walk {
@@ -183,6 +210,7 @@ impl Walk {
                         file.to_path_buf(),
                         fn_lines(&f.attrs, &f.sig),
                         ret(&f.sig),
+                        no_code(&f.attrs, &f.sig),
                     ));
                 }
                 syn::Item::Impl(i) if !is_test(&i.attrs) => {
@@ -212,6 +240,7 @@ impl Walk {
                                 file.to_path_buf(),
                                 fn_lines(&f.attrs, &f.sig),
                                 ret,
+                                no_code(&f.attrs, &f.sig),
                             ));
                         }
                     }
@@ -225,6 +254,7 @@ impl Walk {
                                     file.to_path_buf(),
                                     fn_lines(&f.attrs, &f.sig),
                                     ret(&f.sig),
+                                    no_code(&f.attrs, &f.sig),
                                 ));
                             }
                         }
@@ -451,6 +481,7 @@ mod tests {
         assert_eq!(found[1].values, Ok(vec!["0.0".into(), "1.0".into()]));
         assert_eq!(found[2].values, Ok(vec!["Ok(())".into()]));
         assert!(found[0].values.is_err());
+        assert_eq!(found[3].no_code, None);
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }
