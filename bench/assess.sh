@@ -15,14 +15,20 @@
 # compile) are left out; carve's skipped functions make no transformation. cargo test runs the
 # lib, bin and integration tests (not doctests, which carve does not run).
 #
+# Caught and timeout are "detected", missed is "undetected", and so is carve's "not reached"
+# (a function no test reaches: cargo mutants lists its mutants as missed).
+#
 # Usage: bench/assess.sh [CRATE_DIR | NAME...]
 #   a directory is used as it is; NAME is a published crate at the version bench/real-crates.sh
-#   pins (its source from cargo's registry, through `cargo fetch`, tests as published).
-#   Default: fixtures/assessed shlex hex bytesize.
+#   pins, or strsim 0.11.1, the string-similarity crate of issue 29 (its source from cargo's
+#   registry, through `cargo fetch`, tests as published).
+#   Default: fixtures/assessed shlex hex bytesize strsim.
 # Environment: CARGO_TARGET_DIR (where carve is built; default <repo>/target), CARVE (prebuilt),
 # KEEP=1 (leave the scratch directory, with both tools' outputs), WARM=1 (see above), RUNS (carve's --runs; default
-# 1, the one run per mutant cargo mutants makes; carve's own default is 3). Flaky verdicts
-# (runs that disagree) count as neither detected nor undetected.
+# 1, the one run per mutant cargo mutants makes; carve's own default is 3), CARVE_BEFORE (another
+# carve, an earlier build, timed the same way on a copy of its own right after carve: its time
+# and ratio are added to the line). Flaky verdicts (runs that disagree) count as neither
+# detected nor undetected.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,9 +41,10 @@ if ! command -v cargo-mutants >/dev/null; then
     cargo install --locked cargo-mutants
 fi
 CRATES=("$@")
-[[ ${#CRATES[@]} -gt 0 ]] || CRATES=("$ROOT/fixtures/assessed" shlex hex bytesize)
-# The versions bench/real-crates.sh pins.
+[[ ${#CRATES[@]} -gt 0 ]] || CRATES=("$ROOT/fixtures/assessed" shlex hex bytesize strsim)
+# The versions bench/real-crates.sh pins, and issue 29's string-similarity crate.
 eval "$(sed -n '/^declare -A VERSION=(/,/^)/p' "$ROOT/bench/real-crates.sh")"
+VERSION[strsim]=0.11.1
 REGISTRY=${CARGO_HOME:-$HOME/.cargo}/registry/src
 
 WORK=$(mktemp -d -t carve-assess-XXXXXX)
@@ -61,14 +68,22 @@ fetch() {
 echo "RUST_BACKTRACE=${RUST_BACKTRACE-unset}" >&2
 WARM=${WARM:-}
 if [[ -n "$WARM" ]]; then echo "mode: warm (tests built before timing)" >&2; else echo "mode: cold (no target/)" >&2; fi
-printf '%-12s %6s %6s %9s %10s %10s %7s\n' crate both agree agree% mutants_s carve_s ratio
+if [[ -n "${CARVE_BEFORE:-}" ]]; then
+    printf '%-12s %6s %6s %9s %10s %10s %7s %10s %7s\n' crate both agree agree% mutants_s carve_s ratio before_s ratio
+else
+    printf '%-12s %6s %6s %9s %10s %10s %7s\n' crate both agree agree% mutants_s carve_s ratio
+fi
 for dir in "${CRATES[@]}"; do
     [[ -d "$dir" ]] || dir=$(fetch "$dir")
     name=$(basename "$dir")
-    mkdir -p "$WORK/m" "$WORK/c"
+    mkdir -p "$WORK/m" "$WORK/c" "$WORK/b"
     cp -r "$dir" "$WORK/m/$name"
     cp -r "$dir" "$WORK/c/$name"
     rm -rf "$WORK/m/$name/target" "$WORK/c/$name/target"
+    if [[ -n "${CARVE_BEFORE:-}" ]]; then
+        cp -r "$dir" "$WORK/b/$name"
+        rm -rf "$WORK/b/$name/target"
+    fi
     in_place=()
     if [[ -n "$WARM" ]]; then
         # What both tools' builds need, built once (dependencies) per copy: cargo mutants
@@ -79,6 +94,11 @@ for dir in "${CRATES[@]}"; do
         # other copy's files): touched, it is built again here, its dependencies are not.
         find "$WORK/c/$name" -path "$WORK/c/$name/target" -prune -o -name '*.rs' -exec touch {} +
         (cd "$WORK/c/$name" && cargo test --no-run --quiet >/dev/null 2>&1)
+        if [[ -n "${CARVE_BEFORE:-}" ]]; then
+            cp -a "$WORK/m/$name/target" "$WORK/b/$name/target"
+            find "$WORK/b/$name" -path "$WORK/b/$name/target" -prune -o -name '*.rs' -exec touch {} +
+            (cd "$WORK/b/$name" && cargo test --no-run --quiet >/dev/null 2>&1)
+        fi
         in_place=(--in-place)
     fi
     echo "$name: load average $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%H:%M:%S)" >&2
@@ -89,11 +109,16 @@ for dir in "${CRATES[@]}"; do
     mid=$(date +%s.%N)
     "$CARVE" assess --crate "$WORK/c/$name" --runs "${RUNS:-1}" --format json >"$WORK/c/$name.json" 2>"$WORK/c/$name.err" || true
     end=$(date +%s.%N)
+    t_before=""
+    if [[ -n "${CARVE_BEFORE:-}" ]]; then
+        "$CARVE_BEFORE" assess --crate "$WORK/b/$name" --runs "${RUNS:-1}" --format json >"$WORK/b/$name.json" 2>"$WORK/b/$name.err" || true
+        t_before=$(echo "$(date +%s.%N) - $end" | bc)
+    fi
     echo "$name: load average $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%H:%M:%S)" >&2
     python3 - "$name" "$WORK/m/$name/mutants.out/outcomes.json" "$WORK/c/$name.json" \
-        "$(echo "$mid - $start" | bc)" "$(echo "$end - $mid" | bc)" <<'PY'
+        "$(echo "$mid - $start" | bc)" "$(echo "$end - $mid" | bc)" "$t_before" <<'PY'
 import json, os, sys
-name, mutants_file, carve_file, t_mutants, t_carve = sys.argv[1:6]
+name, mutants_file, carve_file, t_mutants, t_carve, t_before = sys.argv[1:7]
 t_mutants, t_carve = float(t_mutants), float(t_carve)
 # Both tools' transformations are matched by source file, function and value: cargo mutants
 # names functions its own way (`Shlex<'a>::next_char`, `<impl Iterator for Shlex<'_>>::next`),
@@ -125,12 +150,17 @@ for f in report["functions"]:
         spans[key] = f["function"]
     for t in f["transformations"]:
         v = t["verdict"]["verdict"]
+        if v == "not_reached":
+            v = "undetected"
         if v in ("detected", "undetected"):
             ours[(key, t["value"])] = v
 both = sorted(set(theirs) & set(ours))
 agree = [k for k in both if theirs[k] == ours[k]]
 pct = 100.0 * len(agree) / len(both) if both else 100.0
-print(f"{name:<12} {len(both):>6} {len(agree):>6} {pct:>8.1f}% {t_mutants:>10.1f} {t_carve:>10.1f} {t_mutants / t_carve:>6.1f}x")
+line = f"{name:<12} {len(both):>6} {len(agree):>6} {pct:>8.1f}% {t_mutants:>10.1f} {t_carve:>10.1f} {t_mutants / t_carve:>6.1f}x"
+if t_before:
+    line += f" {float(t_before):>10.1f} {t_mutants / float(t_before):>6.1f}x"
+print(line)
 for k in both:
     if theirs[k] != ours[k]:
         print(f"  disagree: {spans[k[0]]} -> {k[1]}: cargo mutants {theirs[k]}, carve {ours[k]}")

@@ -3,7 +3,8 @@
 //! the executable in cargo's `--message-format=json` output and records it as `carve record`
 //! would, from the package's directory (where `cargo test` runs tests), selecting the package's
 //! own library (`--filter 'CRATE::*'`) unless told otherwise. `generate` writes into the
-//! package's `tests/` against the package's library; every command's `--db` defaults to
+//! package's `tests/` against the package's library; `assess` assesses the package (as if
+//! given `--crate` with its directory); every command's `--db` defaults to
 //! `carve/trace.db` in cargo's target directory. The workspace is read with `cargo metadata`.
 //!
 //! The arguments are carve's own clap definitions (`args.rs`) with the cargo options added, so
@@ -122,6 +123,11 @@ pub fn command() -> clap::Command {
             })
             .mut_arg("db", db_help)
         })
+        .mut_subcommand("assess", |c| {
+            c.mut_arg("crate_dir", |a| {
+                a.help("The crate whose test binaries to assess [default: the package's directory]")
+            })
+        })
         .mut_subcommand("show", |c| c.mut_arg("db", db_help))
         .mut_subcommand("coverage", |c| c.mut_arg("db", db_help))
 }
@@ -221,6 +227,12 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
             if a.crate_dir.is_none() {
                 a.crate_dir = Some(dir);
             }
+        }
+        // As `cargo test` does: the package of the current directory (or --package,
+        // --manifest-path), unless a crate or a test binary is named.
+        Sub::Assess(a) if a.crate_dir.is_none() && a.command.is_empty() => {
+            let ws = Resolved::read(&cargo.workspace)?;
+            a.crate_dir = Some(package_dir(ws.package()?));
         }
         Sub::Show(a) if cargo.default_db => {
             a.db = Resolved::read(&cargo.workspace)?.existing_default_db()?

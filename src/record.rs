@@ -50,6 +50,8 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             .iter()
             .map(|spec| parse_force(spec))
             .collect::<anyhow::Result<_>>()?,
+        force_at: Vec::new(),
+        only_at: Vec::new(),
         pin_cpu: !a.no_pin,
         coverage: a.coverage,
         coverage_per_thread: a.coverage_per_thread,

@@ -144,8 +144,9 @@ fn a_flaky_transformation_is_diagnosed_from_a_run_where_it_went_undetected() {
     let (code, report, err) = assess(&dir, &["--runs", "2", "--junit", junit.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     // Run 1 is the tests as they are; `-> 0` runs 2 (caught) and 3, `-> 1` runs 4 (caught)
-    // and 5. Diagnosing `-> 0`: run 6 catches it, run 7 does not and is the one compared, run 8
-    // records the code as it is again; diagnosing `-> 1`: run 9 does not catch it.
+    // and 5. Runs 6 and 7 record the code as it is for the diagnoses to compare with.
+    // Diagnosing `-> 0`: run 8 catches it, run 9 does not and is the one compared; diagnosing
+    // `-> 1`: run 10 catches it, run 11 does not.
     for value in ["0", "1"] {
         let v = verdict(&report, "everysecond::answer", value);
         assert_eq!(v["verdict"], "flaky", "{v:#}");
@@ -165,7 +166,7 @@ fn a_flaky_transformation_is_diagnosed_from_a_run_where_it_went_undetected() {
     assert_eq!(report["summary"]["flaky"], 2);
     assert_eq!(
         std::fs::read_to_string(dir.join("runs")).unwrap().trim(),
-        "9"
+        "11"
     );
     // The JUnit failure carries the diagnosis too.
     let xml = std::fs::read_to_string(&junit).unwrap();
@@ -320,7 +321,8 @@ fn a_fee_can_be_computed() {
 /// A flaky transformation every diagnosis run catches too has no run to compare: the report
 /// says so instead of a diagnosis. The test checks `bump`'s effect on every run but the first
 /// (the tests as they are) and the third (the second run under the transformation), so
-/// `bump -> ()` is caught in 1 of 2 runs and by both runs recorded to diagnose it.
+/// `bump -> ()` is caught in 1 of 2 runs and by both runs recorded to diagnose it (runs 6 and 7,
+/// after runs 4 and 5 recorded the code as it is to compare with).
 #[test]
 fn a_flaky_transformation_caught_by_every_diagnosis_run_says_why_it_has_no_diagnosis() {
     let (_tmp, dir) = small_crate(
@@ -367,6 +369,6 @@ mod tests {
     );
     assert_eq!(
         std::fs::read_to_string(dir.join("runs")).unwrap().trim(),
-        "5"
+        "7"
     );
 }

@@ -8,6 +8,9 @@ use carve_storage::{CallId, Value};
 
 use crate::{Diagnosis, Kind, Observed, Seen};
 
+/// How a transformation of a function returning `()` is written: its body skipped.
+const UNIT: &str = "()";
+
 /// True when the original call `seen` had exactly the effect of returning `forced` at once: the
 /// same return value and no change to `self` or `&mut` arguments.
 pub fn forced_matches(seen: &Seen, forced: Option<&Value>) -> bool {
@@ -19,18 +22,6 @@ pub fn forced_matches(seen: &Seen, forced: Option<&Value>) -> bool {
         }
     });
     seen.returned && !changed && opt_same(seen.ret.as_ref(), forced)
-}
-
-/// The diagnosis of a function no test reaches: every transformation of it goes unnoticed.
-pub fn not_reached(function: &str) -> Diagnosis {
-    let short = short_name(function);
-    Diagnosis {
-        kind: Kind::NotReached,
-        test: None,
-        evidence: format!("no test calls {short}"),
-        suggestion: format!("write a test that calls {short} and checks its result"),
-        witnesses: Vec::new(),
-    }
 }
 
 /// At most this many witnesses (calls to carve a catching test from) per diagnosis.
@@ -49,7 +40,6 @@ pub fn diagnose(
     repeats: &[Observed],
     transformed: &Observed,
 ) -> Diagnosis {
-    let short = short_name(function);
     // Per test reaching it, the original calls whose effect the transformation changes.
     let mut infected_in: Vec<(String, Vec<&Seen>)> = Vec::new();
     for (test, calls) in &original.tests {
@@ -80,12 +70,16 @@ pub fn diagnose(
         return Diagnosis {
             kind: Kind::NoInfection,
             test: None,
-            evidence: format!(
-                "every call of {short} under the tests ({calls} in all) already returned {value} and changed nothing"
-            ),
-            suggestion: format!(
-                "the tests never give {short} inputs for which it returns anything but {value}: add a test with such inputs and check what it returns"
-            ),
+            evidence: if value == UNIT {
+                format!(
+                    "no call of {function} under the tests ({calls} in all) changed `self` or a `&mut` argument: skipping its body changes nothing carve sees"
+                )
+            } else {
+                format!(
+                    "every call of {function} under the tests ({calls} in all) already returned {value} and changed nothing"
+                )
+            },
+            suggestion: no_infection_advice(function, value),
             witnesses: Vec::new(),
         };
     }
@@ -125,23 +119,64 @@ pub fn diagnose(
         }
     }
     let (test, first) = &infected_in[0];
-    let was = match &first[0].ret {
-        Some(v) => format!("where it returned {}", text(Some(v))),
-        None => "where it changed its arguments".into(),
-    };
     let mut witnesses = infected_calls(test);
     witnesses.truncate(MAX_WITNESSES);
+    // What the transformation changed, in values the same in every run of the original.
+    let at = original.tests[test].calls[function]
+        .iter()
+        .position(|c| c.call == first[0].call)
+        .unwrap_or(0);
+    let again: Vec<&Seen> = repeats
+        .iter()
+        .filter_map(|r| r.tests.get(test)?.calls.get(function)?.get(at))
+        .collect();
+    let returned: Vec<&Value> = again.iter().filter_map(|s| s.ret.as_ref()).collect();
+    let changed = if value == UNIT {
+        format!("skipping the body of {function} leaves its arguments in another state")
+    } else {
+        match &first[0].ret {
+            Some(v) if returned.len() == again.len() => format!(
+                "{function} returns {value} where it returned {}",
+                stable_text(v, &returned)
+            ),
+            _ => format!("{function} returns {value} where it changed its arguments"),
+        }
+    };
+    let check = if value == UNIT {
+        "what it changes"
+    } else {
+        "its result"
+    };
     Diagnosis {
         kind: Kind::NoPropagation,
         test: Some(test.clone()),
         evidence: format!(
-            "{test}: {short} returns {value} {was}, but every call the test makes itself returns the same values and leaves its objects in the same state"
+            "{test}: {changed}, but every call the test makes itself returns the same values and leaves its objects in the same state"
         ),
         suggestion: format!(
-            "call {short} directly in a test and check its result: its effect is lost before it reaches anything {test} looks at"
+            "call {function} directly in a test and check {check}: its effect is lost before it reaches anything {test} looks at"
         ),
         witnesses,
     }
+}
+
+/// What to do about a no-infection case of `function` forced to return `value`.
+fn no_infection_advice(function: &str, value: &str) -> String {
+    if value != UNIT {
+        return format!(
+            "the tests never give {function} inputs for which it returns anything but {value}: add a test with such inputs and check what it returns"
+        );
+    }
+    // A function returning `()` has no other value to return: what a test can check is what
+    // its body does.
+    if function.ends_with(" as core::ops::drop::Drop>::drop") {
+        return format!(
+            "skipping {function} only leaks what it would release: if releasing it matters, check it in a test (a count of drops, a file closed, a lock released); if not, leave it out of the assessment (--filter)"
+        );
+    }
+    format!(
+        "{function} returns nothing, so a test can only check what it does: add a test that checks the state it leaves behind or what it writes, sends or frees"
+    )
 }
 
 /// The same call in each repeat: the call at position `at` of each repeat's own calls, when
@@ -165,94 +200,195 @@ fn first_difference(orig: &[Seen], again: &[&[Seen]], now: &[Seen]) -> Option<(u
         let Some(n) = now.get(i) else {
             return Some((
                 i,
-                format!(
-                    "it no longer calls {} (and what follows)",
-                    short_name(&o.function)
-                ),
+                format!("it no longer calls {} (and what follows)", o.function),
             ));
         };
         if n.function != o.function {
             return Some((
                 i,
-                format!(
-                    "it calls {} where it called {}",
-                    short_name(&n.function),
-                    short_name(&o.function)
-                ),
+                format!("it calls {} where it called {}", n.function, o.function),
             ));
         }
         let rets: Vec<Option<&Value>> = same_call.iter().map(|a| a.ret.as_ref()).collect();
         if opt_differs(o.ret.as_ref(), &rets, n.ret.as_ref()) {
-            return Some((
-                i,
-                format!(
+            let again: Vec<&Value> = rets.iter().flatten().copied().collect();
+            let part = match (o.ret.as_ref(), n.ret.as_ref()) {
+                (Some(was), Some(now)) if again.len() == rets.len() => {
+                    changed_part(was, &again, now)
+                }
+                _ => None,
+            };
+            let what = match part {
+                Some((path, was, now, _)) if path.is_empty() => format!(
                     "{} returned {} and now returns {}",
-                    short_name(&o.function),
-                    text(o.ret.as_ref()),
-                    text(n.ret.as_ref())
-                ),
-            ));
-        }
-        if let Some((name, was, is)) = changed_after(o, &same_call, n) {
-            return Some((
-                i,
-                format!(
-                    "after {}, `{name}` was {} and now is {}",
-                    short_name(&o.function),
+                    o.function,
                     text(Some(was)),
-                    text(Some(is))
+                    text(Some(now))
                 ),
-            ));
+                Some((path, was, now, _)) => format!(
+                    "{} returned a value whose `{path}` was {} and now is {}",
+                    o.function,
+                    text(Some(was)),
+                    text(Some(now))
+                ),
+                None => format!(
+                    "{} returned {} and now returns {}",
+                    o.function,
+                    opt_masked_text(o.ret.as_ref(), o.ret.as_ref(), &again),
+                    opt_masked_text(n.ret.as_ref(), o.ret.as_ref(), &again)
+                ),
+            };
+            return Some((i, what));
+        }
+        if let Some((name, was, is, again)) = changed_after(o, &same_call, n) {
+            let what = match changed_part(was, &again, is) {
+                Some((path, was, now, _)) => format!(
+                    "after {}, `{name}{path}` was {} and now is {}",
+                    o.function,
+                    text(Some(was)),
+                    text(Some(now))
+                ),
+                None => format!(
+                    "after {}, `{name}` was {} and now is {}",
+                    o.function,
+                    stable_text(was, &again),
+                    masked_text(is, was, &again)
+                ),
+            };
+            return Some((i, what));
         }
     }
     None
 }
 
-/// The assertion that would catch the difference at the test's own call `o` (now `n`).
+/// The assertion that would catch the difference at the test's own call `o` (now `n`). A value
+/// is suggested only where every recording of the original agrees with it: a part that differs
+/// from run to run (a hash seed, a clock) is shown as `_`, and never as a value to assert.
 fn suggestion(o: &Seen, n: Option<&Seen>, again: &[&[Seen]], at: usize) -> String {
     let same_call = n.is_some_and(|n| n.function == o.function);
     let repeats = repeated(again, at, &o.function).unwrap_or_default();
     let rets: Vec<Option<&Value>> = repeats.iter().map(|a| a.ret.as_ref()).collect();
     if !same_call || opt_differs(o.ret.as_ref(), &rets, n.and_then(|n| n.ret.as_ref())) {
-        return match &o.ret {
-            Some(v) => format!(
+        let again: Vec<&Value> = rets.iter().flatten().copied().collect();
+        let now = n.filter(|_| same_call).and_then(|n| n.ret.as_ref());
+        let part = match (&o.ret, now) {
+            (Some(was), Some(now)) if again.len() == rets.len() => changed_part(was, &again, now),
+            _ => None,
+        };
+        return match (&o.ret, part) {
+            (Some(v), _) if again.len() == rets.len() && is_stable(v, &again) => format!(
                 "check the result: assert_eq!({}(..), {})",
-                short_name(&o.function),
+                o.function,
                 text(Some(v))
             ),
-            None => format!("check what {} did", short_name(&o.function)),
+            (_, Some((path, was, _, _))) => format!(
+                "check the result's `{path}`, which changed and is the same in every run: assert_eq!({}(..){path}, {})",
+                o.function,
+                text(Some(was))
+            ),
+            (Some(v), None) if again.len() == rets.len() => format!(
+                "check the parts of the result of {}(..) that are the same in every run: {} (`_` differs from run to run)",
+                o.function,
+                stable_text(v, &again)
+            ),
+            _ => format!("check what {} did", o.function),
         };
     }
-    if let Some((name, was, _)) = n.and_then(|n| changed_after(o, &repeats, n)) {
+    if let Some((name, was, is, again)) = n.and_then(|n| changed_after(o, &repeats, n)) {
+        if is_stable(was, &again) {
+            return format!(
+                "after {}(..), check the state of `{name}`: it should be {}",
+                o.function,
+                text(Some(was))
+            );
+        }
+        if let Some((path, was, _, _)) = changed_part(was, &again, is) {
+            return format!(
+                "after {}(..), check `{name}{path}`, which changed and is the same in every run: it should be {}",
+                o.function,
+                text(Some(was))
+            );
+        }
         return format!(
-            "after {}(..), check the state of `{name}`: it should be {}",
-            short_name(&o.function),
-            text(Some(was))
+            "after {}(..), check the parts of `{name}` that are the same in every run: {} (`_` differs from run to run)",
+            o.function,
+            stable_text(was, &again)
         );
     }
     "add an assertion on the values the test computes".into()
 }
 
+/// Where `n` differs from `o` in a part that is the same in `o` and every repeat (`again`):
+/// the Rust path to that part from the whole value (empty when the whole value is the same in
+/// every run; `.len`, `.0.count`, `[2]`), the original and new values there, and the repeats'.
+/// `None` when the path cannot be written (through an enum's payload) or nothing stable differs.
+fn changed_part<'a>(
+    o: &'a Value,
+    again: &[&'a Value],
+    n: &'a Value,
+) -> Option<(String, &'a Value, &'a Value, Vec<&'a Value>)> {
+    if same(o, n) {
+        return None;
+    }
+    if is_stable(o, again) {
+        return Some((String::new(), o, n, again.to_vec()));
+    }
+    let (shape, inside) = parts(o)?;
+    let (now_shape, now_inside) = parts(n)?;
+    if shape != now_shape {
+        return None;
+    }
+    let repeated: Vec<Vec<&Value>> = again
+        .iter()
+        .map(|a| parts(a).filter(|(s, _)| *s == shape).map(|(_, p)| p))
+        .collect::<Option<_>>()?;
+    for i in 0..inside.len() {
+        let again_i: Vec<&Value> = repeated.iter().map(|p| p[i]).collect();
+        let Some((path, was, now, at)) = changed_part(inside[i], &again_i, now_inside[i]) else {
+            continue;
+        };
+        let step = match o {
+            Value::Ref { .. } => String::new(),
+            Value::Struct { fields, .. } => {
+                let name = &fields[i].name;
+                format!(".{}", name.strip_prefix("__").unwrap_or(name))
+            }
+            Value::Tuple { .. } => format!(".{i}"),
+            Value::Seq { .. } => format!("[{i}]"),
+            _ => return None,
+        };
+        return Some((format!("{step}{path}"), was, now, at));
+    }
+    None
+}
+
 /// The first `self` or `&mut` argument whose state after the call differs between `o` and
-/// `n` where the repeats agree with `o`.
+/// `n` where the repeats agree with `o`, with its states in the repeats.
 fn changed_after<'a>(
     o: &'a Seen,
     again: &[&'a Seen],
     n: &'a Seen,
-) -> Option<(&'a str, &'a Value, &'a Value)> {
+) -> Option<(&'a str, &'a Value, &'a Value, Vec<&'a Value>)> {
     o.after.iter().find_map(|oa| {
         let na = n.after.iter().find(|x| x.name == oa.name)?;
         let repeats: Option<Vec<&Value>> = again
             .iter()
             .map(|a| a.after.iter().find(|x| x.name == oa.name).map(|x| &x.value))
             .collect();
-        let differs = match repeats {
-            Some(repeats) => differs(&oa.value, &repeats, &na.value),
-            // A repeat without the argument: nothing stable to compare.
-            None => false,
-        };
-        differs.then_some((oa.name.as_str(), &oa.value, &na.value))
+        // A repeat without the argument: nothing stable to compare.
+        let repeats = repeats?;
+        differs(&oa.value, &repeats, &na.value).then_some((
+            oa.name.as_str(),
+            &oa.value,
+            &na.value,
+            repeats,
+        ))
     })
+}
+
+/// True when every repeat agrees with `o` (addresses aside).
+fn is_stable(o: &Value, again: &[&Value]) -> bool {
+    again.iter().all(|a| same(o, a))
 }
 
 fn opt_differs(o: Option<&Value>, again: &[Option<&Value>], n: Option<&Value>) -> bool {
@@ -380,13 +516,80 @@ fn a_ty(v: &Value) -> Option<&str> {
     }
 }
 
-/// `wallet::Wallet::fee` → `Wallet::fee`.
-fn short_name(path: &str) -> String {
-    let parts: Vec<&str> = path.split("::").collect();
-    if parts.len() > 2 && !path.starts_with('<') {
-        parts[parts.len() - 2..].join("::")
-    } else {
-        path.to_string()
+/// A type's name as source that imported it writes it: `wallet::Wallet` → `Wallet`,
+/// `alloc::vec::Vec<a::B>` → `Vec<a::B>`, `<a::B as c::D>::E` → itself (only a `::` outside
+/// angle brackets separates path segments).
+fn type_name(path: &str) -> &str {
+    if path.starts_with('<') {
+        return path;
+    }
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = path.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'<' => depth += 1,
+            b'>' if i == 0 || bytes[i - 1] != b'-' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => start = i + 2,
+            _ => {}
+        }
+    }
+    &path[start.min(path.len())..]
+}
+
+/// `o` as [`text`] writes it, with each part that is not the same in every one of `again`
+/// (recordings of the same call in other runs of the original) written `_`.
+fn stable_text(o: &Value, again: &[&Value]) -> String {
+    masked_text(o, o, again)
+}
+
+/// `v` as [`text`] writes it, with `_` for each part where the original value `o` and its
+/// repeats `again` disagree (a part that differs from run to run).
+fn masked_text(v: &Value, o: &Value, again: &[&Value]) -> String {
+    if is_stable(o, again) {
+        return text(Some(v));
+    }
+    let (Some((shape, inside)), Some((v_shape, v_inside))) = (parts(o), parts(v)) else {
+        return "_".into();
+    };
+    let repeated: Option<Vec<Vec<&Value>>> = again
+        .iter()
+        .map(|a| parts(a).filter(|(s, _)| *s == shape).map(|(_, p)| p))
+        .collect();
+    let (Some(repeated), true) = (repeated, shape == v_shape) else {
+        return "_".into();
+    };
+    let part = |i: usize| -> String {
+        let again_i: Vec<&Value> = repeated.iter().map(|p| p[i]).collect();
+        masked_text(v_inside[i], inside[i], &again_i)
+    };
+    let list = |n: usize| (0..n).map(part).collect::<Vec<_>>().join(", ");
+    match v {
+        Value::Ref { .. } => part(0),
+        Value::Struct { ty, fields } => format!(
+            "{} {{ {} }}",
+            type_name(ty),
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| format!("{}: {}", f.name, part(i)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Enum {
+            variant, fields, ..
+        } => format!("{variant}({})", list(fields.len())),
+        Value::Seq { elems, .. } => format!("[{}]", list(elems.len())),
+        Value::Tuple { elems, .. } => format!("({})", list(elems.len())),
+        _ => "_".into(),
+    }
+}
+
+/// `v` (a value recorded where `o` was, repeated as `again`) as [`masked_text`] writes it.
+fn opt_masked_text(v: Option<&Value>, o: Option<&Value>, again: &[&Value]) -> String {
+    match (v, o) {
+        (Some(v), Some(o)) => masked_text(v, o, again),
+        (v, _) => text(v),
     }
 }
 
@@ -426,7 +629,7 @@ fn text(v: Option<&Value>) -> String {
         ),
         Value::Struct { ty, fields } => format!(
             "{} {{ {} }}",
-            short_name(ty),
+            type_name(ty),
             fields
                 .iter()
                 .map(|f| format!("{}: {}", f.name, text(Some(&f.value))))
@@ -552,11 +755,64 @@ mod tests {
         assert_eq!(d.witnesses, [CallId(5)]);
         let d = diagnose("w::f", "0", &original, &[again], &returning(13, 0, 0));
         assert_eq!(d.kind, Kind::WeakOracle);
+        // The id differs from run to run: it is never shown as a value, let alone one to assert.
+        assert_eq!(
+            d.evidence,
+            "t: w::entry returned a value whose `.amount` was 77 and now is 0, and the test asserts nothing about it"
+        );
+        assert_eq!(
+            d.suggestion,
+            "check the result's `.amount`, which changed and is the same in every run: assert_eq!(w::entry(..).amount, 77)"
+        );
+    }
+
+    #[test]
+    fn a_function_returning_unit_is_never_told_to_return_anything_but_unit() {
+        let unit = |after: i128| {
+            let mut s = seen("w::Guard::release", 0);
+            s.ret = None;
+            s.args = vec![carve_storage::Arg {
+                name: "self".into(),
+                value: Value::Ref {
+                    addr: 1,
+                    ty: "&mut w::Guard".into(),
+                    target: Box::new(int(1)),
+                },
+            }];
+            s.after = vec![carve_storage::Arg {
+                name: "self".into(),
+                value: int(after),
+            }];
+            s
+        };
+        let observed = |after: i128| {
+            let mut calls = TestCalls::default();
+            calls
+                .calls
+                .insert("w::Guard::release".into(), vec![unit(after)]);
+            let mut o = Observed::default();
+            o.tests.insert("t".into(), calls);
+            o
+        };
+        // `self` is left as it was: skipping the body changes nothing carve sees.
+        let d = diagnose("w::Guard::release", "()", &observed(1), &[], &observed(1));
+        assert_eq!(d.kind, Kind::NoInfection);
+        assert!(!d.suggestion.contains("anything but"), "{}", d.suggestion);
+        assert!(d.suggestion.contains("returns nothing"), "{}", d.suggestion);
+        let drop = "<w::Guard as core::ops::drop::Drop>::drop";
+        let d = diagnose(drop, "()", &observed(1), &[], &observed(1));
         assert!(
-            d.evidence
-                .contains("Entry { id: 11, amount: 77 } and now returns"),
+            d.suggestion
+                .starts_with(&format!("skipping {drop} only leaks")),
             "{}",
-            d.evidence
+            d.suggestion
+        );
+        // `self` changed: the body matters, and the advice is about what it changes.
+        let d = diagnose("w::Guard::release", "()", &observed(0), &[], &observed(1));
+        assert_eq!(d.kind, Kind::NoPropagation);
+        assert_eq!(
+            d.suggestion,
+            "call w::Guard::release directly in a test and check what it changes: its effect is lost before it reaches anything t looks at"
         );
     }
 }

@@ -103,6 +103,54 @@ pub fn judge(end: &RunEnd, output: &str) -> Verdict {
     }
 }
 
+/// Why a run of the tests as they are did not pass: the tests that failed (for a crash or a
+/// hang, the one running then) and what they printed, at most `lines` lines of each test
+/// (libtest's `---- NAME stdout ----` section; for a crash, the end of the output).
+pub fn baseline_failure(end: &RunEnd, output: &str, lines: usize) -> (Vec<String>, String) {
+    let failed = libtest::failed(output);
+    let cut = |text: Vec<&str>, from_end: bool| -> String {
+        let n = text.len();
+        let kept: Vec<&str> = if n <= lines {
+            text
+        } else if from_end {
+            text[n - lines..].to_vec()
+        } else {
+            text[..lines].to_vec()
+        };
+        let mut out = kept.join("\n");
+        if n > lines {
+            let more = format!("({} more lines)", n - lines);
+            out = if from_end {
+                format!("{more}\n{out}")
+            } else {
+                format!("{out}\n{more}")
+            };
+        }
+        out
+    };
+    if matches!(end, RunEnd::Exited(101)) && !failed.is_empty() {
+        let mut shown = Vec::new();
+        for test in &failed {
+            let header = format!("---- {test} stdout ----");
+            let section: Vec<&str> = output
+                .lines()
+                .skip_while(|l| *l != header)
+                .skip(1)
+                .take_while(|l| !l.starts_with("---- ") && *l != "failures:")
+                .collect();
+            let section: Vec<&str> = match section.iter().rposition(|l| !l.trim().is_empty()) {
+                Some(last) => section[..=last].to_vec(),
+                None => Vec::new(),
+            };
+            shown.push(format!("{header}\n{}", cut(section, false)));
+        }
+        return (failed, shown.join("\n"));
+    }
+    let running = running_test(output).into_iter().collect();
+    let text: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+    (running, cut(text, true))
+}
+
 /// One verdict from the verdicts of repeated runs of the same transformation: detected or
 /// undetected only when every run says so, flaky when they disagree. A run that could not be
 /// made makes the whole transformation not run.
@@ -139,6 +187,24 @@ pub fn combine(runs: Vec<Verdict>) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failing_baseline_names_each_failing_test_with_its_own_output_cut_short() {
+        let output = "running 3 tests\ntest a ... ok\ntest b ... FAILED\ntest c ... FAILED\n\nfailures:\n\n---- b stdout ----\nthread 'b' panicked at src/lib.rs:3:5:\nunexpected argument '--test-threads=1'\n\n---- c stdout ----\n1\n2\n3\n4\n\n\nfailures:\n    b\n    c\n\ntest result: FAILED. 1 passed; 2 failed\n";
+        let (failed, shown) = baseline_failure(&RunEnd::Exited(101), output, 3);
+        assert_eq!(failed, ["b", "c"]);
+        assert_eq!(
+            shown,
+            "---- b stdout ----\nthread 'b' panicked at src/lib.rs:3:5:\nunexpected argument '--test-threads=1'\n---- c stdout ----\n1\n2\n3\n(1 more lines)"
+        );
+        let (running, shown) = baseline_failure(
+            &RunEnd::Signaled("SIGSEGV".into()),
+            "running 1 test\ntest d ... ",
+            3,
+        );
+        assert_eq!(running, ["d"]);
+        assert_eq!(shown, "running 1 test\ntest d ... ");
+    }
 
     #[test]
     fn repeated_runs_agree_or_the_transformation_is_flaky() {

@@ -9,11 +9,13 @@ mod judge;
 mod observe;
 mod render;
 mod report;
+mod sources;
 
-pub use diagnose::{diagnose, forced_matches, not_reached};
-pub use judge::{combine, judge, running_test, RunEnd};
-pub use observe::{Observed, Observer, Seen, TestCalls};
+pub use diagnose::{diagnose, forced_matches};
+pub use judge::{baseline_failure, combine, judge, running_test, RunEnd};
+pub use observe::{instance_label, label, Observed, Observer, Seen, TestCalls};
 pub use render::{human, junit};
 pub use report::{
     Diagnosis, FunctionAssessed, Kind, Report, Summary, Transformation, Verdict, WrittenTest,
 };
+pub use sources::{source_functions, SourceFunction};

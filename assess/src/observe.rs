@@ -6,11 +6,33 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use carve_storage::{Arg, CallId, FunctionId, FunctionInfo, Outcome, TraceEvent, TraceSink, Value};
 
+/// How the report names `f`: its path, and for an instance of a generic function the generic
+/// arguments DWARF names it with (`gen::double<i32>`, `gen::Stack<T>::top<f32>`): legacy
+/// symbol names give every instance the same path, but each instance is a function of its own,
+/// with its own return type.
+pub fn label(f: &FunctionInfo) -> String {
+    instance_label(&f.path, &f.name)
+}
+
+/// [`label`] from a path and DWARF's name for it.
+pub fn instance_label(path: &str, name: &str) -> String {
+    let generics = match name.find('<') {
+        Some(at) if at > 0 && name.ends_with('>') => &name[at..],
+        _ => return path.to_string(),
+    };
+    if path.ends_with(generics) {
+        path.to_string()
+    } else {
+        format!("{path}{generics}")
+    }
+}
+
 /// One call as a test saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Seen {
     /// The call's id in the recording (the same id a trace of the same run stores).
     pub call: CallId,
+    /// The function's [`label`].
     pub function: String,
     /// Arguments at entry (for `self` and `&mut` arguments, the state before the call).
     pub args: Vec<Arg>,
@@ -23,12 +45,17 @@ pub struct Seen {
 /// What one test did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TestCalls {
-    /// Every recorded function it reached (the test function itself included).
+    /// Every recorded function it reached (the test function itself included), by [`label`].
     pub reached: BTreeSet<String>,
-    /// Every call of each function it reached, in order.
+    /// Every call of each function it reached (by [`label`]), in order.
     pub calls: BTreeMap<String, Vec<Seen>>,
     /// The calls the test function made itself, in order: what it observed.
     pub own: Vec<Seen>,
+    /// How many calls of each function it reached (by [`label`]) it made.
+    pub counts: BTreeMap<String, u64>,
+    /// It read its command line (`std::env::args`, `args_os`) in a recorded call: what libtest
+    /// is given shows there.
+    pub reads_args: bool,
     /// Nanoseconds from the first to the last recorded event of its threads (the test
     /// function's own call included): how long it ran under the recorder.
     pub nanos: u64,
@@ -52,6 +79,8 @@ struct Open {
 /// Collects a test binary's run (see the module doc).
 #[derive(Debug, Default)]
 pub struct Observer {
+    /// Only who reached what, how often and when ([`Observer::counting`]).
+    counting: bool,
     functions: HashMap<FunctionId, FunctionInfo>,
     /// Threads in the order they first showed up.
     order: Vec<i32>,
@@ -61,6 +90,15 @@ pub struct Observer {
     ended: HashMap<i32, Vec<(CallId, Option<CallId>, Seen)>>,
     /// Per thread: the times (ns since the run's start) of its first and last events.
     span: HashMap<i32, (u64, u64)>,
+    /// Counting: per thread, the calls of each function.
+    counts: HashMap<i32, HashMap<FunctionId, u64>>,
+    /// Threads a recorded call of which read the command line.
+    read_args: BTreeSet<i32>,
+}
+
+/// True for the label the recorder charges a call with when it read the command line.
+fn reads_args(touch: &str) -> bool {
+    matches!(touch, "env: std::env::args" | "env: std::env::args_os")
 }
 
 impl TraceSink for Observer {
@@ -69,6 +107,40 @@ impl TraceSink for Observer {
             TraceEvent::Functions(fs) => {
                 for f in fs {
                     self.functions.insert(f.id, f);
+                }
+            }
+            TraceEvent::CallStarted(c) if self.counting => {
+                self.seen_thread(c.thread);
+                self.saw_time(c.thread, c.at_ns);
+                // A test function is called by the harness's closure, or first.
+                if c.depth <= 1 {
+                    self.starts
+                        .entry(c.thread)
+                        .or_default()
+                        .push((c.call, c.function));
+                }
+                *self
+                    .counts
+                    .entry(c.thread)
+                    .or_default()
+                    .entry(c.function)
+                    .or_default() += 1;
+                self.open.insert(
+                    c.call,
+                    Open {
+                        thread: c.thread,
+                        function: c.function,
+                        parent: None,
+                        args: Vec::new(),
+                    },
+                );
+            }
+            TraceEvent::CallEnded(e) if self.counting => {
+                if let Some(open) = self.open.remove(&e.call) {
+                    self.saw_time(open.thread, e.at_ns);
+                    if e.touches.iter().any(|t| reads_args(t)) {
+                        self.read_args.insert(open.thread);
+                    }
                 }
             }
             TraceEvent::CallStarted(c) => {
@@ -93,10 +165,13 @@ impl TraceSink for Observer {
                     return;
                 };
                 self.saw_time(open.thread, e.at_ns);
+                if e.touches.iter().any(|t| reads_args(t)) {
+                    self.read_args.insert(open.thread);
+                }
                 let function = self
                     .functions
                     .get(&open.function)
-                    .map(|f| f.path.clone())
+                    .map(label)
                     .unwrap_or_default();
                 self.ended.entry(open.thread).or_default().push((
                     e.call,
@@ -117,6 +192,16 @@ impl TraceSink for Observer {
 }
 
 impl Observer {
+    /// An observer that keeps only which tests reach which functions, how often, and how long
+    /// each test ran: no values, so a recording of a whole test suite stays small (the values
+    /// are recorded again, for the tests that need them, when a diagnosis needs them).
+    pub fn counting() -> Observer {
+        Observer {
+            counting: true,
+            ..Observer::default()
+        }
+    }
+
     fn saw_time(&mut self, thread: i32, at_ns: Option<u64>) {
         if let Some(at) = at_ns {
             let span = self.span.entry(thread).or_insert((at, at));
@@ -171,7 +256,16 @@ impl Observer {
                 span.1 = span.1.max(last);
             }
             let entry = out.tests.entry(test.clone()).or_default();
+            entry.reads_args |= self.read_args.contains(thread);
+            for (f, n) in self.counts.get(thread).into_iter().flatten() {
+                if let Some(info) = self.functions.get(f) {
+                    let name = label(info);
+                    entry.reached.insert(name.clone());
+                    *entry.counts.entry(name).or_default() += n;
+                }
+            }
             for (_, parent, seen) in self.ended.get(thread).into_iter().flatten() {
+                *entry.counts.entry(seen.function.clone()).or_default() += 1;
                 entry.reached.insert(seen.function.clone());
                 if parent.is_some() && *parent == test_call {
                     entry.own.push(seen.clone());
@@ -279,6 +373,67 @@ mod tests {
         assert_eq!(a.own[0].function, "w::fee");
         let b = &seen.tests["tests::b"];
         assert!(!b.reached.contains("w::fee"));
+    }
+
+    #[test]
+    fn a_counting_observer_sees_who_reaches_what_and_how_often_without_the_values() {
+        let feed = |o: &mut Observer| {
+            o.record(TraceEvent::Functions(vec![
+                function(1, "w::tests::a"),
+                function(2, "w::fee"),
+            ]));
+            o.record(TraceEvent::CallStarted(CallStart {
+                at_ns: Some(10),
+                call: CallId(1),
+                parent: None,
+                function: FunctionId(1),
+                thread: 10,
+                depth: 0,
+                args: Vec::new(),
+                objects: Vec::new(),
+            }));
+            call(o, 2, Some(1), 2, 10, 77);
+            call(o, 3, Some(1), 2, 10, 78);
+            o.record(TraceEvent::CallEnded(CallEnd {
+                at_ns: Some(20),
+                call: CallId(1),
+                outcome: Outcome::Returned,
+                ret: None,
+                after: Vec::new(),
+                touches: Vec::new(),
+            }));
+        };
+        let mut full = Observer::default();
+        feed(&mut full);
+        let mut counting = Observer::counting();
+        feed(&mut counting);
+        let (full, counting) = (
+            full.by_test(&["tests::a".into()]),
+            counting.by_test(&["tests::a".into()]),
+        );
+        let (f, c) = (&full.tests["tests::a"], &counting.tests["tests::a"]);
+        assert_eq!(c.reached, f.reached);
+        assert_eq!(c.counts["w::fee"], 2);
+        assert_eq!(f.counts["w::fee"], 2);
+        assert_eq!(f.calls["w::fee"].len(), 2);
+        assert!(c.calls.is_empty() && c.own.is_empty());
+    }
+
+    #[test]
+    fn each_instance_of_a_generic_function_is_named_by_its_generic_arguments() {
+        assert_eq!(
+            instance_label("gen::double", "double<i32>"),
+            "gen::double<i32>"
+        );
+        assert_eq!(
+            instance_label("gen::Stack<T>::top", "top<f32>"),
+            "gen::Stack<T>::top<f32>"
+        );
+        assert_eq!(instance_label("gen::half", "half"), "gen::half");
+        assert_eq!(
+            instance_label("gen::double::<i32>", "double<i32>"),
+            "gen::double::<i32>"
+        );
     }
 
     #[test]

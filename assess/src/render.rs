@@ -12,6 +12,20 @@ pub fn human(r: &Report) -> String {
             let _ = writeln!(out, "skipped      {}: {reason}", f.function);
             continue;
         }
+        let unreached: Vec<&str> = f
+            .transformations
+            .iter()
+            .filter(|t| t.verdict == Verdict::NotReached)
+            .map(|t| t.value.as_str())
+            .collect();
+        if !unreached.is_empty() {
+            let _ = writeln!(
+                out,
+                "NOT REACHED  {} -> {}: not reached by any test",
+                f.function,
+                unreached.join(", ")
+            );
+        }
         for t in &f.transformations {
             match &t.verdict {
                 Verdict::Detected { test, reason } => {
@@ -85,14 +99,15 @@ pub fn human(r: &Report) -> String {
                 Verdict::NotRun { reason } => {
                     let _ = writeln!(out, "not run      {} -> {}: {reason}", f.function, t.value);
                 }
+                Verdict::NotReached => {}
             }
         }
     }
     let s = &r.summary;
     let _ = writeln!(
         out,
-        "\n{} functions, {} transformations: {} detected, {} undetected, {} flaky, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
-        s.functions, s.transformations, s.detected, s.undetected, s.flaky, s.not_run, s.skipped_functions, s.score, r.seconds
+        "\n{} functions, {} transformations: {} detected, {} undetected, {} not reached by any test ({} functions), {} flaky, {} not run; {} functions skipped. Score {:.1}% ({:.1} s)",
+        s.functions, s.transformations, s.detected, s.undetected, s.not_reached, s.not_reached_functions, s.flaky, s.not_run, s.skipped_functions, s.score, r.seconds
     );
     if s.caught_by_written_tests + s.left_without_test > 0 {
         let _ = writeln!(
@@ -118,14 +133,15 @@ fn xml(s: &str) -> String {
         .collect()
 }
 
-/// JUnit XML: one test case per transformation; undetected ones are failures.
+/// JUnit XML: one test case per transformation; undetected, flaky and not reached ones are
+/// failures.
 pub fn junit(r: &Report) -> String {
     let s = &r.summary;
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites><testsuite name=\"carve assess\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-        s.transformations, s.undetected + s.flaky, s.not_run, r.seconds
+        s.transformations, s.undetected + s.flaky + s.not_reached, s.not_run, r.seconds
     );
     for f in &r.functions {
         for t in &f.transformations {
@@ -170,6 +186,9 @@ pub fn junit(r: &Report) -> String {
                 }
                 Verdict::NotRun { reason } => {
                     let _ = write!(out, "<skipped message=\"{}\"/>", xml(reason));
+                }
+                Verdict::NotReached => {
+                    out.push_str("<failure message=\"not reached by any test\"/>");
                 }
             }
             out.push_str("</testcase>\n");

@@ -19,7 +19,8 @@ pub struct FunctionAssessed {
     pub function: String,
     pub file: Option<String>,
     pub line: Option<u32>,
-    /// The tests that reach it (only these run under its transformations).
+    /// The tests that reach it (only these run under its transformations); none for a
+    /// skipped function (one carve cannot transform is not recorded).
     pub tests: Vec<String>,
     /// Why it has no transformation (no extreme value carve can build for its return type).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,6 +87,9 @@ pub enum Verdict {
     },
     /// The transformed run could not be made (the reason says why).
     NotRun { reason: String },
+    /// No test reaches the function, so nothing was run: as undetected as can be (counted
+    /// as not detected in the score).
+    NotReached,
 }
 
 /// Why an undetected transformation went unnoticed (Reneri's three kinds).
@@ -98,8 +102,6 @@ pub enum Kind {
     NoPropagation,
     /// A test sees a different value and asserts nothing about it.
     WeakOracle,
-    /// No test calls the function at all (nothing to run).
-    NotReached,
 }
 
 impl Kind {
@@ -108,7 +110,6 @@ impl Kind {
             Kind::NoInfection => "no-infection",
             Kind::NoPropagation => "no-propagation",
             Kind::WeakOracle => "weak-oracle",
-            Kind::NotReached => "not-reached",
         }
     }
 }
@@ -137,15 +138,20 @@ pub struct Summary {
     pub detected: usize,
     pub undetected: usize,
     pub not_run: usize,
+    /// Transformations of functions no test reaches (nothing run; in the score, as not
+    /// detected), and those functions.
+    pub not_reached: usize,
+    pub not_reached_functions: usize,
     /// Transformations some runs detected and others did not (not in the score).
     pub flaky: usize,
     /// With `--write-tests`: weak-oracle and no-propagation cases a written test catches, and
     /// those left without one.
     pub caught_by_written_tests: usize,
     pub left_without_test: usize,
-    /// Functions reached by the tests but without a transformation.
+    /// Functions without a transformation (no value carve can force for their return type).
     pub skipped_functions: usize,
-    /// Detected among detected + undetected, in percent (100 when there is none).
+    /// Detected among detected + undetected + not reached, in percent (100 when there is
+    /// none).
     pub score: f64,
 }
 
@@ -160,6 +166,13 @@ impl Report {
             if f.skipped.is_some() {
                 s.skipped_functions += 1;
             }
+            if !f.transformations.is_empty()
+                && f.transformations
+                    .iter()
+                    .all(|t| t.verdict == Verdict::NotReached)
+            {
+                s.not_reached_functions += 1;
+            }
             for t in &f.transformations {
                 s.transformations += 1;
                 match t.verdict {
@@ -167,6 +180,7 @@ impl Report {
                     Verdict::Undetected { .. } => s.undetected += 1,
                     Verdict::NotRun { .. } => s.not_run += 1,
                     Verdict::Flaky { .. } => s.flaky += 1,
+                    Verdict::NotReached => s.not_reached += 1,
                 }
                 match t.written {
                     Some(WrittenTest::Written { .. }) => s.caught_by_written_tests += 1,
@@ -175,7 +189,7 @@ impl Report {
                 }
             }
         }
-        let judged = s.detected + s.undetected;
+        let judged = s.detected + s.undetected + s.not_reached;
         s.score = if judged == 0 {
             100.0
         } else {

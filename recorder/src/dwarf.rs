@@ -102,16 +102,17 @@ pub struct DebugInfo {
     dwarf: Arc<gimli::Dwarf<Reader>>,
     units: Arc<Vec<gimli::Unit<Reader>>>,
     /// Line rows per unit, sorted by address: (address, prologue_end).
-    unit_rows: Vec<Vec<(u64, bool)>>,
+    unit_rows: Arc<Vec<Vec<(u64, bool)>>>,
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
-    namespaces: HashMap<usize, Arc<str>>,
-    functions: Vec<FunctionEntry>,
+    namespaces: Arc<HashMap<usize, Arc<str>>>,
+    functions: Arc<Vec<FunctionEntry>>,
     /// ELF text symbols by demangled name, read at their first use: demangling every symbol
     /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
-    symbols: std::sync::OnceLock<HashMap<String, u64>>,
+    /// Shared by the clones (each recording of a program loaded once reads them once).
+    symbols: Arc<std::sync::OnceLock<HashMap<String, u64>>>,
     /// Where code starts: every ELF text symbol's and every function's address, sorted (for
-    /// [`DebugInfo::padding_after`]), read at first use.
-    code_starts: std::sync::OnceLock<Vec<u64>>,
+    /// [`DebugInfo::padding_after`]), read at first use, shared by the clones.
+    code_starts: Arc<std::sync::OnceLock<Vec<u64>>>,
     /// The file's bytes, for reading the symbols later.
     bytes: Arc<FileBytes>,
     /// Trait-object vtables by their trait's path without generics (`mouse::Planet`): the
@@ -314,11 +315,11 @@ impl DebugInfo {
             path: path.to_path_buf(),
             dwarf: Arc::new(dwarf),
             units: Arc::new(Vec::new()),
-            unit_rows: Vec::new(),
-            namespaces: HashMap::new(),
-            functions: Vec::new(),
-            symbols: std::sync::OnceLock::new(),
-            code_starts: std::sync::OnceLock::new(),
+            unit_rows: Arc::new(Vec::new()),
+            namespaces: Arc::new(HashMap::new()),
+            functions: Arc::new(Vec::new()),
+            symbols: Arc::new(std::sync::OnceLock::new()),
+            code_starts: Arc::new(std::sync::OnceLock::new()),
             bytes: bytes.clone(),
             vtables: HashMap::new(),
             vtable_traits_done: HashSet::new(),
@@ -432,7 +433,7 @@ impl DebugInfo {
                 .map_err(|e| dwarf_err(&path, start, format!("unit: {e}")))?;
             let unit_index = units.len();
             self.index_unit(unit_index, &unit, start)?;
-            self.unit_rows.push(line_rows(&self.dwarf, &unit));
+            Arc::make_mut(&mut self.unit_rows).push(line_rows(&self.dwarf, &unit));
             units.push(unit);
         }
         self.units = Arc::new(units);
@@ -488,7 +489,7 @@ impl DebugInfo {
                 | gimli::DW_TAG_union_type
                 | gimli::DW_TAG_typedef => {
                     if let Some((_, prefix)) = scopes.last() {
-                        self.namespaces.insert(global, prefix.clone());
+                        Arc::make_mut(&mut self.namespaces).insert(global, prefix.clone());
                     }
                 }
                 gimli::DW_TAG_variable => {
@@ -503,7 +504,7 @@ impl DebugInfo {
                     if let Some(f) =
                         function_entry(&self.dwarf, unit, entry, &files, language, &scopes)
                     {
-                        self.functions.push(FunctionEntry {
+                        Arc::make_mut(&mut self.functions).push(FunctionEntry {
                             unit: unit_index,
                             die: entry.offset(),
                             ..f

@@ -1,7 +1,8 @@
 //! Values a function can be forced to return without running its body (Descartes' *extreme
 //! transformations*, seed 002): which ones fit a return type, and their exact bytes, built from
 //! the type's DWARF layout. Only values that need no allocation and no drop glue are built: an
-//! empty `String` or `Vec` owns no memory, so the program may drop it as if it were its own.
+//! empty `String` or `Vec` owns no memory, so the program may drop it as if it were its own, and
+//! a variant of a fieldless enum (`Ordering::Less`) is its discriminant alone.
 //! Pure: the tracer puts the bytes where the ABI returns them ([`crate::abi::place_return`]).
 
 use std::fmt;
@@ -24,6 +25,8 @@ pub enum ForcedValue {
     Empty,
     Some(Box<ForcedValue>),
     Ok(Box<ForcedValue>),
+    /// A variant of a fieldless enum (`Ordering::Less`), by name.
+    Variant(String),
 }
 
 impl fmt::Display for ForcedValue {
@@ -37,6 +40,7 @@ impl fmt::Display for ForcedValue {
             ForcedValue::Empty => write!(f, "empty"),
             ForcedValue::Some(v) => write!(f, "Some({v})"),
             ForcedValue::Ok(v) => write!(f, "Ok({v})"),
+            ForcedValue::Variant(name) => write!(f, "{name}"),
         }
     }
 }
@@ -65,7 +69,9 @@ fn extremes_of(types: &TypeTable, ty: TypeId, depth: u32) -> Result<Vec<Extreme>
     let t = types.get(ty).ok_or("an unknown return type")?;
     let cannot = || {
         Err(format!(
-            "no value of {} can be built without its allocator or drop glue",
+            "no value of {} can be built without its allocator or drop glue (carve forces only \
+             (), bool, numbers, fieldless enums, empty strings, vectors and slices, and Option \
+             and Result of those)",
             t.name
         ))
     };
@@ -90,6 +96,28 @@ fn extremes_of(types: &TypeTable, ty: TypeId, depth: u32) -> Result<Vec<Extreme>
         TypeKind::Struct { .. } if empty_source(&t.name).is_some() => {
             let source = empty_source(&t.name).unwrap_or_default();
             vec![one(ForcedValue::Empty, source)]
+        }
+        TypeKind::CEnum { enumerators, .. } if !enumerators.is_empty() => enumerators
+            .iter()
+            .map(|(name, _)| {
+                one(
+                    ForcedValue::Variant(name.clone()),
+                    format!("{}::{name}", short_type_name(&t.name)),
+                )
+            })
+            .collect(),
+        TypeKind::Enum { variants, .. }
+            if !variants.is_empty() && variants.iter().all(|v| fieldless(types, v)) =>
+        {
+            variants
+                .iter()
+                .map(|v| {
+                    one(
+                        ForcedValue::Variant(v.name.clone()),
+                        format!("{}::{}", short_type_name(&t.name), v.name),
+                    )
+                })
+                .collect()
         }
         TypeKind::Enum { .. } if t.name.starts_with("core::option::Option<") => {
             let mut all = vec![one(ForcedValue::None, "None".into())];
@@ -121,6 +149,20 @@ fn extremes_of(types: &TypeTable, ty: TypeId, depth: u32) -> Result<Vec<Extreme>
         }
         _ => return cannot(),
     })
+}
+
+/// A variant with no field and a discriminant of its own (not the dataful variant of a niche).
+fn fieldless(types: &TypeTable, v: &crate::types::Variant) -> bool {
+    v.discr.is_some()
+        && types.get(v.ty).is_some_and(
+            |t| matches!(&t.kind, TypeKind::Struct { members, .. } if members.is_empty()),
+        )
+}
+
+/// `core::cmp::Ordering` → `Ordering`: how source names a type it has imported.
+fn short_type_name(name: &str) -> &str {
+    let plain = name.split('<').next().unwrap_or(name);
+    plain.rsplit("::").next().unwrap_or(plain)
 }
 
 /// How source writes an empty value of the type named `name`, for the types carve empties.
@@ -205,8 +247,16 @@ fn write_value(
                 _ => return Err(format!("{} does not hold exactly one pointer", t.name)),
             }
         }
+        (TypeKind::CEnum { enumerators, .. }, ForcedValue::Variant(name)) => {
+            let (_, discr) = enumerators
+                .iter()
+                .find(|(n, _)| n == name)
+                .ok_or_else(|| format!("{} has no variant {name}", t.name))?;
+            slot.copy_from_slice(&discr.to_le_bytes()[..size.min(16)]);
+        }
         (TypeKind::Enum { tag, variants }, _) => {
             let (name, inner) = match value {
+                ForcedValue::Variant(name) => (name.as_str(), None),
                 ForcedValue::None => ("None", None),
                 ForcedValue::Some(v) => ("Some", Some(&**v)),
                 ForcedValue::Ok(v) => ("Ok", Some(&**v)),
@@ -216,6 +266,9 @@ fn write_value(
                 .iter()
                 .find(|v| v.name == name)
                 .ok_or_else(|| format!("{} has no variant {name}", t.name))?;
+            if matches!(value, ForcedValue::Variant(_)) && !fieldless(types, v) {
+                return Err(format!("{}::{name} has fields", t.name));
+            }
             if let Some(inner) = inner {
                 let payload = payload_of(types, ty, name)
                     .ok_or_else(|| format!("{}::{name} has more than one field", t.name))?;
@@ -454,6 +507,39 @@ mod tests {
         assert_eq!(p.rax, Some(0x7000));
         assert_eq!(p.memory, Some((0x7000, expected)));
         assert!(place_return(&t, vec, &bytes, None).is_err());
+    }
+
+    /// `core::cmp::Ordering` as rustc describes it: a C-like enum of one signed byte.
+    fn ordering(t: &mut TypeTable) -> TypeId {
+        push(
+            t,
+            "core::cmp::Ordering",
+            1,
+            TypeKind::CEnum {
+                signed: true,
+                enumerators: vec![
+                    ("Less".into(), -1),
+                    ("Equal".into(), 0),
+                    ("Greater".into(), 1),
+                ],
+            },
+        )
+    }
+
+    #[test]
+    fn a_fieldless_enum_is_forced_to_each_of_its_variants_without_an_allocator() {
+        let mut t = TypeTable::default();
+        let ord = ordering(&mut t);
+        let all = extremes(&t, Some(ord)).unwrap();
+        let sources: Vec<&str> = all.iter().map(|e| e.source.as_str()).collect();
+        assert_eq!(
+            sources,
+            ["Ordering::Less", "Ordering::Equal", "Ordering::Greater"]
+        );
+        assert_eq!(value_bytes(&t, ord, &all[0].value).unwrap(), [0xff]);
+        assert_eq!(value_bytes(&t, ord, &all[2].value).unwrap(), [1]);
+        let p = place_return(&t, ord, &[0xff], None).unwrap();
+        assert_eq!(p.rax, Some(0xff));
     }
 
     #[test]

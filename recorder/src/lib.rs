@@ -114,7 +114,7 @@ impl Program {
         &mut self,
         options: &RecordOptions,
     ) -> Result<Vec<(String, Option<&'static str>)>, RecordError> {
-        let chosen = self.traced(&options.selection)?;
+        let chosen = self.traced(options)?;
         let mut out = Vec::with_capacity(chosen.len());
         for (f, selected) in chosen {
             let Ok(detail) = self.info.detail(&f) else {
@@ -123,10 +123,7 @@ impl Program {
             let cfa = unwind::cfa_rule(&self.info, detail.breakpoint.0);
             let types = &self.info.types;
             let acts = fmt_writes::formatter_param(types, &detail.params).is_some()
-                || options
-                    .force_returns
-                    .iter()
-                    .any(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name));
+                || forced_value(options, &f).is_some();
             let why = in_process_plan(&self.info, &f, &detail, cfa, options, acts, selected).err();
             out.push((f.path.clone(), why));
         }
@@ -136,8 +133,13 @@ impl Program {
     /// The functions `selection` picks, then the closures the program passes to them that it
     /// does not pick (`false`): a closure's calls are recorded only inside a recorded call,
     /// nested under it, so a test of the call that got the closure can replay what it answered.
-    fn traced(&self, selection: &Selection) -> Result<Vec<(FunctionEntry, bool)>, RecordError> {
-        let chosen = self.select(selection)?;
+    /// With [`RecordOptions::only_at`], only the picked functions at those addresses.
+    fn traced(&self, options: &RecordOptions) -> Result<Vec<(FunctionEntry, bool)>, RecordError> {
+        let mut chosen = self.select(&options.selection)?;
+        if !options.only_at.is_empty() {
+            chosen.retain(|f| options.only_at.contains(&f.low_pc));
+            return Ok(chosen.into_iter().map(|f| (f.clone(), true)).collect());
+        }
         let picked: std::collections::HashSet<FileAddr> = chosen.iter().map(|f| f.low_pc).collect();
         let mut passed = self.info.closures_passed_to(&chosen);
         passed.retain(|f| !picked.contains(&f.low_pc));
@@ -196,6 +198,19 @@ impl Program {
         }
         Ok(chosen)
     }
+}
+
+/// The value `options` force `f` to return, if any: by its address first, then by glob.
+fn forced_value<'o>(options: &'o RecordOptions, f: &FunctionEntry) -> Option<&'o ForcedValue> {
+    let by_address = options.force_at.iter().find(|(at, _)| *at == f.low_pc);
+    let by_glob = || {
+        options
+            .force_returns
+            .iter()
+            .find(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name))
+            .map(|(_, value)| value)
+    };
+    by_address.map(|(_, value)| value).or_else(by_glob)
 }
 
 /// The bytes `f` returns when forced to return `value`: checked against its return type and
@@ -282,6 +297,14 @@ pub struct RecordOptions {
     /// functions returning an integer; other values must fit the return type exactly
     /// ([`Program::extremes`] lists those that do).
     pub force_returns: Vec<(String, ForcedValue)>,
+    /// Functions forced as `force_returns` does, named by their file address
+    /// (`FunctionEntry::low_pc`): one instance of a generic function, whose instances share a
+    /// path and may return different types.
+    pub force_at: Vec<(FileAddr, ForcedValue)>,
+    /// When not empty, of the functions the selection picks only those at these file
+    /// addresses (`FunctionEntry::low_pc`) are traced: one instance of a generic function,
+    /// whose instances share a path (`carve assess` forces one instance at a time).
+    pub only_at: Vec<FileAddr>,
     /// Run carve and a single-threaded program on one CPU (much cheaper ptrace stops); both are
     /// unpinned as soon as the program starts a second thread.
     pub pin_cpu: bool,
@@ -323,6 +346,8 @@ impl Default for RecordOptions {
             limits: Limits::default(),
             max_calls_per_function: None,
             force_returns: Vec::new(),
+            force_at: Vec::new(),
+            only_at: Vec::new(),
             pin_cpu: true,
             coverage: false,
             coverage_per_thread: false,
@@ -584,7 +609,7 @@ impl Image {
             program.info.is_pie,
         )?;
         program.info.types.set_load_bias(bias);
-        let chosen = program.traced(&options.selection)?;
+        let chosen = program.traced(options)?;
         let mut infos = Vec::with_capacity(chosen.len());
         let mut traced = Vec::with_capacity(chosen.len());
         let mut traced_entries = Vec::with_capacity(chosen.len());
@@ -599,12 +624,8 @@ impl Image {
                 .return_type
                 .is_some_and(|t| abi::uses_float_registers(&program.info.types, t));
             let types = &program.info.types;
-            let forced_return = match options
-                .force_returns
-                .iter()
-                .find(|(glob, _)| carve_storage::matches_function(glob, &f.path, &f.name))
-            {
-                Some((_, value)) => Some((f.path.clone(), forced_bytes(f, &detail, types, value)?)),
+            let forced_return = match forced_value(options, f) {
+                Some(value) => Some((f.path.clone(), forced_bytes(f, &detail, types, value)?)),
                 None => None,
             };
             infos.push(function_info(id, f, &detail, types));
