@@ -116,6 +116,10 @@ pub struct RecordArgs {
     /// capture skipped; the calls still open get their ends).
     #[arg(long, value_name = "N")]
     pub max_calls_per_function: Option<u64>,
+    /// Say so when the trace grows past MB megabytes (and again at each doubling), naming the
+    /// function with the most calls and how to record fewer of them; 0: never.
+    #[arg(long, default_value_t = 1024, value_name = "MB")]
+    pub size_warning: u64,
     /// Pointers followed from an argument or return value.
     #[arg(long, default_value_t = 4)]
     pub max_depth: u32,

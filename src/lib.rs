@@ -18,6 +18,7 @@ mod generate;
 mod progress;
 mod record;
 mod show;
+mod size_guard;
 mod timeline;
 
 /// `main` of the `carve` binary.

@@ -141,6 +141,8 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         &[],
     ));
     let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();
+    // Calls per function of each run, for `--size-warning`'s line.
+    let hot: Mutex<Vec<crate::size_guard::SharedCounts>> = Mutex::default();
     let make_run = |l: &Launched| -> Option<Box<dyn TraceSink + Send>> {
         let info = RunInfo {
             program: l.program.display().to_string(),
@@ -169,9 +171,12 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
                     stored: None,
                 }));
                 made.lock().ok()?.push(report.clone());
+                let counts = crate::size_guard::SharedCounts::default();
+                hot.lock().ok()?.push(counts.clone());
                 Some(Box::new(progress.count(Counted {
                     writer: Some(writer),
                     report,
+                    counts,
                 })))
             }
             Err(e) => {
@@ -184,7 +189,15 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             }
         }
     };
-    let result = recording.run_following(&make_run, a.follow_forks);
+    let stop_watching = std::sync::atomic::AtomicBool::new(false);
+    let result = std::thread::scope(|s| {
+        let watcher =
+            s.spawn(|| crate::size_guard::watch(&a.db, a.size_warning, &hot, &stop_watching, say));
+        let result = recording.run_following(&make_run, a.follow_forks);
+        stop_watching.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        result
+    });
     drop(progress);
     let reports: Vec<RunReport> = made
         .into_inner()
@@ -339,10 +352,14 @@ struct RunReport {
 struct Counted {
     writer: Option<RunWriter>,
     report: Arc<Mutex<RunReport>>,
+    counts: crate::size_guard::SharedCounts,
 }
 
 impl TraceSink for Counted {
     fn record(&mut self, event: TraceEvent) {
+        if let Ok(mut counts) = self.counts.lock() {
+            counts.note(&event);
+        }
         match &event {
             TraceEvent::CallStarted(_) => {
                 if let Ok(mut r) = self.report.lock() {

@@ -1319,3 +1319,41 @@ fn process_exit_while_other_threads_are_inside_traced_calls_leaves_them_unfinish
         assert_eq!(call.outcome, Outcome::Unfinished, "{call:?}");
     }
 }
+
+/// A trace that grows past `--size-warning` says so while the program runs, naming the function
+/// that fills it and the options that record less; a small trace says nothing.
+#[test]
+fn a_growing_trace_names_its_hottest_function_and_how_to_record_fewer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("t.db");
+    // 100,000 calls of `mix` store ~20 MB: past 1 MB, and several doublings after it.
+    let out = record(
+        &db,
+        &["--size-warning", "1"],
+        &fixture_bin("hotloop"),
+        &["100000"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("has grown to")).collect();
+    assert!(!warnings.is_empty(), "{err}");
+    for w in &warnings {
+        assert!(w.contains("calls of `hotloop::mix`"), "{err}");
+        assert!(w.contains("--max-calls-per-function N"), "{err}");
+        assert!(w.contains("--exclude 'hotloop::mix'"), "{err}");
+    }
+    // One warning per doubling: each size lies in a higher power-of-two band than the last.
+    let sizes: Vec<u64> = warnings
+        .iter()
+        .map(|w| {
+            let mb = w.split("has grown to ").nth(1).unwrap();
+            mb.split(' ').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    let bands: Vec<u32> = sizes.iter().map(|mb| mb.ilog2()).collect();
+    assert!(bands.windows(2).all(|p| p[1] > p[0]), "{sizes:?}");
+
+    let small = tmp.path().join("small.db");
+    let out = record(&small, &[], &fixture_bin("hotloop"), &["1000"]);
+    assert!(!stderr(&out).contains("has grown to"), "{}", stderr(&out));
+}
