@@ -95,6 +95,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
             ..PlanOptions::default()
         },
         progress: crate::progress::generation(),
+        distil: None,
     };
     let mut report = carve_generator::generate_grouped(&grouped, &options)?;
     if !a.no_coverage {
