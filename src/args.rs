@@ -236,10 +236,16 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub verify_runs: u32,
     /// One test per recorded call: keep calls equivalent to another (same receiver state,
-    /// arguments and mock interactions), which otherwise share one test, and no cap per
-    /// function unless --max-per-function is given. Reads the whole trace into memory.
+    /// arguments and mock interactions), which otherwise share one test, no cap per function
+    /// unless --max-per-function is given, and every verified test (no distilling). Reads the
+    /// whole trace into memory.
     #[arg(long)]
     pub all: bool,
+    /// Keep every verified test. By default the suite is distilled: each carved test is run
+    /// alone under the recorder, and only the tests that reach a library line or an outcome
+    /// (variant, error, panic) of a function no kept test reaches are kept.
+    #[arg(long)]
+    pub no_distil: bool,
     /// At most N tests per function (default 100): the first N distinct calls of each function
     /// are planned; the next 10×N become the rows of table-driven tests where their tests differ
     /// only in literal values; the others are counted as skipped `over --max-per-function`.

@@ -2,7 +2,8 @@
 //! verification left, records each test binary with `--coverage` (the recorder's library, as
 //! `carve record` uses it, into memory: only the lines are kept), and compares the lines they
 //! reached with the lines the recording reached in the library's files
-//! (`carve_generator::compare_lines`).
+//! (`carve_generator::compare_lines`). For distilling ([`distil`]), the same recording one test
+//! at a time: the lines each carved test reaches.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use carve_generator::{compare_lines, LineCoverage, Report};
+use carve_generator::{compare_lines, Distil, LineCoverage, LinesPerTest, Report, TestsToMeasure};
 use carve_recorder::{Program, RecordOptions, Recording, Selection};
 use carve_storage::{
     Coverage, LineId, ProcessExit, RunId, RunInfo, StorageError, Store, TraceEvent, TraceSink,
@@ -152,6 +153,48 @@ fn measure_tests(
     ))
 }
 
+/// The generator's measure of the verified tests for distilling: builds the carved test
+/// targets and records each test alone (`--exact NAME`) with `--coverage` and the recording's
+/// selection. A test that does not exit 0 when recorded is left unmeasured (kept).
+pub fn distil(info: &RunInfo, cargo: &Path) -> Distil {
+    let (info, cargo) = (info.clone(), cargo.to_path_buf());
+    Distil::new(move |crate_dir, files| {
+        lines_per_test(&info, &cargo, crate_dir, files).map_err(|e| format!("{e:#}"))
+    })
+}
+
+fn lines_per_test(
+    info: &RunInfo,
+    cargo: &Path,
+    crate_dir: &Path,
+    files: &[TestsToMeasure],
+) -> anyhow::Result<LinesPerTest> {
+    let targets: Vec<String> = files.iter().map(|f| f.target.clone()).collect();
+    let binaries = build(cargo, crate_dir, &targets)?;
+    let log = tempfile::tempfile().context("cannot create a temporary file for test output")?;
+    let _quiet = Redirected::to(&log).context("cannot redirect the tests' output")?;
+    let _cwd = InDir::enter(crate_dir)?;
+    let mut names = Canonical::default();
+    let mut out = LinesPerTest::new();
+    for (target, exe) in &binaries {
+        let program = Program::load(exe)
+            .with_context(|| format!("loading the test binary {}", exe.display()))?;
+        let tests = files.iter().filter(|f| &f.target == target);
+        for test in tests.flat_map(|f| &f.tests) {
+            let args: Vec<OsString> =
+                vec![test.into(), "--exact".into(), "--test-threads=1".into()];
+            let sink = record_lines_of(program.clone(), &args, info)
+                .with_context(|| format!("recording the test {test} of {}", exe.display()))?;
+            if matches!(sink.exit, Some(ProcessExit::Exited { code: 0 })) {
+                let lines = sink.reached.into_iter();
+                let lines = lines.map(|(file, line)| (names.of(&file), line)).collect();
+                out.insert((target.clone(), test.clone()), lines);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `cargo test --no-run` of `targets` in `crate_dir`: each target with its executable, from
 /// cargo's JSON messages.
 fn build(
@@ -216,7 +259,16 @@ fn build(
 /// Records the test binary `exe` (one test at a time) with `--coverage` and the recording's
 /// selection, keeping only the lines it reached.
 fn record_lines(exe: &Path, info: &RunInfo) -> anyhow::Result<LinesReached> {
-    let program = Program::load(exe)?;
+    let args: Vec<OsString> = vec!["--test-threads=1".into()];
+    record_lines_of(Program::load(exe)?, &args, info)
+}
+
+/// Records `program` run with `args` with `--coverage` and the recording's selection.
+fn record_lines_of(
+    program: Program,
+    args: &[OsString],
+    info: &RunInfo,
+) -> anyhow::Result<LinesReached> {
     let options = RecordOptions {
         selection: Selection {
             filters: info.filters.clone(),
@@ -227,8 +279,7 @@ fn record_lines(exe: &Path, info: &RunInfo) -> anyhow::Result<LinesReached> {
         coverage: true,
         ..RecordOptions::default()
     };
-    let args: Vec<OsString> = vec!["--test-threads=1".into()];
-    let recording = Recording::spawn(program, &args, options)?;
+    let recording = Recording::spawn(program, args, options)?;
     let mut sink = LinesReached::default();
     recording.run(&mut sink)?;
     Ok(sink)

@@ -116,6 +116,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         no_verify: false,
         verify_runs: 3,
         all: false,
+        no_distil: false,
         max_per_function: None,
         whole_trace: false,
         no_coverage: true,
@@ -124,6 +125,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         println!("wrote {}", f.display());
     }
     println!("{}", report.summary_line());
+    if let Some(d) = &report.distilled {
+        println!("{}", d.line());
+    }
 
     step("running the carved tests (cargo test)");
     let output = Command::new(&cargo)

@@ -23,6 +23,10 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
             }
             text.push_str(&report.summary_line());
             text.push('\n');
+            if let Some(d) = &report.distilled {
+                text.push_str(&d.line());
+                text.push('\n');
+            }
             if let Some(line) = report.line_coverage_line() {
                 text.push_str(&line);
                 text.push('\n');
@@ -75,7 +79,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
     // The reads of the calls kept only (a file's contents may be 64 KiB each).
     let kept: std::collections::HashSet<_> = grouped.trace.calls.iter().map(|c| c.id).collect();
     grouped.trace.file_reads = store.file_reads_of(run, |call| kept.contains(&call))?;
-    let options = GenerateOptions {
+    let mut options = GenerateOptions {
         out_dir: a.out.clone(),
         crate_dir: a.crate_dir.clone(),
         templates: a.templates.clone(),
@@ -95,7 +99,15 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
             ..PlanOptions::default()
         },
         progress: crate::progress::generation(),
+        distil: None,
     };
+    // Distilled unless --all or --no-distil: each verified test recorded alone for its lines.
+    if let (false, Some(v)) = (a.all || a.no_distil, &options.verify) {
+        options.distil = Some(crate::carved_coverage::distil(
+            &store.run(run)?.info,
+            &v.cargo,
+        ));
+    }
     let mut report = carve_generator::generate_grouped(&grouped, &options)?;
     if !a.no_coverage {
         let cargo = options

@@ -141,7 +141,7 @@ fn recording_cargo_test_records_each_test_binary_as_a_run_with_its_test_names() 
 
     // Unit tests carved from an integration test's run say which test each call came from.
     let generated = carve()
-        .args(["generate", "--db"])
+        .args(["generate", "--no-distil", "--db"])
         .arg(&db)
         .args(["--run", &a.id.0.to_string(), "--out"])
         .arg(dir.join("tests"))

@@ -385,8 +385,9 @@ fn gate_tests_summarises_failing_carved_tests_per_function() {
     let out = record(&db, &[], &program, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::create_dir_all(dir.join("tests")).unwrap();
+    // Every verified test: the counts below are per carved test.
     let generated = carve()
-        .args(["generate", "--db"])
+        .args(["generate", "--no-distil", "--db"])
         .arg(&db)
         .arg("--out")
         .arg(dir.join("tests"))

@@ -108,7 +108,7 @@ fn generating_twice_writes_the_same_files() {
     carve_tests(&dir, "expr", &["1+2*3"]);
     let first = std::fs::read_to_string(dir.join("tests/carved_expr_eval.rs")).unwrap();
     let again = carve()
-        .args(["generate", "--db"])
+        .args(["generate", "--no-distil", "--db"])
         .arg(dir.join("trace.db"))
         .arg("--out")
         .arg(dir.join("tests"))

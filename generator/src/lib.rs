@@ -5,8 +5,9 @@
 //! `generate_recording`: `read` (the trace grouped, the crate's API, the crate to build) →
 //! `plan` (which calls become which tests; each body built by `arrange`, `act` and `assert`) →
 //! `render` (templates, written all or nothing) → `verify` (what fails or does not compile
-//! taken out) → the [`Report`]. A stage uses only those before it in the order read, act,
-//! arrange, assert, plan, render, verify, and the foundation files (`body.rs`, `reasons.rs`,
+//! taken out) → `distil` (only the tests that add a line or an outcome kept) → the [`Report`].
+//! A stage uses only those before it in the order read, act, arrange, assert, plan, render,
+//! verify, distil, and the foundation files (`body.rs`, `reasons.rs`,
 //! `syntax.rs`, `naming.rs`); ARCHITECTURE.md draws it and says where a new rule goes.
 
 // No function over the 100 lines generator/clippy.toml sets (.ci/run denies it).
@@ -16,6 +17,7 @@ mod act;
 mod arrange;
 mod assert;
 mod body;
+mod distil;
 mod error;
 mod naming;
 mod plan;
@@ -34,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use carve_storage::Trace;
 
+pub use crate::distil::{Distil, Distilled, LinesPerTest, TestsToMeasure};
 pub use crate::progress::{Progress, Step};
 use crate::read::group::Recording;
 pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
@@ -79,6 +82,9 @@ pub struct GenerateOptions {
     pub plan: PlanOptions,
     /// Told each step reached (tests carved, verification runs), for a progress display.
     pub progress: Option<Progress>,
+    /// After verification, keep only the tests that add a line or an outcome, as this measures
+    /// the lines each test reaches (`None`: every verified test is kept, `--all`).
+    pub distil: Option<Distil>,
 }
 
 /// Writes one test file per module of the library for the carvable calls of `trace`.
@@ -150,7 +156,11 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
         Some(v) => verify_and_replan(&run, v, &mut plan, &mut files, &mut over_max)?,
         None => Vec::new(),
     };
-    Ok(report::report(
+    let distilled = match (&opts.distil, &opts.verify) {
+        (Some(d), Some(_)) => Some(distil_verified(&run, d, &mut plan, &mut files)?),
+        _ => None,
+    };
+    let mut report = report::report(
         rec,
         plan,
         (crate_dir, &api),
@@ -161,7 +171,40 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
             opts.verify.as_ref().map(|v| v.runs),
             opts.plan.max_per_function,
         ),
-    ))
+    );
+    report.distilled = distilled;
+    Ok(report)
+}
+
+/// Distils the verified tests (see `distil.rs`): the recorded calls they stand for say what
+/// their calls ended in, the caller's measure which lines they reach.
+fn distil_verified(
+    run: &Run,
+    d: &Distil,
+    plan: &mut Plan,
+    files: &mut Vec<PathBuf>,
+) -> Result<Distilled, GenerateError> {
+    let calls = run
+        .rec
+        .trace
+        .calls
+        .iter()
+        .chain(run.rec.rows)
+        .map(|c| (c.id.0, c))
+        .collect();
+    let lib_files = run
+        .api
+        .files
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    let inputs = distil::Inputs {
+        crate_dir: run.crate_dir,
+        out_dir: &run.opts.out_dir,
+        lib_files,
+        calls,
+    };
+    distil::distil(d, &inputs, plan, files)
 }
 
 /// What one run of the pipeline works on, for the verification round.

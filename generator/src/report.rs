@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use carve_storage::{CallId, Trace};
 use serde::Serialize;
 
+use crate::distil::Distilled;
 use crate::plan;
 use crate::plan::model::{OverMax, Plan, SkippedCall, Summary};
 use crate::plan::MOCKALL_VERSION;
@@ -56,6 +57,10 @@ pub struct Report {
     /// Why the line coverage was not measured, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_coverage_note: Option<String>,
+    /// What distilling kept of the verified tests (`None`: not distilled, `--all` or
+    /// `--no-verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distilled: Option<Distilled>,
     /// Every test left in the files (after verification), with the recorded calls it stands
     /// for: how `carve assess --write-tests` finds the test carved from a given call.
     #[serde(skip)]
@@ -260,6 +265,7 @@ pub(crate) fn report(
         skipped_functions,
         line_coverage: None,
         line_coverage_note: None,
+        distilled: None,
     }
 }
 

@@ -255,9 +255,18 @@ pub fn build_and_record(dir: &Path, bin: &str, args: &[&str]) -> PathBuf {
     db
 }
 
-/// `carve generate` (verified, with `extra` options) from `db` into `dir/tests`, building in
-/// `dir/target`; returns what it printed.
+/// `carve generate` (verified, every verified test kept: `--no-distil`, with `extra` options)
+/// from `db` into `dir/tests`, building in `dir/target`; returns what it printed. The tests
+/// that use it are about what a rule writes for a call, not about which tests are kept.
 pub fn generate_into_tests(dir: &Path, db: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["--no-distil"];
+    args.extend(extra);
+    generate_distilled_into_tests(dir, db, &args)
+}
+
+/// `carve generate` (verified and distilled, as by default, with `extra` options) from `db`
+/// into `dir/tests`, building in `dir/target`; returns what it printed.
+pub fn generate_distilled_into_tests(dir: &Path, db: &Path, extra: &[&str]) -> String {
     std::fs::create_dir_all(dir.join("tests")).unwrap();
     let generated = carve()
         .args(["generate", "--db"])
@@ -381,6 +390,32 @@ pub fn carve_small_crate_with(
     record_flags: &[&str],
     generate_flags: &[&str],
 ) -> SmallCrate {
+    small_crate(name, lib, main, record_flags, |dir, db| {
+        generate_into_tests(dir, db, generate_flags)
+    })
+}
+
+/// [`carve_small_crate`] carved as by default: distilled (`carve generate` given
+/// `generate_flags`).
+pub fn carve_small_crate_distilled(
+    name: &str,
+    lib: &str,
+    main: &str,
+    record_flags: &[&str],
+    generate_flags: &[&str],
+) -> SmallCrate {
+    small_crate(name, lib, main, record_flags, |dir, db| {
+        generate_distilled_into_tests(dir, db, generate_flags)
+    })
+}
+
+fn small_crate(
+    name: &str,
+    lib: &str,
+    main: &str,
+    record_flags: &[&str],
+    generate: impl FnOnce(&Path, &Path) -> String,
+) -> SmallCrate {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join(name);
     let manifest = format!(
@@ -399,7 +434,7 @@ pub fn carve_small_crate_with(
     let db = dir.join("trace.db");
     let recorded = record(&db, record_flags, &dir.join("target/debug").join(name), &[]);
     assert!(recorded.status.code().is_some(), "{}", stderr(&recorded));
-    let summary = generate_into_tests(&dir, &db, generate_flags);
+    let summary = generate(&dir, &db);
     SmallCrate {
         tmp,
         dir,

@@ -1,0 +1,244 @@
+//! Distil: in, the plan and the files verification left, the recorded calls (what each test's
+//! calls ended in) and the lines each test reaches, measured by the caller through [`Distil`]
+//! (the CLI records each carved test binary one test at a time; the generator never touches
+//! ptrace); out, the files rewritten with only the tests `select.rs` keeps (a file left with
+//! none goes), the plan without the others, and [`Distilled`], what was kept of what. The
+//! kept tests reach every library line and every outcome per function (`outcome.rs`) the
+//! verified set reaches; the others add nothing and are dropped.
+
+pub(crate) mod outcome;
+pub(crate) mod select;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use carve_storage::Call;
+use serde::Serialize;
+
+use crate::error::GenerateError;
+use crate::plan::model::{FilePlan, Plan};
+use select::Candidate;
+
+/// The tests of one carved file, for the caller to measure: its cargo test target (the file's
+/// stem) and the names of its tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestsToMeasure {
+    pub target: String,
+    pub tests: Vec<String>,
+}
+
+/// What the caller measured: the (file, line)s each test reached, by (target, test), file
+/// names canonical. A test missing from it was not measured, and is kept.
+pub type LinesPerTest = BTreeMap<(String, String), BTreeSet<(String, u32)>>;
+
+/// The caller's measure of the verified tests: given the crate's directory and the tests of
+/// each carved file, the lines each test reaches, or why they could not be measured.
+#[derive(Clone)]
+pub struct Distil(Arc<MeasureFn>);
+
+type MeasureFn = dyn Fn(&Path, &[TestsToMeasure]) -> Result<LinesPerTest, String> + Send + Sync;
+
+impl Distil {
+    pub fn new(
+        measure: impl Fn(&Path, &[TestsToMeasure]) -> Result<LinesPerTest, String>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Distil {
+        Distil(Arc::new(measure))
+    }
+}
+
+impl std::fmt::Debug for Distil {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Distil(..)")
+    }
+}
+
+/// What distilling kept of the verified tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Distilled {
+    pub verified_tests: usize,
+    pub kept_tests: usize,
+    /// Lines of the library's files the verified tests reach, and of those the kept ones.
+    pub verified_lines: usize,
+    pub kept_lines: usize,
+    /// Distinct outcomes per function (variant, error, panic) of the verified tests' calls,
+    /// and of the kept ones'.
+    pub verified_outcomes: usize,
+    pub kept_outcomes: usize,
+    /// Tests whose lines were not measured (kept as they are).
+    pub unmeasured_tests: usize,
+    /// Why the suite was not distilled (every verified test kept), when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_distilled: Option<String>,
+}
+
+impl Distilled {
+    /// The line the CLI prints under the summary.
+    pub fn line(&self) -> String {
+        if let Some(why) = &self.not_distilled {
+            return format!(
+                "not distilled, all {} verified tests kept: {why}",
+                self.verified_tests
+            );
+        }
+        let mut line = format!(
+            "distilled: kept {} of {} verified tests (--all keeps every one); they reach {} of \
+             the {} library lines and {} of the {} outcomes per function (variant, error, \
+             panic) the verified tests reach",
+            self.kept_tests,
+            self.verified_tests,
+            self.kept_lines,
+            self.verified_lines,
+            self.kept_outcomes,
+            self.verified_outcomes
+        );
+        if self.unmeasured_tests > 0 {
+            line.push_str(&format!(
+                "; {} tests kept unmeasured (their lines could not be read)",
+                self.unmeasured_tests
+            ));
+        }
+        line
+    }
+}
+
+/// Where distilling works and what it reads.
+pub(crate) struct Inputs<'a> {
+    pub(crate) crate_dir: &'a Path,
+    pub(crate) out_dir: &'a Path,
+    /// The library's source files, canonical: only their lines are goals.
+    pub(crate) lib_files: BTreeSet<String>,
+    /// The recorded calls the tests stand for, by id.
+    pub(crate) calls: HashMap<u64, &'a Call>,
+}
+
+/// Measures the plan's tests through `distil`, keeps those `select` keeps, rewrites the files
+/// without the others and takes them out of `plan` and `files`.
+pub(crate) fn distil(
+    distil: &Distil,
+    inputs: &Inputs,
+    plan: &mut Plan,
+    files: &mut Vec<PathBuf>,
+) -> Result<Distilled, GenerateError> {
+    let verified_tests = plan.files.iter().map(|f| f.tests.len()).sum();
+    let not_distilled = |why: String| Distilled {
+        verified_tests,
+        kept_tests: verified_tests,
+        not_distilled: Some(why),
+        ..Distilled::default()
+    };
+    if verified_tests == 0 {
+        return Ok(Distilled::default());
+    }
+    let request: Vec<TestsToMeasure> = plan
+        .files
+        .iter()
+        .map(|f| TestsToMeasure {
+            target: target(f),
+            tests: f.tests.iter().map(|t| t.name.clone()).collect(),
+        })
+        .collect();
+    let measured = match (distil.0)(inputs.crate_dir, &request) {
+        Ok(m) => m,
+        Err(why) => return Ok(not_distilled(why)),
+    };
+    let reached_lib = measured.values().flatten();
+    if !measured.is_empty()
+        && !reached_lib
+            .into_iter()
+            .any(|(f, _)| inputs.lib_files.contains(f))
+    {
+        return Ok(not_distilled(
+            "the carved tests reached no line of the library's own files (was the crate built \
+             from another copy of its sources?)"
+                .to_string(),
+        ));
+    }
+    let candidates = candidates(plan, inputs, &measured);
+    let kept = select::select(&candidates);
+    let (verified_lines, verified_outcomes) = select::reached(&candidates, None);
+    let (kept_lines, kept_outcomes) = select::reached(&candidates, Some(&kept));
+    let kept_tests = kept.len();
+    take_out_dropped(inputs.out_dir, plan, &kept)?;
+    files.retain(|path| path.is_file());
+    Ok(Distilled {
+        verified_tests,
+        kept_tests,
+        verified_lines,
+        kept_lines,
+        verified_outcomes,
+        kept_outcomes,
+        unmeasured_tests: candidates.iter().filter(|c| c.lines.is_none()).count(),
+        not_distilled: None,
+    })
+}
+
+/// A file's cargo test target: its name without `.rs`.
+fn target(file: &FilePlan) -> String {
+    file.file_name
+        .strip_suffix(".rs")
+        .unwrap_or(&file.file_name)
+        .to_string()
+}
+
+/// Every test of the plan, in order, as the selection rule weighs it.
+fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for file in &plan.files {
+        let target = target(file);
+        for t in &file.tests {
+            let lines = measured
+                .get(&(target.clone(), t.name.clone()))
+                .map(|lines| {
+                    lines
+                        .iter()
+                        .filter(|(f, _)| inputs.lib_files.contains(f))
+                        .cloned()
+                        .collect()
+                });
+            let outcomes = t
+                .calls
+                .iter()
+                .filter_map(|id| inputs.calls.get(id))
+                .filter_map(|call| outcome::of(call))
+                .map(|o| (t.body.function_path.clone(), o))
+                .collect();
+            let size = t.body.setup.len() + t.body.mocks.len() + t.body.checks.len();
+            out.push(Candidate {
+                lines,
+                outcomes,
+                size,
+            });
+        }
+    }
+    out
+}
+
+/// Rewrites each file without the tests not in `kept` (positions over the plan's tests in
+/// order), removing a file left with none, and takes them out of `plan`.
+fn take_out_dropped(out_dir: &Path, plan: &mut Plan, kept: &[usize]) -> Result<(), GenerateError> {
+    let kept: BTreeSet<usize> = kept.iter().copied().collect();
+    let mut at = 0;
+    for file in &mut plan.files {
+        let mut dropped = BTreeSet::new();
+        file.tests.retain(|t| {
+            let keep = kept.contains(&at);
+            at += 1;
+            if !keep {
+                dropped.insert(t.name.clone());
+            }
+            keep
+        });
+        plan.summary.tests_written = plan.summary.tests_written.saturating_sub(dropped.len());
+        if file.tests.is_empty() {
+            let _ = std::fs::remove_file(out_dir.join(&file.file_name));
+        } else if !dropped.is_empty() {
+            crate::verify::rewrite_without(out_dir, &file.file_name, &dropped)?;
+        }
+    }
+    plan.files.retain(|f| !f.tests.is_empty());
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! The selection rule, on plain data: keep the fewest tests that reach every goal the whole
+//! verified set reaches. A goal is a line of the library a test runs, or a distinct outcome
+//! of a function it calls (see `outcome.rs`). Greedy set cover, as EvoSuite minimises a
+//! suite: take the test that adds the most goals not yet reached, again and again, until no
+//! test adds one; a tie goes to the smaller test (fewer arrange steps), then to the earlier.
+//! A test whose lines were not measured is kept as it is: nothing says what it adds.
+
+use std::collections::BTreeSet;
+
+/// What one goal is: a line (file, line) of the library, or an outcome (function, outcome).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Goal {
+    Line(String, u32),
+    Outcome(String, String),
+}
+
+/// One verified test as the rule weighs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    /// The lines it reaches, `None` when they were not measured.
+    pub(crate) lines: Option<BTreeSet<(String, u32)>>,
+    /// (function, outcome) of the calls it checks.
+    pub(crate) outcomes: BTreeSet<(String, String)>,
+    /// How much arranging it does (bindings, mocks, checks): the smaller wins a tie.
+    pub(crate) size: usize,
+}
+
+impl Candidate {
+    fn goals(&self) -> BTreeSet<Goal> {
+        let lines = self.lines.iter().flatten();
+        lines
+            .map(|(f, l)| Goal::Line(f.clone(), *l))
+            .chain(
+                self.outcomes
+                    .iter()
+                    .map(|(f, o)| Goal::Outcome(f.clone(), o.clone())),
+            )
+            .collect()
+    }
+}
+
+/// Which of `candidates` to keep, by position, in order.
+pub(crate) fn select(candidates: &[Candidate]) -> Vec<usize> {
+    let goals: Vec<BTreeSet<Goal>> = candidates.iter().map(Candidate::goals).collect();
+    let mut kept: Vec<usize> = Vec::new();
+    let mut reached: BTreeSet<&Goal> = BTreeSet::new();
+    for (i, c) in candidates.iter().enumerate() {
+        if c.lines.is_none() {
+            kept.push(i);
+            reached.extend(&goals[i]);
+        }
+    }
+    loop {
+        let best = (0..candidates.len())
+            .filter(|i| !kept.contains(i))
+            .map(|i| {
+                let adds = goals[i].iter().filter(|g| !reached.contains(g)).count();
+                (i, adds)
+            })
+            .filter(|(_, adds)| *adds > 0)
+            // Most goals added, then the smallest test, then the earliest.
+            .min_by_key(|(i, adds)| (std::cmp::Reverse(*adds), candidates[*i].size, *i));
+        let Some((i, _)) = best else {
+            break;
+        };
+        kept.push(i);
+        reached.extend(&goals[i]);
+    }
+    kept.sort_unstable();
+    kept
+}
+
+/// The goals `candidates` reach together, of those at `positions` (all when `None`): (lines,
+/// outcomes).
+pub(crate) fn reached(candidates: &[Candidate], positions: Option<&[usize]>) -> (usize, usize) {
+    let all: Vec<usize> = (0..candidates.len()).collect();
+    let mut goals = BTreeSet::new();
+    for i in positions.unwrap_or(&all) {
+        goals.extend(candidates[*i].goals());
+    }
+    let lines = goals.iter().filter(|g| matches!(g, Goal::Line(..))).count();
+    (lines, goals.len() - lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test(lines: &[u32], outcomes: &[(&str, &str)], size: usize) -> Candidate {
+        Candidate {
+            lines: Some(lines.iter().map(|l| ("lib.rs".to_string(), *l)).collect()),
+            outcomes: outcomes
+                .iter()
+                .map(|(f, o)| (f.to_string(), o.to_string()))
+                .collect(),
+            size,
+        }
+    }
+
+    #[test]
+    fn tests_that_take_the_same_path_to_the_same_outcome_are_kept_once() {
+        // A loop called `parse` five times with inputs that take one path: one test is kept;
+        // the input that took the other branch, and the one that failed, are kept too.
+        let ok = [("p::parse", "Ok")];
+        let candidates = vec![
+            test(&[1, 2, 3], &ok, 1),
+            test(&[1, 2, 3], &ok, 1),
+            test(&[1, 2, 4], &ok, 1),
+            test(&[1, 2, 3], &ok, 1),
+            test(&[1, 5], &[("p::parse", "Err(Empty)")], 1),
+        ];
+        assert_eq!(select(&candidates), vec![0, 2, 4]);
+        assert_eq!(reached(&candidates, None), (5, 2));
+        assert_eq!(reached(&candidates, Some(&[0, 2, 4])), (5, 2));
+    }
+
+    #[test]
+    fn an_outcome_no_other_test_has_keeps_its_test_even_on_covered_lines() {
+        // `is_even(3)` runs the same lines as `is_even(2)` but answers false.
+        let candidates = vec![
+            test(&[1, 2], &[("p::is_even", "true")], 0),
+            test(&[1, 2], &[("p::is_even", "true")], 0),
+            test(&[1, 2], &[("p::is_even", "false")], 0),
+        ];
+        assert_eq!(select(&candidates), vec![0, 2]);
+    }
+
+    #[test]
+    fn the_test_adding_most_goals_goes_first_and_a_tie_goes_to_the_smaller_test() {
+        let candidates = vec![
+            test(&[1, 2], &[("p::a", "returned")], 0),
+            test(&[3], &[("p::b", "returned")], 0),
+            // Reaches everything the first two do, through a bigger arrangement.
+            test(&[1, 2, 3], &[("p::a", "returned"), ("p::b", "returned")], 5),
+            // The same goals as the third, arranged with less.
+            test(&[1, 2, 3], &[("p::a", "returned"), ("p::b", "returned")], 2),
+        ];
+        assert_eq!(select(&candidates), vec![3]);
+    }
+
+    #[test]
+    fn a_test_whose_lines_were_not_measured_is_kept_and_counts_what_it_reaches() {
+        let mut unmeasured = test(&[], &[("p::a", "returned")], 0);
+        unmeasured.lines = None;
+        let candidates = vec![
+            test(&[1], &[("p::a", "returned")], 0),
+            unmeasured,
+            test(&[1, 2], &[("p::a", "returned")], 0),
+        ];
+        assert_eq!(select(&candidates), vec![1, 2]);
+    }
+
+    #[test]
+    fn nothing_is_kept_of_nothing() {
+        assert_eq!(select(&[]), Vec::<usize>::new());
+        assert_eq!(reached(&[], None), (0, 0));
+    }
+}

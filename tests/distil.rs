@@ -1,0 +1,111 @@
+//! Distilling (issue 27): by default `carve generate` keeps, of the verified tests, only those
+//! that reach a library line or an outcome (variant, error, panic) of a function that no
+//! other kept test reaches. Carved from a small real program whose loops call one function
+//! with many inputs that take the same path.
+
+mod common;
+
+use common::*;
+
+const LIB: &str = r#"/// Postage in cents for a parcel of `grams`.
+pub fn postage(grams: u32) -> Result<u32, String> {
+    if grams == 0 {
+        return Err("an empty parcel".to_string());
+    }
+    if grams > 30_000 {
+        return Err("over the 30 kg limit".to_string());
+    }
+    let base = 495;
+    if grams <= 2_000 {
+        Ok(base)
+    } else {
+        Ok(base + (grams - 2_000) / 500 * 120)
+    }
+}
+
+/// Whether a parcel needs two hands.
+pub fn is_heavy(grams: u32) -> bool {
+    grams > 10_000
+}
+"#;
+
+const MAIN: &str = r#"fn main() {
+    // Seven small parcels take one path, three large ones another.
+    for grams in [100, 250, 500, 750, 1_000, 1_500, 2_000, 2_500, 5_000, 9_000] {
+        println!("{grams} g: {:?}", distilled::postage(grams));
+    }
+    println!("{:?}", distilled::postage(0));
+    println!("{:?}", distilled::postage(40_000));
+    for grams in [100, 2_000, 12_000, 20_000] {
+        println!("{grams} g heavy: {}", distilled::is_heavy(grams));
+    }
+}
+"#;
+
+/// The `#[test]`s in the carved files of the crate at `dir`.
+fn tests_in(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .matches("#[test]")
+                .count()
+        })
+        .sum()
+}
+
+/// "… reach N of the M lines …" from the line of `summary` starting with `start`: (N, M).
+fn reach(summary: &str, start: &str) -> (usize, usize) {
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("a line starting {start:?} in {summary}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "reach").unwrap();
+    (
+        words[at + 1].parse().unwrap(),
+        words[at + 4].parse().unwrap(),
+    )
+}
+
+#[test]
+fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_change() {
+    let c = carve_small_crate_distilled("distilled", LIB, MAIN, &["--coverage"], &[]);
+    // 12 calls of postage and 4 of is_heavy, each its own verified test. Kept: postage's small
+    // parcel and large parcel (two paths to `Ok`) and its two errors, is_heavy's `true` and
+    // `false`; five outcomes in all.
+    assert!(
+        c.summary
+            .contains("distilled: kept 6 of 16 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    assert_eq!(tests_in(&c.dir), 6, "{}", c.summary);
+    let (lines, all_lines) = reach(&c.summary, "distilled:");
+    assert_eq!(lines, all_lines, "{}", c.summary);
+    assert!(
+        c.summary.contains("and 5 of the 5 outcomes per function"),
+        "{}",
+        c.summary
+    );
+    // The kept tests, measured again as written, reach what the recording reached.
+    let (reached, recorded) = reach(&c.summary, "carved tests reach");
+    assert_eq!(reached, recorded, "{}", c.summary);
+
+    // The kept tests pass, and a one-line change in the large-parcel branch fails one.
+    assert_pass_then_fail_after(&c.dir, "/ 500 * 120", "/ 500 * 121", "postage_returns_ok");
+    edit(&c.dir.join("src/lib.rs"), "/ 500 * 121", "/ 500 * 120");
+
+    // Every verified test, as before distilling: the lines the kept tests reach are theirs.
+    let summary = generate_distilled_into_tests(&c.dir, &c.db, &["--all"]);
+    assert!(!summary.contains("distilled:"), "{summary}");
+    assert_eq!(tests_in(&c.dir), 16, "{summary}");
+    assert_eq!(
+        reach(&summary, "carved tests reach"),
+        (reached, recorded),
+        "{summary}"
+    );
+}
