@@ -1415,6 +1415,7 @@ fn carve_into(
             ..PlanOptions::default()
         },
         progress: None,
+        interrupt: carve_generator::Interrupt::default(),
     };
     // Verification runs `cargo test` as a user would: its tests on as many threads as it likes.
     let threads = std::env::var_os(TEST_THREADS);

@@ -111,13 +111,15 @@ fn an_integration_test_is_recorded_carved_into_tests_and_the_tests_pass() {
         &dir,
         &format!("{} carve generate", env!("CARGO_BIN_EXE_cargo-carve")),
     );
-    let carved = dir.join("tests/carved_carvecargo.rs");
+    // Named after the integration test it was carved from, so another target's tests can
+    // live beside it.
+    let carved = dir.join("tests/carved_it_carvecargo.rs");
     assert!(
         screen.contains(&format!("wrote {}", carved.display())),
         "{screen}"
     );
     assert!(
-        screen.contains("verifying carved_carvecargo.rs"),
+        screen.contains("verifying carved_it_carvecargo.rs"),
         "{screen}"
     );
     assert!(screen.contains("passing after verify (3 runs)"), "{screen}");
@@ -129,7 +131,7 @@ fn an_integration_test_is_recorded_carved_into_tests_and_the_tests_pass() {
         source.contains("carvecargo::round_to(1234i64, 5i64)"),
         "{source}"
     );
-    let run = common::cargo_in(&dir, &["test", "--test", "carved_carvecargo"]);
+    let run = common::cargo_in(&dir, &["test", "--test", "carved_it_carvecargo"]);
     assert!(run.status.success(), "{}{}", stdout(&run), stderr(&run));
     assert_eq!(passed(&stdout(&run)), tests, "{}", stdout(&run));
 }

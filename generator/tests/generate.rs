@@ -88,6 +88,7 @@ impl Fixture {
             verify: None,
             plan: Default::default(),
             progress: None,
+            interrupt: Default::default(),
         }
     }
 

@@ -163,6 +163,7 @@ fn carve(trace: &Trace, fixture_name: &str) -> (String, String) {
             verify: None,
             plan: Default::default(),
             progress: None,
+            interrupt: Default::default(),
         },
     )
     .unwrap();
