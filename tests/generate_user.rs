@@ -170,7 +170,7 @@ fn generate_interrupted_while_verifying(dir: &Path, signal: i32, before: &[u8]) 
 }
 
 #[test]
-fn an_interrupted_generate_leaves_tests_as_it_was() {
+fn an_interrupted_or_failed_generate_leaves_tests_as_it_was() {
     let (_tmp, dir) = copy_fixture("twotests");
     record(&dir, "a");
     let first = cargo_carve(&dir, &["generate", "--no-verify"], &[]);
@@ -209,4 +209,33 @@ fn an_interrupted_generate_leaves_tests_as_it_was() {
             staging_left(&dir)
         );
     }
+
+    // A generate that fails during verification: a cargo that answers `--version` and then
+    // is gone, so the carved file, already in place to be built, cannot be.
+    let cargo = dir.join("vanishing-cargo");
+    std::fs::write(&cargo, "#!/bin/sh\nrm -f \"$0\"\necho 'cargo 1.0.0'\n").unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // `carve` itself: `cargo carve` would ask this cargo for the package's metadata first.
+    let out = output_within(
+        common::carve()
+            .args(["generate", "--db"])
+            .arg(dir.join("target/carve/trace.db"))
+            .arg("--out")
+            .arg(&tests)
+            .current_dir(&dir)
+            .env("CARGO", &cargo)
+            .env("CARGO_TARGET_DIR", dir.join("target")),
+        RECORD_LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "carve: error: verifying the carved tests failed: cannot run {} test --no-run",
+            cargo.display()
+        )) && stderr(&out).lines().count() == 1,
+        "{}",
+        stderr(&out)
+    );
+    assert!(tree(&tests) == before, "a file of tests/ changed");
+    assert!(staging_left(&dir).is_empty(), "{:?}", staging_left(&dir));
 }
