@@ -48,9 +48,7 @@ impl Drop for Interruptible {
 }
 
 pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
-    let report = generate(&a);
-    crate::progress::clear();
-    let report = match report {
+    let report = match generate(&a) {
         Err(e) if is_interrupted(&e) => {
             eprintln!(
                 "carve: error: {}",
@@ -98,7 +96,15 @@ fn is_interrupted(e: &anyhow::Error) -> bool {
     )
 }
 
+/// Carves the tests `a` asks for; no progress is shown once it returns (`carve demo` goes on
+/// with other steps).
 pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
+    let report = carve(a);
+    crate::progress::clear();
+    report
+}
+
+fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
     let interruptible = Interruptible::start();
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
