@@ -1417,6 +1417,7 @@ fn carve_into(
         progress: None,
         // Kept are the tests that catch a transformation (below), not those adding lines.
         distil: None,
+        interrupt: carve_generator::Interrupt::default(),
     };
     // Verification runs `cargo test` as a user would: its tests on as many threads as it likes.
     let threads = std::env::var_os(TEST_THREADS);

@@ -196,6 +196,10 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
                     a.filters.push(format!("{}::*", crate_name(&lib.name)));
                 }
             }
+            if cargo.build.lib_tests {
+                let args = a.command.clone();
+                lib_tests(package, &built, &args, a)?;
+            }
             let mut command = vec![built.into_os_string()];
             command.append(&mut a.command);
             a.command = command;
@@ -426,6 +430,68 @@ fn choose<'p>(package: &'p Package, b: &Build) -> anyhow::Result<Wanted<'p>> {
             list(&of(Target::is_example)),
             list(&of(Target::is_bin))
         ),
+    }
+}
+
+/// `--lib-tests`: refuses a library with no unit test (or none its filter keeps), before
+/// anything is recorded, and leaves the test harness's own `main` (rustc writes it into the
+/// library's root) out of the recording unless the library declares a `main` of its own.
+fn lib_tests(
+    package: &Package,
+    harness: &Path,
+    args: &[std::ffi::OsString],
+    a: &mut crate::args::RecordArgs,
+) -> anyhow::Result<()> {
+    let Some(lib) = package.targets.iter().find(|t| is_library(t)) else {
+        return Ok(());
+    };
+    let listed = Command::new(harness)
+        .arg("--list")
+        .args(args)
+        .current_dir(package_dir(package))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("listing the unit tests of {}", harness.display()))?;
+    let tests = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|l| l.ends_with(": test"))
+        .count();
+    if listed.status.success() && tests == 0 {
+        let filter = if args.is_empty() {
+            String::new()
+        } else {
+            let words: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+            format!(" matching `{}`", words.join(" "))
+        };
+        bail!(
+            "the library of package `{}` has no unit tests{filter} (#[test] functions in {}): nothing for --lib-tests to record; record what does call it instead: --test NAME (integration tests: {}), --example NAME (examples: {}) or --bin NAME (binaries: {})",
+            package.name,
+            lib.src_path.as_str(),
+            names(package, Target::is_test),
+            names(package, Target::is_example),
+            names(package, Target::is_bin),
+        );
+    }
+    let declares_main =
+        std::fs::read_to_string(&lib.src_path).map_or(true, |source| source.contains("fn main("));
+    if !declares_main {
+        a.excludes.push(format!("{}::main", crate_name(&lib.name)));
+    }
+    Ok(())
+}
+
+/// The names of the package's targets of a kind, or `none`.
+fn names(package: &Package, kind: fn(&Target) -> bool) -> String {
+    let names: Vec<&str> = package
+        .targets
+        .iter()
+        .filter(|t| kind(t))
+        .map(|t| t.name.as_str())
+        .collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
     }
 }
 

@@ -10,3 +10,6 @@ pub const DIVERGED: i32 = 1;
 pub const OK: i32 = 0;
 /// `carve assess --fail-under PCT`: fewer transformations detected than asked.
 pub const BELOW_FAIL_UNDER: i32 = 1;
+/// `carve generate` was interrupted (SIGINT, SIGTERM or SIGHUP: 128 + SIGINT), its output
+/// directory left as it was.
+pub const INTERRUPTED: i32 = 130;

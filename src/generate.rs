@@ -1,25 +1,80 @@
 //! `carve generate`: turn a recorded run into Rust test files.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use carve_generator::{
-    GenerateOptions, GroupedTrace, Grouper, LeanValues, PlanOptions, Report, Verify,
+    GenerateError, GenerateOptions, GroupedTrace, Grouper, Interrupt, LeanValues, PlanOptions,
+    Report, Verify,
 };
 use carve_storage::{CallRange, Store};
+use nix::sys::signal::{self, SigHandler, Signal};
 
 use crate::args::{Format, GenerateArgs};
 
+/// Set by SIGINT, SIGTERM or SIGHUP while `generate` works: it then stops, leaving `--out` as
+/// it was (the generator stages its files and takes them back).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: nix::libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Routes SIGINT, SIGTERM and SIGHUP to [`INTERRUPTED`] until dropped.
+struct Interruptible;
+
+impl Interruptible {
+    fn start() -> Interruptible {
+        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            // SAFETY: the handler only stores to an atomic.
+            unsafe {
+                let _ = signal::signal(sig, SigHandler::Handler(on_interrupt));
+            }
+        }
+        Interruptible
+    }
+}
+
+impl Drop for Interruptible {
+    fn drop(&mut self) {
+        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            // SAFETY: restoring the default action.
+            unsafe {
+                let _ = signal::signal(sig, SigHandler::SigDfl);
+            }
+        }
+    }
+}
+
 pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
-    let report = generate(&a);
-    crate::progress::clear();
-    let report = report?;
+    let report = match generate(&a) {
+        Err(e) if is_interrupted(&e) => {
+            eprintln!(
+                "carve: error: {}",
+                carve_storage::terminal_safe(&e.to_string(), &[])
+            );
+            return Ok(crate::exit::INTERRUPTED);
+        }
+        report => report?,
+    };
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => {
             let mut text = String::new();
             for f in &report.files {
-                text.push_str(&format!("wrote {}\n", f.display()));
+                let again = if report.replaced.contains(f) {
+                    " (replacing the file that was there)"
+                } else {
+                    ""
+                };
+                text.push_str(&format!("wrote {}{again}\n", f.display()));
+            }
+            for f in report.replaced.iter().filter(|f| !report.files.contains(f)) {
+                text.push_str(&format!(
+                    "removed {}: carved again, and no test carved for it passed verification\n",
+                    f.display()
+                ));
             }
             text.push_str(&report.summary_line());
             text.push('\n');
@@ -38,7 +93,23 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+fn is_interrupted(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<GenerateError>(),
+        Some(GenerateError::Interrupted { .. })
+    )
+}
+
+/// Carves the tests `a` asks for; no progress is shown once it returns (`carve demo` goes on
+/// with other steps).
 pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
+    let report = carve(a);
+    crate::progress::clear();
+    report
+}
+
+fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
+    let interruptible = Interruptible::start();
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
     // Equivalent calls are grouped as the trace is read, and only the first distinct calls of
@@ -67,11 +138,20 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         if let Some(lean) = lean {
             grouper = grouper.lean_values(lean);
         }
-        let read = crate::progress::Counter::start(&format!("reading the calls of run {}", run.0));
+        let read = crate::progress::Counter::start(
+            &format!("reading the calls of run {}", run.0),
+            "calls",
+        );
         store.each_call(run, CallRange::default(), |call| {
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                // Nothing was written yet.
+                return Err(anyhow::Error::new(GenerateError::Interrupted {
+                    out_dir: a.out.clone(),
+                }));
+            }
             read.inc();
             grouper.push(call);
-            Ok::<(), carve_storage::StorageError>(())
+            Ok(())
         })?;
         grouper.finish()
     };
@@ -100,6 +180,7 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         },
         progress: crate::progress::generation(),
         distil: None,
+        interrupt: Interrupt::new(&INTERRUPTED),
     };
     // Distilled unless --all or --no-distil: each verified test recorded alone for its lines.
     if let (false, Some(v)) = (a.all || a.no_distil, &options.verify) {
@@ -109,7 +190,10 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
         ));
     }
     let mut report = carve_generator::generate_grouped(&grouped, &options)?;
+    // The files are in place: from here a signal ends carve as usual.
+    drop(interruptible);
     if !a.no_coverage {
+        crate::progress::step("measuring the carved tests' line coverage");
         let cargo = options
             .verify
             .as_ref()

@@ -115,13 +115,15 @@ fn an_integration_test_is_recorded_carved_into_tests_and_the_tests_pass() {
             env!("CARGO_BIN_EXE_cargo-carve")
         ),
     );
-    let carved = dir.join("tests/carved_carvecargo.rs");
+    // Named after the integration test it was carved from, so another target's tests can
+    // live beside it.
+    let carved = dir.join("tests/carved_it_carvecargo.rs");
     assert!(
         screen.contains(&format!("wrote {}", carved.display())),
         "{screen}"
     );
     assert!(
-        screen.contains("verifying carved_carvecargo.rs"),
+        screen.contains("verifying carved_it_carvecargo.rs"),
         "{screen}"
     );
     assert!(screen.contains("passing after verify (3 runs)"), "{screen}");
@@ -133,7 +135,7 @@ fn an_integration_test_is_recorded_carved_into_tests_and_the_tests_pass() {
         source.contains("carvecargo::round_to(1234i64, 5i64)"),
         "{source}"
     );
-    let run = common::cargo_in(&dir, &["test", "--test", "carved_carvecargo"]);
+    let run = common::cargo_in(&dir, &["test", "--test", "carved_it_carvecargo"]);
     assert!(run.status.success(), "{}{}", stdout(&run), stderr(&run));
     assert_eq!(passed(&stdout(&run)), tests, "{}", stdout(&run));
 }
@@ -225,6 +227,45 @@ fn the_library_unit_tests_are_recorded_with_lib_tests_and_a_test_filter() {
     assert_eq!(
         years,
         [common::uint(2100, "u32"), common::uint(2400, "u32")]
+    );
+    // The harness's own `main` (rustc writes it into the library's root) is not recorded: it
+    // is no function of the library's to carve, nor to count.
+    assert!(
+        trace.functions.iter().all(|f| f.path != "carvecargo::main"),
+        "{:?}",
+        trace.functions
+    );
+}
+
+#[test]
+fn lib_tests_on_a_library_without_unit_tests_says_so_and_records_nothing() {
+    let (_tmp, dir) = copy_fixture("carvecargo");
+    let lib = dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    let without = &source[..source.find("#[cfg(test)]").unwrap()];
+    std::fs::write(&lib, without).unwrap();
+    let out = cargo_carve(&dir, &["record", "--lib-tests"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let error = stderr(&out).lines().last().unwrap_or_default().to_string();
+    assert_eq!(
+        error,
+        format!(
+            "carve: error: the library of package `carvecargo` has no unit tests (#[test] \
+             functions in {}): nothing for --lib-tests to record; record what does call it \
+             instead: --test NAME (integration tests: it), --example NAME (examples: tour) or \
+             --bin NAME (binaries: none)",
+            dir.canonicalize().unwrap().join("src/lib.rs").display()
+        )
+    );
+    assert!(!dir.join("target/carve/trace.db").exists());
+    // A filter no unit test matches is named too.
+    let (_tmp2, dir) = copy_fixture("carvecargo");
+    let out = cargo_carve(&dir, &["record", "--lib-tests", "--", "no_such_test"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has no unit tests matching `no_such_test` (#[test]"),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -149,7 +149,8 @@ fn recording_cargo_test_records_each_test_binary_as_a_run_with_its_test_names() 
         .output()
         .unwrap();
     assert!(generated.status.success(), "{}", stderr(&generated));
-    let carved = std::fs::read_to_string(dir.join("tests/carved_twotests.rs")).unwrap();
+    // Named after the test binary `a` it was carved from.
+    let carved = std::fs::read_to_string(dir.join("tests/carved_a_twotests.rs")).unwrap();
     assert!(
         carved.contains(&format!(
             "/// Carved from a call made in test `{long}` of `a` (run {}).\n#[test]\nfn multiply_returns_12()",

@@ -84,4 +84,13 @@ pub enum GenerateError {
         path: PathBuf,
         source: std::io::Error,
     },
+
+    #[error("cannot stage the carved files in {}: {source}: carve writes them beside --out first, so the directory holding --out must be writable", path.display())]
+    Stage {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("generate was interrupted; {} is as it was before: run it again to carve the tests", out_dir.display())]
+    Interrupted { out_dir: PathBuf },
 }

@@ -19,6 +19,7 @@ mod assert;
 mod body;
 mod distil;
 mod error;
+mod interrupt;
 mod naming;
 mod plan;
 mod progress;
@@ -37,9 +38,11 @@ use std::path::{Path, PathBuf};
 use carve_storage::Trace;
 
 pub use crate::distil::{Distil, Distilled, LinesPerTest, TestsToMeasure};
+pub use crate::interrupt::Interrupt;
 pub use crate::progress::{Progress, Step};
 use crate::read::group::Recording;
 pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
+use crate::render::stage::Stage;
 pub use crate::report::{CarvedTest, Report};
 pub use crate::verify::{libtest, Quarantined, Verify};
 
@@ -80,16 +83,22 @@ pub struct GenerateOptions {
     pub verify: Option<Verify>,
     /// Which tests to keep.
     pub plan: PlanOptions,
-    /// Told each step reached (tests carved, verification runs), for a progress display.
+    /// Told each step reached (calls planned, tests carved, verification runs), for a progress
+    /// display.
     pub progress: Option<Progress>,
     /// After verification, keep only the tests that add a line or an outcome, as this measures
     /// the lines each test reaches (`None`: every verified test is kept, `--all`).
     pub distil: Option<Distil>,
+    /// Set by the caller to stop generation: `out_dir` is then left as it was.
+    pub interrupt: Interrupt,
 }
 
 /// Writes one test file per module of the library for the carvable calls of `trace`.
 ///
-/// Everything is rendered before anything is written; on error no file is left half-written.
+/// The files are staged beside `out_dir` and moved into it when everything (verification
+/// included) is done; on error or interruption `out_dir` is left as it was. Files named after
+/// the recorded target (`carved_it_...` for the integration test `it`) keep the tests carved
+/// from different targets apart; the report lists the files of `out_dir` that were replaced.
 pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, GenerateError> {
     generate_recording(
         &Recording {
@@ -125,8 +134,8 @@ pub fn generate_grouped(
 }
 
 /// The pipeline: read (check the recording, find the crate, read its API) → plan (each test
-/// body built by arrange, act and assert) → render and write → verify (and, at most once, plan
-/// again with whole histories for the calls whose tests it took out) → the report.
+/// body built by arrange, act and assert) → render and stage → verify (and, at most once, plan
+/// again with whole histories for the calls whose tests it took out) → commit → the report.
 fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report, GenerateError> {
     if !opts.out_dir.is_dir() {
         return Err(GenerateError::OutDirNotADirectory {
@@ -135,9 +144,21 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
     }
     let templates = Templates::load(opts.templates.as_deref())?;
     let (crate_dir, api) = read::crate_dir::check(rec, opts.crate_dir.as_ref(), &opts.out_dir)?;
-    let (mut plan, mut over_max) = plan::grouped::plan_recording(rec, &api, &opts.plan);
+    let plan_options = plan_options(&opts.plan, rec.trace, &api);
+    let tick = |done, total| {
+        Progress::report(opts.progress.as_ref(), Step::Planning { done, total });
+        !opts.interrupt.is_set()
+    };
+    let (mut plan, mut over_max) = plan::grouped::plan_recording(rec, &api, &plan_options, &tick);
+    let interrupted = || GenerateError::Interrupted {
+        out_dir: opts.out_dir.clone(),
+    };
+    if opts.interrupt.is_set() {
+        return Err(interrupted());
+    }
+    let mut stage = Stage::new(&opts.out_dir)?;
     let mut files =
-        render::render_and_write(&plan, &templates, &opts.out_dir, rec.trace, rec.threads)?;
+        render::render_and_stage(&plan, &templates, &mut stage, rec.trace, rec.threads)?;
     Progress::report(
         opts.progress.as_ref(),
         Step::Carved {
@@ -150,16 +171,29 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
         api: &api,
         crate_dir: &crate_dir,
         opts,
+        plan_options: &plan_options,
         templates: &templates,
     };
     let quarantined = match &opts.verify {
-        Some(v) => verify_and_replan(&run, v, &mut plan, &mut files, &mut over_max)?,
+        Some(v) => verify_and_replan(&run, v, &mut stage, (&mut plan, &mut files, &mut over_max))
+            .map_err(|e| match e {
+            GenerateError::Interrupted { .. } => interrupted(),
+            e => e,
+        })?,
         None => Vec::new(),
     };
+    // Distilling measures the tests with cargo, which finds them only in place.
     let distilled = match (&opts.distil, &opts.verify) {
-        (Some(d), Some(_)) => Some(distil_verified(&run, d, &mut plan, &mut files)?),
+        (Some(d), Some(_)) => {
+            stage.place()?;
+            Some(distil_verified(&run, d, &mut plan, &mut files)?)
+        }
         _ => None,
     };
+    if opts.interrupt.is_set() {
+        return Err(interrupted());
+    }
+    let replaced = stage.commit()?;
     let mut report = report::report(
         rec,
         plan,
@@ -173,6 +207,7 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
         ),
     );
     report.distilled = distilled;
+    report.replaced = replaced;
     Ok(report)
 }
 
@@ -207,29 +242,46 @@ fn distil_verified(
     distil::distil(d, &inputs, plan, files)
 }
 
+/// `options`, with the file prefix naming the recorded target when it is not the crate's own
+/// (`carved_it_` for the integration test `it`; see [`naming::target_prefix`]) and no prefix
+/// was given.
+fn plan_options(options: &PlanOptions, trace: &Trace, api: &CrateApi) -> PlanOptions {
+    let mut options = options.clone();
+    if options.file_prefix.is_none() {
+        options.file_prefix = naming::target_prefix(&trace.run.info.program, &api.crate_name);
+    }
+    options
+}
+
 /// What one run of the pipeline works on, for the verification round.
 struct Run<'r> {
     rec: &'r Recording<'r>,
     api: &'r CrateApi,
     crate_dir: &'r Path,
     opts: &'r GenerateOptions,
+    /// `opts.plan` with the target's file prefix.
+    plan_options: &'r PlanOptions,
     templates: &'r Templates,
 }
 
-/// Verifies the files written: the tests taken out. A second round at most: the calls of tests
-/// verification took out are carved again with their receivers' whole histories, where a
-/// left-out state-equivalent step differed (`plan`, `files` and `over_max` are then the new
-/// plan's). What it took out leaves the plan, and is listed in the quarantine file.
+/// The plan, its staged files and the calls over the cap, as verification changes them.
+type Planned<'p> = (&'p mut Plan, &'p mut Vec<PathBuf>, &'p mut Vec<OverMax>);
+
+/// Verifies the staged files, put in place for cargo: the tests taken out. A second round at
+/// most: the calls of tests verification took out are carved again with their receivers' whole
+/// histories, where a left-out state-equivalent step differed (`plan`, `files` and `over_max`
+/// are then the new plan's). What it took out leaves the plan, and is listed in the quarantine
+/// file (staged).
 fn verify_and_replan(
     run: &Run,
     v: &Verify,
-    plan: &mut Plan,
-    files: &mut Vec<PathBuf>,
-    over_max: &mut Vec<OverMax>,
+    stage: &mut Stage,
+    (plan, files, over_max): Planned,
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let opts = run.opts;
-    let mut plan_options = opts.plan.clone();
+    let mut plan_options = run.plan_options.clone();
     let mut fallback_round = false;
+    stage.place()?;
     loop {
         let under_test = verify::under_test(plan);
         let quarantined = verify::quarantine(
@@ -238,32 +290,33 @@ fn verify_and_replan(
             &under_test,
             v,
             opts.progress.as_ref(),
-        )
-        .inspect_err(|_| {
-            // Unverified files may not even compile: leave none behind.
-            for path in files.iter() {
-                let _ = std::fs::remove_file(path);
-            }
-        })?;
+            opts.interrupt,
+        )?;
         if !quarantined.is_empty() && !fallback_round {
             fallback_round = true;
             let failed = verify::take_out::failed_calls(plan, &quarantined);
             plan_options.whole_histories.extend(failed);
             let (whole, whole_over) =
-                plan::grouped::plan_recording(run.rec, run.api, &plan_options);
+                plan::grouped::plan_recording(run.rec, run.api, &plan_options, &|_, _| {
+                    !opts.interrupt.is_set()
+                });
+            if opts.interrupt.is_set() {
+                return Err(GenerateError::Interrupted {
+                    out_dir: opts.out_dir.clone(),
+                });
+            }
             if whole.files != plan.files {
-                for path in files.iter() {
-                    let _ = std::fs::remove_file(path);
-                }
+                stage.take_back()?;
                 *over_max = whole_over;
                 *plan = whole;
-                *files = render::render_and_write(
+                *files = render::render_and_stage(
                     plan,
                     run.templates,
-                    &opts.out_dir,
+                    stage,
                     run.rec.trace,
                     run.rec.threads,
                 )?;
+                stage.place()?;
                 continue;
             }
         }
@@ -273,11 +326,11 @@ fn verify_and_replan(
             files.retain(|path| path.is_file());
             let program = read::crate_dir::program_name(run.rec.trace);
             let report = verify::quarantine_report(&program, v.runs, &quarantined);
-            let name = match &opts.plan.file_prefix {
+            let name = match &plan_options.file_prefix {
                 Some(prefix) => format!("{prefix}quarantine.md"),
                 None => QUARANTINE_FILE.to_string(),
             };
-            files.extend(render::write::write_all(&opts.out_dir, &[(name, report)])?);
+            files.extend(stage.write(&[(name, report)])?);
         }
         return Ok(quarantined);
     }

@@ -84,6 +84,30 @@ pub fn file_name(module_path: &[String]) -> String {
     format!("carved_{stem}.rs")
 }
 
+/// Longest recorded target name a file name carries.
+const MAX_TARGET: usize = 48;
+
+/// The file-name prefix of the tests carved from `program` for crate `crate_name`:
+/// `carved_it_` for a cargo test binary (`target/debug/deps/it-0123456789abcdef`, its
+/// `-HASH` dropped), an example or a binary not named after the crate, so the tests carved from
+/// two targets live side by side; `None` (plain `carved_`) for the crate's own binary or its
+/// unit tests.
+pub fn target_prefix(program: &str, crate_name: &str) -> Option<String> {
+    let name = std::path::Path::new(program).file_name()?.to_string_lossy();
+    let name = match name.rsplit_once('-') {
+        Some((stem, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            stem
+        }
+        _ => &name,
+    };
+    let mut target = snake_words(name);
+    if target.is_empty() || target == snake_words(crate_name) {
+        return None;
+    }
+    target.truncate(MAX_TARGET); // ASCII only
+    Some(format!("carved_{}_", target.trim_end_matches('_')))
+}
+
 /// A short slug describing a value: `2`, `minus_5`, `3_5`, `star`, `hello_world`.
 pub fn value_slug(value: &Value) -> String {
     let slug = match value {
@@ -405,6 +429,33 @@ mod tests {
         assert_eq!(sanitize_ident(""), "carved");
         assert_eq!(sanitize_ident("héllo"), "h_llo");
         assert!(sanitize_ident(&"x".repeat(500)).len() <= MAX_IDENT);
+    }
+
+    #[test]
+    fn a_target_not_named_after_the_crate_prefixes_its_files() {
+        let prefix = |program: &str| target_prefix(program, "carve_cargo");
+        assert_eq!(
+            prefix("/p/target/debug/deps/it-c802670fa26ab638").as_deref(),
+            Some("carved_it_")
+        );
+        assert_eq!(
+            prefix("/p/target/debug/examples/Tour-Two").as_deref(),
+            Some("carved_tour_two_")
+        );
+        // The crate's own binary (`-` or `_`) and its unit tests keep the plain name.
+        assert_eq!(prefix("/p/target/debug/carve-cargo"), None);
+        assert_eq!(
+            prefix("/p/target/debug/deps/carve_cargo-0123456789abcdef"),
+            None
+        );
+        // Only cargo's 16-hex-digit hash is dropped.
+        assert_eq!(
+            prefix("/p/bin/carve_cargo-v2").as_deref(),
+            Some("carved_carve_cargo_v2_")
+        );
+        assert_eq!(prefix("/"), None);
+        let long = prefix(&"x".repeat(300)).unwrap();
+        assert!(long.len() <= MAX_TARGET + "carved__".len(), "{long}");
     }
 
     #[test]

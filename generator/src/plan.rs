@@ -42,7 +42,15 @@ pub use crate::reasons::{
 pub const MOCKALL_VERSION: &str = "0.13";
 
 pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
-    plan_grouped(trace, api, options, &BTreeMap::new(), &BTreeMap::new(), &[])
+    plan_grouped(
+        trace,
+        api,
+        options,
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+        &[],
+        &|_, _| true,
+    )
 }
 
 /// [`plan`] on a trace grouping left calls out of: `equivalent` (per kept call, the equivalent
@@ -50,6 +58,8 @@ pub fn plan(trace: &Trace, api: &CrateApi, options: &PlanOptions) -> Plan {
 /// object's history held beyond the calls kept. `rows` are calls grouping kept aside, past
 /// their function's cap, only to be rows of table tests (see [`crate::plan::table`]): planned after
 /// the trace's calls, each joins a test with the same body or a table, or counts over the cap.
+/// `tick(n, total)` is told every few hundred calls how many were planned; when it answers
+/// false, planning stops there (the caller was interrupted and throws the plan away).
 pub fn plan_grouped(
     trace: &Trace,
     api: &CrateApi,
@@ -57,6 +67,7 @@ pub fn plan_grouped(
     equivalent: &BTreeMap<CallId, Vec<CallId>>,
     over_max: &BTreeMap<FunctionId, usize>,
     rows: &[Call],
+    tick: &dyn Fn(usize, usize) -> bool,
 ) -> Plan {
     let mut summary = Summary::default();
     let targets: HashMap<_, Target> = trace
@@ -84,7 +95,11 @@ pub fn plan_grouped(
     );
     let mut drafts = Drafts::default();
     let mut unsupported_by_fn: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();
+    let total = trace.calls.len() + rows.len();
     for (n, call) in trace.calls.iter().chain(rows).enumerate() {
+        if n % 256 == 0 && !tick(n, total) {
+            break;
+        }
         if let Some(only) = &options.only_calls {
             if !only.contains(&call.id.0) {
                 continue;
@@ -421,6 +436,7 @@ mod tests {
                 &BTreeMap::new(),
                 &BTreeMap::new(),
                 rows,
+                &|_, _| true,
             ),
         ] {
             let tests = &plan.files[0].tests;

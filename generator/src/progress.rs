@@ -7,6 +7,9 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Step {
+    /// Planning the tests: `done` of `total` recorded calls (those kept while reading) are
+    /// planned.
+    Planning { done: usize, total: usize },
     /// The tests are planned, rendered and written: `tests` tests in `files` files.
     Carved { tests: usize, files: usize },
     /// Verification is at `file` (building it, or between its runs): `done` of `total` test

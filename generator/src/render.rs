@@ -5,6 +5,7 @@
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
+pub(crate) mod stage;
 pub(crate) mod write;
 
 use std::collections::BTreeMap;
@@ -413,11 +414,11 @@ fn unmark_comments(formatted: &str) -> String {
 /// The template file names a `--templates` directory may override.
 pub const TEMPLATE_NAMES: &[&str] = &[TEST_FILE_TEMPLATE];
 
-/// Renders every file of `plan` (those with tests) and writes them all or nothing.
-pub(crate) fn render_and_write(
+/// Renders every file of `plan` (those with tests) and stages them all or nothing.
+pub(crate) fn render_and_stage(
     plan: &Plan,
     templates: &Templates,
-    out_dir: &Path,
+    stage: &mut stage::Stage,
     trace: &Trace,
     threads: &BTreeMap<i32, String>,
 ) -> Result<Vec<PathBuf>, GenerateError> {
@@ -435,7 +436,7 @@ pub(crate) fn render_and_write(
             Ok((file.file_name.clone(), source))
         })
         .collect::<Result<Vec<_>, GenerateError>>()?;
-    crate::render::write::write_all(out_dir, &rendered)
+    stage.write(&rendered)
 }
 
 /// Which test of which test binary the first of `calls` was made in, when a cargo test binary

@@ -21,6 +21,9 @@ use crate::verify::Quarantined;
 pub struct Report {
     /// The files written, in order.
     pub files: Vec<PathBuf>,
+    /// Files of the output directory this generate replaced: written again, or removed when
+    /// verification took out every test carved for them. The CLI says so.
+    pub replaced: Vec<PathBuf>,
     pub crate_name: String,
     /// Recorded calls by fate, after verification took out what failed.
     #[serde(flatten)]
@@ -252,6 +255,7 @@ pub(crate) fn report(
         .collect();
     Report {
         files,
+        replaced: Vec::new(),
         tests,
         crate_name: plan.crate_name,
         summary: plan.summary,

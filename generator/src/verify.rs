@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::GenerateError;
+use crate::interrupt::Interrupt;
 use crate::progress::{Progress, Step};
 use crate::render::write;
 
@@ -96,6 +97,7 @@ pub(crate) fn quarantine(
     files: &[UnderTest],
     v: &Verify,
     progress: Option<&Progress>,
+    interrupt: Interrupt,
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let mut out = Vec::new();
     let runs_per_file = v.runs.max(1) as usize;
@@ -111,7 +113,7 @@ pub(crate) fn quarantine(
                 },
             )
         };
-        out.extend(verify_file(crate_dir, out_dir, under, v, &at)?);
+        out.extend(verify_file(crate_dir, out_dir, under, (v, interrupt), &at)?);
     }
     Ok(out)
 }
@@ -123,7 +125,7 @@ fn verify_file(
     crate_dir: &Path,
     out_dir: &Path,
     under: &UnderTest,
-    v: &Verify,
+    (v, interrupt): (&Verify, Interrupt),
     at: &dyn Fn(usize),
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let (file, tests) = (&under.file, &under.tests);
@@ -136,7 +138,14 @@ fn verify_file(
         .map(|(t, &n)| (t.clone(), (0..n).collect()))
         .collect();
     let mut taken_out = Vec::new();
-    let mut compile_error = repair_file(crate_dir, out_dir, file, v, &mut taken_out, &mut alive)?;
+    let mut compile_error = repair_file(
+        crate_dir,
+        out_dir,
+        file,
+        (v, interrupt),
+        &mut taken_out,
+        &mut alive,
+    )?;
     for round in 0..MAX_ROW_ROUNDS {
         let mut runs = FileRuns {
             compile_error: compile_error.take(),
@@ -146,7 +155,7 @@ fn verify_file(
             if runs.compile_error.is_some() {
                 break;
             }
-            run_once(crate_dir, stem, v, &mut runs)?;
+            run_once(crate_dir, stem, (v, interrupt), &mut runs)?;
             if round == 0 {
                 at(run + 1);
             }
@@ -296,7 +305,7 @@ fn repair_file(
     crate_dir: &Path,
     out_dir: &Path,
     file: &str,
-    v: &Verify,
+    (v, interrupt): (&Verify, Interrupt),
     taken_out: &mut Vec<Quarantined>,
     alive: &mut Alive,
 ) -> Result<Option<String>, GenerateError> {
@@ -312,7 +321,7 @@ fn repair_file(
     ];
     let mut round = 0;
     loop {
-        let Some(built) = run_cargo(crate_dir, &args, v)? else {
+        let Some(built) = run_cargo(crate_dir, &args, (v, interrupt))? else {
             return Ok(Some(format!(
                 "cargo test --no-run --test {stem} took longer than {} s",
                 v.timeout.as_secs()
@@ -397,11 +406,11 @@ pub(crate) fn rewrite_without(
 fn run_once(
     crate_dir: &Path,
     stem: &str,
-    v: &Verify,
+    (v, interrupt): (&Verify, Interrupt),
     runs: &mut FileRuns,
 ) -> Result<(), GenerateError> {
     let args = ["test", "--test", stem, "--color", "never"];
-    let Some(ran) = run_cargo(crate_dir, &args, v)? else {
+    let Some(ran) = run_cargo(crate_dir, &args, (v, interrupt))? else {
         runs.compile_error = Some(format!(
             "cargo test --test {stem} took longer than {} s",
             v.timeout.as_secs()
@@ -449,10 +458,11 @@ struct CargoRun {
 }
 
 /// Runs `cargo ARGS` in `crate_dir`; `None` when it took longer than the timeout (it is killed).
+/// When the caller interrupts generation, cargo is killed and the error says so.
 fn run_cargo(
     crate_dir: &Path,
     args: &[&str],
-    v: &Verify,
+    (v, interrupt): (&Verify, Interrupt),
 ) -> Result<Option<CargoRun>, GenerateError> {
     let command = format!("{} {}", v.cargo.display(), args.join(" "));
     let mut child = Command::new(&v.cargo)
@@ -471,6 +481,13 @@ fn run_cargo(
     let stderr = drain(child.stderr.take());
     let start = Instant::now();
     let status = loop {
+        if interrupt.is_set() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GenerateError::Interrupted {
+                out_dir: crate_dir.to_path_buf(),
+            });
+        }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() > v.timeout => {
@@ -487,6 +504,12 @@ fn run_cargo(
             }
         }
     };
+    // A Ctrl-C reaches cargo too: its failure then says nothing about the tests.
+    if interrupt.is_set() {
+        return Err(GenerateError::Interrupted {
+            out_dir: crate_dir.to_path_buf(),
+        });
+    }
     Ok(Some(CargoRun {
         success: status.success(),
         stdout: stdout.join().unwrap_or_default(),

@@ -89,6 +89,7 @@ impl Fixture {
             plan: Default::default(),
             progress: None,
             distil: None,
+            interrupt: Default::default(),
         }
     }
 
@@ -551,7 +552,7 @@ fn verification_takes_out_a_test_that_fails_against_the_code_and_says_why() {
 }
 
 #[test]
-fn progress_is_told_the_tests_carved_then_each_verification_run_of_each_file() {
+fn progress_is_told_the_calls_planned_the_tests_carved_then_each_verification_run_of_each_file() {
     let fx = Fixture::new();
     let steps = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = steps.clone();
@@ -575,10 +576,17 @@ fn progress_is_told_the_tests_carved_then_each_verification_run_of_each_file() {
         .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     assert_eq!(files.len(), 2, "{files:?}");
-    let mut expected = vec![carve_generator::Step::Carved {
-        tests: report.summary.tests_written,
-        files: 2,
-    }];
+    // Planning is told every 256 calls, from the first: once for this small trace.
+    let mut expected = vec![
+        carve_generator::Step::Planning {
+            done: 0,
+            total: fx.trace.calls.len(),
+        },
+        carve_generator::Step::Carved {
+            tests: report.summary.tests_written,
+            files: 2,
+        },
+    ];
     for (i, file) in files.iter().enumerate() {
         for done in 0..=2 {
             expected.push(carve_generator::Step::Verifying {

@@ -164,6 +164,7 @@ fn carve(trace: &Trace, fixture_name: &str) -> (String, String) {
             plan: Default::default(),
             progress: None,
             distil: None,
+            interrupt: Default::default(),
         },
     )
     .unwrap();

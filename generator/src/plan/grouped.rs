@@ -169,11 +169,12 @@ pub(crate) fn count_equivalent(
 }
 
 /// The plan of a recording, every call grouping left out counted: the plan and the calls over
-/// the cap, per function.
+/// the cap, per function (`tick`: see [`crate::plan::plan_grouped`]).
 pub(crate) fn plan_recording(
     rec: &Recording,
     api: &CrateApi,
     options: &PlanOptions,
+    tick: &dyn Fn(usize, usize) -> bool,
 ) -> (Plan, Vec<OverMax>) {
     let mut plan = crate::plan::plan_grouped(
         rec.trace,
@@ -182,6 +183,7 @@ pub(crate) fn plan_recording(
         rec.equivalent,
         rec.over_max,
         rec.rows,
+        tick,
     );
     count_equivalent(&mut plan, rec.trace, rec.rows, rec.equivalent, api, options);
     let over = count_over_max(&mut plan, rec.trace, rec.over_max, api);
