@@ -21,6 +21,10 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
             for f in &report.files {
                 text.push_str(&format!("wrote {}\n", f.display()));
             }
+            if let Some(line) = report.test_targets_line() {
+                text.push_str(&line);
+                text.push('\n');
+            }
             text.push_str(&report.summary_line());
             text.push('\n');
             if let Some(line) = report.line_coverage_line() {

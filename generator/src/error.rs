@@ -73,8 +73,8 @@ pub enum GenerateError {
     #[error("generated {file} is not valid Rust ({message}): with --templates, fix the template; otherwise this is a carve bug, please report it")]
     InvalidGeneratedCode { file: String, message: String },
 
-    #[error("{} sets `autotests = false`, so cargo would never build the carved tests/carved_*.rs files: remove that line (cargo then finds tests/*.rs by itself) or add a [[test]] target for each carved file", manifest.display())]
-    AutotestsOff { manifest: PathBuf },
+    #[error("{} sets `autotests = false` and has a [[test]] target named `{name}` for another file, the name carve gives a carved file's target: rename that target, or carve into an --out DIR it does not build", manifest.display())]
+    TestTargetTaken { manifest: PathBuf, name: String },
 
     #[error("generated {file} holds an item carve did not plan ({item}): with --templates, write only the tests, mocks and uses the template is given; otherwise the trace may hold code made to be injected: do not run it, and report it")]
     UnplannedItem { file: String, item: String },

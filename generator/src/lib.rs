@@ -54,6 +54,7 @@ pub use crate::{
         CLOSURE_ARGUMENT, FAILED_VERIFICATION, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE,
         NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
+    render::targets::forget_test_targets,
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     verify::line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
 };
@@ -139,18 +140,26 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
             files: plan.files.len(),
         },
     );
+    let targets = render::targets::TestTargets::needed(&crate_dir, &opts.out_dir);
     let run = Run {
         rec,
         api: &api,
         crate_dir: &crate_dir,
         opts,
         templates: &templates,
+        targets: targets.as_ref(),
     };
-    let quarantined = match &opts.verify {
-        Some(v) => verify_and_replan(&run, v, &mut plan, &mut files, &mut over_max)?,
-        None => Vec::new(),
-    };
-    Ok(report::report(
+    let (quarantined, targets_added) = verify_listed(&run, &mut plan, &mut files, &mut over_max)
+        .inspect_err(|_| {
+            // Nothing carved stays: neither the files nor their targets in the manifest.
+            for path in files.iter() {
+                let _ = std::fs::remove_file(path);
+            }
+            if let Some(t) = &targets {
+                t.restore();
+            }
+        })?;
+    let mut report = report::report(
         rec,
         plan,
         (crate_dir, &api),
@@ -161,7 +170,31 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
             opts.verify.as_ref().map(|v| v.runs),
             opts.plan.max_per_function,
         ),
-    ))
+    );
+    report.test_targets_added = targets_added;
+    Ok(report)
+}
+
+/// Verifies the files written, when asked, with every carved file a test target of the crate
+/// (`render/targets.rs`: a manifest with `autotests = false` is told of them, before and after
+/// verification): the tests taken out, and the names of the targets added to the manifest.
+fn verify_listed(
+    run: &Run,
+    plan: &mut Plan,
+    files: &mut Vec<PathBuf>,
+    over_max: &mut Vec<OverMax>,
+) -> Result<(Vec<Quarantined>, Vec<String>), GenerateError> {
+    list_targets(run, files)?;
+    let quarantined = match &run.opts.verify {
+        Some(v) => verify_and_replan(run, v, plan, files, over_max)?,
+        None => Vec::new(),
+    };
+    Ok((quarantined, list_targets(run, files)?))
+}
+
+/// [`render::targets::TestTargets::list`] when the crate's manifest needs it.
+fn list_targets(run: &Run, files: &[PathBuf]) -> Result<Vec<String>, GenerateError> {
+    run.targets.map_or(Ok(Vec::new()), |t| t.list(files))
 }
 
 /// What one run of the pipeline works on, for the verification round.
@@ -171,6 +204,8 @@ struct Run<'r> {
     crate_dir: &'r Path,
     opts: &'r GenerateOptions,
     templates: &'r Templates,
+    /// The manifest to tell of the carved files (`autotests = false`), if it must be.
+    targets: Option<&'r render::targets::TestTargets>,
 }
 
 /// Verifies the files written: the tests taken out. A second round at most: the calls of tests
@@ -190,11 +225,11 @@ fn verify_and_replan(
     loop {
         let under_test = verify::under_test(plan);
         let quarantined = verify::quarantine(
-            run.crate_dir,
-            &opts.out_dir,
+            (run.crate_dir, &opts.out_dir),
             &under_test,
             v,
             opts.progress.as_ref(),
+            &|| list_targets(run, files).map(drop),
         )
         .inspect_err(|_| {
             // Unverified files may not even compile: leave none behind.
@@ -221,6 +256,7 @@ fn verify_and_replan(
                     run.rec.trace,
                     run.rec.threads,
                 )?;
+                list_targets(run, files)?;
                 continue;
             }
         }

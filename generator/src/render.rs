@@ -5,6 +5,7 @@
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
+pub(crate) mod targets;
 pub(crate) mod write;
 
 use std::collections::BTreeMap;

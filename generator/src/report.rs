@@ -56,6 +56,10 @@ pub struct Report {
     /// Why the line coverage was not measured, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_coverage_note: Option<String>,
+    /// The `[[test]]` targets carve added to the crate's manifest for the carved files, by name:
+    /// it says `autotests = false`, so cargo builds only the tests it lists.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub test_targets_added: Vec<String>,
     /// Every test left in the files (after verification), with the recorded calls it stands
     /// for: how `carve assess --write-tests` finds the test carved from a given call.
     #[serde(skip)]
@@ -162,6 +166,18 @@ impl Report {
         line
     }
 
+    /// The line the CLI prints when carve added `[[test]]` targets to the crate's manifest.
+    pub fn test_targets_line(&self) -> Option<String> {
+        (!self.test_targets_added.is_empty()).then(|| {
+            format!(
+                "added a [[test]] target to {} for each of {}: it sets `autotests = false`, so \
+                 cargo builds only the test files it lists",
+                self.crate_dir.join("Cargo.toml").display(),
+                self.test_targets_added.join(", ")
+            )
+        })
+    }
+
     /// The line the CLI prints under the summary about the carved tests' line coverage: the
     /// figure, or why it was not measured.
     pub fn line_coverage_line(&self) -> Option<String> {
@@ -260,6 +276,7 @@ pub(crate) fn report(
         skipped_functions,
         line_coverage: None,
         line_coverage_note: None,
+        test_targets_added: Vec::new(),
     }
 }
 
