@@ -44,6 +44,10 @@ pub struct Report {
     /// whose lines [`crate::verify::line_coverage::compare_lines`] compares.
     #[serde(skip)]
     pub lib_files: Vec<PathBuf>,
+    /// Where the crate was when the trace was recorded, when it was moved since
+    /// ([`CrateApi::recorded_root`]): the recording's files under it are the crate's.
+    #[serde(skip)]
+    pub recorded_root: Option<PathBuf>,
     /// The recorded function of each skipped call, by call id: the path as the trace has it
     /// (`<hex::FromHexError as core::fmt::Display>::fmt`), where the skipped call names it as
     /// a test would (`hex::FromHexError::to_string`).
@@ -273,6 +277,7 @@ pub(crate) fn report(
         over_max_per_function,
         crate_dir,
         lib_files: api.files.iter().cloned().collect(),
+        recorded_root: api.recorded_root.clone(),
         skipped_functions,
         line_coverage: None,
         line_coverage_note: None,

@@ -125,8 +125,9 @@ pub(crate) fn has_library(dir: &Path) -> bool {
 }
 
 /// Checks the recording (`rows`: calls kept aside as table rows) and finds the crate: refuses a
-/// trace of no Rust code or with looping parent links. Gives the crate's directory and its
-/// public API.
+/// trace of no Rust code or with looping parent links, and one whose recorded sources the
+/// crate does not hold (`moved.rs`: a trace moved with its crate is read relative to its
+/// root). Gives the crate's directory and its public API.
 pub(crate) fn check(
     rec: &Recording,
     crate_dir: Option<&PathBuf>,
@@ -153,6 +154,7 @@ pub(crate) fn check(
         Some(dir) => dir.clone(),
         None => crate_to_build(trace, rec.equivalent, rec.over_max, rec.rows, out_dir)?,
     };
-    let api = CrateApi::load(&crate_dir)?;
+    let mut api = CrateApi::load(&crate_dir)?;
+    crate::read::moved::anchor(&mut api, &trace.functions)?;
     Ok((crate_dir, api))
 }
