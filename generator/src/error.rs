@@ -21,7 +21,7 @@ pub enum GenerateError {
     #[error("the recorded sources are in the crate at {}, not in the crate at {} that --out or the current directory is in; carve builds and tests only the crate you point it at: pass --crate DIR to say which", recorded.display(), found.display())]
     CrateElsewhere { found: PathBuf, recorded: PathBuf },
 
-    #[error("none of the recorded source files is in the crate at {}, where it was recorded nor relative to its root: the trace's sources were under {}; pass --crate DIR naming that crate (or a copy of it)", crate_dir.display(), recorded.display())]
+    #[error("none of the recorded source files is in the crate at {}, at its recorded path or relative to the package root: the trace's sources were under {}; pass --crate DIR naming that crate (or a copy of it)", crate_dir.display(), recorded.display())]
     NoRecordedSource {
         crate_dir: PathBuf,
         recorded: PathBuf,
