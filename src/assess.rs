@@ -1544,14 +1544,18 @@ fn carve_into(
             entry.0.insert(t.name.clone());
         }
     }
+    let mut removed = Vec::new();
     for (file, (unused, all)) in by_file {
         if unused.len() == all {
             let path = out_dir.join(file);
             std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+            removed.push(path);
         } else if !unused.is_empty() {
             carve_generator::remove_tests(out_dir, file, &unused)?;
         }
     }
+    // A manifest with `autotests = false` was given a target for each carved file.
+    carve_generator::forget_test_targets(dir, &removed)?;
     Ok(())
 }
 

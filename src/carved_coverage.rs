@@ -131,7 +131,11 @@ fn measure_tests(
         .iter()
         .map(|f| names.of(&f.to_string_lossy()))
         .collect();
-    let recorded = names.coverage(recorded);
+    // A trace moved with its crate: its files are read where the crate is now.
+    let recorded = match &report.recorded_root {
+        Some(root) => names.coverage(&moved(recorded, root, &crate_dir)),
+        None => names.coverage(recorded),
+    };
     if !recorded.lines.keys().any(|f| lib_files.contains(f)) {
         bail!(
             "the recording has no line of {}'s sources (was it built from another copy of {}?)",
@@ -309,6 +313,27 @@ impl TraceSink for LinesReached {
             _ => {}
         }
     }
+}
+
+/// `c` with the files recorded under `root` (where the crate was recorded) named under
+/// `crate_dir` instead.
+fn moved(c: &Coverage, root: &Path, crate_dir: &Path) -> Coverage {
+    let local = |file: &str| match Path::new(file).strip_prefix(root) {
+        Ok(rest) => crate_dir.join(rest).to_string_lossy().into_owned(),
+        Err(_) => file.to_string(),
+    };
+    let mut out = c.clone();
+    out.lines = c
+        .lines
+        .iter()
+        .map(|(file, lines)| (local(file), lines.clone()))
+        .collect();
+    for f in &mut out.functions {
+        for (file, _) in f.lines.iter_mut().chain(f.reached_lines.iter_mut()) {
+            *file = local(file);
+        }
+    }
+    out
 }
 
 /// Source file names as the file system resolves them (`..`, symlinks), so that the program's

@@ -76,6 +76,10 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
                     f.display()
                 ));
             }
+            if let Some(line) = report.test_targets_line() {
+                text.push_str(&line);
+                text.push('\n');
+            }
             text.push_str(&report.summary_line());
             text.push('\n');
             if let Some(d) = &report.distilled {

@@ -269,31 +269,6 @@ fn items_reexported_from_private_modules_are_carved_under_their_public_paths() {
     assert!(test.status.success(), "{}", stdout(&test));
 }
 
-/// Published manifests often say `autotests = false`; carved files in tests/ would then never be
-/// built. generate says so in one line and writes nothing.
-#[test]
-fn a_manifest_with_autotests_off_is_refused_with_the_fix() {
-    let (_tmp, dir) = copy_fixture("abc");
-    let db = build_and_record(&dir, "abc", &[]);
-    let manifest = dir.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        text.replacen("[package]\n", "[package]\nautotests = false\n", 1),
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let out = generate_unverified(&db, &dir.join("tests"), &[]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("autotests = false") && err.contains("[[test]]"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read_dir(dir.join("tests")).unwrap().count(), 0);
-}
-
 /// `generate` groups equivalent calls while it reads the trace and plans from one of each; what
 /// it writes and reports must be what planning every call gives (`--whole-trace`, a flag for
 /// tests, reads the trace whole and plans every call; the same cap keeps the reports alike).

@@ -21,6 +21,12 @@ pub enum GenerateError {
     #[error("the recorded sources are in the crate at {}, not in the crate at {} that --out or the current directory is in; carve builds and tests only the crate you point it at: pass --crate DIR to say which", recorded.display(), found.display())]
     CrateElsewhere { found: PathBuf, recorded: PathBuf },
 
+    #[error("none of the recorded source files is in the crate at {}, at its recorded path or relative to the package root: the trace's sources were under {}; pass --crate DIR naming that crate (or a copy of it)", crate_dir.display(), recorded.display())]
+    NoRecordedSource {
+        crate_dir: PathBuf,
+        recorded: PathBuf,
+    },
+
     #[error("neither --out {} nor the current directory is inside a crate, and the recorded sources are in the crate at {}; carve builds and tests only the crate you point it at: pass --crate DIR (that one, if you mean it)", out_dir.display(), recorded.display())]
     NoCrateAtOut { out_dir: PathBuf, recorded: PathBuf },
 
@@ -73,8 +79,8 @@ pub enum GenerateError {
     #[error("generated {file} is not valid Rust ({message}): with --templates, fix the template; otherwise this is a carve bug, please report it")]
     InvalidGeneratedCode { file: String, message: String },
 
-    #[error("{} sets `autotests = false`, so cargo would never build the carved tests/carved_*.rs files: remove that line (cargo then finds tests/*.rs by itself) or add a [[test]] target for each carved file", manifest.display())]
-    AutotestsOff { manifest: PathBuf },
+    #[error("{} sets `autotests = false` and has a [[test]] target named `{name}` for another file, the name carve gives a carved file's target: rename that target, or carve into an --out DIR it does not build", manifest.display())]
+    TestTargetTaken { manifest: PathBuf, name: String },
 
     #[error("generated {file} holds an item carve did not plan ({item}): with --templates, write only the tests, mocks and uses the template is given; otherwise the trace may hold code made to be injected: do not run it, and report it")]
     UnplannedItem { file: String, item: String },

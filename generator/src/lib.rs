@@ -60,6 +60,7 @@ pub use crate::{
         CLOSURE_ARGUMENT, FAILED_VERIFICATION, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE,
         NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,
     },
+    render::targets::forget_test_targets,
     render::{format_rust, Templates, TEMPLATE_NAMES, TEST_FILE_TEMPLATE},
     verify::line_coverage::{compare_lines, LineCoverage, MissedFunction, SkipReason},
 };
@@ -166,6 +167,7 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
             files: plan.files.len(),
         },
     );
+    let targets = render::targets::TestTargets::needed(&crate_dir, &opts.out_dir);
     let run = Run {
         rec,
         api: &api,
@@ -173,27 +175,22 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
         opts,
         plan_options: &plan_options,
         templates: &templates,
+        targets: targets.as_ref(),
     };
-    let quarantined = match &opts.verify {
-        Some(v) => verify_and_replan(&run, v, &mut stage, (&mut plan, &mut files, &mut over_max))
-            .map_err(|e| match e {
+    // On an error or an interruption the stage puts the output directory back when dropped,
+    // and the manifest is put back here.
+    let finished = verify_and_distil(&run, &mut stage, (&mut plan, &mut files, &mut over_max))
+        .and_then(|done| Ok((done, stage.commit()?)))
+        .map_err(|e| match e {
             GenerateError::Interrupted { .. } => interrupted(),
             e => e,
-        })?,
-        None => Vec::new(),
-    };
-    // Distilling measures the tests with cargo, which finds them only in place.
-    let distilled = match (&opts.distil, &opts.verify) {
-        (Some(d), Some(_)) => {
-            stage.place()?;
-            Some(distil_verified(&run, d, &mut plan, &mut files)?)
+        });
+    let ((quarantined, distilled), replaced) = finished.inspect_err(|_| {
+        if let Some(t) = &targets {
+            t.restore();
         }
-        _ => None,
-    };
-    if opts.interrupt.is_set() {
-        return Err(interrupted());
-    }
-    let replaced = stage.commit()?;
+    })?;
+    let targets_added = list_targets(&run, &files)?;
     let mut report = report::report(
         rec,
         plan,
@@ -208,7 +205,38 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
     );
     report.distilled = distilled;
     report.replaced = replaced;
+    report.test_targets_added = targets_added;
     Ok(report)
+}
+
+/// Verification (when asked) and distilling (when asked and verified), with every carved file
+/// a test target of the crate while cargo builds them (`render/targets.rs`: a manifest with
+/// `autotests = false` is told of them): the tests taken out, and what distilling kept.
+fn verify_and_distil(
+    run: &Run,
+    stage: &mut Stage,
+    (plan, files, over_max): Planned,
+) -> Result<(Vec<Quarantined>, Option<Distilled>), GenerateError> {
+    let opts = run.opts;
+    let quarantined = match &opts.verify {
+        Some(v) => verify_and_replan(run, v, stage, (plan, files, over_max))?,
+        None => Vec::new(),
+    };
+    // Distilling measures the tests with cargo, which finds them only in place.
+    let distilled = match (&opts.distil, &opts.verify) {
+        (Some(d), Some(_)) => {
+            stage.place()?;
+            list_targets(run, files)?;
+            Some(distil_verified(run, d, plan, files)?)
+        }
+        _ => None,
+    };
+    if opts.interrupt.is_set() {
+        return Err(GenerateError::Interrupted {
+            out_dir: opts.out_dir.clone(),
+        });
+    }
+    Ok((quarantined, distilled))
 }
 
 /// Distils the verified tests (see `distil.rs`): the recorded calls they stand for say what
@@ -253,6 +281,11 @@ fn plan_options(options: &PlanOptions, trace: &Trace, api: &CrateApi) -> PlanOpt
     options
 }
 
+/// [`render::targets::TestTargets::list`] when the crate's manifest needs it.
+fn list_targets(run: &Run, files: &[PathBuf]) -> Result<Vec<String>, GenerateError> {
+    run.targets.map_or(Ok(Vec::new()), |t| t.list(files))
+}
+
 /// What one run of the pipeline works on, for the verification round.
 struct Run<'r> {
     rec: &'r Recording<'r>,
@@ -262,6 +295,8 @@ struct Run<'r> {
     /// `opts.plan` with the target's file prefix.
     plan_options: &'r PlanOptions,
     templates: &'r Templates,
+    /// The manifest to tell of the carved files (`autotests = false`), if it must be.
+    targets: Option<&'r render::targets::TestTargets>,
 }
 
 /// The plan, its staged files and the calls over the cap, as verification changes them.
@@ -282,15 +317,16 @@ fn verify_and_replan(
     let mut plan_options = run.plan_options.clone();
     let mut fallback_round = false;
     stage.place()?;
+    list_targets(run, files)?;
     loop {
         let under_test = verify::under_test(plan);
         let quarantined = verify::quarantine(
-            run.crate_dir,
-            &opts.out_dir,
+            (run.crate_dir, &opts.out_dir),
             &under_test,
             v,
             opts.progress.as_ref(),
             opts.interrupt,
+            &|| list_targets(run, files).map(drop),
         )?;
         if !quarantined.is_empty() && !fallback_round {
             fallback_round = true;
@@ -317,6 +353,7 @@ fn verify_and_replan(
                     run.rec.threads,
                 )?;
                 stage.place()?;
+                list_targets(run, files)?;
                 continue;
             }
         }

@@ -7,6 +7,7 @@
 pub(crate) mod crate_api;
 pub(crate) mod crate_dir;
 pub(crate) mod group;
+pub(crate) mod moved;
 pub(crate) mod paths;
 pub(crate) mod tree;
 pub(crate) mod types;

@@ -6,6 +6,7 @@
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
 pub(crate) mod stage;
+pub(crate) mod targets;
 pub(crate) mod write;
 
 use std::collections::BTreeMap;

@@ -48,6 +48,10 @@ pub struct Report {
     /// whose lines [`crate::verify::line_coverage::compare_lines`] compares.
     #[serde(skip)]
     pub lib_files: Vec<PathBuf>,
+    /// Where the crate was when the trace was recorded, when it was moved since
+    /// ([`CrateApi::recorded_root`]): the recording's files under it are the crate's.
+    #[serde(skip)]
+    pub recorded_root: Option<PathBuf>,
     /// The recorded function of each skipped call, by call id: the path as the trace has it
     /// (`<hex::FromHexError as core::fmt::Display>::fmt`), where the skipped call names it as
     /// a test would (`hex::FromHexError::to_string`).
@@ -64,6 +68,10 @@ pub struct Report {
     /// `--no-verify`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distilled: Option<Distilled>,
+    /// The `[[test]]` targets carve added to the crate's manifest for the carved files, by name:
+    /// it says `autotests = false`, so cargo builds only the tests it lists.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub test_targets_added: Vec<String>,
     /// Every test left in the files (after verification), with the recorded calls it stands
     /// for: how `carve assess --write-tests` finds the test carved from a given call.
     #[serde(skip)]
@@ -170,6 +178,18 @@ impl Report {
         line
     }
 
+    /// The line the CLI prints when carve added `[[test]]` targets to the crate's manifest.
+    pub fn test_targets_line(&self) -> Option<String> {
+        (!self.test_targets_added.is_empty()).then(|| {
+            format!(
+                "added a [[test]] target to {} for each of {}: it sets `autotests = false`, so \
+                 cargo builds only the test files it lists",
+                self.crate_dir.join("Cargo.toml").display(),
+                self.test_targets_added.join(", ")
+            )
+        })
+    }
+
     /// The line the CLI prints under the summary about the carved tests' line coverage: the
     /// figure, or why it was not measured.
     pub fn line_coverage_line(&self) -> Option<String> {
@@ -266,10 +286,12 @@ pub(crate) fn report(
         over_max_per_function,
         crate_dir,
         lib_files: api.files.iter().cloned().collect(),
+        recorded_root: api.recorded_root.clone(),
         skipped_functions,
         line_coverage: None,
         line_coverage_note: None,
         distilled: None,
+        test_targets_added: Vec::new(),
     }
 }
 

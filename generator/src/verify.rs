@@ -90,14 +90,15 @@ const MAX_REPAIR_ROUNDS: usize = 5;
 
 /// Verifies every file of `files` (name in `out_dir`, its tests): repairs it until it compiles,
 /// runs it `runs` times, and rewrites it without the tests taken out (or removes it when none is
-/// left). Returns the tests taken out.
+/// left, then calls `removed`, which takes its target out of a manifest that lists it, so the
+/// next file builds). Returns the tests taken out.
 pub(crate) fn quarantine(
-    crate_dir: &Path,
-    out_dir: &Path,
+    (crate_dir, out_dir): (&Path, &Path),
     files: &[UnderTest],
     v: &Verify,
     progress: Option<&Progress>,
     interrupt: Interrupt,
+    removed: &dyn Fn() -> Result<(), GenerateError>,
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let mut out = Vec::new();
     let runs_per_file = v.runs.max(1) as usize;
@@ -114,6 +115,9 @@ pub(crate) fn quarantine(
             )
         };
         out.extend(verify_file(crate_dir, out_dir, under, (v, interrupt), &at)?);
+        if !out_dir.join(&under.file).is_file() {
+            removed()?;
+        }
     }
     Ok(out)
 }

@@ -552,7 +552,9 @@ impl Decoder<'_> {
         let cap_at = self.first_named(buf.ty, "cap", 0, 0)?;
         let cap = le_u64(slice(bytes, buf.offset.wrapping_add(cap_at), 8)?);
         let elem_size = self.types.get(elem)?.size;
-        if cap == 0 || head >= cap || len > cap || depth >= self.limits.max_depth {
+        // A new deque has no buffer yet (capacity 0): empty, not out of shape.
+        let in_shape = len <= cap && (head < cap || (head == 0 && len == 0));
+        if !in_shape || depth >= self.limits.max_depth {
             return Some(unavailable(name, "ring buffer out of shape"));
         }
         let take = (len as usize).min(self.limits.max_elems);

@@ -13,11 +13,12 @@ use crate::read::paths::{split_impl_block, split_top, split_trait_impl};
 
 /// A source file we can see that is not part of the lib: the binary (or another crate).
 pub(crate) fn outside_lib(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
-    let file = info.decl_file.as_deref().map(Path::new)?;
-    if !file.is_file() || api.contains_file(file) {
+    let recorded = info.decl_file.as_deref().map(Path::new)?;
+    let file = api.local_file(recorded);
+    if !file.is_file() || api.contains_file(recorded) {
         return None;
     }
-    let in_crate = std::fs::canonicalize(file)
+    let in_crate = std::fs::canonicalize(&file)
         .ok()
         .zip(std::fs::canonicalize(&api.dir).ok())
         .is_some_and(|(f, d)| f.starts_with(d));

@@ -17,7 +17,7 @@ use carve_storage::{closing_angle, FunctionInfo};
 use crate::act::std_traits::std_spelling;
 use crate::read::crate_api::CrateApi;
 use crate::read::paths::split_top;
-use crate::read::types::strip_generics;
+use crate::read::types::{strip_generics, TypeFacts};
 
 /// The recorded type arguments of generic type `type_path` (`shapes::Stack`, without
 /// arguments) in this function instance: from its receiver, its other parameters, or its
@@ -70,13 +70,13 @@ fn split_args(inner: &str) -> Vec<String> {
 
 /// A recorded (DWARF) type name as a test outside the crate writes it, or `None` when a test
 /// cannot name it: a private type of the crate, a closure, a type of another crate.
-pub fn test_spelling(ty: &str, api: &CrateApi) -> Option<String> {
+pub fn test_spelling(ty: &str, facts: &dyn TypeFacts) -> Option<String> {
     let written = std_spelling(ty);
     let parsed = syn::parse_str::<syn::Type>(&written).ok()?;
-    nameable(&parsed, api).then_some(written)
+    nameable(&parsed, facts).then_some(written)
 }
 
-fn nameable(ty: &syn::Type, api: &CrateApi) -> bool {
+fn nameable(ty: &syn::Type, api: &dyn TypeFacts) -> bool {
     match ty {
         syn::Type::Reference(r) => nameable(&r.elem, api),
         syn::Type::Slice(s) => nameable(&s.elem, api),
@@ -105,10 +105,8 @@ fn nameable(ty: &syn::Type, api: &CrateApi) -> bool {
                         || matches!(one.as_str(), "str" | "String")
                 }
                 [first, ..] if first == "std" => true,
-                [first, ..] if *first == api.crate_name => {
-                    api.public_type(&segments.join("::")).is_some()
-                }
-                _ => false,
+                // A public type of the crate (no other crate's type has a shape).
+                _ => api.shape(&segments.join("::")).is_some(),
             };
             head_nameable && arguments_nameable
         }

@@ -50,10 +50,9 @@ impl LeanValues {
         functions: &[FunctionInfo],
         objects: &[ObjectInfo],
     ) -> Result<LeanValues, GenerateError> {
-        Ok(LeanValues::new(
-            &CrateApi::load(crate_dir)?,
-            functions,
-            objects,
-        ))
+        let mut api = CrateApi::load(crate_dir)?;
+        // A trace moved with its crate: its files are read where generation will read them.
+        crate::read::moved::anchor(&mut api, functions)?;
+        Ok(LeanValues::new(&api, functions, objects))
     }
 }

@@ -5,6 +5,7 @@
 //! the suffix of the declared width. Where the declaration says nothing usable (a type parameter,
 //! `impl Trait`, a type alias) the value's own recorded type is used instead.
 
+mod collections;
 mod compose;
 mod error;
 mod iterators;
@@ -16,7 +17,8 @@ mod tests;
 
 use carve_storage::{Field, Value};
 
-use crate::arrange::literal::compose::{compose, render_seq};
+use crate::arrange::literal::collections::render_seq;
+use crate::arrange::literal::compose::compose;
 use crate::arrange::literal::error::{describe, mismatch};
 pub(crate) use crate::arrange::literal::error::{reason, LiteralError};
 use crate::arrange::literal::iterators::split_at_char;
@@ -180,7 +182,7 @@ pub fn render_value(
             truncated: false,
         } => {
             let args = list(&mut elems.iter())?;
-            render_seq(ty, &args)
+            render_seq(ty, &args, compare, facts)
         }
         Value::Ref { ty, target, .. } => ref_value(ty, target, compare, facts),
         _ => Err(LiteralError::Undecoded),

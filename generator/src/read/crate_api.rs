@@ -51,6 +51,9 @@ pub struct CrateApi {
     /// it is reachable by), full paths with the crate name (`carve::store::Store` →
     /// `carve::Store`). A glob (`pub use store::*`) maps a module: `carve::store` → `carve`.
     pub reexports: Vec<Reexport>,
+    /// Where the crate was when the trace was recorded, when that is not `dir` (a trace moved
+    /// with its crate, `read/moved.rs`): its recorded source files are read under `dir`.
+    pub recorded_root: Option<PathBuf>,
 }
 
 /// One `pub use` of a reachable module.
@@ -299,9 +302,21 @@ impl CrateApi {
             .or_else(|| self.find_module(&module[..module.len().saturating_sub(1)]))
             .is_some_and(|m| m.reachable)
     }
-    /// Whether `file` is one of the lib's source files.
+    /// Whether recorded source file `file` is one of the lib's source files.
     pub fn contains_file(&self, file: &Path) -> bool {
-        self.files.contains(&canonical(file))
+        self.files.contains(&canonical(&self.local_file(file)))
+    }
+    /// Where recorded source file `file` is now: under `dir` when the trace was recorded with
+    /// the crate elsewhere ([`CrateApi::recorded_root`]), else where the trace says.
+    pub fn local_file(&self, file: &Path) -> PathBuf {
+        match self
+            .recorded_root
+            .as_ref()
+            .and_then(|root| file.strip_prefix(root).ok())
+        {
+            Some(rest) => self.dir.join(rest),
+            None => file.to_path_buf(),
+        }
     }
 }
 

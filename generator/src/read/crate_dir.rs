@@ -117,30 +117,6 @@ pub(crate) fn find_crate_dir(
         .map(|(dir, _)| dir)
 }
 
-/// Carved files in the crate's `tests/` are test targets only while cargo discovers them: a
-/// manifest with `autotests = false` (cargo writes it into every manifest it publishes with
-/// explicit `[[test]]`s) needs to be told, or nothing carved would ever run.
-pub(crate) fn check_tests_are_targets(
-    crate_dir: &Path,
-    out_dir: &Path,
-) -> Result<(), GenerateError> {
-    let manifest = crate_dir.join("Cargo.toml");
-    let info = crate_api::manifest::parse_manifest(
-        &std::fs::read_to_string(&manifest).unwrap_or_default(),
-    );
-    let in_tests = match (
-        out_dir.canonicalize(),
-        crate_dir.join("tests").canonicalize(),
-    ) {
-        (Ok(out), Ok(tests)) => out == tests,
-        _ => false,
-    };
-    if in_tests && info.autotests_off && !info.test_paths.iter().any(|p| p.contains("carved_")) {
-        return Err(GenerateError::AutotestsOff { manifest });
-    }
-    Ok(())
-}
-
 pub(crate) fn has_library(dir: &Path) -> bool {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     let info = crate_api::manifest::parse_manifest(&manifest);
@@ -149,8 +125,9 @@ pub(crate) fn has_library(dir: &Path) -> bool {
 }
 
 /// Checks the recording (`rows`: calls kept aside as table rows) and finds the crate: refuses a
-/// trace of no Rust code or with looping parent links, and a crate cargo would not build the
-/// carved files of. Gives the crate's directory and its public API.
+/// trace of no Rust code or with looping parent links, and one whose recorded sources the
+/// crate does not hold (`moved.rs`: a trace moved with its crate is read relative to its
+/// root). Gives the crate's directory and its public API.
 pub(crate) fn check(
     rec: &Recording,
     crate_dir: Option<&PathBuf>,
@@ -177,7 +154,7 @@ pub(crate) fn check(
         Some(dir) => dir.clone(),
         None => crate_to_build(trace, rec.equivalent, rec.over_max, rec.rows, out_dir)?,
     };
-    let api = CrateApi::load(&crate_dir)?;
-    check_tests_are_targets(&crate_dir, out_dir)?;
+    let mut api = CrateApi::load(&crate_dir)?;
+    crate::read::moved::anchor(&mut api, &trace.functions)?;
     Ok((crate_dir, api))
 }

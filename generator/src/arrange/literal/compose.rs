@@ -1,47 +1,7 @@
-//! Values written from their parts already written: a struct or variant literal, a sequence by
-//! its recorded type (`vec![..]`, an array, a `VecDeque`...).
+//! Values written from their parts already written: a struct or variant literal.
 
 use crate::arrange::literal::error::LiteralError;
-use crate::read::types::Prim;
 use crate::syntax;
-
-/// A sequence by its recorded type: `vec![..]`, an array `[..]`, or a slice `&[..][..]` (the
-/// `[..]` makes it `&[T]`, not `&[T; N]`, so a generic parameter is the recorded instance). An
-/// empty one names its element type when that is a primitive, so that it infers.
-pub(crate) fn render_seq(ty: &str, args: &[String]) -> Result<String, LiteralError> {
-    let items = args.join(", ");
-    let typed_empty = |elem: &str| Prim::from_name(elem.trim()).map(|p| p.name());
-    if let Some(rest) = ty.strip_prefix("alloc::vec::Vec<") {
-        let elem = rest.split(',').next().unwrap_or("").trim_end_matches('>');
-        return Ok(match (args.is_empty(), typed_empty(elem)) {
-            (true, Some(p)) => format!("Vec::<{p}>::new()"),
-            _ => format!("vec![{items}]"),
-        });
-    }
-    let (amp, slice) = if let Some(rest) = ty.strip_prefix("&mut [") {
-        ("&mut ", rest)
-    } else if let Some(rest) = ty.strip_prefix("&[") {
-        ("&", rest)
-    } else if let Some(rest) = ty.strip_prefix('[') {
-        // An array `[T; N]`.
-        let elem = rest.split(';').next().unwrap_or("");
-        return Ok(match (args.is_empty(), typed_empty(elem)) {
-            (true, Some(p)) => format!("([] as [{p}; 0])"),
-            _ => format!("[{items}]"),
-        });
-    } else {
-        return Err(LiteralError::UnsupportedType(ty.to_string()));
-    };
-    let elem = slice.strip_suffix(']').unwrap_or(slice);
-    if elem.contains(';') {
-        // `&[T; N]`, recorded as the array itself.
-        return Ok(format!("{amp}[{items}]"));
-    }
-    Ok(match (args.is_empty(), typed_empty(elem)) {
-        (true, Some(p)) => format!("{amp}([] as [{p}; 0])[..]"),
-        _ => format!("{amp}[{items}][..]"),
-    })
-}
 
 /// `Path`, `Path(a, b)` or `Path { x: a }`: tuple fields are recorded as `__0`, `__1`...; a
 /// named field is written only when its name is an identifier.

@@ -520,3 +520,103 @@ fn sequences_are_written_as_their_recorded_type_and_empty_ones_name_the_element(
         assert!(syn::parse_str::<syn::Expr>(&got).is_ok(), "{got}");
     }
 }
+
+#[test]
+fn empty_collections_name_their_element_types_so_that_they_infer() {
+    let seq = |ty: &str, elems: Vec<Value>| Value::Seq {
+        ty: ty.into(),
+        elems,
+        truncated: false,
+    };
+    let entry = |k: &str, v: u128| Value::Tuple {
+        ty: "(alloc::string::String, u32)".into(),
+        elems: vec![
+            Value::Str {
+                ty: "alloc::string::String".into(),
+                value: k.into(),
+                truncated: false,
+            },
+            uint("u32", v),
+        ],
+    };
+    let map = "std::collections::hash::map::HashMap<alloc::string::String, u32, \
+               std::hash::random::RandomState>";
+    let cases = [
+        (
+            seq(
+                "alloc::vec::Vec<alloc::string::String, alloc::alloc::Global>",
+                vec![],
+            ),
+            "Vec::<String>::new()",
+        ),
+        (
+            seq("alloc::vec::Vec<(u8, &str), alloc::alloc::Global>", vec![]),
+            "Vec::<(u8, &str)>::new()",
+        ),
+        (
+            seq("&[alloc::string::String]", vec![]),
+            "&([] as [String; 0])[..]",
+        ),
+        (
+            seq(map, vec![]),
+            "std::collections::HashMap::<String, u32>::new()",
+        ),
+        (
+            seq(map, vec![entry("a", 1)]),
+            "std::collections::HashMap::from([(String::from(\"a\"), 1u32)])",
+        ),
+        (
+            seq(
+                "alloc::collections::btree::set::BTreeSet<i32, alloc::alloc::Global>",
+                vec![],
+            ),
+            "std::collections::BTreeSet::<i32>::new()",
+        ),
+        (
+            seq(
+                "alloc::collections::vec_deque::VecDeque<u8, alloc::alloc::Global>",
+                vec![uint("u8", 1), uint("u8", 2)],
+            ),
+            "std::collections::VecDeque::from([1u8, 2u8])",
+        ),
+    ];
+    for (value, want) in cases {
+        for compare in [false, true] {
+            let got = render_value(&value, compare, &NoTypes).unwrap();
+            assert_eq!(got, want);
+            assert!(syn::parse_str::<syn::Expr>(&got).is_ok(), "{got}");
+        }
+    }
+    // Another hasher: neither `from` nor `new` makes it.
+    let hasher = seq(
+        "std::collections::hash::map::HashMap<u8, u8, ahash::RandomState>",
+        vec![],
+    );
+    assert!(render_value(&hasher, false, &NoTypes).is_err());
+    // An element type a test cannot name: untyped as an argument, where the parameter's type
+    // decides; never on the right of `==`, where nothing does.
+    let private = seq("alloc::vec::Vec<m::Private, alloc::alloc::Global>", vec![]);
+    assert_eq!(render_value(&private, false, &NoTypes).unwrap(), "vec![]");
+    assert!(render_value(&private, true, &NoTypes).is_err());
+    let private_map = seq(
+        "alloc::collections::btree::map::BTreeMap<m::Private, u8, alloc::alloc::Global>",
+        vec![],
+    );
+    assert_eq!(
+        render_value(&private_map, false, &NoTypes).unwrap(),
+        "std::collections::BTreeMap::new()"
+    );
+    // A public type of the crate without `PartialEq`: named as an argument, not compared.
+    struct Public;
+    impl TypeFacts for Public {
+        fn shape(&self, path: &str) -> Option<Shape> {
+            (path == "m::Item").then(Shape::default)
+        }
+    }
+    let items = seq("alloc::vec::Vec<m::Item, alloc::alloc::Global>", vec![]);
+    assert_eq!(
+        render_value(&items, false, &Public).unwrap(),
+        "Vec::<m::Item>::new()"
+    );
+    assert!(render_value(&items, true, &Public).is_err());
+}

@@ -233,6 +233,7 @@ impl CrateApi {
             dev_dependencies: info.dependencies.clone(),
             aliases: BTreeMap::new(),
             reexports: Vec::new(),
+            recorded_root: None,
         };
         api.files.insert(canonical(&lib_root));
         let child_dir = lib_root

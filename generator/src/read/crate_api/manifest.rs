@@ -15,17 +15,37 @@ pub(crate) struct ManifestInfo {
     pub dependencies: BTreeSet<String>,
     /// `[package] autotests = false`: cargo builds no `tests/*.rs` file it is not told of.
     pub autotests_off: bool,
-    /// The `path`s of the `[[test]]` targets.
-    pub test_paths: Vec<String>,
+    /// The `[[test]]` targets, in order.
+    pub tests: Vec<TestTarget>,
 }
 
-/// Reads `[package] name`, `[lib] name` and `[lib] path` from a manifest. Only plain
+/// One `[[test]]` table: its `name` and `path` when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TestTarget {
+    pub name: Option<String>,
+    pub path: Option<String>,
+}
+
+impl TestTarget {
+    /// The file cargo builds, relative to the package: `path`, or else `tests/{name}.rs`.
+    pub(crate) fn file(&self) -> Option<String> {
+        self.path
+            .clone()
+            .or_else(|| self.name.as_ref().map(|n| format!("tests/{n}.rs")))
+    }
+}
+
+/// Reads `[package] name` and `autotests`, `[lib] name` and `path`, the `[[test]]` targets and
+/// the dependencies from a manifest. Only plain
 /// `key = "string"` lines are understood, which is how Cargo writes and people write these keys.
 pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
     let mut info = ManifestInfo::default();
     let mut section = String::new();
     for line in text.lines() {
         let line = line.trim();
+        if line.starts_with("[[test]]") {
+            info.tests.push(TestTarget::default());
+        }
         if line.starts_with('[') {
             section = line
                 .trim_start_matches('[')
@@ -58,11 +78,18 @@ pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
             ("package", "name") => info.package_name = Some(value),
             ("lib", "name") => info.lib_name = Some(value),
             ("lib", "path") => info.lib_path = Some(value),
-            ("test", "path") => info.test_paths.push(value),
+            ("test", "name") => set_last(&mut info.tests, |t| t.name = Some(value)),
+            ("test", "path") => set_last(&mut info.tests, |t| t.path = Some(value)),
             _ => {}
         }
     }
     info
+}
+
+fn set_last(tests: &mut [TestTarget], set: impl FnOnce(&mut TestTarget)) {
+    if let Some(last) = tests.last_mut() {
+        set(last);
+    }
 }
 
 /// A basic (`"..."`, with the common escapes) or literal (`'...'`) TOML string at the start of

@@ -98,6 +98,23 @@ fn manifest_keys_are_read_from_their_sections() {
     assert_eq!(info.package_name.as_deref(), Some("my-crate"));
     assert_eq!(info.lib_name.as_deref(), Some("mine"));
     assert_eq!(info.lib_path.as_deref(), Some("src/root.rs"));
+    assert!(!info.autotests_off && info.tests.is_empty());
+}
+
+#[test]
+fn test_targets_are_read_table_by_table() {
+    let info = parse_manifest(
+        "[package]\nname = \"p\"\nautotests = false\n\n[[test]]\nname = \"a\"\npath = \"tests/x.rs\"\n\n[[test]]\nname = \"b\"\n[dependencies]\npath = \"no\"\n",
+    );
+    assert!(info.autotests_off);
+    let files: Vec<_> = info.tests.iter().map(|t| t.file()).collect();
+    assert_eq!(
+        files,
+        [
+            Some("tests/x.rs".to_string()),
+            Some("tests/b.rs".to_string())
+        ]
+    );
 }
 
 #[test]
