@@ -197,6 +197,37 @@ fn threads_busy_in_process_never_keep_the_program_stopped() {
     }
 }
 
+/// Probe D1: threads whose thread function keeps ptrace stops call functions captured in
+/// process. A thread's stop (its thread function's return) was served before that thread's own
+/// records when a record another thread was still writing hid them: the open in-process calls
+/// were closed `unwound` although they returned, and every later call of that thread was
+/// stored as a root (3 to 6 runs in 20 before the fix). Every call returns here, under its
+/// caller.
+#[test]
+fn stops_of_a_thread_wait_for_its_own_in_process_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = c_program(dir.path(), "nested", &["-pthread"]);
+    let db = dir.path().join("nested.db");
+    let _load = Load::start();
+    for run in 0..10 {
+        let o = record(&db, &[], &nested, &["8"]);
+        assert_eq!(o.status.code(), Some(0), "run {run}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "done 200 threads\n", "run {run}");
+        assert_eq!(calls_of(&db, "hit"), 20_000, "run {run}: every call of hit");
+        let wrong = count(
+            &db,
+            "select count(*) from calls c join functions f \
+             on f.run_id = c.run_id and f.id = c.function_id \
+             where c.outcome_kind != 'returned' \
+             or (f.path in ('hit', 'worker') and c.parent_id is null)",
+        );
+        assert_eq!(
+            wrong, 0,
+            "run {run}: a call not returned, or cut from its caller"
+        );
+    }
+}
+
 /// Row 27: the process ends (`exit(5)` in `main`) while 8 threads are inside calls: the
 /// recording exits with 5, the run is not lost, and the open calls are unfinished, not
 /// unwound and not left open.

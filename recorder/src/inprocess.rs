@@ -197,6 +197,15 @@ impl crate::location::Memory for Regions<'_> {
     }
 }
 
+/// What [`Ring::take_thread`] took of a thread's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Taken {
+    /// The look stopped at a record another thread is still writing, before the ring's head:
+    /// records of the thread may lie beyond it. A stopped thread's own records are all
+    /// committed, so once that record is, a second look finds every one.
+    pub(crate) hidden: bool,
+}
+
 /// What drains read: the records' bytes, one after the other, and where each record lies.
 /// A caller that clears it before each drain reuses its memory; one that does not (the probe)
 /// keeps every record.
@@ -678,13 +687,12 @@ impl Ring {
     /// skips them later: a stopped thread's own records, recorded before its stop is handled
     /// without waiting for every other thread's records before them (a full ring holds tens of
     /// milliseconds of them). Looks from the tail up to the first record still being written
-    /// (whatever lies beyond it cannot be found). Returns how many it took, or `None` when the
-    /// ring is not shared with carve (the caller drains in order instead).
-    pub(crate) fn take_thread(&mut self, pointer: u64, out: &mut Drained) -> Option<usize> {
+    /// (whatever lies beyond it cannot be found: [`Taken::hidden`]). `None` when the ring is
+    /// not shared with carve (the caller drains in order instead).
+    pub(crate) fn take_thread(&mut self, pointer: u64, out: &mut Drained) -> Option<Taken> {
         let shared = self.shared.as_ref()?;
         let head = shared.word(0);
         let mut off = self.tail;
-        let mut taken = 0;
         while off < head {
             let p = off % self.capacity;
             let at = HEADER + p;
@@ -704,11 +712,10 @@ impl Ring {
                 }
                 out.records.push(start..start + len as usize);
                 self.early.insert(off);
-                taken += 1;
             }
             off += len;
         }
-        Some(taken)
+        Some(Taken { hidden: off < head })
     }
 
     fn set_tail(&self, mem: &ProcessMemory, tail: u64) -> Result<(), RecordError> {

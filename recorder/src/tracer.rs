@@ -418,6 +418,11 @@ pub(crate) struct Tracer<'a> {
     /// What the last drain read, kept (cleared) for the next one: its memory is reused and
     /// the records are read in place.
     drained: crate::inprocess::Drained,
+    /// Stops not served yet, and since when: their thread's records may lie behind a record
+    /// another thread is still writing (see [`Tracer::serve`]). A stop served before its own
+    /// thread's records closed an in-process call that had returned as `unwound`, and every
+    /// later call of that thread was stored as a root.
+    deferred: std::collections::VecDeque<(WaitStatus, std::time::Instant)>,
     /// The in-process functions with a `--max-calls-per-function` limit, by index.
     limited: HashMap<usize, Limited>,
     /// Threads waiting for their `vfork` child, with their thread pointer: the in-process
@@ -462,6 +467,10 @@ impl Machine for Stopped<'_> {
         dwarf_register(self.regs, r)
     }
 }
+
+/// The longest a stop waits for its thread's records hidden behind a record another thread is
+/// still writing: such a record is committed within microseconds unless its writer was killed.
+const DEFER_LIMIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Bytes of the in-process ring (4 MiB: a few hundred thousand calls between two drains).
 const RING_BYTES: u64 = 4 << 20;
@@ -862,7 +871,11 @@ impl<'a> Tracer<'a> {
     /// the stop waits for its thread's records only, never for a full ring's. Where the
     /// thread cannot be told in the records (its thread pointer unknown) or the ring is not
     /// shared with carve, drains in order instead ([`Tracer::drain_written`]).
-    fn drain_thread(&mut self, tid: Pid) -> Result<(), RecordError> {
+    ///
+    /// Returns whether every record of the thread is out of the ring: `false` when the look
+    /// stopped at a record another thread is still writing, behind which more of this thread's
+    /// records may lie ([`crate::inprocess::Taken::hidden`]).
+    fn drain_thread(&mut self, tid: Pid) -> Result<bool, RecordError> {
         let known = self.thread_pointers.iter().find(|(_, t)| **t == tid);
         let pointer = match known {
             Some((pointer, _)) => Some(*pointer),
@@ -874,10 +887,10 @@ impl<'a> Tracer<'a> {
             (Some(pointer), Some(ring)) => ring.take_thread(pointer, &mut early),
             _ => None,
         };
-        if taken.is_none() {
+        let Some(taken) = taken else {
             self.drained = early;
-            return self.drain_written();
-        }
+            return self.drain_written().map(|()| true);
+        };
         if let Some(pointer) = pointer {
             self.learn_thread_pointer(tid, pointer);
         }
@@ -885,7 +898,7 @@ impl<'a> Tracer<'a> {
         self.drained = early;
         decoded?;
         self.exits_done();
-        Ok(())
+        Ok(!taken.hidden)
     }
 
     /// Turns off the exit captures of each limited function whose captures are all taken and
@@ -1121,6 +1134,7 @@ impl<'a> Tracer<'a> {
             patched: Vec::new(),
             thread_pointers: HashMap::new(),
             drained: crate::inprocess::Drained::default(),
+            deferred: std::collections::VecDeque::new(),
             limited: HashMap::new(),
             removed: HashSet::new(),
             sigtrap: crate::sigtrap::Guard::default(),
@@ -1328,6 +1342,12 @@ impl<'a> Tracer<'a> {
                     },
                 };
             }
+            if let Some(status) = self.deferred_ready()? {
+                if let Some(exit) = self.handle_now(status)? {
+                    break exit;
+                }
+                continue;
+            }
             let status = match self.next_status()? {
                 Next::Stop(s) => s,
                 // Records were drained, or the wait was cut short to look at the ring.
@@ -1338,21 +1358,8 @@ impl<'a> Tracer<'a> {
                     }
                 }
             };
-            if self.ring.is_some() {
-                // The records this stop depends on first (the memory is still there).
-                match self.records_first(&status) {
-                    RecordsFirst::Nothing => {}
-                    RecordsFirst::Thread(tid) => self.drain_thread(tid)?,
-                    RecordsFirst::All => self.drain_written()?,
-                }
-            }
-            match self.handle(status) {
-                Ok(Some(exit)) => break exit,
-                Ok(None) => {}
-                // A thread killed while carve served its stop (another thread called `exit`,
-                // a fatal signal): its end is the next thing `waitpid` reports.
-                Err(e) if e.tracee_gone() => {}
-                Err(e) => return Err(e),
+            if let Some(exit) = self.serve(status)? {
+                break exit;
             }
         };
         self.close_all(Outcome::Unfinished);
@@ -1368,6 +1375,65 @@ impl<'a> Tracer<'a> {
             execed: self.execed,
             pinned_from: self.pinned_from,
         })
+    }
+
+    /// Serves one status: after the records it depends on (the memory is still there), or,
+    /// when a stopped thread's records may be hidden behind a record another thread is still
+    /// writing, later ([`Tracer::deferred`]). A new status of a thread whose stop waits is
+    /// served after that stop, which then waits no longer.
+    fn serve(&mut self, status: WaitStatus) -> Result<Option<ProcessExit>, RecordError> {
+        if let Some(i) = self
+            .deferred
+            .iter()
+            .position(|(s, _)| s.pid() == status.pid())
+        {
+            if let Some((earlier, _)) = self.deferred.remove(i) {
+                if let Some(exit) = self.handle_now(earlier)? {
+                    return Ok(Some(exit));
+                }
+            }
+        }
+        if self.ring.is_some() {
+            let whole = match self.records_first(&status) {
+                RecordsFirst::Nothing => true,
+                RecordsFirst::Thread(tid) => self.drain_thread(tid)?,
+                RecordsFirst::All => self.drain_written().map(|()| true)?,
+            };
+            if !whole {
+                self.deferred.push_back((status, std::time::Instant::now()));
+                return Ok(None);
+            }
+        }
+        self.handle_now(status)
+    }
+
+    /// The first deferred stop whose thread's records are all out of the ring now, or that
+    /// waited [`DEFER_LIMIT`] (the record hiding them may never be committed: a thread killed
+    /// while writing it), with the records it could take.
+    fn deferred_ready(&mut self) -> Result<Option<WaitStatus>, RecordError> {
+        for i in 0..self.deferred.len() {
+            let (status, since) = self.deferred[i];
+            let whole = match status.pid() {
+                Some(tid) => self.drain_thread(tid)?,
+                None => true,
+            };
+            if whole || since.elapsed() >= DEFER_LIMIT {
+                self.deferred.remove(i);
+                return Ok(Some(status));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Handles `status`, its records already taken.
+    fn handle_now(&mut self, status: WaitStatus) -> Result<Option<ProcessExit>, RecordError> {
+        match self.handle(status) {
+            Ok(exit) => Ok(exit),
+            // A thread killed while carve served its stop (another thread called `exit`, a
+            // fatal signal): its end is the next thing `waitpid` reports.
+            Err(e) if e.tracee_gone() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The next stop or exit among this thread's tracees (`__WALL | __WNOTHREAD`: a child
