@@ -113,6 +113,14 @@ pub fn generate(a: &GenerateArgs) -> anyhow::Result<Report> {
 }
 
 fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
+    // Before the trace is read (a minute for a trace of a gigabyte): a mistyped --out is told
+    // at once.
+    if !a.out.is_dir() {
+        return Err(GenerateError::OutDirNotADirectory {
+            path: a.out.clone(),
+        }
+        .into());
+    }
     let interruptible = Interruptible::start();
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
@@ -186,8 +194,8 @@ fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
         distil: None,
         interrupt: Interrupt::new(&INTERRUPTED),
     };
-    // Distilled unless --all or --no-distil: each verified test recorded alone for its lines.
-    if let (false, Some(v)) = (a.all || a.no_distil, &options.verify) {
+    // Distilled with --distil (not with --all): each verified test recorded alone for its lines.
+    if let (true, false, Some(v)) = (a.distil, a.all || a.no_distil, &options.verify) {
         options.distil = Some(crate::carved_coverage::distil(
             &store.run(run)?.info,
             &v.cargo,

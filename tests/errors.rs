@@ -589,3 +589,24 @@ fn generate_refuses_a_trace_whose_sources_are_in_another_crate_and_builds_nothin
         "{line}"
     );
 }
+
+/// A mistyped `--out` is told before the trace is read (reading a trace of a gigabyte took a
+/// minute before the same line came): with a file that is not a trace as `--db`, the line is
+/// still about `--out`.
+#[test]
+fn a_missing_out_directory_is_named_before_the_trace_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let not_a_trace = tmp.path().join("notes.txt");
+    std::fs::write(&not_a_trace, "not a trace").unwrap();
+    let run = carve()
+        .args(["generate", "--no-verify", "--db"])
+        .arg(&not_a_trace)
+        .arg("--out")
+        .arg(tmp.path().join("tets"))
+        .output()
+        .unwrap();
+    let line = error_line(&run);
+    assert!(line.contains("--out"), "{line}");
+    assert!(line.contains("is not a directory: create it"), "{line}");
+    assert_eq!(std::fs::read(&not_a_trace).unwrap(), b"not a trace");
+}
