@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test quality (issue 27): per crate of bench/real-crates.sh, the full verified suite carve wrote
-# before distilling (`carve generate --no-distil`) against the distilled one (the default): tests,
+# before distilling (`carve generate`, the default) against the distilled one (`--distil`): tests,
 # lines of test code, and the lines of the recording's run that each suite re-executes (carve's
 # own measure: the carved test binaries recorded with --coverage; see docs/coverage.md for how it
 # agrees with callgrind). Results: docs/test-quality.md.
@@ -9,7 +9,7 @@
 # recording; it also runs its own generate and callgrind once) unless WORK/CRATE/trace.db is
 # there already. Then, in WORK/CRATE:
 #   carve generate --db trace.db --crate lib --out lib/tests --format json --no-distil  > full.json
-#   carve generate --db trace.db --crate lib --out lib/tests --format json              > distilled.json
+#   carve generate --db trace.db --crate lib --out lib/tests --format json --distil     > distilled.json
 # each into an emptied lib/tests/carved_*, counting `#[test]`s and lines of the files it leaves.
 # A crate that needs mockall gets it from real-crates.sh's run.
 #
@@ -82,7 +82,7 @@ for c in "${CRATES[@]}"; do
     if ! full=$(suite "$d" full --no-distil); then
         echo "| $c | carve generate --no-distil failed: $(grep -m1 -i error "$d/full.err") |"; continue
     fi
-    if ! dist=$(suite "$d" distilled); then
+    if ! dist=$(suite "$d" distilled --distil); then
         echo "| $c | carve generate failed: $(grep -m1 -i error "$d/distilled.err") |"; continue
     fi
     read -r ft fl fr frec _ <<<"$full"

@@ -116,6 +116,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         no_verify: false,
         verify_runs: 3,
         all: false,
+        distil: false,
         no_distil: false,
         max_per_function: None,
         whole_trace: false,

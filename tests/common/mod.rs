@@ -259,14 +259,17 @@ pub fn build_and_record(dir: &Path, bin: &str, args: &[&str]) -> PathBuf {
 /// from `db` into `dir/tests`, building in `dir/target`; returns what it printed. The tests
 /// that use it are about what a rule writes for a call, not about which tests are kept.
 pub fn generate_into_tests(dir: &Path, db: &Path, extra: &[&str]) -> String {
-    let mut args = vec!["--no-distil"];
-    args.extend(extra);
-    generate_distilled_into_tests(dir, db, &args)
+    generate_with(dir, db, &[&["--no-distil"], extra].concat())
 }
 
-/// `carve generate` (verified and distilled, as by default, with `extra` options) from `db`
-/// into `dir/tests`, building in `dir/target`; returns what it printed.
+/// `carve generate --distil` (verified and distilled, with `extra` options) from `db` into
+/// `dir/tests`, building in `dir/target`; returns what it printed.
 pub fn generate_distilled_into_tests(dir: &Path, db: &Path, extra: &[&str]) -> String {
+    generate_with(dir, db, &[&["--distil"], extra].concat())
+}
+
+/// `carve generate --db DB --out DIR/tests ARGS...`, building in `dir/target`.
+fn generate_with(dir: &Path, db: &Path, extra: &[&str]) -> String {
     std::fs::create_dir_all(dir.join("tests")).unwrap();
     let generated = carve()
         .args(["generate", "--db"])
@@ -395,7 +398,7 @@ pub fn carve_small_crate_with(
     })
 }
 
-/// [`carve_small_crate`] carved as by default: distilled (`carve generate` given
+/// [`carve_small_crate`] carved and distilled (`carve generate --distil` given
 /// `generate_flags`).
 pub fn carve_small_crate_distilled(
     name: &str,
