@@ -80,14 +80,22 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
                 text.push_str(&line);
                 text.push('\n');
             }
+            // The headline is the lines of the run the carved tests execute again, when
+            // measured: calls weigh differently (issue 30); the call counts come after it.
+            let measured = report.line_coverage.is_some();
+            let lines = report.line_coverage_line();
+            if let Some(line) = lines.as_ref().filter(|_| measured) {
+                text.push_str(line);
+                text.push('\n');
+            }
             text.push_str(&report.summary_line());
             text.push('\n');
             if let Some(d) = &report.distilled {
                 text.push_str(&d.line());
                 text.push('\n');
             }
-            if let Some(line) = report.line_coverage_line() {
-                text.push_str(&line);
+            if let Some(note) = lines.filter(|_| !measured) {
+                text.push_str(&note);
                 text.push('\n');
             }
             text

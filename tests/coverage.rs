@@ -493,6 +493,9 @@ fn generate_says_how_many_recorded_lines_its_tests_reach_and_why_the_others_are_
         ),
         "{text}"
     );
+    // The line figure is the headline: before the call counts (issue 30).
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
+    assert!(at("carved tests reach") < at("public API:"), "{text}");
 
     let json = generate_into_tests(&dir, &db, &["--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
