@@ -206,8 +206,11 @@ mod tests {
                 })
             });
             std::thread::sleep(POLL * 3);
-            // 3 MB passed 1 and 2 MB at once: one line. At 5 MB it passes 4: a second.
-            std::fs::write(&db, vec![0u8; 5 << 20]).unwrap();
+            // 3 MB passed 1 and 2 MB at once: one line. At 5 MB it passes 4: a second. (Put
+            // in place whole: the watcher must not see it half-written, at 4 MB.)
+            let grown = dir.path().join("grown");
+            std::fs::write(&grown, vec![0u8; 5 << 20]).unwrap();
+            std::fs::rename(&grown, &db).unwrap();
             std::thread::sleep(POLL * 3);
             stop.store(true, Ordering::Relaxed);
             watcher.thread().unpark();
