@@ -141,8 +141,6 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         &[],
     ));
     let made: Mutex<Vec<Arc<Mutex<RunReport>>>> = Mutex::default();
-    // Calls per function of each run, for `--size-warning`'s line.
-    let hot: Mutex<Vec<crate::size_guard::SharedCounts>> = Mutex::default();
     let make_run = |l: &Launched| -> Option<Box<dyn TraceSink + Send>> {
         let info = RunInfo {
             program: l.program.display().to_string(),
@@ -166,17 +164,14 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
                     pid: l.pid,
                     program: l.program.clone(),
                     forked: l.forked,
-                    calls: 0,
+                    calls: Default::default(),
                     exit: None,
                     stored: None,
                 }));
                 made.lock().ok()?.push(report.clone());
-                let counts = crate::size_guard::SharedCounts::default();
-                hot.lock().ok()?.push(counts.clone());
                 Some(Box::new(progress.count(Counted {
                     writer: Some(writer),
                     report,
-                    counts,
                 })))
             }
             Err(e) => {
@@ -191,8 +186,16 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let stop_watching = std::sync::atomic::AtomicBool::new(false);
     let result = std::thread::scope(|s| {
+        // The hottest function of each run so far, for `--size-warning`'s line.
+        let hottest = || {
+            let runs = made.lock().map(|m| m.clone()).unwrap_or_default();
+            runs.iter()
+                .filter_map(|r| r.lock().ok().and_then(|r| r.calls.hottest()))
+                .collect()
+        };
+        let stop = &stop_watching;
         let watcher =
-            s.spawn(|| crate::size_guard::watch(&a.db, a.size_warning, &hot, &stop_watching, say));
+            s.spawn(move || crate::size_guard::watch(&a.db, a.size_warning, stop, hottest, say));
         let result = recording.run_following(&make_run, a.follow_forks);
         stop_watching.store(true, Ordering::Relaxed);
         watcher.thread().unpark();
@@ -232,11 +235,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             path.display()
         );
     };
-    let total = reports.iter().map(|r| r.calls).sum::<u64>();
+    let total = reports.iter().map(|r| r.calls.total()).sum::<u64>();
     if reports.len() == 1 && !first.forked {
         say(&format!(
             "carve: recorded {} calls of {} into {} (run {}); {}",
-            first.calls,
+            first.calls.total(),
             first.program.display(),
             a.db.display(),
             first.run.0,
@@ -254,7 +257,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
                 r.program.display(),
                 r.pid,
                 r.run.0,
-                r.calls
+                r.calls.total()
             ));
         }
         say(&format!(
@@ -341,7 +344,8 @@ struct RunReport {
     pid: i32,
     program: PathBuf,
     forked: bool,
-    calls: u64,
+    /// Calls recorded, per function too (`--size-warning` names the hottest).
+    calls: crate::size_guard::HotCounts,
     exit: Option<ProcessExit>,
     /// Whether everything was stored, once the run's writer finished.
     stored: Option<Result<(), String>>,
@@ -352,26 +356,21 @@ struct RunReport {
 struct Counted {
     writer: Option<RunWriter>,
     report: Arc<Mutex<RunReport>>,
-    counts: crate::size_guard::SharedCounts,
 }
 
 impl TraceSink for Counted {
     fn record(&mut self, event: TraceEvent) {
-        if let Ok(mut counts) = self.counts.lock() {
-            counts.note(&event);
-        }
-        match &event {
-            TraceEvent::CallStarted(_) => {
-                if let Ok(mut r) = self.report.lock() {
-                    r.calls += 1;
-                }
-            }
-            TraceEvent::RunEnded(end) => {
-                if let Ok(mut r) = self.report.lock() {
+        // One lock per event that counts (a function list, a call's start, the run's end).
+        if matches!(
+            event,
+            TraceEvent::Functions(_) | TraceEvent::CallStarted(_) | TraceEvent::RunEnded(_)
+        ) {
+            if let Ok(mut r) = self.report.lock() {
+                r.calls.note(&event);
+                if let TraceEvent::RunEnded(end) = &event {
                     r.exit = Some(end.exit.clone());
                 }
             }
-            _ => {}
         }
         if let Some(w) = self.writer.as_mut() {
             w.record(event);

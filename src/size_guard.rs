@@ -4,11 +4,11 @@
 //! A program that loops stores every call (a looping integration test grew a trace by 80 MB/s);
 //! the user learns it from the disk filling up unless carve says so while it happens. The runs'
 //! sinks count calls per function ([`HotCounts`], one array increment per call on the tracer's
-//! thread) and a watcher polls the trace file's size (with its write-ahead log) twice a second.
+//! thread, in the run's report the summary reads) and a watcher looks at the trace file's size
+//! (with its write-ahead log) twice a second.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use carve_storage::{FunctionInfo, TraceEvent};
@@ -17,7 +17,7 @@ use carve_storage::{FunctionInfo, TraceEvent};
 const POLL: Duration = Duration::from_millis(500);
 
 /// Calls per function of one run, and which function has the most so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct HotCounts {
     paths: Vec<String>,
     calls: Vec<u64>,
@@ -58,9 +58,14 @@ impl HotCounts {
         }
     }
 
+    /// Calls recorded.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// The function with the most calls (its path, or `#id` if it was never named), its calls
     /// and the run's calls.
-    fn hottest(&self) -> Option<(String, u64, u64)> {
+    pub fn hottest(&self) -> Option<Hottest> {
         let (f, n) = self.hottest?;
         let path = self
             .paths
@@ -72,16 +77,12 @@ impl HotCounts {
     }
 }
 
-/// Shared between the runs' sinks and the watcher.
-pub type SharedCounts = Arc<Mutex<HotCounts>>;
+/// A run's hottest function: its path, its calls, and the run's calls.
+pub type Hottest = (String, u64, u64);
 
-/// What the watcher says when `db` passes `size` bytes: the line, or `None` when no call was
-/// recorded yet.
-pub fn warning(db: &Path, size: u64, runs: &[SharedCounts]) -> Option<String> {
-    let counts: Vec<(String, u64, u64)> = runs
-        .iter()
-        .filter_map(|r| r.lock().ok().and_then(|c| c.hottest()))
-        .collect();
+/// What the watcher says when `db` passes `size` bytes, given each run's [`Hottest`]: the
+/// line, or `None` when no call was recorded yet.
+pub fn warning(db: &Path, size: u64, counts: Vec<Hottest>) -> Option<String> {
     let total: u64 = counts.iter().map(|c| c.2).sum();
     let (path, n, _) = counts.into_iter().max_by_key(|c| c.1)?;
     Some(format!(
@@ -104,12 +105,13 @@ fn trace_size(db: &Path) -> u64 {
 
 /// Watches `db` until `stop` is set (then unpark the watcher's thread: it waits parked between
 /// looks, so a recording's end never waits for a poll), calling `say` with a [`warning`] each time the size passes
-/// `mb` megabytes, then twice that, and so on. `mb == 0`: returns at once.
+/// `mb` megabytes, then twice that, and so on, each run's hottest function from `hottest`.
+/// `mb == 0`: returns at once.
 pub fn watch(
     db: &Path,
     mb: u64,
-    runs: &Mutex<Vec<SharedCounts>>,
     stop: &AtomicBool,
+    hottest: impl Fn() -> Vec<Hottest>,
     say: impl Fn(&str),
 ) {
     let Some(mut next) = mb.checked_mul(1024 * 1024).filter(|&b| b > 0) else {
@@ -118,8 +120,7 @@ pub fn watch(
     while !stop.load(Ordering::Relaxed) {
         let size = trace_size(db);
         if size >= next {
-            let runs: Vec<SharedCounts> = runs.lock().map(|r| r.clone()).unwrap_or_default();
-            if let Some(line) = warning(db, size, &runs) {
+            if let Some(line) = warning(db, size, hottest()) {
                 say(&line);
             }
             while next <= size {
@@ -134,6 +135,7 @@ pub fn watch(
 mod tests {
     use super::*;
     use carve_storage::{CallId, CallStart, FunctionId, Language};
+    use std::sync::Mutex;
 
     fn function(id: u32, path: &str) -> FunctionInfo {
         FunctionInfo {
@@ -165,26 +167,29 @@ mod tests {
 
     #[test]
     fn the_warning_names_the_function_with_the_most_calls_over_every_run() {
-        let (a, b) = (SharedCounts::default(), SharedCounts::default());
-        a.lock().unwrap().note(&TraceEvent::Functions(vec![
+        let (mut a, mut b) = (HotCounts::default(), HotCounts::default());
+        a.note(&TraceEvent::Functions(vec![
             function(0, "lib::cold"),
             function(1, "lib::hot"),
         ]));
         for f in [0, 1, 1, 1, 0] {
-            a.lock().unwrap().note(&call(f));
+            a.note(&call(f));
         }
-        b.lock()
-            .unwrap()
-            .note(&TraceEvent::Functions(vec![function(0, "lib::other")]));
-        b.lock().unwrap().note(&call(0));
-        let line = warning(Path::new("t.db"), 3 << 20, &[a, b]).unwrap();
+        b.note(&TraceEvent::Functions(vec![function(0, "lib::other")]));
+        b.note(&call(0));
+        let runs = [a, b].iter().filter_map(HotCounts::hottest).collect();
+        let line = warning(Path::new("t.db"), 3 << 20, runs).unwrap();
         assert!(
             line.contains("grown to 3 MB (6 calls), 3 of them calls of `lib::hot`"),
             "{line}"
         );
         assert!(line.contains("--exclude 'lib::hot'"), "{line}");
         assert_eq!(
-            warning(Path::new("t.db"), 1, &[SharedCounts::default()]),
+            warning(
+                Path::new("t.db"),
+                1,
+                HotCounts::default().hottest().into_iter().collect()
+            ),
             None
         );
     }
@@ -194,14 +199,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
         std::fs::write(&db, vec![0u8; 3 << 20]).unwrap();
-        let counts = SharedCounts::default();
-        counts.lock().unwrap().note(&call(4));
-        let runs = Mutex::new(vec![counts]);
+        let mut counts = HotCounts::default();
+        counts.note(&call(4));
+        let runs = || counts.hottest().into_iter().collect();
         let stop = AtomicBool::new(false);
         let said = Mutex::new(Vec::new());
         std::thread::scope(|s| {
             let watcher = s.spawn(|| {
-                watch(&db, 1, &runs, &stop, |l| {
+                watch(&db, 1, &stop, runs, |l| {
                     said.lock().unwrap().push(l.to_string())
                 })
             });
@@ -223,7 +228,7 @@ mod tests {
         );
         assert!(said[1].contains("grown to 5 MB"), "{said:?}");
         let quiet = Mutex::new(Vec::<String>::new());
-        watch(&db, 0, &runs, &stop, |l| {
+        watch(&db, 0, &stop, runs, |l| {
             quiet.lock().unwrap().push(l.into())
         });
         assert!(quiet.into_inner().unwrap().is_empty());

@@ -36,28 +36,6 @@ fn assess(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, serde_json::Val
     (out.status.code(), report, stderr(&out))
 }
 
-/// The verdict of `function -> value` in a JSON report.
-fn verdict<'r>(
-    report: &'r serde_json::Value,
-    function: &str,
-    value: &str,
-) -> &'r serde_json::Value {
-    report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"] == function)
-        .and_then(|f| {
-            f["transformations"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|t| t["value"] == value)
-        })
-        .map(|t| &t["verdict"])
-        .unwrap_or_else(|| panic!("no {function} -> {value} in {report:#}"))
-}
-
 /// `Meter::step -> 0` makes `ticks_to`'s loop endless without calling `step` again, so the
 /// runaway-loop count never stops it: the timeout does, and the limit that stops it is the
 /// hanging test's own (2 s + 5 × its recorded time), not the run's, which also counts the other
@@ -114,7 +92,7 @@ mod tests {
     );
     let (code, report, err) = assess(&dir, &["--runs", "1", "--filter", "meter::Meter::step"]);
     assert_eq!(code, Some(0), "{err}");
-    let v = verdict(&report, "meter::Meter::step", "0");
+    let v = transformation_verdict(&report, "meter::Meter::step", "0");
     assert_eq!(v["verdict"], "detected", "{v:#}");
     assert_eq!(v["test"], "tests::ten_takes_five_steps_of_two");
     let reason = v["reason"].as_str().unwrap();
@@ -126,7 +104,7 @@ mod tests {
         "{reason}"
     );
     // The other value is caught by the assertion, as any failing test is.
-    let v = verdict(&report, "meter::Meter::step", "1");
+    let v = transformation_verdict(&report, "meter::Meter::step", "1");
     assert_eq!(
         v["reason"],
         "failed: assertion `left == right` failed (left: 10, right: 5)"
@@ -148,7 +126,7 @@ fn a_flaky_transformation_is_diagnosed_from_a_run_where_it_went_undetected() {
     // Diagnosing `-> 0`: run 8 catches it, run 9 does not and is the one compared; diagnosing
     // `-> 1`: run 10 catches it, run 11 does not.
     for value in ["0", "1"] {
-        let v = verdict(&report, "everysecond::answer", value);
+        let v = transformation_verdict(&report, "everysecond::answer", value);
         assert_eq!(v["verdict"], "flaky", "{v:#}");
         assert_eq!(
             (v["detected"].as_u64(), v["runs"].as_u64()),
@@ -236,7 +214,7 @@ fn a_fee_can_be_computed() {
     assert_eq!(code, Some(0), "{err}");
     let mut written = Vec::new();
     for value in ["0", "1"] {
-        let v = verdict(&report, "ledger::Wallet::fee", value);
+        let v = transformation_verdict(&report, "ledger::Wallet::fee", value);
         assert_eq!(v["diagnosis"]["kind"], "weak-oracle", "{v:#}");
         assert_eq!(v["diagnosis"]["test"], "a_fee_can_be_computed");
     }
@@ -312,7 +290,7 @@ fn a_fee_can_be_computed() {
     let again: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     for value in ["0", "1"] {
         assert_eq!(
-            verdict(&again, "ledger::Wallet::fee", value)["verdict"],
+            transformation_verdict(&again, "ledger::Wallet::fee", value)["verdict"],
             "detected"
         );
     }
@@ -356,7 +334,7 @@ mod tests {
     );
     let (code, report, err) = assess(&dir, &["--runs", "2"]);
     assert_eq!(code, Some(0), "{err}");
-    let v = verdict(&report, "oddrun::bump", "()");
+    let v = transformation_verdict(&report, "oddrun::bump", "()");
     assert_eq!(v["verdict"], "flaky", "{v:#}");
     assert_eq!(
         (v["detected"].as_u64(), v["runs"].as_u64()),

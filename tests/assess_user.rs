@@ -80,20 +80,7 @@ fn diagnosis<'r>(
     function: &str,
     value: &str,
 ) -> &'r serde_json::Value {
-    report["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["function"] == function)
-        .and_then(|f| {
-            f["transformations"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|t| t["value"] == value)
-        })
-        .map(|t| &t["verdict"]["diagnosis"])
-        .unwrap_or_else(|| panic!("no {function} -> {value} in {report:#}"))
+    &transformation_verdict(report, function, value)["diagnosis"]
 }
 
 /// A test that fails as the code is stops the assessment before anything is transformed: the

@@ -7,20 +7,11 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{copy_fixture, output_within, stderr, stdout, RECORD_LIMIT};
+use common::{copy_fixture, stderr, stdout};
 
 /// `cargo carve ARGS` in `dir`, as cargo would run it, with the copy's own target directory.
 fn cargo_carve(dir: &Path, args: &[&str]) -> Output {
-    output_within(
-        Command::new(env!("CARGO_BIN_EXE_cargo-carve"))
-            .arg("carve")
-            .args(args)
-            .current_dir(dir)
-            .env("CARGO_TARGET_DIR", dir.join("target"))
-            .env_remove("RUSTFLAGS")
-            .stdin(Stdio::null()),
-        RECORD_LIMIT,
-    )
+    common::cargo_carve_in(dir, args, &[])
 }
 
 /// Runs `command` (a shell command line) on a pseudo-terminal with `script` (util-linux) and

@@ -14,17 +14,7 @@ use common::{copy_fixture, output_within, stderr, stdout, RECORD_LIMIT};
 
 /// `cargo carve ARGS` in `dir`, as cargo would run it, with the copy's own target directory.
 fn cargo_carve(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    output_within(
-        Command::new(env!("CARGO_BIN_EXE_cargo-carve"))
-            .arg("carve")
-            .args(args)
-            .current_dir(dir)
-            .env("CARGO_TARGET_DIR", dir.join("target"))
-            .env_remove("RUSTFLAGS")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null()),
-        RECORD_LIMIT,
-    )
+    common::cargo_carve_in(dir, args, env)
 }
 
 fn record(dir: &Path, test: &str) {

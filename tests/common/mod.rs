@@ -489,3 +489,41 @@ mod tests {
     }
 }
 "#;
+
+/// The verdict of `function` forced to `value` in a `carve assess --format json` report.
+pub fn transformation_verdict<'r>(
+    report: &'r serde_json::Value,
+    function: &str,
+    value: &str,
+) -> &'r serde_json::Value {
+    report["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == function)
+        .and_then(|f| {
+            f["transformations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["value"] == value)
+        })
+        .map(|t| &t["verdict"])
+        .unwrap_or_else(|| panic!("no {function} -> {value} in {report:#}"))
+}
+
+/// `cargo carve ARGS` in `dir`, as cargo runs it (`cargo-carve carve ARGS`), with the copy's own
+/// target directory and `env` set.
+pub fn cargo_carve_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    output_within(
+        Command::new(env!("CARGO_BIN_EXE_cargo-carve"))
+            .arg("carve")
+            .args(args)
+            .current_dir(dir)
+            .env("CARGO_TARGET_DIR", dir.join("target"))
+            .env_remove("RUSTFLAGS")
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null()),
+        RECORD_LIMIT,
+    )
+}
