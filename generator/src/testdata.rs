@@ -156,6 +156,38 @@ impl Rulebook {
         (rule, observed, b)
     }
 
+    /// The argument named `name` of call `n` of the function at `path`, built by the argument
+    /// rule `rule` alone (as the tested call's argument): what it made, and the test it added to.
+    pub(crate) fn arg(
+        &self,
+        path: &str,
+        n: usize,
+        name: &str,
+        rule: crate::arrange::args::Rule,
+    ) -> (crate::arrange::args::Verdict, Builder) {
+        use crate::arrange::args::{Place, Site};
+        let cx = self.cx();
+        let call = self.calls_of(path)[n];
+        let api = &self.callable(path).api;
+        let arg = call.args.iter().find(|a| a.name == name);
+        let param = api.params.iter().find(|p| p.name == name);
+        let (Some(arg), Some(param)) = (arg, param) else {
+            panic!("{path} has no recorded and declared argument {name}")
+        };
+        let same = |addr| addr;
+        let site = Site {
+            cx: &cx,
+            call,
+            arg,
+            param,
+            callee: &api.ident,
+            place: Place::Tested,
+            moved: &same,
+        };
+        let mut b = Builder::default();
+        (rule(&site, &mut b), b)
+    }
+
     /// The recording as the rules query it.
     pub(crate) fn cx(&self) -> Ctx<'_> {
         Ctx::new(

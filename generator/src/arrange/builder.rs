@@ -8,7 +8,10 @@ use carve_storage::CallId;
 use crate::body::{Binding, Effect, Returns};
 use crate::naming;
 
-/// A trait object the test replaces with a mock.
+/// How many producer calls deep an arrange step may go to rebuild one object
+/// ([`Builder::producer_depth`]).
+pub(crate) const MAX_PRODUCER_DEPTH: u32 = 4;
+
 /// A recorded call made through a dependency: (rank among all the test's mock calls, method,
 /// predicates, returns).
 pub(crate) type Interaction = (usize, String, Vec<String>, Returns);

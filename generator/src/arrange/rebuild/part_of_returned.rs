@@ -7,9 +7,9 @@ use std::rc::Rc;
 use carve_storage::{Call, CallId, Outcome, Value};
 
 use crate::act::target::{Callable, Target};
-use crate::arrange::builder::Builder;
+use crate::arrange::builder::{Builder, MAX_PRODUCER_DEPTH};
 use crate::arrange::context::{cached, Ctx};
-use crate::arrange::rebuild::producer::{producer_call, MAX_PRODUCER_DEPTH};
+use crate::arrange::rebuild::producer::producer_call;
 use crate::arrange::values::{dyn_addrs, returned_struct, same_state};
 use crate::arrange::wanted::Wanted;
 use crate::body::Binding;

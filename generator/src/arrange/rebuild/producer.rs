@@ -8,11 +8,9 @@ use std::rc::Rc;
 use carve_storage::{Call, CallId, Outcome, Value};
 
 use crate::act::target::Target;
-use crate::arrange::args::{dep_arg, object_arg};
-use crate::arrange::builder::{mark, undo, Builder};
+use crate::arrange::args::{self, Place, Site};
+use crate::arrange::builder::{mark, undo, Builder, MAX_PRODUCER_DEPTH};
 use crate::arrange::context::{cached, reads_unbuilt_world, Ctx};
-use crate::arrange::literal;
-use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::values::{dyn_addrs, returned_struct, same_state, strip_ref};
 use crate::arrange::wanted::Wanted;
@@ -64,9 +62,6 @@ pub(crate) fn producers_in_order(cx: &Ctx, type_path: &str) -> Vec<usize> {
         ctors.iter().rev().copied().partition(|&i| !via_trait(i));
     inherent.into_iter().chain(by_trait).collect()
 }
-
-/// How many producer calls deep an arrange step may go to rebuild one object.
-pub(crate) const MAX_PRODUCER_DEPTH: u32 = 4;
 
 /// Rebuilds the receiver of producer method call `ctor` (made before `before`) into a new
 /// variable, as it was when the call was made; `None` when it cannot be rebuilt.
@@ -175,28 +170,17 @@ pub(crate) fn producer_call_expr(
         .collect();
     for (arg, param) in own_args.iter().copied().zip(&c.api.params) {
         let moved = |addr| to_state.get(&addr).copied().unwrap_or(addr);
-        if let Some(expr) = dep_arg(cx, b, &arg.value, param, moved) {
-            match expr {
-                Ok(expr) => args.push(expr),
-                Err(_) => ok = false,
-            }
-            continue;
-        }
-        match literal::render(&arg.value, &param.ty, Position::Arg)
-            .or_else(|_| literal::render_value(&arg.value, false, cx.api))
-        {
-            Ok(expr) => args.push(expr),
-            // A builder step taking another object (`options.base_url(Some(&base))`,
-            // `Replace::new(capture)`): that object rebuilt from its own provenance.
-            Err(_) if !b.plain_only && b.producer_depth < MAX_PRODUCER_DEPTH => {
-                b.producer_depth += 1;
-                let rebuilt = object_arg(cx, b, &arg.value, ctor.object(&arg.name), param, ctor.id);
-                b.producer_depth -= 1;
-                match rebuilt {
-                    Ok((expr, _)) => args.push(expr),
-                    Err(_) => ok = false,
-                }
-            }
+        let site = Site {
+            cx,
+            call: ctor,
+            arg,
+            param,
+            callee: &c.api.ident,
+            place: Place::Producer,
+            moved: &moved,
+        };
+        match args::build(&site, b) {
+            Ok((_, built)) => args.push(built.expr),
             Err(_) => ok = false,
         }
     }

@@ -227,6 +227,41 @@ impl Tag {
     }
 }
 
+// ---- arrange: how a test builds an argument (`arrange/args/`) ---------------------------
+
+/// mock: a dependency the library reaches through a trait object argument.
+pub trait Source {
+    fn next_value(&mut self) -> u32;
+}
+
+pub fn drain(src: &mut dyn Source, n: u32) -> u32 {
+    let mut sum = 0;
+    for _ in 0..n {
+        sum += src.next_value();
+    }
+    sum
+}
+
+/// replay_closure: a closure of the program's, called by the library.
+pub fn apply_each(xs: &[u32], mut f: impl FnMut(u32) -> u32) -> u32 {
+    let mut sum = 0;
+    for x in xs {
+        sum += f(*x);
+    }
+    sum
+}
+
+/// closure_env: a value holding a closure of the program's (an iterator adaptor), which no
+/// test can write.
+pub fn sum_all(items: impl Iterator<Item = u32>) -> u32 {
+    items.sum()
+}
+
+/// rebuilt_object: an object of the crate passed by reference, rebuilt from its producer.
+pub fn twice(c: &Counter) -> u32 {
+    c.total * 2
+}
+
 // ---- assert: how a test observes a result ----------------------------------------------
 
 /// compared: `assert_eq!`; panics: `#[should_panic]`.

@@ -2,6 +2,16 @@
 
 use rulebook::*;
 
+/// The program's own `Source`, which a carved test of `drain` mocks.
+struct Ticker(u32);
+
+impl Source for Ticker {
+    fn next_value(&mut self) -> u32 {
+        self.0 += 1;
+        self.0
+    }
+}
+
 fn main() {
     println!("add = {}", add(2, 3));
     let mut c = Counter::new(2);
@@ -43,4 +53,10 @@ fn main() {
     std::panic::set_hook(Box::new(|_| {}));
     let caught = std::panic::catch_unwind(|| divide(1, 0));
     println!("caught = {}", caught.is_err());
+    // arrange/args: the rules that build an argument (after the closures above, whose
+    // recorded names the act rules' tests use).
+    println!("drained = {}", drain(&mut Ticker(0), 3));
+    println!("applied = {}", apply_each(&[1, 2], |x| x + 1));
+    println!("summed = {}", sum_all([1u32, 2].into_iter().map(|x| x * 10)));
+    println!("twice = {}", twice(&Counter::new(4)));
 }
