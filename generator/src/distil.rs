@@ -240,5 +240,5 @@ fn take_out_dropped(out_dir: &Path, plan: &mut Plan, kept: &[usize]) -> Result<(
         }
     }
     plan.files.retain(|f| !f.tests.is_empty());
-    Ok(())
+    crate::verify::tidy_files(out_dir, plan)
 }

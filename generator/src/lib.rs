@@ -359,6 +359,7 @@ fn verify_and_replan(
         }
         if !quarantined.is_empty() {
             verify::take_out::take_out(plan, &quarantined);
+            verify::tidy_files(&opts.out_dir, plan)?;
             // Verification left each file without what it took out, or removed it.
             files.retain(|path| path.is_file());
             let program = read::crate_dir::program_name(run.rec.trace);

@@ -12,6 +12,7 @@ pub(crate) mod line_coverage;
 pub(crate) mod repair;
 pub(crate) mod rows;
 pub(crate) mod take_out;
+pub(crate) mod tidy;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -23,6 +24,8 @@ use serde::Serialize;
 
 use crate::error::GenerateError;
 use crate::interrupt::Interrupt;
+use crate::plan::files::Header;
+use crate::plan::model::Plan;
 use crate::progress::{Progress, Step};
 use crate::render::write;
 
@@ -283,6 +286,26 @@ fn rewrite_without_rows(
     rewrite(out_dir, file, |source| {
         crate::verify::rows::remove_rows(source, rows)
     })
+}
+
+/// Each file of `plan` in `out_dir` without the header lines its tests no longer need; the
+/// plan's files say what they declare after.
+pub(crate) fn tidy_files(out_dir: &Path, plan: &mut Plan) -> Result<(), GenerateError> {
+    for file in &mut plan.files {
+        let declared = Header::declared(file);
+        let needed = Header::of(&file.tests);
+        if declared == needed || !out_dir.join(&file.file_name).is_file() {
+            continue;
+        }
+        rewrite(out_dir, &file.file_name, |source| {
+            Ok(tidy::without_stale(source, &declared, &needed))
+        })?;
+        file.mocks = needed.mocks;
+        file.uses = needed.uses;
+        file.needs_predicates = needed.needs_predicates;
+        file.needs_sequence = needed.needs_sequence;
+    }
+    Ok(())
 }
 
 /// Writes `file` again (through a temporary file) as `edit` changes its source; an edit that

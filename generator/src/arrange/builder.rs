@@ -96,6 +96,7 @@ pub(crate) struct Mark {
     pub(crate) checks: usize,
     pub(crate) deps: usize,
     pub(crate) calls: Vec<usize>,
+    pub(crate) trait_uses: BTreeSet<String>,
 }
 
 pub(crate) fn mark(b: &Builder) -> Mark {
@@ -105,11 +106,14 @@ pub(crate) fn mark(b: &Builder) -> Mark {
         checks: b.checks.len(),
         deps: b.deps.len(),
         calls: b.deps.iter().map(|d| d.calls.len()).collect(),
+        trait_uses: b.trait_uses.clone(),
     }
 }
 
-/// Forgets the bindings, mocks and expectations added since `mark` (a failed attempt).
+/// Forgets the bindings, mocks, expectations and trait imports added since `mark` (a failed
+/// attempt: a trait only it called would be an unused `use`).
 pub(crate) fn undo(b: &mut Builder, mark: Mark) {
+    b.trait_uses = mark.trait_uses;
     b.arranged.truncate(mark.arranged);
     b.setup.truncate(mark.setup);
     b.checks.truncate(mark.checks);
@@ -145,4 +149,21 @@ pub(crate) fn collapse_repeats(setup: Vec<Binding>) -> Vec<Binding> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_attempt_leaves_no_trait_import_behind() {
+        let mut b = Builder::default();
+        b.trait_uses.insert("abc::Kept".to_string());
+        let at = mark(&b);
+        b.trait_uses.insert("abc::Tried".to_string());
+        b.add_dep("abc::Source".to_string(), 8, "src");
+        undo(&mut b, at);
+        assert_eq!(b.trait_uses.into_iter().collect::<Vec<_>>(), ["abc::Kept"]);
+        assert!(b.deps.is_empty());
+    }
 }

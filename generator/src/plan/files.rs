@@ -61,29 +61,62 @@ fn file_plan(
     let table_names = table_names(&tables, &names);
     names.extend(table_names);
     let tests = tests(drafts, tables, names);
-    let mocks: BTreeSet<MockDecl> = tests
-        .iter()
-        .flat_map(|t| t.body.mock_decls.iter().cloned())
-        .collect();
-    let uses: BTreeSet<String> = tests
-        .iter()
-        .flat_map(|t| t.body.trait_uses.iter().cloned())
-        .collect();
-    count_tests(summary, &tests, mocks.len());
-    let needs_predicates = tests
-        .iter()
-        .flat_map(|t| &t.body.mocks)
-        .flat_map(|m| &m.expectations)
-        .any(|e| !e.with.is_empty());
-    let needs_sequence = tests.iter().any(|t| t.body.sequence);
+    let header = Header::of(&tests);
+    count_tests(summary, &tests, header.mocks.len());
     FilePlan {
         file_name,
         module_path: module_path.join("::"),
         tests,
-        mocks: mocks.into_iter().collect(),
-        uses: uses.into_iter().collect(),
-        needs_predicates,
-        needs_sequence,
+        mocks: header.mocks,
+        uses: header.uses,
+        needs_predicates: header.needs_predicates,
+        needs_sequence: header.needs_sequence,
+    }
+}
+
+/// What a file declares above its tests for them: the `mock!`s, the trait imports and the
+/// mockall imports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// Sorted by trait path.
+    pub(crate) mocks: Vec<MockDecl>,
+    /// Sorted.
+    pub(crate) uses: Vec<String>,
+    pub(crate) needs_predicates: bool,
+    pub(crate) needs_sequence: bool,
+}
+
+impl Header {
+    /// What `tests` need: a file declares exactly that.
+    pub(crate) fn of(tests: &[TestPlan]) -> Header {
+        let mocks: BTreeSet<MockDecl> = tests
+            .iter()
+            .flat_map(|t| t.body.mock_decls.iter().cloned())
+            .collect();
+        let uses: BTreeSet<String> = tests
+            .iter()
+            .flat_map(|t| t.body.trait_uses.iter().cloned())
+            .collect();
+        Header {
+            mocks: mocks.into_iter().collect(),
+            uses: uses.into_iter().collect(),
+            needs_predicates: tests
+                .iter()
+                .flat_map(|t| &t.body.mocks)
+                .flat_map(|m| &m.expectations)
+                .any(|e| !e.with.is_empty()),
+            needs_sequence: tests.iter().any(|t| t.body.sequence),
+        }
+    }
+
+    /// What `file` declares now.
+    pub(crate) fn declared(file: &FilePlan) -> Header {
+        Header {
+            mocks: file.mocks.clone(),
+            uses: file.uses.clone(),
+            needs_predicates: file.needs_predicates,
+            needs_sequence: file.needs_sequence,
+        }
     }
 }
 
