@@ -5,6 +5,7 @@
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
+pub(crate) mod hoist;
 pub(crate) mod stage;
 pub(crate) mod targets;
 pub(crate) mod write;
@@ -138,7 +139,7 @@ impl Templates {
         let source = crate::read::paths::spell_public(&source, &plan.public_paths);
         let formatted = format_rust(&file.file_name, &source)?;
         check_items(file, &formatted)?;
-        Ok(formatted)
+        Ok(hoist::long_literals(&formatted))
     }
 
     fn origin(&self, name: &str) -> String {

@@ -288,18 +288,21 @@ fn rewrite_without_rows(
     })
 }
 
-/// Each file of `plan` in `out_dir` without the header lines its tests no longer need; the
-/// plan's files say what they declare after.
+/// Each file of `plan` in `out_dir` without the header lines (imports, `mock!`s, hoisted
+/// texts) its tests no longer need; the plan's files say what they declare after.
 pub(crate) fn tidy_files(out_dir: &Path, plan: &mut Plan) -> Result<(), GenerateError> {
     for file in &mut plan.files {
-        let declared = Header::declared(file);
-        let needed = Header::of(&file.tests);
-        if declared == needed || !out_dir.join(&file.file_name).is_file() {
+        if !out_dir.join(&file.file_name).is_file() {
             continue;
         }
-        rewrite(out_dir, &file.file_name, |source| {
-            Ok(tidy::without_stale(source, &declared, &needed))
-        })?;
+        let declared = Header::declared(file);
+        let needed = Header::of(&file.tests);
+        let source = read_back(out_dir, &file.file_name)?;
+        let tidy = tidy::without_stale(&source, &declared, &needed);
+        let tidy = crate::render::hoist::without_unused_consts(&tidy);
+        if tidy != source {
+            write::write_all(out_dir, &[(file.file_name.clone(), tidy)])?;
+        }
         file.mocks = needed.mocks;
         file.uses = needed.uses;
         file.needs_predicates = needed.needs_predicates;
@@ -427,7 +430,10 @@ pub(crate) fn rewrite_without(
     file: &str,
     names: &BTreeSet<String>,
 ) -> Result<(), GenerateError> {
-    rewrite(out_dir, file, |source| repair::remove_items(source, names))
+    rewrite(out_dir, file, |source| {
+        let left = repair::remove_items(source, names)?;
+        Ok(crate::render::hoist::without_unused_consts(&left))
+    })
 }
 
 fn run_once(
