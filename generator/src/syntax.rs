@@ -61,6 +61,28 @@ pub fn str_lit(text: &str) -> String {
     out
 }
 
+/// `bytes` as a Rust byte string literal: `b"GET /\r\n"`. Bytes outside printable ASCII and
+/// `\n`, `\r`, `\t` are written as `\x..` escapes.
+pub fn byte_str_lit(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 3);
+    out.push_str("b\"");
+    for &b in bytes {
+        match b {
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `c` as a Rust char literal: `'\''`.
 pub fn char_lit(c: char) -> String {
     let mut out = String::with_capacity(4);

@@ -60,8 +60,12 @@ pub(crate) fn render_seq(
             .then(|| element_type(elem, compare, facts))
             .flatten()
     };
+    let text = text_bytes(args).map(|bytes| crate::syntax::byte_str_lit(&bytes));
     if let Some(params) = type_args(ty, "alloc::vec::Vec") {
         let elem = params.first().ok_or_else(unsupported)?;
+        if let Some(text) = &text {
+            return Ok(format!("{text}.to_vec()"));
+        }
         return match (args.is_empty(), typed_empty(elem)) {
             (true, Some(t)) => Ok(format!("Vec::<{t}>::new()")),
             (true, None) if compare => Err(unsupported()),
@@ -78,6 +82,9 @@ pub(crate) fn render_seq(
     } else if let Some(rest) = ty.strip_prefix('[') {
         // An array `[T; N]`.
         let elem = rest.split(';').next().unwrap_or("");
+        if let Some(text) = &text {
+            return Ok(format!("*{text}"));
+        }
         return match (args.is_empty(), typed_empty(elem)) {
             (true, Some(t)) => Ok(format!("([] as [{t}; 0])")),
             (true, None) if compare => Err(unsupported()),
@@ -89,7 +96,13 @@ pub(crate) fn render_seq(
     let elem = slice.strip_suffix(']').unwrap_or(slice);
     if elem.contains(';') {
         // `&[T; N]`, recorded as the array itself.
-        return Ok(format!("{amp}[{items}]"));
+        return Ok(match &text {
+            Some(text) if amp == "&" => text.clone(),
+            _ => format!("{amp}[{items}]"),
+        });
+    }
+    if let Some(text) = text.filter(|_| amp == "&") {
+        return Ok(format!("&{text}[..]"));
     }
     match (args.is_empty(), typed_empty(elem)) {
         (true, Some(t)) => Ok(format!("{amp}([] as [{t}; 0])[..]")),
@@ -156,4 +169,21 @@ fn type_args(ty: &str, path: &str) -> Option<Vec<String>> {
             .map(|a| a.trim().to_string())
             .collect(),
     )
+}
+
+/// The bytes of a sequence of `u8`s written `104u8`, when a person writes them as a byte string
+/// (`b"GET"`): all printable ASCII, `\n`, `\r` or `\t`. `None` for any other sequence, an empty
+/// one included (its element type is named instead).
+fn text_bytes(args: &[String]) -> Option<Vec<u8>> {
+    if args.is_empty() {
+        return None;
+    }
+    let bytes = args
+        .iter()
+        .map(|a| a.strip_suffix("u8")?.parse::<u8>().ok())
+        .collect::<Option<Vec<u8>>>()?;
+    bytes
+        .iter()
+        .all(|b| matches!(b, 0x20..=0x7e | b'\n' | b'\r' | b'\t'))
+        .then_some(bytes)
 }

@@ -513,6 +513,15 @@ fn sequences_are_written_as_their_recorded_type_and_empty_ones_name_the_element(
             bytes("alloc::vec::Vec<u8, alloc::alloc::Global>", &[]),
             "Vec::<u8>::new()",
         ),
+        // Text is written as a person writes it: a byte string.
+        (bytes("&[u8]", &[71, 69, 84, 10]), "&b\"GET\\n\"[..]"),
+        (bytes("&mut [u8]", &[71, 69]), "&mut [71u8, 69u8][..]"),
+        (bytes("[u8; 2]", &[34, 92]), "*b\"\\\"\\\\\""),
+        (bytes("&[u8; 2]", &[104, 105]), "b\"hi\""),
+        (
+            bytes("alloc::vec::Vec<u8, alloc::alloc::Global>", &[104, 105]),
+            "b\"hi\".to_vec()",
+        ),
     ];
     for (value, want) in cases {
         let got = render_value(&value, false, &none).unwrap();
