@@ -275,6 +275,10 @@ pub struct NameParts {
     /// with the same arguments: a mock's first answer (`next_u32_returns_7`) or the receiver's
     /// state (`pos_5`).
     pub when: Option<String>,
+    /// How many steps the arrangement takes on the objects before the call (`let _ =
+    /// replace.equal(..)`), for telling apart tests that differ only in the history behind
+    /// their receiver (`finish_returns_ok_after_11_steps`).
+    pub steps: usize,
 }
 
 impl NameParts {
@@ -305,6 +309,13 @@ impl NameParts {
         match &self.when {
             Some(when) => format!("{}_when_{when}", self.with_args()),
             None => self.with_args(),
+        }
+    }
+
+    fn with_steps(&self) -> String {
+        match self.steps {
+            1 => format!("{}_after_1_step", self.with_when()),
+            n => format!("{}_after_{n}_steps", self.with_when()),
         }
     }
 }
@@ -354,6 +365,22 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
         .map(|(p, name)| {
             if counts.get(name.as_str()).copied().unwrap_or(0) > 1 {
                 sanitize_ident(&p.with_when())
+            } else {
+                name.clone()
+            }
+        })
+        .collect();
+    // Still the same name, and the arrangements differ in length: say how long each is.
+    let mut steps: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for (p, name) in parts.iter().zip(&wanted) {
+        steps.entry(name).or_default().insert(p.steps);
+    }
+    let wanted: Vec<String> = parts
+        .iter()
+        .zip(&wanted)
+        .map(|(p, name)| {
+            if steps.get(name.as_str()).is_some_and(|s| s.len() > 1) {
+                sanitize_ident(&p.with_steps())
             } else {
                 name.clone()
             }
@@ -412,6 +439,7 @@ mod tests {
             args: args.iter().map(|s| s.to_string()).collect(),
             ret: ret.map(str::to_string),
             when: None,
+            steps: 0,
         }
     }
 
@@ -575,5 +603,26 @@ mod tests {
                 "roll_returns_5",
             ]
         );
+    }
+
+    #[test]
+    fn names_still_clashing_say_how_long_the_arrangement_is() {
+        let steps = |n: usize| NameParts {
+            steps: n,
+            ..parts("finish", &[], Some("ok"))
+        };
+        let names = test_names(&[steps(11), steps(1), steps(1), steps(0)]);
+        assert_eq!(
+            names,
+            [
+                "finish_returns_ok_after_11_steps",
+                "finish_returns_ok_after_1_step",
+                "finish_returns_ok_after_1_step_2",
+                "finish_returns_ok_after_0_steps",
+            ]
+        );
+        // Arrangements of one length: nothing to say.
+        let same = test_names(&[steps(2), steps(2)]);
+        assert_eq!(same, ["finish_returns_ok", "finish_returns_ok_2"]);
     }
 }

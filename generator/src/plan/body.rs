@@ -88,6 +88,12 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
         args: args.slugs,
         ret: ret_slug,
         when,
+        steps: body
+            .setup
+            .iter()
+            .filter(|s| s.var == "_")
+            .map(|s| s.repeat)
+            .sum(),
     };
     Ok((body, name, replayed))
 }
