@@ -203,7 +203,7 @@ pub(crate) fn without_unused_consts(source: &str) -> String {
         let Some(name) = rest.split(':').next() else {
             return false;
         };
-        rest.contains(": &str = \"") && source.matches(name).count() == 1
+        rest.contains(": &str = \"") && uses_of(source, name) == 1
     };
     let mut out = String::with_capacity(source.len());
     for line in source.lines().filter(|l| !unused(l)) {
@@ -211,6 +211,19 @@ pub(crate) fn without_unused_consts(source: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// How many times `name` appears in `source` as a whole identifier (`TEXT` not in `TEXT_2`).
+fn uses_of(source: &str, name: &str) -> usize {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    source
+        .match_indices(name)
+        .filter(|(at, _)| {
+            let before = source[..*at].chars().next_back();
+            let after = source[at + name.len()..].chars().next();
+            !before.is_some_and(ident) && !after.is_some_and(ident)
+        })
+        .count()
 }
 
 #[cfg(test)]
@@ -259,9 +272,10 @@ mod tests {
     #[test]
     fn a_const_nothing_uses_any_more_goes() {
         let doc = long("gone");
-        let source = format!("use a::B;\n\nconst GONE_XXX: &str = {doc};\nconst KEPT: &str = \"k\";\n\nfn t() {{\n    f(KEPT);\n}}\n");
+        let source = format!("use a::B;\n\nconst GONE: &str = {doc};\nconst GONE_2: &str = {doc};\nconst KEPT: &str = \"k\";\n\nfn t() {{\n    f(KEPT);\n    f(GONE_2);\n}}\n");
         let out = without_unused_consts(&source);
-        assert!(!out.contains("GONE_XXX"), "{out}");
+        assert!(!out.contains("const GONE:"), "{out}");
+        assert!(out.contains("const GONE_2:"), "{out}");
         assert!(out.contains("const KEPT"), "{out}");
     }
 }
