@@ -16,6 +16,7 @@ pub(crate) mod directly;
 pub(crate) mod history;
 pub(crate) mod part_of_returned;
 pub(crate) mod producer;
+pub(crate) mod public_const;
 pub(crate) mod replay;
 pub(crate) mod struct_literal;
 pub(crate) mod text;

@@ -84,6 +84,20 @@ pub struct ModuleApi {
     pub types: BTreeMap<String, TypeApi>,
     /// Traits defined in the module by name.
     pub traits: BTreeMap<String, TraitApi>,
+    /// `pub const` items by (unraw) name.
+    pub consts: BTreeMap<String, ConstApi>,
+}
+
+/// A `pub const` of a module: a value a test can name (`httparse::EMPTY_HEADER`).
+#[derive(Debug, Clone)]
+pub struct ConstApi {
+    /// The name as it must be written.
+    pub ident: String,
+    /// The last segment of its type's path, without generic arguments (`Header`); empty for a
+    /// type that is no path (a reference, an array).
+    pub type_name: String,
+    /// Its initializer's tokens (`syn::Expr` is not `Send`: parsed again where it is read).
+    pub expr: String,
 }
 
 /// A trait and what a `mock!` of it needs.

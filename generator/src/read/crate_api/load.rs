@@ -337,6 +337,7 @@ impl CrateApi {
             functions: BTreeMap::new(),
             types: BTreeMap::new(),
             traits: BTreeMap::new(),
+            consts: BTreeMap::new(),
         };
         let scope = Scope::new(&self.crate_name, &ctx.path, items);
         self.collect_reexports(items, &ctx.path);
@@ -401,6 +402,25 @@ impl CrateApi {
                     add_inherent_impl(&mut module, imp, &scope);
                 }
                 syn::Item::Mod(m) if !is_cfg_test(&m.attrs) => children.push(m),
+                syn::Item::Const(c) if matches!(c.vis, syn::Visibility::Public(_)) => {
+                    let type_name = match c.ty.as_ref() {
+                        syn::Type::Path(p) => p
+                            .path
+                            .segments
+                            .last()
+                            .map(|s| s.ident.unraw().to_string())
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    module.consts.insert(
+                        c.ident.unraw().to_string(),
+                        crate::read::crate_api::ConstApi {
+                            ident: c.ident.to_string(),
+                            type_name,
+                            expr: quote::ToTokens::to_token_stream(&*c.expr).to_string(),
+                        },
+                    );
+                }
                 _ => {}
             }
         }

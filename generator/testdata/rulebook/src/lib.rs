@@ -262,6 +262,35 @@ pub fn twice(c: &Counter) -> u32 {
     c.total * 2
 }
 
+// ---- arrange: an object a public const holds (`arrange/rebuild/public_const.rs`) ---------
+
+/// public_const: a private field, and no call the program makes gives one: the consts do.
+pub struct Limits {
+    max: u32,
+}
+
+impl Limits {
+    pub const fn with_max(max: u32) -> Limits {
+        Limits { max }
+    }
+
+    pub fn allows(&self, n: u32) -> bool {
+        n <= self.max
+    }
+}
+
+pub const STRICT: Limits = Limits { max: 3 };
+pub const BIG: u32 = 100;
+
+pub mod limits {
+    use super::Limits;
+
+    /// Names another const.
+    pub const LOOSE: Limits = Limits { max: super::BIG };
+    /// Made by a `const fn`: no initializer to compare with.
+    pub const MADE: Limits = Limits::with_max(50);
+}
+
 // ---- assert: how a test observes a result ----------------------------------------------
 
 /// compared: `assert_eq!`; panics: `#[should_panic]`.

@@ -59,4 +59,8 @@ fn main() {
     println!("applied = {}", apply_each(&[1, 2], |x| x + 1));
     println!("summed = {}", sum_all([1u32, 2].into_iter().map(|x| x * 10)));
     println!("twice = {}", twice(&Counter::new(4)));
+    // arrange/rebuild/public_const: receivers no call made.
+    println!("strict = {}", STRICT.allows(5));
+    println!("loose = {}", limits::LOOSE.allows(5));
+    println!("made = {}", limits::MADE.allows(5));
 }
