@@ -13,7 +13,9 @@ use crate::read::crate_api::scope::Scope;
 use crate::read::crate_api::signatures::{
     derives, fn_api, has_const_params, trait_api, trait_bounds, type_params,
 };
-use crate::read::crate_api::{canonical, CrateApi, FieldApi, ModuleApi, Reexport, TypeApi};
+use crate::read::crate_api::{
+    canonical, ConstApi, CrateApi, FieldApi, ModuleApi, Reexport, TypeApi,
+};
 use crate::read::types::DeclType;
 
 /// Where a module's items live and where its `mod x;` children are looked up.
@@ -403,23 +405,9 @@ impl CrateApi {
                 }
                 syn::Item::Mod(m) if !is_cfg_test(&m.attrs) => children.push(m),
                 syn::Item::Const(c) if matches!(c.vis, syn::Visibility::Public(_)) => {
-                    let type_name = match c.ty.as_ref() {
-                        syn::Type::Path(p) => p
-                            .path
-                            .segments
-                            .last()
-                            .map(|s| s.ident.unraw().to_string())
-                            .unwrap_or_default(),
-                        _ => String::new(),
-                    };
-                    module.consts.insert(
-                        c.ident.unraw().to_string(),
-                        crate::read::crate_api::ConstApi {
-                            ident: c.ident.to_string(),
-                            type_name,
-                            expr: quote::ToTokens::to_token_stream(&*c.expr).to_string(),
-                        },
-                    );
+                    module
+                        .consts
+                        .insert(c.ident.unraw().to_string(), const_api(c));
                 }
                 _ => {}
             }
@@ -507,5 +495,23 @@ impl CrateApi {
             inline: false,
         };
         self.walk(&parsed.items, ctx, depth + 1);
+    }
+}
+
+/// A `pub const` as [`ConstApi`] keeps it.
+fn const_api(c: &syn::ItemConst) -> ConstApi {
+    let type_name = match c.ty.as_ref() {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.unraw().to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    ConstApi {
+        ident: c.ident.to_string(),
+        type_name,
+        expr: quote::ToTokens::to_token_stream(&*c.expr).to_string(),
     }
 }
