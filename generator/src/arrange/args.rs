@@ -4,6 +4,7 @@
 //! a producer call that rebuilds an object ([`Place::Producer`]). A new way to build an
 //! argument is a new file in `args/` and one line here.
 
+pub(crate) mod borrowed;
 pub(crate) mod closure_env;
 pub(crate) mod literal;
 pub(crate) mod mock;
@@ -47,7 +48,7 @@ pub(crate) fn build(site: &Site, b: &mut Builder) -> Result<(&'static str, Built
 pub(crate) fn decide(site: &Site, b: &mut Builder) -> (&'static str, Result<Built, &'static str>) {
     for (name, rule) in RULES {
         match rule(site, b) {
-            Verdict::Built(built) => return (name, Ok(built)),
+            Verdict::Built(built) => return (name, Ok(borrowed::bound(site, b, built))),
             Verdict::Refused(why) => return (name, Err(why)),
             Verdict::Pass => {}
         }

@@ -291,6 +291,22 @@ pub mod limits {
     pub const MADE: Limits = Limits::with_max(50);
 }
 
+/// borrowed (`arrange/args/borrowed.rs`): an object holding what its maker borrowed.
+pub struct Window<'a> {
+    cells: &'a mut [u32],
+}
+
+impl<'a> Window<'a> {
+    pub fn new(cells: &'a mut [u32]) -> Window<'a> {
+        Window { cells }
+    }
+
+    pub fn fill(&mut self, v: u32) -> usize {
+        self.cells.iter_mut().for_each(|c| *c = v);
+        self.cells.len()
+    }
+}
+
 // ---- assert: how a test observes a result ----------------------------------------------
 
 /// compared: `assert_eq!`; panics: `#[should_panic]`.

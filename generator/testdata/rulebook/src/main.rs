@@ -63,4 +63,8 @@ fn main() {
     println!("strict = {}", STRICT.allows(5));
     println!("loose = {}", limits::LOOSE.allows(5));
     println!("made = {}", limits::MADE.allows(5));
+    // arrange/args/borrowed: a maker that keeps its borrowed argument.
+    let mut cells = [0u32; 3];
+    let mut window = Window::new(&mut cells);
+    println!("filled = {}", window.fill(7));
 }
