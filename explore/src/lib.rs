@@ -1,0 +1,4 @@
+//! `carve explore`: new call sequences beyond the recorded run (seeds 001 and 004).
+mod api;
+mod error;
+mod pools;
