@@ -141,7 +141,10 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
             .collect();
         let written = base.join("::");
         let recorded = |name: &str| {
-            let mut p: Vec<String> = base.iter().map(|s| s.trim_start_matches("r#").into()).collect();
+            let mut p: Vec<String> = base
+                .iter()
+                .map(|s| s.trim_start_matches("r#").into())
+                .collect();
             p.push(name.to_string());
             p.join("::")
         };
@@ -423,7 +426,14 @@ mod tests {
 
     #[test]
     fn parameters_no_pool_holds_are_refused() {
-        for src in ["&mut i32", "Gauge", "&[String]", "Vec<f64>", "Option<u8>", "&mut str"] {
+        for src in [
+            "&mut i32",
+            "Gauge",
+            "&[String]",
+            "Vec<f64>",
+            "Option<u8>",
+            "&mut str",
+        ] {
             assert_eq!(kind(src), None, "{src}");
         }
     }

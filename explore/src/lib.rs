@@ -2,3 +2,4 @@
 mod api;
 mod error;
 mod pools;
+mod strategy;

@@ -232,7 +232,15 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
             recorded.iter().cloned().for_each(&mut push);
         }
         PoolKind::Scalar(_) => {
-            for f in [0.0, -0.0, 1.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            for f in [
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ] {
                 push(Lit::Float(f));
             }
             recorded.iter().cloned().for_each(&mut push);
@@ -339,16 +347,16 @@ mod tests {
     fn integer_pools_hold_zero_one_the_extremes_and_each_recorded_value_with_its_neighbours() {
         assert_eq!(
             ints("i32", &[5, 10]),
-            ["0i32", "1i32", "-1i32", "i32::MIN", "i32::MAX", "5i32", "4i32", "6i32", "10i32", "9i32", "11i32"]
+            [
+                "0i32", "1i32", "-1i32", "i32::MIN", "i32::MAX", "5i32", "4i32", "6i32", "10i32",
+                "9i32", "11i32"
+            ]
         );
     }
 
     #[test]
     fn unsigned_pools_stay_in_range() {
-        assert_eq!(
-            ints("u8", &[0, 255]),
-            ["0u8", "1u8", "u8::MAX", "254u8"]
-        );
+        assert_eq!(ints("u8", &[0, 255]), ["0u8", "1u8", "u8::MAX", "254u8"]);
     }
 
     #[test]
@@ -363,7 +371,10 @@ mod tests {
         let k = PoolKind::Slice("u8".into());
         let pool = with_neighbours(&k, &[Lit::Seq(vec![Lit::Uint(1), Lit::Uint(2)])]);
         let texts: Vec<String> = pool.iter().map(|l| literal(&k, l)).collect();
-        assert_eq!(texts, ["&[]", "&[1u8, 2u8]", "&[1u8]", "&[1u8, 2u8, 2u8]", "&[0u8]"]);
+        assert_eq!(
+            texts,
+            ["&[]", "&[1u8, 2u8]", "&[1u8]", "&[1u8, 2u8, 2u8]", "&[0u8]"]
+        );
     }
 
     #[test]
@@ -399,6 +410,10 @@ mod tests {
         for want in ["3i32", "7i32", "8i32", "2i32"] {
             assert!(texts.contains(&want.to_string()), "{want} in {texts:?}");
         }
-        assert_eq!(pools.get(&PoolKind::Str).len(), 4, "\"\", \"x\", \"xx\", \"a\"");
+        assert_eq!(
+            pools.get(&PoolKind::Str).len(),
+            4,
+            "\"\", \"x\", \"xx\", \"a\""
+        );
     }
 }
