@@ -273,7 +273,7 @@ fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
 }
 
 /// Methods of a type no slot can hold a value of (no `Default`, no explored constructor) go.
-fn drop_unmakeable(out: &mut Explorable) {
+pub(crate) fn drop_unmakeable(out: &mut Explorable) {
     let makeable: BTreeSet<usize> = out
         .objects
         .iter()
