@@ -51,11 +51,6 @@ impl Space {
         })
     }
 
-    /// How many calls callable `f` has.
-    pub fn calls_of(&self, f: usize) -> u64 {
-        self.dims[f].iter().product()
-    }
-
     /// Call number `c` as (callable, its indices).
     pub fn decode(&self, c: u64) -> (usize, Vec<u64>) {
         let f = self.starts.partition_point(|&s| s <= c) - 1;

@@ -25,8 +25,6 @@ pub struct Built {
     pub bin: PathBuf,
     /// The callables it runs (those whose arms compiled).
     pub explorable: Explorable,
-    /// Whether each object type's slots start with `Default`.
-    pub defaults: Vec<bool>,
 }
 
 /// The package name in `crate_dir/Cargo.toml`.
@@ -115,7 +113,6 @@ pub fn build(
             return Ok(Built {
                 bin: dir.join("target/release").join(PACKAGE),
                 explorable: ex,
-                defaults,
             });
         }
         let stdout = String::from_utf8_lossy(&out.stdout);
