@@ -93,26 +93,34 @@ fn text(r: &Report) -> String {
         .map_or("past 2^128".to_string(), |z| z.to_string());
     t.push_str(&format!(
         "explored {} functions ({} left out) with {}, length {}, seed {}: {} sequences run \
-         ({} skipped as extending a dead prefix{}), {} calls in {:.2} s = {:.0} calls/s \
-         (harness built in {:.1} s); space {space} sequences of {} calls per position\n",
+         ({} of them stopped at a dead prefix; {} more skipped for one{}), {} calls in {:.2} s = {:.0} calls/s \
+         ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position\n",
         r.explored.len(),
         r.left_out.len(),
         carve_explore::strategy_name(r.strategy),
         r.length,
         r.seed,
         r.sequences_run,
+        r.stopped_dead,
         r.skipped,
         if r.exhausted { "; space exhausted" } else { "" },
         r.calls_run,
         r.seconds,
         r.calls_per_second(),
+        r.harness_calls_per_second(),
         r.build_seconds,
         r.calls_per_position,
     ));
+    let verified = if r.verified {
+        format!(
+            "{} of {} written passed verification",
+            r.tests_kept, r.tests_written
+        )
+    } else {
+        format!("{} written, not verified", r.tests_written)
+    };
     t.push_str(&format!(
-        "tests kept: {} of {} written passed verification (each gives a function an outcome the run never had); findings: {}\n",
-        r.tests_kept,
-        r.tests_written,
+        "tests kept: {verified} (each gives a function an outcome the run never had); findings: {}\n",
         r.findings.len()
     ));
     for q in &r.taken_out {

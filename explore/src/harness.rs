@@ -7,7 +7,8 @@
 //! it has one; `u`: returned, no `Debug`; `p MESSAGE`: panicked; `x`: the receiver's slot was
 //! empty) and a last line `. E` saying why the sequence ended (`d` done, `p` a panic, `x` an
 //! empty slot, `r` a state already reached by another prefix: JET's redundancy, judged on the
-//! `Debug` text of every object slot). Each call runs under `catch_unwind`; what the library
+//! `Debug` text of every object slot; `s` skipped: its next prefix ended that way before, so
+//! the harness does not run it again). Each call runs under `catch_unwind`; what the library
 //! prints goes to `/dev/null`, the answers to a copy of the original stdout.
 
 pub mod build;
@@ -161,9 +162,24 @@ fn main() {
         unsafe { dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 1) };
     }
     let mut out = std::io::BufWriter::new(answers);
+    // The prefix that first reached each state (by hash), and the prefixes not to extend.
     let mut first: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
+    let mut dead: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    // Answers are flushed when the input runs dry (a batch is done) or every 50 ms, not per
+    // sequence: the runner finds the sequence a crash belongs to by running them alone.
+    let mut input = std::io::BufReader::with_capacity(1 << 16, std::io::stdin());
+    let mut line = String::new();
+    let mut flushed = std::time::Instant::now();
+    loop {
+        if input.buffer().is_empty() || flushed.elapsed().as_millis() >= 50 {
+            let _ = out.flush();
+            flushed = std::time::Instant::now();
+        }
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
         let calls: Vec<u64> = line
             .split_ascii_whitespace()
             .filter_map(|w| w.parse().ok())
@@ -175,6 +191,12 @@ fn main() {
         }
         let mut end = 'd';
         for (i, &c) in calls.iter().enumerate() {
+            let next = (prefix ^ c).wrapping_mul(0x100_0000_01b3);
+            if dead.contains(&next) {
+                end = 's';
+                break;
+            }
+            prefix = next;
             match call(&mut st, c) {
                 Outcome::Returned(Some(s)) => {
                     let _ = writeln!(out, "o {}", s.replace('\n', "\\n"));
@@ -185,30 +207,31 @@ fn main() {
                 Outcome::Panicked(m) => {
                     let _ = writeln!(out, "p {:?}", m);
                     end = 'p';
-                    break;
                 }
                 Outcome::NoReceiver => {
                     let _ = writeln!(out, "x");
                     end = 'x';
-                    break;
                 }
             }
-            prefix = (prefix ^ c).wrapping_mul(0x100_0000_01b3);
-            if i + 1 < calls.len() {
+            if end == 'd' && i + 1 < calls.len() {
                 if let Some(k) = st.key() {
                     if *first.entry(hash(&k)).or_insert(prefix) != prefix {
                         end = 'r';
-                        break;
                     }
                 }
             }
+            if end != 'd' {
+                dead.insert(prefix);
+                break;
+            }
         }
         let _ = writeln!(out, ". {end}");
-        let _ = out.flush();
-        if first.len() > 4_000_000 {
+        if first.len() > 4_000_000 || dead.len() > 4_000_000 {
             first.clear();
+            dead.clear();
         }
     }
+    let _ = out.flush();
 }
 "#;
 

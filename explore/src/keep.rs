@@ -45,6 +45,9 @@ pub struct Keeper {
     pub findings: Vec<Finding>,
     /// Calls run (answered by the harness).
     pub calls_run: u64,
+    /// Sequences the harness stopped before a prefix already dead (in an earlier batch's
+    /// answers or this one's).
+    pub stopped_dead: u64,
 }
 
 impl Keeper {
@@ -108,6 +111,7 @@ impl Keeper {
         match &result.end {
             End::Redundant => dead = Some(result.calls.len()),
             End::Crashed(why) => self.found(seq, None, why),
+            End::Skipped => self.stopped_dead += 1,
             _ => {}
         }
         if let Some(last) = last_new {

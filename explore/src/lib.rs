@@ -82,15 +82,21 @@ pub struct Report {
     pub proposed: u64,
     pub skipped: u64,
     pub sequences_run: u64,
+    /// Of the sequences run, those the harness stopped before a dead prefix.
+    pub stopped_dead: u64,
     pub calls_run: u64,
-    /// Seconds spent running sequences (the harness build not included).
+    /// Seconds spent searching (the harness build not included), and of those, waiting for
+    /// the harness's answers.
     pub seconds: f64,
+    pub harness_seconds: f64,
     pub build_seconds: f64,
     /// BE or BOBW visited every sequence.
     pub exhausted: bool,
     /// Tests kept: written, and of those, passing verification.
     pub tests_written: usize,
     pub tests_kept: usize,
+    /// The kept tests were run (`verify`) before being kept.
+    pub verified: bool,
     pub taken_out: Vec<Quarantined>,
     pub findings: Vec<FindingReport>,
     pub file: Option<PathBuf>,
@@ -98,12 +104,22 @@ pub struct Report {
 }
 
 impl Report {
+    /// Calls run per second of the search.
     pub fn calls_per_second(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.calls_run as f64 / self.seconds
-        } else {
-            0.0
-        }
+        per_second(self.calls_run, self.seconds)
+    }
+
+    /// Calls run per second the harness was running them.
+    pub fn harness_calls_per_second(&self) -> f64 {
+        per_second(self.calls_run, self.harness_seconds)
+    }
+}
+
+fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
     }
 }
 
@@ -142,7 +158,12 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .callables
         .iter()
         .map(|c| c.path.clone())
-        .chain(ex.left_out.iter().filter(|l| l.1 != "not public").map(|l| l.0.clone()))
+        .chain(
+            ex.left_out
+                .iter()
+                .filter(|l| l.1 != "not public")
+                .map(|l| l.0.clone()),
+        )
         .collect();
     let pools = pools::from_trace(trace, &public, &kinds);
     let started = Instant::now();
@@ -153,7 +174,11 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "none of their calls compiles"));
     }
-    let dims = ex.callables.iter().map(|c| harness::dims(c, &pools)).collect();
+    let dims = ex
+        .callables
+        .iter()
+        .map(|c| harness::dims(c, &pools))
+        .collect();
     let space = strategy::Space::new(dims)
         .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
     let mut seqs = strategy::Sequences::new(opts.strategy, space, opts.length, opts.seed);
@@ -170,7 +195,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     }
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
-    let (run, exhausted, seconds) = search(&mut seqs, &mut keeper, &mut runner, opts.budget)?;
+    let searched = search(&mut seqs, &mut keeper, &mut runner, opts.budget)?;
     let mut report = Report {
         strategy: opts.strategy,
         length: opts.length,
@@ -181,13 +206,16 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         sequences_in_space: seqs.total(),
         proposed: seqs.proposed,
         skipped: seqs.skipped,
-        sequences_run: run,
+        sequences_run: searched.run,
+        stopped_dead: keeper.stopped_dead,
         calls_run: keeper.calls_run,
-        seconds,
+        seconds: searched.seconds,
+        harness_seconds: searched.harness_seconds,
         build_seconds,
-        exhausted,
+        exhausted: searched.exhausted,
         tests_written: 0,
         tests_kept: 0,
+        verified: opts.verify.is_some(),
         taken_out: Vec::new(),
         findings: Vec::new(),
         file: None,
@@ -220,21 +248,33 @@ fn nothing(ex: &Explorable, why: &str) -> ExploreError {
     }
 }
 
-/// Runs sequences until the budget is spent or the strategy has none left: (sequences run,
-/// exhausted, seconds).
+/// What a search did.
+struct Searched {
+    run: u64,
+    exhausted: bool,
+    seconds: f64,
+    harness_seconds: f64,
+}
+
+/// Runs sequences until the budget is spent or the strategy has none left.
 fn search(
     seqs: &mut strategy::Sequences,
     keeper: &mut keep::Keeper,
     runner: &mut harness::run::Runner,
     budget: Budget,
-) -> Result<(u64, bool, f64), ExploreError> {
+) -> Result<Searched, ExploreError> {
     let start = Instant::now();
-    let mut run = 0u64;
+    let mut done = Searched {
+        run: 0,
+        exhausted: false,
+        seconds: 0.0,
+        harness_seconds: 0.0,
+    };
     loop {
         let left = match budget {
             Budget::Time(limit) if start.elapsed() >= limit => break,
-            Budget::Runs(n) if run >= n => break,
-            Budget::Runs(n) => (n - run) as usize,
+            Budget::Runs(n) if done.run >= n => break,
+            Budget::Runs(n) => (n - done.run) as usize,
             Budget::Time(_) => BATCH,
         };
         let mut batch = Vec::new();
@@ -245,17 +285,21 @@ fn search(
             }
         }
         if batch.is_empty() {
-            return Ok((run, true, start.elapsed().as_secs_f64()));
+            done.exhausted = true;
+            break;
         }
+        let asked = Instant::now();
         let results = runner.run_batch(&batch)?;
+        done.harness_seconds += asked.elapsed().as_secs_f64();
         for (seq, result) in batch.iter().zip(&results) {
             if let Some(k) = keeper.observe(seqs.space(), seq, result) {
                 seqs.dead_prefix(seq, k);
             }
         }
-        run += batch.len() as u64;
+        done.run += batch.len() as u64;
     }
-    Ok((run, false, start.elapsed().as_secs_f64()))
+    done.seconds = start.elapsed().as_secs_f64();
+    Ok(done)
 }
 
 /// Writes the kept tests (then verifies them) and the findings into `opts.out_dir`.
@@ -309,7 +353,9 @@ fn write_out(
     let path = opts.out_dir.join(&file);
     let program = Path::new(&trace.run.info.program)
         .file_name()
-        .map_or(trace.run.info.program.clone(), |n| n.to_string_lossy().into_owned());
+        .map_or(trace.run.info.program.clone(), |n| {
+            n.to_string_lossy().into_owned()
+        });
     write(&path, &render::file(&program, trace.run.id.0, &tests))?;
     report.tests_written = tests.len();
     report.tests_kept = tests.len();

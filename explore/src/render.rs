@@ -94,7 +94,9 @@ fn argument(kind: &PoolKind, lit: &Lit, pass: Pass) -> String {
 fn as_literal(text: &str) -> Option<&str> {
     let ok = match syn::parse_str::<syn::Expr>(text).ok()? {
         syn::Expr::Lit(_) => true,
-        syn::Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && matches!(*u.expr, syn::Expr::Lit(_)),
+        syn::Expr::Unary(u) => {
+            matches!(u.op, syn::UnOp::Neg(_)) && matches!(*u.expr, syn::Expr::Lit(_))
+        }
         _ => false,
     };
     ok.then_some(text)
@@ -130,7 +132,11 @@ fn body(cx: &Context, calls: &[u64], outcomes: &[CallOutcome], assert: bool) -> 
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
         let outcome = outcomes.get(k);
-        let _ = write!(s, "{}", call_lines(cx, callable, &digits, outcome, &mut bound, assert));
+        let _ = write!(
+            s,
+            "{}",
+            call_lines(cx, callable, &digits, outcome, &mut bound, assert)
+        );
     }
     s
 }
@@ -249,9 +255,9 @@ pub fn file(program: &str, run: i64, tests: &[RenderedTest]) -> String {
 
 /// A finding as Markdown: what panicked, how often, and the calls that reproduce it.
 pub fn finding(cx: &Context, f: &Finding) -> String {
-    let who = f
-        .callable
-        .map_or("the harness".to_string(), |c| format!("`{}`", cx.ex.callables[c].path));
+    let who = f.callable.map_or("the harness".to_string(), |c| {
+        format!("`{}`", cx.ex.callables[c].path)
+    });
     let mut text = format!(
         "## {who} panics: {:?}\n\nMet {} time(s) while exploring; the run never gave these inputs. \
          Reproducer:\n\n```rust\n",
@@ -335,7 +341,11 @@ mod tests {
             space: &space,
         };
         // Gauge::new(0) into slot 1, then slot 1's is_full, then parse("").
-        let calls = [space.encode(0, &[0, 1]), space.encode(1, &[1]), space.encode(2, &[0])];
+        let calls = [
+            space.encode(0, &[0, 1]),
+            space.encode(1, &[1]),
+            space.encode(2, &[0]),
+        ];
         let kept = Kept {
             calls: calls.to_vec(),
             outcomes: vec![
@@ -372,7 +382,10 @@ mod tests {
             times: 3,
         };
         let text = super::finding(&cx, &finding);
-        assert!(text.contains("`g::Gauge::is_full` panics: \"boom\""), "{text}");
+        assert!(
+            text.contains("`g::Gauge::is_full` panics: \"boom\""),
+            "{text}"
+        );
         assert!(text.contains("let mut gauge_0 = <g::Gauge as Default>::default();\n    let _ = gauge_0.is_full();"), "{text}");
     }
 
@@ -380,12 +393,21 @@ mod tests {
     fn numbers_and_text_are_asserted_as_literals_only_when_they_are_one() {
         let u8r = Ret::Scalar("u8".into());
         assert_eq!(assertion(&u8r, "x", "5"), "assert_eq!(x, 5u8);");
-        assert_eq!(assertion(&Ret::Scalar("i32".into()), "x", "-5"), "assert_eq!(x, -5i32);");
-        assert_eq!(assertion(&Ret::Text, "x", "\"a\\\"b\""), "assert_eq!(x, \"a\\\"b\");");
+        assert_eq!(
+            assertion(&Ret::Scalar("i32".into()), "x", "-5"),
+            "assert_eq!(x, -5i32);"
+        );
+        assert_eq!(
+            assertion(&Ret::Text, "x", "\"a\\\"b\""),
+            "assert_eq!(x, \"a\\\"b\");"
+        );
         assert_eq!(
             assertion(&Ret::Text, "x", "\"a\"); evil(); (\""),
             "assert_eq!(format!(\"{:?}\", x), \"\\\"a\\\"); evil(); (\\\"\");"
         );
-        assert_eq!(assertion(&Ret::Scalar("f64".into()), "x", "NaN"), "assert_eq!(format!(\"{:?}\", x), \"NaN\");");
+        assert_eq!(
+            assertion(&Ret::Scalar("f64".into()), "x", "NaN"),
+            "assert_eq!(format!(\"{:?}\", x), \"NaN\");"
+        );
     }
 }

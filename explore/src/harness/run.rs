@@ -32,6 +32,8 @@ pub enum End {
     NoReceiver,
     /// The state after the last call was reached before by another prefix.
     Redundant,
+    /// Its next call would extend a prefix that ended before (panic, empty slot, redundant).
+    Skipped,
     /// The harness died or hung in it (why).
     Crashed(String),
 }
@@ -110,41 +112,68 @@ impl Runner {
         }
     }
 
-    /// Runs `seqs` (call numbers), in order, and gives each one's answers.
+    /// Runs `seqs` (call numbers), in order, and gives each one's answers. When the harness
+    /// dies or hangs, the sequences it had not answered run again one at a time, so the one
+    /// that brings it down is found (answers are flushed per batch, not per sequence).
     pub fn run_batch(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
-        let mut results = Vec::with_capacity(seqs.len());
+        let (mut results, failure) = self.send(seqs)?;
+        if failure.is_none() {
+            return Ok(results);
+        }
+        self.stop();
+        let mut culprit_found = false;
         while results.len() < seqs.len() {
-            let rest = &seqs[results.len()..];
-            let mut input = String::new();
-            for s in rest {
-                let words: Vec<String> = s.iter().map(u64::to_string).collect();
-                input.push_str(&words.join(" "));
-                input.push('\n');
+            let at = results.len();
+            if culprit_found {
+                let (more, failure) = self.send(&seqs[at..])?;
+                results.extend(more);
+                if failure.is_none() {
+                    break;
+                }
+                self.stop();
+                culprit_found = false;
+                continue;
             }
-            let timeout = self.timeout;
-            let live = self.start()?;
-            let stdin = &mut live.stdin;
-            let lines = &live.lines;
-            let (read, broken) = std::thread::scope(|scope| {
-                let writer =
-                    scope.spawn(move || stdin.write_all(input.as_bytes()).and(stdin.flush()));
-                let read = read_answers(lines, rest.len(), timeout);
-                // A harness that died leaves the writer on a broken pipe: it returns.
-                (read, writer.join().map_or(true, |r| r.is_err()))
-            });
-            let (done, failure) = read;
-            results.extend(done);
-            if let Some(why) = failure.or_else(|| {
-                (broken && results.len() < seqs.len()).then(|| "stopped reading".to_string())
-            }) {
-                let how = self.stop();
-                results.push(SeqResult {
-                    calls: Vec::new(),
-                    end: End::Crashed(format!("{why}: {how}")),
-                });
+            let (one, failure) = self.send(&seqs[at..=at])?;
+            match failure {
+                None => results.extend(one),
+                Some(why) => {
+                    let how = self.stop();
+                    results.push(SeqResult {
+                        calls: Vec::new(),
+                        end: End::Crashed(format!("{why}: {how}")),
+                    });
+                    culprit_found = true;
+                }
             }
         }
         Ok(results)
+    }
+
+    /// Sends `seqs` to the harness and reads its answers, until it stops answering (why).
+    fn send(
+        &mut self,
+        seqs: &[Vec<u64>],
+    ) -> Result<(Vec<SeqResult>, Option<String>), ExploreError> {
+        let mut input = String::new();
+        for s in seqs {
+            let words: Vec<String> = s.iter().map(u64::to_string).collect();
+            input.push_str(&words.join(" "));
+            input.push('\n');
+        }
+        let timeout = self.timeout;
+        let live = self.start()?;
+        let stdin = &mut live.stdin;
+        let lines = &live.lines;
+        let ((done, failure), broken) = std::thread::scope(|scope| {
+            let writer = scope.spawn(move || stdin.write_all(input.as_bytes()).and(stdin.flush()));
+            let read = read_answers(lines, seqs.len(), timeout);
+            // A harness that died leaves the writer on a broken pipe: it returns.
+            (read, writer.join().map_or(true, |r| r.is_err()))
+        });
+        let failure = failure
+            .or_else(|| (broken && done.len() < seqs.len()).then(|| "stopped reading".to_string()));
+        Ok((done, failure))
     }
 }
 
@@ -217,6 +246,7 @@ fn parse_line(line: &str) -> Option<Answer> {
             "p" => End::Panicked,
             "x" => End::NoReceiver,
             "r" => End::Redundant,
+            "s" => End::Skipped,
             _ => return None,
         }),
         _ => return None,
@@ -269,27 +299,30 @@ mod tests {
         }
     }
 
-    /// A shell script standing in for a harness: answers the first sequence, then dies.
+    /// A shell script standing in for a harness: answers every sequence with its first call
+    /// number, and dies on a sequence starting with 1.
     #[test]
     fn a_harness_that_dies_costs_only_the_sequence_it_was_running() {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("h.sh");
         std::fs::write(
             &bin,
-            "#!/bin/sh\nread line\necho 'o 1'\necho '. d'\nread line\nkill -9 $$\n",
+            "#!/bin/sh\nwhile read c rest; do\n  [ \"$c\" = 1 ] && kill -9 $$\n  \
+             echo \"o $c\"\n  echo '. d'\ndone\n",
         )
         .unwrap();
         std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let mut r = Runner::new(&bin, Duration::from_secs(5));
-        let got = r.run_batch(&[vec![0], vec![1], vec![2]]).unwrap();
-        assert_eq!(got.len(), 3);
-        assert_eq!(got[0].calls, [CallOutcome::Returned(Some("1".into()))]);
+        let got = r.run_batch(&[vec![0], vec![1], vec![2], vec![3]]).unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0].calls, [CallOutcome::Returned(Some("0".into()))]);
         assert!(
             matches!(&got[1].end, End::Crashed(why) if why.contains("signal 9")),
             "{got:?}"
         );
-        assert_eq!(got[2].end, End::Done, "the rest runs in a new harness");
-        assert_eq!(r.started, 2);
+        assert_eq!(got[2].calls, [CallOutcome::Returned(Some("2".into()))]);
+        assert_eq!(got[3].end, End::Done, "the rest runs in a new harness");
+        assert_eq!(r.started, 3, "the batch, the culprit alone, then the rest");
     }
 }
