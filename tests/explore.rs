@@ -1,0 +1,184 @@
+//! `carve explore` end to end on the `bounds` fixture: recorded through ptrace, explored with a
+//! fixed seed; the kept tests compile and pass and reach outcomes the run never had, a panic
+//! on unrecorded input is a finding whose reproducer really panics, and R, BE and BOBW all run.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// `carve explore --db DB --out OUT ARGS...` in `dir`.
+fn explore(dir: &Path, out: &str, args: &[&str]) -> std::process::Output {
+    output_within(
+        carve()
+            .current_dir(dir)
+            .args(["explore", "--db", "trace.db", "--out", out])
+            .args(args)
+            .env("CARGO_TARGET_DIR", dir.join("target")),
+        RECORD_LIMIT,
+    )
+}
+
+/// The fenced Rust block of the finding whose heading contains `heading`.
+fn reproducer<'a>(findings: &'a str, heading: &str) -> &'a str {
+    let at = findings
+        .find(heading)
+        .unwrap_or_else(|| panic!("no finding {heading:?} in:\n{findings}"));
+    let block = &findings[at..];
+    let start = block.find("```rust\n").expect("a reproducer") + "```rust\n".len();
+    let end = block[start..]
+        .find("```")
+        .expect("the end of the reproducer");
+    &block[start..start + end]
+}
+
+#[test]
+fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_reproducers() {
+    let (_tmp, dir) = copy_fixture("bounds");
+    let db = build_and_record(&dir, "bounds", &[]);
+    // The recording never saw `is_in_range` say false, nor `percent` panic.
+    let trace = load(&db);
+    let in_range = calls_of(&trace, "bounds::is_in_range");
+    assert!(!in_range.is_empty());
+    assert!(in_range
+        .iter()
+        .all(|c| c.ret == Some(carve_storage::Value::Bool { value: true })));
+    assert!(calls_of(&trace, "bounds::percent")
+        .iter()
+        .all(|c| c.outcome == carve_storage::Outcome::Returned));
+
+    // R and BE run too (unverified, into a scratch directory of the package).
+    std::fs::create_dir_all(dir.join("scratch")).unwrap();
+    for (strategy, name) in [("random", "R"), ("exhaustive", "BE")] {
+        let out = explore(
+            &dir,
+            "scratch",
+            &[
+                "--strategy",
+                strategy,
+                "--runs",
+                "3000",
+                "--seed",
+                "1",
+                "--no-verify",
+            ],
+        );
+        assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+        let said = stdout(&out);
+        assert!(
+            said.contains(&format!(
+                "with {name}, length 3, seed 1: 3000 sequences run"
+            )),
+            "{said}"
+        );
+        assert!(dir.join("scratch/explored_bounds.rs").is_file(), "{said}");
+    }
+
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(
+        &dir,
+        "tests",
+        &["--strategy", "bobw", "--runs", "20000", "--seed", "1"],
+    );
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("with BOBW, length 3, seed 1: 20000 sequences run"),
+        "{said}"
+    );
+    let kept: usize = said
+        .split("tests kept: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no kept count in {said}"));
+    assert!(kept >= 5, "{said}");
+    assert!(
+        said.contains(&format!(
+            "tests kept: {kept} of {kept} written passed verification"
+        )),
+        "{said}"
+    );
+
+    // The kept tests compile and pass on their own, and one asserts what the run never saw.
+    let tests = std::fs::read_to_string(dir.join("tests/explored_bounds.rs")).unwrap();
+    assert!(tests.contains("assert!(!bounds::is_in_range("), "{tests}");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_bounds"]);
+    assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
+    assert!(
+        stdout(&ran).contains(&format!("test result: ok. {kept} passed")),
+        "{}",
+        stdout(&ran)
+    );
+    assert!(!tests.contains("should_panic"), "findings are not tests");
+
+    // Dividing by zero is a finding, and its reproducer panics with that message.
+    assert!(
+        said.contains("finding: bounds::percent panics: \"attempt to divide by zero\""),
+        "{said}"
+    );
+    let findings = std::fs::read_to_string(dir.join("tests/explored_bounds_findings.md")).unwrap();
+    let code = reproducer(
+        &findings,
+        "`bounds::percent` panics: \"attempt to divide by zero\"",
+    );
+    assert!(
+        code.contains("bounds::percent(") && code.contains("0u32)"),
+        "{code}"
+    );
+    std::fs::write(
+        dir.join("tests/repro.rs"),
+        format!(
+            "#[test]\n#[should_panic(expected = \"attempt to divide by zero\")]\nfn reproduces() {{\n{code}}}\n"
+        ),
+    )
+    .unwrap();
+    let repro = cargo_in(&dir, &["test", "--test", "repro"]);
+    assert!(
+        repro.status.success(),
+        "{}{}",
+        stdout(&repro),
+        stderr(&repro)
+    );
+}
+
+#[test]
+fn explore_refuses_bad_input_in_one_line_and_writes_nothing() {
+    let (_tmp, dir) = copy_fixture("bounds");
+    let db = build_and_record(&dir, "bounds", &[]);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir.join("tests")).unwrap().collect();
+
+    let missing = explore(&dir, "no-such-dir", &["--runs", "10"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = stderr(&missing);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--out no-such-dir: not a directory"), "{err}");
+
+    // A crate the run never reached: nothing to explore, said in one line.
+    let (_other_tmp, other) = copy_fixture("abc");
+    let wrong = explore(
+        &dir,
+        "tests",
+        &["--crate", other.to_str().unwrap(), "--runs", "10"],
+    );
+    assert_eq!(wrong.status.code(), Some(2));
+    let err = stderr(&wrong);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no function of crate `abc` can be explored"),
+        "{err}"
+    );
+
+    let zero = explore(&dir, "tests", &["--length", "0"]);
+    assert_eq!(
+        zero.status.code(),
+        Some(2),
+        "clap refuses it: {}",
+        stderr(&zero)
+    );
+    let after: Vec<_> = std::fs::read_dir(dir.join("tests")).unwrap().collect();
+    assert_eq!(before.len(), after.len(), "nothing written into tests/");
+    assert!(db.is_file());
+}
