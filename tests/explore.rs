@@ -182,3 +182,22 @@ fn explore_refuses_bad_input_in_one_line_and_writes_nothing() {
     assert_eq!(before.len(), after.len(), "nothing written into tests/");
     assert!(db.is_file());
 }
+
+#[test]
+fn cargo_carve_explore_finds_the_trace_and_writes_into_the_package_tests() {
+    let (_tmp, dir) = copy_fixture("bounds");
+    let recorded = cargo_carve_in(&dir, &["record", "-q"], &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let out = cargo_carve_in(
+        &dir,
+        &["explore", "--runs", "3000", "--seed", "1", "--no-verify"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("with BOBW, length 3, seed 1: 3000 sequences run"),
+        "{said}"
+    );
+    assert!(dir.join("tests/explored_bounds.rs").is_file(), "{said}");
+}
