@@ -57,6 +57,46 @@ pub struct ObjectType {
     pub name: String,
     /// Implements `Default` (a slot starts filled).
     pub default: bool,
+    /// Written with `<'static>`: the type has a lifetime parameter (the harness found out).
+    pub borrows: bool,
+}
+
+impl ObjectType {
+    /// The type as the harness's slots hold it.
+    pub fn slot_type(&self) -> String {
+        if self.borrows {
+            format!("{}<'static>", self.path)
+        } else {
+            self.path.clone()
+        }
+    }
+}
+
+/// Takes object type `o` out, with the callables that use it (each left out with `why`).
+pub(crate) fn remove_object(ex: &mut Explorable, o: usize, why: &str) {
+    let uses = |c: &Callable| {
+        c.receiver.is_some_and(|r| r.object == o) || c.makes.is_some_and(|m| m.0 == o)
+    };
+    let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut ex.callables)
+        .into_iter()
+        .partition(uses);
+    ex.left_out
+        .extend(gone.into_iter().map(|c| (c.path, why.to_string())));
+    ex.callables = kept;
+    ex.objects.remove(o);
+    let shift = |i: &mut usize| {
+        if *i > o {
+            *i -= 1;
+        }
+    };
+    for c in &mut ex.callables {
+        if let Some(r) = &mut c.receiver {
+            shift(&mut r.object);
+        }
+        if let Some((m, _)) = &mut c.makes {
+            shift(m);
+        }
+    }
 }
 
 /// How a call's result fills an object slot.
@@ -204,9 +244,7 @@ fn callable(
         return Err("its type is generic or not public");
     }
     let sig = parse_signature(&f.signature).ok_or("its signature was not read")?;
-    if !sig.generics.params.is_empty() {
-        return Err("generic");
-    }
+    let generics = generic_kinds(&sig.generics).ok_or("generic")?;
     let mut receiver = None;
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -222,7 +260,9 @@ fn callable(
                 });
             }
             syn::FnArg::Typed(pt) => {
-                let (kind, pass) = param_kind(&pt.ty).ok_or("a parameter no pool holds")?;
+                let (kind, pass) = generic_param(&pt.ty, &generics)
+                    .or_else(|| param_kind(&pt.ty))
+                    .ok_or("a parameter no pool holds")?;
                 let name = match pt.pat.as_ref() {
                     syn::Pat::Ident(p) => p.ident.to_string(),
                     _ => "_".to_string(),
@@ -268,6 +308,7 @@ fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
         path: path.to_string(),
         name: ty.name.clone(),
         default: ty.traits.contains("Default"),
+        borrows: false,
     });
     out.objects.len() - 1
 }
@@ -339,6 +380,71 @@ fn only_argument<'t>(ty: &'t syn::Type, name: &str) -> Option<&'t syn::Type> {
 fn is_named(ty: &syn::Type, name: &str) -> bool {
     last_segment(ty)
         .is_some_and(|s| s.ident == name && matches!(s.arguments, syn::PathArguments::None))
+}
+
+/// The pool a bound stands for when it has one: `AsRef<[u8]>` takes a `&[u8]`, `AsRef<str>`
+/// and `Into<String>` a `&str`, `Into<u64>` a `u64`.
+fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let seg = t.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    let [syn::GenericArgument::Type(arg)] = a.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    match seg.ident.to_string().as_str() {
+        "AsRef" => match arg {
+            syn::Type::Slice(s) => Some(PoolKind::Slice(integer_name(&s.elem)?)),
+            t if is_named(t, "str") => Some(PoolKind::Str),
+            _ => None,
+        },
+        "Into" if is_named(arg, "String") => Some(PoolKind::Str),
+        "Into" => Some(PoolKind::Scalar(scalar_name(arg)?)),
+        _ => None,
+    }
+}
+
+/// The pools a function's type parameters stand for (each with exactly one bound `bound_kind`
+/// knows, lifetimes aside); `None` when some other generic makes the call unwritable.
+fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String, PoolKind>> {
+    if generics.where_clause.is_some() {
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    for p in &generics.params {
+        match p {
+            syn::GenericParam::Lifetime(_) => {}
+            syn::GenericParam::Type(t) => {
+                let bounds: Vec<_> = t.bounds.iter().collect();
+                let [bound] = bounds[..] else { return None };
+                out.insert(t.ident.to_string(), bound_kind(bound)?);
+            }
+            syn::GenericParam::Const(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A parameter typed by a type parameter or `impl Trait` whose bound names a pool.
+fn generic_param(
+    ty: &syn::Type,
+    generics: &BTreeMap<String, PoolKind>,
+) -> Option<(PoolKind, Pass)> {
+    let kind = match ty {
+        syn::Type::ImplTrait(i) => {
+            let bounds: Vec<_> = i.bounds.iter().collect();
+            let [bound] = bounds[..] else { return None };
+            bound_kind(bound)?
+        }
+        _ => {
+            let seg = last_segment(ty)?;
+            generics.get(&seg.ident.to_string())?.clone()
+        }
+    };
+    Some((kind, Pass::Value))
 }
 
 /// The pool a parameter of type `ty` draws from, and how the value is passed.
@@ -436,6 +542,31 @@ mod tests {
         ] {
             assert_eq!(kind(src), None, "{src}");
         }
+    }
+
+    #[test]
+    fn bounded_type_parameters_take_the_pool_their_bound_names() {
+        let generic = |sig: &str, param: &str| {
+            let sig = parse_signature(sig).unwrap();
+            let kinds = generic_kinds(&sig.generics)?;
+            generic_param(&syn::parse_str(param).unwrap(), &kinds)
+        };
+        let bytes = Some((PoolKind::Slice("u8".into()), Pass::Value));
+        assert_eq!(generic("fn encode<T: AsRef<[u8]>>(data: T)", "T"), bytes);
+        assert_eq!(
+            generic("fn f(data: impl AsRef<[u8]>)", "impl AsRef<[u8]>"),
+            bytes
+        );
+        assert_eq!(
+            generic("fn kib<V: Into<u64>>(size: V)", "V"),
+            Some((PoolKind::Scalar("u64".into()), Pass::Value))
+        );
+        assert_eq!(
+            generic("fn f<S: Into<String>>(s: S)", "S"),
+            Some((PoolKind::Str, Pass::Value))
+        );
+        assert_eq!(generic("fn f<T: Clone>(t: T)", "T"), None);
+        assert_eq!(generic("fn f<T>(t: T) where T: AsRef<str>", "T"), None);
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub enum Part {
     Arm(usize),
     /// The `Default` start of object type N's slots.
     Default(usize),
+    /// Where object type N's slots name its type.
+    Slots(usize),
 }
 
 /// The harness program and where each part of it lies.
@@ -259,22 +261,22 @@ pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
     }
     l.push("struct State {");
     for (i, o) in ex.objects.iter().enumerate() {
-        l.push(&format!("    o{i}: [Option<{}>; {SLOTS}],", o.path));
+        l.push(&format!("    o{i}: [Option<{}>; {SLOTS}],", o.slot_type()));
+        parts.push((Part::Slots(i), l.line, l.line));
     }
     l.push("}");
     for (i, o) in ex.objects.iter().enumerate() {
+        l.push(&format!("fn start_o{i}() -> Option<{}> {{", o.slot_type()));
+        parts.push((Part::Slots(i), l.line, l.line));
         let start = l.line + 1;
         if defaults.get(i).copied().unwrap_or(false) {
             l.push(&format!(
-                "fn start_o{i}() -> Option<{0}> {{\n    Some(<{0} as Default>::default())\n}}",
-                o.path
+                "    Some(<{} as Default>::default())\n}}",
+                o.slot_type()
             ));
-            parts.push((Part::Default(i), start, l.line));
+            parts.push((Part::Default(i), start, start));
         } else {
-            l.push(&format!(
-                "fn start_o{i}() -> Option<{}> {{\n    None\n}}",
-                o.path
-            ));
+            l.push("    None\n}");
         }
     }
     state_impl(&mut l, ex);
@@ -411,6 +413,7 @@ mod tests {
                 path: "g::Gauge".into(),
                 name: "Gauge".into(),
                 default: true,
+                borrows: false,
             }],
             callables: vec![
                 Callable {

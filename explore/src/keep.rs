@@ -172,6 +172,12 @@ pub fn debug_text(v: &Value) -> String {
         Value::Seq { .. } => "[..]".to_string(),
         Value::Tuple { .. } => "(..)".to_string(),
         Value::Struct { ty, .. } => format!("{} {{ .. }}", short(ty)),
+        // `Cow`'s `Debug` is its content's.
+        Value::Enum { ty, fields, .. }
+            if ty.starts_with("alloc::borrow::Cow") && fields.len() == 1 =>
+        {
+            debug_text(&fields[0].value)
+        }
         Value::Enum {
             variant, fields, ..
         } => match fields.as_slice() {

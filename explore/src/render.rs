@@ -281,6 +281,7 @@ mod tests {
                 path: "g::Gauge".into(),
                 name: "Gauge".into(),
                 default: true,
+                borrows: false,
             }],
             callables: vec![
                 Callable {

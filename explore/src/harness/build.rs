@@ -131,12 +131,35 @@ pub fn build(
             return Err(fail(first.to_string()));
         }
         let mut gone = Vec::new();
+        let mut objects_gone = Vec::new();
+        let mut retyped = false;
         for (message, line) in &errors {
             match line.and_then(|l| src.part_at(l)) {
                 Some(Part::Arm(i)) => gone.push((i, message.clone())),
                 Some(Part::Default(o)) => defaults[o] = false,
+                // A type with a lifetime parameter is held as `Type<'static>` (the pools are
+                // static); one that still does not compile goes, with its calls.
+                Some(Part::Slots(o)) if !ex.objects[o].borrows => {
+                    ex.objects[o].borrows = true;
+                    retyped = true;
+                }
+                Some(Part::Slots(o)) => objects_gone.push((o, message.clone())),
                 None => return Err(fail(message.clone())),
             }
+        }
+        // Errors in the arms may follow from a slot's type: build again before blaming them.
+        if retyped {
+            continue;
+        }
+        if !objects_gone.is_empty() {
+            objects_gone.sort_by_key(|g| std::cmp::Reverse(g.0));
+            objects_gone.dedup_by_key(|g| g.0);
+            for (o, message) in objects_gone {
+                defaults.remove(o);
+                let why = format!("its receiver's type cannot be held: {message}");
+                crate::api::remove_object(&mut ex, o, &why);
+            }
+            continue;
         }
         gone.sort_by_key(|g| std::cmp::Reverse(g.0));
         gone.dedup_by_key(|g| g.0);
