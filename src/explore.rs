@@ -103,7 +103,11 @@ fn text(r: &Report) -> String {
         r.sequences_run,
         r.stopped_dead,
         r.skipped,
-        if r.exhausted { "; space exhausted" } else { "" },
+        match (r.exhausted, r.strategy) {
+            (false, _) => "",
+            (true, Strategy::Random) => "; every draw now extends a dead prefix",
+            (true, _) => "; space exhausted",
+        },
         r.calls_run,
         r.seconds,
         r.calls_per_second(),

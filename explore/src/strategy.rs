@@ -193,6 +193,10 @@ pub struct Sequences {
 /// At most this many dead prefixes are remembered (R and BOBW).
 const MAX_DEAD: usize = 1 << 20;
 
+/// R gives up after this many draws in a row that extend a dead prefix: what is left alive
+/// is too small to be found by drawing (its space is as good as exhausted).
+const MAX_RANDOM_MISSES: u32 = 1_000_000;
+
 impl Sequences {
     pub fn new(strategy: Strategy, space: Space, length: usize, seed: u64) -> Sequences {
         let total = space.sequences(length);
@@ -225,6 +229,7 @@ impl Sequences {
 
     /// The next sequence to run; `None` when BE or BOBW have visited every one.
     pub fn next_sequence(&mut self) -> Option<Vec<u64>> {
+        let mut misses = 0u32;
         loop {
             let seq = match self.strategy {
                 Strategy::Random => self.random(),
@@ -243,6 +248,10 @@ impl Sequences {
             self.proposed += 1;
             if (1..self.length).any(|k| self.dead.contains(&seq[..k])) {
                 self.skipped += 1;
+                misses += 1;
+                if self.strategy == Strategy::Random && misses >= MAX_RANDOM_MISSES {
+                    return None;
+                }
                 continue;
             }
             return Some(seq);
@@ -368,6 +377,16 @@ mod tests {
         let distinct: HashSet<_> = xs.iter().collect();
         assert!(distinct.len() < 500, "500 draws of 343 repeat some");
         assert!(xs.iter().flatten().all(|&c| c < 7));
+    }
+
+    #[test]
+    fn random_stops_when_every_first_call_is_dead() {
+        let mut s = Sequences::new(Strategy::Random, space(), 2, 1);
+        for c in 0..7 {
+            s.dead_prefix(&[c, 0], 1);
+        }
+        assert_eq!(s.next_sequence(), None);
+        assert_eq!(s.skipped, u64::from(MAX_RANDOM_MISSES));
     }
 
     #[test]
