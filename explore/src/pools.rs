@@ -204,8 +204,8 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
             } else {
                 Lit::Int(max as i128)
             };
-            for v in [0, 1, -1] {
-                int_lit(ty, v).map(&mut push);
+            for lit in [0, 1, -1].into_iter().filter_map(|v| int_lit(ty, v)) {
+                push(lit);
             }
             push(min_lit);
             push(max_lit);
@@ -216,8 +216,9 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
                     _ => continue,
                 };
                 push(r.clone());
-                for n in [v.checked_sub(1), v.checked_add(1)].into_iter().flatten() {
-                    int_lit(ty, n).map(&mut push);
+                let next = [v.checked_sub(1), v.checked_add(1)];
+                for lit in next.into_iter().flatten().filter_map(|n| int_lit(ty, n)) {
+                    push(lit);
                 }
             }
         }
@@ -268,7 +269,9 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
                 longer.push(s.last().cloned().unwrap_or(Lit::Uint(0)));
                 push(Lit::Seq(longer));
             }
-            int_lit(ty, 0).map(|z| push(Lit::Seq(vec![z])));
+            if let Some(zero) = int_lit(ty, 0) {
+                push(Lit::Seq(vec![zero]));
+            }
         }
     }
     out.truncate(MAX_POOL);
