@@ -48,9 +48,9 @@ fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_repr
         .iter()
         .all(|c| c.outcome == carve_storage::Outcome::Returned));
 
-    // R and BE run too (unverified, into a scratch directory of the package).
+    // BE and BOBW run too (unverified, into a scratch directory of the package).
     std::fs::create_dir_all(dir.join("scratch")).unwrap();
-    for (strategy, name) in [("random", "R"), ("exhaustive", "BE")] {
+    for (strategy, name) in [("exhaustive", "BE"), ("bobw", "BOBW")] {
         let out = explore(
             &dir,
             "scratch",
@@ -79,12 +79,12 @@ fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_repr
     let out = explore(
         &dir,
         "tests",
-        &["--strategy", "bobw", "--runs", "20000", "--seed", "1"],
+        &["--strategy", "random", "--runs", "20000", "--seed", "1"],
     );
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", stderr(&out));
     assert!(
-        said.contains("with BOBW, length 3, seed 1: 20000 sequences run"),
+        said.contains("with R, length 3, seed 1: 20000 sequences run"),
         "{said}"
     );
     let kept: usize = said
@@ -113,7 +113,7 @@ fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_repr
     );
     assert!(!tests.contains("should_panic"), "findings are not tests");
 
-    // Dividing by zero is a finding, and its reproducer panics with that message.
+    // Dividing by zero is a finding, and every finding's reproducer panics with its message.
     assert!(
         said.contains("finding: bounds::percent panics: \"attempt to divide by zero\""),
         "{said}"
@@ -127,19 +127,37 @@ fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_repr
         code.contains("bounds::percent(") && code.contains("0u32)"),
         "{code}"
     );
-    std::fs::write(
-        dir.join("tests/repro.rs"),
-        format!(
-            "#[test]\n#[should_panic(expected = \"attempt to divide by zero\")]\nfn reproduces() {{\n{code}}}\n"
-        ),
-    )
-    .unwrap();
-    let repro = cargo_in(&dir, &["test", "--test", "repro"]);
+    // A finding of a sequence: the gauge made, raised, then raised past 255.
+    let code = reproducer(
+        &findings,
+        "`bounds::Gauge::raise` panics: \"attempt to add with overflow\"",
+    );
     assert!(
-        repro.status.success(),
-        "{}{}",
-        stdout(&repro),
-        stderr(&repro)
+        code.contains("bounds::Gauge::new(") && code.matches(".raise(").count() >= 2,
+        "{code}"
+    );
+    let mut repro = String::new();
+    for (i, section) in findings.split("\n## ").skip(1).enumerate() {
+        let heading = section.lines().next().unwrap();
+        let message = heading.split(" panics: ").nth(1).expect("a panic message");
+        let code = reproducer(section, heading);
+        repro.push_str(&format!(
+            "#[test]\n#[should_panic(expected = {message})]\nfn reproduces_{i}() {{\n{code}}}\n"
+        ));
+    }
+    std::fs::write(dir.join("tests/repro.rs"), &repro).unwrap();
+    let ran = cargo_in(&dir, &["test", "--test", "repro"]);
+    assert!(
+        ran.status.success(),
+        "{repro}\n{}{}",
+        stdout(&ran),
+        stderr(&ran)
+    );
+    let reproduced = findings.matches("\n## ").count();
+    assert!(
+        stdout(&ran).contains(&format!("test result: ok. {reproduced} passed")),
+        "{}",
+        stdout(&ran)
     );
 }
 

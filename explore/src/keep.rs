@@ -29,6 +29,8 @@ pub struct Kept {
 pub struct Finding {
     /// The sequence up to and including the call that panicked.
     pub calls: Vec<u64>,
+    /// What the calls before it did (how the reproducer binds what they made).
+    pub outcomes: Vec<CallOutcome>,
     /// The callable that panicked (the last call), when known.
     pub callable: Option<usize>,
     pub message: String,
@@ -101,7 +103,7 @@ impl Keeper {
                 CallOutcome::Panicked(message) => {
                     let recorded = self.recorded_panics.get(&f);
                     if !recorded.is_some_and(|r| r.contains(message)) {
-                        self.found(&seq[..=k], Some(f), message);
+                        self.found((&seq[..=k], &result.calls[..k]), Some(f), message);
                     }
                     dead = Some(k + 1);
                 }
@@ -110,7 +112,7 @@ impl Keeper {
         }
         match &result.end {
             End::Redundant => dead = Some(result.calls.len()),
-            End::Crashed(why) => self.found(seq, None, why),
+            End::Crashed(why) => self.found((seq, &result.calls), None, why),
             End::Skipped => self.stopped_dead += 1,
             _ => {}
         }
@@ -125,19 +127,26 @@ impl Keeper {
         dead
     }
 
-    fn found(&mut self, calls: &[u64], callable: Option<usize>, message: &str) {
+    fn found(
+        &mut self,
+        (calls, outcomes): (&[u64], &[CallOutcome]),
+        callable: Option<usize>,
+        message: &str,
+    ) {
         let key = without_digits(message);
         let same = |f: &&mut Finding| f.callable == callable && without_digits(&f.message) == key;
         if let Some(f) = self.findings.iter_mut().find(same) {
             f.times += 1;
             if calls.len() < f.calls.len() {
                 f.calls = calls.to_vec();
+                f.outcomes = outcomes.to_vec();
                 f.message = message.to_string();
             }
             return;
         }
         self.findings.push(Finding {
             calls: calls.to_vec(),
+            outcomes: outcomes.to_vec(),
             callable,
             message: message.to_string(),
             times: 1,

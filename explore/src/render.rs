@@ -176,23 +176,26 @@ fn call_lines(
         })
         .collect();
     let call = format!("{target}({})", args.join(", "));
-    let text = match outcome {
-        Some(CallOutcome::Returned(Some(t))) if assert => Some(t.as_str()),
+    let returned = match outcome {
+        Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),
         _ => None,
     };
+    let text = returned.filter(|_| assert);
     if let Some((object, made)) = c.makes {
         let slot = d.next().unwrap_or(0);
         let name = var(cx, object, slot);
+        // What the harness answered says whether the slot was filled; with no answer (a
+        // crash's reproducer) it is taken as filled.
         let filled = match made {
             Made::Plain => true,
-            Made::Result => text.is_none_or(|t| t.starts_with("Ok(")),
-            Made::Option => text.is_none_or(|t| t.starts_with("Some(")),
+            Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
+            Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
         };
         let _ = writeln!(s, "    let made = {call};");
         if let Some(t) = text {
             let _ = writeln!(s, "    {}", debug_assertion("made", t));
         }
-        if filled && !matches!(outcome, Some(CallOutcome::Panicked(_)) | None) {
+        if filled && !matches!(outcome, Some(CallOutcome::Panicked(_))) {
             let unwrap = match made {
                 Made::Plain => "made".to_string(),
                 Made::Result => "made.ok().expect(\"made by the explored run\")".to_string(),
@@ -263,7 +266,7 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
          Reproducer:\n\n```rust\n",
         f.message, f.times
     );
-    text.push_str(&body(cx, &f.calls, &[], false));
+    text.push_str(&body(cx, &f.calls, &f.outcomes, false));
     text.push_str("```\n");
     text
 }
@@ -377,6 +380,7 @@ mod tests {
             space: &space,
         };
         let finding = Finding {
+            outcomes: Vec::new(),
             calls: vec![space.encode(1, &[0])],
             callable: Some(1),
             message: "boom".into(),
@@ -388,6 +392,30 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("let mut gauge_0 = <g::Gauge as Default>::default();\n    let _ = gauge_0.is_full();"), "{text}");
+    }
+
+    #[test]
+    fn a_reproducer_binds_the_objects_the_calls_before_the_panic_made() {
+        let (ex, pools, space) = cx_parts();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        let finding = Finding {
+            calls: vec![space.encode(0, &[1, 0]), space.encode(1, &[0])],
+            outcomes: vec![CallOutcome::Returned(Some(
+                "Gauge { level: 0, max: 255 }".into(),
+            ))],
+            callable: Some(1),
+            message: "boom".into(),
+            times: 1,
+        };
+        let text = super::finding(&cx, &finding);
+        assert!(
+            text.contains("let made = g::Gauge::new(u8::MAX);\n    let mut gauge_0 = made;\n    let _ = gauge_0.is_full();"),
+            "{text}"
+        );
     }
 
     #[test]
