@@ -234,7 +234,10 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
     let _ = writeln!(
         text,
         "/// Explored ({origin}): outcomes the recording never had: {}.",
-        news.join(", ").replace('\n', " ")
+        news.join(", ")
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect::<String>()
     );
     let _ = writeln!(text, "#[test]\nfn {name}() {{");
     text.push_str(&body(cx, &kept.calls, &kept.outcomes, true));
