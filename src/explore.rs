@@ -61,9 +61,19 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
             timeout: Duration::from_secs(600),
         }),
         cargo,
-        interrupt: carve_generator::Interrupt::default(),
+        interrupt: carve_generator::Interrupt::new(&crate::generate::INTERRUPTED),
     };
-    let report = carve_explore::explore(&trace, &opts)?;
+    // SIGINT, SIGTERM and SIGHUP stop exploring (the kept tests' file put back as it was).
+    let interruptible = crate::generate::Interruptible::start();
+    let explored = carve_explore::explore(&trace, &opts);
+    drop(interruptible);
+    let report = match explored {
+        Err(e) if e.is_interrupted() => {
+            eprintln!("carve: error: {}", terminal_safe(&e.to_string(), &[]));
+            return Ok(crate::exit::INTERRUPTED);
+        }
+        report => report?,
+    };
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => text(&report),

@@ -27,9 +27,20 @@ pub enum ExploreError {
     },
     #[error("the explore harness misbehaved: {0}")]
     Harness(String),
+    #[error("interrupted: nothing was written")]
+    Interrupted,
 }
 
 impl ExploreError {
+    /// Stopped by the caller (a signal), here or in the generator's verification.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            ExploreError::Interrupted
+                | ExploreError::Generator(carve_generator::GenerateError::Interrupted { .. })
+        )
+    }
+
     pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> ExploreError {
         ExploreError::Io {
             what: what.into(),

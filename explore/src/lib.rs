@@ -54,7 +54,8 @@ pub struct ExploreOptions {
     pub cargo: PathBuf,
     /// Run the kept tests before keeping them (`None`: write them unverified).
     pub verify: Option<Verify>,
-    /// Set by the caller to stop verification.
+    /// Set by the caller to stop: the search ends with [`ExploreError::Interrupted`] and
+    /// verification puts the test file back.
     pub interrupt: Interrupt,
 }
 
@@ -198,7 +199,12 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     }
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
-    let searched = search(&mut seqs, &mut keeper, &mut runner, opts.budget)?;
+    let searched = search(
+        &mut seqs,
+        &mut keeper,
+        &mut runner,
+        (opts.budget, opts.interrupt),
+    )?;
     let mut report = Report {
         strategy: opts.strategy,
         length: opts.length,
@@ -264,7 +270,7 @@ fn search(
     seqs: &mut strategy::Sequences,
     keeper: &mut keep::Keeper,
     runner: &mut harness::run::Runner,
-    budget: Budget,
+    (budget, interrupt): (Budget, Interrupt),
 ) -> Result<Searched, ExploreError> {
     let start = Instant::now();
     let mut done = Searched {
@@ -274,6 +280,9 @@ fn search(
         harness_seconds: 0.0,
     };
     loop {
+        if interrupt.is_set() {
+            return Err(ExploreError::Interrupted);
+        }
         let left = match budget {
             Budget::Time(limit) if start.elapsed() >= limit => break,
             Budget::Runs(n) if done.run >= n => break,
@@ -305,7 +314,8 @@ fn search(
     Ok(done)
 }
 
-/// Writes the kept tests (then verifies them) and the findings into `opts.out_dir`.
+/// Writes the kept tests (then verifies them) and the findings into `opts.out_dir`. On an
+/// error (or an interruption) during verification the test file is put back as it was.
 fn write_out(
     trace: &Trace,
     opts: &ExploreOptions,
@@ -313,7 +323,6 @@ fn write_out(
     keeper: &keep::Keeper,
     report: &mut Report,
 ) -> Result<(), ExploreError> {
-    let krate = &cx.ex.crate_name;
     let origin = format!(
         "{}, length {}, seed {}",
         strategy_name(opts.strategy),
@@ -326,6 +335,9 @@ fn write_out(
         .enumerate()
         .map(|(i, k)| render::test(cx, i + 1, k, &origin))
         .collect();
+    if !tests.is_empty() {
+        write_tests(trace, opts, &cx.ex.crate_name, &tests, report)?;
+    }
     report.findings = keeper
         .findings
         .iter()
@@ -337,6 +349,7 @@ fn write_out(
         })
         .collect();
     if !report.findings.is_empty() {
+        let krate = &cx.ex.crate_name;
         let path = opts.out_dir.join(format!("explored_{krate}_findings.md"));
         let mut text = format!(
             "# Findings of carve explore on `{krate}`\n\nPanics on inputs the recording never \
@@ -349,17 +362,26 @@ fn write_out(
         write(&path, &text)?;
         report.findings_file = Some(path);
     }
-    if tests.is_empty() {
-        return Ok(());
-    }
+    Ok(())
+}
+
+/// Writes `explored_CRATE.rs` and verifies it.
+fn write_tests(
+    trace: &Trace,
+    opts: &ExploreOptions,
+    krate: &str,
+    tests: &[render::RenderedTest],
+    report: &mut Report,
+) -> Result<(), ExploreError> {
     let file = format!("explored_{krate}.rs");
     let path = opts.out_dir.join(&file);
+    let before = std::fs::read(&path).ok();
     let program = Path::new(&trace.run.info.program)
         .file_name()
         .map_or(trace.run.info.program.clone(), |n| {
             n.to_string_lossy().into_owned()
         });
-    write(&path, &render::file(&program, trace.run.id.0, &tests))?;
+    write(&path, &render::file(&program, trace.run.id.0, tests))?;
     report.tests_written = tests.len();
     report.tests_kept = tests.len();
     if let Some(v) = &opts.verify {
@@ -374,7 +396,14 @@ fn write_out(
         let taken_out = match verified {
             Ok(t) => t,
             Err(e) => {
-                let _ = std::fs::remove_file(&path);
+                match before {
+                    Some(bytes) => {
+                        let _ = std::fs::write(&path, bytes);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                }
                 return Err(e.into());
             }
         };
