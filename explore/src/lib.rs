@@ -151,25 +151,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "the run reached none of its public functions"));
     }
-    let mut kinds: Vec<PoolKind> = ex
-        .callables
-        .iter()
-        .flat_map(|c| c.params.iter().map(|p| p.kind.clone()))
-        .collect();
-    kinds.sort();
-    kinds.dedup();
-    let public: std::collections::BTreeSet<String> = ex
-        .callables
-        .iter()
-        .map(|c| c.path.clone())
-        .chain(
-            ex.left_out
-                .iter()
-                .filter(|l| l.1 != "not public")
-                .map(|l| l.0.clone()),
-        )
-        .collect();
-    let pools = pools::from_trace(trace, &public, &kinds);
+    let pools = pools_for(trace, &ex);
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
     let built = harness::build::build(&harness_dir, &opts.crate_dir, &opts.cargo, ex, &pools)?;
@@ -237,6 +219,29 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     };
     write_out(trace, opts, &cx, &keeper, &mut report)?;
     Ok(report)
+}
+
+/// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls.
+fn pools_for(trace: &Trace, ex: &Explorable) -> pools::Pools {
+    let mut kinds: Vec<PoolKind> = ex
+        .callables
+        .iter()
+        .flat_map(|c| c.params.iter().map(|p| p.kind.clone()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let public: std::collections::BTreeSet<String> = ex
+        .callables
+        .iter()
+        .map(|c| c.path.clone())
+        .chain(
+            ex.left_out
+                .iter()
+                .filter(|l| l.1 != "not public")
+                .map(|l| l.0.clone()),
+        )
+        .collect();
+    pools::from_trace(trace, &public, &kinds)
 }
 
 fn nothing(ex: &Explorable, why: &str) -> ExploreError {
