@@ -429,3 +429,33 @@ pub enum Format {
     Text,
     Json,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_read_seconds_minutes_and_milliseconds() {
+        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs_f64());
+        assert_eq!(secs("60s"), Ok(60.0));
+        assert_eq!(secs("2m"), Ok(120.0));
+        assert_eq!(secs("500ms"), Ok(0.5));
+        assert_eq!(secs("7"), Ok(7.0));
+        assert!(parse_duration("0s").unwrap_err().contains("more than zero"));
+        assert!(parse_duration("ten")
+            .unwrap_err()
+            .contains("not a duration"));
+        assert!(parse_duration("3d").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn explore_takes_a_budget_or_a_number_of_runs_not_both() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from([&["carve", "explore", "--out", "t"], args].concat())
+        };
+        assert!(parse(&["--budget", "5s"]).is_ok());
+        assert!(parse(&["--runs", "100"]).is_ok());
+        assert!(parse(&["--budget", "5s", "--runs", "100"]).is_err());
+        assert!(parse(&["--length", "0"]).is_err());
+    }
+}
