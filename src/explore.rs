@@ -103,7 +103,7 @@ fn text(r: &Report) -> String {
         .map_or("past 2^128".to_string(), |z| z.to_string());
     t.push_str(&format!(
         "explored {} functions ({} left out) with {}, length {}, seed {}: {} sequences run \
-         ({} of them stopped at a dead prefix; {} more skipped for one{}), {} calls in {:.2} s = {:.0} calls/s \
+         ({} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}), {} calls in {:.2} s = {:.0} calls/s \
          ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position\n",
         r.explored.len(),
         r.left_out.len(),

@@ -34,7 +34,8 @@ pub use crate::strategy::{Permutation, Strategy};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
     Time(Duration),
-    /// This many sequences run (those skipped for a dead prefix not counted).
+    /// This many sequences run (those the strategy skipped or the harness stopped at a dead
+    /// prefix not counted).
     Runs(u64),
 }
 
@@ -82,11 +83,11 @@ pub struct Report {
     /// C: distinct calls per sequence position; C^length when it fits.
     pub calls_per_position: u64,
     pub sequences_in_space: Option<u128>,
-    /// Sequences proposed by the strategy, skipped for a dead prefix, and run.
+    /// Sequences proposed by the strategy, skipped by it for a dead prefix, run, and stopped
+    /// by the harness at a dead prefix (not counted as run).
     pub proposed: u64,
     pub skipped: u64,
     pub sequences_run: u64,
-    /// Of the sequences run, those the harness stopped before a dead prefix.
     pub stopped_dead: u64,
     pub calls_run: u64,
     /// Seconds spent searching (the harness build not included), and of those, waiting for
@@ -284,6 +285,9 @@ fn search(
         seconds: 0.0,
         harness_seconds: 0.0,
     };
+    // BE learns a prefix is dead only from the answers: while most of a batch is stopped at
+    // a dead prefix, the next batch is smaller, so BE jumps sooner.
+    let mut size = BATCH;
     loop {
         if interrupt.is_set() {
             return Err(ExploreError::Interrupted);
@@ -292,10 +296,10 @@ fn search(
             Budget::Time(limit) if start.elapsed() >= limit => break,
             Budget::Runs(n) if done.run >= n => break,
             Budget::Runs(n) => (n - done.run) as usize,
-            Budget::Time(_) => BATCH,
+            Budget::Time(_) => size,
         };
         let mut batch = Vec::new();
-        while batch.len() < BATCH.min(left) {
+        while batch.len() < size.min(left) {
             match seqs.next_sequence() {
                 Some(s) => batch.push(s),
                 None => break,
@@ -313,7 +317,12 @@ fn search(
                 seqs.dead_prefix(seq, k);
             }
         }
-        done.run += batch.len() as u64;
+        let ran = results
+            .iter()
+            .filter(|r| r.end != harness::run::End::Skipped)
+            .count();
+        done.run += ran as u64;
+        size = (ran * 2).clamp(1, BATCH);
     }
     done.seconds = start.elapsed().as_secs_f64();
     Ok(done)
