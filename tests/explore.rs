@@ -219,3 +219,59 @@ fn cargo_carve_explore_finds_the_trace_and_writes_into_the_package_tests() {
     );
     assert!(dir.join("tests/explored_bounds.rs").is_file(), "{said}");
 }
+
+/// A call the harness cannot compile (here: behind a feature the recorded build enabled and
+/// the harness's build of the crate does not) is taken out with the compiler's reason; the
+/// others are explored.
+#[test]
+fn a_call_that_does_not_compile_in_the_harness_is_left_out_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("feat");
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"feat\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [features]\nextra = []\n\n[workspace]\n",
+            ),
+            (
+                "src/lib.rs",
+                "pub fn double(x: u8) -> u8 { x * 2 }\n\
+                 #[cfg(feature = \"extra\")]\npub fn triple(x: u8) -> u8 { x * 3 }\n",
+            ),
+            (
+                "src/main.rs",
+                "fn main() {\n    println!(\"{}\", feat::double(3));\n    \
+                 #[cfg(feature = \"extra\")]\n    println!(\"{}\", feat::triple(4));\n}\n",
+            ),
+        ],
+    );
+    let built = cargo_in(&dir, &["build", "--quiet", "--features", "extra"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let recorded = record(
+        &dir.join("trace.db"),
+        &[],
+        &dir.join("target/debug/feat"),
+        &[],
+    );
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(
+        &dir,
+        "tests",
+        &["--runs", "500", "--seed", "1", "--no-verify"],
+    );
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(said.contains("explored 1 functions (1 left out)"), "{said}");
+    assert!(
+        said.contains("left out: feat::triple: its call does not compile: error[E0425]"),
+        "{said}"
+    );
+    // `double(u8::MAX)` overflows: the explored call really ran.
+    assert!(
+        said.contains("finding: feat::double panics: \"attempt to multiply with overflow\""),
+        "{said}"
+    );
+}
