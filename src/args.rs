@@ -44,6 +44,77 @@ pub enum Command {
     /// Find pseudo-tested functions: run a crate's tests with each reached function forced to
     /// return an extreme value (no rebuild), and say which transformations no test notices, and why.
     Assess(AssessArgs),
+    /// Go beyond the run: call sequences over the recorded values and their boundaries, run
+    /// in process by a harness built once; keep as tests those that give a function an outcome
+    /// the run never had, and report panics on unrecorded inputs as findings.
+    Explore(ExploreArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExploreArgs {
+    #[arg(long, default_value = "trace.db")]
+    pub db: PathBuf,
+    /// Directory for the kept tests (a test directory of the crate, usually its tests/).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The library crate explored (default: the package holding --out).
+    #[arg(long = "crate", value_name = "DIR")]
+    pub crate_dir: Option<PathBuf>,
+    /// Which run (default: the latest).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// R (random, with replacement), BE (every sequence in order) or BOBW (every sequence
+    /// once, in a pseudo-random order).
+    #[arg(long, value_enum, default_value_t = ExploreStrategy::Bobw)]
+    pub strategy: ExploreStrategy,
+    /// Calls per sequence.
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub length: u16,
+    /// How long to run sequences (not counting the harness build and verification): 60s,
+    /// 2m, 500ms (default 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "runs")]
+    pub budget: Option<std::time::Duration>,
+    /// Stop after N sequences instead of a time budget.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: Option<u64>,
+    /// Seed of R's draws and of BOBW's permutation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write the kept tests without running them.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// How many times verification runs the kept tests.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub verify_runs: u32,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExploreStrategy {
+    Random,
+    Exhaustive,
+    Bobw,
+}
+
+/// `60s`, `2m`, `500ms`, or a number of seconds.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: write 60s, 2m or 500ms"))?;
+    let seconds = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (s, ms, m or h)")),
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("{text:?}: the budget must be more than zero"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 #[derive(Args, Debug)]
@@ -357,4 +428,34 @@ pub enum GateFormat {
 pub enum Format {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_read_seconds_minutes_and_milliseconds() {
+        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs_f64());
+        assert_eq!(secs("60s"), Ok(60.0));
+        assert_eq!(secs("2m"), Ok(120.0));
+        assert_eq!(secs("500ms"), Ok(0.5));
+        assert_eq!(secs("7"), Ok(7.0));
+        assert!(parse_duration("0s").unwrap_err().contains("more than zero"));
+        assert!(parse_duration("ten")
+            .unwrap_err()
+            .contains("not a duration"));
+        assert!(parse_duration("3d").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn explore_takes_a_budget_or_a_number_of_runs_not_both() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from([&["carve", "explore", "--out", "t"], args].concat())
+        };
+        assert!(parse(&["--budget", "5s"]).is_ok());
+        assert!(parse(&["--runs", "100"]).is_ok());
+        assert!(parse(&["--budget", "5s", "--runs", "100"]).is_err());
+        assert!(parse(&["--length", "0"]).is_err());
+    }
 }

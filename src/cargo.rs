@@ -123,6 +123,18 @@ pub fn command() -> clap::Command {
             })
             .mut_arg("db", db_help)
         })
+        .mut_subcommand("explore", |c| {
+            c.mut_arg("out", |a| {
+                a.required(false)
+                    .default_value("tests")
+                    .hide_default_value(true)
+                    .help("Directory for the kept tests [default: the package's tests/]")
+            })
+            .mut_arg("crate_dir", |a| {
+                a.help("The library crate explored [default: the package's directory]")
+            })
+            .mut_arg("db", db_help)
+        })
         .mut_subcommand("assess", |c| {
             c.mut_arg("crate_dir", |a| {
                 a.help("The crate whose test binaries to assess [default: the package's directory]")
@@ -211,26 +223,12 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
             std::env::set_var("CARGO_MANIFEST_DIR", &dir);
         }
         Sub::Generate(a) => {
-            let ws = Resolved::read(&cargo.workspace)?;
-            let package = ws.package()?;
-            if !package.targets.iter().any(is_library) {
-                bail!(
-                    "package `{}` has no library: carved tests call a library's public API; choose a package with one (--package NAME)",
-                    package.name
-                );
-            }
-            if cargo.default_db {
-                a.db = ws.existing_default_db()?;
-            }
-            let dir = package_dir(package);
-            if cargo.default_out {
-                a.out = dir.join("tests");
-                std::fs::create_dir_all(&a.out)
-                    .with_context(|| format!("creating {}", a.out.display()))?;
-            }
-            if a.crate_dir.is_none() {
-                a.crate_dir = Some(dir);
-            }
+            let (db, out, crate_dir) = (&mut a.db, &mut a.out, &mut a.crate_dir);
+            library_defaults(&cargo, "carved tests call", (db, out, crate_dir))?;
+        }
+        Sub::Explore(a) => {
+            let (db, out, crate_dir) = (&mut a.db, &mut a.out, &mut a.crate_dir);
+            library_defaults(&cargo, "explored calls go through", (db, out, crate_dir))?;
         }
         // As `cargo test` does: the package of the current directory (or --package,
         // --manifest-path), unless a crate or a test binary is named.
@@ -247,6 +245,35 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
         _ => {}
     }
     crate::dispatch(cli.command)
+}
+
+/// `generate`'s and `explore`'s defaults from the package: the trace in cargo's target
+/// directory, its `tests/` (created), its directory as the crate; refused without a library.
+fn library_defaults(
+    cargo: &CargoArgs,
+    what: &str,
+    (db, out, crate_dir): (&mut PathBuf, &mut PathBuf, &mut Option<PathBuf>),
+) -> anyhow::Result<()> {
+    let ws = Resolved::read(&cargo.workspace)?;
+    let package = ws.package()?;
+    if !package.targets.iter().any(is_library) {
+        bail!(
+            "package `{}` has no library: {what} a library's public API; choose a package with one (--package NAME)",
+            package.name
+        );
+    }
+    if cargo.default_db {
+        *db = ws.existing_default_db()?;
+    }
+    let dir = package_dir(package);
+    if cargo.default_out {
+        *out = dir.join("tests");
+        std::fs::create_dir_all(&*out).with_context(|| format!("creating {}", out.display()))?;
+    }
+    if crate_dir.is_none() {
+        *crate_dir = Some(dir);
+    }
+    Ok(())
 }
 
 /// The workspace as `cargo metadata` describes it, and which package was asked for.

@@ -15,17 +15,17 @@ use crate::args::{Format, GenerateArgs};
 
 /// Set by SIGINT, SIGTERM or SIGHUP while `generate` works: it then stops, leaving `--out` as
 /// it was (the generator stages its files and takes them back).
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_interrupt(_: nix::libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
 /// Routes SIGINT, SIGTERM and SIGHUP to [`INTERRUPTED`] until dropped.
-struct Interruptible;
+pub(crate) struct Interruptible;
 
 impl Interruptible {
-    fn start() -> Interruptible {
+    pub(crate) fn start() -> Interruptible {
         for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
             // SAFETY: the handler only stores to an atomic.
             unsafe {

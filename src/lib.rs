@@ -13,6 +13,7 @@ mod completions;
 mod coverage;
 mod demo;
 mod exit;
+mod explore;
 mod gate;
 mod generate;
 mod progress;
@@ -66,6 +67,7 @@ fn dispatch(command: args::Command) -> anyhow::Result<i32> {
         args::Command::Gate(a) => gate::run(a),
         args::Command::Coverage(a) => coverage::run(a),
         args::Command::Assess(a) => assess::run(a),
+        args::Command::Explore(a) => explore::run(a),
         args::Command::Completions(a) => completions::run(a),
     }
 }

@@ -44,7 +44,7 @@ use crate::read::group::Recording;
 pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 use crate::render::stage::Stage;
 pub use crate::report::{CarvedTest, Report};
-pub use crate::verify::{libtest, Quarantined, Verify};
+pub use crate::verify::{compile_error_lines, libtest, verify_test_file, Quarantined, Verify};
 
 pub use crate::{
     body::{Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns},

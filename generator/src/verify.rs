@@ -125,6 +125,35 @@ pub(crate) fn quarantine(
     Ok(out)
 }
 
+/// Verifies one test file another tool wrote (`carve explore`): `file` in `out_dir` is a test
+/// target of the crate at `crate_dir` holding the top-level `#[test]` functions `tests`. Builds
+/// it, taking out the tests the compiler's errors point into, runs it `v.runs` times and takes
+/// out what fails or flakes; the file is left without them (removed when none is left).
+pub fn verify_test_file(
+    (crate_dir, out_dir): (&Path, &Path),
+    file: &str,
+    tests: &[String],
+    v: &Verify,
+    interrupt: Interrupt,
+) -> Result<Vec<Quarantined>, GenerateError> {
+    let under = UnderTest {
+        file: file.to_string(),
+        tests: tests.to_vec(),
+        rows: BTreeMap::new(),
+    };
+    verify_file(crate_dir, out_dir, &under, (v, interrupt), &|_| {})
+}
+
+/// The errors in `cargo build --message-format=json` output, each with the line of the file
+/// named `file_name` its primary span points at (out of macro expansions), when it does: how
+/// a program carve generated learns which of its parts do not compile.
+pub fn compile_error_lines(cargo_json: &str, file_name: &str) -> Vec<(String, Option<usize>)> {
+    repair::compile_errors(cargo_json, file_name)
+        .into_iter()
+        .map(|e| (e.message, e.line))
+        .collect()
+}
+
 /// Verifies one file (`at(n)`: told after its n-th run): builds it, taking out the tests the
 /// compiler names, then runs it `v.runs` times, taking out what fails, row by row for a table,
 /// round after round. Gives what it took out; a file with no test left goes.

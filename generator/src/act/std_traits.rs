@@ -124,6 +124,7 @@ fn api_from_instance(
         ret_ok_unit: false,
         blocker: None,
         uninferable_generics: 0,
+        signature: String::new(),
     })
 }
 

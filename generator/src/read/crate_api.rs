@@ -188,6 +188,10 @@ pub struct FnApi {
     /// (`fn from_lines<Old, New, T>(old: Old, new: New)` where `T` is an associated type's
     /// value): the call names the recorded instance (see `instance::fn_turbofish`).
     pub uninferable_generics: usize,
+    /// The signature as the source writes it (`fn raise(&mut self, by: u8) -> Result<u8, E>`,
+    /// token spacing aside), for readers that need more than `DeclType` keeps (slices, generic
+    /// containers, the receiver's form); empty for calls carve makes up (`to_string`...).
+    pub signature: String,
 }
 
 /// One declared parameter.

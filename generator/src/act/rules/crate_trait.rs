@@ -62,6 +62,7 @@ fn resolve_crate_trait_impl(
             ret_ok_unit: crate::read::types::written_ok_unit(&m.ret_written),
             blocker: None,
             uninferable_generics: 0,
+            signature: String::new(),
         },
         self_type: Some(base.to_string()),
         via_trait: Some(tr.to_string()),

@@ -52,6 +52,7 @@ pub fn resolve(api: &CrateApi, info: &FunctionInfo, ty: &str) -> Target {
             ret_ok_unit: false,
             blocker: None,
             uninferable_generics: 0,
+            signature: String::new(),
         },
         self_type: Some(base.to_string()),
         via_trait: None,

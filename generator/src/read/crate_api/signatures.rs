@@ -187,6 +187,7 @@ pub(crate) fn fn_api(
         },
         blocker,
         uninferable_generics,
+        signature: sig.to_token_stream().to_string(),
     }
 }
 

@@ -1,0 +1,592 @@
+//! Which public calls can be explored: in, the crate's API (read with syn by the generator) and
+//! the functions the recording reached; out, plain-data [`Callable`]s whose arguments all come
+//! from value pools and whose receivers live in object slots.
+//!
+//! Explored: free functions and inherent associated functions the run called, whose every
+//! parameter is poolable (integers, `bool`, `char`, floats, `&str`/`String`, slices and `Vec`s
+//! of integers, by value or behind `&`), methods taking `&self` or `&mut self`, and the
+//! constructors (`-> Self`, `-> Result<Self, E>`, `-> Option<Self>`) that fill the slots.
+//! Only functions the recording reached are called: a public function the program never ran
+//! may delete files or open sockets; the run says which ones are safe to call, and those that
+//! read what a test cannot control (clock, environment, files) are left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use carve_generator::{CrateApi, FnApi, TypeApi};
+use carve_storage::Trace;
+use serde::Serialize;
+
+/// The kind of values one pool holds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum PoolKind {
+    /// A primitive scalar by its Rust name: `i32`, `bool`, `char`, `f64`...
+    Scalar(String),
+    /// Text, as `&str` (a `String` is made from it).
+    Str,
+    /// A slice of primitive integers by the element's name: `u8` for bytes.
+    Slice(String),
+}
+
+/// How a pooled value is handed to the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Pass {
+    /// As it is in the pool (`i32`, `&str`, `&[u8]`).
+    Value,
+    /// Behind a reference (`&i32`).
+    Ref,
+    /// Owned (`String`, `Vec<u8>`).
+    Owned,
+    /// A reference to an owned one (`&String`, `&Vec<u8>`).
+    RefOwned,
+}
+
+/// One parameter after the receiver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Param {
+    pub name: String,
+    pub kind: PoolKind,
+    pub pass: Pass,
+}
+
+/// A type whose values live in object slots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ObjectType {
+    /// How a test names it: `bounds::Gauge`.
+    pub path: String,
+    /// The type's name: `Gauge`.
+    pub name: String,
+    /// Implements `Default` (a slot starts filled).
+    pub default: bool,
+    /// Written with `<'static>`: the type has a lifetime parameter (the harness found out).
+    pub borrows: bool,
+}
+
+impl ObjectType {
+    /// The type as the harness's slots hold it.
+    pub fn slot_type(&self) -> String {
+        if self.borrows {
+            format!("{}<'static>", self.path)
+        } else {
+            self.path.clone()
+        }
+    }
+}
+
+/// Takes object type `o` out, with the callables that use it (each left out with `why`).
+pub(crate) fn remove_object(ex: &mut Explorable, o: usize, why: &str) {
+    let uses = |c: &Callable| {
+        c.receiver.is_some_and(|r| r.object == o) || c.makes.is_some_and(|m| m.0 == o)
+    };
+    let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut ex.callables)
+        .into_iter()
+        .partition(uses);
+    ex.left_out
+        .extend(gone.into_iter().map(|c| (c.path, why.to_string())));
+    ex.callables = kept;
+    ex.objects.remove(o);
+    let shift = |i: &mut usize| {
+        if *i > o {
+            *i -= 1;
+        }
+    };
+    for c in &mut ex.callables {
+        if let Some(r) = &mut c.receiver {
+            shift(&mut r.object);
+        }
+        if let Some((m, _)) = &mut c.makes {
+            shift(m);
+        }
+    }
+}
+
+/// How a call's result fills an object slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Made {
+    Plain,
+    Result,
+    Option,
+}
+
+/// What an assertion on the result can compare with a literal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Ret {
+    Unit,
+    /// A primitive scalar by name.
+    Scalar(String),
+    /// `String` or `&str`.
+    Text,
+    /// Anything else: compared through its `Debug` text.
+    Other,
+}
+
+/// A method's receiver: an object slot of `object`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Receiver {
+    pub object: usize,
+    pub mutable: bool,
+}
+
+/// One explorable function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Callable {
+    /// The recorded path: `bounds::Gauge::raise`.
+    pub path: String,
+    /// What a call writes before the arguments: the full path (`bounds::Gauge::new`), or the
+    /// method's identifier for a method (`raise`).
+    pub call: String,
+    pub receiver: Option<Receiver>,
+    pub params: Vec<Param>,
+    /// The object slot type its result fills, and how.
+    pub makes: Option<(usize, Made)>,
+    pub ret: Ret,
+}
+
+/// The crate's explorable calls and the object types they use.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Explorable {
+    pub crate_name: String,
+    pub objects: Vec<ObjectType>,
+    pub callables: Vec<Callable>,
+    /// Functions the run reached that are not explored, and why.
+    pub left_out: Vec<(String, String)>,
+}
+
+/// The recorded paths of the functions the run called, and those of them that read what a
+/// test cannot control.
+pub fn recorded_functions(trace: &Trace) -> (BTreeSet<String>, BTreeSet<String>) {
+    let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
+    let mut called = BTreeSet::new();
+    let mut touching = BTreeSet::new();
+    for c in &trace.calls {
+        if let Some(path) = paths.get(&c.function) {
+            called.insert((*path).clone());
+            if !c.touches.is_empty() {
+                touching.insert((*path).clone());
+            }
+        }
+    }
+    (called, touching)
+}
+
+/// The explorable calls of `api` among the functions `trace` reached.
+pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
+    let (called, touching) = recorded_functions(trace);
+    let mut out = Explorable {
+        crate_name: api.crate_name.clone(),
+        ..Explorable::default()
+    };
+    for module in api.modules.values().filter(|m| m.reachable) {
+        let base: Vec<&str> = std::iter::once(api.crate_name.as_str())
+            .chain(module.path.iter().map(String::as_str))
+            .collect();
+        let written = base.join("::");
+        let recorded = |name: &str| {
+            let mut p: Vec<String> = base
+                .iter()
+                .map(|s| s.trim_start_matches("r#").into())
+                .collect();
+            p.push(name.to_string());
+            p.join("::")
+        };
+        for f in module.functions.values() {
+            let path = recorded(&f.name);
+            if called.contains(&path) {
+                let call = format!("{written}::{}", f.ident);
+                consider(&mut out, (path, call), f, None, &touching);
+            }
+        }
+        for ty in module.types.values() {
+            for f in ty.functions.values() {
+                let path = recorded(&format!("{}::{}", ty.name, f.name));
+                if called.contains(&path) {
+                    let call = format!("{written}::{}::{}", ty.name, f.ident);
+                    let owner = (format!("{written}::{}", ty.name), ty);
+                    consider(&mut out, (path, call), f, Some(owner), &touching);
+                }
+            }
+        }
+    }
+    drop_unmakeable(&mut out);
+    out
+}
+
+/// Adds `f` to `out` as a callable, or to `left_out` with the reason.
+fn consider(
+    out: &mut Explorable,
+    (path, call): (String, String),
+    f: &FnApi,
+    owner: Option<(String, &TypeApi)>,
+    touching: &BTreeSet<String>,
+) {
+    match callable(out, (&path, call), f, owner, touching) {
+        Ok(c) => out.callables.push(c),
+        Err(why) => out.left_out.push((path, why.to_string())),
+    }
+}
+
+fn callable(
+    out: &mut Explorable,
+    (path, call): (&str, String),
+    f: &FnApi,
+    owner: Option<(String, &TypeApi)>,
+    touching: &BTreeSet<String>,
+) -> Result<Callable, &'static str> {
+    if !f.public {
+        return Err("not public");
+    }
+    if let Some(blocker) = f.blocker {
+        return Err(blocker);
+    }
+    if touching.contains(path) {
+        return Err("it read what a test cannot control (clock, environment, files...)");
+    }
+    if owner.as_ref().is_some_and(|(_, t)| t.generic || !t.public) {
+        return Err("its type is generic or not public");
+    }
+    let sig = parse_signature(&f.signature).ok_or("its signature was not read")?;
+    let generics = generic_kinds(&sig.generics).ok_or("generic")?;
+    let mut receiver = None;
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                let syn::ReceiverKind::Reference(_, _, mutable) = &r.kind else {
+                    return Err("takes self by value");
+                };
+                let (ty_path, ty) = owner.as_ref().ok_or("a receiver outside an impl")?;
+                receiver = Some(Receiver {
+                    object: object_index(out, ty_path, ty),
+                    mutable: mutable.is_some(),
+                });
+            }
+            syn::FnArg::Typed(pt) => {
+                let (kind, pass) = generic_param(&pt.ty, &generics)
+                    .or_else(|| param_kind(&pt.ty))
+                    .ok_or("a parameter no pool holds")?;
+                let name = match pt.pat.as_ref() {
+                    syn::Pat::Ident(p) => p.ident.to_string(),
+                    _ => "_".to_string(),
+                };
+                params.push(Param { name, kind, pass });
+            }
+        }
+    }
+    let (makes, ret) = match &sig.output {
+        syn::ReturnType::Default => (None, Ret::Unit),
+        syn::ReturnType::Type(_, ty) => {
+            let makes = owner
+                .as_ref()
+                .and_then(|(p, t)| made(ty, &t.name).map(|m| (object_index(out, p, t), m)));
+            (makes, ret_form(ty))
+        }
+    };
+    let call = if receiver.is_some() {
+        f.ident.clone()
+    } else {
+        call
+    };
+    Ok(Callable {
+        path: path.to_string(),
+        call,
+        receiver,
+        params,
+        makes,
+        ret,
+    })
+}
+
+fn parse_signature(signature: &str) -> Option<syn::Signature> {
+    let item: syn::TraitItemFn = syn::parse_str(&format!("{signature};")).ok()?;
+    Some(item.sig)
+}
+
+fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
+    if let Some(i) = out.objects.iter().position(|o| o.path == path) {
+        return i;
+    }
+    out.objects.push(ObjectType {
+        path: path.to_string(),
+        name: ty.name.clone(),
+        default: ty.traits.contains("Default"),
+        borrows: false,
+    });
+    out.objects.len() - 1
+}
+
+/// Methods of a type no slot can hold a value of (no `Default`, no explored constructor) go.
+pub(crate) fn drop_unmakeable(out: &mut Explorable) {
+    let makeable: BTreeSet<usize> = out
+        .objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.default)
+        .map(|(i, _)| i)
+        .chain(out.callables.iter().filter_map(|c| c.makes.map(|(o, _)| o)))
+        .collect();
+    let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut out.callables)
+        .into_iter()
+        .partition(|c| c.receiver.is_none_or(|r| makeable.contains(&r.object)));
+    out.callables = kept;
+    out.left_out.extend(gone.into_iter().map(|c| {
+        (
+            c.path,
+            "no explored constructor or Default makes its receiver".to_string(),
+        )
+    }));
+}
+
+const SCALARS: [&str; 16] = [
+    "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize", "f32", "f64",
+];
+
+/// The single identifier a type path is, with its generic arguments.
+fn last_segment(ty: &syn::Type) -> Option<&syn::PathSegment> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        syn::Type::Paren(p) => last_segment(&p.elem),
+        syn::Type::Group(g) => last_segment(&g.elem),
+        _ => None,
+    }
+}
+
+fn scalar_name(ty: &syn::Type) -> Option<String> {
+    let seg = last_segment(ty)?;
+    let name = seg.ident.to_string();
+    (matches!(seg.arguments, syn::PathArguments::None) && SCALARS.contains(&name.as_str()))
+        .then_some(name)
+}
+
+fn integer_name(ty: &syn::Type) -> Option<String> {
+    scalar_name(ty).filter(|n| !matches!(n.as_str(), "bool" | "char" | "f32" | "f64"))
+}
+
+/// The one type argument of `Name<T>` when the path ends in `name`.
+fn only_argument<'t>(ty: &'t syn::Type, name: &str) -> Option<&'t syn::Type> {
+    let seg = last_segment(ty)?;
+    if seg.ident != name {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    let mut types = a.args.iter().filter_map(|g| match g {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    types.next()
+}
+
+fn is_named(ty: &syn::Type, name: &str) -> bool {
+    last_segment(ty)
+        .is_some_and(|s| s.ident == name && matches!(s.arguments, syn::PathArguments::None))
+}
+
+/// The pool a bound stands for when it has one: `AsRef<[u8]>` takes a `&[u8]`, `AsRef<str>`
+/// and `Into<String>` a `&str`, `Into<u64>` a `u64`.
+fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let seg = t.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    let [syn::GenericArgument::Type(arg)] = a.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    match seg.ident.to_string().as_str() {
+        "AsRef" => match arg {
+            syn::Type::Slice(s) => Some(PoolKind::Slice(integer_name(&s.elem)?)),
+            t if is_named(t, "str") => Some(PoolKind::Str),
+            _ => None,
+        },
+        "Into" if is_named(arg, "String") => Some(PoolKind::Str),
+        "Into" => Some(PoolKind::Scalar(scalar_name(arg)?)),
+        _ => None,
+    }
+}
+
+/// The pools a function's type parameters stand for (each with exactly one bound `bound_kind`
+/// knows, lifetimes aside); `None` when some other generic makes the call unwritable.
+fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String, PoolKind>> {
+    if generics.where_clause.is_some() {
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    for p in &generics.params {
+        match p {
+            syn::GenericParam::Lifetime(_) => {}
+            syn::GenericParam::Type(t) => {
+                let bounds: Vec<_> = t.bounds.iter().collect();
+                let [bound] = bounds[..] else { return None };
+                out.insert(t.ident.to_string(), bound_kind(bound)?);
+            }
+            syn::GenericParam::Const(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A parameter typed by a type parameter or `impl Trait` whose bound names a pool.
+fn generic_param(
+    ty: &syn::Type,
+    generics: &BTreeMap<String, PoolKind>,
+) -> Option<(PoolKind, Pass)> {
+    let kind = match ty {
+        syn::Type::ImplTrait(i) => {
+            let bounds: Vec<_> = i.bounds.iter().collect();
+            let [bound] = bounds[..] else { return None };
+            bound_kind(bound)?
+        }
+        _ => {
+            let seg = last_segment(ty)?;
+            generics.get(&seg.ident.to_string())?.clone()
+        }
+    };
+    Some((kind, Pass::Value))
+}
+
+/// The pool a parameter of type `ty` draws from, and how the value is passed.
+pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
+    if let syn::Type::Reference(r) = ty {
+        if r.mutability.is_some() {
+            return None;
+        }
+        return match r.elem.as_ref() {
+            syn::Type::Slice(s) => Some((PoolKind::Slice(integer_name(&s.elem)?), Pass::Value)),
+            inner if is_named(inner, "str") => Some((PoolKind::Str, Pass::Value)),
+            inner if is_named(inner, "String") => Some((PoolKind::Str, Pass::RefOwned)),
+            inner => {
+                if let Some(elem) = only_argument(inner, "Vec") {
+                    return Some((PoolKind::Slice(integer_name(elem)?), Pass::RefOwned));
+                }
+                Some((PoolKind::Scalar(scalar_name(inner)?), Pass::Ref))
+            }
+        };
+    }
+    if is_named(ty, "String") {
+        return Some((PoolKind::Str, Pass::Owned));
+    }
+    if let Some(elem) = only_argument(ty, "Vec") {
+        return Some((PoolKind::Slice(integer_name(elem)?), Pass::Owned));
+    }
+    Some((PoolKind::Scalar(scalar_name(ty)?), Pass::Value))
+}
+
+/// Whether a return type `ty` of a function of type `name` fills a slot of it.
+fn made(ty: &syn::Type, name: &str) -> Option<Made> {
+    let is_it = |t: &syn::Type| is_named(t, "Self") || is_named(t, name);
+    if is_it(ty) {
+        return Some(Made::Plain);
+    }
+    if only_argument(ty, "Result").is_some_and(is_it) {
+        return Some(Made::Result);
+    }
+    if only_argument(ty, "Option").is_some_and(is_it) {
+        return Some(Made::Option);
+    }
+    None
+}
+
+fn ret_form(ty: &syn::Type) -> Ret {
+    if let syn::Type::Tuple(t) = ty {
+        if t.elems.is_empty() {
+            return Ret::Unit;
+        }
+    }
+    if let syn::Type::Reference(r) = ty {
+        if is_named(&r.elem, "str") {
+            return Ret::Text;
+        }
+        return Ret::Other;
+    }
+    if is_named(ty, "String") {
+        return Ret::Text;
+    }
+    scalar_name(ty).map_or(Ret::Other, Ret::Scalar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(src: &str) -> Option<(PoolKind, Pass)> {
+        param_kind(&syn::parse_str(src).unwrap())
+    }
+
+    #[test]
+    fn poolable_parameters_name_their_pool_and_how_they_are_passed() {
+        let scalar = |n: &str| PoolKind::Scalar(n.to_string());
+        let slice = |n: &str| PoolKind::Slice(n.to_string());
+        assert_eq!(kind("i32"), Some((scalar("i32"), Pass::Value)));
+        assert_eq!(kind("&u8"), Some((scalar("u8"), Pass::Ref)));
+        assert_eq!(kind("&str"), Some((PoolKind::Str, Pass::Value)));
+        assert_eq!(kind("&'a str"), Some((PoolKind::Str, Pass::Value)));
+        assert_eq!(kind("String"), Some((PoolKind::Str, Pass::Owned)));
+        assert_eq!(kind("&String"), Some((PoolKind::Str, Pass::RefOwned)));
+        assert_eq!(kind("&[u8]"), Some((slice("u8"), Pass::Value)));
+        assert_eq!(kind("Vec<i64>"), Some((slice("i64"), Pass::Owned)));
+        assert_eq!(kind("&Vec<u16>"), Some((slice("u16"), Pass::RefOwned)));
+    }
+
+    #[test]
+    fn parameters_no_pool_holds_are_refused() {
+        for src in [
+            "&mut i32",
+            "Gauge",
+            "&[String]",
+            "Vec<f64>",
+            "Option<u8>",
+            "&mut str",
+        ] {
+            assert_eq!(kind(src), None, "{src}");
+        }
+    }
+
+    #[test]
+    fn bounded_type_parameters_take_the_pool_their_bound_names() {
+        let generic = |sig: &str, param: &str| {
+            let sig = parse_signature(sig).unwrap();
+            let kinds = generic_kinds(&sig.generics)?;
+            generic_param(&syn::parse_str(param).unwrap(), &kinds)
+        };
+        let bytes = Some((PoolKind::Slice("u8".into()), Pass::Value));
+        assert_eq!(generic("fn encode<T: AsRef<[u8]>>(data: T)", "T"), bytes);
+        assert_eq!(
+            generic("fn f(data: impl AsRef<[u8]>)", "impl AsRef<[u8]>"),
+            bytes
+        );
+        assert_eq!(
+            generic("fn kib<V: Into<u64>>(size: V)", "V"),
+            Some((PoolKind::Scalar("u64".into()), Pass::Value))
+        );
+        assert_eq!(
+            generic("fn f<S: Into<String>>(s: S)", "S"),
+            Some((PoolKind::Str, Pass::Value))
+        );
+        assert_eq!(generic("fn f<T: Clone>(t: T)", "T"), None);
+        assert_eq!(generic("fn f<T>(t: T) where T: AsRef<str>", "T"), None);
+    }
+
+    #[test]
+    fn constructors_are_told_by_their_return_type() {
+        let m = |src: &str| made(&syn::parse_str(src).unwrap(), "Gauge");
+        assert_eq!(m("Self"), Some(Made::Plain));
+        assert_eq!(m("Gauge"), Some(Made::Plain));
+        assert_eq!(m("Result<Self, Error>"), Some(Made::Result));
+        assert_eq!(m("Option<Gauge>"), Some(Made::Option));
+        assert_eq!(m("u8"), None);
+        assert_eq!(m("Vec<Gauge>"), None);
+    }
+
+    #[test]
+    fn return_types_say_how_a_result_is_compared() {
+        let r = |src: &str| ret_form(&syn::parse_str(src).unwrap());
+        assert_eq!(r("()"), Ret::Unit);
+        assert_eq!(r("u8"), Ret::Scalar("u8".into()));
+        assert_eq!(r("&str"), Ret::Text);
+        assert_eq!(r("String"), Ret::Text);
+        assert_eq!(r("Result<u8, E>"), Ret::Other);
+    }
+}

@@ -1,0 +1,482 @@
+//! The harness: one Rust program per crate that runs call sequences in process. In, the
+//! explorable calls and their pools; out, the program's source (this file), built once
+//! (`build.rs`: what does not compile is taken out) and fed sequences on stdin (`run.rs`).
+//!
+//! The program reads one sequence a line (call numbers, as `strategy::Space` numbers them)
+//! and answers one line per call it ran (`o DEBUG`: returned, with the result's `Debug` when
+//! it has one; `u`: returned, no `Debug`; `p MESSAGE`: panicked; `x`: the receiver's slot was
+//! empty) and a last line `. E` saying why the sequence ended (`d` done, `p` a panic, `x` an
+//! empty slot, `r` a state already reached by another prefix: JET's redundancy, judged on the
+//! `Debug` text of every object slot; `s` skipped: its next prefix ended that way before, so
+//! the harness does not run it again). Each call runs under `catch_unwind`; what the library
+//! prints goes to `/dev/null`, the answers to a copy of the original stdout.
+
+pub mod build;
+pub mod run;
+
+use std::fmt::Write as _;
+
+use crate::api::{Callable, Explorable, Made, Pass, PoolKind};
+use crate::pools::{literal, Pools};
+
+/// Object slots per type: a method's receiver and a constructor's result each pick one.
+pub const SLOTS: u64 = 2;
+
+/// A part of the harness source that can be taken out when it does not compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The dispatch arm of callable N.
+    Arm(usize),
+    /// The `Default` start of object type N's slots.
+    Default(usize),
+    /// Where object type N's slots name its type.
+    Slots(usize),
+}
+
+/// The harness program and where each part of it lies.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub text: String,
+    /// (part, first line, last line), lines from 1.
+    pub parts: Vec<(Part, usize, usize)>,
+}
+
+impl Source {
+    /// The part holding `line`.
+    pub fn part_at(&self, line: usize) -> Option<Part> {
+        self.parts
+            .iter()
+            .find(|(_, a, b)| (*a..=*b).contains(&line))
+            .map(|(p, _, _)| *p)
+    }
+}
+
+/// The radix of each index of `c`: receiver slot, each argument's pool, result slot.
+pub fn dims(c: &Callable, pools: &Pools) -> Vec<u64> {
+    let mut d = Vec::new();
+    if c.receiver.is_some() {
+        d.push(SLOTS);
+    }
+    d.extend(c.params.iter().map(|p| pools.get(&p.kind).len() as u64));
+    if c.makes.is_some() {
+        d.push(SLOTS);
+    }
+    d
+}
+
+/// The Rust type of a pool's elements.
+fn pool_type(kind: &PoolKind) -> String {
+    match kind {
+        PoolKind::Scalar(t) => t.clone(),
+        PoolKind::Str => "&str".to_string(),
+        PoolKind::Slice(t) => format!("&[{t}]"),
+    }
+}
+
+/// The harness's name for the pool of `kind`.
+fn pool_name(pools: &Pools, kind: &PoolKind) -> String {
+    let i = pools.by_kind.keys().position(|k| k == kind).unwrap_or(0);
+    format!("P{i}")
+}
+
+/// Lines of source, counting as they are written.
+struct Lines {
+    text: String,
+    line: usize,
+}
+
+impl Lines {
+    fn push(&mut self, s: &str) {
+        for l in s.lines() {
+            self.text.push_str(l);
+            self.text.push('\n');
+            self.line += 1;
+        }
+    }
+}
+
+const PRELUDE: &str = r#"#![allow(unused, clippy::all)]
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, Write};
+use std::os::fd::FromRawFd;
+
+struct Show<'a, T: ?Sized>(&'a T);
+trait ViaDebug {
+    fn show(&self) -> Option<String>;
+}
+impl<T: std::fmt::Debug + ?Sized> ViaDebug for Show<'_, T> {
+    fn show(&self) -> Option<String> {
+        Some(format!("{:?}", self.0))
+    }
+}
+trait NoDebug {
+    fn show(&self) -> Option<String>;
+}
+impl<T: ?Sized> NoDebug for &Show<'_, T> {
+    fn show(&self) -> Option<String> {
+        None
+    }
+}
+
+enum Outcome {
+    Returned(Option<String>),
+    Panicked(String),
+    NoReceiver,
+}
+
+fn run(f: impl FnOnce() -> Option<String>) -> Outcome {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(s) => Outcome::Returned(s),
+        Err(p) => Outcome::Panicked(
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(a panic without a message)".to_string()),
+        ),
+    }
+}
+
+fn digits(mut rest: u64, dims: &[u64]) -> Vec<usize> {
+    let mut d = vec![0; dims.len()];
+    for (i, &radix) in dims.iter().enumerate().rev() {
+        d[i] = (rest % radix) as usize;
+        rest /= radix;
+    }
+    d
+}
+
+fn hash(s: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+extern "C" {
+    fn dup(fd: i32) -> i32;
+    fn dup2(from: i32, to: i32) -> i32;
+}
+
+fn main() {
+    std::panic::set_hook(Box::new(|_| {}));
+    // Answers go to a copy of stdout; the library's own prints to /dev/null.
+    let answers = unsafe { std::fs::File::from_raw_fd(dup(1)) };
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        unsafe { dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 1) };
+    }
+    let mut out = std::io::BufWriter::new(answers);
+    // The prefix that first reached each state (by hash), and the prefixes not to extend.
+    let mut first: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    let mut dead: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    // Answers are flushed when the input runs dry (a batch is done) or every 50 ms, not per
+    // sequence: the runner finds the sequence a crash belongs to by running them alone.
+    let mut input = std::io::BufReader::with_capacity(1 << 16, std::io::stdin());
+    let mut line = String::new();
+    let mut flushed = std::time::Instant::now();
+    loop {
+        if input.buffer().is_empty() || flushed.elapsed().as_millis() >= 50 {
+            let _ = out.flush();
+            flushed = std::time::Instant::now();
+        }
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let calls: Vec<u64> = line
+            .split_ascii_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let mut st = State::new();
+        let mut prefix: u64 = 0xcbf2_9ce4_8422_2325;
+        if let Some(k) = st.key() {
+            first.entry(hash(&k)).or_insert(prefix);
+        }
+        let mut end = 'd';
+        for (i, &c) in calls.iter().enumerate() {
+            let next = (prefix ^ c).wrapping_mul(0x100_0000_01b3);
+            if dead.contains(&next) {
+                end = 's';
+                break;
+            }
+            prefix = next;
+            match call(&mut st, c) {
+                Outcome::Returned(Some(s)) => {
+                    let _ = writeln!(out, "o {}", s.replace('\n', "\\n"));
+                }
+                Outcome::Returned(None) => {
+                    let _ = writeln!(out, "u");
+                }
+                Outcome::Panicked(m) => {
+                    let _ = writeln!(out, "p {:?}", m);
+                    end = 'p';
+                }
+                Outcome::NoReceiver => {
+                    let _ = writeln!(out, "x");
+                    end = 'x';
+                }
+            }
+            if end == 'd' && i + 1 < calls.len() {
+                if let Some(k) = st.key() {
+                    if *first.entry(hash(&k)).or_insert(prefix) != prefix {
+                        end = 'r';
+                    }
+                }
+            }
+            if end != 'd' {
+                dead.insert(prefix);
+                break;
+            }
+        }
+        let _ = writeln!(out, ". {end}");
+        if first.len() > 4_000_000 || dead.len() > 4_000_000 {
+            first.clear();
+            dead.clear();
+        }
+    }
+    let _ = out.flush();
+}
+"#;
+
+/// The harness source for `ex`'s callables (`defaults[i]`: start object type i's slots with
+/// `Default`).
+pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
+    let mut l = Lines {
+        text: String::new(),
+        line: 0,
+    };
+    let mut parts = Vec::new();
+    l.push(&format!(
+        "//! carve explore's harness for `{}`. Generated: do not edit.",
+        ex.crate_name
+    ));
+    l.push(PRELUDE);
+    for (kind, values) in &pools.by_kind {
+        let lits: Vec<String> = values.iter().map(|v| literal(kind, v)).collect();
+        l.push(&format!(
+            "const {}: &[{}] = &[{}];",
+            pool_name(pools, kind),
+            pool_type(kind),
+            lits.join(", ")
+        ));
+    }
+    l.push("struct State {");
+    for (i, o) in ex.objects.iter().enumerate() {
+        l.push(&format!("    o{i}: [Option<{}>; {SLOTS}],", o.slot_type()));
+        parts.push((Part::Slots(i), l.line, l.line));
+    }
+    l.push("}");
+    for (i, o) in ex.objects.iter().enumerate() {
+        l.push(&format!("fn start_o{i}() -> Option<{}> {{", o.slot_type()));
+        parts.push((Part::Slots(i), l.line, l.line));
+        let start = l.line + 1;
+        if defaults.get(i).copied().unwrap_or(false) {
+            l.push(&format!(
+                "    Some(<{} as Default>::default())\n}}",
+                o.slot_type()
+            ));
+            parts.push((Part::Default(i), start, start));
+        } else {
+            l.push("    None\n}");
+        }
+    }
+    state_impl(&mut l, ex);
+    dispatch(&mut l, ex, pools, &mut parts);
+    Source {
+        text: l.text,
+        parts,
+    }
+}
+
+fn state_impl(l: &mut Lines, ex: &Explorable) {
+    l.push("impl State {\n    fn new() -> State {\n        State {");
+    for i in 0..ex.objects.len() {
+        let starts = vec![format!("start_o{i}()"); SLOTS as usize];
+        l.push(&format!("            o{i}: [{}],", starts.join(", ")));
+    }
+    l.push("        }\n    }\n    fn key(&self) -> Option<String> {\n        let mut k = String::new();");
+    for i in 0..ex.objects.len() {
+        l.push(&format!(
+            "        k.push_str(&(&Show(&self.o{i})).show()?);"
+        ));
+    }
+    l.push("        Some(k)\n    }\n}");
+}
+
+fn dispatch(l: &mut Lines, ex: &Explorable, pools: &Pools, parts: &mut Vec<(Part, usize, usize)>) {
+    let mut starts = Vec::new();
+    let mut all_dims = Vec::new();
+    let mut next = 0u64;
+    for c in &ex.callables {
+        let d = dims(c, pools);
+        starts.push(next.to_string());
+        next += d.iter().product::<u64>();
+        let d: Vec<String> = d.iter().map(u64::to_string).collect();
+        all_dims.push(format!("&[{}]", d.join(", ")));
+    }
+    l.push(&format!("const STARTS: &[u64] = &[{}];", starts.join(", ")));
+    l.push(&format!(
+        "const DIMS: &[&[u64]] = &[{}];",
+        all_dims.join(", ")
+    ));
+    l.push("fn call(st: &mut State, c: u64) -> Outcome {");
+    l.push("    let f = STARTS.partition_point(|&s| s <= c) - 1;");
+    l.push("    let d = digits(c - STARTS[f], DIMS[f]);");
+    l.push("    match f {");
+    for (i, c) in ex.callables.iter().enumerate() {
+        let start = l.line + 1;
+        l.push(&arm(i, c, pools));
+        parts.push((Part::Arm(i), start, l.line));
+    }
+    l.push("        _ => unreachable!(),\n    }\n}");
+}
+
+/// The expression a harness arm passes for pool value `pool[index]` handed over as `pass`.
+fn argument(pool: &str, index: &str, kind: &PoolKind, pass: Pass) -> String {
+    let at = format!("{pool}[{index}]");
+    match (pass, kind) {
+        (Pass::Value, _) => at,
+        (Pass::Ref, _) => format!("&{at}"),
+        (Pass::Owned, PoolKind::Str) => format!("{at}.to_string()"),
+        (Pass::Owned, _) => format!("{at}.to_vec()"),
+        (Pass::RefOwned, PoolKind::Str) => format!("&{at}.to_string()"),
+        (Pass::RefOwned, _) => format!("&{at}.to_vec()"),
+    }
+}
+
+/// One dispatch arm: the arguments from the pools, the receiver from its slot, the call under
+/// `catch_unwind`, the result's `Debug`, and the made object into its slot.
+fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "        // {}", c.path);
+    let _ = writeln!(s, "        {i} => {{");
+    let mut digit = 0;
+    let mut target = c.call.clone();
+    if let Some(r) = c.receiver {
+        let get = if r.mutable { "as_mut" } else { "as_ref" };
+        let _ = writeln!(
+            s,
+            "            let Some(recv) = st.o{}[d[{digit}]].{get}() else {{ return Outcome::NoReceiver }};",
+            r.object
+        );
+        target = format!("recv.{}", c.call);
+        digit += 1;
+    }
+    let mut args = Vec::new();
+    for (k, p) in c.params.iter().enumerate() {
+        let pool = pool_name(pools, &p.kind);
+        let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
+        let _ = writeln!(s, "            let a{k} = {value};");
+        args.push(format!("a{k}"));
+        digit += 1;
+    }
+    let call = format!("{target}({})", args.join(", "));
+    match c.makes {
+        None => {
+            let _ = writeln!(
+                s,
+                "            run(|| {{ let r = {call}; (&Show(&r)).show() }})"
+            );
+        }
+        Some((object, made)) => {
+            let keep = match made {
+                Made::Plain => "Some(r)",
+                Made::Result => "r.ok()",
+                Made::Option => "r",
+            };
+            let _ = writeln!(s, "            let mut made = None;");
+            let _ = writeln!(
+                s,
+                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(); made = {keep}; s }});"
+            );
+            let _ = writeln!(
+                s,
+                "            if let Some(v) = made {{ st.o{object}[d[{digit}]] = Some(v); }}"
+            );
+            let _ = writeln!(s, "            o");
+        }
+    }
+    let _ = writeln!(s, "        }}");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ObjectType, Param, Receiver, Ret};
+    use crate::pools::Lit;
+
+    fn gauge() -> (Explorable, Pools) {
+        let u8k = PoolKind::Scalar("u8".into());
+        let ex = Explorable {
+            crate_name: "g".into(),
+            objects: vec![ObjectType {
+                path: "g::Gauge".into(),
+                name: "Gauge".into(),
+                default: true,
+                borrows: false,
+            }],
+            callables: vec![
+                Callable {
+                    path: "g::Gauge::new".into(),
+                    call: "g::Gauge::new".into(),
+                    receiver: None,
+                    params: vec![Param {
+                        name: "max".into(),
+                        kind: u8k.clone(),
+                        pass: Pass::Value,
+                    }],
+                    makes: Some((0, Made::Plain)),
+                    ret: Ret::Other,
+                },
+                Callable {
+                    path: "g::Gauge::level".into(),
+                    call: "level".into(),
+                    receiver: Some(Receiver {
+                        object: 0,
+                        mutable: false,
+                    }),
+                    params: Vec::new(),
+                    makes: None,
+                    ret: Ret::Scalar("u8".into()),
+                },
+            ],
+            left_out: Vec::new(),
+        };
+        let pools = Pools {
+            by_kind: [(u8k, vec![Lit::Uint(0), Lit::Uint(255)])].into(),
+        };
+        (ex, pools)
+    }
+
+    #[test]
+    fn each_callable_gets_an_arm_and_its_lines_are_known() {
+        let (ex, pools) = gauge();
+        let src = source(&ex, &pools, &[true]);
+        assert!(src.text.contains("const P0: &[u8] = &[0u8, u8::MAX];"));
+        assert!(src
+            .text
+            .contains("const DIMS: &[&[u64]] = &[&[2, 2], &[2]];"));
+        assert!(src.text.contains("let r = g::Gauge::new(a0);"));
+        assert!(src.text.contains("let r = recv.level();"));
+        let lines: Vec<&str> = src.text.lines().collect();
+        let (_, a, b) = src.parts.iter().find(|p| p.0 == Part::Arm(1)).unwrap();
+        let arm = lines[a - 1..*b].join("\n");
+        assert!(
+            arm.contains("g::Gauge::level") && arm.contains("recv.level()"),
+            "{arm}"
+        );
+        assert_eq!(src.part_at(*a), Some(Part::Arm(1)));
+        assert!(src.parts.iter().any(|p| p.0 == Part::Default(0)));
+        assert!(syn::parse_file(&src.text).is_ok(), "{}", src.text);
+    }
+
+    #[test]
+    fn a_type_without_default_starts_with_empty_slots() {
+        let (ex, pools) = gauge();
+        let src = source(&ex, &pools, &[false]);
+        assert!(src
+            .text
+            .contains("fn start_o0() -> Option<g::Gauge> {\n    None\n}"));
+        assert!(!src.parts.iter().any(|p| p.0 == Part::Default(0)));
+    }
+}

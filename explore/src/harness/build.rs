@@ -1,0 +1,197 @@
+//! Builds the harness once: a package of its own in `target/carve/explore/` of the explored
+//! crate, depending on it by path (its `Cargo.lock` copied, so the same versions build),
+//! release-optimised with overflow checks and debug assertions on, as the tests that keep
+//! its findings run. A dispatch arm that does not compile (a call spelled as the source
+//! declares it that rustc refuses here) is taken out, as verification takes out carved
+//! tests: the compiler's errors are placed by line (the generator's `compile_error_lines`)
+//! and the arm holding each goes, then it builds again.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::api::Explorable;
+use crate::error::ExploreError;
+use crate::harness::{source, Part};
+use crate::pools::Pools;
+
+/// Rounds of taking out arms before giving up.
+const MAX_ROUNDS: usize = 6;
+
+const PACKAGE: &str = "carve_explore_harness";
+
+/// A built harness.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub bin: PathBuf,
+    /// The callables it runs (those whose arms compiled).
+    pub explorable: Explorable,
+}
+
+/// The package name in `crate_dir/Cargo.toml`.
+fn package_name(crate_dir: &Path) -> Result<String, ExploreError> {
+    let path = crate_dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| ExploreError::io(format!("read {}", path.display()), e))?;
+    let mut in_package = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+        } else if let Some(rest) = line.strip_prefix("name").filter(|_| in_package) {
+            if let Some(v) = rest.trim_start().strip_prefix('=') {
+                return Ok(v.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    Err(ExploreError::Harness(format!(
+        "{} has no [package] name",
+        path.display()
+    )))
+}
+
+/// The `Cargo.lock` that pins the crate's dependencies: its own or its workspace's.
+fn lock_file(crate_dir: &Path) -> Option<PathBuf> {
+    crate_dir
+        .ancestors()
+        .map(|d| d.join("Cargo.lock"))
+        .find(|p| p.is_file())
+}
+
+/// Writes the harness package for `ex` into `dir`.
+fn write_package(
+    dir: &Path,
+    crate_dir: &Path,
+    krate: &str,
+    main: &str,
+) -> Result<(), ExploreError> {
+    let package = package_name(crate_dir)?;
+    let manifest = format!(
+        "[package]\nname = \"{PACKAGE}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [dependencies]\n{krate} = {{ package = {package:?}, path = {:?} }}\n\n\
+         [profile.release]\ndebug-assertions = true\noverflow-checks = true\n\n[workspace]\n",
+        crate_dir.display().to_string()
+    );
+    let write = |path: PathBuf, text: &str| {
+        std::fs::write(&path, text)
+            .map_err(|e| ExploreError::io(format!("write {}", path.display()), e))
+    };
+    std::fs::create_dir_all(dir.join("src"))
+        .map_err(|e| ExploreError::io(format!("create {}", dir.display()), e))?;
+    write(dir.join("Cargo.toml"), &manifest)?;
+    write(dir.join("src/main.rs"), main)?;
+    if let Some(lock) = lock_file(crate_dir) {
+        let _ = std::fs::copy(lock, dir.join("Cargo.lock"));
+    }
+    Ok(())
+}
+
+/// Builds the harness for `ex` in `dir` (created), taking out what does not compile.
+pub fn build(
+    dir: &Path,
+    crate_dir: &Path,
+    cargo: &Path,
+    mut ex: Explorable,
+    pools: &Pools,
+) -> Result<Built, ExploreError> {
+    let mut defaults: Vec<bool> = ex.objects.iter().map(|o| o.default).collect();
+    for _ in 0..MAX_ROUNDS {
+        let src = source(&ex, pools, &defaults);
+        write_package(dir, crate_dir, &ex.crate_name, &src.text)?;
+        let out = Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "--message-format=json",
+                "--color",
+                "never",
+            ])
+            .arg("--target-dir")
+            .arg(dir.join("target"))
+            .current_dir(dir)
+            .output()
+            .map_err(|e| ExploreError::io(format!("run {} build", cargo.display()), e))?;
+        if out.status.success() {
+            return Ok(Built {
+                bin: dir.join("target/release").join(PACKAGE),
+                explorable: ex,
+            });
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let errors = carve_generator::compile_error_lines(&stdout, "main.rs");
+        let fail = |message: String| ExploreError::HarnessBuild {
+            krate: ex.crate_name.clone(),
+            message,
+            dir: dir.to_path_buf(),
+        };
+        if errors.is_empty() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let first = stderr
+                .lines()
+                .find(|l| l.starts_with("error"))
+                .unwrap_or("cargo build failed without saying why");
+            return Err(fail(first.to_string()));
+        }
+        let mut gone = Vec::new();
+        let mut objects_gone = Vec::new();
+        let mut retyped = false;
+        for (message, line) in &errors {
+            match line.and_then(|l| src.part_at(l)) {
+                Some(Part::Arm(i)) => gone.push((i, message.clone())),
+                Some(Part::Default(o)) => defaults[o] = false,
+                // A type with a lifetime parameter is held as `Type<'static>` (the pools are
+                // static); one that still does not compile goes, with its calls.
+                Some(Part::Slots(o)) if !ex.objects[o].borrows => {
+                    ex.objects[o].borrows = true;
+                    retyped = true;
+                }
+                Some(Part::Slots(o)) => objects_gone.push((o, message.clone())),
+                None => return Err(fail(message.clone())),
+            }
+        }
+        // Errors in the arms may follow from a slot's type: build again before blaming them.
+        if retyped {
+            continue;
+        }
+        if !objects_gone.is_empty() {
+            objects_gone.sort_by_key(|g| std::cmp::Reverse(g.0));
+            objects_gone.dedup_by_key(|g| g.0);
+            for (o, message) in objects_gone {
+                defaults.remove(o);
+                let why = format!("its receiver's type cannot be held: {message}");
+                crate::api::remove_object(&mut ex, o, &why);
+            }
+            continue;
+        }
+        gone.sort_by_key(|g| std::cmp::Reverse(g.0));
+        gone.dedup_by_key(|g| g.0);
+        for (i, message) in gone {
+            let c = ex.callables.remove(i);
+            ex.left_out
+                .push((c.path, format!("its call does not compile: {message}")));
+        }
+        for (o, d) in defaults.iter().enumerate() {
+            ex.objects[o].default = *d;
+        }
+        crate::api::drop_unmakeable(&mut ex);
+    }
+    Err(ExploreError::HarnessBuild {
+        krate: ex.crate_name.clone(),
+        message: format!("still failing after {MAX_ROUNDS} rounds of taking out calls"),
+        dir: dir.to_path_buf(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_package_name_is_read_from_the_package_section() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[lib]\nname = \"other\"\n\n[package]\nname = \"my-crate\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        assert_eq!(package_name(dir.path()).unwrap(), "my-crate");
+    }
+}

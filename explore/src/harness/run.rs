@@ -1,0 +1,328 @@
+//! Runs sequences through a built harness: one long-lived process fed a batch at a time on
+//! stdin, its answers read on a thread of their own (so a batch never blocks on a full pipe
+//! and a sequence that hangs is noticed). A harness that dies or hangs (an abort, a stack
+//! overflow, an endless loop) is taken down and started again; the sequence it was running
+//! ends as `Crashed` and the rest of the batch runs in the new process.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::ExploreError;
+
+/// What one call did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum CallOutcome {
+    /// Returned; the result's `Debug` text when it has one.
+    Returned(Option<String>),
+    Panicked(String),
+    /// Its receiver's slot was empty: the call could not be made.
+    NoReceiver,
+}
+
+/// Why a sequence ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum End {
+    Done,
+    Panicked,
+    NoReceiver,
+    /// The state after the last call was reached before by another prefix.
+    Redundant,
+    /// Its next call would extend a prefix that ended before (panic, empty slot, redundant).
+    Skipped,
+    /// The harness died or hung in it (why).
+    Crashed(String),
+}
+
+/// One sequence's answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SeqResult {
+    pub calls: Vec<CallOutcome>,
+    pub end: End,
+}
+
+/// A running harness.
+pub struct Runner {
+    bin: PathBuf,
+    timeout: Duration,
+    live: Option<Live>,
+    /// Harness processes started (1 + restarts).
+    pub started: u64,
+}
+
+struct Live {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Runner {
+    /// `timeout`: the longest one sequence may run before it counts as hung.
+    pub fn new(bin: &Path, timeout: Duration) -> Runner {
+        Runner {
+            bin: bin.to_path_buf(),
+            timeout,
+            live: None,
+            started: 0,
+        }
+    }
+
+    fn start(&mut self) -> Result<&mut Live, ExploreError> {
+        if self.live.is_none() {
+            let mut child = Command::new(&self.bin)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| ExploreError::io(format!("run {}", self.bin.display()), e))?;
+            let stdin = child.stdin.take().ok_or_else(|| harness("no stdin"))?;
+            let stdout = child.stdout.take().ok_or_else(|| harness("no stdout"))?;
+            let (tx, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            self.started += 1;
+            self.live = Some(Live {
+                child,
+                stdin,
+                lines,
+            });
+        }
+        self.live.as_mut().ok_or_else(|| harness("not started"))
+    }
+
+    /// Takes the harness down (killed if still running) and says how it ended.
+    fn stop(&mut self) -> String {
+        let Some(mut live) = self.live.take() else {
+            return "not running".to_string();
+        };
+        let _ = live.child.kill();
+        match live.child.wait() {
+            Ok(status) => describe(status),
+            Err(e) => format!("cannot be waited for: {e}"),
+        }
+    }
+
+    /// Runs `seqs` (call numbers), in order, and gives each one's answers. When the harness
+    /// dies or hangs, the sequences it had not answered run again one at a time, so the one
+    /// that brings it down is found (answers are flushed per batch, not per sequence).
+    pub fn run_batch(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
+        let (mut results, failure) = self.send(seqs)?;
+        if failure.is_none() {
+            return Ok(results);
+        }
+        self.stop();
+        let mut culprit_found = false;
+        while results.len() < seqs.len() {
+            let at = results.len();
+            if culprit_found {
+                let (more, failure) = self.send(&seqs[at..])?;
+                results.extend(more);
+                if failure.is_none() {
+                    break;
+                }
+                self.stop();
+                culprit_found = false;
+                continue;
+            }
+            let (one, failure) = self.send(&seqs[at..=at])?;
+            match failure {
+                None => results.extend(one),
+                Some(why) => {
+                    let how = self.stop();
+                    results.push(SeqResult {
+                        calls: Vec::new(),
+                        end: End::Crashed(format!("{why}: {how}")),
+                    });
+                    culprit_found = true;
+                }
+            }
+        }
+        Ok(results)
+    }
+
+    /// Sends `seqs` to the harness and reads its answers, until it stops answering (why).
+    fn send(
+        &mut self,
+        seqs: &[Vec<u64>],
+    ) -> Result<(Vec<SeqResult>, Option<String>), ExploreError> {
+        let mut input = String::new();
+        for s in seqs {
+            let words: Vec<String> = s.iter().map(u64::to_string).collect();
+            input.push_str(&words.join(" "));
+            input.push('\n');
+        }
+        let timeout = self.timeout;
+        let live = self.start()?;
+        let stdin = &mut live.stdin;
+        let lines = &live.lines;
+        let ((done, failure), broken) = std::thread::scope(|scope| {
+            let writer = scope.spawn(move || stdin.write_all(input.as_bytes()).and(stdin.flush()));
+            let read = read_answers(lines, seqs.len(), timeout);
+            // A harness that died leaves the writer on a broken pipe: it returns.
+            (read, writer.join().map_or(true, |r| r.is_err()))
+        });
+        let failure = failure
+            .or_else(|| (broken && done.len() < seqs.len()).then(|| "stopped reading".to_string()));
+        Ok((done, failure))
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn harness(what: &str) -> ExploreError {
+    ExploreError::Harness(what.to_string())
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the harness exited with {code}"),
+        (_, Some(sig)) => format!("the harness was killed by signal {sig}"),
+        _ => "the harness ended".to_string(),
+    }
+}
+
+/// Reads the answers to `count` sequences; stops early (with why) when the harness stops
+/// answering: its output ended, or one sequence took longer than `timeout`.
+fn read_answers(
+    lines: &Receiver<String>,
+    count: usize,
+    timeout: Duration,
+) -> (Vec<SeqResult>, Option<String>) {
+    let mut out = Vec::with_capacity(count);
+    let mut calls = Vec::new();
+    while out.len() < count {
+        let line = match lines.recv_timeout(timeout) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                let why = format!("no answer within {} s (hung?)", timeout.as_secs());
+                return (out, Some(why));
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return (out, Some("the harness died".to_string()));
+            }
+        };
+        match parse_line(&line) {
+            Some(Answer::Call(c)) => calls.push(c),
+            Some(Answer::End(end)) => out.push(SeqResult {
+                calls: std::mem::take(&mut calls),
+                end,
+            }),
+            None => return (out, Some(format!("unreadable answer {line:?}"))),
+        }
+    }
+    (out, None)
+}
+
+enum Answer {
+    Call(CallOutcome),
+    End(End),
+}
+
+fn parse_line(line: &str) -> Option<Answer> {
+    let (tag, rest) = line.split_at_checked(1)?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    Some(match tag {
+        "o" => Answer::Call(CallOutcome::Returned(Some(rest.to_string()))),
+        "u" => Answer::Call(CallOutcome::Returned(None)),
+        "p" => Answer::Call(CallOutcome::Panicked(unquote(rest))),
+        "x" => Answer::Call(CallOutcome::NoReceiver),
+        "." => Answer::End(match rest {
+            "d" => End::Done,
+            "p" => End::Panicked,
+            "x" => End::NoReceiver,
+            "r" => End::Redundant,
+            "s" => End::Skipped,
+            _ => return None,
+        }),
+        _ => return None,
+    })
+}
+
+/// A panic message as the harness quoted it with `{:?}`, back to its text (the escapes
+/// `Debug` writes for a `String`).
+pub fn unquote(quoted: &str) -> String {
+    let inner = quoted
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(quoted);
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('u') => {
+                let code: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                if let Some(ch) = u32::from_str_radix(&code, 16).ok().and_then(char::from_u32) {
+                    out.push(ch);
+                }
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_messages_come_back_as_written() {
+        for msg in [
+            "attempt to add with overflow",
+            "a \"quoted\"\nline\t\\ é \u{1b}",
+        ] {
+            assert_eq!(unquote(&format!("{msg:?}")), msg);
+        }
+    }
+
+    /// A shell script standing in for a harness: answers every sequence with its first call
+    /// number, and dies on a sequence starting with 1.
+    #[test]
+    fn a_harness_that_dies_costs_only_the_sequence_it_was_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("h.sh");
+        std::fs::write(
+            &bin,
+            "#!/bin/sh\nwhile read c rest; do\n  [ \"$c\" = 1 ] && kill -9 $$\n  \
+             echo \"o $c\"\n  echo '. d'\ndone\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let mut r = Runner::new(&bin, Duration::from_secs(5));
+        let got = r.run_batch(&[vec![0], vec![1], vec![2], vec![3]]).unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0].calls, [CallOutcome::Returned(Some("0".into()))]);
+        assert!(
+            matches!(&got[1].end, End::Crashed(why) if why.contains("signal 9")),
+            "{got:?}"
+        );
+        assert_eq!(got[2].calls, [CallOutcome::Returned(Some("2".into()))]);
+        assert_eq!(got[3].end, End::Done, "the rest runs in a new harness");
+        assert_eq!(r.started, 3, "the batch, the culprit alone, then the rest");
+    }
+}

@@ -1,0 +1,379 @@
+//! What is kept (JET's feasibility, and "keep only what adds"): in, each sequence's answers;
+//! out, the sequences that give a function an outcome neither the recording nor an earlier
+//! kept sequence gave (`classify`: a variant, `true`/`false`, the sign of a number, empty or
+//! not, an error's kind or text), and the findings: panics of a function on inputs where the
+//! recording never saw it panic with that message, each with the shortest sequence that gave
+//! it. A panic ends its sequence and is never kept as a test; the prefixes that panicked, had
+//! no receiver or reached a known state are reported dead so the strategy does not extend them.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use carve_storage::{Outcome, Trace, Value};
+use serde::Serialize;
+
+use crate::api::Callable;
+use crate::harness::run::{CallOutcome, End, SeqResult};
+use crate::strategy::Space;
+
+/// A sequence kept as a test.
+#[derive(Debug, Clone, Serialize)]
+pub struct Kept {
+    pub calls: Vec<u64>,
+    pub outcomes: Vec<CallOutcome>,
+    /// The (callable, outcome class) pairs it was the first to reach.
+    pub new: Vec<(usize, String)>,
+}
+
+/// A panic (or a crash of the harness) on inputs the run never gave.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// The sequence up to and including the call that panicked.
+    pub calls: Vec<u64>,
+    /// What the calls before it did (how the reproducer binds what they made).
+    pub outcomes: Vec<CallOutcome>,
+    /// The callable that panicked (the last call), when known.
+    pub callable: Option<usize>,
+    pub message: String,
+    /// How many sequences met it.
+    pub times: u64,
+}
+
+/// What was seen so far.
+#[derive(Debug, Default)]
+pub struct Keeper {
+    known: HashSet<(usize, String)>,
+    recorded_panics: BTreeMap<usize, BTreeSet<String>>,
+    pub kept: Vec<Kept>,
+    pub findings: Vec<Finding>,
+    /// Calls run (answered by the harness).
+    pub calls_run: u64,
+    /// Sequences the harness stopped before a prefix already dead (in an earlier batch's
+    /// answers or this one's).
+    pub stopped_dead: u64,
+}
+
+impl Keeper {
+    /// Starts from the outcomes the recording gave `callables`.
+    pub fn new(trace: &Trace, callables: &[Callable]) -> Keeper {
+        let mut keeper = Keeper::default();
+        let index: BTreeMap<&str, usize> = callables
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.path.as_str(), i))
+            .collect();
+        for call in &trace.calls {
+            let Some(f) = trace.function(call.function) else {
+                continue;
+            };
+            let Some(&i) = index.get(f.path.as_str()) else {
+                continue;
+            };
+            match &call.outcome {
+                Outcome::Returned => {
+                    let text = call.ret.as_ref().map_or("()".to_string(), debug_text);
+                    keeper.known.insert((i, classify(&text)));
+                }
+                Outcome::Panicked { message } => {
+                    let m = message.clone().unwrap_or_default();
+                    keeper.recorded_panics.entry(i).or_default().insert(m);
+                }
+                _ => {}
+            }
+        }
+        keeper
+    }
+
+    /// Takes in one sequence's answers; returns the length of its dead prefix, if any.
+    pub fn observe(&mut self, space: &Space, seq: &[u64], result: &SeqResult) -> Option<usize> {
+        self.calls_run += result.calls.len() as u64;
+        let mut new = Vec::new();
+        let mut last_new = None;
+        let mut dead = None;
+        for (k, outcome) in result.calls.iter().enumerate() {
+            let (f, _) = space.decode(seq[k]);
+            match outcome {
+                CallOutcome::Returned(Some(text)) => {
+                    let goal = (f, classify(text));
+                    if !self.known.contains(&goal) && !new.contains(&goal) {
+                        new.push(goal);
+                        last_new = Some(k);
+                    }
+                }
+                CallOutcome::Returned(None) => {}
+                CallOutcome::Panicked(message) => {
+                    let recorded = self.recorded_panics.get(&f);
+                    if !recorded.is_some_and(|r| r.contains(message)) {
+                        self.found((&seq[..=k], &result.calls[..k]), Some(f), message);
+                    }
+                    dead = Some(k + 1);
+                }
+                CallOutcome::NoReceiver => dead = Some(k + 1),
+            }
+        }
+        match &result.end {
+            End::Redundant => dead = Some(result.calls.len()),
+            End::Crashed(why) => self.found((seq, &result.calls), None, why),
+            End::Skipped => self.stopped_dead += 1,
+            _ => {}
+        }
+        if let Some(last) = last_new {
+            self.known.extend(new.iter().cloned());
+            self.kept.push(Kept {
+                calls: seq[..=last].to_vec(),
+                outcomes: result.calls[..=last].to_vec(),
+                new,
+            });
+        }
+        dead
+    }
+
+    fn found(
+        &mut self,
+        (calls, outcomes): (&[u64], &[CallOutcome]),
+        callable: Option<usize>,
+        message: &str,
+    ) {
+        let key = without_digits(message);
+        let same = |f: &&mut Finding| f.callable == callable && without_digits(&f.message) == key;
+        if let Some(f) = self.findings.iter_mut().find(same) {
+            f.times += 1;
+            if calls.len() < f.calls.len() {
+                f.calls = calls.to_vec();
+                f.outcomes = outcomes.to_vec();
+                f.message = message.to_string();
+            }
+            return;
+        }
+        self.findings.push(Finding {
+            calls: calls.to_vec(),
+            outcomes: outcomes.to_vec(),
+            callable,
+            message: message.to_string(),
+            times: 1,
+        });
+    }
+}
+
+/// Findings that differ only in numbers (`index out of bounds: the len is 3 but the index is
+/// 5`) are one.
+fn without_digits(s: &str) -> String {
+    s.chars().filter(|c| !c.is_ascii_digit()).collect()
+}
+
+/// A recorded value written roughly as its `Debug` (what `classify` needs: variants, types,
+/// numbers, text).
+pub fn debug_text(v: &Value) -> String {
+    let short = |ty: &str| {
+        let base = ty.split('<').next().unwrap_or(ty);
+        base.rsplit("::").next().unwrap_or(base).to_string()
+    };
+    match v {
+        Value::Unit => "()".to_string(),
+        Value::Bool { value } => value.to_string(),
+        Value::Int { value, .. } => value.to_string(),
+        Value::Uint { value, .. } => value.to_string(),
+        Value::Float { ty, bits } if ty == "f32" => format!("{:?}", f32::from_bits(*bits as u32)),
+        Value::Float { bits, .. } => format!("{:?}", f64::from_bits(*bits)),
+        Value::Char { value } => format!("{value:?}"),
+        Value::Str { value, .. } => format!("{value:?}"),
+        Value::Ref { target, .. } => debug_text(target),
+        Value::Seq { elems, .. } if elems.is_empty() => "[]".to_string(),
+        Value::Seq { .. } => "[..]".to_string(),
+        Value::Tuple { .. } => "(..)".to_string(),
+        Value::Struct { ty, .. } => format!("{} {{ .. }}", short(ty)),
+        // `Cow`'s `Debug` is its content's.
+        Value::Enum { ty, fields, .. }
+            if ty.starts_with("alloc::borrow::Cow") && fields.len() == 1 =>
+        {
+            debug_text(&fields[0].value)
+        }
+        Value::Enum {
+            variant, fields, ..
+        } => match fields.as_slice() {
+            [] => variant.clone(),
+            [one] if one.name == "__0" => format!("{variant}({})", debug_text(&one.value)),
+            _ if fields[0].name == "__0" => format!("{variant}(..)"),
+            _ => format!("{variant} {{ .. }}"),
+        },
+        _ => "?".to_string(),
+    }
+}
+
+/// The class of an outcome, from the result's `Debug` text: `true`/`false`, the sign of a
+/// number (`-`, `0`, `+`, `NaN`...), empty or not for text and sequences, the variant (inside
+/// `Ok`, `Some` and `Err` too), an error's kind, or its text when it is text.
+pub fn classify(text: &str) -> String {
+    let t = text.trim();
+    if matches!(t, "true" | "false" | "()" | "None") {
+        return t.to_string();
+    }
+    if let Ok(n) = t.parse::<f64>() {
+        return if n.is_nan() {
+            "NaN"
+        } else if n.is_infinite() {
+            if n > 0.0 {
+                "+inf"
+            } else {
+                "-inf"
+            }
+        } else if n == 0.0 {
+            "0"
+        } else if n < 0.0 {
+            "-"
+        } else {
+            "+"
+        }
+        .to_string();
+    }
+    match t.chars().next() {
+        Some('"') => return if t == "\"\"" { "\"\"" } else { "\"..\"" }.to_string(),
+        Some('\'') => return "char".to_string(),
+        Some('[') => return if t == "[]" { "[]" } else { "[..]" }.to_string(),
+        Some('(') => return "(..)".to_string(),
+        _ => {}
+    }
+    let ident: String = t
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    if ident.is_empty() {
+        return "value".to_string();
+    }
+    let inner = t[ident.len()..]
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'));
+    match (ident.as_str(), inner) {
+        ("Ok" | "Some", Some(inner)) => format!("{ident}({})", classify(inner)),
+        ("Err", Some(inner)) if inner.starts_with('"') => format!("Err({inner})"),
+        ("Err", Some(inner)) => format!("Err({})", classify(inner)),
+        _ => ident,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::run::End;
+
+    #[test]
+    fn outcome_classes_tell_variants_signs_emptiness_and_error_kinds() {
+        let cases = [
+            ("5", "+"),
+            ("-3", "-"),
+            ("0", "0"),
+            ("0.0", "0"),
+            ("NaN", "NaN"),
+            ("true", "true"),
+            ("\"\"", "\"\""),
+            ("\"abc\"", "\"..\""),
+            ("Ok(3)", "Ok(+)"),
+            ("Ok(0)", "Ok(0)"),
+            ("Err(Empty)", "Err(Empty)"),
+            ("Err(TooHigh(11))", "Err(TooHigh)"),
+            ("Err(NotANumber(\"x\"))", "Err(NotANumber)"),
+            ("Err(\"too big\")", "Err(\"too big\")"),
+            ("Gauge { level: 0, max: 10 }", "Gauge"),
+            ("Some([])", "Some([])"),
+            ("None", "None"),
+        ];
+        for (text, class) in cases {
+            assert_eq!(classify(text), class, "{text}");
+        }
+    }
+
+    #[test]
+    fn recorded_values_classify_as_the_harness_sees_them() {
+        use carve_storage::Field;
+        let err = Value::Enum {
+            ty: "core::result::Result<u8, bounds::LevelError>".into(),
+            variant: "Err".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: Value::Enum {
+                    ty: "bounds::LevelError".into(),
+                    variant: "TooHigh".into(),
+                    fields: vec![Field {
+                        name: "__0".into(),
+                        value: Value::Uint {
+                            ty: "u8".into(),
+                            value: 11,
+                        },
+                    }],
+                },
+            }],
+        };
+        assert_eq!(classify(&debug_text(&err)), classify("Err(TooHigh(11))"));
+    }
+
+    fn space() -> Space {
+        Space::new(vec![vec![4], vec![4]]).unwrap()
+    }
+
+    fn returned(s: &str) -> CallOutcome {
+        CallOutcome::Returned(Some(s.to_string()))
+    }
+
+    #[test]
+    fn a_sequence_is_kept_up_to_its_last_new_outcome_and_only_once() {
+        let mut k = Keeper::default();
+        let r = SeqResult {
+            calls: vec![returned("1"), returned("2"), returned("0"), returned("3")],
+            end: End::Done,
+        };
+        assert_eq!(k.observe(&space(), &[0, 1, 2, 3], &r), None);
+        assert_eq!(k.kept.len(), 1);
+        assert_eq!(k.kept[0].calls, [0, 1, 2], "the last call adds nothing");
+        assert_eq!(k.kept[0].new, [(0, "+".to_string()), (0, "0".to_string())]);
+        k.observe(&space(), &[0, 1, 2, 3], &r);
+        assert_eq!(k.kept.len(), 1, "nothing new the second time");
+        assert_eq!(k.calls_run, 8);
+    }
+
+    #[test]
+    fn an_unrecorded_panic_is_a_finding_with_its_shortest_reproducer_never_a_test() {
+        let mut k = Keeper::default();
+        let long = SeqResult {
+            calls: vec![
+                CallOutcome::Returned(None),
+                CallOutcome::Panicked("attempt to divide by zero".into()),
+            ],
+            end: End::Panicked,
+        };
+        assert_eq!(k.observe(&space(), &[0, 5, 1], &long), Some(2));
+        let short = SeqResult {
+            calls: vec![CallOutcome::Panicked("attempt to divide by zero".into())],
+            end: End::Panicked,
+        };
+        k.observe(&space(), &[6], &short);
+        assert!(k.kept.is_empty());
+        assert_eq!(k.findings.len(), 1);
+        assert_eq!(k.findings[0].calls, [6]);
+        assert_eq!(k.findings[0].callable, Some(1));
+        assert_eq!(k.findings[0].times, 2);
+    }
+
+    #[test]
+    fn a_panic_the_recording_had_is_no_finding() {
+        let mut k = Keeper::default();
+        k.recorded_panics
+            .entry(1)
+            .or_default()
+            .insert("boom".to_string());
+        let r = SeqResult {
+            calls: vec![CallOutcome::Panicked("boom".into())],
+            end: End::Panicked,
+        };
+        assert_eq!(k.observe(&space(), &[5], &r), Some(1));
+        assert!(k.findings.is_empty());
+    }
+
+    #[test]
+    fn a_redundant_state_ends_its_prefix() {
+        let mut k = Keeper::default();
+        let r = SeqResult {
+            calls: vec![returned("1")],
+            end: End::Redundant,
+        };
+        assert_eq!(k.observe(&space(), &[0, 1], &r), Some(1));
+    }
+}

@@ -1,0 +1,447 @@
+//! `carve explore`: new call sequences beyond the recorded run (seeds 001 and 004).
+//!
+//! A pipeline with plain data between stages, read top to bottom in [`explore`]: `api` (which
+//! public calls the run reached can be explored) → `pools` (seed 004's test context: recorded
+//! values and their boundary neighbours) → `harness` (one program per crate that runs call
+//! sequences in process, built once, what does not compile taken out) → `strategy` (R, BE or
+//! BOBW over canonical-form call numbers) → `keep` (JET's feasibility and redundancy; a
+//! sequence kept only for an outcome nobody gave; unrecorded panics are findings) → `render`
+//! (tests and reproducers), verified by the generator's verification.
+
+// No function over 100 lines, as in the generator.
+#![warn(clippy::too_many_lines)]
+
+mod api;
+mod error;
+mod harness;
+mod keep;
+mod pools;
+mod render;
+mod strategy;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use carve_generator::{CrateApi, Interrupt, Quarantined, Verify};
+use carve_storage::Trace;
+use serde::Serialize;
+
+pub use crate::api::{Callable, Explorable, PoolKind};
+pub use crate::error::ExploreError;
+pub use crate::strategy::{Permutation, Strategy};
+
+/// How long to explore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Time(Duration),
+    /// This many sequences run (those the strategy skipped or the harness stopped at a dead
+    /// prefix not counted).
+    Runs(u64),
+}
+
+/// What to explore and how.
+#[derive(Debug, Clone)]
+pub struct ExploreOptions {
+    /// Where the kept tests go: a test directory of `crate_dir` (usually its `tests/`).
+    pub out_dir: PathBuf,
+    /// The recorded library crate.
+    pub crate_dir: PathBuf,
+    pub strategy: Strategy,
+    /// Calls per sequence.
+    pub length: usize,
+    pub budget: Budget,
+    pub seed: u64,
+    /// The cargo that builds the harness and the tests.
+    pub cargo: PathBuf,
+    /// Run the kept tests before keeping them (`None`: write them unverified).
+    pub verify: Option<Verify>,
+    /// Set by the caller to stop: the search ends with [`ExploreError::Interrupted`] and
+    /// verification puts the test file back.
+    pub interrupt: Interrupt,
+}
+
+/// A finding as reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingReport {
+    /// The function that panicked (`None`: the harness died or hung in the sequence).
+    pub function: Option<String>,
+    pub message: String,
+    pub times: u64,
+    /// Markdown: the calls that reproduce it.
+    pub reproducer: String,
+}
+
+/// What exploring did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub strategy: Strategy,
+    pub length: usize,
+    pub seed: u64,
+    /// The functions explored, and those the run reached that were not (with why).
+    pub explored: Vec<String>,
+    pub left_out: Vec<(String, String)>,
+    /// C: distinct calls per sequence position; C^length when it fits.
+    pub calls_per_position: u64,
+    pub sequences_in_space: Option<u128>,
+    /// Sequences proposed by the strategy, skipped by it for a dead prefix, run, and stopped
+    /// by the harness at a dead prefix (not counted as run).
+    pub proposed: u64,
+    pub skipped: u64,
+    pub sequences_run: u64,
+    pub stopped_dead: u64,
+    pub calls_run: u64,
+    /// Seconds spent searching (the harness build not included), and of those, waiting for
+    /// the harness's answers.
+    pub seconds: f64,
+    pub harness_seconds: f64,
+    pub build_seconds: f64,
+    /// BE or BOBW visited every sequence.
+    pub exhausted: bool,
+    /// Tests kept: written, and of those, passing verification.
+    pub tests_written: usize,
+    pub tests_kept: usize,
+    /// The kept tests were run (`verify`) before being kept.
+    pub verified: bool,
+    pub taken_out: Vec<Quarantined>,
+    pub findings: Vec<FindingReport>,
+    pub file: Option<PathBuf>,
+    pub findings_file: Option<PathBuf>,
+}
+
+impl Report {
+    /// Calls run per second of the search.
+    pub fn calls_per_second(&self) -> f64 {
+        per_second(self.calls_run, self.seconds)
+    }
+
+    /// Calls run per second the harness was running them.
+    pub fn harness_calls_per_second(&self) -> f64 {
+        per_second(self.calls_run, self.harness_seconds)
+    }
+}
+
+fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Sequences sent to the harness at a time.
+const BATCH: usize = 256;
+/// Longest a sequence may run before it counts as hung.
+const SEQUENCE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Explores the crate `opts.crate_dir` from `trace` and writes what it keeps into
+/// `opts.out_dir` (`explored_CRATE.rs`, verified; `explored_CRATE_findings.md`).
+pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreError> {
+    if !opts.out_dir.is_dir() {
+        return Err(ExploreError::OutDirNotADirectory {
+            path: opts.out_dir.clone(),
+        });
+    }
+    if opts.length == 0 {
+        return Err(ExploreError::Length {
+            length: 0,
+            why: "a sequence needs at least one call (try --length 3)".to_string(),
+        });
+    }
+    let api = CrateApi::load(&opts.crate_dir)?;
+    let ex = api::explorable(&api, trace);
+    if ex.callables.is_empty() {
+        return Err(nothing(&ex, "the run reached none of its public functions"));
+    }
+    let pools = pools_for(trace, &ex);
+    let started = Instant::now();
+    let harness_dir = opts.crate_dir.join("target/carve/explore");
+    let built = harness::build::build(&harness_dir, &opts.crate_dir, &opts.cargo, ex, &pools)?;
+    let build_seconds = started.elapsed().as_secs_f64();
+    let ex = built.explorable;
+    if ex.callables.is_empty() {
+        return Err(nothing(&ex, "none of their calls compiles"));
+    }
+    let dims = ex
+        .callables
+        .iter()
+        .map(|c| harness::dims(c, &pools))
+        .collect();
+    let space = strategy::Space::new(dims)
+        .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
+    let mut seqs = strategy::Sequences::new(opts.strategy, space, opts.length, opts.seed);
+    if opts.strategy != Strategy::Random && seqs.total().is_none() {
+        return Err(ExploreError::Length {
+            length: opts.length,
+            why: format!(
+                "{} calls per position to the power {} is past 2^128 sequences; use a smaller \
+                 --length or --strategy random",
+                seqs.space().calls,
+                opts.length
+            ),
+        });
+    }
+    let mut keeper = keep::Keeper::new(trace, &ex.callables);
+    let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
+    let searched = search(
+        &mut seqs,
+        &mut keeper,
+        &mut runner,
+        (opts.budget, opts.interrupt),
+    )?;
+    let mut report = Report {
+        strategy: opts.strategy,
+        length: opts.length,
+        seed: opts.seed,
+        explored: ex.callables.iter().map(|c| c.path.clone()).collect(),
+        left_out: ex.left_out.clone(),
+        calls_per_position: seqs.space().calls,
+        sequences_in_space: seqs.total(),
+        proposed: seqs.proposed,
+        skipped: seqs.skipped,
+        sequences_run: searched.run,
+        stopped_dead: keeper.stopped_dead,
+        calls_run: keeper.calls_run,
+        seconds: searched.seconds,
+        harness_seconds: searched.harness_seconds,
+        build_seconds,
+        exhausted: searched.exhausted,
+        tests_written: 0,
+        tests_kept: 0,
+        verified: opts.verify.is_some(),
+        taken_out: Vec::new(),
+        findings: Vec::new(),
+        file: None,
+        findings_file: None,
+    };
+    let cx = render::Context {
+        ex: &ex,
+        pools: &pools,
+        space: seqs.space(),
+    };
+    write_out(trace, opts, &cx, &keeper, &mut report)?;
+    Ok(report)
+}
+
+/// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls.
+fn pools_for(trace: &Trace, ex: &Explorable) -> pools::Pools {
+    let mut kinds: Vec<PoolKind> = ex
+        .callables
+        .iter()
+        .flat_map(|c| c.params.iter().map(|p| p.kind.clone()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let public: std::collections::BTreeSet<String> = ex
+        .callables
+        .iter()
+        .map(|c| c.path.clone())
+        .chain(
+            ex.left_out
+                .iter()
+                .filter(|l| l.1 != "not public")
+                .map(|l| l.0.clone()),
+        )
+        .collect();
+    pools::from_trace(trace, &public, &kinds)
+}
+
+fn nothing(ex: &Explorable, why: &str) -> ExploreError {
+    let reasons: Vec<String> = ex
+        .left_out
+        .iter()
+        .take(3)
+        .map(|(f, r)| format!("{f}: {r}"))
+        .collect();
+    let why = if reasons.is_empty() {
+        why.to_string()
+    } else {
+        format!("{why} ({})", reasons.join("; "))
+    };
+    ExploreError::NothingToExplore {
+        krate: ex.crate_name.clone(),
+        why,
+    }
+}
+
+/// What a search did.
+struct Searched {
+    run: u64,
+    exhausted: bool,
+    seconds: f64,
+    harness_seconds: f64,
+}
+
+/// Runs sequences until the budget is spent or the strategy has none left.
+fn search(
+    seqs: &mut strategy::Sequences,
+    keeper: &mut keep::Keeper,
+    runner: &mut harness::run::Runner,
+    (budget, interrupt): (Budget, Interrupt),
+) -> Result<Searched, ExploreError> {
+    let start = Instant::now();
+    let mut done = Searched {
+        run: 0,
+        exhausted: false,
+        seconds: 0.0,
+        harness_seconds: 0.0,
+    };
+    // BE learns a prefix is dead only from the answers: while most of a batch is stopped at
+    // a dead prefix, the next batch is smaller, so BE jumps sooner.
+    let mut size = BATCH;
+    loop {
+        if interrupt.is_set() {
+            return Err(ExploreError::Interrupted);
+        }
+        let left = match budget {
+            Budget::Time(limit) if start.elapsed() >= limit => break,
+            Budget::Runs(n) if done.run >= n => break,
+            Budget::Runs(n) => (n - done.run) as usize,
+            Budget::Time(_) => size,
+        };
+        let mut batch = Vec::new();
+        while batch.len() < size.min(left) {
+            match seqs.next_sequence() {
+                Some(s) => batch.push(s),
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            done.exhausted = true;
+            break;
+        }
+        let asked = Instant::now();
+        let results = runner.run_batch(&batch)?;
+        done.harness_seconds += asked.elapsed().as_secs_f64();
+        for (seq, result) in batch.iter().zip(&results) {
+            if let Some(k) = keeper.observe(seqs.space(), seq, result) {
+                seqs.dead_prefix(seq, k);
+            }
+        }
+        let ran = results
+            .iter()
+            .filter(|r| r.end != harness::run::End::Skipped)
+            .count();
+        done.run += ran as u64;
+        size = (ran * 2).clamp(1, BATCH);
+    }
+    done.seconds = start.elapsed().as_secs_f64();
+    Ok(done)
+}
+
+/// Writes the kept tests (then verifies them) and the findings into `opts.out_dir`. On an
+/// error (or an interruption) during verification the test file is put back as it was.
+fn write_out(
+    trace: &Trace,
+    opts: &ExploreOptions,
+    cx: &render::Context,
+    keeper: &keep::Keeper,
+    report: &mut Report,
+) -> Result<(), ExploreError> {
+    let origin = format!(
+        "{}, length {}, seed {}",
+        strategy_name(opts.strategy),
+        opts.length,
+        opts.seed
+    );
+    let tests: Vec<render::RenderedTest> = keeper
+        .kept
+        .iter()
+        .enumerate()
+        .map(|(i, k)| render::test(cx, i + 1, k, &origin))
+        .collect();
+    if !tests.is_empty() {
+        write_tests(trace, opts, &cx.ex.crate_name, &tests, report)?;
+    }
+    report.findings = keeper
+        .findings
+        .iter()
+        .map(|f| FindingReport {
+            function: f.callable.map(|c| cx.ex.callables[c].path.clone()),
+            message: f.message.clone(),
+            times: f.times,
+            reproducer: render::finding(cx, f),
+        })
+        .collect();
+    if !report.findings.is_empty() {
+        let krate = &cx.ex.crate_name;
+        let path = opts.out_dir.join(format!("explored_{krate}_findings.md"));
+        let mut text = format!(
+            "# Findings of carve explore on `{krate}`\n\nPanics on inputs the recording never \
+             gave: possible bugs or undocumented preconditions. Not tests.\n\n"
+        );
+        for f in &report.findings {
+            text.push_str(&f.reproducer);
+            text.push('\n');
+        }
+        write(&path, &text)?;
+        report.findings_file = Some(path);
+    }
+    Ok(())
+}
+
+/// Writes `explored_CRATE.rs` and verifies it.
+fn write_tests(
+    trace: &Trace,
+    opts: &ExploreOptions,
+    krate: &str,
+    tests: &[render::RenderedTest],
+    report: &mut Report,
+) -> Result<(), ExploreError> {
+    let file = format!("explored_{krate}.rs");
+    let path = opts.out_dir.join(&file);
+    let before = std::fs::read(&path).ok();
+    let program = Path::new(&trace.run.info.program)
+        .file_name()
+        .map_or(trace.run.info.program.clone(), |n| {
+            n.to_string_lossy().into_owned()
+        });
+    write(&path, &render::file(&program, trace.run.id.0, tests))?;
+    report.tests_written = tests.len();
+    report.tests_kept = tests.len();
+    if let Some(v) = &opts.verify {
+        let names: Vec<String> = tests.iter().map(|t| t.name.clone()).collect();
+        let verified = carve_generator::verify_test_file(
+            (&opts.crate_dir, &opts.out_dir),
+            &file,
+            &names,
+            v,
+            opts.interrupt,
+        );
+        let taken_out = match verified {
+            Ok(t) => t,
+            Err(e) => {
+                match before {
+                    Some(bytes) => {
+                        let _ = std::fs::write(&path, bytes);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                }
+                return Err(e.into());
+            }
+        };
+        report.tests_kept = tests.len().saturating_sub(taken_out.len());
+        report.taken_out = taken_out;
+    }
+    if path.is_file() {
+        report.file = Some(path);
+    }
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ExploreError> {
+    let tmp = path.with_extension("carve-tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| ExploreError::io(format!("write {}", path.display()), e))
+}
+
+/// The strategy's name as seed 004 writes it.
+pub fn strategy_name(s: Strategy) -> &'static str {
+    match s {
+        Strategy::Random => "R",
+        Strategy::Exhaustive => "BE",
+        Strategy::Bobw => "BOBW",
+    }
+}

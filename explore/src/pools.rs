@@ -1,0 +1,422 @@
+//! Value pools (seed 004's test context): per kind of value, the distinct values the run's
+//! public calls took and returned, plus the neighbours that find boundaries. Integers: 0, ±1,
+//! each recorded value ±1, the type's MIN and MAX; text and slices: empty, each recorded one,
+//! one element shorter and one longer. Pools are plain data; the harness and the tests write
+//! them as literals (`literal`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use carve_storage::{Trace, Value};
+use serde::Serialize;
+
+use crate::api::PoolKind;
+
+/// At most this many values per pool: the boundaries first, then the recorded values and
+/// their neighbours in the order the run met them.
+pub const MAX_POOL: usize = 48;
+
+/// One pooled value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Lit {
+    Int(i128),
+    Uint(u128),
+    Bool(bool),
+    Char(char),
+    /// An `f64` (an `f32` widened).
+    Float(f64),
+    Str(String),
+    Seq(Vec<Lit>),
+}
+
+/// The pools, by kind.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Pools {
+    pub by_kind: BTreeMap<PoolKind, Vec<Lit>>,
+}
+
+impl Pools {
+    pub fn get(&self, kind: &PoolKind) -> &[Lit] {
+        self.by_kind.get(kind).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The pools of `kinds`, from every value the calls of `functions` (recorded paths) took and
+/// returned in `trace`, nested values included.
+pub fn from_trace(trace: &Trace, functions: &BTreeSet<String>, kinds: &[PoolKind]) -> Pools {
+    let wanted: BTreeSet<_> = trace
+        .functions
+        .iter()
+        .filter(|f| functions.contains(&f.path))
+        .map(|f| f.id)
+        .collect();
+    let values = trace
+        .calls
+        .iter()
+        .filter(|c| wanted.contains(&c.function))
+        .flat_map(|c| c.args.iter().map(|a| &a.value).chain(c.ret.iter()));
+    from_values(values, kinds)
+}
+
+/// The pools of `kinds` from `values` (nested values included) and their neighbours.
+pub fn from_values<'v>(values: impl Iterator<Item = &'v Value>, kinds: &[PoolKind]) -> Pools {
+    let mut recorded: BTreeMap<PoolKind, Vec<Lit>> = BTreeMap::new();
+    for v in values {
+        collect(v, &mut recorded);
+    }
+    let by_kind = kinds
+        .iter()
+        .map(|k| {
+            let seen = recorded.get(k).map_or(&[][..], Vec::as_slice);
+            (k.clone(), with_neighbours(k, seen))
+        })
+        .collect();
+    Pools { by_kind }
+}
+
+/// Adds the poolable values inside `v` to `out`.
+fn collect(v: &Value, out: &mut BTreeMap<PoolKind, Vec<Lit>>) {
+    let mut add = |k: PoolKind, l: Lit| {
+        let pool = out.entry(k).or_default();
+        if !pool.contains(&l) {
+            pool.push(l);
+        }
+    };
+    match v {
+        Value::Int { ty, value } if is_scalar(ty) => add(scalar(ty), Lit::Int(*value)),
+        Value::Uint { ty, value } if is_scalar(ty) => add(scalar(ty), Lit::Uint(*value)),
+        Value::Bool { value } => add(scalar("bool"), Lit::Bool(*value)),
+        Value::Char { value } => add(scalar("char"), Lit::Char(*value)),
+        Value::Float { ty, bits } => {
+            let f = if ty == "f32" {
+                f64::from(f32::from_bits(*bits as u32))
+            } else {
+                f64::from_bits(*bits)
+            };
+            add(scalar(ty), Lit::Float(f));
+        }
+        Value::Str {
+            value,
+            truncated: false,
+            ..
+        } => add(PoolKind::Str, Lit::Str(value.clone())),
+        Value::Seq {
+            elems,
+            truncated: false,
+            ..
+        } => {
+            if let Some((ty, lits)) = integer_elems(elems) {
+                add(PoolKind::Slice(ty), Lit::Seq(lits));
+            }
+            for e in elems {
+                collect(e, out);
+            }
+        }
+        Value::Ref { target, .. } => collect(target, out),
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            for f in fields {
+                collect(&f.value, out);
+            }
+        }
+        Value::Tuple { elems, .. } => {
+            for e in elems {
+                collect(e, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_scalar(ty: &str) -> bool {
+    carve_generator::Prim::from_name(ty).is_some()
+}
+
+fn scalar(ty: &str) -> PoolKind {
+    PoolKind::Scalar(ty.to_string())
+}
+
+/// The elements of a sequence of integers of one type, as literals.
+fn integer_elems(elems: &[Value]) -> Option<(String, Vec<Lit>)> {
+    let mut ty = None;
+    let mut lits = Vec::new();
+    for e in elems {
+        let (t, l) = match e {
+            Value::Int { ty, value } => (ty, Lit::Int(*value)),
+            Value::Uint { ty, value } => (ty, Lit::Uint(*value)),
+            _ => return None,
+        };
+        if ty.get_or_insert(t) != &t {
+            return None;
+        }
+        lits.push(l);
+    }
+    ty.map(|t| (t.clone(), lits))
+}
+
+/// `(min, max)` of an integer type, `isize`/`usize` as 64-bit (the recorder's targets).
+pub fn int_range(ty: &str) -> Option<(i128, u128)> {
+    Some(match ty {
+        "i8" => (i8::MIN.into(), i8::MAX as u128),
+        "i16" => (i16::MIN.into(), i16::MAX as u128),
+        "i32" => (i32::MIN.into(), i32::MAX as u128),
+        "i64" | "isize" => (i64::MIN.into(), i64::MAX as u128),
+        "i128" => (i128::MIN, i128::MAX as u128),
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, u64::MAX.into()),
+        "u128" => (0, u128::MAX),
+        _ => return None,
+    })
+}
+
+/// An integer as the literal kind its type takes, when it is in the type's range.
+fn int_lit(ty: &str, v: i128) -> Option<Lit> {
+    let (min, max) = int_range(ty)?;
+    if v < min || (v >= 0 && v as u128 > max) {
+        return None;
+    }
+    Some(if ty.starts_with('u') {
+        Lit::Uint(v as u128)
+    } else {
+        Lit::Int(v)
+    })
+}
+
+/// The pool of `kind`: boundaries and neighbours of the `recorded` values, deduplicated, at
+/// most [`MAX_POOL`].
+pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
+    let mut out: Vec<Lit> = Vec::new();
+    let mut push = |l: Lit| {
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    };
+    match kind {
+        PoolKind::Scalar(ty) if int_range(ty).is_some() => {
+            let (min, max) = int_range(ty).unwrap_or_default();
+            let min_lit = if ty.starts_with('u') {
+                Lit::Uint(0)
+            } else {
+                Lit::Int(min)
+            };
+            let max_lit = if ty.starts_with('u') {
+                Lit::Uint(max)
+            } else {
+                Lit::Int(max as i128)
+            };
+            for lit in [0, 1, -1].into_iter().filter_map(|v| int_lit(ty, v)) {
+                push(lit);
+            }
+            push(min_lit);
+            push(max_lit);
+            for r in recorded {
+                let v = match r {
+                    Lit::Int(v) => *v,
+                    Lit::Uint(v) => i128::try_from(*v).unwrap_or(i128::MAX),
+                    _ => continue,
+                };
+                push(r.clone());
+                let next = [v.checked_sub(1), v.checked_add(1)];
+                for lit in next.into_iter().flatten().filter_map(|n| int_lit(ty, n)) {
+                    push(lit);
+                }
+            }
+        }
+        PoolKind::Scalar(ty) if ty == "bool" => {
+            push(Lit::Bool(false));
+            push(Lit::Bool(true));
+        }
+        PoolKind::Scalar(ty) if ty == "char" => {
+            for c in ['\0', 'a', 'Z', '0', ' ', 'é'] {
+                push(Lit::Char(c));
+            }
+            recorded.iter().cloned().for_each(&mut push);
+        }
+        PoolKind::Scalar(_) => {
+            for f in [
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ] {
+                push(Lit::Float(f));
+            }
+            recorded.iter().cloned().for_each(&mut push);
+        }
+        PoolKind::Str => {
+            push(Lit::Str(String::new()));
+            for r in recorded {
+                let Lit::Str(s) = r else { continue };
+                push(r.clone());
+                let mut shorter = s.clone();
+                shorter.pop();
+                push(Lit::Str(shorter));
+                let last = s.chars().last().unwrap_or('a');
+                push(Lit::Str(format!("{s}{last}")));
+            }
+            push(Lit::Str("a".to_string()));
+        }
+        PoolKind::Slice(ty) => {
+            push(Lit::Seq(Vec::new()));
+            for r in recorded {
+                let Lit::Seq(s) = r else { continue };
+                push(r.clone());
+                push(Lit::Seq(s[..s.len().saturating_sub(1)].to_vec()));
+                let mut longer = s.clone();
+                longer.push(s.last().cloned().unwrap_or(Lit::Uint(0)));
+                push(Lit::Seq(longer));
+            }
+            if let Some(zero) = int_lit(ty, 0) {
+                push(Lit::Seq(vec![zero]));
+            }
+        }
+    }
+    out.truncate(MAX_POOL);
+    out
+}
+
+/// A pooled value written as Rust source for a value of `kind` (in a `&[T]` array of the pool:
+/// text as `&str`, slices as `&[T]`). Text goes through `{:?}`, which escapes every quote,
+/// backslash and control character: a trace's text never becomes code.
+pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
+    let ty = match kind {
+        PoolKind::Scalar(t) | PoolKind::Slice(t) => t.as_str(),
+        PoolKind::Str => "str",
+    };
+    match lit {
+        Lit::Int(v) if int_range(ty).is_some() => {
+            let (min, max) = int_range(ty).unwrap_or_default();
+            if *v == min && min != 0 {
+                format!("{ty}::MIN")
+            } else if *v >= 0 && *v as u128 == max {
+                format!("{ty}::MAX")
+            } else {
+                format!("{v}{ty}")
+            }
+        }
+        Lit::Uint(u) if int_range(ty).is_some() => {
+            if Some(*u) == int_range(ty).map(|r| r.1) {
+                format!("{ty}::MAX")
+            } else {
+                format!("{u}{ty}")
+            }
+        }
+        Lit::Int(v) => format!("{v}"),
+        Lit::Uint(v) => format!("{v}"),
+        Lit::Bool(b) => b.to_string(),
+        Lit::Char(c) => format!("{c:?}"),
+        Lit::Float(f) => float_literal(*f, ty),
+        Lit::Str(s) => format!("{s:?}"),
+        Lit::Seq(elems) => {
+            let scalar = PoolKind::Scalar(ty.to_string());
+            let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
+            format!("&[{}]", parts.join(", "))
+        }
+    }
+}
+
+fn float_literal(f: f64, ty: &str) -> String {
+    if f.is_nan() {
+        format!("{ty}::NAN")
+    } else if f == f64::INFINITY {
+        format!("{ty}::INFINITY")
+    } else if f == f64::NEG_INFINITY {
+        format!("{ty}::NEG_INFINITY")
+    } else {
+        format!("{f:?}{ty}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(kind: &str, recorded: &[i128]) -> Vec<String> {
+        let k = PoolKind::Scalar(kind.to_string());
+        let rec: Vec<Lit> = recorded
+            .iter()
+            .map(|&v| int_lit(kind, v).unwrap())
+            .collect();
+        with_neighbours(&k, &rec)
+            .iter()
+            .map(|l| literal(&k, l))
+            .collect()
+    }
+
+    #[test]
+    fn integer_pools_hold_zero_one_the_extremes_and_each_recorded_value_with_its_neighbours() {
+        assert_eq!(
+            ints("i32", &[5, 10]),
+            [
+                "0i32", "1i32", "-1i32", "i32::MIN", "i32::MAX", "5i32", "4i32", "6i32", "10i32",
+                "9i32", "11i32"
+            ]
+        );
+    }
+
+    #[test]
+    fn unsigned_pools_stay_in_range() {
+        assert_eq!(ints("u8", &[0, 255]), ["0u8", "1u8", "u8::MAX", "254u8"]);
+    }
+
+    #[test]
+    fn text_pools_hold_empty_recorded_shorter_and_longer() {
+        let pool = with_neighbours(&PoolKind::Str, &[Lit::Str("ab".into())]);
+        let texts: Vec<String> = pool.iter().map(|l| literal(&PoolKind::Str, l)).collect();
+        assert_eq!(texts, ["\"\"", "\"ab\"", "\"a\"", "\"abb\""]);
+    }
+
+    #[test]
+    fn slice_pools_hold_empty_recorded_shorter_and_longer() {
+        let k = PoolKind::Slice("u8".into());
+        let pool = with_neighbours(&k, &[Lit::Seq(vec![Lit::Uint(1), Lit::Uint(2)])]);
+        let texts: Vec<String> = pool.iter().map(|l| literal(&k, l)).collect();
+        assert_eq!(
+            texts,
+            ["&[]", "&[1u8, 2u8]", "&[1u8]", "&[1u8, 2u8, 2u8]", "&[0u8]"]
+        );
+    }
+
+    #[test]
+    fn text_is_written_escaped() {
+        let l = literal(&PoolKind::Str, &Lit::Str("a\"b\\\n\u{1b}[2J".into()));
+        assert_eq!(l, r#""a\"b\\\n\u{1b}[2J""#);
+        assert!(syn::parse_str::<syn::LitStr>(&l).is_ok());
+    }
+
+    #[test]
+    fn pools_hold_the_values_nested_in_recorded_ones_and_their_neighbours() {
+        use carve_storage::Field;
+        let int = |v| Value::Int {
+            ty: "i32".into(),
+            value: v,
+        };
+        let ok = Value::Enum {
+            ty: "Result".into(),
+            variant: "Ok".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: int(7),
+            }],
+        };
+        let text = Value::Str {
+            ty: "&str".into(),
+            value: "x".into(),
+            truncated: false,
+        };
+        let k = PoolKind::Scalar("i32".into());
+        let pools = from_values([int(3), ok, text].iter(), &[k.clone(), PoolKind::Str]);
+        let texts: Vec<String> = pools.get(&k).iter().map(|l| literal(&k, l)).collect();
+        for want in ["3i32", "7i32", "8i32", "2i32"] {
+            assert!(texts.contains(&want.to_string()), "{want} in {texts:?}");
+        }
+        assert_eq!(
+            pools.get(&PoolKind::Str).len(),
+            4,
+            "\"\", \"x\", \"xx\", \"a\""
+        );
+    }
+}

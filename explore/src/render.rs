@@ -1,0 +1,445 @@
+//! Kept sequences as readable tests, findings as reproducers. In, the sequences (call numbers)
+//! with their answers; out, Rust source: each call written as the crate's source spells it,
+//! pooled values as literals, objects in `let mut` bindings named after their type and slot,
+//! and each result asserted as it is now (`assert_eq!` with a literal for numbers, text and
+//! `char`, `assert!` for `bool`, the `Debug` text otherwise). Text from the run or from the
+//! harness reaches the source only through `{:?}` of a Rust string, or after `syn` has read it
+//! as exactly one literal.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::api::{Callable, Explorable, Made, Pass, PoolKind, Ret};
+use crate::harness::run::CallOutcome;
+use crate::keep::{Finding, Kept};
+use crate::pools::{literal, Lit, Pools};
+use crate::strategy::Space;
+
+/// What rendering needs to know about the exploration.
+pub struct Context<'a> {
+    pub ex: &'a Explorable,
+    pub pools: &'a Pools,
+    pub space: &'a Space,
+}
+
+/// One rendered test.
+#[derive(Debug, Clone)]
+pub struct RenderedTest {
+    pub name: String,
+    pub text: String,
+}
+
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// A name part from an outcome class: `Err(TooHigh)` → `err_too_high`.
+fn slug(class: &str) -> String {
+    let words = match class {
+        "+" => "positive".to_string(),
+        "-" => "negative".to_string(),
+        "0" => "zero".to_string(),
+        _ => class
+            .replace("Ok(+)", "Ok(positive)")
+            .replace("(0)", "(zero)")
+            .replace("(-)", "(negative)")
+            .replace("\"\"", "empty"),
+    };
+    let mut out = String::new();
+    for part in snake(&words)
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|p| !p.is_empty())
+    {
+        if !out.is_empty() {
+            out.push('_');
+        }
+        out.push_str(part);
+    }
+    out.truncate(40);
+    out
+}
+
+/// The argument expression for pooled `lit` passed as `pass`.
+fn argument(kind: &PoolKind, lit: &Lit, pass: Pass) -> String {
+    let written = literal(kind, lit);
+    let vec = |lit: &Lit| match lit {
+        Lit::Seq(elems) => {
+            let scalar = match kind {
+                PoolKind::Slice(t) => PoolKind::Scalar(t.clone()),
+                other => other.clone(),
+            };
+            let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
+            format!("vec![{}]", parts.join(", "))
+        }
+        _ => written.clone(),
+    };
+    match (pass, kind) {
+        (Pass::Value, _) => written.clone(),
+        (Pass::Ref, _) => format!("&{written}"),
+        (Pass::Owned, PoolKind::Str) => format!("{written}.to_string()"),
+        (Pass::Owned, _) => vec(lit),
+        (Pass::RefOwned, PoolKind::Str) => format!("&{written}.to_string()"),
+        (Pass::RefOwned, _) => format!("&{}", vec(lit)),
+    }
+}
+
+/// `text` when `syn` reads it as exactly one literal (a number, `char` or string).
+fn as_literal(text: &str) -> Option<&str> {
+    let ok = match syn::parse_str::<syn::Expr>(text).ok()? {
+        syn::Expr::Lit(_) => true,
+        syn::Expr::Unary(u) => {
+            matches!(u.op, syn::UnOp::Neg(_)) && matches!(*u.expr, syn::Expr::Lit(_))
+        }
+        _ => false,
+    };
+    ok.then_some(text)
+}
+
+/// The assertion on `value` (an expression) whose `Debug` text was `text`.
+fn assertion(ret: &Ret, value: &str, text: &str) -> String {
+    match ret {
+        Ret::Scalar(t) if t == "bool" && text == "true" => format!("assert!({value});"),
+        Ret::Scalar(t) if t == "bool" && text == "false" => format!("assert!(!{value});"),
+        Ret::Scalar(t) if !t.starts_with('f') && t != "bool" => match as_literal(text) {
+            Some(lit) if t == "char" => format!("assert_eq!({value}, {lit});"),
+            Some(lit) => format!("assert_eq!({value}, {lit}{t});"),
+            None => debug_assertion(value, text),
+        },
+        Ret::Text => match as_literal(text) {
+            Some(lit) => format!("assert_eq!({value}, {lit});"),
+            None => debug_assertion(value, text),
+        },
+        _ => debug_assertion(value, text),
+    }
+}
+
+fn debug_assertion(value: &str, text: &str) -> String {
+    format!("assert_eq!(format!(\"{{:?}}\", {value}), {text:?});")
+}
+
+/// The statements of one sequence: each call, and (with `assert`) its result checked.
+fn body(cx: &Context, calls: &[u64], outcomes: &[CallOutcome], assert: bool) -> String {
+    let mut s = String::new();
+    let mut bound: BTreeSet<(usize, u64)> = BTreeSet::new();
+    for (k, &c) in calls.iter().enumerate() {
+        let (f, digits) = cx.space.decode(c);
+        let callable = &cx.ex.callables[f];
+        let outcome = outcomes.get(k);
+        let _ = write!(
+            s,
+            "{}",
+            call_lines(cx, callable, &digits, outcome, &mut bound, assert)
+        );
+    }
+    s
+}
+
+fn var(cx: &Context, object: usize, slot: u64) -> String {
+    format!("{}_{slot}", snake(&cx.ex.objects[object].name))
+}
+
+/// One call's statements.
+fn call_lines(
+    cx: &Context,
+    c: &Callable,
+    digits: &[u64],
+    outcome: Option<&CallOutcome>,
+    bound: &mut BTreeSet<(usize, u64)>,
+    assert: bool,
+) -> String {
+    let mut s = String::new();
+    let mut d = digits.iter().copied();
+    let mut target = c.call.clone();
+    if let Some(r) = c.receiver {
+        let slot = d.next().unwrap_or(0);
+        let name = var(cx, r.object, slot);
+        if bound.insert((r.object, slot)) {
+            let ty = &cx.ex.objects[r.object].path;
+            let _ = writeln!(s, "    let mut {name} = <{ty} as Default>::default();");
+        }
+        target = format!("{name}.{}", c.call);
+    }
+    let args: Vec<String> = c
+        .params
+        .iter()
+        .map(|p| {
+            let pool = cx.pools.get(&p.kind);
+            let lit = &pool[d.next().unwrap_or(0) as usize % pool.len().max(1)];
+            argument(&p.kind, lit, p.pass)
+        })
+        .collect();
+    let call = format!("{target}({})", args.join(", "));
+    let returned = match outcome {
+        Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),
+        _ => None,
+    };
+    let text = returned.filter(|_| assert);
+    if let Some((object, made)) = c.makes {
+        let slot = d.next().unwrap_or(0);
+        let name = var(cx, object, slot);
+        // What the harness answered says whether the slot was filled; with no answer (a
+        // crash's reproducer) it is taken as filled.
+        let filled = match made {
+            Made::Plain => true,
+            Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
+            Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
+        };
+        let _ = writeln!(s, "    let made = {call};");
+        if let Some(t) = text {
+            let _ = writeln!(s, "    {}", debug_assertion("made", t));
+        }
+        if filled && !matches!(outcome, Some(CallOutcome::Panicked(_))) {
+            let unwrap = match made {
+                Made::Plain => "made".to_string(),
+                Made::Result => "made.ok().expect(\"made by the explored run\")".to_string(),
+                Made::Option => "made.expect(\"made by the explored run\")".to_string(),
+            };
+            let _ = writeln!(s, "    let mut {name} = {unwrap};");
+            bound.insert((object, slot));
+        }
+        return s;
+    }
+    let line = match (text, &c.ret) {
+        (_, Ret::Unit) => format!("{call};"),
+        (Some(t), ret) => assertion(ret, &call, t),
+        (None, _) => format!("let _ = {call};"),
+    };
+    let _ = writeln!(s, "    {line}");
+    s
+}
+
+/// The test for kept sequence number `n`.
+pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
+    let (f, class) = kept
+        .new
+        .last()
+        .cloned()
+        .unwrap_or((0, "outcome".to_string()));
+    let callable = &cx.ex.callables[f];
+    let short = callable.path.rsplit("::").next().unwrap_or("call");
+    let name = format!("explored_{n:03}_{}_{}", snake(short), slug(&class));
+    let news: Vec<String> = kept
+        .new
+        .iter()
+        .map(|(f, class)| format!("`{}` {}", cx.ex.callables[*f].path, class))
+        .collect();
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "/// Explored ({origin}): outcomes the recording never had: {}.",
+        news.join(", ")
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect::<String>()
+    );
+    let _ = writeln!(text, "#[test]\nfn {name}() {{");
+    text.push_str(&body(cx, &kept.calls, &kept.outcomes, true));
+    text.push_str("}\n");
+    RenderedTest { name, text }
+}
+
+/// The test file: a header, then the tests.
+pub fn file(program: &str, run: i64, tests: &[RenderedTest]) -> String {
+    let mut text = format!(
+        "//! Explored by carve from a recording of {program:?} (run {run}): call sequences beyond the\n\
+         //! run, each kept for an outcome of a function the run never had. Regenerate rather than edit.\n\
+         #![allow(unused_mut, unused_variables, clippy::all)]\n"
+    );
+    for t in tests {
+        text.push('\n');
+        text.push_str(&t.text);
+    }
+    text
+}
+
+/// A finding as Markdown: what panicked, how often, and the calls that reproduce it.
+pub fn finding(cx: &Context, f: &Finding) -> String {
+    let who = f.callable.map_or("the harness".to_string(), |c| {
+        format!("`{}`", cx.ex.callables[c].path)
+    });
+    let mut text = format!(
+        "## {who} panics: {:?}\n\nMet {} time(s) while exploring; the run never gave these inputs. \
+         Reproducer:\n\n```rust\n",
+        f.message, f.times
+    );
+    text.push_str(&body(cx, &f.calls, &f.outcomes, false));
+    text.push_str("```\n");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ObjectType, Param, Receiver};
+
+    fn cx_parts() -> (Explorable, Pools, Space) {
+        let u8k = PoolKind::Scalar("u8".into());
+        let ex = Explorable {
+            crate_name: "g".into(),
+            objects: vec![ObjectType {
+                path: "g::Gauge".into(),
+                name: "Gauge".into(),
+                default: true,
+                borrows: false,
+            }],
+            callables: vec![
+                Callable {
+                    path: "g::Gauge::new".into(),
+                    call: "g::Gauge::new".into(),
+                    receiver: None,
+                    params: vec![Param {
+                        name: "max".into(),
+                        kind: u8k.clone(),
+                        pass: Pass::Value,
+                    }],
+                    makes: Some((0, Made::Plain)),
+                    ret: Ret::Other,
+                },
+                Callable {
+                    path: "g::Gauge::is_full".into(),
+                    call: "is_full".into(),
+                    receiver: Some(Receiver {
+                        object: 0,
+                        mutable: false,
+                    }),
+                    params: Vec::new(),
+                    makes: None,
+                    ret: Ret::Scalar("bool".into()),
+                },
+                Callable {
+                    path: "g::parse".into(),
+                    call: "g::parse".into(),
+                    receiver: None,
+                    params: vec![Param {
+                        name: "s".into(),
+                        kind: PoolKind::Str,
+                        pass: Pass::Owned,
+                    }],
+                    makes: None,
+                    ret: Ret::Other,
+                },
+            ],
+            left_out: Vec::new(),
+        };
+        let pools = Pools {
+            by_kind: [
+                (u8k, vec![Lit::Uint(0), Lit::Uint(255)]),
+                (PoolKind::Str, vec![Lit::Str(String::new())]),
+            ]
+            .into(),
+        };
+        let space = Space::new(vec![vec![2, 2], vec![2], vec![1]]).unwrap();
+        (ex, pools, space)
+    }
+
+    #[test]
+    fn a_kept_sequence_reads_as_a_test_with_its_objects_and_assertions() {
+        let (ex, pools, space) = cx_parts();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        // Gauge::new(0) into slot 1, then slot 1's is_full, then parse("").
+        let calls = [
+            space.encode(0, &[0, 1]),
+            space.encode(1, &[1]),
+            space.encode(2, &[0]),
+        ];
+        let kept = Kept {
+            calls: calls.to_vec(),
+            outcomes: vec![
+                CallOutcome::Returned(Some("Gauge { level: 0, max: 0 }".into())),
+                CallOutcome::Returned(Some("true".into())),
+                CallOutcome::Returned(Some("Err(Empty)".into())),
+            ],
+            new: vec![(1, "true".into()), (2, "Err(Empty)".into())],
+        };
+        let t = test(&cx, 1, &kept, "R, seed 1");
+        assert_eq!(t.name, "explored_001_parse_err_empty");
+        let expected = "    let made = g::Gauge::new(0u8);\n    \
+            assert_eq!(format!(\"{:?}\", made), \"Gauge { level: 0, max: 0 }\");\n    \
+            let mut gauge_1 = made;\n    \
+            assert!(gauge_1.is_full());\n    \
+            assert_eq!(format!(\"{:?}\", g::parse(\"\".to_string())), \"Err(Empty)\");\n";
+        assert!(t.text.contains(expected), "{}", t.text);
+        let file = file("bounds", 1, &[t]);
+        assert!(syn::parse_file(&file).is_ok(), "{file}");
+    }
+
+    #[test]
+    fn a_receiver_used_before_any_constructor_starts_from_default() {
+        let (ex, pools, space) = cx_parts();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        let finding = Finding {
+            outcomes: Vec::new(),
+            calls: vec![space.encode(1, &[0])],
+            callable: Some(1),
+            message: "boom".into(),
+            times: 3,
+        };
+        let text = super::finding(&cx, &finding);
+        assert!(
+            text.contains("`g::Gauge::is_full` panics: \"boom\""),
+            "{text}"
+        );
+        assert!(text.contains("let mut gauge_0 = <g::Gauge as Default>::default();\n    let _ = gauge_0.is_full();"), "{text}");
+    }
+
+    #[test]
+    fn a_reproducer_binds_the_objects_the_calls_before_the_panic_made() {
+        let (ex, pools, space) = cx_parts();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        let finding = Finding {
+            calls: vec![space.encode(0, &[1, 0]), space.encode(1, &[0])],
+            outcomes: vec![CallOutcome::Returned(Some(
+                "Gauge { level: 0, max: 255 }".into(),
+            ))],
+            callable: Some(1),
+            message: "boom".into(),
+            times: 1,
+        };
+        let text = super::finding(&cx, &finding);
+        assert!(
+            text.contains("let made = g::Gauge::new(u8::MAX);\n    let mut gauge_0 = made;\n    let _ = gauge_0.is_full();"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn numbers_and_text_are_asserted_as_literals_only_when_they_are_one() {
+        let u8r = Ret::Scalar("u8".into());
+        assert_eq!(assertion(&u8r, "x", "5"), "assert_eq!(x, 5u8);");
+        assert_eq!(
+            assertion(&Ret::Scalar("i32".into()), "x", "-5"),
+            "assert_eq!(x, -5i32);"
+        );
+        assert_eq!(
+            assertion(&Ret::Text, "x", "\"a\\\"b\""),
+            "assert_eq!(x, \"a\\\"b\");"
+        );
+        assert_eq!(
+            assertion(&Ret::Text, "x", "\"a\"); evil(); (\""),
+            "assert_eq!(format!(\"{:?}\", x), \"\\\"a\\\"); evil(); (\\\"\");"
+        );
+        assert_eq!(
+            assertion(&Ret::Scalar("f64".into()), "x", "NaN"),
+            "assert_eq!(format!(\"{:?}\", x), \"NaN\");"
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! `carve explore`: call sequences beyond the recorded run, kept as tests when they add an
+//! outcome, panics on unrecorded inputs reported as findings (the `carve_explore` crate).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use carve_explore::{Budget, ExploreOptions, Report, Strategy};
+use carve_generator::Verify;
+use carve_storage::{terminal_safe, Store};
+
+use crate::args::{ExploreArgs, ExploreStrategy, Format};
+
+/// The time budget when neither --budget nor --runs is given.
+const DEFAULT_BUDGET: Duration = Duration::from_secs(10);
+
+pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
+    if !a.out.is_dir() {
+        anyhow::bail!(
+            "--out {}: not a directory (create it, usually the crate's tests/)",
+            a.out.display()
+        );
+    }
+    let crate_dir = match &a.crate_dir {
+        Some(dir) => dir.clone(),
+        None => package_holding(&a.out).with_context(|| {
+            format!(
+                "--out {} is in no package (no Cargo.toml above it): give the crate with --crate DIR",
+                a.out.display()
+            )
+        })?,
+    };
+    if !crate_dir.join("Cargo.toml").is_file() {
+        anyhow::bail!(
+            "--crate {}: no Cargo.toml there (give the directory of the recorded library crate)",
+            crate_dir.display()
+        );
+    }
+    let store = Store::open(&a.db)?;
+    let run = crate::show::pick_run(&store, a.run)?;
+    let trace = store.load_trace(run)?;
+    let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
+    let opts = ExploreOptions {
+        out_dir: a.out.clone(),
+        crate_dir: crate_dir.canonicalize().unwrap_or(crate_dir),
+        strategy: match a.strategy {
+            ExploreStrategy::Random => Strategy::Random,
+            ExploreStrategy::Exhaustive => Strategy::Exhaustive,
+            ExploreStrategy::Bobw => Strategy::Bobw,
+        },
+        length: usize::from(a.length),
+        budget: match (a.runs, a.budget) {
+            (Some(n), _) => Budget::Runs(n),
+            (None, Some(d)) => Budget::Time(d),
+            (None, None) => Budget::Time(DEFAULT_BUDGET),
+        },
+        seed: a.seed,
+        verify: (!a.no_verify).then(|| Verify {
+            cargo: cargo.clone(),
+            runs: a.verify_runs.max(1),
+            timeout: Duration::from_secs(600),
+        }),
+        cargo,
+        interrupt: carve_generator::Interrupt::new(&crate::generate::INTERRUPTED),
+    };
+    // SIGINT, SIGTERM and SIGHUP stop exploring (the kept tests' file put back as it was).
+    let interruptible = crate::generate::Interruptible::start();
+    let explored = carve_explore::explore(&trace, &opts);
+    drop(interruptible);
+    let report = match explored {
+        Err(e) if e.is_interrupted() => {
+            eprintln!("carve: error: {}", terminal_safe(&e.to_string(), &[]));
+            return Ok(crate::exit::INTERRUPTED);
+        }
+        report => report?,
+    };
+    let text = match a.format {
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Text => text(&report),
+    };
+    crate::emit(&terminal_safe(&text, &['\n']))?;
+    Ok(0)
+}
+
+/// The nearest directory at or above `dir` with a `Cargo.toml`.
+fn package_holding(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    dir.ancestors()
+        .find(|d| d.join("Cargo.toml").is_file())
+        .map(Path::to_path_buf)
+}
+
+fn text(r: &Report) -> String {
+    let mut t = String::new();
+    if let Some(f) = &r.file {
+        t.push_str(&format!("wrote {}\n", f.display()));
+    }
+    if let Some(f) = &r.findings_file {
+        t.push_str(&format!("wrote {}\n", f.display()));
+    }
+    let space = r
+        .sequences_in_space
+        .map_or("past 2^128".to_string(), |z| z.to_string());
+    t.push_str(&format!(
+        "explored {} functions ({} left out) with {}, length {}, seed {}: {} sequences run \
+         ({} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}), {} calls in {:.2} s = {:.0} calls/s \
+         ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position\n",
+        r.explored.len(),
+        r.left_out.len(),
+        carve_explore::strategy_name(r.strategy),
+        r.length,
+        r.seed,
+        r.sequences_run,
+        r.stopped_dead,
+        r.skipped,
+        match (r.exhausted, r.strategy) {
+            (false, _) => "",
+            (true, Strategy::Random) => "; every draw now extends a dead prefix",
+            (true, _) => "; space exhausted",
+        },
+        r.calls_run,
+        r.seconds,
+        r.calls_per_second(),
+        r.harness_calls_per_second(),
+        r.build_seconds,
+        r.calls_per_position,
+    ));
+    let verified = if r.verified {
+        format!(
+            "{} of {} written passed verification",
+            r.tests_kept, r.tests_written
+        )
+    } else {
+        format!("{} written, not verified", r.tests_written)
+    };
+    t.push_str(&format!(
+        "tests kept: {verified} (each gives a function an outcome the run never had); findings: {}\n",
+        r.findings.len()
+    ));
+    for q in &r.taken_out {
+        t.push_str(&format!("  taken out: {}: {}\n", q.test, q.reason));
+    }
+    for f in &r.findings {
+        t.push_str(&format!(
+            "  finding: {} panics: {:?} ({} times)\n",
+            f.function.as_deref().unwrap_or("the harness"),
+            f.message,
+            f.times
+        ));
+    }
+    for (f, why) in &r.left_out {
+        t.push_str(&format!("  left out: {f}: {why}\n"));
+    }
+    t
+}

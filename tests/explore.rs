@@ -1,0 +1,277 @@
+//! `carve explore` end to end on the `bounds` fixture: recorded through ptrace, explored with a
+//! fixed seed; the kept tests compile and pass and reach outcomes the run never had, a panic
+//! on unrecorded input is a finding whose reproducer really panics, and R, BE and BOBW all run.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// `carve explore --db DB --out OUT ARGS...` in `dir`.
+fn explore(dir: &Path, out: &str, args: &[&str]) -> std::process::Output {
+    output_within(
+        carve()
+            .current_dir(dir)
+            .args(["explore", "--db", "trace.db", "--out", out])
+            .args(args)
+            .env("CARGO_TARGET_DIR", dir.join("target")),
+        RECORD_LIMIT,
+    )
+}
+
+/// The fenced Rust block of the finding whose heading contains `heading`.
+fn reproducer<'a>(findings: &'a str, heading: &str) -> &'a str {
+    let at = findings
+        .find(heading)
+        .unwrap_or_else(|| panic!("no finding {heading:?} in:\n{findings}"));
+    let block = &findings[at..];
+    let start = block.find("```rust\n").expect("a reproducer") + "```rust\n".len();
+    let end = block[start..]
+        .find("```")
+        .expect("the end of the reproducer");
+    &block[start..start + end]
+}
+
+#[test]
+fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_reproducers() {
+    let (_tmp, dir) = copy_fixture("bounds");
+    let db = build_and_record(&dir, "bounds", &[]);
+    // The recording never saw `is_in_range` say false, nor `percent` panic.
+    let trace = load(&db);
+    let in_range = calls_of(&trace, "bounds::is_in_range");
+    assert!(!in_range.is_empty());
+    assert!(in_range
+        .iter()
+        .all(|c| c.ret == Some(carve_storage::Value::Bool { value: true })));
+    assert!(calls_of(&trace, "bounds::percent")
+        .iter()
+        .all(|c| c.outcome == carve_storage::Outcome::Returned));
+
+    // BE and BOBW run too (unverified, into a scratch directory of the package).
+    std::fs::create_dir_all(dir.join("scratch")).unwrap();
+    for (strategy, name) in [("exhaustive", "BE"), ("bobw", "BOBW")] {
+        let out = explore(
+            &dir,
+            "scratch",
+            &[
+                "--strategy",
+                strategy,
+                "--runs",
+                "3000",
+                "--seed",
+                "1",
+                "--no-verify",
+            ],
+        );
+        assert!(out.status.success(), "{strategy}: {}", stderr(&out));
+        let said = stdout(&out);
+        assert!(
+            said.contains(&format!(
+                "with {name}, length 3, seed 1: 3000 sequences run"
+            )),
+            "{said}"
+        );
+        assert!(dir.join("scratch/explored_bounds.rs").is_file(), "{said}");
+    }
+
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(
+        &dir,
+        "tests",
+        &["--strategy", "random", "--runs", "20000", "--seed", "1"],
+    );
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("with R, length 3, seed 1: 20000 sequences run"),
+        "{said}"
+    );
+    let kept: usize = said
+        .split("tests kept: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no kept count in {said}"));
+    assert!(kept >= 5, "{said}");
+    assert!(
+        said.contains(&format!(
+            "tests kept: {kept} of {kept} written passed verification"
+        )),
+        "{said}"
+    );
+
+    // The kept tests compile and pass on their own, and one asserts what the run never saw.
+    let tests = std::fs::read_to_string(dir.join("tests/explored_bounds.rs")).unwrap();
+    assert!(tests.contains("assert!(!bounds::is_in_range("), "{tests}");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_bounds"]);
+    assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
+    assert!(
+        stdout(&ran).contains(&format!("test result: ok. {kept} passed")),
+        "{}",
+        stdout(&ran)
+    );
+    assert!(!tests.contains("should_panic"), "findings are not tests");
+
+    // Dividing by zero is a finding, and every finding's reproducer panics with its message.
+    assert!(
+        said.contains("finding: bounds::percent panics: \"attempt to divide by zero\""),
+        "{said}"
+    );
+    let findings = std::fs::read_to_string(dir.join("tests/explored_bounds_findings.md")).unwrap();
+    let code = reproducer(
+        &findings,
+        "`bounds::percent` panics: \"attempt to divide by zero\"",
+    );
+    assert!(
+        code.contains("bounds::percent(") && code.contains("0u32)"),
+        "{code}"
+    );
+    // A finding of a sequence: the gauge made, raised, then raised past 255.
+    let code = reproducer(
+        &findings,
+        "`bounds::Gauge::raise` panics: \"attempt to add with overflow\"",
+    );
+    assert!(
+        code.contains("bounds::Gauge::new(") && code.matches(".raise(").count() >= 2,
+        "{code}"
+    );
+    let mut repro = String::new();
+    for (i, section) in findings.split("\n## ").skip(1).enumerate() {
+        let heading = section.lines().next().unwrap();
+        let message = heading.split(" panics: ").nth(1).expect("a panic message");
+        let code = reproducer(section, heading);
+        repro.push_str(&format!(
+            "#[test]\n#[should_panic(expected = {message})]\nfn reproduces_{i}() {{\n{code}}}\n"
+        ));
+    }
+    std::fs::write(dir.join("tests/repro.rs"), &repro).unwrap();
+    let ran = cargo_in(&dir, &["test", "--test", "repro"]);
+    assert!(
+        ran.status.success(),
+        "{repro}\n{}{}",
+        stdout(&ran),
+        stderr(&ran)
+    );
+    let reproduced = findings.matches("\n## ").count();
+    assert!(
+        stdout(&ran).contains(&format!("test result: ok. {reproduced} passed")),
+        "{}",
+        stdout(&ran)
+    );
+}
+
+#[test]
+fn explore_refuses_bad_input_in_one_line_and_writes_nothing() {
+    let (_tmp, dir) = copy_fixture("bounds");
+    let db = build_and_record(&dir, "bounds", &[]);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir.join("tests")).unwrap().collect();
+
+    let missing = explore(&dir, "no-such-dir", &["--runs", "10"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = stderr(&missing);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--out no-such-dir: not a directory"), "{err}");
+
+    // A crate the run never reached: nothing to explore, said in one line.
+    let (_other_tmp, other) = copy_fixture("abc");
+    let wrong = explore(
+        &dir,
+        "tests",
+        &["--crate", other.to_str().unwrap(), "--runs", "10"],
+    );
+    assert_eq!(wrong.status.code(), Some(2));
+    let err = stderr(&wrong);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no function of crate `abc` can be explored"),
+        "{err}"
+    );
+
+    let zero = explore(&dir, "tests", &["--length", "0"]);
+    assert_eq!(
+        zero.status.code(),
+        Some(2),
+        "clap refuses it: {}",
+        stderr(&zero)
+    );
+    let after: Vec<_> = std::fs::read_dir(dir.join("tests")).unwrap().collect();
+    assert_eq!(before.len(), after.len(), "nothing written into tests/");
+    assert!(db.is_file());
+}
+
+#[test]
+fn cargo_carve_explore_finds_the_trace_and_writes_into_the_package_tests() {
+    let (_tmp, dir) = copy_fixture("bounds");
+    let recorded = cargo_carve_in(&dir, &["record", "-q"], &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let out = cargo_carve_in(
+        &dir,
+        &["explore", "--runs", "3000", "--seed", "1", "--no-verify"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("with BOBW, length 3, seed 1: 3000 sequences run"),
+        "{said}"
+    );
+    assert!(dir.join("tests/explored_bounds.rs").is_file(), "{said}");
+}
+
+/// A call the harness cannot compile (here: behind a feature the recorded build enabled and
+/// the harness's build of the crate does not) is taken out with the compiler's reason; the
+/// others are explored.
+#[test]
+fn a_call_that_does_not_compile_in_the_harness_is_left_out_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("feat");
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"feat\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [features]\nextra = []\n\n[workspace]\n",
+            ),
+            (
+                "src/lib.rs",
+                "pub fn double(x: u8) -> u8 { x * 2 }\n\
+                 #[cfg(feature = \"extra\")]\npub fn triple(x: u8) -> u8 { x * 3 }\n",
+            ),
+            (
+                "src/main.rs",
+                "fn main() {\n    println!(\"{}\", feat::double(3));\n    \
+                 #[cfg(feature = \"extra\")]\n    println!(\"{}\", feat::triple(4));\n}\n",
+            ),
+        ],
+    );
+    let built = cargo_in(&dir, &["build", "--quiet", "--features", "extra"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let recorded = record(
+        &dir.join("trace.db"),
+        &[],
+        &dir.join("target/debug/feat"),
+        &[],
+    );
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(
+        &dir,
+        "tests",
+        &["--runs", "500", "--seed", "1", "--no-verify"],
+    );
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(said.contains("explored 1 functions (1 left out)"), "{said}");
+    assert!(
+        said.contains("left out: feat::triple: its call does not compile: error[E0425]"),
+        "{said}"
+    );
+    // `double(u8::MAX)` overflows: the explored call really ran.
+    assert!(
+        said.contains("finding: feat::double panics: \"attempt to multiply with overflow\""),
+        "{said}"
+    );
+}
