@@ -119,6 +119,7 @@ fn assemble(
         .collect();
     // A getter test already asserts what a check of its state would.
     let act = format!("{callee}({})", args.join(", "));
+    let qualified = callee.starts_with('<');
     let mut body = Body {
         function_path: target.call_path.clone(),
         mocks,
@@ -131,9 +132,11 @@ fn assemble(
         effects: b.effects,
         sequence,
         mock_decls,
+        // A call written `<T as Trait>::f(..)` names its trait: no import.
         trait_uses: target
             .via_trait
             .iter()
+            .filter(|_| !qualified)
             .cloned()
             .chain(b.trait_uses)
             .collect::<BTreeSet<_>>()
@@ -649,5 +652,24 @@ mod tests {
         );
         assert_eq!(dyn_trait("&mut dyn a::T + Send").as_deref(), Some("a::T"));
         assert_eq!(dyn_trait("&abc::B"), None);
+    }
+
+    #[test]
+    fn a_call_that_names_its_trait_imports_nothing() {
+        let book = crate::testdata::rulebook();
+        let path = "<rulebook::Counter as core::convert::From<u32>>::from";
+        let call = book.calls_of(path)[0];
+        let (body, _, _) = carve(&book.cx(), call, book.callable(path)).expect("carved");
+        assert!(
+            body.callee.starts_with("<rulebook::Counter as"),
+            "{}",
+            body.callee
+        );
+        assert!(body.trait_uses.is_empty(), "{:?}", body.trait_uses);
+        // A method call through a trait imports it.
+        let path = "<rulebook::Square as rulebook::Shape>::area";
+        let call = book.calls_of(path)[0];
+        let (body, _, _) = carve(&book.cx(), call, book.callable(path)).expect("carved");
+        assert_eq!(body.trait_uses, ["rulebook::Shape"]);
     }
 }
