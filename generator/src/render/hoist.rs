@@ -139,9 +139,11 @@ fn macro_args(tokens: TokenStream, format_at: usize, seen: &mut BTreeMap<String,
 /// `PROJECT_CARVE_TOOL` from the first three words of the text (of 2 to 12 letters or digits,
 /// starting with a letter); `TEXT` when it has none.
 fn const_name(literal: &str) -> String {
-    let words: Vec<String> = literal
+    // The text itself, not its escapes (`\n\nA` is no word `nA`).
+    let text =
+        syn::parse_str::<syn::LitStr>(literal).map_or_else(|_| literal.to_string(), |l| l.value());
+    let words: Vec<String> = text
         .split(|c: char| !c.is_ascii_alphanumeric())
-        // `\n` leaves an `n` behind: escapes are no words.
         .filter(|w| (2..=12).contains(&w.len()))
         .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
         .take(3)
@@ -241,6 +243,7 @@ mod tests {
             "//! Carved.\n\nuse abc::Shape;\n\n#[test]\nfn a() {{\n    assert_eq!(abc::parse({doc}), 1);\n}}\n\n#[test]\nfn b() {{\n    let x = abc::parse(String::from({doc}));\n}}\n"
         );
         let out = long_literals(&source);
+        assert_eq!(super::const_name("\"*a*\\n\\nA tool\""), "TOOL");
         assert_eq!(out.matches(&doc).count(), 1, "{out}");
         assert!(
             out.contains(&format!(
