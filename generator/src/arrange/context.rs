@@ -39,8 +39,10 @@ pub struct Ctx<'a> {
     pub(crate) file_reads: HashMap<CallId, Vec<usize>>,
     /// The replayable calls on each type, the shortest to write first (see [`crate::arrange::rebuild::derive`]).
     pub(crate) steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
-    /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in recording order.
-    pub(crate) candidates: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in
+    /// recording order, by the key of the state they leave the object in
+    /// ([`crate::arrange::values::state_key`]).
+    pub(crate) candidates: RefCell<HashMap<String, Rc<HashMap<u64, Vec<usize>>>>>,
     /// Per type, the positions of its recorded constructor-like calls, in recording order.
     pub(crate) ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per `type::getter`, the positions of its recorded calls (see [`crate::arrange::check::getter_contradicted`]).

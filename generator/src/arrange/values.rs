@@ -78,6 +78,75 @@ pub(crate) fn same_state(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A hash of `value` that [`same_state`] values share: two states with different keys are
+/// never the same (an index of states by key finds the same ones without comparing every one).
+pub(crate) fn state_key(value: &Value) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    hash_state(value, &mut h);
+    h.finish()
+}
+
+fn hash_state(value: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    std::mem::discriminant(value).hash(h);
+    match value {
+        Value::Ref { ty, target, .. } => {
+            ty.hash(h);
+            if ty.contains("dyn ") {
+                target.type_name().hash(h);
+            } else {
+                hash_state(target, h);
+            }
+        }
+        Value::Struct { ty, fields } => {
+            ty.hash(h);
+            fields.len().hash(h);
+            for f in fields {
+                f.name.hash(h);
+                hash_state(&f.value, h);
+            }
+        }
+        Value::Enum {
+            ty,
+            variant,
+            fields,
+        } => {
+            ty.hash(h);
+            variant.hash(h);
+            fields.len().hash(h);
+            for f in fields {
+                f.name.hash(h);
+                hash_state(&f.value, h);
+            }
+        }
+        Value::Tuple { ty, elems } | Value::Seq { ty, elems, .. } => {
+            ty.hash(h);
+            elems.len().hash(h);
+            elems.iter().for_each(|e| hash_state(e, h));
+        }
+        Value::Opaque { ty, bytes } => {
+            ty.hash(h);
+            if !is_maybe_uninit(ty) {
+                bytes.hash(h);
+            }
+        }
+        Value::Unit => {}
+        Value::Bool { value } => value.hash(h),
+        Value::Int { ty, value } => (ty, value).hash(h),
+        Value::Uint { ty, value } => (ty, value).hash(h),
+        Value::Float { ty, bits } => (ty, bits).hash(h),
+        Value::Char { value } => value.hash(h),
+        Value::Str {
+            ty,
+            value,
+            truncated,
+        } => (ty, value, truncated).hash(h),
+        Value::Pointer { ty, addr } => (ty, addr).hash(h),
+        Value::Unavailable { ty, reason } => (ty, reason).hash(h),
+    }
+}
+
 pub(crate) fn is_maybe_uninit(ty: &str) -> bool {
     ["core::mem::maybe_uninit::MaybeUninit<", "MaybeUninit<"]
         .iter()
@@ -152,5 +221,68 @@ pub(crate) fn returned_struct<'v>(
             None
         }
         other => Some((other, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::Field;
+
+    fn counter(addr: u64, dyn_addr: u64, scratch: u8) -> Value {
+        Value::Ref {
+            ty: "&mut abc::Counter".into(),
+            addr,
+            target: Box::new(Value::Struct {
+                ty: "abc::Counter".into(),
+                fields: vec![
+                    Field {
+                        name: "total".into(),
+                        value: Value::Uint {
+                            ty: "u32".into(),
+                            value: 7,
+                        },
+                    },
+                    Field {
+                        name: "src".into(),
+                        value: Value::Ref {
+                            ty: "alloc::boxed::Box<dyn abc::Source>".into(),
+                            addr: dyn_addr,
+                            target: Box::new(Value::Struct {
+                                ty: "app::Ticker".into(),
+                                fields: vec![],
+                            }),
+                        },
+                    },
+                    Field {
+                        name: "scratch".into(),
+                        value: Value::Opaque {
+                            ty: "core::mem::maybe_uninit::MaybeUninit<u8>".into(),
+                            bytes: vec![scratch],
+                        },
+                    },
+                ],
+            }),
+        }
+    }
+
+    #[test]
+    fn states_the_same_for_a_test_have_one_key() {
+        let (a, b) = (counter(8, 16, 1), counter(24, 32, 2));
+        assert!(same_state(&a, &b));
+        assert_eq!(state_key(&a), state_key(&b));
+        let Value::Ref { target, .. } = counter(8, 16, 1) else {
+            unreachable!()
+        };
+        let Value::Struct { ty, mut fields } = *target else {
+            unreachable!()
+        };
+        fields[0].value = Value::Uint {
+            ty: "u32".into(),
+            value: 8,
+        };
+        let other = Value::Struct { ty, fields };
+        assert!(!same_state(strip_ref(&a), &other));
+        assert_ne!(state_key(strip_ref(&a)), state_key(&other));
     }
 }

@@ -2,15 +2,18 @@
 //! object in the state wanted, replayed on an object rebuilt in that call's own pre-state (a
 //! handle chain, `*map.entry(k).or_insert(0) = 1`, counts as one call).
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use carve_storage::{Call, CallId, Outcome, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::{mark, undo, Builder};
-use crate::arrange::context::{cached, has_trait_calls, reads_world, Ctx};
+use crate::arrange::context::{has_trait_calls, reads_world, Ctx};
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
-use crate::arrange::values::{same_state, strip_ref};
+use crate::arrange::values::{same_state, state_key, strip_ref};
 use crate::arrange::wanted::Wanted;
 use crate::arrange::{closure, literal};
 use crate::body::Binding;
@@ -296,6 +299,30 @@ pub(crate) fn handle_chain<'t>(
     None
 }
 
+/// The calls [`replay`] may use on an object of `type_path`, by the key of the state each
+/// leaves it in (a handle chain's: the state at the object's next call), in recording order;
+/// worked out once per type.
+fn candidates(cx: &Ctx, type_path: &str) -> Rc<HashMap<u64, Vec<usize>>> {
+    if let Some(found) = cx.candidates.borrow().get(type_path) {
+        return Rc::clone(found);
+    }
+    let mut by_state: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, step) in cx.trace.calls.iter().enumerate() {
+        let after = match handle_chain(cx, step, type_path) {
+            Some(chain) => Some(chain.after),
+            None => replay_states(cx, step, type_path, true).map(|(_, after)| after),
+        };
+        if let Some(after) = after {
+            by_state.entry(state_key(after)).or_default().push(i);
+        }
+    }
+    let made = Rc::new(by_state);
+    cx.candidates
+        .borrow_mut()
+        .insert(type_path.to_string(), Rc::clone(&made));
+    made
+}
+
 /// How many recorded calls a rebuilt object may replay after its constructor.
 pub(crate) const MAX_REPLAYED_CALLS: usize = 512;
 
@@ -318,16 +345,12 @@ pub(crate) fn replay(
     if replayed >= MAX_REPLAYED_CALLS {
         return Err(RECEIVER_NOT_REBUILT);
     }
-    let candidates = cached(&cx.candidates, type_path, || {
-        (0..cx.trace.calls.len())
-            .filter(|&i| {
-                let step = &cx.trace.calls[i];
-                replay_states(cx, step, type_path, true).is_some()
-                    || handle_chain(cx, step, type_path).is_some()
-            })
-            .collect()
-    });
-    for &i in candidates.iter().rev() {
+    let candidates = candidates(cx, type_path);
+    // Only the calls that leave the object in a state of the same key can leave it in `state`.
+    let leaving = candidates
+        .get(&state_key(state))
+        .map_or(&[][..], Vec::as_slice);
+    for &i in leaving.iter().rev() {
         let step = &cx.trace.calls[i];
         if step.id >= before {
             continue;
