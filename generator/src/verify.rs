@@ -5,10 +5,12 @@
 //! Each file on disk is left as verified, without what was taken out; what was taken out, and
 //! why, goes to `carved_quarantine.md`. A table test (`rows.rs`) loses only its failing rows:
 //! the row a compile error points into, or the one a failed run names (`case {i}`), and the
-//! file runs again without it; a table that fails without naming a row goes whole.
+//! file runs again without it; a table that fails without naming a row goes whole. Before all
+//! that, the values some checks expect are observed on this build (`observe.rs`).
 
 pub mod libtest;
 pub(crate) mod line_coverage;
+pub(crate) mod observe;
 pub(crate) mod repair;
 pub(crate) mod rows;
 pub(crate) mod take_out;
@@ -142,6 +144,7 @@ fn verify_file(
         .map(|(t, &n)| (t.clone(), (0..n).collect()))
         .collect();
     let mut taken_out = Vec::new();
+    observe::observe_file(crate_dir, out_dir, file, (v, interrupt))?;
     let mut compile_error = repair_file(
         crate_dir,
         out_dir,
