@@ -4,6 +4,8 @@
 //! ([`rules::RULES`]), and the effects the call had on the objects it changed (`effects.rs`).
 
 pub(crate) mod effects;
+pub(crate) mod getters;
+pub(crate) mod inside;
 pub(crate) mod observe;
 pub(crate) mod pattern;
 pub(crate) mod rules;

@@ -39,8 +39,21 @@ fn main() {
     println!("classify = {:?} {:?}", classify(3), classify(12));
     let size = size_of("abc");
     println!("size = {size}");
+    observe();
     // A quiet panic: the default hook would read the environment (RUST_BACKTRACE).
     std::panic::set_hook(Box::new(|_| {}));
     let caught = std::panic::catch_unwind(|| divide(1, 0));
     println!("caught = {}", caught.is_err());
+}
+
+// ---- observe: results `==` cannot compare (issue 27), kept apart for clean merges ---------
+
+fn observe() {
+    if let Some(node) = lookup("root") {
+        println!("node = {}", node.label());
+    }
+    let _ = grade(72);
+    println!("token = {:?}", token("ab").is_some());
+    let _ = mark(3);
+    println!("opaque = {}", opaque(5).is_some());
 }
