@@ -203,6 +203,7 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
             opts.plan.max_per_function,
         ),
     );
+    report.bare_checks = report::bare::count(&report.files);
     report.distilled = distilled;
     report.replaced = replaced;
     report.test_targets_added = targets_added;
