@@ -8,5 +8,6 @@ pub(crate) mod getters;
 pub(crate) mod inside;
 pub(crate) mod observe;
 pub(crate) mod pattern;
+pub(crate) mod printed;
 pub(crate) mod rules;
 pub(crate) mod subject;

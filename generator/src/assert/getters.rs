@@ -17,9 +17,9 @@ use crate::arrange::check::getter_calls;
 use crate::arrange::context::Ctx;
 use crate::arrange::literal::{self, Position};
 use crate::arrange::values::{same_state, strip_ref};
+use crate::assert::printed::Kind;
 use crate::body::Effect;
 use crate::read::crate_api::{CrateApi, FnApi, TypeApi};
-use crate::verify::observe::Kind;
 
 /// The most getters a test checks of one value.
 pub(crate) const MAX_GETTERS: usize = 8;

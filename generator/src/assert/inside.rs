@@ -8,8 +8,17 @@ use crate::arrange::context::Ctx;
 use crate::arrange::values::{returned_struct, strip_ref};
 
 /// The value inside `ret` and the call that gets it out of the result (`.unwrap()`), when the
-/// result holds one: nothing for `None`.
+/// result holds one: nothing for `None`. Looked at through a reference.
 pub(crate) fn inside<'v>(
+    cx: &Ctx,
+    ret: &'v Value,
+    call_path: &str,
+) -> Option<(&'v Value, Option<String>)> {
+    inside_as_is(cx, ret, call_path).map(|(v, unwrap)| (strip_ref(v), unwrap))
+}
+
+/// [`inside`], a reference left as it is (what the unwrapped value is, for `==`).
+pub(crate) fn inside_as_is<'v>(
     cx: &Ctx,
     ret: &'v Value,
     call_path: &str,
@@ -28,11 +37,10 @@ pub(crate) fn inside<'v>(
             } else {
                 ".err().unwrap()"
             };
-            return Some((strip_ref(&fields.first()?.value), Some(unwrap.to_string())));
+            return Some((&fields.first()?.value, Some(unwrap.to_string())));
         }
     }
-    let (value, unwrap) = returned_struct(cx, ret, call_path)?;
-    Some((strip_ref(value), unwrap))
+    returned_struct(cx, ret, call_path)
 }
 
 /// `T` of a recorded `core::result::Result<T, E>`.

@@ -1,7 +1,8 @@
 //! What a test asserts about the result of its call: the observation rules, one file each,
 //! tried in the order of [`RULES`]; the first that observes the result decides the assertion.
 //! A new way to observe is a new file in `rules/` and one line here. The order is the richest
-//! view first: `==` on the whole value, then its fields and getters, a pattern naming its
+//! view first: `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
+//! and getters, a pattern naming its
 //! parts, the text it displays, what `{:?}` prints, and the variant alone last.
 
 pub(crate) mod bare_variant;
@@ -13,6 +14,7 @@ pub(crate) mod fields;
 pub(crate) mod getters;
 pub(crate) mod panics;
 pub(crate) mod pattern;
+pub(crate) mod unwrapped;
 pub(crate) mod zero_sized_ok;
 
 use crate::arrange::builder::Builder;
@@ -27,6 +29,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("panics", panics::rule),
     ("compared", compared::rule),
     ("zero_sized_ok", zero_sized_ok::rule),
+    ("unwrapped", unwrapped::rule),
     ("getters", getters::rule),
     ("fields", fields::rule),
     ("pattern", pattern::rule),

@@ -11,12 +11,12 @@ use crate::arrange::builder::Builder;
 use crate::arrange::debug_repr::debug_repr;
 use crate::assert::getters::type_api;
 use crate::assert::inside::inside;
+use crate::assert::printed::Kind;
 use crate::assert::subject::{Subject, Verdict};
 use crate::body::{Assertion, Effect};
 use crate::naming;
 use crate::read::types::strip_generics;
 use crate::syntax;
-use crate::verify::observe::Kind;
 
 /// A value of a type that implements `Debug`.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {

@@ -424,3 +424,11 @@ pub struct Opaque(u32);
 pub fn opaque(n: u32) -> Option<Opaque> {
     Some(Opaque(n))
 }
+
+/// unwrapped: `Ok(u8)` beside an error type without `PartialEq`.
+#[derive(Debug)]
+pub struct LevelError;
+
+pub fn parse_level(text: &str) -> Result<u8, LevelError> {
+    text.parse().map_err(|_| LevelError)
+}
