@@ -1,6 +1,6 @@
 //! Observation: a result `==` cannot compare whole because of the other side of it (an error
-//! type without `PartialEq` beside an `Ok`, a `Some` of a value inside a type that is not
-//! comparable), whose value inside is comparable: `assert_eq!(result.unwrap(), "a b")`, the
+//! type without `PartialEq` beside an `Ok`) and no pattern can name (a `String`, a `Vec`, a
+//! `Cow`), whose value inside is comparable: `assert_eq!(result.unwrap(), "a b")`, the
 //! value inside `Ok`/`Some` (or `Err`, `.unwrap_err()`) compared whole, a `Cow` with what it
 //! holds. Only values recorded exactly; a reference inside is left to the later rules.
 
@@ -25,8 +25,14 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     if matches!(value, Value::Ref { .. } | Value::Unit) || !value.is_exact() {
         return Verdict::Pass(None);
     }
-    let expected =
-        cow(value, s.cx.api).or_else(|| literal::render_value(value, true, s.cx.api).ok());
+    // A `String` equals a `&str`: `"AB"`, not `String::from("AB")`.
+    let text = match value {
+        Value::Str { value, .. } => Some(crate::syntax::str_lit(value)),
+        _ => None,
+    };
+    let expected = text
+        .or_else(|| cow(value, s.cx.api))
+        .or_else(|| literal::render_value(value, true, s.cx.api).ok());
     let Some(expected) = expected else {
         return Verdict::Pass(None);
     };
@@ -51,8 +57,8 @@ mod tests {
 
     #[test]
     fn the_value_inside_ok_is_compared_when_the_error_type_cannot_be() {
-        // `parse_level("3")`: `Ok(3u8)`, beside a `LevelError` without `PartialEq`.
-        let (rule, (assertion, _), b) = rulebook().observe("rulebook::parse_level", 0);
+        // `parse_name(" ab ")`: `Ok("AB")`, beside a `NameError` without `PartialEq`.
+        let (rule, (assertion, _), b) = rulebook().observe("rulebook::parse_name", 0);
         assert_eq!(rule, "unwrapped");
         assert_eq!(
             assertion,
@@ -62,7 +68,7 @@ mod tests {
         );
         assert_eq!(
             (b.effects[0].actual.as_str(), b.effects[0].expected.as_str()),
-            ("result", "3u8")
+            ("result", "\"AB\"")
         );
     }
 }

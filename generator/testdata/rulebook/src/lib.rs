@@ -425,10 +425,14 @@ pub fn opaque(n: u32) -> Option<Opaque> {
     Some(Opaque(n))
 }
 
-/// unwrapped: `Ok(u8)` beside an error type without `PartialEq`.
+/// unwrapped: `Ok(String)` beside an error type without `PartialEq` (a pattern cannot name
+/// a `String`).
 #[derive(Debug)]
-pub struct LevelError;
+pub struct NameError;
 
-pub fn parse_level(text: &str) -> Result<u8, LevelError> {
-    text.parse().map_err(|_| LevelError)
+pub fn parse_name(text: &str) -> Result<String, NameError> {
+    match text.trim() {
+        "" => Err(NameError),
+        name => Ok(name.to_uppercase()),
+    }
 }

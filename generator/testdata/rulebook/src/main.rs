@@ -56,5 +56,5 @@ fn observe() {
     println!("token = {:?}", token("ab").is_some());
     let _ = mark(3);
     println!("opaque = {}", opaque(5).is_some());
-    println!("level = {:?}", parse_level("3").is_ok());
+    println!("name = {:?}", parse_name(" ab ").is_ok());
 }
