@@ -7,16 +7,16 @@
 //! `reset*`, `clear*`): what they return is a new value or a view, not a part of the state.
 //! At most [`MAX_GETTERS`] per value, in name order, so a type with dozens stays readable.
 //!
-//! The expected value is the recorded one when the run called the getter on an object in the
-//! same state; otherwise the test probes it and verification writes what this build gives
-//! (`verify/observe.rs`).
+//! The expected value is the recorded one when the run called the getter on an object recorded
+//! exactly equal (addresses included); otherwise the test probes it and verification writes
+//! what this build gives (`verify/observe.rs`).
 
 use carve_storage::Value;
 
 use crate::arrange::check::getter_calls;
 use crate::arrange::context::Ctx;
 use crate::arrange::literal::{self, Position};
-use crate::arrange::values::{same_state, strip_ref};
+use crate::arrange::values::strip_ref;
 use crate::assert::printed::Kind;
 use crate::body::Effect;
 use crate::read::crate_api::{CrateApi, FnApi, TypeApi};
@@ -61,8 +61,10 @@ pub(crate) fn getter_effect(
     let calls = getter_calls(cx, type_path, &g.ident);
     let recorded = calls.iter().find_map(|&i| {
         let call = &cx.trace.calls[i];
+        // Equal exactly: `same_state` takes memory a `MaybeUninit` holds for no state, which
+        // a getter may read (smallvec's `len()` while a `Drain` holds it).
         let recv = strip_ref(call.arg("self")?);
-        same_state(recv, state)
+        (recv == state && state.is_exact())
             .then_some(call.ret.as_ref()?)
             .filter(|r| r.is_exact())
     });
