@@ -72,6 +72,32 @@ pub struct Opaque(u32);
 pub fn opaque(n: u32) -> Option<Opaque> {
     Some(Opaque(n))
 }
+
+// Types the source read does not show: whether they are `Debug`, the probe's build says.
+macro_rules! made {
+    () => {
+        #[derive(Debug)]
+        pub enum CodeError {
+            Odd(u32),
+        }
+
+        #[allow(dead_code)]
+        pub struct Quiet(u32);
+    };
+}
+made!();
+
+pub fn check_code(code: u32) -> Result<u32, CodeError> {
+    if code % 2 == 1 {
+        Err(CodeError::Odd(code))
+    } else {
+        Ok(code / 2)
+    }
+}
+
+pub fn quiet(n: u32) -> Option<Quiet> {
+    Some(Quiet(n))
+}
 "#;
 
 const MAIN: &str = r#"
@@ -80,11 +106,13 @@ fn main() {
     let _ = seen::grade(72);
     let _ = seen::mark(3);
     println!("{}", seen::opaque(5).is_some());
+    println!("{}", seen::check_code(7).is_err());
+    println!("{}", seen::quiet(1).is_some());
 }
 "#;
 
 #[test]
-fn getters_display_and_debug_are_observed_and_only_the_opaque_value_keeps_a_bare_check() {
+fn getters_display_and_debug_are_observed_and_only_opaque_values_keep_a_bare_check() {
     let c = carve_small_crate("seen", LIB, MAIN, &[]);
     assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
     let file = std::fs::read_to_string(c.dir.join("tests/carved_seen.rs")).unwrap();
@@ -96,12 +124,15 @@ fn getters_display_and_debug_are_observed_and_only_the_opaque_value_keeps_a_bare
         "assert_eq!(result.to_string(), \"grade 7\");",
         "assert_eq!(format!(\"{:?}\", result), \"mark 6\");",
         "assert!(matches!(result, Some(_)));",
+        "assert_eq!(format!(\"{:?}\", result), \"Odd(7)\");",
     ] {
         assert!(file.contains(check), "{check} in {file}");
     }
     assert!(!file.contains("carve-observed"), "{file}");
     assert!(!file.contains("iter()"), "{file}");
-    assert!(c.summary.contains("bare checks left: 1;"), "{}", c.summary);
+    // `opaque` and `quiet`, whose probe did not compile: `Quiet` is not `Debug`.
+    assert!(c.summary.contains("bare checks left: 2;"), "{}", c.summary);
+    assert!(file.contains("seen::quiet(1u32)"), "{file}");
 
     // What was observed is what this build gives: another build fails the tests.
     edit(

@@ -3,7 +3,9 @@
 //! what `{:?}` prints, `assert_eq!(format!("{:?}", result), "Token { .. }")`. A derived `Debug`
 //! of a value recorded exactly prints what the recording says (`arrange/debug_repr.rs`); any
 //! other is observed on this build at verification (`verify/observe.rs`), where a text that
-//! changes from run to run (an address, a hash map's order) is dropped.
+//! changes from run to run (an address, a hash map's order) is dropped. A type whose
+//! definition the source does not show (made by a macro, as url's `ParseError` is, or of
+//! another crate) is probed too: if it is not `Debug` the probe does not compile and goes.
 
 use carve_storage::Value;
 
@@ -32,7 +34,12 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
         return Verdict::Pass(None);
     };
     let type_path = strip_generics(ty);
-    let debug = type_api(s.cx.api, type_path).is_some_and(|t| t.traits.contains("Debug"));
+    // A type the source does not show (a macro's, another crate's) may well be `Debug`: the
+    // probe's build says (one that does not compile goes, and its test keeps what it had).
+    let debug = match type_api(s.cx.api, type_path) {
+        Some(t) if t.declared => t.traits.contains("Debug"),
+        _ => true,
+    };
     if !debug {
         return Verdict::Pass(None);
     }
@@ -78,6 +85,20 @@ mod tests {
         assert_eq!(b.effects.len(), 1);
         assert_eq!(b.effects[0].actual, "format!(\"{:?}\", result)");
         assert_eq!(b.effects[0].expected, "\"Word(Span { at: 0, len: 2 })\"");
+    }
+
+    #[test]
+    fn an_error_a_macro_defines_is_probed_for_debug() {
+        // `check_code(7)`: `Err(CodeError::Odd(7))`, an enum `code_error!` makes.
+        let (rule, (assertion, _), b) = rulebook().observe("rulebook::check_code", 0);
+        assert_eq!(rule, "debug");
+        assert_eq!(
+            assertion,
+            Assertion::Observed {
+                unwrap: Some(".unwrap_err()".to_string())
+            }
+        );
+        assert_eq!(b.effects[0].observe.as_deref(), Some("debug"));
     }
 
     #[test]

@@ -436,3 +436,22 @@ pub fn parse_name(text: &str) -> Result<String, NameError> {
         name => Ok(name.to_uppercase()),
     }
 }
+
+/// debug, for a type the source does not show: a macro makes the error enum.
+macro_rules! code_error {
+    ($name:ident) => {
+        #[derive(Debug)]
+        pub enum $name {
+            Odd(u32),
+        }
+    };
+}
+code_error!(CodeError);
+
+pub fn check_code(code: u32) -> Result<u32, CodeError> {
+    if code % 2 == 1 {
+        Err(CodeError::Odd(code))
+    } else {
+        Ok(code / 2)
+    }
+}

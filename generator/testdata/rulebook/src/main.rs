@@ -57,4 +57,5 @@ fn observe() {
     let _ = mark(3);
     println!("opaque = {}", opaque(5).is_some());
     println!("name = {:?}", parse_name(" ab ").is_ok());
+    println!("code = {:?}", check_code(7).is_err());
 }
