@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Counts the carved tests (#[test] functions of the files given) and those whose only checks are
 bare variant matches (`assert!(matches!(result, Some(_)))`: a wildcard inside and no literal),
-or that check nothing but the `.unwrap()` getting the result out (no mock either),
+or that check nothing but the `.unwrap()` getting the result out or drop it (`let _ =`; no mock
+either),
 the same rule as generator/src/report/bare.rs, for suites a carve without that count wrote.
 Usage: bench/bare-checks.py FILE...   Prints: tests bare_only
 """
@@ -47,7 +48,8 @@ for path in sys.argv[1:]:
             else:
                 checks.append(False)
         # A test with no check but the unwrap getting its result out says as little.
-        unwrap_only = not checks and "mock" not in chunk and re.search(r"\.(unwrap|unwrap_err)\(\)", chunk)
+        unwrap_only = not checks and "mock" not in chunk and (
+            re.search(r"\.(unwrap|unwrap_err)\(\)", chunk) or "let _ =" in chunk)
         if (checks and all(checks)) or unwrap_only:
             bare_only += 1
 print(tests, bare_only)

@@ -71,8 +71,8 @@ mod tests {
 
     #[test]
     fn a_changed_receiver_is_checked_by_its_fields_and_its_other_getters() {
-        // `c.bump()`, the first: `total` is a public field with its getter, `check()` a getter
-        // the run called only on another state.
+        // `c.bump()`, the first: `total` is a public field with its getter, `is_even()` a
+        // getter the run never called (`check()` runs a verification: no getter).
         let rb = rulebook();
         let call = rb.calls_of("rulebook::Counter::bump")[0];
         let mut b = Builder::default();
@@ -93,7 +93,7 @@ mod tests {
             effects,
             [
                 ("counter.total()", "2u32", None),
-                ("counter.check()", "", Some("bool"))
+                ("counter.is_even()", "", Some("bool"))
             ]
         );
     }

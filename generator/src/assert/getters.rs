@@ -3,8 +3,10 @@
 //! name does not say it costs or changes something, returning a type a test can compare or
 //! print (scalars, text, `Option` of those, or a type with `Debug`). The names left out are
 //! the conversions and walks std's naming conventions give (`iter*`, `into_*`, `to_*`, `as_mut*`,
-//! `clone*`, `take*`, `drain*`, `next*`) and the ones that change or empty a value (`pop*`,
-//! `reset*`, `clear*`): what they return is a new value or a view, not a part of the state.
+//! `clone*`, `take*`, `drain*`, `next*`), the ones that change or empty a value (`pop*`,
+//! `reset*`, `clear*`) and the ones that run a verification (`check*`, `validate*`, `verify*`,
+//! url's `check_invariants()`): what they return is a new value, a view or a verdict, not a
+//! part of the state.
 //! At most [`MAX_GETTERS`] per value, in name order, so a type with dozens stays readable.
 //!
 //! The expected value is the recorded one when the run called the getter on an object recorded
@@ -27,6 +29,7 @@ pub(crate) const MAX_GETTERS: usize = 8;
 /// Name prefixes of methods that are no getter (see the module's documentation).
 const NOT_GETTERS: &[&str] = &[
     "iter", "into_", "to_", "as_mut", "clone", "take", "drain", "next", "pop", "reset", "clear",
+    "check", "validate", "verify",
 ];
 
 /// The type `type_path` names, public or not (a method call does not name it).

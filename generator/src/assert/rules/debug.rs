@@ -4,8 +4,9 @@
 //! of a value recorded exactly prints what the recording says (`arrange/debug_repr.rs`); any
 //! other is observed on this build at verification (`verify/observe.rs`), where a text that
 //! changes from run to run (an address, a hash map's order) is dropped. A type whose
-//! definition the source does not show (made by a macro, as url's `ParseError` is, or of
-//! another crate) is probed too: if it is not `Debug` the probe does not compile and goes.
+//! definition the source does not show (made by a macro, as url's `ParseError` is) is probed
+//! too: if it is not `Debug` the probe does not compile and goes. A value of another crate is
+//! left to its own skip reason (`crate not recorded`).
 
 use carve_storage::Value;
 
@@ -13,6 +14,7 @@ use crate::arrange::builder::Builder;
 use crate::arrange::debug_repr::debug_repr;
 use crate::assert::getters::type_api;
 use crate::assert::inside::inside;
+use crate::assert::observe::of_other_crate;
 use crate::assert::printed::Kind;
 use crate::assert::subject::{Subject, Verdict};
 use crate::body::{Assertion, Effect};
@@ -38,7 +40,8 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     // probe's build says (one that does not compile goes, and its test keeps what it had).
     let debug = match type_api(s.cx.api, type_path) {
         Some(t) if t.declared => t.traits.contains("Debug"),
-        _ => true,
+        // A value of a crate the run did not record has a reason of its own.
+        _ => !of_other_crate(value, &s.cx.api.crate_name),
     };
     if !debug {
         return Verdict::Pass(None);

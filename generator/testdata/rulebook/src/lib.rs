@@ -353,6 +353,13 @@ impl Node {
     }
 }
 
+/// getters of a changed receiver (`assert/effects.rs`): one the run never calls.
+impl Counter {
+    pub fn is_even(&self) -> bool {
+        self.total % 2 == 0
+    }
+}
+
 pub fn lookup(name: &str) -> Option<Node> {
     match name {
         "root" => Some(Node {
