@@ -332,7 +332,8 @@ fn verify_and_replan(
         if !quarantined.is_empty() && !fallback_round {
             fallback_round = true;
             let failed = verify::take_out::failed_calls(plan, &quarantined);
-            plan_options.whole_histories.extend(failed);
+            plan_options.whole_histories.extend(failed.iter().copied());
+            plan_options.weak_oracles.extend(failed);
             let (whole, whole_over) =
                 plan::grouped::plan_recording(run.rec, run.api, &plan_options, &|_, _| {
                     !opts.interrupt.is_set()

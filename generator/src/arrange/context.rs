@@ -58,6 +58,9 @@ pub struct Ctx<'a> {
     /// Replay every step of an object's history, state-equivalent ones included (the fallback
     /// for a call whose shortened test failed verification; see [`crate::arrange::rebuild::history`]).
     pub(crate) whole_histories: std::cell::Cell<bool>,
+    /// Check the result only as the recording says it, no getter, `Display` or `Debug` beyond
+    /// (the fallback for a call whose stronger test failed verification; `assert/getters.rs`).
+    pub(crate) weak_oracles: std::cell::Cell<bool>,
     /// The rebuild runner (`rebuild.rs`), which a rule that needs another object in turn (a
     /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file
     /// names the runner that tries it, so the family has no loop between its files.
@@ -136,6 +139,7 @@ impl<'a> Ctx<'a> {
             text_getters: RefCell::new(HashMap::new()),
             texts: crate::arrange::texts::Texts::new(trace),
             whole_histories: std::cell::Cell::new(false),
+            weak_oracles: std::cell::Cell::new(false),
             rebuild,
         };
         for (i, read) in trace.file_reads.iter().enumerate() {

@@ -51,6 +51,9 @@ fn getters(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str)
     let Value::Struct { fields, .. } = after else {
         return;
     };
+    if cx.weak_oracles.get() {
+        return;
+    }
     let mut held = Vec::new();
     crate::arrange::values::dyn_addrs(after, &mut held);
     let Some(ty) = type_api(cx.api, type_path).filter(|_| held.is_empty()) else {
