@@ -2,9 +2,12 @@
 //! other than the namesakes of its fields (`assert/getters.rs`: `&self`, no argument, a name
 //! that says no cost or change): checked by its public fields and field getters, as the
 //! `fields` rule does, and by each such getter: `assert_eq!(result.tag_name(), "item")`. Its
-//! values come from the recording where the run called the getter on an equal object, else
-//! from this build at verification (`verify/observe.rs`). A struct with no such getter, or
-//! holding trait objects (a getter may call into them: mocks, in a test), is the `fields` rule's.
+//! values come from the recording where the run called the getter on an object recorded
+//! exactly equal, else from this build at verification (`verify/observe.rs`). One level: a
+//! getter returning another struct of the crate is compared by its `Debug` text, not looked
+//! into. A struct with no such getter, or holding trait objects (a getter may call into them:
+//! mocks, in a test), is the `fields` rule's; a call whose test failed verification with these
+//! checks is carved again without them (`Ctx::weak_oracles`).
 
 use carve_storage::Value;
 
