@@ -1,6 +1,6 @@
 //! What a test checks of the objects a call changed (`&mut self`, `&mut` arguments): the same
-//! observations that check an arrangement, after the call, and for the receiver its other cheap
-//! getters too (`assert/getters.rs`).
+//! observations that check an arrangement, after the call, and their other cheap getters too
+//! (`assert/getters.rs`).
 
 use carve_storage::{Call, Value};
 
@@ -19,8 +19,8 @@ pub(crate) fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_
     b.effects.extend(observed);
 }
 
-/// The effects of `call` a test checks after it: the fields of its `&mut self` receiver (in
-/// `receiver`) and of its `&mut` object arguments (`objects`: parameter, variable).
+/// The effects of `call` a test checks after it: the fields and getters of its `&mut self`
+/// receiver (in `receiver`) and of its `&mut` object arguments (`objects`: parameter, variable).
 pub(crate) fn of_call(
     cx: &Ctx,
     b: &mut Builder,
@@ -40,6 +40,7 @@ pub(crate) fn of_call(
         if let Some(after) = call.after(name) {
             let ty = crate::read::types::strip_generics(strip_ref(after).type_name()).to_string();
             effects(cx, b, var, after, &ty);
+            getters(cx, b, var, strip_ref(after), &ty);
         }
     }
 }
@@ -97,6 +98,35 @@ mod tests {
             [
                 ("counter.total()", "2u32", None),
                 ("counter.is_even()", "", Some("bool"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_changed_argument_is_checked_by_its_fields_and_its_other_getters() {
+        // `add_to(&mut tally, 5)`: the tally after, at 6.
+        let rb = rulebook();
+        let call = rb.calls_of("rulebook::add_to")[0];
+        let mut b = Builder::default();
+        let objects = [("tally".to_string(), "tally".to_string())];
+        super::of_call(
+            &rb.cx(),
+            &mut b,
+            call,
+            rb.callable("rulebook::add_to"),
+            None,
+            &objects,
+        );
+        let effects: Vec<(&str, &str, Option<&str>)> = b
+            .effects
+            .iter()
+            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
+            .collect();
+        assert_eq!(
+            effects,
+            [
+                ("tally.count", "6u32", None),
+                ("tally.is_even()", "", Some("bool"))
             ]
         );
     }

@@ -360,6 +360,22 @@ impl Counter {
     }
 }
 
+/// getters of a changed `&mut` argument (`assert/effects.rs`): a public field and a getter
+/// the run never calls.
+pub struct Tally {
+    pub count: u32,
+}
+
+impl Tally {
+    pub fn is_even(&self) -> bool {
+        self.count % 2 == 0
+    }
+}
+
+pub fn add_to(tally: &mut Tally, n: u32) {
+    tally.count += n;
+}
+
 pub fn lookup(name: &str) -> Option<Node> {
     match name {
         "root" => Some(Node {

@@ -49,6 +49,8 @@ fn main() {
 // ---- observe: results `==` cannot compare (issue 27), kept apart for clean merges ---------
 
 fn observe() {
+    let mut tally = Tally { count: 1 };
+    add_to(&mut tally, 5);
     if let Some(node) = lookup("root") {
         println!("node = {}", node.label());
     }
