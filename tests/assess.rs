@@ -371,13 +371,12 @@ fn a_case_no_carved_test_catches_gets_no_test_and_says_why() {
             .collect::<Vec<_>>()
             .join("; ")
     };
+    // `-> 0` is caught since a changed receiver is checked by its getters too (issue 27): the
+    // carved `deposit_with_34` checks `history_len()` after the deposit.
     assert_eq!(
         written(&report),
         [
-            format!(
-                "assessed::Wallet::history_len -> 0: no-propagation: not written: no carved test catches it: {}; 12 other calls became no test: not callable from a test (private or not supported) (6), receiver not rebuilt (6)",
-                passes(&["deposit_with_34", "withdraw_300_returns_ok_unit", "withdraw_20_returns_ok_unit"])
-            ),
+            "assessed::Wallet::history_len -> 0: no-propagation: deposit_with_34 fails with failed: assertion `left == right` failed (left: 0, right: 2)".to_string(),
             format!(
                 "assessed::Wallet::history_len -> 1: no-propagation: not written: no carved test catches it: {}; 28 other calls became no test: not callable from a test (private or not supported) (14), receiver not rebuilt (14)",
                 passes(&[
@@ -392,8 +391,7 @@ fn a_case_no_carved_test_catches_gets_no_test_and_says_why() {
             ),
         ]
     );
-    assert_eq!(report["summary"]["left_without_test"], 2);
-    assert!(!dir.join("tests").exists());
+    assert_eq!(report["summary"]["left_without_test"], 1);
 }
 
 /// A test that checks `answer` only on every other run (it counts its runs in a file) catches

@@ -132,7 +132,7 @@ fn a_slice_iterator_is_recorded_as_what_it_has_left_and_a_returned_reference_is_
         &[
             "line.deref()",
             "assert_eq!(result.taken, 1usize);",
-            "assert_eq!(result.saw_tab, true);",
+            "assert!(result.saw_tab);",
         ],
     );
     assert_pass_then_fail_after(

@@ -4,7 +4,10 @@
 //! ([`rules::RULES`]), and the effects the call had on the objects it changed (`effects.rs`).
 
 pub(crate) mod effects;
+pub(crate) mod getters;
+pub(crate) mod inside;
 pub(crate) mod observe;
 pub(crate) mod pattern;
+pub(crate) mod printed;
 pub(crate) mod rules;
 pub(crate) mod subject;

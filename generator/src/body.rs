@@ -65,6 +65,12 @@ pub struct Effect {
     /// The assertion's message, a string literal (a replay closure's count check).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The expected value is not in the recording: verification observes it on the very build
+    /// the test was carved from and writes it in (`verify/observe.rs`); until then `expected`
+    /// is empty and the test holds a probe printing `actual`. The text says how the value
+    /// printed becomes the expected one (see [`crate::assert::printed::Kind`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observe: Option<String>,
 }
 
 /// A `mock!` the file must declare.

@@ -203,6 +203,7 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
             opts.plan.max_per_function,
         ),
     );
+    report.bare_checks = report::bare::count(&report.files);
     report.distilled = distilled;
     report.replaced = replaced;
     report.test_targets_added = targets_added;
@@ -331,7 +332,8 @@ fn verify_and_replan(
         if !quarantined.is_empty() && !fallback_round {
             fallback_round = true;
             let failed = verify::take_out::failed_calls(plan, &quarantined);
-            plan_options.whole_histories.extend(failed);
+            plan_options.whole_histories.extend(failed.iter().copied());
+            plan_options.weak_oracles.extend(failed);
             let (whole, whole_over) =
                 plan::grouped::plan_recording(run.rec, run.api, &plan_options, &|_, _| {
                     !opts.interrupt.is_set()

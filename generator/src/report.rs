@@ -1,5 +1,7 @@
 //! What `generate` did, as the CLI prints it and `--format json` writes it.
 
+pub(crate) mod bare;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -72,6 +74,9 @@ pub struct Report {
     /// it says `autotests = false`, so cargo builds only the tests it lists.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub test_targets_added: Vec<String>,
+    /// Tests left whose only check is a bare variant (`matches!(result, Some(_))`): nothing
+    /// inside their result was observable (`report/bare.rs`).
+    pub bare_checks: usize,
     /// Every test left in the files (after verification), with the recorded calls it stands
     /// for: how `carve assess --write-tests` finds the test carved from a given call.
     #[serde(skip)]
@@ -144,6 +149,7 @@ impl Report {
                 self.summary.tests_written
             ));
         }
+        line.push_str(&format!("; bare checks left: {}", self.bare_checks));
         if self.summary.method_tests > 0 {
             line.push_str(&format!(
                 "; on methods: {} tests",
@@ -292,6 +298,7 @@ pub(crate) fn report(
         line_coverage_note: None,
         distilled: None,
         test_targets_added: Vec::new(),
+        bare_checks: 0,
     }
 }
 
@@ -319,7 +326,7 @@ mod tests {
         };
         assert_eq!(
             report.summary_line(),
-            "public API: 39 of 44 recorded calls carved into unverified tests (89%); outside it: 5 calls (private helpers, closures...), reached through the public calls above them; in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (did not return 1, undecoded 1); private: 5 calls"
+            "public API: 39 of 44 recorded calls carved into unverified tests (89%); outside it: 5 calls (private helpers, closures...), reached through the public calls above them; in scope: 41 calls; tests written: 12 (covering 39 calls); skipped: 2 (did not return 1, undecoded 1); bare checks left: 0; private: 5 calls"
         );
         let more = Report {
             summary: Summary {
@@ -334,7 +341,7 @@ mod tests {
         };
         assert_eq!(
             more.summary_line(),
-            "public API: 0 of 3 recorded calls carved into unverified tests (0%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; private: 0 calls; not supported yet: 5 calls (closure 2, trait impl 3)"
+            "public API: 0 of 3 recorded calls carved into unverified tests (0%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 0 calls; tests written: 0 (covering 0 calls); skipped: 0; bare checks left: 0; private: 0 calls; not supported yet: 5 calls (closure 2, trait impl 3)"
         );
     }
 

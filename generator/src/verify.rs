@@ -5,20 +5,20 @@
 //! Each file on disk is left as verified, without what was taken out; what was taken out, and
 //! why, goes to `carved_quarantine.md`. A table test (`rows.rs`) loses only its failing rows:
 //! the row a compile error points into, or the one a failed run names (`case {i}`), and the
-//! file runs again without it; a table that fails without naming a row goes whole.
+//! file runs again without it; a table that fails without naming a row goes whole. Before all
+//! that, the values some checks expect are observed on this build (`observe.rs`).
 
+pub(crate) mod cargo;
 pub mod libtest;
 pub(crate) mod line_coverage;
+pub(crate) mod observe;
 pub(crate) mod repair;
 pub(crate) mod rows;
 pub(crate) mod take_out;
 pub(crate) mod tidy;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -27,18 +27,10 @@ use crate::interrupt::Interrupt;
 use crate::plan::files::Header;
 use crate::plan::model::Plan;
 use crate::progress::{Progress, Step};
-use crate::render::write;
+pub(crate) use crate::verify::cargo::rewrite_without;
+use crate::verify::cargo::{read_back, rewrite, run_cargo};
 
-/// How to verify.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verify {
-    /// The cargo to run (the CLI passes `$CARGO` or `cargo`).
-    pub cargo: PathBuf,
-    /// How many times each test file runs; a test must pass every time.
-    pub runs: u32,
-    /// Longest one `cargo test` of one file may take.
-    pub timeout: Duration,
-}
+pub use crate::verify::cargo::Verify;
 
 /// A carved test, or one row of a table test, taken out by verification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -174,6 +166,7 @@ fn verify_file(
         .map(|(t, &n)| (t.clone(), (0..n).collect()))
         .collect();
     let mut taken_out = Vec::new();
+    observe::observe_file(crate_dir, out_dir, file, (v, interrupt))?;
     let mut compile_error = repair_file(
         crate_dir,
         out_dir,
@@ -330,29 +323,13 @@ pub(crate) fn tidy_files(out_dir: &Path, plan: &mut Plan) -> Result<(), Generate
         let tidy = tidy::without_stale(&source, &declared, &needed);
         let tidy = crate::render::hoist::without_unused_consts(&tidy);
         if tidy != source {
-            write::write_all(out_dir, &[(file.file_name.clone(), tidy)])?;
+            crate::render::write::write_all(out_dir, &[(file.file_name.clone(), tidy)])?;
         }
         file.mocks = needed.mocks;
         file.uses = needed.uses;
         file.needs_predicates = needed.needs_predicates;
         file.needs_sequence = needed.needs_sequence;
     }
-    Ok(())
-}
-
-/// Writes `file` again (through a temporary file) as `edit` changes its source; an edit that
-/// fails is a bug in the generated code, named with the file.
-fn rewrite(
-    out_dir: &Path,
-    file: &str,
-    edit: impl FnOnce(&str) -> Result<String, String>,
-) -> Result<(), GenerateError> {
-    let source = read_back(out_dir, file)?;
-    let repaired = edit(&source).map_err(|message| GenerateError::InvalidGeneratedCode {
-        file: file.to_string(),
-        message,
-    })?;
-    write::write_all(out_dir, &[(file.to_string(), repaired)])?;
     Ok(())
 }
 
@@ -453,18 +430,6 @@ fn repair_file(
     }
 }
 
-/// Writes `file` again (through a temporary file) without the top-level items in `names`.
-pub(crate) fn rewrite_without(
-    out_dir: &Path,
-    file: &str,
-    names: &BTreeSet<String>,
-) -> Result<(), GenerateError> {
-    rewrite(out_dir, file, |source| {
-        let left = repair::remove_items(source, names)?;
-        Ok(crate::render::hoist::without_unused_consts(&left))
-    })
-}
-
 fn run_once(
     crate_dir: &Path,
     stem: &str,
@@ -502,92 +467,6 @@ fn run_once(
         }
     }
     Ok(())
-}
-
-fn read_back(out_dir: &Path, file: &str) -> Result<String, GenerateError> {
-    let path = out_dir.join(file);
-    std::fs::read_to_string(&path).map_err(|source| GenerateError::Verify {
-        what: format!("cannot read {} back", path.display()),
-        source: Some(source),
-    })
-}
-
-/// What one cargo command printed, and whether it succeeded.
-struct CargoRun {
-    success: bool,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `cargo ARGS` in `crate_dir`; `None` when it took longer than the timeout (it is killed).
-/// When the caller interrupts generation, cargo is killed and the error says so.
-fn run_cargo(
-    crate_dir: &Path,
-    args: &[&str],
-    (v, interrupt): (&Verify, Interrupt),
-) -> Result<Option<CargoRun>, GenerateError> {
-    let command = format!("{} {}", v.cargo.display(), args.join(" "));
-    let mut child = Command::new(&v.cargo)
-        .args(args)
-        .current_dir(crate_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| GenerateError::Verify {
-            what: format!("cannot run {command} in {}", crate_dir.display()),
-            source: Some(source),
-        })?;
-    // Read both pipes while waiting: a run printing more than a pipe holds would otherwise
-    // block on its write and never exit.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let start = Instant::now();
-    let status = loop {
-        if interrupt.is_set() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(GenerateError::Interrupted {
-                out_dir: crate_dir.to_path_buf(),
-            });
-        }
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > v.timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok(None);
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(source) => {
-                return Err(GenerateError::Verify {
-                    what: format!("waiting for {command}"),
-                    source: Some(source),
-                })
-            }
-        }
-    };
-    // A Ctrl-C reaches cargo too: its failure then says nothing about the tests.
-    if interrupt.is_set() {
-        return Err(GenerateError::Interrupted {
-            out_dir: crate_dir.to_path_buf(),
-        });
-    }
-    Ok(Some(CargoRun {
-        success: status.success(),
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    }))
-}
-
-/// Reads `pipe` to its end on a thread of its own, as text.
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
 }
 
 /// `carved_quarantine.md`: the tests verification took out and why.

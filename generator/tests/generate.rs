@@ -354,7 +354,7 @@ fn carved_tests_pass_against_the_recorded_code_and_fail_when_it_changes() {
     );
     assert_eq!(
         report.summary_line(),
-        "public API: 13 of 14 recorded calls carved into unverified tests (93%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 14 calls; tests written: 12 (covering 13 calls); skipped: 1 (undecoded 1); private: 1 calls; not supported yet: 1 calls (binary only 1)"
+        "public API: 13 of 14 recorded calls carved into unverified tests (93%); outside it: 2 calls (private helpers, closures...), reached through the public calls above them; in scope: 14 calls; tests written: 12 (covering 13 calls); skipped: 1 (undecoded 1); bare checks left: 0; private: 1 calls; not supported yet: 1 calls (binary only 1)"
     );
 
     let passing = fx.cargo_test();

@@ -109,6 +109,10 @@ fn api_from_instance(
             bound: None,
         })
         .collect();
+    let ret_written = info
+        .return_type
+        .as_deref()
+        .map_or_else(|| "()".to_string(), std_spelling);
     let ret = info
         .return_type
         .as_deref()
@@ -119,8 +123,10 @@ fn api_from_instance(
         public: true,
         has_receiver,
         mut_receiver,
+        self_by_value: false,
         params,
         ret,
+        ret_written,
         ret_ok_unit: false,
         blocker: None,
         uninferable_generics: 0,

@@ -2,6 +2,8 @@
 //! getters, or its derived `Debug` output. Arrange checks a rebuilt object with it before the
 //! test acts; assert checks the effects of the call with it after.
 
+use std::rc::Rc;
+
 use carve_storage::Value;
 
 use crate::act::target::Target;
@@ -12,23 +14,12 @@ use crate::arrange::literal::Position;
 use crate::arrange::values::{same_state, strip_ref};
 use crate::body::Effect;
 
-/// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters,
-/// or, when some field shows through neither, on its derived `Debug` output as a whole.
 /// Whether the recording shows getter `getter` of `type_path` returning something other than
 /// field `field` of its receiver (SmallVec's `capacity()` is not its `capacity` field, which
 /// holds the length while the items are inline): a field's namesake is its getter only until a
 /// recorded call says otherwise.
 pub(crate) fn getter_contradicted(cx: &Ctx, type_path: &str, getter: &str, field: &str) -> bool {
-    let calls = cached(&cx.getter_calls, &format!("{type_path}::{getter}"), || {
-        (0..cx.trace.calls.len())
-            .filter(|&i| {
-                matches!(cx.targets.get(&cx.trace.calls[i].function),
-                    Some(Target::Callable(c)) if c.api.has_receiver
-                        && c.api.ident == getter
-                        && c.self_type.as_deref() == Some(type_path))
-            })
-            .collect()
-    });
+    let calls = getter_calls(cx, type_path, getter);
     calls.iter().any(|&i| {
         let call = &cx.trace.calls[i];
         let (Some(recv), Some(ret)) = (call.arg("self"), call.ret.as_ref()) else {
@@ -44,6 +35,22 @@ pub(crate) fn getter_contradicted(cx: &Ctx, type_path: &str, getter: &str, field
     })
 }
 
+/// The recorded calls (indices in the trace) of method `getter` of `type_path`.
+pub(crate) fn getter_calls(cx: &Ctx, type_path: &str, getter: &str) -> Rc<Vec<usize>> {
+    cached(&cx.getter_calls, &format!("{type_path}::{getter}"), || {
+        (0..cx.trace.calls.len())
+            .filter(|&i| {
+                matches!(cx.targets.get(&cx.trace.calls[i].function),
+                    Some(Target::Callable(c)) if c.api.has_receiver
+                        && c.api.ident == getter
+                        && c.self_type.as_deref() == Some(type_path))
+            })
+            .collect()
+    })
+}
+
+/// What a test can observe of `var` in `state`: `assert_eq!`s on its public fields and getters,
+/// or, when some field shows through neither, on its derived `Debug` output as a whole.
 pub(crate) fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Vec<Effect> {
     let Value::Struct { fields, .. } = strip_ref(state) else {
         return Vec::new();
@@ -81,6 +88,7 @@ pub(crate) fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) 
                 actual,
                 expected,
                 message: None,
+                observe: None,
             }),
             Err(_) => hidden += 1,
         }
@@ -91,6 +99,7 @@ pub(crate) fn observations(cx: &Ctx, var: &str, state: &Value, type_path: &str) 
                 actual: format!("format!(\"{{:?}}\", {var})"),
                 expected: crate::syntax::str_lit(&repr),
                 message: None,
+                observe: None,
             }];
         }
     }

@@ -453,6 +453,7 @@ impl ReplayClosure {
                 actual: next,
                 expected: "None".to_string(),
                 message: Some(fewer),
+                observe: None,
             }),
         }
     }

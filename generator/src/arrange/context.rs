@@ -42,7 +42,7 @@ pub struct Ctx<'a> {
     /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in
     /// recording order, by the key of the state they leave the object in
     /// ([`crate::arrange::values::state_key`]).
-    pub(crate) candidates: RefCell<HashMap<String, Rc<HashMap<u64, Vec<usize>>>>>,
+    pub(crate) candidates: RefCell<HashMap<String, Rc<ByStateKey>>>,
     /// Per type, the positions of its recorded constructor-like calls, in recording order.
     pub(crate) ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per `type::getter`, the positions of its recorded calls (see [`crate::arrange::check::getter_contradicted`]).
@@ -60,6 +60,9 @@ pub struct Ctx<'a> {
     /// Replay every step of an object's history, state-equivalent ones included (the fallback
     /// for a call whose shortened test failed verification; see [`crate::arrange::rebuild::history`]).
     pub(crate) whole_histories: std::cell::Cell<bool>,
+    /// Check the result only as the recording says it, no getter, `Display` or `Debug` beyond
+    /// (the fallback for a call whose stronger test failed verification; `assert/getters.rs`).
+    pub(crate) weak_oracles: std::cell::Cell<bool>,
     /// The rebuild runner (`rebuild.rs`), which a rule that needs another object in turn (a
     /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file
     /// names the runner that tries it, so the family has no loop between its files.
@@ -90,6 +93,9 @@ pub(crate) const FILE_READS: &[&str] = &[
 pub(crate) const FILE_OPEN: &str = "fs: std::fs::File::open";
 
 pub(crate) const OPTIONS_OPEN: &str = "fs: std::fs::OpenOptions::open";
+
+/// Positions of recorded calls by the key of a state ([`crate::arrange::values::state_key`]).
+pub(crate) type ByStateKey = HashMap<u64, Vec<usize>>;
 
 /// `cache[key]`, computing it with `make` the first time.
 pub(crate) fn cached(
@@ -138,6 +144,7 @@ impl<'a> Ctx<'a> {
             text_getters: RefCell::new(HashMap::new()),
             texts: crate::arrange::texts::Texts::new(trace),
             whole_histories: std::cell::Cell::new(false),
+            weak_oracles: std::cell::Cell::new(false),
             rebuild,
         };
         for (i, read) in trace.file_reads.iter().enumerate() {

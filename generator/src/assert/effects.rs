@@ -1,5 +1,6 @@
 //! What a test checks of the objects a call changed (`&mut self`, `&mut` arguments): the same
-//! observations that check an arrangement, after the call.
+//! observations that check an arrangement, after the call, and their other cheap getters too
+//! (`assert/getters.rs`).
 
 use carve_storage::{Call, Value};
 
@@ -8,6 +9,8 @@ use crate::arrange::builder::Builder;
 use crate::arrange::check::observations;
 use crate::arrange::context::Ctx;
 use crate::arrange::values::strip_ref;
+use crate::assert::getters::{cheap_getters, getter_effect, type_api, MAX_GETTERS};
+use crate::body::Effect;
 
 /// Assertions on the state of `var` after the call: public fields and getters
 /// (`fn field(&self) -> T`).
@@ -16,8 +19,8 @@ pub(crate) fn effects(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_
     b.effects.extend(observed);
 }
 
-/// The effects of `call` a test checks after it: the fields of its `&mut self` receiver (in
-/// `receiver`) and of its `&mut` object arguments (`objects`: parameter, variable).
+/// The effects of `call` a test checks after it: the fields and getters of its `&mut self`
+/// receiver (in `receiver`) and of its `&mut` object arguments (`objects`: parameter, variable).
 pub(crate) fn of_call(
     cx: &Ctx,
     b: &mut Builder,
@@ -28,13 +31,103 @@ pub(crate) fn of_call(
 ) {
     if let (Some(var), true) = (receiver, target.api.mut_receiver) {
         if let Some(after) = call.after("self") {
-            effects(cx, b, var, after, target.self_type.as_deref().unwrap_or(""));
+            let type_path = target.self_type.as_deref().unwrap_or("");
+            effects(cx, b, var, after, type_path);
+            getters(cx, b, var, strip_ref(after), type_path);
         }
     }
     for (name, var) in objects {
         if let Some(after) = call.after(name) {
             let ty = crate::read::types::strip_generics(strip_ref(after).type_name()).to_string();
             effects(cx, b, var, after, &ty);
+            getters(cx, b, var, strip_ref(after), &ty);
         }
+    }
+}
+
+/// Checks of the cheap getters of `var` (holding `after`, of `type_path`) that are not its fields'
+/// namesakes (`assert/getters.rs`), for an object holding no trait object (a getter may call
+/// into one: a mock, in a test).
+fn getters(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str) {
+    let Value::Struct { fields, .. } = after else {
+        return;
+    };
+    if cx.weak_oracles.get() {
+        return;
+    }
+    let mut held = Vec::new();
+    crate::arrange::values::dyn_addrs(after, &mut held);
+    let Some(ty) = type_api(cx.api, type_path).filter(|_| held.is_empty()) else {
+        return;
+    };
+    let extra: Vec<Effect> = cheap_getters(ty)
+        .filter(|g| !fields.iter().any(|f| f.name == g.name))
+        .filter_map(|g| getter_effect(cx, (var, after, type_path), g))
+        .take(MAX_GETTERS)
+        .collect();
+    b.effects.extend(extra);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::arrange::builder::Builder;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_changed_receiver_is_checked_by_its_fields_and_its_other_getters() {
+        // `c.bump()`, the first: `total` is a public field with its getter, `is_even()` a
+        // getter the run never called (`check()` runs a verification: no getter).
+        let rb = rulebook();
+        let call = rb.calls_of("rulebook::Counter::bump")[0];
+        let mut b = Builder::default();
+        super::of_call(
+            &rb.cx(),
+            &mut b,
+            call,
+            rb.callable("rulebook::Counter::bump"),
+            Some("counter"),
+            &[],
+        );
+        let effects: Vec<(&str, &str, Option<&str>)> = b
+            .effects
+            .iter()
+            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
+            .collect();
+        assert_eq!(
+            effects,
+            [
+                ("counter.total()", "2u32", None),
+                ("counter.is_even()", "", Some("bool"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_changed_argument_is_checked_by_its_fields_and_its_other_getters() {
+        // `add_to(&mut tally, 5)`: the tally after, at 6.
+        let rb = rulebook();
+        let call = rb.calls_of("rulebook::add_to")[0];
+        let mut b = Builder::default();
+        let objects = [("tally".to_string(), "tally".to_string())];
+        super::of_call(
+            &rb.cx(),
+            &mut b,
+            call,
+            rb.callable("rulebook::add_to"),
+            None,
+            &objects,
+        );
+        let effects: Vec<(&str, &str, Option<&str>)> = b
+            .effects
+            .iter()
+            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
+            .collect();
+        assert_eq!(
+            effects,
+            [
+                ("tally.count", "6u32", None),
+                ("tally.is_even()", "", Some("bool"))
+            ]
+        );
     }
 }

@@ -80,7 +80,7 @@ pub(crate) fn assertion(
 /// `assert_eq!(result, "text")` (`Cow<str>: PartialEq<&str>`), `&[1, 2][..]` or `vec![..]`
 /// (`Cow<[T]>: PartialEq<&[U]>`, `PartialEq<Vec<U>>`). `alloc::borrow::Cow` itself is no path
 /// a literal can name through its variants.
-fn cow(value: &Value, facts: &dyn crate::read::types::TypeFacts) -> Option<String> {
+pub(crate) fn cow(value: &Value, facts: &dyn crate::read::types::TypeFacts) -> Option<String> {
     let Value::Enum {
         ty,
         variant,

@@ -16,8 +16,26 @@ pub fn of(value: &Value, facts: &dyn TypeFacts) -> Option<String> {
     (pattern != "_").then_some(pattern)
 }
 
+/// Whether `pattern` names variants and nothing inside them (`Some(_)`, `Err(k::E::At(_))`,
+/// `k::P { .. }`): a wildcard somewhere and no literal anywhere.
+pub fn is_bare(pattern: &str) -> bool {
+    let wildcard = pattern.contains("..")
+        || pattern
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == "_");
+    let literal = pattern.contains(['"', '\'', '-'])
+        || pattern
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| {
+                word.starts_with(|c: char| c.is_ascii_digit()) || word == "true" || word == "false"
+            });
+    wildcard && !literal
+}
+
 fn write(value: &Value, facts: &dyn TypeFacts) -> Option<String> {
     Some(match value {
+        // `Ok(())`: a unit has one value, so the pattern says all there is.
+        Value::Unit => "()".to_string(),
         Value::Bool { value } => value.to_string(),
         Value::Char { value } => syntax::char_lit(*value),
         Value::Int { .. } | Value::Uint { .. } => {
@@ -177,6 +195,9 @@ mod tests {
             fields: vec![],
         };
         assert_eq!(of(&unknown, &Facts), None);
+        assert!(is_bare("Err(_)") && is_bare("m::E::At { .. }") && is_bare("Some((_, _))"));
+        assert!(is_bare("Some(m::E::At(_))") && !is_bare("Some(m::E::At(_, 'x'))"));
+        assert!(!is_bare("Ok(())") && !is_bare("None") && !is_bare("Err(m::E::At(3usize))"));
         let hostile = en("m::E", "A(_) | _", vec![]);
         assert_eq!(of(&hostile, &Facts), None);
     }

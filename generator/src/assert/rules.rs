@@ -1,12 +1,20 @@
 //! What a test asserts about the result of its call: the observation rules, one file each,
 //! tried in the order of [`RULES`]; the first that observes the result decides the assertion.
-//! A new way to observe is a new file in `rules/` and one line here.
+//! A new way to observe is a new file in `rules/` and one line here. The order is the richest
+//! view first: `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
+//! and getters, a pattern naming its
+//! parts, the text it displays, what `{:?}` prints, and the variant alone last.
 
+pub(crate) mod bare_variant;
 pub(crate) mod compared;
+pub(crate) mod debug;
+pub(crate) mod display;
 pub(crate) mod display_text;
 pub(crate) mod fields;
+pub(crate) mod getters;
 pub(crate) mod panics;
 pub(crate) mod pattern;
+pub(crate) mod unwrapped;
 pub(crate) mod zero_sized_ok;
 
 use crate::arrange::builder::Builder;
@@ -21,9 +29,14 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("panics", panics::rule),
     ("compared", compared::rule),
     ("zero_sized_ok", zero_sized_ok::rule),
+    ("getters", getters::rule),
     ("fields", fields::rule),
     ("pattern", pattern::rule),
+    ("unwrapped", unwrapped::rule),
     ("display_text", display_text::rule),
+    ("display", display::rule),
+    ("debug", debug::rule),
+    ("bare_variant", bare_variant::rule),
 ];
 
 /// The assertion on `subject`'s result by the first rule that observes it; checks it adds go

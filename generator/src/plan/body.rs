@@ -388,6 +388,7 @@ mod tests {
                 actual: "counter.total()".into(),
                 expected: "10u32".into(),
                 message: None,
+                observe: None,
             }]
         );
         assert_eq!(plan.files[0].mocks[0].trait_path, "mk::Source");

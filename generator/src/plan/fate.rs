@@ -77,6 +77,8 @@ pub(crate) fn carve_call(
         call
     };
     cx.replay_whole_histories(options.whole_histories.contains(&call.id.0));
+    cx.weak_oracles
+        .set(options.weak_oracles.contains(&call.id.0));
     let (mut body, name, replayed) = match body::carve(cx, call, callable) {
         Ok(carved) => carved,
         Err(reason) => {

@@ -86,6 +86,10 @@ pub struct PlanOptions {
     /// steps included: verification found the shortened test failing (see
     /// `scenario/history.rs`).
     pub whole_histories: BTreeSet<u64>,
+    /// Recorded calls whose tests check only what the recording says of the result, no getter,
+    /// `Display` or `Debug` beyond it: verification found the stronger test failing (a value
+    /// that hangs on state the test does not rebuild: a global counter, a temporary path).
+    pub weak_oracles: BTreeSet<u64>,
 }
 
 /// An in-scope recorded call that got no test.

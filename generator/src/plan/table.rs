@@ -65,7 +65,8 @@ pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
         && !body.sequence
         && body.mock_decls.is_empty()
         && !body.replays_closures;
-    if !plain {
+    // A value verification observes (`verify/observe.rs`) is no literal yet to put in a row.
+    if !plain || body.effects.iter().any(|e| e.observe.is_some()) {
         return None;
     }
     let assertion = match &body.assertion {
@@ -487,6 +488,7 @@ mod tests {
             actual: "s.len()".into(),
             expected: "3usize".into(),
             message: None,
+            observe: None,
         });
         let (shape, values) = split(&a).unwrap();
         assert_eq!(shape.columns, ["u8", "usize"]);

@@ -177,9 +177,14 @@ pub struct FnApi {
     pub has_receiver: bool,
     /// Takes `&mut self`.
     pub mut_receiver: bool,
+    /// Takes `self` by value (a call moves the receiver); known for inherent methods only.
+    pub self_by_value: bool,
     pub params: Vec<ParamApi>,
     /// `DeclType::Unit` when there is no `->`.
     pub ret: DeclType,
+    /// The return type as written (`Option<&'a str>`), `()` when there is none; what
+    /// [`DeclType`] leaves out (generic arguments) is read from it where needed.
+    pub ret_written: String,
     /// The return type is written `Result<(), E>` (see `observe::zero_sized_ok`).
     pub ret_ok_unit: bool,
     /// Why a test cannot call it with literals even when it is public (`async`, `unsafe`...).

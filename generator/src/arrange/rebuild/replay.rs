@@ -2,14 +2,13 @@
 //! object in the state wanted, replayed on an object rebuilt in that call's own pre-state (a
 //! handle chain, `*map.entry(k).or_insert(0) = 1`, counts as one call).
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use carve_storage::{Call, CallId, Outcome, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::{mark, undo, Builder};
-use crate::arrange::context::{has_trait_calls, reads_world, Ctx};
+use crate::arrange::context::{has_trait_calls, reads_world, ByStateKey, Ctx};
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
@@ -302,11 +301,11 @@ pub(crate) fn handle_chain<'t>(
 /// The calls [`replay`] may use on an object of `type_path`, by the key of the state each
 /// leaves it in (a handle chain's: the state at the object's next call), in recording order;
 /// worked out once per type.
-fn candidates(cx: &Ctx, type_path: &str) -> Rc<HashMap<u64, Vec<usize>>> {
+fn candidates(cx: &Ctx, type_path: &str) -> Rc<ByStateKey> {
     if let Some(found) = cx.candidates.borrow().get(type_path) {
         return Rc::clone(found);
     }
-    let mut by_state: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut by_state = ByStateKey::new();
     for (i, step) in cx.trace.calls.iter().enumerate() {
         let after = match handle_chain(cx, step, type_path) {
             Some(chain) => Some(chain.after),

@@ -62,6 +62,7 @@ pub(crate) fn rebuild(
         actual: format!("{var}.{getter}()"),
         expected: syntax::str_lit(&text),
         message: None,
+        observe: None,
     });
     // And whatever else a caller can observe of the state (other getters, `pub` fields): a
     // text that is not the whole state (`Wallet::new(owner)`) fails here, not silently.

@@ -18,6 +18,7 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
         actual,
         expected,
         message: None,
+        observe: None,
     });
     Verdict::Observed((
         Assertion::Observed { unwrap: None },

@@ -1,6 +1,8 @@
 //! Observation: the variant and the parts a pattern can name (`Err(E::At(3usize))`, see
 //! `assert/pattern.rs`): it names only parts read exactly (`_` for pointers, opaque or unread
-//! memory, truncated strings), so the value need not be exact whole.
+//! memory, truncated strings), so the value need not be exact whole. A pattern naming the
+//! variant alone (`Some(_)`) is left to the later rules that look inside (`getters`, `display`,
+//! `debug`), and to `bare_variant` when none can.
 
 use crate::arrange::builder::Builder;
 use crate::assert::pattern;
@@ -13,7 +15,7 @@ pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
     let Some(ret) = s.call.ret.as_ref() else {
         return Verdict::Pass(None);
     };
-    match pattern::of(ret, s.cx.api) {
+    match pattern::of(ret, s.cx.api).filter(|p| !pattern::is_bare(p)) {
         Some(pattern) => Verdict::Observed((
             Assertion::Matches { pattern },
             Some(naming::value_slug(ret)),

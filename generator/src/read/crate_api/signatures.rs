@@ -128,12 +128,14 @@ pub(crate) fn fn_api(
     }
     let mut has_receiver = false;
     let mut mut_receiver = false;
+    let mut self_by_value = false;
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
             syn::FnArg::Receiver(r) => {
                 has_receiver = true;
                 mut_receiver = matches!(r.kind, syn::ReceiverKind::Reference(_, _, Some(_)));
+                self_by_value = !matches!(r.kind, syn::ReceiverKind::Reference(..));
             }
             syn::FnArg::Typed(pt) => {
                 let name = match pt.pat.as_ref() {
@@ -179,8 +181,13 @@ pub(crate) fn fn_api(
         public: matches!(vis, syn::Visibility::Public(_)),
         has_receiver,
         mut_receiver,
+        self_by_value,
         params,
         ret,
+        ret_written: match &sig.output {
+            syn::ReturnType::Default => "()".to_string(),
+            syn::ReturnType::Type(_, ty) => type_source(ty),
+        },
         ret_ok_unit: match &sig.output {
             syn::ReturnType::Default => false,
             syn::ReturnType::Type(_, ty) => crate::read::types::written_ok_unit(&type_source(ty)),

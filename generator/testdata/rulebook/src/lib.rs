@@ -382,3 +382,179 @@ impl fmt::Display for Size {
 pub fn size_of(text: &str) -> Size {
     Size::of(text.len() as u64 * 1000)
 }
+
+// ---- observe: what a test sees of a result `==` cannot compare (issue 27) -----------------
+// Kept apart from the sections above so that additions elsewhere merge cleanly.
+
+/// getters: private fields, returned inside `Option`; `id` and `name` are its fields'
+/// getters, `label` one the program calls, `child_count`, `first_child` and `is_leaf` ones it
+/// never calls; `iter`, `into_name` and `child` are no getters (a walk, a move, an argument).
+pub struct Node {
+    id: u32,
+    name: String,
+    children: Vec<u32>,
+}
+
+impl Node {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.name, self.id)
+    }
+
+    pub fn child_count(&self) -> usize {
+        self.children.len()
+    }
+
+    pub fn first_child(&self) -> Option<u32> {
+        self.children.first().copied()
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        self.children.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, u32> {
+        self.children.iter()
+    }
+
+    pub fn into_name(self) -> String {
+        self.name
+    }
+
+    pub fn child(&self, i: usize) -> Option<u32> {
+        self.children.get(i).copied()
+    }
+}
+
+/// getters of a changed receiver (`assert/effects.rs`): one the run never calls.
+impl Counter {
+    pub fn is_even(&self) -> bool {
+        self.total % 2 == 0
+    }
+}
+
+/// getters of a changed `&mut` argument (`assert/effects.rs`): a public field and a getter
+/// the run never calls.
+pub struct Tally {
+    pub count: u32,
+}
+
+impl Tally {
+    pub fn is_even(&self) -> bool {
+        self.count % 2 == 0
+    }
+}
+
+pub fn add_to(tally: &mut Tally, n: u32) {
+    tally.count += n;
+}
+
+pub fn lookup(name: &str) -> Option<Node> {
+    match name {
+        "root" => Some(Node {
+            id: 1,
+            name: "root".to_string(),
+            children: vec![2, 3],
+        }),
+        _ => None,
+    }
+}
+
+/// display: a private field, `Display` and nothing else; the program never displays it.
+pub struct Grade(u8);
+
+impl fmt::Display for Grade {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let letter = match self.0 {
+            90.. => 'A',
+            70..=89 => 'B',
+            _ => 'C',
+        };
+        write!(f, "{letter} ({})", self.0)
+    }
+}
+
+pub fn grade(score: u8) -> Grade {
+    Grade(score)
+}
+
+/// debug: a derived `Debug` all the way down, inside `Option`; the pattern could name only the
+/// variant, as a `Span`'s fields are private.
+#[derive(Debug)]
+pub enum Token {
+    Word(Span),
+    End,
+}
+
+#[derive(Debug)]
+#[allow(dead_code)] // read only by `Debug`, which the lint does not count
+pub struct Span {
+    at: usize,
+    len: usize,
+}
+
+pub fn token(text: &str) -> Option<Token> {
+    Some(match text.len() {
+        0 => Token::End,
+        len => Token::Word(Span { at: 0, len }),
+    })
+}
+
+/// debug, observed on the build: a `Debug` written by hand.
+pub struct Mark(u32);
+
+impl fmt::Debug for Mark {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "mark {}", self.0)
+    }
+}
+
+pub fn mark(n: u32) -> Mark {
+    Mark(n * 2)
+}
+
+/// bare_variant: nothing inside is observable.
+#[allow(dead_code)] // what no caller can see
+pub struct Opaque(u32);
+
+pub fn opaque(n: u32) -> Option<Opaque> {
+    Some(Opaque(n))
+}
+
+/// unwrapped: `Ok(String)` beside an error type without `PartialEq` (a pattern cannot name
+/// a `String`).
+#[derive(Debug)]
+pub struct NameError;
+
+pub fn parse_name(text: &str) -> Result<String, NameError> {
+    match text.trim() {
+        "" => Err(NameError),
+        name => Ok(name.to_uppercase()),
+    }
+}
+
+/// debug, for a type the source does not show: a macro makes the error enum.
+macro_rules! code_error {
+    ($name:ident) => {
+        #[derive(Debug)]
+        pub enum $name {
+            Odd(u32),
+        }
+    };
+}
+code_error!(CodeError);
+
+pub fn check_code(code: u32) -> Result<u32, CodeError> {
+    if code % 2 == 1 {
+        Err(CodeError::Odd(code))
+    } else {
+        Ok(code / 2)
+    }
+}

@@ -49,6 +49,7 @@ fn main() {
     println!("classify = {:?} {:?}", classify(3), classify(12));
     let size = size_of("abc");
     println!("size = {size}");
+    observe();
     // A quiet panic: the default hook would read the environment (RUST_BACKTRACE).
     std::panic::set_hook(Box::new(|_| {}));
     let caught = std::panic::catch_unwind(|| divide(1, 0));
@@ -67,4 +68,20 @@ fn main() {
     let mut cells = [0u32; 3];
     let mut window = Window::new(&mut cells);
     println!("filled = {}", window.fill(7));
+}
+
+// ---- observe: results `==` cannot compare (issue 27), kept apart for clean merges ---------
+
+fn observe() {
+    let mut tally = Tally { count: 1 };
+    add_to(&mut tally, 5);
+    if let Some(node) = lookup("root") {
+        println!("node = {}", node.label());
+    }
+    let _ = grade(72);
+    println!("token = {:?}", token("ab").is_some());
+    let _ = mark(3);
+    println!("opaque = {}", opaque(5).is_some());
+    println!("name = {:?}", parse_name(" ab ").is_ok());
+    println!("code = {:?}", check_code(7).is_err());
 }

@@ -1,0 +1,134 @@
+//! A value's cheap getters and what a test checks through them. A cheap getter is a public
+//! inherent method taking `&self` and nothing else, not generic, not `unsafe`/`async`, whose
+//! name does not say it costs or changes something, returning a type a test can compare or
+//! print (scalars, text, `Option` of those, or a type with `Debug`). The names left out are
+//! the conversions and walks std's naming conventions give (`iter*`, `into_*`, `to_*`, `as_mut*`,
+//! `clone*`, `take*`, `drain*`, `next*`), the ones that change or empty a value (`pop*`,
+//! `reset*`, `clear*`) and the ones that run a verification (`check*`, `validate*`, `verify*`,
+//! url's `check_invariants()`): what they return is a new value, a view or a verdict, not a
+//! part of the state.
+//! At most [`MAX_GETTERS`] per value, in name order, so a type with dozens stays readable.
+//!
+//! The expected value is the recorded one when the run called the getter on an object recorded
+//! exactly equal (addresses included); otherwise the test probes it and verification writes
+//! what this build gives (`verify/observe.rs`).
+
+use carve_storage::Value;
+
+use crate::arrange::check::getter_calls;
+use crate::arrange::context::Ctx;
+use crate::arrange::literal::{self, Position};
+use crate::arrange::values::strip_ref;
+use crate::assert::printed::Kind;
+use crate::body::Effect;
+use crate::read::crate_api::{CrateApi, FnApi, TypeApi};
+
+/// The most getters a test checks of one value.
+pub(crate) const MAX_GETTERS: usize = 8;
+
+/// Name prefixes of methods that are no getter (see the module's documentation).
+const NOT_GETTERS: &[&str] = &[
+    "iter", "into_", "to_", "as_mut", "clone", "take", "drain", "next", "pop", "reset", "clear",
+    "check", "validate", "verify",
+];
+
+/// The type `type_path` names, public or not (a method call does not name it).
+pub(crate) fn type_api<'a>(api: &'a CrateApi, type_path: &str) -> Option<&'a TypeApi> {
+    api.public_type(type_path)
+        .or_else(|| api.declared_type(type_path))
+}
+
+/// The cheap getters of `ty`, in name order.
+pub(crate) fn cheap_getters(ty: &TypeApi) -> impl Iterator<Item = &FnApi> {
+    ty.functions.values().filter(|f| {
+        f.public
+            && f.has_receiver
+            && !f.mut_receiver
+            && !f.self_by_value
+            && f.params.is_empty()
+            && f.blocker.is_none()
+            && f.uninferable_generics == 0
+            && !NOT_GETTERS.iter().any(|p| f.name.starts_with(p))
+    })
+}
+
+/// The check of getter `g` on `var`, holding `state` (of `type_path`): the recorded value of a
+/// call on an object in the same state, else a probe; `None` when its value can be neither
+/// written nor printed.
+pub(crate) fn getter_effect(
+    cx: &Ctx,
+    (var, state, type_path): (&str, &Value, &str),
+    g: &FnApi,
+) -> Option<Effect> {
+    let actual = format!("{var}.{}()", g.ident);
+    let calls = getter_calls(cx, type_path, &g.ident);
+    let recorded = calls.iter().find_map(|&i| {
+        let call = &cx.trace.calls[i];
+        // Equal exactly: `same_state` takes memory a `MaybeUninit` holds for no state, which
+        // a getter may read (smallvec's `len()` while a `Drain` holds it).
+        let recv = strip_ref(call.arg("self")?);
+        (recv == state && state.is_exact())
+            .then_some(call.ret.as_ref()?)
+            .filter(|r| r.is_exact())
+    });
+    if let Some(expected) =
+        recorded.and_then(|r| literal::render(r, &g.ret, Position::Expected).ok())
+    {
+        return Some(Effect {
+            actual,
+            expected,
+            message: None,
+            observe: None,
+        });
+    }
+    let kind = Kind::of(&g.ret_written, &|ty| debuggable(cx.api, ty))?;
+    Some(Effect {
+        actual,
+        expected: String::new(),
+        message: None,
+        observe: Some(kind.name()),
+    })
+}
+
+/// Whether `ty` (as written in the crate) is `Debug` with an output that is the same from run
+/// to run: scalars, text, std containers of such (not hash maps, whose order changes), and the
+/// crate's types that derive or implement `Debug`.
+pub(crate) fn debuggable(api: &CrateApi, ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(r) => debuggable(api, &r.elem),
+        syn::Type::Paren(p) => debuggable(api, &p.elem),
+        syn::Type::Slice(s) => debuggable(api, &s.elem),
+        syn::Type::Array(a) => debuggable(api, &a.elem),
+        syn::Type::Tuple(t) => t.elems.iter().all(|e| debuggable(api, e)),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            let name = last.ident.to_string();
+            let args: Vec<&syn::Type> = match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) => a
+                    .args
+                    .iter()
+                    .filter_map(|a| match a {
+                        syn::GenericArgument::Type(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            const STD: &[&str] = &[
+                "str", "String", "Option", "Result", "Vec", "VecDeque", "Box", "Rc", "Arc",
+                "BTreeMap", "BTreeSet", "Cow", "PathBuf", "Path",
+            ];
+            let known = crate::read::types::Prim::from_name(&name).is_some()
+                || STD.contains(&name.as_str())
+                || api.modules.values().any(|m| {
+                    m.types
+                        .get(&name)
+                        .is_some_and(|t| t.traits.contains("Debug"))
+                });
+            known && args.iter().all(|a| debuggable(api, a))
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,68 @@
+//! Observation: a value of the crate (returned, or inside `Ok`/`Some`/`Err`) that neither `==`,
+//! a field, a getter nor a pattern shows, whose type implements `Display`: checked by the text
+//! it displays, `assert_eq!(result.to_string(), "1.0 kB")`. The run did not display it (else
+//! `display_text` would have the text), so verification observes the text on this build
+//! (`verify/observe.rs`).
+
+use carve_storage::Value;
+
+use crate::arrange::builder::Builder;
+use crate::assert::getters::type_api;
+use crate::assert::inside::inside;
+use crate::assert::printed::Kind;
+use crate::assert::subject::{Subject, Verdict};
+use crate::body::{Assertion, Effect};
+use crate::naming;
+use crate::read::types::strip_generics;
+
+/// A value of a type that implements `Display`.
+pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
+    if s.cx.weak_oracles.get() {
+        return Verdict::Pass(None);
+    }
+    let Some((value, unwrap)) = s
+        .call
+        .ret
+        .as_ref()
+        .and_then(|r| inside(s.cx, r, &s.target.call_path))
+    else {
+        return Verdict::Pass(None);
+    };
+    let (Value::Struct { ty, .. } | Value::Enum { ty, .. }) = value else {
+        return Verdict::Pass(None);
+    };
+    let type_path = strip_generics(ty);
+    let shows = type_api(s.cx.api, type_path).is_some_and(|t| t.traits.contains("Display"));
+    if !shows {
+        return Verdict::Pass(None);
+    }
+    b.effects.push(Effect {
+        actual: "result.to_string()".to_string(),
+        expected: String::new(),
+        message: None,
+        observe: Some(Kind::Str.name()),
+    });
+    let short = type_path.rsplit("::").next().unwrap_or("value");
+    Verdict::Observed((
+        Assertion::Observed { unwrap },
+        Some(naming::snake_case(short)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_value_shown_only_by_display_is_checked_by_the_text_this_build_gives() {
+        // `grade(72)`: a `Grade` with a private field, `Display` and nothing else.
+        let (rule, (assertion, slug), b) = rulebook().observe("rulebook::grade", 0);
+        assert_eq!(rule, "display");
+        assert_eq!(assertion, Assertion::Observed { unwrap: None });
+        assert_eq!(slug.as_deref(), Some("grade"));
+        assert_eq!(b.effects.len(), 1);
+        assert_eq!(b.effects[0].actual, "result.to_string()");
+        assert_eq!(b.effects[0].observe.as_deref(), Some("str"));
+    }
+}

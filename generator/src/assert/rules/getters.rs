@@ -1,0 +1,101 @@
+//! Observation: a struct of the crate (returned, or inside `Ok`/`Some`/`Err`) with cheap getters
+//! other than the namesakes of its fields (`assert/getters.rs`: `&self`, no argument, a name
+//! that says no cost or change): checked by its public fields and field getters, as the
+//! `fields` rule does, and by each such getter: `assert_eq!(result.tag_name(), "item")`. Its
+//! values come from the recording where the run called the getter on an object recorded
+//! exactly equal, else from this build at verification (`verify/observe.rs`). One level: a
+//! getter returning another struct of the crate is compared by its `Debug` text, not looked
+//! into. A struct with no such getter, or holding trait objects (a getter may call into them:
+//! mocks, in a test), is the `fields` rule's; a call whose test failed verification with these
+//! checks is carved again without them (`Ctx::weak_oracles`).
+
+use carve_storage::Value;
+
+use crate::arrange::builder::Builder;
+use crate::arrange::values::dyn_addrs;
+use crate::assert::effects::effects;
+use crate::assert::getters::{cheap_getters, getter_effect, type_api, MAX_GETTERS};
+use crate::assert::inside::inside;
+use crate::assert::subject::{Subject, Verdict};
+use crate::body::Assertion;
+use crate::naming;
+use crate::read::types::strip_generics;
+
+/// A struct with a getter that is not its field's.
+pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
+    if s.cx.weak_oracles.get() {
+        return Verdict::Pass(None);
+    }
+    let Some((value, unwrap)) = s
+        .call
+        .ret
+        .as_ref()
+        .and_then(|r| inside(s.cx, r, &s.target.call_path))
+    else {
+        return Verdict::Pass(None);
+    };
+    let Value::Struct { ty, fields } = value else {
+        return Verdict::Pass(None);
+    };
+    // A getter of an object holding trait objects may call into them (mocks, in a test).
+    let mut held = Vec::new();
+    dyn_addrs(value, &mut held);
+    if !held.is_empty() {
+        return Verdict::Pass(None);
+    }
+    let type_path = strip_generics(ty);
+    let Some(api) = type_api(s.cx.api, type_path) else {
+        return Verdict::Pass(None);
+    };
+    let extra: Vec<_> = cheap_getters(api)
+        .filter(|g| !fields.iter().any(|f| f.name == g.name))
+        .filter_map(|g| getter_effect(s.cx, ("result", value, type_path), g))
+        .take(MAX_GETTERS)
+        .collect();
+    if extra.is_empty() {
+        return Verdict::Pass(None);
+    }
+    effects(s.cx, b, "result", value, type_path);
+    b.effects.extend(extra);
+    let short = type_path.rsplit("::").next().unwrap_or("value");
+    Verdict::Observed((
+        Assertion::Observed { unwrap },
+        Some(naming::snake_case(short)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Assertion;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_struct_with_private_fields_is_checked_by_its_getters() {
+        // `lookup("root")`: a `Some(Node)` whose `label()` and `child_count()` no field holds.
+        let (rule, (assertion, slug), b) = rulebook().observe("rulebook::lookup", 0);
+        assert_eq!(rule, "getters");
+        assert_eq!(
+            assertion,
+            Assertion::Observed {
+                unwrap: Some(".unwrap()".to_string())
+            }
+        );
+        assert_eq!(slug.as_deref(), Some("node"));
+        let effects: Vec<(&str, &str, Option<&str>)> = b
+            .effects
+            .iter()
+            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
+            .collect();
+        assert_eq!(
+            effects,
+            [
+                ("result.id()", "1u32", None),
+                ("result.name()", "\"root\"", None),
+                ("result.child_count()", "", Some("int:usize")),
+                ("result.first_child()", "", Some("opt:int:u32")),
+                ("result.is_leaf()", "", Some("bool")),
+                ("result.label()", "\"root#1\"", None),
+            ]
+        );
+    }
+}

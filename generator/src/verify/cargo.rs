@@ -1,0 +1,139 @@
+//! The cargo commands verification runs and the files it rewrites: `cargo ARGS` in the crate
+//! with a timeout and the caller's interrupt, both pipes read while it runs; a carved file read
+//! back and written again (through a temporary file) as an edit changes it.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::error::GenerateError;
+use crate::interrupt::Interrupt;
+use crate::render::write;
+use crate::verify::repair;
+
+/// How to verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verify {
+    /// The cargo to run (the CLI passes `$CARGO` or `cargo`).
+    pub cargo: PathBuf,
+    /// How many times each test file runs; a test must pass every time.
+    pub runs: u32,
+    /// Longest one `cargo test` of one file may take.
+    pub timeout: Duration,
+}
+
+/// Writes `file` again (through a temporary file) as `edit` changes its source; an edit that
+/// fails is a bug in the generated code, named with the file.
+pub(crate) fn rewrite(
+    out_dir: &Path,
+    file: &str,
+    edit: impl FnOnce(&str) -> Result<String, String>,
+) -> Result<(), GenerateError> {
+    let source = read_back(out_dir, file)?;
+    let repaired = edit(&source).map_err(|message| GenerateError::InvalidGeneratedCode {
+        file: file.to_string(),
+        message,
+    })?;
+    write::write_all(out_dir, &[(file.to_string(), repaired)])?;
+    Ok(())
+}
+
+/// Writes `file` again (through a temporary file) without the top-level items in `names`.
+pub(crate) fn rewrite_without(
+    out_dir: &Path,
+    file: &str,
+    names: &BTreeSet<String>,
+) -> Result<(), GenerateError> {
+    rewrite(out_dir, file, |source| {
+        let left = repair::remove_items(source, names)?;
+        Ok(crate::render::hoist::without_unused_consts(&left))
+    })
+}
+
+pub(crate) fn read_back(out_dir: &Path, file: &str) -> Result<String, GenerateError> {
+    let path = out_dir.join(file);
+    std::fs::read_to_string(&path).map_err(|source| GenerateError::Verify {
+        what: format!("cannot read {} back", path.display()),
+        source: Some(source),
+    })
+}
+
+/// What one cargo command printed, and whether it succeeded.
+pub(crate) struct CargoRun {
+    pub(crate) success: bool,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// Runs `cargo ARGS` in `crate_dir`; `None` when it took longer than the timeout (it is killed).
+/// When the caller interrupts generation, cargo is killed and the error says so.
+pub(crate) fn run_cargo(
+    crate_dir: &Path,
+    args: &[&str],
+    (v, interrupt): (&Verify, Interrupt),
+) -> Result<Option<CargoRun>, GenerateError> {
+    let command = format!("{} {}", v.cargo.display(), args.join(" "));
+    let mut child = Command::new(&v.cargo)
+        .args(args)
+        .current_dir(crate_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| GenerateError::Verify {
+            what: format!("cannot run {command} in {}", crate_dir.display()),
+            source: Some(source),
+        })?;
+    // Read both pipes while waiting: a run printing more than a pipe holds would otherwise
+    // block on its write and never exit.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let start = Instant::now();
+    let status = loop {
+        if interrupt.is_set() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GenerateError::Interrupted {
+                out_dir: crate_dir.to_path_buf(),
+            });
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > v.timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(source) => {
+                return Err(GenerateError::Verify {
+                    what: format!("waiting for {command}"),
+                    source: Some(source),
+                })
+            }
+        }
+    };
+    // A Ctrl-C reaches cargo too: its failure then says nothing about the tests.
+    if interrupt.is_set() {
+        return Err(GenerateError::Interrupted {
+            out_dir: crate_dir.to_path_buf(),
+        });
+    }
+    Ok(Some(CargoRun {
+        success: status.success(),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }))
+}
+
+/// Reads `pipe` to its end on a thread of its own, as text.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}

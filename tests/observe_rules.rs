@@ -1,0 +1,148 @@
+//! Results `==` cannot compare, observed through the richest view that compiles (issue 27):
+//! one small real crate recorded through ptrace, carved and verified, its checks read back. A
+//! getter the run never called, a `Display` it never showed and a hand-written `Debug` are
+//! observed on the build at verification (`generator/src/verify/observe.rs`); the carved tests
+//! then fail when what they observed changes.
+
+mod common;
+
+use common::*;
+
+const LIB: &str = r#"
+use std::fmt;
+
+pub struct Node {
+    id: u32,
+    children: Vec<u32>,
+}
+
+impl Node {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn child_count(&self) -> usize {
+        self.children.len()
+    }
+
+    pub fn first_child(&self) -> Option<u32> {
+        self.children.first().copied()
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        self.children.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, u32> {
+        self.children.iter()
+    }
+}
+
+pub fn lookup(id: u32) -> Option<Node> {
+    (id > 0).then(|| Node { id, children: vec![id * 10, id * 10 + 1] })
+}
+
+pub struct Grade(u8);
+
+impl fmt::Display for Grade {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "grade {}", self.0)
+    }
+}
+
+pub fn grade(score: u8) -> Grade {
+    Grade(score / 10)
+}
+
+pub struct Mark(u32);
+
+impl fmt::Debug for Mark {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "mark {}", self.0)
+    }
+}
+
+pub fn mark(n: u32) -> Mark {
+    Mark(n * 2)
+}
+
+#[allow(dead_code)]
+pub struct Opaque(u32);
+
+pub fn opaque(n: u32) -> Option<Opaque> {
+    Some(Opaque(n))
+}
+
+// Types the source read does not show: whether they are `Debug`, the probe's build says.
+macro_rules! made {
+    () => {
+        #[derive(Debug)]
+        pub enum CodeError {
+            Odd(u32),
+        }
+
+        #[allow(dead_code)]
+        pub struct Quiet(u32);
+    };
+}
+made!();
+
+pub fn check_code(code: u32) -> Result<u32, CodeError> {
+    if code % 2 == 1 {
+        Err(CodeError::Odd(code))
+    } else {
+        Ok(code / 2)
+    }
+}
+
+pub fn quiet(n: u32) -> Option<Quiet> {
+    Some(Quiet(n))
+}
+"#;
+
+const MAIN: &str = r#"
+fn main() {
+    println!("{}", seen::lookup(4).is_some());
+    let _ = seen::grade(72);
+    let _ = seen::mark(3);
+    println!("{}", seen::opaque(5).is_some());
+    println!("{}", seen::check_code(7).is_err());
+    println!("{}", seen::quiet(1).is_some());
+}
+"#;
+
+#[test]
+fn getters_display_and_debug_are_observed_and_only_opaque_values_keep_a_bare_check() {
+    let c = carve_small_crate("seen", LIB, MAIN, &[]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_seen.rs")).unwrap();
+    for check in [
+        "assert_eq!(result.id(), 4u32);",
+        "assert_eq!(result.child_count(), 2usize);",
+        "assert_eq!(result.first_child(), Some(40u32));",
+        "assert!(!result.is_leaf());",
+        "assert_eq!(result.to_string(), \"grade 7\");",
+        "assert_eq!(format!(\"{:?}\", result), \"mark 6\");",
+        "assert!(matches!(result, Some(_)));",
+        "assert_eq!(format!(\"{:?}\", result), \"Odd(7)\");",
+    ] {
+        assert!(file.contains(check), "{check} in {file}");
+    }
+    assert!(!file.contains("carve-observed"), "{file}");
+    assert!(!file.contains("iter()"), "{file}");
+    // `opaque` and `quiet`, whose probe did not compile: `Quiet` is not `Debug`.
+    assert!(c.summary.contains("bare checks left: 2;"), "{}", c.summary);
+    assert!(file.contains("seen::quiet(1u32)"), "{file}");
+
+    // What was observed is what this build gives: another build fails the tests.
+    edit(
+        &c.dir.join("src/lib.rs"),
+        "self.children.len()",
+        "self.children.len() + 1",
+    );
+    edit(&c.dir.join("src/lib.rs"), "\"grade {}\"", "\"grade: {}\"");
+    let (ok, out) = cargo_test(&c.dir);
+    assert!(!ok, "{out}");
+    assert!(out.contains("left: 3"), "{out}");
+    assert!(out.contains("grade: 7"), "{out}");
+}
