@@ -58,7 +58,7 @@ fn main() {
         &file,
         &summary,
         &[
-            "shapes::checksum(&[107u8, 105u8, 119u8, 105u8][..])",
+            "shapes::checksum(&b\"kiwi\"[..])",
             "shapes::checksum(&([] as [u8; 0])[..])",
             "shapes::total(&([] as [u32; 0])[..])",
             "shapes::last_or_zero(Vec::<i16>::new())",
