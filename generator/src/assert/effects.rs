@@ -9,8 +9,7 @@ use crate::arrange::builder::Builder;
 use crate::arrange::check::observations;
 use crate::arrange::context::Ctx;
 use crate::arrange::values::strip_ref;
-use crate::assert::getters::{cheap_getters, getter_effect, type_api, MAX_GETTERS};
-use crate::body::Effect;
+use crate::assert::getters::other_getters;
 
 /// Assertions on the state of `var` after the call: public fields and getters
 /// (`fn field(&self) -> T`).
@@ -45,56 +44,44 @@ pub(crate) fn of_call(
     }
 }
 
-/// Checks of the cheap getters of `var` (holding `after`, of `type_path`) that are not its fields'
-/// namesakes (`assert/getters.rs`), for an object holding no trait object (a getter may call
-/// into one: a mock, in a test).
+/// Checks of the cheap getters of `var` (holding `after`, of `type_path`) that are not its
+/// fields' namesakes (`assert/getters.rs`).
 fn getters(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str) {
-    let Value::Struct { fields, .. } = after else {
-        return;
-    };
-    if cx.weak_oracles.get() {
-        return;
+    if !cx.weak_oracles.get() {
+        b.effects.extend(other_getters(cx, var, after, type_path));
     }
-    let mut held = Vec::new();
-    crate::arrange::values::dyn_addrs(after, &mut held);
-    let Some(ty) = type_api(cx.api, type_path).filter(|_| held.is_empty()) else {
-        return;
-    };
-    let extra: Vec<Effect> = cheap_getters(ty)
-        .filter(|g| !fields.iter().any(|f| f.name == g.name))
-        .filter_map(|g| getter_effect(cx, (var, after, type_path), g))
-        .take(MAX_GETTERS)
-        .collect();
-    b.effects.extend(extra);
 }
 
 #[cfg(test)]
 mod tests {
     use crate::arrange::builder::Builder;
+    use crate::body::Effect;
     use crate::testdata::rulebook;
+
+    /// The checks after the first recorded call of `path`.
+    fn effects_of(path: &str, receiver: Option<&str>, objects: &[(String, String)]) -> Vec<Effect> {
+        let rb = rulebook();
+        let mut b = Builder::default();
+        let call = rb.calls_of(path)[0];
+        super::of_call(&rb.cx(), &mut b, call, rb.callable(path), receiver, objects);
+        b.effects
+    }
+
+    /// Each check as (actual, expected, observed kind).
+    fn rows(effects: &[Effect]) -> Vec<(&str, &str, Option<&str>)> {
+        effects
+            .iter()
+            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
+            .collect()
+    }
 
     #[test]
     fn a_changed_receiver_is_checked_by_its_fields_and_its_other_getters() {
         // `c.bump()`, the first: `total` is a public field with its getter, `is_even()` a
         // getter the run never called (`check()` runs a verification: no getter).
-        let rb = rulebook();
-        let call = rb.calls_of("rulebook::Counter::bump")[0];
-        let mut b = Builder::default();
-        super::of_call(
-            &rb.cx(),
-            &mut b,
-            call,
-            rb.callable("rulebook::Counter::bump"),
-            Some("counter"),
-            &[],
-        );
-        let effects: Vec<(&str, &str, Option<&str>)> = b
-            .effects
-            .iter()
-            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
-            .collect();
+        let effects = effects_of("rulebook::Counter::bump", Some("counter"), &[]);
         assert_eq!(
-            effects,
+            rows(&effects),
             [
                 ("counter.total()", "2u32", None),
                 ("counter.is_even()", "", Some("bool"))
@@ -105,25 +92,10 @@ mod tests {
     #[test]
     fn a_changed_argument_is_checked_by_its_fields_and_its_other_getters() {
         // `add_to(&mut tally, 5)`: the tally after, at 6.
-        let rb = rulebook();
-        let call = rb.calls_of("rulebook::add_to")[0];
-        let mut b = Builder::default();
         let objects = [("tally".to_string(), "tally".to_string())];
-        super::of_call(
-            &rb.cx(),
-            &mut b,
-            call,
-            rb.callable("rulebook::add_to"),
-            None,
-            &objects,
-        );
-        let effects: Vec<(&str, &str, Option<&str>)> = b
-            .effects
-            .iter()
-            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
-            .collect();
+        let effects = effects_of("rulebook::add_to", None, &objects);
         assert_eq!(
-            effects,
+            rows(&effects),
             [
                 ("tally.count", "6u32", None),
                 ("tally.is_even()", "", Some("bool"))

@@ -38,6 +38,25 @@ pub(crate) fn type_api<'a>(api: &'a CrateApi, type_path: &str) -> Option<&'a Typ
         .or_else(|| api.declared_type(type_path))
 }
 
+/// Checks of the cheap getters of `var` (holding struct `value`, of `type_path`) that are not
+/// its fields' namesakes, at most [`MAX_GETTERS`]: none for an object holding a trait object
+/// (a getter may call into it: a mock, in a test) or a type the source does not show.
+pub(crate) fn other_getters(cx: &Ctx, var: &str, value: &Value, type_path: &str) -> Vec<Effect> {
+    let Value::Struct { fields, .. } = value else {
+        return Vec::new();
+    };
+    let mut held = Vec::new();
+    crate::arrange::values::dyn_addrs(value, &mut held);
+    let Some(ty) = type_api(cx.api, type_path).filter(|_| held.is_empty()) else {
+        return Vec::new();
+    };
+    cheap_getters(ty)
+        .filter(|g| !fields.iter().any(|f| f.name == g.name))
+        .filter_map(|g| getter_effect(cx, (var, value, type_path), g))
+        .take(MAX_GETTERS)
+        .collect()
+}
+
 /// The cheap getters of `ty`, in name order.
 pub(crate) fn cheap_getters(ty: &TypeApi) -> impl Iterator<Item = &FnApi> {
     ty.functions.values().filter(|f| {

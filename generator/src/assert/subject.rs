@@ -1,10 +1,12 @@
 //! What an observation rule (`assert/rules/`) is given and what it says (plain data).
 
-use carve_storage::Call;
+use carve_storage::{Call, Value};
 
 use crate::act::target::Callable;
 use crate::arrange::context::Ctx;
+use crate::assert::inside::inside;
 use crate::body::Assertion;
+use crate::naming;
 
 /// The call whose result a rule observes: `panicked` holds the message it panicked with (itself
 /// `None` when not recorded), when it did.
@@ -24,4 +26,26 @@ pub(crate) enum Verdict {
     Observed(Observation),
     /// Not this rule's: the next rule tries; with a reason, the one to give when none observes.
     Pass(Option<&'static str>),
+}
+
+impl<'s> Subject<'s, '_> {
+    /// The value a rule observes through its parts (getters, `Display`, `Debug`): the one
+    /// inside the result, and how to get it out (see [`inside`]); none when the call is carved
+    /// with the recording's checks only (`Ctx::weak_oracles`).
+    pub(crate) fn inside_for_parts(&self) -> Option<(&'s Value, Option<String>)> {
+        if self.cx.weak_oracles.get() {
+            return None;
+        }
+        inside(self.cx, self.call.ret.as_ref()?, &self.target.call_path)
+    }
+}
+
+/// The result observed through checks the rule added, got out with `unwrap`, named after the
+/// last segment of `type_path` (`node` for `abc::Node`).
+pub(crate) fn observed_parts(unwrap: Option<String>, type_path: &str) -> Verdict {
+    let short = type_path.rsplit("::").next().unwrap_or("value");
+    Verdict::Observed((
+        Assertion::Observed { unwrap },
+        Some(naming::snake_case(short)),
+    ))
 }

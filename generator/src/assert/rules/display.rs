@@ -8,24 +8,14 @@ use carve_storage::Value;
 
 use crate::arrange::builder::Builder;
 use crate::assert::getters::type_api;
-use crate::assert::inside::inside;
 use crate::assert::printed::Kind;
-use crate::assert::subject::{Subject, Verdict};
-use crate::body::{Assertion, Effect};
-use crate::naming;
+use crate::assert::subject::{observed_parts, Subject, Verdict};
+use crate::body::Effect;
 use crate::read::types::strip_generics;
 
 /// A value of a type that implements `Display`.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
-    if s.cx.weak_oracles.get() {
-        return Verdict::Pass(None);
-    }
-    let Some((value, unwrap)) = s
-        .call
-        .ret
-        .as_ref()
-        .and_then(|r| inside(s.cx, r, &s.target.call_path))
-    else {
+    let Some((value, unwrap)) = s.inside_for_parts() else {
         return Verdict::Pass(None);
     };
     let (Value::Struct { ty, .. } | Value::Enum { ty, .. }) = value else {
@@ -42,11 +32,7 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
         message: None,
         observe: Some(Kind::Str.name()),
     });
-    let short = type_path.rsplit("::").next().unwrap_or("value");
-    Verdict::Observed((
-        Assertion::Observed { unwrap },
-        Some(naming::snake_case(short)),
-    ))
+    observed_parts(unwrap, type_path)
 }
 
 #[cfg(test)]

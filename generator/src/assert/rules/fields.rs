@@ -8,9 +8,7 @@ use carve_storage::Value;
 use crate::arrange::builder::Builder;
 use crate::arrange::values::returned_struct;
 use crate::assert::effects::effects;
-use crate::assert::subject::{Subject, Verdict};
-use crate::body::Assertion;
-use crate::naming;
+use crate::assert::subject::{observed_parts, Subject, Verdict};
 use crate::read::types::strip_generics;
 
 /// A returned struct with something to observe, or dependencies whose mocks check what the call
@@ -33,11 +31,7 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     if b.effects.len() == before && b.deps.is_empty() {
         return Verdict::Pass(None);
     }
-    let short = strip_generics(ty).rsplit("::").next().unwrap_or("value");
-    Verdict::Observed((
-        Assertion::Observed { unwrap },
-        Some(naming::snake_case(short)),
-    ))
+    observed_parts(unwrap, strip_generics(ty))
 }
 
 /// A reference to a struct (`Deref::deref`, a getter returning `&Inner`) is observed through the

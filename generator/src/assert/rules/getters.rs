@@ -12,56 +12,27 @@
 use carve_storage::Value;
 
 use crate::arrange::builder::Builder;
-use crate::arrange::values::dyn_addrs;
 use crate::assert::effects::effects;
-use crate::assert::getters::{cheap_getters, getter_effect, type_api, MAX_GETTERS};
-use crate::assert::inside::inside;
-use crate::assert::subject::{Subject, Verdict};
-use crate::body::Assertion;
-use crate::naming;
+use crate::assert::getters::other_getters;
+use crate::assert::subject::{observed_parts, Subject, Verdict};
 use crate::read::types::strip_generics;
 
 /// A struct with a getter that is not its field's.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
-    if s.cx.weak_oracles.get() {
-        return Verdict::Pass(None);
-    }
-    let Some((value, unwrap)) = s
-        .call
-        .ret
-        .as_ref()
-        .and_then(|r| inside(s.cx, r, &s.target.call_path))
-    else {
+    let Some((value, unwrap)) = s.inside_for_parts() else {
         return Verdict::Pass(None);
     };
-    let Value::Struct { ty, fields } = value else {
+    let Value::Struct { ty, .. } = value else {
         return Verdict::Pass(None);
     };
-    // A getter of an object holding trait objects may call into them (mocks, in a test).
-    let mut held = Vec::new();
-    dyn_addrs(value, &mut held);
-    if !held.is_empty() {
-        return Verdict::Pass(None);
-    }
     let type_path = strip_generics(ty);
-    let Some(api) = type_api(s.cx.api, type_path) else {
-        return Verdict::Pass(None);
-    };
-    let extra: Vec<_> = cheap_getters(api)
-        .filter(|g| !fields.iter().any(|f| f.name == g.name))
-        .filter_map(|g| getter_effect(s.cx, ("result", value, type_path), g))
-        .take(MAX_GETTERS)
-        .collect();
+    let extra = other_getters(s.cx, "result", value, type_path);
     if extra.is_empty() {
         return Verdict::Pass(None);
     }
     effects(s.cx, b, "result", value, type_path);
     b.effects.extend(extra);
-    let short = type_path.rsplit("::").next().unwrap_or("value");
-    Verdict::Observed((
-        Assertion::Observed { unwrap },
-        Some(naming::snake_case(short)),
-    ))
+    observed_parts(unwrap, type_path)
 }
 
 #[cfg(test)]
