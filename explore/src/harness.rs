@@ -402,50 +402,11 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{ObjectType, Param, Receiver, Ret};
-    use crate::pools::Lit;
+    use crate::testdata;
 
     fn gauge() -> (Explorable, Pools) {
-        let u8k = PoolKind::Scalar("u8".into());
-        let ex = Explorable {
-            crate_name: "g".into(),
-            objects: vec![ObjectType {
-                path: "g::Gauge".into(),
-                name: "Gauge".into(),
-                default: true,
-                borrows: false,
-            }],
-            callables: vec![
-                Callable {
-                    path: "g::Gauge::new".into(),
-                    call: "g::Gauge::new".into(),
-                    receiver: None,
-                    params: vec![Param {
-                        name: "max".into(),
-                        kind: u8k.clone(),
-                        pass: Pass::Value,
-                    }],
-                    makes: Some((0, Made::Plain)),
-                    ret: Ret::Other,
-                },
-                Callable {
-                    path: "g::Gauge::level".into(),
-                    call: "level".into(),
-                    receiver: Some(Receiver {
-                        object: 0,
-                        mutable: false,
-                    }),
-                    params: Vec::new(),
-                    makes: None,
-                    ret: Ret::Scalar("u8".into()),
-                },
-            ],
-            left_out: Vec::new(),
-        };
-        let pools = Pools {
-            by_kind: [(u8k, vec![Lit::Uint(0), Lit::Uint(255)])].into(),
-        };
-        (ex, pools)
+        let ex = testdata::gauge_api(vec![testdata::getter("level", "u8")]);
+        (ex, testdata::pools(Vec::new()))
     }
 
     #[test]

@@ -18,6 +18,8 @@ mod keep;
 mod pools;
 mod render;
 mod strategy;
+#[cfg(test)]
+mod testdata;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

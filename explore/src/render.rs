@@ -277,76 +277,37 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{ObjectType, Param, Receiver};
+    use crate::api::Param;
+    use crate::testdata;
 
     fn cx_parts() -> (Explorable, Pools, Space) {
-        let u8k = PoolKind::Scalar("u8".into());
-        let ex = Explorable {
-            crate_name: "g".into(),
-            objects: vec![ObjectType {
-                path: "g::Gauge".into(),
-                name: "Gauge".into(),
-                default: true,
-                borrows: false,
+        let parse = Callable {
+            path: "g::parse".into(),
+            call: "g::parse".into(),
+            receiver: None,
+            params: vec![Param {
+                name: "s".into(),
+                kind: PoolKind::Str,
+                pass: Pass::Owned,
             }],
-            callables: vec![
-                Callable {
-                    path: "g::Gauge::new".into(),
-                    call: "g::Gauge::new".into(),
-                    receiver: None,
-                    params: vec![Param {
-                        name: "max".into(),
-                        kind: u8k.clone(),
-                        pass: Pass::Value,
-                    }],
-                    makes: Some((0, Made::Plain)),
-                    ret: Ret::Other,
-                },
-                Callable {
-                    path: "g::Gauge::is_full".into(),
-                    call: "is_full".into(),
-                    receiver: Some(Receiver {
-                        object: 0,
-                        mutable: false,
-                    }),
-                    params: Vec::new(),
-                    makes: None,
-                    ret: Ret::Scalar("bool".into()),
-                },
-                Callable {
-                    path: "g::parse".into(),
-                    call: "g::parse".into(),
-                    receiver: None,
-                    params: vec![Param {
-                        name: "s".into(),
-                        kind: PoolKind::Str,
-                        pass: Pass::Owned,
-                    }],
-                    makes: None,
-                    ret: Ret::Other,
-                },
-            ],
-            left_out: Vec::new(),
+            makes: None,
+            ret: Ret::Other,
         };
-        let pools = Pools {
-            by_kind: [
-                (u8k, vec![Lit::Uint(0), Lit::Uint(255)]),
-                (PoolKind::Str, vec![Lit::Str(String::new())]),
-            ]
-            .into(),
-        };
+        let ex = testdata::gauge_api(vec![testdata::getter("is_full", "bool"), parse]);
+        let pools = testdata::pools(vec![(PoolKind::Str, vec![Lit::Str(String::new())])]);
         let space = Space::new(vec![vec![2, 2], vec![2], vec![1]]).unwrap();
         (ex, pools, space)
     }
 
+    /// The rendering context over [`cx_parts`].
+    fn context<'a>((ex, pools, space): &'a (Explorable, Pools, Space)) -> Context<'a> {
+        Context { ex, pools, space }
+    }
+
     #[test]
     fn a_kept_sequence_reads_as_a_test_with_its_objects_and_assertions() {
-        let (ex, pools, space) = cx_parts();
-        let cx = Context {
-            ex: &ex,
-            pools: &pools,
-            space: &space,
-        };
+        let parts = cx_parts();
+        let (cx, space) = (context(&parts), &parts.2);
         // Gauge::new(0) into slot 1, then slot 1's is_full, then parse("").
         let calls = [
             space.encode(0, &[0, 1]),
@@ -376,12 +337,8 @@ mod tests {
 
     #[test]
     fn a_receiver_used_before_any_constructor_starts_from_default() {
-        let (ex, pools, space) = cx_parts();
-        let cx = Context {
-            ex: &ex,
-            pools: &pools,
-            space: &space,
-        };
+        let parts = cx_parts();
+        let (cx, space) = (context(&parts), &parts.2);
         let finding = Finding {
             outcomes: Vec::new(),
             calls: vec![space.encode(1, &[0])],
@@ -399,12 +356,8 @@ mod tests {
 
     #[test]
     fn a_reproducer_binds_the_objects_the_calls_before_the_panic_made() {
-        let (ex, pools, space) = cx_parts();
-        let cx = Context {
-            ex: &ex,
-            pools: &pools,
-            space: &space,
-        };
+        let parts = cx_parts();
+        let (cx, space) = (context(&parts), &parts.2);
         let finding = Finding {
             calls: vec![space.encode(0, &[1, 0]), space.encode(1, &[0])],
             outcomes: vec![CallOutcome::Returned(Some(

@@ -1,0 +1,62 @@
+//! The small API the unit tests explore: `g::Gauge` (made by `Gauge::new(max: u8)`, `Default`)
+//! with the getters each test adds, over a pool of `u8` holding 0 and 255.
+
+use crate::api::{Callable, Explorable, Made, ObjectType, Param, Pass, PoolKind, Receiver, Ret};
+use crate::pools::{Lit, Pools};
+
+/// The kind of `Gauge::new`'s argument.
+pub(crate) fn u8_kind() -> PoolKind {
+    PoolKind::Scalar("u8".into())
+}
+
+/// `g::Gauge` with `Gauge::new`, then `more` callables.
+pub(crate) fn gauge_api(more: Vec<Callable>) -> Explorable {
+    let mut callables = vec![Callable {
+        path: "g::Gauge::new".into(),
+        call: "g::Gauge::new".into(),
+        receiver: None,
+        params: vec![Param {
+            name: "max".into(),
+            kind: u8_kind(),
+            pass: Pass::Value,
+        }],
+        makes: Some((0, Made::Plain)),
+        ret: Ret::Other,
+    }];
+    callables.extend(more);
+    Explorable {
+        crate_name: "g".into(),
+        objects: vec![ObjectType {
+            path: "g::Gauge".into(),
+            name: "Gauge".into(),
+            default: true,
+            borrows: false,
+        }],
+        callables,
+        left_out: Vec::new(),
+    }
+}
+
+/// `Gauge::NAME(&self) -> RET` (`ret`: a scalar type).
+pub(crate) fn getter(name: &str, ret: &str) -> Callable {
+    Callable {
+        path: format!("g::Gauge::{name}"),
+        call: name.into(),
+        receiver: Some(Receiver {
+            object: 0,
+            mutable: false,
+        }),
+        params: Vec::new(),
+        makes: None,
+        ret: Ret::Scalar(ret.into()),
+    }
+}
+
+/// The `u8` pool, 0 and 255, with `more` pools.
+pub(crate) fn pools(more: Vec<(PoolKind, Vec<Lit>)>) -> Pools {
+    let mut by_kind = vec![(u8_kind(), vec![Lit::Uint(0), Lit::Uint(255)])];
+    by_kind.extend(more);
+    Pools {
+        by_kind: by_kind.into_iter().collect(),
+    }
+}
