@@ -7,6 +7,10 @@
 //! `const fn`) cannot be compared, and is never taken on trust: two consts of one type differ
 //! only in such calls often enough (`STANDARD` and `URL_SAFE`).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use carve_storage::Value;
 use syn::ext::IdentExt;
 
@@ -40,8 +44,8 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
 pub(crate) fn matching_const(api: &CrateApi, type_path: &str, state: &Value) -> Option<String> {
     let base = strip_generics(type_path);
     let type_name = base.rsplit("::").next()?;
-    let mut found = api
-        .modules
+    // Two consts holding the same state are the same value: the first, in module order.
+    api.modules
         .values()
         .filter(|m| m.reachable)
         .flat_map(|m| m.consts.values().map(move |c| (m, c)))
@@ -52,10 +56,8 @@ pub(crate) fn matching_const(api: &CrateApi, type_path: &str, state: &Value) -> 
             path.extend(m.path.iter().cloned());
             path.push(c.ident.clone());
             path.join("::")
-        });
-    let first = found.next()?;
-    // Two consts holding the same state are the same value: the first, in module order.
-    Some(first)
+        })
+        .next()
 }
 
 /// Whether const `c` of module `module` holds `value`.
@@ -66,7 +68,23 @@ fn same_const(
     value: &Value,
     depth: usize,
 ) -> bool {
-    syn::parse_str::<syn::Expr>(&c.expr).is_ok_and(|expr| same(api, module, &expr, value, depth))
+    parsed(&c.expr).is_some_and(|expr| same(api, module, &expr, value, depth))
+}
+
+/// An initializer's tokens parsed, once per text on this thread (`syn::Expr` is not `Send`,
+/// so the crate's API keeps the text; an object of the const's type is wanted once per test).
+fn parsed(expr: &str) -> Option<Rc<syn::Expr>> {
+    thread_local! {
+        static PARSED: RefCell<HashMap<String, Option<Rc<syn::Expr>>>> = RefCell::default();
+    }
+    PARSED.with(|cache| {
+        if let Some(found) = cache.borrow().get(expr) {
+            return found.clone();
+        }
+        let made = syn::parse_str::<syn::Expr>(expr).ok().map(Rc::new);
+        cache.borrow_mut().insert(expr.to_string(), made.clone());
+        made
+    })
 }
 
 /// Whether `expr` (an initializer written in module `module`) evaluates to `value`.
