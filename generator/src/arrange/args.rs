@@ -48,7 +48,7 @@ pub(crate) fn build(site: &Site, b: &mut Builder) -> Result<(&'static str, Built
 pub(crate) fn decide(site: &Site, b: &mut Builder) -> (&'static str, Result<Built, &'static str>) {
     for (name, rule) in RULES {
         match rule(site, b) {
-            Verdict::Built(built) => return (name, Ok(borrowed::bound(site, b, built))),
+            Verdict::Built(built) => return (name, Ok(built)),
             Verdict::Refused(why) => return (name, Err(why)),
             Verdict::Pass => {}
         }

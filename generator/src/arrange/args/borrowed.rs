@@ -10,7 +10,8 @@
 //!
 //! A `&mut` literal always (never promoted to a static); a `&` one when it calls or expands
 //! anything (`&String::from(..)`, `&vec![..]`): a constant one (`&[1u8, 2u8][..]`) lives for the
-//! whole program already.
+//! whole program already. Applied by the literal rules (`literal.rs`, `value_literal.rs`): a
+//! mock or a rebuilt object is a variable already.
 
 use crate::arrange::args::site::{Built, Place, Site};
 use crate::arrange::builder::Builder;

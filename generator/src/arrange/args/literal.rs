@@ -5,15 +5,16 @@
 
 use carve_storage::Value;
 
+use crate::arrange::args::borrowed;
 use crate::arrange::args::site::{Built, Place, Site, Verdict};
 use crate::arrange::builder::Builder;
 use crate::arrange::literal::{self, Position};
 
 /// The rule: a literal of the parameter's declared type.
-pub(crate) fn rule(site: &Site, _: &mut Builder) -> Verdict {
+pub(crate) fn rule(site: &Site, b: &mut Builder) -> Verdict {
     let value = &site.arg.value;
     match literal::render(value, &site.param.ty, Position::Arg) {
-        Ok(expr) => Verdict::Built(Built::expr(expr)),
+        Ok(expr) => Verdict::Built(borrowed::bound(site, b, Built::expr(expr))),
         Err(e) if site.place == Place::Tested && scalar(value) => {
             Verdict::Refused(literal::reason(e))
         }

@@ -3,14 +3,15 @@
 //! public fields and enums, std values with a known constructor (`arrange/literal.rs`'s
 //! `render_value`).
 
+use crate::arrange::args::borrowed;
 use crate::arrange::args::site::{Built, Site, Verdict};
 use crate::arrange::builder::Builder;
 use crate::arrange::literal;
 
 /// The rule: a literal of the recorded value's own type.
-pub(crate) fn rule(site: &Site, _: &mut Builder) -> Verdict {
+pub(crate) fn rule(site: &Site, b: &mut Builder) -> Verdict {
     match literal::render_value(&site.arg.value, false, site.cx.api) {
-        Ok(expr) => Verdict::Built(Built::expr(expr)),
+        Ok(expr) => Verdict::Built(borrowed::bound(site, b, Built::expr(expr))),
         Err(_) => Verdict::Pass,
     }
 }
