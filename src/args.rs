@@ -187,6 +187,12 @@ pub struct RecordArgs {
     /// capture skipped; the calls still open get their ends).
     #[arg(long, value_name = "N")]
     pub max_calls_per_function: Option<u64>,
+    /// Store every call. By default a call equivalent to an earlier sibling (same function,
+    /// arguments, receiver state, outcome, result, effects and calls below it) is counted as a
+    /// repeat of that one, not stored again: the trace grows with the program's behaviour, not
+    /// with its loops, and `generate` carves the same tests.
+    #[arg(long)]
+    pub all_calls: bool,
     /// Say so when the trace grows past MB megabytes (and again at each doubling), naming the
     /// function with the most calls and how to record fewer of them; 0: never.
     #[arg(long, default_value_t = 1024, value_name = "MB")]

@@ -1143,6 +1143,7 @@ fn run_recorded(
                 excludes: Vec::new(),
                 crates: Vec::new(),
                 carve_version: env!("CARGO_PKG_VERSION").to_string(),
+                distinct_calls: false,
             };
             Some(Store::create(db)?.begin_run(&info)?)
         }

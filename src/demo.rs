@@ -66,6 +66,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         excludes: Vec::new(),
         crates: Vec::new(),
         max_calls_per_function: None,
+        all_calls: false,
         size_warning: 1024,
         depth: 0,
         max_depth: 4,

@@ -64,7 +64,7 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Option<Report>> {
     let baseline: Vec<Trace> = runs
         .iter()
         .filter(|r| same_recording(r, reference))
-        .map(|r| store.load_trace(r.id))
+        .map(|r| store.load_trace_whole(r.id))
         .collect::<Result<_, _>>()?;
 
     let command = new_build_command(a, baseline_db, reference)?;
@@ -92,7 +92,8 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Option<Report>> {
         .unwrap_or_else(|| tmp.path().join("new.db"));
     // A `--new-db` may hold runs already: the new build's is the one recorded now.
     let before = latest_run(&new_db);
-    let status = record_new(a, &new_db, &selection, &command)?;
+    let all_calls = !reference.info.distinct_calls;
+    let status = record_new(a, &new_db, (&selection, all_calls), &command)?;
     let new_run = latest_run(&new_db).filter(|&run| Some(run) != before);
     let Some(new_run) = new_run else {
         // carve's own errors exit 2 after one line; the program's own code comes with a run.
@@ -104,7 +105,7 @@ fn compare_with_baseline(a: &GateArgs) -> anyhow::Result<Option<Report>> {
             shell_quoted(command.iter().map(|w| w.to_string_lossy()))
         );
     };
-    let new = Store::open(&new_db)?.load_trace(new_run)?;
+    let new = Store::open(&new_db)?.load_trace_whole(new_run)?;
 
     let options = Options {
         ignore: a.ignore.clone(),
@@ -198,7 +199,7 @@ struct Selection {
 fn record_new(
     a: &GateArgs,
     db: &Path,
-    selection: &Selection,
+    (selection, all_calls): (&Selection, bool),
     command: &[OsString],
 ) -> anyhow::Result<std::process::ExitStatus> {
     let carve = crate::carve_exe()?;
@@ -218,6 +219,10 @@ fn record_new(
     }
     if let Some(n) = a.max_calls_per_function {
         cmd.arg("--max-calls-per-function").arg(n.to_string());
+    }
+    // As the baseline was recorded: every call, or repeats counted (both compared whole).
+    if all_calls {
+        cmd.arg("--all-calls");
     }
     cmd.arg("--").args(command);
     let stderr = std::io::stderr()

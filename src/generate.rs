@@ -141,7 +141,8 @@ fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
         (None, false) => Some(carve_generator::DEFAULT_MAX_PER_FUNCTION),
     };
     let mut grouped = if a.all || a.whole_trace {
-        GroupedTrace::whole(store.load_trace(run)?)
+        // Every call, the repeats the recorder counted made again.
+        GroupedTrace::whole(store.load_trace_whole(run)?)
     } else {
         let (functions, objects) = (store.functions(run)?, store.objects(run)?);
         // With the crate given, the calls no test can make lose their values once grouped
@@ -151,7 +152,8 @@ fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
             .crate_dir
             .as_deref()
             .and_then(|dir| LeanValues::load(dir, &functions, &objects).ok());
-        let mut grouper = Grouper::new(store.run(run)?, functions, objects);
+        let mut grouper =
+            Grouper::new(store.run(run)?, functions, objects).with_repeats(store.repeats(run)?);
         if let Some(n) = max_per_function {
             grouper = grouper.max_per_function(n);
         }

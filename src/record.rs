@@ -152,6 +152,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             excludes: a.excludes.clone(),
             crates: a.crates.clone(),
             carve_version: env!("CARGO_PKG_VERSION").to_string(),
+            distinct_calls: !a.all_calls,
         };
         let store = match first_store.lock().ok().and_then(|mut s| s.take()) {
             Some(store) => Ok(store),
@@ -236,13 +237,23 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         );
     };
     let total = reports.iter().map(|r| r.calls.total()).sum::<u64>();
+    // Calls alike earlier ones, counted and not stored (none with --all-calls).
+    let counted = |r: &RunReport| {
+        match Store::open(&a.db).and_then(|s| s.repeat_count(r.run)) {
+        Ok(0) | Err(_) => String::new(),
+        Ok(n) => format!(
+            "; {n} of them alike earlier calls (values, effects and calls below), counted, not stored (--all-calls stores them)"
+        ),
+    }
+    };
     if reports.len() == 1 && !first.forked {
         say(&format!(
-            "carve: recorded {} calls of {} into {} (run {}); {}",
+            "carve: recorded {} calls of {} into {} (run {}{}); {}",
             first.calls.total(),
             first.program.display(),
             a.db.display(),
             first.run.0,
+            counted(first),
             how
         ));
     } else {
@@ -253,11 +264,12 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             };
             let what = if r.forked { "forked child" } else { "program" };
             say(&format!(
-                "carve: recorded {what} {} (pid {}) as run {}: {} calls; {ended}",
+                "carve: recorded {what} {} (pid {}) as run {}: {} calls{}; {ended}",
                 r.program.display(),
                 r.pid,
                 r.run.0,
-                r.calls.total()
+                r.calls.total(),
+                counted(r)
             ));
         }
         say(&format!(

@@ -222,8 +222,20 @@ fn write_tree<W: Write>(
         },
         None => "recording did not finish".to_string(),
     };
+    // Calls the recorder counted as repeats of a stored one (not stored, not shown one by one).
+    let repeats: std::collections::HashMap<CallId, usize> = store
+        .repeats(run.id)?
+        .into_iter()
+        .map(|(rep, ids)| (rep, ids.len()))
+        .collect();
+    let counted = if repeats.is_empty() {
+        String::new()
+    } else {
+        let n: usize = repeats.values().sum();
+        format!(", and {n} repeats of them counted, not stored")
+    };
     out.put(&format!(
-        "# run {}: {} {} (pid {}, {}, {} calls)\n",
+        "# run {}: {} {} (pid {}, {}, {} calls{counted})\n",
         run.id.0,
         one_line(&run.info.program),
         one_line(&run.info.args.join(" ")),
@@ -303,6 +315,10 @@ fn write_tree<W: Write>(
             let (line, mut end) = call_line(&call, name_of(&call), depth);
             if let Some(reads) = seen.get(&call.id) {
                 end.push_str(&one_line(&files_seen(reads)));
+            }
+            if let Some(n) = repeats.get(&call.id) {
+                let calls = if *n == 1 { "call" } else { "calls" };
+                end.push_str(&format!("  (and {n} more {calls} alike)"));
             }
             if children(i).is_empty() {
                 out.put(&format!("{line}{end}\n"))?;

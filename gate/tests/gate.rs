@@ -65,6 +65,7 @@ fn trace(id: i64, roots: Vec<N>) -> Trace {
                 excludes: vec![],
                 crates: vec![],
                 carve_version: "0".into(),
+                distinct_calls: false,
             },
             end: Some(RunEnd {
                 exit: ProcessExit::Exited { code: 0 },

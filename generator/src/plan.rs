@@ -273,6 +273,7 @@ mod tests {
                     excludes: vec![],
                     crates: vec![],
                     carve_version: "0".to_string(),
+                    distinct_calls: false,
                 },
                 end: None,
             },

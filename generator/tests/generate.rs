@@ -316,6 +316,7 @@ fn trace(dir: &Path) -> Trace {
                 excludes: vec![],
                 crates: vec![],
                 carve_version: "0.1.0".to_string(),
+                distinct_calls: false,
             },
             end: None,
         },

@@ -141,6 +141,7 @@ impl Builder {
                     excludes: vec![],
                     crates: vec![],
                     carve_version: "0".into(),
+                    distinct_calls: false,
                 },
                 end: None,
             },

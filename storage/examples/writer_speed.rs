@@ -43,6 +43,7 @@ fn main() {
         excludes: Vec::new(),
         crates: Vec::new(),
         carve_version: "bench".to_owned(),
+        distinct_calls: false,
     };
     let mut writer = store.begin_run(&info).expect("run");
     writer.record(TraceEvent::Functions(vec![FunctionInfo {

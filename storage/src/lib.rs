@@ -6,6 +6,7 @@ mod error;
 mod glob;
 mod json;
 mod model;
+mod repeats;
 mod schema;
 mod store;
 mod writer;

@@ -87,6 +87,11 @@ pub struct RunInfo {
     #[serde(default)]
     pub crates: Vec<String>,
     pub carve_version: String,
+    /// Calls equivalent to one stored already were counted as its repeats, not stored
+    /// (`carve record`'s default; false with `--all-calls` and for runs recorded before schema
+    /// version 9). See [`crate::Store::repeats`].
+    #[serde(default)]
+    pub distinct_calls: bool,
 }
 
 /// How the traced process ended.

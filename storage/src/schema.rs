@@ -165,6 +165,21 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, seq)
     );
     "#,
+    // 9: equivalent calls counted at record time instead of stored (`distinct_calls` = 1; see
+    // the writer's `repeats`): each stored call's repeats as runs of ids `first`,
+    // `first + step`, ... (`count` ids), all made on `thread`.
+    r#"
+    ALTER TABLE runs ADD COLUMN distinct_calls INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE repeats (
+        run_id         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        representative INTEGER NOT NULL,
+        first          INTEGER NOT NULL,
+        step           INTEGER NOT NULL,
+        count          INTEGER NOT NULL,
+        thread         INTEGER NOT NULL,
+        PRIMARY KEY (run_id, representative, first)
+    );
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -1,6 +1,6 @@
 //! The trace database handle: opening, reading runs and traces back, and starting a run's writer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -13,6 +13,7 @@ use crate::model::{
     ObjectId, ObjectInfo, ParamInfo, ProcessExit, Run, RunEnd, RunId, RunInfo, ThreadLines, Trace,
     Value,
 };
+use crate::repeats::IdRun;
 use crate::schema;
 
 pub use crate::schema::{LockWait, SCHEMA_VERSION};
@@ -42,7 +43,7 @@ impl std::fmt::Debug for Store {
 
 const RUN_COLUMNS: &str = "id, program, args, cwd, pid, started_at_ms, filters, excludes, \
      carve_version, exit_kind, exit_code, exit_signal, exit_signal_name, exit_reason, ended_at_ms, \
-     crates";
+     crates, distinct_calls";
 
 impl Store {
     /// Opens the trace database at `path` for recording, creating it when missing, and
@@ -387,7 +388,8 @@ impl Store {
         schema::wait_for_lock(&self.path, self.waiting.as_ref(), || {
             self.conn.execute(
                 "INSERT INTO runs (program, args, cwd, pid, started_at_ms, filters, excludes, \
-                 carve_version, crates) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 carve_version, crates, distinct_calls) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 rusqlite::params![
                     info.program,
                     args,
@@ -398,12 +400,13 @@ impl Store {
                     excludes,
                     info.carve_version,
                     crates,
+                    info.distinct_calls,
                 ],
             )
         })
         .map_err(StorageError::sql("inserting the run"))?;
         let run = RunId(self.conn.last_insert_rowid());
-        RunWriter::spawn(self.conn, run, self.path, self.waiting)
+        RunWriter::spawn(self.conn, run, self.path, self.waiting, info.distinct_calls)
     }
 
     /// The functions of a run, by id.
@@ -556,6 +559,115 @@ impl Store {
             f(call)?;
         }
         Ok(())
+    }
+
+    /// The calls of `run` counted as repeats of a stored call while it was recorded (see
+    /// [`RunInfo::distinct_calls`]): per stored call (the representative), the ids of the
+    /// calls equivalent to it, in start order. Empty for a run that stored every call.
+    pub fn repeats(&self, run: RunId) -> Result<BTreeMap<CallId, Vec<CallId>>, StorageError> {
+        let mut out: BTreeMap<CallId, Vec<CallId>> = BTreeMap::new();
+        for (representative, ids) in self.repeat_runs(run)? {
+            out.entry(representative)
+                .or_default()
+                .extend(ids.ids().map(CallId));
+        }
+        for ids in out.values_mut() {
+            ids.sort_unstable();
+        }
+        Ok(out)
+    }
+
+    /// A run with every call, as [`Store::load_trace`] gives it, where the calls counted as
+    /// repeats while it was recorded ([`RunInfo::distinct_calls`]) are made again from their
+    /// representatives: the same function, values, objects, outcome and depth, their own id
+    /// and thread, and as parent the call they ran under (the representative's parent, or the
+    /// repeat of it that encloses them). Equal, call for call, to the trace `--all-calls` would
+    /// have stored, but for the calls' times, which repeats do not keep.
+    pub fn load_trace_whole(&self, run: RunId) -> Result<Trace, StorageError> {
+        let mut trace = self.load_trace(run)?;
+        let runs = self.repeat_runs(run)?;
+        if runs.is_empty() {
+            return Ok(trace);
+        }
+        let at: HashMap<CallId, usize> = trace
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i))
+            .collect();
+        // Every instance of each stored call, by thread: itself and its repeats, in id order.
+        let mut instances: HashMap<(CallId, i32), Vec<u64>> = HashMap::new();
+        for call in &trace.calls {
+            instances
+                .entry((call.id, call.thread))
+                .or_default()
+                .push(call.id.0);
+        }
+        for (rep, ids) in &runs {
+            instances
+                .entry((*rep, ids.thread))
+                .or_default()
+                .extend(ids.ids());
+        }
+        for ids in instances.values_mut() {
+            ids.sort_unstable();
+        }
+        let mut made = Vec::new();
+        for (rep, ids) in &runs {
+            let Some(&i) = at.get(rep) else {
+                continue;
+            };
+            let original = &trace.calls[i];
+            for id in ids.ids() {
+                let parent = original.parent.and_then(|p| {
+                    let theirs = instances.get(&(p, ids.thread))?;
+                    let before = theirs.partition_point(|&x| x < id);
+                    before.checked_sub(1).map(|k| CallId(theirs[k]))
+                });
+                made.push(Call {
+                    id: CallId(id),
+                    thread: ids.thread,
+                    parent,
+                    ..original.clone()
+                });
+            }
+        }
+        trace.calls.extend(made);
+        trace.calls.sort_by_key(|c| c.id);
+        Ok(trace)
+    }
+
+    /// How many calls of `run` were counted as repeats (see [`Store::repeats`]).
+    pub fn repeat_count(&self, run: RunId) -> Result<u64, StorageError> {
+        Ok(self.repeat_runs(run)?.iter().map(|(_, r)| r.count).sum())
+    }
+
+    fn repeat_runs(&self, run: RunId) -> Result<Vec<(CallId, IdRun)>, StorageError> {
+        let sql_error = |source| StorageError::Sql {
+            context: format!("reading the repeated calls of run {run}"),
+            source,
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT representative, first, step, count, thread FROM repeats \
+                 WHERE run_id = ?1 ORDER BY representative, first",
+            )
+            .map_err(sql_error)?;
+        let rows = stmt
+            .query_map([run.0], |row| {
+                Ok((
+                    CallId(codec::u64_from_sql(row.get(0)?)),
+                    IdRun {
+                        first: codec::u64_from_sql(row.get(1)?),
+                        step: codec::u64_from_sql(row.get(2)?),
+                        count: codec::u64_from_sql(row.get(3)?),
+                        thread: row.get(4)?,
+                    },
+                ))
+            })
+            .map_err(sql_error)?;
+        rows.collect::<Result<_, _>>().map_err(sql_error)
     }
 }
 
@@ -718,6 +830,7 @@ struct RawRun {
     exit_reason: Option<String>,
     ended_at_ms: Option<i64>,
     crates: String,
+    distinct_calls: bool,
 }
 
 impl RawRun {
@@ -739,6 +852,7 @@ impl RawRun {
             exit_reason: row.get(13)?,
             ended_at_ms: row.get(14)?,
             crates: row.get(15)?,
+            distinct_calls: row.get(16)?,
         })
     }
 
@@ -784,6 +898,7 @@ impl RawRun {
                 excludes: list(&self.excludes, "excludes")?,
                 crates: list(&self.crates, "crates")?,
                 carve_version: self.carve_version,
+                distinct_calls: self.distinct_calls,
             },
             end,
         })

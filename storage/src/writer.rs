@@ -39,7 +39,10 @@ use crate::model::{
     CallEnd, CallStart, CodeLine, FileRead, FunctionInfo, LineId, ObjectInfo, ProcessExit, RunEnd,
     RunId, TraceEvent, TraceSink,
 };
+use crate::repeats::Repeats;
 use crate::schema::{wait_for_lock, LockWait};
+
+mod counting;
 
 /// The most events queued or written but not yet committed, and so the most one transaction
 /// holds; `record` waits for the writer rather than go over it.
@@ -157,6 +160,7 @@ impl RunWriter {
         run: RunId,
         path: PathBuf,
         waiting: Option<LockWait>,
+        distinct_calls: bool,
     ) -> Result<RunWriter, StorageError> {
         // The writer's rows meet the schema's CHECKs by construction (`outcome_kind` and
         // `language` come from `codec`'s fixed words, tested to read back; `exit_kind` is one
@@ -201,6 +205,7 @@ impl RunWriter {
                     checkpoints,
                     commits: 0,
                     stored: Stored::default(),
+                    repeats: distinct_calls.then(Repeats::default),
                 };
                 write_events(writer, &theirs)
             })
@@ -313,6 +318,7 @@ fn write_events(mut writer: EventWriter, shared: &Shared) -> Result<(), StorageE
             }
             // Every waiting row goes now: their JSON lies in this batch's text.
             writer.flush_rows(&text);
+            writer.write_repeats();
             if in_transaction {
                 writer.commit();
             }
@@ -363,6 +369,8 @@ struct EventWriter {
     commits: u64,
     /// The functions and calls of this run stored so far, for the calls' keys.
     stored: Stored,
+    /// Equivalent calls counted instead of stored ([`RunInfo::distinct_calls`]).
+    repeats: Option<Repeats>,
 }
 
 impl EventWriter {
@@ -447,10 +455,22 @@ impl EventWriter {
                     // Out of call order (no recorder sends that): what waits goes first.
                     self.flush_rows(text);
                 }
+                if let Some(repeats) = &mut self.repeats {
+                    repeats.started(
+                        start.call.0,
+                        start.parent.map(|p| p.0),
+                        start.thread,
+                        start.function.0,
+                        start.digest(text),
+                    );
+                }
                 self.rows.rows.push(CallRow { start, end: None });
                 return;
             }
             Queued::Ended(end) => {
+                if self.counted_as_repeat(&end, text) {
+                    return;
+                }
                 if let Some(end) = self.rows.end(end) {
                     if let Err(e) = self.end_call(&end, text) {
                         self.note(e);
@@ -467,9 +487,19 @@ impl EventWriter {
                 // Calls waiting may name these functions: they keep being checked against the
                 // functions stored before them.
                 self.flush_rows(text);
+                if let Some(repeats) = &mut self.repeats {
+                    for f in &functions {
+                        repeats.function(f.id.0, &f.path);
+                    }
+                }
                 functions.iter().try_for_each(|f| self.insert_function(f))
             }
-            TraceEvent::ObjectCreated(object) => self.insert_object(&object),
+            TraceEvent::ObjectCreated(object) => {
+                if let (Some(repeats), Some(by)) = (&mut self.repeats, object.created_by) {
+                    repeats.made_object(by.0);
+                }
+                self.insert_object(&object)
+            }
             TraceEvent::ThreadStarted { thread } => self.thread_event(THREAD_STARTED, thread),
             TraceEvent::ThreadExited { thread } => self.thread_event(THREAD_EXITED, thread),
             TraceEvent::CodeLines(lines) => self.insert_code_lines(&lines),

@@ -22,6 +22,7 @@ fn info() -> RunInfo {
         excludes: Vec::new(),
         crates: Vec::new(),
         carve_version: "test".to_owned(),
+        distinct_calls: false,
     }
 }
 

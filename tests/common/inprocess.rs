@@ -17,7 +17,8 @@ pub fn recorded(
     extra: &[&str],
 ) -> (std::process::Output, Json) {
     let db = dir.join(format!("{mode}.db"));
-    let mut flags = vec!["--capture", mode];
+    // Every call stored: the two paths are compared call for call, repeats included.
+    let mut flags = vec!["--capture", mode, "--all-calls"];
     flags.extend_from_slice(extra);
     let out = record(&db, &flags, program, args);
     let shown = output_within(

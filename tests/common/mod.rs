@@ -135,11 +135,12 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The latest run stored in `db`.
+/// The latest run stored in `db`, every call of it: the calls counted as repeats of a stored
+/// one made again (`Store::load_trace_whole`), as `--all-calls` would have stored them.
 pub fn load(db: &Path) -> Trace {
     let store = Store::open(db).expect("trace opens");
     let run = store.latest_run().unwrap().expect("a run was stored");
-    store.load_trace(run).unwrap()
+    store.load_trace_whole(run).unwrap()
 }
 
 pub fn function<'t>(trace: &'t Trace, path: &str) -> &'t FunctionInfo {

@@ -304,6 +304,7 @@ mod tests {
                     excludes: vec![],
                     crates: vec![],
                     carve_version: "0".into(),
+                    distinct_calls: false,
                 },
                 end: None,
             },

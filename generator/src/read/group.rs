@@ -9,8 +9,9 @@
 //! that stays still has below it a call like each one dropped (a parent that reads the clock
 //! through a dropped child still has the kept child that reads it).
 //!
-//! Never dropped: calls of trait methods (`<T as Trait>::m`) and closures, which a parent's test
-//! replays through a mock, one expectation per call; calls that made an object (an object's
+//! Never dropped: calls of trait methods (`<T as Trait>::m`) and closures under a recorded
+//! parent, which the parent's test replays through a mock, one expectation per call (roots are
+//! grouped like other calls: no test replays them); calls that made an object (an object's
 //! `created_by` must stay in the trace). A trace whose calls do not nest (a parent that is not
 //! open on the call's thread) stops the grouping from there on: nothing more is dropped.
 //!
@@ -281,6 +282,15 @@ impl Grouper {
         self
     }
 
+    /// Starts from the repeats the recorder counted instead of storing them (a run recorded
+    /// with `RunInfo::distinct_calls`; see `Store::repeats`): each stored call's equivalent
+    /// calls, as if this grouper had dropped them. The recorder groups by this module's
+    /// equivalence, so what is pushed then is what this grouper would have kept of every call.
+    pub fn with_repeats(mut self, repeats: BTreeMap<CallId, Vec<CallId>>) -> Grouper {
+        self.equivalent = repeats;
+        self
+    }
+
     /// Keeps for planning only the first `n` distinct calls of each function, and those that
     /// are not quiet (see the module's documentation); the others are counted, not kept.
     pub fn max_per_function(mut self, n: usize) -> Grouper {
@@ -343,8 +353,9 @@ impl Grouper {
         let call = &self.kept[&done.id];
         let key = key(call, done.kids);
         let function = call.function;
+        // A root's test replays no mock: a root trait call or closure may be grouped too.
         let droppable = self.grouping
-            && self.droppable_function.contains(&function)
+            && (self.droppable_function.contains(&function) || stack.is_empty())
             && !self.creators.contains(&done.id);
         let quiet = droppable && call.touches.is_empty() && done.children.is_empty();
         let seen = match stack.last_mut() {
@@ -370,10 +381,15 @@ impl Grouper {
                 Some(rep) if rep != done.id && quiet => {
                     let equal = self.same_as(rep, &self.kept[&done.id]);
                     self.kept.remove(&done.id);
+                    // Its own equivalents (counted by the recorder) go with it.
+                    let mut theirs = self.equivalent.remove(&done.id).unwrap_or_default();
                     if equal {
-                        self.equivalent.entry(rep).or_default().push(done.id);
+                        let list = self.equivalent.entry(rep).or_default();
+                        list.push(done.id);
+                        list.append(&mut theirs);
                     } else {
-                        *self.over_max_per_function.entry(function).or_default() += 1;
+                        *self.over_max_per_function.entry(function).or_default() +=
+                            1 + theirs.len();
                     }
                     return;
                 }
@@ -391,7 +407,8 @@ impl Grouper {
                 }
                 None if quiet => {
                     self.kept.remove(&done.id);
-                    *self.over_max_per_function.entry(function).or_default() += 1;
+                    let theirs = self.equivalent.remove(&done.id).map_or(0, |e| e.len());
+                    *self.over_max_per_function.entry(function).or_default() += 1 + theirs;
                     return;
                 }
                 None => {}

@@ -19,6 +19,7 @@ fn run() -> Run {
             excludes: vec![],
             crates: vec![],
             carve_version: "0".into(),
+            distinct_calls: false,
         },
         end: None,
     }
@@ -440,4 +441,47 @@ fn lean_functions_are_the_private_ones_but_the_crate_traits_methods_display_and_
         lean.private_objects,
         HashSet::from([carve_storage::ObjectId(1)])
     );
+}
+
+#[test]
+fn trait_calls_at_the_root_are_grouped_as_no_mock_replays_them() {
+    let t = group(
+        functions(),
+        vec![
+            call(1, None, 3, 5, 10),
+            call(2, None, 3, 5, 10),
+            call(3, None, 0, 0, 0),
+            call(4, Some(3), 3, 5, 10),
+            call(5, Some(3), 3, 5, 10),
+        ],
+    );
+    assert_eq!(
+        ids(&t),
+        [1, 3, 4, 5],
+        "under a parent, each is a mock's expectation"
+    );
+    assert_eq!(t.equivalent[&CallId(1)], [CallId(2)]);
+}
+
+#[test]
+fn repeats_the_recorder_counted_are_equivalents_and_go_with_their_representative() {
+    let mut g = Grouper::new(run(), functions(), vec![])
+        .with_repeats(BTreeMap::from([
+            (CallId(1), vec![CallId(4), CallId(7)]),
+            (CallId(3), vec![CallId(9)]),
+        ]))
+        .max_per_function(1);
+    // 1 and 3 are calls of f with other values; 5, with 1's values, is not 1's sibling.
+    g.push(call(1, None, 1, 5, 10));
+    g.push(call(2, None, 0, 0, 0));
+    g.push(call(3, Some(2), 1, 6, 12));
+    g.push(call(5, Some(2), 1, 5, 10));
+    let t = g.finish();
+    assert_eq!(ids(&t), [1, 2]);
+    // 5 equals 1 (the first distinct call of f): counted under it.
+    assert_eq!(t.equivalent[&CallId(1)], [CallId(4), CallId(7), CallId(5)]);
+    // 3 is past f's cap of one distinct call: kept aside as a row, its repeats with it.
+    assert_eq!(t.rows.iter().map(|c| c.id.0).collect::<Vec<_>>(), [3]);
+    assert_eq!(t.equivalent[&CallId(3)], [CallId(9)]);
+    assert_eq!(t.recorded_calls(), 7, "1 to 5, 7 and 9");
 }
