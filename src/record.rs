@@ -238,13 +238,11 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
     };
     let total = reports.iter().map(|r| r.calls.total()).sum::<u64>();
     // Calls alike earlier ones, counted and not stored (none with --all-calls).
-    let counted = |r: &RunReport| {
-        match Store::open(&a.db).and_then(|s| s.repeat_count(r.run)) {
+    let counted = |r: &RunReport| match Store::open(&a.db).and_then(|s| s.repeat_count(r.run)) {
         Ok(0) | Err(_) => String::new(),
-        Ok(n) => format!(
-            "; {n} of them alike earlier calls (values, effects and calls below), counted, not stored (--all-calls stores them)"
-        ),
-    }
+        Ok(n) => {
+            format!("; {n} calls alike earlier ones counted, not stored: --all-calls stores them")
+        }
     };
     if reports.len() == 1 && !first.forked {
         say(&format!(

@@ -64,7 +64,9 @@ fn a_loop_of_alike_calls_is_stored_once_and_counted() {
         stored.calls.len()
     );
     assert!(
-        said.contains(&format!("; {counted} of them alike earlier calls")),
+        said.contains(&format!(
+            "; {counted} calls alike earlier ones counted, not stored"
+        )),
         "{said}"
     );
     let size = std::fs::metadata(&db).unwrap().len();
