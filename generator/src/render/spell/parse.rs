@@ -1,9 +1,9 @@
 //! Spelling: a `FromStr` impl is called as `"1.2.3".parse::<semver::Version>()`, as a person
 //! writes it, not `<semver::Version as std::str::FromStr>::from_str("1.2.3")`.
 //!
-//! The two are the same call: `str::parse::<F>` is `F::from_str(self)`, and an argument of
-//! `from_str` is a `&str`, on which `parse` is the inherent method of `str` (no trait in scope
-//! comes first). The type keeps the path the plan gave it (its public path, a generic instance
+//! The two are the same call: `str::parse::<F>` is `F::from_str(self)`, and what carve passes
+//! `from_str` is a `&str` (a literal, a table's `case.0`, a hoisted `const`), on which `parse`
+//! is the inherent method of `str` (no trait in scope comes before it). The type keeps the path the plan gave it (its public path, a generic instance
 //! as recorded), the trait needs no import either way, and what follows the call (`.unwrap()`
 //! where the error is `Debug`, else `.unwrap_or_else(|_| panic!(..))`; see
 //! `arrange/values.rs`'s `returned_struct`) stays as it was: the result is the same `Result`.
