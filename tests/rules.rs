@@ -70,7 +70,8 @@ fn main() {
 
 /// Methods of standard traits implemented by the crate's types (`impl FromStr`, `impl Add`,
 /// `impl From<u64>`, `impl Default`), recorded as `<impl core::str::traits::FromStr for T>` and
-/// called through the trait's public path.
+/// called through the trait's public path; `from_str` as the `parse` a person writes
+/// (`tests/spelling_rules.rs`).
 #[test]
 fn std_trait_impls_are_called_through_the_traits_public_path() {
     let lib = r#"
@@ -122,7 +123,7 @@ fn main() {
         &file,
         &summary,
         &[
-            "<shapes::Size as std::str::FromStr>::from_str(\"2k\")",
+            "\"2k\".parse::<shapes::Size>()",
             "<shapes::Size as std::convert::From<_>>::from(5u64)",
             "<shapes::Size as std::default::Default>::default()",
             ".add(shapes::Size(5u64))",

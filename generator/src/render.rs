@@ -1,11 +1,13 @@
 //! Render: plans to Rust source. In: a [`crate::plan::Plan`]. Out: the files, written all or
-//! nothing (`write.rs`): tera templates (built in, or overridden from a directory), then
-//! `prettyplease` so the output is formatted the same way on every run.
+//! nothing (`write.rs`): tera templates (built in, or overridden from a directory), each
+//! call as a person spells it (`spell.rs`), then `prettyplease` so the output is formatted the
+//! same way on every run.
 //!
 //! `syn` drops ordinary comments, so before formatting every whole-line `// text` comment is
 //! turned into a `__carve_comment!("text");` marker statement, and back again afterwards.
 
 pub(crate) mod hoist;
+pub(crate) mod spell;
 pub(crate) mod stage;
 pub(crate) mod targets;
 pub(crate) mod write;
@@ -137,7 +139,7 @@ impl Templates {
             .render(TEST_FILE_TEMPLATE, &context)
             .map_err(|e| render_error(one_line(&e)))?;
         let source = crate::read::paths::spell_public(&source, &plan.public_paths);
-        let formatted = format_rust(&file.file_name, &source)?;
+        let formatted = format_edited(&file.file_name, &source, spell::apply)?;
         check_items(file, &formatted)?;
         Ok(hoist::long_literals(&formatted))
     }
@@ -230,11 +232,21 @@ fn one_line(e: &tera::Error) -> String {
 
 /// Parses `source` with syn and prints it with prettyplease, keeping whole-line comments.
 pub fn format_rust(file_name: &str, source: &str) -> Result<String, GenerateError> {
+    format_edited(file_name, source, |_| {})
+}
+
+/// [`format_rust`], `source` changed by `edit` on its syntax tree first (parsed once).
+fn format_edited(
+    file_name: &str,
+    source: &str,
+    edit: impl FnOnce(&mut syn::File),
+) -> Result<String, GenerateError> {
     let marked = mark_comments(source);
-    let parsed = syn::parse_file(&marked).map_err(|e| GenerateError::InvalidGeneratedCode {
+    let mut parsed = syn::parse_file(&marked).map_err(|e| GenerateError::InvalidGeneratedCode {
         file: file_name.to_string(),
         message: e.to_string(),
     })?;
+    edit(&mut parsed);
     Ok(space_items(&tidy_mocks(&unmark_comments(
         &prettyplease::unparse(&parsed),
     ))))
@@ -556,6 +568,35 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("\n#[cfg"), "{out}");
+    }
+
+    #[test]
+    fn calls_are_spelled_as_a_person_writes_them_with_their_public_paths() {
+        let mut plan = plan();
+        plan.public_paths = vec![("calc::ops::Size".into(), "calc::Size".into())];
+        let from_str = "<calc::ops::Size as std::str::FromStr>::from_str";
+        let body = &mut plan.files[0].tests[0].body;
+        body.setup.push(crate::body::Binding {
+            var: "size".into(),
+            mutable: false,
+            expr: format!("{from_str}(\"2k\").unwrap()"),
+            repeat: 1,
+            times: None,
+        });
+        body.callee = from_str.into();
+        body.args = vec!["\"3k\"".into()];
+        let out = Templates::load(None)
+            .unwrap()
+            .render_file(&plan, &plan.files[0])
+            .unwrap();
+        assert!(
+            out.contains("let size = \"2k\".parse::<calc::Size>().unwrap();\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("let result = \"3k\".parse::<calc::Size>();\n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! Most of a real crate's public surface is reached this way, but the trait's source is not in
 //! the crate, so its signature comes from the recorded instance (DWARF gives each parameter's
 //! concrete type) and the test calls it through the trait's public path:
-//! `<bytesize::ByteSize as std::str::FromStr>::from_str("1 KiB")`, or `x.add(y)` with the trait
-//! imported. Methods whose arguments a test cannot write (a `Formatter`, a `Hasher`) stay
+//! `<bytesize::ByteSize as std::str::FromStr>::from_str("1 KiB")` (which render spells
+//! `"1 KiB".parse::<bytesize::ByteSize>()`, `render/spell/parse.rs`), or `x.add(y)` with the
+//! trait imported. Methods whose arguments a test cannot write (a `Formatter`, a `Hasher`) stay
 //! unsupported, with that as the reason.
 
 use carve_storage::FunctionInfo;

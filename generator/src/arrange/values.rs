@@ -190,14 +190,7 @@ pub(crate) fn returned_struct<'v>(
             variant,
             fields,
         } if ty.starts_with("core::result::Result") && variant == "Ok" => {
-            let err_ty = ty
-                .split_once(", ")
-                .map(|(_, e)| e.trim_end_matches('>').trim().to_string());
-            let debug = err_ty.as_deref().is_some_and(|e| {
-                e.starts_with("alloc::string::String")
-                    || e.starts_with("&str")
-                    || crate::read::types::TypeFacts::shape(cx.api, e).is_some_and(|s| s.debug)
-            });
+            let debug = err_type(ty).is_some_and(|e| debug_error(cx.api, &e));
             let unwrap = if debug {
                 ".unwrap()".to_string()
             } else {
@@ -224,10 +217,84 @@ pub(crate) fn returned_struct<'v>(
     }
 }
 
+/// `E` of a recorded `core::result::Result<T, E>`, read past the commas of `T`'s and `E`'s own
+/// generic arguments.
+fn err_type(ty: &str) -> Option<String> {
+    let args = ty
+        .strip_prefix("core::result::Result<")?
+        .strip_suffix('>')?;
+    match crate::read::paths::split_top(args, ",").as_slice() {
+        [_, err] => Some(err.trim().to_string()),
+        _ => None,
+    }
+}
+
+/// Whether a result with error type `err` (as recorded) may be `.unwrap()`ped, which needs
+/// `E: Debug`: text, `()`, a scalar, a standard type without generic arguments (every one of
+/// std's is `Debug`: `core::num::error::ParseIntError`, `std::io::error::Error`), or a type of
+/// the crate that derives or implements `Debug`.
+fn debug_error(facts: &dyn crate::read::types::TypeFacts, err: &str) -> bool {
+    let std_plain = ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|p| err.starts_with(p))
+        && !err.contains(['<', ' ']);
+    err == "()"
+        || err.starts_with("alloc::string::String")
+        || err.starts_with("&str")
+        || crate::read::types::Prim::from_name(err).is_some()
+        || std_plain
+        || facts.shape(err).is_some_and(|s| s.debug)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use carve_storage::Field;
+
+    #[test]
+    fn a_result_is_unwrapped_when_its_error_type_is_debug() {
+        struct Facts;
+        impl crate::read::types::TypeFacts for Facts {
+            fn shape(&self, path: &str) -> Option<crate::read::types::Shape> {
+                Some(crate::read::types::Shape {
+                    debug: path.starts_with("k::Loud"),
+                    ..Default::default()
+                })
+            }
+        }
+        let err = |ty: &str| err_type(ty).unwrap();
+        assert_eq!(
+            err("core::result::Result<k::V, alloc::string::String>"),
+            "alloc::string::String"
+        );
+        assert_eq!(
+            err("core::result::Result<k::P<u8, u8>, k::Loud>"),
+            "k::Loud"
+        );
+        assert_eq!(
+            err("core::result::Result<u8, k::Loud<u8, u8>>"),
+            "k::Loud<u8, u8>"
+        );
+        for debug in [
+            "alloc::string::String",
+            "&str",
+            "()",
+            "u8",
+            "core::num::error::ParseIntError",
+            "k::Loud",
+            "k::Loud<u8, u8>",
+        ] {
+            assert!(debug_error(&Facts, debug), "{debug}");
+        }
+        for not_debug in [
+            "k::Quiet",
+            // A standard container of a type that may not be `Debug`.
+            "alloc::boxed::Box<dyn k::Failure>",
+            "alloc::vec::Vec<k::Quiet>",
+        ] {
+            assert!(!debug_error(&Facts, not_debug), "{not_debug}");
+        }
+    }
 
     fn counter(addr: u64, dyn_addr: u64, scratch: u8) -> Value {
         Value::Ref {
