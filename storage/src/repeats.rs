@@ -21,6 +21,10 @@
 //! not the innermost call's), or when [`MAX_REMEMBERED`] distinct calls are remembered, the
 //! counting stops for the rest of the run: every later call is stored, and memory is freed.
 //!
+//! A function whose first [`GIVE_UP_AFTER`] calls repeated no sibling is given up: its later
+//! calls are stored (never looked up nor remembered), so a function whose every call is new
+//! costs what it cost before counting; `generate` still groups those of its calls alike.
+//!
 //! Repeats are kept as runs of ids (`first`, `first + step`, ... `count` of them), so a loop
 //! that repeats one call ten million times stores one row.
 
@@ -29,6 +33,11 @@ use std::hash::Hasher;
 
 /// How many distinct calls (keys) are remembered at most before counting stops: some 100 MB.
 pub(crate) const MAX_REMEMBERED: usize = 2_000_000;
+/// After this many calls of a function none of which repeated a sibling, its calls are no
+/// longer looked up nor remembered: they are stored, as `--all-calls` stores them (and
+/// `generate` still groups those alike). A function whose every call is new (`hash(i)` over a
+/// loop's counter) then costs what it cost before counting.
+pub(crate) const GIVE_UP_AFTER: u64 = 4096;
 
 /// A run of repeat ids, all made on one thread: `first`, `first + step`, ..., `count` ids in
 /// all.
@@ -128,6 +137,10 @@ pub(crate) enum Ended {
 #[derive(Debug)]
 pub(crate) struct Repeats {
     droppable: HashSet<u32>,
+    /// Per function: calls ended, and how many of them were repeats, until it is given up.
+    tally: HashMap<u32, (u64, u64)>,
+    /// Functions given up ([`GIVE_UP_AFTER`]).
+    all_new: HashSet<u32>,
     open: ByThread<Vec<Open>>,
     last_started: ByThread<u64>,
     /// The thread of the last call that started or ended: the likeliest of the next end.
@@ -145,6 +158,8 @@ impl Default for Repeats {
     fn default() -> Repeats {
         Repeats {
             droppable: HashSet::new(),
+            tally: HashMap::new(),
+            all_new: HashSet::new(),
             open: ByThread::default(),
             last_started: ByThread::default(),
             recent: 0,
@@ -309,11 +324,25 @@ impl Repeats {
             }
             None => &self.roots,
         };
+        let kept = Kept {
+            id,
+            thread,
+            last,
+            descendants: done.descendants,
+        };
+        if self.all_new.contains(&done.function) {
+            self.keep_unremembered(thread, kept);
+            return Ended::Kept;
+        }
         // A root's test replays no mock: a root trait call or closure may repeat another.
         let droppable =
             (self.droppable.contains(&done.function) || parent.is_none()) && !done.creator;
-        if let Some(&first) = seen.get(&key) {
+        let first = seen.get(&key).copied();
+        let tally = self.tally.entry(done.function).or_default();
+        tally.0 += 1;
+        if let Some(first) = first {
             if droppable && first.descendants == done.descendants {
+                tally.1 += 1;
                 return Ended::Repeat {
                     id,
                     thread,
@@ -325,17 +354,18 @@ impl Repeats {
                 };
             }
         }
-        self.keep(
-            thread,
-            key,
-            Kept {
-                id,
-                thread,
-                last,
-                descendants: done.descendants,
-            },
-        );
+        if *tally == (GIVE_UP_AFTER, 0) {
+            self.all_new.insert(done.function);
+        }
+        self.keep(thread, key, kept);
         Ended::Kept
+    }
+
+    /// Counts `kept` under the innermost open call of `thread`, without remembering it.
+    fn keep_unremembered(&mut self, thread: i32, kept: Kept) {
+        if let Some(parent) = self.open.get_mut(&thread).and_then(|s| s.last_mut()) {
+            parent.descendants += 1 + kept.descendants;
+        }
     }
 
     /// Remembers `kept` under the innermost open call of `thread` (or among the roots).

@@ -151,6 +151,9 @@ pub struct RunWriter {
     run: RunId,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Result<(), StorageError>>>,
+    /// Calls are counted (`RunInfo::distinct_calls`): their starts and ends are digested as
+    /// they are queued, on the recorder's thread, which the writer's outruns.
+    digests: bool,
 }
 
 impl RunWriter {
@@ -216,6 +219,7 @@ impl RunWriter {
             run,
             shared,
             thread: Some(thread),
+            digests: distinct_calls,
         })
     }
 
@@ -263,7 +267,7 @@ impl TraceSink for RunWriter {
                 .unwrap_or_else(|p| p.into_inner());
         }
         let q = &mut *queue;
-        let queued = Queued::of(event, &mut q.text);
+        let queued = Queued::of(event, &mut q.text, self.digests);
         q.events.push(queued);
         q.uncommitted += 1;
         let nudge = queue.events.len() >= NUDGE_AT && !queue.nudged;
@@ -941,11 +945,24 @@ enum Queued {
 }
 
 impl Queued {
-    /// `event` as the writer takes it, its JSON appended to `text`.
-    fn of(event: TraceEvent, text: &mut Vec<u8>) -> Queued {
+    /// `event` as the writer takes it, its JSON appended to `text`, a call's start and end
+    /// digested when `digests` (see `writer/counting.rs`).
+    fn of(event: TraceEvent, text: &mut Vec<u8>, digests: bool) -> Queued {
         match event {
-            TraceEvent::CallStarted(start) => Queued::Started(StartColumns::of(&start, text)),
-            TraceEvent::CallEnded(end) => Queued::Ended(EndColumns::of(&end, text)),
+            TraceEvent::CallStarted(start) => {
+                let mut columns = StartColumns::of(&start, text);
+                if digests {
+                    columns.digest = Some(columns.digest_of(text));
+                }
+                Queued::Started(columns)
+            }
+            TraceEvent::CallEnded(end) => {
+                let mut columns = EndColumns::of(&end, text);
+                if digests {
+                    columns.digest = Some(columns.digest_of(text));
+                }
+                Queued::Ended(columns)
+            }
             other => Queued::Other(other),
         }
     }
@@ -962,6 +979,8 @@ struct StartColumns {
     started_ns: Option<u64>,
     args: Range<usize>,
     objects: Option<Range<usize>>,
+    /// The digest of `args` and `objects`, when calls are counted.
+    digest: Option<u128>,
 }
 
 impl StartColumns {
@@ -978,6 +997,7 @@ impl StartColumns {
             started_ns: start.at_ns,
             args,
             objects,
+            digest: None,
         }
     }
 }
@@ -999,6 +1019,8 @@ struct EndColumns {
     after: Option<Range<usize>>,
     touches: Option<Range<usize>>,
     ended_ns: Option<u64>,
+    /// The digest of what the equivalence compares of the end, when calls are counted.
+    digest: Option<u128>,
 }
 
 impl EndColumns {
@@ -1019,6 +1041,7 @@ impl EndColumns {
             after,
             touches,
             ended_ns: end.at_ns,
+            digest: None,
         }
     }
 }
@@ -1127,6 +1150,7 @@ mod tests {
             started_ns: None,
             args: 0..0,
             objects: None,
+            digest: None,
         }
     }
 

@@ -199,3 +199,29 @@ fn a_run_of_ids_holds_one_threads_calls() {
     assert_eq!((runs[0].count, runs[0].thread), (2, 1));
     assert_eq!((runs[1].first, runs[1].thread), (4, 2));
 }
+
+#[test]
+fn a_function_whose_calls_were_all_new_is_given_up_and_its_calls_kept() {
+    let mut r = repeats();
+    let n = GIVE_UP_AFTER;
+    for id in 1..=n {
+        assert_eq!(leaf(&mut r, id, None, 1, u128::from(id)), Ended::Kept);
+    }
+    // Alike the first call, but f is given up: kept, as --all-calls keeps it.
+    assert_eq!(leaf(&mut r, n + 1, None, 1, 1), Ended::Kept);
+    // Other functions are still counted.
+    leaf(&mut r, n + 2, None, 2, 1);
+    assert_eq!(onto(leaf(&mut r, n + 3, None, 2, 1)), Some(n + 2));
+    assert!(r.counting());
+}
+
+#[test]
+fn one_repeat_keeps_a_function_counted() {
+    let mut r = repeats();
+    leaf(&mut r, 1, None, 1, 0);
+    assert_eq!(onto(leaf(&mut r, 2, None, 1, 0)), Some(1));
+    for id in 3..=GIVE_UP_AFTER + 10 {
+        leaf(&mut r, id, None, 1, u128::from(id));
+    }
+    assert_eq!(onto(leaf(&mut r, 100_000, None, 1, 0)), Some(1));
+}

@@ -29,8 +29,12 @@ const ABSENT: &[u8] = b"\0";
 
 impl StartColumns {
     /// The digest of what the equivalence compares of a call's start: its arguments and
-    /// objects.
+    /// objects (computed as it was queued, or now).
     pub(super) fn digest(&self, text: &[u8]) -> u128 {
+        self.digest.unwrap_or_else(|| self.digest_of(text))
+    }
+
+    pub(super) fn digest_of(&self, text: &[u8]) -> u128 {
         let objects = self.objects.clone().map_or(ABSENT, |r| &text[r]);
         digest(2, &[&text[self.args.clone()], objects])
     }
@@ -38,8 +42,12 @@ impl StartColumns {
 
 impl EndColumns {
     /// The digest of what the equivalence compares of a call's end: its outcome, return value,
-    /// state after and reads of the world.
+    /// state after and reads of the world (computed as it was queued, or now).
     fn digest(&self, text: &[u8]) -> u128 {
+        self.digest.unwrap_or_else(|| self.digest_of(text))
+    }
+
+    pub(super) fn digest_of(&self, text: &[u8]) -> u128 {
         let json = |r: &Option<Range<usize>>| r.clone().map_or(ABSENT, |r| &text[r]);
         let message = self.panic_message.as_deref().map_or(ABSENT, str::as_bytes);
         digest(
