@@ -63,10 +63,15 @@ pub(crate) fn render_int(
     }
 }
 
-/// A bit-exact `f64` expression: `2.5f64`, `f64::INFINITY`, `f64::from_bits(0x...)`.
+/// A bit-exact `f64` expression: `2.5f64`, `f64::INFINITY`, `f64::from_bits(0x...)`. A NaN is
+/// `f64::NAN` only with that constant's bits: another NaN (a sign, a payload) is written from its
+/// bits, as code that formats or hashes floats tells NaNs apart.
 pub fn f64_literal(x: f64) -> String {
     if x.is_nan() {
-        return "f64::NAN".to_string();
+        if x.to_bits() == f64::NAN.to_bits() {
+            return "f64::NAN".to_string();
+        }
+        return format!("f64::from_bits({:#018x})", x.to_bits());
     }
     if x.is_infinite() {
         return if x > 0.0 {
@@ -83,10 +88,14 @@ pub fn f64_literal(x: f64) -> String {
     }
 }
 
-/// A bit-exact `f32` expression: `0.1f32`, `f32::NEG_INFINITY`, `f32::from_bits(0x...)`.
+/// A bit-exact `f32` expression: `0.1f32`, `f32::NEG_INFINITY`, `f32::from_bits(0x...)`; a NaN
+/// as [`f64_literal`] writes one.
 pub fn f32_literal(x: f32) -> String {
     if x.is_nan() {
-        return "f32::NAN".to_string();
+        if x.to_bits() == f32::NAN.to_bits() {
+            return "f32::NAN".to_string();
+        }
+        return format!("f32::from_bits({:#010x})", x.to_bits());
     }
     if x.is_infinite() {
         return if x > 0.0 {

@@ -209,6 +209,20 @@ fn floats_round_trip_bit_exactly() {
     assert_eq!(arg(&f64v(-0.0), "f64").unwrap(), "-0.0f64");
     assert_eq!(arg(&f64v(1e300), "f64").unwrap(), "1e300f64");
     assert_eq!(arg(&f64v(f64::NAN), "f64").unwrap(), "f64::NAN");
+    // Another NaN (ryu's tests format NaNs with payloads) keeps its bits.
+    let payload = f64::from_bits(0x7ff0_0000_2000_0000);
+    assert_eq!(
+        arg(&f64v(payload), "f64").unwrap(),
+        "f64::from_bits(0x7ff0000020000000)"
+    );
+    assert_eq!(
+        arg(&f64v(-f64::NAN), "f64").unwrap(),
+        "f64::from_bits(0xfff8000000000000)"
+    );
+    assert_eq!(
+        arg(&f32v(f32::from_bits(0x7fc0_0001)), "f32").unwrap(),
+        "f32::from_bits(0x7fc00001)"
+    );
     assert_eq!(arg(&f64v(f64::INFINITY), "f64").unwrap(), "f64::INFINITY");
     assert_eq!(
         arg(&f64v(f64::NEG_INFINITY), "f64").unwrap(),

@@ -211,6 +211,9 @@ pub(crate) fn trait_api(t: &syn::ItemTrait, scope: &Scope) -> TraitApi {
     if t.unsafety.is_some() {
         api.blocker = Some("unsafe trait");
     }
+    if t.supertraits.iter().any(unmockable_supertrait) {
+        api.blocker = Some("supertrait");
+    }
     for item in &t.items {
         match item {
             syn::TraitItem::Fn(f) => {
@@ -310,4 +313,22 @@ pub(crate) fn derives(attrs: &[syn::Attribute]) -> Vec<String> {
         });
     }
     out
+}
+
+/// Whether a trait's supertrait keeps a `mock!` of it from compiling: a mock implements only
+/// the trait it is written for, and what mockall gives every mock (`Debug`, `Send`, `Sync`)
+/// or every type has (`Sized`, `Unpin`, lifetimes). A sealed trait (`pub trait Float: Sealed`,
+/// with `Sealed` private) is the common case: no type outside the crate can implement it, so
+/// the call gets the value the program passed instead of a mock.
+fn unmockable_supertrait(bound: &syn::TypeParamBound) -> bool {
+    match bound {
+        syn::TypeParamBound::Trait(t) => {
+            let last = t.path.segments.last().map(|s| s.ident.to_string());
+            !matches!(
+                last.as_deref(),
+                Some("Debug" | "Send" | "Sync" | "Sized" | "Unpin")
+            )
+        }
+        _ => false,
+    }
 }

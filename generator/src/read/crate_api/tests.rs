@@ -221,3 +221,26 @@ fn a_crate_without_a_library_is_an_error() {
     let err = CrateApi::load(tmp.path()).unwrap_err();
     assert!(matches!(err, GenerateError::NoLibrary { .. }), "{err}");
 }
+
+#[test]
+fn a_trait_with_a_supertrait_a_mock_cannot_implement_is_not_mockable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "Cargo.toml", "[package]\nname = \"sealed\"\n");
+    write(
+        dir,
+        "src/lib.rs",
+        "mod private { pub trait Sealed {} }\n\
+         pub trait Float: private::Sealed { fn bits(&self) -> u64; }\n\
+         pub trait Shown: Clone { fn show(&self) -> String; }\n\
+         pub trait Repo: std::fmt::Debug + Send + Sync { fn get(&self) -> u32; }\n",
+    );
+    let api = CrateApi::load(dir).unwrap();
+    let root = api.module(&[]).unwrap();
+    assert_eq!(root.traits["Float"].blocker, Some("supertrait"));
+    assert_eq!(root.traits["Shown"].blocker, Some("supertrait"));
+    assert_eq!(
+        root.traits["Repo"].blocker, None,
+        "mockall's mocks are Debug, Send and Sync"
+    );
+}
