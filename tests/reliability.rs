@@ -42,12 +42,17 @@ fn count(db: &Path, sql: &str) -> i64 {
 }
 
 /// Calls of the function whose path is `path`.
+/// The calls of `path` the run made: those stored, and those counted as repeats of one stored
+/// (alike calls are counted, not stored again: the thread functions of `exitbusy` end alike).
 fn calls_of(db: &Path, path: &str) -> i64 {
     count(
         db,
         &format!(
-            "select count(*) from calls c join functions f \
-             on f.run_id = c.run_id and f.id = c.function_id where f.path = '{path}'"
+            "select (select count(*) from calls c join functions f \
+             on f.run_id = c.run_id and f.id = c.function_id where f.path = '{path}') + \
+             (select coalesce(sum(r.count), 0) from repeats r join calls c \
+             on c.run_id = r.run_id and c.id = r.representative join functions f \
+             on f.run_id = c.run_id and f.id = c.function_id where f.path = '{path}')"
         ),
     )
 }
