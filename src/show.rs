@@ -223,15 +223,11 @@ fn write_tree<W: Write>(
         None => "recording did not finish".to_string(),
     };
     // Calls the recorder counted as repeats of a stored one (not stored, not shown one by one).
-    let repeats: std::collections::HashMap<CallId, usize> = store
-        .repeats(run.id)?
-        .into_iter()
-        .map(|(rep, ids)| (rep, ids.len()))
-        .collect();
+    let repeats = store.repeat_counts(run.id)?;
     let counted = if repeats.is_empty() {
         String::new()
     } else {
-        let n: usize = repeats.values().sum();
+        let n: u64 = repeats.values().sum();
         format!(", and {n} repeats of them counted, not stored")
     };
     out.put(&format!(

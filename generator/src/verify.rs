@@ -346,15 +346,7 @@ fn repair_file(
     alive: &mut Alive,
 ) -> Result<Option<String>, GenerateError> {
     let stem = file.trim_end_matches(".rs");
-    let args = [
-        "test",
-        "--no-run",
-        "--test",
-        stem,
-        "--message-format=json",
-        "--color",
-        "never",
-    ];
+    let args = cargo::build_args(stem);
     let mut round = 0;
     loop {
         let Some(built) = run_cargo(crate_dir, &args, (v, interrupt))? else {

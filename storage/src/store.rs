@@ -595,15 +595,19 @@ impl Store {
             .enumerate()
             .map(|(i, c)| (c.id, i))
             .collect();
-        // Every instance of each stored call, by thread: itself and its repeats, in id order.
+        // Every instance, by thread, of each stored call a repeat's parent may be: the parents of
+        // the representatives, each itself and its repeats, in id order.
+        let parents: std::collections::HashSet<CallId> = runs
+            .iter()
+            .filter_map(|(rep, _)| trace.calls[*at.get(rep)?].parent)
+            .collect();
         let mut instances: HashMap<(CallId, i32), Vec<u64>> = HashMap::new();
-        for call in &trace.calls {
-            instances
-                .entry((call.id, call.thread))
-                .or_default()
-                .push(call.id.0);
+        for p in &parents {
+            if let Some(&i) = at.get(p) {
+                instances.insert((*p, trace.calls[i].thread), vec![p.0]);
+            }
         }
-        for (rep, ids) in &runs {
+        for (rep, ids) in runs.iter().filter(|(rep, _)| parents.contains(rep)) {
             instances
                 .entry((*rep, ids.thread))
                 .or_default()
@@ -639,7 +643,17 @@ impl Store {
 
     /// How many calls of `run` were counted as repeats (see [`Store::repeats`]).
     pub fn repeat_count(&self, run: RunId) -> Result<u64, StorageError> {
-        Ok(self.repeat_runs(run)?.iter().map(|(_, r)| r.count).sum())
+        Ok(self.repeat_counts(run)?.values().sum())
+    }
+
+    /// Per stored call, how many calls were counted as its repeats (see [`Store::repeats`]),
+    /// without listing their ids.
+    pub fn repeat_counts(&self, run: RunId) -> Result<HashMap<CallId, u64>, StorageError> {
+        let mut out: HashMap<CallId, u64> = HashMap::new();
+        for (representative, ids) in self.repeat_runs(run)? {
+            *out.entry(representative).or_default() += ids.count;
+        }
+        Ok(out)
     }
 
     fn repeat_runs(&self, run: RunId) -> Result<Vec<(CallId, IdRun)>, StorageError> {

@@ -38,6 +38,16 @@ impl<'s> Subject<'s, '_> {
         }
         inside(self.cx, self.call.ret.as_ref()?, &self.target.call_path)
     }
+
+    /// [`Subject::inside_for_parts`] when that value is a struct or an enum, with its type's
+    /// path without generic arguments: what the getters, `Display` and `Debug` rules look at.
+    pub(crate) fn inside_typed(&self) -> Option<(&'s Value, Option<String>, &'s str)> {
+        let (value, unwrap) = self.inside_for_parts()?;
+        let (Value::Struct { ty, .. } | Value::Enum { ty, .. }) = value else {
+            return None;
+        };
+        Some((value, unwrap, crate::read::types::strip_generics(ty)))
+    }
 }
 
 /// The result observed through checks the rule added, got out with `unwrap`, named after the

@@ -137,3 +137,17 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<S
         String::from_utf8_lossy(&bytes).into_owned()
     })
 }
+
+/// `cargo test --no-run` of the carved file's test target `stem`, with the messages
+/// verification reads (which tests failed to compile, and why).
+pub(crate) fn build_args(stem: &str) -> [&str; 7] {
+    [
+        "test",
+        "--no-run",
+        "--test",
+        stem,
+        "--message-format=json",
+        "--color",
+        "never",
+    ]
+}

@@ -20,7 +20,7 @@ use syn::visit_mut::VisitMut;
 use crate::assert::printed::Kind;
 use crate::error::GenerateError;
 use crate::interrupt::Interrupt;
-use crate::verify::cargo::{read_back, rewrite, rewrite_without, run_cargo, Verify};
+use crate::verify::cargo::{build_args, read_back, rewrite, rewrite_without, run_cargo, Verify};
 use crate::verify::repair;
 
 /// What a probe prints its tag after.
@@ -46,15 +46,7 @@ pub(crate) fn observe_file(
         return Ok(());
     }
     let stem = file.trim_end_matches(".rs");
-    let build = [
-        "test",
-        "--no-run",
-        "--test",
-        stem,
-        "--message-format=json",
-        "--color",
-        "never",
-    ];
+    let build = build_args(stem);
     let mut observed = BTreeMap::new();
     for _ in 0..MAX_ROUNDS {
         let Some(built) = run_cargo(crate_dir, &build, (v, interrupt))? else {

@@ -4,23 +4,11 @@
 //! such a check (`report/bare.rs`).
 
 use crate::arrange::builder::Builder;
-use crate::assert::pattern;
 use crate::assert::subject::{Subject, Verdict};
-use crate::body::Assertion;
-use crate::naming;
 
 /// A result whose pattern names only its variant.
 pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
-    let Some(ret) = s.call.ret.as_ref() else {
-        return Verdict::Pass(None);
-    };
-    match pattern::of(ret, s.cx.api) {
-        Some(pattern) => Verdict::Observed((
-            Assertion::Matches { pattern },
-            Some(naming::value_slug(ret)),
-        )),
-        None => Verdict::Pass(None),
-    }
+    super::pattern::matched(s, |_| true)
 }
 
 #[cfg(test)]

@@ -9,26 +9,19 @@
 //! `str::Split` prints is std's inside, not the crate's behaviour) or of another crate (it has
 //! a skip reason of its own) is not.
 
-use carve_storage::Value;
-
 use crate::arrange::builder::Builder;
 use crate::arrange::debug_repr::debug_repr;
 use crate::assert::getters::type_api;
 use crate::assert::printed::Kind;
 use crate::assert::subject::{observed_parts, Subject, Verdict};
 use crate::body::Effect;
-use crate::read::types::strip_generics;
 use crate::syntax;
 
 /// A value of a type that implements `Debug`.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
-    let Some((value, unwrap)) = s.inside_for_parts() else {
+    let Some((value, unwrap, type_path)) = s.inside_typed() else {
         return Verdict::Pass(None);
     };
-    let (Value::Struct { ty, .. } | Value::Enum { ty, .. }) = value else {
-        return Verdict::Pass(None);
-    };
-    let type_path = strip_generics(ty);
     // A type the source does not show (a macro's, another crate's) may well be `Debug`: the
     // probe's build says (one that does not compile goes, and its test keeps what it had).
     let debug = match type_api(s.cx.api, type_path) {

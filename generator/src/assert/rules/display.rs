@@ -4,24 +4,17 @@
 //! `display_text` would have the text), so verification observes the text on this build
 //! (`verify/observe.rs`).
 
-use carve_storage::Value;
-
 use crate::arrange::builder::Builder;
 use crate::assert::getters::type_api;
 use crate::assert::printed::Kind;
 use crate::assert::subject::{observed_parts, Subject, Verdict};
 use crate::body::Effect;
-use crate::read::types::strip_generics;
 
 /// A value of a type that implements `Display`.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
-    let Some((value, unwrap)) = s.inside_for_parts() else {
+    let Some((_, unwrap, type_path)) = s.inside_typed() else {
         return Verdict::Pass(None);
     };
-    let (Value::Struct { ty, .. } | Value::Enum { ty, .. }) = value else {
-        return Verdict::Pass(None);
-    };
-    let type_path = strip_generics(ty);
     let shows = type_api(s.cx.api, type_path).is_some_and(|t| t.traits.contains("Display"));
     if !shows {
         return Verdict::Pass(None);

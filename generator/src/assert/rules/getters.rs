@@ -15,17 +15,12 @@ use crate::arrange::builder::Builder;
 use crate::assert::effects::effects;
 use crate::assert::getters::other_getters;
 use crate::assert::subject::{observed_parts, Subject, Verdict};
-use crate::read::types::strip_generics;
 
 /// A struct with a getter that is not its field's.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
-    let Some((value, unwrap)) = s.inside_for_parts() else {
+    let Some((value @ Value::Struct { .. }, unwrap, type_path)) = s.inside_typed() else {
         return Verdict::Pass(None);
     };
-    let Value::Struct { ty, .. } = value else {
-        return Verdict::Pass(None);
-    };
-    let type_path = strip_generics(ty);
     let extra = other_getters(s.cx, "result", value, type_path);
     if extra.is_empty() {
         return Verdict::Pass(None);

@@ -12,10 +12,15 @@ use crate::naming;
 
 /// A result with a pattern a test can write.
 pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
+    matched(s, |p| !pattern::is_bare(p))
+}
+
+/// The result matched by its pattern, when it has one that `keep` takes.
+pub(super) fn matched(s: &Subject, keep: impl Fn(&str) -> bool) -> Verdict {
     let Some(ret) = s.call.ret.as_ref() else {
         return Verdict::Pass(None);
     };
-    match pattern::of(ret, s.cx.api).filter(|p| !pattern::is_bare(p)) {
+    match pattern::of(ret, s.cx.api).filter(|p| keep(p)) {
         Some(pattern) => Verdict::Observed((
             Assertion::Matches { pattern },
             Some(naming::value_slug(ret)),
