@@ -1,9 +1,9 @@
 //! A test under construction: the bindings, checks, effects and mocks the rules add as they
 //! build the values a test needs, and how to undo a failed attempt.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
-use carve_storage::CallId;
+use carve_storage::{CallId, ObjectId};
 
 use crate::body::{Binding, Effect, Returns};
 use crate::naming;
@@ -48,6 +48,29 @@ pub(crate) struct Builder {
     pub(crate) arranged: Vec<CallId>,
     /// A closure argument of the call or of an arrange step is a replay closure.
     pub(crate) replay_closures: bool,
+    /// The rebuilds that failed so far in this test, and why (see [`Attempt`]).
+    pub(crate) failed: HashMap<Attempt, &'static str>,
+}
+
+/// A rebuild asked of the rules (`arrange/rebuild.rs`), with everything of the test under
+/// construction a rule's answer depends on: the same attempt again fails again, so it is not
+/// worked out again. (base64's 1,001 equal `internal_decoded_len_estimate` results each had
+/// their engine's two arguments rebuilt anew, 800,000 failed rebuilds in 40 s.)
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Attempt {
+    pub(crate) type_path: String,
+    /// The state's [`crate::arrange::values::state_key`]: two keys alike with states unlike
+    /// would only give up a rebuild, never give a wrong one.
+    pub(crate) state: u64,
+    pub(crate) object: Option<ObjectId>,
+    pub(crate) before: CallId,
+    pub(crate) mutable: bool,
+    pub(crate) producer_depth: u32,
+    pub(crate) plain_only: bool,
+    /// The mocks so far and their expectations: a rule's mock may clash with one of them.
+    pub(crate) mocks: (usize, usize),
+    /// The context's fallbacks (`Ctx::whole_histories`, `Ctx::weak_oracles`).
+    pub(crate) fallbacks: (bool, bool),
 }
 
 impl Builder {

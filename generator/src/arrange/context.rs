@@ -43,8 +43,9 @@ pub struct Ctx<'a> {
     /// recording order, by the key of the state they leave the object in
     /// ([`crate::arrange::values::state_key`]).
     pub(crate) candidates: RefCell<HashMap<String, Rc<ByStateKey>>>,
-    /// Per type, the positions of its recorded constructor-like calls, in recording order.
-    pub(crate) ctors: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, its recorded producers in the order they are tried, with the key of the state
+    /// each gave (see [`crate::arrange::rebuild::producer::producers`]).
+    pub(crate) producers: RefCell<HashMap<String, Rc<Producers>>>,
     /// Per `type::getter`, the positions of its recorded calls (see [`crate::arrange::check::getter_contradicted`]).
     pub(crate) getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of the calls whose result holds such a value as a part.
@@ -97,6 +98,22 @@ pub(crate) const OPTIONS_OPEN: &str = "fs: std::fs::OpenOptions::open";
 /// Positions of recorded calls by the key of a state ([`crate::arrange::values::state_key`]).
 pub(crate) type ByStateKey = HashMap<u64, Vec<usize>>;
 
+/// The recorded producers of one type (see [`crate::arrange::rebuild::producer::producers`]).
+#[derive(Debug, Default)]
+pub(crate) struct Producers {
+    /// Positions of the calls in the order they are tried, each with the key of the state it
+    /// gave ([`crate::arrange::values::state_key`]).
+    pub(crate) in_order: Vec<(usize, u64)>,
+    /// The same positions by key, in the same order within a key: a state wanted is compared
+    /// only with the states that may equal it (comparing every producer's state, 20 KB each in
+    /// base64's engines, was most of the planning time).
+    pub(crate) by_key: ByStateKey,
+    /// Per position of `in_order`, the class of its state: producers of the same state share
+    /// one, numbered in order of first appearance (derived sequences start from one state of
+    /// each class without comparing states again).
+    pub(crate) class: Vec<usize>,
+}
+
 /// `cache[key]`, computing it with `make` the first time.
 pub(crate) fn cached(
     cache: &RefCell<HashMap<String, Rc<Vec<usize>>>>,
@@ -138,7 +155,7 @@ impl<'a> Ctx<'a> {
             file_reads: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
-            ctors: RefCell::new(HashMap::new()),
+            producers: RefCell::new(HashMap::new()),
             getter_calls: RefCell::new(HashMap::new()),
             parts: RefCell::new(HashMap::new()),
             text_getters: RefCell::new(HashMap::new()),

@@ -3,11 +3,12 @@
 //! that build it directly are listed in [`directly::DIRECTLY`]. A new way is a new file and one
 //! line in one of the two lists.
 
-use crate::arrange::builder::Builder;
+use crate::arrange::builder::{Attempt, Builder};
 use crate::arrange::check::observations;
 use crate::arrange::context::Ctx;
 use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::replay::REPLAY_BUDGET;
+use crate::arrange::values::state_key;
 use crate::arrange::wanted::{Answer, Wanted};
 use crate::reasons::RECEIVER_NOT_REBUILT;
 
@@ -35,6 +36,29 @@ pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
 
 /// [`rebuild`], with the name of the rule that built the object.
 pub(crate) fn decide(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<&'static str, &'static str> {
+    let attempt = Attempt {
+        type_path: w.type_path.to_string(),
+        state: state_key(w.state),
+        object: w.object,
+        before: w.before,
+        mutable: w.mutable,
+        producer_depth: b.producer_depth,
+        plain_only: b.plain_only,
+        mocks: (b.deps.len(), b.deps.iter().map(|d| d.calls.len()).sum()),
+        fallbacks: (cx.whole_histories.get(), cx.weak_oracles.get()),
+    };
+    if let Some(why) = b.failed.get(&attempt) {
+        return Err(why);
+    }
+    let decided = try_rules(cx, b, w);
+    if let Err(why) = decided {
+        b.failed.insert(attempt, why);
+    }
+    decided
+}
+
+/// [`decide`], worked out: each rule of [`RULES`] in turn.
+fn try_rules(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<&'static str, &'static str> {
     // When nothing rebuilds it, a rule's reason (the history's) is the one to give.
     let mut reason = RECEIVER_NOT_REBUILT;
     for (name, rule) in RULES {
@@ -114,4 +138,34 @@ pub(crate) fn rebuild_by_calls(
         ..
     } = w;
     replay::replay(cx, b, state, type_path, before, var, 0, &mut budget).map(|()| Rebuilt::Replayed)
+}
+
+#[cfg(test)]
+mod tests {
+    use carve_storage::CallId;
+
+    use crate::arrange::builder::Builder;
+    use crate::reasons::RECEIVER_NOT_REBUILT;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_rebuild_that_failed_is_not_worked_out_again_in_the_same_test() {
+        // `c.total()`'s counter as it was before the first call: no call made it yet.
+        let r = rulebook();
+        let cx = r.cx();
+        let mut b = Builder::default();
+        let mut w = r.receiver("rulebook::Counter::total", 0, "rulebook::Counter");
+        w.before = CallId(0);
+        assert_eq!(super::decide(&cx, &mut b, w), Err(RECEIVER_NOT_REBUILT));
+        assert_eq!(b.failed.len(), 1);
+        let (vars, setup) = (b.vars.clone(), b.setup.len());
+        assert_eq!(super::decide(&cx, &mut b, w), Err(RECEIVER_NOT_REBUILT));
+        assert_eq!(
+            (b.vars.clone(), b.setup.len(), b.failed.len()),
+            (vars, setup, 1)
+        );
+        // Asked as it was before the call instead, the same counter is rebuilt.
+        let w = r.receiver("rulebook::Counter::total", 0, "rulebook::Counter");
+        assert!(super::decide(&cx, &mut b, w).is_ok());
+    }
 }

@@ -82,7 +82,8 @@ pub(crate) fn same_state(a: &Value, b: &Value) -> bool {
 /// never the same (an index of states by key finds the same ones without comparing every one).
 pub(crate) fn state_key(value: &Value) -> u64 {
     use std::hash::Hasher;
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // XXH3 rather than SipHash: big states (20 KB tables) are hashed often.
+    let mut h = twox_hash::XxHash3_64::new();
     hash_state(value, &mut h);
     h.finish()
 }

@@ -2,6 +2,7 @@
 //! raised inside an unfinished call), reached from a recorded constructor's state by the
 //! shortest sequence of recorded calls whose changes add up to it.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use carve_storage::{CallId, Value};
@@ -10,7 +11,7 @@ use crate::arrange::builder::{mark, undo, Builder};
 use crate::arrange::check::observations;
 use crate::arrange::context::{Ctx, Step};
 use crate::arrange::rebuild::directly::rebuild_directly;
-use crate::arrange::rebuild::producer::{constructed, producers_in_order};
+use crate::arrange::rebuild::producer::{constructed, producers};
 use crate::arrange::rebuild::replay::replayable;
 use crate::arrange::sequence;
 use crate::arrange::sequence::Transition;
@@ -57,16 +58,17 @@ pub(crate) fn derive(
         .iter()
         .map(|(_, before, after)| Transition { before, after })
         .collect();
+    // The distinct states recorded producers gave, in the order they are tried.
+    let producers = producers(cx, type_path);
     let mut starts: Vec<&Value> = Vec::new();
-    for i in producers_in_order(cx, type_path) {
+    let mut seen: HashSet<usize> = HashSet::new();
+    for (&(i, _), &class) in producers.in_order.iter().zip(&producers.class) {
         let ctor = &cx.trace.calls[i];
-        if ctor.id >= before {
+        if ctor.id >= before || !seen.insert(class) {
             continue;
         }
         if let Some(start) = constructed(cx, ctor, type_path) {
-            if !starts.iter().any(|s| same_state(s, start)) {
-                starts.push(start);
-            }
+            starts.push(start);
         }
     }
     let mut best: Option<(&Value, Vec<usize>)> = None;

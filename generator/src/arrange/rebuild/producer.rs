@@ -10,20 +10,11 @@ use carve_storage::{Call, CallId, Outcome, Value};
 use crate::act::target::Target;
 use crate::arrange::args::{self, Place, Site};
 use crate::arrange::builder::{mark, undo, Builder, MAX_PRODUCER_DEPTH};
-use crate::arrange::context::{cached, reads_unbuilt_world, Ctx};
+use crate::arrange::context::{reads_unbuilt_world, ByStateKey, Ctx, Producers};
 use crate::arrange::mocks::interactions;
-use crate::arrange::values::{dyn_addrs, returned_struct, same_state, strip_ref};
+use crate::arrange::values::{dyn_addrs, returned_struct, same_state, state_key, strip_ref};
 use crate::arrange::wanted::Wanted;
 use crate::body::Binding;
-
-/// Positions of the recorded calls that constructed a `type_path` object (see [`constructed`]).
-pub(crate) fn ctors_of(cx: &Ctx, type_path: &str) -> Rc<Vec<usize>> {
-    cached(&cx.ctors, type_path, || {
-        (0..cx.trace.calls.len())
-            .filter(|&i| constructed(cx, &cx.trace.calls[i], type_path).is_some())
-            .collect()
-    })
-}
 
 /// The state of the `type_path` object a recorded producer call gave back: a constructor-like
 /// associated function of the type (returning `T`, `Option<T>` or `Result<T, E>`), or any public
@@ -49,18 +40,59 @@ pub(crate) fn constructed<'t>(cx: &Ctx<'t>, ctor: &'t Call, type_path: &str) -> 
     (own_ctor || produces).then_some(state)
 }
 
-/// The recorded producers of `type_path` objects (indices into the trace's calls), the latest
-/// first, the type's own (inherent) ones before trait ones (`PaperLedger::new()` rather than
-/// `<PaperLedger as Default>::default()`).
-pub(crate) fn producers_in_order(cx: &Ctx, type_path: &str) -> Vec<usize> {
-    let ctors = ctors_of(cx, type_path);
+/// The recorded producers of `type_path` objects (indices into the trace's calls, see
+/// [`constructed`]), the latest first, the type's own (inherent) ones before trait ones
+/// (`PaperLedger::new()` rather than `<PaperLedger as Default>::default()`), each with the key
+/// of the state it gave; worked out once per type.
+pub(crate) fn producers(cx: &Ctx, type_path: &str) -> Rc<Producers> {
+    if let Some(found) = cx.producers.borrow().get(type_path) {
+        return Rc::clone(found);
+    }
     let via_trait = |i: usize| {
         matches!(cx.targets.get(&cx.trace.calls[i].function),
             Some(Target::Callable(c)) if c.via_trait.is_some())
     };
-    let (inherent, by_trait): (Vec<usize>, Vec<usize>) =
-        ctors.iter().rev().copied().partition(|&i| !via_trait(i));
-    inherent.into_iter().chain(by_trait).collect()
+    let mut in_order: Vec<(usize, u64)> = (0..cx.trace.calls.len())
+        .rev()
+        .filter_map(|i| {
+            constructed(cx, &cx.trace.calls[i], type_path).map(|state| (i, state_key(state)))
+        })
+        .collect();
+    // A stable sort: the latest first within each kind.
+    in_order.sort_by_key(|&(i, _)| via_trait(i));
+    let mut by_key = ByStateKey::new();
+    for &(i, key) in &in_order {
+        by_key.entry(key).or_default().push(i);
+    }
+    // Classes of equal states: compared only within a key.
+    let mut class = Vec::with_capacity(in_order.len());
+    let mut classes: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
+    let mut count = 0;
+    for &(i, key) in &in_order {
+        let state = constructed(cx, &cx.trace.calls[i], type_path);
+        let alike = classes.entry(key).or_default();
+        let found = alike.iter().find(|&&(j, _)| {
+            let other = constructed(cx, &cx.trace.calls[j], type_path);
+            matches!((state, other), (Some(a), Some(b)) if same_state(a, b))
+        });
+        match found {
+            Some(&(_, c)) => class.push(c),
+            None => {
+                alike.push((i, count));
+                class.push(count);
+                count += 1;
+            }
+        }
+    }
+    let made = Rc::new(Producers {
+        in_order,
+        by_key,
+        class,
+    });
+    cx.producers
+        .borrow_mut()
+        .insert(type_path.to_string(), Rc::clone(&made));
+    made
 }
 
 /// Rebuilds the receiver of producer method call `ctor` (made before `before`) into a new
@@ -199,6 +231,12 @@ pub(crate) fn producer_call_expr(
     Some(format!("{callee}({}){unwrap}", args.join(", ")))
 }
 
+/// How many recorded producers of the state wanted the producer rule tries, the latest first:
+/// producers of one state are mostly the same call made again, which fails again for the same
+/// reason (base64's 1,001 equal `internal_decoded_len_estimate` results each had their engine
+/// rebuilt anew), as [`crate::arrange::rebuild::replay::REPLAY_BUDGET`] bounds replays.
+pub(crate) const PRODUCER_TRIES: usize = 16;
+
 /// The latest recorded producer of an object in the state wanted (made before the call that
 /// wants it; the type's own producers before trait ones) that a test can make again.
 pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
@@ -210,9 +248,14 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
         mutable,
         ..
     } = w;
-    let mut state_dyns = Vec::new();
-    dyn_addrs(state, &mut state_dyns);
-    for i in producers_in_order(cx, type_path) {
+    let producers = producers(cx, type_path);
+    let same_key = producers
+        .by_key
+        .get(&state_key(state))
+        .map_or(&[][..], Vec::as_slice);
+    let mut state_dyns: Option<Vec<(String, u64)>> = None;
+    let mut tries = PRODUCER_TRIES;
+    for &i in same_key {
         let ctor = &cx.trace.calls[i];
         if ctor.id >= before {
             continue;
@@ -223,7 +266,16 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> bool {
         if !same_state(built, state) {
             continue;
         }
-        let Some(expr) = producer_call(cx, b, ctor, built, &state_dyns, before) else {
+        if tries == 0 {
+            break;
+        }
+        tries -= 1;
+        let state_dyns = state_dyns.get_or_insert_with(|| {
+            let mut found = Vec::new();
+            dyn_addrs(state, &mut found);
+            found
+        });
+        let Some(expr) = producer_call(cx, b, ctor, built, state_dyns, before) else {
             continue;
         };
         b.arranged.push(ctor.id);
