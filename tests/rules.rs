@@ -1334,3 +1334,57 @@ fn main() {
         "oldest_",
     );
 }
+
+/// A receiver only a `pub const` gives, whose initializer calls a `const fn` (base64's
+/// `general_purpose::STANDARD = GeneralPurpose::new(&alphabet::STANDARD, PAD)`): no call of the
+/// run made it and the source does not say what it holds, so generate asks the compiler (a
+/// program built against the crate prints each such const's `Debug`) and names the const whose
+/// text is the recorded state's: `PADDED`, not `PLAIN` or `SHIFTED`, which differ from it only
+/// in what the `const fn` computed.
+#[test]
+fn a_receiver_a_const_fn_made_is_the_const_the_compiler_says_holds_it() {
+    let lib = r#"
+#[derive(Debug, Clone, Copy)]
+pub struct Codec {
+    table: [u8; 4],
+    pad: bool,
+}
+
+impl Codec {
+    pub const fn new(alphabet: &[u8; 4], pad: bool) -> Codec {
+        let mut table = [0u8; 4];
+        let mut i = 0;
+        while i < 4 {
+            table[i] = alphabet[(i + 1) % 4];
+            i += 1;
+        }
+        Codec { table, pad }
+    }
+
+    pub fn encode(&self, x: u8) -> String {
+        let mut s = String::new();
+        s.push(self.table[(x % 4) as usize] as char);
+        if self.pad {
+            s.push('=');
+        }
+        s
+    }
+}
+
+pub const PLAIN: Codec = Codec::new(b"abcd", false);
+pub const PADDED: Codec = Codec::new(b"abcd", true);
+pub const SHIFTED: Codec = Codec::new(b"wxyz", true);
+"#;
+    let main = r#"
+fn main() {
+    println!("{}", shapes::PADDED.encode(5));
+    println!("{}", shapes::SHIFTED.encode(2));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(&file, &summary, &["shapes::PADDED", "shapes::SHIFTED"]);
+    assert!(!file.contains("shapes::PLAIN"), "{file}");
+    assert_eq!(carved_share(&summary), (2, 2), "{summary}");
+    assert_pass_then_fail_after(&dir, "(i + 1) % 4", "(i + 2) % 4", "encode_");
+}

@@ -144,7 +144,11 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
         });
     }
     let templates = Templates::load(opts.templates.as_deref())?;
-    let (crate_dir, api) = read::crate_dir::check(rec, opts.crate_dir.as_ref(), &opts.out_dir)?;
+    let (crate_dir, mut api) = read::crate_dir::check(rec, opts.crate_dir.as_ref(), &opts.out_dir)?;
+    // What consts hold that the source does not say, when cargo is at hand.
+    if let Some(v) = &opts.verify {
+        verify::consts::probe(&mut api, &crate_dir, (v, opts.interrupt))?;
+    }
     let plan_options = plan_options(&opts.plan, rec.trace, &api);
     let tick = |done, total| {
         Progress::report(opts.progress.as_ref(), Step::Planning { done, total });

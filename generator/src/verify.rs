@@ -9,6 +9,7 @@
 //! that, the values some checks expect are observed on this build (`observe.rs`).
 
 pub(crate) mod cargo;
+pub(crate) mod consts;
 pub mod libtest;
 pub(crate) mod line_coverage;
 pub(crate) mod observe;

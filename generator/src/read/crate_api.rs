@@ -98,6 +98,10 @@ pub struct ConstApi {
     pub type_name: String,
     /// Its initializer's tokens (`syn::Expr` is not `Send`: parsed again where it is read).
     pub expr: String,
+    /// What `{:?}` printed for it in a program built against the crate, when it was asked
+    /// (`verify/consts.rs`): the compiler's own value of an initializer carve cannot read
+    /// (a `const fn` call).
+    pub probed: Option<String>,
 }
 
 /// A trait and what a `mock!` of it needs.

@@ -4,8 +4,10 @@
 //! holds. The const's initializer is read from the source and compared with the recorded state
 //! part by part: literals, struct literals naming every field, arrays (`[x; N]` too), `&`,
 //! `-`, and other consts of the crate it names. An initializer that calls a function (a
-//! `const fn`) cannot be compared, and is never taken on trust: two consts of one type differ
-//! only in such calls often enough (`STANDARD` and `URL_SAFE`).
+//! `const fn`) cannot be read so, and is never taken on trust (two consts of one type differ
+//! only in such calls often enough: `STANDARD` and `URL_SAFE`): its value is what a program
+//! built against the crate printed of it (`verify/consts.rs`), compared with the state's
+//! derived `Debug` where that is known exactly.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -69,6 +71,9 @@ fn same_const(
     depth: usize,
 ) -> bool {
     parsed(&c.expr).is_some_and(|expr| same(api, module, &expr, value, depth))
+        || c.probed.as_deref().is_some_and(|text| {
+            crate::arrange::debug_repr::debug_repr(value, api).as_deref() == Some(text)
+        })
 }
 
 /// An initializer's tokens parsed, once per text on this thread (`syn::Expr` is not `Send`,

@@ -513,5 +513,6 @@ fn const_api(c: &syn::ItemConst) -> ConstApi {
         ident: c.ident.to_string(),
         type_name,
         expr: quote::ToTokens::to_token_stream(&*c.expr).to_string(),
+        probed: None,
     }
 }
