@@ -131,7 +131,7 @@ fn main() {
     );
     let (in_scope, carved) = carved_share(&summary);
     assert_eq!(carved, in_scope, "{summary}");
-    assert_pass_then_fail_after(&dir, "n * 1024", "n * 1000", "from_str_");
+    assert_pass_then_fail_after(&dir, "n * 1024", "n * 1000", "parse_");
 }
 
 /// Objects with private fields rebuilt by replaying the public call that produced them: a

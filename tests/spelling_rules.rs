@@ -135,6 +135,9 @@ fn from_str_is_spelled_as_parse_in_the_act_the_tables_and_the_arrangements() {
     // file does not import it.
     assert!(!file.contains("FromStr>::from_str("), "{file}");
     assert!(!file.contains("use std::str::FromStr"), "{file}");
+    // Nor does a test's name: it is named after the call it makes.
+    assert!(file.contains("fn parse_"), "{file}");
+    assert!(!file.contains("fn from_str_"), "{file}");
     // Verification took out no test: every one written built and passed.
     let count = |label: &str| {
         let rest = &c.summary[c.summary.find(label).expect(label) + label.len()..];
@@ -150,5 +153,5 @@ fn from_str_is_spelled_as_parse_in_the_act_the_tables_and_the_arrangements() {
     let built = cargo_in(&c.dir, &["test", "--tests", "--no-run"]);
     assert!(built.status.success(), "{}", stderr(&built));
     assert!(!stderr(&built).contains("warning"), "{}", stderr(&built));
-    assert_pass_then_fail_after(&c.dir, "minor: next()?", "minor: next()? + 1", "from_str");
+    assert_pass_then_fail_after(&c.dir, "minor: next()?", "minor: next()? + 1", "parse_");
 }

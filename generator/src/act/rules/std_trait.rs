@@ -70,7 +70,12 @@ pub(crate) fn resolve_std_trait_impl(
     Target::Callable(Box::new(Callable {
         module,
         call_path: format!("<{written} as {trait_written}>::{method}"),
-        subject: f.name.clone(),
+        // Named as a person calls it: `render/spell/parse.rs` writes `s.parse::<T>()`.
+        subject: if public_trait == "std::str::FromStr" && method == "from_str" {
+            "parse".to_string()
+        } else {
+            f.name.clone()
+        },
         api: f,
         self_type: Some(base.to_string()),
         via_trait: Some(public_trait.to_string()),
