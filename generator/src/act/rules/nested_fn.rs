@@ -30,7 +30,14 @@ pub(crate) fn is_nested_fn(api: &CrateApi, owners: &[String]) -> bool {
             .and_then(|m| m.types.get(ty))
             .is_some_and(|t| t.functions.contains_key(outer))
     });
-    free || associated
+    // A trait's provided method (`base64::engine::Engine::encode::inner`: the generic shim's
+    // non-generic body, recorded when an optimised build inlined the shim itself).
+    let provided = parent.split_last().is_some_and(|(tr, module)| {
+        api.find_module(module)
+            .and_then(|m| m.traits.get(tr))
+            .is_some_and(|t| t.methods.iter().any(|m| m.name == *outer))
+    });
+    free || associated || provided
 }
 
 #[cfg(test)]
@@ -43,6 +50,16 @@ mod tests {
     fn a_function_declared_in_a_function_s_body_is_private() {
         let r = rulebook();
         let f = r.function("rulebook::outer::inner").clone();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "nested_fn");
+        assert!(matches!(target, Target::Private), "{}", f.path);
+    }
+
+    #[test]
+    fn a_function_declared_in_a_trait_method_s_body_is_private() {
+        let r = rulebook();
+        let mut f = r.function("rulebook::outer::inner").clone();
+        f.path = "rulebook::Shape::area::inner".to_string();
         let (rule, target) = decide(&r.api, &f);
         assert_eq!(rule, "nested_fn");
         assert!(matches!(target, Target::Private), "{}", f.path);
