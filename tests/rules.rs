@@ -1388,3 +1388,44 @@ fn main() {
     assert_eq!(carved_share(&summary), (2, 2), "{summary}");
     assert_pass_then_fail_after(&dir, "(i + 1) % 4", "(i + 2) % 4", "encode_");
 }
+
+/// Methods the crate's own `macro_rules!` make, one per integer type (fastrand's `Rng::u8`,
+/// `Rng::u64`, ...): the source shows only the macro's calls, so the crate's API is read with
+/// the macro expanded, and the recorded calls are tests like any method's.
+#[test]
+fn methods_a_crates_macro_makes_are_called_like_written_ones() {
+    let lib = r#"
+pub struct Wheel {
+    turns: u64,
+}
+
+macro_rules! spin {
+    ($t:tt, $doc:tt) => {
+        #[doc = $doc]
+        pub fn $t(&mut self, max: $t) -> $t {
+            self.turns += 1;
+            (self.turns % (max as u64)) as $t
+        }
+    };
+}
+
+impl Wheel {
+    pub fn new() -> Wheel {
+        Wheel { turns: 0 }
+    }
+    spin!(u8, "A u8 below max.");
+    spin!(u32, "A u32 below max.");
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut w = shapes::Wheel::new();
+    println!("{} {} {}", w.u8(7), w.u32(100), w.u8(2));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(&file, &summary, &[".u8(7u8)", ".u32(100u32)", ".u8(2u8)"]);
+    assert!(!summary.contains("not found in the source"), "{summary}");
+    assert_pass_then_fail_after(&dir, "self.turns += 1;", "self.turns += 2;", "u8_");
+}

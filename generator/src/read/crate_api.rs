@@ -15,6 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 mod load;
+pub(crate) mod macros;
 pub(crate) mod manifest;
 mod scope;
 mod signatures;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use syn::ext::IdentExt;
 
 use crate::error::GenerateError;
+use crate::read::crate_api::macros::{self, MacroRules};
 use crate::read::crate_api::manifest::parse_manifest;
 use crate::read::crate_api::scope::Scope;
 use crate::read::crate_api::signatures::{
@@ -249,7 +250,7 @@ impl CrateApi {
             public: true,
             inline: false,
         };
-        api.walk(&file.items, ctx, 0);
+        api.walk(&file.items, ctx, 0, &[]);
         api.resolve_aliases();
         Ok(api)
     }
@@ -330,7 +331,12 @@ impl CrateApi {
             }
         }
     }
-    fn walk(&mut self, items: &[syn::Item], ctx: ModCtx, depth: usize) {
+    fn walk(&mut self, items: &[syn::Item], ctx: ModCtx, depth: usize, inherited: &[MacroRules]) {
+        // The crate's macros in scope here make items too (`macros.rs`).
+        let mut in_scope = inherited.to_vec();
+        in_scope.extend(macros::defined(items));
+        let expanded = macros::expand_items(items, &in_scope);
+        let items = expanded.as_slice();
         let mut module = ModuleApi {
             path: ctx.path.clone(),
             file: ctx.file.clone(),
@@ -418,10 +424,16 @@ impl CrateApi {
             return;
         }
         for m in children {
-            self.walk_child(m, &ctx, depth);
+            self.walk_child(m, &ctx, depth, &in_scope);
         }
     }
-    fn walk_child(&mut self, m: &syn::ItemMod, parent: &ModCtx, depth: usize) {
+    fn walk_child(
+        &mut self,
+        m: &syn::ItemMod,
+        parent: &ModCtx,
+        depth: usize,
+        macros: &[MacroRules],
+    ) {
         let name = m.ident.to_string();
         let dir_name = m.ident.unraw().to_string();
         let mut path = parent.path.clone();
@@ -442,7 +454,7 @@ impl CrateApi {
                 public,
                 inline: true,
             };
-            self.walk(items, ctx, depth + 1);
+            self.walk(items, ctx, depth + 1, macros);
             return;
         }
         let candidates = match &path_attr {
@@ -494,7 +506,7 @@ impl CrateApi {
             public,
             inline: false,
         };
-        self.walk(&parsed.items, ctx, depth + 1);
+        self.walk(&parsed.items, ctx, depth + 1, macros);
     }
 }
 

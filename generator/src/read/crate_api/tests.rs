@@ -197,11 +197,12 @@ fn a_type_only_impls_show_is_not_declared_but_nameable_where_reachable() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write(dir, "Cargo.toml", "[package]\nname = \"flags\"\n");
-    // `bitflags!` defines `Options`; syn sees only the macro call and the impl.
+    // `bitflags!` defines `Options`; syn sees only the macro call and the impl (a macro with a
+    // repetition is not expanded, as one from another crate is not).
     write(
         dir,
         "src/lib.rs",
-        "macro_rules! make { ($n:ident) => { pub struct $n(pub u32); } }\nmake!(Options);\nimpl Options { pub fn bits(&self) -> u32 { self.0 } }\nstruct Hidden;\nmod inner { pub struct Deep; }\n",
+        "macro_rules! make { ($($n:ident)*) => { $(pub struct $n(pub u32);)* } }\nmake!(Options);\nimpl Options { pub fn bits(&self) -> u32 { self.0 } }\nstruct Hidden;\nmod inner { pub struct Deep; }\n",
     );
     let api = CrateApi::load(dir).unwrap();
     assert!(api.declared_type("flags::Options").is_none());
@@ -243,4 +244,26 @@ fn a_trait_with_a_supertrait_a_mock_cannot_implement_is_not_mockable() {
         root.traits["Repo"].blocker, None,
         "mockall's mocks are Debug, Send and Sync"
     );
+}
+
+#[test]
+fn methods_and_types_the_crates_own_macros_make_are_declared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "Cargo.toml", "[package]\nname = \"rng\"\n");
+    write(
+        dir,
+        "src/lib.rs",
+        "macro_rules! int { ($t:tt) => { pub fn $t(&mut self, n: $t) -> $t { n } } }\nmacro_rules! unit { ($n:ident) => { #[derive(Debug)] pub struct $n; } }\npub struct Rng;\nimpl Rng { int!(u8); int!(u64); }\npub mod kinds { unit!(Fast); }\n",
+    );
+    let api = CrateApi::load(dir).unwrap();
+    let rng = &api.modules[&Vec::<String>::new()].types["Rng"];
+    assert_eq!(
+        rng.functions.keys().collect::<Vec<_>>(),
+        ["u64", "u8"],
+        "the methods `int!` makes"
+    );
+    assert!(rng.functions["u8"].mut_receiver);
+    // A macro is in scope in the modules below the one defining it.
+    assert!(api.declared_type("rng::kinds::Fast").is_some());
 }

@@ -123,15 +123,15 @@ pub fn wrapped(xs: &[u32]) -> u32 {
     xs.iter().copied().map(Wrap).map(|w| w.0).sum()
 }
 
-/// not_found: a function a macro makes, which the source does not show.
+/// not_found: a function a macro makes, which the source does not show (a repetition).
 macro_rules! make {
-    () => {
-        pub fn made() -> u32 {
+    ($($name:ident),*) => {
+        $(pub fn $name() -> u32 {
             7
-        }
+        })*
     };
 }
-make!();
+make!(made);
 
 // ---- arrange: how a test builds the objects it needs ------------------------------------
 
@@ -540,13 +540,13 @@ pub fn parse_name(text: &str) -> Result<String, NameError> {
     }
 }
 
-/// debug, for a type the source does not show: a macro makes the error enum.
+/// debug, for a type the source does not show: a macro makes the error enum (a repetition).
 macro_rules! code_error {
-    ($name:ident) => {
-        #[derive(Debug)]
+    ($($name:ident),*) => {
+        $(#[derive(Debug)]
         pub enum $name {
             Odd(u32),
-        }
+        })*
     };
 }
 code_error!(CodeError);
