@@ -10,6 +10,7 @@ use carve_storage::{Call, CallId, FileRead, FunctionId, Trace, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::Builder;
+use crate::arrange::sequence::SplitStep;
 use crate::arrange::wanted::Wanted;
 use crate::read::crate_api::CrateApi;
 
@@ -39,6 +40,8 @@ pub struct Ctx<'a> {
     pub(crate) file_reads: HashMap<CallId, Vec<usize>>,
     /// The replayable calls on each type, the shortest to write first (see [`crate::arrange::rebuild::derive`]).
     pub(crate) steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
+    /// The same steps split for the counter search (see [`crate::arrange::sequence::split_steps`]).
+    pub(crate) split_steps: RefCell<HashMap<String, Rc<Vec<Option<SplitStep>>>>>,
     /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in
     /// recording order, by the key of the state they leave the object in
     /// ([`crate::arrange::values::state_key`]).
@@ -154,6 +157,7 @@ impl<'a> Ctx<'a> {
             below: HashMap::new(),
             file_reads: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
+            split_steps: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
             producers: RefCell::new(HashMap::new()),
             getter_calls: RefCell::new(HashMap::new()),

@@ -110,10 +110,41 @@ fn range(ty: &str, signed: bool) -> (i128, i128) {
 /// step changes the integers as it did in the recording; `None` when the two differ in more than
 /// integers or no sequence of at most [`MAX_STEPS`] steps gets there. Earlier steps are preferred
 /// among those making the same change. `same` compares two skeletons.
+#[cfg(test)]
 pub fn counter_path(
     start: &Value,
     target: &Value,
     steps: &[Transition],
+    same: &dyn Fn(&Value, &Value) -> bool,
+) -> Option<Vec<usize>> {
+    counter_path_split(start, target, &split_steps(steps), same)
+}
+
+/// A recorded call's states before and after, split (see [`split`]) once for every search.
+pub struct SplitStep {
+    before: Split,
+    after: Split,
+}
+
+/// `steps` split, each `None` where a state holds an integer beyond `i128`.
+pub fn split_steps(steps: &[Transition]) -> Vec<Option<SplitStep>> {
+    steps
+        .iter()
+        .map(|t| {
+            Some(SplitStep {
+                before: split(t.before)?,
+                after: split(t.after)?,
+            })
+        })
+        .collect()
+}
+
+/// The counter search (`counter_path`) over steps split once ([`split_steps`]): splitting every recorded call's
+/// states again for each search cloned them all (bytes' buffers: most of its planning time).
+pub fn counter_path_split(
+    start: &Value,
+    target: &Value,
+    steps: &[Option<SplitStep>],
     same: &dyn Fn(&Value, &Value) -> bool,
 ) -> Option<Vec<usize>> {
     let from = split(start)?;
@@ -124,7 +155,7 @@ pub fn counter_path(
     // One step per distinct change that applies to this shape of state.
     let mut moves: Vec<(usize, Vec<i128>)> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        let (Some(before), Some(after)) = (split(step.before), split(step.after)) else {
+        let Some(SplitStep { before, after }) = step else {
             continue;
         };
         let applies = before.counters.len() == from.counters.len()

@@ -22,7 +22,7 @@ use crate::reasons::RECEIVER_NOT_REBUILT;
 
 /// A state no completed call left an object in (a counter raised inside an unfinished recursive
 /// call): a recorded constructor's state followed by the shortest sequence of recorded calls
-/// whose changes to the object's integers add up to it ([`sequence::counter_path`]). Only for
+/// whose changes to the object's integers add up to it ([`sequence::counter_path_split`]). Only for
 /// states the test can check before acting, since the sequence rests on a hypothesis.
 pub(crate) fn derive(
     cx: &Ctx,
@@ -54,10 +54,22 @@ pub(crate) fn derive(
             steps
         }
     };
-    let transitions: Vec<Transition> = steps
-        .iter()
-        .map(|(_, before, after)| Transition { before, after })
-        .collect();
+    // The same steps split once per type (`sequence::split_steps`).
+    let cached = cx.split_steps.borrow().get(type_path).cloned();
+    let split = match cached {
+        Some(split) => split,
+        None => {
+            let transitions: Vec<Transition> = steps
+                .iter()
+                .map(|(_, before, after)| Transition { before, after })
+                .collect();
+            let split = Rc::new(sequence::split_steps(&transitions));
+            cx.split_steps
+                .borrow_mut()
+                .insert(type_path.to_string(), Rc::clone(&split));
+            split
+        }
+    };
     // The distinct states recorded producers gave, in the order they are tried.
     let producers = producers(cx, type_path);
     let mut starts: Vec<&Value> = Vec::new();
@@ -73,7 +85,7 @@ pub(crate) fn derive(
     }
     let mut best: Option<(&Value, Vec<usize>)> = None;
     for start in starts {
-        let Some(path) = sequence::counter_path(start, state, &transitions, &same_state) else {
+        let Some(path) = sequence::counter_path_split(start, state, &split, &same_state) else {
             continue;
         };
         if best.as_ref().is_none_or(|(_, p)| path.len() < p.len()) {
