@@ -548,7 +548,12 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, 
     };
     cmd.arg("--manifest-path")
         .arg(package.manifest_path.as_std_path())
-        .args(["--package", package.name.as_str()])
+        // `name@version`: a package whose name another version in the graph shares (a
+        // dev-dependency's own itertools) is ambiguous by its name alone.
+        .args([
+            "--package",
+            &format!("{}@{}", package.name, package.version),
+        ])
         .arg("--message-format=json-render-diagnostics");
     // The recorder needs full debug info: the release profile has none, and a package may have
     // turned the dev profile's down. `true` is the dev profile's own default, so a package that
@@ -561,6 +566,11 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, 
     }
     for f in &b.features {
         cmd.args(["--features", f]);
+    }
+    // What the target itself requires (`required-features`), as `cargo test` would otherwise
+    // refuse to build it.
+    if !target.required_features.is_empty() && !b.all_features {
+        cmd.args(["--features", &target.required_features.join(",")]);
     }
     if b.all_features {
         cmd.arg("--all-features");

@@ -190,6 +190,31 @@ fn an_example_is_built_with_debug_info_even_when_the_package_turned_it_off() {
     );
 }
 
+/// A target that needs features (`required-features`, as tinyvec's tests) is built with them,
+/// and a package whose name another package of the graph shares (an older version of itself
+/// among the dev-dependencies, as itertools has) is named with its version.
+#[test]
+fn a_targets_required_features_are_on_and_a_shared_package_name_is_told_apart() {
+    let (_tmp, dir) = copy_fixture("carvecargo");
+    let manifest = dir.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str(
+        "\n[features]\nextra = []\n\n[[example]]\nname = \"tour\"\nrequired-features = [\"extra\"]\n\n\
+         [dev-dependencies]\nolder = { package = \"carvecargo\", path = \"older\" }\n",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    std::fs::create_dir_all(dir.join("older/src")).unwrap();
+    std::fs::write(
+        dir.join("older/Cargo.toml"),
+        "[package]\nname = \"carvecargo\"\nversion = \"0.0.1\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("older/src/lib.rs"), "").unwrap();
+    let record = cargo_carve(&dir, &["--quiet", "record", "--example", "tour"]);
+    assert!(record.status.success(), "{}", stderr(&record));
+    assert_eq!(stdout(&record), "20.00\nAMT\nfalse\n");
+}
+
 #[test]
 fn the_library_unit_tests_are_recorded_with_lib_tests_and_a_test_filter() {
     let (_tmp, dir) = copy_fixture("carvecargo");
