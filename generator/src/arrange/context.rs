@@ -42,6 +42,9 @@ pub struct Ctx<'a> {
     pub(crate) steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
     /// The same steps split for the counter search (see [`crate::arrange::sequence::split_steps`]).
     pub(crate) split_steps: RefCell<HashMap<String, Rc<Vec<Option<SplitStep>>>>>,
+    /// The counter searches done: by type, the class of the start state among the type's
+    /// producers ([`Producers::class`]) and the key of the state wanted, the steps found.
+    pub(crate) counter_paths: RefCell<CounterPaths>,
     /// Per type, the positions of the calls [`crate::arrange::rebuild::replay`] may use, in
     /// recording order, by the key of the state they leave the object in
     /// ([`crate::arrange::values::state_key`]).
@@ -97,6 +100,9 @@ pub(crate) const FILE_READS: &[&str] = &[
 pub(crate) const FILE_OPEN: &str = "fs: std::fs::File::open";
 
 pub(crate) const OPTIONS_OPEN: &str = "fs: std::fs::OpenOptions::open";
+
+/// See [`Ctx::counter_paths`].
+pub(crate) type CounterPaths = HashMap<(String, usize, u64), Option<Rc<Vec<usize>>>>;
 
 /// Positions of recorded calls by the key of a state ([`crate::arrange::values::state_key`]).
 pub(crate) type ByStateKey = HashMap<u64, Vec<usize>>;
@@ -158,6 +164,7 @@ impl<'a> Ctx<'a> {
             file_reads: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
             split_steps: RefCell::new(HashMap::new()),
+            counter_paths: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
             producers: RefCell::new(HashMap::new()),
             getter_calls: RefCell::new(HashMap::new()),

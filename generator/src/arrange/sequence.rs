@@ -117,23 +117,32 @@ pub fn counter_path(
     steps: &[Transition],
     same: &dyn Fn(&Value, &Value) -> bool,
 ) -> Option<Vec<usize>> {
-    counter_path_split(start, target, &split_steps(steps), same)
+    let key = |_: &Value| 0;
+    counter_path_split(start, target, &split_steps(steps, &key), same, &key)
 }
 
-/// A recorded call's states before and after, split (see [`split`]) once for every search.
+/// A recorded call's states before and after, split (see [`split`]) once for every search,
+/// with the keys of their skeletons.
 pub struct SplitStep {
     before: Split,
     after: Split,
+    /// `key` of each skeleton: steps whose skeletons cannot equal the start's are passed by
+    /// without comparing them.
+    keys: (u64, u64),
 }
 
-/// `steps` split, each `None` where a state holds an integer beyond `i128`.
-pub fn split_steps(steps: &[Transition]) -> Vec<Option<SplitStep>> {
+/// `steps` split, each `None` where a state holds an integer beyond `i128`; `key` hashes a
+/// skeleton so that two a `same` equals share it.
+pub fn split_steps(steps: &[Transition], key: &dyn Fn(&Value) -> u64) -> Vec<Option<SplitStep>> {
     steps
         .iter()
         .map(|t| {
+            let (before, after) = (split(t.before)?, split(t.after)?);
+            let keys = (key(&before.skeleton), key(&after.skeleton));
             Some(SplitStep {
-                before: split(t.before)?,
-                after: split(t.after)?,
+                before,
+                after,
+                keys,
             })
         })
         .collect()
@@ -146,18 +155,28 @@ pub fn counter_path_split(
     target: &Value,
     steps: &[Option<SplitStep>],
     same: &dyn Fn(&Value, &Value) -> bool,
+    key: &dyn Fn(&Value) -> u64,
 ) -> Option<Vec<usize>> {
     let from = split(start)?;
     let to = split(target)?;
-    if !same(&from.skeleton, &to.skeleton) || from.counters.len() != to.counters.len() {
+    if from.counters.len() != to.counters.len() || !same(&from.skeleton, &to.skeleton) {
         return None;
     }
+    let from_key = key(&from.skeleton);
     // One step per distinct change that applies to this shape of state.
     let mut moves: Vec<(usize, Vec<i128>)> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        let Some(SplitStep { before, after }) = step else {
+        let Some(SplitStep {
+            before,
+            after,
+            keys,
+        }) = step
+        else {
             continue;
         };
+        if *keys != (from_key, from_key) {
+            continue;
+        }
         let applies = before.counters.len() == from.counters.len()
             && after.counters.len() == from.counters.len()
             && same(&before.skeleton, &from.skeleton)

@@ -2,7 +2,6 @@
 //! raised inside an unfinished call), reached from a recorded constructor's state by the
 //! shortest sequence of recorded calls whose changes add up to it.
 
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use carve_storage::{CallId, Value};
@@ -15,7 +14,7 @@ use crate::arrange::rebuild::producer::{constructed, producers};
 use crate::arrange::rebuild::replay::replayable;
 use crate::arrange::sequence;
 use crate::arrange::sequence::Transition;
-use crate::arrange::values::same_state;
+use crate::arrange::values::{same_state, state_key};
 use crate::arrange::wanted::{Answer, Wanted};
 use crate::body::Binding;
 use crate::reasons::RECEIVER_NOT_REBUILT;
@@ -63,7 +62,7 @@ pub(crate) fn derive(
                 .iter()
                 .map(|(_, before, after)| Transition { before, after })
                 .collect();
-            let split = Rc::new(sequence::split_steps(&transitions));
+            let split = Rc::new(sequence::split_steps(&transitions, &state_key));
             cx.split_steps
                 .borrow_mut()
                 .insert(type_path.to_string(), Rc::clone(&split));
@@ -72,20 +71,33 @@ pub(crate) fn derive(
     };
     // The distinct states recorded producers gave, in the order they are tried.
     let producers = producers(cx, type_path);
-    let mut starts: Vec<&Value> = Vec::new();
-    let mut seen: HashSet<usize> = HashSet::new();
+    let mut starts: Vec<(usize, &Value)> = Vec::new();
+    // Classes are numbered densely from 0: a flag each, no hashing (a derive attempt walks every
+    // producer of the type, thousands in bytes' buffers).
+    let mut seen = vec![false; producers.class.iter().max().map_or(0, |m| m + 1)];
     for (&(i, _), &class) in producers.in_order.iter().zip(&producers.class) {
         let ctor = &cx.trace.calls[i];
-        if ctor.id >= before || !seen.insert(class) {
+        if ctor.id >= before || std::mem::replace(&mut seen[class], true) {
             continue;
         }
         if let Some(start) = constructed(cx, ctor, type_path) {
-            starts.push(start);
+            starts.push((class, start));
         }
     }
-    let mut best: Option<(&Value, Vec<usize>)> = None;
-    for start in starts {
-        let Some(path) = sequence::counter_path_split(start, state, &split, &same_state) else {
+    // The search depends only on the type's steps and the two states: asked again (by the next
+    // test wanting the same state), it is not searched again.
+    let target = state_key(state);
+    let mut best: Option<(&Value, Rc<Vec<usize>>)> = None;
+    for (class, start) in starts {
+        let asked = (type_path.to_string(), class, target);
+        let found = cx.counter_paths.borrow().get(&asked).cloned();
+        let found = found.unwrap_or_else(|| {
+            let path = sequence::counter_path_split(start, state, &split, &same_state, &state_key)
+                .map(Rc::new);
+            cx.counter_paths.borrow_mut().insert(asked, path.clone());
+            path
+        });
+        let Some(path) = found else {
             continue;
         };
         if best.as_ref().is_none_or(|(_, p)| path.len() < p.len()) {
@@ -98,7 +110,7 @@ pub(crate) fn derive(
         undo(b, at);
         return Err(e);
     }
-    for i in path {
+    for &i in path.iter() {
         b.setup.push(Binding {
             var: "_".to_string(),
             mutable: false,
