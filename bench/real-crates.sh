@@ -63,12 +63,13 @@ ALL=(url glob shlex hex indexmap smallvec bytesize similar unicode-width pulldow
 # OWN_CAP calls per function: some suites make millions of calls), and run the same way under
 # callgrind. The list, with its own substitutes where a package ships no tests/
 # (bit-vec, either, ipnet, memchr, unicase, uuid, bitflags: base64, bytes, strsim, fastrand,
-# hashbrown, roxmltree, smol_str).
+# hashbrown, roxmltree, smol_str). toml's `decoder` target is a `harness = false` compliance
+# binary reading stdin, which calls no toml function on its own: its `testsuite` tests drive it.
 declare -A OWN=(
     [arrayvec]=0.7.8:tests [http]=1.5.0:status_code [httparse]=1.10.1:uri
     [itertools]=0.14.0:test_std [mime]=0.3.18:regressions [num-integer]=0.1.47:roots
     [ordered-float]=4.6.0:test [petgraph]=0.6.5:graph [ryu]=1.0.20:d2s_test
-    [semver]=1.0.27:test_version_req [tinyvec]=1.10.0:tinyvec [toml]=0.7.8:decoder
+    [semver]=1.0.27:test_version_req [tinyvec]=1.10.0:tinyvec [toml]=0.7.8:testsuite
     [base64]=0.22.1:tests [bytes]=1.10.1:test_bytes [strsim]=0.11.1:lib
     [fastrand]=2.3.0:smoke [hashbrown]=0.15.2:set [roxmltree]=0.20.0:api [smol_str]=0.3.2:test
 )
