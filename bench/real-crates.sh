@@ -73,6 +73,9 @@ declare -A OWN=(
     [base64]=0.22.1:tests [bytes]=1.10.1:test_bytes [strsim]=0.11.1:lib
     [fastrand]=2.3.0:smoke [hashbrown]=0.15.2:set [roxmltree]=0.20.0:api [smol_str]=0.3.2:test
 )
+# The features a test target requires (`required-features`): `cargo carve record` turns them on
+# itself; the callgrind build below must build the same binary.
+declare -A OWN_FEATURES=([tinyvec]=alloc,std)
 ALL_OWN=(arrayvec http httparse itertools mime num-integer ordered-float petgraph ryu semver
     tinyvec toml base64 bytes strsim fastrand hashbrown roxmltree smol_str)
 for c in "${ALL_OWN[@]}"; do VERSION[$c]=${OWN[$c]%%:*}; done
@@ -175,8 +178,10 @@ run_crate() {
     local app app_dir=$d app_args=() rc
     if [[ -n "${OWN[$c]:-}" ]]; then
         local t=${OWN[$c]#*:}
+        local features=()
+        [[ -n "${OWN_FEATURES[$c]:-}" ]] && features=(--features "${OWN_FEATURES[$c]}")
         app=$(cd "$d/lib" && CARGO_TARGET_DIR=$TARGET cargo test --quiet --no-run --test "$t" \
-            --message-format=json 2>"$d/build.err" | python3 -c '
+            "${features[@]}" --message-format=json 2>"$d/build.err" | python3 -c '
 import json, sys
 for line in sys.stdin:
     try: m = json.loads(line)
