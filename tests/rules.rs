@@ -1429,3 +1429,52 @@ fn main() {
     assert!(!summary.contains("not found in the source"), "{summary}");
     assert_pass_then_fail_after(&dir, "self.turns += 1;", "self.turns += 2;", "u8_");
 }
+
+/// A trait's provided method, run on one of the crate's types (`engine.encode(..)` where
+/// `encode` is written once in `trait Engine`, as bytes' `BufMut::put_u8` or base64's
+/// `Engine::encode`): the run records it under the trait's path, and the test calls it on the
+/// receiver it recorded, with the trait imported.
+#[test]
+fn provided_trait_methods_are_called_on_the_recorded_receiver() {
+    let lib = r#"
+pub trait Engine {
+    fn width(&self) -> usize;
+    fn encode<T: AsRef<[u8]>>(&self, input: T) -> String {
+        input
+            .as_ref()
+            .iter()
+            .map(|b| format!("{:0w$}", b, w = self.width()))
+            .collect()
+    }
+    fn plain(&self, input: &str) -> usize {
+        input.len() * self.width()
+    }
+}
+
+pub struct Wide(pub usize);
+
+impl Engine for Wide {
+    fn width(&self) -> usize {
+        self.0
+    }
+}
+"#;
+    let main = r#"
+use shapes::Engine;
+fn main() {
+    let w = shapes::Wide(3);
+    println!("{}", w.encode(b"ab"));
+    println!("{}", w.plain("xyz"));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(&file, &summary, &[".plain(\"xyz\")", "\"097098\""]);
+    assert!(!summary.contains("not found in the source"), "{summary}");
+    assert_pass_then_fail_after(
+        &dir,
+        "input.len() * self.width()",
+        "input.len() + self.width()",
+        "plain_",
+    );
+}

@@ -1,0 +1,90 @@
+//! Call form: a provided (default) method of one of the crate's public traits, run on one of the
+//! crate's public types, called as a method with the trait imported (`wide.encode(b"ab")` with
+//! `use shim::Engine`). The run records such a method under the trait's own path
+//! (`shim::Engine::encode`, `bytes::buf::buf_mut::BufMut::put_u8`), not under an impl's: the
+//! type it ran on is its recorded receiver's.
+
+use carve_storage::FunctionInfo;
+
+use crate::act::call::parse_fn_path;
+use crate::act::target::{Callable, Target};
+use crate::read::crate_api::{CrateApi, FnApi};
+
+/// A method recorded under a public trait's path, whose receiver is a public type of the crate.
+pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
+    let segments = parse_fn_path(&info.path).ok()?;
+    let (method, owner) = segments.split_last()?;
+    let trait_path = owner.join("::");
+    let trait_api = api.public_trait(&trait_path)?;
+    let m = trait_api.methods.iter().find(|m| m.name == *method)?;
+    // The type it ran on: the recorded receiver's (`&shim::Wide`).
+    let self_ty = info
+        .params
+        .iter()
+        .find(|p| p.name == "self")?
+        .type_name
+        .as_str();
+    let base = crate::read::types::strip_generics(
+        self_ty
+            .trim_start_matches('&')
+            .trim_start_matches("mut ")
+            .trim(),
+    );
+    if !crate::syntax::is_path(base) || api.public_type(base).is_none() {
+        return Some(Target::Unsupported(
+            "provided method on a type a test cannot name",
+        ));
+    }
+    let module = parse_fn_path(base)
+        .ok()
+        .and_then(|s| s.get(1..s.len().saturating_sub(1)).map(<[String]>::to_vec))
+        .unwrap_or_default();
+    Some(Target::Callable(Box::new(Callable {
+        module,
+        call_path: format!("{base}::{method}"),
+        subject: m.name.clone(),
+        api: FnApi {
+            name: m.name.clone(),
+            ident: m.name.clone(),
+            public: true,
+            has_receiver: true,
+            mut_receiver: m.mut_receiver,
+            self_by_value: false,
+            params: m.params.clone(),
+            ret: m.ret.clone(),
+            ret_written: m.ret_written.clone(),
+            ret_ok_unit: crate::read::types::written_ok_unit(&m.ret_written),
+            blocker: None,
+            uninferable_generics: 0,
+            signature: String::new(),
+        },
+        self_type: Some(base.to_string()),
+        via_trait: Some(trait_path),
+        display: false,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::act::rules::decide;
+    use crate::act::target::Target;
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn a_method_recorded_under_a_trait_s_path_is_called_on_its_receiver_s_type() {
+        // What a run records for a provided method of `Shape` run on a `Square`.
+        let r = rulebook();
+        let mut f = r
+            .function("<rulebook::Square as rulebook::Shape>::area")
+            .clone();
+        f.path = "rulebook::Shape::area".to_string();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "provided_method");
+        let Target::Callable(c) = target else {
+            panic!("{} is not callable", f.path)
+        };
+        assert_eq!(c.self_type.as_deref(), Some("rulebook::Square"));
+        assert_eq!(c.via_trait.as_deref(), Some("rulebook::Shape"));
+        assert!(c.api.has_receiver);
+    }
+}
