@@ -15,7 +15,15 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
     let segments = parse_fn_path(&info.path).ok()?;
     let (method, owner) = segments.split_last()?;
     let trait_path = owner.join("::");
-    let trait_api = api.public_trait(&trait_path)?;
+    let Some(trait_api) = api.public_trait(&trait_path) else {
+        // A provided method of a trait of the crate no test can name (arrayvec's
+        // `ArrayVecImpl::try_push`): private, reached through the public calls above it.
+        let (name, module) = owner.get(1..)?.split_last()?;
+        let declared = api.find_module(module).and_then(|m| m.traits.get(name));
+        return declared
+            .is_some_and(|t| t.methods.iter().any(|m| m.name == *method))
+            .then_some(Target::Private);
+    };
     let m = trait_api.methods.iter().find(|m| m.name == *method)?;
     // The type it ran on: the recorded receiver's (`&shim::Wide`).
     let self_ty = info
@@ -86,5 +94,15 @@ mod tests {
         assert_eq!(c.self_type.as_deref(), Some("rulebook::Square"));
         assert_eq!(c.via_trait.as_deref(), Some("rulebook::Shape"));
         assert!(c.api.has_receiver);
+    }
+
+    #[test]
+    fn a_provided_method_of_a_private_trait_is_private() {
+        let r = rulebook();
+        let mut f = r.function("rulebook::hidden_area").clone();
+        f.path = "rulebook::Sealed::seal".to_string();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "provided_method");
+        assert!(matches!(target, Target::Private), "{}", f.path);
     }
 }

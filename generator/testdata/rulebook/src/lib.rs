@@ -558,3 +558,12 @@ pub fn check_code(code: u32) -> Result<u32, CodeError> {
         Ok(code / 2)
     }
 }
+
+/// provided_method: a provided method of a private trait (no recorded call: its rule's test
+/// makes the function a run would record).
+#[allow(dead_code)]
+trait Sealed {
+    fn seal(&self) -> u32 {
+        1
+    }
+}
