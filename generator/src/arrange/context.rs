@@ -39,9 +39,7 @@ pub struct Ctx<'a> {
     /// Per call, the positions of its own file reads in `trace.file_reads`.
     pub(crate) file_reads: HashMap<CallId, Vec<usize>>,
     /// The replayable calls on each type, the shortest to write first (see [`crate::arrange::rebuild::derive`]).
-    pub(crate) steps: RefCell<HashMap<String, Rc<Vec<Step<'a>>>>>,
-    /// The same steps split for the counter search (see [`crate::arrange::sequence::split_steps`]).
-    pub(crate) split_steps: RefCell<HashMap<String, Rc<Vec<Option<SplitStep>>>>>,
+    pub(crate) steps: RefCell<HashMap<String, Rc<Steps<'a>>>>,
     /// The counter searches done: by type, the class of the start state among the type's
     /// producers ([`Producers::class`]) and the key of the state wanted, the steps found.
     pub(crate) counter_paths: RefCell<CounterPaths>,
@@ -121,6 +119,8 @@ pub(crate) struct Producers {
     /// one, numbered in order of first appearance (derived sequences start from one state of
     /// each class without comparing states again).
     pub(crate) class: Vec<usize>,
+    /// How many classes there are (`class` holds 0 to `classes - 1`).
+    pub(crate) classes: usize,
 }
 
 /// `cache[key]`, computing it with `make` the first time.
@@ -140,6 +140,13 @@ pub(crate) fn cached(
 /// A recorded `&mut self` call a derived sequence may replay: `method(args)`, and the state
 /// before and after.
 pub(crate) type Step<'t> = (String, &'t Value, &'t Value);
+
+/// The replayable calls on one type, the shortest to write first, and the same calls split for
+/// the counter search ([`crate::arrange::sequence::split_steps`]), worked out once per type.
+pub(crate) struct Steps<'t> {
+    pub(crate) calls: Vec<Step<'t>>,
+    pub(crate) split: Vec<Option<SplitStep>>,
+}
 
 impl<'a> Ctx<'a> {
     /// Works out once, for every call, what lies below it (walking the tree per question made
@@ -163,7 +170,6 @@ impl<'a> Ctx<'a> {
             below: HashMap::new(),
             file_reads: HashMap::new(),
             steps: RefCell::new(HashMap::new()),
-            split_steps: RefCell::new(HashMap::new()),
             counter_paths: RefCell::new(HashMap::new()),
             candidates: RefCell::new(HashMap::new()),
             producers: RefCell::new(HashMap::new()),

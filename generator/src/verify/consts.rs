@@ -58,11 +58,10 @@ pub(crate) fn probe(
             }
             Built::Failed(lines) if !lines.is_empty() => {
                 let first = main_first_line();
-                let mut i = 0;
-                wanted.retain(|_| {
-                    i += 1;
-                    !lines.contains(&(first + i - 1))
-                });
+                wanted = (wanted.into_iter().enumerate())
+                    .filter(|(k, _)| !lines.contains(&(first + k)))
+                    .map(|(_, w)| w)
+                    .collect();
             }
             Built::Failed(_) => break,
         }

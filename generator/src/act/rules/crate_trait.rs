@@ -5,7 +5,7 @@ use carve_storage::FunctionInfo;
 
 use crate::act::call::{outside_lib, parse_fn_path, trait_impl};
 use crate::act::target::{Callable, Target};
-use crate::read::crate_api::{CrateApi, FnApi};
+use crate::read::crate_api::{CrateApi, FnApi, TraitMethodApi};
 
 /// A trait impl of the crate on a type of the crate: the last trait-impl rule, it decides every
 /// trait impl the ones before it left.
@@ -47,9 +47,20 @@ fn resolve_crate_trait_impl(
         return Target::Unsupported("trait impl");
     };
     let module = module[..module.len().saturating_sub(1)].to_vec();
+    trait_method(m, base, tr, module)
+}
+
+/// Trait method `m` called as a method on an object of `base` (declared in `module`), the trait
+/// `trait_path` imported: `c.ask(&a)` with `use abc::Asker`.
+pub(crate) fn trait_method(
+    m: &TraitMethodApi,
+    base: &str,
+    trait_path: &str,
+    module: Vec<String>,
+) -> Target {
     Target::Callable(Box::new(Callable {
         module,
-        call_path: format!("{base}::{method}"),
+        call_path: format!("{base}::{}", m.name),
         subject: m.name.clone(),
         api: FnApi {
             name: m.name.clone(),
@@ -67,7 +78,7 @@ fn resolve_crate_trait_impl(
             signature: String::new(),
         },
         self_type: Some(base.to_string()),
-        via_trait: Some(tr.to_string()),
+        via_trait: Some(trait_path.to_string()),
         display: false,
     }))
 }

@@ -7,8 +7,9 @@
 use carve_storage::FunctionInfo;
 
 use crate::act::call::parse_fn_path;
-use crate::act::target::{Callable, Target};
-use crate::read::crate_api::{CrateApi, FnApi};
+use crate::act::rules::crate_trait::trait_method;
+use crate::act::target::Target;
+use crate::read::crate_api::CrateApi;
 
 /// A method recorded under a public trait's path, whose receiver is a public type of the crate.
 pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
@@ -47,29 +48,7 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
         .ok()
         .and_then(|s| s.get(1..s.len().saturating_sub(1)).map(<[String]>::to_vec))
         .unwrap_or_default();
-    Some(Target::Callable(Box::new(Callable {
-        module,
-        call_path: format!("{base}::{method}"),
-        subject: m.name.clone(),
-        api: FnApi {
-            name: m.name.clone(),
-            ident: m.name.clone(),
-            public: true,
-            has_receiver: true,
-            mut_receiver: m.mut_receiver,
-            self_by_value: false,
-            params: m.params.clone(),
-            ret: m.ret.clone(),
-            ret_written: m.ret_written.clone(),
-            ret_ok_unit: crate::read::types::written_ok_unit(&m.ret_written),
-            blocker: None,
-            uninferable_generics: 0,
-            signature: String::new(),
-        },
-        self_type: Some(base.to_string()),
-        via_trait: Some(trait_path),
-        display: false,
-    })))
+    Some(trait_method(m, base, &trait_path, module))
 }
 
 #[cfg(test)]

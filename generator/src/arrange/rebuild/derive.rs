@@ -8,7 +8,7 @@ use carve_storage::{CallId, Value};
 
 use crate::arrange::builder::{mark, undo, Builder};
 use crate::arrange::check::observations;
-use crate::arrange::context::{Ctx, Step};
+use crate::arrange::context::{Ctx, Step, Steps};
 use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::producer::{constructed, producers};
 use crate::arrange::rebuild::replay::replayable;
@@ -34,47 +34,13 @@ pub(crate) fn derive(
     if observations(cx, var, state, type_path).is_empty() {
         return Err(RECEIVER_NOT_REBUILT);
     }
-    // Every replayable call on the type, the shortest to write first (worked out once per type).
-    let cached = cx.steps.borrow().get(type_path).cloned();
-    let steps = match cached {
-        Some(steps) => steps,
-        None => {
-            let mut steps: Vec<Step> = cx
-                .trace
-                .calls
-                .iter()
-                .filter_map(|c| replayable(cx, c, type_path, false))
-                .collect();
-            steps.sort_by_key(|(expr, ..)| expr.len());
-            let steps = Rc::new(steps);
-            cx.steps
-                .borrow_mut()
-                .insert(type_path.to_string(), Rc::clone(&steps));
-            steps
-        }
-    };
-    // The same steps split once per type (`sequence::split_steps`).
-    let cached = cx.split_steps.borrow().get(type_path).cloned();
-    let split = match cached {
-        Some(split) => split,
-        None => {
-            let transitions: Vec<Transition> = steps
-                .iter()
-                .map(|(_, before, after)| Transition { before, after })
-                .collect();
-            let split = Rc::new(sequence::split_steps(&transitions, &state_key));
-            cx.split_steps
-                .borrow_mut()
-                .insert(type_path.to_string(), Rc::clone(&split));
-            split
-        }
-    };
+    let steps = steps_of(cx, type_path);
     // The distinct states recorded producers gave, in the order they are tried.
     let producers = producers(cx, type_path);
     let mut starts: Vec<(usize, &Value)> = Vec::new();
     // Classes are numbered densely from 0: a flag each, no hashing (a derive attempt walks every
     // producer of the type, thousands in bytes' buffers).
-    let mut seen = vec![false; producers.class.iter().max().map_or(0, |m| m + 1)];
+    let mut seen = vec![false; producers.classes];
     for (&(i, _), &class) in producers.in_order.iter().zip(&producers.class) {
         let ctor = &cx.trace.calls[i];
         if ctor.id >= before || std::mem::replace(&mut seen[class], true) {
@@ -92,8 +58,9 @@ pub(crate) fn derive(
         let asked = (type_path.to_string(), class, target);
         let found = cx.counter_paths.borrow().get(&asked).cloned();
         let found = found.unwrap_or_else(|| {
-            let path = sequence::counter_path_split(start, state, &split, &same_state, &state_key)
-                .map(Rc::new);
+            let path =
+                sequence::counter_path_split(start, state, &steps.split, &same_state, &state_key)
+                    .map(Rc::new);
             cx.counter_paths.borrow_mut().insert(asked, path.clone());
             path
         });
@@ -114,12 +81,37 @@ pub(crate) fn derive(
         b.setup.push(Binding {
             var: "_".to_string(),
             mutable: false,
-            expr: format!("{var}.{}", steps[i].0),
+            expr: format!("{var}.{}", steps.calls[i].0),
             repeat: 1,
             times: None,
         });
     }
     Ok(())
+}
+
+/// Every replayable call on `type_path`, the shortest to write first, and the same calls split
+/// for the counter search; worked out once per type.
+fn steps_of<'t>(cx: &Ctx<'t>, type_path: &str) -> Rc<Steps<'t>> {
+    if let Some(found) = cx.steps.borrow().get(type_path) {
+        return Rc::clone(found);
+    }
+    let mut calls: Vec<Step> = cx
+        .trace
+        .calls
+        .iter()
+        .filter_map(|c| replayable(cx, c, type_path, false))
+        .collect();
+    calls.sort_by_key(|(expr, ..)| expr.len());
+    let transitions: Vec<Transition> = calls
+        .iter()
+        .map(|(_, before, after)| Transition { before, after })
+        .collect();
+    let split = sequence::split_steps(&transitions, &state_key);
+    let made = Rc::new(Steps { calls, split });
+    cx.steps
+        .borrow_mut()
+        .insert(type_path.to_string(), Rc::clone(&made));
+    made
 }
 
 /// The rule (see [`derive()`]); the state it reaches is checked before the test acts.

@@ -52,42 +52,37 @@ pub(crate) fn producers(cx: &Ctx, type_path: &str) -> Rc<Producers> {
         matches!(cx.targets.get(&cx.trace.calls[i].function),
             Some(Target::Callable(c)) if c.via_trait.is_some())
     };
-    let mut in_order: Vec<(usize, u64)> = (0..cx.trace.calls.len())
+    let mut made: Vec<(usize, u64, &Value)> = (0..cx.trace.calls.len())
         .rev()
         .filter_map(|i| {
-            constructed(cx, &cx.trace.calls[i], type_path).map(|state| (i, state_key(state)))
+            constructed(cx, &cx.trace.calls[i], type_path).map(|state| (i, state_key(state), state))
         })
         .collect();
     // A stable sort: the latest first within each kind.
-    in_order.sort_by_key(|&(i, _)| via_trait(i));
+    made.sort_by_key(|&(i, ..)| via_trait(i));
     let mut by_key = ByStateKey::new();
-    for &(i, key) in &in_order {
-        by_key.entry(key).or_default().push(i);
-    }
     // Classes of equal states: compared only within a key.
-    let mut class = Vec::with_capacity(in_order.len());
-    let mut classes: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
+    let mut class = Vec::with_capacity(made.len());
+    let mut classes: HashMap<u64, Vec<(&Value, usize)>> = HashMap::new();
     let mut count = 0;
-    for &(i, key) in &in_order {
-        let state = constructed(cx, &cx.trace.calls[i], type_path);
+    for &(i, key, state) in &made {
+        by_key.entry(key).or_default().push(i);
         let alike = classes.entry(key).or_default();
-        let found = alike.iter().find(|&&(j, _)| {
-            let other = constructed(cx, &cx.trace.calls[j], type_path);
-            matches!((state, other), (Some(a), Some(b)) if same_state(a, b))
-        });
-        match found {
+        match alike.iter().find(|(other, _)| same_state(state, other)) {
             Some(&(_, c)) => class.push(c),
             None => {
-                alike.push((i, count));
+                alike.push((state, count));
                 class.push(count);
                 count += 1;
             }
         }
     }
+    let in_order = made.iter().map(|&(i, key, _)| (i, key)).collect();
     let made = Rc::new(Producers {
         in_order,
         by_key,
         class,
+        classes: count,
     });
     cx.producers
         .borrow_mut()

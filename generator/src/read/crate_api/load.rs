@@ -335,8 +335,13 @@ impl CrateApi {
         // The crate's macros in scope here make items too (`macros.rs`).
         let mut in_scope = inherited.to_vec();
         in_scope.extend(macros::defined(items));
-        let expanded = macros::expand_items(items, &in_scope);
-        let items = expanded.as_slice();
+        let expanded;
+        let items = if in_scope.is_empty() {
+            items
+        } else {
+            expanded = macros::expand_items(items, &in_scope);
+            expanded.as_slice()
+        };
         let mut module = ModuleApi {
             path: ctx.path.clone(),
             file: ctx.file.clone(),

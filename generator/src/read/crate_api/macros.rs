@@ -81,9 +81,6 @@ fn is_punct(tree: &TokenTree, c: char) -> bool {
 /// `items` with each invocation of one of `macros` as an item (or, inside an inherent `impl`,
 /// as an impl item) replaced by the items it expands to.
 pub(crate) fn expand_items(items: &[syn::Item], macros: &[MacroRules]) -> Vec<syn::Item> {
-    if macros.is_empty() {
-        return items.to_vec();
-    }
     expand_items_at(items, macros, 0)
 }
 
