@@ -10,7 +10,8 @@
 # there already. Then, in WORK/CRATE:
 #   carve generate --db trace.db --crate lib --out lib/tests --format json --no-distil  > full.json
 #   carve generate --db trace.db --crate lib --out lib/tests --format json --distil     > distilled.json
-# each into an emptied lib/tests/carved_*, counting `#[test]`s and lines of the files it leaves.
+# each into an emptied lib/tests/carved_*, counting `#[test]`s and lines of the files it leaves,
+# and copying them to WORK/CRATE/suite-full and WORK/CRATE/suite-distilled (bench/mutants.sh).
 # A crate that needs mockall gets it from real-crates.sh's run.
 #
 # A benchmark, not a test: not part of .ci/run or of `cargo test`.
@@ -53,6 +54,9 @@ suite() {
     rm -f "$d"/lib/tests/carved_*
     (cd "$d" && CARGO_TARGET_DIR=$WORK/target "$CARVE" generate --db trace.db --crate lib \
         --out lib/tests --format json "$@" >"$name.json" 2>"$name.err") || return 1
+    # Kept for bench/mutants.sh: WORK/CRATE/suite-full, WORK/CRATE/suite-distilled.
+    rm -rf "$d/suite-$name" && mkdir -p "$d/suite-$name"
+    cp "$d"/lib/tests/carved_*.rs "$d/suite-$name/" 2>/dev/null
     local tests lines
     tests=$(cat "$d"/lib/tests/carved_*.rs 2>/dev/null | grep -c '#\[test\]')
     lines=$(cat "$d"/lib/tests/carved_*.rs 2>/dev/null | wc -l)

@@ -1,7 +1,8 @@
 //! Distilling (issue 27): by default `carve generate` keeps, of the verified tests, only those
 //! that reach a library line or an outcome (variant, error, panic) of a function that no
-//! other kept test reaches. Carved from a small real program whose loops call one function
-//! with many inputs that take the same path.
+//! other kept test reaches, and a value class (zero, sign, empty) of what a call or a call
+//! inside it returned. Carved from small real programs whose loops call one function with
+//! many inputs that take the same path.
 
 mod common;
 
@@ -87,7 +88,7 @@ fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_c
     let (lines, all_lines) = reach(&c.summary, "distilled:");
     assert_eq!(lines, all_lines, "{}", c.summary);
     assert!(
-        c.summary.contains("and 5 of the 5 outcomes per function"),
+        c.summary.contains(", 5 of the 5 outcomes per function"),
         "{}",
         c.summary
     );
@@ -107,5 +108,58 @@ fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_c
         reach(&summary, "carved tests reach"),
         (reached, recorded),
         "{summary}"
+    );
+}
+
+const GROUPS_LIB: &str = r#"fn divmod100(v: u32) -> (u32, u32) {
+    let q = v / 100;
+    (q, v - q * 100)
+}
+
+/// `v` as hundreds and the rest: `2|07` for 207.
+pub fn hundreds(v: u32) -> String {
+    let (q, r) = divmod100(v);
+    format!("{q}|{r:02}")
+}
+"#;
+
+const GROUPS_MAIN: &str = r#"fn main() {
+    for v in [42, 57, 200, 301] {
+        println!("{}", distilled_classes::hundreds(v));
+    }
+}
+"#;
+
+#[test]
+fn a_zero_returned_inside_a_call_keeps_the_test_that_tells_a_mutant_apart() {
+    let c = carve_small_crate_distilled(
+        "distilled_classes",
+        GROUPS_LIB,
+        GROUPS_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // Every call runs the same lines to the same outcome, a text. Inside, `divmod100` returns
+    // a zero quotient (42, 57), a zero rest (200) or neither (301): the two tests that give
+    // each number of its pair both classes are kept (with the text not empty and the helper
+    // returning: six classes).
+    assert!(
+        c.summary
+            .contains("distilled: kept 2 of 4 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    assert!(
+        c.summary.contains("and 6 of the 6 value classes"),
+        "{}",
+        c.summary
+    );
+    // `v + q * 100` for `v - q * 100` is the same wherever `q` is 0: only the test of 200, kept
+    // for its zero rest, tells it apart.
+    assert_pass_then_fail_after(
+        &c.dir,
+        "v - q * 100",
+        "v + q * 100",
+        "hundreds_returns_2_00",
     );
 }

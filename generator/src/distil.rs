@@ -3,9 +3,11 @@
 //! (the CLI records each carved test binary one test at a time; the generator never touches
 //! ptrace); out, the files rewritten with only the tests `select.rs` keeps (a file left with
 //! none goes), the plan without the others, and [`Distilled`], what was kept of what. The
-//! kept tests reach every library line and every outcome per function (`outcome.rs`) the
+//! kept tests reach every library line, every outcome per function (`outcome.rs`) and every
+//! value class of what their calls and the calls inside them returned (`classes.rs`) the
 //! verified set reaches; the others add nothing and are dropped.
 
+pub(crate) mod classes;
 pub(crate) mod outcome;
 pub(crate) mod select;
 
@@ -13,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use carve_storage::Call;
+use carve_storage::{Call, FunctionId};
 use serde::Serialize;
 
 use crate::error::GenerateError;
@@ -68,6 +70,12 @@ pub struct Distilled {
     /// and of the kept ones'.
     pub verified_outcomes: usize,
     pub kept_outcomes: usize,
+    /// Value classes (zero, sign, empty) of what the verified tests' calls and the calls
+    /// inside them returned, and of the kept ones'.
+    #[serde(default)]
+    pub verified_classes: usize,
+    #[serde(default)]
+    pub kept_classes: usize,
     /// Tests whose lines were not measured (kept as they are).
     pub unmeasured_tests: usize,
     /// Why the suite was not distilled (every verified test kept), when it was not.
@@ -86,14 +94,17 @@ impl Distilled {
         }
         let mut line = format!(
             "distilled: kept {} of {} verified tests (--all keeps every one); they reach {} of \
-             the {} library lines and {} of the {} outcomes per function (variant, error, \
-             panic) the verified tests reach",
+             the {} library lines, {} of the {} outcomes per function (variant, error, \
+             panic) and {} of the {} value classes (zero, sign, empty) of what their calls \
+             and the calls inside them returned, that the verified tests reach",
             self.kept_tests,
             self.verified_tests,
             self.kept_lines,
             self.verified_lines,
             self.kept_outcomes,
-            self.verified_outcomes
+            self.verified_outcomes,
+            self.kept_classes,
+            self.verified_classes
         );
         if self.unmeasured_tests > 0 {
             line.push_str(&format!(
@@ -113,6 +124,10 @@ pub(crate) struct Inputs<'a> {
     pub(crate) lib_files: BTreeSet<String>,
     /// The recorded calls the tests stand for, by id.
     pub(crate) calls: HashMap<u64, &'a Call>,
+    /// The recorded calls inside each call, by its id.
+    pub(crate) children: HashMap<u64, Vec<&'a Call>>,
+    /// Each recorded function's path.
+    pub(crate) paths: HashMap<FunctionId, &'a str>,
 }
 
 /// Measures the plan's tests through `distil`, keeps those `select` keeps, rewrites the files
@@ -159,18 +174,20 @@ pub(crate) fn distil(
     }
     let candidates = candidates(plan, inputs, &measured);
     let kept = select::select(&candidates);
-    let (verified_lines, verified_outcomes) = select::reached(&candidates, None);
-    let (kept_lines, kept_outcomes) = select::reached(&candidates, Some(&kept));
+    let verified = select::reached(&candidates, None);
+    let reached = select::reached(&candidates, Some(&kept));
     let kept_tests = kept.len();
     take_out_dropped(inputs.out_dir, plan, &kept)?;
     files.retain(|path| path.is_file());
     Ok(Distilled {
         verified_tests,
         kept_tests,
-        verified_lines,
-        kept_lines,
-        verified_outcomes,
-        kept_outcomes,
+        verified_lines: verified.lines,
+        kept_lines: reached.lines,
+        verified_outcomes: verified.outcomes,
+        kept_outcomes: reached.outcomes,
+        verified_classes: verified.classes,
+        kept_classes: reached.classes,
         unmeasured_tests: candidates.iter().filter(|c| c.lines.is_none()).count(),
         not_distilled: None,
     })
@@ -206,13 +223,50 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
                 .filter_map(|call| outcome::of(call))
                 .map(|o| (t.body.function_path.clone(), o))
                 .collect();
+            let classes = value_classes(inputs, &t.calls);
             let size = t.body.setup.len() + t.body.mocks.len() + t.body.checks.len();
             out.push(Candidate {
                 lines,
                 outcomes,
+                classes,
                 size,
             });
         }
+    }
+    out
+}
+
+/// How many calls inside one test's calls are classed: a test standing for a call that made
+/// millions weighs the first ones.
+const MAX_CALLS_CLASSED: usize = 10_000;
+
+/// (function, value class) of what the calls `ids` and the calls inside them returned.
+fn value_classes(inputs: &Inputs, ids: &[u64]) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    let mut todo: Vec<&Call> = ids
+        .iter()
+        .filter_map(|id| inputs.calls.get(id))
+        .copied()
+        .collect();
+    let mut seen = 0;
+    while let Some(call) = todo.pop() {
+        seen += 1;
+        if seen > MAX_CALLS_CLASSED {
+            break;
+        }
+        let Some(path) = inputs.paths.get(&call.function) else {
+            continue;
+        };
+        for class in classes::of(call) {
+            out.insert((path.to_string(), class));
+        }
+        // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).
+        if !ids.contains(&call.id.0) {
+            if let Some(outcome) = outcome::of(call) {
+                out.insert((path.to_string(), format!("outcome {outcome}")));
+            }
+        }
+        todo.extend(inputs.children.get(&call.id.0).into_iter().flatten());
     }
     out
 }

@@ -32,10 +32,10 @@ mod syntax;
 mod testdata;
 mod verify;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use carve_storage::Trace;
+use carve_storage::{Call, Trace};
 
 pub use crate::distil::{Distil, Distilled, LinesPerTest, TestsToMeasure};
 pub use crate::interrupt::Interrupt;
@@ -252,13 +252,30 @@ fn distil_verified(
     plan: &mut Plan,
     files: &mut Vec<PathBuf>,
 ) -> Result<Distilled, GenerateError> {
-    let calls = run
+    let calls: HashMap<u64, &Call> = run
         .rec
         .trace
         .calls
         .iter()
         .chain(run.rec.rows)
         .map(|c| (c.id.0, c))
+        .collect();
+    let mut children: HashMap<u64, Vec<&Call>> = HashMap::new();
+    for call in calls.values() {
+        if let Some(parent) = call.parent {
+            children.entry(parent.0).or_default().push(call);
+        }
+    }
+    // In start order, so that a test over the classing cap weighs the same calls every time.
+    for calls in children.values_mut() {
+        calls.sort_by_key(|c| c.id);
+    }
+    let paths = run
+        .rec
+        .trace
+        .functions
+        .iter()
+        .map(|f| (f.id, f.path.as_str()))
         .collect();
     let lib_files = run
         .api
@@ -271,6 +288,8 @@ fn distil_verified(
         out_dir: &run.opts.out_dir,
         lib_files,
         calls,
+        children,
+        paths,
     };
     distil::distil(d, &inputs, plan, files)
 }

@@ -1,17 +1,20 @@
 //! The selection rule, on plain data: keep the fewest tests that reach every goal the whole
-//! verified set reaches. A goal is a line of the library a test runs, or a distinct outcome
-//! of a function it calls (see `outcome.rs`). Greedy set cover, as EvoSuite minimises a
+//! verified set reaches. A goal is a line of the library a test runs, a distinct outcome
+//! of a function it calls (see `outcome.rs`), or a value class of what a call returned, of its
+//! calls or of those inside them (see `classes.rs`). Greedy set cover, as EvoSuite minimises a
 //! suite: take the test that adds the most goals not yet reached, again and again, until no
 //! test adds one; a tie goes to the smaller test (fewer arrange steps), then to the earlier.
 //! A test whose lines were not measured is kept as it is: nothing says what it adds.
 
 use std::collections::BTreeSet;
 
-/// What one goal is: a line (file, line) of the library, or an outcome (function, outcome).
+/// What one goal is: a line (file, line) of the library, an outcome (function, outcome), or
+/// a value class (function, class).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Goal {
     Line(String, u32),
     Outcome(String, String),
+    Class(String, String),
 }
 
 /// One verified test as the rule weighs it.
@@ -21,6 +24,8 @@ pub(crate) struct Candidate {
     pub(crate) lines: Option<BTreeSet<(String, u32)>>,
     /// (function, outcome) of the calls it checks.
     pub(crate) outcomes: BTreeSet<(String, String)>,
+    /// (function, value class) of what those calls, and the calls inside them, returned.
+    pub(crate) classes: BTreeSet<(String, String)>,
     /// How much arranging it does (bindings, mocks, checks): the smaller wins a tie.
     pub(crate) size: usize,
 }
@@ -34,6 +39,11 @@ impl Candidate {
                 self.outcomes
                     .iter()
                     .map(|(f, o)| Goal::Outcome(f.clone(), o.clone())),
+            )
+            .chain(
+                self.classes
+                    .iter()
+                    .map(|(f, c)| Goal::Class(f.clone(), c.clone())),
             )
             .collect()
     }
@@ -70,16 +80,27 @@ pub(crate) fn select(candidates: &[Candidate]) -> Vec<usize> {
     kept
 }
 
-/// The goals `candidates` reach together, of those at `positions` (all when `None`): (lines,
-/// outcomes).
-pub(crate) fn reached(candidates: &[Candidate], positions: Option<&[usize]>) -> (usize, usize) {
+/// How many goals of each kind some tests reach together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Reached {
+    pub(crate) lines: usize,
+    pub(crate) outcomes: usize,
+    pub(crate) classes: usize,
+}
+
+/// The goals `candidates` reach together, of those at `positions` (all when `None`).
+pub(crate) fn reached(candidates: &[Candidate], positions: Option<&[usize]>) -> Reached {
     let all: Vec<usize> = (0..candidates.len()).collect();
     let mut goals = BTreeSet::new();
     for i in positions.unwrap_or(&all) {
         goals.extend(candidates[*i].goals());
     }
-    let lines = goals.iter().filter(|g| matches!(g, Goal::Line(..))).count();
-    (lines, goals.len() - lines)
+    let count = |kind: fn(&Goal) -> bool| goals.iter().filter(|g| kind(g)).count();
+    Reached {
+        lines: count(|g| matches!(g, Goal::Line(..))),
+        outcomes: count(|g| matches!(g, Goal::Outcome(..))),
+        classes: count(|g| matches!(g, Goal::Class(..))),
+    }
 }
 
 #[cfg(test)]
@@ -93,7 +114,16 @@ mod tests {
                 .iter()
                 .map(|(f, o)| (f.to_string(), o.to_string()))
                 .collect(),
+            classes: BTreeSet::new(),
             size,
+        }
+    }
+
+    fn reach(lines: usize, outcomes: usize, classes: usize) -> Reached {
+        Reached {
+            lines,
+            outcomes,
+            classes,
         }
     }
 
@@ -110,8 +140,8 @@ mod tests {
             test(&[1, 5], &[("p::parse", "Err(Empty)")], 1),
         ];
         assert_eq!(select(&candidates), vec![0, 2, 4]);
-        assert_eq!(reached(&candidates, None), (5, 2));
-        assert_eq!(reached(&candidates, Some(&[0, 2, 4])), (5, 2));
+        assert_eq!(reached(&candidates, None), reach(5, 2, 0));
+        assert_eq!(reached(&candidates, Some(&[0, 2, 4])), reach(5, 2, 0));
     }
 
     #[test]
@@ -151,8 +181,30 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_no_other_test_returned_keeps_its_test_on_the_same_lines_and_outcome() {
+        // `divmod(100)` and `divmod(42)` run the same lines to the same outcome, but only the
+        // first gives a zero remainder: a mutant `r + q * 100` for `r - q * 100` needs it.
+        let ok = [("p::format", "returned")];
+        let mut zero = test(&[1, 2], &ok, 3);
+        zero.classes = [("p::divmod", ".0 +"), ("p::divmod", ".1 0")]
+            .iter()
+            .map(|(f, c)| (f.to_string(), c.to_string()))
+            .collect();
+        let mut other = test(&[1, 2], &ok, 0);
+        other.classes = [("p::divmod", ".0 0"), ("p::divmod", ".1 +")]
+            .iter()
+            .map(|(f, c)| (f.to_string(), c.to_string()))
+            .collect();
+        let same = other.clone();
+        let candidates = vec![other, same, zero];
+        assert_eq!(select(&candidates), vec![0, 2]);
+        assert_eq!(reached(&candidates, Some(&[0])), reach(2, 1, 2));
+        assert_eq!(reached(&candidates, None), reach(2, 1, 4));
+    }
+
+    #[test]
     fn nothing_is_kept_of_nothing() {
         assert_eq!(select(&[]), Vec::<usize>::new());
-        assert_eq!(reached(&[], None), (0, 0));
+        assert_eq!(reached(&[], None), Reached::default());
     }
 }

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# What carved suites check (issue 27): cargo-mutants' score of each suite bench/test-quality.sh
+# kept (WORK/CRATE/suite-full and WORK/CRATE/suite-distilled), over the mutants on the crate
+# lines the recorded run executed (WORK/CRATE/app.lines, callgrind's), the carved tests alone.
+#
+# Per crate and suite: a copy of the crate (WORK/CRATE/lib) with the suite's carved files in its
+# tests/, then
+#   cargo mutants --list --json                     (the mutants, to keep those on run lines)
+#   cargo mutants --no-shuffle -j 1 --timeout 60 --re '^(src/a.rs:(12|13):|...)' \
+#       -o OUT -- --test carved_x --test carved_y   (the carved targets only)
+# and prints a row: mutants, caught, missed, timeouts, unviable, score = caught+timeouts over
+# those that built; the missed mutants' names go to WORK/CRATE/mutants-SUITE/missed.txt.
+#
+# A benchmark, not a test: not part of .ci/run or of `cargo test`. Hours on big crates.
+#
+# Usage: bench/mutants.sh --work DIR [--suites "full distilled"] CRATE...
+set -uo pipefail
+
+WORK=""
+SUITES="full distilled"
+CRATES=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --work) WORK=$2; shift 2 ;;
+        --suites) SUITES=$2; shift 2 ;;
+        -h|--help) sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1; exit 0 ;;
+        *) CRATES+=("$1"); shift ;;
+    esac
+done
+if [[ -z "$WORK" || ${#CRATES[@]} -eq 0 ]]; then
+    echo "usage: bench/mutants.sh --work DIR CRATE... (DIR as bench/test-quality.sh --work left it)" >&2
+    exit 2
+fi
+command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants || exit 1
+
+echo "| crate | suite | tests | mutants on run lines | caught | missed | timeout | unviable | score |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for c in "${CRATES[@]}"; do
+    d=$WORK/$c
+    for s in $SUITES; do
+        if [[ ! -d "$d/suite-$s" || ! -s "$d/app.lines" ]]; then
+            echo "| $c | $s | no $d/suite-$s or $d/app.lines: run bench/test-quality.sh --work $WORK $c first |"
+            continue
+        fi
+        m=$d/mutants-$s
+        rm -rf "$m" && mkdir -p "$m"
+        tar -C "$d" --exclude=target -cf - lib | tar -C "$m" -xf -
+        rm -f "$m"/lib/tests/carved_*
+        cp "$d"/suite-"$s"/carved_*.rs "$m"/lib/tests/
+        tests=$(cat "$m"/lib/tests/carved_*.rs | grep -c '#\[test\]')
+        targets=()
+        for f in "$m"/lib/tests/carved_*.rs; do targets+=(--test "$(basename "$f" .rs)"); done
+        (cd "$m/lib" && CARGO_TARGET_DIR=$m/target cargo mutants --list --json >"$m/list.json" 2>"$m/list.err")
+        re=$(python3 - "$m/list.json" "$d/app.lines" <<'PY'
+import json, re, sys
+mutants = json.load(open(sys.argv[1]))
+run = {}
+for l in open(sys.argv[2]):
+    f, _, n = l.strip().rpartition(":")
+    if f:
+        run.setdefault(f, set()).add(int(n))
+lines = {}
+for m in mutants:
+    f, line = m["file"], m["span"]["start"]["line"]
+    if line in run.get(f, ()):
+        lines.setdefault(f, set()).add(line)
+parts = [re.escape(f) + ":(" + "|".join(str(n) for n in sorted(ls)) + "):" for f, ls in sorted(lines.items())]
+print("^(" + "|".join(parts) + ")" if parts else "")
+PY
+)
+        if [[ -z "$re" ]]; then
+            echo "| $c | $s | $tests | 0 | | | | | |"
+            continue
+        fi
+        (cd "$m/lib" && CARGO_TARGET_DIR=$m/target cargo mutants --no-shuffle -j 1 --timeout 60 \
+            --re "$re" -o "$m" -- "${targets[@]}" >"$m/mutants.log" 2>&1)
+        python3 - "$m/mutants.out/outcomes.json" "$c" "$s" "$tests" "$m/missed.txt" <<'PY'
+import json, sys
+path, c, s, tests, missed_path = sys.argv[1:]
+try:
+    outcomes = json.load(open(path))["outcomes"]
+except (OSError, ValueError) as e:
+    print(f"| {c} | {s} | {tests} | cargo mutants failed: {e} |")
+    sys.exit(0)
+count = {"CaughtMutant": 0, "MissedMutant": 0, "Timeout": 0, "Unviable": 0}
+missed = []
+for o in outcomes:
+    scenario = o.get("scenario")
+    if not isinstance(scenario, dict) or "Mutant" not in scenario:
+        continue
+    summary = o.get("summary")
+    count[summary] = count.get(summary, 0) + 1
+    if summary == "MissedMutant":
+        missed.append(scenario["Mutant"]["name"])
+open(missed_path, "w").write("".join(n + "\n" for n in missed))
+built = count["CaughtMutant"] + count["MissedMutant"] + count["Timeout"]
+total = built + count["Unviable"]
+score = f"{100 * (count['CaughtMutant'] + count['Timeout']) / built:.1f}%" if built else "-"
+print(f"| {c} | {s} | {tests} | {total} | {count['CaughtMutant']} | {count['MissedMutant']} | "
+      f"{count['Timeout']} | {count['Unviable']} | {score} |")
+PY
+    done
+done

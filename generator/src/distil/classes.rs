@@ -1,0 +1,194 @@
+//! The value classes of what a call returned: for each number in the result, whether it is
+//! negative, zero or positive; for each text, slice or vector, whether it is empty; for each
+//! `bool` inside it, which. A leaf is named by its path in the value (`.1` the second of a
+//! tuple, `Ok.0` inside an `Ok`, `.len` a field), so `divmod100(100) = (1, 0)` has the classes
+//! `.0 +` and `.1 0`. Two tests that give a function the same outcome but a zero where the
+//! other had a positive number tell apart mutants the other does not (`value - q * 100` made
+//! `value + q * 100` is the same when `q` is 0): distilling keeps a test for each class the
+//! verified tests reach, of the tests' calls and of the calls inside them.
+
+use carve_storage::{Call, Outcome, Value};
+
+/// How deep into a value its leaves are classed.
+const MAX_DEPTH: usize = 3;
+/// How many fields or elements of one struct or tuple are classed.
+const MAX_WIDTH: usize = 8;
+
+/// The value classes of `call`'s result (none when it did not return, or returned `()`).
+pub(crate) fn of(call: &Call) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Outcome::Returned, Some(ret)) = (&call.outcome, &call.ret) {
+        leaves(ret, "", 0, &mut out);
+    }
+    out
+}
+
+fn leaves(value: &Value, path: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let at = |class: &str| {
+        if path.is_empty() {
+            class.to_string()
+        } else {
+            format!("{path} {class}")
+        }
+    };
+    match value {
+        Value::Int { value, .. } => out.push(at(sign(value.signum() as i8))),
+        Value::Uint { value, .. } => out.push(at(sign(i8::from(*value > 0)))),
+        Value::Float { bits, ty } => {
+            let x = if ty == "f32" {
+                f64::from(f32::from_bits(*bits as u32))
+            } else {
+                f64::from_bits(*bits)
+            };
+            let class = if x.is_nan() {
+                "NaN"
+            } else if x == 0.0 {
+                "0"
+            } else if x < 0.0 {
+                "-"
+            } else {
+                "+"
+            };
+            out.push(at(class));
+        }
+        // A whole result's `bool` is its outcome already (`outcome.rs`).
+        Value::Bool { value } if depth > 0 => out.push(at(&value.to_string())),
+        Value::Str { value, .. } => out.push(at(empty(value.is_empty()))),
+        Value::Seq { elems, .. } => out.push(at(empty(elems.is_empty()))),
+        Value::Ref { target, .. } => leaves(target, path, depth, out),
+        Value::Enum {
+            variant, fields, ..
+        } => {
+            for (i, f) in fields.iter().take(MAX_WIDTH).enumerate() {
+                leaves(&f.value, &format!("{path}{variant}.{i}"), depth + 1, out);
+            }
+        }
+        Value::Struct { fields, .. } => {
+            for f in fields.iter().take(MAX_WIDTH) {
+                leaves(&f.value, &format!("{path}.{}", f.name), depth + 1, out);
+            }
+        }
+        Value::Tuple { elems, .. } => {
+            for (i, v) in elems.iter().take(MAX_WIDTH).enumerate() {
+                leaves(v, &format!("{path}.{i}"), depth + 1, out);
+            }
+        }
+        Value::Bool { .. }
+        | Value::Unit
+        | Value::Char { .. }
+        | Value::Pointer { .. }
+        | Value::Opaque { .. }
+        | Value::Unavailable { .. } => {}
+    }
+}
+
+fn sign(s: i8) -> &'static str {
+    match s {
+        ..=-1 => "-",
+        0 => "0",
+        _ => "+",
+    }
+}
+
+fn empty(is_empty: bool) -> &'static str {
+    if is_empty {
+        "empty"
+    } else {
+        "not empty"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::{CallId, Field, FunctionId};
+
+    fn returning(ret: Value) -> Vec<String> {
+        of(&Call {
+            id: CallId(1),
+            parent: None,
+            function: FunctionId(1),
+            thread: 1,
+            depth: 0,
+            args: Vec::new(),
+            outcome: Outcome::Returned,
+            ret: Some(ret),
+            after: Vec::new(),
+            objects: Vec::new(),
+            touches: Vec::new(),
+        })
+    }
+
+    fn uint(value: u128) -> Value {
+        Value::Uint {
+            ty: "u32".into(),
+            value,
+        }
+    }
+
+    #[test]
+    fn each_number_of_a_tuple_is_classed_by_sign() {
+        let pair = |q, r| Value::Tuple {
+            ty: "(u32, u32)".into(),
+            elems: vec![uint(q), uint(r)],
+        };
+        assert_eq!(returning(pair(1, 0)), vec![".0 +", ".1 0"]);
+        assert_eq!(returning(pair(0, 42)), vec![".0 0", ".1 +"]);
+        let negative = Value::Int {
+            ty: "i64".into(),
+            value: -3,
+        };
+        assert_eq!(returning(negative), vec!["-"]);
+    }
+
+    #[test]
+    fn inside_variants_and_fields_texts_are_empty_or_not_and_bools_count() {
+        let ok = Value::Enum {
+            ty: "Result".into(),
+            variant: "Ok".into(),
+            fields: vec![Field::new(
+                "__0",
+                Value::Struct {
+                    ty: "Token".into(),
+                    fields: vec![
+                        Field::new(
+                            "text",
+                            Value::Str {
+                                ty: "String".into(),
+                                value: String::new(),
+                                truncated: false,
+                            },
+                        ),
+                        Field::new("last", Value::Bool { value: true }),
+                    ],
+                },
+            )],
+        };
+        assert_eq!(returning(ok), vec!["Ok.0.text empty", "Ok.0.last true"]);
+        // A bare bool is the call's outcome, not a class.
+        assert!(returning(Value::Bool { value: false }).is_empty());
+    }
+
+    #[test]
+    fn a_call_that_panicked_has_no_class() {
+        let mut call = Call {
+            id: CallId(1),
+            parent: None,
+            function: FunctionId(1),
+            thread: 1,
+            depth: 0,
+            args: Vec::new(),
+            outcome: Outcome::Panicked { message: None },
+            ret: Some(uint(3)),
+            after: Vec::new(),
+            objects: Vec::new(),
+            touches: Vec::new(),
+        };
+        assert!(of(&call).is_empty());
+        call.outcome = Outcome::Returned;
+        assert_eq!(of(&call), vec!["+"]);
+    }
+}
