@@ -39,6 +39,18 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
     let store = Store::open(&a.db)?;
     let run = crate::show::pick_run(&store, a.run)?;
     let trace = store.load_trace(run)?;
+    // The lines the run reached, when it was recorded with --coverage.
+    let run_lines = store.coverage(run).ok().map(|c| {
+        c.lines
+            .iter()
+            .flat_map(|(file, lines)| {
+                lines
+                    .iter()
+                    .filter(|(_, reached)| **reached)
+                    .map(move |(line, _)| (file.clone(), *line))
+            })
+            .collect()
+    });
     let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
     let opts = ExploreOptions {
         out_dir: a.out.clone(),
@@ -62,6 +74,7 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
         }),
         cargo,
         interrupt: carve_generator::Interrupt::new(&crate::generate::INTERRUPTED),
+        run_lines,
     };
     // SIGINT, SIGTERM and SIGHUP stop exploring (the kept tests' file put back as it was).
     let interruptible = crate::generate::Interruptible::start();
@@ -133,8 +146,20 @@ fn text(r: &Report) -> String {
     } else {
         format!("{} written, not verified", r.tests_written)
     };
+    t.push_str(&match &r.lines {
+        Ok(l) => format!(
+            "lines: the search reached {} crate lines the run never reached ({:+.0}% on the {} \
+             the run reached, of {} with compiled code the harness can see)\n",
+            l.beyond.len(),
+            100.0 * l.beyond.len() as f64 / l.run.max(1) as f64,
+            l.run,
+            l.with_guard
+        ),
+        Err(why) => format!("lines beyond the run: not counted ({why})\n"),
+    });
     t.push_str(&format!(
-        "tests kept: {verified} (each gives a function an outcome the run never had); findings: {}\n",
+        "tests kept: {verified} (each reaches a line the run never reached or gives a function \
+         an outcome it never had); findings: {}\n",
         r.findings.len()
     ));
     for q in &r.taken_out {

@@ -275,3 +275,122 @@ fn a_call_that_does_not_compile_in_the_harness_is_left_out_with_the_reason() {
         "{said}"
     );
 }
+
+const TALLY_LIB: &str = r#"/// A running total; strict tallies take at most 100 at a time.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Tally {
+    total: u32,
+    strict: bool,
+}
+
+impl Tally {
+    /// A builder step: takes the tally and gives it back.
+    pub fn strict(mut self, on: bool) -> Tally {
+        self.strict = on;
+        self
+    }
+
+    pub fn add(&mut self, n: u32) -> u32 {
+        if self.strict && n > 100 {
+            self.total += 100;
+        } else {
+            self.total += n;
+        }
+        self.total
+    }
+}
+
+/// Counts down from `n` to 0.
+pub struct Countdown {
+    n: u32,
+}
+
+impl Countdown {
+    pub fn new(n: u32) -> Countdown {
+        Countdown { n }
+    }
+}
+
+impl Iterator for Countdown {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.n == 0 {
+            return None;
+        }
+        self.n -= 1;
+        Some(self.n)
+    }
+}
+"#;
+
+const TALLY_MAIN: &str = r#"fn main() {
+    let mut loose = tally::Tally::default().strict(false);
+    println!("{} {}", loose.add(5), loose.add(7));
+    let mut strict = tally::Tally::default().strict(true);
+    println!("{}", strict.add(3));
+    for left in tally::Countdown::new(2) {
+        println!("{left}");
+    }
+}
+"#;
+
+/// With a run recorded with `--coverage`, a sequence is kept for a crate line the run never
+/// reached even when every outcome it gives is one the run had: the strict tally's cap, met
+/// only by a builder step (`self` by value) and a number over 100. Iterators' `next` is
+/// explored too.
+#[test]
+fn a_line_the_run_never_reached_keeps_its_sequence_and_the_test_fails_when_that_line_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tally");
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"tally\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", TALLY_LIB),
+            ("src/main.rs", TALLY_MAIN),
+        ],
+    );
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let recorded = record(
+        &dir.join("trace.db"),
+        &["--coverage"],
+        &dir.join("target/debug/tally"),
+        &[],
+    );
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(&dir, "tests", &["--runs", "20000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    // Tally::strict, Tally::add, Countdown::new and Countdown's next.
+    assert!(said.contains("explored 4 functions (0 left out)"), "{said}");
+    let beyond: usize = said
+        .split("lines: the search reached ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no lines figure in {said}"));
+    assert!(beyond >= 1, "{said}");
+    let tests = std::fs::read_to_string(dir.join("tests/explored_tally.rs")).unwrap();
+    let cap = tests
+        .split("/// Explored")
+        .find(|t| t.contains("lines the run never reached: lib.rs:") && t.contains(".strict(true)"))
+        .unwrap_or_else(|| panic!("no test kept for the strict cap's line in:\n{tests}"));
+    assert!(cap.contains(".add("), "{cap}");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_tally"]);
+    assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
+
+    // The cap changed by one: the test kept for its line fails.
+    edit(
+        &dir.join("src/lib.rs"),
+        "self.total += 100;",
+        "self.total += 99;",
+    );
+    let ran = cargo_in(&dir, &["test", "--test", "explored_tally"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}

@@ -4,7 +4,8 @@
 //!
 //! Explored: free functions and inherent associated functions the run called, whose every
 //! parameter is poolable (integers, `bool`, `char`, floats, `&str`/`String`, slices and `Vec`s
-//! of integers, by value or behind `&`), methods taking `&self` or `&mut self`, and the
+//! of integers, by value or behind `&`), methods taking `&self`, `&mut self` or `self` (the
+//! object leaves its slot; a builder's `-> Self` fills one again), and the
 //! constructors (`-> Self`, `-> Result<Self, E>`, `-> Option<Self>`) that fill the slots.
 //! Only functions the recording reached are called: a public function the program never ran
 //! may delete files or open sockets; the run says which ones are safe to call, and those that
@@ -124,6 +125,9 @@ pub enum Ret {
 pub struct Receiver {
     pub object: usize,
     pub mutable: bool,
+    /// `self` by value: the call takes the object out of its slot (a builder's `-> Self`
+    /// puts what it returns into the slot its result picks).
+    pub by_value: bool,
 }
 
 /// One explorable function.
@@ -204,10 +208,45 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
                     consider(&mut out, (path, call), f, Some(owner), &touching);
                 }
             }
+            iterator_next(&mut out, (&written, &recorded(&ty.name)), ty, &called);
         }
     }
     drop_unmakeable(&mut out);
     out
+}
+
+/// `next` of a public type that implements `Iterator`, when the run called it: recorded as
+/// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`, called as `recv.next()`
+/// (the trait is in the prelude), its `Option` compared through `Debug`.
+fn iterator_next(
+    out: &mut Explorable,
+    (written, recorded): (&str, &str),
+    ty: &TypeApi,
+    called: &BTreeSet<String>,
+) {
+    if !ty.public || ty.generic || !ty.traits.contains("Iterator") {
+        return;
+    }
+    let head = format!("<{recorded} as ");
+    let Some(path) = called
+        .iter()
+        .find(|p| p.starts_with(&head) && p.ends_with("Iterator>::next"))
+    else {
+        return;
+    };
+    let object = object_index(out, &format!("{written}::{}", ty.name), ty);
+    out.callables.push(Callable {
+        path: path.clone(),
+        call: "next".to_string(),
+        receiver: Some(Receiver {
+            object,
+            mutable: true,
+            by_value: false,
+        }),
+        params: Vec::new(),
+        makes: None,
+        ret: Ret::Other,
+    });
 }
 
 /// Adds `f` to `out` as a callable, or to `left_out` with the reason.
@@ -250,13 +289,16 @@ fn callable(
     for input in &sig.inputs {
         match input {
             syn::FnArg::Receiver(r) => {
-                let syn::ReceiverKind::Reference(_, _, mutable) = &r.kind else {
-                    return Err("takes self by value");
+                let (mutable, by_value) = match &r.kind {
+                    syn::ReceiverKind::Reference(_, _, mutable) => (mutable.is_some(), false),
+                    syn::ReceiverKind::Value => (true, true),
+                    _ => return Err("takes self through a pointer type (`self: Box<Self>`)"),
                 };
                 let (ty_path, ty) = owner.as_ref().ok_or("a receiver outside an impl")?;
                 receiver = Some(Receiver {
                     object: object_index(out, ty_path, ty),
-                    mutable: mutable.is_some(),
+                    mutable,
+                    by_value,
                 });
             }
             syn::FnArg::Typed(pt) => {

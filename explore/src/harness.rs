@@ -5,7 +5,8 @@
 //! The program reads one sequence a line (call numbers, as `strategy::Space` numbers them)
 //! and answers one line per call it ran (`o DEBUG`: returned, with the result's `Debug` when
 //! it has one; `u`: returned, no `Debug`; `p MESSAGE`: panicked; `x`: the receiver's slot was
-//! empty) and a last line `. E` saying why the sequence ended (`d` done, `p` a panic, `x` an
+//! empty), each after a line `c G...` when the call ran coverage guards no call ran before in
+//! this process (`lines.rs` places them), and a last line `. E` saying why the sequence ended (`d` done, `p` a panic, `x` an
 //! empty slot, `r` a state already reached by another prefix: JET's redundancy, judged on the
 //! `Debug` text of every object slot; `s` skipped: its next prefix ended that way before, so
 //! the harness does not run it again). Each call runs under `catch_unwind`; what the library
@@ -156,7 +157,87 @@ extern "C" {
     fn dup2(from: i32, to: i32) -> i32;
 }
 
+// Edge coverage (LLVM's SanitizerCoverage, trace-pc-guard with a PC table): each guard is
+// numbered by its place in the table, reported once the first time it runs (then zeroed),
+// and `--pcs` prints each guard's address as an offset in the executable. Plain loads and
+// stores only: code the callbacks call would be instrumented too.
+const COV_CAP: usize = 1 << 20;
+static mut COV_NEW: [u32; COV_CAP] = [0; COV_CAP];
+static mut COV_LEN: usize = 0;
+static mut COV_PCS: (*const usize, *const usize) = (std::ptr::null(), std::ptr::null());
+
+#[no_mangle]
+pub unsafe extern "C" fn __sanitizer_cov_trace_pc_guard_init(start: *mut u32, stop: *mut u32) {
+    let mut p = start;
+    while p < stop {
+        *p = (p.offset_from(start) + 1) as u32;
+        p = p.add(1);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __sanitizer_cov_trace_pc_guard(guard: *mut u32) {
+    let g = *guard;
+    if g != 0 {
+        *guard = 0;
+        if COV_LEN < COV_CAP {
+            COV_NEW[COV_LEN] = g;
+            COV_LEN += 1;
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __sanitizer_cov_pcs_init(beg: *const usize, end: *const usize) {
+    COV_PCS = (beg, end);
+}
+
+/// The guards first run since the last call, as a `c` line (none when none ran).
+fn new_guards(out: &mut impl Write) {
+    unsafe {
+        let n = COV_LEN;
+        if n == 0 {
+            return;
+        }
+        let mut line = String::from("c");
+        for i in 0..n {
+            line.push(' ');
+            line.push_str(&COV_NEW[i].to_string());
+        }
+        COV_LEN = 0;
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// `--pcs`: each guard's address less the executable's load address, one a line.
+fn print_pcs() {
+    let exe = std::fs::canonicalize("/proc/self/exe").unwrap_or_default();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let base = maps
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let path = std::path::Path::new(*f.get(5)?);
+            (path == exe && *f.get(2)? == "00000000")
+                .then(|| usize::from_str_radix(f[0].split('-').next()?, 16).ok())?
+        })
+        .next()
+        .unwrap_or(0);
+    let (beg, end) = unsafe { COV_PCS };
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut p = beg;
+    while !p.is_null() && p < end {
+        let _ = writeln!(out, "{:x}", unsafe { *p }.wrapping_sub(base));
+        p = unsafe { p.add(2) };
+    }
+    let _ = out.flush();
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--pcs") {
+        print_pcs();
+        return;
+    }
     std::panic::set_hook(Box::new(|_| {}));
     // Answers go to a copy of stdout; the library's own prints to /dev/null.
     let answers = unsafe { std::fs::File::from_raw_fd(dup(1)) };
@@ -199,7 +280,9 @@ fn main() {
                 break;
             }
             prefix = next;
-            match call(&mut st, c) {
+            let outcome = call(&mut st, c);
+            new_guards(&mut out);
+            match outcome {
                 Outcome::Returned(Some(s)) => {
                     let _ = writeln!(out, "o {}", s.replace('\n', "\\n"));
                 }
@@ -352,7 +435,11 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
     let mut digit = 0;
     let mut target = c.call.clone();
     if let Some(r) = c.receiver {
-        let get = if r.mutable { "as_mut" } else { "as_ref" };
+        let get = match (r.by_value, r.mutable) {
+            (true, _) => "take",
+            (false, true) => "as_mut",
+            (false, false) => "as_ref",
+        };
         let _ = writeln!(
             s,
             "            let Some(recv) = st.o{}[d[{digit}]].{get}() else {{ return Outcome::NoReceiver }};",

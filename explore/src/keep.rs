@@ -1,6 +1,7 @@
 //! What is kept (JET's feasibility, and "keep only what adds"): in, each sequence's answers;
-//! out, the sequences that give a function an outcome neither the recording nor an earlier
-//! kept sequence gave (`classify`: a variant, `true`/`false`, the sign of a number, empty or
+//! out, the sequences that reach a crate line neither the recorded run nor an earlier call
+//! reached (`lines.rs`, when the harness has coverage), or give a function an outcome neither
+//! the recording nor an earlier kept sequence gave (`classify`: a variant, `true`/`false`, the sign of a number, empty or
 //! not, an error's kind or text), and the findings: panics of a function on inputs where the
 //! recording never saw it panic with that message, each with the shortest sequence that gave
 //! it. A panic ends its sequence and is never kept as a test; the prefixes that panicked, had
@@ -13,6 +14,7 @@ use serde::Serialize;
 
 use crate::api::Callable;
 use crate::harness::run::{CallOutcome, End, SeqResult};
+use crate::lines::{Line, Lines};
 use crate::strategy::Space;
 
 /// A sequence kept as a test.
@@ -22,6 +24,8 @@ pub struct Kept {
     pub outcomes: Vec<CallOutcome>,
     /// The (callable, outcome class) pairs it was the first to reach.
     pub new: Vec<(usize, String)>,
+    /// The crate lines it was the first to reach (none the recorded run reached).
+    pub new_lines: Vec<Line>,
 }
 
 /// A panic (or a crash of the harness) on inputs the run never gave.
@@ -50,6 +54,8 @@ pub struct Keeper {
     /// Sequences the harness stopped before a prefix already dead (in an earlier batch's
     /// answers or this one's).
     pub stopped_dead: u64,
+    /// The crate lines the harness's calls reach, when it was built with coverage.
+    pub lines: Option<Lines>,
 }
 
 impl Keeper {
@@ -87,10 +93,20 @@ impl Keeper {
     pub fn observe(&mut self, space: &Space, seq: &[u64], result: &SeqResult) -> Option<usize> {
         self.calls_run += result.calls.len() as u64;
         let mut new = Vec::new();
+        let mut new_lines = Vec::new();
         let mut last_new = None;
         let mut dead = None;
         for (k, outcome) in result.calls.iter().enumerate() {
             let (f, _) = space.decode(seq[k]);
+            let ran = result.guards.iter().filter(|(at, _)| *at == k);
+            if let Some(lines) = &mut self.lines {
+                let reached: Vec<Line> = ran.flat_map(|(_, g)| lines.first_reached(g)).collect();
+                // A call that panicked reached them, but is a finding, not a test.
+                if !reached.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
+                    new_lines.extend(reached);
+                    last_new = Some(k);
+                }
+            }
             match outcome {
                 CallOutcome::Returned(Some(text)) => {
                     let goal = (f, classify(text));
@@ -122,6 +138,7 @@ impl Keeper {
                 calls: seq[..=last].to_vec(),
                 outcomes: result.calls[..=last].to_vec(),
                 new,
+                new_lines,
             });
         }
         dead
@@ -319,6 +336,7 @@ mod tests {
         let r = SeqResult {
             calls: vec![returned("1"), returned("2"), returned("0"), returned("3")],
             end: End::Done,
+            guards: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 1, 2, 3], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -338,11 +356,13 @@ mod tests {
                 CallOutcome::Panicked("attempt to divide by zero".into()),
             ],
             end: End::Panicked,
+            guards: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 5, 1], &long), Some(2));
         let short = SeqResult {
             calls: vec![CallOutcome::Panicked("attempt to divide by zero".into())],
             end: End::Panicked,
+            guards: Vec::new(),
         };
         k.observe(&space(), &[6], &short);
         assert!(k.kept.is_empty());
@@ -362,6 +382,7 @@ mod tests {
         let r = SeqResult {
             calls: vec![CallOutcome::Panicked("boom".into())],
             end: End::Panicked,
+            guards: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[5], &r), Some(1));
         assert!(k.findings.is_empty());
@@ -373,7 +394,43 @@ mod tests {
         let r = SeqResult {
             calls: vec![returned("1")],
             end: End::Redundant,
+            guards: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 1], &r), Some(1));
+    }
+
+    #[test]
+    fn a_sequence_reaching_a_line_the_run_never_reached_is_kept_up_to_that_call() {
+        let dir = std::path::Path::new("/c");
+        let placed = vec![
+            Some(("/c/src/lib.rs".to_string(), 3)),
+            Some(("/c/src/lib.rs".to_string(), 8)),
+        ];
+        let run = [("/c/src/lib.rs".to_string(), 3)].into_iter().collect();
+        let mut k = Keeper {
+            lines: Some(Lines::new(placed, dir, &run)),
+            ..Keeper::default()
+        };
+        // Known outcomes: only the line of guard 2, run by the second call, is new.
+        k.known.insert((0, "+".into()));
+        k.known.insert((1, "+".into()));
+        let r = SeqResult {
+            calls: vec![returned("1"), returned("2"), returned("3")],
+            end: End::Done,
+            guards: vec![(0, vec![1]), (1, vec![2])],
+        };
+        assert_eq!(k.observe(&space(), &[0, 4, 0], &r), None);
+        assert_eq!(k.kept.len(), 1);
+        assert_eq!(k.kept[0].calls, vec![0, 4]);
+        assert_eq!(k.kept[0].new_lines, vec![("/c/src/lib.rs".to_string(), 8)]);
+        assert!(k.kept[0].new.is_empty());
+        // The same line again adds nothing; one reached by a call that panicked is no test.
+        let again = SeqResult {
+            calls: vec![returned("1")],
+            end: End::Done,
+            guards: vec![(0, vec![2])],
+        };
+        assert_eq!(k.observe(&space(), &[4], &again), None);
+        assert_eq!(k.kept.len(), 1);
     }
 }

@@ -15,6 +15,7 @@ mod api;
 mod error;
 mod harness;
 mod keep;
+mod lines;
 mod pools;
 mod render;
 mod strategy;
@@ -60,6 +61,21 @@ pub struct ExploreOptions {
     /// Set by the caller to stop: the search ends with [`ExploreError::Interrupted`] and
     /// verification puts the test file back.
     pub interrupt: Interrupt,
+    /// The crate lines the recorded run reached ((file, line), files as the run's DWARF
+    /// names them), when it was recorded with `--coverage`: a call reaching another one is
+    /// kept. `None`: lines are not counted.
+    pub run_lines: Option<std::collections::BTreeSet<(String, u32)>>,
+}
+
+/// The crate lines the search reached beyond the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinesReport {
+    /// Crate lines the harness's coverage places (lines with an edge of compiled code).
+    pub with_guard: usize,
+    /// Of those, the lines the recorded run reached.
+    pub run: usize,
+    /// Lines the run never reached that the search reached, as `file:line`.
+    pub beyond: Vec<String>,
 }
 
 /// A finding as reported.
@@ -108,6 +124,8 @@ pub struct Report {
     pub findings: Vec<FindingReport>,
     pub file: Option<PathBuf>,
     pub findings_file: Option<PathBuf>,
+    /// Lines beyond the run, or why they were not counted.
+    pub lines: Result<LinesReport, String>,
 }
 
 impl Report {
@@ -183,6 +201,9 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         });
     }
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
+    let lines_read = lines_of((&built.bin, &built.coverage), opts);
+    let lines_unread = lines_read.as_ref().err().cloned();
+    keeper.lines = lines_read.ok();
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
     let searched = search(
         &mut seqs,
@@ -214,6 +235,11 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         findings: Vec::new(),
         file: None,
         findings_file: None,
+        lines: keeper
+            .lines
+            .as_ref()
+            .map(LinesReport::of)
+            .ok_or_else(|| lines_unread.unwrap_or_default()),
     };
     let cx = render::Context {
         ex: &ex,
@@ -222,6 +248,55 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     };
     write_out(trace, opts, &cx, &keeper, &mut report)?;
     Ok(report)
+}
+
+impl LinesReport {
+    fn of(l: &lines::Lines) -> LinesReport {
+        LinesReport {
+            with_guard: l.with_guard,
+            run: l.run,
+            beyond: l.beyond.iter().map(|(f, n)| format!("{f}:{n}")).collect(),
+        }
+    }
+}
+
+/// Where the built harness's coverage guards lie, starting from the run's lines; or why
+/// lines are not counted.
+fn lines_of(
+    (bin, coverage): (&std::path::Path, &Result<(), String>),
+    opts: &ExploreOptions,
+) -> Result<lines::Lines, String> {
+    match (coverage, &opts.run_lines) {
+        (Err(why), _) => Err(why.clone()),
+        (Ok(()), None) => Err("the run was recorded without --coverage".to_string()),
+        (Ok(()), Some(run)) => {
+            let run = run_lines_here(run, &opts.crate_dir);
+            lines::Lines::read(bin, &opts.crate_dir, &run).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// The run's lines with their files where the crate is now: a file the run named elsewhere
+/// (the crate was built in another folder, then moved) is taken from its `src/` on.
+fn run_lines_here(
+    run: &std::collections::BTreeSet<(String, u32)>,
+    crate_dir: &std::path::Path,
+) -> std::collections::BTreeSet<(String, u32)> {
+    run.iter()
+        .map(|(file, line)| {
+            let here = if std::path::Path::new(file).starts_with(crate_dir) {
+                file.clone()
+            } else if let Some(at) = file.rfind("/src/") {
+                crate_dir
+                    .join(&file[at + 1..])
+                    .to_string_lossy()
+                    .into_owned()
+            } else {
+                crate_dir.join(file).to_string_lossy().into_owned()
+            };
+            (here, *line)
+        })
+        .collect()
 }
 
 /// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls.

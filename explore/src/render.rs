@@ -165,6 +165,10 @@ fn call_lines(
             let _ = writeln!(s, "    let mut {name} = <{ty} as Default>::default();");
         }
         target = format!("{name}.{}", c.call);
+        if r.by_value {
+            // The call moves it: a later call on this slot needs it made again.
+            bound.remove(&(r.object, slot));
+        }
     }
     let args: Vec<String> = c
         .params
@@ -217,11 +221,12 @@ fn call_lines(
 
 /// The test for kept sequence number `n`.
 pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
-    let (f, class) = kept
-        .new
-        .last()
-        .cloned()
-        .unwrap_or((0, "outcome".to_string()));
+    // Named by its last new outcome, else by its last call (kept for the lines it reached).
+    let last_call = || {
+        let last = kept.calls.last().copied().unwrap_or(0);
+        (cx.space.decode(last).0, "new lines".to_string())
+    };
+    let (f, class) = kept.new.last().cloned().unwrap_or_else(last_call);
     let callable = &cx.ex.callables[f];
     let short = callable.path.rsplit("::").next().unwrap_or("call");
     let name = format!("explored_{n:03}_{}_{}", snake(short), slug(&class));
@@ -230,11 +235,24 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
         .iter()
         .map(|(f, class)| format!("`{}` {}", cx.ex.callables[*f].path, class))
         .collect();
+    let mut why = Vec::new();
+    if !news.is_empty() {
+        why.push(format!(
+            "outcomes the recording never had: {}",
+            news.join(", ")
+        ));
+    }
+    if !kept.new_lines.is_empty() {
+        why.push(format!(
+            "lines the run never reached: {}",
+            lines_text(&kept.new_lines)
+        ));
+    }
     let mut text = String::new();
     let _ = writeln!(
         text,
-        "/// Explored ({origin}): outcomes the recording never had: {}.",
-        news.join(", ")
+        "/// Explored ({origin}): {}.",
+        why.join("; ")
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect::<String>()
@@ -245,11 +263,31 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
     RenderedTest { name, text }
 }
 
+/// `lib.rs:12, 14, 15; other.rs:3`: lines by file name, in order.
+fn lines_text(lines: &[(String, u32)]) -> String {
+    let mut by_file: std::collections::BTreeMap<&str, Vec<u32>> = Default::default();
+    for (file, line) in lines {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        by_file.entry(name).or_default().push(*line);
+    }
+    by_file
+        .into_iter()
+        .map(|(file, mut ns)| {
+            ns.sort_unstable();
+            ns.dedup();
+            let ns: Vec<String> = ns.iter().map(u32::to_string).collect();
+            format!("{file}:{}", ns.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The test file: a header, then the tests.
 pub fn file(program: &str, run: i64, tests: &[RenderedTest]) -> String {
     let mut text = format!(
         "//! Explored by carve from a recording of {program:?} (run {run}): call sequences beyond the\n\
-         //! run, each kept for an outcome of a function the run never had. Regenerate rather than edit.\n\
+         //! run, each kept for lines the run never reached or an outcome of a function it never\n\
+         //! had. Regenerate rather than edit.\n\
          #![allow(unused_mut, unused_variables, clippy::all)]\n"
     );
     for t in tests {
@@ -322,6 +360,7 @@ mod tests {
                 CallOutcome::Returned(Some("Err(Empty)".into())),
             ],
             new: vec![(1, "true".into()), (2, "Err(Empty)".into())],
+            new_lines: Vec::new(),
         };
         let t = test(&cx, 1, &kept, "R, seed 1");
         assert_eq!(t.name, "explored_001_parse_err_empty");

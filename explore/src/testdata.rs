@@ -45,6 +45,7 @@ pub(crate) fn getter(name: &str, ret: &str) -> Callable {
         receiver: Some(Receiver {
             object: 0,
             mutable: false,
+            by_value: false,
         }),
         params: Vec::new(),
         makes: None,

@@ -577,6 +577,47 @@ impl DebugInfo {
         out
     }
 
+    /// The source line of each address of `addrs` (file addresses), by the line tables of
+    /// every unit: the row whose address range holds it (code inlined from another file is
+    /// that file's line); `None` outside every row.
+    pub(crate) fn source_lines(&self, addrs: &[u64]) -> Vec<Option<(Arc<str>, u32)>> {
+        // (first address, end address, file, line) of every row with code, by address.
+        let mut rows: Vec<(u64, u64, Arc<str>, u32)> = Vec::new();
+        for unit in self.units.iter() {
+            let Some(program) = unit.line_program.clone() else {
+                continue;
+            };
+            let files: Vec<Option<Arc<str>>> = file_table(&self.dwarf, unit)
+                .into_iter()
+                .map(|f| f.map(Arc::from))
+                .collect();
+            let mut program_rows = program.rows();
+            let mut previous: Option<(u64, u64, u64)> = None;
+            while let Ok(Some((_, row))) = program_rows.next_row() {
+                if let Some((addr, file, line)) = previous {
+                    if row.address() > addr && line > 0 {
+                        if let Some(file) = files.get(file as usize).cloned().flatten() {
+                            rows.push((addr, row.address(), file, line as u32));
+                        }
+                    }
+                }
+                previous = (!row.end_sequence()).then(|| {
+                    let line = row.line().map(|l| l.get()).unwrap_or(0);
+                    (row.address(), row.file_index(), line)
+                });
+            }
+        }
+        rows.sort_unstable_by_key(|r| r.0);
+        addrs
+            .iter()
+            .map(|&addr| {
+                let at = rows.partition_point(|r| r.0 <= addr).checked_sub(1)?;
+                let (_, end, file, line) = &rows[at];
+                (addr < *end).then(|| (file.clone(), *line))
+            })
+            .collect()
+    }
+
     /// Lowers the details of function `f` (breakpoint address, parameters and their types).
     pub(crate) fn detail(&mut self, f: &FunctionEntry) -> Result<FunctionDetail, RecordError> {
         let unit = &self.units[f.unit];

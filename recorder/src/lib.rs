@@ -38,6 +38,21 @@ pub use inprocess::{patchable, probe, probe_with, ProbeRecord, ProbeRun, Sharing
 pub use select::Selection;
 pub use tracer::RecordSummary;
 
+/// The source line (file, line) of each file address of `addrs` in the executable at
+/// `binary`, by its DWARF line tables; `None` for an address no row holds. `carve explore`
+/// places the coverage its harness reports with it.
+pub fn source_lines(
+    binary: &std::path::Path,
+    addrs: &[u64],
+) -> Result<Vec<Option<(String, u32)>>, RecordError> {
+    let info = dwarf::DebugInfo::load(binary)?;
+    Ok(info
+        .source_lines(addrs)
+        .into_iter()
+        .map(|l| l.map(|(file, line)| (file.to_string(), line)))
+        .collect())
+}
+
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,9 @@
 //! Builds the harness once: a package of its own in `target/carve/explore/` of the explored
 //! crate, depending on it by path (its `Cargo.lock` copied, so the same versions build),
-//! release-optimised with overflow checks and debug assertions on, as the tests that keep
-//! its findings run. A dispatch arm that does not compile (a call spelled as the source
+//! unoptimised with overflow checks and debug assertions on, as the tests that keep its
+//! findings run (cargo's release profile with `opt-level = 0`: optimised code merges lines,
+//! and a line the run's coverage counts would not be seen), and with edge coverage (LLVM's SanitizerCoverage, whose callbacks the
+//! harness defines) and line tables, so what each call runs is placed by source line. A dispatch arm that does not compile (a call spelled as the source
 //! declares it that rustc refuses here) is taken out, as verification takes out carved
 //! tests: the compiler's errors are placed by line (the generator's `compile_error_lines`)
 //! and the arm holding each goes, then it builds again.
@@ -25,6 +27,34 @@ pub struct Built {
     pub bin: PathBuf,
     /// The callables it runs (those whose arms compiled).
     pub explorable: Explorable,
+    /// Built with edge coverage (`c` answers; `--pcs`), or why not.
+    pub coverage: Result<(), String>,
+}
+
+/// rustc's flags for edge coverage: LLVM's SanitizerCoverage pass, one guard per edge and a
+/// table of their addresses (the callbacks are the harness's own, see `harness.rs`).
+const COVERAGE_FLAGS: [&str; 4] = [
+    "-Cpasses=sancov-module",
+    "-Cllvm-args=-sanitizer-coverage-level=3",
+    "-Cllvm-args=-sanitizer-coverage-trace-pc-guard",
+    "-Cllvm-args=-sanitizer-coverage-pc-table",
+];
+
+/// The host's target triple (`rustc -vV`): with `--target` given, cargo applies the
+/// coverage flags to the harness and the crates it links, not to build scripts and proc
+/// macros (which would not link without the callbacks).
+fn host_triple(cargo: &Path) -> Option<String> {
+    let rustc = cargo.with_file_name("rustc");
+    let rustc = if rustc.is_file() {
+        rustc
+    } else {
+        PathBuf::from("rustc")
+    };
+    let out = Command::new(rustc).arg("-vV").output().ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_string)
 }
 
 /// The package name in `crate_dir/Cargo.toml`.
@@ -67,7 +97,8 @@ fn write_package(
     let manifest = format!(
         "[package]\nname = \"{PACKAGE}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
          [dependencies]\n{krate} = {{ package = {package:?}, path = {:?} }}\n\n\
-         [profile.release]\ndebug-assertions = true\noverflow-checks = true\n\n[workspace]\n",
+         [profile.release]\nopt-level = 0\ndebug-assertions = true\noverflow-checks = true\n\
+         debug = \"line-tables-only\"\n\n[workspace]\n",
         crate_dir.display().to_string()
     );
     let write = |path: PathBuf, text: &str| {
@@ -84,6 +115,31 @@ fn write_package(
     Ok(())
 }
 
+/// `cargo build` of the harness package in `dir`, for the host `triple` with edge coverage
+/// when it is given.
+fn cargo_build(cargo: &Path, dir: &Path, triple: Option<&String>) -> Command {
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "build",
+            "--release",
+            "--message-format=json",
+            "--color",
+            "never",
+        ])
+        .arg("--target-dir")
+        .arg(dir.join("target"))
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .current_dir(dir);
+    if let Some(triple) = triple {
+        command
+            .args(["--target", triple])
+            .env("CARGO_ENCODED_RUSTFLAGS", COVERAGE_FLAGS.join("\u{1f}"));
+    }
+    command
+}
+
 /// Builds the harness for `ex` in `dir` (created), taking out what does not compile.
 pub fn build(
     dir: &Path,
@@ -93,26 +149,25 @@ pub fn build(
     pools: &Pools,
 ) -> Result<Built, ExploreError> {
     let mut defaults: Vec<bool> = ex.objects.iter().map(|o| o.default).collect();
+    let mut coverage = match host_triple(cargo) {
+        Some(triple) => Ok(triple),
+        None => Err("rustc -vV did not name the host".to_string()),
+    };
     for _ in 0..MAX_ROUNDS {
         let src = source(&ex, pools, &defaults);
         write_package(dir, crate_dir, &ex.crate_name, &src.text)?;
-        let out = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "--message-format=json",
-                "--color",
-                "never",
-            ])
-            .arg("--target-dir")
-            .arg(dir.join("target"))
-            .current_dir(dir)
+        let out = cargo_build(cargo, dir, coverage.as_ref().ok())
             .output()
             .map_err(|e| ExploreError::io(format!("run {} build", cargo.display()), e))?;
         if out.status.success() {
+            let bin = match &coverage {
+                Ok(triple) => dir.join("target").join(triple).join("release"),
+                Err(_) => dir.join("target/release"),
+            };
             return Ok(Built {
-                bin: dir.join("target/release").join(PACKAGE),
+                bin: bin.join(PACKAGE),
                 explorable: ex,
+                coverage: coverage.map(|_| ()),
             });
         }
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -128,6 +183,13 @@ pub fn build(
                 .lines()
                 .find(|l| l.starts_with("error"))
                 .unwrap_or("cargo build failed without saying why");
+            // A toolchain without the coverage pass still explores, without lines.
+            if coverage.is_ok() {
+                coverage = Err(format!(
+                    "the harness did not build with edge coverage: {first}"
+                ));
+                continue;
+            }
             return Err(fail(first.to_string()));
         }
         let mut gone = Vec::new();

@@ -43,6 +43,9 @@ pub enum End {
 pub struct SeqResult {
     pub calls: Vec<CallOutcome>,
     pub end: End,
+    /// (call index, coverage guards it ran first in its harness process), for the calls
+    /// that ran some.
+    pub guards: Vec<(usize, Vec<u32>)>,
 }
 
 /// A running harness.
@@ -142,6 +145,7 @@ impl Runner {
                     results.push(SeqResult {
                         calls: Vec::new(),
                         end: End::Crashed(format!("{why}: {how}")),
+                        guards: Vec::new(),
                     });
                     culprit_found = true;
                 }
@@ -205,6 +209,7 @@ fn read_answers(
 ) -> (Vec<SeqResult>, Option<String>) {
     let mut out = Vec::with_capacity(count);
     let mut calls = Vec::new();
+    let mut guards = Vec::new();
     while out.len() < count {
         let line = match lines.recv_timeout(timeout) {
             Ok(line) => line,
@@ -218,9 +223,11 @@ fn read_answers(
         };
         match parse_line(&line) {
             Some(Answer::Call(c)) => calls.push(c),
+            Some(Answer::Guards(g)) => guards.push((calls.len(), g)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
                 end,
+                guards: std::mem::take(&mut guards),
             }),
             None => return (out, Some(format!("unreadable answer {line:?}"))),
         }
@@ -230,6 +237,8 @@ fn read_answers(
 
 enum Answer {
     Call(CallOutcome),
+    /// The guards the next call ran first.
+    Guards(Vec<u32>),
     End(End),
 }
 
@@ -241,6 +250,12 @@ fn parse_line(line: &str) -> Option<Answer> {
         "u" => Answer::Call(CallOutcome::Returned(None)),
         "p" => Answer::Call(CallOutcome::Panicked(unquote(rest))),
         "x" => Answer::Call(CallOutcome::NoReceiver),
+        "c" => Answer::Guards(
+            rest.split_ascii_whitespace()
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .ok()?,
+        ),
         "." => Answer::End(match rest {
             "d" => End::Done,
             "p" => End::Panicked,
@@ -324,5 +339,18 @@ mod tests {
         assert_eq!(got[2].calls, [CallOutcome::Returned(Some("2".into()))]);
         assert_eq!(got[3].end, End::Done, "the rest runs in a new harness");
         assert_eq!(r.started, 3, "the batch, the culprit alone, then the rest");
+    }
+
+    #[test]
+    fn the_guards_a_call_ran_first_go_with_that_call() {
+        let (tx, rx) = mpsc::channel();
+        for line in ["c 4 9", "o 1", "o 2", "c 12", "p \"boom\"", ". p"] {
+            tx.send(line.to_string()).unwrap();
+        }
+        let (got, failure) = read_answers(&rx, 1, Duration::from_secs(1));
+        assert_eq!(failure, None);
+        assert_eq!(got[0].guards, vec![(0, vec![4, 9]), (2, vec![12])]);
+        assert_eq!(got[0].calls.len(), 3);
+        assert_eq!(got[0].end, End::Panicked);
     }
 }

@@ -1,0 +1,135 @@
+//! Lines beyond the run: in, the harness's coverage guards (`--pcs`: each guard's address in
+//! the executable) and the lines the recorded run reached; out, the crate line each guard
+//! stands for, and which of them no earlier call reached. A guard is an edge of the compiled
+//! code (LLVM's SanitizerCoverage); its address is placed by the harness's line tables
+//! (`carve_recorder::source_lines`), and only lines of the explored crate's own files count:
+//! the harness's dispatch, the standard library's inlined code and other crates are not the
+//! crate's behaviour.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::process::Command;
+
+use crate::error::ExploreError;
+
+/// A source line: (file, line).
+pub type Line = (String, u32);
+
+/// The crate line of each guard, and the lines reached so far.
+#[derive(Debug, Default)]
+pub struct Lines {
+    of_guard: HashMap<u32, Line>,
+    /// Lines the recorded run reached, or a call before reached.
+    known: BTreeSet<Line>,
+    /// Of the crate lines the guards stand for, those the run reached.
+    pub run: usize,
+    /// Lines the run never reached that a call reached.
+    pub beyond: BTreeSet<Line>,
+    /// Crate lines with a guard.
+    pub with_guard: usize,
+}
+
+impl Lines {
+    /// Places the guards of the harness `bin` (crate files: those under `crate_dir`, or named
+    /// relative to it) and starts from the lines the run reached, `run_lines`.
+    pub fn read(
+        bin: &Path,
+        crate_dir: &Path,
+        run_lines: &BTreeSet<Line>,
+    ) -> Result<Lines, ExploreError> {
+        let out = Command::new(bin)
+            .arg("--pcs")
+            .output()
+            .map_err(|e| ExploreError::io(format!("run {} --pcs", bin.display()), e))?;
+        let addrs: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| u64::from_str_radix(l.trim(), 16).ok())
+            .collect();
+        let placed = carve_recorder::source_lines(bin, &addrs)
+            .map_err(|e| ExploreError::Harness(format!("placing its coverage: {e}")))?;
+        Ok(Lines::new(placed, crate_dir, run_lines))
+    }
+
+    /// `placed[i]`: where guard `i + 1` lies.
+    pub(crate) fn new(
+        placed: Vec<Option<Line>>,
+        crate_dir: &Path,
+        run_lines: &BTreeSet<Line>,
+    ) -> Lines {
+        let mut of_guard = HashMap::new();
+        for (i, place) in placed.into_iter().enumerate() {
+            let Some((file, line)) = place else { continue };
+            let path = Path::new(&file);
+            let path = if path.is_relative() {
+                crate_dir.join(path)
+            } else {
+                path.to_path_buf()
+            };
+            if path.starts_with(crate_dir) && !path.starts_with(crate_dir.join("target")) {
+                of_guard.insert(i as u32 + 1, (path.to_string_lossy().into_owned(), line));
+            }
+        }
+        let with_guard: BTreeSet<&Line> = of_guard.values().collect();
+        let run = with_guard.iter().filter(|l| run_lines.contains(l)).count();
+        Lines {
+            with_guard: with_guard.len(),
+            of_guard,
+            known: run_lines.clone(),
+            run,
+            beyond: BTreeSet::new(),
+        }
+    }
+
+    /// The crate lines among `guards` that neither the run nor an earlier call reached (now
+    /// known).
+    pub fn first_reached(&mut self, guards: &[u32]) -> Vec<Line> {
+        let mut new = Vec::new();
+        for g in guards {
+            if let Some(line) = self.of_guard.get(g) {
+                if self.known.insert(line.clone()) {
+                    self.beyond.insert(line.clone());
+                    new.push(line.clone());
+                }
+            }
+        }
+        new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(file: &str, n: u32) -> Line {
+        (file.to_string(), n)
+    }
+
+    #[test]
+    fn only_the_crates_lines_count_and_a_line_the_run_reached_is_not_new() {
+        let dir = Path::new("/work/lib");
+        let placed = vec![
+            Some(line("/work/lib/src/lib.rs", 3)),
+            Some(line("src/lib.rs", 7)),
+            // The harness's own dispatch, std's inlined code.
+            Some(line("/work/lib/target/carve/explore/src/main.rs", 90)),
+            Some(line("/rustc/abc/library/core/src/fmt/mod.rs", 12)),
+            None,
+            Some(line("/work/lib/src/lib.rs", 9)),
+        ];
+        let run: BTreeSet<Line> = [line("/work/lib/src/lib.rs", 3)].into_iter().collect();
+        let mut lines = Lines::new(placed, dir, &run);
+        assert_eq!(lines.with_guard, 3);
+        assert_eq!(lines.run, 1);
+        assert_eq!(
+            lines.first_reached(&[1, 2, 3, 4, 5]),
+            vec![line("/work/lib/src/lib.rs", 7)]
+        );
+        // A line is new once; a restarted harness that runs guard 2 again adds nothing.
+        assert_eq!(
+            lines.first_reached(&[2, 6]),
+            vec![line("/work/lib/src/lib.rs", 9)]
+        );
+        assert!(lines.first_reached(&[2]).is_empty());
+        assert_eq!(lines.beyond.len(), 2);
+    }
+}
