@@ -149,7 +149,7 @@ fn text(r: &Report) -> String {
     t.push_str(&match &r.lines {
         Ok(l) => format!(
             "lines: the search reached {} crate lines the run never reached ({:+.0}% on the {} \
-             the run reached, of {} with compiled code the harness can see)\n",
+             crate lines the run reached; the harness sees {} lines with compiled code)\n",
             l.beyond.len(),
             100.0 * l.beyond.len() as f64 / l.run.max(1) as f64,
             l.run,

@@ -39,6 +39,9 @@ pub enum Pass {
     Owned,
     /// A reference to an owned one (`&String`, `&Vec<u8>`).
     RefOwned,
+    /// A mutable reference to an owned copy (`&mut [u8]`, `&mut Vec<u8>`, `&mut String`):
+    /// a buffer the call writes into.
+    MutOwned,
 }
 
 /// One parameter after the receiver.
@@ -208,45 +211,82 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
                     consider(&mut out, (path, call), f, Some(owner), &touching);
                 }
             }
-            iterator_next(&mut out, (&written, &recorded(&ty.name)), ty, &called);
+            std_trait_methods(&mut out, (&written, &recorded(&ty.name)), ty, &called);
         }
     }
     drop_unmakeable(&mut out);
     out
 }
 
-/// `next` of a public type that implements `Iterator`, when the run called it: recorded as
-/// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`, called as `recv.next()`
-/// (the trait is in the prelude), its `Option` compared through `Debug`.
-fn iterator_next(
+/// The methods of standard traits a public type implements that the run called, as a test
+/// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`),
+/// `Display::fmt` as `recv.to_string()`, `FromStr::from_str` as `<T as FromStr>::from_str(s)`
+/// (a constructor: its `Ok` fills a slot). Recorded under the trait's path:
+/// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`.
+fn std_trait_methods(
     out: &mut Explorable,
     (written, recorded): (&str, &str),
     ty: &TypeApi,
     called: &BTreeSet<String>,
 ) {
-    if !ty.public || ty.generic || !ty.traits.contains("Iterator") {
+    if !ty.public || ty.generic {
         return;
     }
     let head = format!("<{recorded} as ");
-    let Some(path) = called
-        .iter()
-        .find(|p| p.starts_with(&head) && p.ends_with("Iterator>::next"))
-    else {
-        return;
+    let recorded_as = |tail: &str| {
+        called
+            .iter()
+            .find(|p| p.starts_with(&head) && p.ends_with(tail))
+            .cloned()
     };
-    let object = object_index(out, &format!("{written}::{}", ty.name), ty);
-    out.callables.push(Callable {
-        path: path.clone(),
-        call: "next".to_string(),
-        receiver: Some(Receiver {
+    let type_path = format!("{written}::{}", ty.name);
+    for (tr, tail) in [
+        ("Iterator", "Iterator>::next"),
+        ("Display", "Display>::fmt"),
+        ("FromStr", "FromStr>::from_str"),
+    ] {
+        if !ty.traits.contains(tr) {
+            continue;
+        }
+        let Some(path) = recorded_as(tail) else {
+            continue;
+        };
+        let object = object_index(out, &type_path, ty);
+        let receiver = Some(Receiver {
             object,
-            mutable: true,
+            mutable: tr == "Iterator",
             by_value: false,
-        }),
-        params: Vec::new(),
-        makes: None,
-        ret: Ret::Other,
-    });
+        });
+        let (call, receiver, params, makes, ret) = match tr {
+            "Iterator" => ("next".to_string(), receiver, Vec::new(), None, Ret::Other),
+            "Display" => (
+                "to_string".to_string(),
+                receiver,
+                Vec::new(),
+                None,
+                Ret::Text,
+            ),
+            _ => (
+                format!("<{type_path} as std::str::FromStr>::from_str"),
+                None,
+                vec![Param {
+                    name: "s".to_string(),
+                    kind: PoolKind::Str,
+                    pass: Pass::Value,
+                }],
+                Some((object, Made::Result)),
+                Ret::Other,
+            ),
+        };
+        out.callables.push(Callable {
+            path,
+            call,
+            receiver,
+            params,
+            makes,
+            ret,
+        });
+    }
 }
 
 /// Adds `f` to `out` as a callable, or to `left_out` with the reason.
@@ -493,7 +533,17 @@ fn generic_param(
 pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
     if let syn::Type::Reference(r) = ty {
         if r.mutability.is_some() {
-            return None;
+            // A buffer the call writes into: a copy of a pooled one.
+            return match r.elem.as_ref() {
+                syn::Type::Slice(s) => {
+                    Some((PoolKind::Slice(integer_name(&s.elem)?), Pass::MutOwned))
+                }
+                inner if is_named(inner, "String") => Some((PoolKind::Str, Pass::MutOwned)),
+                inner => {
+                    let elem = only_argument(inner, "Vec")?;
+                    Some((PoolKind::Slice(integer_name(elem)?), Pass::MutOwned))
+                }
+            };
         }
         return match r.elem.as_ref() {
             syn::Type::Slice(s) => Some((PoolKind::Slice(integer_name(&s.elem)?), Pass::Value)),
@@ -570,6 +620,10 @@ mod tests {
         assert_eq!(kind("&[u8]"), Some((slice("u8"), Pass::Value)));
         assert_eq!(kind("Vec<i64>"), Some((slice("i64"), Pass::Owned)));
         assert_eq!(kind("&Vec<u16>"), Some((slice("u16"), Pass::RefOwned)));
+        // Buffers the call writes into.
+        assert_eq!(kind("&mut [u8]"), Some((slice("u8"), Pass::MutOwned)));
+        assert_eq!(kind("&mut Vec<u8>"), Some((slice("u8"), Pass::MutOwned)));
+        assert_eq!(kind("&mut String"), Some((PoolKind::Str, Pass::MutOwned)));
     }
 
     #[test]
@@ -581,6 +635,7 @@ mod tests {
             "Vec<f64>",
             "Option<u8>",
             "&mut str",
+            "&mut [String]",
         ] {
             assert_eq!(kind(src), None, "{src}");
         }

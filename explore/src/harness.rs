@@ -423,6 +423,8 @@ fn argument(pool: &str, index: &str, kind: &PoolKind, pass: Pass) -> String {
         (Pass::Owned, _) => format!("{at}.to_vec()"),
         (Pass::RefOwned, PoolKind::Str) => format!("&{at}.to_string()"),
         (Pass::RefOwned, _) => format!("&{at}.to_vec()"),
+        (Pass::MutOwned, PoolKind::Str) => format!("&mut {at}.to_string()"),
+        (Pass::MutOwned, _) => format!("&mut {at}.to_vec()"),
     }
 }
 

@@ -72,7 +72,7 @@ pub struct ExploreOptions {
 pub struct LinesReport {
     /// Crate lines the harness's coverage places (lines with an edge of compiled code).
     pub with_guard: usize,
-    /// Of those, the lines the recorded run reached.
+    /// The crate lines the recorded run reached.
     pub run: usize,
     /// Lines the run never reached that the search reached, as `file:line`.
     pub beyond: Vec<String>,

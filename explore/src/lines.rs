@@ -21,7 +21,7 @@ pub struct Lines {
     of_guard: HashMap<u32, Line>,
     /// Lines the recorded run reached, or a call before reached.
     known: BTreeSet<Line>,
-    /// Of the crate lines the guards stand for, those the run reached.
+    /// The lines the run reached in the crate's files the harness links.
     pub run: usize,
     /// Lines the run never reached that a call reached.
     pub beyond: BTreeSet<Line>,
@@ -70,7 +70,12 @@ impl Lines {
             }
         }
         let with_guard: BTreeSet<&Line> = of_guard.values().collect();
-        let run = with_guard.iter().filter(|l| run_lines.contains(l)).count();
+        // The library's files: those the harness links code of (not the program's main.rs).
+        let files: BTreeSet<&str> = with_guard.iter().map(|(f, _)| f.as_str()).collect();
+        let run = run_lines
+            .iter()
+            .filter(|(f, _)| files.contains(f.as_str()))
+            .count();
         Lines {
             with_guard: with_guard.len(),
             of_guard,

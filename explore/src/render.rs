@@ -87,6 +87,8 @@ fn argument(kind: &PoolKind, lit: &Lit, pass: Pass) -> String {
         (Pass::Owned, _) => vec(lit),
         (Pass::RefOwned, PoolKind::Str) => format!("&{written}.to_string()"),
         (Pass::RefOwned, _) => format!("&{}", vec(lit)),
+        (Pass::MutOwned, PoolKind::Str) => format!("&mut {written}.to_string()"),
+        (Pass::MutOwned, _) => format!("&mut {}", vec(lit)),
     }
 }
 
