@@ -150,6 +150,8 @@ fn per_second(n: u64, seconds: f64) -> f64 {
 
 /// Sequences sent to the harness at a time.
 const BATCH: usize = 256;
+/// Sequences the strategy skips (dead prefixes) before the budget is checked again.
+const MAX_SKIPS: u32 = 100_000;
 /// Longest a sequence may run before it counts as hung.
 const SEQUENCE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -188,15 +190,22 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .collect();
     let space = strategy::Space::new(dims)
         .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
-    let mut seqs = strategy::Sequences::new(opts.strategy, space, opts.length, opts.seed);
+    // With no object, nothing carries state from one call to the next: every sequence ends
+    // after its first call (JET), so its space is the calls alone.
+    let length = if ex.objects.is_empty() {
+        1
+    } else {
+        opts.length
+    };
+    let mut seqs = strategy::Sequences::new(opts.strategy, space, length, opts.seed);
     if opts.strategy != Strategy::Random && seqs.total().is_none() {
         return Err(ExploreError::Length {
-            length: opts.length,
+            length,
             why: format!(
                 "{} calls per position to the power {} is past 2^128 sequences; use a smaller \
                  --length or --strategy random",
                 seqs.space().calls,
-                opts.length
+                length
             ),
         });
     }
@@ -213,7 +222,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     )?;
     let mut report = Report {
         strategy: opts.strategy,
-        length: opts.length,
+        length: seqs.length(),
         seed: opts.seed,
         explored: ex.callables.iter().map(|c| c.path.clone()).collect(),
         left_out: ex.left_out.clone(),
@@ -376,11 +385,20 @@ fn search(
             Budget::Time(_) => size,
         };
         let mut batch = Vec::new();
+        let mut paused = false;
         while batch.len() < size.min(left) {
-            match seqs.next_sequence() {
-                Some(s) => batch.push(s),
-                None => break,
+            match seqs.next_within(MAX_SKIPS) {
+                Ok(Some(s)) => batch.push(s),
+                Ok(None) => break,
+                Err(strategy::Paused) => {
+                    paused = true;
+                    break;
+                }
             }
+        }
+        if batch.is_empty() && paused {
+            // Only dead prefixes so far: the budget is checked again before skipping more.
+            continue;
         }
         if batch.is_empty() {
             done.exhausted = true;
@@ -417,7 +435,7 @@ fn write_out(
     let origin = format!(
         "{}, length {}, seed {}",
         strategy_name(opts.strategy),
-        opts.length,
+        report.length,
         opts.seed
     );
     let tests: Vec<render::RenderedTest> = keeper

@@ -188,6 +188,8 @@ pub struct Sequences {
     /// Sequences proposed, and those skipped for a dead prefix.
     pub proposed: u64,
     pub skipped: u64,
+    /// R's draws in a row that extended a dead prefix.
+    misses: u32,
 }
 
 /// At most this many dead prefixes are remembered (R and BOBW).
@@ -196,6 +198,10 @@ const MAX_DEAD: usize = 1 << 20;
 /// R gives up after this many draws in a row that extend a dead prefix: what is left alive
 /// is too small to be found by drawing (its space is as good as exhausted).
 const MAX_RANDOM_MISSES: u32 = 1_000_000;
+
+/// [`Sequences::next_within`] skipped its share of sequences without finding one to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paused;
 
 impl Sequences {
     pub fn new(strategy: Strategy, space: Space, length: usize, seed: u64) -> Sequences {
@@ -215,6 +221,7 @@ impl Sequences {
             dead: HashSet::new(),
             proposed: 0,
             skipped: 0,
+            misses: 0,
         }
     }
 
@@ -228,14 +235,34 @@ impl Sequences {
     }
 
     /// The next sequence to run; `None` when BE or BOBW have visited every one.
+    #[cfg(test)]
     pub fn next_sequence(&mut self) -> Option<Vec<u64>> {
-        let mut misses = 0u32;
+        loop {
+            if let Ok(next) = self.next_within(u32::MAX) {
+                return next;
+            }
+        }
+    }
+
+    /// Calls per sequence.
+    pub fn length(&self) -> usize {
+        self.length
+    }
+
+    /// [`Self::next_sequence`], or `Err(Paused)` after skipping `max_skips` sequences that
+    /// extend a dead prefix (BOBW and BE may skip for minutes on a space of mostly dead
+    /// prefixes: the caller checks its budget between pauses).
+    pub fn next_within(&mut self, max_skips: u32) -> Result<Option<Vec<u64>>, Paused> {
+        let mut skips = 0u32;
         loop {
             let seq = match self.strategy {
                 Strategy::Random => self.random(),
                 Strategy::Exhaustive | Strategy::Bobw => {
-                    if self.next >= self.total? {
-                        return None;
+                    let Some(total) = self.total else {
+                        return Ok(None);
+                    };
+                    if self.next >= total {
+                        return Ok(None);
                     }
                     let x = match &self.permutation {
                         Some(p) => p.apply(self.next),
@@ -248,13 +275,18 @@ impl Sequences {
             self.proposed += 1;
             if (1..self.length).any(|k| self.dead.contains(&seq[..k])) {
                 self.skipped += 1;
-                misses += 1;
-                if self.strategy == Strategy::Random && misses >= MAX_RANDOM_MISSES {
-                    return None;
+                self.misses += 1;
+                if self.strategy == Strategy::Random && self.misses >= MAX_RANDOM_MISSES {
+                    return Ok(None);
+                }
+                skips += 1;
+                if skips >= max_skips {
+                    return Err(Paused);
                 }
                 continue;
             }
-            return Some(seq);
+            self.misses = 0;
+            return Ok(Some(seq));
         }
     }
 
@@ -387,6 +419,26 @@ mod tests {
         }
         assert_eq!(s.next_sequence(), None);
         assert_eq!(s.skipped, u64::from(MAX_RANDOM_MISSES));
+    }
+
+    #[test]
+    fn bobw_pauses_after_its_share_of_dead_prefixes_so_the_budget_is_checked() {
+        let mut s = Sequences::new(Strategy::Bobw, space(), 3, 1);
+        for c in 0..7 {
+            s.dead_prefix(&[c, 0, 0], 1);
+        }
+        // Every one of the 343 sequences extends a dead prefix: ten skips, then a pause,
+        // until the space is walked.
+        let mut pauses = 0;
+        loop {
+            match s.next_within(10) {
+                Err(Paused) => pauses += 1,
+                Ok(None) => break,
+                Ok(Some(seq)) => panic!("{seq:?} extends a dead prefix"),
+            }
+        }
+        assert_eq!(pauses, 34);
+        assert_eq!(s.skipped, 343);
     }
 
     #[test]
