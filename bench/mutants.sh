@@ -13,16 +13,22 @@
 #
 # A benchmark, not a test: not part of .ci/run or of `cargo test`. Hours on big crates.
 #
-# Usage: bench/mutants.sh --work DIR [--suites "full distilled"] CRATE...
+# Any other WORK/CRATE/suite-NAME directory can be scored (bench/explore.sh makes
+# suite-explored: the full suite and the explored tests). --scope functions scores the mutants
+# of every function the run reached a line of (whole functions), not only those on run lines.
+#
+# Usage: bench/mutants.sh --work DIR [--suites "full distilled"] [--scope lines|functions] CRATE...
 set -uo pipefail
 
 WORK=""
 SUITES="full distilled"
+SCOPE=lines
 CRATES=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --work) WORK=$2; shift 2 ;;
         --suites) SUITES=$2; shift 2 ;;
+        --scope) SCOPE=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1; exit 0 ;;
         *) CRATES+=("$1"); shift ;;
     esac
@@ -33,7 +39,7 @@ if [[ -z "$WORK" || ${#CRATES[@]} -eq 0 ]]; then
 fi
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants || exit 1
 
-echo "| crate | suite | tests | mutants on run lines | caught | missed | timeout | unviable | score |"
+echo "| crate | suite | tests | mutants ($SCOPE the run reached) | caught | missed | timeout | unviable | score |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for c in "${CRATES[@]}"; do
     d=$WORK/$c
@@ -45,25 +51,31 @@ for c in "${CRATES[@]}"; do
         m=$d/mutants-$s
         rm -rf "$m" && mkdir -p "$m"
         tar -C "$d" --exclude=target -cf - lib | tar -C "$m" -xf -
-        rm -f "$m"/lib/tests/carved_*
-        cp "$d"/suite-"$s"/carved_*.rs "$m"/lib/tests/
-        tests=$(cat "$m"/lib/tests/carved_*.rs | grep -c '#\[test\]')
+        rm -f "$m"/lib/tests/carved_* "$m"/lib/tests/explored_*
+        cp "$d"/suite-"$s"/*.rs "$m"/lib/tests/
+        tests=$(cat "$d"/suite-"$s"/*.rs | grep -c '#\[test\]')
         targets=()
-        for f in "$m"/lib/tests/carved_*.rs; do targets+=(--test "$(basename "$f" .rs)"); done
+        for f in "$d"/suite-"$s"/*.rs; do targets+=(--test "$(basename "$f" .rs)"); done
         (cd "$m/lib" && CARGO_TARGET_DIR=$m/target cargo mutants --list --json >"$m/list.json" 2>"$m/list.err")
-        re=$(python3 - "$m/list.json" "$d/app.lines" <<'PY'
+        re=$(python3 - "$m/list.json" "$d/app.lines" "$SCOPE" <<'PY'
 import json, re, sys
 mutants = json.load(open(sys.argv[1]))
+scope = sys.argv[3]
 run = {}
 for l in open(sys.argv[2]):
     f, _, n = l.strip().rpartition(":")
     if f:
         run.setdefault(f, set()).add(int(n))
+def reached(m):
+    f, line = m["file"], m["span"]["start"]["line"]
+    if scope != "functions":
+        return line in run.get(f, ())
+    fn = (m.get("function") or {}).get("span")
+    return fn is not None and any(fn["start"]["line"] <= n <= fn["end"]["line"] for n in run.get(f, ()))
 lines = {}
 for m in mutants:
-    f, line = m["file"], m["span"]["start"]["line"]
-    if line in run.get(f, ()):
-        lines.setdefault(f, set()).add(line)
+    if reached(m):
+        lines.setdefault(m["file"], set()).add(m["span"]["start"]["line"])
 parts = [re.escape(f) + ":(" + "|".join(str(n) for n in sorted(ls)) + "):" for f, ls in sorted(lines.items())]
 print("^(" + "|".join(parts) + ")" if parts else "")
 PY

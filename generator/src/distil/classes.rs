@@ -5,7 +5,8 @@
 //! `.0 +` and `.1 0`. Two tests that give a function the same outcome but a zero where the
 //! other had a positive number tell apart mutants the other does not (`value - q * 100` made
 //! `value + q * 100` is the same when `q` is 0): distilling keeps a test for each class the
-//! verified tests reach, of the tests' calls and of the calls inside them.
+//! verified tests reach, of the tests' calls and of the calls inside them. What a call leaves
+//! behind its `&mut` receiver and parameters is classed the same way (`self:.line_no +`).
 
 use carve_storage::{Call, Outcome, Value};
 
@@ -14,11 +15,19 @@ const MAX_DEPTH: usize = 3;
 /// How many fields or elements of one struct or tuple are classed.
 const MAX_WIDTH: usize = 8;
 
-/// The value classes of `call`'s result (none when it did not return, or returned `()`).
+/// The value classes of `call`'s result (none when it did not return, or returned `()`),
+/// and of what it left behind its `&mut` parameters and receiver (`self: .line_no +`): a
+/// counter a call moves is told apart as its result is.
 pub(crate) fn of(call: &Call) -> Vec<String> {
     let mut out = Vec::new();
-    if let (Outcome::Returned, Some(ret)) = (&call.outcome, &call.ret) {
-        leaves(ret, "", 0, &mut out);
+    if let Outcome::Returned = &call.outcome {
+        if let Some(ret) = &call.ret {
+            leaves(ret, "", 0, &mut out);
+        }
+        for arg in &call.after {
+            // A bool left behind is a class too: depth 1.
+            leaves(&arg.value, &format!("{}:", arg.name), 1, &mut out);
+        }
     }
     out
 }
@@ -170,6 +179,35 @@ mod tests {
         assert_eq!(returning(ok), vec!["Ok.0.text empty", "Ok.0.last true"]);
         // A bare bool is the call's outcome, not a class.
         assert!(returning(Value::Bool { value: false }).is_empty());
+    }
+
+    #[test]
+    fn what_a_call_left_behind_its_mut_receiver_is_classed_too() {
+        let mut call = Call {
+            id: CallId(1),
+            parent: None,
+            function: FunctionId(1),
+            thread: 1,
+            depth: 0,
+            args: Vec::new(),
+            outcome: Outcome::Returned,
+            ret: None,
+            after: vec![carve_storage::Arg {
+                name: "self".into(),
+                value: Value::Struct {
+                    ty: "Lexer".into(),
+                    fields: vec![
+                        Field::new("line_no", uint(2)),
+                        Field::new("had_error", Value::Bool { value: false }),
+                    ],
+                },
+            }],
+            objects: Vec::new(),
+            touches: Vec::new(),
+        };
+        assert_eq!(of(&call), vec!["self:.line_no +", "self:.had_error false"]);
+        call.outcome = Outcome::Panicked { message: None };
+        assert!(of(&call).is_empty());
     }
 
     #[test]
