@@ -6,7 +6,8 @@
 //! other had a positive number tell apart mutants the other does not (`value - q * 100` made
 //! `value + q * 100` is the same when `q` is 0): distilling keeps a test for each class the
 //! verified tests reach, of the tests' calls and of the calls inside them. What a call leaves
-//! behind its `&mut` receiver and parameters is classed the same way (`self:.line_no +`).
+//! behind its `&mut` receiver and parameters is classed the same way (`self:.line_no +`), and
+//! each of its fields the call changed is a class (`self:.line_no changed`).
 
 use carve_storage::{Call, Outcome, Value};
 
@@ -26,7 +27,12 @@ pub(crate) fn of(call: &Call) -> Vec<String> {
         }
         for arg in &call.after {
             // A bool left behind is a class too: depth 1.
-            leaves(&arg.value, &format!("{}:", arg.name), 1, &mut out);
+            let path = format!("{}:", arg.name);
+            leaves(&arg.value, &path, 1, &mut out);
+            // Which of its fields the call changed: `line_no += 1` run or not.
+            if let Some(before) = call.args.iter().find(|a| a.name == arg.name) {
+                changed(&before.value, &arg.value, &path, 1, &mut out);
+            }
         }
     }
     out
@@ -91,6 +97,69 @@ fn leaves(value: &Value, path: &str, depth: usize, out: &mut Vec<String>) {
         | Value::Pointer { .. }
         | Value::Opaque { .. }
         | Value::Unavailable { .. } => {}
+    }
+}
+
+/// `PATH changed` for each leaf (number, bool, char, text, a sequence's length) of `after`
+/// that differs from the same leaf of `before`, the two walked side by side.
+fn changed(before: &Value, after: &Value, path: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match (before, after) {
+        (Value::Ref { target, .. }, other) => changed(target, other, path, depth, out),
+        (other, Value::Ref { target, .. }) => changed(other, target, path, depth, out),
+        (Value::Struct { fields: a, .. }, Value::Struct { fields: b, .. }) => {
+            for (fa, fb) in a.iter().zip(b).take(MAX_WIDTH) {
+                if fa.name == fb.name {
+                    let path = format!("{path}.{}", fa.name);
+                    changed(&fa.value, &fb.value, &path, depth + 1, out);
+                }
+            }
+        }
+        (Value::Tuple { elems: a, .. }, Value::Tuple { elems: b, .. }) => {
+            for (i, (x, y)) in a.iter().zip(b).take(MAX_WIDTH).enumerate() {
+                changed(x, y, &format!("{path}.{i}"), depth + 1, out);
+            }
+        }
+        (Value::Seq { elems: a, .. }, Value::Seq { elems: b, .. }) => {
+            if a.len() != b.len() {
+                out.push(format!("{path} len changed"));
+            }
+        }
+        (
+            Value::Enum {
+                variant: va,
+                fields: a,
+                ..
+            },
+            Value::Enum {
+                variant: vb,
+                fields: b,
+                ..
+            },
+        ) if va == vb => {
+            for (i, (x, y)) in a.iter().zip(b).take(MAX_WIDTH).enumerate() {
+                changed(
+                    &x.value,
+                    &y.value,
+                    &format!("{path}{va}.{i}"),
+                    depth + 1,
+                    out,
+                );
+            }
+        }
+        (
+            a @ (Value::Int { .. }
+            | Value::Uint { .. }
+            | Value::Float { .. }
+            | Value::Bool { .. }
+            | Value::Char { .. }
+            | Value::Str { .. }
+            | Value::Enum { .. }),
+            b,
+        ) if a != b => out.push(format!("{path} changed")),
+        _ => {}
     }
 }
 
@@ -205,6 +274,32 @@ mod tests {
             objects: Vec::new(),
             touches: Vec::new(),
         };
+        assert_eq!(of(&call), vec!["self:.line_no +", "self:.had_error false"]);
+        // Before the call the counter was 1: the call moved it.
+        let before = |line_no| carve_storage::Arg {
+            name: "self".into(),
+            value: Value::Ref {
+                ty: "&mut Lexer".into(),
+                addr: 0x10,
+                target: Box::new(Value::Struct {
+                    ty: "Lexer".into(),
+                    fields: vec![
+                        Field::new("line_no", uint(line_no)),
+                        Field::new("had_error", Value::Bool { value: false }),
+                    ],
+                }),
+            },
+        };
+        call.args = vec![before(1)];
+        assert_eq!(
+            of(&call),
+            vec![
+                "self:.line_no +",
+                "self:.had_error false",
+                "self:.line_no changed"
+            ]
+        );
+        call.args = vec![before(2)];
         assert_eq!(of(&call), vec!["self:.line_no +", "self:.had_error false"]);
         call.outcome = Outcome::Panicked { message: None };
         assert!(of(&call).is_empty());
