@@ -122,10 +122,8 @@ fn changed(before: &Value, after: &Value, path: &str, depth: usize, out: &mut Ve
                 changed(x, y, &format!("{path}.{i}"), depth + 1, out);
             }
         }
-        (Value::Seq { elems: a, .. }, Value::Seq { elems: b, .. }) => {
-            if a.len() != b.len() {
-                out.push(format!("{path} len changed"));
-            }
+        (Value::Seq { elems: a, .. }, Value::Seq { elems: b, .. }) if a.len() != b.len() => {
+            out.push(format!("{path} len changed"));
         }
         (
             Value::Enum {
