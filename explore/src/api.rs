@@ -158,6 +158,46 @@ pub struct Explorable {
     pub left_out: Vec<(String, String)>,
 }
 
+/// What the run says about the functions it called: (argument name, type) of each distinct
+/// call shape per path, and the paths that read what a test cannot control.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    pub(crate) arg_types: BTreeMap<String, BTreeSet<Vec<(String, String)>>>,
+    pub(crate) touching: BTreeSet<String>,
+}
+
+/// The type a recorded argument value was, when a pool holds such values: `u32`, `&str`.
+fn recorded_type(v: &carve_storage::Value) -> Option<String> {
+    use carve_storage::Value;
+    match v {
+        Value::Int { ty, .. } | Value::Uint { ty, .. } | Value::Float { ty, .. } => {
+            Some(ty.clone())
+        }
+        Value::Bool { .. } => Some("bool".into()),
+        Value::Char { .. } => Some("char".into()),
+        Value::Str { .. } => Some("&str".into()),
+        _ => None,
+    }
+}
+
+/// The argument types of the recorded calls of each function the run called.
+fn arg_types(trace: &Trace) -> BTreeMap<String, BTreeSet<Vec<(String, String)>>> {
+    let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
+    let mut out: BTreeMap<String, BTreeSet<Vec<(String, String)>>> = BTreeMap::new();
+    for c in &trace.calls {
+        let Some(path) = paths.get(&c.function) else {
+            continue;
+        };
+        let types = c
+            .args
+            .iter()
+            .filter_map(|a| Some((a.name.clone(), recorded_type(&a.value)?)))
+            .collect();
+        out.entry((*path).clone()).or_default().insert(types);
+    }
+    out
+}
+
 /// The recorded paths of the functions the run called, and those of them that read what a
 /// test cannot control.
 pub fn recorded_functions(trace: &Trace) -> (BTreeSet<String>, BTreeSet<String>) {
@@ -178,6 +218,10 @@ pub fn recorded_functions(trace: &Trace) -> (BTreeSet<String>, BTreeSet<String>)
 /// The explorable calls of `api` among the functions `trace` reached.
 pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     let (called, touching) = recorded_functions(trace);
+    let seen = Seen {
+        arg_types: arg_types(trace),
+        touching,
+    };
     let mut out = Explorable {
         crate_name: api.crate_name.clone(),
         ..Explorable::default()
@@ -199,7 +243,7 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
             let path = recorded(&f.name);
             if called.contains(&path) {
                 let call = format!("{written}::{}", f.ident);
-                consider(&mut out, (path, call), f, None, &touching);
+                consider(&mut out, (path, call), f, None, &seen);
             }
         }
         for ty in module.types.values() {
@@ -208,7 +252,7 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
                 if called.contains(&path) {
                     let call = format!("{written}::{}::{}", ty.name, f.ident);
                     let owner = (format!("{written}::{}", ty.name), ty);
-                    consider(&mut out, (path, call), f, Some(owner), &touching);
+                    consider(&mut out, (path, call), f, Some(owner), &seen);
                 }
             }
             std_trait_methods(&mut out, (&written, &recorded(&ty.name)), ty, &called);
@@ -295,35 +339,100 @@ fn consider(
     (path, call): (String, String),
     f: &FnApi,
     owner: Option<(String, &TypeApi)>,
-    touching: &BTreeSet<String>,
+    seen: &Seen,
 ) {
-    match callable(out, (&path, call), f, owner, touching) {
-        Ok(c) => out.callables.push(c),
+    match callables(out, (&path, call), f, owner, seen) {
+        Ok(cs) => out.callables.extend(cs),
         Err(why) => out.left_out.push((path, why.to_string())),
     }
 }
 
-fn callable(
+/// The callables of `f`: one, or one per instance of its type parameters the run called.
+fn callables(
     out: &mut Explorable,
     (path, call): (&str, String),
     f: &FnApi,
     owner: Option<(String, &TypeApi)>,
-    touching: &BTreeSet<String>,
-) -> Result<Callable, &'static str> {
+    seen: &Seen,
+) -> Result<Vec<Callable>, &'static str> {
     if !f.public {
         return Err("not public");
     }
-    if let Some(blocker) = f.blocker {
-        return Err(blocker);
-    }
-    if touching.contains(path) {
+    if seen.touching.contains(path) {
         return Err("it read what a test cannot control (clock, environment, files...)");
     }
     if owner.as_ref().is_some_and(|(_, t)| t.generic || !t.public) {
         return Err("its type is generic or not public");
     }
     let sig = parse_signature(&f.signature).ok_or("its signature was not read")?;
-    let generics = generic_kinds(&sig.generics).ok_or("generic")?;
+    let instances = match (f.blocker, generic_kinds(&sig.generics)) {
+        (None, Some(g)) => vec![g],
+        (Some(blocker), _) if blocker != "generic" => return Err(blocker),
+        _ => recorded_instances(&sig, seen.arg_types.get(path)).ok_or("generic")?,
+    };
+    instances
+        .iter()
+        .map(|generics| callable(out, (path, call.clone()), f, (&owner, &sig), generics))
+        .collect()
+}
+
+/// Most instances of one generic function explored.
+const MAX_INSTANCES: usize = 8;
+
+/// The type parameters of `sig` as the run's calls instantiated them, each read from the
+/// recorded argument of a parameter typed by it alone (`i: I` recorded as a `u32`); `None`
+/// when some type parameter cannot be read that way.
+fn recorded_instances(
+    sig: &syn::Signature,
+    recorded: Option<&BTreeSet<Vec<(String, String)>>>,
+) -> Option<Vec<BTreeMap<String, PoolKind>>> {
+    let mut params = Vec::new();
+    for p in &sig.generics.params {
+        match p {
+            syn::GenericParam::Lifetime(_) => {}
+            syn::GenericParam::Type(t) => {
+                let name = t.ident.to_string();
+                let arg = sig.inputs.iter().find_map(|input| match input {
+                    syn::FnArg::Typed(pt) if is_named(&pt.ty, &name) => match pt.pat.as_ref() {
+                        syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                })?;
+                params.push((name, arg));
+            }
+            syn::GenericParam::Const(_) => return None,
+        }
+    }
+    let mut out: Vec<BTreeMap<String, PoolKind>> = Vec::new();
+    for call in recorded? {
+        let instance: Option<BTreeMap<String, PoolKind>> = params
+            .iter()
+            .map(|(name, arg)| {
+                let (_, ty) = call.iter().find(|(a, _)| a == arg)?;
+                let kind = if ty == "&str" {
+                    PoolKind::Str
+                } else {
+                    PoolKind::Scalar(ty.clone())
+                };
+                Some((name.clone(), kind))
+            })
+            .collect();
+        if let Some(i) = instance.filter(|i| !out.contains(i)) {
+            out.push(i);
+        }
+    }
+    out.truncate(MAX_INSTANCES);
+    (!out.is_empty()).then_some(out)
+}
+
+fn callable(
+    out: &mut Explorable,
+    (path, call): (&str, String),
+    f: &FnApi,
+    (owner, sig): (&Option<(String, &TypeApi)>, &syn::Signature),
+    generics: &BTreeMap<String, PoolKind>,
+) -> Result<Callable, &'static str> {
     let mut receiver = None;
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -342,7 +451,7 @@ fn callable(
                 });
             }
             syn::FnArg::Typed(pt) => {
-                let (kind, pass) = generic_param(&pt.ty, &generics)
+                let (kind, pass) = generic_param(&pt.ty, generics)
                     .or_else(|| param_kind(&pt.ty))
                     .ok_or("a parameter no pool holds")?;
                 let name = match pt.pat.as_ref() {
@@ -664,6 +773,39 @@ mod tests {
         );
         assert_eq!(generic("fn f<T: Clone>(t: T)", "T"), None);
         assert_eq!(generic("fn f<T>(t: T) where T: AsRef<str>", "T"), None);
+    }
+
+    #[test]
+    fn a_generic_function_is_explored_as_the_run_instantiated_it() {
+        let sig = parse_signature("fn format<I: Integer>(&mut self, i: I) -> &str").unwrap();
+        let calls = |shapes: &[&[(&str, &str)]]| -> BTreeSet<Vec<(String, String)>> {
+            shapes
+                .iter()
+                .map(|s| {
+                    s.iter()
+                        .map(|(a, t)| (a.to_string(), t.to_string()))
+                        .collect()
+                })
+                .collect()
+        };
+        let recorded = calls(&[&[("i", "u32")], &[("i", "i64")], &[("i", "u32")]]);
+        let got = recorded_instances(&sig, Some(&recorded)).unwrap();
+        let kinds: Vec<_> = got.iter().map(|g| g["I"].clone()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                PoolKind::Scalar("i64".into()),
+                PoolKind::Scalar("u32".into())
+            ]
+        );
+        // A type parameter no argument is typed by alone cannot be read from the run (an
+        // instance that does not compile is taken out when the harness builds).
+        let sig = parse_signature("fn f<T: Tr>(x: Vec<T>) -> usize").unwrap();
+        assert_eq!(
+            recorded_instances(&sig, Some(&calls(&[&[("x", "u8")]]))),
+            None
+        );
+        assert_eq!(recorded_instances(&sig, None), None);
     }
 
     #[test]

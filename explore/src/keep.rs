@@ -62,28 +62,30 @@ impl Keeper {
     /// Starts from the outcomes the recording gave `callables`.
     pub fn new(trace: &Trace, callables: &[Callable]) -> Keeper {
         let mut keeper = Keeper::default();
-        let index: BTreeMap<&str, usize> = callables
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.path.as_str(), i))
-            .collect();
+        // A generic function explored once per instance has one path for them all.
+        let mut index: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, c) in callables.iter().enumerate() {
+            index.entry(c.path.as_str()).or_default().push(i);
+        }
         for call in &trace.calls {
             let Some(f) = trace.function(call.function) else {
                 continue;
             };
-            let Some(&i) = index.get(f.path.as_str()) else {
+            let Some(all) = index.get(f.path.as_str()) else {
                 continue;
             };
-            match &call.outcome {
-                Outcome::Returned => {
-                    let text = call.ret.as_ref().map_or("()".to_string(), debug_text);
-                    keeper.known.insert((i, classify(&text)));
+            for &i in all {
+                match &call.outcome {
+                    Outcome::Returned => {
+                        let text = call.ret.as_ref().map_or("()".to_string(), debug_text);
+                        keeper.known.insert((i, classify(&text)));
+                    }
+                    Outcome::Panicked { message } => {
+                        let m = message.clone().unwrap_or_default();
+                        keeper.recorded_panics.entry(i).or_default().insert(m);
+                    }
+                    _ => {}
                 }
-                Outcome::Panicked { message } => {
-                    let m = message.clone().unwrap_or_default();
-                    keeper.recorded_panics.entry(i).or_default().insert(m);
-                }
-                _ => {}
             }
         }
         keeper
