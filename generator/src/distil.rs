@@ -223,7 +223,10 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
                 .filter_map(|call| outcome::of(call))
                 .map(|o| (t.body.function_path.clone(), o))
                 .collect();
-            let classes = value_classes(inputs, &t.calls);
+            // The calls its arrange steps make again run in it too: a counter a replayed
+            // step moved is what its final state check sees.
+            let ran: Vec<u64> = t.calls.iter().chain(&t.replayed).copied().collect();
+            let classes = value_classes(inputs, &ran, &t.calls);
             let size = t.body.setup.len() + t.body.mocks.len() + t.body.checks.len();
             out.push(Candidate {
                 lines,
@@ -240,8 +243,9 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
 /// millions weighs the first ones.
 const MAX_CALLS_CLASSED: usize = 10_000;
 
-/// (function, value class) of what the calls `ids` and the calls inside them returned.
-fn value_classes(inputs: &Inputs, ids: &[u64]) -> BTreeSet<(String, String)> {
+/// (function, value class) of what the calls `ids` and the calls inside them returned; the
+/// outcome of each call but the test's `own` is a class too.
+fn value_classes(inputs: &Inputs, ids: &[u64], own: &[u64]) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
     let mut todo: Vec<&Call> = ids
         .iter()
@@ -261,7 +265,7 @@ fn value_classes(inputs: &Inputs, ids: &[u64]) -> BTreeSet<(String, String)> {
             out.insert((path.to_string(), class));
         }
         // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).
-        if !ids.contains(&call.id.0) {
+        if !own.contains(&call.id.0) {
             if let Some(outcome) = outcome::of(call) {
                 out.insert((path.to_string(), format!("outcome {outcome}")));
             }
