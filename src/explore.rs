@@ -41,15 +41,19 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
     let trace = store.load_trace(run)?;
     // The lines the run reached, when it was recorded with --coverage.
     let run_lines = store.coverage(run).ok().map(|c| {
-        c.lines
-            .iter()
-            .flat_map(|(file, lines)| {
-                lines
-                    .iter()
-                    .filter(|(_, reached)| **reached)
-                    .map(move |(line, _)| (file.clone(), *line))
-            })
-            .collect()
+        let all = c.lines.iter().flat_map(|(file, lines)| {
+            lines
+                .iter()
+                .map(move |(line, r)| ((file.clone(), *line), *r))
+        });
+        let mut run = carve_explore::RunLines::default();
+        for (line, reached) in all {
+            if reached {
+                run.reached.insert(line.clone());
+            }
+            run.with_code.insert(line);
+        }
+        run
     });
     let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
     let opts = ExploreOptions {

@@ -408,7 +408,10 @@ mod tests {
             Some(("/c/src/lib.rs".to_string(), 3)),
             Some(("/c/src/lib.rs".to_string(), 8)),
         ];
-        let run = [("/c/src/lib.rs".to_string(), 3)].into_iter().collect();
+        let run = crate::RunLines {
+            reached: [("/c/src/lib.rs".to_string(), 3)].into_iter().collect(),
+            with_code: Default::default(),
+        };
         let mut k = Keeper {
             lines: Some(Lines::new(placed, dir, &run)),
             ..Keeper::default()

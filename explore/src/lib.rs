@@ -61,10 +61,21 @@ pub struct ExploreOptions {
     /// Set by the caller to stop: the search ends with [`ExploreError::Interrupted`] and
     /// verification puts the test file back.
     pub interrupt: Interrupt,
-    /// The crate lines the recorded run reached ((file, line), files as the run's DWARF
-    /// names them), when it was recorded with `--coverage`: a call reaching another one is
-    /// kept. `None`: lines are not counted.
-    pub run_lines: Option<std::collections::BTreeSet<(String, u32)>>,
+    /// The lines of the recorded run, when it was recorded with `--coverage`: a call reaching
+    /// one it did not reach is kept. `None`: lines are not counted.
+    pub run_lines: Option<RunLines>,
+}
+
+/// The lines of a run recorded with `--coverage`, (file, line) with files as its DWARF names
+/// them.
+#[derive(Debug, Clone, Default)]
+pub struct RunLines {
+    /// The lines it reached.
+    pub reached: std::collections::BTreeSet<(String, u32)>,
+    /// Every line with code in the functions it selected, reached or not: only these count as
+    /// lines beyond the run (code it did not select, such as formatting impls, is not
+    /// counted as if the run had missed it).
+    pub with_code: std::collections::BTreeSet<(String, u32)>,
 }
 
 /// The crate lines the search reached beyond the run.
@@ -279,8 +290,11 @@ fn lines_of(
         (Err(why), _) => Err(why.clone()),
         (Ok(()), None) => Err("the run was recorded without --coverage".to_string()),
         (Ok(()), Some(run)) => {
-            let run = run_lines_here(run, &opts.crate_dir);
-            lines::Lines::read(bin, &opts.crate_dir, &run).map_err(|e| e.to_string())
+            let here = RunLines {
+                reached: run_lines_here(&run.reached, &opts.crate_dir),
+                with_code: run_lines_here(&run.with_code, &opts.crate_dir),
+            };
+            lines::Lines::read(bin, &opts.crate_dir, &here).map_err(|e| e.to_string())
         }
     }
 }

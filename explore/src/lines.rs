@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::error::ExploreError;
+use crate::RunLines;
 
 /// A source line: (file, line).
 pub type Line = (String, u32);
@@ -32,11 +33,7 @@ pub struct Lines {
 impl Lines {
     /// Places the guards of the harness `bin` (crate files: those under `crate_dir`, or named
     /// relative to it) and starts from the lines the run reached, `run_lines`.
-    pub fn read(
-        bin: &Path,
-        crate_dir: &Path,
-        run_lines: &BTreeSet<Line>,
-    ) -> Result<Lines, ExploreError> {
+    pub fn read(bin: &Path, crate_dir: &Path, run_lines: &RunLines) -> Result<Lines, ExploreError> {
         let out = Command::new(bin)
             .arg("--pcs")
             .output()
@@ -51,11 +48,7 @@ impl Lines {
     }
 
     /// `placed[i]`: where guard `i + 1` lies.
-    pub(crate) fn new(
-        placed: Vec<Option<Line>>,
-        crate_dir: &Path,
-        run_lines: &BTreeSet<Line>,
-    ) -> Lines {
+    pub(crate) fn new(placed: Vec<Option<Line>>, crate_dir: &Path, run_lines: &RunLines) -> Lines {
         let mut of_guard = HashMap::new();
         for (i, place) in placed.into_iter().enumerate() {
             let Some((file, line)) = place else { continue };
@@ -65,21 +58,29 @@ impl Lines {
             } else {
                 path.to_path_buf()
             };
-            if path.starts_with(crate_dir) && !path.starts_with(crate_dir.join("target")) {
-                of_guard.insert(i as u32 + 1, (path.to_string_lossy().into_owned(), line));
+            let place = (path.to_string_lossy().into_owned(), line);
+            // Only code the run selected counts: a line it had no breakpoint on (a derived
+            // `Debug`) is not one it missed.
+            let selected = run_lines.with_code.is_empty() || run_lines.with_code.contains(&place);
+            if path.starts_with(crate_dir)
+                && !path.starts_with(crate_dir.join("target"))
+                && selected
+            {
+                of_guard.insert(i as u32 + 1, place);
             }
         }
         let with_guard: BTreeSet<&Line> = of_guard.values().collect();
         // The library's files: those the harness links code of (not the program's main.rs).
         let files: BTreeSet<&str> = with_guard.iter().map(|(f, _)| f.as_str()).collect();
         let run = run_lines
+            .reached
             .iter()
             .filter(|(f, _)| files.contains(f.as_str()))
             .count();
         Lines {
             with_guard: with_guard.len(),
             of_guard,
-            known: run_lines.clone(),
+            known: run_lines.reached.clone(),
             run,
             beyond: BTreeSet::new(),
         }
@@ -121,8 +122,11 @@ mod tests {
             None,
             Some(line("/work/lib/src/lib.rs", 9)),
         ];
-        let run: BTreeSet<Line> = [line("/work/lib/src/lib.rs", 3)].into_iter().collect();
-        let mut lines = Lines::new(placed, dir, &run);
+        let run = RunLines {
+            reached: [line("/work/lib/src/lib.rs", 3)].into_iter().collect(),
+            with_code: BTreeSet::new(),
+        };
+        let mut lines = Lines::new(placed.clone(), dir, &run);
         assert_eq!(lines.with_guard, 3);
         assert_eq!(lines.run, 1);
         assert_eq!(
@@ -136,5 +140,17 @@ mod tests {
         );
         assert!(lines.first_reached(&[2]).is_empty());
         assert_eq!(lines.beyond.len(), 2);
+
+        // A line with no code the run selected (a derived impl) is not counted.
+        let run = RunLines {
+            with_code: [3, 7]
+                .iter()
+                .map(|n| line("/work/lib/src/lib.rs", *n))
+                .collect(),
+            ..run
+        };
+        let mut lines = Lines::new(placed, dir, &run);
+        assert_eq!(lines.with_guard, 2);
+        assert!(lines.first_reached(&[6]).is_empty());
     }
 }
