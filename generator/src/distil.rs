@@ -223,9 +223,17 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
                 .filter_map(|call| outcome::of(call))
                 .map(|o| (t.body.function_path.clone(), o))
                 .collect();
-            // The calls its arrange steps make again run in it too: a counter a replayed
-            // step moved is what its final state check sees.
-            let ran: Vec<u64> = t.calls.iter().chain(&t.replayed).copied().collect();
+            // The calls its arrange steps make again run in it too (producers and history
+            // steps): a counter a replayed `next()` moved is what its state check sees.
+            let ran: Vec<u64> = t
+                .calls
+                .iter()
+                .chain(&t.replayed)
+                .chain(&t.arranged)
+                .copied()
+                .collect::<BTreeSet<u64>>()
+                .into_iter()
+                .collect();
             let classes = value_classes(inputs, &ran, &t.calls);
             let size = t.body.setup.len() + t.body.mocks.len() + t.body.checks.len();
             out.push(Candidate {

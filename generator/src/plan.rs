@@ -112,8 +112,7 @@ pub fn plan_grouped(
         };
         summary.in_scope += 1;
         summary.public_api += 1;
-        let Some((body, name, replayed)) =
-            fate::carve_call(&cx, options, call, callable, &mut summary)
+        let Some((body, name, ran)) = fate::carve_call(&cx, options, call, callable, &mut summary)
         else {
             continue;
         };
@@ -123,7 +122,8 @@ pub fn plan_grouped(
             body,
             name,
             calls: vec![call.id.0],
-            replayed,
+            replayed: ran.replayed,
+            arranged: ran.arranged,
             row_only,
             row_calls: usize::from(row_only),
         };

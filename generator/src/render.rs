@@ -515,6 +515,7 @@ mod tests {
             },
             calls: vec![1],
             replayed: Vec::new(),
+            arranged: Vec::new(),
             table: None,
         };
         Plan {

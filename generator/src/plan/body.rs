@@ -24,9 +24,19 @@ use crate::body::{Assertion, Body};
 use crate::naming::NameParts;
 use crate::reasons::{DID_NOT_RETURN, UNDECODED, UNTESTABLE};
 
-/// A carved test: its body, its name's parts, and the recorded calls its arrange steps replay
-/// (see [`Builder`]'s `replayed`).
-pub type Carved = (Body, NameParts, Vec<u64>);
+/// A carved test: its body, its name's parts, and the recorded calls its arrange steps make
+/// again.
+pub type Carved = (Body, NameParts, Ran);
+
+/// The recorded calls a test's arrange steps make again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ran {
+    /// Those whose results the call it asserts on checks (see [`Builder`]'s `replayed`).
+    pub replayed: Vec<u64>,
+    /// Every one, producers and history steps alike (see [`Builder`]'s `arranged`): distil
+    /// weighs what they returned and changed, as the test runs them.
+    pub arranged: Vec<u64>,
+}
 
 /// Builds the body of the test for `call`, or says why there is none: arrange (the receiver,
 /// the arguments, the mocks), act (the call as `target` spells it), assert (the result, the
@@ -69,7 +79,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
         &args.objects,
     );
     let when = b.first_answer.clone().or(receiver.state_slug);
-    let replayed = b.replayed.iter().copied().collect();
+    let ran = Ran {
+        replayed: b.replayed.iter().copied().collect(),
+        arranged: b.arranged.iter().map(|id| id.0).collect(),
+    };
     let body = assemble(
         cx,
         b,
@@ -95,7 +108,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
             .map(|s| s.repeat)
             .sum(),
     };
-    Ok((body, name, replayed))
+    Ok((body, name, ran))
 }
 
 /// The body from what `b` arranged, the call (`act`: callee and arguments) and the assertion:

@@ -13,6 +13,8 @@ pub(crate) struct Draft {
     /// The recorded calls it stands for, in recording order.
     pub(crate) calls: Vec<u64>,
     pub(crate) replayed: Vec<u64>,
+    /// Every recorded call its arrange steps make again.
+    pub(crate) arranged: Vec<u64>,
     /// Made from a call kept only as a table row: written on its own only when its function
     /// has fewer tests than the cap.
     pub(crate) row_only: bool,
@@ -71,6 +73,7 @@ pub(crate) fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, 
                     values,
                     calls: d.calls,
                     replayed: d.replayed,
+                    arranged: d.arranged,
                 })
             })
             .collect();
@@ -131,6 +134,7 @@ impl Drafts {
                 if let Some(existing) = self.modules.get_mut(module).and_then(|v| v.get_mut(i)) {
                     existing.calls.push(call);
                     existing.replayed.extend(draft.replayed);
+                    existing.arranged.extend(draft.arranged);
                     existing.row_calls += usize::from(draft.row_only);
                 }
             }

@@ -161,20 +161,25 @@ fn file_name(
 fn tests(drafts: Vec<Draft>, tables: Vec<TableDraft>, names: Vec<String>) -> Vec<TestPlan> {
     drafts
         .into_iter()
-        .map(|d| (d.body, d.calls, d.replayed, None))
+        .map(|d| (d.body, d.calls, (d.replayed, d.arranged), None))
         .chain(tables.into_iter().map(|(_, body, table)| {
             let calls = table.rows.iter().flat_map(|r| r.calls.iter().copied());
             let replayed = table.rows.iter().flat_map(|r| r.replayed.iter().copied());
-            (body, calls.collect(), replayed.collect(), Some(table))
+            let arranged = table.rows.iter().flat_map(|r| r.arranged.iter().copied());
+            let ran = (replayed.collect(), arranged.collect());
+            (body, calls.collect(), ran, Some(table))
         }))
         .zip(names)
-        .map(|((body, calls, replayed, table), name)| TestPlan {
-            name,
-            body,
-            calls,
-            replayed,
-            table,
-        })
+        .map(
+            |((body, calls, (replayed, arranged), table), name)| TestPlan {
+                name,
+                body,
+                calls,
+                replayed,
+                arranged,
+                table,
+            },
+        )
         .collect()
 }
 

@@ -60,6 +60,10 @@ pub struct TestPlan {
     /// Ids of recorded calls its arrange steps make again as they were made.
     #[serde(skip)]
     pub replayed: Vec<u64>,
+    /// Ids of every recorded call its arrange steps make again (history steps too): distil
+    /// weighs them as calls the test runs.
+    #[serde(skip)]
+    pub arranged: Vec<u64>,
     /// A table-driven test: `body` is written once, with `case.N` for the values of each
     /// row (see [`crate::plan::table`]); `calls` and `replayed` are all its rows'.
     #[serde(skip_serializing_if = "Option::is_none")]

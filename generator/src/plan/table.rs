@@ -46,6 +46,9 @@ pub struct Row {
     /// Ids of recorded calls its arrange steps make again.
     #[serde(skip)]
     pub replayed: Vec<u64>,
+    /// Ids of every recorded call its arrange steps make again (history steps too).
+    #[serde(skip)]
+    pub arranged: Vec<u64>,
 }
 
 /// A body with its literal values taken out (`case.0` in their place) and their types: two
