@@ -59,8 +59,8 @@ for c in "${CRATES[@]}"; do
         >"$d/explore.json" 2>"$d/explore.err")
     mkdir -p "$d/cg"
     : >"$d/explored.lines"
-    if [[ -f "$d/lib/tests/explored_$(basename "$c").rs" ]] || ls "$d"/lib/tests/explored_*.rs >/dev/null 2>&1; then
-        f=$(ls "$d"/lib/tests/explored_*.rs | head -1)
+    f=$(ls "$d"/lib/tests/explored_*.rs 2>/dev/null | head -1)
+    if [[ -n "$f" ]]; then
         t=$(basename "$f" .rs)
         exe=$(cd "$d/lib" && CARGO_TARGET_DIR=$d/target cargo test --quiet --no-run --message-format=json \
             --test "$t" 2>"$d/explored-build.err" | python3 -c '

@@ -119,13 +119,14 @@ fn text(r: &Report) -> String {
         .sequences_in_space
         .map_or("past 2^128".to_string(), |z| z.to_string());
     t.push_str(&format!(
-        "explored {} functions ({} left out) with {}, length {}, seed {}: {} sequences run \
+        "explored {} functions ({} left out) with {}, length {}{}, seed {}: {} sequences run \
          ({} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}), {} calls in {:.2} s = {:.0} calls/s \
          ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position\n",
         r.explored.len(),
         r.left_out.len(),
         carve_explore::strategy_name(r.strategy),
         r.length,
+        r.length_reason.map_or(String::new(), |why| format!(" ({why})")),
         r.seed,
         r.sequences_run,
         r.stopped_dead,

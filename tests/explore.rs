@@ -361,28 +361,9 @@ const TALLY_MAIN: &str = r#"fn main() {
 /// recorder leaves formatting impls out of a program's own code.
 #[test]
 fn a_line_the_run_never_reached_keeps_its_sequence_and_the_test_fails_when_that_line_changes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("tally");
-    write_tree(
-        &dir,
-        &[
-            (
-                "Cargo.toml",
-                "[package]\nname = \"tally\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-            ),
-            ("src/lib.rs", TALLY_LIB),
-            ("src/main.rs", TALLY_MAIN),
-        ],
-    );
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let recorded = record(
-        &dir.join("trace.db"),
-        &["--coverage"],
-        &dir.join("target/debug/tally"),
-        &[],
-    );
-    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let c = record_small_crate("tally", TALLY_LIB, TALLY_MAIN, &["--coverage"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let dir = c.dir.clone();
     std::fs::create_dir_all(dir.join("tests")).unwrap();
     let out = explore(&dir, "tests", &["--runs", "20000", "--seed", "1"]);
     let said = stdout(&out);

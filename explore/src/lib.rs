@@ -104,7 +104,10 @@ pub struct FindingReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub strategy: Strategy,
+    /// Calls per sequence explored: `--length`, or shorter for the reason given.
     pub length: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length_reason: Option<&'static str>,
     pub seed: u64,
     /// The functions explored, and those the run reached that were not (with why).
     pub explored: Vec<String>,
@@ -159,6 +162,9 @@ fn per_second(n: u64, seconds: f64) -> f64 {
     }
 }
 
+/// Why a crate with no object is explored one call at a time.
+const SHORT_WITHOUT_OBJECTS: &str = "no object carries state from one call to the next";
+
 /// Sequences sent to the harness at a time.
 const BATCH: usize = 256;
 /// Sequences the strategy skips (dead prefixes) before the budget is checked again.
@@ -180,7 +186,14 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
             why: "a sequence needs at least one call (try --length 3)".to_string(),
         });
     }
-    let api = CrateApi::load(&opts.crate_dir)?;
+    // Anchored where the run's sources were (a trace moved with its crate); a crate holding
+    // none of them is told by what the run reached of it: nothing to explore.
+    let api = match CrateApi::load_recorded(&opts.crate_dir, &trace.functions) {
+        Err(carve_generator::GenerateError::NoRecordedSource { .. }) => {
+            CrateApi::load(&opts.crate_dir)?
+        }
+        loaded => loaded?,
+    };
     let ex = api::explorable(&api, trace);
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "the run reached none of its public functions"));
@@ -203,10 +216,10 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
     // With no object, nothing carries state from one call to the next: every sequence ends
     // after its first call (JET), so its space is the calls alone.
-    let length = if ex.objects.is_empty() {
-        1
+    let (length, length_reason) = if ex.objects.is_empty() && opts.length > 1 {
+        (1, Some(SHORT_WITHOUT_OBJECTS))
     } else {
-        opts.length
+        (opts.length, None)
     };
     let mut seqs = strategy::Sequences::new(opts.strategy, space, length, opts.seed);
     if opts.strategy != Strategy::Random && seqs.total().is_none() {
@@ -221,7 +234,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         });
     }
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
-    let lines_read = lines_of((&built.bin, &built.coverage), opts);
+    let lines_read = lines_of((&built.bin, &built.coverage), &api, opts);
     let lines_unread = lines_read.as_ref().err().cloned();
     keeper.lines = lines_read.ok();
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
@@ -234,6 +247,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     let mut report = Report {
         strategy: opts.strategy,
         length: seqs.length(),
+        length_reason,
         seed: opts.seed,
         explored: ex.callables.iter().map(|c| c.path.clone()).collect(),
         left_out: ex.left_out.clone(),
@@ -284,42 +298,30 @@ impl LinesReport {
 /// lines are not counted.
 fn lines_of(
     (bin, coverage): (&std::path::Path, &Result<(), String>),
+    api: &CrateApi,
     opts: &ExploreOptions,
 ) -> Result<lines::Lines, String> {
     match (coverage, &opts.run_lines) {
         (Err(why), _) => Err(why.clone()),
         (Ok(()), None) => Err("the run was recorded without --coverage".to_string()),
         (Ok(()), Some(run)) => {
+            // Where the run's files are now (a trace moved with its crate).
+            let here = |lines: &std::collections::BTreeSet<(String, u32)>| {
+                lines
+                    .iter()
+                    .map(|(file, line)| {
+                        let file = api.local_file(std::path::Path::new(file));
+                        (file.to_string_lossy().into_owned(), *line)
+                    })
+                    .collect()
+            };
             let here = RunLines {
-                reached: run_lines_here(&run.reached, &opts.crate_dir),
-                with_code: run_lines_here(&run.with_code, &opts.crate_dir),
+                reached: here(&run.reached),
+                with_code: here(&run.with_code),
             };
             lines::Lines::read(bin, &opts.crate_dir, &here).map_err(|e| e.to_string())
         }
     }
-}
-
-/// The run's lines with their files where the crate is now: a file the run named elsewhere
-/// (the crate was built in another folder, then moved) is taken from its `src/` on.
-fn run_lines_here(
-    run: &std::collections::BTreeSet<(String, u32)>,
-    crate_dir: &std::path::Path,
-) -> std::collections::BTreeSet<(String, u32)> {
-    run.iter()
-        .map(|(file, line)| {
-            let here = if std::path::Path::new(file).starts_with(crate_dir) {
-                file.clone()
-            } else if let Some(at) = file.rfind("/src/") {
-                crate_dir
-                    .join(&file[at + 1..])
-                    .to_string_lossy()
-                    .into_owned()
-            } else {
-                crate_dir.join(file).to_string_lossy().into_owned()
-            };
-            (here, *line)
-        })
-        .collect()
 }
 
 /// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls.

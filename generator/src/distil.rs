@@ -308,3 +308,24 @@ fn take_out_dropped(out_dir: &Path, plan: &mut Plan, kept: &[usize]) -> Result<(
     plan.files.retain(|f| !f.tests.is_empty());
     crate::verify::tidy_files(out_dir, plan)
 }
+
+/// A recorded root call that ended in `outcome` with `ret`, for the rules' unit tests.
+#[cfg(test)]
+pub(crate) fn test_call(
+    outcome: carve_storage::Outcome,
+    ret: Option<carve_storage::Value>,
+) -> Call {
+    Call {
+        id: carve_storage::CallId(1),
+        parent: None,
+        function: FunctionId(1),
+        thread: 1,
+        depth: 0,
+        args: Vec::new(),
+        outcome,
+        ret,
+        after: Vec::new(),
+        objects: Vec::new(),
+        touches: Vec::new(),
+    }
+}

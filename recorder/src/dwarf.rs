@@ -38,6 +38,14 @@ pub struct FunctionEntry {
     scope: Option<Arc<str>>,
 }
 
+/// A line-table row with code: its addresses `[start, end)`, file and line.
+struct LineRange {
+    start: u64,
+    end: u64,
+    file: Arc<str>,
+    line: u32,
+}
+
 /// A line-table row with code in a selected function (see [`DebugInfo::code_rows`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CodeRow {
@@ -535,45 +543,61 @@ impl DebugInfo {
             let Some(unit) = self.units.get(unit_index) else {
                 continue;
             };
-            let Some(program) = unit.line_program.clone() else {
-                continue;
-            };
-            let files: Vec<Option<Arc<str>>> = file_table(&self.dwarf, unit)
-                .into_iter()
-                .map(|f| f.map(Arc::from))
-                .collect();
             let owner = |addr: u64| -> Option<usize> {
                 let at = ranges.partition_point(|(low, _, _)| *low <= addr);
                 let (_, high, i) = ranges.get(at.checked_sub(1)?)?;
                 (addr < *high).then_some(*i)
             };
-            let mut rows = program.rows();
-            // The row before the current one: (address, file, line). Rows not marked `is_stmt`
-            // count too: a rustc epilogue can have its `is_stmt` row on a cleanup path and
-            // the normal path entering the line at a later, non-`is_stmt` row; the line runs
-            // either way (callgrind counts it), so both are breakpoint sites.
-            let mut previous: Option<(u64, u64, u64)> = None;
-            while let Ok(Some((_, row))) = rows.next_row() {
-                if let Some((addr, file, line)) = previous {
-                    if row.address() > addr && line > 0 {
-                        let file = files.get(file as usize).cloned().flatten();
-                        if let (Some(function), Some(file)) = (owner(addr), file) {
-                            out.push(CodeRow {
-                                function,
-                                addr: FileAddr(addr),
-                                file,
-                                line: line as u32,
-                            });
-                        }
-                    }
+            for row in self.unit_code_rows(unit) {
+                if let Some(function) = owner(row.start) {
+                    out.push(CodeRow {
+                        function,
+                        addr: FileAddr(row.start),
+                        file: row.file,
+                        line: row.line,
+                    });
                 }
-                previous = (!row.end_sequence()).then(|| {
-                    let line = row.line().map(|l| l.get()).unwrap_or(0);
-                    (row.address(), row.file_index(), line)
-                });
             }
         }
         out.sort_by_key(|r| r.addr);
+        out
+    }
+
+    /// The line-table rows of `unit` that hold code: each row whose address range is not
+    /// empty (rows sharing an address with the next one hold no instruction), with a line
+    /// number and a file. Rows not marked `is_stmt` count too: a rustc epilogue can have its
+    /// `is_stmt` row on a cleanup path and the normal path entering the line at a later,
+    /// non-`is_stmt` row; the line runs either way (callgrind counts it).
+    fn unit_code_rows(&self, unit: &gimli::Unit<Reader>) -> Vec<LineRange> {
+        let Some(program) = unit.line_program.clone() else {
+            return Vec::new();
+        };
+        let files: Vec<Option<Arc<str>>> = file_table(&self.dwarf, unit)
+            .into_iter()
+            .map(|f| f.map(Arc::from))
+            .collect();
+        let mut out = Vec::new();
+        let mut rows = program.rows();
+        // The row before the current one: (address, file, line).
+        let mut previous: Option<(u64, u64, u64)> = None;
+        while let Ok(Some((_, row))) = rows.next_row() {
+            if let Some((start, file, line)) = previous {
+                if row.address() > start && line > 0 {
+                    if let Some(file) = files.get(file as usize).cloned().flatten() {
+                        out.push(LineRange {
+                            start,
+                            end: row.address(),
+                            file,
+                            line: line as u32,
+                        });
+                    }
+                }
+            }
+            previous = (!row.end_sequence()).then(|| {
+                let line = row.line().map(|l| l.get()).unwrap_or(0);
+                (row.address(), row.file_index(), line)
+            });
+        }
         out
     }
 
@@ -581,39 +605,18 @@ impl DebugInfo {
     /// every unit: the row whose address range holds it (code inlined from another file is
     /// that file's line); `None` outside every row.
     pub(crate) fn source_lines(&self, addrs: &[u64]) -> Vec<Option<(Arc<str>, u32)>> {
-        // (first address, end address, file, line) of every row with code, by address.
-        let mut rows: Vec<(u64, u64, Arc<str>, u32)> = Vec::new();
-        for unit in self.units.iter() {
-            let Some(program) = unit.line_program.clone() else {
-                continue;
-            };
-            let files: Vec<Option<Arc<str>>> = file_table(&self.dwarf, unit)
-                .into_iter()
-                .map(|f| f.map(Arc::from))
-                .collect();
-            let mut program_rows = program.rows();
-            let mut previous: Option<(u64, u64, u64)> = None;
-            while let Ok(Some((_, row))) = program_rows.next_row() {
-                if let Some((addr, file, line)) = previous {
-                    if row.address() > addr && line > 0 {
-                        if let Some(file) = files.get(file as usize).cloned().flatten() {
-                            rows.push((addr, row.address(), file, line as u32));
-                        }
-                    }
-                }
-                previous = (!row.end_sequence()).then(|| {
-                    let line = row.line().map(|l| l.get()).unwrap_or(0);
-                    (row.address(), row.file_index(), line)
-                });
-            }
-        }
-        rows.sort_unstable_by_key(|r| r.0);
+        let mut rows: Vec<LineRange> = self
+            .units
+            .iter()
+            .flat_map(|unit| self.unit_code_rows(unit))
+            .collect();
+        rows.sort_unstable_by_key(|r| r.start);
         addrs
             .iter()
             .map(|&addr| {
-                let at = rows.partition_point(|r| r.0 <= addr).checked_sub(1)?;
-                let (_, end, file, line) = &rows[at];
-                (addr < *end).then(|| (file.clone(), *line))
+                let at = rows.partition_point(|r| r.start <= addr).checked_sub(1)?;
+                let row = &rows[at];
+                (addr < row.end).then(|| (row.file.clone(), row.line))
             })
             .collect()
     }

@@ -413,6 +413,11 @@ pub fn carve_small_crate_distilled(
     })
 }
 
+/// [`carve_small_crate`] recorded, not carved (`summary` is empty).
+pub fn record_small_crate(name: &str, lib: &str, main: &str, record_flags: &[&str]) -> SmallCrate {
+    small_crate(name, lib, main, record_flags, |_, _| String::new())
+}
+
 fn small_crate(
     name: &str,
     lib: &str,

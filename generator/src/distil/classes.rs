@@ -180,22 +180,11 @@ fn empty(is_empty: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use carve_storage::{CallId, Field, FunctionId};
+    use crate::distil::test_call;
+    use carve_storage::Field;
 
     fn returning(ret: Value) -> Vec<String> {
-        of(&Call {
-            id: CallId(1),
-            parent: None,
-            function: FunctionId(1),
-            thread: 1,
-            depth: 0,
-            args: Vec::new(),
-            outcome: Outcome::Returned,
-            ret: Some(ret),
-            after: Vec::new(),
-            objects: Vec::new(),
-            touches: Vec::new(),
-        })
+        of(&test_call(Outcome::Returned, Some(ret)))
     }
 
     fn uint(value: u128) -> Value {
@@ -250,28 +239,17 @@ mod tests {
 
     #[test]
     fn what_a_call_left_behind_its_mut_receiver_is_classed_too() {
-        let mut call = Call {
-            id: CallId(1),
-            parent: None,
-            function: FunctionId(1),
-            thread: 1,
-            depth: 0,
-            args: Vec::new(),
-            outcome: Outcome::Returned,
-            ret: None,
-            after: vec![carve_storage::Arg {
-                name: "self".into(),
-                value: Value::Struct {
-                    ty: "Lexer".into(),
-                    fields: vec![
-                        Field::new("line_no", uint(2)),
-                        Field::new("had_error", Value::Bool { value: false }),
-                    ],
-                },
-            }],
-            objects: Vec::new(),
-            touches: Vec::new(),
-        };
+        let mut call = test_call(Outcome::Returned, None);
+        call.after = vec![carve_storage::Arg {
+            name: "self".into(),
+            value: Value::Struct {
+                ty: "Lexer".into(),
+                fields: vec![
+                    Field::new("line_no", uint(2)),
+                    Field::new("had_error", Value::Bool { value: false }),
+                ],
+            },
+        }];
         assert_eq!(of(&call), vec!["self:.line_no +", "self:.had_error false"]);
         // Before the call the counter was 1: the call moved it.
         let before = |line_no| carve_storage::Arg {
@@ -305,19 +283,7 @@ mod tests {
 
     #[test]
     fn a_call_that_panicked_has_no_class() {
-        let mut call = Call {
-            id: CallId(1),
-            parent: None,
-            function: FunctionId(1),
-            thread: 1,
-            depth: 0,
-            args: Vec::new(),
-            outcome: Outcome::Panicked { message: None },
-            ret: Some(uint(3)),
-            after: Vec::new(),
-            objects: Vec::new(),
-            touches: Vec::new(),
-        };
+        let mut call = test_call(Outcome::Panicked { message: None }, Some(uint(3)));
         assert!(of(&call).is_empty());
         call.outcome = Outcome::Returned;
         assert_eq!(of(&call), vec!["+"]);

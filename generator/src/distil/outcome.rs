@@ -104,23 +104,8 @@ fn text(value: &Value, depth: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use carve_storage::{CallId, Field, FunctionId};
-
-    fn call(outcome: Outcome, ret: Option<Value>) -> Call {
-        Call {
-            id: CallId(1),
-            parent: None,
-            function: FunctionId(1),
-            thread: 1,
-            depth: 0,
-            args: Vec::new(),
-            outcome,
-            ret,
-            after: Vec::new(),
-            objects: Vec::new(),
-            touches: Vec::new(),
-        }
-    }
+    use crate::distil::test_call as call;
+    use carve_storage::Field;
 
     fn variant(name: &str, fields: Vec<Value>) -> Value {
         Value::Enum {

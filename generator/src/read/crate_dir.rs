@@ -154,7 +154,6 @@ pub(crate) fn check(
         Some(dir) => dir.clone(),
         None => crate_to_build(trace, rec.equivalent, rec.over_max, rec.rows, out_dir)?,
     };
-    let mut api = CrateApi::load(&crate_dir)?;
-    crate::read::moved::anchor(&mut api, &trace.functions)?;
+    let api = CrateApi::load_recorded(&crate_dir, &trace.functions)?;
     Ok((crate_dir, api))
 }

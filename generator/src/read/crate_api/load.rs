@@ -193,6 +193,18 @@ pub(crate) fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
 }
 
 impl CrateApi {
+    /// [`CrateApi::load`], anchored to where the recorded `functions`' sources were
+    /// (`read/moved.rs`: a trace moved with its crate), so that [`CrateApi::local_file`] gives
+    /// where a recorded source file is now; refuses a crate that holds none of them.
+    pub fn load_recorded(
+        dir: &Path,
+        functions: &[carve_storage::FunctionInfo],
+    ) -> Result<CrateApi, GenerateError> {
+        let mut api = CrateApi::load(dir)?;
+        crate::read::moved::anchor(&mut api, functions)?;
+        Ok(api)
+    }
+
     /// Reads the crate in `dir` (the directory of its `Cargo.toml`).
     pub fn load(dir: &Path) -> Result<CrateApi, GenerateError> {
         let manifest_path = dir.join("Cargo.toml");
