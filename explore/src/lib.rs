@@ -186,14 +186,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
             why: "a sequence needs at least one call (try --length 3)".to_string(),
         });
     }
-    // Anchored where the run's sources were (a trace moved with its crate); a crate holding
-    // none of them is told by what the run reached of it: nothing to explore.
-    let api = match CrateApi::load_recorded(&opts.crate_dir, &trace.functions) {
-        Err(carve_generator::GenerateError::NoRecordedSource { .. }) => {
-            CrateApi::load(&opts.crate_dir)?
-        }
-        loaded => loaded?,
-    };
+    let api = crate_api(trace, &opts.crate_dir)?;
     let ex = api::explorable(&api, trace);
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "the run reached none of its public functions"));
@@ -322,6 +315,15 @@ fn lines_of(
             lines::Lines::read(bin, &opts.crate_dir, &here).map_err(|e| e.to_string())
         }
     }
+}
+
+/// The crate's API, anchored where the run's sources were (a trace moved with its crate); a
+/// crate holding none of them is told by what the run reached of it: nothing to explore.
+fn crate_api(trace: &Trace, crate_dir: &std::path::Path) -> Result<CrateApi, ExploreError> {
+    Ok(match CrateApi::load_recorded(crate_dir, &trace.functions) {
+        Err(carve_generator::GenerateError::NoRecordedSource { .. }) => CrateApi::load(crate_dir)?,
+        loaded => loaded?,
+    })
 }
 
 /// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls.
