@@ -230,6 +230,10 @@ for line in sys.stdin:
     for f in "$d"/lib/tests/carved_*.rs; do [[ -e "$f" ]] && tests+=(--test "$(basename "$f" .rs)"); done
     : >"$d/tests.out"
     local outs=()
+    # The carved files compile only with the features the recorded program was built with.
+    local carved_features
+    carved_features=$(python3 -c 'import json,sys; print(",".join(json.load(open(sys.argv[1])).get("features", [])))' "$d/report.json")
+    [[ -n "$carved_features" && ${#tests[@]} -gt 0 ]] && tests+=(--features "$carved_features")
     if [[ ${#tests[@]} -gt 0 ]]; then
         local exe i=0
         (cd "$d/lib" && CARGO_TARGET_DIR=$TARGET cargo test --quiet --no-run --message-format=json "${tests[@]}" \

@@ -179,6 +179,10 @@ pub struct RecordArgs {
     /// each test binary cargo runs and leaves cargo and rustc untraced.
     #[arg(long = "crate", value_name = "NAME")]
     pub crates: Vec<String>,
+    /// The cargo features the program's package was built with beyond its defaults, stored
+    /// with the run for the tests carved from it (`cargo carve record` fills it in).
+    #[arg(skip)]
+    pub cargo_features: Vec<String>,
     /// Also record the program's own functions called up to N levels out from a call of a
     /// filtered function (1: its direct callees), e.g. the dependencies a test will mock.
     #[arg(long, default_value_t = 0, value_name = "N")]

@@ -1144,6 +1144,7 @@ fn run_recorded(
                 crates: Vec::new(),
                 carve_version: env!("CARGO_PKG_VERSION").to_string(),
                 distinct_calls: false,
+                features: Vec::new(),
             };
             Some(Store::create(db)?.begin_run(&info)?)
         }
@@ -1404,6 +1405,7 @@ fn carve_into(
             cargo: cargo.clone(),
             runs: a.runs,
             timeout: Duration::from_secs(600),
+            features: Vec::new(),
         }),
         plan: PlanOptions {
             only_calls: Some(

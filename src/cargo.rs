@@ -10,6 +10,7 @@
 //! The arguments are carve's own clap definitions (`args.rs`) with the cargo options added, so
 //! the two binaries cannot drift apart; resolved, they run through the same commands.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -186,7 +187,8 @@ pub fn run(mut cli: Cli, cargo: CargoArgs) -> anyhow::Result<i32> {
         Sub::Record(a) => {
             let ws = Resolved::read(&cargo.workspace)?;
             let package = ws.package()?;
-            let (built, what) = build(package, &cargo.build, cli.quiet)?;
+            let (built, what, features) = build(package, &cargo.build, cli.quiet)?;
+            a.cargo_features = features;
             if !cli.quiet {
                 // As cargo's own `Running` line: which executable this is.
                 eprintln!(
@@ -522,9 +524,14 @@ fn names(package: &Package, kind: fn(&Target) -> bool) -> String {
     }
 }
 
-/// Builds what `b` asks for with debug info; returns the executable cargo reported and what it
-/// is ("integration test `it`").
-fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, String)> {
+/// Builds what `b` asks for with debug info; returns the executable cargo reported, what it
+/// is ("integration test `it`") and the features it was built with beyond the package's
+/// defaults.
+fn build(
+    package: &Package,
+    b: &Build,
+    quiet: bool,
+) -> anyhow::Result<(PathBuf, String, Vec<String>)> {
     let wanted = choose(package, b)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
@@ -587,6 +594,7 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, 
         .with_context(|| format!("running {}", Path::new(&cargo).display()))?;
     let stdout = child.stdout.take().context("reading cargo's output")?;
     let mut found: Option<PathBuf> = None;
+    let mut features = Vec::new();
     for message in Message::parse_stream(BufReader::new(stdout)) {
         let Message::CompilerArtifact(artifact) =
             message.context("reading cargo's JSON messages")?
@@ -599,6 +607,7 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, 
             && artifact.profile.test == matches!(wanted, Wanted::Test(_) | Wanted::LibTests(_));
         if let (true, Some(exe)) = (ours, artifact.executable) {
             found = Some(exe.into_std_path_buf());
+            features = beyond_defaults(package, &artifact.features);
         }
     }
     let status = child.wait().context("waiting for cargo")?;
@@ -614,5 +623,25 @@ fn build(package: &Package, b: &Build, quiet: bool) -> anyhow::Result<(PathBuf, 
             package.name
         )
     })?;
-    Ok((exe, describe))
+    Ok((exe, describe, features))
+}
+
+/// The features of `enabled` that the package's `default` feature does not turn on (itself
+/// or through the features it names), in cargo's order.
+fn beyond_defaults(package: &Package, enabled: &[String]) -> Vec<String> {
+    let mut defaults = BTreeSet::from(["default".to_string()]);
+    let mut todo = vec!["default".to_string()];
+    while let Some(feature) = todo.pop() {
+        for named in package.features.get(&feature).into_iter().flatten() {
+            // `dep:x` and `x/feature` name dependencies, not features of the package.
+            if !named.contains([':', '/']) && defaults.insert(named.clone()) {
+                todo.push(named.clone());
+            }
+        }
+    }
+    enabled
+        .iter()
+        .filter(|f| !defaults.contains(*f))
+        .cloned()
+        .collect()
 }

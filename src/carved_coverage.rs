@@ -92,7 +92,7 @@ fn measure_tests(
     let binaries = if targets.is_empty() {
         Vec::new()
     } else {
-        build(cargo, &crate_dir, &targets)?
+        build(cargo, &crate_dir, &targets, &info.features)?
     };
     let mut reached = BTreeSet::new();
     let mut warnings = Vec::new();
@@ -174,7 +174,7 @@ fn lines_per_test(
     files: &[TestsToMeasure],
 ) -> anyhow::Result<LinesPerTest> {
     let targets: Vec<String> = files.iter().map(|f| f.target.clone()).collect();
-    let binaries = build(cargo, crate_dir, &targets)?;
+    let binaries = build(cargo, crate_dir, &targets, &info.features)?;
     let log = tempfile::tempfile().context("cannot create a temporary file for test output")?;
     let _quiet = Redirected::to(&log).context("cannot redirect the tests' output")?;
     let _cwd = InDir::enter(crate_dir)?;
@@ -199,12 +199,13 @@ fn lines_per_test(
     Ok(out)
 }
 
-/// `cargo test --no-run` of `targets` in `crate_dir`: each target with its executable, from
-/// cargo's JSON messages.
+/// `cargo test --no-run` of `targets` in `crate_dir`, with the features the recorded program
+/// was built with: each target with its executable, from cargo's JSON messages.
 fn build(
     cargo: &Path,
     crate_dir: &Path,
     targets: &[String],
+    features: &[String],
 ) -> anyhow::Result<Vec<(String, PathBuf)>> {
     let mut cmd = Command::new(cargo);
     cmd.args([
@@ -215,6 +216,9 @@ fn build(
         "never",
     ])
     .current_dir(crate_dir);
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
+    }
     for t in targets {
         cmd.args(["--test", t]);
     }

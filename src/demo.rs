@@ -65,6 +65,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<i32> {
         filters: Vec::new(),
         excludes: Vec::new(),
         crates: Vec::new(),
+        cargo_features: Vec::new(),
         max_calls_per_function: None,
         all_calls: false,
         size_warning: 1024,

@@ -75,6 +75,7 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
             cargo: cargo.clone(),
             runs: a.verify_runs.max(1),
             timeout: Duration::from_secs(600),
+            features: Vec::new(),
         }),
         cargo,
         interrupt: carve_generator::Interrupt::new(&crate::generate::INTERRUPTED),

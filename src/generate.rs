@@ -76,6 +76,10 @@ pub fn run(a: GenerateArgs) -> anyhow::Result<i32> {
                     f.display()
                 ));
             }
+            if let Some(line) = report.features_line() {
+                text.push_str(&line);
+                text.push('\n');
+            }
             if let Some(line) = report.test_targets_line() {
                 text.push_str(&line);
                 text.push('\n');
@@ -236,5 +240,6 @@ fn cargo_for_verification(runs: u32) -> Option<Verify> {
         cargo,
         runs: runs.max(1),
         timeout: Duration::from_secs(600),
+        features: Vec::new(),
     })
 }

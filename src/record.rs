@@ -153,6 +153,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
             crates: a.crates.clone(),
             carve_version: env!("CARGO_PKG_VERSION").to_string(),
             distinct_calls: !a.all_calls,
+            features: a.cargo_features.clone(),
         };
         let store = match first_store.lock().ok().and_then(|mut s| s.take()) {
             Some(store) => Ok(store),

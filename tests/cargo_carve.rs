@@ -452,3 +452,76 @@ fn in_a_workspace_of_several_packages_the_package_must_be_named() {
         stderr(&out)
     );
 }
+
+#[test]
+fn tests_carved_from_a_target_that_requires_features_build_with_them_and_say_so() {
+    // A library whose API behind a feature only a test target that requires it calls: the
+    // carved tests compile only with that feature, as the crate's own test does.
+    let (_tmp, dir) = copy_fixture("carvecargo");
+    let manifest = dir.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str(
+        "\n[features]\nextra = []\n\n[[test]]\nname = \"gated\"\nrequired-features = [\"extra\"]\n",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let lib = dir.join("src/lib.rs");
+    let mut source = std::fs::read_to_string(&lib).unwrap();
+    source.push_str(
+        "\n/// Cents with a surcharge of a tenth, rounded down.\n#[cfg(feature = \"extra\")]\n\
+         pub fn with_surcharge(cents: i64) -> i64 {\n    cents + cents / 10\n}\n",
+    );
+    std::fs::write(&lib, source).unwrap();
+    std::fs::write(
+        dir.join("tests/gated.rs"),
+        "#[test]\nfn surcharge() {\n    assert_eq!(carvecargo::with_surcharge(1250), 1375);\n    \
+         assert_eq!(carvecargo::with_surcharge(9), 9);\n}\n",
+    )
+    .unwrap();
+
+    let record = cargo_carve(&dir, &["record", "--test", "gated"]);
+    assert!(record.status.success(), "{}", stderr(&record));
+    let trace = common::load(&dir.join("target/carve/trace.db"));
+    assert_eq!(trace.run.info.features, ["extra"]);
+
+    let generate = cargo_carve(&dir, &["generate", "--no-distil"]);
+    assert!(generate.status.success(), "{}", stderr(&generate));
+    assert!(
+        stdout(&generate).contains("the carved tests run with `cargo test --features extra`"),
+        "{}",
+        stdout(&generate)
+    );
+    let carved = dir.join("tests/carved_gated_carvecargo.rs");
+    let source = std::fs::read_to_string(&carved).unwrap();
+    assert!(source.contains("#![cfg(feature = \"extra\")]"), "{source}");
+    assert!(
+        source.contains("carvecargo::with_surcharge(1250i64)"),
+        "{source}"
+    );
+    let tests = source.matches("#[test]").count();
+    assert_eq!(tests, 2, "{source}");
+
+    // With the feature the tests run and pass; a plain `cargo test` still builds and skips them.
+    let with = [
+        "test",
+        "--features",
+        "extra",
+        "--test",
+        "carved_gated_carvecargo",
+    ];
+    let run = common::cargo_in(&dir, &with);
+    assert!(run.status.success(), "{}{}", stdout(&run), stderr(&run));
+    assert_eq!(passed(&stdout(&run)), tests, "{}", stdout(&run));
+    let plain = common::cargo_in(&dir, &["test", "--test", "carved_gated_carvecargo"]);
+    assert!(
+        plain.status.success(),
+        "{}{}",
+        stdout(&plain),
+        stderr(&plain)
+    );
+    assert_eq!(passed(&stdout(&plain)), 0, "{}", stdout(&plain));
+
+    // And they tell the behaviour apart: a surcharge of a fifth fails them.
+    common::edit(&lib, "cents + cents / 10", "cents + cents / 5");
+    let run = common::cargo_in(&dir, &with);
+    assert!(!run.status.success(), "{}", stdout(&run));
+}

@@ -284,14 +284,19 @@ fn lines_text(lines: &[(String, u32)]) -> String {
         .join("; ")
 }
 
-/// The test file: a header, then the tests.
-pub fn file(program: &str, run: i64, tests: &[RenderedTest]) -> String {
+/// The test file: a header (with the `cfg` of the cargo features the recorded program was built
+/// with, which the file needs), then the tests.
+pub fn file(program: &str, run: i64, features: &[String], tests: &[RenderedTest]) -> String {
     let mut text = format!(
         "//! Explored by carve from a recording of {program:?} (run {run}): call sequences beyond the\n\
          //! run, each kept for lines the run never reached or an outcome of a function it never\n\
-         //! had. Regenerate rather than edit.\n\
-         #![allow(unused_mut, unused_variables, clippy::all)]\n"
+         //! had. Regenerate rather than edit.\n"
     );
+    if let Some(cfg) = carve_generator::features_cfg(features) {
+        text.push_str(&cfg);
+        text.push('\n');
+    }
+    text.push_str("#![allow(unused_mut, unused_variables, clippy::all)]\n");
     for t in tests {
         text.push('\n');
         text.push_str(&t.text);
@@ -372,8 +377,24 @@ mod tests {
             assert!(gauge_1.is_full());\n    \
             assert_eq!(format!(\"{:?}\", g::parse(\"\".to_string())), \"Err(Empty)\");\n";
         assert!(t.text.contains(expected), "{}", t.text);
-        let file = file("bounds", 1, &[t]);
+        let file = file("bounds", 1, &[], std::slice::from_ref(&t));
         assert!(syn::parse_file(&file).is_ok(), "{file}");
+        assert!(!file.contains("#![cfg"), "{file}");
+        // Recorded with features beyond the crate's defaults: the file compiles only with them.
+        let gated = super::file("bounds", 1, &["alloc".into(), "std".into()], &[t]);
+        let parsed = syn::parse_file(&gated).expect("parses");
+        assert!(
+            gated.contains("#![cfg(all(feature = \"alloc\", feature = \"std\"))]\n"),
+            "{gated}"
+        );
+        assert_eq!(
+            parsed
+                .attrs
+                .iter()
+                .filter(|a| !a.path().is_ident("doc"))
+                .count(),
+            2
+        );
     }
 
     #[test]

@@ -66,6 +66,7 @@ fn trace(id: i64, roots: Vec<N>) -> Trace {
                 crates: vec![],
                 carve_version: "0".into(),
                 distinct_calls: false,
+                features: Vec::new(),
             },
             end: Some(RunEnd {
                 exit: ProcessExit::Exited { code: 0 },

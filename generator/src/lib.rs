@@ -32,7 +32,7 @@ mod syntax;
 mod testdata;
 mod verify;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use carve_storage::{Call, Trace};
@@ -50,9 +50,9 @@ pub use crate::{
     body::{Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns},
     error::GenerateError,
     plan::{
-        plan, Assertion, FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
-        DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
-        UNDECODED, UNSUPPORTED_TYPE,
+        features_cfg, plan, recorded_features, Assertion, FilePlan, OverMax, Plan, PlanOptions,
+        SkippedCall, Summary, TestPlan, DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH,
+        NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION, UNDECODED, UNSUPPORTED_TYPE,
     },
     read::crate_api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     read::types::{DeclType, Prim},
@@ -145,8 +145,17 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
     }
     let templates = Templates::load(opts.templates.as_deref())?;
     let (crate_dir, mut api) = read::crate_dir::check(rec, opts.crate_dir.as_ref(), &opts.out_dir)?;
+    // Every cargo command builds the crate with the features the recorded program had.
+    let verify = opts.verify.clone().map(|v| Verify {
+        features: (v.features.iter().cloned())
+            .chain(plan::recorded_features(rec.trace))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        ..v
+    });
     // What consts hold that the source does not say, when cargo is at hand.
-    if let Some(v) = &opts.verify {
+    if let Some(v) = &verify {
         verify::consts::probe(&mut api, &crate_dir, (v, opts.interrupt))?;
     }
     let plan_options = plan_options(&opts.plan, rec.trace, &api);
@@ -177,6 +186,7 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
         api: &api,
         crate_dir: &crate_dir,
         opts,
+        verify: verify.as_ref(),
         plan_options: &plan_options,
         templates: &templates,
         targets: targets.as_ref(),
@@ -223,12 +233,12 @@ fn verify_and_distil(
     (plan, files, over_max): Planned,
 ) -> Result<(Vec<Quarantined>, Option<Distilled>), GenerateError> {
     let opts = run.opts;
-    let quarantined = match &opts.verify {
+    let quarantined = match run.verify {
         Some(v) => verify_and_replan(run, v, stage, (plan, files, over_max))?,
         None => Vec::new(),
     };
     // Distilling measures the tests with cargo, which finds them only in place.
-    let distilled = match (&opts.distil, &opts.verify) {
+    let distilled = match (&opts.distil, run.verify) {
         (Some(d), Some(_)) => {
             stage.place()?;
             list_targets(run, files)?;
@@ -316,6 +326,8 @@ struct Run<'r> {
     api: &'r CrateApi,
     crate_dir: &'r Path,
     opts: &'r GenerateOptions,
+    /// `opts.verify` with the features the recorded program was built with.
+    verify: Option<&'r Verify>,
     /// `opts.plan` with the target's file prefix.
     plan_options: &'r PlanOptions,
     templates: &'r Templates,

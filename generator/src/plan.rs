@@ -139,9 +139,43 @@ pub fn plan_grouped(
         crate_name: api.crate_name.clone(),
         program,
         run_id: trace.run.id.0,
+        features: recorded_features(trace),
         files,
         summary,
         public_paths: public_paths(api),
+    }
+}
+
+/// The cargo features the recorded program was built with beyond the crate's defaults: those
+/// named as cargo names features (letters, digits, `_`, `-`, `+`, `.`), the others left out,
+/// since they are written into the carved files and cargo's command line.
+pub fn recorded_features(trace: &Trace) -> Vec<String> {
+    let named = |f: &&String| {
+        !f.is_empty()
+            && f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.'))
+    };
+    trace
+        .run
+        .info
+        .features
+        .iter()
+        .filter(named)
+        .cloned()
+        .collect()
+}
+
+/// The attribute that compiles a test file only with `features` (`None`: no feature needed):
+/// what the crate's own tests say with `required-features`, said in the file itself, so that a
+/// plain `cargo test` still builds.
+pub fn features_cfg(features: &[String]) -> Option<String> {
+    match features {
+        [] => None,
+        [one] => Some(format!("#![cfg(feature = \"{one}\")]")),
+        many => {
+            let each: Vec<String> = many.iter().map(|f| format!("feature = \"{f}\"")).collect();
+            Some(format!("#![cfg(all({}))]", each.join(", ")))
+        }
     }
 }
 
@@ -274,6 +308,7 @@ mod tests {
                     crates: vec![],
                     carve_version: "0".to_string(),
                     distinct_calls: false,
+                    features: Vec::new(),
                 },
                 end: None,
             },
@@ -333,6 +368,23 @@ mod tests {
         assert_eq!(plan.summary.in_scope, 3);
         assert_eq!(plan.summary.calls_carved, 3);
         assert_eq!(plan.summary.tests_written, 2);
+    }
+
+    #[test]
+    fn the_recorded_features_are_named_in_the_plan_and_one_cfg_gates_the_files() {
+        let mut t = trace(Vec::new(), Vec::new());
+        // A name cargo would not accept never reaches a file or a command line.
+        t.run.info.features = vec!["alloc".into(), "std".into(), "x\"]#![".into()];
+        assert_eq!(recorded_features(&t), ["alloc", "std"]);
+        assert_eq!(features_cfg(&[]), None);
+        assert_eq!(
+            features_cfg(&["alloc".into()]).as_deref(),
+            Some("#![cfg(feature = \"alloc\")]")
+        );
+        assert_eq!(
+            features_cfg(&recorded_features(&t)).as_deref(),
+            Some("#![cfg(all(feature = \"alloc\", feature = \"std\"))]")
+        );
     }
 
     fn two_equal_adds_and_another() -> Trace {

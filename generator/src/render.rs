@@ -46,6 +46,10 @@ pub struct Templates {
 struct FileContext<'a> {
     program: String,
     run_id: i64,
+    /// The cargo features the file needs (its tests compile only with them), and the
+    /// attribute that says so.
+    features: &'a [String],
+    features_cfg: Option<String>,
     crate_name: &'a str,
     module_path: &'a str,
     file_name: &'a str,
@@ -116,6 +120,8 @@ impl Templates {
         let context = FileContext {
             program: crate::syntax::comment_text(&plan.program),
             run_id: plan.run_id,
+            features: &plan.features,
+            features_cfg: crate::plan::features_cfg(&plan.features),
             crate_name: &plan.crate_name,
             module_path: &file.module_path,
             file_name: &file.file_name,
@@ -140,7 +146,8 @@ impl Templates {
             .map_err(|e| render_error(one_line(&e)))?;
         let source = crate::read::paths::spell_public(&source, &plan.public_paths);
         let formatted = format_edited(&file.file_name, &source, spell::apply)?;
-        check_items(file, &formatted)?;
+        let cfg = crate::plan::features_cfg(&plan.features);
+        check_items(file, cfg.as_deref(), &formatted)?;
         Ok(hoist::long_literals(&formatted))
     }
 
@@ -169,9 +176,10 @@ fn is_doc_text(attr: &syn::Attribute) -> bool {
 
 /// The backstop against code smuggled in through a trace: the file's items must be exactly the
 /// ones the plan asked for (its `use`s, one `mock!` per mock, one `#[test] fn` per test, in any
-/// order) and its only attributes the `//!` header. Trace text reaches the source only through
-/// [`crate::syntax`]; this checks the whole file once more, after the template has run.
-fn check_items(file: &FilePlan, source: &str) -> Result<(), GenerateError> {
+/// order) and its only attributes the `//!` header and the planned `cfg` (the features the
+/// file needs). Trace text reaches the source only through [`crate::syntax`]; this checks the
+/// whole file once more, after the template has run.
+fn check_items(file: &FilePlan, cfg: Option<&str>, source: &str) -> Result<(), GenerateError> {
     let unplanned = |what: String| GenerateError::UnplannedItem {
         file: file.file_name.clone(),
         item: what,
@@ -180,7 +188,12 @@ fn check_items(file: &FilePlan, source: &str) -> Result<(), GenerateError> {
         file: file.file_name.clone(),
         message: e.to_string(),
     })?;
-    if let Some(attr) = parsed.attrs.iter().find(|a| !a.path().is_ident("doc")) {
+    let planned = cfg
+        .and_then(|cfg| syn::parse_str::<syn::File>(cfg).ok())
+        .and_then(|f| f.attrs.into_iter().next());
+    if let Some(attr) =
+        (parsed.attrs.iter()).find(|a| !a.path().is_ident("doc") && Some(*a) != planned.as_ref())
+    {
         return Err(unplanned(format!(
             "#![{}]",
             quote::ToTokens::to_token_stream(&attr.meta)
@@ -522,6 +535,7 @@ mod tests {
             crate_name: "calc".to_string(),
             program: "calc".to_string(),
             run_id: 3,
+            features: Vec::new(),
             public_paths: Vec::new(),
             files: vec![FilePlan {
                 file_name: "carved_calc_ops.rs".to_string(),

@@ -70,6 +70,10 @@ pub struct Report {
     /// `--no-verify`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distilled: Option<Distilled>,
+    /// The cargo features the recorded program was built with beyond the crate's defaults: each
+    /// carved file compiles only with them (`#![cfg(feature = ..)]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
     /// The `[[test]]` targets carve added to the crate's manifest for the carved files, by name:
     /// it says `autotests = false`, so cargo builds only the tests it lists.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -182,6 +186,19 @@ impl Report {
             line.push_str(&format!("; {hint}"));
         }
         line
+    }
+
+    /// The line the CLI prints when the carved tests need features the crate does not turn on
+    /// by default.
+    pub fn features_line(&self) -> Option<String> {
+        (!self.features.is_empty() && !self.files.is_empty()).then(|| {
+            format!(
+                "the recorded program was built with the features {}: the carved tests run \
+                 with `cargo test --features {}` (without them each file compiles to nothing)",
+                self.features.join(", "),
+                self.features.join(",")
+            )
+        })
     }
 
     /// The line the CLI prints when carve added `[[test]]` targets to the crate's manifest.
@@ -297,6 +314,7 @@ pub(crate) fn report(
         line_coverage: None,
         line_coverage_note: None,
         distilled: None,
+        features: plan.features,
         test_targets_added: Vec::new(),
         bare_checks: 0,
     }

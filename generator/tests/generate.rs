@@ -317,6 +317,7 @@ fn trace(dir: &Path) -> Trace {
                 crates: vec![],
                 carve_version: "0.1.0".to_string(),
                 distinct_calls: false,
+                features: Vec::new(),
             },
             end: None,
         },
@@ -507,6 +508,7 @@ fn verification_takes_out_a_test_that_fails_against_the_code_and_says_why() {
             cargo: PathBuf::from(env!("CARGO")),
             runs: 2,
             timeout: std::time::Duration::from_secs(600),
+            features: Vec::new(),
         }),
         ..fx.options()
     };
@@ -562,6 +564,7 @@ fn progress_is_told_the_calls_planned_the_tests_carved_then_each_verification_ru
             cargo: PathBuf::from(env!("CARGO")),
             runs: 2,
             timeout: std::time::Duration::from_secs(600),
+            features: Vec::new(),
         }),
         progress: Some(carve_generator::Progress::new(move |step| {
             seen.lock().unwrap().push(step.clone())

@@ -142,6 +142,7 @@ impl Builder {
                     crates: vec![],
                     carve_version: "0".into(),
                     distinct_calls: false,
+                    features: Vec::new(),
                 },
                 end: None,
             },

@@ -44,6 +44,7 @@ fn main() {
         crates: Vec::new(),
         carve_version: "bench".to_owned(),
         distinct_calls: false,
+        features: Vec::new(),
     };
     let mut writer = store.begin_run(&info).expect("run");
     writer.record(TraceEvent::Functions(vec![FunctionInfo {

@@ -92,6 +92,12 @@ pub struct RunInfo {
     /// version 9). See [`crate::Store::repeats`].
     #[serde(default)]
     pub distinct_calls: bool,
+    /// The cargo features the program's package was built with beyond its defaults, which
+    /// tests calling that package need too (set by `cargo carve record`: the test target's
+    /// `required-features` and `--features`; empty for other recordings and for runs recorded
+    /// before schema version 10).
+    #[serde(default)]
+    pub features: Vec<String>,
 }
 
 /// How the traced process ended.

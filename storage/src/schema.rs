@@ -180,6 +180,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, representative, first)
     );
     "#,
+    // 10: the cargo features the recorded program's package was built with beyond its
+    // defaults (`cargo carve record`), which the carved tests need too.
+    r#"
+    ALTER TABLE runs ADD COLUMN features TEXT NOT NULL DEFAULT '[]';
+    "#,
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

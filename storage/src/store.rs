@@ -43,7 +43,7 @@ impl std::fmt::Debug for Store {
 
 const RUN_COLUMNS: &str = "id, program, args, cwd, pid, started_at_ms, filters, excludes, \
      carve_version, exit_kind, exit_code, exit_signal, exit_signal_name, exit_reason, ended_at_ms, \
-     crates, distinct_calls";
+     crates, distinct_calls, features";
 
 impl Store {
     /// Opens the trace database at `path` for recording, creating it when missing, and
@@ -385,11 +385,12 @@ impl Store {
         let filters = codec::to_json(&info.filters, "filters")?;
         let excludes = codec::to_json(&info.excludes, "excludes")?;
         let crates = codec::to_json(&info.crates, "crates")?;
+        let features = codec::to_json(&info.features, "features")?;
         schema::wait_for_lock(&self.path, self.waiting.as_ref(), || {
             self.conn.execute(
                 "INSERT INTO runs (program, args, cwd, pid, started_at_ms, filters, excludes, \
-                 carve_version, crates, distinct_calls) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 carve_version, crates, distinct_calls, features) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 rusqlite::params![
                     info.program,
                     args,
@@ -401,6 +402,7 @@ impl Store {
                     info.carve_version,
                     crates,
                     info.distinct_calls,
+                    features,
                 ],
             )
         })
@@ -845,6 +847,7 @@ struct RawRun {
     ended_at_ms: Option<i64>,
     crates: String,
     distinct_calls: bool,
+    features: String,
 }
 
 impl RawRun {
@@ -867,6 +870,7 @@ impl RawRun {
             ended_at_ms: row.get(14)?,
             crates: row.get(15)?,
             distinct_calls: row.get(16)?,
+            features: row.get(17)?,
         })
     }
 
@@ -913,6 +917,7 @@ impl RawRun {
                 crates: list(&self.crates, "crates")?,
                 carve_version: self.carve_version,
                 distinct_calls: self.distinct_calls,
+                features: list(&self.features, "features")?,
             },
             end,
         })

@@ -16,6 +16,7 @@ fn info(distinct_calls: bool) -> RunInfo {
         crates: Vec::new(),
         carve_version: "test".to_owned(),
         distinct_calls,
+        features: Vec::new(),
     }
 }
 

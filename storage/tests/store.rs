@@ -23,6 +23,7 @@ fn info(program: &str) -> RunInfo {
         crates: vec!["expr".to_owned()],
         carve_version: "0.1.0".to_owned(),
         distinct_calls: false,
+        features: Vec::new(),
     }
 }
 
@@ -796,13 +797,15 @@ fn reading_a_trace_changes_no_byte_and_creates_no_file() {
 fn a_trace_of_an_older_schema_is_read_without_being_migrated_on_disk() {
     let (dir, path) = temp_db();
     write_run(&path, "/bin/app", vec![]);
-    // Version 3 is version 9 without migration 9's `repeats` and `runs.distinct_calls`,
+    // Version 3 is version 10 without migration 10's `runs.features`, migration 9's `repeats`
+    // and `runs.distinct_calls`,
     // migration 8's `file_reads`, migration 7's `runs.crates`,
     // migration 6's call times, migration 5's coverage tables and columns, and migration 4's
     // `calls.touches`.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE repeats; ALTER TABLE runs DROP COLUMN distinct_calls; \
+        "ALTER TABLE runs DROP COLUMN features; \
+         DROP TABLE repeats; ALTER TABLE runs DROP COLUMN distinct_calls; \
          DROP TABLE file_reads; ALTER TABLE runs DROP COLUMN crates; \
          ALTER TABLE calls DROP COLUMN started_ns; ALTER TABLE calls DROP COLUMN ended_ns; \
          DROP TABLE line_hits; DROP TABLE code_lines; \

@@ -23,6 +23,7 @@ fn info() -> RunInfo {
         crates: Vec::new(),
         carve_version: "test".to_owned(),
         distinct_calls: false,
+        features: Vec::new(),
     }
 }
 

@@ -87,16 +87,17 @@ fn lock_file(crate_dir: &Path) -> Option<PathBuf> {
 }
 
 /// Writes the harness package for `ex` into `dir`.
+/// (`crate_dir` with the features the crate is built with.)
 fn write_package(
     dir: &Path,
-    crate_dir: &Path,
+    (crate_dir, features): (&Path, &[String]),
     krate: &str,
     main: &str,
 ) -> Result<(), ExploreError> {
     let package = package_name(crate_dir)?;
     let manifest = format!(
         "[package]\nname = \"{PACKAGE}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\n{krate} = {{ package = {package:?}, path = {:?} }}\n\n\
+         [dependencies]\n{krate} = {{ package = {package:?}, path = {:?}, features = {features:?} }}\n\n\
          [profile.release]\nopt-level = 0\ndebug-assertions = true\noverflow-checks = true\n\
          debug = \"line-tables-only\"\n\n[workspace]\n",
         crate_dir.display().to_string()
@@ -140,10 +141,11 @@ fn cargo_build(cargo: &Path, dir: &Path, triple: Option<&String>) -> Command {
     command
 }
 
-/// Builds the harness for `ex` in `dir` (created), taking out what does not compile.
+/// Builds the harness for `ex` in `dir` (created), taking out what does not compile; the crate
+/// with the features given beside its directory.
 pub fn build(
     dir: &Path,
-    crate_dir: &Path,
+    crate_dir: (&Path, &[String]),
     cargo: &Path,
     mut ex: Explorable,
     pools: &Pools,

@@ -318,6 +318,7 @@ mod tests {
                     crates: vec![],
                     carve_version: "0".into(),
                     distinct_calls: false,
+                    features: Vec::new(),
                 },
                 end: None,
             },

@@ -19,6 +19,9 @@ pub struct Plan {
     /// The recorded program's file name.
     pub program: String,
     pub run_id: i64,
+    /// The cargo features the recorded program was built with beyond the crate's defaults
+    /// ([`carve_storage::RunInfo::features`]): every carved file needs them.
+    pub features: Vec<String>,
     /// One per module with at least one test, sorted by module path.
     pub files: Vec<FilePlan>,
     pub summary: Summary,

@@ -22,6 +22,9 @@ pub struct Verify {
     pub runs: u32,
     /// Longest one `cargo test` of one file may take.
     pub timeout: Duration,
+    /// Cargo features every command turns on beyond the crate's defaults. `generate` adds
+    /// those the recorded program was built with ([`carve_storage::RunInfo::features`]).
+    pub features: Vec<String>,
 }
 
 /// Writes `file` again (through a temporary file) as `edit` changes its source; an edit that
@@ -74,9 +77,17 @@ pub(crate) fn run_cargo(
     args: &[&str],
     (v, interrupt): (&Verify, Interrupt),
 ) -> Result<Option<CargoRun>, GenerateError> {
+    let features = v.features.join(",");
+    let args: Vec<&str> = match args.split_first() {
+        Some((sub, rest)) if !features.is_empty() => [*sub, "--features", &features]
+            .into_iter()
+            .chain(rest.iter().copied())
+            .collect(),
+        _ => args.to_vec(),
+    };
     let command = format!("{} {}", v.cargo.display(), args.join(" "));
     let mut child = Command::new(&v.cargo)
-        .args(args)
+        .args(&args)
         .current_dir(crate_dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -44,8 +44,13 @@ pub(crate) fn probe(
     if wanted.is_empty() {
         return Ok(0);
     }
-    let Some(dir) = write_package(api, crate_dir) else {
+    let Some(dir) = write_package(api, crate_dir, &v.features) else {
         return Ok(0);
+    };
+    // The probe is a package of its own: the crate's features are on its dependency line.
+    let v = &Verify {
+        features: Vec::new(),
+        ..v.clone()
     };
     // A const the program cannot name (or print) is left out, once.
     let mut texts = None;
@@ -103,9 +108,9 @@ fn candidates(api: &CrateApi) -> Vec<(Vec<String>, String)> {
         .collect()
 }
 
-/// `target/carve-const-probe/` of the crate with its `Cargo.toml`; `None` when the crate's
-/// manifest names no package or the directory cannot be written.
-fn write_package(api: &CrateApi, crate_dir: &Path) -> Option<PathBuf> {
+/// `target/carve-const-probe/` of the crate with its `Cargo.toml` (the crate with `features`);
+/// `None` when the crate's manifest names no package or the directory cannot be written.
+fn write_package(api: &CrateApi, crate_dir: &Path, features: &[String]) -> Option<PathBuf> {
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).ok()?;
     let package = parse_manifest(&manifest).package_name?;
     let dir = crate_dir.join("target").join("carve-const-probe");
@@ -114,11 +119,12 @@ fn write_package(api: &CrateApi, crate_dir: &Path) -> Option<PathBuf> {
     let toml = format!(
         "# Written by carve generate (verify/consts.rs): prints the crate's consts.\n\
          [package]\nname = \"carve-const-probe\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
-         publish = false\n\n[dependencies]\n{} = {{ package = {:?}, path = {:?} }}\n\n\
+         publish = false\n\n[dependencies]\n{} = {{ package = {:?}, path = {:?}, features = {:?} }}\n\n\
          [workspace]\n",
         api.crate_name,
         package,
         path.display().to_string(),
+        features,
     );
     std::fs::write(dir.join("Cargo.toml"), toml).ok()?;
     Some(dir)

@@ -20,6 +20,7 @@ fn run() -> Run {
             crates: vec![],
             carve_version: "0".into(),
             distinct_calls: false,
+            features: Vec::new(),
         },
         end: None,
     }
