@@ -236,3 +236,70 @@ fn main() {
         "contains_",
     );
 }
+
+/// An object made inside the crate, with private fields (the array inside a small vector, the
+/// window inside a pager), reached only as the receiver of calls nested in other calls: no
+/// recorded call gave its state and none leads to it. The type's public constructor stored its
+/// arguments as given in every recorded call, so the test makes the state with it; the enum
+/// variant holding it is composed of it (`Page::Shown(window)`).
+#[test]
+fn an_object_made_inside_the_crate_is_built_by_the_constructor_that_stores_its_fields() {
+    let lib = r#"
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    start: usize,
+    len: u16,
+}
+
+impl Window {
+    pub fn new(start: usize, len: usize) -> Window {
+        Window { start, len: len as u16 }
+    }
+    pub fn end(&self) -> usize {
+        self.start + self.len as usize
+    }
+}
+
+#[derive(Debug)]
+pub enum Page {
+    Shown(Window),
+    Blank,
+}
+
+impl Page {
+    pub fn last_line(&self) -> Option<usize> {
+        match self {
+            Page::Shown(w) if w.len > 0 => Some(w.end() - 1),
+            _ => None,
+        }
+    }
+}
+
+/// The page `n` of `per_page` lines, made here, its window with it.
+pub fn last_line_of(n: usize, per_page: usize) -> Option<usize> {
+    let page = Page::Shown(Window { start: n * per_page, len: per_page as u16 });
+    page.last_line()
+}
+"#;
+    let main = r#"
+fn main() {
+    println!("{}", shapes::Window::new(0, 10).end());
+    println!("{:?}", shapes::last_line_of(3, 20));
+    println!("{:?}", shapes::Page::Blank.last_line());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("receiver not rebuilt"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "shapes::Window::new(60usize, 20usize)",
+            "shapes::Page::Shown(window)",
+            "assert_eq!(result, 80usize)",
+            "assert_eq!(result, Some(79usize))",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "Some(w.end() - 1)", "Some(w.end())", "last_line");
+}

@@ -54,6 +54,9 @@ pub struct Ctx<'a> {
     pub(crate) getter_calls: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Per type, the positions of the calls whose result holds such a value as a part.
     pub(crate) parts: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Per type, its constructors that store their arguments (see
+    /// [`crate::arrange::rebuild::stored_fields`]).
+    pub(crate) stored_fields: RefCell<HashMap<String, Rc<Vec<Storing>>>>,
     /// Per type, the positions of its recorded text getters' calls (see [`crate::arrange::rebuild::text`]).
     pub(crate) text_getters: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// The calls grouping left out of `trace`: per kept call, the equivalent calls dropped.
@@ -72,6 +75,15 @@ pub struct Ctx<'a> {
     /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file
     /// names the runner that tries it, so the family has no loop between its files.
     rebuild: Rebuild<'a>,
+}
+
+/// A constructor of a type that stores its arguments (see
+/// [`crate::arrange::rebuild::stored_fields`]): the position of its latest recorded call in the
+/// trace, and for each of its arguments (in order) the position of the field it becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Storing {
+    pub(crate) call: usize,
+    pub(crate) fields: Vec<usize>,
 }
 
 /// The signature of the rebuild runner, [`crate::arrange::rebuild::rebuild`].
@@ -176,6 +188,7 @@ impl<'a> Ctx<'a> {
             getter_calls: RefCell::new(HashMap::new()),
             parts: RefCell::new(HashMap::new()),
             text_getters: RefCell::new(HashMap::new()),
+            stored_fields: RefCell::new(HashMap::new()),
             texts: crate::arrange::texts::Texts::new(trace),
             whole_histories: std::cell::Cell::new(false),
             weak_oracles: std::cell::Cell::new(false),

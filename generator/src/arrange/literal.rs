@@ -6,7 +6,7 @@
 //! `impl Trait`, a type alias) the value's own recorded type is used instead.
 
 mod collections;
-mod compose;
+pub(crate) mod compose;
 mod error;
 mod iterators;
 mod os_text;

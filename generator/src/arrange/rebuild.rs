@@ -16,15 +16,19 @@ pub(crate) mod derive;
 pub(crate) mod directly;
 pub(crate) mod history;
 pub(crate) mod part_of_returned;
+pub(crate) mod parts;
 pub(crate) mod producer;
 pub(crate) mod public_const;
 pub(crate) mod replay;
+pub(crate) mod stored_fields;
 pub(crate) mod struct_literal;
 pub(crate) mod text;
 
 /// Adds `let <var> = ...;` giving an object in `state`: its recorded constructor replayed
 /// (trait objects it got become mocks), or a struct literal, or else the constructor followed by
-/// the recorded calls that brought the object to `state` (seed 001's feasible call sequences).
+/// the recorded calls that brought the object to `state` (seed 001's feasible call sequences),
+/// or else a constructor seen to store its arguments, given the state's fields, or the value
+/// composed of its parts rebuilt in turn.
 /// A state reached through calls is checked before the test acts, where it is observable.
 /// An object whose recorded state leaves out what its methods read (memory behind pointers) is
 /// rebuilt from its own history first (see [`history`]): equal recorded states prove nothing.
@@ -87,6 +91,8 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("calls", calls),
     ("derive", derive::rule),
     ("text", text::rule),
+    ("stored_fields", stored_fields::rule),
+    ("parts", parts::rule),
 ];
 
 /// The object by recorded calls: a producer of the state (the rules of

@@ -180,6 +180,9 @@ pub(crate) fn strip_ref(value: &Value) -> &Value {
 
 /// The value a call returned, looking inside `Ok(..)` and `Some(..)`, with the `.unwrap()` (or a
 /// panic naming `call_path`, when the error type has no `Debug`) a test needs to get at it.
+/// Why a test unwraps the `Result` a producer gives, in its panic message.
+pub(crate) const OK_IN_THE_RECORDING: &str = "it returned Ok in the recording";
+
 pub(crate) fn returned_struct<'v>(
     cx: &Ctx,
     ret: &'v Value,
@@ -196,7 +199,7 @@ pub(crate) fn returned_struct<'v>(
                 ".unwrap()".to_string()
             } else {
                 format!(
-                    ".unwrap_or_else(|_| panic!(\"{call_path} failed; it returned Ok in the recording\"))"
+                    ".unwrap_or_else(|_| panic!(\"{call_path} failed; {OK_IN_THE_RECORDING}\"))"
                 )
             };
             Some((&fields.first()?.value, Some(unwrap)))

@@ -567,3 +567,77 @@ trait Sealed {
         1
     }
 }
+
+// ---- stored_fields: constructors that store their arguments (issue 30) --------------------
+
+/// stored_fields: private fields that `new` stores as given.
+#[derive(Debug)]
+pub struct Extent {
+    start: u32,
+    end: u32,
+}
+
+impl Extent {
+    pub fn new(start: u32, end: u32) -> Extent {
+        Extent { start, end }
+    }
+
+    pub fn len(&self) -> u32 {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// stored_fields: an extent widened inside the crate, a state no public call gives back.
+pub fn widened_len(start: u32, end: u32, by: u32) -> u32 {
+    let extent = Extent {
+        start: start - by,
+        end: end + by,
+    };
+    extent.len()
+}
+
+/// stored_fields: a constructor that orders its arguments, so which becomes which field depends
+/// on their values.
+#[derive(Debug)]
+pub struct Bounds {
+    lo: u32,
+    hi: u32,
+}
+
+impl Bounds {
+    pub fn new(a: u32, b: u32) -> Bounds {
+        Bounds {
+            lo: a.min(b),
+            hi: a.max(b),
+        }
+    }
+
+    pub fn width(&self) -> u32 {
+        self.hi - self.lo
+    }
+}
+
+/// parts: an enum whose variant holds an object with private fields.
+#[derive(Debug)]
+pub enum Run {
+    Solid(Extent),
+    Gap(u32),
+}
+
+impl Run {
+    pub fn length(&self) -> u32 {
+        match self {
+            Run::Solid(extent) => extent.len(),
+            Run::Gap(n) => *n,
+        }
+    }
+}
+
+/// parts: a run made inside the crate, its extent with it.
+pub fn solid(start: u32, end: u32) -> u32 {
+    Run::Solid(Extent { start, end }).length()
+}

@@ -50,6 +50,7 @@ fn main() {
     let size = size_of("abc");
     println!("size = {size}");
     observe();
+    stored_fields();
     // A quiet panic: the default hook would read the environment (RUST_BACKTRACE).
     std::panic::set_hook(Box::new(|_| {}));
     let caught = std::panic::catch_unwind(|| divide(1, 0));
@@ -84,4 +85,15 @@ fn observe() {
     println!("opaque = {}", opaque(5).is_some());
     println!("name = {:?}", parse_name(" ab ").is_ok());
     println!("code = {:?}", check_code(7).is_err());
+}
+
+// ---- stored_fields: constructors that store their arguments (issue 30) --------------------
+
+fn stored_fields() {
+    println!("extent = {}", Extent::new(4, 9).len());
+    println!("widened = {}", widened_len(4, 9, 2));
+    println!("bounds = {}", Bounds::new(1, 3).width());
+    println!("bounds = {}", Bounds::new(9, 4).width());
+    println!("solid = {}", solid(3, 8));
+    println!("gap = {}", Run::Gap(2).length());
 }
