@@ -1478,3 +1478,70 @@ fn main() {
         "plain_",
     );
 }
+
+/// A trait of one of the crate's dependencies implemented by a type of the crate (as
+/// `ordered-float` implements `num_traits::ToPrimitive`): an integration test links the
+/// package's dependencies, so it names the trait by its path and calls the method.
+#[test]
+fn a_dependencys_trait_on_a_type_of_the_crate_is_called_through_the_trait_s_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("shapes");
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\nhalving-traits = { path = \"halving\" }\n\n[workspace]\n",
+            ),
+            (
+                "halving/Cargo.toml",
+                "[package]\nname = \"halving-traits\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            (
+                "halving/src/lib.rs",
+                "pub mod ops {\n    pub trait Halve {\n        fn halve(&self) -> u32;\n    }\n}\n",
+            ),
+            (
+                "src/lib.rs",
+                r#"
+pub struct Length(pub u32);
+
+impl halving_traits::ops::Halve for Length {
+    fn halve(&self) -> u32 {
+        self.0 / 2
+    }
+}
+"#,
+            ),
+            (
+                "src/main.rs",
+                r#"
+use halving_traits::ops::Halve;
+
+fn main() {
+    println!("{}", shapes::Length(9).halve());
+}
+"#,
+            ),
+        ],
+    );
+    let built = cargo_in(&dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = dir.join("trace.db");
+    let recorded = record(&db, &[], &dir.join("target/debug/shapes"), &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let summary = generate_into_tests(&dir, &db, &[]);
+    assert!(summary.contains("private: 0 calls"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "use halving_traits::ops::Halve;",
+            "let result = length.halve();",
+            "assert_eq!(result, 4u32)",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "self.0 / 2", "self.0 / 2 + 1", "halve");
+}

@@ -5,6 +5,7 @@
 
 pub(crate) mod associated_fn;
 pub(crate) mod crate_trait;
+pub(crate) mod dependency_trait;
 pub(crate) mod display;
 pub(crate) mod foreign_self;
 pub(crate) mod free_fn;
@@ -38,6 +39,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("private_self", private_self::rule),
     ("display", display::rule),
     ("std_trait", std_trait::rule),
+    ("dependency_trait", dependency_trait::rule),
     ("crate_trait", crate_trait::rule),
     ("impl_elsewhere", impl_elsewhere::rule),
     ("unparsable", unparsable::rule),
