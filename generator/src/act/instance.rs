@@ -121,6 +121,15 @@ pub fn turbofish(args: &[String], api: &CrateApi, mocked: bool) -> String {
     let written: Vec<String> = args
         .iter()
         .map(|a| {
+            // A const generic's value (`ArrayString<11>`): nothing infers it from the call.
+            if is_const_value(a) {
+                // A negative value is an expression: braced.
+                return if a.starts_with('-') {
+                    format!("{{ {a} }}")
+                } else {
+                    a.clone()
+                };
+            }
             let own_type = a.starts_with(&format!("{}::", api.crate_name));
             match test_spelling(a, api) {
                 Some(t) if !(mocked && own_type) => t,
@@ -133,6 +142,14 @@ pub fn turbofish(args: &[String], api: &CrateApi, mocked: bool) -> String {
     } else {
         format!("::<{}>", written.join(", "))
     }
+}
+
+/// Whether a recorded generic argument is a const generic's value as DWARF names it: an
+/// integer (`11`, `-3`), `true` or `false`.
+fn is_const_value(arg: &str) -> bool {
+    let digits = arg.strip_prefix('-').unwrap_or(arg);
+    (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+        || matches!(arg, "true" | "false")
 }
 
 /// `::<&str, &str, str>`: the turbofish naming a generic function's own `own` type parameters
@@ -188,6 +205,25 @@ mod tests {
         // `shapes::StackX` is another type; no mention at all is `None`.
         let other = info(&[], Some("shapes::StackX<u32>"));
         assert_eq!(recorded_args(&other, "shapes::Stack"), None);
+    }
+
+    #[test]
+    fn a_const_generic_s_recorded_value_is_written_as_it_is() {
+        // `ArrayString<const CAP: usize>` parsed from a string: nothing in the call says CAP.
+        let mut api = CrateApi::default();
+        api.crate_name = "arrayvec".into();
+        let parse = info(
+            &[("s", "&str")],
+            Some("core::result::Result<arrayvec::array_string::ArrayString<11>, arrayvec::errors::CapacityError<()>>"),
+        );
+        assert_eq!(
+            instance_type(&parse, "arrayvec::array_string::ArrayString", &api).unwrap(),
+            "arrayvec::array_string::ArrayString<11>"
+        );
+        assert_eq!(
+            turbofish(&["i32".into(), "-2".into(), "true".into()], &api, false),
+            "::<i32, { -2 }, true>"
+        );
     }
 
     #[test]
