@@ -303,3 +303,58 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "Some(w.end() - 1)", "Some(w.end())", "last_line");
 }
+
+/// A replayed step whose argument is a value of the crate with private fields (as petgraph's
+/// `graph.add_edge(a, b, w)` takes `NodeIndex`es): the argument is written as the constructor
+/// that stores its fields, so the step can be replayed and the object rebuilt.
+#[test]
+fn a_replayed_step_passes_a_private_field_value_through_the_constructor_that_stores_it() {
+    let lib = r#"
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slot(u32);
+
+impl Slot {
+    pub fn new(at: usize) -> Slot {
+        Slot(at as u32)
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Board {
+    links: Vec<(u32, u32)>,
+}
+
+impl Board {
+    pub fn new() -> Board {
+        Board::default()
+    }
+    pub fn link(&mut self, a: Slot, b: Slot) {
+        self.links.push((a.0, b.0));
+    }
+    pub fn degree(&self, s: Slot) -> usize {
+        self.links.iter().filter(|(a, b)| *a == s.0 || *b == s.0).count()
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut board = shapes::Board::new();
+    board.link(shapes::Slot::new(0), shapes::Slot::new(1));
+    board.link(shapes::Slot::new(1), shapes::Slot::new(2));
+    println!("{}", board.degree(shapes::Slot::new(1)));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("receiver not rebuilt"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "board.link(shapes::Slot::new(0usize), shapes::Slot::new(1usize))",
+            "let result = board.degree(",
+            "assert_eq!(result, 2usize)",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "*a == s.0 || *b == s.0", "*a == s.0", "degree");
+}

@@ -12,6 +12,7 @@ use crate::arrange::context::{has_trait_calls, reads_world, ByStateKey, Ctx};
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
+use crate::arrange::rebuild::stored_fields;
 use crate::arrange::values::{same_state, state_key, strip_ref};
 use crate::arrange::wanted::Wanted;
 use crate::arrange::{closure, literal};
@@ -74,7 +75,8 @@ pub(crate) enum ReplayArg {
     Closure(closure::ReplayClosure),
 }
 
-/// `step` as an arrange step, when every argument can be written.
+/// `step` as an arrange step, when every argument can be written: a literal, a replay closure,
+/// or a value of the crate made by a constructor that stores its fields.
 pub(crate) fn replay_call(cx: &Ctx, step: &Call) -> Option<ReplayCall> {
     let Some(Target::Callable(c)) = cx.targets.get(&step.function) else {
         return None;
@@ -94,6 +96,7 @@ pub(crate) fn replay_call(cx: &Ctx, step: &Call) -> Option<ReplayCall> {
             literal::render(&arg.value, &param.ty, Position::Arg)
                 .or_else(|_| literal::render_value(&arg.value, false, cx.api))
                 .ok()
+                .or_else(|| stored_fields::written(cx, &arg.value))
                 .map(ReplayArg::Expr)
         })
         .collect::<Option<Vec<ReplayArg>>>()?;

@@ -71,6 +71,44 @@ pub(crate) fn rule(cx: &Ctx, b: &mut crate::arrange::builder::Builder, w: Wanted
     Answer::Pass(None)
 }
 
+/// A value of one of the crate's types with private fields written as a call of a constructor
+/// that stores its fields, each argument a literal (`petgraph::graph::NodeIndex::<u32>::new(0usize)`):
+/// how a replayed step passes such a value (`graph.add_edge(a, b, 1.0)`). `None` when no such
+/// constructor is known or a field is no literal.
+pub(crate) fn written(cx: &Ctx, value: &Value) -> Option<String> {
+    let Value::Struct { ty, fields } = value else {
+        return None;
+    };
+    let type_path = crate::read::types::strip_generics(ty);
+    for s in storing(cx, type_path).iter() {
+        let recorded = &cx.trace.calls[s.call];
+        let Some(Target::Callable(c)) = cx.targets.get(&recorded.function) else {
+            continue;
+        };
+        if s.fields.len() != fields.len() || c.api.params.len() != recorded.args.len() {
+            continue;
+        }
+        let args: Option<Vec<String>> = (recorded.args.iter().zip(&s.fields).zip(&c.api.params))
+            .map(|((arg, &field), param)| {
+                let given = as_argument(&fields[field].value, &arg.value);
+                literal::render(&given, &param.ty, literal::Position::Arg)
+                    .or_else(|_| literal::render_value(&given, false, cx.api))
+                    .ok()
+            })
+            .collect();
+        let (Some(args), Some(path)) = (args, instance_path(cx, recorded, value)) else {
+            continue;
+        };
+        let unwrap = (recorded.ret.as_ref())
+            .and_then(|r| returned_struct(cx, r, &path))
+            .and_then(|(_, unwrap)| unwrap)
+            .unwrap_or_default()
+            .replace(OK_IN_THE_RECORDING, OK_FOR_EVERY_CALL);
+        return Some(format!("{path}({}){unwrap}", args.join(", ")));
+    }
+    None
+}
+
 /// The constructors of `type_path` that store their arguments (see [`Storing`]), the latest
 /// recorded first; worked out once per type.
 pub(crate) fn storing(cx: &Ctx, type_path: &str) -> Rc<Vec<Storing>> {
@@ -244,6 +282,28 @@ mod tests {
         ));
         let setup: Vec<&str> = b.setup.iter().map(|s| s.expr.as_str()).collect();
         assert_eq!(setup, ["rulebook::Extent::new(2u32, 11u32)"]);
+    }
+
+    #[test]
+    fn a_value_with_private_fields_is_written_as_the_constructor_that_stores_them() {
+        // The extent `widened_len` made, as a replayed step would pass it.
+        let r = rulebook();
+        let cx = r.cx();
+        let state = crate::arrange::values::strip_ref(
+            r.calls_of("rulebook::Extent::len")[1].arg("self").unwrap(),
+        );
+        assert_eq!(
+            super::written(&cx, state).as_deref(),
+            Some("rulebook::Extent::new(2u32, 11u32)")
+        );
+        // `Bounds::new` is no such constructor.
+        let bounds = r.calls_of("rulebook::Bounds::width")[0]
+            .arg("self")
+            .unwrap();
+        assert_eq!(
+            super::written(&cx, crate::arrange::values::strip_ref(bounds)),
+            None
+        );
     }
 
     #[test]
