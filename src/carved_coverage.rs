@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use carve_generator::{compare_lines, Distil, LineCoverage, LinesPerTest, Report, TestsToMeasure};
+use carve_generator::{
+    compare_lines, recorded_features, Distil, LineCoverage, LinesPerTest, Report, TestsToMeasure,
+};
 use carve_recorder::{Program, RecordOptions, Recording, Selection};
 use carve_storage::{
     Coverage, LineId, ProcessExit, RunId, RunInfo, StorageError, Store, TraceEvent, TraceSink,
@@ -92,7 +94,7 @@ fn measure_tests(
     let binaries = if targets.is_empty() {
         Vec::new()
     } else {
-        build(cargo, &crate_dir, &targets, &info.features)?
+        build(cargo, &crate_dir, &targets, &recorded_features(info))?
     };
     let mut reached = BTreeSet::new();
     let mut warnings = Vec::new();
@@ -174,7 +176,7 @@ fn lines_per_test(
     files: &[TestsToMeasure],
 ) -> anyhow::Result<LinesPerTest> {
     let targets: Vec<String> = files.iter().map(|f| f.target.clone()).collect();
-    let binaries = build(cargo, crate_dir, &targets, &info.features)?;
+    let binaries = build(cargo, crate_dir, &targets, &recorded_features(info))?;
     let log = tempfile::tempfile().context("cannot create a temporary file for test output")?;
     let _quiet = Redirected::to(&log).context("cannot redirect the tests' output")?;
     let _cwd = InDir::enter(crate_dir)?;

@@ -1526,11 +1526,15 @@ fn main() {
             ),
         ],
     );
-    let built = cargo_in(&dir, &["build", "--quiet"]);
-    assert!(built.status.success(), "{}", stderr(&built));
-    let db = dir.join("trace.db");
-    let recorded = record(&db, &[], &dir.join("target/debug/shapes"), &[]);
-    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let db = build_and_record(&dir, "shapes", &[]);
+    let run = load(&db).run;
+    assert!(
+        matches!(
+            run.end.as_ref().map(|e| &e.exit),
+            Some(carve_storage::ProcessExit::Exited { code: 0 })
+        ),
+        "{run:?}"
+    );
     let summary = generate_into_tests(&dir, &db, &[]);
     assert!(summary.contains("private: 0 calls"), "{summary}");
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();

@@ -194,7 +194,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     let pools = pools_for(trace, &ex);
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
-    let features = carve_generator::recorded_features(trace);
+    let features = carve_generator::recorded_features(&trace.run.info);
     let crate_dir = (opts.crate_dir.as_path(), features.as_slice());
     let built = harness::build::build(&harness_dir, crate_dir, &opts.cargo, ex, &pools)?;
     let build_seconds = started.elapsed().as_secs_f64();
@@ -510,7 +510,7 @@ fn write_tests(
         .map_or(trace.run.info.program.clone(), |n| {
             n.to_string_lossy().into_owned()
         });
-    let features = carve_generator::recorded_features(trace);
+    let features = carve_generator::recorded_features(&trace.run.info);
     write(
         &path,
         &render::file(&program, trace.run.id.0, &features, tests),
@@ -519,10 +519,7 @@ fn write_tests(
     report.tests_kept = tests.len();
     if let Some(v) = &opts.verify {
         let names: Vec<String> = tests.iter().map(|t| t.name.clone()).collect();
-        let v = &carve_generator::Verify {
-            features: [v.features.clone(), features].concat(),
-            ..v.clone()
-        };
+        let v = &v.with_features(&features);
         let verified = carve_generator::verify_test_file(
             (&opts.crate_dir, &opts.out_dir),
             &file,

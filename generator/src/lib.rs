@@ -8,7 +8,7 @@
 //! taken out) → `distil` (only the tests that add a line or an outcome kept) → the [`Report`].
 //! A stage uses only those before it in the order read, act, arrange, assert, plan, render,
 //! verify, distil, and the foundation files (`body.rs`, `reasons.rs`,
-//! `syntax.rs`, `naming.rs`); ARCHITECTURE.md draws it and says where a new rule goes.
+//! `syntax.rs`, `naming.rs`, `features.rs`); ARCHITECTURE.md draws it and says where a new rule goes.
 
 // No function over the 100 lines generator/clippy.toml sets (.ci/run denies it).
 #![warn(clippy::too_many_lines)]
@@ -19,6 +19,7 @@ mod assert;
 mod body;
 mod distil;
 mod error;
+mod features;
 mod interrupt;
 mod naming;
 mod plan;
@@ -32,12 +33,13 @@ mod syntax;
 mod testdata;
 mod verify;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use carve_storage::{Call, Trace};
 
 pub use crate::distil::{Distil, Distilled, LinesPerTest, TestsToMeasure};
+pub use crate::features::{features_cfg, recorded_features};
 pub use crate::interrupt::Interrupt;
 pub use crate::progress::{Progress, Step};
 use crate::read::group::Recording;
@@ -50,9 +52,9 @@ pub use crate::{
     body::{Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns},
     error::GenerateError,
     plan::{
-        features_cfg, plan, recorded_features, Assertion, FilePlan, OverMax, Plan, PlanOptions,
-        SkippedCall, Summary, TestPlan, DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH,
-        NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION, UNDECODED, UNSUPPORTED_TYPE,
+        plan, Assertion, FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
+        DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
+        UNDECODED, UNSUPPORTED_TYPE,
     },
     read::crate_api::{CrateApi, FnApi, ModuleApi, ParamApi, TypeApi},
     read::types::{DeclType, Prim},
@@ -146,14 +148,8 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
     let templates = Templates::load(opts.templates.as_deref())?;
     let (crate_dir, mut api) = read::crate_dir::check(rec, opts.crate_dir.as_ref(), &opts.out_dir)?;
     // Every cargo command builds the crate with the features the recorded program had.
-    let verify = opts.verify.clone().map(|v| Verify {
-        features: (v.features.iter().cloned())
-            .chain(plan::recorded_features(rec.trace))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect(),
-        ..v
-    });
+    let features = recorded_features(&rec.trace.run.info);
+    let verify = opts.verify.as_ref().map(|v| v.with_features(&features));
     // What consts hold that the source does not say, when cargo is at hand.
     if let Some(v) = &verify {
         verify::consts::probe(&mut api, &crate_dir, (v, opts.interrupt))?;

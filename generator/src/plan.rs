@@ -28,6 +28,7 @@ use crate::act::rules::resolve;
 use crate::act::target::Target;
 use crate::arrange::context::Ctx;
 pub use crate::body::Assertion;
+use crate::features::recorded_features;
 use crate::plan::drafts::{Draft, Drafts};
 pub use crate::plan::model::{
     FilePlan, OverMax, Plan, PlanOptions, SkippedCall, Summary, TestPlan,
@@ -139,43 +140,10 @@ pub fn plan_grouped(
         crate_name: api.crate_name.clone(),
         program,
         run_id: trace.run.id.0,
-        features: recorded_features(trace),
+        features: recorded_features(&trace.run.info),
         files,
         summary,
         public_paths: public_paths(api),
-    }
-}
-
-/// The cargo features the recorded program was built with beyond the crate's defaults: those
-/// named as cargo names features (letters, digits, `_`, `-`, `+`, `.`), the others left out,
-/// since they are written into the carved files and cargo's command line.
-pub fn recorded_features(trace: &Trace) -> Vec<String> {
-    let named = |f: &&String| {
-        !f.is_empty()
-            && f.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.'))
-    };
-    trace
-        .run
-        .info
-        .features
-        .iter()
-        .filter(named)
-        .cloned()
-        .collect()
-}
-
-/// The attribute that compiles a test file only with `features` (`None`: no feature needed):
-/// what the crate's own tests say with `required-features`, said in the file itself, so that a
-/// plain `cargo test` still builds.
-pub fn features_cfg(features: &[String]) -> Option<String> {
-    match features {
-        [] => None,
-        [one] => Some(format!("#![cfg(feature = \"{one}\")]")),
-        many => {
-            let each: Vec<String> = many.iter().map(|f| format!("feature = \"{f}\"")).collect();
-            Some(format!("#![cfg(all({}))]", each.join(", ")))
-        }
     }
 }
 
@@ -205,6 +173,7 @@ fn public_paths(api: &CrateApi) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::features_cfg;
     use crate::read::crate_api::CrateApi;
     use carve_storage::{
         Arg, Call, CallId, FunctionId, FunctionInfo, Language, Outcome, ParamInfo, Run, RunId,
@@ -375,14 +344,14 @@ mod tests {
         let mut t = trace(Vec::new(), Vec::new());
         // A name cargo would not accept never reaches a file or a command line.
         t.run.info.features = vec!["alloc".into(), "std".into(), "x\"]#![".into()];
-        assert_eq!(recorded_features(&t), ["alloc", "std"]);
+        assert_eq!(recorded_features(&t.run.info), ["alloc", "std"]);
         assert_eq!(features_cfg(&[]), None);
         assert_eq!(
             features_cfg(&["alloc".into()]).as_deref(),
             Some("#![cfg(feature = \"alloc\")]")
         );
         assert_eq!(
-            features_cfg(&recorded_features(&t)).as_deref(),
+            features_cfg(&recorded_features(&t.run.info)).as_deref(),
             Some("#![cfg(all(feature = \"alloc\", feature = \"std\"))]")
         );
     }

@@ -117,11 +117,12 @@ impl Templates {
                     .unwrap_or_default()
             })
             .collect();
+        let cfg = crate::features::features_cfg(&plan.features);
         let context = FileContext {
             program: crate::syntax::comment_text(&plan.program),
             run_id: plan.run_id,
             features: &plan.features,
-            features_cfg: crate::plan::features_cfg(&plan.features),
+            features_cfg: cfg.clone(),
             crate_name: &plan.crate_name,
             module_path: &file.module_path,
             file_name: &file.file_name,
@@ -146,7 +147,6 @@ impl Templates {
             .map_err(|e| render_error(one_line(&e)))?;
         let source = crate::read::paths::spell_public(&source, &plan.public_paths);
         let formatted = format_edited(&file.file_name, &source, spell::apply)?;
-        let cfg = crate::plan::features_cfg(&plan.features);
         check_items(file, cfg.as_deref(), &formatted)?;
         Ok(hoist::long_literals(&formatted))
     }

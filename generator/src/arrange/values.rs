@@ -178,11 +178,11 @@ pub(crate) fn strip_ref(value: &Value) -> &Value {
     }
 }
 
-/// The value a call returned, looking inside `Ok(..)` and `Some(..)`, with the `.unwrap()` (or a
-/// panic naming `call_path`, when the error type has no `Debug`) a test needs to get at it.
 /// Why a test unwraps the `Result` a producer gives, in its panic message.
 pub(crate) const OK_IN_THE_RECORDING: &str = "it returned Ok in the recording";
 
+/// The value a call returned, looking inside `Ok(..)` and `Some(..)`, with the `.unwrap()` (or a
+/// panic naming `call_path`, when the error type has no `Debug`) a test needs to get at it.
 pub(crate) fn returned_struct<'v>(
     cx: &Ctx,
     ret: &'v Value,

@@ -27,6 +27,19 @@ pub struct Verify {
     pub features: Vec<String>,
 }
 
+impl Verify {
+    /// These settings, building with `features` too (each once, in order).
+    pub fn with_features(&self, features: &[String]) -> Verify {
+        let mut all: Vec<String> = self.features.iter().chain(features).cloned().collect();
+        all.sort();
+        all.dedup();
+        Verify {
+            features: all,
+            ..self.clone()
+        }
+    }
+}
+
 /// Writes `file` again (through a temporary file) as `edit` changes its source; an edit that
 /// fails is a bug in the generated code, named with the file.
 pub(crate) fn rewrite(

@@ -76,8 +76,8 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
         rebuilt = true;
     }
     // Every part a literal: the struct_literal rule's object, not this one's.
-    let composed = compose(&path, fields, &args, true);
-    let (true, Ok(expr)) = (rebuilt, composed) else {
+    let composed = rebuilt.then(|| compose(&path, fields, &args, true).ok());
+    let Some(Some(expr)) = composed else {
         undo(b, at);
         return Answer::Pass(None);
     };

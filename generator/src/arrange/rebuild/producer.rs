@@ -168,26 +168,10 @@ pub(crate) fn producer_call_expr(
     let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
         return None;
     };
-    called_as(cx, b, ctor, (built, state_dyns), before, &c.call_path)
-}
-
-/// [`producer_call_expr`] of an associated function called by `call_path` (the recorded
-/// callable's, or another instance of it).
-pub(crate) fn called_as(
-    cx: &Ctx,
-    b: &mut Builder,
-    ctor: &Call,
-    (built, state_dyns): (&Value, &[(String, u64)]),
-    before: CallId,
-    call_path: &str,
-) -> Option<String> {
-    let Some(Target::Callable(c)) = cx.targets.get(&ctor.function) else {
-        return None;
-    };
     let unwrap = ctor
         .ret
         .as_ref()
-        .and_then(|r| returned_struct(cx, r, call_path))
+        .and_then(|r| returned_struct(cx, r, &c.call_path))
         .and_then(|(_, unwrap)| unwrap)
         .unwrap_or_default();
     let mut built_dyns = Vec::new();
@@ -234,7 +218,7 @@ pub(crate) fn called_as(
     }
     let callee = match &receiver {
         Some(recv) => format!("{recv}.{}", c.api.ident),
-        None => call_path.to_string(),
+        None => c.call_path.clone(),
     };
     if receiver.is_some() {
         b.trait_uses.extend(c.via_trait.iter().cloned());

@@ -18,7 +18,7 @@ use carve_storage::{Call, Value};
 use crate::act::target::Target;
 use crate::arrange::context::{Ctx, Storing};
 use crate::arrange::literal;
-use crate::arrange::rebuild::producer::{called_as, producers};
+use crate::arrange::rebuild::producer::producers;
 use crate::arrange::values::{returned_struct, same_state, strip_ref, OK_IN_THE_RECORDING};
 use crate::arrange::wanted::{Answer, Wanted};
 use crate::body::Binding;
@@ -27,54 +27,25 @@ use crate::body::Binding;
 const OK_FOR_EVERY_CALL: &str = "every recorded call of it returned Ok";
 
 /// The object wanted, made by a constructor that stores its arguments, given the fields of the
-/// state wanted; a state whose fields cannot all be written as literals is not this rule's.
+/// state wanted (see [`written`]).
 pub(crate) fn rule(cx: &Ctx, b: &mut crate::arrange::builder::Builder, w: Wanted) -> Answer {
-    let Value::Struct { fields, .. } = w.state else {
+    let Some(expr) = written(cx, w.state) else {
         return Answer::Pass(None);
     };
-    if fields.is_empty()
-        || fields
-            .iter()
-            .any(|f| literal::render_value(&f.value, false, cx.api).is_err())
-    {
-        return Answer::Pass(None);
-    }
-    for s in storing(cx, w.type_path).iter() {
-        let recorded = &cx.trace.calls[s.call];
-        if s.fields.len() != fields.len() {
-            continue;
-        }
-        // The recorded call with the fields wanted as its arguments: it is written as the
-        // recorded call would be.
-        let mut call = recorded.clone();
-        for (arg, &field) in call.args.iter_mut().zip(&s.fields) {
-            arg.value = as_argument(&fields[field].value, &arg.value);
-        }
-        call.objects.clear();
-        call.touches.clear();
-        let Some(path) = instance_path(cx, recorded, w.state) else {
-            continue;
-        };
-        if let Some(expr) = called_as(cx, b, &call, (w.state, &[]), w.before, &path) {
-            // Not made in the recording: what it says is what every recorded call did.
-            let expr = expr.replace(OK_IN_THE_RECORDING, OK_FOR_EVERY_CALL);
-            b.setup.push(Binding {
-                var: w.var.to_string(),
-                mutable: w.mutable,
-                expr,
-                repeat: 1,
-                times: None,
-            });
-            return Answer::Built { check: true };
-        }
-    }
-    Answer::Pass(None)
+    b.setup.push(Binding {
+        var: w.var.to_string(),
+        mutable: w.mutable,
+        expr,
+        repeat: 1,
+        times: None,
+    });
+    Answer::Built { check: true }
 }
 
 /// A value of one of the crate's types with private fields written as a call of a constructor
 /// that stores its fields, each argument a literal (`petgraph::graph::NodeIndex::<u32>::new(0usize)`):
-/// how a replayed step passes such a value (`graph.add_edge(a, b, 1.0)`). `None` when no such
-/// constructor is known or a field is no literal.
+/// how the rule builds an object, and how a replayed step passes one (`graph.add_edge(a, b,
+/// 1.0)`). `None` when no such constructor is known or a field is no literal.
 pub(crate) fn written(cx: &Ctx, value: &Value) -> Option<String> {
     let Value::Struct { ty, fields } = value else {
         return None;
@@ -85,7 +56,7 @@ pub(crate) fn written(cx: &Ctx, value: &Value) -> Option<String> {
         let Some(Target::Callable(c)) = cx.targets.get(&recorded.function) else {
             continue;
         };
-        if s.fields.len() != fields.len() || c.api.params.len() != recorded.args.len() {
+        if s.fields.len() != fields.len() {
             continue;
         }
         let args: Option<Vec<String>> = (recorded.args.iter().zip(&s.fields).zip(&c.api.params))
@@ -115,36 +86,25 @@ pub(crate) fn storing(cx: &Ctx, type_path: &str) -> Rc<Vec<Storing>> {
     if let Some(found) = cx.stored_fields.borrow().get(type_path) {
         return Rc::clone(found);
     }
-    let mut found: Vec<(carve_storage::FunctionId, Storing, bool)> = Vec::new();
+    // Per constructor, its latest call and where it put each argument; `None` once two of its
+    // calls disagree or one did not store its arguments.
+    let mut found: Vec<(carve_storage::FunctionId, Option<Storing>)> = Vec::new();
     for &(i, _) in &producers(cx, type_path).in_order {
         let call = &cx.trace.calls[i];
-        let Some(fields) = stores(cx, call, type_path) else {
-            // A call of a constructor that did not store its arguments rules it out.
-            if let Some(known) = found.iter_mut().find(|(f, ..)| *f == call.function) {
-                known.2 = false;
-            } else {
-                found.push((
-                    call.function,
-                    Storing {
-                        call: i,
-                        fields: Vec::new(),
-                    },
-                    false,
-                ));
+        let fields = stores(cx, call, type_path);
+        match found.iter_mut().find(|(f, _)| *f == call.function) {
+            Some((_, known)) => {
+                if known.as_ref().map(|s| &s.fields) != fields.as_ref() {
+                    *known = None;
+                }
             }
-            continue;
-        };
-        match found.iter_mut().find(|(f, ..)| *f == call.function) {
-            // Every call must have stored each argument in the same field.
-            Some(known) => known.2 &= known.1.fields == fields,
-            None => found.push((call.function, Storing { call: i, fields }, true)),
+            None => found.push((
+                call.function,
+                fields.map(|fields| Storing { call: i, fields }),
+            )),
         }
     }
-    let mut storing: Vec<Storing> = found
-        .into_iter()
-        .filter(|(_, _, agreed)| *agreed)
-        .map(|(_, s, _)| s)
-        .collect();
+    let mut storing: Vec<Storing> = found.into_iter().filter_map(|(_, s)| s).collect();
     // Those that give the object itself first: nothing to unwrap (a stable sort).
     storing.sort_by_key(|s| {
         matches!(&cx.trace.calls[s.call].ret,
