@@ -358,3 +358,73 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "*a == s.0 || *b == s.0", "*a == s.0", "degree");
 }
+
+/// A generic container of the library holding the program's own type (`MaxStack<Score>`,
+/// `Score` declared in `main.rs`): no test can name `Score`, so the carved file declares a
+/// stand-in with its recorded fields and std's derives, and instantiates the container with it.
+#[test]
+fn a_container_of_the_program_s_own_type_is_carved_with_a_stand_in_for_that_type() {
+    let lib = r#"
+pub struct MaxStack<T> {
+    items: Vec<T>,
+    max: Option<usize>,
+}
+
+impl<T: PartialOrd + Clone> MaxStack<T> {
+    pub fn new() -> MaxStack<T> {
+        MaxStack { items: Vec::new(), max: None }
+    }
+    pub fn push(&mut self, item: T) {
+        let bigger = match self.max {
+            Some(m) => item > self.items[m],
+            None => true,
+        };
+        self.items.push(item);
+        if bigger {
+            self.max = Some(self.items.len() - 1);
+        }
+    }
+    pub fn max(&self) -> Option<T> {
+        self.max.map(|m| self.items[m].clone())
+    }
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+"#;
+    let main = r#"
+#[derive(Debug, Clone, PartialEq, PartialOrd)]
+struct Score {
+    points: u32,
+    name: String,
+}
+
+fn main() {
+    let mut s = shapes::MaxStack::new();
+    s.push(Score { points: 3, name: "ann".to_string() });
+    s.push(Score { points: 7, name: "bob".to_string() });
+    s.push(Score { points: 5, name: "cy".to_string() });
+    println!("{:?} {}", s.max(), s.len());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("receiver not rebuilt"), "{summary}");
+    assert!(!summary.contains("not nameable"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "pub struct Score {\n    pub points: u32,\n    pub name: String,\n}",
+            "shapes::MaxStack::<Score>::new()",
+            "Some(Score {\n            points: 7u32,",
+        ],
+    );
+    assert_eq!(file.matches("pub struct Score").count(), 1, "{file}");
+    assert_pass_then_fail_after(
+        &dir,
+        "Some(m) => item > self.items[m],",
+        "Some(m) => item < self.items[m],",
+        "max_",
+    );
+}

@@ -9,5 +9,6 @@ pub(crate) mod fmt_spec;
 pub(crate) mod instance;
 pub(crate) mod lean;
 pub(crate) mod rules;
+pub(crate) mod stand_ins;
 pub(crate) mod std_traits;
 pub(crate) mod target;

@@ -154,6 +154,8 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
     if let Some(v) = &verify {
         verify::consts::probe(&mut api, &crate_dir, (v, opts.interrupt))?;
     }
+    // The recorded program's own types the library held, declared by the tests that name them.
+    api.stand_ins = act::stand_ins::collect(rec.trace, &api);
     let plan_options = plan_options(&opts.plan, rec.trace, &api);
     let tick = |done, total| {
         Progress::report(opts.progress.as_ref(), Step::Planning { done, total });

@@ -144,6 +144,7 @@ pub fn plan_grouped(
         files,
         summary,
         public_paths: public_paths(api),
+        stand_ins: api.stand_ins.clone(),
     }
 }
 
@@ -165,6 +166,7 @@ fn public_paths(api: &CrateApi) -> Vec<(String, String)> {
         })
         .filter(|(from, to)| from != to)
         .collect();
+    out.extend(api.stand_ins.spellings());
     out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
     out.dedup();
     out

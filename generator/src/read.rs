@@ -9,5 +9,6 @@ pub(crate) mod crate_dir;
 pub(crate) mod group;
 pub(crate) mod moved;
 pub(crate) mod paths;
+pub(crate) mod stand_ins;
 pub(crate) mod tree;
 pub(crate) mod types;

@@ -60,6 +60,8 @@ struct FileContext<'a> {
     needs_sequence: bool,
     /// Per test (in order): the recorded test its call came from, as comment text, or empty.
     test_origins: Vec<String>,
+    /// The stand-ins the tests use, each an item (`read/stand_ins.rs`).
+    stand_ins: Vec<&'a str>,
 }
 
 impl Templates {
@@ -118,7 +120,7 @@ impl Templates {
             })
             .collect();
         let cfg = crate::features::features_cfg(&plan.features);
-        let context = FileContext {
+        let mut context = FileContext {
             program: crate::syntax::comment_text(&plan.program),
             run_id: plan.run_id,
             features: &plan.features,
@@ -132,6 +134,7 @@ impl Templates {
             needs_predicates: file.needs_predicates,
             needs_sequence: file.needs_sequence,
             test_origins,
+            stand_ins: Vec::new(),
         };
         let template = self.origin(TEST_FILE_TEMPLATE);
         let render_error = |message: String| GenerateError::Render {
@@ -139,15 +142,24 @@ impl Templates {
             file: file.file_name.clone(),
             message,
         };
-        let context =
-            tera::Context::from_serialize(&context).map_err(|e| render_error(one_line(&e)))?;
-        let source = self
-            .tera
-            .render(TEST_FILE_TEMPLATE, &context)
-            .map_err(|e| render_error(one_line(&e)))?;
+        let render = |context: &FileContext| {
+            let context =
+                tera::Context::from_serialize(context).map_err(|e| render_error(one_line(&e)))?;
+            self.tera
+                .render(TEST_FILE_TEMPLATE, &context)
+                .map_err(|e| render_error(one_line(&e)))
+        };
+        let mut source = render(&context)?;
+        // The recorded program's types the tests name are declared in the file, once.
+        let stand_ins = plan.stand_ins.used_in(&source);
+        if !stand_ins.is_empty() {
+            context.stand_ins = stand_ins.iter().map(|s| s.definition.as_str()).collect();
+            source = render(&context)?;
+        }
         let source = crate::read::paths::spell_public(&source, &plan.public_paths);
         let formatted = format_edited(&file.file_name, &source, spell::apply)?;
-        check_items(file, cfg.as_deref(), &formatted)?;
+        let declared: Vec<&str> = stand_ins.iter().map(|s| s.name.as_str()).collect();
+        check_items(file, (cfg.as_deref(), &declared), &formatted)?;
         Ok(hoist::long_literals(&formatted))
     }
 
@@ -179,7 +191,11 @@ fn is_doc_text(attr: &syn::Attribute) -> bool {
 /// order) and its only attributes the `//!` header and the planned `cfg` (the features the
 /// file needs). Trace text reaches the source only through [`crate::syntax`]; this checks the
 /// whole file once more, after the template has run.
-fn check_items(file: &FilePlan, cfg: Option<&str>, source: &str) -> Result<(), GenerateError> {
+fn check_items(
+    file: &FilePlan,
+    (cfg, stand_ins): (Option<&str>, &[&str]),
+    source: &str,
+) -> Result<(), GenerateError> {
     let unplanned = |what: String| GenerateError::UnplannedItem {
         file: file.file_name.clone(),
         item: what,
@@ -205,6 +221,13 @@ fn check_items(file: &FilePlan, cfg: Option<&str>, source: &str) -> Result<(), G
     for item in &parsed.items {
         match item {
             syn::Item::Use(u) if u.attrs.is_empty() => {}
+            // A stand-in the plan declares: derives, `allow` and its doc line only.
+            syn::Item::Struct(s)
+                if stand_ins.contains(&s.ident.to_string().as_str())
+                    && s.generics.params.is_empty()
+                    && s.attrs.iter().all(|a| {
+                        a.path().is_ident("derive") || a.path().is_ident("allow") || is_doc_text(a)
+                    }) => {}
             syn::Item::Macro(m) if m.mac.path.is_ident("mock") && m.attrs.is_empty() => {
                 if mocks == 0 {
                     return Err(unplanned("a mock! the plan does not have".to_string()));
@@ -537,6 +560,7 @@ mod tests {
             run_id: 3,
             features: Vec::new(),
             public_paths: Vec::new(),
+            stand_ins: Default::default(),
             files: vec![FilePlan {
                 file_name: "carved_calc_ops.rs".to_string(),
                 module_path: "calc::ops".to_string(),

@@ -29,6 +29,9 @@ pub struct Plan {
     /// `pub use` is what makes them reachable: (`shop::store::Store`, `shop::Store`); a path
     /// ending in `::` maps everything under a module. Applied to the rendered files.
     pub public_paths: Vec<(String, String)>,
+    /// The recorded program's types a test may declare a stand-in for; each file declares
+    /// those it names (their paths are in `public_paths`, spelled by the stand-in's name).
+    pub stand_ins: crate::read::stand_ins::StandIns,
 }
 
 /// The tests of one module.

@@ -55,6 +55,9 @@ pub struct CrateApi {
     /// Where the crate was when the trace was recorded, when that is not `dir` (a trace moved
     /// with its crate, `read/moved.rs`): its recorded source files are read under `dir`.
     pub recorded_root: Option<PathBuf>,
+    /// Types of the recorded program the tests declare stand-ins for (`read/stand_ins.rs`),
+    /// filled in from the trace once the API is read.
+    pub stand_ins: crate::read::stand_ins::StandIns,
 }
 
 /// One `pub use` of a reachable module.
@@ -350,7 +353,9 @@ impl CrateApi {
 
 impl crate::read::types::TypeFacts for CrateApi {
     fn shape(&self, path: &str) -> Option<crate::read::types::Shape> {
-        let ty = self.public_type(path)?;
+        let Some(ty) = self.public_type(path) else {
+            return self.stand_ins.shape(path);
+        };
         let debug = ty.traits.contains("Debug");
         Some(crate::read::types::Shape {
             fields_public: ty.fields.iter().all(|f| f.public),

@@ -249,6 +249,7 @@ impl CrateApi {
             aliases: BTreeMap::new(),
             reexports: Vec::new(),
             recorded_root: None,
+            stand_ins: Default::default(),
         };
         api.files.insert(canonical(&lib_root));
         let child_dir = lib_root

@@ -1,0 +1,335 @@
+//! Which types of the recorded program get a stand-in (see `read/stand_ins.rs`), and how each
+//! is declared.
+//!
+//! A type qualifies when a test cannot name it otherwise: it is not std's, not the library's
+//! (declared or macro-made), not a dependency's, and not generic. Every recorded value of it
+//! must have had the same fields, each of a type a test can name (std types, the library's
+//! public types, other stand-ins) and owned (a field holding a reference would need a lifetime
+//! the recording does not give). The derives are what std derives for such fields: `Debug`,
+//! `Clone`, `PartialEq`, `PartialOrd`, `Default`, and `Eq`, `Ord`, `Hash` without floats, `Copy`
+//! when every field is a scalar.
+
+use std::collections::BTreeMap;
+
+use carve_storage::{Trace, Value};
+
+use crate::act::instance::test_spelling;
+use crate::read::crate_api::CrateApi;
+use crate::read::stand_ins::{StandIn, StandIns};
+use crate::read::types::{Prim, Shape, TypeFacts};
+use crate::syntax::is_ident;
+
+/// The recorded fields of one candidate type, or `None` once two values disagreed.
+type Fields = Option<Vec<(String, String)>>;
+
+/// The stand-ins the tests carved from `trace` may declare.
+pub(crate) fn collect(trace: &Trace, api: &CrateApi) -> StandIns {
+    let mut seen: BTreeMap<String, Fields> = BTreeMap::new();
+    let values = trace.calls.iter().flat_map(|c| {
+        (c.args.iter().chain(&c.after))
+            .map(|a| &a.value)
+            .chain(c.ret.as_ref())
+    });
+    for value in values {
+        visit(value, &mut |ty, fields| {
+            if !candidate(ty, api) {
+                return;
+            }
+            let recorded: Vec<(String, String)> = (fields.iter())
+                .map(|f| (f.name.clone(), f.value.type_name().to_string()))
+                .collect();
+            let entry = seen.entry(ty.to_string()).or_insert(Some(recorded.clone()));
+            if entry.as_ref() != Some(&recorded) {
+                *entry = None;
+            }
+        });
+    }
+    let mut kept: BTreeMap<String, Vec<(String, String)>> = seen
+        .into_iter()
+        .filter_map(|(ty, fields)| Some((ty, fields?)))
+        .collect();
+    // Two types of one name would be declared twice: neither is.
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    for ty in kept.keys() {
+        *names.entry(last_segment(ty).to_string()).or_default() += 1;
+    }
+    kept.retain(|ty, _| names[last_segment(ty)] == 1);
+    // A field of another candidate's type is nameable only while that one stays.
+    loop {
+        let facts = Candidates { api, kept: &kept };
+        let before = kept.len();
+        let writable: Vec<String> = (kept.iter())
+            .filter(|(_, fields)| {
+                fields
+                    .iter()
+                    .all(|(_, ty)| field_type(ty, &facts).is_some())
+            })
+            .map(|(ty, _)| ty.clone())
+            .collect();
+        kept.retain(|ty, _| writable.contains(ty));
+        if kept.len() == before {
+            break;
+        }
+    }
+    let facts = Candidates { api, kept: &kept };
+    let by_path = (kept.iter())
+        .map(|(ty, fields)| (ty.clone(), declare(ty, fields, &kept, &facts)))
+        .collect();
+    StandIns { by_path }
+}
+
+/// Calls `f` with the type and fields of every struct value inside `value`.
+fn visit(value: &Value, f: &mut dyn FnMut(&str, &[carve_storage::Field])) {
+    match value {
+        Value::Struct { ty, fields } => {
+            f(ty, fields);
+            fields.iter().for_each(|x| visit(&x.value, f));
+        }
+        Value::Enum { fields, .. } => fields.iter().for_each(|x| visit(&x.value, f)),
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => {
+            elems.iter().for_each(|e| visit(e, f))
+        }
+        Value::Ref { target, .. } => visit(target, f),
+        _ => {}
+    }
+}
+
+/// Whether a recorded struct type is one a test cannot name otherwise (see the module doc).
+fn candidate(ty: &str, api: &CrateApi) -> bool {
+    let segments: Vec<&str> = ty.split("::").collect();
+    let [first, .., name] = segments.as_slice() else {
+        return false;
+    };
+    if !segments.iter().all(|s| is_ident(s))
+        || matches!(*first, "std" | "core" | "alloc")
+        || api.dev_dependencies.contains(&first.replace('_', "-"))
+        || api.dev_dependencies.contains(*first)
+        || api.public_type(ty).is_some()
+        || api.declared_type(ty).is_some()
+    {
+        return false;
+    }
+    // A type of the library a macro made (`bitflags!`'s `struct Flags`) is not declared, but
+    // its name is in the library's source: the program's own type is not.
+    *first != api.crate_name || !declared_in_lib_source(api, name)
+}
+
+fn declared_in_lib_source(api: &CrateApi, name: &str) -> bool {
+    api.files.iter().any(|file| {
+        std::fs::read_to_string(file).is_ok_and(|src| {
+            ["struct ", "enum ", "type "]
+                .iter()
+                .any(|kw| mentions_word(&src, &format!("{kw}{name}")))
+        })
+    })
+}
+
+fn mentions_word(source: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    source.match_indices(word).any(|(at, _)| {
+        !source[..at].chars().last().is_some_and(ident)
+            && !source[at + word.len()..].chars().next().is_some_and(ident)
+    })
+}
+
+fn last_segment(ty: &str) -> &str {
+    ty.rsplit("::").next().unwrap_or(ty)
+}
+
+/// The library's types and the candidates still kept, as a test can name them.
+struct Candidates<'a> {
+    api: &'a CrateApi,
+    kept: &'a BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl TypeFacts for Candidates<'_> {
+    fn shape(&self, path: &str) -> Option<Shape> {
+        self.api.shape(path).or_else(|| {
+            self.kept.get(path).map(|fields| Shape {
+                fields_public: true,
+                unit: fields.is_empty(),
+                comparable: true,
+                debug: true,
+                debug_derived: true,
+            })
+        })
+    }
+}
+
+/// A field's recorded type as the stand-in declares it: nameable and owned.
+fn field_type(ty: &str, facts: &Candidates) -> Option<String> {
+    if ty.contains('&') || ty.contains('*') || ty.contains("dyn ") {
+        return None;
+    }
+    test_spelling(ty, facts)
+}
+
+/// The stand-in's item: derives, then the struct with the recorded fields (a tuple struct when
+/// they are `__0`, `__1`, …; a unit struct when there are none).
+fn declare(
+    ty: &str,
+    fields: &[(String, String)],
+    kept: &BTreeMap<String, Vec<(String, String)>>,
+    facts: &Candidates,
+) -> StandIn {
+    let name = last_segment(ty).to_string();
+    let types: Vec<String> = (fields.iter())
+        .map(|(_, t)| field_type(t, facts).unwrap_or_default())
+        .collect();
+    let mut derives = vec!["Debug", "Clone", "PartialEq", "PartialOrd"];
+    if !has_float(ty, kept, &mut Vec::new()) {
+        derives.extend(["Eq", "Ord", "Hash"]);
+    }
+    if !types.iter().any(|t| t.contains('[')) {
+        derives.push("Default");
+    }
+    if is_copy(ty, kept, &mut Vec::new()) {
+        derives.push("Copy");
+    }
+    let tuple = fields
+        .iter()
+        .enumerate()
+        .all(|(i, (f, _))| *f == format!("__{i}"));
+    let body = if fields.is_empty() {
+        ";".to_string()
+    } else if tuple {
+        let parts: Vec<String> = types.iter().map(|t| format!("pub {t}")).collect();
+        format!("({});", parts.join(", "))
+    } else {
+        let parts: Vec<String> = (fields.iter().zip(&types))
+            .map(|((f, _), t)| format!("    pub {f}: {t},\n"))
+            .collect();
+        format!(" {{\n{}}}", parts.concat())
+    };
+    let definition = format!(
+        "/// Stands for the recorded program's `{ty}`: its recorded fields, std's derives.\n\
+         #[derive({})]\n#[allow(dead_code)]\npub struct {name}{body}\n",
+        derives.join(", ")
+    );
+    StandIn {
+        path: ty.to_string(),
+        name,
+        unit: fields.is_empty(),
+        definition,
+    }
+}
+
+/// Whether a float is anywhere inside the stand-in's fields (no `Eq`, `Ord`, `Hash` then).
+fn has_float(
+    ty: &str,
+    kept: &BTreeMap<String, Vec<(String, String)>>,
+    seen: &mut Vec<String>,
+) -> bool {
+    if seen.iter().any(|s| s == ty) {
+        return false;
+    }
+    seen.push(ty.to_string());
+    kept[ty].iter().any(|(_, t)| {
+        let words = t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
+        words.clone().any(|w| w == "f32" || w == "f64")
+            || words
+                .filter(|w| kept.contains_key(*w))
+                .any(|w| has_float(w, kept, seen))
+    })
+}
+
+/// Whether every field is a scalar or a `Copy` stand-in.
+fn is_copy(
+    ty: &str,
+    kept: &BTreeMap<String, Vec<(String, String)>>,
+    seen: &mut Vec<String>,
+) -> bool {
+    if seen.iter().any(|s| s == ty) {
+        return false;
+    }
+    seen.push(ty.to_string());
+    kept[ty].iter().all(|(_, t)| {
+        Prim::from_name(t).is_some() || (kept.contains_key(t) && is_copy(t, kept, seen))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::rulebook;
+
+    fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        (list.iter())
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect()
+    }
+
+    fn declared(list: &[(&str, Vec<(String, String)>)]) -> BTreeMap<String, StandIn> {
+        let api = &rulebook().api;
+        let kept: BTreeMap<String, Vec<(String, String)>> = (list.iter())
+            .map(|(t, f)| (t.to_string(), f.clone()))
+            .collect();
+        let facts = Candidates { api, kept: &kept };
+        (kept.iter())
+            .map(|(t, f)| (t.clone(), declare(t, f, &kept, &facts)))
+            .collect()
+    }
+
+    #[test]
+    fn only_types_no_test_can_name_otherwise_get_a_stand_in() {
+        let api = &rulebook().api;
+        assert!(candidate("app::Score", api));
+        assert!(candidate("app::model::Score", api));
+        // The library's own, std's, generic ones and paths that are no paths do not.
+        assert!(!candidate("rulebook::Counter", api));
+        assert!(!candidate("rulebook::Invalid", api));
+        assert!(!candidate("alloc::string::String", api));
+        assert!(!candidate("app::Wrap<u8>", api));
+        assert!(!candidate("Score", api));
+        // The program and the library may share the crate name (`src/main.rs` beside
+        // `src/lib.rs`): a type the library's source does not declare is the program's.
+        assert!(candidate("rulebook::Score", api));
+    }
+
+    #[test]
+    fn a_stand_in_declares_the_recorded_fields_with_what_std_derives_for_them() {
+        let all = declared(&[
+            (
+                "app::Score",
+                fields(&[("points", "u32"), ("name", "alloc::string::String")]),
+            ),
+            ("app::Meters", fields(&[("__0", "f64")])),
+            ("app::Pair", fields(&[("a", "u8"), ("b", "app::Meters")])),
+            ("app::Marker", fields(&[])),
+        ]);
+        let score = &all["app::Score"].definition;
+        assert!(
+            score
+                .contains("#[derive(Debug, Clone, PartialEq, PartialOrd, Eq, Ord, Hash, Default)]"),
+            "{score}"
+        );
+        assert!(
+            score.contains("pub struct Score {\n    pub points: u32,\n    pub name: String,\n}")
+        );
+        let meters = &all["app::Meters"].definition;
+        assert!(
+            meters.contains("#[derive(Debug, Clone, PartialEq, PartialOrd, Default, Copy)]"),
+            "{meters}"
+        );
+        assert!(meters.contains("pub struct Meters(pub f64);"), "{meters}");
+        // A float inside another stand-in takes `Eq`, `Ord` and `Hash` away from this one too.
+        let pair = &all["app::Pair"].definition;
+        assert!(pair.contains("PartialOrd, Default, Copy)]"), "{pair}");
+        assert!(pair.contains("pub b: app::Meters,"), "{pair}");
+        assert!(all["app::Marker"].definition.contains("pub struct Marker;"));
+        assert!(all["app::Marker"].unit);
+    }
+
+    #[test]
+    fn a_field_no_test_can_name_or_holding_a_reference_gets_no_stand_in() {
+        let api = &rulebook().api;
+        let kept = BTreeMap::new();
+        let facts = Candidates { api, kept: &kept };
+        assert_eq!(field_type("&str", &facts), None);
+        assert_eq!(field_type("other::Thing", &facts), None);
+        assert_eq!(
+            field_type("alloc::vec::Vec<u8, alloc::alloc::Global>", &facts).as_deref(),
+            Some("std::vec::Vec<u8>")
+        );
+    }
+}
