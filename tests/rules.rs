@@ -1549,3 +1549,66 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "self.0 / 2", "self.0 / 2 + 1", "halve");
 }
+
+/// A provided method of the crate's trait with a blanket impl over every iterator (itertools'
+/// `impl<T: Iterator> Itertools for T`), run on std iterators the program made: called by the
+/// trait's path with the iterator rebuilt as the program writes it (`[..].iter().copied()`,
+/// `3..8`, `std::iter::empty::<i32>()`), each type named where std re-exports it.
+#[test]
+fn a_blanket_trait_s_provided_method_runs_on_the_std_iterator_the_program_gave() {
+    let lib = r#"
+pub trait Stats: Iterator {
+    fn spread(self) -> Option<i64>
+    where
+        Self: Sized,
+        Self::Item: Into<i64>,
+    {
+        let mut lo = None;
+        let mut hi = None;
+        for x in self {
+            let x: i64 = x.into();
+            if lo.map_or(true, |l| x < l) {
+                lo = Some(x);
+            }
+            if hi.map_or(true, |h| x > h) {
+                hi = Some(x);
+            }
+        }
+        Some(hi? - lo?)
+    }
+    fn count_above(self, limit: i64) -> usize
+    where
+        Self: Sized,
+        Self::Item: Into<i64>,
+    {
+        self.map(Into::into).filter(|x: &i64| *x > limit).count()
+    }
+}
+
+impl<I: Iterator> Stats for I {}
+"#;
+    let main = r#"
+use shapes::Stats;
+
+fn main() {
+    let v = vec![4i32, 9, 1, 7];
+    println!("{:?}", v.iter().copied().spread());
+    println!("{:?}", (3i32..8).count_above(5));
+    println!("{:?}", std::iter::empty::<i32>().spread());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("cannot name"), "{summary}");
+    assert!(summary.contains("3 of 3 recorded calls"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "as shapes::Stats>::spread([4i32, 9i32, 1i32, 7i32].iter().copied())",
+            "as shapes::Stats>::spread(std::iter::empty::<i32>())",
+            "<std::ops::Range<i32> as shapes::Stats>::count_above(3i32..8i32, 5i64)",
+        ],
+    );
+    assert_pass_then_fail_after(&dir, "Some(hi? - lo?)", "Some(hi? - lo? + 1)", "spread_");
+}

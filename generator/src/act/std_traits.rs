@@ -215,6 +215,49 @@ const PUBLIC_STD_TYPES: &[(&str, &str)] = &[
     ("std::ffi::c_str::CStr", "std::ffi::CStr"),
     ("std::ffi::os_str::OsString", "std::ffi::OsString"),
     ("std::ffi::os_str::OsStr", "std::ffi::OsStr"),
+    // The rest of a collection's module after its type's own entry above: its iterators.
+    (
+        "std::collections::hash::map::",
+        "std::collections::hash_map::",
+    ),
+    (
+        "std::collections::hash::set::",
+        "std::collections::hash_set::",
+    ),
+    (
+        "std::collections::btree::map::",
+        "std::collections::btree_map::",
+    ),
+    (
+        "std::collections::btree::set::",
+        "std::collections::btree_set::",
+    ),
+    // Iterators, each re-exported where a program names it (`std::slice::Iter`).
+    ("std::slice::iter::", "std::slice::"),
+    ("std::str::iter::", "std::str::"),
+    ("std::vec::into_iter::IntoIter", "std::vec::IntoIter"),
+    ("std::vec::drain::Drain", "std::vec::Drain"),
+    ("std::iter::sources::empty::Empty", "std::iter::Empty"),
+    ("std::iter::sources::once::Once", "std::iter::Once"),
+    ("std::iter::sources::repeat::Repeat", "std::iter::Repeat"),
+    ("std::iter::adapters::cloned::Cloned", "std::iter::Cloned"),
+    ("std::iter::adapters::copied::Copied", "std::iter::Copied"),
+    ("std::iter::adapters::chain::Chain", "std::iter::Chain"),
+    ("std::iter::adapters::cycle::Cycle", "std::iter::Cycle"),
+    (
+        "std::iter::adapters::enumerate::Enumerate",
+        "std::iter::Enumerate",
+    ),
+    ("std::iter::adapters::fuse::Fuse", "std::iter::Fuse"),
+    (
+        "std::iter::adapters::peekable::Peekable",
+        "std::iter::Peekable",
+    ),
+    ("std::iter::adapters::rev::Rev", "std::iter::Rev"),
+    ("std::iter::adapters::skip::Skip", "std::iter::Skip"),
+    ("std::iter::adapters::step_by::StepBy", "std::iter::StepBy"),
+    ("std::iter::adapters::take::Take", "std::iter::Take"),
+    ("std::iter::adapters::zip::Zip", "std::iter::Zip"),
 ];
 
 #[cfg(test)]
@@ -275,6 +318,21 @@ pub(crate) mod tests {
             "std::num::NonZero<usize>"
         );
         assert_eq!(std_spelling("mycore::x"), "mycore::x");
+        // Iterators are named where std re-exports them.
+        assert_eq!(
+            std_spelling("core::iter::adapters::copied::Copied<core::slice::iter::Iter<i32>>"),
+            "std::iter::Copied<std::slice::Iter<i32>>"
+        );
+        assert_eq!(
+            std_spelling(
+                "alloc::collections::btree::map::IntoIter<&str, i32, alloc::alloc::Global>"
+            ),
+            "std::collections::btree_map::IntoIter<&str, i32>"
+        );
+        assert_eq!(
+            std_spelling("std::collections::hash::map::HashMap<u8, u8>"),
+            "std::collections::HashMap<u8, u8>"
+        );
     }
 
     #[test]

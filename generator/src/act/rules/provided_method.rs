@@ -8,6 +8,7 @@ use carve_storage::FunctionInfo;
 
 use crate::act::call::parse_fn_path;
 use crate::act::rules::crate_trait::trait_method;
+use crate::act::rules::foreign_self::resolve_foreign_self_impl;
 use crate::act::target::Target;
 use crate::read::crate_api::CrateApi;
 
@@ -39,6 +40,23 @@ pub(crate) fn rule(api: &CrateApi, info: &FunctionInfo) -> Option<Target> {
             .trim_start_matches("mut ")
             .trim(),
     );
+    // A blanket impl over a std type (itertools' `impl<T: Iterator> Itertools for T` run on
+    // `[1, 2].iter().cloned()`): called by its full path, the receiver written as the first
+    // argument, as for a trait impl on a std type.
+    if ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|std| base.starts_with(std))
+    {
+        let self_ty = self_ty.strip_prefix('&').unwrap_or(self_ty);
+        let self_ty = self_ty.strip_prefix("mut ").unwrap_or(self_ty).trim();
+        return Some(resolve_foreign_self_impl(
+            api,
+            info,
+            self_ty,
+            &trait_path,
+            method,
+        ));
+    }
     if !crate::syntax::is_path(base) || api.public_type(base).is_none() {
         return Some(Target::Unsupported(
             "provided method on a type a test cannot name",
@@ -73,6 +91,24 @@ mod tests {
         assert_eq!(c.self_type.as_deref(), Some("rulebook::Square"));
         assert_eq!(c.via_trait.as_deref(), Some("rulebook::Shape"));
         assert!(c.api.has_receiver);
+    }
+
+    #[test]
+    fn a_provided_method_run_on_a_std_type_is_called_by_the_trait_s_path() {
+        // What a run records for a provided method of a blanket impl run on a std iterator.
+        let r = rulebook();
+        let mut f = r.function("<u32 as rulebook::Shape>::area").clone();
+        f.path = "rulebook::Shape::area".to_string();
+        f.params[0].type_name = "&core::slice::iter::Iter<u32>".to_string();
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "provided_method");
+        let Target::Callable(c) = target else {
+            panic!("{} is not callable", f.path)
+        };
+        assert_eq!(
+            c.call_path,
+            "<std::slice::Iter<u32> as rulebook::Shape>::area"
+        );
     }
 
     #[test]

@@ -63,6 +63,15 @@ pub(crate) fn std_value(ty: &str, fields: &[Field]) -> Option<String> {
         }
         _ => {}
     }
+    // An empty iterator of a scalar (`std::iter::empty::<i32>()`): it holds nothing else.
+    if base == "core::iter::sources::empty::Empty" {
+        let item = ty
+            .strip_prefix(base)?
+            .strip_prefix('<')?
+            .strip_suffix('>')?;
+        let prim = Prim::from_name(item.trim())?;
+        return Some(format!("std::iter::empty::<{}>()", prim.name()));
+    }
     if matches!(base, "core::time::Duration" | "std::time::Duration") {
         let (secs, nanos) = (int_of(field("secs")?)?, int_of(field("nanos")?)?);
         return Some(format!("std::time::Duration::new({secs}, {nanos})"));
