@@ -428,3 +428,86 @@ fn main() {
         "max_",
     );
 }
+
+/// State behind a shared pointer: a buffer split in two shares one storage (as `bytes` does),
+/// and the program kept the split-off part while it went on with the rest. A replayed split
+/// whose result the program went on using is kept alive to the end of the test (`let _buf_2 =
+/// ..`), so the rest sees the storage shared as it was; a result the program never used again is
+/// dropped at once (`let _ = ..`).
+#[test]
+fn a_replayed_split_whose_part_the_program_kept_keeps_it_alive_in_the_test() {
+    let lib = r#"
+use std::rc::Rc;
+
+pub struct Buf {
+    data: Rc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+pub struct Frozen {
+    data: Rc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl Buf {
+    pub fn from_slice(s: &[u8]) -> Buf {
+        Buf { data: Rc::new(s.to_vec()), start: 0, end: s.len() }
+    }
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+    pub fn split_to(&mut self, at: usize) -> Buf {
+        let head = Buf { data: Rc::clone(&self.data), start: self.start, end: self.start + at };
+        self.start += at;
+        head
+    }
+    pub fn freeze(self) -> Frozen {
+        Frozen { data: self.data, start: self.start, end: self.end }
+    }
+}
+
+impl Frozen {
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.data[self.start..self.end].to_vec()
+    }
+    pub fn shared(&self) -> usize {
+        Rc::strong_count(&self.data)
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut b = shapes::Buf::from_slice(b"hello world");
+    let head = b.split_to(5);
+    println!("{} {}", head.len(), b.len());
+    let f = head.freeze();
+    println!("{:?} {}", f.to_vec(), f.shared());
+    let rest = b.freeze();
+    println!("{:?} {}", rest.to_vec(), rest.shared());
+    let mut once = shapes::Buf::from_slice(b"abc");
+    let _ = once.split_to(1);
+    println!("{}", once.freeze().shared());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("failed verification"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "let _buf_2 = buf.split_to(5usize);",
+            "let _ = buf.split_to(1usize);",
+            "fn shared_returns_2_when_start_5_end_11",
+            "fn shared_returns_1",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "data: Rc::clone(&self.data),",
+        "data: Rc::new(self.data[..].to_vec()),",
+        "shared_returns_2",
+    );
+}

@@ -68,6 +68,10 @@ pub struct Ctx<'a> {
     /// Replay every step of an object's history, state-equivalent ones included (the fallback
     /// for a call whose shortened test failed verification; see [`crate::arrange::rebuild::history`]).
     pub(crate) whole_histories: std::cell::Cell<bool>,
+    /// The calls whose result the program went on using (an object it made that a later call
+    /// took by reference), with that object's type: a test replaying such a call keeps its
+    /// result alive too (it may share state with the receiver: a split buffer's storage).
+    pub(crate) results_used_later: HashMap<CallId, String>,
     /// Check the result only as the recording says it, no getter, `Display` or `Debug` beyond
     /// (the fallback for a call whose stronger test failed verification; `assert/getters.rs`).
     pub(crate) weak_oracles: std::cell::Cell<bool>,
@@ -192,6 +196,7 @@ impl<'a> Ctx<'a> {
             texts: crate::arrange::texts::Texts::new(trace),
             whole_histories: std::cell::Cell::new(false),
             weak_oracles: std::cell::Cell::new(false),
+            results_used_later: results_used_later(trace),
             rebuild,
         };
         for (i, read) in trace.file_reads.iter().enumerate() {
@@ -242,6 +247,36 @@ impl<'a> Ctx<'a> {
     pub fn replay_whole_histories(&self, whole: bool) {
         self.whole_histories.set(whole);
     }
+}
+
+/// The variable a replayed step's result is bound to: `_` (dropped at once) unless the program
+/// went on using what one of `calls` returned ([`Ctx::results_used_later`]); then a fresh
+/// `_name` that keeps it alive to the end of the test, as the program kept it.
+pub(crate) fn step_result_var(cx: &Ctx, b: &mut Builder, calls: &[CallId]) -> String {
+    let Some(ty) = calls.iter().find_map(|c| cx.results_used_later.get(c)) else {
+        return "_".to_string();
+    };
+    let base = crate::read::types::strip_generics(ty);
+    let name = base.rsplit("::").next().unwrap_or(base);
+    // Unused by the test: its name says so (`_buf_2`, never a warning).
+    format!("_{}", b.fresh(&crate::naming::snake_case(name)))
+}
+
+/// See [`Ctx::results_used_later`].
+fn results_used_later(trace: &Trace) -> HashMap<CallId, String> {
+    let mut last_use: HashMap<carve_storage::ObjectId, CallId> = HashMap::new();
+    for call in &trace.calls {
+        for o in &call.objects {
+            let last = last_use.entry(o.object).or_insert(call.id);
+            *last = (*last).max(call.id);
+        }
+    }
+    (trace.objects.iter())
+        .filter_map(|o| {
+            let made_by = o.created_by?;
+            (*last_use.get(&o.id)? > made_by).then(|| (made_by, o.type_name.clone()))
+        })
+        .collect()
 }
 
 pub(crate) fn is_trait_call(cx: &Ctx, call: &Call) -> Option<String> {

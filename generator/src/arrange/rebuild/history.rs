@@ -15,7 +15,9 @@ use carve_storage::{ArgObject, Call, CallId, ObjectId, Outcome, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::{mark, undo, Builder};
-use crate::arrange::context::{in_library, leaves_library, reads_unbuilt_world, Ctx};
+use crate::arrange::context::{
+    in_library, leaves_library, reads_unbuilt_world, step_result_var, Ctx,
+};
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::producer::constructed;
@@ -132,6 +134,13 @@ pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
         statement,
     } in steps
     {
+        // What the program went on using lives to the end of the test, as in the program (it
+        // may share state with the object: a split buffer's storage); the rest is dropped at once.
+        let result = if statement {
+            String::new()
+        } else {
+            step_result_var(cx, b, &calls)
+        };
         b.arranged.extend(calls);
         // A replay closure's replies are bound right before its step, checked right after.
         let (expr, after) = match expr {
@@ -139,11 +148,7 @@ pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
             StepExpr::Call(call) => call.add_to(b),
         };
         b.setup.push(Binding {
-            var: if statement {
-                String::new()
-            } else {
-                "_".to_string()
-            },
+            var: result,
             mutable: false,
             expr: format!("{star}{var}.{expr}"),
             repeat: 1,

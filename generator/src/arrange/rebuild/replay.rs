@@ -8,7 +8,7 @@ use carve_storage::{Call, CallId, Outcome, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::{mark, undo, Builder};
-use crate::arrange::context::{has_trait_calls, reads_world, ByStateKey, Ctx};
+use crate::arrange::context::{has_trait_calls, reads_world, step_result_var, ByStateKey, Ctx};
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
@@ -428,8 +428,10 @@ pub(crate) fn replay(
                     Ok(text) => (text, Vec::new()),
                     Err(call) => call.add_to(b),
                 };
+                // What the program went on using lives on (see `step_result_var`).
+                let result = step_result_var(cx, b, &[step.id]);
                 b.setup.push(Binding {
-                    var: "_".to_string(),
+                    var: result,
                     mutable: false,
                     expr: format!("{var}.{call_expr}"),
                     repeat: 1,
