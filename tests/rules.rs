@@ -1612,3 +1612,43 @@ fn main() {
     );
     assert_pass_then_fail_after(&dir, "Some(hi? - lo?)", "Some(hi? - lo? + 1)", "spread_");
 }
+
+/// A variant of a generic enum that does not mention every type parameter (`Left(L)` of
+/// `Either<L, R>`, tinyvec's `Heap(Vec<A::Item>)`) leaves the others to nothing: the value is
+/// written with its recorded instance, `Either::<u8, String>::Left(3u8)`.
+#[test]
+fn a_generic_enum_s_variant_is_written_with_its_recorded_instance() {
+    let lib = r#"
+pub enum Either<L, R> {
+    Left(L),
+    Right(R),
+}
+
+impl<L, R> Either<L, R> {
+    pub fn is_left(&self) -> bool {
+        matches!(self, Either::Left(_))
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let a: shapes::Either<u8, String> = shapes::Either::Left(3);
+    let b: shapes::Either<u8, String> = shapes::Either::Right("x".to_string());
+    println!("{} {}", a.is_left(), b.is_left());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("failed verification"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &["shapes::Either::<u8, String>::Left(3u8)"],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "matches!(self, Either::Left(_))",
+        "matches!(self, Either::Right(_))",
+        "is_left_",
+    );
+}

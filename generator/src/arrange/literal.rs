@@ -234,9 +234,34 @@ fn enum_value(
         if compare && !shape.comparable {
             return Err(LiteralError::UnsupportedType(base.to_string()));
         }
-        format!("{base}::{}", syntax::ident(variant)?)
+        // A generic enum's variant may not name every parameter (`TinyVec::Heap(Vec<A::Item>)`
+        // says nothing of `A`'s length): the recorded instance is named where a test can.
+        format!(
+            "{base}{}::{}",
+            enum_instance(ty, facts),
+            syntax::ident(variant)?
+        )
     };
     compose(&path, fields, &args, true)
+}
+
+/// `::<[i32; 4]>`, the turbofish of a generic enum's recorded instance
+/// (`tinyvec::TinyVec<[i32; 4]>`), when a test can name every argument; empty otherwise.
+fn enum_instance(ty: &str, facts: &dyn TypeFacts) -> String {
+    let Some(args) = ty
+        .find('<')
+        .and_then(|open| ty[open + 1..].strip_suffix('>'))
+    else {
+        return String::new();
+    };
+    let written: Option<Vec<String>> = crate::read::paths::split_top(args, ",")
+        .iter()
+        .map(|a| crate::act::instance::test_spelling(a.trim(), facts))
+        .collect();
+    match written {
+        Some(w) if !w.is_empty() => format!("::<{}>", w.join(", ")),
+        _ => String::new(),
+    }
 }
 
 /// A reference or `Box` to a value written as [`render_value`] does: `&v`, `&mut v`,

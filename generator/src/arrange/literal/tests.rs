@@ -643,3 +643,40 @@ fn empty_collections_name_their_element_types_so_that_they_infer() {
     );
     assert!(render_value(&items, true, &Public).is_err());
 }
+
+#[test]
+fn a_generic_enum_s_variant_names_its_recorded_instance() {
+    struct Tiny;
+    impl TypeFacts for Tiny {
+        fn shape(&self, path: &str) -> Option<Shape> {
+            (path == "tinyvec::TinyVec").then(Shape::default)
+        }
+    }
+    // `Heap(Vec<A::Item>)` says nothing of the array's length: the instance does.
+    let heap = Value::Enum {
+        ty: "tinyvec::TinyVec<[i32; 4]>".into(),
+        variant: "Heap".into(),
+        fields: vec![Field {
+            name: "__0".into(),
+            value: Value::Seq {
+                ty: "alloc::vec::Vec<i32, alloc::alloc::Global>".into(),
+                elems: vec![],
+                truncated: false,
+            },
+        }],
+    };
+    assert_eq!(
+        render_value(&heap, false, &Tiny).unwrap(),
+        "tinyvec::TinyVec::<[i32; 4]>::Heap(Vec::<i32>::new())"
+    );
+    // An argument no test can name leaves the instance to inference, as before.
+    let private = Value::Enum {
+        ty: "tinyvec::TinyVec<m::Private>".into(),
+        variant: "Heap".into(),
+        fields: vec![],
+    };
+    assert_eq!(
+        render_value(&private, false, &Tiny).unwrap(),
+        "tinyvec::TinyVec::Heap"
+    );
+}
