@@ -48,12 +48,8 @@ pub(crate) fn collect(trace: &Trace, api: &CrateApi) -> StandIns {
         .into_iter()
         .filter_map(|(ty, fields)| Some((ty, fields?)))
         .collect();
-    // Two types of one name would be declared twice: neither is.
-    let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for ty in kept.keys() {
-        *names.entry(last_segment(ty).to_string()).or_default() += 1;
-    }
-    kept.retain(|ty, _| names[last_segment(ty)] == 1);
+    let names = names(kept.keys());
+    kept.retain(|ty, _| names.contains_key(ty));
     // A field of another candidate's type is nameable only while that one stays.
     loop {
         let facts = Candidates { api, kept: &kept };
@@ -72,10 +68,149 @@ pub(crate) fn collect(trace: &Trace, api: &CrateApi) -> StandIns {
         }
     }
     let facts = Candidates { api, kept: &kept };
+    let serde = serde_asked(trace, api, &kept);
     let by_path = (kept.iter())
-        .map(|(ty, fields)| (ty.clone(), declare(ty, fields, &kept, &facts)))
+        .map(|(ty, fields)| {
+            let mut s = declare((ty, &names[ty]), fields, &kept, &facts);
+            let traits = serde.get(ty.as_str()).cloned().unwrap_or_default();
+            s.definition = derive_serde(&s.definition, api, &traits);
+            (ty.clone(), s)
+        })
         .collect();
     StandIns { by_path }
+}
+
+/// The name each type's stand-in gets: its own (`Score`), or with its module's in front where
+/// two types share it (`type_errors::Foo` → `TypeErrorsFoo`); a type whose name still clashes
+/// gets none.
+fn names<'a>(types: impl Iterator<Item = &'a String>) -> BTreeMap<String, String> {
+    let types: Vec<&String> = types.collect();
+    let own = |ty: &str| last_segment(ty).to_string();
+    let qualified = |ty: &str| {
+        let mut parts = ty.rsplit("::");
+        let name = parts.next().unwrap_or(ty);
+        let module = parts.next().unwrap_or("");
+        format!("{}{name}", upper_camel(module))
+    };
+    let count = |f: &dyn Fn(&str) -> String, name: &str| {
+        types.iter().filter(|t| f(t.as_str()) == name).count()
+    };
+    let mut out = BTreeMap::new();
+    for ty in &types {
+        let name = own(ty);
+        let name = if count(&own, &name) == 1 {
+            name
+        } else {
+            qualified(ty)
+        };
+        let taken = types
+            .iter()
+            .filter(|t| t != &ty)
+            .any(|t| own(t) == name || qualified(t) == name);
+        if !taken && is_ident(&name) {
+            out.insert(ty.to_string(), name);
+        }
+    }
+    out
+}
+
+fn upper_camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Per stand-in, the serde traits the library asked of it: a recorded function instantiated
+/// with the type (`from_str<app::Config>`) whose signature bounds a type parameter by
+/// `Deserialize` (or `DeserializeOwned`) or `Serialize`. What a stand-in derives, the
+/// stand-ins in its fields derive too.
+fn serde_asked<'a>(
+    trace: &Trace,
+    api: &CrateApi,
+    kept: &'a BTreeMap<String, Vec<(String, String)>>,
+) -> BTreeMap<&'a str, Vec<&'static str>> {
+    let mut asked: BTreeMap<&str, Vec<&'static str>> = BTreeMap::new();
+    if api.serde_derive.is_none() {
+        return asked;
+    }
+    for f in &trace.functions {
+        let Some(signature) = declared_signature(api, &f.path) else {
+            continue;
+        };
+        for ty in kept.keys() {
+            if !crate::read::stand_ins::mentions_path(&f.name, ty) {
+                continue;
+            }
+            for tr in ["Deserialize", "Serialize"] {
+                if signature.contains(tr) {
+                    add_with_fields(&mut asked, kept, ty, tr);
+                }
+            }
+        }
+    }
+    asked
+}
+
+fn add_with_fields<'a>(
+    asked: &mut BTreeMap<&'a str, Vec<&'static str>>,
+    kept: &'a BTreeMap<String, Vec<(String, String)>>,
+    ty: &str,
+    tr: &'static str,
+) {
+    let Some((ty, fields)) = kept.get_key_value(ty) else {
+        return;
+    };
+    let traits = asked.entry(ty.as_str()).or_default();
+    if traits.contains(&tr) {
+        return;
+    }
+    traits.push(tr);
+    for (_, field) in fields {
+        for inner in kept.keys() {
+            if crate::read::stand_ins::mentions_path(field, inner) {
+                add_with_fields(asked, kept, inner, tr);
+            }
+        }
+    }
+}
+
+/// The signature the library's source gives the function at `path` (a free function or an
+/// inherent method: `toml::de::from_str`, `toml::value::Value::try_into`).
+fn declared_signature<'a>(api: &'a CrateApi, path: &str) -> Option<&'a str> {
+    let segments = crate::act::call::parse_fn_path(path).ok()?;
+    let (krate, rest) = segments.split_first()?;
+    if *krate != api.crate_name {
+        return None;
+    }
+    let (name, owners) = rest.split_last()?;
+    let free = api.find_module(owners).and_then(|m| m.functions.get(name));
+    let method = owners
+        .split_last()
+        .and_then(|(ty, module)| api.find_module(module)?.types.get(ty)?.functions.get(name));
+    free.or(method).map(|f| f.signature.as_str())
+}
+
+/// `definition` with serde's derives for `traits` added to its `#[derive(..)]`.
+fn derive_serde(definition: &str, api: &CrateApi, traits: &[&str]) -> String {
+    let Some(krate) = &api.serde_derive else {
+        return definition.to_string();
+    };
+    if traits.is_empty() {
+        return definition.to_string();
+    }
+    let mut order: Vec<&str> = ["Serialize", "Deserialize"]
+        .into_iter()
+        .filter(|t| traits.contains(t))
+        .collect();
+    order.dedup();
+    let added: Vec<String> = order.iter().map(|t| format!(", {krate}::{t}")).collect();
+    definition.replacen(")]\n#[allow", &format!("{})]\n#[allow", added.concat()), 1)
 }
 
 /// Calls `f` with the type and fields of every struct value inside `value`.
@@ -167,12 +302,12 @@ fn field_type(ty: &str, facts: &Candidates) -> Option<String> {
 /// The stand-in's item: derives, then the struct with the recorded fields (a tuple struct when
 /// they are `__0`, `__1`, …; a unit struct when there are none).
 fn declare(
-    ty: &str,
+    (ty, name): (&str, &str),
     fields: &[(String, String)],
     kept: &BTreeMap<String, Vec<(String, String)>>,
     facts: &Candidates,
 ) -> StandIn {
-    let name = last_segment(ty).to_string();
+    let name = name.to_string();
     let types: Vec<String> = (fields.iter())
         .map(|(_, t)| field_type(t, facts).unwrap_or_default())
         .collect();
@@ -201,8 +336,10 @@ fn declare(
             .collect();
         format!(" {{\n{}}}", parts.concat())
     };
+    // The path is written split, so that the file's spelling of stand-in paths leaves it.
+    let (module, own) = ty.rsplit_once("::").unwrap_or(("", ty));
     let definition = format!(
-        "/// Stands for the recorded program's `{ty}`: its recorded fields, std's derives.\n\
+        "/// Stands for `{own}` of the recorded program's `{module}`: its recorded fields, std's derives.\n\
          #[derive({})]\n#[allow(dead_code)]\npub struct {name}{body}\n",
         derives.join(", ")
     );
@@ -266,7 +403,7 @@ mod tests {
             .collect();
         let facts = Candidates { api, kept: &kept };
         (kept.iter())
-            .map(|(t, f)| (t.clone(), declare(t, f, &kept, &facts)))
+            .map(|(t, f)| (t.clone(), declare((t, last_segment(t)), f, &kept, &facts)))
             .collect()
     }
 
@@ -318,6 +455,37 @@ mod tests {
         assert!(pair.contains("pub b: app::Meters,"), "{pair}");
         assert!(all["app::Marker"].definition.contains("pub struct Marker;"));
         assert!(all["app::Marker"].unit);
+    }
+
+    #[test]
+    fn types_of_one_name_are_told_apart_by_their_module() {
+        let types: Vec<String> = ["app::type_errors::Foo", "app::arrays::Foo", "app::Score"]
+            .map(String::from)
+            .to_vec();
+        let named = names(types.iter());
+        assert_eq!(named["app::type_errors::Foo"], "TypeErrorsFoo");
+        assert_eq!(named["app::arrays::Foo"], "ArraysFoo");
+        assert_eq!(named["app::Score"], "Score");
+        // Still the same name: neither gets one.
+        let twins: Vec<String> = ["a::m::Foo", "b::m::Foo"].map(String::from).to_vec();
+        assert!(names(twins.iter()).is_empty());
+    }
+
+    #[test]
+    fn serde_s_derives_are_added_where_the_library_asked_for_them() {
+        let mut api = rulebook().api.clone();
+        let all = declared(&[("app::Config", fields(&[("port", "u16")]))]);
+        let plain = &all["app::Config"].definition;
+        assert_eq!(derive_serde(plain, &api, &["Deserialize"]), *plain);
+        api.serde_derive = Some("serde".to_string());
+        let derived = derive_serde(plain, &api, &["Deserialize", "Serialize"]);
+        assert!(
+            derived.contains(
+                "Default, Copy, serde::Serialize, serde::Deserialize)]\n#[allow(dead_code)]"
+            ),
+            "{derived}"
+        );
+        assert_eq!(derive_serde(plain, &api, &[]), *plain);
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct CrateApi {
     /// Types of the recorded program the tests declare stand-ins for (`read/stand_ins.rs`),
     /// filled in from the trace once the API is read.
     pub stand_ins: crate::read::stand_ins::StandIns,
+    /// How a test derives serde's traits, when the manifest lets it (`serde` with its `derive`
+    /// feature, or `serde_derive`): a stand-in derives them where the library asks for them.
+    pub serde_derive: Option<String>,
 }
 
 /// One `pub use` of a reachable module.

@@ -74,7 +74,7 @@ impl StandIns {
 }
 
 /// Whether `path` occurs in `source` as a whole path (not inside a longer one).
-fn mentions_path(source: &str, path: &str) -> bool {
+pub fn mentions_path(source: &str, path: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     source.match_indices(path).any(|(at, _)| {
         let before = source[..at].chars().last();

@@ -250,6 +250,7 @@ impl CrateApi {
             reexports: Vec::new(),
             recorded_root: None,
             stand_ins: Default::default(),
+            serde_derive: info.serde_derive.clone(),
         };
         api.files.insert(canonical(&lib_root));
         let child_dir = lib_root

@@ -13,6 +13,9 @@ pub(crate) struct ManifestInfo {
     pub lib_path: Option<String>,
     /// Keys of `[dependencies]` and `[dev-dependencies]` (also `[dev-dependencies.x]` tables).
     pub dependencies: BTreeSet<String>,
+    /// The crate a test derives serde's traits through: `serde` when a `serde` dependency
+    /// turns on its `derive` feature, else `serde_derive` when that is a dependency.
+    pub serde_derive: Option<String>,
     /// `[package] autotests = false`: cargo builds no `tests/*.rs` file it is not told of.
     pub autotests_off: bool,
     /// The `[[test]]` targets, in order.
@@ -68,6 +71,7 @@ pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
         if matches!(section.as_str(), "dependencies" | "dev-dependencies") {
             info.dependencies.insert(key.to_string());
         }
+        note_serde_derive(&mut info, &section, key, value);
         if section == "package" && key == "autotests" && value.trim() == "false" {
             info.autotests_off = true;
         }
@@ -84,6 +88,24 @@ pub(crate) fn parse_manifest(text: &str) -> ManifestInfo {
         }
     }
     info
+}
+
+/// `serde = { .., features = ["derive"] }`, `[dev-dependencies.serde] features = ["derive"]`,
+/// or a `serde_derive` dependency (see [`ManifestInfo::serde_derive`]).
+fn note_serde_derive(info: &mut ManifestInfo, section: &str, key: &str, value: &str) {
+    let in_deps = matches!(section, "dependencies" | "dev-dependencies");
+    let serde_table = matches!(section, "dependencies.serde" | "dev-dependencies.serde");
+    let derive_feature = |v: &str| {
+        v.split_once("features")
+            .is_some_and(|(_, f)| f.contains("\"derive\""))
+    };
+    if (in_deps && key == "serde" && derive_feature(value))
+        || (serde_table && key == "features" && value.contains("\"derive\""))
+    {
+        info.serde_derive = Some("serde".to_string());
+    } else if in_deps && key == "serde_derive" && info.serde_derive.is_none() {
+        info.serde_derive = Some("serde_derive".to_string());
+    }
 }
 
 fn set_last(tests: &mut [TestTarget], set: impl FnOnce(&mut TestTarget)) {

@@ -102,6 +102,24 @@ fn manifest_keys_are_read_from_their_sections() {
 }
 
 #[test]
+fn serde_s_derive_is_found_inline_in_a_table_or_as_serde_derive() {
+    let derive = |m: &str| parse_manifest(m).serde_derive;
+    assert_eq!(
+        derive("[dev-dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\n"),
+        Some("serde".to_string())
+    );
+    assert_eq!(
+        derive("[dev-dependencies.serde]\nversion = \"1.0.160\"\nfeatures = [\"derive\"]\n"),
+        Some("serde".to_string())
+    );
+    assert_eq!(
+        derive("[dependencies]\nserde = \"1\"\nserde_derive = \"1\"\n"),
+        Some("serde_derive".to_string())
+    );
+    assert_eq!(derive("[dependencies]\nserde = \"1\"\n"), None);
+}
+
+#[test]
 fn test_targets_are_read_table_by_table() {
     let info = parse_manifest(
         "[package]\nname = \"p\"\nautotests = false\n\n[[test]]\nname = \"a\"\npath = \"tests/x.rs\"\n\n[[test]]\nname = \"b\"\n[dependencies]\npath = \"no\"\n",
