@@ -511,3 +511,72 @@ fn main() {
         "shared_returns_2",
     );
 }
+
+/// A generic function whose bound is serde's (`T: DeserializeOwned`, as `toml::from_str`) given
+/// the program's own derived type: its stand-in derives `serde::Deserialize` too (the manifest
+/// turns on serde's `derive`), so the carved test deserializes into it and compares the result.
+#[test]
+fn a_stand_in_derives_serde_s_traits_where_the_library_bounds_its_type_by_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("shapes");
+    write_tree(
+        &dir,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\n\n\
+                 [workspace]\n",
+            ),
+            (
+                "src/lib.rs",
+                r#"
+use serde::de::value::{Error, MapDeserializer};
+
+/// `key=value` pairs separated by commas into any type serde can make of a map.
+pub fn from_pairs<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let pairs = text
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()));
+    T::deserialize(MapDeserializer::<_, Error>::new(pairs)).map_err(|e| e.to_string())
+}
+"#,
+            ),
+            (
+                "src/main.rs",
+                r#"
+#[derive(serde::Deserialize, Debug)]
+struct Person {
+    name: String,
+    city: String,
+}
+
+fn main() {
+    let p: Person = shapes::from_pairs("name=ann, city=oslo").unwrap();
+    println!("{p:?}");
+}
+"#,
+            ),
+        ],
+    );
+    let db = build_and_record(&dir, "shapes", &[]);
+    let summary = generate_into_tests(&dir, &db, &[]);
+    assert!(!summary.contains("not nameable"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "    serde::Deserialize\n)]\n#[allow(dead_code)]\npub struct Person {",
+            "shapes::from_pairs::<Person>(\"name=ann, city=oslo\")",
+            "name: String::from(\"ann\"),",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "(k.trim().to_string()",
+        "(k.to_string()",
+        "from_pairs_",
+    );
+}
