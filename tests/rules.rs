@@ -1652,3 +1652,57 @@ fn main() {
         "is_left_",
     );
 }
+
+/// The crate's impls of std traits for std types over its own types (`impl From<Name> for
+/// String`, `impl PartialEq<Name> for str`, as `bytes` has `From<BytesMut> for Vec<u8>`): called
+/// through the trait named with its arguments, `<String as std::convert::From<shapes::Name>>`.
+#[test]
+fn a_std_trait_impl_on_a_std_type_over_a_crate_type_is_called_with_the_trait_s_arguments() {
+    let lib = r#"
+pub struct Name {
+    text: String,
+}
+
+impl Name {
+    pub fn new(text: &str) -> Name {
+        Name { text: text.trim().to_string() }
+    }
+}
+
+impl From<Name> for String {
+    fn from(n: Name) -> String {
+        n.text.to_uppercase()
+    }
+}
+
+impl PartialEq<Name> for str {
+    fn eq(&self, other: &Name) -> bool {
+        self.eq_ignore_ascii_case(&other.text)
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let shout: String = shapes::Name::new(" ann ").into();
+    let same = *"ANN" == shapes::Name::new("ann");
+    println!("{shout} {same}");
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    assert!(!summary.contains("trait impl"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "<String as std::convert::From<shapes::Name>>::from(",
+            "<str as std::cmp::PartialEq<shapes::Name>>::eq(",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "n.text.to_uppercase()",
+        "n.text.to_lowercase()",
+        "from_",
+    );
+}

@@ -36,12 +36,25 @@ pub(crate) fn resolve_foreign_self_impl(
     if api.declared_trait(trait_base).is_some() && api.public_trait(trait_base).is_none() {
         return Target::Private;
     }
-    if tr != trait_base
+    // A std trait the crate implements for a std type, over one of its own types (`impl
+    // From<BytesMut> for Vec<u8>`, `impl PartialEq<Bytes> for [u8]`): named with its
+    // arguments, `<Vec<u8> as std::convert::From<bytes::BytesMut>>::from(..)`.
+    let std_trait = ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|p| trait_base.starts_with(p));
+    let trait_written = if std_trait && tr != trait_base {
+        match instance::test_spelling(tr, api) {
+            Some(written) => written,
+            None => return Target::Unsupported("trait impl"),
+        }
+    } else if tr != trait_base
         || !crate::syntax::is_path(trait_base)
         || api.public_trait(trait_base).is_none()
     {
         return Target::Unsupported("trait impl");
-    }
+    } else {
+        trait_base.to_string()
+    };
     let written = std_traits::std_spelling(ty);
     let Ok(self_ty) = syn::parse_str::<syn::Type>(&written) else {
         return Target::Unsupported("trait impl");
@@ -78,7 +91,7 @@ pub(crate) fn resolve_foreign_self_impl(
     };
     Target::Callable(Box::new(Callable {
         module: Vec::new(),
-        call_path: format!("<{written} as {trait_base}>::{method}{fish}"),
+        call_path: format!("<{written} as {trait_written}>::{method}{fish}"),
         subject: f.name.clone(),
         api: f,
         self_type: None,
@@ -140,5 +153,29 @@ mod tests {
             panic!("{} is not callable", "<u32 as rulebook::Shape>::area")
         };
         assert_eq!(c.call_path, "<u32 as rulebook::Shape>::area");
+    }
+
+    #[test]
+    fn a_std_trait_over_a_crate_type_on_a_std_type_is_called_with_its_arguments() {
+        // What a run records for `impl From<Counter> for Vec<u8>`.
+        let r = rulebook();
+        let mut f = r.function("<u32 as rulebook::Shape>::area").clone();
+        f.path = "<alloc::vec::Vec<u8, alloc::alloc::Global> as core::convert::From<rulebook::Counter>>::from"
+            .to_string();
+        f.name = "from".to_string();
+        f.params = vec![carve_storage::ParamInfo {
+            name: "c".into(),
+            type_name: "rulebook::Counter".into(),
+        }];
+        f.return_type = Some("alloc::vec::Vec<u8, alloc::alloc::Global>".into());
+        let (rule, target) = decide(&r.api, &f);
+        assert_eq!(rule, "foreign_self");
+        let Target::Callable(c) = target else {
+            panic!("{} is not callable", f.path)
+        };
+        assert_eq!(
+            c.call_path,
+            "<std::vec::Vec<u8> as std::convert::From<rulebook::Counter>>::from"
+        );
     }
 }
