@@ -1706,3 +1706,64 @@ fn main() {
         "from_",
     );
 }
+
+/// A generic shim whose body only calls its non-generic inner function (base64's
+/// `Engine::encode`), inlined where the run was built (here: left unrecorded with `--exclude`),
+/// so the run records only `encode::inner`: the test calls the shim with the inner call's
+/// values, the receiver first, and checks what the inner call returned.
+#[test]
+fn a_generic_shim_s_inner_body_is_carved_as_a_call_of_the_shim() {
+    let lib = r#"
+pub trait Codec {
+    fn shift(&self) -> u8;
+    fn encode<T: AsRef<[u8]>>(&self, input: T) -> String {
+        fn inner<C: Codec + ?Sized>(codec: &C, bytes: &[u8]) -> String {
+            bytes.iter().map(|b| b.wrapping_add(codec.shift()) as char).collect()
+        }
+        inner(self, input.as_ref())
+    }
+}
+
+pub struct Caesar {
+    pub shift: u8,
+}
+
+impl Codec for Caesar {
+    fn shift(&self) -> u8 {
+        self.shift
+    }
+}
+"#;
+    let main = r#"
+use shapes::Codec;
+
+fn main() {
+    println!("{}", shapes::Caesar { shift: 1 }.encode("abc"));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate_recorded_with(
+        lib,
+        main,
+        &[
+            "--filter",
+            "shapes::*",
+            "--exclude",
+            "shapes::Codec::encode",
+        ],
+    );
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &[
+            "<shapes::Caesar as shapes::Codec>::encode(",
+            "assert_eq!(result, \"bcd\")",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "b.wrapping_add(codec.shift())",
+        "b.wrapping_sub(codec.shift())",
+        "encode_",
+    );
+}

@@ -18,6 +18,7 @@ pub(crate) mod outside_lib;
 pub(crate) mod private_self;
 pub(crate) mod private_tuple_ctor;
 pub(crate) mod provided_method;
+pub(crate) mod shim_inner;
 pub(crate) mod std_trait;
 pub(crate) mod trait_method_shape;
 pub(crate) mod unparsable;
@@ -47,6 +48,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("outside_lib", outside_lib::rule),
     ("free_fn", free_fn::rule),
     ("associated_fn", associated_fn::rule),
+    ("shim_inner", shim_inner::rule),
     ("nested_fn", nested_fn::rule),
     ("provided_method", provided_method::rule),
     ("private_tuple_ctor", private_tuple_ctor::rule),

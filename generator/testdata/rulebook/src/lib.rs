@@ -116,6 +116,14 @@ pub fn outer(x: u32) -> u32 {
     inner(x) + 1
 }
 
+/// shim_inner: a generic shim whose one statement calls its non-generic body.
+pub fn shout<T: AsRef<str>>(text: T) -> String {
+    fn inner(text: &str) -> String {
+        text.to_uppercase()
+    }
+    inner(text.as_ref())
+}
+
 /// private_tuple_ctor: rustc emits `Wrap` as a function when it is passed as one.
 struct Wrap(u32);
 

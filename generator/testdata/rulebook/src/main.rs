@@ -26,6 +26,7 @@ fn main() {
     println!("u32 area = {}", 7u32.area());
     println!("hidden = {}", hidden_area(4));
     println!("outer = {}", outer(4));
+    println!("shout = {}", shout("hey"));
     println!("wrapped = {}", wrapped(&[1, 2, 3]));
     println!("made = {}", made());
     let p = Point { x: 3, y: -4 };
