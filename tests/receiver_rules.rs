@@ -580,3 +580,49 @@ fn main() {
         "from_pairs_",
     );
 }
+
+/// A private-field value of the crate inside an argument (`goal: Option<NodeIndex>` of
+/// petgraph's `dijkstra`) is written through the constructor that stores its fields, where the
+/// literal holds it: `Some(shapes::Id::new(3u32))`.
+#[test]
+fn a_private_field_value_inside_an_argument_is_written_through_its_storing_constructor() {
+    let lib = r#"
+pub struct Id(u32);
+
+impl Id {
+    pub fn new(n: u32) -> Id {
+        Id(n)
+    }
+}
+
+/// Where `wanted` sits in `ids`, or the first one.
+pub fn pick(ids: &[u32], wanted: Option<Id>) -> Option<usize> {
+    match wanted {
+        Some(id) => ids.iter().position(|&i| i == id.0),
+        None => (!ids.is_empty()).then_some(0),
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let first = shapes::Id::new(1);
+    println!("{:?}", shapes::pick(&[1, 3, 5], Some(shapes::Id::new(3))));
+    println!("{:?}", shapes::pick(&[1, 3, 5], Some(first)));
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    // `Id::new`'s own result shows nothing a test can check; both `pick` calls are carved.
+    assert!(summary.contains("2 of 4 recorded calls"), "{summary}");
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &["shapes::pick(&[1u32, 3u32, 5u32][..], Some(shapes::Id::new(3u32)))"],
+    );
+    assert_pass_then_fail_after(
+        &dir,
+        "Some(id) => ids.iter().position(|&i| i == id.0),",
+        "Some(id) => ids.iter().rposition(|&i| i != id.0),",
+        "pick_",
+    );
+}

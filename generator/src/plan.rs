@@ -92,7 +92,10 @@ pub fn plan_grouped(
         &children,
         equivalent,
         &hidden,
-        crate::arrange::rebuild::rebuild,
+        (
+            crate::arrange::rebuild::rebuild,
+            crate::arrange::rebuild::stored_fields::written,
+        ),
     );
     let mut drafts = Drafts::default();
     let mut unsupported_by_fn: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();

@@ -197,7 +197,10 @@ impl Rulebook {
             &self.children,
             &self.none,
             &self.no_cap,
-            crate::arrange::rebuild::rebuild,
+            (
+                crate::arrange::rebuild::rebuild,
+                crate::arrange::rebuild::stored_fields::written,
+            ),
         )
     }
 }

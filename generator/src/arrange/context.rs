@@ -79,6 +79,9 @@ pub struct Ctx<'a> {
     /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file
     /// names the runner that tries it, so the family has no loop between its files.
     rebuild: Rebuild<'a>,
+    /// The writer of a private-field value through a constructor that stores its fields
+    /// (`crate::arrange::rebuild::stored_fields::written`), reached through [`Constructing`].
+    construct: Construct<'a>,
 }
 
 /// A constructor of a type that stores its arguments (see
@@ -92,6 +95,28 @@ pub(crate) struct Storing {
 
 /// The signature of the rebuild runner, [`crate::arrange::rebuild::rebuild`].
 pub(crate) type Rebuild<'a> = fn(&Ctx<'a>, &mut Builder, Wanted<'_>) -> Result<(), &'static str>;
+
+/// The signature of [`crate::arrange::rebuild::stored_fields::written`].
+pub(crate) type Construct<'a> = fn(&Ctx<'a>, &Value) -> Option<String>;
+
+/// The crate's types as [`Ctx::api`] knows them, with the values of private-field types written
+/// through a constructor that stores their fields, wherever a literal holds one
+/// (`Some(NodeIndex::<u32>::new(3usize))`).
+pub(crate) struct Constructing<'c, 'a>(pub(crate) &'c Ctx<'a>);
+
+impl crate::read::types::TypeFacts for Constructing<'_, '_> {
+    fn shape(&self, path: &str) -> Option<crate::read::types::Shape> {
+        self.0.api.shape(path)
+    }
+
+    fn unseen_type_nameable(&self, path: &str) -> bool {
+        self.0.api.unseen_type_nameable(path)
+    }
+
+    fn constructed(&self, value: &Value) -> Option<String> {
+        (self.0.construct)(self.0, value)
+    }
+}
 
 /// The sources (`recorder/src/sources.rs` labels) that only read files by path, each through
 /// one of the std functions whose reads the recorder snapshots.
@@ -174,7 +199,7 @@ impl<'a> Ctx<'a> {
         children: &'a HashMap<Option<CallId>, Vec<usize>>,
         equivalent: &'a BTreeMap<CallId, Vec<CallId>>,
         over_max: &'a BTreeMap<FunctionId, usize>,
-        rebuild: Rebuild<'a>,
+        (rebuild, construct): (Rebuild<'a>, Construct<'a>),
     ) -> Ctx<'a> {
         let mut cx = Ctx {
             trace,
@@ -198,6 +223,7 @@ impl<'a> Ctx<'a> {
             weak_oracles: std::cell::Cell::new(false),
             results_used_later: results_used_later(trace),
             rebuild,
+            construct,
         };
         for (i, read) in trace.file_reads.iter().enumerate() {
             cx.file_reads.entry(read.call).or_default().push(i);

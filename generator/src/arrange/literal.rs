@@ -163,6 +163,11 @@ pub fn render_value(
             let shape = facts
                 .shape(base)
                 .ok_or_else(|| LiteralError::UnsupportedType(base.to_string()))?;
+            if !shape.fields_public && !compare {
+                if let Some(written) = facts.constructed(value) {
+                    return Ok(written);
+                }
+            }
             if !shape.fields_public || (compare && !shape.comparable) {
                 return Err(LiteralError::UnsupportedType(base.to_string()));
             }

@@ -234,6 +234,13 @@ pub trait TypeFacts {
     fn unseen_type_nameable(&self, _path: &str) -> bool {
         false
     }
+
+    /// A value of one of the crate's types that no struct literal writes (private fields),
+    /// written as the call of a constructor that makes it (`NodeIndex::<u32>::new(0usize)`);
+    /// `None` where none is known.
+    fn constructed(&self, _value: &carve_storage::Value) -> Option<String> {
+        None
+    }
 }
 
 /// `core::result::Result<i32, abc::E>` → `core::result::Result`.

@@ -6,11 +6,26 @@
 use crate::arrange::args::borrowed;
 use crate::arrange::args::site::{Built, Site, Verdict};
 use crate::arrange::builder::Builder;
+use crate::arrange::context::Constructing;
 use crate::arrange::literal;
 
-/// The rule: a literal of the recorded value's own type.
+/// The rule: a literal of the recorded value's own type. Inside it (`Some(..)`, a tuple, a
+/// `Vec`), a value of the crate's with private fields is written through a constructor that
+/// stores its fields; such a value alone is left to the rules that rebuild objects, which
+/// replay how the program made it.
 pub(crate) fn rule(site: &Site, b: &mut Builder) -> Verdict {
-    match literal::render_value(&site.arg.value, false, site.cx.api) {
+    let value = &site.arg.value;
+    let facts = Constructing(site.cx);
+    let object = match value {
+        carve_storage::Value::Ref { target, .. } => target.as_ref(),
+        v => v,
+    };
+    let written = if matches!(object, carve_storage::Value::Struct { .. }) {
+        literal::render_value(value, false, site.cx.api)
+    } else {
+        literal::render_value(value, false, &facts)
+    };
+    match written {
         Ok(expr) => Verdict::Built(borrowed::bound(site, b, Built::expr(expr))),
         Err(_) => Verdict::Pass,
     }

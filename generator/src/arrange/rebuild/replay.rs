@@ -8,11 +8,12 @@ use carve_storage::{Call, CallId, Outcome, Value};
 
 use crate::act::target::Target;
 use crate::arrange::builder::{mark, undo, Builder};
-use crate::arrange::context::{has_trait_calls, reads_world, step_result_var, ByStateKey, Ctx};
+use crate::arrange::context::{
+    has_trait_calls, reads_world, step_result_var, ByStateKey, Constructing, Ctx,
+};
 use crate::arrange::literal::Position;
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
-use crate::arrange::rebuild::stored_fields;
 use crate::arrange::values::{same_state, state_key, strip_ref};
 use crate::arrange::wanted::Wanted;
 use crate::arrange::{closure, literal};
@@ -93,10 +94,11 @@ pub(crate) fn replay_call(cx: &Ctx, step: &Call) -> Option<ReplayCall> {
             if let Some(replay) = closure::replay(cx, step, arg, &c.api.ident, bound) {
                 return replay.ok().map(ReplayArg::Closure);
             }
+            // A private-field value of the crate, alone or inside one, through the
+            // constructor that stores its fields.
             literal::render(&arg.value, &param.ty, Position::Arg)
-                .or_else(|_| literal::render_value(&arg.value, false, cx.api))
+                .or_else(|_| literal::render_value(&arg.value, false, &Constructing(cx)))
                 .ok()
-                .or_else(|| stored_fields::written(cx, &arg.value))
                 .map(ReplayArg::Expr)
         })
         .collect::<Option<Vec<ReplayArg>>>()?;
