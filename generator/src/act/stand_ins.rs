@@ -308,8 +308,15 @@ fn declare(
     facts: &Candidates,
 ) -> StandIn {
     let name = name.to_string();
+    // Written as a person does: the prelude's types by their names.
+    let prelude: Vec<(String, String)> = ["Option", "Vec", "Box", "String", "Result"]
+        .iter()
+        .zip(["option", "vec", "boxed", "string", "result"])
+        .map(|(t, m)| (format!("std::{m}::{t}"), t.to_string()))
+        .collect();
     let types: Vec<String> = (fields.iter())
         .map(|(_, t)| field_type(t, facts).unwrap_or_default())
+        .map(|t| crate::read::paths::spell_public(&t, &prelude))
         .collect();
     let mut derives = vec!["Debug", "Clone", "PartialEq", "PartialOrd"];
     if !has_float(ty, kept, &mut Vec::new()) {
@@ -431,7 +438,17 @@ mod tests {
                 fields(&[("points", "u32"), ("name", "alloc::string::String")]),
             ),
             ("app::Meters", fields(&[("__0", "f64")])),
-            ("app::Pair", fields(&[("a", "u8"), ("b", "app::Meters")])),
+            (
+                "app::Pair",
+                fields(&[
+                    ("a", "u8"),
+                    ("b", "app::Meters"),
+                    (
+                        "c",
+                        "core::option::Option<alloc::vec::Vec<u8, alloc::alloc::Global>>",
+                    ),
+                ]),
+            ),
             ("app::Marker", fields(&[])),
         ]);
         let score = &all["app::Score"].definition;
@@ -451,8 +468,10 @@ mod tests {
         assert!(meters.contains("pub struct Meters(pub f64);"), "{meters}");
         // A float inside another stand-in takes `Eq`, `Ord` and `Hash` away from this one too.
         let pair = &all["app::Pair"].definition;
-        assert!(pair.contains("PartialOrd, Default, Copy)]"), "{pair}");
+        assert!(pair.contains("PartialOrd, Default)]"), "{pair}");
         assert!(pair.contains("pub b: app::Meters,"), "{pair}");
+        // The prelude's types by their names.
+        assert!(pair.contains("pub c: Option<Vec<u8>>,"), "{pair}");
         assert!(all["app::Marker"].definition.contains("pub struct Marker;"));
         assert!(all["app::Marker"].unit);
     }
