@@ -94,7 +94,7 @@ pub fn plan_grouped(
         &hidden,
         (
             crate::arrange::rebuild::rebuild,
-            crate::arrange::rebuild::stored_fields::written,
+            crate::arrange::rebuild::stored_fields::written_avoiding,
         ),
     );
     let mut drafts = Drafts::default();

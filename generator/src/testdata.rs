@@ -199,7 +199,7 @@ impl Rulebook {
             &self.no_cap,
             (
                 crate::arrange::rebuild::rebuild,
-                crate::arrange::rebuild::stored_fields::written,
+                crate::arrange::rebuild::stored_fields::written_avoiding,
             ),
         )
     }

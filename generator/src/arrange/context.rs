@@ -96,13 +96,14 @@ pub(crate) struct Storing {
 /// The signature of the rebuild runner, [`crate::arrange::rebuild::rebuild`].
 pub(crate) type Rebuild<'a> = fn(&Ctx<'a>, &mut Builder, Wanted<'_>) -> Result<(), &'static str>;
 
-/// The signature of [`crate::arrange::rebuild::stored_fields::written`].
-pub(crate) type Construct<'a> = fn(&Ctx<'a>, &Value) -> Option<String>;
+/// The signature of [`crate::arrange::rebuild::stored_fields::written_avoiding`].
+pub(crate) type Construct<'a> = fn(&Ctx<'a>, &Value, Option<FunctionId>) -> Option<String>;
 
 /// The crate's types as [`Ctx::api`] knows them, with the values of private-field types written
 /// through a constructor that stores their fields, wherever a literal holds one
-/// (`Some(NodeIndex::<u32>::new(3usize))`).
-pub(crate) struct Constructing<'c, 'a>(pub(crate) &'c Ctx<'a>);
+/// (`Some(NodeIndex::<u32>::new(3usize))`); never by the function a test checks (`.1`), whose
+/// expected value it would otherwise write by calling it.
+pub(crate) struct Constructing<'c, 'a>(pub(crate) &'c Ctx<'a>, pub(crate) Option<FunctionId>);
 
 impl crate::read::types::TypeFacts for Constructing<'_, '_> {
     fn shape(&self, path: &str) -> Option<crate::read::types::Shape> {
@@ -114,7 +115,7 @@ impl crate::read::types::TypeFacts for Constructing<'_, '_> {
     }
 
     fn constructed(&self, value: &Value) -> Option<String> {
-        (self.0.construct)(self.0, value)
+        (self.0.construct)(self.0, value, self.1)
     }
 }
 

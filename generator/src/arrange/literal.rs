@@ -163,7 +163,7 @@ pub fn render_value(
             let shape = facts
                 .shape(base)
                 .ok_or_else(|| LiteralError::UnsupportedType(base.to_string()))?;
-            if !shape.fields_public && !compare {
+            if !shape.fields_public && (!compare || shape.comparable) {
                 if let Some(written) = facts.constructed(value) {
                     return Ok(written);
                 }

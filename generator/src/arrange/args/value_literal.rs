@@ -15,7 +15,7 @@ use crate::arrange::literal;
 /// replay how the program made it.
 pub(crate) fn rule(site: &Site, b: &mut Builder) -> Verdict {
     let value = &site.arg.value;
-    let facts = Constructing(site.cx);
+    let facts = Constructing(site.cx, None);
     let object = match value {
         carve_storage::Value::Ref { target, .. } => target.as_ref(),
         v => v,

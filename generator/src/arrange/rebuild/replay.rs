@@ -97,7 +97,7 @@ pub(crate) fn replay_call(cx: &Ctx, step: &Call) -> Option<ReplayCall> {
             // A private-field value of the crate, alone or inside one, through the
             // constructor that stores its fields.
             literal::render(&arg.value, &param.ty, Position::Arg)
-                .or_else(|_| literal::render_value(&arg.value, false, &Constructing(cx)))
+                .or_else(|_| literal::render_value(&arg.value, false, &Constructing(cx, None)))
                 .ok()
                 .map(ReplayArg::Expr)
         })

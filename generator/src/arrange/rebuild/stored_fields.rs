@@ -47,12 +47,25 @@ pub(crate) fn rule(cx: &Ctx, b: &mut crate::arrange::builder::Builder, w: Wanted
 /// how the rule builds an object, and how a replayed step passes one (`graph.add_edge(a, b,
 /// 1.0)`). `None` when no such constructor is known or a field is no literal.
 pub(crate) fn written(cx: &Ctx, value: &Value) -> Option<String> {
+    written_avoiding(cx, value, None)
+}
+
+/// [`written`], by a constructor other than `avoid`: a test of a constructor never writes
+/// the value it expects by calling that constructor (it could not fail).
+pub(crate) fn written_avoiding(
+    cx: &Ctx,
+    value: &Value,
+    avoid: Option<carve_storage::FunctionId>,
+) -> Option<String> {
     let Value::Struct { ty, fields } = value else {
         return None;
     };
     let type_path = crate::read::types::strip_generics(ty);
     for s in storing(cx, type_path).iter() {
         let recorded = &cx.trace.calls[s.call];
+        if Some(recorded.function) == avoid {
+            continue;
+        }
         let Some(Target::Callable(c)) = cx.targets.get(&recorded.function) else {
             continue;
         };

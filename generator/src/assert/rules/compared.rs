@@ -4,12 +4,19 @@
 //! no later rule observes the result.
 
 use crate::arrange::builder::Builder;
+use crate::arrange::context::Constructing;
 use crate::assert::observe::assertion;
 use crate::assert::subject::{Subject, Verdict};
 
 /// A result a literal of its declared type can be compared with.
 pub(crate) fn rule(s: &Subject, _b: &mut Builder) -> Verdict {
-    match assertion(s.call.ret.as_ref(), &s.target.api.ret, s.cx.api) {
+    // A private-field value of the crate inside the result is written through its storing
+    // constructor, where its type compares (`Some(NodeIndex::<u32>::new(3usize))`).
+    match assertion(
+        s.call.ret.as_ref(),
+        &s.target.api.ret,
+        &Constructing(s.cx, Some(s.call.function)),
+    ) {
         Ok(observed) => Verdict::Observed(observed),
         Err(reason) => Verdict::Pass(Some(reason)),
     }
