@@ -1680,12 +1680,19 @@ impl PartialEq<Name> for str {
         self.eq_ignore_ascii_case(&other.text)
     }
 }
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        self.text == *other
+    }
+}
 "#;
     let main = r#"
 fn main() {
     let shout: String = shapes::Name::new(" ann ").into();
     let same = *"ANN" == shapes::Name::new("ann");
-    println!("{shout} {same}");
+    let named = shapes::Name::new("bo") == "bo";
+    println!("{shout} {same} {named}");
 }
 "#;
     let (_tmp, dir, summary) = carve_crate(lib, main);
@@ -1697,6 +1704,8 @@ fn main() {
         &[
             "<String as std::convert::From<shapes::Name>>::from(",
             "<str as std::cmp::PartialEq<shapes::Name>>::eq(",
+            // `&&str`, a string literal borrowed once more.
+            "&\"bo\"",
         ],
     );
     assert_pass_then_fail_after(

@@ -394,6 +394,14 @@ fn render_behind_ref(
             _ => Err(mismatch(target, inner)),
         },
         DeclType::Prim(p) => Ok(format!("{amp}{}", render_prim(target, *p)?)),
+        // `&&str` (`impl PartialEq<&str> for Mime`): the string literal, borrowed once more.
+        DeclType::Ref {
+            mutable: false,
+            inner: deeper,
+        } if !mutable && **deeper == DeclType::Str => match target {
+            Value::Str { value: s, .. } => Ok(format!("&{}", str_lit(s))),
+            _ => Err(mismatch(target, inner)),
+        },
         DeclType::Generic(_) | DeclType::ImplTrait => {
             let recorded = recorded_type(target)?;
             match recorded {

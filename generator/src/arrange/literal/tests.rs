@@ -680,3 +680,21 @@ fn a_generic_enum_s_variant_names_its_recorded_instance() {
         "tinyvec::TinyVec::Heap"
     );
 }
+
+#[test]
+fn a_str_behind_two_references_is_a_borrowed_literal() {
+    // `impl PartialEq<&str> for Mime`: `fn eq(&self, s: &&str)`.
+    let value = Value::Ref {
+        ty: "&&str".into(),
+        addr: 1,
+        target: Box::new(Value::Str {
+            ty: "&str".into(),
+            value: "a/b".into(),
+            truncated: false,
+        }),
+    };
+    assert_eq!(
+        render(&value, &DeclType::parse("&&str", &[]), Position::Arg).unwrap(),
+        "&\"a/b\""
+    );
+}
