@@ -642,3 +642,55 @@ fn main() {
         "pick_",
     );
 }
+
+/// A constructor that stores its fields, recorded on one instance (`Pair::<u8>::new`), makes a
+/// state of another (`Pair<String>`, made inside the crate): the instance is written as a test
+/// writes it (`Pair::<String>::new(..)`, not DWARF's `alloc::string::String`).
+#[test]
+fn a_storing_constructor_recorded_on_one_instance_names_another_as_a_test_writes_it() {
+    let lib = r#"
+pub struct Pair<T> {
+    first: T,
+    second: T,
+}
+
+impl<T: Clone> Pair<T> {
+    pub fn new(first: T, second: T) -> Pair<T> {
+        Pair { first, second }
+    }
+    pub fn first(&self) -> T {
+        self.first.clone()
+    }
+}
+
+pub struct Holder<T> {
+    inner: Option<Pair<T>>,
+}
+
+pub fn hold(a: &str, b: &str) -> Holder<String> {
+    Holder { inner: Some(Pair { first: a.to_string(), second: b.to_string() }) }
+}
+
+impl<T: Clone> Holder<T> {
+    pub fn get(&self) -> Option<T> {
+        self.inner.as_ref().map(|p| p.first())
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    println!("{}", shapes::Pair::new(1u8, 2u8).first());
+    let h = shapes::hold("x", "y");
+    println!("{:?}", h.get());
+}
+"#;
+    let (_tmp, dir, summary) = carve_crate(lib, main);
+    let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &summary,
+        &["shapes::Pair::<String>::new(String::from(\"x\"), String::from(\"y\"))"],
+    );
+    assert!(!file.contains("alloc::"), "{file}");
+    assert_pass_then_fail_after(&dir, "self.first.clone()", "self.second.clone()", "first_");
+}

@@ -182,8 +182,9 @@ fn instance_path(cx: &Ctx, recorded: &Call, state: &Value) -> Option<String> {
         return None;
     };
     let (made, _) = returned_struct(cx, recorded.ret.as_ref()?, &c.call_path)?;
+    // As the call path writes them (`[String; 10]`, not DWARF's `[alloc::string::String; 10]`).
     let generics = |v: &Value| {
-        let ty = v.type_name();
+        let ty = crate::act::std_traits::std_spelling(v.type_name());
         ty.find('<').map(|at| ty[at..].to_string())
     };
     match (generics(made), generics(state)) {
