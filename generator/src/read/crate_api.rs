@@ -138,6 +138,8 @@ pub struct TraitMethodApi {
     pub mut_receiver: bool,
     /// The return type as written in the test file (`Box<dyn dao::Rows>`), `()` when none.
     pub ret_written: String,
+    /// `unsafe` or `async`: no test calls it as written (nor replays it), whatever the type.
+    pub blocker: Option<&'static str>,
 }
 
 /// A field of a struct.

@@ -58,6 +58,10 @@ pub(crate) fn trait_method(
     trait_path: &str,
     module: Vec<String>,
 ) -> Target {
+    // An `unsafe fn` (`BufMut::advance_mut`) is neither tested nor replayed as a step.
+    if let Some(blocker) = m.blocker {
+        return Target::Unsupported(blocker);
+    }
     Target::Callable(Box::new(Callable {
         module,
         call_path: format!("{base}::{}", m.name),

@@ -250,6 +250,7 @@ pub(crate) fn trait_api(t: &syn::ItemTrait, scope: &Scope) -> TraitApi {
                     ret: fn_info.ret,
                     mut_receiver: fn_info.mut_receiver,
                     ret_written,
+                    blocker: fn_info.blocker.filter(|b| matches!(*b, "unsafe" | "async")),
                 });
             }
             syn::TraitItem::Type(_) | syn::TraitItem::Const(_) => {
