@@ -179,3 +179,69 @@ fn main() {
     // Stepping two at a time, the rows after the first fail.
     assert_pass_then_fail_after(&c.dir, "self.at += 1;", "self.at += 2;", "recorded_cases");
 }
+
+/// A producer that takes its receiver by value (`bytes_mut.freeze()`) moves it: the check of
+/// the state the receiver was rebuilt to is not written after it (E0382 on bytes' tests).
+#[test]
+fn a_receiver_a_producer_consumes_is_not_checked_after_it_moved() {
+    let lib = r#"
+pub struct Draft {
+    text: String,
+    len: usize,
+}
+
+pub struct Note {
+    text: String,
+}
+
+impl Draft {
+    pub fn new(s: &str) -> Draft {
+        Draft { text: s.to_string(), len: s.len() }
+    }
+    pub fn split_off(&mut self, at: usize) -> Draft {
+        let tail = self.text.split_off(at);
+        self.len = self.text.len();
+        Draft { len: tail.len(), text: tail }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn finish(self) -> Note {
+        Note { text: self.text }
+    }
+}
+
+impl Note {
+    pub fn shout(&self) -> String {
+        self.text.to_uppercase()
+    }
+}
+"#;
+    let main = r#"
+fn main() {
+    let mut d = shapes::Draft::new("abc");
+    let tail = d.split_off(2);
+    println!("{} {}", d.len(), tail.len());
+    let n = d.finish();
+    println!("{}", n.shout());
+}
+"#;
+    let c = carve_small_crate("shapes", lib, main, &[]);
+    assert!(!c.summary.contains("failed verification"), "{}", c.summary);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_shapes.rs")).unwrap();
+    assert_carved(
+        &file,
+        &c.summary,
+        &[
+            "let _draft_2 = draft.split_off(2usize);",
+            "let note = draft.finish();",
+            "assert_eq!(result, \"AB\")",
+        ],
+    );
+    assert_pass_then_fail_after(
+        &c.dir,
+        "self.text.to_uppercase()",
+        "self.text.clone()",
+        "shout_",
+    );
+}

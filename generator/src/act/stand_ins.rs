@@ -144,7 +144,7 @@ fn serde_asked<'a>(
             continue;
         };
         for ty in kept.keys() {
-            if !crate::read::stand_ins::mentions_path(&f.name, ty) {
+            if !crate::read::paths::mentions_path(&f.name, ty) {
                 continue;
             }
             for tr in ["Deserialize", "Serialize"] {
@@ -173,7 +173,7 @@ fn add_with_fields<'a>(
     traits.push(tr);
     for (_, field) in fields {
         for inner in kept.keys() {
-            if crate::read::stand_ins::mentions_path(field, inner) {
+            if crate::read::paths::mentions_path(field, inner) {
                 add_with_fields(asked, kept, inner, tr);
             }
         }

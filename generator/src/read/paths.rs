@@ -36,6 +36,16 @@ pub fn spell_public(source: &str, public_paths: &[(String, String)]) -> String {
     out
 }
 
+/// Whether `path` occurs in `source` as a whole path (not inside a longer one).
+pub fn mentions_path(source: &str, path: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    source.match_indices(path).any(|(at, _)| {
+        let before = source[..at].chars().last();
+        let after = source[at + path.len()..].chars().next();
+        !before.is_some_and(|c| ident(c) || c == ':') && !after.is_some_and(ident)
+    })
+}
+
 /// `<abc::B as abc::Asker>::ask` → (`abc::B`, `abc::Asker`, `ask`).
 pub(crate) fn split_trait_impl(path: &str) -> Option<(String, String, String)> {
     let (ty, tr, method) = split_angled(path.strip_prefix('<')?, "", " as ")?;

@@ -53,7 +53,9 @@ impl StandIns {
         let mut texts = vec![source];
         while let Some(text) = texts.pop() {
             for s in self.by_path.values() {
-                if !used.iter().any(|u| u.path == s.path) && mentions_path(text, &s.path) {
+                if !used.iter().any(|u| u.path == s.path)
+                    && crate::read::paths::mentions_path(text, &s.path)
+                {
                     used.push(s);
                     texts.push(&s.definition);
                 }
@@ -71,16 +73,6 @@ impl StandIns {
         out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
         out
     }
-}
-
-/// Whether `path` occurs in `source` as a whole path (not inside a longer one).
-pub fn mentions_path(source: &str, path: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    source.match_indices(path).any(|(at, _)| {
-        let before = source[..at].chars().last();
-        let after = source[at + path.len()..].chars().next();
-        !before.is_some_and(|c| ident(c) || c == ':') && !after.is_some_and(ident)
-    })
 }
 
 #[cfg(test)]
