@@ -50,6 +50,10 @@ pub(crate) fn std_value(ty: &str, fields: &[Field]) -> Option<String> {
         }
         "core::ops::range::RangeFrom" => return Some(format!("{}..", int_of(field("start")?)?)),
         "core::ops::range::RangeTo" => return Some(format!("..{}", int_of(field("end")?)?)),
+        "core::ops::range::RangeToInclusive" => {
+            return Some(format!("..={}", int_of(field("end")?)?))
+        }
+        "core::ops::range::RangeFull" if fields.is_empty() => return Some("..".to_string()),
         // An exhausted `RangeInclusive` has no literal.
         "core::ops::range::RangeInclusive" => {
             if !matches!(field("exhausted")?, Value::Bool { value: false }) {
