@@ -451,20 +451,6 @@ fn std_values_with_private_representations_use_their_public_constructor() {
         render_value(&range, true, &NoTypes).unwrap(),
         "2usize..5usize"
     );
-    // Every range a program writes (`..=3`, `..`).
-    let to_inclusive = Value::Struct {
-        ty: "core::ops::range::RangeToInclusive<usize>".into(),
-        fields: vec![field("end", uint("usize", 3))],
-    };
-    assert_eq!(
-        render_value(&to_inclusive, true, &NoTypes).unwrap(),
-        "..=3usize"
-    );
-    let full = Value::Struct {
-        ty: "core::ops::range::RangeFull".into(),
-        fields: vec![],
-    };
-    assert_eq!(render_value(&full, true, &NoTypes).unwrap(), "..");
     // Behind a reference, the range keeps its parentheses: `&1..4` is `(&1)..4`.
     let range_ref = Value::Ref {
         ty: "&core::ops::range::Range<usize>".into(),
@@ -711,4 +697,25 @@ fn a_str_behind_two_references_is_a_borrowed_literal() {
         render(&value, &DeclType::parse("&&str", &[]), Position::Arg).unwrap(),
         "&\"a/b\""
     );
+}
+
+#[test]
+fn every_range_a_program_writes_is_a_literal() {
+    let field = |name: &str, value: Value| Field {
+        name: name.into(),
+        value,
+    };
+    let to_inclusive = Value::Struct {
+        ty: "core::ops::range::RangeToInclusive<usize>".into(),
+        fields: vec![field("end", uint("usize", 3))],
+    };
+    assert_eq!(
+        render_value(&to_inclusive, true, &NoTypes).unwrap(),
+        "..=3usize"
+    );
+    let full = Value::Struct {
+        ty: "core::ops::range::RangeFull".into(),
+        fields: vec![],
+    };
+    assert_eq!(render_value(&full, true, &NoTypes).unwrap(), "..");
 }
