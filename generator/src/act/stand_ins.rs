@@ -25,6 +25,9 @@ type Fields = Option<Vec<(String, String)>>;
 /// The stand-ins the tests carved from `trace` may declare.
 pub(crate) fn collect(trace: &Trace, api: &CrateApi) -> StandIns {
     let mut seen: BTreeMap<String, Fields> = BTreeMap::new();
+    // Whether a type is a candidate is decided once per type: deciding reads the library's
+    // sources, and a trace holds many values of one type.
+    let mut decided: BTreeMap<String, bool> = BTreeMap::new();
     let values = trace.calls.iter().flat_map(|c| {
         (c.args.iter().chain(&c.after))
             .map(|a| &a.value)
@@ -32,7 +35,13 @@ pub(crate) fn collect(trace: &Trace, api: &CrateApi) -> StandIns {
     });
     for value in values {
         visit(value, &mut |ty, fields| {
-            if !candidate(ty, api) {
+            let is_candidate = match decided.get(ty) {
+                Some(known) => *known,
+                None => *decided
+                    .entry(ty.to_string())
+                    .or_insert_with(|| candidate(ty, api)),
+            };
+            if !is_candidate {
                 return;
             }
             let recorded: Vec<(String, String)> = (fields.iter())
@@ -140,13 +149,17 @@ fn serde_asked<'a>(
         return asked;
     }
     for f in &trace.functions {
+        // Only a function instantiated with a stand-in's type has its signature looked up.
+        let mentioned: Vec<&String> = (kept.keys())
+            .filter(|ty| crate::read::paths::mentions_path(&f.name, ty))
+            .collect();
+        if mentioned.is_empty() {
+            continue;
+        }
         let Some(signature) = declared_signature(api, &f.path) else {
             continue;
         };
-        for ty in kept.keys() {
-            if !crate::read::paths::mentions_path(&f.name, ty) {
-                continue;
-            }
+        for ty in mentioned {
             for tr in ["Deserialize", "Serialize"] {
                 if signature.contains(tr) {
                     add_with_fields(&mut asked, kept, ty, tr);
@@ -319,13 +332,13 @@ fn declare(
         .map(|t| crate::read::paths::spell_public(&t, &prelude))
         .collect();
     let mut derives = vec!["Debug", "Clone", "PartialEq", "PartialOrd"];
-    if !has_float(ty, kept, &mut Vec::new()) {
+    if !has_float(ty, kept) {
         derives.extend(["Eq", "Ord", "Hash"]);
     }
     if !types.iter().any(|t| t.contains('[')) {
         derives.push("Default");
     }
-    if is_copy(ty, kept, &mut Vec::new()) {
+    if is_copy(ty, kept) {
         derives.push("Copy");
     }
     let tuple = fields
@@ -359,37 +372,54 @@ fn declare(
 }
 
 /// Whether a float is anywhere inside the stand-in's fields (no `Eq`, `Ord`, `Hash` then).
-fn has_float(
-    ty: &str,
-    kept: &BTreeMap<String, Vec<(String, String)>>,
-    seen: &mut Vec<String>,
-) -> bool {
-    if seen.iter().any(|s| s == ty) {
-        return false;
-    }
-    seen.push(ty.to_string());
-    kept[ty].iter().any(|(_, t)| {
-        let words = t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'));
-        words.clone().any(|w| w == "f32" || w == "f64")
-            || words
-                .filter(|w| kept.contains_key(*w))
-                .any(|w| has_float(w, kept, seen))
-    })
+fn has_float(ty: &str, kept: &BTreeMap<String, Vec<(String, String)>>) -> bool {
+    let float = |t: &str| {
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .any(|w| w == "f32" || w == "f64")
+    };
+    fields_reach(ty, kept, &mut Vec::new(), false, &float)
 }
 
 /// Whether every field is a scalar or a `Copy` stand-in.
-fn is_copy(
+fn is_copy(ty: &str, kept: &BTreeMap<String, Vec<(String, String)>>) -> bool {
+    let scalar = |t: &str| Prim::from_name(t).is_some();
+    fields_reach(ty, kept, &mut Vec::new(), true, &scalar)
+}
+
+/// Over the field types of stand-in `ty` and, through them, of the stand-ins they name:
+/// with `every`, whether each field passes `test` or is a stand-in whose fields all do;
+/// without, whether some field (or one inside a stand-in it names) passes `test`. A type met
+/// again on the way (a cycle) passes neither.
+fn fields_reach(
     ty: &str,
     kept: &BTreeMap<String, Vec<(String, String)>>,
     seen: &mut Vec<String>,
+    every: bool,
+    test: &dyn Fn(&str) -> bool,
 ) -> bool {
     if seen.iter().any(|s| s == ty) {
         return false;
     }
     seen.push(ty.to_string());
-    kept[ty].iter().all(|(_, t)| {
-        Prim::from_name(t).is_some() || (kept.contains_key(t) && is_copy(t, kept, seen))
-    })
+    let mut fields = kept[ty].iter().map(|(_, t)| t.as_str());
+    let mut field_passes = |t: &str| {
+        let inner: Vec<&str> = if every {
+            kept.contains_key(t).then_some(t).into_iter().collect()
+        } else {
+            (t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')))
+                .filter(|w| kept.contains_key(*w))
+                .collect()
+        };
+        test(t)
+            || inner
+                .iter()
+                .any(|w| fields_reach(w, kept, seen, every, test))
+    };
+    if every {
+        fields.all(&mut field_passes)
+    } else {
+        fields.any(&mut field_passes)
+    }
 }
 
 #[cfg(test)]
