@@ -163,3 +163,80 @@ fn a_zero_returned_inside_a_call_keeps_the_test_that_tells_a_mutant_apart() {
         "hundreds_returns_2_00",
     );
 }
+
+const LEXER_LIB: &str = r#"/// Words of a text, and the line the reader is on.
+pub struct Lexer<'a> {
+    text: &'a [u8],
+    at: usize,
+    pub line: u32,
+}
+
+impl<'a> Lexer<'a> {
+    pub fn new(text: &'a str) -> Lexer<'a> {
+        Lexer { text: text.as_bytes(), at: 0, line: 1 }
+    }
+
+    fn next_byte(&mut self) -> Option<u8> {
+        let b = *self.text.get(self.at)?;
+        self.at += 1;
+        if b == b'\n' {
+            self.line += 1;
+        }
+        Some(b)
+    }
+
+    /// The next word, and the space or newline after it.
+    pub fn word(&mut self) -> Option<String> {
+        let mut word = String::new();
+        while let Some(b) = self.next_byte() {
+            if b == b' ' || b == b'\n' {
+                break;
+            }
+            word.push(b as char);
+        }
+        if word.is_empty() {
+            None
+        } else {
+            Some(word)
+        }
+    }
+}
+
+/// The first `n` words of `text`.
+pub fn first_words(text: &str, n: usize) -> Vec<String> {
+    let mut lexer = Lexer::new(text);
+    (0..n).filter_map(|_| lexer.word()).collect()
+}
+"#;
+
+const LEXER_MAIN: &str = r#"fn main() {
+    println!("{:?}", distilled_seen::first_words("one two\nthree", 2));
+}
+"#;
+
+#[test]
+fn a_counter_moved_inside_a_call_counts_only_where_the_test_can_see_it() {
+    let c = carve_small_crate_distilled(
+        "distilled_seen",
+        LEXER_LIB,
+        LEXER_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // `first_words` runs every line of `word` and moves `line` in a lexer of its own, which
+    // nothing of its test compares. Of the two `word` calls inside it, the test of the one that
+    // crosses the newline checks `line` after: it is kept for that, and a change in how lines
+    // are counted fails it.
+    assert!(
+        c.summary
+            .contains("distilled: kept 3 of 4 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    assert_pass_then_fail_after(
+        &c.dir,
+        "self.line += 1",
+        "self.line += 2",
+        "word_returns_some_two",
+    );
+}

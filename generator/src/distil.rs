@@ -251,14 +251,22 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
 /// millions weighs the first ones.
 const MAX_CALLS_CLASSED: usize = 10_000;
 
-/// (function, value class) of what the calls `ids` and the calls inside them returned; the
-/// outcome of each call but the test's `own` is a class too.
+/// (function, value class) of what the calls `ids` (those the test makes) and the calls
+/// inside them returned; the outcome of each call but the test's `own` is a class too. What a
+/// call left behind an argument counts where the test can see it: the test's calls' own
+/// arguments, and the objects they referred to when a call inside works on them again; not
+/// an object a call made and dropped inside itself (a lexer inside `split`), whose fields no
+/// assertion of the test compares.
 fn value_classes(inputs: &Inputs, ids: &[u64], own: &[u64]) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
     let mut todo: Vec<&Call> = ids
         .iter()
         .filter_map(|id| inputs.calls.get(id))
         .copied()
+        .collect();
+    let held: BTreeSet<_> = todo
+        .iter()
+        .flat_map(|call| call.objects.iter().map(|o| o.object))
         .collect();
     let mut seen = 0;
     while let Some(call) = todo.pop() {
@@ -269,7 +277,9 @@ fn value_classes(inputs: &Inputs, ids: &[u64], own: &[u64]) -> BTreeSet<(String,
         let Some(path) = inputs.paths.get(&call.function) else {
             continue;
         };
-        for class in classes::of(call) {
+        let made = ids.contains(&call.id.0);
+        let observed = |name: &str| made || call.object(name).is_some_and(|o| held.contains(&o));
+        for class in classes::of(call, observed) {
             out.insert((path.to_string(), class));
         }
         // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).

@@ -7,7 +7,10 @@
 //! `value + q * 100` is the same when `q` is 0): distilling keeps a test for each class the
 //! verified tests reach, of the tests' calls and of the calls inside them. What a call leaves
 //! behind its `&mut` receiver and parameters is classed the same way (`self:.line_no +`), and
-//! each of its fields the call changed is a class (`self:.line_no changed`).
+//! each of its fields the call changed is a class (`self:.line_no changed`), where a test can
+//! see it: the caller says which of a call's arguments the test observes (`distil.rs`: those
+//! of the test's own calls, and of the calls inside them on the same objects — not a lexer a
+//! `split` made and dropped inside itself).
 
 use carve_storage::{Call, Outcome, Value};
 
@@ -18,14 +21,15 @@ const MAX_WIDTH: usize = 8;
 
 /// The value classes of `call`'s result (none when it did not return, or returned `()`),
 /// and of what it left behind its `&mut` parameters and receiver (`self: .line_no +`): a
-/// counter a call moves is told apart as its result is.
-pub(crate) fn of(call: &Call) -> Vec<String> {
+/// counter a call moves is told apart as its result is. Only the arguments `observed` names
+/// are classed so.
+pub(crate) fn of(call: &Call, observed: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     if let Outcome::Returned = &call.outcome {
         if let Some(ret) = &call.ret {
             leaves(ret, "", 0, &mut out);
         }
-        for arg in &call.after {
+        for arg in call.after.iter().filter(|a| observed(&a.name)) {
             // A bool left behind is a class too: depth 1.
             let path = format!("{}:", arg.name);
             leaves(&arg.value, &path, 1, &mut out);
@@ -184,7 +188,7 @@ mod tests {
     use carve_storage::Field;
 
     fn returning(ret: Value) -> Vec<String> {
-        of(&test_call(Outcome::Returned, Some(ret)))
+        of(&test_call(Outcome::Returned, Some(ret)), |_| true)
     }
 
     fn uint(value: u128) -> Value {
@@ -250,7 +254,10 @@ mod tests {
                 ],
             },
         }];
-        assert_eq!(of(&call), vec!["self:.line_no +", "self:.had_error false"]);
+        assert_eq!(
+            of(&call, |_| true),
+            vec!["self:.line_no +", "self:.had_error false"]
+        );
         // Before the call the counter was 1: the call moved it.
         let before = |line_no| carve_storage::Arg {
             name: "self".into(),
@@ -268,7 +275,7 @@ mod tests {
         };
         call.args = vec![before(1)];
         assert_eq!(
-            of(&call),
+            of(&call, |_| true),
             vec![
                 "self:.line_no +",
                 "self:.had_error false",
@@ -276,16 +283,21 @@ mod tests {
             ]
         );
         call.args = vec![before(2)];
-        assert_eq!(of(&call), vec!["self:.line_no +", "self:.had_error false"]);
+        assert_eq!(
+            of(&call, |_| true),
+            vec!["self:.line_no +", "self:.had_error false"]
+        );
+        // A receiver the test does not observe leaves no class behind.
+        assert!(of(&call, |name| name != "self").is_empty());
         call.outcome = Outcome::Panicked { message: None };
-        assert!(of(&call).is_empty());
+        assert!(of(&call, |_| true).is_empty());
     }
 
     #[test]
     fn a_call_that_panicked_has_no_class() {
         let mut call = test_call(Outcome::Panicked { message: None }, Some(uint(3)));
-        assert!(of(&call).is_empty());
+        assert!(of(&call, |_| true).is_empty());
         call.outcome = Outcome::Returned;
-        assert_eq!(of(&call), vec!["+"]);
+        assert_eq!(of(&call, |_| true), vec!["+"]);
     }
 }
