@@ -228,11 +228,13 @@ pub(crate) struct Programs {
 }
 
 /// A pointer argument whose target the exit reads again: its frame slot at the break address
-/// (`rsp + slot`) and the pointee's type.
+/// (`rsp + slot`) and the pointee's type; for a `&mut [T]` (`slice`), the slice's own type,
+/// whose pointer and length the slot holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StateRoot {
     pub slot: i64,
     pub pointee: TypeId,
+    pub slice: bool,
 }
 
 /// Why a function keeps the ptrace path.
@@ -417,7 +419,17 @@ pub(crate) fn programs(
                 let r = entry.copy(Base::Rsp(slot), Len::Const(size_of(types, ty)?));
                 entry.value(ty, Holder::Region(r), 0, 0)?;
                 if let Some(pointee) = effect {
-                    state_slots.push(StateRoot { slot, pointee });
+                    state_slots.push(StateRoot {
+                        slot,
+                        pointee,
+                        slice: false,
+                    });
+                } else if is_mut_slice(types, ty) {
+                    state_slots.push(StateRoot {
+                        slot,
+                        pointee: ty,
+                        slice: true,
+                    });
                 }
                 continue;
             }
@@ -475,6 +487,7 @@ pub(crate) fn programs(
                 state_slots.push(StateRoot {
                     slot: at,
                     pointee: ty,
+                    slice: false,
                 });
             }
             ReturnPlace::Bytes(b) => {
@@ -516,6 +529,16 @@ pub(crate) fn state_at(
         if s.slot - shift < -i64::from(crate::inprocess::RED_ZONE) {
             return Err("a slot the exit reads is below the stack pointer there");
         }
+        if s.slice {
+            // The slice's pointer and length, then the elements they span, as the tracer
+            // decodes them from the pointer and length the call got.
+            let fat = b.copy(
+                Base::Rsp(s.slot - shift),
+                Len::Const(size_of(types, s.pointee)?),
+            );
+            b.value(s.pointee, Holder::Region(fat), 0, 0)?;
+            continue;
+        }
         let p = b.copy(Base::Rsp(s.slot - shift), Len::Const(8));
         let r = b.copy(
             Base::Ptr {
@@ -543,6 +566,16 @@ fn effect_pointee(types: &TypeTable, ty: TypeId, name: &str) -> Option<TypeId> {
     ((t.name.starts_with("&mut ") || (name == "self" && t.name.starts_with('&')))
         && types.get(p)?.size > 0)
         .then_some(p)
+}
+
+/// Whether `ty` is a `&mut [T]` (a pointer and a length) whose elements a call may change,
+/// read again at its end as a `&mut T` argument's pointee is.
+pub(crate) fn is_mut_slice(types: &TypeTable, ty: TypeId) -> bool {
+    types.get(ty).is_some_and(|t| {
+        t.name.starts_with("&mut [")
+            && t.name.ends_with(']')
+            && matches!(&t.kind, TypeKind::Struct { members, .. } if members.len() == 2)
+    })
 }
 
 /// Whether a function returning `ty` returns `&mut` to a scalar: the tracer holds such a
@@ -1125,6 +1158,7 @@ mod tests {
         let root = StateRoot {
             slot: 16,
             pointee: u64_ty,
+            slice: false,
         };
         let at = |shift| state_at(&t, Limits::default(), std::slice::from_ref(&root), shift);
         let slot_read = |p: Program| match p.copies[0].base {
@@ -1136,6 +1170,49 @@ mod tests {
         assert_eq!(
             at(0xf0 - 8).unwrap_err(),
             "a slot the exit reads is below the stack pointer there"
+        );
+    }
+
+    #[test]
+    fn an_exit_reads_a_mut_slice_s_pointer_and_length_then_the_elements_they_span() {
+        let mut t = TypeTable::default();
+        let u8_ty = ty(&mut t, "u8", 1, TypeKind::Base(BaseKind::Unsigned));
+        let u64_ty = ty(&mut t, "usize", 8, TypeKind::Base(BaseKind::Unsigned));
+        let raw = pointer(&mut t, "*mut u8", u8_ty);
+        let members = vec![member("data_ptr", 0, raw), member("length", 8, u64_ty)];
+        let slice = ty(
+            &mut t,
+            "&mut [u8]",
+            16,
+            TypeKind::Struct {
+                members,
+                params: vec![],
+            },
+        );
+        assert!(is_mut_slice(&t, slice));
+        let kind = t.get(slice).unwrap().kind.clone();
+        let shared = ty(&mut t, "&[u8]", 16, kind);
+        assert!(!is_mut_slice(&t, shared));
+        let root = StateRoot {
+            slot: 8,
+            pointee: slice,
+            slice: true,
+        };
+        let p = state_at(&t, Limits::default(), std::slice::from_ref(&root), 0).unwrap();
+        // The slot's 16 bytes, then from the pointer in them, the length in them bytes.
+        assert_eq!(p.copies.len(), 2, "{p:?}");
+        assert!(matches!(p.copies[0].base, Base::Rsp(8)), "{p:?}");
+        assert!(matches!(p.copies[0].len, Len::Const(16)), "{p:?}");
+        assert!(
+            matches!(
+                p.copies[1].len,
+                Len::Count {
+                    word: Word::In { offset: 8, .. },
+                    scale: 1,
+                    ..
+                }
+            ),
+            "{p:?}"
         );
     }
 

@@ -157,8 +157,8 @@ pub(crate) struct Frame {
     panic_message: Option<String>,
     /// Sources (see `sources.rs`) reached while this was the innermost recorded frame.
     touches: Vec<Arc<str>>,
-    /// `self` and `&mut` arguments: (parameter name, pointee type, address), re-read on return.
-    effects: Vec<(String, TypeId, u64)>,
+    /// `self` and `&mut` arguments, re-read on return.
+    effects: Vec<Effect>,
     /// Where the caller asked for the return value (the hidden pointer passed in rdi), when the
     /// function returns through one and the pointer was still known at the entry breakpoint.
     hidden_return: Option<u64>,
@@ -175,14 +175,35 @@ pub(crate) struct Frame {
     recorded: u32,
 }
 
+/// A parameter whose pointee a call may change and a test may check afterwards, as the
+/// call's end reads it again.
+#[derive(Clone)]
+struct Effect {
+    name: String,
+    ty: TypeId,
+    at: EffectAt,
+}
+
+#[derive(Clone)]
+enum EffectAt {
+    /// `self` by reference or a `&mut T`: the pointee (of type `ty`) at this address.
+    Pointee(u64),
+    /// A `&mut [T]` (of type `ty`): its pointer and length as the call got them; the elements
+    /// they span are read again.
+    Slice(Vec<u8>),
+}
+
 impl Frame {
     /// `self` and the `&mut` arguments as they are now, read again at the call's end.
     fn effects_after(&self, decoder: &Decoder) -> Vec<Arg> {
         self.effects
             .iter()
-            .map(|(name, ty, addr)| Arg {
-                name: name.clone(),
-                value: decoder.at(*ty, *addr),
+            .map(|e| Arg {
+                name: e.name.clone(),
+                value: match &e.at {
+                    EffectAt::Pointee(addr) => decoder.at(e.ty, *addr),
+                    EffectAt::Slice(fat) => decoder.bytes(e.ty, fat),
+                },
             })
             .collect()
     }
@@ -200,13 +221,7 @@ pub(crate) fn decode_args(
     cfa: u64,
 ) -> Vec<Arg> {
     let types = decoder.types;
-    let frame_base = f.frame_base.as_ref().and_then(|fb| {
-        match evaluate(fb, f.encoding, machine, None, Some(cfa)) {
-            Place::Register(r) => machine.register(r),
-            Place::Address(a) => Some(a),
-            _ => None,
-        }
-    });
+    let frame_base = frame_base(f, machine, cfa);
     f.params
         .iter()
         .map(|p| {
@@ -258,6 +273,45 @@ pub(crate) fn decode_args(
             }
         })
         .collect()
+}
+
+/// The frame base of `f`'s frame whose CFA is `cfa`, when DWARF gives one.
+fn frame_base(f: &FunctionDetail, machine: &dyn Machine, cfa: u64) -> Option<u64> {
+    f.frame_base.as_ref().and_then(
+        |fb| match evaluate(fb, f.encoding, machine, None, Some(cfa)) {
+            Place::Register(r) => machine.register(r),
+            Place::Address(a) => Some(a),
+            _ => None,
+        },
+    )
+}
+
+/// The `size` bytes of parameter `index` of `f` itself (not what it points to) at the break
+/// address, when DWARF places them in memory or in register pieces: a `&mut [T]`'s pointer
+/// and length.
+fn param_bytes(
+    mem: &dyn Memory,
+    f: &FunctionDetail,
+    machine: &dyn Machine,
+    (file_pc, cfa): (u64, u64),
+    index: usize,
+    size: usize,
+) -> Option<Vec<u8>> {
+    let expr = f.params.get(index)?.location.at(file_pc)?;
+    match evaluate(
+        expr,
+        f.encoding,
+        machine,
+        frame_base(f, machine, cfa),
+        Some(cfa),
+    ) {
+        Place::Address(a) => {
+            let mut bytes = vec![0u8; size];
+            mem.read(a, &mut bytes).then_some(bytes)
+        }
+        Place::Bytes(b) if b.len() >= size => Some(b[..size].to_vec()),
+        _ => None,
+    }
 }
 
 /// The value a call of a function returning `ty` returned, from the return registers `rr`
@@ -2591,7 +2645,16 @@ impl<'a> Tracer<'a> {
             cfa,
         );
 
-        let effects = self.effect_targets(index, &args);
+        let effects = self.effect_targets(index, &args, |i, size| {
+            param_bytes(
+                mem,
+                &self.functions[index].detail,
+                &machine,
+                (file_pc, cfa),
+                i,
+                size,
+            )
+        });
         let capture = self.capture_for(index, &args)?;
         let (objects, created) = self.objects.of_args(&args);
         for object in created {
@@ -3049,14 +3112,30 @@ impl<'a> Tracer<'a> {
     }
 
     /// The arguments whose pointee a call may change and a test may check afterwards: `self`
-    /// taken by reference, and `&mut` references.
-    fn effect_targets(&self, index: usize, args: &[Arg]) -> Vec<(String, TypeId, u64)> {
+    /// taken by reference, `&mut` references, and `&mut [T]` slices, whose pointer and length
+    /// `fat(index, size)` reads.
+    fn effect_targets(
+        &self,
+        index: usize,
+        args: &[Arg],
+        fat: impl Fn(usize, usize) -> Option<Vec<u8>>,
+    ) -> Vec<Effect> {
         let params = &self.functions[index].detail.params;
         params
             .iter()
             .zip(args)
-            .filter_map(|(p, a)| {
-                let ty = self.types.get(p.ty?)?;
+            .enumerate()
+            .filter_map(|(i, (p, a))| {
+                let ty_id = p.ty?;
+                let ty = self.types.get(ty_id)?;
+                if crate::capture::is_mut_slice(self.types, ty_id) {
+                    let at = EffectAt::Slice(fat(i, ty.size as usize)?);
+                    return Some(Effect {
+                        name: p.name.clone(),
+                        ty: ty_id,
+                        at,
+                    });
+                }
                 let pointee = match ty.kind {
                     TypeKind::Pointer { pointee } => pointee?,
                     _ => return None,
@@ -3066,8 +3145,11 @@ impl<'a> Tracer<'a> {
                 let Value::Ref { addr, .. } = &a.value else {
                     return None;
                 };
-                (wanted && self.types.get(pointee)?.size > 0)
-                    .then(|| (p.name.clone(), pointee, *addr))
+                (wanted && self.types.get(pointee)?.size > 0).then(|| Effect {
+                    name: p.name.clone(),
+                    ty: pointee,
+                    at: EffectAt::Pointee(*addr),
+                })
             })
             .collect()
     }

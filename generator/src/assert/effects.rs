@@ -10,6 +10,7 @@ use crate::arrange::check::observations;
 use crate::arrange::context::Ctx;
 use crate::arrange::values::strip_ref;
 use crate::assert::getters::other_getters;
+use crate::body::Effect;
 
 /// Assertions on the state of `var` after the call: public fields and getters
 /// (`fn field(&self) -> T`).
@@ -37,11 +38,37 @@ pub(crate) fn of_call(
     }
     for (name, var) in objects {
         if let Some(after) = call.after(name) {
+            if !matches!(strip_ref(after), Value::Struct { .. }) {
+                b.effects.extend(whole(cx, var, after));
+                continue;
+            }
             let ty = crate::read::types::strip_generics(strip_ref(after).type_name()).to_string();
             effects(cx, b, var, after, &ty);
             getters(cx, b, var, strip_ref(after), &ty);
         }
     }
+}
+
+/// A `&mut` argument that is not a struct (a buffer, a number, a text) checked whole: `var`
+/// holds the value the test passed (`let mut out = [0u8; 4]` for `&mut out[..]`), compared
+/// with what the call left in it.
+fn whole(cx: &Ctx, var: &str, after: &Value) -> Option<Effect> {
+    let after = strip_ref(after);
+    let expected = match after {
+        Value::Str { value, .. } => crate::syntax::str_lit(value),
+        _ => crate::arrange::literal::render_value(after, true, cx.api).ok()?,
+    };
+    // The value as the variable holds it: `[2u32, 4u32]`, not the `&mut [..][..]` passed.
+    let expected = match crate::arrange::args::borrowed::borrowed_temporary(&expected) {
+        Some((_, value, _)) => value.to_string(),
+        None => expected,
+    };
+    Some(Effect {
+        actual: var.to_string(),
+        expected,
+        message: None,
+        observe: None,
+    })
 }
 
 /// Checks of the cheap getters of `var` (holding `after`, of `type_path`) that are not its

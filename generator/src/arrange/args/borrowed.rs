@@ -12,19 +12,35 @@
 //! anything (`&String::from(..)`, `&vec![..]`): a constant one (`&[1u8, 2u8][..]`) lives for the
 //! whole program already. Applied by the literal rules (`literal.rs`, `value_literal.rs`): a
 //! mock or a rebuilt object is a variable already.
+//!
+//! The call a test makes gets the same for a `&mut` literal the call changed (an output
+//! buffer, `encode_to_slice(key, &mut buf)`): bound first, so that the test can check what the
+//! call left in it (`assert/effects.rs`).
+//!
+//! ```text
+//! let mut out = [0u8, 0u8, 0u8, 0u8];
+//! let result = abc::to_hex(&[202u8, 254u8][..], &mut out[..]);
+//! assert_eq!(out, [99u8, 97u8, 102u8, 101u8]);
+//! ```
 
 use crate::arrange::args::site::{Built, Place, Site};
 use crate::arrange::builder::Builder;
+use crate::arrange::values::strip_ref;
 use crate::body::Binding;
 
-/// `built`, with a borrowed temporary of a producer's argument bound first.
+/// `built`, with a borrowed temporary of a producer's argument bound first, and a `&mut` one
+/// of the tested call whose value the call changed.
 pub(crate) fn bound(site: &Site, b: &mut Builder, built: Built) -> Built {
-    if site.place != Place::Producer {
+    let changed = site.place == Place::Tested && changed_behind(site);
+    if site.place != Place::Producer && !changed {
         return built;
     }
     let Some((mutable, value, tail)) = borrowed_temporary(&built.expr) else {
         return built;
     };
+    if site.place == Place::Tested && !mutable {
+        return built;
+    }
     let var = b.fresh(&site.param.name);
     b.setup.push(Binding {
         var: var.clone(),
@@ -36,14 +52,23 @@ pub(crate) fn bound(site: &Site, b: &mut Builder, built: Built) -> Built {
     let amp = if mutable { "&mut " } else { "&" };
     Built {
         expr: format!("{amp}{var}{tail}"),
+        mutated: changed.then(|| (site.arg.name.clone(), var)),
         ..built
     }
+}
+
+/// Whether the call left something else than it got behind the argument (`&mut` only:
+/// nothing else is read again at the call's end).
+fn changed_behind(site: &Site) -> bool {
+    site.call
+        .after(&site.arg.name)
+        .is_some_and(|after| strip_ref(after) != strip_ref(&site.arg.value))
 }
 
 /// `&mut [..][..]` as (mutable, `[..]`, `[..]`): the borrow, the value borrowed and what
 /// follows it (a full-range slice), when the value is a temporary that would not outlive the
 /// statement.
-fn borrowed_temporary(expr: &str) -> Option<(bool, &str, &str)> {
+pub(crate) fn borrowed_temporary(expr: &str) -> Option<(bool, &str, &str)> {
     let (mutable, rest) = match expr.strip_prefix("&mut ") {
         Some(rest) => (true, rest),
         None => (false, expr.strip_prefix('&')?),

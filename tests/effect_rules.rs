@@ -1,0 +1,102 @@
+//! What a call leaves behind a `&mut` argument that is not an object of the crate — an output
+//! buffer (`&mut [u8]`), a counter, a `String` or `Vec` it appends to — is recorded at the
+//! call's end on both capture paths, and the carved test binds the argument to a variable and
+//! checks it whole after the call.
+
+mod common;
+
+use common::*;
+
+const LIB: &str = r#"/// Writes `bytes` as hex digits into `out`, two per byte.
+pub fn to_hex(bytes: &[u8], out: &mut [u8]) -> usize {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in bytes.iter().enumerate() {
+        out[2 * i] = DIGITS[(b >> 4) as usize];
+        out[2 * i + 1] = DIGITS[(b & 0xf) as usize];
+    }
+    bytes.len() * 2
+}
+
+/// Doubles each number in place.
+pub fn double_all(xs: &mut [u32]) {
+    for x in xs.iter_mut() {
+        *x *= 2;
+    }
+}
+
+/// Adds `n` to a running total.
+pub fn add_to(total: &mut u64, n: u64) {
+    *total += n;
+}
+
+/// Appends a greeting.
+pub fn greet(out: &mut String, name: &str) {
+    out.push_str("hello ");
+    out.push_str(name);
+}
+
+/// Pushes the squares below `n`.
+pub fn squares(out: &mut Vec<u32>, n: u32) {
+    for i in 0..n {
+        out.push(i * i);
+    }
+}
+"#;
+
+const MAIN: &str = r#"fn main() {
+    let mut out = [0u8; 6];
+    let n = effects::to_hex(&[0xca, 0xfe, 0x01], &mut out);
+    println!("{}", std::str::from_utf8(&out[..n]).unwrap());
+    let mut xs = vec![1u32, 2, 3];
+    effects::double_all(&mut xs);
+    let mut total = 40;
+    effects::add_to(&mut total, 2);
+    let mut s = String::from(">");
+    effects::greet(&mut s, "bob");
+    let mut v = vec![7];
+    effects::squares(&mut v, 3);
+    println!("{xs:?} {total} {s} {v:?}");
+}
+"#;
+
+/// The carved file of the crate at `dir`.
+fn carved(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("tests/carved_effects.rs")).unwrap()
+}
+
+#[test]
+fn what_a_call_leaves_in_a_mut_buffer_counter_or_text_is_checked_after_it() {
+    let c = carve_small_crate("effects", LIB, MAIN, &[]);
+    let file = carved(&c.dir);
+    assert_carved(
+        &file,
+        &c.summary,
+        &[
+            "let mut out = [0u8, 0u8, 0u8, 0u8, 0u8, 0u8];",
+            "effects::to_hex(&[202u8, 254u8, 1u8][..], &mut out[..]);",
+            "assert_eq!(out, [99u8, 97u8, 102u8, 101u8, 48u8, 49u8]);",
+            "let mut xs = [1u32, 2u32, 3u32];",
+            "assert_eq!(xs, [2u32, 4u32, 6u32]);",
+            "let mut total = 40u64;",
+            "assert_eq!(total, 42u64);",
+            "let mut out = String::from(\">\");",
+            "assert_eq!(out, \">hello bob\");",
+            "assert_eq!(out, vec![7u32, 0u32, 1u32, 4u32]);",
+        ],
+    );
+    // The buffer is the only place `to_hex` leaves its digits: a change in the low nibble's
+    // digit fails its test.
+    assert_pass_then_fail_after(&c.dir, "(b & 0xf)", "(b & 0x7)", "to_hex_returns_6");
+
+    // The ptrace path reads the same values again: the same tests.
+    edit(&c.dir.join("src/lib.rs"), "(b & 0x7)", "(b & 0xf)");
+    // (`cargo test` built the program again with the change.)
+    let built = cargo_in(&c.dir, &["build", "--quiet"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let db = c.dir.join("ptrace.db");
+    let program = c.dir.join("target/debug/effects");
+    let recorded = record(&db, &["--capture", "ptrace"], &program, &[]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let summary = generate_into_tests(&c.dir, &db, &[]);
+    assert_eq!(carved(&c.dir), file, "{summary}");
+}
