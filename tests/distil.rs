@@ -1,7 +1,8 @@
-//! Distilling (issue 27): by default `carve generate` keeps, of the verified tests, only those
+//! Distilling (issue 27): `carve generate --distil` keeps, of the verified tests, only those
 //! that reach a library line or an outcome (variant, error, panic) of a function that no
 //! other kept test reaches, and a value class (zero, sign, empty) of what a call or a call
-//! inside it returned. Carved from small real programs whose loops call one function with
+//! inside it returned; the kept tests that are one call with other values are then folded
+//! into table tests. Carved from small real programs whose loops call one function with
 //! many inputs that take the same path.
 
 mod common;
@@ -84,7 +85,27 @@ fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_c
         "{}",
         c.summary
     );
-    assert_eq!(tests_in(&c.dir), 6, "{}", c.summary);
+    // The kept tests of one function are one call with other arguments and results: each
+    // function's become one table test, a row per kept test.
+    assert!(
+        c.summary
+            .contains("written as 2 tests, 2 of them tables of the kept tests"),
+        "{}",
+        c.summary
+    );
+    assert_eq!(tests_in(&c.dir), 2, "{}", c.summary);
+    let carved = std::fs::read_to_string(c.dir.join("tests/carved_distilled.rs")).unwrap();
+    assert_carved(
+        &carved,
+        &c.summary,
+        &[
+            "fn postage_recorded_cases()",
+            "(0u32, Err(String::from(\"an empty parcel\"))),",
+            "let result = distilled::postage(case.0);",
+            "assert_eq!(result, case.1, \"case {i}\");",
+            "fn is_heavy_recorded_cases()",
+        ],
+    );
     let (lines, all_lines) = reach(&c.summary, "distilled:");
     assert_eq!(lines, all_lines, "{}", c.summary);
     assert!(
@@ -97,7 +118,12 @@ fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_c
     assert_eq!(reached, recorded, "{}", c.summary);
 
     // The kept tests pass, and a one-line change in the large-parcel branch fails one.
-    assert_pass_then_fail_after(&c.dir, "/ 500 * 120", "/ 500 * 121", "postage_returns_ok");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "/ 500 * 120",
+        "/ 500 * 121",
+        "postage_recorded_cases",
+    );
     edit(&c.dir.join("src/lib.rs"), "/ 500 * 121", "/ 500 * 120");
 
     // Every verified test, as before distilling: the lines the kept tests reach are theirs.
@@ -155,12 +181,13 @@ fn a_zero_returned_inside_a_call_keeps_the_test_that_tells_a_mutant_apart() {
         c.summary
     );
     // `v + q * 100` for `v - q * 100` is the same wherever `q` is 0: only the test of 200, kept
-    // for its zero rest, tells it apart.
+    // for its zero rest, tells it apart (the two kept tests are the rows of one table, the
+    // failure names the row: "case 0").
     assert_pass_then_fail_after(
         &c.dir,
         "v - q * 100",
         "v + q * 100",
-        "hundreds_returns_2_00",
+        "hundreds_recorded_cases",
     );
 }
 

@@ -8,6 +8,7 @@
 //! verified set reaches; the others add nothing and are dropped.
 
 pub(crate) mod classes;
+pub(crate) mod fold;
 pub(crate) mod outcome;
 pub(crate) mod select;
 
@@ -78,6 +79,12 @@ pub struct Distilled {
     pub kept_classes: usize,
     /// Tests whose lines were not measured (kept as they are).
     pub unmeasured_tests: usize,
+    /// Of the kept tests, those of one shape folded into table tests (`fold.rs`): how many
+    /// tables, and how many `#[test]`s the files hold then (0: not folded).
+    #[serde(default)]
+    pub tables: usize,
+    #[serde(default)]
+    pub written_tests: usize,
     /// Why the suite was not distilled (every verified test kept), when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_distilled: Option<String>,
@@ -106,6 +113,13 @@ impl Distilled {
             self.kept_classes,
             self.verified_classes
         );
+        if self.tables > 0 {
+            line.push_str(&format!(
+                "; written as {} tests, {} of them tables of the kept tests that are the same \
+                 steps with other values",
+                self.written_tests, self.tables
+            ));
+        }
         if self.unmeasured_tests > 0 {
             line.push_str(&format!(
                 "; {} tests kept unmeasured (their lines could not be read)",
@@ -189,7 +203,75 @@ pub(crate) fn distil(
         verified_classes: verified.classes,
         kept_classes: reached.classes,
         unmeasured_tests: candidates.iter().filter(|c| c.lines.is_none()).count(),
+        tables: 0,
+        written_tests: kept_tests,
         not_distilled: None,
+    })
+}
+
+/// What folding the distilled tests into tables needs from the pipeline: how a file is
+/// written, and how it is verified.
+pub(crate) struct Folding<'a> {
+    pub(crate) templates: &'a crate::render::Templates,
+    pub(crate) verify: &'a crate::verify::cargo::Verify,
+    pub(crate) progress: Option<&'a crate::progress::Progress>,
+    pub(crate) interrupt: crate::interrupt::Interrupt,
+}
+
+/// Folds the tests of each distilled file that are the same steps with other values into
+/// table tests (`fold.rs`), writes the file again and verifies it as carved files are; a file
+/// whose folded tests do not all pass every run is put back as distilling left it, so that no
+/// goal a kept test reached is lost. Returns how many tables the files hold now.
+pub(crate) fn fold_files(
+    folding: &Folding,
+    inputs: &Inputs,
+    plan: &mut Plan,
+) -> Result<usize, GenerateError> {
+    let arg_types = |t: &crate::plan::model::TestPlan| -> Vec<String> {
+        let call = t.calls.first().and_then(|id| inputs.calls.get(id));
+        call.map(|c| {
+            c.args
+                .iter()
+                .map(|a| a.value.type_name().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let mut tables = 0;
+    for at in 0..plan.files.len() {
+        let (folded, made) = fold::fold(plan.files[at].tests.clone(), &arg_types);
+        if made == 0 {
+            continue;
+        }
+        let file_name = plan.files[at].file_name.clone();
+        let path = inputs.out_dir.join(&file_name);
+        let unfolded_text = crate::verify::cargo::read_back(inputs.out_dir, &file_name)?;
+        let unfolded = std::mem::replace(&mut plan.files[at].tests, folded);
+        let text = folding.templates.render_file(plan, &plan.files[at])?;
+        write(&path, &text)?;
+        let under = crate::verify::under_test(plan).swap_remove(at);
+        let taken_out = crate::verify::quarantine(
+            (inputs.crate_dir, inputs.out_dir),
+            &[under],
+            folding.verify,
+            folding.progress,
+            folding.interrupt,
+            &|| Ok(()),
+        )?;
+        if taken_out.is_empty() && path.is_file() {
+            tables += made;
+        } else {
+            plan.files[at].tests = unfolded;
+            write(&path, &unfolded_text)?;
+        }
+    }
+    Ok(tables)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), GenerateError> {
+    std::fs::write(path, text).map_err(|source| GenerateError::Verify {
+        what: format!("cannot write {}", path.display()),
+        source: Some(source),
     })
 }
 

@@ -299,7 +299,18 @@ fn distil_verified(
         children,
         paths,
     };
-    distil::distil(d, &inputs, plan, files)
+    let mut distilled = distil::distil(d, &inputs, plan, files)?;
+    if let (Some(verify), None) = (run.verify, &distilled.not_distilled) {
+        let folding = distil::Folding {
+            templates: run.templates,
+            verify,
+            progress: run.opts.progress.as_ref(),
+            interrupt: run.opts.interrupt,
+        };
+        distilled.tables = distil::fold_files(&folding, &inputs, plan)?;
+        distilled.written_tests = plan.files.iter().map(|f| f.tests.len()).sum();
+    }
+    Ok(distilled)
 }
 
 /// `options`, with the file prefix naming the recorded target when it is not the crate's own

@@ -83,6 +83,7 @@ pub(crate) fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, 
             Table {
                 columns: shape.columns,
                 rows,
+                inferred: false,
             },
         ));
     }

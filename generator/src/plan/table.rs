@@ -31,9 +31,14 @@ const INDEX_VAR: &str = "i";
 /// The rows of a table-driven test: one per recorded call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Table {
-    /// The Rust type of each column (`u64`, `&str`), in the order the body uses them.
+    /// The Rust type of each column (`u64`, `&str`), in the order the body uses them; in an
+    /// `inferred` table, what each column is (`shlex.line_no after`, `result`), for its header.
     pub columns: Vec<String>,
     pub rows: Vec<Row>,
+    /// The values are whole expressions (`&String::from("ab")`, `Ok(vec![171u8])`) whose types
+    /// the compiler infers from the call (`columns` are `_`): the rows are taken by value
+    /// (`distil/fold.rs`).
+    pub inferred: bool,
 }
 
 /// One row: the literal of each column, and the recorded calls it stands for.
@@ -105,9 +110,9 @@ pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
     shape.assertion = assertion;
     shape.setup = counted_loops(std::mem::take(&mut shape.setup));
     for b in &mut shape.setup {
-        if b.repeat > 1 {
+        if b.repeat > 1 || (b.var == "_" && b.repeat == 1) {
             // The count of a loop of replayed calls is a column: rows that advanced an iterator
-            // more or fewer times share a table.
+            // more or fewer times (once too) share a table.
             b.times = Some(holes.count(b.repeat));
             b.repeat = 0;
         }
@@ -143,7 +148,7 @@ pub(crate) fn split(body: &Body) -> Option<(Shape, Vec<String>)> {
 /// `setup` with each run of the same replayed call (`let _ = it.next();`) as one binding with
 /// its count: two in a row, which a test writes as two lines, is a loop of two here, so that
 /// it shares a shape with the loops of other counts.
-fn counted_loops(setup: Vec<Binding>) -> Vec<Binding> {
+pub(crate) fn counted_loops(setup: Vec<Binding>) -> Vec<Binding> {
     let mut out: Vec<Binding> = Vec::with_capacity(setup.len());
     for b in setup {
         match out.last_mut() {
@@ -310,7 +315,7 @@ impl VisitMut for Holes {
 }
 
 /// Whether `tokens` use any of `names` as an identifier.
-fn mentions(tokens: proc_macro2::TokenStream, names: &[&str]) -> bool {
+pub(crate) fn mentions(tokens: proc_macro2::TokenStream, names: &[&str]) -> bool {
     tokens.into_iter().any(|t| match t {
         proc_macro2::TokenTree::Ident(i) => names.iter().any(|n| i == n),
         proc_macro2::TokenTree::Group(g) => mentions(g.stream(), names),
@@ -480,8 +485,10 @@ mod tests {
         assert_eq!(v2, ["\"# a\"", "2usize", "3u8"]);
         assert_eq!(v5[1], "5usize");
         assert_eq!(two.body.setup[1].times.as_deref(), Some("case.1"));
-        // One call is no loop: another shape.
-        assert_ne!(split(&advanced(1)).unwrap().0, two);
+        // One call is a count too: `for _ in 0..case.1` with 1 in its row.
+        let (one, v1) = split(&advanced(1)).unwrap();
+        assert_eq!(one, two);
+        assert_eq!(v1[1], "1usize");
     }
 
     #[test]

@@ -1,0 +1,751 @@
+//! Folding, on plain data: after distilling, the kept tests of one file that are the same
+//! steps with other values become one table-driven test, each row named in its failure
+//! message (`"case {i}"`), so that a reader sees one test per behaviour with its inputs side
+//! by side. Two ways, tried in order:
+//! - the literal shape of `plan/table.rs`: tests that differ only in literals whose types
+//!   the literals name (`ByteSize::b(1024u64)` and `"1.0 KiB"`), arrangement and checks
+//!   included, in a typed table;
+//! - the whole call: tests that only call one function and compare its result (nothing
+//!   arranged, no effects), whose recorded arguments have the same types: each argument that
+//!   differs between them and the expected value are columns of whole expressions
+//!   (`("zz11", Err(hex::FromHexError::InvalidHexCharacter { c: 'z', index: 0 }))`), typed by
+//!   the compiler from the call.
+//!
+//! Never a test that panics (a row names no panic), mocks or replays closures; a table has two
+//! rows or more. The caller verifies the folded file and keeps the tests as they were when
+//! it does not pass whole.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::body::{Assertion, Body};
+use crate::plan::model::TestPlan;
+use crate::plan::table::{self, Row, Table, ROW_VAR};
+
+/// The tests of one file with those of one shape folded into tables, in the order of their
+/// first test; `arg_types` gives the recorded types of a test's arguments. Returns the tests
+/// and how many tables they hold.
+pub(crate) fn fold(
+    tests: Vec<TestPlan>,
+    arg_types: &dyn Fn(&TestPlan) -> Vec<String>,
+) -> (Vec<TestPlan>, usize) {
+    let (groups, alone) = group(&tests, arg_types);
+    let at = place(&tests, groups, alone);
+    let tables = at
+        .iter()
+        .filter(|(_, f)| matches!(f, Folded::Table(..)))
+        .count();
+    (assemble(tests, at), tables)
+}
+
+/// The groups of tests one table could hold, and the tests no group takes. Whole calls first
+/// (the biggest tables: every argument may differ); what makes no group of two so, by literal
+/// shapes.
+fn group(
+    tests: &[TestPlan],
+    arg_types: &dyn Fn(&TestPlan) -> Vec<String>,
+) -> (Vec<Group>, Vec<usize>) {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut whole: HashMap<WholeKey, usize> = HashMap::new();
+    let mut alone: Vec<usize> = Vec::new();
+    for (i, t) in tests.iter().enumerate() {
+        let key = t.table.is_none().then(|| whole_key(&t.body, arg_types(t)));
+        let Some(key) = key.flatten() else {
+            alone.push(i);
+            continue;
+        };
+        let g = *whole.entry(key).or_insert_with(|| {
+            groups.push(Group::Whole(Vec::new()));
+            groups.len() - 1
+        });
+        if let Group::Whole(members) = &mut groups[g] {
+            members.push(i);
+        }
+    }
+    groups.retain(|g| match g {
+        Group::Whole(members) if members.len() < 2 => {
+            alone.extend(members);
+            false
+        }
+        _ => true,
+    });
+    alone.sort_unstable();
+    let mut literal: HashMap<table::Shape, usize> = HashMap::new();
+    for i in std::mem::take(&mut alone) {
+        let t = &tests[i];
+        let Some((shape, values)) = t.table.is_none().then(|| table::split(&t.body)).flatten()
+        else {
+            alone.push(i);
+            continue;
+        };
+        let g = *literal.entry(shape.clone()).or_insert_with(|| {
+            groups.push(Group::Literal(Box::new(shape), Vec::new()));
+            groups.len() - 1
+        });
+        if let Group::Literal(_, rows) = &mut groups[g] {
+            rows.push((i, values));
+        }
+    }
+    (groups, alone)
+}
+
+/// Each table at its first test's place, each test no table takes at its own; a group of one
+/// stays a test.
+fn place(tests: &[TestPlan], groups: Vec<Group>, alone: Vec<usize>) -> Vec<(usize, Folded)> {
+    let mut at: Vec<(usize, Folded)> = alone.into_iter().map(|i| (i, Folded::Alone(i))).collect();
+    for group in groups {
+        match group {
+            Group::Literal(shape, rows) if rows.len() >= 2 => {
+                let first = rows[0].0;
+                let shape = *shape;
+                let table = Folded::Table(Box::new(shape.body), shape.columns, rows, false);
+                at.push((first, table));
+            }
+            Group::Whole(members) if members.len() >= 2 => {
+                let bodies: Vec<&Body> = members.iter().map(|&i| &tests[i].body).collect();
+                match whole_table(&bodies) {
+                    Some((body, columns, values)) => {
+                        let rows = members.iter().copied().zip(values).collect();
+                        let table = Folded::Table(Box::new(body), columns, rows, true);
+                        at.push((members[0], table));
+                    }
+                    None => at.extend(members.into_iter().map(|i| (i, Folded::Alone(i)))),
+                }
+            }
+            Group::Literal(_, rows) => {
+                at.extend(rows.into_iter().map(|(i, _)| (i, Folded::Alone(i))))
+            }
+            Group::Whole(members) => at.extend(members.into_iter().map(|i| (i, Folded::Alone(i)))),
+        }
+    }
+    at.sort_by_key(|(i, _)| *i);
+    at
+}
+
+/// The tests as placed: those alone as they were, each table a test of its rows' tests, named
+/// apart from the others.
+fn assemble(tests: Vec<TestPlan>, at: Vec<(usize, Folded)>) -> Vec<TestPlan> {
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for (_, f) in &at {
+        if let Folded::Alone(i) = f {
+            taken.insert(tests[*i].name.clone());
+        }
+    }
+    let mut tests: Vec<Option<TestPlan>> = tests.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(at.len());
+    for (_, f) in at {
+        let (body, columns, rows, inferred) = match f {
+            Folded::Alone(i) => {
+                out.extend(tests[i].take());
+                continue;
+            }
+            Folded::Table(body, columns, rows, inferred) => (*body, columns, rows, inferred),
+        };
+        let name = table_name(&body.function_path, &mut taken);
+        let mut t = TestPlan {
+            name,
+            body,
+            calls: Vec::new(),
+            replayed: Vec::new(),
+            arranged: Vec::new(),
+            table: None,
+        };
+        let mut table_rows = Vec::with_capacity(rows.len());
+        for (i, values) in rows {
+            let Some(member) = tests[i].take() else {
+                continue;
+            };
+            t.calls.extend(&member.calls);
+            t.replayed.extend(&member.replayed);
+            t.arranged.extend(&member.arranged);
+            table_rows.push(Row {
+                values,
+                calls: member.calls,
+                replayed: member.replayed,
+                arranged: member.arranged,
+            });
+        }
+        t.table = Some(Table {
+            columns,
+            rows: table_rows,
+            inferred,
+        });
+        out.push(t);
+    }
+    out
+}
+
+enum Group {
+    /// The literal shape, and its rows: (test, values).
+    Literal(Box<table::Shape>, Vec<(usize, Vec<String>)>),
+    /// Tests of one whole call.
+    Whole(Vec<usize>),
+}
+
+enum Folded {
+    Alone(usize),
+    /// The table's body, columns, rows (test, values), and whether its values are whole
+    /// expressions.
+    Table(Box<Body>, Vec<String>, Vec<(usize, Vec<String>)>, bool),
+}
+
+/// What tests of one whole call share: the function, how it is called, its recorded
+/// arguments' types (the receiver's too), and the arrangement's variables and replayed steps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct WholeKey {
+    function: String,
+    callee: String,
+    arity: usize,
+    types: Vec<String>,
+    /// Per binding: its variable, whether it is `mut`, and the expression of a replayed step
+    /// (`let _ = it.next();`), which rows share (how often it is replayed may differ).
+    setup: Vec<(String, bool, Option<String>)>,
+    /// What the arrangement's checks and the effects' checks look at (`shlex.line_no`): the
+    /// values they expect may differ.
+    checked: Vec<String>,
+    effects: Vec<String>,
+}
+
+/// The key of a test that calls one function and compares its result, on an arrangement of
+/// plain bindings (no mocks, no checks, no effects), when it is one.
+fn whole_key(body: &Body, types: Vec<String>) -> Option<WholeKey> {
+    let plain = body.mocks.is_empty()
+        && body.ordered_expectations.is_empty()
+        && !body.sequence
+        && body.mock_decls.is_empty()
+        && !body.replays_closures
+        && body
+            .checks
+            .iter()
+            .chain(&body.effects)
+            .all(|e| e.message.is_none() && e.observe.is_none())
+        && body.setup.iter().all(|b| b.times.is_none());
+    let compared = matches!(
+        body.assertion,
+        Assertion::Eq { .. } | Assertion::True | Assertion::False
+    );
+    let free = ![body.callee.as_str()]
+        .into_iter()
+        .chain(slots(body))
+        .any(uses_table_names);
+    (plain && compared && free).then(|| WholeKey {
+        function: body.function_path.clone(),
+        callee: body.callee.clone(),
+        arity: body.args.len(),
+        types,
+        setup: table::counted_loops(body.setup.clone())
+            .into_iter()
+            .map(|b| {
+                let step = is_step(&b).then(|| b.expr.clone());
+                (b.var, b.mutable, step)
+            })
+            .collect(),
+        checked: body.checks.iter().map(|c| c.actual.clone()).collect(),
+        effects: body.effects.iter().map(|e| e.actual.clone()).collect(),
+    })
+}
+
+/// A replayed step (`let _ = it.next();`) or plain statement, not a variable's binding.
+fn is_step(b: &crate::body::Binding) -> bool {
+    b.var == "_" || b.var.is_empty()
+}
+
+/// What may differ between the rows of a whole call: the expressions its variables are bound
+/// to, the values the arrangement's checks expect, its arguments, the values its effects'
+/// checks expect.
+fn slots(body: &Body) -> impl Iterator<Item = &str> {
+    labelled_slots(body).map(|(_, text)| text)
+}
+
+/// [`slots`], each with what a reader calls it in the table's header: the variable, the field
+/// checked before or after the call, the argument's place.
+fn labelled_slots(body: &Body) -> impl Iterator<Item = (String, &str)> {
+    body.setup
+        .iter()
+        .filter(|b| !is_step(b))
+        .map(|b| (b.var.clone(), b.expr.as_str()))
+        .chain(
+            body.checks
+                .iter()
+                .map(|c| (format!("{} before", c.actual), c.expected.as_str())),
+        )
+        .chain(
+            body.args
+                .iter()
+                .enumerate()
+                .map(|(k, a)| (format!("argument {}", k + 1), a.as_str())),
+        )
+        .chain(
+            body.effects
+                .iter()
+                .map(|e| (format!("{} after", e.actual), e.expected.as_str())),
+        )
+}
+
+/// `body` with its `k`-th slot (see [`slots`]) written as `text`.
+fn set_slot(body: &mut Body, k: usize, text: String) {
+    let named = body
+        .setup
+        .iter_mut()
+        .filter(|b| !is_step(b))
+        .map(|b| &mut b.expr);
+    let slot = named
+        .chain(body.checks.iter_mut().map(|c| &mut c.expected))
+        .chain(body.args.iter_mut())
+        .chain(body.effects.iter_mut().map(|e| &mut e.expected))
+        .nth(k);
+    if let Some(slot) = slot {
+        *slot = text;
+    }
+}
+
+/// Whether `text` names what a table test binds (`case`, `cases`, `i`).
+fn uses_table_names(text: &str) -> bool {
+    text.parse::<proc_macro2::TokenStream>()
+        .map_or(true, |t| table::mentions(t, &[ROW_VAR, "cases", "i"]))
+}
+
+/// The table of `bodies` (one whole call each, of one key): the body with `case.N` for each
+/// slot that differs between them and for the expected value, the columns (what each is, for
+/// the table's header: their types are inferred), and
+/// each body's values. `None` when a slot that differs uses a variable of the arrangement: the
+/// table, written before the loop, cannot.
+fn whole_table(bodies: &[&Body]) -> Option<(Body, Vec<String>, Vec<Vec<String>>)> {
+    // Runs of one replayed step as one step with its count.
+    let counted: Vec<Body> = bodies
+        .iter()
+        .map(|b| Body {
+            setup: table::counted_loops(b.setup.clone()),
+            ..(*b).clone()
+        })
+        .collect();
+    let bodies: Vec<&Body> = counted.iter().collect();
+    let first = bodies[0];
+    let slots_of: Vec<Vec<&str>> = bodies.iter().map(|b| slots(b).collect()).collect();
+    let varies: Vec<bool> = (0..slots_of[0].len())
+        .map(|k| slots_of.iter().any(|s| s[k] != slots_of[0][k]))
+        .collect();
+    let vars: Vec<&str> = first.setup.iter().map(|b| b.var.as_str()).collect();
+    let uses_vars = |text: &str| {
+        text.parse::<proc_macro2::TokenStream>()
+            .map_or(true, |t| uses_variable(t, &vars))
+    };
+    let varying_uses_vars = slots_of
+        .iter()
+        .flat_map(|s| s.iter().zip(&varies).filter(|(_, v)| **v))
+        .any(|(text, _)| uses_vars(text));
+    if varying_uses_vars {
+        return None;
+    }
+    // The steps replayed a different number of times: a count column each.
+    let counts: Vec<usize> = (0..first.setup.len())
+        .filter(|&k| is_step(&first.setup[k]))
+        .filter(|&k| {
+            bodies
+                .iter()
+                .any(|b| b.setup[k].repeat != first.setup[k].repeat)
+        })
+        .collect();
+    let mut body = first.clone();
+    let mut labels: Vec<String> = labelled_slots(first)
+        .zip(&varies)
+        .filter(|(_, v)| **v)
+        .map(|((label, _), _)| label)
+        .collect();
+    let mut column = 0;
+    for (k, v) in varies.iter().enumerate() {
+        if *v {
+            set_slot(&mut body, k, format!("{ROW_VAR}.{column}"));
+            column += 1;
+        }
+    }
+    for &k in &counts {
+        labels.push(format!("times `{}`", first.setup[k].expr));
+        body.setup[k].times = Some(format!("{ROW_VAR}.{column}"));
+        body.setup[k].repeat = 0;
+        column += 1;
+    }
+    labels.push("result".into());
+    body.assertion = Assertion::Eq {
+        expected: format!("{ROW_VAR}.{column}"),
+    };
+    let values = bodies
+        .iter()
+        .zip(&slots_of)
+        .map(|(b, slots)| {
+            let mut row: Vec<String> = slots
+                .iter()
+                .zip(&varies)
+                .filter(|(_, v)| **v)
+                .map(|(a, _)| a.to_string())
+                .collect();
+            row.extend(
+                counts
+                    .iter()
+                    .map(|&k| format!("{}usize", b.setup[k].repeat)),
+            );
+            row.push(expected(&b.assertion));
+            row
+        })
+        .collect();
+    Some((body, labels, values))
+}
+
+/// Whether `tokens` use one of `vars` as a variable: an identifier that is not a segment of a
+/// path (`shlex::Shlex::new(..)` names the crate `shlex`, not the variable) nor a field or
+/// method after a dot.
+fn uses_variable(tokens: proc_macro2::TokenStream, vars: &[&str]) -> bool {
+    use proc_macro2::TokenTree;
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let punct =
+        |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    tokens.iter().enumerate().any(|(k, t)| match t {
+        TokenTree::Ident(ident) => {
+            let before = k.checked_sub(1).and_then(|b| tokens.get(b));
+            vars.iter().any(|v| ident == v)
+                && !punct(tokens.get(k + 1), ':')
+                && !punct(before, ':')
+                && !punct(before, '.')
+        }
+        TokenTree::Group(g) => uses_variable(g.stream(), vars),
+        _ => false,
+    })
+}
+
+/// The value a compared result is expected to be.
+fn expected(assertion: &Assertion) -> String {
+    match assertion {
+        Assertion::Eq { expected } => expected.clone(),
+        Assertion::True => "true".into(),
+        _ => "false".into(),
+    }
+}
+
+/// `decode_recorded_cases` for a table of `hex::decode`'s tests, apart from the names in
+/// `taken`, which it joins.
+fn table_name(function_path: &str, taken: &mut BTreeSet<String>) -> String {
+    // The path without what angle brackets hold (`<&[u8] as hex::ToHex>::encode_hex<String>`
+    // is `::encode_hex`), then its last segment.
+    let mut depth = 0usize;
+    let outer: String = function_path
+        .chars()
+        .filter(|c| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect();
+    let last = outer
+        .trim_end_matches(':')
+        .rsplit("::")
+        .next()
+        .unwrap_or_default();
+    let ident: String = last
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    let ident = ident.trim_matches('_').to_lowercase();
+    let base = format!(
+        "{}_recorded_cases",
+        if ident.is_empty() { "call" } else { &ident }
+    );
+    let mut name = base.clone();
+    let mut n = 1;
+    while taken.contains(&name) {
+        n += 1;
+        name = format!("{base}_{n}");
+    }
+    taken.insert(name.clone());
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(callee: &str, args: &[&str], assertion: Assertion) -> Body {
+        Body {
+            function_path: "hex::decode".into(),
+            mocks: vec![],
+            ordered_expectations: vec![],
+            setup: vec![],
+            checks: vec![],
+            callee: callee.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            assertion,
+            effects: vec![],
+            sequence: false,
+            mock_decls: vec![],
+            trait_uses: vec![],
+            replays_closures: false,
+        }
+    }
+
+    fn test(name: &str, call: u64, body: Body) -> TestPlan {
+        TestPlan {
+            name: name.into(),
+            body,
+            calls: vec![call],
+            replayed: vec![],
+            arranged: vec![],
+            table: None,
+        }
+    }
+
+    fn eq(expected: &str) -> Assertion {
+        Assertion::Eq {
+            expected: expected.into(),
+        }
+    }
+
+    fn str_types(_: &TestPlan) -> Vec<String> {
+        vec!["&str".into()]
+    }
+
+    #[test]
+    fn whole_calls_of_one_function_with_arguments_of_one_type_are_one_table() {
+        let tests = vec![
+            test(
+                "decode_zz11_returns_err",
+                1,
+                body("hex::decode", &["\"zz11\""], eq("Err(E::Bad)")),
+            ),
+            test(
+                "decode_abc_returns_err",
+                2,
+                body("hex::decode", &["\"abc\""], eq("Err(E::Odd)")),
+            ),
+            test("encode_returns_empty", 3, {
+                let mut b = body("hex::encode", &["\"\""], eq("\"\""));
+                b.function_path = "hex::encode".into();
+                b
+            }),
+            test(
+                "decode_ab_returns_ok",
+                4,
+                body("hex::decode", &["\"ab\""], eq("Ok(vec![171u8])")),
+            ),
+        ];
+        let (folded, tables) = fold(tests, &str_types);
+        assert_eq!(tables, 1);
+        let names: Vec<&str> = folded.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["decode_recorded_cases", "encode_returns_empty"]);
+        let t = &folded[0];
+        assert_eq!(t.body.args, ["case.0"]);
+        assert_eq!(t.body.assertion, eq("case.1"));
+        assert_eq!(t.calls, [1, 2, 4]);
+        let table = t.table.as_ref().unwrap();
+        assert!(table.inferred);
+        assert_eq!(table.columns, ["argument 1", "result"]);
+        let rows: Vec<&[String]> = table.rows.iter().map(|r| &r.values[..]).collect();
+        assert_eq!(
+            rows,
+            [
+                &["\"zz11\"".to_string(), "Err(E::Bad)".to_string()][..],
+                &["\"abc\"".to_string(), "Err(E::Odd)".to_string()][..],
+                &["\"ab\"".to_string(), "Ok(vec![171u8])".to_string()][..],
+            ]
+        );
+    }
+
+    #[test]
+    fn an_argument_every_row_shares_stays_in_the_call_and_bools_are_compared() {
+        let tests = vec![
+            test("a", 1, body("p::f", &["\"x\"", "1u8"], Assertion::True)),
+            test("b", 2, body("p::f", &["\"x\"", "2u8"], Assertion::False)),
+        ];
+        // Recorded with arguments of other types: a literal shape, `p::f("x", N)` with a bool.
+        let types = |t: &TestPlan| vec![format!("&{}", t.name), "u8".into()];
+        let (folded, tables) = fold(tests, &types);
+        assert_eq!(tables, 1);
+        let table = folded[0].table.as_ref().unwrap();
+        assert!(!table.inferred, "literal columns are typed");
+        assert_eq!(table.columns, ["&str", "u8", "bool"]);
+        // Whole calls whose shared argument is no literal.
+        let tests = vec![
+            test(
+                "a",
+                1,
+                body("p::f", &["&x()", "vec![1u8]"], Assertion::True),
+            ),
+            test(
+                "b",
+                2,
+                body("p::f", &["&x()", "vec![2u8]"], Assertion::False),
+            ),
+        ];
+        let (folded, _) = fold(tests, &|_| vec!["&X".into(), "Vec<u8>".into()]);
+        let t = &folded[0];
+        assert_eq!(t.body.args, ["&x()", "case.0"]);
+        let values: Vec<&str> = t.table.as_ref().unwrap().rows[1]
+            .values
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(values, ["vec![2u8]", "false"]);
+    }
+
+    #[test]
+    fn calls_with_arguments_of_other_types_or_arrangements_are_not_folded() {
+        // Bound to what another variable of the arrangement makes: no table before the loop.
+        let mut arranged = body("p::f", &["x"], eq("X(1)"));
+        arranged.setup = vec![bind("y", "p::Y::new()"), bind("x", "p::X::from(&y, 1)")];
+        let tests = vec![
+            test("a", 1, body("p::f", &["&String::from(\"a\")"], eq("1u8"))),
+            test("b", 2, body("p::f", &["\"b\""], eq("2u8"))),
+            test("c", 3, arranged.clone()),
+            test("d", 4, {
+                let mut d = arranged;
+                d.setup[1].expr = "p::X::from(&y, 2)".into();
+                d.assertion = eq("X(2)");
+                d
+            }),
+            test("e", 5, body("p::f", &["case"], eq("3u8"))),
+            test("f", 6, body("p::f", &["case"], eq("4u8"))),
+            test(
+                "g",
+                7,
+                body("p::f", &["\"g\""], Assertion::Panics { expected: None }),
+            ),
+            test(
+                "h",
+                8,
+                body("p::f", &["\"h\""], Assertion::Panics { expected: None }),
+            ),
+        ];
+        let types = |t: &TestPlan| match t.name.as_str() {
+            "a" => vec!["&String".into()],
+            _ => vec!["&str".into()],
+        };
+        let (folded, tables) = fold(tests, &types);
+        assert_eq!(tables, 0);
+        assert_eq!(folded.len(), 8);
+    }
+
+    use crate::body::Binding;
+
+    fn bind(var: &str, expr: &str) -> Binding {
+        Binding {
+            var: var.into(),
+            mutable: false,
+            expr: expr.into(),
+            repeat: 1,
+            times: None,
+        }
+    }
+
+    #[test]
+    fn receivers_built_otherwise_are_a_column_of_the_table() {
+        let on = |receiver: &str, expected: &str| {
+            let mut b = body("byte_size.to_string", &[], eq(expected));
+            b.function_path = "bytesize::ByteSize::to_string".into();
+            b.setup = vec![bind("byte_size", receiver)];
+            b
+        };
+        let tests = vec![
+            test("a", 1, on("bytesize::ByteSize(0u64)", "\"0 B\"")),
+            test(
+                "b",
+                2,
+                on(
+                    "\"1.5 GiB\".parse::<bytesize::ByteSize>().unwrap()",
+                    "\"1.5 GiB\"",
+                ),
+            ),
+        ];
+        let (folded, tables) = fold(tests, &|_| vec!["&bytesize::ByteSize".into()]);
+        assert_eq!(tables, 1);
+        let t = &folded[0];
+        assert_eq!(t.name, "to_string_recorded_cases");
+        assert_eq!(t.body.setup[0].expr, "case.0");
+        assert_eq!(t.body.assertion, eq("case.1"));
+        let table = t.table.as_ref().unwrap();
+        assert_eq!(
+            table.rows[1].values,
+            [
+                "\"1.5 GiB\".parse::<bytesize::ByteSize>().unwrap()",
+                "\"1.5 GiB\""
+            ]
+        );
+    }
+
+    #[test]
+    fn an_object_advanced_more_or_fewer_times_is_a_count_column() {
+        let advanced = |text: &str, steps: usize, expected: &str| {
+            let mut b = body("shlex.next", &[], eq(expected));
+            b.function_path = "<shlex::Shlex as Iterator>::next".into();
+            let step = Binding {
+                var: "_".into(),
+                ..bind("_", "shlex.next()")
+            };
+            b.setup = vec![Binding {
+                mutable: true,
+                ..bind("shlex", &format!("shlex::Shlex::new({text:?})"))
+            }];
+            // Two steps as two lines, as a test writes them.
+            b.setup.extend(std::iter::repeat_n(step, steps));
+            // The state after: its expected value is a column too.
+            b.effects.push(crate::body::Effect {
+                actual: "shlex.line_no".into(),
+                expected: format!("{steps}usize"),
+                message: None,
+                observe: None,
+            });
+            b
+        };
+        let tests = vec![
+            test("a", 1, advanced("a 'b", 1, "None")),
+            test("b", 2, advanced("x y z", 2, "Some(String::from(\"z\"))")),
+        ];
+        let (folded, tables) = fold(tests, &|_| vec!["&mut shlex::Shlex".into()]);
+        assert_eq!(tables, 1);
+        let t = &folded[0];
+        assert_eq!(t.body.setup[0].expr, "case.0");
+        let rows: Vec<&[String]> = t
+            .table
+            .as_ref()
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| &r.values[..])
+            .collect();
+        assert_eq!(t.body.effects[0].expected, "case.1");
+        assert_eq!(t.body.setup[1].times.as_deref(), Some("case.2"));
+        assert_eq!(
+            rows[0],
+            ["shlex::Shlex::new(\"a 'b\")", "1usize", "1usize", "None"]
+        );
+        assert_eq!(
+            rows[1][1..],
+            ["2usize", "2usize", "Some(String::from(\"z\"))"]
+        );
+    }
+
+    #[test]
+    fn a_variable_is_told_from_a_path_or_field_of_its_name() {
+        let uses = |text: &str| uses_variable(text.parse().unwrap(), &["shlex", "y"]);
+        assert!(!uses("shlex::Shlex::new(\"a\")"));
+        assert!(!uses("x.y"));
+        assert!(uses("p::X::from(&y, 2)"));
+        assert!(uses("shlex.next()"));
+    }
+
+    #[test]
+    fn table_names_come_from_the_function_and_stay_apart() {
+        let mut taken: BTreeSet<String> = ["decode_recorded_cases".to_string()].into();
+        assert_eq!(
+            table_name("hex::decode", &mut taken),
+            "decode_recorded_cases_2"
+        );
+        assert_eq!(
+            table_name("<Vec<u8> as hex::FromHex>::from_hex", &mut taken),
+            "from_hex_recorded_cases"
+        );
+        assert_eq!(
+            table_name("<&[u8] as hex::ToHex>::encode_hex::<String>", &mut taken),
+            "encode_hex_recorded_cases"
+        );
+    }
+}
