@@ -267,3 +267,55 @@ fn a_counter_moved_inside_a_call_counts_only_where_the_test_can_see_it() {
         "word_returns_some_two",
     );
 }
+
+const KINDS_LIB: &str = r#"/// How big a number is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    Small,
+    Big,
+}
+
+fn kind_of(n: u32) -> (u32, Kind) {
+    let kind = [Kind::Small, Kind::Big][usize::from(n >= 10)];
+    (n, kind)
+}
+
+/// `n` and its kind: `12:Big`.
+pub fn label(n: u32) -> String {
+    let (n, kind) = kind_of(n);
+    format!("{n}:{kind:?}")
+}
+"#;
+
+const KINDS_MAIN: &str = r#"fn main() {
+    for n in [3, 5, 12] {
+        println!("{}", distilled_kinds::label(n));
+    }
+}
+"#;
+
+#[test]
+fn a_variant_inside_a_value_keeps_the_test_that_reached_it() {
+    let c = carve_small_crate_distilled(
+        "distilled_kinds",
+        KINDS_LIB,
+        KINDS_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // Every call runs the same lines to the same outcome, a text; inside, `kind_of` returns
+    // `Small` for 3 and 5, `Big` for 12: the test of 12 is kept for its variant.
+    assert!(
+        c.summary
+            .contains("distilled: kept 2 of 3 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    // A change that only `Big` shows fails the kept tests.
+    assert_pass_then_fail_after(
+        &c.dir,
+        "[Kind::Small, Kind::Big]",
+        "[Kind::Small, Kind::Small]",
+        "label_recorded_cases",
+    );
+}

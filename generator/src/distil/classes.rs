@@ -1,6 +1,6 @@
 //! The value classes of what a call returned: for each number in the result, whether it is
 //! negative, zero or positive; for each text, slice or vector, whether it is empty; for each
-//! `bool` inside it, which. A leaf is named by its path in the value (`.1` the second of a
+//! `bool` and each enum's variant inside it, which. A leaf is named by its path in the value (`.1` the second of a
 //! tuple, `Ok.0` inside an `Ok`, `.len` a field), so `divmod100(100) = (1, 0)` has the classes
 //! `.0 +` and `.1 0`. Two tests that give a function the same outcome but a zero where the
 //! other had a positive number tell apart mutants the other does not (`value - q * 100` made
@@ -81,6 +81,11 @@ fn leaves(value: &Value, path: &str, depth: usize, out: &mut Vec<String>) {
         Value::Enum {
             variant, fields, ..
         } => {
+            // Which variant, inside a value (a whole result's variant is its outcome already):
+            // `quoting_strategy` returning `(5, DoubleQuoted)` is told from `(5, Unquoted)`.
+            if depth > 0 {
+                out.push(at(variant));
+            }
             for (i, f) in fields.iter().take(MAX_WIDTH).enumerate() {
                 leaves(&f.value, &format!("{path}{variant}.{i}"), depth + 1, out);
             }
@@ -237,6 +242,18 @@ mod tests {
             )],
         };
         assert_eq!(returning(ok), vec!["Ok.0.text empty", "Ok.0.last true"]);
+        // A variant inside a value is a class; the whole result's is its outcome.
+        let unit = |variant: &str| Value::Enum {
+            ty: "Strategy".into(),
+            variant: variant.into(),
+            fields: vec![],
+        };
+        let pair = Value::Tuple {
+            ty: "(u32, Strategy)".into(),
+            elems: vec![uint(5), unit("DoubleQuoted")],
+        };
+        assert_eq!(returning(pair), vec![".0 +", ".1 DoubleQuoted"]);
+        assert!(returning(unit("Unquoted")).is_empty());
         // A bare bool is the call's outcome, not a class.
         assert!(returning(Value::Bool { value: false }).is_empty());
     }
