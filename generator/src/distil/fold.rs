@@ -140,7 +140,15 @@ fn assemble(tests: Vec<TestPlan>, at: Vec<(usize, Folded)>) -> Vec<TestPlan> {
             }
             Folded::Table(body, columns, rows, inferred) => (*body, columns, rows, inferred),
         };
-        let name = table_name(&body.function_path, &mut taken);
+        let results: Vec<&str> = match (&body.assertion, inferred) {
+            (_, true) => rows
+                .iter()
+                .filter_map(|(_, values)| values.last().map(String::as_str))
+                .collect(),
+            (Assertion::Eq { expected }, false) => vec![expected.as_str()],
+            _ => Vec::new(),
+        };
+        let name = table_name(&body.function_path, shared_variant(&results), &mut taken);
         let mut t = TestPlan {
             name,
             body,
@@ -420,9 +428,25 @@ fn expected(assertion: &Assertion) -> String {
     }
 }
 
-/// `decode_recorded_cases` for a table of `hex::decode`'s tests, apart from the names in
-/// `taken`, which it joins.
-fn table_name(function_path: &str, taken: &mut BTreeSet<String>) -> String {
+/// The variant every one of `results` is (`Err` for `Err(..)`, `None`, `true`), when they
+/// share one of those a reader names a behaviour by.
+fn shared_variant<'r>(results: &[&'r str]) -> Option<&'r str> {
+    let variant = |r: &'r str| {
+        let head = r.split('(').next().unwrap_or_default().trim();
+        ["Ok", "Err", "Some", "None", "true", "false"]
+            .contains(&head)
+            .then_some(head)
+    };
+    let first = variant(results.first()?)?;
+    results
+        .iter()
+        .all(|r| variant(r) == Some(first))
+        .then_some(first)
+}
+
+/// `decode_recorded_cases` for a table of `hex::decode`'s tests (`decode_returns_err_cases`
+/// when every row's result is an `Err`), apart from the names in `taken`, which it joins.
+fn table_name(function_path: &str, variant: Option<&str>, taken: &mut BTreeSet<String>) -> String {
     // The path without what angle brackets hold (`<&[u8] as hex::ToHex>::encode_hex<String>`
     // is `::encode_hex`), then its last segment.
     let mut depth = 0usize;
@@ -447,10 +471,11 @@ fn table_name(function_path: &str, taken: &mut BTreeSet<String>) -> String {
         .map(|c| if c.is_alphanumeric() { c } else { '_' })
         .collect();
     let ident = ident.trim_matches('_').to_lowercase();
-    let base = format!(
-        "{}_recorded_cases",
-        if ident.is_empty() { "call" } else { &ident }
-    );
+    let ident = if ident.is_empty() { "call" } else { &ident };
+    let base = match variant {
+        Some(v) => format!("{ident}_returns_{}_cases", v.to_lowercase()),
+        None => format!("{ident}_recorded_cases"),
+    };
     let mut name = base.clone();
     let mut n = 1;
     while taken.contains(&name) {
@@ -736,15 +761,29 @@ mod tests {
     fn table_names_come_from_the_function_and_stay_apart() {
         let mut taken: BTreeSet<String> = ["decode_recorded_cases".to_string()].into();
         assert_eq!(
-            table_name("hex::decode", &mut taken),
+            table_name("hex::decode", None, &mut taken),
             "decode_recorded_cases_2"
         );
         assert_eq!(
-            table_name("<Vec<u8> as hex::FromHex>::from_hex", &mut taken),
+            table_name("hex::decode", Some("Err"), &mut taken),
+            "decode_returns_err_cases"
+        );
+        assert_eq!(
+            shared_variant(&["Err(E::Odd)", "Err(E::Bad { c: 'x' })"]),
+            Some("Err")
+        );
+        assert_eq!(shared_variant(&["Err(E::Odd)", "Ok(vec![1u8])"]), None);
+        assert_eq!(shared_variant(&["\"0 B\"", "\"1 B\""]), None);
+        assert_eq!(
+            table_name("<Vec<u8> as hex::FromHex>::from_hex", None, &mut taken),
             "from_hex_recorded_cases"
         );
         assert_eq!(
-            table_name("<&[u8] as hex::ToHex>::encode_hex::<String>", &mut taken),
+            table_name(
+                "<&[u8] as hex::ToHex>::encode_hex::<String>",
+                None,
+                &mut taken
+            ),
             "encode_hex_recorded_cases"
         );
     }
