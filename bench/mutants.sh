@@ -18,6 +18,7 @@
 # of every function the run reached a line of (whole functions), not only those on run lines.
 #
 # Usage: bench/mutants.sh --work DIR [--suites "full distilled"] [--scope lines|functions] CRATE...
+# Environment: MUTANT_MEMORY_KB (address space per run of cargo mutants, default 8 GiB).
 set -uo pipefail
 
 WORK=""
@@ -84,7 +85,12 @@ PY
             echo "| $c | $s | $tests | 0 | | | | | |"
             continue
         fi
-        (cd "$m/lib" && CARGO_TARGET_DIR=$m/target cargo mutants --no-shuffle -j 1 --timeout 60 \
+        # A mutant that allocates without end (a loop that never stops pushing) took 24 GB
+        # and the OOM killer took it, and could take anything else running: each run is
+        # held to MUTANT_MEMORY_KB of address space (default 8 GiB), so such a mutant fails
+        # its tests (caught) on its own.
+        (cd "$m/lib" && ulimit -v "${MUTANT_MEMORY_KB:-8388608}" \
+            && CARGO_TARGET_DIR=$m/target cargo mutants --no-shuffle -j 1 --timeout 60 \
             --re "$re" -o "$m" -- "${targets[@]}" >"$m/mutants.log" 2>&1)
         python3 - "$m/mutants.out/outcomes.json" "$c" "$s" "$tests" "$m/missed.txt" <<'PY'
 import json, sys
