@@ -319,3 +319,50 @@ fn a_variant_inside_a_value_keeps_the_test_that_reached_it() {
         "label_recorded_cases",
     );
 }
+
+const LIMIT_LIB: &str = r#"/// Where small ends.
+pub const LIMIT: u32 = 100;
+
+fn size_name(n: u32) -> &'static str {
+    if n < LIMIT {
+        return "small";
+    }
+    let mut name = "large";
+    if n >= 10 * LIMIT {
+        name = "huge";
+    }
+    name
+}
+
+/// `n` and whether it is small: `5 is small`.
+pub fn describe(n: u32) -> String {
+    format!("{n} is {}", size_name(n))
+}
+"#;
+
+const LIMIT_MAIN: &str = r#"fn main() {
+    for n in [5, 1000, 100] {
+        println!("{}", distilled_limit::describe(n));
+    }
+}
+"#;
+
+#[test]
+fn an_input_exactly_at_a_constant_of_the_crate_keeps_its_test() {
+    let c = carve_small_crate_distilled(
+        "distilled_limit",
+        LIMIT_LIB,
+        LIMIT_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // 1000 runs every line 100 runs, to the same outcome and classes; 100 is `LIMIT`, the
+    // only input that tells `n < LIMIT` from `n <= LIMIT`: its test is kept too.
+    assert!(
+        c.summary
+            .contains("distilled: kept 3 of 3 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    assert_pass_then_fail_after(&c.dir, "n < LIMIT", "n <= LIMIT", "describe_recorded_cases");
+}

@@ -7,6 +7,7 @@
 //! value class of what their calls and the calls inside them returned (`classes.rs`) the
 //! verified set reaches; the others add nothing and are dropped.
 
+pub(crate) mod boundaries;
 pub(crate) mod classes;
 pub(crate) mod fold;
 pub(crate) mod outcome;
@@ -142,6 +143,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) children: HashMap<u64, Vec<&'a Call>>,
     /// Each recorded function's path.
     pub(crate) paths: HashMap<FunctionId, &'a str>,
+    /// The crate's integer constants by value (`boundaries.rs`): a call given one is a class.
+    pub(crate) boundaries: BTreeMap<i128, String>,
 }
 
 /// Measures the plan's tests through `distil`, keeps those `select` keeps, rewrites the files
@@ -364,6 +367,13 @@ fn value_classes(inputs: &Inputs, ids: &[u64], own: &[u64]) -> BTreeSet<(String,
         for class in classes::of(call, observed) {
             out.insert((path.to_string(), class));
         }
+        // A number given at a boundary the code names (`bytes < KIB` needs 1024 exactly).
+        let mut at = Vec::new();
+        for arg in &call.args {
+            let path = format!("{}:", arg.name);
+            boundaries::at(&arg.value, &path, &inputs.boundaries, 3, &mut at);
+        }
+        out.extend(at.into_iter().map(|class| (path.to_string(), class)));
         // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).
         if !own.contains(&call.id.0) {
             if let Some(outcome) = outcome::of(call) {

@@ -298,6 +298,9 @@ fn distil_verified(
         calls,
         children,
         paths,
+        boundaries: distil::boundaries::of(
+            run.api.modules.values().flat_map(|m| m.consts.values()),
+        ),
     };
     let mut distilled = distil::distil(d, &inputs, plan, files)?;
     if let (Some(verify), None) = (run.verify, &distilled.not_distilled) {
