@@ -16,7 +16,7 @@ pub(crate) fn of<'c>(consts: impl IntoIterator<Item = &'c ConstApi>) -> BTreeMap
     let mut out = BTreeMap::new();
     for c in consts {
         if let Some(v) = int_literal(&c.expr) {
-            if v > 1 || v < 0 {
+            if !(0..=1).contains(&v) {
                 out.entry(v).or_insert_with(|| c.ident.clone());
             }
         }
