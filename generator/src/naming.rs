@@ -401,6 +401,19 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
     out
 }
 
+/// `base`, or `base_2`, `base_3` … the first not in `taken`, which it joins: a name apart from
+/// the others of a file.
+pub(crate) fn apart(base: String, taken: &mut std::collections::BTreeSet<String>) -> String {
+    let mut name = base.clone();
+    let mut n = 1;
+    while taken.contains(&name) {
+        n += 1;
+        name = format!("{base}_{n}");
+    }
+    taken.insert(name.clone());
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -476,14 +476,7 @@ fn table_name(function_path: &str, variant: Option<&str>, taken: &mut BTreeSet<S
         Some(v) => format!("{ident}_returns_{}_cases", v.to_lowercase()),
         None => format!("{ident}_recorded_cases"),
     };
-    let mut name = base.clone();
-    let mut n = 1;
-    while taken.contains(&name) {
-        n += 1;
-        name = format!("{base}_{n}");
-    }
-    taken.insert(name.clone());
-    name
+    crate::naming::apart(base, taken)
 }
 
 #[cfg(test)]

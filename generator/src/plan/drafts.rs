@@ -97,17 +97,7 @@ pub(crate) fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String
     let mut used: BTreeSet<String> = taken.iter().cloned().collect();
     tables
         .iter()
-        .map(|(subject, _, _)| {
-            let base = format!("{subject}_recorded_cases");
-            let mut name = base.clone();
-            let mut n = 1;
-            while used.contains(&name) {
-                n += 1;
-                name = format!("{base}_{n}");
-            }
-            used.insert(name.clone());
-            name
-        })
+        .map(|(subject, _, _)| crate::naming::apart(format!("{subject}_recorded_cases"), &mut used))
         .collect()
 }
 
