@@ -476,7 +476,17 @@ fn table_name(function_path: &str, variant: Option<&str>, taken: &mut BTreeSet<S
         Some(v) => format!("{ident}_returns_{}_cases", v.to_lowercase()),
         None => format!("{ident}_recorded_cases"),
     };
-    crate::naming::apart(base, taken)
+    // Another table of a function of that name (`<char as W>::width` and `<str as W>::width`):
+    // the type the second is on, before a number.
+    let on = function_path
+        .strip_prefix('<')
+        .and_then(|rest| rest.split_once(" as "))
+        .map(|(ty, _)| crate::naming::sanitize_ident(ty))
+        .filter(|ty| ty.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+    match on {
+        Some(ty) if taken.contains(&base) => crate::naming::apart(format!("{ty}_{base}"), taken),
+        _ => crate::naming::apart(base, taken),
+    }
 }
 
 #[cfg(test)]
@@ -766,6 +776,14 @@ mod tests {
             Some("Err")
         );
         assert_eq!(shared_variant(&["Err(E::Odd)", "Ok(vec![1u8])"]), None);
+        assert_eq!(
+            table_name("<char as W>::width", None, &mut taken),
+            "width_recorded_cases"
+        );
+        assert_eq!(
+            table_name("<str as W>::width", None, &mut taken),
+            "str_width_recorded_cases"
+        );
         assert_eq!(shared_variant(&["\"0 B\"", "\"1 B\""]), None);
         assert_eq!(
             table_name("<Vec<u8> as hex::FromHex>::from_hex", None, &mut taken),
