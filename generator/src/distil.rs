@@ -252,7 +252,7 @@ pub(crate) fn fold_files(
         let unfolded = std::mem::replace(&mut plan.files[at].tests, folded);
         let text = folding.templates.render_file(plan, &plan.files[at])?;
         write(&path, &text)?;
-        let under = crate::verify::under_test(plan).swap_remove(at);
+        let under = crate::verify::file_under_test(&plan.files[at]);
         let taken_out = crate::verify::quarantine(
             (inputs.crate_dir, inputs.out_dir),
             &[under],

@@ -489,18 +489,20 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
 
 /// The files of `plan` as verification sees them: their tests, and the rows of each table test.
 pub(crate) fn under_test(plan: &crate::plan::model::Plan) -> Vec<UnderTest> {
-    plan.files
-        .iter()
-        .map(|f| UnderTest {
-            file: f.file_name.clone(),
-            tests: f.tests.iter().map(|t| t.name.clone()).collect(),
-            rows: f
-                .tests
-                .iter()
-                .filter_map(|t| Some((t.name.clone(), t.table.as_ref()?.rows.len())))
-                .collect(),
-        })
-        .collect()
+    plan.files.iter().map(file_under_test).collect()
+}
+
+/// One file of a plan as verification takes it: its tests and each table's rows.
+pub(crate) fn file_under_test(f: &crate::plan::model::FilePlan) -> UnderTest {
+    UnderTest {
+        file: f.file_name.clone(),
+        tests: f.tests.iter().map(|t| t.name.clone()).collect(),
+        rows: f
+            .tests
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.table.as_ref()?.rows.len())))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -1,25 +1,32 @@
 //! Folding, on plain data: after distilling, the kept tests of one file that are the same
 //! steps with other values become one table-driven test, each row named in its failure
 //! message (`"case {i}"`), so that a reader sees one test per behaviour with its inputs side
-//! by side. Two ways, tried in order:
-//! - the literal shape of `plan/table.rs`: tests that differ only in literals whose types
-//!   the literals name (`ByteSize::b(1024u64)` and `"1.0 KiB"`), arrangement and checks
-//!   included, in a typed table;
-//! - the whole call: tests that only call one function and compare its result (nothing
-//!   arranged, no effects), whose recorded arguments have the same types: each argument that
-//!   differs between them and the expected value are columns of whole expressions
+//! by side. Two rules, tried in order, each a file:
+//! - `fold/whole.rs`, the whole call: tests of one function whose recorded arguments have the
+//!   same types, on an arrangement of the same variables; what differs between them (the
+//!   receiver's expression, an argument, a replayed step's count, a checked state, the result)
+//!   are columns of whole expressions
 //!   (`("zz11", Err(hex::FromHexError::InvalidHexCharacter { c: 'z', index: 0 }))`), typed by
-//!   the compiler from the call.
+//!   the compiler from the call;
+//! - the literal shape of `plan/table.rs`: tests that differ only in literals whose types
+//!   the literals name (`ByteSize::b(1024u64)` and `"1.0 KiB"`), in a typed table.
+//!
+//! `fold/name.rs` names each table by what its rows share.
 //!
 //! Never a test that panics (a row names no panic), mocks or replays closures; a table has two
 //! rows or more. The caller verifies the folded file and keeps the tests as they were when
 //! it does not pass whole.
 
+mod name;
+mod whole;
+
 use std::collections::{BTreeSet, HashMap};
 
 use crate::body::{Assertion, Body};
 use crate::plan::model::TestPlan;
-use crate::plan::table::{self, Row, Table, ROW_VAR};
+use crate::plan::table::{self, Row, Table};
+use name::{shared_variant, table_name};
+use whole::{whole_key, whole_table, WholeKey};
 
 /// The tests of one file with those of one shape folded into tables, in the order of their
 /// first test; `arg_types` gives the recorded types of a test's arguments. Returns the tests
@@ -194,299 +201,6 @@ enum Folded {
     /// The table's body, columns, rows (test, values), and whether its values are whole
     /// expressions.
     Table(Box<Body>, Vec<String>, Vec<(usize, Vec<String>)>, bool),
-}
-
-/// What tests of one whole call share: the function, how it is called, its recorded
-/// arguments' types (the receiver's too), and the arrangement's variables and replayed steps.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct WholeKey {
-    function: String,
-    callee: String,
-    arity: usize,
-    types: Vec<String>,
-    /// Per binding: its variable, whether it is `mut`, and the expression of a replayed step
-    /// (`let _ = it.next();`), which rows share (how often it is replayed may differ).
-    setup: Vec<(String, bool, Option<String>)>,
-    /// What the arrangement's checks and the effects' checks look at (`shlex.line_no`): the
-    /// values they expect may differ.
-    checked: Vec<String>,
-    effects: Vec<String>,
-}
-
-/// The key of a test that calls one function and compares its result, on an arrangement of
-/// plain bindings (no mocks, no checks, no effects), when it is one.
-fn whole_key(body: &Body, types: Vec<String>) -> Option<WholeKey> {
-    let plain = body.mocks.is_empty()
-        && body.ordered_expectations.is_empty()
-        && !body.sequence
-        && body.mock_decls.is_empty()
-        && !body.replays_closures
-        && body
-            .checks
-            .iter()
-            .chain(&body.effects)
-            .all(|e| e.message.is_none() && e.observe.is_none())
-        && body.setup.iter().all(|b| b.times.is_none());
-    let compared = matches!(
-        body.assertion,
-        Assertion::Eq { .. } | Assertion::True | Assertion::False
-    );
-    let free = ![body.callee.as_str()]
-        .into_iter()
-        .chain(slots(body))
-        .any(uses_table_names);
-    (plain && compared && free).then(|| WholeKey {
-        function: body.function_path.clone(),
-        callee: body.callee.clone(),
-        arity: body.args.len(),
-        types,
-        setup: table::counted_loops(body.setup.clone())
-            .into_iter()
-            .map(|b| {
-                let step = is_step(&b).then(|| b.expr.clone());
-                (b.var, b.mutable, step)
-            })
-            .collect(),
-        checked: body.checks.iter().map(|c| c.actual.clone()).collect(),
-        effects: body.effects.iter().map(|e| e.actual.clone()).collect(),
-    })
-}
-
-/// A replayed step (`let _ = it.next();`) or plain statement, not a variable's binding.
-fn is_step(b: &crate::body::Binding) -> bool {
-    b.var == "_" || b.var.is_empty()
-}
-
-/// What may differ between the rows of a whole call: the expressions its variables are bound
-/// to, the values the arrangement's checks expect, its arguments, the values its effects'
-/// checks expect.
-fn slots(body: &Body) -> impl Iterator<Item = &str> {
-    labelled_slots(body).map(|(_, text)| text)
-}
-
-/// [`slots`], each with what a reader calls it in the table's header: the variable, the field
-/// checked before or after the call, the argument's place.
-fn labelled_slots(body: &Body) -> impl Iterator<Item = (String, &str)> {
-    body.setup
-        .iter()
-        .filter(|b| !is_step(b))
-        .map(|b| (b.var.clone(), b.expr.as_str()))
-        .chain(
-            body.checks
-                .iter()
-                .map(|c| (format!("{} before", c.actual), c.expected.as_str())),
-        )
-        .chain(
-            body.args
-                .iter()
-                .enumerate()
-                .map(|(k, a)| (format!("argument {}", k + 1), a.as_str())),
-        )
-        .chain(
-            body.effects
-                .iter()
-                .map(|e| (format!("{} after", e.actual), e.expected.as_str())),
-        )
-}
-
-/// `body` with its `k`-th slot (see [`slots`]) written as `text`.
-fn set_slot(body: &mut Body, k: usize, text: String) {
-    let named = body
-        .setup
-        .iter_mut()
-        .filter(|b| !is_step(b))
-        .map(|b| &mut b.expr);
-    let slot = named
-        .chain(body.checks.iter_mut().map(|c| &mut c.expected))
-        .chain(body.args.iter_mut())
-        .chain(body.effects.iter_mut().map(|e| &mut e.expected))
-        .nth(k);
-    if let Some(slot) = slot {
-        *slot = text;
-    }
-}
-
-/// Whether `text` names what a table test binds (`case`, `cases`, `i`).
-fn uses_table_names(text: &str) -> bool {
-    text.parse::<proc_macro2::TokenStream>()
-        .map_or(true, |t| table::mentions(t, &[ROW_VAR, "cases", "i"]))
-}
-
-/// The table of `bodies` (one whole call each, of one key): the body with `case.N` for each
-/// slot that differs between them and for the expected value, the columns (what each is, for
-/// the table's header: their types are inferred), and
-/// each body's values. `None` when a slot that differs uses a variable of the arrangement: the
-/// table, written before the loop, cannot.
-fn whole_table(bodies: &[&Body]) -> Option<(Body, Vec<String>, Vec<Vec<String>>)> {
-    // Runs of one replayed step as one step with its count.
-    let counted: Vec<Body> = bodies
-        .iter()
-        .map(|b| Body {
-            setup: table::counted_loops(b.setup.clone()),
-            ..(*b).clone()
-        })
-        .collect();
-    let bodies: Vec<&Body> = counted.iter().collect();
-    let first = bodies[0];
-    let slots_of: Vec<Vec<&str>> = bodies.iter().map(|b| slots(b).collect()).collect();
-    let varies: Vec<bool> = (0..slots_of[0].len())
-        .map(|k| slots_of.iter().any(|s| s[k] != slots_of[0][k]))
-        .collect();
-    let vars: Vec<&str> = first.setup.iter().map(|b| b.var.as_str()).collect();
-    let uses_vars = |text: &str| {
-        text.parse::<proc_macro2::TokenStream>()
-            .map_or(true, |t| uses_variable(t, &vars))
-    };
-    let varying_uses_vars = slots_of
-        .iter()
-        .flat_map(|s| s.iter().zip(&varies).filter(|(_, v)| **v))
-        .any(|(text, _)| uses_vars(text));
-    if varying_uses_vars {
-        return None;
-    }
-    // The steps replayed a different number of times: a count column each.
-    let counts: Vec<usize> = (0..first.setup.len())
-        .filter(|&k| is_step(&first.setup[k]))
-        .filter(|&k| {
-            bodies
-                .iter()
-                .any(|b| b.setup[k].repeat != first.setup[k].repeat)
-        })
-        .collect();
-    let mut body = first.clone();
-    let mut labels: Vec<String> = labelled_slots(first)
-        .zip(&varies)
-        .filter(|(_, v)| **v)
-        .map(|((label, _), _)| label)
-        .collect();
-    let mut column = 0;
-    for (k, v) in varies.iter().enumerate() {
-        if *v {
-            set_slot(&mut body, k, format!("{ROW_VAR}.{column}"));
-            column += 1;
-        }
-    }
-    for &k in &counts {
-        labels.push(format!("times `{}`", first.setup[k].expr));
-        body.setup[k].times = Some(format!("{ROW_VAR}.{column}"));
-        body.setup[k].repeat = 0;
-        column += 1;
-    }
-    labels.push("result".into());
-    body.assertion = Assertion::Eq {
-        expected: format!("{ROW_VAR}.{column}"),
-    };
-    let values = bodies
-        .iter()
-        .zip(&slots_of)
-        .map(|(b, slots)| {
-            let mut row: Vec<String> = slots
-                .iter()
-                .zip(&varies)
-                .filter(|(_, v)| **v)
-                .map(|(a, _)| a.to_string())
-                .collect();
-            row.extend(
-                counts
-                    .iter()
-                    .map(|&k| format!("{}usize", b.setup[k].repeat)),
-            );
-            row.push(expected(&b.assertion));
-            row
-        })
-        .collect();
-    Some((body, labels, values))
-}
-
-/// Whether `tokens` use one of `vars` as a variable: an identifier that is not a segment of a
-/// path (`shlex::Shlex::new(..)` names the crate `shlex`, not the variable) nor a field or
-/// method after a dot.
-fn uses_variable(tokens: proc_macro2::TokenStream, vars: &[&str]) -> bool {
-    use proc_macro2::TokenTree;
-    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-    let punct =
-        |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
-    tokens.iter().enumerate().any(|(k, t)| match t {
-        TokenTree::Ident(ident) => {
-            let before = k.checked_sub(1).and_then(|b| tokens.get(b));
-            vars.iter().any(|v| ident == v)
-                && !punct(tokens.get(k + 1), ':')
-                && !punct(before, ':')
-                && !punct(before, '.')
-        }
-        TokenTree::Group(g) => uses_variable(g.stream(), vars),
-        _ => false,
-    })
-}
-
-/// The value a compared result is expected to be.
-fn expected(assertion: &Assertion) -> String {
-    match assertion {
-        Assertion::Eq { expected } => expected.clone(),
-        Assertion::True => "true".into(),
-        _ => "false".into(),
-    }
-}
-
-/// The variant every one of `results` is (`Err` for `Err(..)`, `None`, `true`), when they
-/// share one of those a reader names a behaviour by.
-fn shared_variant<'r>(results: &[&'r str]) -> Option<&'r str> {
-    let variant = |r: &'r str| {
-        let head = r.split('(').next().unwrap_or_default().trim();
-        ["Ok", "Err", "Some", "None", "true", "false"]
-            .contains(&head)
-            .then_some(head)
-    };
-    let first = variant(results.first()?)?;
-    results
-        .iter()
-        .all(|r| variant(r) == Some(first))
-        .then_some(first)
-}
-
-/// `decode_recorded_cases` for a table of `hex::decode`'s tests (`decode_returns_err_cases`
-/// when every row's result is an `Err`), apart from the names in `taken`, which it joins.
-fn table_name(function_path: &str, variant: Option<&str>, taken: &mut BTreeSet<String>) -> String {
-    // The path without what angle brackets hold (`<&[u8] as hex::ToHex>::encode_hex<String>`
-    // is `::encode_hex`), then its last segment.
-    let mut depth = 0usize;
-    let outer: String = function_path
-        .chars()
-        .filter(|c| {
-            match c {
-                '<' => depth += 1,
-                '>' => depth = depth.saturating_sub(1),
-                _ => return depth == 0,
-            }
-            false
-        })
-        .collect();
-    let last = outer
-        .trim_end_matches(':')
-        .rsplit("::")
-        .next()
-        .unwrap_or_default();
-    let ident: String = last
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '_' })
-        .collect();
-    let ident = ident.trim_matches('_').to_lowercase();
-    let ident = if ident.is_empty() { "call" } else { &ident };
-    let base = match variant {
-        Some(v) => format!("{ident}_returns_{}_cases", v.to_lowercase()),
-        None => format!("{ident}_recorded_cases"),
-    };
-    // Another table of a function of that name (`<char as W>::width` and `<str as W>::width`):
-    // the type the second is on, before a number.
-    let on = function_path
-        .strip_prefix('<')
-        .and_then(|rest| rest.split_once(" as "))
-        .map(|(ty, _)| crate::naming::sanitize_ident(ty))
-        .filter(|ty| ty.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
-    match on {
-        Some(ty) if taken.contains(&base) => crate::naming::apart(format!("{ty}_{base}"), taken),
-        _ => crate::naming::apart(base, taken),
-    }
 }
 
 #[cfg(test)]
@@ -748,54 +462,6 @@ mod tests {
         assert_eq!(
             rows[1][1..],
             ["2usize", "2usize", "Some(String::from(\"z\"))"]
-        );
-    }
-
-    #[test]
-    fn a_variable_is_told_from_a_path_or_field_of_its_name() {
-        let uses = |text: &str| uses_variable(text.parse().unwrap(), &["shlex", "y"]);
-        assert!(!uses("shlex::Shlex::new(\"a\")"));
-        assert!(!uses("x.y"));
-        assert!(uses("p::X::from(&y, 2)"));
-        assert!(uses("shlex.next()"));
-    }
-
-    #[test]
-    fn table_names_come_from_the_function_and_stay_apart() {
-        let mut taken: BTreeSet<String> = ["decode_recorded_cases".to_string()].into();
-        assert_eq!(
-            table_name("hex::decode", None, &mut taken),
-            "decode_recorded_cases_2"
-        );
-        assert_eq!(
-            table_name("hex::decode", Some("Err"), &mut taken),
-            "decode_returns_err_cases"
-        );
-        assert_eq!(
-            shared_variant(&["Err(E::Odd)", "Err(E::Bad { c: 'x' })"]),
-            Some("Err")
-        );
-        assert_eq!(shared_variant(&["Err(E::Odd)", "Ok(vec![1u8])"]), None);
-        assert_eq!(
-            table_name("<char as W>::width", None, &mut taken),
-            "width_recorded_cases"
-        );
-        assert_eq!(
-            table_name("<str as W>::width", None, &mut taken),
-            "str_width_recorded_cases"
-        );
-        assert_eq!(shared_variant(&["\"0 B\"", "\"1 B\""]), None);
-        assert_eq!(
-            table_name("<Vec<u8> as hex::FromHex>::from_hex", None, &mut taken),
-            "from_hex_recorded_cases"
-        );
-        assert_eq!(
-            table_name(
-                "<&[u8] as hex::ToHex>::encode_hex::<String>",
-                None,
-                &mut taken
-            ),
-            "encode_hex_recorded_cases"
         );
     }
 }

@@ -1,0 +1,113 @@
+//! What folding calls a table (see `fold.rs`): after its function, and what every row's
+//! result shares.
+
+use std::collections::BTreeSet;
+
+/// The variant every one of `results` is (`Err` for `Err(..)`, `None`, `true`), when they
+/// share one of those a reader names a behaviour by.
+pub(super) fn shared_variant<'r>(results: &[&'r str]) -> Option<&'r str> {
+    let variant = |r: &'r str| {
+        let head = r.split('(').next().unwrap_or_default().trim();
+        ["Ok", "Err", "Some", "None", "true", "false"]
+            .contains(&head)
+            .then_some(head)
+    };
+    let first = variant(results.first()?)?;
+    results
+        .iter()
+        .all(|r| variant(r) == Some(first))
+        .then_some(first)
+}
+
+/// `decode_recorded_cases` for a table of `hex::decode`'s tests (`decode_returns_err_cases`
+/// when every row's result is an `Err`), apart from the names in `taken`, which it joins.
+pub(super) fn table_name(
+    function_path: &str,
+    variant: Option<&str>,
+    taken: &mut BTreeSet<String>,
+) -> String {
+    // The path without what angle brackets hold (`<&[u8] as hex::ToHex>::encode_hex<String>`
+    // is `::encode_hex`), then its last segment.
+    let mut depth = 0usize;
+    let outer: String = function_path
+        .chars()
+        .filter(|c| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect();
+    let last = outer
+        .trim_end_matches(':')
+        .rsplit("::")
+        .next()
+        .unwrap_or_default();
+    let ident: String = last
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    let ident = ident.trim_matches('_').to_lowercase();
+    let ident = if ident.is_empty() { "call" } else { &ident };
+    let base = match variant {
+        Some(v) => format!("{ident}_returns_{}_cases", v.to_lowercase()),
+        None => format!("{ident}_recorded_cases"),
+    };
+    // Another table of a function of that name (`<char as W>::width` and `<str as W>::width`):
+    // the type the second is on, before a number.
+    let on = function_path
+        .strip_prefix('<')
+        .and_then(|rest| rest.split_once(" as "))
+        .map(|(ty, _)| crate::naming::sanitize_ident(ty))
+        .filter(|ty| ty.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+    match on {
+        Some(ty) if taken.contains(&base) => crate::naming::apart(format!("{ty}_{base}"), taken),
+        _ => crate::naming::apart(base, taken),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_come_from_the_function_and_stay_apart() {
+        let mut taken: BTreeSet<String> = ["decode_recorded_cases".to_string()].into();
+        assert_eq!(
+            table_name("hex::decode", None, &mut taken),
+            "decode_recorded_cases_2"
+        );
+        assert_eq!(
+            table_name("hex::decode", Some("Err"), &mut taken),
+            "decode_returns_err_cases"
+        );
+        assert_eq!(
+            shared_variant(&["Err(E::Odd)", "Err(E::Bad { c: 'x' })"]),
+            Some("Err")
+        );
+        assert_eq!(shared_variant(&["Err(E::Odd)", "Ok(vec![1u8])"]), None);
+        assert_eq!(
+            table_name("<char as W>::width", None, &mut taken),
+            "width_recorded_cases"
+        );
+        assert_eq!(
+            table_name("<str as W>::width", None, &mut taken),
+            "str_width_recorded_cases"
+        );
+        assert_eq!(shared_variant(&["\"0 B\"", "\"1 B\""]), None);
+        assert_eq!(
+            table_name("<Vec<u8> as hex::FromHex>::from_hex", None, &mut taken),
+            "from_hex_recorded_cases"
+        );
+        assert_eq!(
+            table_name(
+                "<&[u8] as hex::ToHex>::encode_hex::<String>",
+                None,
+                &mut taken
+            ),
+            "encode_hex_recorded_cases"
+        );
+    }
+}
