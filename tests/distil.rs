@@ -366,3 +366,67 @@ fn an_input_exactly_at_a_constant_of_the_crate_keeps_its_test() {
     );
     assert_pass_then_fail_after(&c.dir, "n < LIMIT", "n <= LIMIT", "describe_recorded_cases");
 }
+
+const TALLY_LIB: &str = r#"/// Numbers added one by one.
+pub struct Tally {
+    values: Vec<u32>,
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally { values: Vec::new() }
+    }
+    pub fn add(&mut self, v: u32) {
+        self.values.push(v);
+    }
+    pub fn total(&self) -> u32 {
+        self.values.iter().sum()
+    }
+    pub fn undo(&mut self) -> Option<u32> {
+        self.values.pop()
+    }
+    pub fn largest(&self) -> Option<u32> {
+        self.values.iter().copied().max()
+    }
+}
+"#;
+
+const TALLY_MAIN: &str = r#"fn main() {
+    let mut tally = distilled_story::Tally::new();
+    tally.add(4);
+    tally.add(9);
+    println!("total {}", tally.total());
+    tally.add(2);
+    println!("undone {:?}", tally.undo());
+    println!("largest {:?}", tally.largest());
+}
+"#;
+
+#[test]
+fn tests_that_take_the_first_steps_of_a_longer_one_are_checked_inside_it() {
+    let c = carve_small_crate_distilled(
+        "distilled_story",
+        TALLY_LIB,
+        TALLY_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // `total` after two `add`s, `undo` after three, `largest` after `undo`: one tally's life.
+    // The longest arrangement takes the others in, each call checked where it makes it.
+    assert!(c.summary.contains("1 of them stories"), "{}", c.summary);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_story.rs")).unwrap();
+    let story = file
+        .split("#[test]")
+        .find(|t| t.contains("fn tally_steps_to_largest()"))
+        .unwrap_or_else(|| panic!("a story test in {file}"));
+    for check in ["tally.total()", "tally.undo()"] {
+        assert!(story.contains(check), "{check} in {story}");
+    }
+    // A change only `total` shows fails the story.
+    assert_pass_then_fail_after(
+        &c.dir,
+        "self.values.iter().sum()",
+        "self.values.iter().sum::<u32>() + 1",
+        "tally_steps_to_largest",
+    );
+}

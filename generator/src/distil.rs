@@ -84,6 +84,10 @@ pub struct Distilled {
     /// tables, and how many `#[test]`s the files hold then (0: not folded).
     #[serde(default)]
     pub tables: usize,
+    /// Of the kept tests, those checked inside a longer one that takes the same first steps
+    /// (`fold/story.rs`): how many such tests (stories) the files hold.
+    #[serde(default)]
+    pub stories: usize,
     #[serde(default)]
     pub written_tests: usize,
     /// Why the suite was not distilled (every verified test kept), when it was not.
@@ -114,11 +118,12 @@ impl Distilled {
             self.kept_classes,
             self.verified_classes
         );
-        if self.tables > 0 {
+        if self.tables > 0 || self.stories > 0 {
             line.push_str(&format!(
                 "; written as {} tests, {} of them tables of the kept tests that are the same \
-                 steps with other values",
-                self.written_tests, self.tables
+                 steps with other values, {} of them stories checking the kept tests that take \
+                 the same first steps where their calls are made",
+                self.written_tests, self.tables, self.stories
             ));
         }
         if self.unmeasured_tests > 0 {
@@ -207,6 +212,7 @@ pub(crate) fn distil(
         kept_classes: reached.classes,
         unmeasured_tests: candidates.iter().filter(|c| c.lines.is_none()).count(),
         tables: 0,
+        stories: 0,
         written_tests: kept_tests,
         not_distilled: None,
     })
@@ -224,12 +230,14 @@ pub(crate) struct Folding<'a> {
 /// Folds the tests of each distilled file that are the same steps with other values into
 /// table tests (`fold.rs`), writes the file again and verifies it as carved files are; a file
 /// whose folded tests do not all pass every run is put back as distilling left it, so that no
-/// goal a kept test reached is lost. Returns how many tables the files hold now.
+/// goal a kept test reached is lost. Then, a pass of its own, tests that take the first steps
+/// of a longer one's arrangement are checked inside it (`fold/story.rs`). Returns how many
+/// tables and stories the files hold now.
 pub(crate) fn fold_files(
     folding: &Folding,
     inputs: &Inputs,
     plan: &mut Plan,
-) -> Result<usize, GenerateError> {
+) -> Result<(usize, usize), GenerateError> {
     let arg_types = |t: &crate::plan::model::TestPlan| -> Vec<String> {
         let call = t.calls.first().and_then(|id| inputs.calls.get(id));
         call.map(|c| {
@@ -240,9 +248,58 @@ pub(crate) fn fold_files(
         })
         .unwrap_or_default()
     };
-    let mut tables = 0;
+    // A story's stop must leave what it was given as it found it: what the recorder read
+    // again at the call's end (a `&mut` argument, a receiver) the same as before, nothing
+    // moved.
+    let leaves_state = |t: &crate::plan::model::TestPlan| -> bool {
+        let Some(call) = t.calls.first().and_then(|id| inputs.calls.get(id)) else {
+            return false;
+        };
+        call.args.iter().all(|a| {
+            let after = call.after.iter().find(|b| b.name == a.name);
+            match (&a.value, after) {
+                (before, Some(after)) => unchanged(before, &after.value),
+                (carve_storage::Value::Ref { ty, .. }, None) => !ty.starts_with("&mut"),
+                (
+                    carve_storage::Value::Pointer { .. } | carve_storage::Value::Unavailable { .. },
+                    None,
+                ) => false,
+                (_, None) => a.name != "self",
+            }
+        })
+    };
+    let tables = fold_pass(folding, inputs, plan, &|tests| {
+        fold::fold(tests, &arg_types)
+    })?;
+    let stories = fold_pass(folding, inputs, plan, &|tests| {
+        fold::stories(tests, &leaves_state)
+    })?;
+    Ok((tables, stories))
+}
+
+/// `after` is `before` (seen through the reference it was given by).
+fn unchanged(before: &carve_storage::Value, after: &carve_storage::Value) -> bool {
+    use carve_storage::Value;
+    match (before, after) {
+        (Value::Ref { target, .. }, other) | (other, Value::Ref { target, .. }) => {
+            unchanged(target, other)
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// One folding pass over every file: each file `pass` changes is written again and verified
+/// on its own; one whose tests do not all pass every run is put back as it was. Returns how
+/// many folds the files hold now.
+fn fold_pass(
+    folding: &Folding,
+    inputs: &Inputs,
+    plan: &mut Plan,
+    pass: &dyn Fn(Vec<crate::plan::model::TestPlan>) -> (Vec<crate::plan::model::TestPlan>, usize),
+) -> Result<usize, GenerateError> {
+    let mut folds = 0;
     for at in 0..plan.files.len() {
-        let (folded, made) = fold::fold(plan.files[at].tests.clone(), &arg_types);
+        let (folded, made) = pass(plan.files[at].tests.clone());
         if made == 0 {
             continue;
         }
@@ -262,13 +319,13 @@ pub(crate) fn fold_files(
             &|| Ok(()),
         )?;
         if taken_out.is_empty() && path.is_file() {
-            tables += made;
+            folds += made;
         } else {
             plan.files[at].tests = unfolded;
             write(&path, &unfolded_text)?;
         }
     }
-    Ok(tables)
+    Ok(folds)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), GenerateError> {
@@ -301,12 +358,20 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
                         .cloned()
                         .collect()
                 });
+            // An outcome belongs to the function's source, not to one instance of it:
+            // `SmallVec::<[u8; 16]>::new` and `SmallVec::<[i64; 4]>::new` run the same lines,
+            // and a test of one catches what a changed line does to both.
             let outcomes = t
                 .calls
                 .iter()
                 .filter_map(|id| inputs.calls.get(id))
-                .filter_map(|call| outcome::of(call))
-                .map(|o| (t.body.function_path.clone(), o))
+                .filter_map(|call| {
+                    let function = inputs
+                        .paths
+                        .get(&call.function)
+                        .map_or_else(|| t.body.function_path.clone(), |p| (*p).to_string());
+                    outcome::of(call).map(|o| (function, o))
+                })
                 .collect();
             // The calls its arrange steps make again run in it too (producers and history
             // steps): a counter a replayed `next()` moved is what its state check sees.

@@ -310,7 +310,7 @@ fn distil_verified(
             progress: run.opts.progress.as_ref(),
             interrupt: run.opts.interrupt,
         };
-        distilled.tables = distil::fold_files(&folding, &inputs, plan)?;
+        (distilled.tables, distilled.stories) = distil::fold_files(&folding, &inputs, plan)?;
         distilled.written_tests = plan.files.iter().map(|f| f.tests.len()).sum();
     }
     Ok(distilled)

@@ -553,6 +553,7 @@ mod tests {
             replayed: Vec::new(),
             arranged: Vec::new(),
             table: None,
+            story: false,
         };
         Plan {
             crate_name: "calc".to_string(),

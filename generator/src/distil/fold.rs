@@ -11,13 +11,16 @@
 //! - the literal shape of `plan/table.rs`: tests that differ only in literals whose types
 //!   the literals name (`ByteSize::b(1024u64)` and `"1.0 KiB"`), in a typed table.
 //!
-//! `fold/name.rs` names each table by what its rows share.
+//! `fold/name.rs` names each table by what its rows share. Then `fold/story.rs`, a pass of
+//! its own: tests that take the first steps of a longer test's arrangement are checked inside
+//! it, where their call was made.
 //!
 //! Never a test that panics (a row names no panic), mocks or replays closures; a table has two
 //! rows or more. The caller verifies the folded file and keeps the tests as they were when
 //! it does not pass whole.
 
 mod name;
+mod story;
 mod whole;
 
 use std::collections::{BTreeSet, HashMap};
@@ -26,6 +29,7 @@ use crate::body::{Assertion, Body};
 use crate::plan::model::TestPlan;
 use crate::plan::table::{self, Row, Table};
 use name::{shared_variant, table_name};
+pub(crate) use story::stories;
 use whole::{whole_key, whole_table, WholeKey};
 
 /// The tests of one file with those of one shape folded into tables, in the order of their
@@ -163,6 +167,7 @@ fn assemble(tests: Vec<TestPlan>, at: Vec<(usize, Folded)>) -> Vec<TestPlan> {
             replayed: Vec::new(),
             arranged: Vec::new(),
             table: None,
+            story: false,
         };
         let mut table_rows = Vec::with_capacity(rows.len());
         for (i, values) in rows {
@@ -233,6 +238,7 @@ mod tests {
             replayed: vec![],
             arranged: vec![],
             table: None,
+            story: false,
         }
     }
 

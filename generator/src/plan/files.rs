@@ -178,6 +178,7 @@ fn tests(drafts: Vec<Draft>, tables: Vec<TableDraft>, names: Vec<String>) -> Vec
                 replayed,
                 arranged,
                 table,
+                story: false,
             },
         )
         .collect()

@@ -74,6 +74,9 @@ pub struct TestPlan {
     /// row (see [`crate::plan::table`]); `calls` and `replayed` are all its rows'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table: Option<Table>,
+    /// A story (`distil/fold/story.rs`): its steps check, where they make it, the calls of
+    /// the kept tests that took the same first steps.
+    pub story: bool,
 }
 
 /// Which tests to keep (issue 4 item 6). The default keeps one test per equivalence class and
