@@ -430,3 +430,43 @@ fn tests_that_take_the_first_steps_of_a_longer_one_are_checked_inside_it() {
         "tally_steps_to_largest",
     );
 }
+
+const ESCAPE_LIB: &str = r#"/// How long `s` is once each `$` and `\` is escaped: the same lines for every input.
+pub fn escaped_len(s: &str) -> usize {
+    let mut n = 0;
+    for b in s.bytes() {
+        n += 1 + usize::from(b == b'$' || b == b'\\');
+    }
+    n
+}
+"#;
+
+const ESCAPE_MAIN: &str = r#"fn main() {
+    for s in ["alpha", "beta gamma", "cost $5"] {
+        println!("{s}: {}", distilled_chars::escaped_len(s));
+    }
+}
+"#;
+
+#[test]
+fn a_kind_of_character_only_one_input_holds_keeps_its_test() {
+    let c = carve_small_crate_distilled(
+        "distilled_chars",
+        ESCAPE_LIB,
+        ESCAPE_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // The three calls run the same lines to a positive number; only "cost $5" holds a `$`
+    // (and a digit, and whitespace, as "beta gamma" does): its test is the one kept, not the
+    // first ("alpha"), and it sees a change in which character is escaped.
+    assert!(
+        c.summary
+            .contains("distilled: kept 1 of 3 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_chars.rs")).unwrap();
+    assert!(file.contains("\"cost $5\""), "{file}");
+    assert_pass_then_fail_after(&c.dir, "b == b'$'", "b == b'#'", "escaped_len");
+}

@@ -4,10 +4,12 @@
 //! ptrace); out, the files rewritten with only the tests `select.rs` keeps (a file left with
 //! none goes), the plan without the others, and [`Distilled`], what was kept of what. The
 //! kept tests reach every library line, every outcome per function (`outcome.rs`) and every
-//! value class of what their calls and the calls inside them returned (`classes.rs`) the
-//! verified set reaches; the others add nothing and are dropped.
+//! value class of what their calls and the calls inside them returned (`classes.rs`), of the
+//! constants a call was given (`boundaries.rs`) and of the characters a test gave its calls
+//! (`characters.rs`) the verified set reaches; the others add nothing and are dropped.
 
 pub(crate) mod boundaries;
+pub(crate) mod characters;
 pub(crate) mod classes;
 pub(crate) mod fold;
 pub(crate) mod outcome;
@@ -437,6 +439,12 @@ fn value_classes(inputs: &Inputs, ids: &[u64], own: &[u64]) -> BTreeSet<(String,
         for arg in &call.args {
             let path = format!("{}:", arg.name);
             boundaries::at(&arg.value, &path, &inputs.boundaries, 3, &mut at);
+        }
+        // The kinds of character the test itself gave it (`$`, a three-byte character).
+        if own.contains(&call.id.0) {
+            for arg in &call.args {
+                characters::of(&arg.value, &format!("{}:", arg.name), &mut at);
+            }
         }
         out.extend(at.into_iter().map(|class| (path.to_string(), class)));
         // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).
