@@ -1,4 +1,4 @@
-//! The kinds of character a test gives a function: for each text or `char` argument of the
+//! The kinds of character a test gives a function: for each text, bytes or `char` argument of the
 //! test's own calls, which kinds of character it holds — each ASCII punctuation mark by
 //! itself (`$`, `'`, `\`), whitespace, a control character, a digit, a lower- or upper-case
 //! ASCII letter, and characters of two, three or four UTF-8 bytes. Code that reads text
@@ -26,9 +26,24 @@ pub(crate) fn of(value: &Value, path: &str, out: &mut Vec<String>) {
         Value::Char { value } => {
             kinds.insert(kind(*value));
         }
+        // Bytes (`&[u8]`, `Vec<u8>`, `b"…"`): ASCII ones by their kind.
+        Value::Seq { elems, .. } if elems.iter().all(is_byte) => {
+            for e in elems.iter().take(MAX_CHARS) {
+                if let Value::Uint { value, .. } = e {
+                    kinds.insert(match u8::try_from(*value) {
+                        Ok(b) if b.is_ascii() => kind(char::from(b)),
+                        _ => "non-ASCII byte".into(),
+                    });
+                }
+            }
+        }
         _ => return,
     }
     out.extend(kinds.into_iter().map(|k| format!("{path} has {k}")));
+}
+
+fn is_byte(v: &Value) -> bool {
+    matches!(v, Value::Uint { ty, .. } if ty == "u8")
 }
 
 /// The kind of `c`, as a class names it.
@@ -89,6 +104,21 @@ mod tests {
         );
         assert!(classes(text("")).is_empty());
         assert_eq!(classes(Value::Char { value: '\0' }), ["s: has control"]);
+        let bytes = |b: &[u8]| Value::Seq {
+            ty: "[u8]".into(),
+            elems: b
+                .iter()
+                .map(|&b| Value::Uint {
+                    ty: "u8".into(),
+                    value: b.into(),
+                })
+                .collect(),
+            truncated: false,
+        };
+        assert_eq!(
+            classes(bytes(b"a$\xff")),
+            ["s: has `$`", "s: has lowercase", "s: has non-ASCII byte"]
+        );
         let number = Value::Uint {
             ty: "u32".into(),
             value: 36,
