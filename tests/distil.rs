@@ -470,3 +470,64 @@ fn a_kind_of_character_only_one_input_holds_keeps_its_test() {
     assert!(file.contains("\"cost $5\""), "{file}");
     assert_pass_then_fail_after(&c.dir, "b == b'$'", "b == b'#'", "escaped_len");
 }
+
+const WORDS_LIB: &str = r#"/// The words of a text, one by one.
+pub struct Words {
+    text: String,
+    at: usize,
+}
+
+impl Words {
+    pub fn new(text: &str) -> Words {
+        Words { text: text.to_string(), at: 0 }
+    }
+}
+
+impl Iterator for Words {
+    type Item = String;
+    fn next(&mut self) -> Option<String> {
+        let rest = &self.text[self.at..];
+        let start = rest.len() - rest.trim_start().len();
+        if start == rest.len() {
+            return None;
+        }
+        let word: String = rest[start..].chars().take_while(|c| !c.is_whitespace()).collect();
+        self.at += start + word.len();
+        Some(word)
+    }
+}
+"#;
+
+const WORDS_MAIN: &str = r#"fn main() {
+    let mut words = distilled_words::Words::new("one two");
+    println!("{:?}", words.next());
+    println!("{:?}", words.next());
+    println!("{:?}", words.next());
+}
+"#;
+
+#[test]
+fn a_call_with_no_step_before_it_is_a_row_of_the_calls_after_some() {
+    let c = carve_small_crate_distilled(
+        "distilled_words",
+        WORDS_LIB,
+        WORDS_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // `next()` on the fresh iterator (a word) and after two steps (none): one table whose
+    // count column holds 0.
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_words.rs")).unwrap();
+    assert!(file.contains("for _ in 0..case.0"), "{file}");
+    assert!(
+        file.contains("(0usize, Some(String::from(\"one\")))"),
+        "{file}"
+    );
+    assert_eq!(tests_in(&c.dir), 1, "{file}");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "self.at += start + word.len();",
+        "self.at += start + word.len() + 1;",
+        "next_recorded_cases",
+    );
+}

@@ -30,7 +30,7 @@ use crate::plan::model::TestPlan;
 use crate::plan::table::{self, Row, Table};
 use name::{shared_variant, table_name};
 pub(crate) use story::stories;
-use whole::{whole_key, whole_table, WholeKey};
+use whole::{whole_key, whole_table, without_steps_of, WholeKey};
 
 /// The tests of one file with those of one shape folded into tables, in the order of their
 /// first test; `arg_types` gives the recorded types of a test's arguments. Returns the tests
@@ -69,12 +69,13 @@ fn group(
             groups.len() - 1
         });
         if let Group::Whole(members) = &mut groups[g] {
-            members.push(i);
+            members.push((i, None));
         }
     }
+    join_without_steps(tests, &whole, &mut groups);
     groups.retain(|g| match g {
         Group::Whole(members) if members.len() < 2 => {
-            alone.extend(members);
+            alone.extend(members.iter().map(|(i, _)| *i));
             false
         }
         _ => true,
@@ -99,6 +100,40 @@ fn group(
     (groups, alone)
 }
 
+/// Moves each group of whole calls whose tests take fewer replayed steps than another group's,
+/// and differ in nothing else, into that group, those steps taken 0 times in its tests' bodies
+/// (`fold/whole.rs`'s [`without_steps_of`]): `next()` on a fresh iterator is a row of the
+/// table of `next()`s after one or two.
+fn join_without_steps(tests: &[TestPlan], keys: &HashMap<WholeKey, usize>, groups: &mut [Group]) {
+    let mut keys: Vec<(&WholeKey, usize)> = keys.iter().map(|(k, g)| (k, *g)).collect();
+    keys.sort_by_key(|(_, g)| *g);
+    for &(short, from) in &keys {
+        for &(long, to) in &keys {
+            let Group::Whole(members) = &groups[from] else {
+                continue;
+            };
+            if from == to || members.is_empty() {
+                continue;
+            }
+            let filled: Option<Vec<(usize, Option<Body>)>> = members
+                .iter()
+                .map(|(i, _)| without_steps_of(long, short, &tests[*i].body).map(|b| (*i, Some(b))))
+                .collect();
+            let Some(filled) = filled else {
+                continue;
+            };
+            if let Group::Whole(members) = &mut groups[from] {
+                members.clear();
+            }
+            if let Group::Whole(members) = &mut groups[to] {
+                members.extend(filled);
+                members.sort_by_key(|(i, _)| *i);
+            }
+            break;
+        }
+    }
+}
+
 /// Each table at its first test's place, each test no table takes at its own; a group of one
 /// stays a test.
 fn place(tests: &[TestPlan], groups: Vec<Group>, alone: Vec<usize>) -> Vec<(usize, Folded)> {
@@ -112,20 +147,26 @@ fn place(tests: &[TestPlan], groups: Vec<Group>, alone: Vec<usize>) -> Vec<(usiz
                 at.push((first, table));
             }
             Group::Whole(members) if members.len() >= 2 => {
-                let bodies: Vec<&Body> = members.iter().map(|&i| &tests[i].body).collect();
+                let bodies: Vec<&Body> = members
+                    .iter()
+                    .map(|(i, b)| b.as_ref().unwrap_or(&tests[*i].body))
+                    .collect();
+                let first = members.iter().map(|(i, _)| *i).min().unwrap_or_default();
                 match whole_table(&bodies) {
                     Some((body, columns, values)) => {
-                        let rows = members.iter().copied().zip(values).collect();
+                        let rows = members.iter().map(|(i, _)| *i).zip(values).collect();
                         let table = Folded::Table(Box::new(body), columns, rows, true);
-                        at.push((members[0], table));
+                        at.push((first, table));
                     }
-                    None => at.extend(members.into_iter().map(|i| (i, Folded::Alone(i)))),
+                    None => at.extend(members.into_iter().map(|(i, _)| (i, Folded::Alone(i)))),
                 }
             }
             Group::Literal(_, rows) => {
                 at.extend(rows.into_iter().map(|(i, _)| (i, Folded::Alone(i))))
             }
-            Group::Whole(members) => at.extend(members.into_iter().map(|i| (i, Folded::Alone(i)))),
+            Group::Whole(members) => {
+                at.extend(members.into_iter().map(|(i, _)| (i, Folded::Alone(i))));
+            }
         }
     }
     at.sort_by_key(|(i, _)| *i);
@@ -198,7 +239,7 @@ enum Group {
     /// The literal shape, and its rows: (test, values).
     Literal(Box<table::Shape>, Vec<(usize, Vec<String>)>),
     /// Tests of one whole call.
-    Whole(Vec<usize>),
+    Whole(Vec<(usize, Option<Body>)>),
 }
 
 enum Folded {
@@ -417,6 +458,41 @@ mod tests {
                 "\"1.5 GiB\""
             ]
         );
+    }
+
+    #[test]
+    fn a_call_after_no_step_is_a_row_of_the_calls_after_some() {
+        let after = |text: &str, steps: usize, expected: &str| {
+            let mut b = body("shlex.next", &[], eq(expected));
+            b.function_path = "<shlex::Shlex as Iterator>::next".into();
+            b.setup = vec![Binding {
+                mutable: true,
+                ..bind("shlex", &format!("shlex::Shlex::new({text:?})"))
+            }];
+            b.setup
+                .extend(std::iter::repeat_n(bind("_", "shlex.next()"), steps));
+            b
+        };
+        let tests = vec![
+            test("fresh", 1, after("a b", 0, "Some(String::from(\"a\"))")),
+            test("once", 2, after("x y", 1, "Some(String::from(\"y\"))")),
+            test("twice", 3, after("x y", 2, "None")),
+        ];
+        let (folded, tables) = fold(tests, &|_| vec!["&mut shlex::Shlex".into()]);
+        assert_eq!(tables, 1);
+        assert_eq!(folded.len(), 1);
+        let t = &folded[0];
+        assert_eq!(t.calls, [1, 2, 3]);
+        assert_eq!(t.body.setup[1].times.as_deref(), Some("case.1"));
+        let counts: Vec<&str> = t
+            .table
+            .as_ref()
+            .unwrap()
+            .rows
+            .iter()
+            .map(|r| r.values[1].as_str())
+            .collect();
+        assert_eq!(counts, ["0usize", "1usize", "2usize"]);
     }
 
     #[test]

@@ -249,3 +249,47 @@ mod tests {
         assert!(uses("shlex.next()"));
     }
 }
+
+/// `body` (of key `short`) with the replayed steps a test of key `long` takes that it does
+/// not, each taken 0 times (`for _ in 0..0`), when that is all that tells the keys apart: a
+/// `next()` with no step before it is a row of the table of `next()`s after one or two.
+pub(super) fn without_steps_of(long: &WholeKey, short: &WholeKey, body: &Body) -> Option<Body> {
+    let same_call = long.function == short.function
+        && long.callee == short.callee
+        && long.arity == short.arity
+        && long.types == short.types
+        && long.checked == short.checked
+        && long.effects == short.effects;
+    if !same_call || long.setup.len() <= short.setup.len() {
+        return None;
+    }
+    let mut steps = table::counted_loops(body.setup.clone())
+        .into_iter()
+        .peekable();
+    let mut setup = Vec::with_capacity(long.setup.len());
+    for (var, mutable, step) in &long.setup {
+        let ours = short.setup.get(setup.len() - missing(&setup));
+        match (ours, step) {
+            (Some((v, m, s)), _) if v == var && m == mutable && s == step => {
+                setup.push(steps.next()?);
+            }
+            (_, Some(expr)) if var == "_" => setup.push(crate::body::Binding {
+                var: var.clone(),
+                mutable: *mutable,
+                expr: expr.clone(),
+                repeat: 0,
+                times: None,
+            }),
+            _ => return None,
+        }
+    }
+    steps.peek().is_none().then(|| Body {
+        setup,
+        ..body.clone()
+    })
+}
+
+/// How many of `setup`'s bindings are steps taken 0 times (put in by [`without_steps_of`]).
+fn missing(setup: &[crate::body::Binding]) -> usize {
+    setup.iter().filter(|b| b.repeat == 0).count()
+}
