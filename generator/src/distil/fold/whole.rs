@@ -236,20 +236,6 @@ fn expected(assertion: &Assertion) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_variable_is_told_from_a_path_or_field_of_its_name() {
-        let uses = |text: &str| uses_variable(text.parse().unwrap(), &["shlex", "y"]);
-        assert!(!uses("shlex::Shlex::new(\"a\")"));
-        assert!(!uses("x.y"));
-        assert!(uses("p::X::from(&y, 2)"));
-        assert!(uses("shlex.next()"));
-    }
-}
-
 /// `body` (of key `short`) with the replayed steps a test of key `long` takes that it does
 /// not, each taken 0 times (`for _ in 0..0`), when that is all that tells the keys apart: a
 /// `next()` with no step before it is a row of the table of `next()`s after one or two.
@@ -292,4 +278,18 @@ pub(super) fn without_steps_of(long: &WholeKey, short: &WholeKey, body: &Body) -
 /// How many of `setup`'s bindings are steps taken 0 times (put in by [`without_steps_of`]).
 fn missing(setup: &[crate::body::Binding]) -> usize {
     setup.iter().filter(|b| b.repeat == 0).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_variable_is_told_from_a_path_or_field_of_its_name() {
+        let uses = |text: &str| uses_variable(text.parse().unwrap(), &["shlex", "y"]);
+        assert!(!uses("shlex::Shlex::new(\"a\")"));
+        assert!(!uses("x.y"));
+        assert!(uses("p::X::from(&y, 2)"));
+        assert!(uses("shlex.next()"));
+    }
 }
