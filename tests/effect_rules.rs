@@ -100,3 +100,74 @@ fn what_a_call_leaves_in_a_mut_buffer_counter_or_text_is_checked_after_it() {
     let summary = generate_into_tests(&c.dir, &db, &[]);
     assert_eq!(carved(&c.dir), file, "{summary}");
 }
+
+const STACK_LIB: &str = r#"/// A stack that lives inline while it is small: an enum whose insides are private.
+pub enum Stack {
+    Small(Inline),
+    Big(Vec<u32>),
+}
+
+pub struct Inline {
+    items: [u32; 2],
+    len: usize,
+}
+
+impl Stack {
+    pub fn new() -> Stack {
+        Stack::Small(Inline { items: [0; 2], len: 0 })
+    }
+    pub fn push(&mut self, x: u32) {
+        match self {
+            Stack::Small(inline) if inline.len < 2 => {
+                inline.items[inline.len] = x;
+                inline.len += 1;
+            }
+            Stack::Small(inline) => {
+                let mut spilled = inline.items[..inline.len].to_vec();
+                spilled.push(x);
+                *self = Stack::Big(spilled);
+            }
+            Stack::Big(items) => items.push(x),
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Stack::Small(inline) => inline.len,
+            Stack::Big(items) => items.len(),
+        }
+    }
+    pub fn is_big(&self) -> bool {
+        matches!(self, Stack::Big(_))
+    }
+}
+"#;
+
+const STACK_MAIN: &str = r#"fn main() {
+    let mut stack = enum_receiver::Stack::new();
+    for x in [1, 2, 3] {
+        stack.push(x);
+    }
+    println!("{} items, big: {}", stack.len(), stack.is_big());
+}
+"#;
+
+/// A `&mut self` call on an enum whose variants hold private parts (tinyvec's `TinyVec`) is
+/// checked through the enum's getters after it, as a struct's would be: before, its test
+/// called `push` and checked nothing.
+#[test]
+fn an_enum_receiver_a_call_changed_is_checked_by_its_getters() {
+    let c = carve_small_crate("enum_receiver", STACK_LIB, STACK_MAIN, &[]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_enum_receiver.rs")).unwrap();
+    let spill = file
+        .split("#[test]")
+        .find(|t| t.contains("stack.push(3u32)"))
+        .unwrap_or_else(|| panic!("a test of the third push in {file}"));
+    for check in [
+        "assert_eq!(stack.len(), 3usize);",
+        "assert!(stack.is_big());",
+    ] {
+        assert!(spill.contains(check), "{check} in {spill}");
+    }
+    // The push that spills loses its item: only the check after it sees that.
+    assert_pass_then_fail_after(&c.dir, "spilled.push(x);", "", "push_with_3");
+}

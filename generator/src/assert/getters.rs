@@ -38,12 +38,16 @@ pub(crate) fn type_api<'a>(api: &'a CrateApi, type_path: &str) -> Option<&'a Typ
         .or_else(|| api.declared_type(type_path))
 }
 
-/// Checks of the cheap getters of `var` (holding struct `value`, of `type_path`) that are not
+/// Checks of the cheap getters of `var` (holding struct or enum `value`, of `type_path`) that are not
 /// its fields' namesakes, at most [`MAX_GETTERS`]: none for an object holding a trait object
 /// (a getter may call into it: a mock, in a test) or a type the source does not show.
 pub(crate) fn other_getters(cx: &Ctx, var: &str, value: &Value, type_path: &str) -> Vec<Effect> {
-    let Value::Struct { fields, .. } = value else {
-        return Vec::new();
+    // A struct's fields are checked by name already; an enum's (`TinyVec::Inline(..)`, whose
+    // insides are private) are not, so its getters are all it shows.
+    let fields: &[carve_storage::Field] = match value {
+        Value::Struct { fields, .. } => fields,
+        Value::Enum { .. } => &[],
+        _ => return Vec::new(),
     };
     let mut held = Vec::new();
     crate::arrange::values::dyn_addrs(value, &mut held);
