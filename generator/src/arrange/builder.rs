@@ -50,6 +50,10 @@ pub(crate) struct Builder {
     pub(crate) replay_closures: bool,
     /// The rebuilds that failed so far in this test, and why (see [`Attempt`]).
     pub(crate) failed: HashMap<Attempt, &'static str>,
+    /// The call's result is dropped before what it changed is checked (`assert/rules/
+    /// dropped.rs`): the recording saw the receiver before that drop, so its checks are
+    /// probes, their values observed at verification.
+    pub(crate) after_drop: bool,
 }
 
 /// A rebuild asked of the rules (`arrange/rebuild.rs`), with everything of the test under

@@ -9,7 +9,7 @@ use crate::arrange::builder::Builder;
 use crate::arrange::check::observations;
 use crate::arrange::context::Ctx;
 use crate::arrange::values::strip_ref;
-use crate::assert::getters::other_getters;
+use crate::assert::getters::{debug_probe, other_getters, probed_getters};
 use crate::body::Effect;
 
 /// Assertions on the state of `var` after the call: public fields and getters
@@ -29,11 +29,31 @@ pub(crate) fn of_call(
     receiver: Option<&str>,
     objects: &[(String, String)],
 ) {
+    let type_path = target.self_type.as_deref().unwrap_or("");
+    if b.after_drop {
+        // Recorded before the result dropped: only what this build shows after it.
+        if let (Some(var), Some(after), false) =
+            (receiver, call.after("self"), cx.weak_oracles.get())
+        {
+            b.effects.extend(probed_getters(cx, var, type_path));
+            b.effects.extend(debug_probe(cx, var, after, type_path));
+        }
+        return;
+    }
     if let (Some(var), true) = (receiver, target.api.mut_receiver) {
         if let Some(after) = call.after("self") {
-            let type_path = target.self_type.as_deref().unwrap_or("");
+            let checked = b.effects.len();
             effects(cx, b, var, after, type_path);
+            // Parts no field check shows (an enum's, private fields'): its `Debug` text.
+            let hidden = match strip_ref(after) {
+                Value::Struct { fields, .. } => fields.len() > b.effects.len() - checked,
+                Value::Enum { .. } => true,
+                _ => false,
+            };
             getters(cx, b, var, strip_ref(after), type_path);
+            if hidden && !cx.weak_oracles.get() {
+                b.effects.extend(debug_probe(cx, var, after, type_path));
+            }
         }
     }
     for (name, var) in objects {

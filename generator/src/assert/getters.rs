@@ -104,6 +104,12 @@ pub(crate) fn getter_effect(
             observe: None,
         });
     }
+    probe(cx, actual, g)
+}
+
+/// A probe of getter `g` (`actual`: its call), its value observed at verification; `None`
+/// when what it returns cannot be printed.
+pub(crate) fn probe(cx: &Ctx, actual: String, g: &FnApi) -> Option<Effect> {
     let kind = Kind::of(&g.ret_written, &|ty| debuggable(cx.api, ty))?;
     Some(Effect {
         actual,
@@ -111,6 +117,68 @@ pub(crate) fn getter_effect(
         message: None,
         observe: Some(kind.name()),
     })
+}
+
+/// The most leaves (numbers, texts, ...) a value may hold for its whole `Debug` text to be a
+/// check a reader takes in.
+const MAX_DEBUG_LEAVES: usize = 16;
+
+/// A probe of the whole `Debug` text of `var` (holding `state`, of `type_path`), when the
+/// crate's type implements `Debug`, the value is small and holds no hash map or set: what
+/// shows the parts its getters do not (a vector's elements behind private fields:
+/// `"[4, 5, 6]"`).
+pub(crate) fn debug_probe(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Option<Effect> {
+    let ty = type_api(cx.api, type_path)?;
+    let mut held = Vec::new();
+    crate::arrange::values::dyn_addrs(state, &mut held);
+    let small = leaves(strip_ref(state)) <= MAX_DEBUG_LEAVES;
+    let ordered = !hashed(state);
+    (ty.traits.contains("Debug") && held.is_empty() && small && ordered).then(|| Effect {
+        actual: var.to_string(),
+        expected: String::new(),
+        message: None,
+        observe: Some(Kind::Debug.name()),
+    })
+}
+
+/// Whether `value` holds a hash map or set, whose `Debug` order changes from run to run.
+fn hashed(value: &Value) -> bool {
+    let name = value.type_name();
+    name.contains("HashMap")
+        || name.contains("HashSet")
+        || match value {
+            Value::Ref { target, .. } => hashed(target),
+            Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+                fields.iter().any(|f| hashed(&f.value))
+            }
+            Value::Tuple { elems, .. } | Value::Seq { elems, .. } => elems.iter().any(hashed),
+            _ => false,
+        }
+}
+
+/// How many scalars and texts `value` holds.
+fn leaves(value: &Value) -> usize {
+    match value {
+        Value::Ref { target, .. } => leaves(target),
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            fields.iter().map(|f| leaves(&f.value)).sum()
+        }
+        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => elems.iter().map(leaves).sum(),
+        Value::Unit => 0,
+        _ => 1,
+    }
+}
+
+/// Probes of every cheap getter of `var` (of `type_path`), at most [`MAX_GETTERS`]: what a
+/// test checks of an object whose recorded state is not the one it checks.
+pub(crate) fn probed_getters(cx: &Ctx, var: &str, type_path: &str) -> Vec<Effect> {
+    let Some(ty) = type_api(cx.api, type_path) else {
+        return Vec::new();
+    };
+    cheap_getters(ty)
+        .filter_map(|g| probe(cx, format!("{var}.{}()", g.ident), g))
+        .take(MAX_GETTERS)
+        .collect()
 }
 
 /// Whether `ty` (as written in the crate) is `Debug` with an output that is the same from run
@@ -153,5 +221,38 @@ pub(crate) fn debuggable(api: &CrateApi, ty: &syn::Type) -> bool {
             known && args.iter().all(|a| debuggable(api, a))
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_storage::Field;
+
+    #[test]
+    fn a_whole_debug_text_is_for_small_values_without_hashed_parts() {
+        let uint = |value| Value::Uint {
+            ty: "usize".into(),
+            value,
+        };
+        let lexer = Value::Struct {
+            ty: "expr::lexer::Lexer".into(),
+            fields: vec![Field::new("pos", uint(3)), Field::new("len", uint(5))],
+        };
+        assert_eq!(leaves(&lexer), 2);
+        assert!(!hashed(&lexer));
+        let set = Value::Struct {
+            ty: "Set".into(),
+            fields: vec![Field::new(
+                "items",
+                Value::Seq {
+                    ty: "std::collections::hash::set::HashSet<i32>".into(),
+                    elems: (0..20).map(uint).collect(),
+                    truncated: false,
+                },
+            )],
+        };
+        assert!(hashed(&set));
+        assert_eq!(leaves(&set), 20);
     }
 }

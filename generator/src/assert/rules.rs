@@ -3,13 +3,15 @@
 //! A new way to observe is a new file in `rules/` and one line here. The order is the richest
 //! view first: `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
 //! and getters, a pattern naming its
-//! parts, the text it displays, what `{:?}` prints, and the variant alone last.
+//! parts, the text it displays, what `{:?}` prints, and the variant alone; last, a result
+//! nothing of which shows, dropped at once, its call's receiver checked after it.
 
 pub(crate) mod bare_variant;
 pub(crate) mod compared;
 pub(crate) mod debug;
 pub(crate) mod display;
 pub(crate) mod display_text;
+pub(crate) mod dropped;
 pub(crate) mod fields;
 pub(crate) mod getters;
 pub(crate) mod panics;
@@ -37,6 +39,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("display", display::rule),
     ("debug", debug::rule),
     ("bare_variant", bare_variant::rule),
+    ("dropped", dropped::rule),
 ];
 
 /// The assertion on `subject`'s result by the first rule that observes it; checks it adds go
