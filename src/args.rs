@@ -322,13 +322,13 @@ pub struct GenerateArgs {
     /// whole trace into memory.
     #[arg(long)]
     pub all: bool,
-    /// Distil the verified suite: each carved test is run alone under the recorder, and only
-    /// the tests that reach a library line or an outcome (variant, error, panic) of a function
-    /// no kept test reaches are kept. Not the default: the tests dropped may check values the
-    /// kept ones do not (docs/test-quality.md).
+    /// Distil the verified suite (the default; for scripts that say so): each carved test is
+    /// run alone under the recorder, and only the tests that reach a library line, an outcome
+    /// (variant, error, panic) or a value class of a function no kept test reaches are kept,
+    /// then folded into tables and stories (docs/test-quality.md).
     #[arg(long, conflicts_with = "no_distil")]
     pub distil: bool,
-    /// Keep every verified test (the default; for scripts that say so).
+    /// Keep every verified test, each as it was carved (no distilling, no folding).
     #[arg(long)]
     pub no_distil: bool,
     /// At most N tests per function (default 100): the first N distinct calls of each function

@@ -208,8 +208,8 @@ fn carve(a: &GenerateArgs) -> anyhow::Result<Report> {
         distil: None,
         interrupt: Interrupt::new(&INTERRUPTED),
     };
-    // Distilled with --distil (not with --all): each verified test recorded alone for its lines.
-    if let (true, false, Some(v)) = (a.distil, a.all || a.no_distil, &options.verify) {
+    // Distilled unless --no-distil or --all: each verified test recorded alone for its lines.
+    if let (false, Some(v)) = (a.all || a.no_distil, &options.verify) {
         options.distil = Some(crate::carved_coverage::distil(
             &store.run(run)?.info,
             &v.cargo,
