@@ -141,8 +141,18 @@ fn tell(mut host: TestPlan, stops: Vec<(At, TestPlan)>, taken: &mut BTreeSet<Str
     let steps = std::mem::take(&mut host.body.setup);
     let mut setup = Vec::with_capacity(steps.len() + stops.len() * 2);
     let mut stops = stops.into_iter().peekable();
-    // Where the statements the stops made since the last step begin.
-    let mut since_step = 0;
+    // The checks made since the last statement that may change state: the same check again
+    // detects nothing more (`cap()` after each of five reads), nor does a count check the
+    // replay closure's stop made already.
+    let mut checked: BTreeSet<String> = BTreeSet::new();
+    let mut put = |setup: &mut Vec<Binding>, b: Binding, changes: bool| {
+        if changes {
+            checked.clear();
+        } else if !checked.insert(b.expr.clone()) {
+            return;
+        }
+        setup.push(b);
+    };
     for k in 0..=steps.len() {
         let mut replaced = false;
         while let Some((at, _)) = stops.peek() {
@@ -150,19 +160,18 @@ fn tell(mut host: TestPlan, stops: Vec<(At, TestPlan)>, taken: &mut BTreeSet<Str
                 break;
             }
             let (at, stop) = stops.next().expect("peeked");
-            replaced |= matches!(at, At::Replacing(_));
-            setup.extend(statements(&stop.name, &stop.body));
+            let replacing = matches!(at, At::Replacing(_));
+            replaced |= replacing;
+            for (b, changes) in statements(&stop.name, &stop.body, replacing) {
+                put(&mut setup, b, changes);
+            }
             host.calls.extend(&stop.calls);
             host.replayed.extend(&stop.replayed);
             host.arranged.extend(&stop.arranged);
         }
-        // A check a stop made already (a replay closure's count check) is not made twice.
         if let (false, Some(step)) = (replaced, steps.get(k)) {
-            let made = step.var.is_empty() && setup[since_step..].contains(step);
-            if !made {
-                setup.push(step.clone());
-                since_step = setup.len();
-            }
+            // A plain statement of the host's (a count check) is a check; a step, a change.
+            put(&mut setup, step.clone(), !step.var.is_empty());
         }
     }
     debug_assert!(
@@ -192,20 +201,26 @@ fn story_name(host: &TestPlan) -> String {
     ident.trim_matches('_').to_lowercase()
 }
 
-/// A stop's checks and call as statements: the checks of its arrangement, the call inside its
-/// assertion when nothing else reads its result (`assert_eq!(v.capacity(), 8usize)`), else
-/// in a block of its own, so that a result borrowing the object is gone before the next step.
-/// A check verification still observes stays a probe, tagged by the stop's own test `name`.
-fn statements(name: &str, b: &Body) -> Vec<Binding> {
-    let statement = |expr: String| Binding {
-        var: String::new(),
-        mutable: false,
-        expr,
-        repeat: 1,
-        times: None,
+/// A stop's checks and call as statements, each with whether it may change state (the call
+/// of a stop that `replaces` the host's step): the checks of its arrangement, the call inside
+/// its assertion when nothing else reads its result (`assert_eq!(v.capacity(), 8usize)`),
+/// else in a block of its own, so that a result borrowing the object is gone before the next
+/// step. A check verification still observes stays a probe, tagged by the stop's own test
+/// `name`.
+fn statements(name: &str, b: &Body, replaces: bool) -> Vec<(Binding, bool)> {
+    let check_of = |expr: String| {
+        let b = Binding {
+            var: String::new(),
+            mutable: false,
+            expr,
+            repeat: 1,
+            times: None,
+        };
+        (b, false)
     };
-    let mut out: Vec<Binding> = (b.checks.iter().enumerate())
-        .map(|(i, c)| statement(check(c, &format!("{name}#check{i}"))))
+    let call_of = |expr: String| (check_of(expr).0, replaces);
+    let mut out: Vec<(Binding, bool)> = (b.checks.iter().enumerate())
+        .map(|(i, c)| check_of(check(c, &format!("{name}#check{i}"))))
         .collect();
     let call = act(b);
     let reads_result = b.effects.iter().any(|e| mentions_result(&e.actual));
@@ -215,15 +230,15 @@ fn statements(name: &str, b: &Body) -> Vec<Binding> {
         .enumerate()
         .map(|(i, e)| check(e, &format!("{name}#{i}")));
     match (&b.assertion, reads_result) {
-        (Assertion::Unit, false) => out.push(statement(call)),
+        (Assertion::Unit, false) => out.push(call_of(call)),
         (Assertion::Eq { expected }, false) => {
-            out.push(statement(format!("assert_eq!({call}, {expected})")));
+            out.push(call_of(format!("assert_eq!({call}, {expected})")));
         }
-        (Assertion::True, false) => out.push(statement(format!("assert!({call})"))),
-        (Assertion::False, false) => out.push(statement(format!("assert!(!{call})"))),
-        (Assertion::Nan, false) => out.push(statement(format!("assert!({call}.is_nan())"))),
+        (Assertion::True, false) => out.push(call_of(format!("assert!({call})"))),
+        (Assertion::False, false) => out.push(call_of(format!("assert!(!{call})"))),
+        (Assertion::Nan, false) => out.push(call_of(format!("assert!({call}.is_nan())"))),
         (Assertion::Matches { pattern }, false) => {
-            out.push(statement(format!("assert!(matches!({call}, {pattern}))")));
+            out.push(call_of(format!("assert!(matches!({call}, {pattern}))")));
         }
         (assertion, _) => {
             let unwrap = match assertion {
@@ -233,11 +248,11 @@ fn statements(name: &str, b: &Body) -> Vec<Binding> {
             let mut block = vec![format!("let result = {call}{unwrap};")];
             block.extend(result_check(assertion).map(|c| format!("{c};")));
             block.extend(effects.map(|c| format!("{c};")));
-            out.push(statement(format!("{{\n{}\n}}", block.join("\n"))));
+            out.push(call_of(format!("{{\n{}\n}}", block.join("\n"))));
             return out;
         }
     }
-    out.extend(effects.map(statement));
+    out.extend(effects.map(check_of));
     out
 }
 
@@ -388,6 +403,43 @@ mod tests {
         assert!(story.body.setup[3..].iter().all(|s| s.var.is_empty()));
         assert_eq!(story.body.callee, "v.last");
         assert_eq!(story.calls, [3, 1, 2]);
+    }
+
+    #[test]
+    fn a_check_made_again_before_anything_changes_is_made_once() {
+        let tests = vec![
+            test("len_a", 1, &["v.push(1)"], "len()", eq("1usize")),
+            test("len_b", 2, &["v.push(1)"], "len()", eq("1usize")),
+            test(
+                "len_c",
+                3,
+                &["v.push(1)", "v.push(2)"],
+                "len()",
+                eq("2usize"),
+            ),
+            test(
+                "last",
+                4,
+                &["v.push(1)", "v.push(2)", "v.push(1)"],
+                "last()",
+                eq("Some(&1)"),
+            ),
+        ];
+        let (out, made) = stories(tests, &|_| true);
+        assert_eq!(made, 1);
+        // The second `len()` after one push is gone; the one after the second push stays.
+        assert_eq!(
+            exprs(&out[0]),
+            [
+                "p::V::new()",
+                "v.push(1)",
+                "assert_eq!(v.len(), 1usize)",
+                "v.push(2)",
+                "assert_eq!(v.len(), 2usize)",
+                "v.push(1)",
+            ]
+        );
+        assert_eq!(out[0].calls, [4, 1, 2, 3]);
     }
 
     #[test]
