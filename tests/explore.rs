@@ -399,3 +399,51 @@ fn a_line_the_run_never_reached_keeps_its_sequence_and_the_test_fails_when_that_
     let ran = cargo_in(&dir, &["test", "--test", "explored_tally"]);
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
+
+const SIZES_LIB: &str = r#"/// Bytes in `text`, a number and a unit: "3 kb", "2 mb", "1 tb".
+pub fn bytes(text: &str) -> Option<u64> {
+    let (number, unit) = text.split_once(' ')?;
+    let n: u64 = number.parse().ok()?;
+    let scale = match unit {
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+"#;
+
+const SIZES_MAIN: &str = r#"fn main() {
+    for text in ["3 kb", "2 mb", "x"] {
+        println!("{text}: {:?}", sizes::bytes(text));
+    }
+}
+"#;
+
+/// The crate's own literals seed the pools: no recorded text holds "tb", the run never took
+/// its arm, and the text a recorded one gives with its unit replaced ("2 tb") does.
+#[test]
+fn the_crates_literals_seed_the_pools_and_reach_an_arm_the_run_never_took() {
+    let c = record_small_crate("sizes", SIZES_LIB, SIZES_MAIN, &["--coverage"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let dir = c.dir.clone();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(&dir, "tests", &["--runs", "2000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    let tests = std::fs::read_to_string(dir.join("tests/explored_sizes.rs")).unwrap();
+    let tb = tests
+        .split("/// Explored")
+        .find(|t| t.contains(" tb\")"))
+        .unwrap_or_else(|| panic!("no test of a text in tb in:\n{tests}"));
+    assert!(tb.contains("lines the run never reached: lib.rs:"), "{tb}");
+    // The terabyte's scale changed: the test kept for its arm fails.
+    edit(
+        &dir.join("src/lib.rs"),
+        "1_000_000_000_000,",
+        "1_000_000_000,",
+    );
+    let ran = cargo_in(&dir, &["test", "--test", "explored_sizes"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}

@@ -12,6 +12,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod api;
+mod dictionary;
 mod error;
 mod harness;
 mod keep;
@@ -191,7 +192,9 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "the run reached none of its public functions"));
     }
-    let pools = pools_for(trace, &ex);
+    // Seeded with the crate's own literals (`dictionary.rs`).
+    let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
+    let pools = pools_for(trace, &ex).seeded(&dictionary);
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
     let features = carve_generator::recorded_features(&trace.run.info);

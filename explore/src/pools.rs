@@ -38,7 +38,29 @@ impl Pools {
     pub fn get(&self, kind: &PoolKind) -> &[Lit] {
         self.by_kind.get(kind).map_or(&[], Vec::as_slice)
     }
+
+    /// The pools with the values the crate's literals give (`dictionary.rs`) added to the
+    /// text and integer pools, at most [`MAX_SEEDED`] each; a full pool makes room at its end
+    /// (the recorded values its boundaries did not already hold).
+    pub fn seeded(mut self, dictionary: &crate::dictionary::Dictionary) -> Pools {
+        for (kind, pool) in &mut self.by_kind {
+            let mut seeds = match kind {
+                PoolKind::Str => dictionary.texts(pool),
+                PoolKind::Scalar(ty) if int_range(ty).is_some() => dictionary.ints_of(ty),
+                _ => continue,
+            };
+            seeds.retain(|s| !pool.contains(s));
+            seeds.dedup();
+            seeds.truncate(MAX_SEEDED);
+            pool.truncate(MAX_POOL - seeds.len());
+            pool.extend(seeds);
+        }
+        self
+    }
 }
+
+/// At most this many values of a pool come from the crate's literals.
+pub const MAX_SEEDED: usize = 24;
 
 /// The pools of `kinds`, from every value the calls of `functions` (recorded paths) took and
 /// returned in `trace`, nested values included.
@@ -170,7 +192,7 @@ pub fn int_range(ty: &str) -> Option<(i128, u128)> {
 }
 
 /// An integer as the literal kind its type takes, when it is in the type's range.
-fn int_lit(ty: &str, v: i128) -> Option<Lit> {
+pub(crate) fn int_lit(ty: &str, v: i128) -> Option<Lit> {
     let (min, max) = int_range(ty)?;
     if v < min || (v >= 0 && v as u128 > max) {
         return None;
@@ -418,5 +440,34 @@ mod tests {
             4,
             "\"\", \"x\", \"xx\", \"a\""
         );
+    }
+
+    #[test]
+    fn the_crates_literals_seed_the_text_and_integer_pools_within_their_bound() {
+        let dictionary = crate::dictionary::Dictionary {
+            words: vec!["tb".into()],
+            ints: vec![1024],
+        };
+        let u = PoolKind::Scalar("u64".into());
+        let full: Vec<Lit> = (0..MAX_POOL as u128).map(|v| Lit::Uint(v + 5000)).collect();
+        let pools = Pools {
+            by_kind: BTreeMap::from([
+                (PoolKind::Str, vec![Lit::Str("1 KiB".into())]),
+                (u.clone(), full),
+            ]),
+        }
+        .seeded(&dictionary);
+        let texts: Vec<&Lit> = pools.get(&PoolKind::Str).iter().collect();
+        assert_eq!(
+            texts,
+            [
+                &Lit::Str("1 KiB".into()),
+                &Lit::Str("tb".into()),
+                &Lit::Str("1 tb".into())
+            ]
+        );
+        let ints = pools.get(&u);
+        assert_eq!(ints.len(), MAX_POOL);
+        assert_eq!(ints[MAX_POOL - 3..], [1023, 1024, 1025].map(Lit::Uint));
     }
 }

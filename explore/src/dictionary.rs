@@ -1,0 +1,166 @@
+//! The crate's own literals as seeds of the value pools, as fuzzers take a dictionary from the
+//! target's string constants and EvoSuite seeds its search from the constants of the class
+//! under test: code compares its inputs with the literals it holds (`unit == "tb"`,
+//! `bytes < 1024`), and an input equal to one (or next to one) is what takes the branch the
+//! recorded run never took. Short text literals become texts of their own and, in a recorded
+//! text, the word they can stand for (`"1.5 GiB"` gives `"1.5 tb"`); integer literals and
+//! their neighbours join the integer pools of the types they fit.
+
+use std::path::Path;
+
+use syn::visit::Visit;
+
+use crate::pools::{int_lit, Lit};
+
+/// The longest text literal taken as a word.
+const MAX_WORD: usize = 16;
+/// At most this many words and integers each.
+pub const MAX_SEEDS: usize = 16;
+
+/// The short text literals and the integer literals of the crate's source files, each once,
+/// in the order the files hold them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dictionary {
+    pub words: Vec<String>,
+    pub ints: Vec<i128>,
+}
+
+impl Dictionary {
+    /// The literals of `files` (a file that does not parse gives none).
+    pub fn of_files<'f>(files: impl IntoIterator<Item = &'f Path>) -> Dictionary {
+        let mut d = Dictionary::default();
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            if let Ok(parsed) = syn::parse_file(&text) {
+                d.visit_file(&parsed);
+            }
+        }
+        // The shortest words first: tokens rather than messages.
+        d.words.sort_by_key(|w| w.chars().count());
+        d.words.truncate(MAX_SEEDS);
+        d.ints.truncate(MAX_SEEDS);
+        d
+    }
+
+    /// The texts the words give: each word, and each recorded text whose last run of letters
+    /// is replaced by each word of letters.
+    pub fn texts(&self, recorded: &[Lit]) -> Vec<Lit> {
+        let mut out: Vec<Lit> = self.words.iter().map(|w| Lit::Str(w.clone())).collect();
+        let letters = |w: &str| !w.is_empty() && w.chars().all(char::is_alphabetic);
+        let host = recorded.iter().find_map(|r| match r {
+            Lit::Str(s) => last_word(s).map(|at| (s, at)),
+            _ => None,
+        });
+        if let Some((s, (start, end))) = host {
+            for w in self.words.iter().filter(|w| letters(w)) {
+                out.push(Lit::Str(format!("{}{w}{}", &s[..start], &s[end..])));
+            }
+        }
+        out
+    }
+
+    /// The integers of type `ty` the literals give: each in range, and its neighbours.
+    pub fn ints_of(&self, ty: &str) -> Vec<Lit> {
+        let mut out = Vec::new();
+        for v in &self.ints {
+            for n in [v.checked_sub(1), Some(*v), v.checked_add(1)]
+                .into_iter()
+                .flatten()
+            {
+                out.extend(int_lit(ty, n));
+            }
+        }
+        out
+    }
+}
+
+/// Where the last run of letters of `s` is, as byte offsets.
+fn last_word(s: &str) -> Option<(usize, usize)> {
+    let end = s
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_alphabetic())
+        .map(|(i, c)| i + c.len_utf8())?;
+    let start = s[..end]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphabetic())
+        .last()
+        .map(|(i, _)| i)?;
+    Some((start, end))
+}
+
+impl<'ast> Visit<'ast> for Dictionary {
+    fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
+        let v = lit.value();
+        let short = (1..=MAX_WORD).contains(&v.chars().count());
+        if short && !v.chars().any(char::is_control) && !self.words.contains(&v) {
+            self.words.push(v);
+        }
+    }
+
+    fn visit_lit_int(&mut self, lit: &'ast syn::LitInt) {
+        // 0 and 1 are in every integer pool already.
+        if let Ok(v) = lit.base10_parse::<i128>() {
+            if !(0..=1).contains(&v) && !self.ints.contains(&v) {
+                self.ints.push(v);
+            }
+        }
+    }
+
+    // Tests of the crate are not what its callers give it.
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let is_test = m.attrs.iter().any(|a| {
+            a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+        });
+        if !is_test {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of_source(src: &str) -> Dictionary {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("lib.rs");
+        std::fs::write(&file, src).unwrap();
+        Dictionary::of_files([file.as_path()])
+    }
+
+    #[test]
+    fn short_text_and_integer_literals_are_the_seeds_not_the_tests_ones() {
+        let d = of_source(
+            r#"
+            pub const KIB: u64 = 1024;
+            pub fn unit(u: &str) -> u64 {
+                match u { "kb" => 1000, "tb" => 1, _ => panic!("an unknown unit, and a long message") }
+            }
+            #[cfg(test)]
+            mod tests { fn t() { let _ = ("zz", 77); } }
+            "#,
+        );
+        assert_eq!(d.words, ["kb", "tb"]);
+        assert_eq!(d.ints, [1024, 1000]);
+        let texts = d.texts(&[Lit::Str("1.5 GiB".into())]);
+        let texts: Vec<&Lit> = texts.iter().collect();
+        assert_eq!(
+            texts,
+            [
+                &Lit::Str("kb".into()),
+                &Lit::Str("tb".into()),
+                &Lit::Str("1.5 kb".into()),
+                &Lit::Str("1.5 tb".into())
+            ]
+        );
+        assert_eq!(
+            d.ints_of("u16"),
+            [1023, 1024, 1025, 999, 1000, 1001].map(Lit::Uint)
+        );
+        assert_eq!(d.ints_of("u8"), Vec::<Lit>::new());
+    }
+}
