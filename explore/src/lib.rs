@@ -192,9 +192,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "the run reached none of its public functions"));
     }
-    // Seeded with the crate's own literals (`dictionary.rs`).
-    let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
-    let pools = pools_for(trace, &ex).seeded(&dictionary);
+    let pools = pools_for(trace, &ex, &api);
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
     let features = carve_generator::recorded_features(&trace.run.info);
@@ -331,8 +329,9 @@ fn crate_api(trace: &Trace, crate_dir: &std::path::Path) -> Result<CrateApi, Exp
     })
 }
 
-/// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls.
-fn pools_for(trace: &Trace, ex: &Explorable) -> pools::Pools {
+/// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls,
+/// seeded with the crate's own literals (`dictionary.rs`).
+fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
     let mut kinds: Vec<PoolKind> = ex
         .callables
         .iter()
@@ -351,7 +350,8 @@ fn pools_for(trace: &Trace, ex: &Explorable) -> pools::Pools {
                 .map(|l| l.0.clone()),
         )
         .collect();
-    pools::from_trace(trace, &public, &kinds)
+    let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
+    pools::from_trace(trace, &public, &kinds).seeded(&dictionary)
 }
 
 fn nothing(ex: &Explorable, why: &str) -> ExploreError {
