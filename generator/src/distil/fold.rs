@@ -249,6 +249,32 @@ enum Folded {
     Table(Box<Body>, Vec<String>, Vec<(usize, Vec<String>)>, bool),
 }
 
+/// What the folding rules' tests build their tests of.
+#[cfg(test)]
+mod testing {
+    use crate::body::{Assertion, Body};
+    use crate::plan::model::TestPlan;
+
+    /// The test `name` standing for the recorded call `call`.
+    pub(super) fn test(name: &str, call: u64, body: Body) -> TestPlan {
+        TestPlan {
+            name: name.into(),
+            body,
+            calls: vec![call],
+            replayed: vec![],
+            arranged: vec![],
+            table: None,
+            story: false,
+        }
+    }
+
+    pub(super) fn eq(expected: &str) -> Assertion {
+        Assertion::Eq {
+            expected: expected.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,23 +297,7 @@ mod tests {
         }
     }
 
-    fn test(name: &str, call: u64, body: Body) -> TestPlan {
-        TestPlan {
-            name: name.into(),
-            body,
-            calls: vec![call],
-            replayed: vec![],
-            arranged: vec![],
-            table: None,
-            story: false,
-        }
-    }
-
-    fn eq(expected: &str) -> Assertion {
-        Assertion::Eq {
-            expected: expected.into(),
-        }
-    }
+    use super::testing::{eq, test};
 
     fn str_types(_: &TestPlan) -> Vec<String> {
         vec!["&str".into()]

@@ -315,39 +315,28 @@ mod tests {
         setup.extend(steps.iter().map(|s| step("_", s)));
         let (callee, args) = call.split_once('(').expect("a call");
         let args = args.trim_end_matches(')');
-        TestPlan {
-            name: name.into(),
-            body: Body {
-                function_path: format!("p::V::{callee}"),
-                mocks: vec![],
-                ordered_expectations: vec![],
-                setup,
-                checks: vec![],
-                callee: format!("v.{callee}"),
-                args: (!args.is_empty())
-                    .then(|| args.to_string())
-                    .into_iter()
-                    .collect(),
-                assertion,
-                effects: vec![],
-                sequence: false,
-                mock_decls: vec![],
-                trait_uses: vec![],
-                replays_closures: false,
-            },
-            calls: vec![id],
-            replayed: vec![],
-            arranged: vec![],
-            table: None,
-            story: false,
-        }
+        let body = Body {
+            function_path: format!("p::V::{callee}"),
+            mocks: vec![],
+            ordered_expectations: vec![],
+            setup,
+            checks: vec![],
+            callee: format!("v.{callee}"),
+            args: (!args.is_empty())
+                .then(|| args.to_string())
+                .into_iter()
+                .collect(),
+            assertion,
+            effects: vec![],
+            sequence: false,
+            mock_decls: vec![],
+            trait_uses: vec![],
+            replays_closures: false,
+        };
+        super::super::testing::test(name, id, body)
     }
 
-    fn eq(expected: &str) -> Assertion {
-        Assertion::Eq {
-            expected: expected.into(),
-        }
-    }
+    use super::super::testing::eq;
 
     fn exprs(t: &TestPlan) -> Vec<&str> {
         t.body.setup.iter().map(|s| s.expr.as_str()).collect()
