@@ -155,3 +155,56 @@ fn from_str_is_spelled_as_parse_in_the_act_the_tables_and_the_arrangements() {
     assert!(!stderr(&built).contains("warning"), "{}", stderr(&built));
     assert_pass_then_fail_after(&c.dir, "minor: next()?", "minor: next()? + 1", "parse_");
 }
+
+const BAG_LIB: &str = r#"
+/// Numbers in a bag.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Bag {
+    items: Vec<u32>,
+}
+
+impl Bag {
+    pub fn sum(&self) -> u32 {
+        self.items.iter().sum()
+    }
+}
+
+impl From<&[u32]> for Bag {
+    fn from(xs: &[u32]) -> Bag {
+        Bag { items: xs.to_vec() }
+    }
+}
+
+impl FromIterator<u32> for Bag {
+    fn from_iter<I: IntoIterator<Item = u32>>(it: I) -> Bag {
+        Bag { items: it.into_iter().collect() }
+    }
+}
+"#;
+
+const BAG_MAIN: &str = r#"fn main() {
+    let empty = bags::Bag::default();
+    let two = bags::Bag::from(&[1, 2][..]);
+    let words = "3 4";
+    let parsed: bags::Bag = words.split(' ').map(|w| w.len() as u32).collect();
+    let doubled: bags::Bag = [5u32, 6].iter().copied().collect();
+    println!("{} {} {} {}", empty.sum(), two.sum(), parsed.sum(), doubled.sum());
+}
+"#;
+
+/// `Default::default`, `From::from` with an inferred parameter and `FromIterator::from_iter`
+/// of a plain iterator are written as a person writes them: `Bag::default()`,
+/// `Bag::from(..)`, `it.collect::<Bag>()`.
+#[test]
+fn default_from_and_from_iter_are_spelled_on_their_type() {
+    let c = carve_small_crate("bags", BAG_LIB, BAG_MAIN, &[]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_bags.rs")).unwrap();
+    for spelled in ["bags::Bag::default()", "bags::Bag::from(&[1u32, 2u32][..])"] {
+        assert!(file.contains(spelled), "{spelled} in {file}");
+    }
+    for qualified in ["as std::default::Default>", "as std::convert::From<_>>"] {
+        assert!(!file.contains(qualified), "{qualified} in {file}");
+    }
+    assert!(file.contains(".collect::<bags::Bag>()"), "{file}");
+    assert_pass_then_fail_after(&c.dir, "xs.to_vec()", "xs[1..].to_vec()", "from");
+}
