@@ -147,3 +147,54 @@ fn getters_display_and_debug_are_observed_and_only_opaque_values_keep_a_bare_che
     assert!(out.contains("left: 3"), "{out}");
     assert!(out.contains("grade: 7"), "{out}");
 }
+
+const PATH_LIB: &str = r#"
+/// The segments of a path, when it is absolute.
+pub fn segments(path: &str) -> Option<std::str::Split<'_, char>> {
+    path.strip_prefix('/').map(|rest| rest.split('/'))
+}
+
+/// The numbers from `from` down to 1.
+pub struct Countdown {
+    left: u32,
+}
+
+impl Iterator for Countdown {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        let n = self.left;
+        self.left = n.checked_sub(1)?;
+        (n > 0).then_some(n)
+    }
+}
+
+pub fn countdown(from: u32) -> Countdown {
+    Countdown { left: from }
+}
+"#;
+
+const PATH_MAIN: &str = r#"fn main() {
+    let parts: Vec<&str> = iterated::segments("/usr/local/bin").unwrap().collect();
+    let down: Vec<u32> = iterated::countdown(3).collect();
+    println!("{parts:?} {down:?}");
+}
+"#;
+
+/// An iterator a function returns (std's `str::Split` inside `Some`, a crate's own
+/// `Iterator`) is checked by its items, observed at verification: it was a bare
+/// `matches!(result, Some(_))`.
+#[test]
+fn an_iterator_returned_is_checked_by_its_items() {
+    let c = carve_small_crate("iterated", PATH_LIB, PATH_MAIN, &[]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_iterated.rs")).unwrap();
+    for check in [
+        r#"let result = iterated::segments("/usr/local/bin").unwrap();"#,
+        r#"format!("{:?}", result.collect::<Vec<_>>()),"#,
+        r#""[\"usr\", \"local\", \"bin\"]","#,
+        r#"assert_eq!(format!("{:?}", result.collect::<Vec<_>>()), "[3, 2, 1]");"#,
+    ] {
+        assert!(file.contains(check), "{check} in {file}");
+    }
+    assert!(!file.contains("matches!(result, Some(_))"), "{file}");
+    assert_pass_then_fail_after(&c.dir, "rest.split('/')", "rest.split('l')", "segments");
+}

@@ -3,7 +3,8 @@
 //! A new way to observe is a new file in `rules/` and one line here. The order is the richest
 //! view first: `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
 //! and getters, a pattern naming its
-//! parts, the text it displays, what `{:?}` prints, and the variant alone; last, a result
+//! parts, the text it displays, an iterator's items, what `{:?}` prints, and the variant
+//! alone; last, a result
 //! nothing of which shows, dropped at once, its call's receiver checked after it.
 
 pub(crate) mod bare_variant;
@@ -14,6 +15,7 @@ pub(crate) mod display_text;
 pub(crate) mod dropped;
 pub(crate) mod fields;
 pub(crate) mod getters;
+pub(crate) mod items;
 pub(crate) mod panics;
 pub(crate) mod pattern;
 pub(crate) mod unwrapped;
@@ -37,6 +39,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("unwrapped", unwrapped::rule),
     ("display_text", display_text::rule),
     ("display", display::rule),
+    ("items", items::rule),
     ("debug", debug::rule),
     ("bare_variant", bare_variant::rule),
     ("dropped", dropped::rule),
