@@ -158,7 +158,7 @@ fn main() {
     let (_tmp, dir, summary) = carve_crate(lib, main);
     let file = std::fs::read_to_string(dir.join("tests/carved_shapes.rs")).unwrap();
     for piece in [
-        "from_iter(\"hello\".chars())",
+        "\"hello\".chars().collect::<shapes::Letters>()",
         ".contains('z')",
         "(\"ducation\".chars())",
         "assert_eq!(result, 4usize)",
