@@ -124,8 +124,8 @@ fn main() {
         &summary,
         &[
             "\"2k\".parse::<shapes::Size>()",
-            "<shapes::Size as std::convert::From<_>>::from(5u64)",
-            "<shapes::Size as std::default::Default>::default()",
+            "shapes::Size::from(5u64)",
+            "shapes::Size::default()",
             ".add(shapes::Size(5u64))",
         ],
     );
@@ -335,7 +335,7 @@ fn main() {
         &summary,
         &[
             "shapes::Stack::<u32>::new()",
-            "<shapes::Stack<String> as std::default::Default>::default()",
+            "shapes::Stack::<String>::default()",
             "shapes::Buckets::<",
             "std::collections::hash_map::RandomState",
             "buckets.insert(String::from(\"x\"))",
