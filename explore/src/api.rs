@@ -255,7 +255,13 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
                     consider(&mut out, (path, call), f, Some(owner), &seen);
                 }
             }
-            std_trait_methods(&mut out, (&written, &recorded(&ty.name)), ty, &called);
+            let traits = impls_anywhere(api, ty);
+            std_trait_methods(
+                &mut out,
+                (&written, &recorded(&ty.name)),
+                (ty, &traits),
+                &called,
+            );
         }
     }
     drop_unmakeable(&mut out);
@@ -270,26 +276,20 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
 fn std_trait_methods(
     out: &mut Explorable,
     (written, recorded): (&str, &str),
-    ty: &TypeApi,
+    (ty, traits): (&TypeApi, &BTreeSet<String>),
     called: &BTreeSet<String>,
 ) {
     if !ty.public || ty.generic {
         return;
     }
-    let head = format!("<{recorded} as ");
-    let recorded_as = |tail: &str| {
-        called
-            .iter()
-            .find(|p| p.starts_with(&head) && p.ends_with(tail))
-            .cloned()
-    };
+    let recorded_as = |tail: &str| recorded_trait_method(called, recorded, tail);
     let type_path = format!("{written}::{}", ty.name);
     for (tr, tail) in [
         ("Iterator", "Iterator>::next"),
         ("Display", "Display>::fmt"),
         ("FromStr", "FromStr>::from_str"),
     ] {
-        if !ty.traits.contains(tr) {
+        if !traits.contains(tr) {
             continue;
         }
         let Some(path) = recorded_as(tail) else {
@@ -331,6 +331,38 @@ fn std_trait_methods(
             ret,
         });
     }
+}
+
+/// The traits `ty` implements, with those of impls written in another module, which the
+/// crate's API notes under the name the impl gives the type there (`impl FromStr for ByteSize`
+/// in bytesize's `parse`, where `ByteSize` is imported): a type of that name the module does
+/// not declare. (Two types of one name in two modules may mix their traits: a call that does
+/// not compile is then taken out of the harness with the reason.)
+fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
+    let mut traits = ty.traits.clone();
+    for m in api.modules.values() {
+        if let Some(t) = m.types.get(&ty.name).filter(|t| !t.declared) {
+            traits.extend(t.traits.iter().cloned());
+        }
+    }
+    traits
+}
+
+/// The recorded path of the trait method `tail` (`FromStr>::from_str`) of the type recorded as
+/// `recorded`, as the run called it: `<bytesize::ByteSize as core::str::traits::FromStr>::from_str`,
+/// or, for an impl in another module than the type, as rustc names it there:
+/// `bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str`.
+fn recorded_trait_method(called: &BTreeSet<String>, recorded: &str, tail: &str) -> Option<String> {
+    let head = format!("<{recorded} as ");
+    let (tr, method) = tail.split_once(">::")?;
+    let in_module = format!("{tr} for {recorded}>::{method}");
+    called
+        .iter()
+        .find(|p| {
+            (p.starts_with(&head) && p.ends_with(tail))
+                || (p.contains("<impl ") && p.ends_with(&in_module))
+        })
+        .cloned()
 }
 
 /// Adds `f` to `out` as a callable, or to `left_out` with the reason.
@@ -827,5 +859,27 @@ mod tests {
         assert_eq!(r("&str"), Ret::Text);
         assert_eq!(r("String"), Ret::Text);
         assert_eq!(r("Result<u8, E>"), Ret::Other);
+    }
+
+    #[test]
+    fn a_std_trait_method_is_found_under_either_path_rustc_gives_it() {
+        let called: BTreeSet<String> = [
+            "bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str",
+            "<shlex::Shlex as core::iter::traits::iterator::Iterator>::next",
+        ]
+        .map(String::from)
+        .into();
+        assert_eq!(
+            recorded_trait_method(&called, "bytesize::ByteSize", "FromStr>::from_str").as_deref(),
+            Some("bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str")
+        );
+        assert_eq!(
+            recorded_trait_method(&called, "shlex::Shlex", "Iterator>::next").as_deref(),
+            Some("<shlex::Shlex as core::iter::traits::iterator::Iterator>::next")
+        );
+        assert_eq!(
+            recorded_trait_method(&called, "bytesize::Unit", "FromStr>::from_str"),
+            None
+        );
     }
 }
