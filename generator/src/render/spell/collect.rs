@@ -4,7 +4,7 @@
 //! `Iterator::collect` is `FromIterator::from_iter(self)`. Anything else `from_iter` takes
 //! (a `Vec`, an array: only `IntoIterator`) keeps the qualified form.
 
-use super::qualified_call;
+use super::qualified::qualified_call;
 
 /// Methods whose result is an iterator.
 const ITERATORS: &[&str] = &[
@@ -46,7 +46,7 @@ pub(crate) fn rule(expr: &syn::Expr) -> Option<syn::Expr> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::spelled_expr;
+    use super::super::qualified::spelled_expr;
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 //! of its own (which clippy's `should_implement_trait` steers crates away from); a type that
 //! is no path (`[u8; 4]`) keeps the qualified form.
 
-use super::{path_call, qualified_call, type_as_expr_path};
+use super::qualified::{path_call, qualified_call, type_as_expr_path};
 
 /// `T::default()` for `<T as std::default::Default>::default()`.
 pub(crate) fn rule(expr: &syn::Expr) -> Option<syn::Expr> {
@@ -17,7 +17,7 @@ pub(crate) fn rule(expr: &syn::Expr) -> Option<syn::Expr> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::spelled_expr;
+    use super::super::qualified::spelled_expr;
     use super::*;
 
     #[test]

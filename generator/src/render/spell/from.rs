@@ -3,7 +3,7 @@
 //! the prelude and its parameter was left to inference either way. A type that is no path
 //! keeps the qualified form.
 
-use super::{path_call, qualified_call, type_as_expr_path};
+use super::qualified::{path_call, qualified_call, type_as_expr_path};
 
 /// `T::from(x)` for `<T as std::convert::From<_>>::from(x)`.
 pub(crate) fn rule(expr: &syn::Expr) -> Option<syn::Expr> {
@@ -34,7 +34,7 @@ fn inferred(expr: &syn::Expr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::spelled_expr;
+    use super::super::qualified::spelled_expr;
     use super::*;
 
     #[test]
