@@ -8,40 +8,19 @@
 //! where the error is `Debug`, else `.unwrap_or_else(|_| panic!(..))`; see
 //! `arrange/values.rs`'s `returned_struct`) stays as it was: the result is the same `Result`.
 
+use super::qualified::qualified_call;
+
 /// The trait as carve writes it in a qualified call (the public path `act/std_traits.rs` gives
 /// `core::str::traits::FromStr`).
 const FROM_STR: [&str; 3] = ["std", "str", "FromStr"];
 
 /// `s.parse::<T>()` for `<T as std::str::FromStr>::from_str(s)`.
 pub(crate) fn rule(expr: &syn::Expr) -> Option<syn::Expr> {
-    let syn::Expr::Call(call) = expr else {
+    let (ty, args) = qualified_call(expr, &FROM_STR, "from_str")?;
+    let [text] = args[..] else {
         return None;
     };
-    let syn::Expr::Path(func) = &*call.func else {
-        return None;
-    };
-    let qself = func.qself.as_ref()?;
-    let segments: Vec<&syn::PathSegment> = func.path.segments.iter().collect();
-    let [tr @ .., method] = segments.as_slice() else {
-        return None;
-    };
-    let is_from_str = qself.as_token.is_some()
-        && qself.position == FROM_STR.len()
-        && func.path.leading_colon.is_none()
-        && tr.len() == FROM_STR.len()
-        && tr
-            .iter()
-            .zip(FROM_STR)
-            .all(|(s, name)| s.ident == name && s.arguments.is_none())
-        && method.ident == "from_str"
-        && method.arguments.is_none();
-    let [text] = call.args.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    if !is_from_str || !call.attrs.is_empty() || !func.attrs.is_empty() {
-        return None;
-    }
-    let ty = (*qself.ty).clone();
+    let ty = ty.clone();
     Some(syn::Expr::MethodCall(syn::ExprMethodCall {
         attrs: Vec::new(),
         // prettyplease puts parentheses around a receiver that needs them (`(&s).parse`).
