@@ -6,7 +6,9 @@
 //! kept tests reach every library line, every outcome per function (`outcome.rs`) and every
 //! value class of what their calls and the calls inside them returned (`classes.rs`), of the
 //! constants a call was given (`boundaries.rs`) and of the characters a test gave its calls
-//! (`characters.rs`) the verified set reaches; the others add nothing and are dropped.
+//! (`characters.rs`) the verified set reaches; the others add nothing and are dropped. Then
+//! `fold_files` writes the kept tests of one call with other values as tables and those that
+//! take the first steps of a longer one inside it, as stories (`fold.rs`, `fold/story.rs`).
 
 pub(crate) mod boundaries;
 pub(crate) mod characters;
