@@ -255,6 +255,7 @@ pub(crate) fn fold_files(
     // A story's stop must leave what it was given as it found it: what the recorder read
     // again at the call's end (a `&mut` argument, a receiver) the same as before, nothing
     // moved.
+    use crate::arrange::values::strip_ref;
     let leaves_state = |t: &crate::plan::model::TestPlan| -> bool {
         let Some(call) = t.calls.first().and_then(|id| inputs.calls.get(id)) else {
             return false;
@@ -262,7 +263,7 @@ pub(crate) fn fold_files(
         call.args.iter().all(|a| {
             let after = call.after.iter().find(|b| b.name == a.name);
             match (&a.value, after) {
-                (before, Some(after)) => unchanged(before, &after.value),
+                (before, Some(after)) => strip_ref(before) == strip_ref(&after.value),
                 (carve_storage::Value::Ref { ty, .. }, None) => !ty.starts_with("&mut"),
                 (
                     carve_storage::Value::Pointer { .. } | carve_storage::Value::Unavailable { .. },
@@ -279,17 +280,6 @@ pub(crate) fn fold_files(
         fold::stories(tests, &leaves_state)
     })?;
     Ok((tables, stories))
-}
-
-/// `after` is `before` (seen through the reference it was given by).
-fn unchanged(before: &carve_storage::Value, after: &carve_storage::Value) -> bool {
-    use carve_storage::Value;
-    match (before, after) {
-        (Value::Ref { target, .. }, other) | (other, Value::Ref { target, .. }) => {
-            unchanged(target, other)
-        }
-        (a, b) => a == b,
-    }
 }
 
 /// One folding pass over every file: each file `pass` changes is written again and verified

@@ -26,6 +26,14 @@ use crate::verify::repair;
 /// What a probe prints its tag after.
 const MARK: &str = "\u{1}carve-observed ";
 
+/// The probe statement (no `;`) printing `actual`'s `{:?}` text under `tag` (`TEST#N#KIND`),
+/// as the template writes it for a test's own effects: what a fold writes for the checks it
+/// moves into another test (`distil/fold/story.rs`).
+pub(crate) fn probe_statement(tag: &str, actual: &str) -> String {
+    let mark = MARK.escape_default();
+    format!("println!(\"{mark}{{}} {{:?}}\", \"{tag}\", format!(\"{{:?}}\", {actual}))")
+}
+
 /// Runs of the probing build: a value printed differently by two is no value to expect.
 const PROBE_RUNS: usize = 2;
 

@@ -272,10 +272,7 @@ fn result_check(assertion: &Assertion) -> Option<String> {
 /// `tag#KIND` while verification has still to observe its value.
 fn check(e: &Effect, tag: &str) -> String {
     if let Some(kind) = &e.observe {
-        return format!(
-            "println!(\"\\u{{1}}carve-observed {{}} {{:?}}\", \"{tag}#{kind}\", format!(\"{{:?}}\", {}))",
-            e.actual
-        );
+        return crate::verify::observe::probe_statement(&format!("{tag}#{kind}"), &e.actual);
     }
     match (e.expected.as_str(), &e.message) {
         ("true", None) => format!("assert!({})", e.actual),

@@ -39,12 +39,7 @@ mod tests {
 
     /// What the rule writes for `source`, formatted; `None` when it does not apply.
     fn check(source: &str) -> Option<String> {
-        let expr: syn::Expr = syn::parse_str(source).unwrap();
-        let spelled = rule(&expr)?;
-        let file: syn::File = syn::parse_quote!(fn t() { #spelled; });
-        let text = prettyplease::unparse(&file);
-        let line = text.lines().nth(1).unwrap_or_default().trim();
-        Some(line.trim_end_matches(';').to_string())
+        super::super::qualified::spelled_expr(rule, source)
     }
 
     #[test]
