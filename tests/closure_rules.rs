@@ -213,3 +213,69 @@ fn closure_arguments_are_replayed_in_the_call_and_in_the_receivers_history() {
     // `dedup_by` gives its closure the kept item first: its own test sees the other order.
     assert_pass_then_fail_after(&c.dir, "!same(&x, &last)", "!same(&last, &x)", "dedup_by");
 }
+
+/// A library whose closure calls sit under private helpers the recorder counts as repeats (a
+/// call equivalent to an earlier sibling is not stored again, nor anything below it).
+const TALLY_LIB: &str = r#"
+/// How many of `xs` `f` says yes to.
+pub fn count_where(xs: &[u32], f: impl Fn(u32) -> bool) -> usize {
+    scan(xs, &f)
+}
+
+/// How many of `xs` `f` says yes to, counted twice over.
+pub fn count_twice(xs: &[u32], f: impl Fn(u32) -> bool) -> usize {
+    scan(xs, &f) + scan(xs, &f)
+}
+
+fn scan(xs: &[u32], f: &impl Fn(u32) -> bool) -> usize {
+    let mut n = 0;
+    for &x in xs {
+        if ask(f, x) {
+            n += 1;
+        }
+    }
+    n
+}
+
+fn ask(f: &impl Fn(u32) -> bool, x: u32) -> bool {
+    f(x)
+}
+"#;
+
+const TALLY_MAIN: &str = r#"
+fn main() {
+    let xs = [5u32, 8, 5, 5, 9];
+    println!("{}", tally::count_where(&xs, |x| x > 6));
+    println!("{}", tally::count_twice(&xs, |x| x % 5 == 0));
+}
+"#;
+
+/// `ask(f, 5)` repeats an earlier sibling (twice) and `count_twice`'s second `scan` repeats its
+/// first: the closure calls below them are not in the trace, yet they were made, the same as
+/// below the calls they repeat. The replay closure gives their answers at their places, each
+/// once (a repeat's counterparts below a repeated parent are not counted again), and the tests
+/// fail when the library asks its closure in another order.
+#[test]
+fn a_closure_called_under_repeated_calls_is_replayed_with_the_repeats_answers() {
+    let c = carve_small_crate("tally", TALLY_LIB, TALLY_MAIN, &["--filter", "tally::*"]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_tally.rs"))
+        .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
+    // The rows as written, whatever the line breaks and trailing commas.
+    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
+    let rows = rows.replace(",]", "]");
+    let once = "(5u32,false),(8u32,true),(5u32,false),(5u32,false),(9u32,true)";
+    let twice = "(5u32,true),(8u32,false),(5u32,true),(5u32,true),(9u32,false)";
+    for replies in [
+        format!("vec![{once}].into_iter()"),
+        format!("vec![{twice},{twice}].into_iter()"),
+    ] {
+        assert!(rows.contains(&replies), "{replies} in\n{file}");
+    }
+    assert!(!c.summary.contains("closure argument"), "{}", c.summary);
+    assert_pass_then_fail_after(
+        &c.dir,
+        "for &x in xs {",
+        "for &x in xs.iter().rev() {",
+        "count_twice",
+    );
+}

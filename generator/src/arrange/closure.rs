@@ -200,13 +200,17 @@ fn closure_function<'t>(cx: &Ctx<'t>, env: &str) -> Option<&'t FunctionInfo> {
     cx.trace.functions.iter().find(|f| is_body_of(f, env))
 }
 
-/// Whether `f` is the body of the closure whose environment is `env`: its first parameter is
-/// that environment, by value or by reference; or, as DWARF gives a closure that captures
+/// Whether `f` is the body of the closure whose environment is `env`: a closure (`..::{{closure}}`)
+/// whose first parameter is that environment, by value or by reference; or, as DWARF gives a closure that captures
 /// something no parameter for its environment, `f` is `{closure#N}<G>` for `env`'s
 /// `{closure_env#N}<G>`, in a function of the same name (`app::main::{closure_env#0}` and
 /// `app::main::{{closure}}`; `app::{impl#0}::run::{closure_env#1}` and
 /// `app::App::run::{{closure}}`).
 fn is_body_of(f: &FunctionInfo, env: &str) -> bool {
+    // A function taking the closure by reference first (`fn ask(f: &F, x: u32)`) is no body.
+    if !f.path.ends_with("::{{closure}}") {
+        return false;
+    }
     if let Some(first) = f.params.first() {
         if let Some(other) = closure_env(&first.type_name) {
             return other == env;
@@ -231,45 +235,96 @@ fn is_body_of(f: &FunctionInfo, env: &str) -> bool {
     f.name == name && last(around) == last(&base[..at])
 }
 
-/// The calls of `function` below `call`, in order; `None` when one did not return or calls
-/// grouping left out may hold some.
+/// The calls of `function` below `call`, in the order the program made them; `None` when one
+/// did not return.
+///
+/// A call left out as equivalent to a kept sibling (the recorder's repeats, `generate`'s
+/// grouping) made the same calls below it as that sibling, in the same order (equivalence
+/// compares the calls below): the sibling's calls of `function` are given again at the place of
+/// each one left out. The equivalents of a call also name its counterparts below an ancestor's
+/// left-out equivalent; those all come after the first call left out of an ancestor (after
+/// that ancestor's subtree), while a sibling left out comes before it, inside its parent.
 fn recorded_calls<'t>(cx: &Ctx<'t>, call: &Call, function: &FunctionInfo) -> Option<Vec<&'t Call>> {
+    /// A call whose subtree is being walked (with a stack, not by recursion: a deep recursion
+    /// records a tree as deep).
+    struct Frame<'t, 'k> {
+        at: Option<&'t Call>,
+        kids: std::slice::Iter<'k, usize>,
+        /// Where a left-out call of an ancestor starts: equivalents from there on are
+        /// counterparts below it, not siblings.
+        bound: u64,
+        /// The calls of `function` found so far below, each run at the id it holds its place by.
+        parts: Vec<(u64, Vec<&'t Call>)>,
+    }
     let trace: &'t carve_storage::Trace = cx.trace;
     let kids =
         |id: carve_storage::CallId| cx.children.get(&Some(id)).map_or(&[][..], Vec::as_slice);
-    // The calls whose subtrees are being walked (with a stack, not by recursion: a deep
-    // recursion records a tree as deep), each with its children left and whether a call of
-    // `function` lies below it.
-    let mut stack: Vec<(Option<&Call>, std::slice::Iter<usize>, bool)> =
-        vec![(None, kids(call.id).iter(), false)];
-    let mut out = Vec::new();
-    while let Some(top) = stack.last_mut() {
-        let next = top.1.next().map(|&i| &trace.calls[i]);
-        match next {
+    let first_left_out = |id: carve_storage::CallId| {
+        cx.equivalent
+            .get(&id)
+            .and_then(|e| e.iter().map(|c| c.0).filter(|&c| c > id.0).min())
+            .unwrap_or(u64::MAX)
+    };
+    // The ancestors' equivalents bound the siblings' as well.
+    let mut bound = first_left_out(call.id);
+    let mut above = call.parent;
+    while let Some(id) = above {
+        bound = bound.min(first_left_out(id));
+        above = cx.call_by_id(id).and_then(|c| c.parent);
+    }
+    let siblings_left_out = |id: carve_storage::CallId, bound: u64| {
+        cx.equivalent
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .map(|c| c.0)
+            .filter(move |&c| c > id.0 && c < bound)
+    };
+    let mut stack = vec![Frame {
+        at: None,
+        kids: kids(call.id).iter(),
+        bound,
+        parts: Vec::new(),
+    }];
+    loop {
+        let top = stack.last_mut()?;
+        match top.kids.next().map(|&i| &trace.calls[i]) {
             Some(kid) if kid.function == function.id => {
                 if kid.outcome != carve_storage::Outcome::Returned {
                     return None;
                 }
-                out.push(kid);
-                top.2 = true;
+                let again: Vec<u64> = siblings_left_out(kid.id, top.bound).collect();
+                top.parts.push((kid.id.0, vec![kid]));
+                top.parts
+                    .extend(again.into_iter().map(|at| (at, vec![kid])));
             }
-            Some(kid) => stack.push((Some(kid), kids(kid.id).iter(), false)),
+            Some(kid) => {
+                let bound = top.bound.min(first_left_out(kid.id));
+                stack.push(Frame {
+                    at: Some(kid),
+                    kids: kids(kid.id).iter(),
+                    bound,
+                    parts: Vec::new(),
+                });
+            }
             None => {
-                let (done, _, holds) = stack.pop()?;
-                if let Some(done) = done {
-                    // An equivalent call left out was alike down to its closure calls: not here.
-                    if holds && cx.equivalent.contains_key(&done.id) {
-                        return None;
-                    }
-                    if let Some(parent) = stack.last_mut() {
-                        parent.2 |= holds;
-                    }
+                let mut done = stack.pop()?;
+                done.parts.sort_by_key(|p| p.0);
+                let found: Vec<&Call> = done.parts.into_iter().flat_map(|p| p.1).collect();
+                let Some(at) = done.at else {
+                    return Some(found);
+                };
+                let parent = stack.last_mut()?;
+                if !found.is_empty() {
+                    let again: Vec<u64> = siblings_left_out(at.id, parent.bound).collect();
+                    parent
+                        .parts
+                        .extend(again.into_iter().map(|left_out| (left_out, found.clone())));
+                    parent.parts.push((at.id.0, found));
                 }
             }
         }
     }
-    out.sort_by_key(|c| c.id);
-    Some(out)
 }
 
 /// How to check parameter `name` of every call: the `*`s that reach its value and each call's

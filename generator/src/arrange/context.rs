@@ -191,6 +191,15 @@ pub(crate) struct Steps<'t> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The recorded call with id `id` (calls are in id order).
+    pub(crate) fn call_by_id(&self, id: CallId) -> Option<&'a Call> {
+        let calls = &self.trace.calls;
+        match calls.binary_search_by_key(&id, |c| c.id) {
+            Ok(at) => Some(&calls[at]),
+            Err(_) => calls.iter().find(|c| c.id == id),
+        }
+    }
+
     /// Works out once, for every call, what lies below it (walking the tree per question made
     /// carving a 10,000-call trace take minutes).
     pub fn new(

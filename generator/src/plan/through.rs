@@ -13,7 +13,6 @@ use carve_storage::{Call, CallId, Value};
 
 use crate::act::target::Target;
 use crate::arrange::context::Ctx;
-use crate::arrange::rebuild::history::call_by_id;
 use crate::arrange::values::{same_state, strip_ref};
 
 /// How many calls up the receiver may stay the same object before the call holding it as a
@@ -27,7 +26,7 @@ pub fn holding_call(cx: &Ctx, call: &Call) -> Option<CallId> {
     let state = strip_ref(call.arg("self")?);
     let mut at = call.parent;
     for _ in 0..MAX_UP {
-        let outer = call_by_id(cx, at?)?;
+        let outer = cx.call_by_id(at?)?;
         let outer_self = strip_ref(outer.arg("self")?);
         // A method of the same object calling another (`contains_key` → `get_index_of`).
         if own.is_some() && outer.object("self") == own {
@@ -63,17 +62,17 @@ pub fn building_call(cx: &Ctx, call: &Call) -> Option<CallId> {
     };
     // The calls the maker ran inside, innermost first.
     let mut around_maker = Vec::new();
-    let mut at = call_by_id(cx, maker)?.parent;
+    let mut at = cx.call_by_id(maker)?.parent;
     while let Some(id) = at {
         if around_maker.len() > MAX_UP * 8 {
             return None;
         }
         around_maker.push(id);
-        at = call_by_id(cx, id)?.parent;
+        at = cx.call_by_id(id)?.parent;
     }
     let mut at = call.parent;
     for _ in 0..MAX_UP * 8 {
-        let outer = call_by_id(cx, at?)?;
+        let outer = cx.call_by_id(at?)?;
         if around_maker.contains(&outer.id) {
             let public_call = matches!(cx.targets.get(&outer.function), Some(Target::Callable(_)));
             return public_call.then_some(outer.id);

@@ -72,7 +72,7 @@ pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
         let last = *lineage.last().unwrap_or(&object);
         let info = cx.trace.objects.iter().find(|o| o.id == last);
         match info.and_then(|o| o.created_by) {
-            Some(id) => break call_by_id(cx, id).ok_or(HISTORY_NOT_REPLAYABLE)?,
+            Some(id) => break cx.call_by_id(id).ok_or(HISTORY_NOT_REPLAYABLE)?,
             None if lineage.len() < MAX_MOVES => {
                 lineage.push(moved_from(cx, last).ok_or(HISTORY_NOT_REPLAYABLE)?);
             }
@@ -81,12 +81,12 @@ pub(crate) fn rebuild(cx: &Ctx, b: &mut Builder, w: Wanted) -> Result<(), &'stat
     };
     // Made inside a call of the library (`collect()` building it with `new` and `extend`): the
     // calls after its maker are that call's doing, not the program's.
-    let mut above = maker.parent.and_then(|p| call_by_id(cx, p));
+    let mut above = maker.parent.and_then(|p| cx.call_by_id(p));
     while let Some(call) = above {
         if in_library(cx, call) {
             return Err(HISTORY_NOT_REPLAYABLE);
         }
-        above = call.parent.and_then(|p| call_by_id(cx, p));
+        above = call.parent.and_then(|p| cx.call_by_id(p));
     }
     if maker.id >= before {
         return Err(HISTORY_NOT_REPLAYABLE);
@@ -313,15 +313,6 @@ fn moved_from(cx: &Ctx, object: ObjectId) -> Option<ObjectId> {
     }
 }
 
-/// The recorded call with id `id` (calls are in id order).
-pub(crate) fn call_by_id<'t>(cx: &Ctx<'t>, id: CallId) -> Option<&'t Call> {
-    let calls = &cx.trace.calls;
-    match calls.binary_search_by_key(&id, |c| c.id) {
-        Ok(at) => Some(&calls[at]),
-        Err(_) => calls.iter().find(|c| c.id == id),
-    }
-}
-
 /// The calls that can have changed `object` between its maker and `before`, in recording order.
 ///
 /// When the call the test acts on runs inside one of them (`len()` called by `push`), the object
@@ -344,10 +335,10 @@ fn steps(
     // The call the test acts on runs inside these: a state in the middle of one of them is no
     // state a sequence of whole calls reaches.
     let mut enclosing = HashSet::new();
-    let mut at = call_by_id(cx, before).and_then(|c| c.parent);
+    let mut at = cx.call_by_id(before).and_then(|c| c.parent);
     while let Some(id) = at {
         enclosing.insert(id);
-        let call = call_by_id(cx, id);
+        let call = cx.call_by_id(id);
         let on_ours = call.is_some_and(|c| c.objects.iter().any(|o| lineage.contains(&o.object)));
         if call.is_some_and(|c| in_library(cx, c)) && !on_ours {
             return Err(HISTORY_NOT_REPLAYABLE);
