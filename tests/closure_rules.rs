@@ -279,3 +279,72 @@ fn a_closure_called_under_repeated_calls_is_replayed_with_the_repeats_answers() 
         "count_twice",
     );
 }
+
+/// An adaptor that keeps the program's closure and runs it when its items are asked for.
+const ADAPT_LIB: &str = r#"
+/// The items of `it` that `f` says yes to, as they are asked for.
+pub struct Keep<I, F> {
+    it: I,
+    f: F,
+}
+
+impl<I: Iterator<Item = u32>, F: FnMut(&u32) -> bool> Iterator for Keep<I, F> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        for x in self.it.by_ref() {
+            if (self.f)(&x) {
+                return Some(x);
+            }
+        }
+        None
+    }
+}
+
+/// An adaptor keeping `f`: it runs when the items are asked for.
+pub fn keep<I: Iterator<Item = u32>, F: FnMut(&u32) -> bool>(it: I, f: F) -> Keep<I, F> {
+    Keep { it, f }
+}
+"#;
+
+const ADAPT_MAIN: &str = r#"
+fn main() {
+    let evens: Vec<u32> = adapt::keep(1u32..5, |x| x % 2 == 0).collect();
+    let mut small = 0;
+    for limit in [2u32, 3] {
+        small += adapt::keep(1u32..4, |x| *x < limit).count();
+    }
+    println!("{evens:?} {small}");
+}
+"#;
+
+/// `keep` returns an adaptor holding the closure; the program's later `collect` and `count`
+/// ran it. Each call of `keep` is carved with a replay closure answering the calls made while
+/// its adaptor was used, up to the program's next closure of that type (the loop makes one per
+/// round), and counted after the checks of the result, which run it.
+#[test]
+fn a_closure_the_result_keeps_answers_the_calls_made_while_the_program_used_it() {
+    let c = carve_small_crate("adapt", ADAPT_LIB, ADAPT_MAIN, &["--filter", "adapt::*"]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_adapt.rs"))
+        .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
+    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
+    let rows = rows.replace(",]", "]");
+    for replies in [
+        "vec![(1u32,false),(2u32,true),(3u32,false),(4u32,true)]",
+        "vec![(1u32,true),(2u32,false),(3u32,false)]",
+        "vec![(1u32,true),(2u32,true),(3u32,false)]",
+    ] {
+        assert!(rows.contains(replies), "{replies} in\n{file}");
+    }
+    // The items first (they run the closure), then how often it ran.
+    let items = r#"assert_eq!(format!("{:?}", result.collect::<Vec<_>>()), "[2, 4]");"#;
+    let at = file
+        .find(items)
+        .unwrap_or_else(|| panic!("{items} in\n{file}"));
+    assert!(
+        file[at..].contains("keep called its closure fewer times than recorded"),
+        "{file}"
+    );
+    assert!(!c.summary.contains("closure argument"), "{}", c.summary);
+    assert_pass_then_fail_after(&c.dir, "if (self.f)(&x) {", "if !(self.f)(&x) {", "keep");
+}

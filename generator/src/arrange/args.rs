@@ -66,6 +66,8 @@ pub(crate) struct CallArgs {
     pub(crate) objects: Vec<(String, String)>,
     /// How many times each replay closure was called, checked first after the call.
     pub(crate) closure_checks: Vec<Effect>,
+    /// The same for a closure the result keeps, checked last (the result's checks run it).
+    pub(crate) closure_checks_last: Vec<Effect>,
 }
 
 /// Each of `args` (the recorded arguments but `self`, one per parameter of `api`) as the
@@ -82,6 +84,7 @@ pub(crate) fn call_args(
         slugs: Vec::new(),
         objects: Vec::new(),
         closure_checks: Vec::new(),
+        closure_checks_last: Vec::new(),
     };
     let same = |addr| addr;
     for (arg, param) in args.iter().copied().zip(&api.params) {
@@ -101,7 +104,11 @@ pub(crate) fn call_args(
         });
         out.exprs.push(built.expr);
         out.objects.extend(built.mutated);
-        out.closure_checks.extend(built.check);
+        if built.check_last {
+            out.closure_checks_last.extend(built.check);
+        } else {
+            out.closure_checks.extend(built.check);
+        }
     }
     Ok(out)
 }

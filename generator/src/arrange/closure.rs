@@ -18,13 +18,18 @@
 //!
 //! A write the closure made through a `&mut` parameter is made again (`*x = 7u32;`). A closure
 //! the library calls through `&F` (`Fn`) keeps its replies in a `RefCell`. The same closure
-//! stands in a history step that replays the call on a rebuilt receiver.
+//! stands in a history step that replays the call on a rebuilt receiver. A closure the call
+//! keeps in its result (an adaptor: `xs.iter().dedup_by(|a, b| ..)`) answers the calls the
+//! program's later use of that result made (`calls.rs` says which); the test's checks of the
+//! result use it as the program did, or its replies tell.
 //!
 //! Declined, with [`CLOSURE_ARGUMENT`]: a closure of the library itself (its calls are the
 //! library's code, carved through the public calls above them), a closure whose calls were not
-//! recorded (a recording made without this rule), one the call kept (its type in the result or
-//! in an argument's state after the call: later calls would run it), a recorded call that did
-//! not return, an answer or a write no literal can give, and calls grouping left out.
+//! recorded (a recording made without this rule), one the call kept in an argument's state
+//! (later calls on it would run it), a recorded call that did not return, and an answer or a
+//! write no literal can give.
+
+mod calls;
 
 use carve_storage::{Call, FunctionInfo, Value};
 
@@ -56,6 +61,9 @@ pub(crate) struct ReplayClosure {
     returns: bool,
     /// The library calls it through `&F` (`Fn`): the replies are kept in a `RefCell`.
     shared: bool,
+    /// The call keeps it in its result, whose later use runs it: its calls are counted after
+    /// the result's checks, and a replayed step cannot give it (the test's call would run it).
+    pub(crate) kept: bool,
 }
 
 /// A replay closure as a test writes it.
@@ -112,12 +120,19 @@ fn plan(
     if in_library {
         return Err(CLOSURE_ARGUMENT);
     }
-    // Kept by the call (a result or a state holding it): later calls would run it.
-    let kept = call.ret.iter().chain(call.after.iter().map(|a| &a.value));
-    if kept.into_iter().any(|v| mentions(v, env)) {
+    // Kept in an argument's state: later calls on it would run it.
+    if call.after.iter().any(|a| mentions(&a.value, env)) {
         return Err(CLOSURE_ARGUMENT);
     }
-    let calls = recorded_calls(cx, call, function).ok_or(CLOSURE_ARGUMENT)?;
+    // Kept in the result (an adaptor, `xs.iter().dedup_by(|a, b| ..)`): the result runs it
+    // later, as the test's checks of it do.
+    let kept = call.ret.as_ref().is_some_and(|v| mentions(v, env));
+    let calls = if kept {
+        calls::while_kept(cx, call, function, env)
+    } else {
+        calls::below(cx, call, function)
+    }
+    .ok_or(CLOSURE_ARGUMENT)?;
     if calls.len() > MAX_REPLIES {
         return Err(CLOSURE_ARGUMENT);
     }
@@ -149,6 +164,7 @@ fn plan(
         rows: vec![Vec::new(); calls.len()],
         returns,
         shared,
+        kept,
     };
     let checked: Vec<&str> = params
         .iter()
@@ -233,98 +249,6 @@ fn is_body_of(f: &FunctionInfo, env: &str) -> bool {
         return false;
     };
     f.name == name && last(around) == last(&base[..at])
-}
-
-/// The calls of `function` below `call`, in the order the program made them; `None` when one
-/// did not return.
-///
-/// A call left out as equivalent to a kept sibling (the recorder's repeats, `generate`'s
-/// grouping) made the same calls below it as that sibling, in the same order (equivalence
-/// compares the calls below): the sibling's calls of `function` are given again at the place of
-/// each one left out. The equivalents of a call also name its counterparts below an ancestor's
-/// left-out equivalent; those all come after the first call left out of an ancestor (after
-/// that ancestor's subtree), while a sibling left out comes before it, inside its parent.
-fn recorded_calls<'t>(cx: &Ctx<'t>, call: &Call, function: &FunctionInfo) -> Option<Vec<&'t Call>> {
-    /// A call whose subtree is being walked (with a stack, not by recursion: a deep recursion
-    /// records a tree as deep).
-    struct Frame<'t, 'k> {
-        at: Option<&'t Call>,
-        kids: std::slice::Iter<'k, usize>,
-        /// Where a left-out call of an ancestor starts: equivalents from there on are
-        /// counterparts below it, not siblings.
-        bound: u64,
-        /// The calls of `function` found so far below, each run at the id it holds its place by.
-        parts: Vec<(u64, Vec<&'t Call>)>,
-    }
-    let trace: &'t carve_storage::Trace = cx.trace;
-    let kids =
-        |id: carve_storage::CallId| cx.children.get(&Some(id)).map_or(&[][..], Vec::as_slice);
-    let first_left_out = |id: carve_storage::CallId| {
-        cx.equivalent
-            .get(&id)
-            .and_then(|e| e.iter().map(|c| c.0).filter(|&c| c > id.0).min())
-            .unwrap_or(u64::MAX)
-    };
-    // The ancestors' equivalents bound the siblings' as well.
-    let mut bound = first_left_out(call.id);
-    let mut above = call.parent;
-    while let Some(id) = above {
-        bound = bound.min(first_left_out(id));
-        above = cx.call_by_id(id).and_then(|c| c.parent);
-    }
-    let siblings_left_out = |id: carve_storage::CallId, bound: u64| {
-        cx.equivalent
-            .get(&id)
-            .into_iter()
-            .flatten()
-            .map(|c| c.0)
-            .filter(move |&c| c > id.0 && c < bound)
-    };
-    let mut stack = vec![Frame {
-        at: None,
-        kids: kids(call.id).iter(),
-        bound,
-        parts: Vec::new(),
-    }];
-    loop {
-        let top = stack.last_mut()?;
-        match top.kids.next().map(|&i| &trace.calls[i]) {
-            Some(kid) if kid.function == function.id => {
-                if kid.outcome != carve_storage::Outcome::Returned {
-                    return None;
-                }
-                let again: Vec<u64> = siblings_left_out(kid.id, top.bound).collect();
-                top.parts.push((kid.id.0, vec![kid]));
-                top.parts
-                    .extend(again.into_iter().map(|at| (at, vec![kid])));
-            }
-            Some(kid) => {
-                let bound = top.bound.min(first_left_out(kid.id));
-                stack.push(Frame {
-                    at: Some(kid),
-                    kids: kids(kid.id).iter(),
-                    bound,
-                    parts: Vec::new(),
-                });
-            }
-            None => {
-                let mut done = stack.pop()?;
-                done.parts.sort_by_key(|p| p.0);
-                let found: Vec<&Call> = done.parts.into_iter().flat_map(|p| p.1).collect();
-                let Some(at) = done.at else {
-                    return Some(found);
-                };
-                let parent = stack.last_mut()?;
-                if !found.is_empty() {
-                    let again: Vec<u64> = siblings_left_out(at.id, parent.bound).collect();
-                    parent
-                        .parts
-                        .extend(again.into_iter().map(|left_out| (left_out, found.clone())));
-                    parent.parts.push((at.id.0, found));
-                }
-            }
-        }
-    }
 }
 
 /// How to check parameter `name` of every call: the `*`s that reach its value and each call's
@@ -544,6 +468,7 @@ mod tests {
                 .collect(),
             returns: columns.contains(&"reply"),
             shared: false,
+            kept: false,
         }
     }
 

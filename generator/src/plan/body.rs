@@ -78,6 +78,7 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
         receiver.var.as_deref(),
         &args.objects,
     );
+    b.effects.extend(args.closure_checks_last);
     let when = b.first_answer.clone().or(receiver.state_slug);
     let ran = Ran {
         replayed: b.replayed.iter().copied().collect(),

@@ -19,6 +19,7 @@ pub(crate) fn rule(site: &Site, b: &mut Builder) -> Verdict {
             Verdict::Built(Built {
                 expr,
                 check,
+                check_last: replay.kept,
                 // Named for what it is, not for what it captured.
                 slug: Some("closure"),
                 ..Built::default()

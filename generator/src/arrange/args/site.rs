@@ -41,6 +41,9 @@ pub(crate) struct Built {
     pub(crate) mutated: Option<(String, String)>,
     /// Checked first after the call (a replay closure called as often as recorded).
     pub(crate) check: Option<Effect>,
+    /// `check` is made last instead, after the result's checks, which run a closure the
+    /// result keeps.
+    pub(crate) check_last: bool,
     /// What the test's name calls the argument, instead of its value's slug.
     pub(crate) slug: Option<&'static str>,
 }

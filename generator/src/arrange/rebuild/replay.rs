@@ -92,7 +92,8 @@ pub(crate) fn replay_call(cx: &Ctx, step: &Call) -> Option<ReplayCall> {
         .map(|(arg, param)| {
             let bound = param.bound.as_deref();
             if let Some(replay) = closure::replay(cx, step, arg, &c.api.ident, bound) {
-                return replay.ok().map(ReplayArg::Closure);
+                // A closure the step keeps would answer the tested call's calls too.
+                return replay.ok().filter(|r| !r.kept).map(ReplayArg::Closure);
             }
             // A private-field value of the crate, alone or inside one, through the
             // constructor that stores its fields.
