@@ -12,7 +12,6 @@
 
 use carve_storage::{Call, CallId, FunctionInfo};
 
-use crate::arrange::closure::closure_env;
 use crate::arrange::context::Ctx;
 
 /// The calls of `function` below `call`; `None` when one did not return.
@@ -58,7 +57,8 @@ pub(super) fn while_kept<'t>(
 struct Walk<'c, 't> {
     cx: &'c Ctx<'t>,
     function: &'c FunctionInfo,
-    /// Stop at a call after this one that is given a new closure of this environment.
+    /// Stop at a call after this one that is given a new closure of this environment (by
+    /// value: its type is the environment's).
     after: Option<(CallId, &'c str)>,
     /// Where the walk ends: calls and left-out calls from this id on are not counted.
     end: u64,
@@ -143,10 +143,7 @@ impl<'t> Walk<'_, 't> {
         };
         kid.id > after
             && kid.function != self.function.id
-            && kid.args.iter().any(|a| {
-                let ty = a.value.type_name();
-                !ty.starts_with('&') && closure_env(ty) == Some(env)
-            })
+            && kid.args.iter().any(|a| a.value.type_name().trim() == env)
     }
 
     /// The calls left out as equivalent to `id` that were its siblings (before `bound`).
