@@ -260,6 +260,18 @@ fn a_counter_moved_inside_a_call_counts_only_where_the_test_can_see_it() {
         "{}",
         c.summary
     );
+    // The counts are of the tests the files hold: those kept, of which those of `word` are on
+    // a method.
+    let written = tests_in(&c.dir);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_seen.rs")).unwrap();
+    let on_methods = file.matches("fn word_").count();
+    assert!(
+        c.summary.contains(&format!("tests written: {written} "))
+            && c.summary
+                .contains(&format!("on methods: {on_methods} tests")),
+        "{written} tests in the files, {on_methods} of `word`: {}",
+        c.summary
+    );
     assert_pass_then_fail_after(
         &c.dir,
         "self.line += 1",

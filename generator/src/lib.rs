@@ -313,7 +313,7 @@ fn distil_verified(
         (distilled.tables, distilled.stories) = distil::fold_files(&folding, &inputs, plan)?;
         distilled.written_tests = plan.files.iter().map(|f| f.tests.len()).sum();
         // The summary counts the `#[test]`s the files hold: a table or a story is one.
-        plan.summary.tests_written = distilled.written_tests;
+        plan::files::recount_tests(&mut plan.summary, &plan.files);
     }
     Ok(distilled)
 }

@@ -184,6 +184,18 @@ fn tests(drafts: Vec<Draft>, tables: Vec<TableDraft>, names: Vec<String>) -> Vec
         .collect()
 }
 
+/// Counts again the tests `files` hold, once distilling took some out and folded others into
+/// tables and stories (each one `#[test]`): written, on methods, with mocks, and the `mock!`s.
+pub(crate) fn recount_tests(summary: &mut Summary, files: &[FilePlan]) {
+    summary.tests_written = 0;
+    summary.method_tests = 0;
+    summary.mock_tests = 0;
+    summary.mocks = 0;
+    for file in files {
+        count_tests(summary, &file.tests, file.mocks.len());
+    }
+}
+
 /// Counts a file's tests in the summary: written, on methods, with mocks, and its `mock!`s.
 fn count_tests(summary: &mut Summary, tests: &[TestPlan], mocks: usize) {
     summary.tests_written += tests.len();
