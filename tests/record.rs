@@ -1357,3 +1357,60 @@ fn a_growing_trace_names_its_hottest_function_and_how_to_record_fewer() {
     let out = record(&small, &[], &fixture_bin("hotloop"), &["1000"]);
     assert!(!stderr(&out).contains("has grown to"), "{}", stderr(&out));
 }
+
+/// A function passed as a generic argument is a zero-sized function item, which DWARF types as
+/// a pointer to its signature (`fn(u32) -> u32`): the bytes beside it are no value of it. It is
+/// recorded as not read, in both capture modes, while a real function pointer keeps its
+/// address.
+#[test]
+fn a_function_item_argument_is_not_read_and_a_function_pointer_is() {
+    const LIB: &str = r#"
+pub fn double(x: u32) -> u32 {
+    x * 2
+}
+
+pub fn apply_ptr(f: fn(u32) -> u32, x: u32) -> u32 {
+    f(x)
+}
+
+pub fn apply_item<F: Fn(u32) -> u32>(f: F, x: u32) -> u32 {
+    f(x)
+}
+"#;
+    const MAIN: &str = r#"
+fn main() {
+    println!("{} {}", fnitem::apply_ptr(fnitem::double, 3), fnitem::apply_item(fnitem::double, 4));
+}
+"#;
+    let c = record_small_crate("fnitem", LIB, MAIN, &["--filter", "fnitem::apply*"]);
+    for capture in ["inprocess", "ptrace"] {
+        let db = c.tmp.path().join(format!("{capture}.db"));
+        let out = record(
+            &db,
+            &["--filter", "fnitem::apply*", "--capture", capture],
+            &c.dir.join("target/debug/fnitem"),
+            &[],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let shown = stdout(&output_within(
+            carve().args(["show", "--db"]).arg(&db),
+            RECORD_LIMIT,
+        ));
+        let line = |f: &str| -> String {
+            shown
+                .lines()
+                .find(|l| l.contains(f))
+                .unwrap_or_else(|| panic!("{f} in {shown}"))
+                .to_string()
+        };
+        assert!(
+            line("fnitem::apply_ptr(").contains("f: 0x"),
+            "{capture}: {shown}"
+        );
+        assert!(
+            line("fnitem::apply_item(")
+                .contains("unavailable (a zero-sized function item: no bytes name the function)"),
+            "{capture}: {shown}"
+        );
+    }
+}

@@ -247,6 +247,11 @@ impl Decoder<'_> {
         }
     }
 
+    /// Whether the byte at `addr` can be read.
+    fn readable(&self, addr: u64) -> bool {
+        self.mem.read(addr, &mut [0u8; 1])
+    }
+
     fn pointer(&self, name: &str, pointee: Option<TypeId>, bytes: &[u8], depth: u32) -> Value {
         let addr = le_u64(&bytes[..bytes.len().min(8)]);
         let followable = name.starts_with('&')
@@ -259,6 +264,17 @@ impl Decoder<'_> {
                 ty: name.to_string(),
                 addr,
             },
+            // A function item is zero-sized, yet DWARF gives it the type of a pointer to its
+            // signature (`fn(&i64, &i64) -> Ordering`): the bytes read for it are whatever lay
+            // beside it. A real function pointer points at code, which is readable.
+            Some((_, t))
+                if t.kind == TypeKind::Opaque && t.name == "fn" && !self.readable(addr) =>
+            {
+                unavailable(
+                    name,
+                    "a zero-sized function item: no bytes name the function",
+                )
+            }
             Some((p, t)) if followable && depth < self.limits.max_depth => {
                 // A C `char *` is a string.
                 if name.ends_with(" *")
