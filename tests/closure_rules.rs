@@ -348,3 +348,54 @@ fn a_closure_the_result_keeps_answers_the_calls_made_while_the_program_used_it()
     assert!(!c.summary.contains("closure argument"), "{}", c.summary);
     assert_pass_then_fail_after(&c.dir, "if (self.f)(&x) {", "if !(self.f)(&x) {", "keep");
 }
+
+/// The program as an integration test: its closure is `it::evens::{closure_env#0}`, the name
+/// the `#[test]` harness's closure of the const `evens` bears too.
+const ADAPT_IT: &str = r#"
+#[test]
+fn evens() {
+    let evens: Vec<u32> = adapt_it::keep(1u32..5, |x| x % 2 == 0).collect();
+    assert_eq!(evens, [2, 4]);
+}
+"#;
+
+/// Recorded with `cargo carve record --test it`, the closure a test function passes is told
+/// from the harness's closure of the same name (never called under the library's calls): its
+/// calls are the replies.
+#[test]
+fn a_test_function_s_closure_is_told_from_the_harness_closure_of_the_same_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("adapt_it");
+    let manifest =
+        "[package]\nname = \"adapt_it\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+    write_tree(
+        &dir,
+        &[
+            ("Cargo.toml", manifest),
+            ("src/lib.rs", ADAPT_LIB),
+            ("tests/it.rs", ADAPT_IT),
+        ],
+    );
+    let record = cargo_carve_in(&dir, &["record", "--test", "it"], &[]);
+    assert!(record.status.success(), "{}", stderr(&record));
+    let generate = cargo_carve_in(&dir, &["generate", "--no-distil"], &[]);
+    assert!(generate.status.success(), "{}", stderr(&generate));
+    let carved: Vec<std::path::PathBuf> = std::fs::read_dir(dir.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("carved_")
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    let file = std::fs::read_to_string(&carved[0]).unwrap();
+    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(
+        rows.contains("vec![(1u32,false),(2u32,true),(3u32,false),(4u32,true)]"),
+        "{file}\n{}",
+        stderr(&generate)
+    );
+}

@@ -31,7 +31,7 @@
 
 mod calls;
 
-use carve_storage::{Call, FunctionInfo, Value};
+use carve_storage::{Call, FunctionId, FunctionInfo, Value};
 
 use crate::arrange::builder::Builder;
 use crate::arrange::context::Ctx;
@@ -112,7 +112,35 @@ fn plan(
     callee: &str,
     bound: Option<&str>,
 ) -> Result<ReplayClosure, &'static str> {
-    let function = closure_function(cx, env).ok_or(CLOSURE_ARGUMENT)?;
+    // Two closures may bear one name: a test function's and the `#[test]` harness's closure
+    // of the const of the same name (`test_std::dedup_by::{closure_env#0}`). The one called
+    // below or after the call is the one it got.
+    let bodies: Vec<&FunctionInfo> = cx
+        .trace
+        .functions
+        .iter()
+        .filter(|f| is_body_of(f, env))
+        .collect();
+    let ids: Vec<FunctionId> = bodies.iter().map(|f| f.id).collect();
+    // Kept in an argument's state: later calls on it would run it.
+    if ids.is_empty() || call.after.iter().any(|a| mentions(&a.value, env)) {
+        return Err(CLOSURE_ARGUMENT);
+    }
+    // Kept in the result (an adaptor, `xs.iter().dedup_by(|a, b| ..)`): the result runs it
+    // later, as the test's checks of it do.
+    let kept = call.ret.as_ref().is_some_and(|v| mentions(v, env));
+    let mut calls = if kept {
+        calls::while_kept(cx, call, &ids, env)
+    } else {
+        calls::below(cx, call, &ids)
+    }
+    .ok_or(CLOSURE_ARGUMENT)?;
+    let called = calls.first().map_or(ids[0], |c| c.function);
+    calls.retain(|c| c.function == called);
+    let function = bodies
+        .into_iter()
+        .find(|f| f.id == called)
+        .ok_or(CLOSURE_ARGUMENT)?;
     let in_library = function
         .decl_file
         .as_deref()
@@ -120,19 +148,6 @@ fn plan(
     if in_library {
         return Err(CLOSURE_ARGUMENT);
     }
-    // Kept in an argument's state: later calls on it would run it.
-    if call.after.iter().any(|a| mentions(&a.value, env)) {
-        return Err(CLOSURE_ARGUMENT);
-    }
-    // Kept in the result (an adaptor, `xs.iter().dedup_by(|a, b| ..)`): the result runs it
-    // later, as the test's checks of it do.
-    let kept = call.ret.as_ref().is_some_and(|v| mentions(v, env));
-    let calls = if kept {
-        calls::while_kept(cx, call, function, env)
-    } else {
-        calls::below(cx, call, function)
-    }
-    .ok_or(CLOSURE_ARGUMENT)?;
     if calls.len() > MAX_REPLIES {
         return Err(CLOSURE_ARGUMENT);
     }
@@ -209,11 +224,6 @@ fn plan(
         push_column(&mut closure, "reply".to_string(), values);
     }
     Ok(closure)
-}
-
-/// The recorded function of the closure whose environment is `env` (see [`is_body_of`]).
-fn closure_function<'t>(cx: &Ctx<'t>, env: &str) -> Option<&'t FunctionInfo> {
-    cx.trace.functions.iter().find(|f| is_body_of(f, env))
 }
 
 /// Whether `f` is the body of the closure whose environment is `env`: a closure (`..::{{closure}}`)

@@ -10,34 +10,35 @@
 //! equivalent (after the ancestor's subtree), while a sibling left out comes before it, inside
 //! its parent.
 
-use carve_storage::{Call, CallId, FunctionInfo};
+use carve_storage::{Call, CallId, FunctionId};
 
 use crate::arrange::context::Ctx;
 
-/// The calls of `function` below `call`; `None` when one did not return.
+/// The calls of `functions` (the bodies the closure may be) below `call`; `None` when one did
+/// not return.
 pub(super) fn below<'t>(
     cx: &Ctx<'t>,
     call: &Call,
-    function: &FunctionInfo,
+    functions: &[FunctionId],
 ) -> Option<Vec<&'t Call>> {
     let bound = first_left_out(cx, call.id).min(ancestors_bound(cx, call));
     let walk = Walk {
         cx,
-        function,
+        functions,
         after: None,
         end: u64::MAX,
     };
     walk.run(kids(cx, Some(call.id)), bound, call.thread)
 }
 
-/// The calls of `function` below `call` and below the calls after it under its parent on its
+/// The calls of `functions` below `call` and below the calls after it under its parent on its
 /// thread, up to the first call after it that is given a new closure of the environment `env`
 /// (the program made another one, as a loop does: its calls answer that call's test); `None`
 /// when one did not return. A call left out as equivalent to `call` got such a new closure.
 pub(super) fn while_kept<'t>(
     cx: &Ctx<'t>,
     call: &Call,
-    function: &FunctionInfo,
+    functions: &[FunctionId],
     env: &str,
 ) -> Option<Vec<&'t Call>> {
     let siblings = kids(cx, call.parent);
@@ -46,17 +47,17 @@ pub(super) fn while_kept<'t>(
         .position(|&i| cx.trace.calls[i].id == call.id)?;
     let walk = Walk {
         cx,
-        function,
+        functions,
         after: Some((call.id, env)),
         end: first_left_out(cx, call.id),
     };
     walk.run(&siblings[at..], ancestors_bound(cx, call), call.thread)
 }
 
-/// A walk over recorded subtrees collecting the calls of `function`.
+/// A walk over recorded subtrees collecting the calls of `functions`.
 struct Walk<'c, 't> {
     cx: &'c Ctx<'t>,
-    function: &'c FunctionInfo,
+    functions: &'c [FunctionId],
     /// Stop at a call after this one that is given a new closure of this environment (by
     /// value: its type is the environment's).
     after: Option<(CallId, &'c str)>,
@@ -96,7 +97,7 @@ impl<'t> Walk<'_, 't> {
                         frame.kids = [].iter();
                     }
                 }
-                Some(kid) if kid.function == self.function.id => {
+                Some(kid) if self.functions.contains(&kid.function) => {
                     if kid.outcome != carve_storage::Outcome::Returned {
                         return None;
                     }
@@ -142,7 +143,7 @@ impl<'t> Walk<'_, 't> {
             return false;
         };
         kid.id > after
-            && kid.function != self.function.id
+            && !self.functions.contains(&kid.function)
             && kid.args.iter().any(|a| a.value.type_name().trim() == env)
     }
 
@@ -178,4 +179,34 @@ fn ancestors_bound(cx: &Ctx, call: &Call) -> u64 {
         above = cx.call_by_id(id).and_then(|c| c.parent);
     }
     bound
+}
+
+#[cfg(test)]
+mod tests {
+    use carve_storage::FunctionId;
+
+    use crate::testdata::rulebook;
+
+    #[test]
+    fn the_calls_below_are_those_of_whichever_body_the_closure_is() {
+        let book = rulebook();
+        let cx = book.cx();
+        let call = book.calls_of("rulebook::apply_each")[0];
+        // `main`'s closure, called by `apply_each` once per item.
+        let body = book
+            .trace
+            .calls
+            .iter()
+            .find(|c| c.parent == Some(call.id))
+            .map(|c| c.function)
+            .expect("the closure's calls nest under the call");
+        // Another body of the same name first (the harness's closure of a test): never called.
+        let found = super::below(&cx, call, &[FunctionId(u32::MAX), body]).unwrap();
+        let items: Vec<String> = found
+            .iter()
+            .map(|c| format!("{:?}", c.args.last().map(|a| &a.value)))
+            .collect();
+        assert_eq!(found.len(), 2, "{items:?}");
+        assert!(found.iter().all(|c| c.function == body), "{items:?}");
+    }
 }
