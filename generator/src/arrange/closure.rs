@@ -112,45 +112,7 @@ fn plan(
     callee: &str,
     bound: Option<&str>,
 ) -> Result<ReplayClosure, &'static str> {
-    // Two closures may bear one name: a test function's and the `#[test]` harness's closure
-    // of the const of the same name (`test_std::dedup_by::{closure_env#0}`). The one called
-    // below or after the call is the one it got.
-    let bodies: Vec<&FunctionInfo> = cx
-        .trace
-        .functions
-        .iter()
-        .filter(|f| is_body_of(f, env))
-        .collect();
-    let ids: Vec<FunctionId> = bodies.iter().map(|f| f.id).collect();
-    // Kept in an argument's state: later calls on it would run it.
-    if ids.is_empty() || call.after.iter().any(|a| mentions(&a.value, env)) {
-        return Err(CLOSURE_ARGUMENT);
-    }
-    // Kept in the result (an adaptor, `xs.iter().dedup_by(|a, b| ..)`): the result runs it
-    // later, as the test's checks of it do.
-    let kept = call.ret.as_ref().is_some_and(|v| mentions(v, env));
-    let mut calls = if kept {
-        calls::while_kept(cx, call, &ids, env)
-    } else {
-        calls::below(cx, call, &ids)
-    }
-    .ok_or(CLOSURE_ARGUMENT)?;
-    let called = calls.first().map_or(ids[0], |c| c.function);
-    calls.retain(|c| c.function == called);
-    let function = bodies
-        .into_iter()
-        .find(|f| f.id == called)
-        .ok_or(CLOSURE_ARGUMENT)?;
-    let in_library = function
-        .decl_file
-        .as_deref()
-        .is_some_and(|f| cx.api.contains_file(std::path::Path::new(f)));
-    if in_library {
-        return Err(CLOSURE_ARGUMENT);
-    }
-    if calls.len() > MAX_REPLIES {
-        return Err(CLOSURE_ARGUMENT);
-    }
+    let (function, calls, kept) = recorded(cx, call, env)?;
     // Called through `&F`: only `Fn` is asked of it. (Without the environment as a parameter,
     // the declared bound says the same.)
     let shared = match function.params.first() {
@@ -224,6 +186,56 @@ fn plan(
         push_column(&mut closure, "reply".to_string(), values);
     }
     Ok(closure)
+}
+
+/// The closure's body and its recorded calls that the test's closure answers, and whether the
+/// call kept it in its result; an error for a closure of the library, one kept in an argument's
+/// state, a call that did not return and more calls than [`MAX_REPLIES`].
+fn recorded<'t>(
+    cx: &Ctx<'t>,
+    call: &Call,
+    env: &str,
+) -> Result<(&'t FunctionInfo, Vec<&'t Call>, bool), &'static str> {
+    // Two closures may bear one name: a test function's and the `#[test]` harness's closure
+    // of the const of the same name (`test_std::dedup_by::{closure_env#0}`). The one called
+    // below or after the call is the one it got.
+    let bodies: Vec<&FunctionInfo> = cx
+        .trace
+        .functions
+        .iter()
+        .filter(|f| is_body_of(f, env))
+        .collect();
+    let ids: Vec<FunctionId> = bodies.iter().map(|f| f.id).collect();
+    // Kept in an argument's state: later calls on it would run it.
+    if ids.is_empty() || call.after.iter().any(|a| mentions(&a.value, env)) {
+        return Err(CLOSURE_ARGUMENT);
+    }
+    // Kept in the result (an adaptor, `xs.iter().dedup_by(|a, b| ..)`): the result runs it
+    // later, as the test's checks of it do.
+    let kept = call.ret.as_ref().is_some_and(|v| mentions(v, env));
+    let mut calls = if kept {
+        calls::while_kept(cx, call, &ids, env)
+    } else {
+        calls::below(cx, call, &ids)
+    }
+    .ok_or(CLOSURE_ARGUMENT)?;
+    let called = calls.first().map_or(ids[0], |c| c.function);
+    calls.retain(|c| c.function == called);
+    let function: &FunctionInfo = bodies
+        .into_iter()
+        .find(|f| f.id == called)
+        .ok_or(CLOSURE_ARGUMENT)?;
+    let in_library = function
+        .decl_file
+        .as_deref()
+        .is_some_and(|f| cx.api.contains_file(std::path::Path::new(f)));
+    if in_library {
+        return Err(CLOSURE_ARGUMENT);
+    }
+    if calls.len() > MAX_REPLIES {
+        return Err(CLOSURE_ARGUMENT);
+    }
+    Ok((function, calls, kept))
 }
 
 /// Whether `f` is the body of the closure whose environment is `env`: a closure (`..::{{closure}}`)
