@@ -54,6 +54,9 @@ pub(crate) struct Builder {
     /// dropped.rs`): the recording saw the receiver before that drop, so its checks are
     /// probes, their values observed at verification.
     pub(crate) after_drop: bool,
+    /// A check takes the result's items (`assert/rules/items.rs`): a closure the result keeps
+    /// runs there.
+    pub(crate) items_taken: bool,
 }
 
 /// A rebuild asked of the rules (`arrange/rebuild.rs`), with everything of the test under

@@ -78,6 +78,11 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
         receiver.var.as_deref(),
         &args.objects,
     );
+    // A closure the result keeps runs where a check takes the result's items; no other check
+    // runs it, and its replies would go unasked.
+    if !args.closure_checks_last.is_empty() && !b.items_taken {
+        return Err(crate::reasons::CLOSURE_ARGUMENT);
+    }
     b.effects.extend(args.closure_checks_last);
     let when = b.first_answer.clone().or(receiver.state_slug);
     let ran = Ran {

@@ -57,6 +57,7 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     if !iterator {
         return Verdict::Pass(None);
     }
+    b.items_taken = true;
     b.effects.push(Effect {
         actual: "result.collect::<Vec<_>>()".to_string(),
         expected: String::new(),
