@@ -425,3 +425,50 @@ fn a_test_function_s_closure_is_told_from_the_harness_closure_of_the_same_name()
         stderr(&generate)
     );
 }
+
+/// A library taking any iterator, given ones the program mapped with its closures.
+const MAPPED_LIB: &str = r#"
+/// The sum of the items.
+pub fn total<I: Iterator<Item = u32>>(it: I) -> u32 {
+    let mut sum = 0;
+    for x in it {
+        sum += x;
+    }
+    sum
+}
+"#;
+
+const MAPPED_MAIN: &str = r#"
+fn main() {
+    let base = 10;
+    println!("{}", mapped::total([1u32, 2, 3].iter().map(|x| x * base)));
+    println!("{}", mapped::total((1u32..4).map(|x| x + 1)));
+}
+"#;
+
+/// The recorder traces a closure an argument holds (`Map<I, F>`), under the call that got it,
+/// and the test writes the `Map` as the program did, its closure a replay closure: the items
+/// the library took went through it, and a library that takes fewer fails the test.
+#[test]
+fn a_map_the_program_gave_is_written_as_it_wrote_it_with_a_replay_closure() {
+    let c = carve_small_crate(
+        "mapped",
+        MAPPED_LIB,
+        MAPPED_MAIN,
+        &["--filter", "mapped::*"],
+    );
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_mapped.rs"))
+        .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
+    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
+    let rows = rows.replace(",]", "]");
+    for written in [
+        "vec![(1u32,10u32),(2u32,20u32),(3u32,30u32)]",
+        "[1u32,2u32,3u32].iter().map(|x|{",
+        "vec![(1u32,2u32),(2u32,3u32),(3u32,4u32)]",
+        "(1u32..4u32).map(|x|{",
+    ] {
+        assert!(rows.contains(written), "{written} in\n{file}");
+    }
+    assert!(!c.summary.contains("closure argument"), "{}", c.summary);
+    assert_pass_then_fail_after(&c.dir, "for x in it {", "for x in it.take(2) {", "total");
+}

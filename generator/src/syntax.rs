@@ -122,6 +122,28 @@ pub fn markdown_code_text(text: &str) -> String {
     out
 }
 
+/// `expr` as the receiver of a method call: in parentheses unless a postfix binds to it as it
+/// is (`(1u32..4u32).map(..)`, `(&x).iter()`, but `[1u32].iter().map(..)`).
+pub fn method_receiver(expr: &str) -> String {
+    let bare = matches!(
+        syn::parse_str::<syn::Expr>(expr),
+        Ok(syn::Expr::Path(_)
+            | syn::Expr::MethodCall(_)
+            | syn::Expr::Call(_)
+            | syn::Expr::Array(_)
+            | syn::Expr::Paren(_)
+            | syn::Expr::Tuple(_)
+            | syn::Expr::Field(_)
+            | syn::Expr::Index(_)
+            | syn::Expr::Macro(_))
+    );
+    if bare {
+        expr.to_string()
+    } else {
+        format!("({expr})")
+    }
+}
+
 /// Whether `name` is a Rust identifier (or raw identifier) that may name a field, variant,
 /// variable or function: XID rules, not a keyword unless written `r#name`, not `_`.
 pub fn is_ident(name: &str) -> bool {
@@ -202,6 +224,14 @@ impl std::fmt::Display for Refused {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receiver_is_parenthesised_where_a_postfix_would_bind_inside_it() {
+        assert_eq!(method_receiver("1u32..4u32"), "(1u32..4u32)");
+        assert_eq!(method_receiver("&x"), "(&x)");
+        assert_eq!(method_receiver("[1u32].iter()"), "[1u32].iter()");
+        assert_eq!(method_receiver("xs"), "xs");
+    }
 
     /// Parses `expr` as a Rust expression and returns the string it denotes.
     fn denoted(lit: &str) -> String {

@@ -240,6 +240,10 @@ fn dwarf_err(path: &Path, offset: usize, reason: impl ToString) -> RecordError {
     }
 }
 
+/// How many structs deep a parameter's fields are searched for the closures it holds
+/// (`Map<Iter<..>, F>`: one; `Map<Map<I, F>, G>`: two).
+const HELD_DEPTH: u32 = 3;
+
 impl DebugInfo {
     /// Loads the ELF file at `path` and indexes its functions.
     pub fn load(path: &Path) -> Result<DebugInfo, RecordError> {
@@ -731,7 +735,8 @@ impl DebugInfo {
     }
 
     /// The closure bodies whose environment `functions` take as a parameter (by value, as
-    /// `impl FnMut`/`F: Fn..` do, or behind references, `&mut F`): for each environment type
+    /// `impl FnMut`/`F: Fn..` do, behind references, `&mut F`, or in a field of one, as
+    /// `Map<I, F>` holds `F`, [`HELD_DEPTH`] structs deep at most): for each environment type
     /// (`app::main::{closure_env#0}`) the `{closure#0}` subprogram of the same namespace
     /// (`app::main`) and generic arguments. Matched by name, not by DIE: each codegen unit
     /// describes the types it uses, and a closure that captures something has no parameter for
@@ -741,7 +746,7 @@ impl DebugInfo {
         let mut envs = HashSet::new();
         for f in functions {
             self.each_param_type(f, |this, unit, ty| {
-                envs.extend(this.closure_env(unit, ty));
+                this.closure_envs(unit, ty, HELD_DEPTH, &mut envs);
                 true
             });
         }
@@ -790,6 +795,60 @@ impl DebugInfo {
                 }
             }
         }
+    }
+
+    /// The full names of the closure environments `ty` is, points to (`&mut`, `&`, nested) or
+    /// holds in its fields, `depth` structs deep at most (a `Map<I, F>` holds `F`: the closure
+    /// the program gave `map`, which the callee runs as it takes the items).
+    fn closure_envs(&self, unit_index: usize, ty: TypeRef, depth: u32, out: &mut HashSet<String>) {
+        let Some((unit_index, off)) = self.behind_refs(unit_index, ty) else {
+            return;
+        };
+        let Some(unit) = self.units.get(unit_index) else {
+            return;
+        };
+        let Ok(entry) = unit.entry(off) else { return };
+        if entry.tag() != gimli::DW_TAG_structure_type {
+            return;
+        }
+        if let Some(env) = self.closure_env(unit_index, TypeRef::Unit(off)) {
+            out.insert(env);
+            return;
+        }
+        if depth == 0 {
+            return;
+        }
+        let mut fields = Vec::new();
+        self.for_children(unit_index, off, |_, _, _, e| {
+            if e.tag() == gimli::DW_TAG_member {
+                fields.extend(type_ref(e));
+            }
+        });
+        for field in fields {
+            self.closure_envs(unit_index, field, depth - 1, out);
+        }
+    }
+
+    /// The type `ty` is, behind a few levels of references at most (`&&mut F`).
+    fn behind_refs(&self, unit_index: usize, ty: TypeRef) -> Option<(usize, UnitOffset)> {
+        let (mut unit_index, mut off) = match ty {
+            TypeRef::Unit(off) => (unit_index, off),
+            TypeRef::Global(global) => self.unit_of(global)?,
+        };
+        for _ in 0..4 {
+            let unit = self.units.get(unit_index)?;
+            let entry = unit.entry(off).ok()?;
+            match entry.tag() {
+                gimli::DW_TAG_pointer_type | gimli::DW_TAG_reference_type => {
+                    (unit_index, off) = match type_ref(&entry)? {
+                        TypeRef::Unit(o) => (unit_index, o),
+                        TypeRef::Global(global) => self.unit_of(global)?,
+                    };
+                }
+                _ => return Some((unit_index, off)),
+            }
+        }
+        None
     }
 
     /// The full name of the closure environment `ty` is, or points to (`&mut`, `&`, nested).

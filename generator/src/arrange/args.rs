@@ -7,6 +7,7 @@
 pub(crate) mod borrowed;
 pub(crate) mod closure_env;
 pub(crate) mod literal;
+pub(crate) mod mapped;
 pub(crate) mod mock;
 pub(crate) mod rebuilt_object;
 pub(crate) mod replay_closure;
@@ -31,6 +32,7 @@ pub(crate) type Rule = fn(&Site, &mut Builder) -> Verdict;
 pub(crate) const RULES: &[(&str, Rule)] = &[
     ("mock", mock::rule),
     ("replay_closure", replay_closure::rule),
+    ("mapped", mapped::rule),
     ("literal", literal::rule),
     ("value_literal", value_literal::rule),
     ("closure_env", closure_env::rule),

@@ -60,7 +60,7 @@ fn main() {
     // recorded names the act rules' tests use).
     println!("drained = {}", drain(&mut Ticker(0), 3));
     println!("applied = {}", apply_each(&[1, 2], |x| x + 1));
-    println!("summed = {}", sum_all([1u32, 2].into_iter().map(|x| x * 10)));
+    println!("summed = {}", sum_all([1u32, 2].iter().map(|x| x * 10)));
     println!("twice = {}", twice(&Counter::new(4)));
     // arrange/rebuild/public_const: receivers no call made.
     println!("strict = {}", STRICT.allows(5));
@@ -70,6 +70,8 @@ fn main() {
     let mut cells = [0u32; 3];
     let mut window = Window::new(&mut cells);
     println!("filled = {}", window.fill(7));
+    // arrange/args/closure_env: a `Map` over what no literal writes (an array's `IntoIter`).
+    println!("summed = {}", sum_all([3u32, 4].into_iter().map(|x| x + 1)));
 }
 
 // ---- observe: results `==` cannot compare (issue 27), kept apart for clean merges ---------
