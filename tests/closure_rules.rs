@@ -214,6 +214,13 @@ fn closure_arguments_are_replayed_in_the_call_and_in_the_receivers_history() {
     assert_pass_then_fail_after(&c.dir, "!same(&x, &last)", "!same(&last, &x)", "dedup_by");
 }
 
+/// `file` without its whitespace and trailing commas: the rows of a replay closure as written,
+/// whatever line breaks rustfmt chose.
+fn unbroken(file: &str) -> String {
+    let text: String = file.chars().filter(|c| !c.is_whitespace()).collect();
+    text.replace(",]", "]")
+}
+
 /// A library whose closure calls sit under private helpers the recorder counts as repeats (a
 /// call equivalent to an earlier sibling is not stored again, nor anything below it).
 const TALLY_LIB: &str = r#"
@@ -260,9 +267,7 @@ fn a_closure_called_under_repeated_calls_is_replayed_with_the_repeats_answers() 
     let c = carve_small_crate("tally", TALLY_LIB, TALLY_MAIN, &["--filter", "tally::*"]);
     let file = std::fs::read_to_string(c.dir.join("tests/carved_tally.rs"))
         .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
-    // The rows as written, whatever the line breaks and trailing commas.
-    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
-    let rows = rows.replace(",]", "]");
+    let rows = unbroken(&file);
     let once = "(5u32,false),(8u32,true),(5u32,false),(5u32,false),(9u32,true)";
     let twice = "(5u32,true),(8u32,false),(5u32,true),(5u32,true),(9u32,false)";
     for replies in [
@@ -350,8 +355,7 @@ fn a_closure_the_result_keeps_answers_the_calls_made_while_the_program_used_it()
     let c = carve_small_crate("adapt", ADAPT_LIB, ADAPT_MAIN, &["--filter", "adapt::*"]);
     let file = std::fs::read_to_string(c.dir.join("tests/carved_adapt.rs"))
         .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
-    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
-    let rows = rows.replace(",]", "]");
+    let rows = unbroken(&file);
     for replies in [
         "vec![(1u32,false),(2u32,true),(3u32,false),(4u32,true)]",
         "vec![(1u32,true),(2u32,false),(3u32,false)]",
@@ -418,7 +422,7 @@ fn a_test_function_s_closure_is_told_from_the_harness_closure_of_the_same_name()
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .collect();
     let file = std::fs::read_to_string(&carved[0]).unwrap();
-    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
+    let rows = unbroken(&file);
     assert!(
         rows.contains("vec![(1u32,false),(2u32,true),(3u32,false),(4u32,true)]"),
         "{file}\n{}",
@@ -459,8 +463,7 @@ fn a_map_the_program_gave_is_written_as_it_wrote_it_with_a_replay_closure() {
     );
     let file = std::fs::read_to_string(c.dir.join("tests/carved_mapped.rs"))
         .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
-    let rows: String = file.chars().filter(|c| !c.is_whitespace()).collect();
-    let rows = rows.replace(",]", "]");
+    let rows = unbroken(&file);
     for written in [
         "vec![(1u32,10u32),(2u32,20u32),(3u32,30u32)]",
         "[1u32,2u32,3u32].iter().map(|x|{",

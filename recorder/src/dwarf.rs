@@ -801,21 +801,19 @@ impl DebugInfo {
     /// holds in its fields, `depth` structs deep at most (a `Map<I, F>` holds `F`: the closure
     /// the program gave `map`, which the callee runs as it takes the items).
     fn closure_envs(&self, unit_index: usize, ty: TypeRef, depth: u32, out: &mut HashSet<String>) {
-        let Some((unit_index, off)) = self.behind_refs(unit_index, ty) else {
-            return;
-        };
-        let Some(unit) = self.units.get(unit_index) else {
-            return;
-        };
-        let Ok(entry) = unit.entry(off) else { return };
-        if entry.tag() != gimli::DW_TAG_structure_type {
-            return;
-        }
-        if let Some(env) = self.closure_env(unit_index, TypeRef::Unit(off)) {
+        if let Some(env) = self.closure_env(unit_index, ty) {
             out.insert(env);
             return;
         }
-        if depth == 0 {
+        let Some((unit_index, off)) = self.behind_refs(unit_index, ty) else {
+            return;
+        };
+        let is_struct = self
+            .units
+            .get(unit_index)
+            .and_then(|unit| unit.entry(off).ok())
+            .is_some_and(|e| e.tag() == gimli::DW_TAG_structure_type);
+        if depth == 0 || !is_struct {
             return;
         }
         let mut fields = Vec::new();
@@ -853,36 +851,21 @@ impl DebugInfo {
 
     /// The full name of the closure environment `ty` is, or points to (`&mut`, `&`, nested).
     fn closure_env(&self, unit_index: usize, ty: TypeRef) -> Option<String> {
-        let (mut unit_index, mut off) = match ty {
-            TypeRef::Unit(off) => (unit_index, off),
-            TypeRef::Global(global) => self.unit_of(global)?,
-        };
-        // A few levels of references at most (`&&mut F`).
-        for _ in 0..4 {
-            let unit = self.units.get(unit_index)?;
-            let entry = unit.entry(off).ok()?;
-            match entry.tag() {
-                gimli::DW_TAG_pointer_type | gimli::DW_TAG_reference_type => {
-                    (unit_index, off) = match type_ref(&entry)? {
-                        TypeRef::Unit(o) => (unit_index, o),
-                        TypeRef::Global(global) => self.unit_of(global)?,
-                    };
-                }
-                gimli::DW_TAG_structure_type => {
-                    let name = attr_string(&self.dwarf, unit, &entry, gimli::DW_AT_name)?;
-                    if !name.starts_with("{closure_env#") {
-                        return None;
-                    }
-                    let global = unit.header.offset().0 + off.0;
-                    return Some(match self.namespaces.get(&global) {
-                        Some(prefix) => format!("{prefix}::{name}"),
-                        None => name,
-                    });
-                }
-                _ => return None,
-            }
+        let (unit_index, off) = self.behind_refs(unit_index, ty)?;
+        let unit = self.units.get(unit_index)?;
+        let entry = unit.entry(off).ok()?;
+        if entry.tag() != gimli::DW_TAG_structure_type {
+            return None;
         }
-        None
+        let name = attr_string(&self.dwarf, unit, &entry, gimli::DW_AT_name)?;
+        if !name.starts_with("{closure_env#") {
+            return None;
+        }
+        let global = unit.header.offset().0 + off.0;
+        Some(match self.namespaces.get(&global) {
+            Some(prefix) => format!("{prefix}::{name}"),
+            None => name,
+        })
     }
 
     /// The file's code bytes in `[low, high)`, when they are all in `.text`.
