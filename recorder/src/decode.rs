@@ -268,7 +268,9 @@ impl Decoder<'_> {
             // signature (`fn(&i64, &i64) -> Ordering`): the bytes read for it are whatever lay
             // beside it. A real function pointer points at code, which is readable.
             Some((_, t))
-                if t.kind == TypeKind::Opaque && t.name == "fn" && !self.readable(addr) =>
+                if t.kind == TypeKind::Opaque
+                    && t.name == crate::types::SIGNATURE
+                    && !self.readable(addr) =>
             {
                 unavailable(
                     name,

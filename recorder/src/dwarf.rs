@@ -744,9 +744,11 @@ impl DebugInfo {
     /// followed.
     pub(crate) fn closures_passed_to(&self, functions: &[&FunctionEntry]) -> Vec<&FunctionEntry> {
         let mut envs = HashSet::new();
+        // Types already searched, with how deep: parameters of many functions share them.
+        let mut searched = HashMap::new();
         for f in functions {
             self.each_param_type(f, |this, unit, ty| {
-                this.closure_envs(unit, ty, HELD_DEPTH, &mut envs);
+                this.closure_envs(unit, ty, HELD_DEPTH, (&mut envs, &mut searched));
                 true
             });
         }
@@ -799,15 +801,30 @@ impl DebugInfo {
 
     /// The full names of the closure environments `ty` is, points to (`&mut`, `&`, nested) or
     /// holds in its fields, `depth` structs deep at most (a `Map<I, F>` holds `F`: the closure
-    /// the program gave `map`, which the callee runs as it takes the items).
-    fn closure_envs(&self, unit_index: usize, ty: TypeRef, depth: u32, out: &mut HashSet<String>) {
-        if let Some(env) = self.closure_env(unit_index, ty) {
-            out.insert(env);
-            return;
-        }
+    /// the program gave `map`, which the callee runs as it takes the items), into `envs`;
+    /// `searched` holds the types already looked at and how deep (none is looked at again as
+    /// deep or less).
+    fn closure_envs(
+        &self,
+        unit_index: usize,
+        ty: TypeRef,
+        depth: u32,
+        (envs, searched): (&mut HashSet<String>, &mut HashMap<(usize, UnitOffset), u32>),
+    ) {
         let Some((unit_index, off)) = self.behind_refs(unit_index, ty) else {
             return;
         };
+        if searched
+            .get(&(unit_index, off))
+            .is_some_and(|&d| d >= depth)
+        {
+            return;
+        }
+        searched.insert((unit_index, off), depth);
+        if let Some(env) = self.env_name(unit_index, off) {
+            envs.insert(env);
+            return;
+        }
         let is_struct = self
             .units
             .get(unit_index)
@@ -823,7 +840,7 @@ impl DebugInfo {
             }
         });
         for field in fields {
-            self.closure_envs(unit_index, field, depth - 1, out);
+            self.closure_envs(unit_index, field, depth - 1, (envs, searched));
         }
     }
 
@@ -849,9 +866,8 @@ impl DebugInfo {
         None
     }
 
-    /// The full name of the closure environment `ty` is, or points to (`&mut`, `&`, nested).
-    fn closure_env(&self, unit_index: usize, ty: TypeRef) -> Option<String> {
-        let (unit_index, off) = self.behind_refs(unit_index, ty)?;
+    /// The full name of the closure environment the type at `off` is (`app::main::{closure_env#0}`).
+    fn env_name(&self, unit_index: usize, off: UnitOffset) -> Option<String> {
         let unit = self.units.get(unit_index)?;
         let entry = unit.entry(off).ok()?;
         if entry.tag() != gimli::DW_TAG_structure_type {
@@ -1157,7 +1173,7 @@ impl DebugInfo {
                 let is_union = entry.tag() == gimli::DW_TAG_union_type;
                 self.lower_struct(unit_index, off, name, size, is_union)
             }
-            gimli::DW_TAG_subroutine_type => opaque("fn"),
+            gimli::DW_TAG_subroutine_type => opaque(crate::types::SIGNATURE),
             gimli::DW_TAG_unspecified_type => Type {
                 name: bare.unwrap_or_else(|| "void".into()),
                 size: 0,

@@ -27,6 +27,10 @@ pub enum BaseKind {
     Float,
 }
 
+/// The name of the opaque type a function signature lowers to (DWARF's
+/// `DW_TAG_subroutine_type`): what a function pointer points to.
+pub const SIGNATURE: &str = "fn";
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypeKind {
     Base(BaseKind),
