@@ -477,3 +477,67 @@ fn a_map_the_program_gave_is_written_as_it_wrote_it_with_a_replay_closure() {
     assert!(!c.summary.contains("closure argument"), "{}", c.summary);
     assert_pass_then_fail_after(&c.dir, "for x in it {", "for x in it.take(2) {", "total");
 }
+
+/// Functions a program gives the library as values: a function item is zero-sized, and the
+/// recorder names it by the function its instance's call shim calls.
+const ITEMS_LIB: &str = r#"
+pub fn double(x: u32) -> u32 {
+    x * 2
+}
+
+pub fn apply<F: Fn(u32) -> u32>(f: F, x: u32) -> u32 {
+    f(x)
+}
+
+/// The greatest of `items` by `compare`, the first of equals.
+pub fn largest_by<T: Copy, F: FnMut(&T, &T) -> std::cmp::Ordering>(
+    items: &[T],
+    mut compare: F,
+) -> Option<T> {
+    let mut best: Option<T> = None;
+    for &item in items {
+        best = match best {
+            Some(b) if compare(&b, &item) != std::cmp::Ordering::Less => Some(b),
+            _ => Some(item),
+        };
+    }
+    best
+}
+
+pub fn all_match<T, F: Fn(&T, &T) -> bool>(a: &[T], b: &[T], matches: F) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| matches(x, y))
+}
+"#;
+
+const ITEMS_MAIN: &str = r#"
+fn main() {
+    println!("{}", items::apply(items::double, 4));
+    println!("{:?}", items::largest_by(&[3u32, 9, 4], Ord::cmp));
+    println!("{}", items::all_match(&[1u8, 2], &[1u8, 2], PartialEq::eq));
+}
+"#;
+
+/// A function item argument is written as the program wrote it: a free function by its path, a
+/// trait's method by the trait (`Ord::cmp`, its `Self` inferred as the program's was), and the
+/// tests fail when the library uses it otherwise.
+#[test]
+fn a_function_item_argument_is_written_by_the_function_s_name() {
+    let c = carve_small_crate("items", ITEMS_LIB, ITEMS_MAIN, &["--filter", "items::*"]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_items.rs"))
+        .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
+    let rows = unbroken(&file);
+    for written in [
+        "items::apply(items::double,4u32)",
+        "(&[3u32,9u32,4u32][..],Ord::cmp)",
+        "(&[1u8,2u8][..],&[1u8,2u8][..],PartialEq::eq)",
+    ] {
+        assert!(rows.contains(written), "{written} in\n{file}");
+    }
+    assert!(!c.summary.contains("undecoded"), "{}", c.summary);
+    assert_pass_then_fail_after(
+        &c.dir,
+        "compare(&b, &item) != std::cmp::Ordering::Less",
+        "compare(&item, &b) != std::cmp::Ordering::Less",
+        "largest_by",
+    );
+}

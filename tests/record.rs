@@ -1359,11 +1359,12 @@ fn a_growing_trace_names_its_hottest_function_and_how_to_record_fewer() {
 }
 
 /// A function passed as a generic argument is a zero-sized function item, which DWARF types as
-/// a pointer to its signature (`fn(u32) -> u32`): the bytes beside it are no value of it. It is
-/// recorded as not read, in both capture modes, while a real function pointer keeps its
-/// address.
+/// a pointer to its signature (`fn(u32) -> u32`): the bytes beside it are no value of it. The
+/// function is the one the instance's call shim for that signature calls (`recorder/src/dwarf/
+/// fn_items.rs`), in both capture modes; an instance that never calls its item has no such
+/// shim, and the item is recorded as not read. A real function pointer keeps its address.
 #[test]
-fn a_function_item_argument_is_not_read_and_a_function_pointer_is() {
+fn a_function_item_argument_is_named_by_what_its_instance_calls_and_a_function_pointer_is_read() {
     const LIB: &str = r#"
 pub fn double(x: u32) -> u32 {
     x * 2
@@ -1376,18 +1377,23 @@ pub fn apply_ptr(f: fn(u32) -> u32, x: u32) -> u32 {
 pub fn apply_item<F: Fn(u32) -> u32>(f: F, x: u32) -> u32 {
     f(x)
 }
+
+pub fn hold_item<F: Fn(u32) -> u32>(f: F) -> usize {
+    std::mem::size_of_val(&f)
+}
 "#;
     const MAIN: &str = r#"
 fn main() {
     println!("{} {}", fnitem::apply_ptr(fnitem::double, 3), fnitem::apply_item(fnitem::double, 4));
+    println!("{}", fnitem::hold_item(fnitem::double));
 }
 "#;
-    let c = record_small_crate("fnitem", LIB, MAIN, &["--filter", "fnitem::apply*"]);
+    let c = record_small_crate("fnitem", LIB, MAIN, &["--filter", "fnitem::*"]);
     for capture in ["inprocess", "ptrace"] {
         let db = c.tmp.path().join(format!("{capture}.db"));
         let out = record(
             &db,
-            &["--filter", "fnitem::apply*", "--capture", capture],
+            &["--filter", "fnitem::*", "--capture", capture],
             &c.dir.join("target/debug/fnitem"),
             &[],
         );
@@ -1408,7 +1414,11 @@ fn main() {
             "{capture}: {shown}"
         );
         assert!(
-            line("fnitem::apply_item(")
+            line("fnitem::apply_item(").contains("f: fnitem::double, x: 4"),
+            "{capture}: {shown}"
+        );
+        assert!(
+            line("fnitem::hold_item(")
                 .contains("unavailable (a zero-sized function item: no bytes name the function)"),
             "{capture}: {shown}"
         );

@@ -1481,6 +1481,7 @@ mod tests {
             return_type: Some(long),
             hidden_return: None,
             rust_abi: false,
+            fn_items: Vec::new(),
         }
     }
 

@@ -35,6 +35,9 @@ pub struct Decoder<'a> {
     pub limits: Limits,
 }
 
+/// Why a function item's value is not read (until its instance's code names it).
+pub(crate) const FUNCTION_ITEM: &str = "a zero-sized function item: no bytes name the function";
+
 const MAX_VALUE_BYTES: u64 = 1 << 20;
 
 /// Values nested deeper than this (structs in structs in enums...) are cut off: valid DWARF
@@ -272,10 +275,7 @@ impl Decoder<'_> {
                     && t.name == crate::types::SIGNATURE
                     && !self.readable(addr) =>
             {
-                unavailable(
-                    name,
-                    "a zero-sized function item: no bytes name the function",
-                )
+                unavailable(name, FUNCTION_ITEM)
             }
             Some((p, t)) if followable && depth < self.limits.max_depth => {
                 // A C `char *` is a string.

@@ -269,10 +269,26 @@ pub(crate) fn decode_args(
             };
             Arg {
                 name: p.name.clone(),
-                value,
+                value: name_function_item(f, value),
             }
         })
         .collect()
+}
+
+/// A function item `f`'s code names (see `FunctionDetail::fn_items`), else `value` as read.
+fn name_function_item(f: &FunctionDetail, value: Value) -> Value {
+    match value {
+        Value::Unavailable { ty, reason } if reason == crate::decode::FUNCTION_ITEM => {
+            match f.fn_items.iter().find(|(sig, _)| *sig == ty) {
+                Some((_, path)) => Value::Function {
+                    ty,
+                    path: path.clone(),
+                },
+                None => Value::Unavailable { ty, reason },
+            }
+        }
+        value => value,
+    }
 }
 
 /// The frame base of `f`'s frame whose CFA is `cfa`, when DWARF gives one.

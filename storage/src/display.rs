@@ -115,6 +115,7 @@ impl fmt::Display for Value {
             }
             Value::Ref { target, .. } => write!(f, "&{target}"),
             Value::Pointer { addr, .. } => write!(f, "{addr:#x}"),
+            Value::Function { path, .. } => f.write_str(path),
             Value::Opaque { ty, bytes } => {
                 let unit = if bytes.len() == 1 { "byte" } else { "bytes" };
                 write!(f, "<{}: {} {unit}>", short_type(ty), bytes.len())

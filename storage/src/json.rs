@@ -124,6 +124,11 @@ pub(crate) fn value(out: &mut Vec<u8>, value: &Value) {
             out.extend_from_slice(b",\"bytes\":");
             seq(out, bytes, |out, b| unsigned(out, u64::from(*b)));
         }
+        Value::Function { ty, path } => {
+            kind_ty(out, b"function", ty);
+            out.extend_from_slice(b",\"path\":");
+            string(out, path);
+        }
         Value::Unavailable { ty, reason } => {
             kind_ty(out, b"unavailable", ty);
             out.extend_from_slice(b",\"reason\":");
@@ -320,6 +325,10 @@ mod tests {
                 8 => Value::Opaque {
                     ty: self.text(),
                     bytes: (0..self.below(5)).map(|_| self.next() as u8).collect(),
+                },
+                9 if self.below(2) == 0 => Value::Function {
+                    ty: self.text(),
+                    path: self.text(),
                 },
                 9 => Value::Unavailable {
                     ty: self.text(),

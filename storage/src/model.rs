@@ -223,6 +223,13 @@ pub enum Value {
         ty: String,
         addr: u64,
     },
+    /// A function given as a value: a zero-sized function item (`Ord::cmp` passed as `F: Fn..`)
+    /// whose function the instance's code names. `path` is the function's, demangled without
+    /// hash (`core::cmp::impls::<impl core::cmp::Ord for u32>::cmp`); `ty` its signature.
+    Function {
+        ty: String,
+        path: String,
+    },
     /// A value whose type is known but which carve does not decode yet: its raw bytes.
     Opaque {
         ty: String,
@@ -360,6 +367,7 @@ impl Value {
             | Value::Enum { ty, .. }
             | Value::Ref { ty, .. }
             | Value::Pointer { ty, .. }
+            | Value::Function { ty, .. }
             | Value::Opaque { ty, .. }
             | Value::Unavailable { ty, .. } => ty,
         }
@@ -374,7 +382,8 @@ impl Value {
             | Value::Int { .. }
             | Value::Uint { .. }
             | Value::Float { .. }
-            | Value::Char { .. } => true,
+            | Value::Char { .. }
+            | Value::Function { .. } => true,
             Value::Str { truncated, .. } => !truncated,
             Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
                 fields.iter().all(|f| f.value.is_exact())

@@ -8,6 +8,7 @@
 mod collections;
 pub(crate) mod compose;
 mod error;
+mod function;
 mod iterators;
 mod os_text;
 mod scalar;
@@ -96,6 +97,9 @@ pub fn render(value: &Value, decl: &DeclType, pos: Position) -> Result<String, L
             }
             _ => Err(mismatch(value, decl)),
         };
+    }
+    if let (Value::Function { path, .. }, Position::Arg) = (value, pos) {
+        return function::function_path(path);
     }
     if !value.is_scalar_or_string() {
         return Err(LiteralError::Undecoded);
@@ -190,6 +194,7 @@ pub fn render_value(
             render_seq(ty, &args, compare, facts)
         }
         Value::Ref { ty, target, .. } => ref_value(ty, target, compare, facts),
+        Value::Function { path, .. } if !compare => function::function_path(path),
         _ => Err(LiteralError::Undecoded),
     }
 }

@@ -144,6 +144,7 @@ fn hash_state(value: &Value, h: &mut impl std::hash::Hasher) {
             truncated,
         } => (ty, value, truncated).hash(h),
         Value::Pointer { ty, addr } => (ty, addr).hash(h),
+        Value::Function { ty, path } => (ty, path).hash(h),
         Value::Unavailable { ty, reason } => (ty, reason).hash(h),
     }
 }

@@ -104,6 +104,7 @@ fn leaves(value: &Value, path: &str, depth: usize, out: &mut Vec<String>) {
         | Value::Unit
         | Value::Char { .. }
         | Value::Pointer { .. }
+        | Value::Function { .. }
         | Value::Opaque { .. }
         | Value::Unavailable { .. } => {}
     }

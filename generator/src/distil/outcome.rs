@@ -76,6 +76,7 @@ fn text(value: &Value, depth: usize, out: &mut String) {
         Value::Float { bits, .. } => out.push_str(&format!("{bits:#x}")),
         Value::Char { value } => out.push_str(&format!("{value:?}")),
         Value::Str { value, .. } => out.push_str(&format!("{value:?}")),
+        Value::Function { path, .. } => out.push_str(path),
         Value::Ref { target, .. } => text(target, depth + 1, out),
         Value::Enum {
             variant, fields, ..
