@@ -703,9 +703,11 @@ impl<'a> Builder<'a> {
                 } else if is_slice_iter(name) {
                     // The decoder reads what it has left, between two raw pointers.
                     let elem = *params.first().ok_or("a slice iterator without its type")?;
+                    let (ptr, end) = crate::decode::rest_members(name)
+                        .ok_or("a slice iterator of unknown layout")?;
                     let (ptr, end) = (
-                        member("ptr").ok_or("a slice iterator without ptr")?,
-                        member("end_or_len").ok_or("a slice iterator without end_or_len")?,
+                        member(ptr).ok_or("a slice iterator without its start")?,
+                        member(end).ok_or("a slice iterator without its end")?,
                     );
                     self.rest(elem, h, offset + ptr, offset + end, depth)
                 } else if name == "core::str::iter::Chars" {
@@ -979,10 +981,10 @@ fn is_slice(name: &str) -> bool {
         || ((name.starts_with("&[") || name.starts_with("&mut [")) && name.ends_with(']'))
 }
 
-/// `slice::Iter<T>` and `IterMut<T>`, which the decoder reads as the elements still to come
-/// (`Decoder::slice_iter`), between its two raw pointers.
+/// `slice::Iter<T>`, `IterMut<T>` and `vec::IntoIter<T>`, which the decoder reads as the
+/// elements still to come (`Decoder::slice_iter`), between two raw pointers.
 fn is_slice_iter(name: &str) -> bool {
-    name.starts_with("core::slice::iter::Iter<") || name.starts_with("core::slice::iter::IterMut<")
+    crate::decode::rest_members(name).is_some()
 }
 
 /// Structs the decoder reads as what they mean (`known_struct`), which the capture must copy

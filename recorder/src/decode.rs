@@ -35,6 +35,22 @@ pub struct Decoder<'a> {
     pub limits: Limits,
 }
 
+const VEC_INTO_ITER: &str = "alloc::vec::into_iter::IntoIter<";
+
+/// The members holding where the elements an iterator has left start and end, for the std
+/// iterators read as those elements (`Decoder::slice_iter`).
+pub(crate) fn rest_members(name: &str) -> Option<(&'static str, &'static str)> {
+    if name.starts_with("core::slice::iter::Iter<")
+        || name.starts_with("core::slice::iter::IterMut<")
+    {
+        Some(("ptr", "end_or_len"))
+    } else if name.starts_with(VEC_INTO_ITER) {
+        Some(("ptr", "end"))
+    } else {
+        None
+    }
+}
+
 /// Why a function item's value is not read (until its instance's code names it).
 pub(crate) const FUNCTION_ITEM: &str = "a zero-sized function item: no bytes name the function";
 
@@ -367,10 +383,8 @@ impl Decoder<'_> {
                 return Some(text);
             }
         }
-        if name.starts_with("core::slice::iter::Iter<")
-            || name.starts_with("core::slice::iter::IterMut<")
-        {
-            if let Some(rest) = self.slice_iter(name, ty, bytes, *params.first()?, depth) {
+        if let Some(members) = rest_members(name) {
+            if let Some(rest) = self.slice_iter(name, ty, bytes, *params.first()?, members, depth) {
                 return Some(rest);
             }
         }
@@ -983,26 +997,32 @@ impl Decoder<'_> {
         })
     }
 
-    /// A slice iterator not yet run to its end (`slice::Iter<T> { ptr, end_or_len }`): the
-    /// elements it has left, with the type kept, as a sequence. Its two pointers change from
-    /// run to run and say nothing a test can check; what the iterator will still yield does.
-    /// `end_or_len` is an end pointer, or the count left when `T` has no size. `None` when the
-    /// layout is not that.
+    /// A slice iterator not yet run to its end (`slice::Iter<T> { ptr, end_or_len }`), or a
+    /// vector's (`vec::IntoIter<T> { buf, cap, ptr, end, .. }`): the elements it has left, with
+    /// the type kept, as a sequence. Its pointers change from run to run and say nothing a test
+    /// can check; what the iterator will still yield does (a `vec::IntoIter`'s buffer beyond
+    /// them holds nothing it yields). The end is a pointer, or when `T` has no size the count
+    /// left (slices) or the start plus that count (vectors). `None` when the layout is not that.
     fn slice_iter(
         &self,
         name: &str,
         ty: TypeId,
         bytes: &[u8],
         elem: TypeId,
+        (ptr, end): (&str, &str),
         depth: u32,
     ) -> Option<Value> {
-        let ptr = self.types.member(ty, "ptr")?;
-        let end = self.types.member(ty, "end_or_len")?;
+        let ptr = self.types.member(ty, ptr)?;
+        let end = self.types.member(ty, end)?;
         let start = le_u64(slice(bytes, ptr.offset, 8)?);
         let end = le_u64(slice(bytes, end.offset, 8)?);
         let elem_size = self.types.get(elem)?.size;
         let len = if elem_size == 0 {
-            end
+            if name.starts_with(VEC_INTO_ITER) {
+                end.checked_sub(start)?
+            } else {
+                end
+            }
         } else {
             let span = end.checked_sub(start)?;
             if span % elem_size != 0 {

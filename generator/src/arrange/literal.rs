@@ -326,7 +326,8 @@ fn ref_value(
 }
 
 /// A standard iterator over values the recording holds whole, written the way a program makes
-/// it: a slice iterator (recorded as the elements it has left) as `[a, b].iter()`, the
+/// it: a slice iterator (recorded as the elements it has left) as `[a, b].iter()`, a vector's
+/// as `vec![a, b].into_iter()`, the
 /// `copied()`/`cloned()` adapters over one, and a string split at a `char` that has not started
 /// (`"a b".split(' ')`). `None` for any other value.
 fn std_iterator(value: &Value, facts: &dyn TypeFacts) -> Option<Result<String, LiteralError>> {
@@ -346,6 +347,17 @@ fn std_iterator(value: &Value, facts: &dyn TypeFacts) -> Option<Result<String, L
             elems,
             truncated: false,
         } => {
+            if let Some(args) = collections::type_args(ty, "alloc::vec::into_iter::IntoIter") {
+                if elems.is_empty() {
+                    let p = Prim::from_name(args.first()?)?;
+                    return Some(Ok(format!("Vec::<{}>::new().into_iter()", p.name())));
+                }
+                let items: Result<Vec<String>, LiteralError> = elems
+                    .iter()
+                    .map(|v| render_value(v, false, facts))
+                    .collect();
+                return Some(items.map(|items| format!("vec![{}].into_iter()", items.join(", "))));
+            }
             let elem = ty
                 .strip_prefix("core::slice::iter::Iter<")?
                 .strip_suffix('>')?;

@@ -158,7 +158,7 @@ fn element_type(elem: &str, compare: bool, facts: &dyn TypeFacts) -> Option<Stri
 
 /// The top-level type arguments of `ty` when it is `path<..>`: `alloc::vec::Vec<(u8, u8),
 /// alloc::alloc::Global>` gives `(u8, u8)` and `alloc::alloc::Global`.
-fn type_args(ty: &str, path: &str) -> Option<Vec<String>> {
+pub(super) fn type_args(ty: &str, path: &str) -> Option<Vec<String>> {
     let inner = ty
         .strip_prefix(path)?
         .strip_prefix('<')?

@@ -353,6 +353,22 @@ fn slice_iterators_their_adapters_and_a_fresh_split_are_written_as_a_program_mak
     assert!(parses(&got));
     // Never an expected value: an iterator has no `PartialEq`.
     assert!(render_value(&copied, true, &NoTypes).is_err());
+    let vec_iter = |elems: Vec<Value>| Value::Seq {
+        ty: "alloc::vec::into_iter::IntoIter<i16, alloc::alloc::Global>".into(),
+        elems,
+        truncated: false,
+    };
+    let got = render_value(
+        &vec_iter(vec![int("i16", -3), int("i16", 7)]),
+        false,
+        &NoTypes,
+    );
+    assert_eq!(got.unwrap(), "vec![-3i16, 7i16].into_iter()");
+    assert_eq!(
+        render_value(&vec_iter(vec![]), false, &NoTypes).unwrap(),
+        "Vec::<i16>::new().into_iter()"
+    );
+    assert!(render_value(&vec_iter(vec![]), true, &NoTypes).is_err());
     let cloned = Value::Struct {
         ty: "core::iter::adapters::cloned::Cloned<core::slice::iter::Iter<i64>>".into(),
         fields: vec![field("it", iter("i64", vec![]))],
