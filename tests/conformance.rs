@@ -576,6 +576,7 @@ fn render(value: &Value, out: &mut String) {
         Value::Str { .. }
         | Value::Seq { .. }
         | Value::Pointer { .. }
+        | Value::Function { .. }
         | Value::Opaque { .. }
         | Value::Unavailable { .. } => out.push(WILD),
     }

@@ -7,7 +7,7 @@
 //! (`Ord::cmp`, its `Self` inferred from the parameter's bound, as the program wrote it), an
 //! inherent method by its type without generics, a free function by its path.
 
-use crate::arrange::literal::LiteralError;
+use crate::arrange::literal::error::LiteralError;
 use crate::read::types::strip_generics;
 
 /// Traits of the prelude (by their definition paths), written by their name alone.
