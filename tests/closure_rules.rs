@@ -541,3 +541,60 @@ fn a_function_item_argument_is_written_by_the_function_s_name() {
         "largest_by",
     );
 }
+
+/// A trait of the library with a blanket impl over iterators, as itertools' `Itertools`.
+const TOOLS_LIB: &str = r#"
+pub trait Tools: Iterator {
+    /// The sum of the items, taken two at a time.
+    fn pair_sum(mut self) -> u64
+    where
+        Self: Sized,
+        Self::Item: Into<u64>,
+    {
+        let mut total = 0u64;
+        while let Some(a) = self.next() {
+            total += a.into();
+            if let Some(b) = self.next() {
+                total += b.into();
+            }
+        }
+        total
+    }
+}
+
+impl<T: Iterator> Tools for T {}
+"#;
+
+const TOOLS_MAIN: &str = r#"
+use tools::Tools;
+
+fn main() {
+    let k = 3u32;
+    println!("{}", (1u32..5).map(|x| x * k).pair_sum());
+}
+"#;
+
+/// A provided method run on a `Map` of the program's (the receiver's type names the closure):
+/// the type is written with `_` for the closure, the receiver as the program made it with a
+/// replay closure, and a method that skips items fails the test.
+#[test]
+fn a_map_receiver_of_a_provided_method_is_written_with_a_replay_closure() {
+    let c = carve_small_crate("tools", TOOLS_LIB, TOOLS_MAIN, &["--filter", "tools::*"]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_tools.rs"))
+        .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
+    let rows = unbroken(&file);
+    for written in [
+        "<std::iter::Map<std::ops::Range<u32>,_,>astools::Tools>::pair_sum(",
+        "(1u32..5u32).map(|x|{",
+        "vec![(1u32,3u32),(2u32,6u32),(3u32,9u32),(4u32,12u32)]",
+    ] {
+        assert!(rows.contains(written), "{written} in\n{file}");
+    }
+    assert!(!c.summary.contains("trait impl"), "{}", c.summary);
+    assert_pass_then_fail_after(
+        &c.dir,
+        "                total += b.into();\n",
+        "                let _ = b;\n",
+        "pair_sum",
+    );
+}

@@ -166,6 +166,36 @@ pub fn std_spelling(ty: &str) -> String {
     for (private, public) in PUBLIC_STD_TYPES {
         out = crate::read::paths::spell_public(&out, &[(private.to_string(), public.to_string())]);
     }
+    iterator_modules(&out)
+}
+
+/// `std::iter::adapters::map::Map` as `std::iter::Map`: every iterator adapter and source is
+/// defined in a private module of its own and re-exported at `std::iter`.
+fn iterator_modules(ty: &str) -> String {
+    let mut out = ty.to_string();
+    for private in ["std::iter::adapters::", "std::iter::sources::"] {
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(private) {
+            result.push_str(&rest[..at]);
+            let after = &rest[at + private.len()..];
+            let module = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            match after[module..].strip_prefix("::") {
+                Some(tail) => {
+                    result.push_str("std::iter::");
+                    rest = tail;
+                }
+                None => {
+                    result.push_str(private);
+                    rest = after;
+                }
+            }
+        }
+        result.push_str(rest);
+        out = result;
+    }
     out
 }
 
@@ -309,6 +339,12 @@ pub(crate) mod tests {
             "std::option::Option<&String>"
         );
         assert_eq!(std_spelling("[u8; 4]"), "[u8; 4]");
+        assert_eq!(
+            std_spelling(
+                "core::iter::adapters::map::Map<core::iter::sources::repeat::Repeat<u8>, F>"
+            ),
+            "std::iter::Map<std::iter::Repeat<u8>, F>"
+        );
         assert_eq!(
             std_spelling("m::Map<alloc::string::String, std::hash::random::RandomState>"),
             "m::Map<String, std::collections::hash_map::RandomState>"

@@ -55,7 +55,7 @@ pub(crate) fn resolve_foreign_self_impl(
     } else {
         trait_base.to_string()
     };
-    let written = std_traits::std_spelling(ty);
+    let written = instance::closures_inferred(&std_traits::std_spelling(ty));
     let Ok(self_ty) = syn::parse_str::<syn::Type>(&written) else {
         return Target::Unsupported("trait impl");
     };
