@@ -156,3 +156,45 @@ fn scalar(v: &carve_storage::Value) -> String {
         other => panic!("element {other:?}"),
     }
 }
+
+const REST_LIB: &str = r#"
+/// The `k` smallest of `v`, as an owning iterator.
+pub fn smallest(mut v: Vec<i64>, k: usize) -> std::vec::IntoIter<i64> {
+    v.sort();
+    v.truncate(k);
+    v.into_iter()
+}
+
+/// The first half of `v`.
+pub fn first_half(v: &[u32]) -> std::slice::Iter<'_, u32> {
+    v[..v.len() / 2].iter()
+}
+"#;
+
+const REST_MAIN: &str = r#"
+fn main() {
+    println!("{:?}", rest::smallest(vec![5, 1, 4], 2).collect::<Vec<_>>());
+    println!("{:?}", rest::first_half(&[5, 1, 4, 6]).collect::<Vec<_>>());
+}
+"#;
+
+/// A returned std iterator the recorder read as the elements it has left (a vector's or a
+/// slice's) is checked by its items, and a function that gives other items fails its test.
+#[test]
+fn a_returned_iterator_read_as_what_it_has_left_is_checked_by_its_items() {
+    let c = carve_small_crate("rest", REST_LIB, REST_MAIN, &["--filter", "rest::*"]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_rest.rs"))
+        .unwrap_or_else(|e| panic!("{e}: {}", c.summary));
+    assert_carved(
+        &file,
+        &c.summary,
+        &[
+            "rest::smallest(vec![5i64, 1i64, 4i64], 2usize)",
+            "assert_eq!(format!(\"{:?}\", result.collect::<Vec<_>>()), \"[1, 4]\");",
+            "assert_eq!(format!(\"{:?}\", result.collect::<Vec<_>>()), \"[5, 1]\");",
+        ],
+    );
+    let (in_scope, carved) = carved_share(&c.summary);
+    assert_eq!(carved, in_scope, "{}", c.summary);
+    assert_pass_then_fail_after(&c.dir, "v.sort();", "v.reverse();", "smallest");
+}

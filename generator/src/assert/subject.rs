@@ -39,15 +39,30 @@ impl<'s> Subject<'s, '_> {
         inside(self.cx, self.call.ret.as_ref()?, &self.target.call_path)
     }
 
-    /// [`Subject::inside_for_parts`] when that value is a struct or an enum, with its type's
-    /// path without generic arguments: what the getters, `Display` and `Debug` rules look at.
+    /// [`Subject::inside_for_parts`] when that value is a struct or an enum, or a std iterator
+    /// the recorder read as the elements it has left (`slice::Iter`, `vec::IntoIter`), with its
+    /// type's path without generic arguments: what the getters, `Display`, items and `Debug`
+    /// rules look at.
     pub(crate) fn inside_typed(&self) -> Option<(&'s Value, Option<String>, &'s str)> {
         let (value, unwrap) = self.inside_for_parts()?;
-        let (Value::Struct { ty, .. } | Value::Enum { ty, .. }) = value else {
-            return None;
+        let ty = match value {
+            Value::Struct { ty, .. } | Value::Enum { ty, .. } => ty,
+            Value::Seq { ty, .. } if is_iterator_rest(ty) => ty,
+            _ => return None,
         };
         Some((value, unwrap, crate::read::types::strip_generics(ty)))
     }
+}
+
+/// The std iterators the recorder reads as the elements they have left.
+fn is_iterator_rest(ty: &str) -> bool {
+    [
+        "core::slice::iter::Iter<",
+        "core::slice::iter::IterMut<",
+        "alloc::vec::into_iter::IntoIter<",
+    ]
+    .iter()
+    .any(|p| ty.starts_with(p))
 }
 
 /// The result observed through checks the rule added, got out with `unwrap`, named after the
