@@ -40,10 +40,6 @@ pub struct FunctionEntry {
     scope: Option<Arc<str>>,
 }
 
-/// Functions (index into `DebugInfo::functions`) and ELF text symbols (demangled, without hash)
-/// by start address, and the function each global-offset-table slot holds once loaded.
-type CodeIndex = (HashMap<u64, usize>, HashMap<u64, String>, HashMap<u64, u64>);
-
 /// A line-table row with code: its addresses `[start, end)`, file and line.
 struct LineRange {
     start: u64,
@@ -134,7 +130,7 @@ pub struct DebugInfo {
     /// Functions (index into `functions`) and ELF text symbols (demangled, without hash) by
     /// start address, read at first use (to name what a function item calls), shared by the
     /// clones.
-    starts: Arc<std::sync::OnceLock<CodeIndex>>,
+    starts: Arc<std::sync::OnceLock<fn_items::CodeIndex>>,
     /// The file's bytes, for reading the symbols later.
     bytes: Arc<FileBytes>,
     /// Trait-object vtables by their trait's path without generics (`mouse::Planet`): the
@@ -749,75 +745,6 @@ impl DebugInfo {
             rust_abi: f.language == Language::Rust,
             fn_items,
         })
-    }
-
-    /// The functions the function items among `params` of the generic instance `f` name (see
-    /// `fn_items`): only signatures among the instance's generic arguments, a type parameter's
-    /// (a plain `fn` pointer parameter is a pointer, read as one).
-    fn fn_items(&self, f: &FunctionEntry, params: &[ParamDetail]) -> Vec<(String, String)> {
-        let mut sigs: Vec<&str> = params
-            .iter()
-            .filter_map(|p| {
-                let t = self.types.get(p.ty?)?;
-                let TypeKind::Pointer { pointee: Some(to) } = t.kind else {
-                    return None;
-                };
-                let to = self.types.get(to)?;
-                (to.kind == TypeKind::Opaque && to.name == crate::types::SIGNATURE)
-                    .then_some(t.name.as_str())
-            })
-            .filter(|sig| fn_items::generic_args(&f.name).contains(sig))
-            .collect();
-        sigs.dedup();
-        if sigs.is_empty() {
-            return Vec::new();
-        }
-        let (by_start, symbols, got) = self.starts.get_or_init(|| {
-            let by_start = self
-                .functions
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (f.low_pc.0, i))
-                .collect();
-            let mut symbols = HashMap::new();
-            let mut got = HashMap::new();
-            if let Ok(file) = object::File::parse(self.bytes.as_slice()) {
-                for sym in file.symbols() {
-                    if sym.kind() == object::SymbolKind::Text && sym.address() != 0 {
-                        if let Ok(name) = sym.name() {
-                            let demangled = format!("{:#}", rustc_demangle::demangle(name));
-                            symbols.insert(sym.address(), demangled);
-                        }
-                    }
-                }
-                // A position-independent program's slots are relocated relative to its load
-                // address: the addend is the function's file address.
-                for (slot, r) in file.dynamic_relocations().into_iter().flatten() {
-                    let relative = matches!(
-                        r.flags(),
-                        object::RelocationFlags::Elf {
-                            r_type: object::elf::R_X86_64_RELATIVE
-                        }
-                    );
-                    if relative {
-                        got.insert(slot, r.addend() as u64);
-                    }
-                }
-            }
-            (by_start, symbols, got)
-        });
-        let (text_at, range) = &self.text;
-        let code = fn_items::Code {
-            functions: &self.functions,
-            by_start,
-            symbols,
-            text: (
-                *text_at,
-                self.bytes.as_slice().get(range.clone()).unwrap_or_default(),
-            ),
-            got,
-        };
-        code.items_called(f, &sigs)
     }
 
     /// The closure bodies whose environment `functions` take as a parameter (by value, as

@@ -15,7 +15,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, OpKind, Register};
 
-use super::FunctionEntry;
+use object::Object;
+
+use super::{DebugInfo, FunctionEntry, ParamDetail};
+use crate::types::TypeKind;
+
+/// Functions (index into `DebugInfo::functions`) and ELF text symbols (demangled, without hash)
+/// by start address, and the function each global-offset-table slot holds once loaded.
+pub(super) type CodeIndex = (HashMap<u64, usize>, HashMap<u64, String>, HashMap<u64, u64>);
 
 /// Functions whose code is read from one traced function at most, and how many calls deep.
 const MAX_FUNCTIONS: usize = 20_000;
@@ -41,6 +48,78 @@ pub(crate) struct Code<'a> {
     /// independent program calls another crate's function through its slot: `call
     /// *slot(%rip)`), by the slot's file address.
     pub got: &'a HashMap<u64, u64>,
+}
+
+impl DebugInfo {
+    /// The functions the function items among `params` of the generic instance `f` name (see
+    /// `fn_items`): only signatures among the instance's generic arguments, a type parameter's
+    /// (a plain `fn` pointer parameter is a pointer, read as one).
+    pub(super) fn fn_items(
+        &self,
+        f: &FunctionEntry,
+        params: &[ParamDetail],
+    ) -> Vec<(String, String)> {
+        let mut sigs: Vec<&str> = params
+            .iter()
+            .filter_map(|p| {
+                let t = self.types.get(p.ty?)?;
+                let TypeKind::Pointer { pointee: Some(to) } = t.kind else {
+                    return None;
+                };
+                let to = self.types.get(to)?;
+                (to.kind == TypeKind::Opaque && to.name == crate::types::SIGNATURE)
+                    .then_some(t.name.as_str())
+            })
+            .filter(|sig| generic_args(&f.name).contains(sig))
+            .collect();
+        sigs.dedup();
+        if sigs.is_empty() {
+            return Vec::new();
+        }
+        let (by_start, symbols, got) = self.starts.get_or_init(|| {
+            let by_start = self
+                .functions
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.low_pc.0, i))
+                .collect();
+            // The by-name table inverted: each symbol demangled once.
+            let symbols = self
+                .symbol_table()
+                .iter()
+                .map(|(name, addr)| (*addr, name.clone()))
+                .collect();
+            let mut got = HashMap::new();
+            if let Ok(file) = object::File::parse(self.bytes.as_slice()) {
+                // A position-independent program's slots are relocated relative to its load
+                // address: the addend is the function's file address.
+                for (slot, r) in file.dynamic_relocations().into_iter().flatten() {
+                    let relative = matches!(
+                        r.flags(),
+                        object::RelocationFlags::Elf {
+                            r_type: object::elf::R_X86_64_RELATIVE
+                        }
+                    );
+                    if relative {
+                        got.insert(slot, r.addend() as u64);
+                    }
+                }
+            }
+            (by_start, symbols, got)
+        });
+        let (text_at, range) = &self.text;
+        let code = Code {
+            functions: &self.functions,
+            by_start,
+            symbols,
+            text: (
+                *text_at,
+                self.bytes.as_slice().get(range.clone()).unwrap_or_default(),
+            ),
+            got,
+        };
+        code.items_called(f, &sigs)
+    }
 }
 
 /// What the shims of one signature call.
