@@ -72,6 +72,7 @@ impl DebugInfo {
             })
             .filter(|sig| generic_args(&f.name).contains(sig))
             .collect();
+        sigs.sort_unstable();
         sigs.dedup();
         if sigs.is_empty() {
             return Vec::new();

@@ -7,7 +7,10 @@
 //! (`Ord::cmp`, its `Self` inferred from the parameter's bound, as the program wrote it), an
 //! inherent method by its type without generics, a free function by its path.
 
+use carve_storage::closing_angle;
+
 use crate::arrange::literal::error::LiteralError;
+use crate::read::paths::{split_impl_block, split_trait_impl};
 use crate::read::types::strip_generics;
 
 /// Traits of the prelude (by their definition paths), written by their name alone.
@@ -39,67 +42,29 @@ pub(crate) fn function_path(path: &str) -> Result<String, LiteralError> {
     };
     let written = match PRELUDE.iter().find(|(p, _)| *p == owner) {
         Some((_, name)) => name.to_string(),
-        None => std_path(owner),
+        None => std_path(&owner),
     };
     Ok(format!("{written}::{method}"))
 }
 
 /// `(TRAIT or TYPE without generics, method)` of a method defined in an impl block:
 /// `a::<impl TRAIT for TYPE>::m` (legacy mangling), `<TYPE as TRAIT>::m` (v0), `a::<impl TYPE>::m`.
-fn impl_block(path: &str) -> Option<(&str, &str)> {
-    let open = path.find('<')?;
-    let close = matching(path, open)?;
-    let method = path[close + 1..].strip_prefix("::")?;
-    if method.contains("::") || method.contains('<') {
+fn impl_block(path: &str) -> Option<(String, String)> {
+    let (owner, method) = match split_trait_impl(path).or_else(|| split_impl_block(path)) {
+        Some((_, tr, method)) => (tr, method),
+        None => {
+            // An inherent impl: `a::<impl TYPE>::m`.
+            let inner_and_rest = &path[path.find("<impl ")? + 1..];
+            let end = closing_angle(inner_and_rest)?;
+            let ty = inner_and_rest[..end].strip_prefix("impl ")?;
+            let method = inner_and_rest[end + 1..].strip_prefix("::")?;
+            (ty.trim().to_string(), method.to_string())
+        }
+    };
+    if method.is_empty() || method.contains("::") || method.contains('<') {
         return None;
     }
-    let inside = &path[open + 1..close];
-    let owner = if let Some(block) = inside.strip_prefix("impl ") {
-        match top_level(block, " for ") {
-            Some(at) => &block[..at],
-            None => block,
-        }
-    } else {
-        let at = top_level(inside, " as ")?;
-        &inside[at + " as ".len()..]
-    };
-    Some((strip_generics(owner.trim()), method))
-}
-
-/// The index of the `>` closing the `<` at `open` (a signature's `->` closes nothing).
-fn matching(text: &str, open: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    for (i, &b) in bytes.iter().enumerate().skip(open) {
-        match b {
-            b'<' => depth += 1,
-            b'>' if i > 0 && bytes[i - 1] == b'-' => {}
-            b'>' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Where `needle` first occurs in `text` outside any brackets.
-fn top_level(text: &str, needle: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut depth = 0i32;
-    for i in 0..bytes.len() {
-        match bytes[i] {
-            b'<' | b'(' | b'[' => depth += 1,
-            b'>' if i > 0 && bytes[i - 1] == b'-' => {}
-            b'>' | b')' | b']' => depth -= 1,
-            _ if depth == 0 && text[i..].starts_with(needle) => return Some(i),
-            _ => {}
-        }
-    }
-    None
+    Some((strip_generics(&owner).to_string(), method))
 }
 
 /// `alloc::…`, which a test cannot name without `extern crate alloc`, as `std::…`.
