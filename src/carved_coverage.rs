@@ -5,19 +5,22 @@
 //! (`carve_generator::compare_lines`). For distilling ([`distil`]), the same recording one test
 //! at a time: the lines each carved test reaches.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use carve_generator::{
-    compare_lines, recorded_features, Distil, LineCoverage, LinesPerTest, Report, TestsToMeasure,
+    compare_lines, recorded_features, Distil, Fault, FaultValue, LineCoverage, Measured, Report,
+    TestsToMeasure,
 };
-use carve_recorder::{Program, RecordOptions, Recording, Selection};
+use carve_recorder::{ForcedValue, Program, RecordOptions, Recording, Selection};
 use carve_storage::{
-    Coverage, LineId, ProcessExit, RunId, RunInfo, StorageError, Store, TraceEvent, TraceSink,
+    Coverage, FunctionId, LineId, ProcessExit, RunId, RunInfo, StorageError, Store, TraceEvent,
+    TraceSink,
 };
 
 /// Why no figure: the start of every note.
@@ -161,44 +164,112 @@ fn measure_tests(
 
 /// The generator's measure of the verified tests for distilling: builds the carved test
 /// targets and records each test alone (`--exact NAME`) with `--coverage` and the recording's
-/// selection. A test that does not exit 0 when recorded is left unmeasured (kept).
+/// selection, then runs it again with each value fault the generator asks for (a function
+/// forced to answer otherwise: [`detects`]). A test that does not exit 0 when recorded is left
+/// unmeasured (kept).
 pub fn distil(info: &RunInfo, cargo: &Path) -> Distil {
     let (info, cargo) = (info.clone(), cargo.to_path_buf());
     Distil::new(move |crate_dir, files| {
-        lines_per_test(&info, &cargo, crate_dir, files).map_err(|e| format!("{e:#}"))
+        measure_each_test(&info, &cargo, crate_dir, files).map_err(|e| format!("{e:#}"))
     })
 }
 
-fn lines_per_test(
+fn measure_each_test(
     info: &RunInfo,
     cargo: &Path,
     crate_dir: &Path,
     files: &[TestsToMeasure],
-) -> anyhow::Result<LinesPerTest> {
+) -> anyhow::Result<Measured> {
     let targets: Vec<String> = files.iter().map(|f| f.target.clone()).collect();
     let binaries = build(cargo, crate_dir, &targets, &recorded_features(info))?;
     let log = tempfile::tempfile().context("cannot create a temporary file for test output")?;
     let _quiet = Redirected::to(&log).context("cannot redirect the tests' output")?;
     let _cwd = InDir::enter(crate_dir)?;
     let mut names = Canonical::default();
-    let mut out = LinesPerTest::new();
+    let mut out = Measured::default();
     for (target, exe) in &binaries {
         let program = Program::load(exe)
             .with_context(|| format!("loading the test binary {}", exe.display()))?;
         let tests = files.iter().filter(|f| &f.target == target);
-        for test in tests.flat_map(|f| &f.tests) {
+        let with_faults = tests.flat_map(|f| f.tests.iter().zip(&f.faults));
+        for (test, faults) in with_faults {
             let args: Vec<OsString> =
                 vec![test.into(), "--exact".into(), "--test-threads=1".into()];
+            let started = Instant::now();
             let sink = record_lines_of(program.clone(), &args, info)
                 .with_context(|| format!("recording the test {test} of {}", exe.display()))?;
-            if matches!(sink.exit, Some(ProcessExit::Exited { code: 0 })) {
-                let lines = sink.reached.into_iter();
-                let lines = lines.map(|(file, line)| (names.of(&file), line)).collect();
-                out.insert((target.clone(), test.clone()), lines);
+            if !matches!(sink.exit, Some(ProcessExit::Exited { code: 0 })) {
+                continue;
             }
+            // A fault that makes the test loop is detected; ten times the recorded run (which
+            // stopped at every line) and three seconds at least is long enough to say so.
+            let limit = (started.elapsed() * 10).max(Duration::from_secs(3));
+            let key = (target.clone(), test.clone());
+            for fault in faults {
+                // A fault the recorder cannot force (not found, another return type) says
+                // nothing: not detected.
+                if detects(&program, &args, fault, limit).unwrap_or(false) {
+                    out.detected
+                        .entry(key.clone())
+                        .or_default()
+                        .insert(fault.clone());
+                }
+            }
+            for ((file, line), function) in &sink.functions {
+                let paths = out.functions.entry((names.of(file), *line)).or_default();
+                paths.extend(function.iter().cloned());
+            }
+            let lines = sink.reached.into_iter();
+            let lines = lines.map(|(file, line)| (names.of(&file), line)).collect();
+            out.lines.insert(key, lines);
         }
     }
     Ok(out)
+}
+
+/// Whether the test `args` name fails, or hangs past `limit`, when `fault`'s function answers
+/// its value at every call instead of running (the recorder forces it at the function's
+/// entry, as `carve assess` does).
+fn detects(
+    program: &Program,
+    args: &[OsString],
+    fault: &Fault,
+    limit: Duration,
+) -> anyhow::Result<bool> {
+    let value = match fault.value {
+        FaultValue::Bool(b) => ForcedValue::Bool(b),
+        FaultValue::None => ForcedValue::None,
+    };
+    let options = RecordOptions {
+        selection: Selection {
+            filters: vec![fault.function.clone()],
+            excludes: Vec::new(),
+            crates: Vec::new(),
+            depth: 0,
+        },
+        force_returns: vec![(fault.function.clone(), value)],
+        entries_only: true,
+        ..RecordOptions::default()
+    };
+    let recording = Recording::spawn(program.clone(), args, options)?;
+    let pid = nix::unistd::Pid::from_raw(recording.pid());
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let hung = wait.recv_timeout(limit).is_err();
+        if hung {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        hung
+    });
+    let mut sink = LinesReached::default();
+    let ran = recording.run(&mut sink);
+    let _ = done.send(());
+    let hung = watchdog.join().unwrap_or(false);
+    if hung {
+        return Ok(true);
+    }
+    ran?;
+    Ok(!matches!(sink.exit, Some(ProcessExit::Exited { code: 0 })))
 }
 
 /// `cargo test --no-run` of `targets` in `crate_dir`, with the features the recorded program
@@ -295,20 +366,33 @@ fn record_lines_of(
     Ok(sink)
 }
 
-/// A sink that keeps the (file, line)s reached and how the program ended, nothing else.
+/// A sink that keeps the (file, line)s reached, whose lines they are and how the program
+/// ended, nothing else.
 #[derive(Default)]
 struct LinesReached {
     code: HashMap<LineId, (String, u32)>,
     reached: BTreeSet<(String, u32)>,
+    paths: HashMap<FunctionId, String>,
+    /// The paths of the functions each line with code belongs to.
+    functions: BTreeMap<(String, u32), BTreeSet<String>>,
     exit: Option<ProcessExit>,
 }
 
 impl TraceSink for LinesReached {
     fn record(&mut self, event: TraceEvent) {
         match event {
+            TraceEvent::Functions(functions) => {
+                self.paths
+                    .extend(functions.into_iter().map(|f| (f.id, f.path)));
+            }
             TraceEvent::CodeLines(lines) => {
-                self.code
-                    .extend(lines.into_iter().map(|l| (l.id, (l.file, l.line))));
+                for l in lines {
+                    if let Some(path) = self.paths.get(&l.function) {
+                        let at = (l.file.clone(), l.line);
+                        self.functions.entry(at).or_default().insert(path.clone());
+                    }
+                    self.code.insert(l.id, (l.file, l.line));
+                }
             }
             TraceEvent::LineReached { line, .. } => {
                 if let Some(at) = self.code.get(&line) {

@@ -544,3 +544,81 @@ fn a_call_with_no_step_before_it_is_a_row_of_the_calls_after_some() {
         "next_recorded_cases",
     );
 }
+
+const RANGE_LIB: &str = r#"/// Whether `c` is in `lo..=hi`, a letter of either case alike when `fold`.
+fn in_range(c: char, lo: char, hi: char, fold: bool) -> bool {
+    if fold {
+        let c = c.to_ascii_lowercase();
+        if c >= lo && c <= hi {
+            return true;
+        }
+        return false;
+    }
+    c >= lo && c <= hi
+}
+
+/// Whether `name` is a `.txt` file whose first letter is in `lo..=hi`.
+pub fn matches(name: &str, lo: char, hi: char, fold: bool) -> bool {
+    let Some(first) = name.chars().next() else {
+        return false;
+    };
+    if !in_range(first, lo, hi, fold) {
+        return false;
+    }
+    name.ends_with(".txt")
+}
+"#;
+
+const RANGE_MAIN: &str = r#"fn main() {
+    let names = [
+        ("main.rs", true),
+        ("B.txt", true),
+        ("b.rs", true),
+        ("x.txt", false),
+        ("a.txt", false),
+        ("zed.txt", true),
+        ("", false),
+    ];
+    for (name, fold) in names {
+        println!("{name} {fold}: {}", distilled_faults::matches(name, 'a', 'c', fold));
+    }
+}
+"#;
+
+#[test]
+fn a_fault_only_one_test_detects_on_its_path_keeps_that_test() {
+    let c = carve_small_crate_distilled(
+        "distilled_faults",
+        RANGE_LIB,
+        RANGE_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // "main.rs" and "zed.txt" (folding) run the same lines to the same `false`, inside and
+    // out, with the same kinds of character: lines, outcomes and classes keep the first (the
+    // fifth session's distil did). Made to answer `true` there, `in_range` changes only what
+    // "zed.txt" gives (it is a `.txt`): that fault, on the folding lines, keeps "zed.txt" — the
+    // one input that sees a `&&` made `||` there.
+    let line = c
+        .summary
+        .lines()
+        .find(|l| l.starts_with("distilled:"))
+        .unwrap_or_else(|| panic!("{}", c.summary));
+    let (kept, all) = {
+        let at = line
+            .find("they detect ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let words: Vec<&str> = line[at..].split_whitespace().collect();
+        (words[2].to_string(), words[5].to_string())
+    };
+    assert_eq!(kept, all, "{line}");
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_faults.rs")).unwrap();
+    assert!(file.contains("\"zed.txt\""), "{file}");
+    assert!(!file.contains("\"main.rs\""), "{file}");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "if c >= lo && c <= hi {",
+        "if c >= lo || c <= hi {",
+        "matches",
+    );
+}

@@ -1,18 +1,21 @@
 //! Distil: in, the plan and the files verification left, the recorded calls (what each test's
-//! calls ended in) and the lines each test reaches, measured by the caller through [`Distil`]
-//! (the CLI records each carved test binary one test at a time; the generator never touches
+//! calls ended in) and the lines each test reaches and the value faults it detects, measured
+//! by the caller through [`Distil`] (the CLI records each carved test binary one test at a
+//! time, and runs it again with each fault `faults.rs` asks for; the generator never touches
 //! ptrace); out, the files rewritten with only the tests `select.rs` keeps (a file left with
 //! none goes), the plan without the others, and [`Distilled`], what was kept of what. The
 //! kept tests reach every library line, every outcome per function (`outcome.rs`) and every
 //! value class of what their calls and the calls inside them returned (`classes.rs`), of the
 //! constants a call was given (`boundaries.rs`) and of the characters a test gave its calls
-//! (`characters.rs`) the verified set reaches; the others add nothing and are dropped. Then
+//! (`characters.rs`), and every fault on every line (`faults.rs`) the verified set reaches
+//! and detects; the others add nothing and are dropped. Then
 //! `fold_files` writes the kept tests of one call with other values as tables and those that
 //! take the first steps of a longer one inside it, as stories (`fold.rs`, `fold/story.rs`).
 
 pub(crate) mod boundaries;
 pub(crate) mod characters;
 pub(crate) mod classes;
+pub(crate) mod faults;
 pub(crate) mod fold;
 pub(crate) mod outcome;
 pub(crate) mod select;
@@ -28,31 +31,42 @@ use crate::error::GenerateError;
 use crate::plan::model::{FilePlan, Plan};
 use select::Candidate;
 
+pub use faults::{Fault, FaultValue};
+
 /// The tests of one carved file, for the caller to measure: its cargo test target (the file's
-/// stem) and the names of its tests.
+/// stem), the names of its tests and, beside each, the faults to run it with (`faults.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestsToMeasure {
     pub target: String,
     pub tests: Vec<String>,
+    pub faults: Vec<Vec<Fault>>,
 }
 
-/// What the caller measured: the (file, line)s each test reached, by (target, test), file
-/// names canonical. A test missing from it was not measured, and is kept.
+/// The (file, line)s each test reached, by (target, test), file names canonical. A test
+/// missing from it was not measured, and is kept.
 pub type LinesPerTest = BTreeMap<(String, String), BTreeSet<(String, u32)>>;
 
+/// What the caller measured of the tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Measured {
+    pub lines: LinesPerTest,
+    /// Whose lines they are: the paths of the functions each measured line belongs to, as the
+    /// test binaries' DWARF places them.
+    pub functions: BTreeMap<(String, u32), BTreeSet<String>>,
+    /// The faults each test detected (it failed or hung when run with one), by (target, test).
+    pub detected: BTreeMap<(String, String), BTreeSet<Fault>>,
+}
+
 /// The caller's measure of the verified tests: given the crate's directory and the tests of
-/// each carved file, the lines each test reaches, or why they could not be measured.
+/// each carved file, what each test reaches, or why they could not be measured.
 #[derive(Clone)]
 pub struct Distil(Arc<MeasureFn>);
 
-type MeasureFn = dyn Fn(&Path, &[TestsToMeasure]) -> Result<LinesPerTest, String> + Send + Sync;
+type MeasureFn = dyn Fn(&Path, &[TestsToMeasure]) -> Result<Measured, String> + Send + Sync;
 
 impl Distil {
     pub fn new(
-        measure: impl Fn(&Path, &[TestsToMeasure]) -> Result<LinesPerTest, String>
-            + Send
-            + Sync
-            + 'static,
+        measure: impl Fn(&Path, &[TestsToMeasure]) -> Result<Measured, String> + Send + Sync + 'static,
     ) -> Distil {
         Distil(Arc::new(measure))
     }
@@ -82,6 +96,14 @@ pub struct Distilled {
     pub verified_classes: usize,
     #[serde(default)]
     pub kept_classes: usize,
+    /// Value faults (`faults.rs`) the verified tests detect, by the line of the faulty
+    /// function they ran, and of those the kept ones; how many runs trying them took.
+    #[serde(default)]
+    pub verified_faults: usize,
+    #[serde(default)]
+    pub kept_faults: usize,
+    #[serde(default)]
+    pub fault_runs: usize,
     /// Tests whose lines were not measured (kept as they are).
     pub unmeasured_tests: usize,
     /// Of the kept tests, those of one shape folded into table tests (`fold.rs`): how many
@@ -122,6 +144,14 @@ impl Distilled {
             self.kept_classes,
             self.verified_classes
         );
+        if self.fault_runs > 0 {
+            line.push_str(&format!(
+                "; they detect {} of the {} faults the verified tests detect (a function \
+                 called inside made to answer the other bool, or None, on each line of it a \
+                 test ran; {} runs)",
+                self.kept_faults, self.verified_faults, self.fault_runs
+            ));
+        }
         if self.tables > 0 || self.stories > 0 {
             line.push_str(&format!(
                 "; written as {} tests, {} of them tables of the kept tests that are the same \
@@ -174,20 +204,14 @@ pub(crate) fn distil(
     if verified_tests == 0 {
         return Ok(Distilled::default());
     }
-    let request: Vec<TestsToMeasure> = plan
-        .files
-        .iter()
-        .map(|f| TestsToMeasure {
-            target: target(f),
-            tests: f.tests.iter().map(|t| t.name.clone()).collect(),
-        })
-        .collect();
+    let request = request(plan, inputs);
+    let fault_runs = request.iter().flat_map(|f| &f.faults).map(Vec::len).sum();
     let measured = match (distil.0)(inputs.crate_dir, &request) {
         Ok(m) => m,
         Err(why) => return Ok(not_distilled(why)),
     };
-    let reached_lib = measured.values().flatten();
-    if !measured.is_empty()
+    let reached_lib = measured.lines.values().flatten();
+    if !measured.lines.is_empty()
         && !reached_lib
             .into_iter()
             .any(|(f, _)| inputs.lib_files.contains(f))
@@ -214,6 +238,9 @@ pub(crate) fn distil(
         kept_outcomes: reached.outcomes,
         verified_classes: verified.classes,
         kept_classes: reached.classes,
+        verified_faults: verified.faults,
+        kept_faults: reached.faults,
+        fault_runs,
         unmeasured_tests: candidates.iter().filter(|c| c.lines.is_none()).count(),
         tables: 0,
         stories: 0,
@@ -337,21 +364,58 @@ fn target(file: &FilePlan) -> String {
         .to_string()
 }
 
+/// What to measure of the plan's tests: each file's, with the faults each test is to be run
+/// with (`faults.rs`), within the runs a suite may take.
+fn request(plan: &Plan, inputs: &Inputs) -> Vec<TestsToMeasure> {
+    let calls = faults::Calls {
+        by_id: &inputs.calls,
+        children: &inputs.children,
+        paths: &inputs.paths,
+    };
+    let per_test = plan
+        .files
+        .iter()
+        .flat_map(|f| &f.tests)
+        .map(|t| faults::to_try(&calls, &ran(t)))
+        .collect();
+    let mut faults = faults::within_budget(per_test).into_iter();
+    plan.files
+        .iter()
+        .map(|f| TestsToMeasure {
+            target: target(f),
+            tests: f.tests.iter().map(|t| t.name.clone()).collect(),
+            faults: faults.by_ref().take(f.tests.len()).collect(),
+        })
+        .collect()
+}
+
+/// The recorded calls a test makes: its own, and those its arrange steps make again
+/// (producers and history steps).
+fn ran(t: &crate::plan::model::TestPlan) -> Vec<u64> {
+    t.calls
+        .iter()
+        .chain(&t.replayed)
+        .chain(&t.arranged)
+        .copied()
+        .collect::<BTreeSet<u64>>()
+        .into_iter()
+        .collect()
+}
+
 /// Every test of the plan, in order, as the selection rule weighs it.
-fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Candidate> {
+fn candidates(plan: &Plan, inputs: &Inputs, measured: &Measured) -> Vec<Candidate> {
     let mut out = Vec::new();
     for file in &plan.files {
         let target = target(file);
         for t in &file.tests {
-            let lines = measured
-                .get(&(target.clone(), t.name.clone()))
-                .map(|lines| {
-                    lines
-                        .iter()
-                        .filter(|(f, _)| inputs.lib_files.contains(f))
-                        .cloned()
-                        .collect()
-                });
+            let key = (target.clone(), t.name.clone());
+            let lines: Option<BTreeSet<(String, u32)>> = measured.lines.get(&key).map(|lines| {
+                lines
+                    .iter()
+                    .filter(|(f, _)| inputs.lib_files.contains(f))
+                    .cloned()
+                    .collect()
+            });
             // An outcome belongs to the function's source, not to one instance of it:
             // `SmallVec::<[u8; 16]>::new` and `SmallVec::<[i64; 4]>::new` run the same lines,
             // and a test of one catches what a changed line does to both.
@@ -369,21 +433,19 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &LinesPerTest) -> Vec<Cand
                 .collect();
             // The calls its arrange steps make again run in it too (producers and history
             // steps): a counter a replayed `next()` moved is what its state check sees.
-            let ran: Vec<u64> = t
-                .calls
-                .iter()
-                .chain(&t.replayed)
-                .chain(&t.arranged)
-                .copied()
-                .collect::<BTreeSet<u64>>()
-                .into_iter()
-                .collect();
-            let classes = value_classes(inputs, &ran, &t.calls);
+            let classes = value_classes(inputs, &ran(t), &t.calls);
+            let faults = match (measured.detected.get(&key), &lines) {
+                (Some(detected), Some(lines)) => {
+                    faults::goals(detected, lines, &measured.functions)
+                }
+                _ => BTreeSet::new(),
+            };
             let size = t.body.setup.len() + t.body.mocks.len() + t.body.checks.len();
             out.push(Candidate {
                 lines,
                 outcomes,
                 classes,
+                faults,
                 size,
             });
         }

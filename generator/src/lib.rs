@@ -38,7 +38,9 @@ use std::path::{Path, PathBuf};
 
 use carve_storage::{Call, Trace};
 
-pub use crate::distil::{Distil, Distilled, LinesPerTest, TestsToMeasure};
+pub use crate::distil::{
+    Distil, Distilled, Fault, FaultValue, LinesPerTest, Measured, TestsToMeasure,
+};
 pub use crate::features::{features_cfg, recorded_features};
 pub use crate::interrupt::Interrupt;
 pub use crate::progress::{Progress, Step};

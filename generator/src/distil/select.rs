@@ -1,20 +1,22 @@
 //! The selection rule, on plain data: keep the fewest tests that reach every goal the whole
 //! verified set reaches. A goal is a line of the library a test runs, a distinct outcome
-//! of a function it calls (see `outcome.rs`), or a value class of what a call returned, of its
-//! calls or of those inside them (see `classes.rs`). Greedy set cover, as EvoSuite minimises a
+//! of a function it calls (see `outcome.rs`), a value class of what a call returned, of its
+//! calls or of those inside them (see `classes.rs`), or a value fault it detects on a line
+//! (see `faults.rs`). Greedy set cover, as EvoSuite minimises a
 //! suite: take the test that adds the most goals not yet reached, again and again, until no
 //! test adds one; a tie goes to the smaller test (fewer arrange steps), then to the earlier.
 //! A test whose lines were not measured is kept as it is: nothing says what it adds.
 
 use std::collections::BTreeSet;
 
-/// What one goal is: a line (file, line) of the library, an outcome (function, outcome), or
-/// a value class (function, class).
+/// What one goal is: a line (file, line) of the library, an outcome (function, outcome), a
+/// value class (function, class) or a fault detected (function, `file:line from→to`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Goal {
     Line(String, u32),
     Outcome(String, String),
     Class(String, String),
+    Fault(String, String),
 }
 
 /// One verified test as the rule weighs it.
@@ -26,6 +28,8 @@ pub(crate) struct Candidate {
     pub(crate) outcomes: BTreeSet<(String, String)>,
     /// (function, value class) of what those calls, and the calls inside them, returned.
     pub(crate) classes: BTreeSet<(String, String)>,
+    /// (function, `file:line from→to`) of the value faults it detects (see `faults.rs`).
+    pub(crate) faults: BTreeSet<(String, String)>,
     /// How much arranging it does (bindings, mocks, checks): the smaller wins a tie.
     pub(crate) size: usize,
 }
@@ -44,6 +48,11 @@ impl Candidate {
                 self.classes
                     .iter()
                     .map(|(f, c)| Goal::Class(f.clone(), c.clone())),
+            )
+            .chain(
+                self.faults
+                    .iter()
+                    .map(|(f, c)| Goal::Fault(f.clone(), c.clone())),
             )
             .collect()
     }
@@ -86,6 +95,7 @@ pub(crate) struct Reached {
     pub(crate) lines: usize,
     pub(crate) outcomes: usize,
     pub(crate) classes: usize,
+    pub(crate) faults: usize,
 }
 
 /// The goals `candidates` reach together, of those at `positions` (all when `None`).
@@ -100,6 +110,7 @@ pub(crate) fn reached(candidates: &[Candidate], positions: Option<&[usize]>) -> 
         lines: count(|g| matches!(g, Goal::Line(..))),
         outcomes: count(|g| matches!(g, Goal::Outcome(..))),
         classes: count(|g| matches!(g, Goal::Class(..))),
+        faults: count(|g| matches!(g, Goal::Fault(..))),
     }
 }
 
@@ -115,6 +126,7 @@ mod tests {
                 .map(|(f, o)| (f.to_string(), o.to_string()))
                 .collect(),
             classes: BTreeSet::new(),
+            faults: BTreeSet::new(),
             size,
         }
     }
@@ -124,6 +136,7 @@ mod tests {
             lines,
             outcomes,
             classes,
+            faults: 0,
         }
     }
 

@@ -1,0 +1,290 @@
+//! Value faults (issue 27: "every fault it detects"), measured without rebuilding: a function
+//! the test's calls call inside them is made to answer otherwise — the other `bool`, or `None`
+//! where it returned `Some` — by the recorder, which returns the forced value at the
+//! function's entry instead of running it (as `carve assess` does), and the test is run so.
+//! A test that then fails (or hangs) *detects* the fault. A fault is tried only where every
+//! call of the function inside the test ended alike, so that the one answer forced is the
+//! other one for each of them; never on a function the test calls itself (its own check sees
+//! that at once).
+//!
+//! The goal a detecting test reaches is the fault on each line of that function the test ran:
+//! two tests that both see `in_range` made `true` where it was `false` are told apart by the
+//! path it took there. glob's `in_char_specifiers` answers `false` in a case-insensitive
+//! `[a-c]` both for `"main.rs"` and for `"d.txt"`, on the same lines; made `true`, only
+//! `"d.txt"` then matches — the test a reviewer needs for a `&&` made `||` on that path, and
+//! the one line goals alone may drop for the other.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use carve_storage::{Call, FunctionId};
+
+use super::outcome;
+
+/// The recorded calls, as distilling holds them: by id, the calls inside each, and each
+/// function's path.
+pub(crate) struct Calls<'a, 'c> {
+    pub(crate) by_id: &'a HashMap<u64, &'c Call>,
+    pub(crate) children: &'a HashMap<u64, Vec<&'c Call>>,
+    pub(crate) paths: &'a HashMap<FunctionId, &'c str>,
+}
+
+/// A value a function is forced to answer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FaultValue {
+    Bool(bool),
+    /// `None` of an `Option`.
+    None,
+}
+
+/// One fault: the function (by path, as the recording names it) forced to answer `value`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fault {
+    pub function: String,
+    pub value: FaultValue,
+}
+
+impl Fault {
+    /// `true→false`, `Some→None`: what it answered, and what it is made to answer.
+    pub(crate) fn label(&self) -> &'static str {
+        match self.value {
+            FaultValue::Bool(true) => "false→true",
+            FaultValue::Bool(false) => "true→false",
+            FaultValue::None => "Some→None",
+        }
+    }
+}
+
+/// How many faults one test is tried with.
+pub(crate) const MAX_PER_TEST: usize = 6;
+/// How many runs all the faults of one suite may take: past it, the first faults of each
+/// test go first (a test's first fault before any test's second).
+pub(crate) const MAX_RUNS: usize = 1_500;
+/// How many calls inside a test's calls are looked at.
+const MAX_CALLS: usize = 10_000;
+
+/// The faults worth trying on a test whose calls (its own, replayed and arranged) are `ran`:
+/// per function called inside them (not one the test calls itself), when every call of it
+/// ended in one outcome that can be turned over (`true`, `false`, `Some`).
+pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Fault> {
+    let own_functions: BTreeSet<&str> = ran
+        .iter()
+        .filter_map(|id| calls.by_id.get(id))
+        .filter_map(|c| calls.paths.get(&c.function).copied())
+        .collect();
+    let mut outcomes: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut todo: Vec<&Call> = ran
+        .iter()
+        .filter_map(|id| calls.by_id.get(id))
+        .copied()
+        .collect();
+    let mut seen = 0;
+    while let Some(call) = todo.pop() {
+        seen += 1;
+        if seen > MAX_CALLS {
+            // Past the cap, an outcome not seen could make a function's calls disagree.
+            return Vec::new();
+        }
+        todo.extend(calls.children.get(&call.id.0).into_iter().flatten());
+        if ran.contains(&call.id.0) {
+            continue;
+        }
+        let Some(path) = calls.paths.get(&call.function).copied() else {
+            continue;
+        };
+        let outcome = outcome::of(call).unwrap_or_else(|| "unended".to_string());
+        outcomes.entry(path).or_default().insert(outcome);
+    }
+    let mut out = Vec::new();
+    for (path, ended) in outcomes {
+        // The force names the function by its path as a glob: `*` and `?` would name others.
+        if own_functions.contains(path) || path.contains(['*', '?']) || ended.len() != 1 {
+            continue;
+        }
+        let value = match ended.first().map(String::as_str) {
+            Some("true") => FaultValue::Bool(false),
+            Some("false") => FaultValue::Bool(true),
+            Some(o) if o == "Some" || o.starts_with("Some(") => FaultValue::None,
+            _ => continue,
+        };
+        out.push(Fault {
+            function: path.to_string(),
+            value,
+        });
+        if out.len() == MAX_PER_TEST {
+            break;
+        }
+    }
+    out
+}
+
+/// Of the faults each test is to be tried with (in test order), those within [`MAX_RUNS`]:
+/// round by round, each test's next fault.
+pub(crate) fn within_budget(mut per_test: Vec<Vec<Fault>>) -> Vec<Vec<Fault>> {
+    let mut left = MAX_RUNS;
+    let mut out = vec![Vec::new(); per_test.len()];
+    for round in 0..MAX_PER_TEST {
+        for (test, faults) in per_test.iter_mut().enumerate() {
+            if left == 0 {
+                return out;
+            }
+            if let Some(f) = faults.get(round) {
+                out[test].push(f.clone());
+                left -= 1;
+            }
+        }
+    }
+    out
+}
+
+/// The goals a test reaches by the faults it `detected`: (function, `file:line from→to`) for
+/// each line of the function the test ran (`lines`; `functions` says whose lines they are),
+/// or (function, `from→to`) when none of its lines was told apart.
+pub(crate) fn goals(
+    detected: &BTreeSet<Fault>,
+    lines: &BTreeSet<(String, u32)>,
+    functions: &BTreeMap<(String, u32), BTreeSet<String>>,
+) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for fault in detected {
+        let on: Vec<&(String, u32)> = lines
+            .iter()
+            .filter(|l| {
+                functions
+                    .get(*l)
+                    .is_some_and(|f| f.contains(&fault.function))
+            })
+            .collect();
+        if on.is_empty() {
+            out.insert((fault.function.clone(), fault.label().to_string()));
+        }
+        for (file, line) in on {
+            let at = format!("{file}:{line} {}", fault.label());
+            out.insert((fault.function.clone(), at));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distil::test_call;
+    use carve_storage::{CallId, Outcome, Value};
+
+    fn call(id: u64, parent: Option<u64>, function: u32, ret: Value) -> Call {
+        let mut c = test_call(Outcome::Returned, Some(ret));
+        c.id = CallId(id);
+        c.parent = parent.map(CallId);
+        c.function = FunctionId(function);
+        c
+    }
+
+    fn boolean(value: bool) -> Value {
+        Value::Bool { value }
+    }
+
+    fn some() -> Value {
+        Value::Enum {
+            ty: "Option<u8>".into(),
+            variant: "Some".into(),
+            fields: vec![carve_storage::Field::new(
+                "__0",
+                Value::Uint {
+                    ty: "u8".into(),
+                    value: 3,
+                },
+            )],
+        }
+    }
+
+    #[test]
+    fn a_function_answering_alike_inside_a_test_is_tried_the_other_way() {
+        // matches(1) calls in_range twice (false, false), first_digit (Some), and
+        // is_sep (true, false); the test's own function matches is never forced.
+        let calls = [
+            call(1, None, 1, boolean(false)),
+            call(2, Some(1), 2, boolean(false)),
+            call(3, Some(1), 2, boolean(false)),
+            call(4, Some(1), 3, some()),
+            call(5, Some(1), 4, boolean(true)),
+            call(6, Some(1), 4, boolean(false)),
+            call(7, Some(1), 1, boolean(true)),
+        ];
+        let paths: HashMap<FunctionId, &str> = [
+            (FunctionId(1), "p::matches"),
+            (FunctionId(2), "p::in_range"),
+            (FunctionId(3), "p::first_digit"),
+            (FunctionId(4), "p::is_sep"),
+        ]
+        .into_iter()
+        .collect();
+        let mut children: HashMap<u64, Vec<&Call>> = HashMap::new();
+        for c in &calls[1..] {
+            children.entry(1).or_default().push(c);
+        }
+        let by_id = calls.iter().map(|c| (c.id.0, c)).collect();
+        let calls = Calls {
+            by_id: &by_id,
+            children: &children,
+            paths: &paths,
+        };
+        let faults = to_try(&calls, &[1]);
+        assert_eq!(
+            faults,
+            vec![
+                Fault {
+                    function: "p::first_digit".into(),
+                    value: FaultValue::None,
+                },
+                Fault {
+                    function: "p::in_range".into(),
+                    value: FaultValue::Bool(true),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_detected_fault_is_a_goal_on_each_line_of_its_function_the_test_ran() {
+        let fault = Fault {
+            function: "p::in_range".into(),
+            value: FaultValue::Bool(true),
+        };
+        let lines: BTreeSet<(String, u32)> = [("lib.rs".to_string(), 3), ("lib.rs".to_string(), 9)]
+            .into_iter()
+            .collect();
+        let functions: BTreeMap<(String, u32), BTreeSet<String>> = [
+            (
+                ("lib.rs".to_string(), 3),
+                ["p::in_range".to_string()].into(),
+            ),
+            (("lib.rs".to_string(), 9), ["p::matches".to_string()].into()),
+        ]
+        .into_iter()
+        .collect();
+        let detected: BTreeSet<Fault> = [fault.clone()].into();
+        assert_eq!(
+            goals(&detected, &lines, &functions),
+            [("p::in_range".to_string(), "lib.rs:3 false→true".to_string())].into()
+        );
+        // Lines nobody placed in the function: the fault alone is the goal.
+        assert_eq!(
+            goals(&detected, &lines, &BTreeMap::new()),
+            [("p::in_range".to_string(), "false→true".to_string())].into()
+        );
+        assert!(goals(&BTreeSet::new(), &lines, &functions).is_empty());
+    }
+
+    #[test]
+    fn past_the_budget_each_test_s_first_fault_goes_before_any_second() {
+        let f = |n: &str| Fault {
+            function: n.into(),
+            value: FaultValue::Bool(true),
+        };
+        let per_test = vec![vec![f("a"), f("b")]; MAX_RUNS];
+        let kept = within_budget(per_test);
+        assert!(kept.iter().all(|t| t == &vec![f("a")]));
+        let few = within_budget(vec![vec![f("a"), f("b")], vec![f("c")]]);
+        assert_eq!(few, vec![vec![f("a"), f("b")], vec![f("c")]]);
+    }
+}
