@@ -367,16 +367,15 @@ fn target(file: &FilePlan) -> String {
 /// What to measure of the plan's tests: each file's, with the faults each test is to be run
 /// with (`faults.rs`), within the runs a suite may take.
 fn request(plan: &Plan, inputs: &Inputs) -> Vec<TestsToMeasure> {
-    let calls = faults::Calls {
-        by_id: &inputs.calls,
-        children: &inputs.children,
-        paths: &inputs.paths,
-    };
+    let calls = fault_calls(inputs);
     let per_test = plan
         .files
         .iter()
         .flat_map(|f| &f.tests)
-        .map(|t| faults::to_try(&calls, &ran(t)))
+        .map(|t| {
+            let tried = faults::to_try(&calls, &ran(t));
+            tried.into_iter().map(|t| t.fault).collect()
+        })
         .collect();
     let mut faults = faults::within_budget(per_test).into_iter();
     plan.files
@@ -387,6 +386,15 @@ fn request(plan: &Plan, inputs: &Inputs) -> Vec<TestsToMeasure> {
             faults: faults.by_ref().take(f.tests.len()).collect(),
         })
         .collect()
+}
+
+/// The recorded calls as `faults.rs` reads them.
+fn fault_calls<'a, 'c>(inputs: &'a Inputs<'c>) -> faults::Calls<'a, 'c> {
+    faults::Calls {
+        by_id: &inputs.calls,
+        children: &inputs.children,
+        paths: &inputs.paths,
+    }
 }
 
 /// The recorded calls a test makes: its own, and those its arrange steps make again
@@ -436,7 +444,10 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &Measured) -> Vec<Candidat
             let classes = value_classes(inputs, &ran(t), &t.calls);
             let faults = match (measured.detected.get(&key), &lines) {
                 (Some(detected), Some(lines)) => {
-                    faults::goals(detected, lines, &measured.functions)
+                    let tried = faults::to_try(&fault_calls(inputs), &ran(t));
+                    let once = tried.iter().filter(|t| t.once);
+                    let once = once.map(|t| t.fault.function.as_str()).collect();
+                    faults::goals(detected, &once, lines, &measured.functions)
                 }
                 _ => BTreeSet::new(),
             };

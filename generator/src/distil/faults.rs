@@ -7,8 +7,9 @@
 //! other one for each of them; never on a function the test calls itself (its own check sees
 //! that at once).
 //!
-//! The goal a detecting test reaches is the fault on each line of that function the test ran:
-//! two tests that both see `in_range` made `true` where it was `false` are told apart by the
+//! The goal a detecting test reaches is the fault on each line of that function the test ran,
+//! when the test called it once (else the fault alone: the call it saw the fault through may
+//! not be the one that ran the line): two tests that both see `in_range` made `true` where it was `false` are told apart by the
 //! path it took there. glob's `in_char_specifiers` answers `false` in a case-insensitive
 //! `[a-c]` both for `"main.rs"` and for `"d.txt"`, on the same lines; made `true`, only
 //! `"d.txt"` then matches — the test a reviewer needs for a `&&` made `||` on that path, and
@@ -62,16 +63,23 @@ pub(crate) const MAX_RUNS: usize = 1_500;
 /// How many calls inside a test's calls are looked at.
 const MAX_CALLS: usize = 10_000;
 
+/// A fault to try on a test, and whether its function is called once in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tried {
+    pub(crate) fault: Fault,
+    pub(crate) once: bool,
+}
+
 /// The faults worth trying on a test whose calls (its own, replayed and arranged) are `ran`:
 /// per function called inside them (not one the test calls itself), when every call of it
 /// ended in one outcome that can be turned over (`true`, `false`, `Some`).
-pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Fault> {
+pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
     let own_functions: BTreeSet<&str> = ran
         .iter()
         .filter_map(|id| calls.by_id.get(id))
         .filter_map(|c| calls.paths.get(&c.function).copied())
         .collect();
-    let mut outcomes: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut outcomes: BTreeMap<&str, (BTreeSet<String>, usize)> = BTreeMap::new();
     let mut todo: Vec<&Call> = ran
         .iter()
         .filter_map(|id| calls.by_id.get(id))
@@ -92,10 +100,12 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Fault> {
             continue;
         };
         let outcome = outcome::of(call).unwrap_or_else(|| "unended".to_string());
-        outcomes.entry(path).or_default().insert(outcome);
+        let (ended, times) = outcomes.entry(path).or_default();
+        ended.insert(outcome);
+        *times += 1;
     }
     let mut out = Vec::new();
-    for (path, ended) in outcomes {
+    for (path, (ended, times)) in outcomes {
         // The force names the function by its path as a glob: `*` and `?` would name others.
         if own_functions.contains(path) || path.contains(['*', '?']) || ended.len() != 1 {
             continue;
@@ -106,9 +116,12 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Fault> {
             Some(o) if o == "Some" || o.starts_with("Some(") => FaultValue::None,
             _ => continue,
         };
-        out.push(Fault {
-            function: path.to_string(),
-            value,
+        out.push(Tried {
+            fault: Fault {
+                function: path.to_string(),
+                value,
+            },
+            once: times == 1,
         });
         if out.len() == MAX_PER_TEST {
             break;
@@ -137,10 +150,13 @@ pub(crate) fn within_budget(mut per_test: Vec<Vec<Fault>>) -> Vec<Vec<Fault>> {
 }
 
 /// The goals a test reaches by the faults it `detected`: (function, `file:line from→to`) for
-/// each line of the function the test ran (`lines`; `functions` says whose lines they are),
-/// or (function, `from→to`) when none of its lines was told apart.
+/// each line of the function the test ran (`lines`; `functions` says whose lines they are)
+/// when it called the function `once` — the call forced is then the one that ran those
+/// lines; a test that calls it more often may see the fault through one call and have run a
+/// line through another — else (function, `from→to`).
 pub(crate) fn goals(
     detected: &BTreeSet<Fault>,
+    once: &BTreeSet<&str>,
     lines: &BTreeSet<(String, u32)>,
     functions: &BTreeMap<(String, u32), BTreeSet<String>>,
 ) -> BTreeSet<(String, String)> {
@@ -148,6 +164,7 @@ pub(crate) fn goals(
     for fault in detected {
         let on: Vec<&(String, u32)> = lines
             .iter()
+            .filter(|_| once.contains(fault.function.as_str()))
             .filter(|l| {
                 functions
                     .get(*l)
@@ -232,13 +249,19 @@ mod tests {
         assert_eq!(
             faults,
             vec![
-                Fault {
-                    function: "p::first_digit".into(),
-                    value: FaultValue::None,
+                Tried {
+                    fault: Fault {
+                        function: "p::first_digit".into(),
+                        value: FaultValue::None,
+                    },
+                    once: true,
                 },
-                Fault {
-                    function: "p::in_range".into(),
-                    value: FaultValue::Bool(true),
+                Tried {
+                    fault: Fault {
+                        function: "p::in_range".into(),
+                        value: FaultValue::Bool(true),
+                    },
+                    once: false,
                 },
             ]
         );
@@ -263,16 +286,20 @@ mod tests {
         .into_iter()
         .collect();
         let detected: BTreeSet<Fault> = [fault.clone()].into();
+        let once: BTreeSet<&str> = ["p::in_range"].into();
         assert_eq!(
-            goals(&detected, &lines, &functions),
+            goals(&detected, &once, &lines, &functions),
             [("p::in_range".to_string(), "lib.rs:3 false→true".to_string())].into()
         );
         // Lines nobody placed in the function: the fault alone is the goal.
+        let alone = [("p::in_range".to_string(), "false→true".to_string())].into();
+        assert_eq!(goals(&detected, &once, &lines, &BTreeMap::new()), alone);
+        // Called twice, the call whose answer the test saw may not be the one that ran line 3.
         assert_eq!(
-            goals(&detected, &lines, &BTreeMap::new()),
-            [("p::in_range".to_string(), "false→true".to_string())].into()
+            goals(&detected, &BTreeSet::new(), &lines, &functions),
+            alone
         );
-        assert!(goals(&BTreeSet::new(), &lines, &functions).is_empty());
+        assert!(goals(&BTreeSet::new(), &once, &lines, &functions).is_empty());
     }
 
     #[test]

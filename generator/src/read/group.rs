@@ -73,8 +73,9 @@ pub const VALUE_NOT_KEPT: &str = "not kept: no test calls this function";
 /// - calls with a `self` that is not such a private object: a handle chain (`scenario.rs`,
 ///   `handle_chain`) ends at the next call on the object, private or not, and takes its state.
 ///
-/// What such a call keeps, argument names and types, outcome, objects, is what the other rules
-/// look at (`holding_call` goes up through calls on the same object and needs a public call
+/// What such a call keeps, argument names and types, outcome, objects, and its result when it
+/// is a number, `bool`, `char` or variant without fields (what distilling reads of the calls
+/// inside a test), is what the other rules look at (`holding_call` goes up through calls on the same object and needs a public call
 /// around it, which these are not; `building_call` reads only objects and parents).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeanValues {
@@ -103,7 +104,7 @@ impl LeanValues {
 }
 
 /// `call` with every value (arguments, result, state after) replaced by an unavailable value of
-/// the same type: the shape stays, the bytes go. A reference keeps its address (a trait call's
+/// the same type, but a result no bigger than its shape: the shape stays, the bytes go. A reference keeps its address (a trait call's
 /// receiver says which dependency it was made on), not what it points to.
 fn without_values(call: &mut Call) {
     fn gone(v: &Value) -> Value {
@@ -131,7 +132,25 @@ fn without_values(call: &mut Call) {
     blank(&mut call.args);
     blank(&mut call.after);
     if let Some(ret) = &mut call.ret {
-        *ret = gone(ret);
+        if !is_scalar(ret) {
+            *ret = gone(ret);
+        }
+    }
+}
+
+/// A result no bigger than its shape (a number, `bool`, `char`, a variant without fields),
+/// kept: distilling reads what the calls inside a test answered (`distil/outcome.rs`,
+/// `classes.rs`, `faults.rs`: a private `in_range` answering `false`).
+fn is_scalar(v: &Value) -> bool {
+    match v {
+        Value::Unit
+        | Value::Bool { .. }
+        | Value::Int { .. }
+        | Value::Uint { .. }
+        | Value::Float { .. }
+        | Value::Char { .. } => true,
+        Value::Enum { fields, .. } => fields.is_empty(),
+        _ => false,
     }
 }
 
