@@ -206,6 +206,7 @@ fn measure_each_test(
             let limit = (started.elapsed() * 10).max(Duration::from_secs(3));
             let key = (target.clone(), test.clone());
             for fault in faults {
+                out.fault_runs += 1;
                 // A fault the recorder cannot force (not found, another return type) says
                 // nothing: not detected.
                 if detects(&program, &args, fault, limit).unwrap_or(false) {

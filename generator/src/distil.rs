@@ -55,6 +55,8 @@ pub struct Measured {
     pub functions: BTreeMap<(String, u32), BTreeSet<String>>,
     /// The faults each test detected (it failed or hung when run with one), by (target, test).
     pub detected: BTreeMap<(String, String), BTreeSet<Fault>>,
+    /// How many runs with a fault were made.
+    pub fault_runs: usize,
 }
 
 /// The caller's measure of the verified tests: given the crate's directory and the tests of
@@ -205,7 +207,6 @@ pub(crate) fn distil(
         return Ok(Distilled::default());
     }
     let request = request(plan, inputs);
-    let fault_runs = request.iter().flat_map(|f| &f.faults).map(Vec::len).sum();
     let measured = match (distil.0)(inputs.crate_dir, &request) {
         Ok(m) => m,
         Err(why) => return Ok(not_distilled(why)),
@@ -240,7 +241,7 @@ pub(crate) fn distil(
         kept_classes: reached.classes,
         verified_faults: verified.faults,
         kept_faults: reached.faults,
-        fault_runs,
+        fault_runs: measured.fault_runs,
         unmeasured_tests: candidates.iter().filter(|c| c.lines.is_none()).count(),
         tables: 0,
         stories: 0,
