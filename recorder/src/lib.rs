@@ -459,23 +459,23 @@ impl Recording {
 
     /// Runs the program to its end, reporting functions, calls and the exit to `sink`. A
     /// process it forks runs untraced; if it calls `exec`, tracing stops there.
+    /// A recording that fails before the program runs (a value it cannot force, breakpoints
+    /// it cannot set) kills the program, as dropping an unstarted one does.
     pub fn run(mut self, sink: &mut dyn TraceSink) -> Result<RecordSummary, RecordError> {
-        self.started = true;
         let Some(program) = self.program.take() else {
             return Err(RecordError::NoDebugInfo {
                 path: self.path.clone(),
             });
         };
+        let image = Image::prepare(program, self.pid, &self.options)?;
+        image.announce(sink, &self.options);
+        let mut tracer = image.tracer(self.pid, &self.options, sink)?;
+        self.started = true;
         if self.options.pin_cpu {
             self.pinned_from = process::pin_to_current_cpu(self.pid);
         }
-        let image = Image::prepare(program, self.pid, &self.options)?;
-        image.announce(sink, &self.options);
-        let summary = (|| {
-            let mut tracer = image.tracer(self.pid, &self.options, sink)?;
-            tracer.pinned_from(self.pinned_from);
-            tracer.run()
-        })();
+        tracer.pinned_from(self.pinned_from);
+        let summary = tracer.run();
         if let Some(mask) = &self.pinned_from {
             process::unpin(Pid::from_raw(0), mask);
         }
@@ -496,7 +496,6 @@ impl Recording {
         runs: RunSinks<'_>,
         record_forks: bool,
     ) -> Result<RecordSummary, RecordError> {
-        self.started = true;
         let (image, sink) = match self.program.take() {
             Some(program) => {
                 let image = Image::prepare(program, self.pid, &self.options)?;
@@ -517,6 +516,8 @@ impl Recording {
             }
             None => (None, None),
         };
+        // From here the driver owns the process: it ends or is let go with the run.
+        self.started = true;
         let driver = Driver {
             spawned: self.pid,
             runs,
