@@ -14,14 +14,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use carve_generator::{
-    compare_lines, recorded_features, Distil, Fault, FaultValue, LineCoverage, Measured, Report,
-    TestsToMeasure,
+    compare_lines, recorded_features, Distil, Fault, LineCoverage, Measured, Report, TestsToMeasure,
 };
-use carve_recorder::{ForcedValue, Program, RecordOptions, Recording, Selection};
+use carve_recorder::{Program, RecordOptions, Recording, Selection};
 use carve_storage::{
     Coverage, FunctionId, LineId, ProcessExit, RunId, RunInfo, StorageError, Store, TraceEvent,
     TraceSink,
 };
+
+use crate::fault_runs;
 
 /// Why no figure: the start of every note.
 const NOT_MEASURED: &str = "line coverage of the carved tests not measured";
@@ -164,9 +165,9 @@ fn measure_tests(
 
 /// The generator's measure of the verified tests for distilling: builds the carved test
 /// targets and records each test alone (`--exact NAME`) with `--coverage` and the recording's
-/// selection, then runs it again with each value fault the generator asks for (a function
-/// forced to answer otherwise: [`detects`]). A test that does not exit 0 when recorded is left
-/// unmeasured (kept).
+/// selection, then runs the tests again with each value fault the generator asks for (a
+/// function forced to answer otherwise: `fault_runs.rs`). A test that does not exit 0 when
+/// recorded is left unmeasured (kept).
 pub fn distil(info: &RunInfo, cargo: &Path) -> Distil {
     let (info, cargo) = (info.clone(), cargo.to_path_buf());
     Distil::new(move |crate_dir, files| {
@@ -192,6 +193,7 @@ fn measure_each_test(
             .with_context(|| format!("loading the test binary {}", exe.display()))?;
         let tests = files.iter().filter(|f| &f.target == target);
         let with_faults = tests.flat_map(|f| f.tests.iter().zip(&f.faults));
+        let mut asked: BTreeMap<Fault, Vec<fault_runs::Timed>> = BTreeMap::new();
         for (test, faults) in with_faults {
             let args: Vec<OsString> =
                 vec![test.into(), "--exact".into(), "--test-threads=1".into()];
@@ -204,17 +206,9 @@ fn measure_each_test(
             // A fault that makes the test loop is detected; ten times the recorded run (which
             // stopped at every line) and three seconds at least is long enough to say so.
             let limit = (started.elapsed() * 10).max(Duration::from_secs(3));
-            let key = (target.clone(), test.clone());
             for fault in faults {
-                out.fault_runs += 1;
-                // A fault the recorder cannot force (not found, another return type) says
-                // nothing: not detected.
-                if detects(&program, &args, fault, limit).unwrap_or(false) {
-                    out.detected
-                        .entry(key.clone())
-                        .or_default()
-                        .insert(fault.clone());
-                }
+                let tests = asked.entry(fault.clone()).or_default();
+                tests.push((test.clone(), limit));
             }
             for ((file, line), function) in &sink.functions {
                 let paths = out.functions.entry((names.of(file), *line)).or_default();
@@ -222,55 +216,15 @@ fn measure_each_test(
             }
             let lines = sink.reached.into_iter();
             let lines = lines.map(|(file, line)| (names.of(&file), line)).collect();
-            out.lines.insert(key, lines);
+            out.lines.insert((target.clone(), test.clone()), lines);
+        }
+        let (detected, runs) = fault_runs::detected(&program, &asked);
+        out.fault_runs += runs;
+        for (test, faults) in detected {
+            out.detected.insert((target.clone(), test), faults);
         }
     }
     Ok(out)
-}
-
-/// Whether the test `args` name fails, or hangs past `limit`, when `fault`'s function answers
-/// its value at every call instead of running (the recorder forces it at the function's
-/// entry, as `carve assess` does).
-fn detects(
-    program: &Program,
-    args: &[OsString],
-    fault: &Fault,
-    limit: Duration,
-) -> anyhow::Result<bool> {
-    let value = match fault.value {
-        FaultValue::Bool(b) => ForcedValue::Bool(b),
-        FaultValue::None => ForcedValue::None,
-    };
-    let options = RecordOptions {
-        selection: Selection {
-            filters: vec![fault.function.clone()],
-            excludes: Vec::new(),
-            crates: Vec::new(),
-            depth: 0,
-        },
-        force_returns: vec![(fault.function.clone(), value)],
-        entries_only: true,
-        ..RecordOptions::default()
-    };
-    let recording = Recording::spawn(program.clone(), args, options)?;
-    let pid = nix::unistd::Pid::from_raw(recording.pid());
-    let (done, wait) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        let hung = wait.recv_timeout(limit).is_err();
-        if hung {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-        hung
-    });
-    let mut sink = LinesReached::default();
-    let ran = recording.run(&mut sink);
-    let _ = done.send(());
-    let hung = watchdog.join().unwrap_or(false);
-    if hung {
-        return Ok(true);
-    }
-    ran?;
-    Ok(!matches!(sink.exit, Some(ProcessExit::Exited { code: 0 })))
 }
 
 /// `cargo test --no-run` of `targets` in `crate_dir`, with the features the recorded program

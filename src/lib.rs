@@ -14,6 +14,7 @@ mod coverage;
 mod demo;
 mod exit;
 mod explore;
+mod fault_runs;
 mod gate;
 mod generate;
 mod progress;
