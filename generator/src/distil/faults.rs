@@ -57,9 +57,11 @@ impl Fault {
 
 /// How many faults one test is tried with.
 pub(crate) const MAX_PER_TEST: usize = 6;
-/// How many runs all the faults of one suite may take: past it, the first faults of each
-/// test go first (a test's first fault before any test's second).
-pub(crate) const MAX_RUNS: usize = 1_500;
+/// How many (test, fault) pairs one suite may try: past it, the first faults of each test go
+/// first (a test's first fault before any test's second). The caller runs each fault once
+/// per test binary with every test asking for it, so a pair costs a test's run, not a
+/// binary's.
+pub(crate) const MAX_TRIES: usize = 5_000;
 /// How many calls inside a test's calls are looked at.
 const MAX_CALLS: usize = 10_000;
 
@@ -130,10 +132,10 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
     out
 }
 
-/// Of the faults each test is to be tried with (in test order), those within [`MAX_RUNS`]:
+/// Of the faults each test is to be tried with (in test order), those within [`MAX_TRIES`]:
 /// round by round, each test's next fault.
 pub(crate) fn within_budget(mut per_test: Vec<Vec<Fault>>) -> Vec<Vec<Fault>> {
-    let mut left = MAX_RUNS;
+    let mut left = MAX_TRIES;
     let mut out = vec![Vec::new(); per_test.len()];
     for round in 0..MAX_PER_TEST {
         for (test, faults) in per_test.iter_mut().enumerate() {
@@ -308,7 +310,7 @@ mod tests {
             function: n.into(),
             value: FaultValue::Bool(true),
         };
-        let per_test = vec![vec![f("a"), f("b")]; MAX_RUNS];
+        let per_test = vec![vec![f("a"), f("b")]; MAX_TRIES];
         let kept = within_budget(per_test);
         assert!(kept.iter().all(|t| t == &vec![f("a")]));
         let few = within_budget(vec![vec![f("a"), f("b")], vec![f("c")]]);
