@@ -66,6 +66,7 @@ fn run_with(program: &Program, fault: &Fault, tests: &[Timed]) -> anyhow::Result
     let value = match fault.value {
         FaultValue::Bool(b) => ForcedValue::Bool(b),
         FaultValue::None => ForcedValue::None,
+        FaultValue::Int { forced, .. } => ForcedValue::Int(forced),
     };
     let output = tempfile::NamedTempFile::new()?;
     let options = RecordOptions {

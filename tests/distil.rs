@@ -622,3 +622,51 @@ fn a_fault_only_one_test_detects_on_its_path_keeps_that_test() {
         "matches",
     );
 }
+
+const FIELD_LIB: &str = r#"/// How many characters `n` takes printed.
+fn width(n: u32) -> usize {
+    n.to_string().len()
+}
+
+/// How wide a column printing `n` is: four characters at least.
+pub fn field(n: u32) -> usize {
+    width(n).max(4)
+}
+"#;
+
+const FIELD_MAIN: &str = r#"fn main() {
+    for n in [12, 7, 12345] {
+        println!("{n}: {}", distilled_width::field(n));
+    }
+}
+"#;
+
+#[test]
+fn an_integer_one_off_that_only_one_test_sees_keeps_that_test() {
+    let c = carve_small_crate_distilled(
+        "distilled_width",
+        FIELD_LIB,
+        FIELD_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // The three calls run the same lines to a positive number, inside and out: lines,
+    // outcomes and classes keep the first, 12 (the fifth session's distil did). `width`
+    // answering one more or one less changes only what 12345 gives (the other two are padded
+    // to 4): that test is the one kept.
+    assert!(
+        c.summary
+            .contains("distilled: kept 1 of 3 verified tests (--all keeps every one)"),
+        "{}",
+        c.summary
+    );
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_width.rs")).unwrap();
+    assert!(file.contains("12345u32"), "{file}");
+    assert!(!file.contains("(12u32)"), "{file}");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "n.to_string().len()",
+        "n.to_string().len() + 1",
+        "field",
+    );
+}

@@ -1,6 +1,6 @@
 //! Value faults (issue 27: "every fault it detects"), measured without rebuilding: a function
-//! the test's calls call inside them is made to answer otherwise — the other `bool`, or `None`
-//! where it returned `Some` — by the recorder, which returns the forced value at the
+//! the test's calls call inside them is made to answer otherwise — the other `bool`, `None`
+//! where it returned `Some`, an integer one more or one less — by the recorder, which returns the forced value at the
 //! function's entry instead of running it (as `carve assess` does), and the test is run so.
 //! A test that then fails (or hangs) *detects* the fault. A fault is tried only where every
 //! call of the function inside the test ended alike, so that the one answer forced is the
@@ -35,6 +35,11 @@ pub enum FaultValue {
     Bool(bool),
     /// `None` of an `Option`.
     None,
+    /// An integer one off what every call answered (`answered` ± 1).
+    Int {
+        answered: i64,
+        forced: i64,
+    },
 }
 
 /// One fault: the function (by path, as the recording names it) forced to answer `value`.
@@ -45,12 +50,13 @@ pub struct Fault {
 }
 
 impl Fault {
-    /// `true→false`, `Some→None`: what it answered, and what it is made to answer.
-    pub(crate) fn label(&self) -> &'static str {
+    /// `true→false`, `Some→None`, `3→4`: what it answered, and what it is made to answer.
+    pub(crate) fn label(&self) -> String {
         match self.value {
-            FaultValue::Bool(true) => "false→true",
-            FaultValue::Bool(false) => "true→false",
-            FaultValue::None => "Some→None",
+            FaultValue::Bool(true) => "false→true".to_string(),
+            FaultValue::Bool(false) => "true→false".to_string(),
+            FaultValue::None => "Some→None".to_string(),
+            FaultValue::Int { answered, forced } => format!("{answered}→{forced}"),
         }
     }
 }
@@ -74,7 +80,8 @@ pub(crate) struct Tried {
 
 /// The faults worth trying on a test whose calls (its own, replayed and arranged) are `ran`:
 /// per function called inside them (not one the test calls itself), when every call of it
-/// ended in one outcome that can be turned over (`true`, `false`, `Some`).
+/// ended in one outcome that can be turned over (`true`, `false`, `Some`) or answered one
+/// integer (one more, one less, where the type holds them).
 pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
     let own_functions: BTreeSet<&str> = ran
         .iter()
@@ -101,7 +108,10 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         let Some(path) = calls.paths.get(&call.function).copied() else {
             continue;
         };
-        let outcome = outcome::of(call).unwrap_or_else(|| "unended".to_string());
+        let outcome = match integer(call) {
+            Some((value, ty)) => format!("={value}:{ty}"),
+            None => outcome::of(call).unwrap_or_else(|| "unended".to_string()),
+        };
         let (ended, times) = outcomes.entry(path).or_default();
         ended.insert(outcome);
         *times += 1;
@@ -112,24 +122,76 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         if own_functions.contains(path) || path.contains(['*', '?']) || ended.len() != 1 {
             continue;
         }
-        let value = match ended.first().map(String::as_str) {
-            Some("true") => FaultValue::Bool(false),
-            Some("false") => FaultValue::Bool(true),
-            Some(o) if o == "Some" || o.starts_with("Some(") => FaultValue::None,
-            _ => continue,
+        let values = match ended.first().map(String::as_str) {
+            Some("true") => vec![FaultValue::Bool(false)],
+            Some("false") => vec![FaultValue::Bool(true)],
+            Some(o) if o == "Some" || o.starts_with("Some(") => vec![FaultValue::None],
+            Some(o) => off_by_one(o),
+            None => continue,
         };
-        out.push(Tried {
-            fault: Fault {
-                function: path.to_string(),
-                value,
-            },
-            once: times == 1,
-        });
-        if out.len() == MAX_PER_TEST {
+        for value in values {
+            out.push(Tried {
+                fault: Fault {
+                    function: path.to_string(),
+                    value,
+                },
+                once: times == 1,
+            });
+        }
+        if out.len() >= MAX_PER_TEST {
+            out.truncate(MAX_PER_TEST);
             break;
         }
     }
     out
+}
+
+/// The integer `call` answered, with its type, when it answered one.
+fn integer(call: &Call) -> Option<(i128, &str)> {
+    if !matches!(call.outcome, carve_storage::Outcome::Returned) {
+        return None;
+    }
+    match call.ret.as_ref()? {
+        carve_storage::Value::Int { ty, value } => Some((*value, ty)),
+        carve_storage::Value::Uint { ty, value } => Some((i128::try_from(*value).ok()?, ty)),
+        _ => None,
+    }
+}
+
+/// The faults `answered ± 1` of an `=VALUE:TYPE` answer, those the type holds (the recorder
+/// forces integers of at most 8 bytes).
+fn off_by_one(answer: &str) -> Vec<FaultValue> {
+    let Some((value, ty)) = answer.strip_prefix('=').and_then(|a| a.split_once(':')) else {
+        return Vec::new();
+    };
+    let (Ok(value), Some((min, max))) = (value.parse::<i128>(), bounds(ty)) else {
+        return Vec::new();
+    };
+    let Ok(answered) = i64::try_from(value) else {
+        return Vec::new();
+    };
+    [value + 1, value - 1]
+        .into_iter()
+        .filter(|v| (min..=max).contains(v))
+        .filter_map(|v| i64::try_from(v).ok())
+        .map(|forced| FaultValue::Int { answered, forced })
+        .collect()
+}
+
+/// The smallest and largest value of an integer type of at most 8 bytes.
+fn bounds(ty: &str) -> Option<(i128, i128)> {
+    let bits = match ty {
+        "i8" | "u8" => 8,
+        "i16" | "u16" => 16,
+        "i32" | "u32" => 32,
+        "i64" | "u64" | "isize" | "usize" => 64,
+        _ => return None,
+    };
+    Some(if ty.starts_with('i') {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    })
 }
 
 /// Of the faults each test is to be tried with (in test order), those within [`MAX_TRIES`]:
@@ -174,7 +236,7 @@ pub(crate) fn goals(
             })
             .collect();
         if on.is_empty() {
-            out.insert((fault.function.clone(), fault.label().to_string()));
+            out.insert((fault.function.clone(), fault.label()));
         }
         for (file, line) in on {
             let at = format!("{file}:{line} {}", fault.label());
@@ -267,6 +329,23 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn an_integer_every_call_answered_is_tried_one_more_and_one_less_where_its_type_holds_them() {
+        let int = |answered, forced| FaultValue::Int { answered, forced };
+        assert_eq!(off_by_one("=3:u32"), vec![int(3, 4), int(3, 2)]);
+        assert_eq!(off_by_one("=255:u8"), vec![int(255, 254)]);
+        assert_eq!(off_by_one("=0:usize"), vec![int(0, 1)]);
+        assert_eq!(off_by_one("=-128:i8"), vec![int(-128, -127)]);
+        // The recorder forces integers of at most 8 bytes; "returned" is no integer.
+        assert!(off_by_one("=3:u128").is_empty());
+        assert!(off_by_one("returned").is_empty());
+        let fault = Fault {
+            function: "p::width".into(),
+            value: int(3, 4),
+        };
+        assert_eq!(fault.label(), "3→4");
     }
 
     #[test]
