@@ -37,6 +37,7 @@ pub(crate) fn detected(
             // The test running when the binary was killed or crashed: it detects the fault.
             let running = carve_assess::running_test(&output);
             let mut unknown = Vec::new();
+            let asked_now = left.len();
             for (test, limit) in left {
                 let failed = match results.get(&test) {
                     Some(passed) => !passed,
@@ -51,7 +52,7 @@ pub(crate) fn detected(
                 }
             }
             // Nothing told apart (the binary ran none of them): stop rather than loop.
-            if running.is_none() && unknown.len() == tests.len() {
+            if running.is_none() && unknown.len() == asked_now {
                 break;
             }
             left = unknown;

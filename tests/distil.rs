@@ -670,3 +670,58 @@ fn an_integer_one_off_that_only_one_test_sees_keeps_that_test() {
         "field",
     );
 }
+
+const COUNTDOWN_LIB: &str = r#"/// Whether a countdown is over.
+fn finished(left: u32) -> bool {
+    left == 0
+}
+
+/// How many steps a countdown from `n` takes.
+pub fn countdown(n: u32) -> u32 {
+    let mut left = n;
+    let mut taken = 0u32;
+    while !finished(left) {
+        left = left.wrapping_sub(1);
+        taken = taken.wrapping_add(1);
+    }
+    taken
+}
+
+/// Whether a countdown from `n` is over before it starts.
+pub fn over(n: u32) -> bool {
+    finished(n)
+}
+"#;
+
+const COUNTDOWN_MAIN: &str = r#"fn main() {
+    println!("{}", distilled_hang::countdown(0));
+    println!("{}", distilled_hang::over(0));
+}
+"#;
+
+#[test]
+fn a_test_a_fault_makes_hang_detects_it_and_the_tests_after_it_are_run_again() {
+    let c = carve_small_crate_distilled(
+        "distilled_hang",
+        COUNTDOWN_LIB,
+        COUNTDOWN_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // Both tests ask for `finished` made `false`: one run of the test binary with both named.
+    // countdown's test (first by name) then never ends: it is killed past its limit and
+    // detects the fault; over's test, not run yet, runs again on its own and fails.
+    let line = c
+        .summary
+        .lines()
+        .find(|l| l.starts_with("distilled:"))
+        .unwrap_or_else(|| panic!("{}", c.summary));
+    assert!(line.contains("kept 2 of 2 verified tests"), "{line}");
+    assert!(line.contains("; 2 runs)"), "{line}");
+    let at = line
+        .find("they detect ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let words: Vec<&str> = line[at..].split_whitespace().collect();
+    assert_eq!(words[2], words[5], "{line}");
+    assert_ne!(words[2], "0", "{line}");
+}

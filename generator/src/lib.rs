@@ -112,6 +112,7 @@ pub fn generate(trace: &Trace, opts: &GenerateOptions) -> Result<Report, Generat
             over_max: &BTreeMap::new(),
             rows: &[],
             threads: &BTreeMap::new(),
+            stand_ins: &BTreeMap::new(),
         },
         opts,
     )
@@ -133,6 +134,7 @@ pub fn generate_grouped(
             over_max: &grouped.over_max_per_function,
             rows: &grouped.rows,
             threads: &grouped.threads,
+            stand_ins: &grouped.stand_ins,
         },
         opts,
     )
@@ -275,6 +277,12 @@ fn distil_verified(
         if let Some(parent) = call.parent {
             children.entry(parent.0).or_default().push(call);
         }
+    }
+    // A call dropped past its function's cap, equal to one kept under another parent, ran
+    // inside its own parent all the same: its representative stands in for it there.
+    for (parent, reps) in run.rec.stand_ins {
+        let under = children.entry(parent.0).or_default();
+        under.extend(reps.iter().filter_map(|r| calls.get(&r.0)).copied());
     }
     // In start order, so that a test over the classing cap weighs the same calls every time.
     for calls in children.values_mut() {

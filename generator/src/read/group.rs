@@ -170,6 +170,10 @@ pub struct GroupedTrace {
     /// The run's thread names by thread id, when the reader gives them (libtest names each
     /// test's thread after the test: carved tests say which test their call came from).
     pub threads: BTreeMap<i32, String>,
+    /// Parent → the representatives of the calls dropped from under it past the cap (each
+    /// equal to its representative, which ran under another parent): what ran inside the
+    /// parent, for distilling's classes and faults.
+    pub stand_ins: BTreeMap<CallId, Vec<CallId>>,
 }
 
 impl GroupedTrace {
@@ -181,6 +185,7 @@ impl GroupedTrace {
             over_max_per_function: BTreeMap::new(),
             rows: Vec::new(),
             threads: BTreeMap::new(),
+            stand_ins: BTreeMap::new(),
         }
     }
 
@@ -248,6 +253,7 @@ pub struct Grouper {
     /// The first root of each key (roots are siblings too).
     roots: HashMap<u128, CallId>,
     equivalent: BTreeMap<CallId, Vec<CallId>>,
+    stand_ins: BTreeMap<CallId, Vec<CallId>>,
     /// False once the calls stopped nesting: nothing more is dropped.
     grouping: bool,
     /// At most this many distinct calls per function are kept for planning (`None`: all).
@@ -284,6 +290,7 @@ impl Grouper {
             open: HashMap::new(),
             roots: HashMap::new(),
             equivalent: BTreeMap::new(),
+            stand_ins: BTreeMap::new(),
             grouping: true,
             max_per_function: None,
             distinct: HashMap::new(),
@@ -360,6 +367,7 @@ impl Grouper {
             over_max_per_function: self.over_max_per_function,
             rows: self.rows.into_values().collect(),
             threads: BTreeMap::new(),
+            stand_ins: self.stand_ins,
         }
     }
 
@@ -369,6 +377,7 @@ impl Grouper {
     fn close(&mut self, thread: i32) {
         let stack = self.open.get_mut(&thread).expect("an open call to close");
         let done = stack.pop().expect("an open call to close");
+        let parent_id = stack.last().map(|p| p.id);
         let call = &self.kept[&done.id];
         let key = key(call, done.kids);
         let function = call.function;
@@ -406,6 +415,9 @@ impl Grouper {
                         let list = self.equivalent.entry(rep).or_default();
                         list.push(done.id);
                         list.append(&mut theirs);
+                        if let Some(parent) = parent_id {
+                            self.stand_ins.entry(parent).or_default().push(rep);
+                        }
                     } else {
                         *self.over_max_per_function.entry(function).or_default() +=
                             1 + theirs.len();
@@ -559,6 +571,8 @@ pub(crate) struct Recording<'t> {
     pub(crate) over_max: &'t BTreeMap<FunctionId, usize>,
     pub(crate) rows: &'t [Call],
     pub(crate) threads: &'t BTreeMap<i32, String>,
+    /// See [`GroupedTrace::stand_ins`].
+    pub(crate) stand_ins: &'t BTreeMap<CallId, Vec<CallId>>,
 }
 
 #[cfg(test)]

@@ -217,6 +217,8 @@ fn past_the_cap_rows_are_kept_up_to_ten_times_it_and_the_rest_counted() {
     let rows: Vec<u64> = t.rows.iter().map(|c| c.id.0).collect();
     assert_eq!(rows, (3..13).collect::<Vec<u64>>());
     assert_eq!(t.equivalent[&CallId(5)], [CallId(21)]);
+    // 21 ran under 20, not under 5's parent: 5 stands in for it there.
+    assert_eq!(t.stand_ins, BTreeMap::from([(CallId(20), vec![CallId(5)])]));
     assert_eq!(
         t.over_max_per_function,
         BTreeMap::from([(FunctionId(1), 5)])
