@@ -59,6 +59,19 @@ fn tests_in(dir: &std::path::Path) -> usize {
         .sum()
 }
 
+/// "they detect N of the M faults" from `summary`'s `distilled:` line: (N, M).
+fn faults_detected(summary: &str) -> (usize, usize) {
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("distilled:"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    let at = line
+        .find("they detect ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let words: Vec<&str> = line[at..].split_whitespace().collect();
+    (words[2].parse().unwrap(), words[5].parse().unwrap())
+}
+
 /// "… reach N of the M lines …" from the line of `summary` starting with `start`: (N, M).
 fn reach(summary: &str, start: &str) -> (usize, usize) {
     let line = summary
@@ -599,19 +612,8 @@ fn a_fault_only_one_test_detects_on_its_path_keeps_that_test() {
     // fifth session's distil did). Made to answer `true` there, `in_range` changes only what
     // "zed.txt" gives (it is a `.txt`): that fault, on the folding lines, keeps "zed.txt" — the
     // one input that sees a `&&` made `||` there.
-    let line = c
-        .summary
-        .lines()
-        .find(|l| l.starts_with("distilled:"))
-        .unwrap_or_else(|| panic!("{}", c.summary));
-    let (kept, all) = {
-        let at = line
-            .find("they detect ")
-            .unwrap_or_else(|| panic!("{line}"));
-        let words: Vec<&str> = line[at..].split_whitespace().collect();
-        (words[2].to_string(), words[5].to_string())
-    };
-    assert_eq!(kept, all, "{line}");
+    let (kept, all) = faults_detected(&c.summary);
+    assert_eq!(kept, all, "{}", c.summary);
     let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_faults.rs")).unwrap();
     assert!(file.contains("\"zed.txt\""), "{file}");
     assert!(!file.contains("\"main.rs\""), "{file}");
@@ -711,17 +713,13 @@ fn a_test_a_fault_makes_hang_detects_it_and_the_tests_after_it_are_run_again() {
     // Both tests ask for `finished` made `false`: one run of the test binary with both named.
     // countdown's test (first by name) then never ends: it is killed past its limit and
     // detects the fault; over's test, not run yet, runs again on its own and fails.
-    let line = c
-        .summary
-        .lines()
-        .find(|l| l.starts_with("distilled:"))
-        .unwrap_or_else(|| panic!("{}", c.summary));
-    assert!(line.contains("kept 2 of 2 verified tests"), "{line}");
-    assert!(line.contains("; 2 runs)"), "{line}");
-    let at = line
-        .find("they detect ")
-        .unwrap_or_else(|| panic!("{line}"));
-    let words: Vec<&str> = line[at..].split_whitespace().collect();
-    assert_eq!(words[2], words[5], "{line}");
-    assert_ne!(words[2], "0", "{line}");
+    assert!(
+        c.summary.contains("kept 2 of 2 verified tests"),
+        "{}",
+        c.summary
+    );
+    assert!(c.summary.contains("; 2 runs)"), "{}", c.summary);
+    let (kept, all) = faults_detected(&c.summary);
+    assert_eq!(kept, all, "{}", c.summary);
+    assert_ne!(kept, 0, "{}", c.summary);
 }

@@ -397,17 +397,24 @@ impl Value {
         }
     }
 
+    /// True for `()`, a `bool`, a number or a `char`.
+    pub fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Unit
+                | Value::Bool { .. }
+                | Value::Int { .. }
+                | Value::Uint { .. }
+                | Value::Float { .. }
+                | Value::Char { .. }
+        )
+    }
+
     /// True for the scalar and string values that issue #2's generator turns into literals.
     pub fn is_scalar_or_string(&self) -> bool {
         match self {
-            Value::Unit
-            | Value::Bool { .. }
-            | Value::Int { .. }
-            | Value::Uint { .. }
-            | Value::Float { .. }
-            | Value::Char { .. } => true,
             Value::Str { truncated, .. } => !truncated,
-            _ => false,
+            other => other.is_scalar(),
         }
     }
 }

@@ -142,16 +142,7 @@ fn without_values(call: &mut Call) {
 /// kept: distilling reads what the calls inside a test answered (`distil/outcome.rs`,
 /// `classes.rs`, `faults.rs`: a private `in_range` answering `false`).
 fn is_scalar(v: &Value) -> bool {
-    match v {
-        Value::Unit
-        | Value::Bool { .. }
-        | Value::Int { .. }
-        | Value::Uint { .. }
-        | Value::Float { .. }
-        | Value::Char { .. } => true,
-        Value::Enum { fields, .. } => fields.is_empty(),
-        _ => false,
-    }
+    v.is_scalar() || matches!(v, Value::Enum { fields, .. } if fields.is_empty())
 }
 
 /// A trace with equivalent calls grouped: the calls kept, and for each representative the
