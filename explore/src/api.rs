@@ -215,6 +215,45 @@ pub fn recorded_functions(trace: &Trace) -> (BTreeSet<String>, BTreeSet<String>)
     (called, touching)
 }
 
+/// Why the run reached no function explore can match to the crate's API, when it reached
+/// some of the crate's: methods of a generic type (recorded with its parameters,
+/// `lru::LruCache<K,V,S>::put`) and methods of the crate's traits on other types
+/// (`<str as unicode_width::UnicodeWidthStr>::width`), which explore does not call yet.
+pub fn why_none_matched(called: &BTreeSet<String>, krate: &str) -> Option<String> {
+    let prefix = format!("{krate}::");
+    let owned = |p: &&String| p.starts_with(&prefix) && !p.contains("{{closure}}");
+    let generic: Vec<&String> = called
+        .iter()
+        .filter(owned)
+        .filter(|p| {
+            p.rsplit_once("::")
+                .is_some_and(|(owner, _)| owner.ends_with('>'))
+        })
+        .collect();
+    let traits: Vec<&String> = called
+        .iter()
+        .filter(|p| p.starts_with('<') && p.contains(&format!(" as {prefix}")))
+        .collect();
+    let name = |what: &str, paths: &[&String]| {
+        let s = if paths.len() == 1 { "" } else { "s" };
+        let first = paths.first()?;
+        Some(format!("{} method{s} {what} (`{first}`…)", paths.len()))
+    };
+    let parts: Vec<String> = [
+        name("of generic types", &generic),
+        name("of its traits on other types", &traits),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "the run reached {}, which explore does not call yet",
+            parts.join(" and ")
+        )
+    })
+}
+
 /// The explorable calls of `api` among the functions `trace` reached.
 pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     let (called, touching) = recorded_functions(trace);
@@ -742,6 +781,35 @@ fn ret_form(ty: &syn::Type) -> Ret {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_run_that_reached_only_generic_types_methods_and_trait_methods_says_so() {
+        let called: BTreeSet<String> = [
+            "lru::LruCache<K,V,S>::put",
+            "lru::LruCache<K,V,S>::put::{{closure}}",
+            "lru::LruCache<K,V>::new",
+            "<str as unicode_width::UnicodeWidthStr>::width",
+            "core::fmt::write",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            super::why_none_matched(&called, "lru").as_deref(),
+            Some(
+                "the run reached 2 methods of generic types (`lru::LruCache<K,V,S>::put`…), \
+                 which explore does not call yet"
+            )
+        );
+        assert_eq!(
+            super::why_none_matched(&called, "unicode_width").as_deref(),
+            Some(
+                "the run reached 1 method of its traits on other types (`<str as \
+                 unicode_width::UnicodeWidthStr>::width`…), which explore does not call yet"
+            )
+        );
+        assert_eq!(super::why_none_matched(&called, "hex"), None);
+    }
+
     use super::*;
 
     fn kind(src: &str) -> Option<(PoolKind, Pass)> {

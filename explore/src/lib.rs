@@ -190,7 +190,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     let api = crate_api(trace, &opts.crate_dir)?;
     let ex = api::explorable(&api, trace);
     if ex.callables.is_empty() {
-        return Err(nothing(&ex, "the run reached none of its public functions"));
+        return Err(nothing_reached(trace, &ex));
     }
     let pools = pools_for(trace, &ex, &api);
     let started = Instant::now();
@@ -352,6 +352,17 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         .collect();
     let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
     pools::from_trace(trace, &public, &kinds).seeded(&dictionary)
+}
+
+/// No explorable call: why, when the run reached functions of the crate explore cannot match
+/// to its API (see [`api::why_none_matched`]).
+fn nothing_reached(trace: &Trace, ex: &Explorable) -> ExploreError {
+    let (called, _) = api::recorded_functions(trace);
+    let why = match api::why_none_matched(&called, &ex.crate_name) {
+        Some(why) if ex.left_out.is_empty() => why,
+        _ => "the run reached none of its public functions".to_string(),
+    };
+    nothing(ex, &why)
 }
 
 fn nothing(ex: &Explorable, why: &str) -> ExploreError {
