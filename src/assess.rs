@@ -927,7 +927,8 @@ fn run_transformed(
             Vec::new(),
             Some((at, value.clone())),
             Some(timeout),
-            &mut Discard,
+            // The transformed runs need only the exit.
+            &mut (),
             output,
             None,
             true,
@@ -975,13 +976,6 @@ fn run_as_is(
         None,
     )?;
     Ok((ran, observer))
-}
-
-/// A sink that keeps nothing (the transformed runs need only the exit).
-struct Discard;
-
-impl TraceSink for Discard {
-    fn record(&mut self, _: TraceEvent) {}
 }
 
 /// Hands every event to `first` and, when there is one, to a trace's writer; with `runaway`,

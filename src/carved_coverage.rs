@@ -194,6 +194,8 @@ fn measure_each_test(
         let tests = files.iter().filter(|f| &f.target == target);
         let with_faults = tests.flat_map(|f| f.tests.iter().zip(&f.faults));
         let mut asked: BTreeMap<Fault, Vec<fault_runs::Timed>> = BTreeMap::new();
+        // Whose lines they are is the binary's: read from its first measured run.
+        let mut placed = false;
         for (test, faults) in with_faults {
             let args: Vec<OsString> =
                 vec![test.into(), "--exact".into(), "--test-threads=1".into()];
@@ -210,9 +212,12 @@ fn measure_each_test(
                 let tests = asked.entry(fault.clone()).or_default();
                 tests.push((test.clone(), limit));
             }
-            for ((file, line), function) in &sink.functions {
-                let paths = out.functions.entry((names.of(file), *line)).or_default();
-                paths.extend(function.iter().cloned());
+            if !placed {
+                for ((file, line), function) in sink.functions() {
+                    let paths = out.functions.entry((names.of(&file), line)).or_default();
+                    paths.extend(function);
+                }
+                placed = true;
             }
             let lines = sink.reached.into_iter();
             let lines = lines.map(|(file, line)| (names.of(&file), line)).collect();
@@ -325,12 +330,26 @@ fn record_lines_of(
 /// ended, nothing else.
 #[derive(Default)]
 struct LinesReached {
-    code: HashMap<LineId, (String, u32)>,
+    /// Each line with code: its file, line and function.
+    code: HashMap<LineId, (String, u32, FunctionId)>,
     reached: BTreeSet<(String, u32)>,
     paths: HashMap<FunctionId, String>,
-    /// The paths of the functions each line with code belongs to.
-    functions: BTreeMap<(String, u32), BTreeSet<String>>,
     exit: Option<ProcessExit>,
+}
+
+impl LinesReached {
+    /// The paths of the functions each line with code belongs to (the same for every run of
+    /// one binary).
+    fn functions(&self) -> BTreeMap<(String, u32), BTreeSet<String>> {
+        let mut out: BTreeMap<(String, u32), BTreeSet<String>> = BTreeMap::new();
+        for (file, line, function) in self.code.values() {
+            if let Some(path) = self.paths.get(function) {
+                let at = (file.clone(), *line);
+                out.entry(at).or_default().insert(path.clone());
+            }
+        }
+        out
+    }
 }
 
 impl TraceSink for LinesReached {
@@ -341,17 +360,15 @@ impl TraceSink for LinesReached {
                     .extend(functions.into_iter().map(|f| (f.id, f.path)));
             }
             TraceEvent::CodeLines(lines) => {
-                for l in lines {
-                    if let Some(path) = self.paths.get(&l.function) {
-                        let at = (l.file.clone(), l.line);
-                        self.functions.entry(at).or_default().insert(path.clone());
-                    }
-                    self.code.insert(l.id, (l.file, l.line));
-                }
+                self.code.extend(
+                    lines
+                        .into_iter()
+                        .map(|l| (l.id, (l.file, l.line, l.function))),
+                );
             }
             TraceEvent::LineReached { line, .. } => {
-                if let Some(at) = self.code.get(&line) {
-                    self.reached.insert(at.clone());
+                if let Some((file, line, _)) = self.code.get(&line) {
+                    self.reached.insert((file.clone(), *line));
                 }
             }
             TraceEvent::RunEnded(end) => self.exit = Some(end.exit),

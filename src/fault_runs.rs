@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use carve_generator::{libtest, Fault, FaultValue};
 use carve_recorder::{ForcedValue, Program, RecordOptions, Recording, Selection};
-use carve_storage::{TraceEvent, TraceSink};
 
 /// A test to run with a fault, and how long it may run before it counts as hung.
 pub(crate) type Timed = (String, Duration);
@@ -108,7 +107,8 @@ fn run_with(program: &Program, fault: &Fault, tests: &[Timed]) -> anyhow::Result
             }
         }
     });
-    let ran = recording.run(&mut Discard);
+    // A fault's run is judged by what libtest printed, not by what it records.
+    let ran = recording.run(&mut ());
     let _ = done.send(());
     let _ = watchdog.join();
     let text = std::fs::read_to_string(output.path())?;
@@ -122,10 +122,3 @@ fn run_with(program: &Program, fault: &Fault, tests: &[Timed]) -> anyhow::Result
 
 /// How often the watchdog looks at which test is running.
 const POLL: Duration = Duration::from_millis(50);
-
-/// A sink that keeps nothing: a fault's run is judged by what libtest printed.
-struct Discard;
-
-impl TraceSink for Discard {
-    fn record(&mut self, _: TraceEvent) {}
-}

@@ -59,6 +59,18 @@ fn tests_in(dir: &std::path::Path) -> usize {
         .sum()
 }
 
+/// The carved file of the small crate `c` (`tests/carved_NAME.rs`).
+fn carved(c: &SmallCrate) -> String {
+    let name = c.dir.file_name().unwrap().to_string_lossy();
+    std::fs::read_to_string(c.dir.join(format!("tests/carved_{name}.rs"))).unwrap()
+}
+
+/// That `summary` says distilling kept `kept` of `of` verified tests.
+fn assert_kept(summary: &str, kept: usize, of: usize) {
+    let line = format!("distilled: kept {kept} of {of} verified tests (--all keeps every one)");
+    assert!(summary.contains(&line), "{summary}");
+}
+
 /// "they detect N of the M faults" from `summary`'s `distilled:` line: (N, M).
 fn faults_detected(summary: &str) -> (usize, usize) {
     let line = summary
@@ -92,12 +104,7 @@ fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_c
     // 12 calls of postage and 4 of is_heavy, each its own verified test. Kept: postage's small
     // parcel and large parcel (two paths to `Ok`) and its two errors, is_heavy's `true` and
     // `false`; five outcomes in all.
-    assert!(
-        c.summary
-            .contains("distilled: kept 6 of 16 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
+    assert_kept(&c.summary, 6, 16);
     // The kept tests of one function are one call with other arguments and results: each
     // function's become one table test, a row per kept test.
     assert!(
@@ -107,7 +114,7 @@ fn the_distilled_suite_keeps_one_test_per_path_and_outcome_and_still_catches_a_c
         c.summary
     );
     assert_eq!(tests_in(&c.dir), 2, "{}", c.summary);
-    let carved = std::fs::read_to_string(c.dir.join("tests/carved_distilled.rs")).unwrap();
+    let carved = carved(&c);
     assert_carved(
         &carved,
         &c.summary,
@@ -182,12 +189,7 @@ fn a_zero_returned_inside_a_call_keeps_the_test_that_tells_a_mutant_apart() {
     // a zero quotient (42, 57), a zero rest (200) or neither (301): the two tests that give
     // each number of its pair both classes are kept (with the text not empty and the helper
     // returning: six classes).
-    assert!(
-        c.summary
-            .contains("distilled: kept 2 of 4 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
+    assert_kept(&c.summary, 2, 4);
     assert!(
         c.summary.contains("and 6 of the 6 value classes"),
         "{}",
@@ -267,16 +269,11 @@ fn a_counter_moved_inside_a_call_counts_only_where_the_test_can_see_it() {
     // nothing of its test compares. Of the two `word` calls inside it, the test of the one that
     // crosses the newline checks `line` after: it is kept for that, and a change in how lines
     // are counted fails it.
-    assert!(
-        c.summary
-            .contains("distilled: kept 3 of 4 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
+    assert_kept(&c.summary, 3, 4);
     // The counts are of the tests the files hold: those kept, of which those of `word` are on
     // a method.
     let written = tests_in(&c.dir);
-    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_seen.rs")).unwrap();
+    let file = carved(&c);
     let on_methods = file.matches("fn word_").count();
     assert!(
         c.summary.contains(&format!("tests written: {written} "))
@@ -330,12 +327,7 @@ fn a_variant_inside_a_value_keeps_the_test_that_reached_it() {
     );
     // Every call runs the same lines to the same outcome, a text; inside, `kind_of` returns
     // `Small` for 3 and 5, `Big` for 12: the test of 12 is kept for its variant.
-    assert!(
-        c.summary
-            .contains("distilled: kept 2 of 3 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
+    assert_kept(&c.summary, 2, 3);
     // A change that only `Big` shows fails the kept tests.
     assert_pass_then_fail_after(
         &c.dir,
@@ -383,12 +375,7 @@ fn an_input_exactly_at_a_constant_of_the_crate_keeps_its_test() {
     );
     // 1000 runs every line 100 runs, to the same outcome and classes; 100 is `LIMIT`, the
     // only input that tells `n < LIMIT` from `n <= LIMIT`: its test is kept too.
-    assert!(
-        c.summary
-            .contains("distilled: kept 3 of 3 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
+    assert_kept(&c.summary, 3, 3);
     assert_pass_then_fail_after(&c.dir, "n < LIMIT", "n <= LIMIT", "describe_recorded_cases");
 }
 
@@ -439,7 +426,7 @@ fn tests_that_take_the_first_steps_of_a_longer_one_are_checked_inside_it() {
     // `total` after two `add`s, `undo` after three, `largest` after `undo`: one tally's life.
     // The longest arrangement takes the others in, each call checked where it makes it.
     assert!(c.summary.contains("1 of them stories"), "{}", c.summary);
-    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_story.rs")).unwrap();
+    let file = carved(&c);
     let story = file
         .split("#[test]")
         .find(|t| t.contains("fn tally_steps_to_largest()"))
@@ -485,13 +472,8 @@ fn a_kind_of_character_only_one_input_holds_keeps_its_test() {
     // The three calls run the same lines to a positive number; only "cost $5" holds a `$`
     // (and a digit, and whitespace, as "beta gamma" does): its test is the one kept, not the
     // first ("alpha"), and it sees a change in which character is escaped.
-    assert!(
-        c.summary
-            .contains("distilled: kept 1 of 3 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
-    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_chars.rs")).unwrap();
+    assert_kept(&c.summary, 1, 3);
+    let file = carved(&c);
     assert!(file.contains("\"cost $5\""), "{file}");
     assert_pass_then_fail_after(&c.dir, "b == b'$'", "b == b'#'", "escaped_len");
 }
@@ -542,7 +524,7 @@ fn a_call_with_no_step_before_it_is_a_row_of_the_calls_after_some() {
     );
     // `next()` on the fresh iterator (a word) and after two steps (none): one table whose
     // count column holds 0.
-    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_words.rs")).unwrap();
+    let file = carved(&c);
     assert!(file.contains("for _ in 0..case.0"), "{file}");
     assert!(
         file.contains("(0usize, Some(String::from(\"one\")))"),
@@ -614,7 +596,7 @@ fn a_fault_only_one_test_detects_on_its_path_keeps_that_test() {
     // one input that sees a `&&` made `||` there.
     let (kept, all) = faults_detected(&c.summary);
     assert_eq!(kept, all, "{}", c.summary);
-    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_faults.rs")).unwrap();
+    let file = carved(&c);
     assert!(file.contains("\"zed.txt\""), "{file}");
     assert!(!file.contains("\"main.rs\""), "{file}");
     assert_pass_then_fail_after(
@@ -656,13 +638,8 @@ fn an_integer_one_off_that_only_one_test_sees_keeps_that_test() {
     // outcomes and classes keep the first, 12 (the fifth session's distil did). `width`
     // answering one more or one less changes only what 12345 gives (the other two are padded
     // to 4): that test is the one kept.
-    assert!(
-        c.summary
-            .contains("distilled: kept 1 of 3 verified tests (--all keeps every one)"),
-        "{}",
-        c.summary
-    );
-    let file = std::fs::read_to_string(c.dir.join("tests/carved_distilled_width.rs")).unwrap();
+    assert_kept(&c.summary, 1, 3);
+    let file = carved(&c);
     assert!(file.contains("12345u32"), "{file}");
     assert!(!file.contains("(12u32)"), "{file}");
     assert_pass_then_fail_after(

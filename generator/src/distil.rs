@@ -206,7 +206,19 @@ pub(crate) fn distil(
     if verified_tests == 0 {
         return Ok(Distilled::default());
     }
-    let request = request(plan, inputs);
+    // The faults worth trying on each test, in plan order: asked for, then made goals.
+    let calls = faults::Calls {
+        by_id: &inputs.calls,
+        children: &inputs.children,
+        paths: &inputs.paths,
+    };
+    let tried: Vec<Vec<faults::Tried>> = plan
+        .files
+        .iter()
+        .flat_map(|f| &f.tests)
+        .map(|t| faults::to_try(&calls, &ran(t)))
+        .collect();
+    let request = request(plan, &tried);
     let measured = match (distil.0)(inputs.crate_dir, &request) {
         Ok(m) => m,
         Err(why) => return Ok(not_distilled(why)),
@@ -223,7 +235,7 @@ pub(crate) fn distil(
                 .to_string(),
         ));
     }
-    let candidates = candidates(plan, inputs, &measured);
+    let candidates = candidates(plan, inputs, &measured, &tried);
     let kept = select::select(&candidates);
     let verified = select::reached(&candidates, None);
     let reached = select::reached(&candidates, Some(&kept));
@@ -366,17 +378,11 @@ fn target(file: &FilePlan) -> String {
 }
 
 /// What to measure of the plan's tests: each file's, with the faults each test is to be run
-/// with (`faults.rs`), within the runs a suite may take.
-fn request(plan: &Plan, inputs: &Inputs) -> Vec<TestsToMeasure> {
-    let calls = fault_calls(inputs);
-    let per_test = plan
-        .files
+/// with (`tried`, in plan order), within the tries a suite may take.
+fn request(plan: &Plan, tried: &[Vec<faults::Tried>]) -> Vec<TestsToMeasure> {
+    let per_test = tried
         .iter()
-        .flat_map(|f| &f.tests)
-        .map(|t| {
-            let tried = faults::to_try(&calls, &ran(t));
-            tried.into_iter().map(|t| t.fault).collect()
-        })
+        .map(|t| t.iter().map(|t| t.fault.clone()).collect())
         .collect();
     let mut faults = faults::within_budget(per_test).into_iter();
     plan.files
@@ -387,15 +393,6 @@ fn request(plan: &Plan, inputs: &Inputs) -> Vec<TestsToMeasure> {
             faults: faults.by_ref().take(f.tests.len()).collect(),
         })
         .collect()
-}
-
-/// The recorded calls as `faults.rs` reads them.
-fn fault_calls<'a, 'c>(inputs: &'a Inputs<'c>) -> faults::Calls<'a, 'c> {
-    faults::Calls {
-        by_id: &inputs.calls,
-        children: &inputs.children,
-        paths: &inputs.paths,
-    }
 }
 
 /// The recorded calls a test makes: its own, and those its arrange steps make again
@@ -411,12 +408,20 @@ fn ran(t: &crate::plan::model::TestPlan) -> Vec<u64> {
         .collect()
 }
 
-/// Every test of the plan, in order, as the selection rule weighs it.
-fn candidates(plan: &Plan, inputs: &Inputs, measured: &Measured) -> Vec<Candidate> {
+/// Every test of the plan, in order, as the selection rule weighs it; `tried`, the faults
+/// each was asked to run with.
+fn candidates(
+    plan: &Plan,
+    inputs: &Inputs,
+    measured: &Measured,
+    tried: &[Vec<faults::Tried>],
+) -> Vec<Candidate> {
     let mut out = Vec::new();
+    let mut tried = tried.iter();
     for file in &plan.files {
         let target = target(file);
         for t in &file.tests {
+            let tried = tried.next().map_or(&[][..], Vec::as_slice);
             let key = (target.clone(), t.name.clone());
             let lines: Option<BTreeSet<(String, u32)>> = measured.lines.get(&key).map(|lines| {
                 lines
@@ -445,7 +450,6 @@ fn candidates(plan: &Plan, inputs: &Inputs, measured: &Measured) -> Vec<Candidat
             let classes = value_classes(inputs, &ran(t), &t.calls);
             let faults = match (measured.detected.get(&key), &lines) {
                 (Some(detected), Some(lines)) => {
-                    let tried = faults::to_try(&fault_calls(inputs), &ran(t));
                     let once = tried.iter().filter(|t| t.once);
                     let once = once.map(|t| t.fault.function.as_str()).collect();
                     faults::goals(detected, &once, lines, &measured.functions)

@@ -555,13 +555,6 @@ impl Drop for Recording {
     }
 }
 
-/// A sink for the processes carve follows without recording them.
-struct NullSink;
-
-impl TraceSink for NullSink {
-    fn record(&mut self, _: TraceEvent) {}
-}
-
 /// One program as loaded into one process, ready to trace: what DWARF says about its selected
 /// functions, where they are, and the full names its tests may have. Shared (read-only) with
 /// the forked children that inherit its breakpoints.
@@ -968,7 +961,8 @@ fn drive<'scope, 'env>(
                 Err(e) => return lost(e, calls),
             }
         };
-        let mut null = NullSink;
+        // The processes carve follows without recording them.
+        let mut null = ();
         let mut follow = |forked: tracer::Forked| -> bool { adopt(scope, d, &img, forked) };
         let sink_ref: &mut dyn TraceSink = match sink.as_mut() {
             Some(s) => &mut **s,

@@ -6,16 +6,9 @@
 use std::process::Command;
 
 use carve_recorder::{ForcedValue, Program, RecordOptions, Recording};
-use carve_storage::{TraceEvent, TraceSink};
 use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
-
-struct Discard;
-
-impl TraceSink for Discard {
-    fn record(&mut self, _: TraceEvent) {}
-}
 
 #[test]
 fn a_recording_refused_before_the_program_runs_kills_the_program() {
@@ -41,7 +34,7 @@ fn a_recording_refused_before_the_program_runs_kills_the_program() {
     };
     let recording = Recording::spawn(Program::load(&exe).unwrap(), &[], options).unwrap();
     let pid = Pid::from_raw(recording.pid());
-    let refused = recording.run(&mut Discard).unwrap_err();
+    let refused = recording.run(&mut ()).unwrap_err();
     assert!(refused.to_string().contains("answer"), "{refused}");
     assert_eq!(
         kill(pid, None),

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use carve_storage::{Call, FunctionId};
 
 use super::outcome;
+use crate::read::types::Prim;
 
 /// The recorded calls, as distilling holds them: by id, the calls inside each, and each
 /// function's path.
@@ -88,7 +89,7 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         .filter_map(|id| calls.by_id.get(id))
         .filter_map(|c| calls.paths.get(&c.function).copied())
         .collect();
-    let mut outcomes: BTreeMap<&str, (BTreeSet<String>, usize)> = BTreeMap::new();
+    let mut outcomes: BTreeMap<&str, (BTreeSet<Answer>, usize)> = BTreeMap::new();
     let mut todo: Vec<&Call> = ran
         .iter()
         .filter_map(|id| calls.by_id.get(id))
@@ -108,12 +109,12 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         let Some(path) = calls.paths.get(&call.function).copied() else {
             continue;
         };
-        let outcome = match integer(call) {
-            Some((value, ty)) => format!("={value}:{ty}"),
-            None => outcome::of(call).unwrap_or_else(|| "unended".to_string()),
+        let answer = match integer(call) {
+            Some((value, ty)) => Answer::Integer(value, ty),
+            None => Answer::Outcome(outcome::of(call)),
         };
         let (ended, times) = outcomes.entry(path).or_default();
-        ended.insert(outcome);
+        ended.insert(answer);
         *times += 1;
     }
     let mut out = Vec::new();
@@ -122,12 +123,15 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         if own_functions.contains(path) || path.contains(['*', '?']) || ended.len() != 1 {
             continue;
         }
-        let values = match ended.first().map(String::as_str) {
-            Some("true") => vec![FaultValue::Bool(false)],
-            Some("false") => vec![FaultValue::Bool(true)],
-            Some(o) if o == "Some" || o.starts_with("Some(") => vec![FaultValue::None],
-            Some(o) => off_by_one(o),
-            None => continue,
+        let values = match ended.first() {
+            Some(Answer::Integer(value, ty)) => off_by_one(*value, ty),
+            Some(Answer::Outcome(Some(o))) => match o.as_str() {
+                "true" => vec![FaultValue::Bool(false)],
+                "false" => vec![FaultValue::Bool(true)],
+                o if o == "Some" || o.starts_with("Some(") => vec![FaultValue::None],
+                _ => continue,
+            },
+            _ => continue,
         };
         for value in values {
             out.push(Tried {
@@ -146,6 +150,14 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
     out
 }
 
+/// What one call inside a test answered: an integer of a type, or else its outcome
+/// (`outcome.rs`; `None` when it did not end).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Answer<'c> {
+    Integer(i128, &'c str),
+    Outcome(Option<String>),
+}
+
 /// The integer `call` answered, with its type, when it answered one.
 fn integer(call: &Call) -> Option<(i128, &str)> {
     if !matches!(call.outcome, carve_storage::Outcome::Returned) {
@@ -158,40 +170,20 @@ fn integer(call: &Call) -> Option<(i128, &str)> {
     }
 }
 
-/// The faults `answered ± 1` of an `=VALUE:TYPE` answer, those the type holds (the recorder
-/// forces integers of at most 8 bytes).
-fn off_by_one(answer: &str) -> Vec<FaultValue> {
-    let Some((value, ty)) = answer.strip_prefix('=').and_then(|a| a.split_once(':')) else {
-        return Vec::new();
-    };
-    let (Ok(value), Some((min, max))) = (value.parse::<i128>(), bounds(ty)) else {
-        return Vec::new();
-    };
-    let Ok(answered) = i64::try_from(value) else {
+/// The faults `value ± 1` of an integer of type `ty`, those the type holds; none for a
+/// 128-bit type (the recorder forces integers of at most 8 bytes).
+fn off_by_one(value: i128, ty: &str) -> Vec<FaultValue> {
+    let prim = Prim::from_name(ty).filter(|p| !matches!(p, Prim::I128 | Prim::U128));
+    let (Some((min, max)), Ok(answered)) = (prim.and_then(Prim::int_range), i64::try_from(value))
+    else {
         return Vec::new();
     };
     [value + 1, value - 1]
         .into_iter()
-        .filter(|v| (min..=max).contains(v))
+        .filter(|v| *v >= min && u128::try_from(*v).map_or(true, |v| v <= max))
         .filter_map(|v| i64::try_from(v).ok())
         .map(|forced| FaultValue::Int { answered, forced })
         .collect()
-}
-
-/// The smallest and largest value of an integer type of at most 8 bytes.
-fn bounds(ty: &str) -> Option<(i128, i128)> {
-    let bits = match ty {
-        "i8" | "u8" => 8,
-        "i16" | "u16" => 16,
-        "i32" | "u32" => 32,
-        "i64" | "u64" | "isize" | "usize" => 64,
-        _ => return None,
-    };
-    Some(if ty.starts_with('i') {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    })
 }
 
 /// Of the faults each test is to be tried with (in test order), those within [`MAX_TRIES`]:
@@ -334,13 +326,13 @@ mod tests {
     #[test]
     fn an_integer_every_call_answered_is_tried_one_more_and_one_less_where_its_type_holds_them() {
         let int = |answered, forced| FaultValue::Int { answered, forced };
-        assert_eq!(off_by_one("=3:u32"), vec![int(3, 4), int(3, 2)]);
-        assert_eq!(off_by_one("=255:u8"), vec![int(255, 254)]);
-        assert_eq!(off_by_one("=0:usize"), vec![int(0, 1)]);
-        assert_eq!(off_by_one("=-128:i8"), vec![int(-128, -127)]);
-        // The recorder forces integers of at most 8 bytes; "returned" is no integer.
-        assert!(off_by_one("=3:u128").is_empty());
-        assert!(off_by_one("returned").is_empty());
+        assert_eq!(off_by_one(3, "u32"), vec![int(3, 4), int(3, 2)]);
+        assert_eq!(off_by_one(255, "u8"), vec![int(255, 254)]);
+        assert_eq!(off_by_one(0, "usize"), vec![int(0, 1)]);
+        assert_eq!(off_by_one(-128, "i8"), vec![int(-128, -127)]);
+        // The recorder forces integers of at most 8 bytes; "returned" is no integer type.
+        assert!(off_by_one(3, "u128").is_empty());
+        assert!(off_by_one(3, "returned").is_empty());
         let fault = Fault {
             function: "p::width".into(),
             value: int(3, 4),
