@@ -163,9 +163,23 @@ fn text(r: &Report) -> String {
         ),
         Err(why) => format!("lines beyond the run: not counted ({why})\n"),
     });
+    if let Ok(l) = &r.lines {
+        if let Some(met) = &l.compares_beyond {
+            t.push_str(&format!(
+                "comparisons: the search met {} at crate comparisons that the {} recorded \
+                 calls replayed first did not\n",
+                match met.len() {
+                    1 => "1 outcome".to_string(),
+                    n => format!("{n} outcomes"),
+                },
+                l.replayed
+            ));
+        }
+    }
     t.push_str(&format!(
-        "tests kept: {verified} (each reaches a line the run never reached or gives a function \
-         an outcome it never had); findings: {}\n",
+        "tests kept: {verified} (each reaches a line the run never reached, gives a function \
+         an outcome it never had or meets a comparison outcome no call before it met); \
+         findings: {}\n",
         r.findings.len()
     ));
     for q in &r.taken_out {

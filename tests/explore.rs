@@ -447,3 +447,48 @@ fn the_crates_literals_seed_the_pools_and_reach_an_arm_the_run_never_took() {
     let ran = cargo_in(&dir, &["test", "--test", "explored_sizes"]);
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
+
+const FEES_LIB: &str = r#"/// The shipping fee in cents for an order of `cents`: free from 5000 up.
+pub fn fee(cents: u32) -> u32 {
+    if cents >= 5000 { 0 } else { 499 }
+}
+"#;
+
+const FEES_MAIN: &str = r#"fn main() {
+    for cents in [1200, 9900] {
+        println!("{cents}: {}", fees::fee(cents));
+    }
+}
+"#;
+
+/// A boundary keeps its call: the run took both sides of `cents >= 5000` (every line, both
+/// outcomes), so no line or outcome is new; `fee(5000)` meets the comparison equal, which the
+/// recorded calls (replayed first) never did, and is the one test kept. It tells `>=` from `>`.
+#[test]
+fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_boundary() {
+    let c = record_small_crate("fees", FEES_LIB, FEES_MAIN, &["--coverage"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let dir = c.dir.clone();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(&dir, "tests", &["--runs", "2000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("that the 2 recorded calls replayed first did not"),
+        "{said}"
+    );
+    let tests = std::fs::read_to_string(dir.join("tests/explored_fees.rs")).unwrap();
+    assert_eq!(tests.matches("#[test]").count(), 1, "{tests}");
+    assert!(
+        tests.contains("comparison outcomes met first: lib.rs:3 equal"),
+        "{tests}"
+    );
+    assert!(tests.contains("fn explored_001_fee_boundary()"), "{tests}");
+    assert!(tests.contains("fees::fee(5000u32), 0u32"), "{tests}");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_fees"]);
+    assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
+    // The boundary moved by one: the kept test fails.
+    edit(&dir.join("src/lib.rs"), "cents >= 5000", "cents > 5000");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_fees"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}

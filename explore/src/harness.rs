@@ -192,6 +192,78 @@ pub unsafe extern "C" fn __sanitizer_cov_pcs_init(beg: *const usize, end: *const
     COV_PCS = (beg, end);
 }
 
+// Comparison outcomes (SanitizerCoverage's trace-compares, x86-64): each integer comparison
+// calls one of these with its two operands; a trampoline adds the call's return address, and
+// `__sanitizer_carve_cmp` (named so that the pass leaves it alone) notes the site (its offset
+// in the executable, less one: inside the call) and how the operands compared, as unsigned:
+// 0 below, 1 equal, 2 above. An outcome is reported the first time it occurs in this process
+// (a bitmap of hashes: a collision can hide an outcome, never invent one); switches are left
+// to the edges.
+static mut CMP_BASE: usize = 0;
+static mut CMP_BUSY: bool = false;
+const CMP_BITS: usize = 1 << 24;
+static mut CMP_SEEN: [u64; CMP_BITS / 64] = [0; CMP_BITS / 64];
+static mut CMP_NEW: [u64; 4096] = [0; 4096];
+static mut CMP_LEN: usize = 0;
+
+#[cfg(target_arch = "x86_64")]
+std::arch::global_asm!(
+    ".globl __sanitizer_cov_trace_cmp1", ".globl __sanitizer_cov_trace_const_cmp1",
+    ".globl __sanitizer_cov_trace_cmp2", ".globl __sanitizer_cov_trace_const_cmp2",
+    ".globl __sanitizer_cov_trace_cmp4", ".globl __sanitizer_cov_trace_const_cmp4",
+    ".globl __sanitizer_cov_trace_cmp8", ".globl __sanitizer_cov_trace_const_cmp8",
+    "__sanitizer_cov_trace_cmp1:", "__sanitizer_cov_trace_const_cmp1:",
+    "movzx edi, dil", "movzx esi, sil", "mov rdx, [rsp]", "jmp {cmp}",
+    "__sanitizer_cov_trace_cmp2:", "__sanitizer_cov_trace_const_cmp2:",
+    "movzx edi, di", "movzx esi, si", "mov rdx, [rsp]", "jmp {cmp}",
+    "__sanitizer_cov_trace_cmp4:", "__sanitizer_cov_trace_const_cmp4:",
+    "mov edi, edi", "mov esi, esi", "mov rdx, [rsp]", "jmp {cmp}",
+    "__sanitizer_cov_trace_cmp8:", "__sanitizer_cov_trace_const_cmp8:",
+    "mov rdx, [rsp]", "jmp {cmp}",
+    cmp = sym __sanitizer_carve_cmp,
+);
+
+#[no_mangle]
+pub unsafe extern "C" fn __sanitizer_carve_cmp(a: u64, b: u64, pc: usize) {
+    if CMP_BUSY || CMP_BASE == 0 || pc <= CMP_BASE {
+        return;
+    }
+    CMP_BUSY = true;
+    let rel: u64 = if a < b { 0 } else if a == b { 1 } else { 2 };
+    let id = ((pc - CMP_BASE - 1) as u64) << 2 | rel;
+    let bit = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % CMP_BITS;
+    let word = &mut CMP_SEEN[bit / 64];
+    if *word & (1u64 << (bit % 64)) == 0 {
+        *word |= 1u64 << (bit % 64);
+        if CMP_LEN < CMP_NEW.len() {
+            CMP_NEW[CMP_LEN] = id;
+            CMP_LEN += 1;
+        }
+    }
+    CMP_BUSY = false;
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __sanitizer_cov_trace_switch(_val: u64, _cases: *const u64) {}
+
+/// The comparison outcomes first met since the last call, as a `k` line (site offset times
+/// four plus the outcome; none when none).
+fn new_compares(out: &mut impl Write) {
+    unsafe {
+        let n = CMP_LEN;
+        if n == 0 {
+            return;
+        }
+        let mut line = String::from("k");
+        for i in 0..n {
+            line.push(' ');
+            line.push_str(&CMP_NEW[i].to_string());
+        }
+        CMP_LEN = 0;
+        let _ = writeln!(out, "{line}");
+    }
+}
+
 /// The guards first run since the last call, as a `c` line (none when none ran).
 fn new_guards(out: &mut impl Write) {
     unsafe {
@@ -211,18 +283,7 @@ fn new_guards(out: &mut impl Write) {
 
 /// `--pcs`: each guard's address less the executable's load address, one a line.
 fn print_pcs() {
-    let exe = std::fs::canonicalize("/proc/self/exe").unwrap_or_default();
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    let base = maps
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let path = std::path::Path::new(*f.get(5)?);
-            (path == exe && *f.get(2)? == "00000000")
-                .then(|| usize::from_str_radix(f[0].split('-').next()?, 16).ok())?
-        })
-        .next()
-        .unwrap_or(0);
+    let base = load_base();
     let (beg, end) = unsafe { COV_PCS };
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let mut p = beg;
@@ -233,11 +294,27 @@ fn print_pcs() {
     let _ = out.flush();
 }
 
+/// Where the executable is loaded (its first mapping).
+fn load_base() -> usize {
+    let exe = std::fs::canonicalize("/proc/self/exe").unwrap_or_default();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let path = std::path::Path::new(*f.get(5)?);
+            (path == exe && *f.get(2)? == "00000000")
+                .then(|| usize::from_str_radix(f[0].split('-').next()?, 16).ok())?
+        })
+        .next()
+        .unwrap_or(0)
+}
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--pcs") {
         print_pcs();
         return;
     }
+    unsafe { CMP_BASE = load_base() };
     std::panic::set_hook(Box::new(|_| {}));
     // Answers go to a copy of stdout; the library's own prints to /dev/null.
     let answers = unsafe { std::fs::File::from_raw_fd(dup(1)) };
@@ -282,6 +359,7 @@ fn main() {
             prefix = next;
             let outcome = call(&mut st, c);
             new_guards(&mut out);
+            new_compares(&mut out);
             match outcome {
                 Outcome::Returned(Some(s)) => {
                     let _ = writeln!(out, "o {}", s.replace('\n', "\\n"));

@@ -13,6 +13,7 @@ use carve_storage::{Outcome, Trace, Value};
 use serde::Serialize;
 
 use crate::api::Callable;
+use crate::compares::{Compares, Met};
 use crate::harness::run::{CallOutcome, End, SeqResult};
 use crate::lines::{Line, Lines};
 use crate::strategy::Space;
@@ -26,6 +27,9 @@ pub struct Kept {
     pub new: Vec<(usize, String)>,
     /// The crate lines it was the first to reach (none the recorded run reached).
     pub new_lines: Vec<Line>,
+    /// The comparison outcomes at crate lines it was the first to meet (none the recording's
+    /// own calls, replayed, met).
+    pub new_compares: Vec<Met>,
 }
 
 /// A panic (or a crash of the harness) on inputs the run never gave.
@@ -56,6 +60,8 @@ pub struct Keeper {
     pub stopped_dead: u64,
     /// The crate lines the harness's calls reach, when it was built with coverage.
     pub lines: Option<Lines>,
+    /// The comparison outcomes they meet, when it was built to report them.
+    pub compares: Option<Compares>,
 }
 
 impl Keeper {
@@ -96,6 +102,7 @@ impl Keeper {
         self.calls_run += result.calls.len() as u64;
         let mut new = Vec::new();
         let mut new_lines = Vec::new();
+        let mut new_compares = Vec::new();
         let mut last_new = None;
         let mut dead = None;
         for (k, outcome) in result.calls.iter().enumerate() {
@@ -106,6 +113,14 @@ impl Keeper {
                 // A call that panicked reached them, but is a finding, not a test.
                 if !reached.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
                     new_lines.extend(reached);
+                    last_new = Some(k);
+                }
+            }
+            if let Some(compares) = &mut self.compares {
+                let ids = result.compares.iter().filter(|(at, _)| *at == k);
+                let met: Vec<Met> = ids.flat_map(|(_, ids)| compares.first_met(ids)).collect();
+                if !met.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
+                    new_compares.extend(met);
                     last_new = Some(k);
                 }
             }
@@ -141,9 +156,30 @@ impl Keeper {
                 outcomes: result.calls[..=last].to_vec(),
                 new,
                 new_lines,
+                new_compares,
             });
         }
         dead
+    }
+
+    /// Takes in the answers to one of the recording's own calls, replayed: what it reached,
+    /// met and gave is where the search starts, not something it adds.
+    pub fn replayed(&mut self, space: &Space, seq: &[u64], result: &SeqResult) {
+        if let Some(lines) = &mut self.lines {
+            for (_, guards) in &result.guards {
+                lines.known_already(guards);
+            }
+        }
+        if let Some(compares) = &mut self.compares {
+            for (_, ids) in &result.compares {
+                compares.known_already(ids);
+            }
+        }
+        for (k, outcome) in result.calls.iter().enumerate() {
+            if let CallOutcome::Returned(Some(text)) = outcome {
+                self.known.insert((space.decode(seq[k]).0, classify(text)));
+            }
+        }
     }
 
     fn found(
@@ -244,6 +280,14 @@ pub fn classify(text: &str) -> String {
         }
         .to_string();
     }
+    // A value written from a number first ("9.5 MiB (10000000 bytes)"): that number's sign.
+    let number: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '.'))
+        .collect();
+    if number.chars().any(|c| c.is_ascii_digit()) && number.len() < t.len() {
+        return format!("{}..", classify(&number));
+    }
     match t.chars().next() {
         Some('"') => return if t == "\"\"" { "\"\"" } else { "\"..\"" }.to_string(),
         Some('\'') => return "char".to_string(),
@@ -263,10 +307,33 @@ pub fn classify(text: &str) -> String {
         .and_then(|r| r.strip_suffix(')'));
     match (ident.as_str(), inner) {
         ("Ok" | "Some", Some(inner)) => format!("{ident}({})", classify(inner)),
-        ("Err", Some(inner)) if inner.starts_with('"') => format!("Err({inner})"),
+        ("Err", Some(inner)) if inner.starts_with('"') => format!("Err({})", unquoted(inner)),
         ("Err", Some(inner)) => format!("Err({})", classify(inner)),
         _ => ident,
     }
+}
+
+/// An error's text without the values it quotes (`couldn't parse \"e\" into…`: the
+/// input echoed back is not what kind of error it is).
+fn unquoted(text: &str) -> String {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return text.to_string();
+    };
+    let mut out = String::new();
+    let mut quoted = false;
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match (c, chars.clone().next()) {
+            ('\\', Some('"')) => {
+                chars.next();
+                quoted = !quoted;
+                out.push_str(if quoted { "\\\"" } else { "..\\\"" });
+            }
+            _ if quoted => {}
+            _ => out.push(c),
+        }
+    }
+    format!("\"{out}\"")
 }
 
 #[cfg(test)]
@@ -291,6 +358,12 @@ mod tests {
             ("Err(TooHigh(11))", "Err(TooHigh)"),
             ("Err(NotANumber(\"x\"))", "Err(NotANumber)"),
             ("Err(\"too big\")", "Err(\"too big\")"),
+            (
+                "Err(\"couldn't parse \\\"e\\\" into a size\")",
+                "Err(\"couldn't parse \\\"..\\\" into a size\")",
+            ),
+            ("Ok(9.5 MiB (10000000 bytes))", "Ok(+..)"),
+            ("-3 dB", "-.."),
             ("Gauge { level: 0, max: 10 }", "Gauge"),
             ("Some([])", "Some([])"),
             ("None", "None"),
@@ -339,6 +412,7 @@ mod tests {
             calls: vec![returned("1"), returned("2"), returned("0"), returned("3")],
             end: End::Done,
             guards: Vec::new(),
+            compares: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 1, 2, 3], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -359,12 +433,14 @@ mod tests {
             ],
             end: End::Panicked,
             guards: Vec::new(),
+            compares: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 5, 1], &long), Some(2));
         let short = SeqResult {
             calls: vec![CallOutcome::Panicked("attempt to divide by zero".into())],
             end: End::Panicked,
             guards: Vec::new(),
+            compares: Vec::new(),
         };
         k.observe(&space(), &[6], &short);
         assert!(k.kept.is_empty());
@@ -385,6 +461,7 @@ mod tests {
             calls: vec![CallOutcome::Panicked("boom".into())],
             end: End::Panicked,
             guards: Vec::new(),
+            compares: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[5], &r), Some(1));
         assert!(k.findings.is_empty());
@@ -397,6 +474,7 @@ mod tests {
             calls: vec![returned("1")],
             end: End::Redundant,
             guards: Vec::new(),
+            compares: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 1], &r), Some(1));
     }
@@ -423,6 +501,7 @@ mod tests {
             calls: vec![returned("1"), returned("2"), returned("3")],
             end: End::Done,
             guards: vec![(0, vec![1]), (1, vec![2])],
+            compares: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 4, 0], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -434,8 +513,37 @@ mod tests {
             calls: vec![returned("1")],
             end: End::Done,
             guards: vec![(0, vec![2])],
+            compares: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[4], &again), None);
         assert_eq!(k.kept.len(), 1);
+    }
+
+    #[test]
+    fn a_comparison_outcome_no_call_met_keeps_its_call_and_a_replayed_one_does_not() {
+        use crate::compares::{Compares, Side};
+        let mut k = Keeper::default();
+        // Comparison site 0x40 is the crate's line 3.
+        let place = |addr: u64| (addr == 0x40).then(|| ("src/lib.rs".to_string(), 3));
+        let dir = std::path::Path::new("/c");
+        k.compares = Some(Compares::new(Box::new(place), dir, BTreeSet::new()));
+        let (below, equal) = (0x40 << 2, 0x40 << 2 | 1);
+        let answer = |ids: Vec<u64>| SeqResult {
+            calls: vec![returned("1")],
+            end: End::Done,
+            guards: Vec::new(),
+            compares: vec![(0, ids)],
+        };
+        // The recording's own call met it below: the search starts there.
+        k.replayed(&space(), &[0], &answer(vec![below]));
+        assert!(k.known.contains(&(0, "+".to_string())));
+        k.observe(&space(), &[1], &answer(vec![below]));
+        assert!(k.kept.is_empty(), "{:?}", k.kept);
+        k.observe(&space(), &[2], &answer(vec![below, equal]));
+        assert_eq!(k.kept.len(), 1);
+        let line = ("/c/src/lib.rs".to_string(), 3);
+        assert_eq!(k.kept[0].new_compares, vec![(line, Side::Equal)]);
+        k.observe(&space(), &[3], &answer(vec![equal]));
+        assert_eq!(k.kept.len(), 1, "met once");
     }
 }

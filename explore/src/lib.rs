@@ -12,6 +12,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod api;
+mod compares;
 mod dictionary;
 mod error;
 mod harness;
@@ -19,6 +20,7 @@ mod keep;
 mod lines;
 mod pools;
 mod render;
+mod replay;
 mod strategy;
 #[cfg(test)]
 mod testdata;
@@ -88,6 +90,11 @@ pub struct LinesReport {
     pub run: usize,
     /// Lines the run never reached that the search reached, as `file:line`.
     pub beyond: Vec<String>,
+    /// The recording's own calls the harness replayed first (where the counts start).
+    pub replayed: usize,
+    /// Comparison outcomes at crate lines the search met that the replayed calls did not, as
+    /// `file:line equal|below|above`; `None` when the harness does not report comparisons.
+    pub compares_beyond: Option<Vec<String>>,
 }
 
 /// A finding as reported.
@@ -230,10 +237,9 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         });
     }
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
-    let lines_read = lines_of((&built.bin, &built.coverage), &api, opts);
-    let lines_unread = lines_read.as_ref().err().cloned();
-    keeper.lines = lines_read.ok();
+    let lines_unread = watch_coverage(&mut keeper, (&built.bin, &built.coverage), &api, opts);
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
+    let replayed = replay_recorded(trace, (&ex, &pools, seqs.space()), &mut keeper, &mut runner)?;
     let searched = search(
         &mut seqs,
         &mut keeper,
@@ -268,7 +274,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         lines: keeper
             .lines
             .as_ref()
-            .map(LinesReport::of)
+            .map(|l| LinesReport::of(l, replayed, keeper.compares.as_ref()))
             .ok_or_else(|| lines_unread.unwrap_or_default()),
     };
     let cx = render::Context {
@@ -281,12 +287,73 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
 }
 
 impl LinesReport {
-    fn of(l: &lines::Lines) -> LinesReport {
+    fn of(l: &lines::Lines, replayed: usize, compares: Option<&compares::Compares>) -> LinesReport {
         LinesReport {
             with_guard: l.with_guard,
             run: l.run,
             beyond: l.beyond.iter().map(|(f, n)| format!("{f}:{n}")).collect(),
+            replayed,
+            compares_beyond: compares.map(|c| {
+                c.met
+                    .iter()
+                    .map(|((f, n), side)| format!("{f}:{n} {}", side.word()))
+                    .collect()
+            }),
         }
+    }
+}
+
+/// Runs the recording's own calls that the harness can make (`replay.rs`) through `runner`,
+/// so that `keeper` starts from what they reach; returns how many.
+fn replay_recorded(
+    trace: &Trace,
+    (ex, pools, space): (&Explorable, &pools::Pools, &strategy::Space),
+    keeper: &mut keep::Keeper,
+    runner: &mut harness::run::Runner,
+) -> Result<usize, ExploreError> {
+    let replays = replay::sequences(trace, &ex.callables, pools, space);
+    for batch in replays.chunks(BATCH) {
+        let results = runner.run_batch(batch)?;
+        for (seq, result) in batch.iter().zip(&results) {
+            keeper.replayed(space, seq, result);
+        }
+    }
+    Ok(replays.len())
+}
+
+/// Gives `keeper` the harness's coverage: the crate lines its guards stand for (starting from
+/// the run's) and its comparison sites; returns why lines are not counted, if they are not.
+fn watch_coverage(
+    keeper: &mut keep::Keeper,
+    (bin, coverage): (&std::path::Path, &Result<(), String>),
+    api: &CrateApi,
+    opts: &ExploreOptions,
+) -> Option<String> {
+    let run_lines = opts.run_lines.as_ref().map(|run| run_lines_here(run, api));
+    let lines_read = lines_of((bin, coverage), opts, run_lines.as_ref());
+    let lines_unread = lines_read.as_ref().err().cloned();
+    keeper.lines = lines_read.ok();
+    if coverage.is_ok() {
+        let with_code = run_lines.map(|r| r.with_code).unwrap_or_default();
+        keeper.compares = compares::Compares::read(bin, &opts.crate_dir, with_code).ok();
+    }
+    lines_unread
+}
+
+/// The run's lines where its files are now (a trace moved with its crate).
+fn run_lines_here(run: &RunLines, api: &CrateApi) -> RunLines {
+    let here = |lines: &std::collections::BTreeSet<(String, u32)>| {
+        lines
+            .iter()
+            .map(|(file, line)| {
+                let file = api.local_file(std::path::Path::new(file));
+                (file.to_string_lossy().into_owned(), *line)
+            })
+            .collect()
+    };
+    RunLines {
+        reached: here(&run.reached),
+        with_code: here(&run.with_code),
     }
 }
 
@@ -294,28 +361,14 @@ impl LinesReport {
 /// lines are not counted.
 fn lines_of(
     (bin, coverage): (&std::path::Path, &Result<(), String>),
-    api: &CrateApi,
     opts: &ExploreOptions,
+    run_lines: Option<&RunLines>,
 ) -> Result<lines::Lines, String> {
-    match (coverage, &opts.run_lines) {
+    match (coverage, run_lines) {
         (Err(why), _) => Err(why.clone()),
         (Ok(()), None) => Err("the run was recorded without --coverage".to_string()),
-        (Ok(()), Some(run)) => {
-            // Where the run's files are now (a trace moved with its crate).
-            let here = |lines: &std::collections::BTreeSet<(String, u32)>| {
-                lines
-                    .iter()
-                    .map(|(file, line)| {
-                        let file = api.local_file(std::path::Path::new(file));
-                        (file.to_string_lossy().into_owned(), *line)
-                    })
-                    .collect()
-            };
-            let here = RunLines {
-                reached: here(&run.reached),
-                with_code: here(&run.with_code),
-            };
-            lines::Lines::read(bin, &opts.crate_dir, &here).map_err(|e| e.to_string())
+        (Ok(()), Some(here)) => {
+            lines::Lines::read(bin, &opts.crate_dir, here).map_err(|e| e.to_string())
         }
     }
 }

@@ -51,20 +51,7 @@ impl Lines {
     pub(crate) fn new(placed: Vec<Option<Line>>, crate_dir: &Path, run_lines: &RunLines) -> Lines {
         let mut of_guard = HashMap::new();
         for (i, place) in placed.into_iter().enumerate() {
-            let Some((file, line)) = place else { continue };
-            let path = Path::new(&file);
-            let path = if path.is_relative() {
-                crate_dir.join(path)
-            } else {
-                path.to_path_buf()
-            };
-            let place = (path.to_string_lossy().into_owned(), line);
-            // Only code the run selected counts: a line it had no breakpoint on (a derived
-            // `Debug`) is not one it missed.
-            let selected = run_lines.with_code.is_empty() || run_lines.with_code.contains(&place);
-            if path.starts_with(crate_dir)
-                && !path.starts_with(crate_dir.join("target"))
-                && selected
+            if let Some(place) = place.and_then(|p| crate_line(p, crate_dir, &run_lines.with_code))
             {
                 of_guard.insert(i as u32 + 1, place);
             }
@@ -86,6 +73,16 @@ impl Lines {
         }
     }
 
+    /// Marks the crate lines among `guards` reached, as the run's own (the recording's calls,
+    /// replayed): not lines beyond the run.
+    pub fn known_already(&mut self, guards: &[u32]) {
+        for g in guards {
+            if let Some(line) = self.of_guard.get(g) {
+                self.known.insert(line.clone());
+            }
+        }
+    }
+
     /// The crate lines among `guards` that neither the run nor an earlier call reached (now
     /// known).
     pub fn first_reached(&mut self, guards: &[u32]) -> Vec<Line> {
@@ -100,6 +97,27 @@ impl Lines {
         }
         new
     }
+}
+
+/// `(file, line)` as a line of the crate in `crate_dir` (its file named from there), when it
+/// is one and the run selected code on it (`with_code`, when known): the harness's dispatch,
+/// the standard library's inlined code, other crates and code the run had no breakpoint on (a
+/// derived `Debug`) are not the crate's behaviour.
+pub(crate) fn crate_line(
+    (file, line): Line,
+    crate_dir: &Path,
+    with_code: &BTreeSet<Line>,
+) -> Option<Line> {
+    let path = Path::new(&file);
+    let path = if path.is_relative() {
+        crate_dir.join(path)
+    } else {
+        path.to_path_buf()
+    };
+    let place = (path.to_string_lossy().into_owned(), line);
+    let selected = with_code.is_empty() || with_code.contains(&place);
+    (path.starts_with(crate_dir) && !path.starts_with(crate_dir.join("target")) && selected)
+        .then_some(place)
 }
 
 #[cfg(test)]

@@ -95,6 +95,25 @@ pub fn from_values<'v>(values: impl Iterator<Item = &'v Value>, kinds: &[PoolKin
     Pools { by_kind }
 }
 
+/// Where recorded value `v` (a value of `kind` itself, not one inside it) is in `pools`.
+pub fn index_of(pools: &Pools, kind: &PoolKind, v: &Value) -> Option<usize> {
+    let v = match v {
+        Value::Ref { target, .. } => target,
+        v => v,
+    };
+    let mut found = BTreeMap::new();
+    collect(v, &mut found);
+    let lit = found.get(kind)?.first()?;
+    let nested = matches!(
+        v,
+        Value::Struct { .. } | Value::Enum { .. } | Value::Tuple { .. }
+    );
+    if nested {
+        return None;
+    }
+    pools.get(kind).iter().position(|l| l == lit)
+}
+
 /// Adds the poolable values inside `v` to `out`.
 fn collect(v: &Value, out: &mut BTreeMap<PoolKind, Vec<Lit>>) {
     let mut add = |k: PoolKind, l: Lit| {

@@ -223,10 +223,16 @@ fn call_lines(
 
 /// The test for kept sequence number `n`.
 pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
-    // Named by its last new outcome, else by its last call (kept for the lines it reached).
+    // Named by its last new outcome, else by its last call (kept for the lines it reached, or
+    // for a comparison outcome alone: a boundary).
     let last_call = || {
         let last = kept.calls.last().copied().unwrap_or(0);
-        (cx.space.decode(last).0, "new lines".to_string())
+        let why = if kept.new_lines.is_empty() && !kept.new_compares.is_empty() {
+            "boundary"
+        } else {
+            "new lines"
+        };
+        (cx.space.decode(last).0, why.to_string())
     };
     let (f, class) = kept.new.last().cloned().unwrap_or_else(last_call);
     let callable = &cx.ex.callables[f];
@@ -250,6 +256,12 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
             lines_text(&kept.new_lines)
         ));
     }
+    if !kept.new_compares.is_empty() {
+        why.push(format!(
+            "comparison outcomes met first: {}",
+            compares_text(&kept.new_compares)
+        ));
+    }
     let mut text = String::new();
     let _ = writeln!(
         text,
@@ -264,6 +276,31 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
     text.push_str("}\n");
     RenderedTest { name, text }
 }
+
+/// `lib.rs:12 equal, lib.rs:30 below`: comparison outcomes by file name and line, in order.
+fn compares_text(met: &[crate::compares::Met]) -> String {
+    let mut met: Vec<(&str, u32, &str)> = met
+        .iter()
+        .map(|((file, line), side)| {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            (name, *line, side.word())
+        })
+        .collect();
+    met.sort_unstable();
+    met.dedup();
+    let mut text: Vec<String> = met
+        .iter()
+        .take(MAX_LISTED)
+        .map(|(f, n, s)| format!("{f}:{n} {s}"))
+        .collect();
+    if met.len() > MAX_LISTED {
+        text.push(format!("{} more", met.len() - MAX_LISTED));
+    }
+    text.join(", ")
+}
+
+/// At most this many comparison outcomes are named in a kept test's doc line.
+const MAX_LISTED: usize = 6;
 
 /// `lib.rs:12, 14, 15; other.rs:3`: lines by file name, in order.
 fn lines_text(lines: &[(String, u32)]) -> String {
@@ -289,8 +326,9 @@ fn lines_text(lines: &[(String, u32)]) -> String {
 pub fn file(program: &str, run: i64, features: &[String], tests: &[RenderedTest]) -> String {
     let mut text = format!(
         "//! Explored by carve from a recording of {program:?} (run {run}): call sequences beyond the\n\
-         //! run, each kept for lines the run never reached or an outcome of a function it never\n\
-         //! had. Regenerate rather than edit.\n"
+         //! run, each kept for lines the run never reached, an outcome of a function it never\n\
+         //! had or a comparison outcome no call before it met (a boundary). Regenerate rather\n\
+         //! than edit.\n"
     );
     if let Some(cfg) = carve_generator::features_cfg(features) {
         text.push_str(&cfg);
@@ -368,6 +406,7 @@ mod tests {
             ],
             new: vec![(1, "true".into()), (2, "Err(Empty)".into())],
             new_lines: Vec::new(),
+            new_compares: Vec::new(),
         };
         let t = test(&cx, 1, &kept, "R, seed 1");
         assert_eq!(t.name, "explored_001_parse_err_empty");

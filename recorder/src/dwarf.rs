@@ -41,11 +41,31 @@ pub struct FunctionEntry {
 }
 
 /// A line-table row with code: its addresses `[start, end)`, file and line.
+#[derive(Debug, Clone)]
 struct LineRange {
     start: u64,
     end: u64,
     file: Arc<str>,
     line: u32,
+}
+
+/// An executable's line tables, read once, to place many addresses (`carve explore` places
+/// each comparison its harness reports the first time it sees it).
+#[derive(Debug, Clone)]
+pub struct LineTable {
+    rows: Vec<LineRange>,
+}
+
+impl LineTable {
+    /// The source line (file, line) of file address `addr`; `None` when no row holds it.
+    pub fn line(&self, addr: u64) -> Option<(Arc<str>, u32)> {
+        let at = self
+            .rows
+            .partition_point(|r| r.start <= addr)
+            .checked_sub(1)?;
+        let row = &self.rows[at];
+        (addr < row.end).then(|| (row.file.clone(), row.line))
+    }
 }
 
 /// A line-table row with code in a selected function (see [`DebugInfo::code_rows`]).
@@ -620,20 +640,19 @@ impl DebugInfo {
     /// every unit: the row whose address range holds it (code inlined from another file is
     /// that file's line); `None` outside every row.
     pub(crate) fn source_lines(&self, addrs: &[u64]) -> Vec<Option<(Arc<str>, u32)>> {
+        let table = self.line_table();
+        addrs.iter().map(|&addr| table.line(addr)).collect()
+    }
+
+    /// Every line-table row with code, sorted by address.
+    pub(crate) fn line_table(&self) -> LineTable {
         let mut rows: Vec<LineRange> = self
             .units
             .iter()
             .flat_map(|unit| self.unit_code_rows(unit))
             .collect();
         rows.sort_unstable_by_key(|r| r.start);
-        addrs
-            .iter()
-            .map(|&addr| {
-                let at = rows.partition_point(|r| r.start <= addr).checked_sub(1)?;
-                let row = &rows[at];
-                (addr < row.end).then(|| (row.file.clone(), row.line))
-            })
-            .collect()
+        LineTable { rows }
     }
 
     /// Lowers the details of function `f` (breakpoint address, parameters and their types).

@@ -31,7 +31,7 @@ mod unwind;
 
 pub use addr::{FileAddr, LoadBias, RuntimeAddr};
 pub use decode::Limits;
-pub use dwarf::FunctionEntry;
+pub use dwarf::{FunctionEntry, LineTable};
 pub use error::RecordError;
 pub use forced::{Extreme, ForcedValue};
 pub use inprocess::{patchable, probe, probe_with, ProbeRecord, ProbeRun, Sharing};
@@ -51,6 +51,12 @@ pub fn source_lines(
         .into_iter()
         .map(|l| l.map(|(file, line)| (file.to_string(), line)))
         .collect())
+}
+
+/// The line tables of the executable at `binary`, to place many addresses one at a time
+/// (see [`source_lines`]).
+pub fn line_table(binary: &std::path::Path) -> Result<LineTable, RecordError> {
+    Ok(dwarf::DebugInfo::load(binary)?.line_table())
 }
 
 use std::ffi::OsString;

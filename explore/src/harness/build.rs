@@ -40,6 +40,19 @@ const COVERAGE_FLAGS: [&str; 4] = [
     "-Cllvm-args=-sanitizer-coverage-pc-table",
 ];
 
+/// And a call per integer comparison, on x86-64 hosts (where the harness's trampolines add
+/// each call's site).
+const COMPARES_FLAG: &str = "-Cllvm-args=-sanitizer-coverage-trace-compares";
+
+/// The coverage flags for host `triple`.
+fn coverage_flags(triple: &str) -> String {
+    let mut flags = COVERAGE_FLAGS.to_vec();
+    if triple.starts_with("x86_64-") {
+        flags.push(COMPARES_FLAG);
+    }
+    flags.join("\u{1f}")
+}
+
 /// The host's target triple (`rustc -vV`): with `--target` given, cargo applies the
 /// coverage flags to the harness and the crates it links, not to build scripts and proc
 /// macros (which would not link without the callbacks).
@@ -136,7 +149,7 @@ fn cargo_build(cargo: &Path, dir: &Path, triple: Option<&String>) -> Command {
     if let Some(triple) = triple {
         command
             .args(["--target", triple])
-            .env("CARGO_ENCODED_RUSTFLAGS", COVERAGE_FLAGS.join("\u{1f}"));
+            .env("CARGO_ENCODED_RUSTFLAGS", coverage_flags(triple));
     }
     command
 }

@@ -46,6 +46,9 @@ pub struct SeqResult {
     /// (call index, coverage guards it ran first in its harness process), for the calls
     /// that ran some.
     pub guards: Vec<(usize, Vec<u32>)>,
+    /// (call index, comparison outcomes it met first in its harness process: site offset
+    /// times four plus 0 below, 1 equal, 2 above), for the calls that met some.
+    pub compares: Vec<(usize, Vec<u64>)>,
 }
 
 /// A running harness.
@@ -146,6 +149,7 @@ impl Runner {
                         calls: Vec::new(),
                         end: End::Crashed(format!("{why}: {how}")),
                         guards: Vec::new(),
+                        compares: Vec::new(),
                     });
                     culprit_found = true;
                 }
@@ -210,6 +214,7 @@ fn read_answers(
     let mut out = Vec::with_capacity(count);
     let mut calls = Vec::new();
     let mut guards = Vec::new();
+    let mut compares = Vec::new();
     while out.len() < count {
         let line = match lines.recv_timeout(timeout) {
             Ok(line) => line,
@@ -224,10 +229,12 @@ fn read_answers(
         match parse_line(&line) {
             Some(Answer::Call(c)) => calls.push(c),
             Some(Answer::Guards(g)) => guards.push((calls.len(), g)),
+            Some(Answer::Compares(k)) => compares.push((calls.len(), k)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
                 end,
                 guards: std::mem::take(&mut guards),
+                compares: std::mem::take(&mut compares),
             }),
             None => return (out, Some(format!("unreadable answer {line:?}"))),
         }
@@ -239,7 +246,16 @@ enum Answer {
     Call(CallOutcome),
     /// The guards the next call ran first.
     Guards(Vec<u32>),
+    /// The comparison outcomes the next call met first.
+    Compares(Vec<u64>),
     End(End),
+}
+
+fn numbers<T: std::str::FromStr>(text: &str) -> Option<Vec<T>> {
+    text.split_ascii_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()
 }
 
 fn parse_line(line: &str) -> Option<Answer> {
@@ -250,12 +266,8 @@ fn parse_line(line: &str) -> Option<Answer> {
         "u" => Answer::Call(CallOutcome::Returned(None)),
         "p" => Answer::Call(CallOutcome::Panicked(unquote(rest))),
         "x" => Answer::Call(CallOutcome::NoReceiver),
-        "c" => Answer::Guards(
-            rest.split_ascii_whitespace()
-                .map(str::parse)
-                .collect::<Result<_, _>>()
-                .ok()?,
-        ),
+        "c" => Answer::Guards(numbers(rest)?),
+        "k" => Answer::Compares(numbers(rest)?),
         "." => Answer::End(match rest {
             "d" => End::Done,
             "p" => End::Panicked,
@@ -344,12 +356,13 @@ mod tests {
     #[test]
     fn the_guards_a_call_ran_first_go_with_that_call() {
         let (tx, rx) = mpsc::channel();
-        for line in ["c 4 9", "o 1", "o 2", "c 12", "p \"boom\"", ". p"] {
+        for line in ["c 4 9", "k 41", "o 1", "o 2", "c 12", "p \"boom\"", ". p"] {
             tx.send(line.to_string()).unwrap();
         }
         let (got, failure) = read_answers(&rx, 1, Duration::from_secs(1));
         assert_eq!(failure, None);
         assert_eq!(got[0].guards, vec![(0, vec![4, 9]), (2, vec![12])]);
+        assert_eq!(got[0].compares, vec![(0, vec![41])]);
         assert_eq!(got[0].calls.len(), 3);
         assert_eq!(got[0].end, End::Panicked);
     }
