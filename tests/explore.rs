@@ -492,3 +492,48 @@ fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_bound
     let ran = cargo_in(&dir, &["test", "--test", "explored_fees"]);
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
+
+const SHOUT_LIB: &str = r#"/// Loud text.
+pub trait Shout {
+    fn shout(&self) -> String;
+}
+
+impl Shout for str {
+    fn shout(&self) -> String {
+        if self.is_empty() {
+            return "(silence)".to_string();
+        }
+        self.to_uppercase()
+    }
+}
+"#;
+
+const SHOUT_MAIN: &str = r#"use shout::Shout;
+
+fn main() {
+    println!("{}", "hello".shout());
+}
+"#;
+
+/// The crate's trait method on `str` (recorded as `<str as shout::Shout>::shout`) is explored
+/// as a call through the trait's path with the text first; the empty text reaches the line
+/// the run never did.
+#[test]
+fn a_trait_method_of_the_crate_on_str_is_explored_with_the_text_pool() {
+    let c = record_small_crate("shout", SHOUT_LIB, SHOUT_MAIN, &["--coverage"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let dir = c.dir.clone();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let out = explore(&dir, "tests", &["--runs", "2000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(said.contains("explored 1 functions (0 left out)"), "{said}");
+    let tests = std::fs::read_to_string(dir.join("tests/explored_shout.rs")).unwrap();
+    assert!(
+        tests.contains(r#"shout::Shout::shout(""), "(silence)""#),
+        "{tests}"
+    );
+    edit(&dir.join("src/lib.rs"), "\"(silence)\"", "\"\"");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_shout"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}

@@ -303,6 +303,7 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
             );
         }
     }
+    crate::trait_calls::on_pooled_types(&mut out, api, &called);
     drop_unmakeable(&mut out);
     out
 }
@@ -557,7 +558,7 @@ fn callable(
     })
 }
 
-fn parse_signature(signature: &str) -> Option<syn::Signature> {
+pub(crate) fn parse_signature(signature: &str) -> Option<syn::Signature> {
     let item: syn::TraitItemFn = syn::parse_str(&format!("{signature};")).ok()?;
     Some(item.sig)
 }
@@ -761,7 +762,7 @@ fn made(ty: &syn::Type, name: &str) -> Option<Made> {
     None
 }
 
-fn ret_form(ty: &syn::Type) -> Ret {
+pub(crate) fn ret_form(ty: &syn::Type) -> Ret {
     if let syn::Type::Tuple(t) = ty {
         if t.elems.is_empty() {
             return Ret::Unit;

@@ -24,6 +24,7 @@ mod replay;
 mod strategy;
 #[cfg(test)]
 mod testdata;
+mod trait_calls;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
