@@ -700,3 +700,66 @@ fn a_test_a_fault_makes_hang_detects_it_and_the_tests_after_it_are_run_again() {
     assert_eq!(kept, all, "{}", c.summary);
     assert_ne!(kept, 0, "{}", c.summary);
 }
+
+const BUF_LIB: &str = r#"/// A byte buffer that keeps a capacity of its own.
+#[derive(Debug, Default, PartialEq)]
+pub struct Buf {
+    data: Vec<u8>,
+    cap: usize,
+}
+
+impl Buf {
+    pub fn new() -> Buf {
+        Buf::default()
+    }
+
+    /// Makes room for `more` bytes more.
+    pub fn reserve(&mut self, more: usize) {
+        if self.cap - self.data.len() >= more {
+            return;
+        }
+        self.cap = self.data.len() + more;
+    }
+
+    pub fn push(&mut self, byte: u8) {
+        self.reserve(1);
+        self.data.push(byte);
+        self.cap = self.cap.max(self.data.len());
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+}
+"#;
+
+const BUF_MAIN: &str = r#"fn main() {
+    let mut pushed = distilled_buf::Buf::new();
+    pushed.push(7);
+    let mut kept = distilled_buf::Buf::new();
+    kept.reserve(0);
+    let mut grown = distilled_buf::Buf::new();
+    grown.reserve(4);
+    println!("{} {} {}", pushed.capacity(), kept.capacity(), grown.capacity());
+}
+"#;
+
+/// Every `reserve` returns `()`, and `push`'s test runs the line that grows (through its own
+/// `reserve(1)`, which `push` makes up for): lines and outcomes alone kept the one `reserve`
+/// test that left the buffer as it was (smallvec's case). A call that changed its receiver
+/// and one that left it are two outcomes: a `reserve` that grows is kept too, and a `reserve`
+/// that never grows is caught.
+#[test]
+fn a_call_that_changed_its_receiver_and_one_that_left_it_keep_a_test_each() {
+    let c = carve_small_crate_distilled("distilled_buf", BUF_LIB, BUF_MAIN, &["--coverage"], &[]);
+    let file = carved(&c);
+    assert!(file.contains(".reserve(0usize)"), "{file}");
+    let grows = file.contains(".reserve(1usize)") || file.contains(".reserve(4usize)");
+    assert!(grows, "{file}");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "if self.cap - self.data.len() >= more {",
+        "if true {",
+        "reserve",
+    );
+}

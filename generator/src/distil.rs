@@ -88,8 +88,8 @@ pub struct Distilled {
     /// Lines of the library's files the verified tests reach, and of those the kept ones.
     pub verified_lines: usize,
     pub kept_lines: usize,
-    /// Distinct outcomes per function (variant, error, panic) of the verified tests' calls,
-    /// and of the kept ones'.
+    /// Distinct outcomes per function (variant, error, panic; `&mut` effects changed or left)
+    /// of the verified tests' calls, and of the kept ones'.
     pub verified_outcomes: usize,
     pub kept_outcomes: usize,
     /// Value classes (zero, sign, empty) of what the verified tests' calls and the calls
@@ -442,7 +442,7 @@ fn candidates(
                         .paths
                         .get(&call.function)
                         .map_or_else(|| t.body.function_path.clone(), |p| (*p).to_string());
-                    outcome::of(call).map(|o| (function, o))
+                    outcome::with_effects(call).map(|o| (function, o))
                 })
                 .collect();
             // The calls its arrange steps make again run in it too (producers and history

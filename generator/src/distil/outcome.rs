@@ -23,6 +23,62 @@ pub(crate) fn of(call: &Call) -> Option<String> {
     }
 }
 
+/// The outcome of `call` and, for a call that returned with `&mut` effects recorded (`self`,
+/// `&mut` arguments), whether it changed them: `returned; changed self` or `returned; left
+/// self`. A `reserve` that grew the buffer and one that found it large enough end alike and
+/// run lines other tests also run; only this tells them apart. Nothing is added where a value
+/// was not read whole (equal in what was read says nothing).
+pub(crate) fn with_effects(call: &Call) -> Option<String> {
+    let outcome = of(call)?;
+    if call.outcome != Outcome::Returned || call.after.is_empty() {
+        return Some(outcome);
+    }
+    let mut changed = Vec::new();
+    for after in &call.after {
+        let Some(before) = call.arg(&after.name) else {
+            return Some(outcome);
+        };
+        // At entry the argument is the reference; after, what it refers to.
+        let (before, now) = (behind(before), behind(&after.value));
+        if before != now {
+            changed.push(after.name.as_str());
+        } else if partly_unread(before) {
+            return Some(outcome);
+        }
+    }
+    let names: Vec<&str> = call.after.iter().map(|a| a.name.as_str()).collect();
+    Some(if changed.is_empty() {
+        format!("{outcome}; left {}", names.join(", "))
+    } else {
+        format!("{outcome}; changed {}", changed.join(", "))
+    })
+}
+
+/// What `value` refers to, through every reference.
+fn behind(value: &Value) -> &Value {
+    match value {
+        Value::Ref { target, .. } => behind(target),
+        v => v,
+    }
+}
+
+/// Whether part of `value` was not read (cut short, opaque, unavailable).
+fn partly_unread(value: &Value) -> bool {
+    match value {
+        Value::Str { truncated, .. } => *truncated,
+        Value::Seq {
+            elems, truncated, ..
+        } => *truncated || elems.iter().any(partly_unread),
+        Value::Tuple { elems, .. } => elems.iter().any(partly_unread),
+        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
+            fields.iter().any(|f| partly_unread(&f.value))
+        }
+        Value::Ref { target, .. } => partly_unread(target),
+        Value::Opaque { .. } | Value::Unavailable { .. } => true,
+        _ => false,
+    }
+}
+
 /// The outcome a returned value stands for, when it has one.
 fn returned(value: &Value) -> Option<String> {
     match value {
@@ -161,6 +217,52 @@ mod tests {
         );
         assert_eq!(of(&panicked).as_deref(), Some("panicked: divide by zero"));
         assert_eq!(of(&call(Outcome::Unfinished, None)), None);
+    }
+
+    #[test]
+    fn a_call_that_changed_its_receiver_and_one_that_left_it_are_two_outcomes() {
+        let cap = |n: u128| Value::Struct {
+            ty: "Buf".into(),
+            fields: vec![Field::new(
+                "cap",
+                Value::Uint {
+                    ty: "usize".into(),
+                    value: n,
+                },
+            )],
+        };
+        let reserve = |before: Value, after: Value| {
+            let mut c = call(Outcome::Returned, None);
+            c.args = vec![carve_storage::Arg {
+                name: "self".into(),
+                value: Value::Ref {
+                    ty: "&mut Buf".into(),
+                    addr: 0x10,
+                    target: Box::new(before),
+                },
+            }];
+            c.after = vec![carve_storage::Arg {
+                name: "self".into(),
+                value: after,
+            }];
+            c
+        };
+        let grew = with_effects(&reserve(cap(4), cap(8)));
+        assert_eq!(grew.as_deref(), Some("returned; changed self"));
+        let left = with_effects(&reserve(cap(4), cap(4)));
+        assert_eq!(left.as_deref(), Some("returned; left self"));
+        // Equal in what was read of it: not known to be left as it was.
+        let unread = Value::Unavailable {
+            ty: "Buf".into(),
+            reason: "x".into(),
+        };
+        let unknown = with_effects(&reserve(unread.clone(), unread));
+        assert_eq!(unknown.as_deref(), Some("returned"));
+        // No `&mut` effect recorded: the outcome alone.
+        assert_eq!(
+            with_effects(&call(Outcome::Returned, None)).as_deref(),
+            Some("returned")
+        );
     }
 
     #[test]
