@@ -448,9 +448,11 @@ fn the_crates_literals_seed_the_pools_and_reach_an_arm_the_run_never_took() {
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
 
-const FEES_LIB: &str = r#"/// The shipping fee in cents for an order of `cents`: free from 5000 up.
+const FEES_LIB: &str = r#"const FREE_FROM: u32 = 5000;
+
+/// The shipping fee in cents for an order of `cents`: free from 5000 up.
 pub fn fee(cents: u32) -> u32 {
-    if cents >= 5000 { 0 } else { 499 }
+    if cents >= FREE_FROM { 0 } else { 499 }
 }
 "#;
 
@@ -461,9 +463,10 @@ const FEES_MAIN: &str = r#"fn main() {
 }
 "#;
 
-/// A boundary keeps its call: the run took both sides of `cents >= 5000` (every line, both
-/// outcomes), so no line or outcome is new; `fee(5000)` meets the comparison equal, which the
-/// recorded calls (replayed first) never did, and is the one test kept. It tells `>=` from `>`.
+/// A boundary keeps its call: the run took both sides of `cents >= FREE_FROM` (every line,
+/// both outcomes), so no line or outcome is new; the constant compared seeds the pool, and
+/// `fee(5000)` meets the comparison equal, which the recorded calls (replayed first) never
+/// did: the one test kept. It tells `>=` from `>`.
 #[test]
 fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_boundary() {
     let c = record_small_crate("fees", FEES_LIB, FEES_MAIN, &["--coverage"]);
@@ -480,7 +483,7 @@ fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_bound
     let tests = std::fs::read_to_string(dir.join("tests/explored_fees.rs")).unwrap();
     assert_eq!(tests.matches("#[test]").count(), 1, "{tests}");
     assert!(
-        tests.contains("comparison outcomes met first: lib.rs:3 equal"),
+        tests.contains("comparison outcomes met first: lib.rs:5 equal"),
         "{tests}"
     );
     assert!(tests.contains("fn explored_001_fee_boundary()"), "{tests}");
@@ -488,7 +491,11 @@ fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_bound
     let ran = cargo_in(&dir, &["test", "--test", "explored_fees"]);
     assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
     // The boundary moved by one: the kept test fails.
-    edit(&dir.join("src/lib.rs"), "cents >= 5000", "cents > 5000");
+    edit(
+        &dir.join("src/lib.rs"),
+        "cents >= FREE_FROM",
+        "cents > FREE_FROM",
+    );
     let ran = cargo_in(&dir, &["test", "--test", "explored_fees"]);
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }

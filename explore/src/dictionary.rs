@@ -25,10 +25,23 @@ pub struct Dictionary {
     pub ints: Vec<i128>,
 }
 
+/// What the files hold, as read.
+#[derive(Default)]
+struct Literals {
+    words: Vec<String>,
+    ints: Vec<i128>,
+    /// Integers a comparison holds (`n < 10_000`, `x >= LIMIT` with `const LIMIT: u32 = 64`):
+    /// the boundaries, first in the dictionary's integers.
+    compared: Vec<i128>,
+    /// Names compared (`LIMIT`), and the integer each `const` item of that name holds.
+    compared_names: Vec<String>,
+    consts: Vec<(String, i128)>,
+}
+
 impl Dictionary {
     /// The literals of `files` (a file that does not parse gives none).
     pub fn of_files<'f>(files: impl IntoIterator<Item = &'f Path>) -> Dictionary {
-        let mut d = Dictionary::default();
+        let mut d = Literals::default();
         for file in files {
             let Ok(text) = std::fs::read_to_string(file) else {
                 continue;
@@ -40,8 +53,23 @@ impl Dictionary {
         // The shortest words first: tokens rather than messages.
         d.words.sort_by_key(|w| w.chars().count());
         d.words.truncate(MAX_SEEDS);
-        d.ints.truncate(MAX_SEEDS);
-        d
+        // The integers compared first (literals, then named constants): the boundaries.
+        let named = d
+            .consts
+            .iter()
+            .filter(|(name, _)| d.compared_names.contains(name))
+            .map(|(_, v)| *v);
+        let mut ints: Vec<i128> = d.compared.iter().copied().chain(named).collect();
+        for v in &d.ints {
+            if !ints.contains(v) {
+                ints.push(*v);
+            }
+        }
+        ints.truncate(MAX_SEEDS);
+        Dictionary {
+            words: d.words,
+            ints,
+        }
     }
 
     /// The texts the words give: each word, and each recorded text whose last run of letters
@@ -92,7 +120,7 @@ fn last_word(s: &str) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
-impl<'ast> Visit<'ast> for Dictionary {
+impl<'ast> Visit<'ast> for Literals {
     fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
         let v = lit.value();
         let short = (1..=MAX_WORD).contains(&v.chars().count());
@@ -108,6 +136,46 @@ impl<'ast> Visit<'ast> for Dictionary {
                 self.ints.push(v);
             }
         }
+    }
+
+    fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
+        use syn::BinOp::{Eq, Ge, Gt, Le, Lt, Ne};
+        if matches!(e.op, Eq(_) | Ne(_) | Lt(_) | Le(_) | Gt(_) | Ge(_)) {
+            for side in [e.left.as_ref(), e.right.as_ref()] {
+                match side {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(lit),
+                        ..
+                    }) => {
+                        if let Ok(v) = lit.base10_parse::<i128>() {
+                            if !(0..=1).contains(&v) && !self.compared.contains(&v) {
+                                self.compared.push(v);
+                            }
+                        }
+                    }
+                    syn::Expr::Path(p) => {
+                        if let Some(name) = p.path.segments.last() {
+                            self.compared_names.push(name.ident.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        syn::visit::visit_expr_binary(self, e);
+    }
+
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        if let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        }) = c.expr.as_ref()
+        {
+            if let Ok(v) = lit.base10_parse::<i128>() {
+                self.consts.push((c.ident.to_string(), v));
+            }
+        }
+        syn::visit::visit_item_const(self, c);
     }
 
     // Tests of the crate are not what its callers give it.
@@ -146,6 +214,10 @@ mod tests {
         );
         assert_eq!(d.words, ["kb", "tb"]);
         assert_eq!(d.ints, [1024, 1000]);
+        assert_eq!(
+            of_source("pub fn f(n: u64) -> u64 { n * 3 + 7 }").ints,
+            [3, 7]
+        );
         let texts = d.texts(&[Lit::Str("1.5 GiB".into())]);
         let texts: Vec<&Lit> = texts.iter().collect();
         assert_eq!(
@@ -162,5 +234,20 @@ mod tests {
             [1023, 1024, 1025, 999, 1000, 1001].map(Lit::Uint)
         );
         assert_eq!(d.ints_of("u8"), Vec::<Lit>::new());
+    }
+
+    #[test]
+    fn integers_a_comparison_holds_come_first_named_constants_too() {
+        let d = of_source(
+            r#"
+            const D: u128 = 10_000_000_000_000_000;
+            pub fn f(n: u128, m: u32) -> u128 {
+                let table = [5, 6, 7];
+                if n < D { return n * 3; }
+                if m >= 100 { 4 } else { table[2] }
+            }
+            "#,
+        );
+        assert_eq!(d.ints, [100, 10_000_000_000_000_000, 5, 6, 7, 3, 4, 2]);
     }
 }
