@@ -20,6 +20,18 @@ fn explore(dir: &Path, out: &str, args: &[&str]) -> std::process::Output {
     )
 }
 
+/// A small crate recorded with `--coverage`, explored with seed 1 for `runs` sequences into its
+/// `tests/`: the crate and what `carve explore` said.
+fn explore_small(name: &str, lib: &str, main: &str, runs: &str) -> (SmallCrate, String) {
+    let c = record_small_crate(name, lib, main, &["--coverage"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    std::fs::create_dir_all(c.dir.join("tests")).unwrap();
+    let out = explore(&c.dir, "tests", &["--runs", runs, "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    (c, said)
+}
+
 /// The fenced Rust block of the finding whose heading contains `heading`.
 fn reproducer<'a>(findings: &'a str, heading: &str) -> &'a str {
     let at = findings
@@ -361,13 +373,8 @@ const TALLY_MAIN: &str = r#"fn main() {
 /// recorder leaves formatting impls out of a program's own code.
 #[test]
 fn a_line_the_run_never_reached_keeps_its_sequence_and_the_test_fails_when_that_line_changes() {
-    let c = record_small_crate("tally", TALLY_LIB, TALLY_MAIN, &["--coverage"]);
-    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let (c, said) = explore_small("tally", TALLY_LIB, TALLY_MAIN, "20000");
     let dir = c.dir.clone();
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let out = explore(&dir, "tests", &["--runs", "20000", "--seed", "1"]);
-    let said = stdout(&out);
-    assert!(out.status.success(), "{said}{}", stderr(&out));
     // Tally::strict, Tally::add, Countdown::new, and Countdown's next and Tally's from_str.
     assert!(said.contains("explored 5 functions (0 left out)"), "{said}");
     let tests = std::fs::read_to_string(dir.join("tests/explored_tally.rs")).unwrap();
@@ -425,13 +432,8 @@ const SIZES_MAIN: &str = r#"fn main() {
 /// its arm, and the text a recorded one gives with its unit replaced ("2 tb") does.
 #[test]
 fn the_crates_literals_seed_the_pools_and_reach_an_arm_the_run_never_took() {
-    let c = record_small_crate("sizes", SIZES_LIB, SIZES_MAIN, &["--coverage"]);
-    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let (c, _) = explore_small("sizes", SIZES_LIB, SIZES_MAIN, "2000");
     let dir = c.dir.clone();
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let out = explore(&dir, "tests", &["--runs", "2000", "--seed", "1"]);
-    let said = stdout(&out);
-    assert!(out.status.success(), "{said}{}", stderr(&out));
     let tests = std::fs::read_to_string(dir.join("tests/explored_sizes.rs")).unwrap();
     let tb = tests
         .split("/// Explored")
@@ -469,13 +471,8 @@ const FEES_MAIN: &str = r#"fn main() {
 /// did: the one test kept. It tells `>=` from `>`.
 #[test]
 fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_boundary() {
-    let c = record_small_crate("fees", FEES_LIB, FEES_MAIN, &["--coverage"]);
-    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let (c, said) = explore_small("fees", FEES_LIB, FEES_MAIN, "2000");
     let dir = c.dir.clone();
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let out = explore(&dir, "tests", &["--runs", "2000", "--seed", "1"]);
-    let said = stdout(&out);
-    assert!(out.status.success(), "{said}{}", stderr(&out));
     assert!(
         said.contains("that the 2 recorded calls replayed first did not"),
         "{said}"
@@ -527,13 +524,8 @@ fn main() {
 /// the run never did.
 #[test]
 fn a_trait_method_of_the_crate_on_str_is_explored_with_the_text_pool() {
-    let c = record_small_crate("shout", SHOUT_LIB, SHOUT_MAIN, &["--coverage"]);
-    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let (c, said) = explore_small("shout", SHOUT_LIB, SHOUT_MAIN, "2000");
     let dir = c.dir.clone();
-    std::fs::create_dir_all(dir.join("tests")).unwrap();
-    let out = explore(&dir, "tests", &["--runs", "2000", "--seed", "1"]);
-    let said = stdout(&out);
-    assert!(out.status.success(), "{said}{}", stderr(&out));
     assert!(said.contains("explored 1 functions (0 left out)"), "{said}");
     let tests = std::fs::read_to_string(dir.join("tests/explored_shout.rs")).unwrap();
     assert!(

@@ -250,35 +250,32 @@ pub unsafe extern "C" fn __sanitizer_cov_trace_switch(_val: u64, _cases: *const 
 /// four plus the outcome; none when none).
 fn new_compares(out: &mut impl Write) {
     unsafe {
-        let n = CMP_LEN;
-        if n == 0 {
-            return;
-        }
-        let mut line = String::from("k");
-        for i in 0..n {
-            line.push(' ');
-            line.push_str(&CMP_NEW[i].to_string());
-        }
+        let all: &[u64] = &*std::ptr::addr_of!(CMP_NEW);
+        answer_line(out, "k", &all[..CMP_LEN]);
         CMP_LEN = 0;
-        let _ = writeln!(out, "{line}");
     }
 }
 
 /// The guards first run since the last call, as a `c` line (none when none ran).
 fn new_guards(out: &mut impl Write) {
     unsafe {
-        let n = COV_LEN;
-        if n == 0 {
-            return;
-        }
-        let mut line = String::from("c");
-        for i in 0..n {
-            line.push(' ');
-            line.push_str(&COV_NEW[i].to_string());
-        }
+        let all: &[u32] = &*std::ptr::addr_of!(COV_NEW);
+        answer_line(out, "c", &all[..COV_LEN]);
         COV_LEN = 0;
-        let _ = writeln!(out, "{line}");
     }
+}
+
+/// `TAG N N...`, when there is an N.
+fn answer_line(out: &mut impl Write, tag: &str, items: &[impl std::fmt::Display]) {
+    if items.is_empty() {
+        return;
+    }
+    let mut line = String::from(tag);
+    for item in items {
+        line.push(' ');
+        line.push_str(&item.to_string());
+    }
+    let _ = writeln!(out, "{line}");
 }
 
 /// `--pcs`: each guard's address less the executable's load address, one a line.
