@@ -77,8 +77,12 @@ impl Dictionary {
     pub fn texts(&self, recorded: &[Lit]) -> Vec<Lit> {
         let mut out: Vec<Lit> = self.words.iter().map(|w| Lit::Str(w.clone())).collect();
         let letters = |w: &str| !w.is_empty() && w.chars().all(char::is_alphabetic);
+        // A text that is a word and nothing else gives only the words again: the host has
+        // more around its word (`"1.5 GiB"`, not the pool's `"a"`).
         let host = recorded.iter().find_map(|r| match r {
-            Lit::Str(s) => last_word(s).map(|at| (s, at)),
+            Lit::Str(s) => last_word(s)
+                .filter(|&(a, b)| a > 0 || b < s.len())
+                .map(|at| (s, at)),
             _ => None,
         });
         if let Some((s, (start, end))) = host {
@@ -218,7 +222,7 @@ mod tests {
             of_source("pub fn f(n: u64) -> u64 { n * 3 + 7 }").ints,
             [3, 7]
         );
-        let texts = d.texts(&[Lit::Str("1.5 GiB".into())]);
+        let texts = d.texts(&[Lit::Str("a".into()), Lit::Str("1.5 GiB".into())]);
         let texts: Vec<&Lit> = texts.iter().collect();
         assert_eq!(
             texts,
