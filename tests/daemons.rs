@@ -161,3 +161,51 @@ fn a_recorded_daemon_is_let_go_without_breakpoints_and_calls_a_selected_function
     assert_eq!(sum, "42");
     assert_alive_and_free(daemon.0);
 }
+
+/// The daemon is started through `posix_spawn` (a `vfork`) by a middle process that ends at
+/// once: the middle's exit can be served before the daemon's `exec` stop, and a daemon still
+/// attached to the middle's tracer died with it (`PTRACE_O_EXITKILL`): 4 runs in 10 on a busy
+/// machine, the command then waiting a minute for a pid that never came. Busy on purpose here
+/// (two spinning threads), eight times over: every daemon lives.
+#[test]
+fn a_daemon_spawned_by_a_process_that_ends_at_once_lives_on_a_busy_machine() {
+    let _busy = Busy::new(2);
+    for _ in 0..8 {
+        let tmp = tempfile::tempdir().unwrap();
+        let (out, daemon) = record_leaving_a_daemon(tmp.path(), "self");
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert_alive_and_free(daemon.0);
+    }
+}
+
+/// Threads spinning until dropped.
+struct Busy {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    fn new(n: usize) -> Busy {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        Busy { stop, threads }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

@@ -1432,6 +1432,7 @@ impl<'a> Tracer<'a> {
                 break exit;
             }
         };
+        self.finish_vfork_children();
         self.close_all(Outcome::Unfinished);
         self.sink.record(TraceEvent::RunEnded(RunEnd {
             exit: exit.clone(),
@@ -1948,8 +1949,14 @@ impl<'a> Tracer<'a> {
             thread: tid.as_raw(),
         });
         if whole_process {
-            // Other threads die with the process; their open calls end unfinished.
-            let rest: Vec<Pid> = self.threads.keys().copied().collect();
+            // Other threads die with the process; their open calls end unfinished. A `vfork`
+            // child is a process of its own: it stays, to be served to its `exec` or exit.
+            let rest: Vec<Pid> = self
+                .threads
+                .iter()
+                .filter(|(_, t)| !t.vfork_child)
+                .map(|(tid, _)| *tid)
+                .collect();
             for t in rest {
                 if let Some(mut th) = self.threads.remove(&t) {
                     if let Some(held) = th.held.take() {

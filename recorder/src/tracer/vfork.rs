@@ -10,7 +10,7 @@
 
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
-use nix::sys::wait::WaitStatus;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::{get_regs, int3_trap, set_regs, Forked, Thread, Tracer};
@@ -142,6 +142,30 @@ impl Tracer<'_> {
     }
 
     /// The child left this memory: it no longer steps over anything here.
+    /// The `vfork` children still attached when the process ended, each served to its `exec`
+    /// (handed on or let go) or its exit. The parent runs on as soon as the child's memory is
+    /// its own, so its exit can come before the child's `exec` stop is served; left attached,
+    /// the child would die with this tracer (`PTRACE_O_EXITKILL`): a daemon started through
+    /// `posix_spawn` by a process that then ends at once was killed, under load.
+    pub(super) fn finish_vfork_children(&mut self) {
+        let children: Vec<Pid> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.vfork_child)
+            .map(|(tid, _)| *tid)
+            .collect();
+        for child in children {
+            while self.is_vfork_child(child) {
+                let served = waitpid(child, Some(WaitPidFlag::__WALL))
+                    .map_err(|_| ())
+                    .and_then(|status| self.vfork_child_status(status).map_err(|_| ()));
+                if served.is_err() {
+                    self.forget_vfork_child(child);
+                }
+            }
+        }
+    }
+
     fn forget_vfork_child(&mut self, child: Pid) {
         let stepping = self.threads.remove(&child).and_then(|t| t.stepping);
         if let Some(super::Step::InPlace { addr }) = stepping {
