@@ -30,6 +30,8 @@ pub struct Kept {
     /// The comparison outcomes at crate lines it was the first to meet (none the recording's
     /// own calls, replayed, met).
     pub new_compares: Vec<Met>,
+    /// Which of `calls` added something (a line, an outcome, a comparison outcome).
+    pub adds: Vec<usize>,
 }
 
 /// A panic (or a crash of the harness) on inputs the run never gave.
@@ -103,6 +105,7 @@ impl Keeper {
         let mut new = Vec::new();
         let mut new_lines = Vec::new();
         let mut new_compares = Vec::new();
+        let mut adds = Vec::new();
         let mut last_new = None;
         let mut dead = None;
         for (k, outcome) in result.calls.iter().enumerate() {
@@ -114,6 +117,7 @@ impl Keeper {
                 if !reached.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
                     new_lines.extend(reached);
                     last_new = Some(k);
+                    adds.push(k);
                 }
             }
             if let Some(compares) = &mut self.compares {
@@ -122,6 +126,7 @@ impl Keeper {
                 if !met.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
                     new_compares.extend(met);
                     last_new = Some(k);
+                    adds.push(k);
                 }
             }
             match outcome {
@@ -130,6 +135,7 @@ impl Keeper {
                     if !self.known.contains(&goal) && !new.contains(&goal) {
                         new.push(goal);
                         last_new = Some(k);
+                        adds.push(k);
                     }
                 }
                 CallOutcome::Returned(None) => {}
@@ -157,6 +163,10 @@ impl Keeper {
                 new,
                 new_lines,
                 new_compares,
+                adds: {
+                    adds.dedup();
+                    adds
+                },
             });
         }
         dead

@@ -19,6 +19,7 @@ mod harness;
 mod keep;
 mod lines;
 mod pools;
+mod prune;
 mod render;
 mod replay;
 mod strategy;
@@ -530,7 +531,10 @@ fn write_out(
         .kept
         .iter()
         .enumerate()
-        .map(|(i, k)| render::test(cx, i + 1, k, &origin))
+        .map(|(i, k)| {
+            let k = prune::needed(k, &cx.ex.callables, cx.space);
+            render::test(cx, i + 1, &k, &origin)
+        })
         .collect();
     if !tests.is_empty() {
         write_tests(trace, opts, &cx.ex.crate_name, &tests, report)?;

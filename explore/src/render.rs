@@ -407,6 +407,7 @@ mod tests {
             new: vec![(1, "true".into()), (2, "Err(Empty)".into())],
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            adds: vec![1, 2],
         };
         let t = test(&cx, 1, &kept, "R, seed 1");
         assert_eq!(t.name, "explored_001_parse_err_empty");
