@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_generator::{CrateApi, FnApi, TypeApi};
+use carve_generator::{CrateApi, FnApi, ModuleApi, TypeApi};
 use carve_storage::Trace;
 use serde::Serialize;
 
@@ -266,18 +266,8 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
         ..Explorable::default()
     };
     for module in api.modules.values().filter(|m| m.reachable) {
-        let base: Vec<&str> = std::iter::once(api.crate_name.as_str())
-            .chain(module.path.iter().map(String::as_str))
-            .collect();
-        let written = base.join("::");
-        let recorded = |name: &str| {
-            let mut p: Vec<String> = base
-                .iter()
-                .map(|s| s.trim_start_matches("r#").into())
-                .collect();
-            p.push(name.to_string());
-            p.join("::")
-        };
+        let (written, prefix) = module_paths(api, module);
+        let recorded = |name: &str| format!("{prefix}::{name}");
         for f in module.functions.values() {
             let path = recorded(&f.name);
             if called.contains(&path) {
@@ -306,6 +296,16 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     crate::trait_calls::on_pooled_types(&mut out, api, &called);
     drop_unmakeable(&mut out);
     out
+}
+
+/// A module's path as a test writes it (`crate::r#type`) and as the run recorded it
+/// (`crate::type`).
+pub(crate) fn module_paths(api: &CrateApi, module: &ModuleApi) -> (String, String) {
+    let base: Vec<&str> = std::iter::once(api.crate_name.as_str())
+        .chain(module.path.iter().map(String::as_str))
+        .collect();
+    let recorded: Vec<&str> = base.iter().map(|s| s.trim_start_matches("r#")).collect();
+    (base.join("::"), recorded.join("::"))
 }
 
 /// The methods of standard traits a public type implements that the run called, as a test

@@ -68,16 +68,15 @@ impl std::fmt::Debug for Compares {
 }
 
 impl Compares {
-    /// Reads the line tables of the harness `bin`; the crate is in `crate_dir`, and of its
-    /// lines only those in `with_code` count (all when it is empty).
-    pub fn read(
-        bin: &Path,
+    /// Places sites by the harness's line tables `table`; the crate is in `crate_dir`, and of
+    /// its lines only those in `with_code` count (all when it is empty).
+    pub fn of_table(
+        table: carve_recorder::LineTable,
         crate_dir: &Path,
         with_code: BTreeSet<Line>,
-    ) -> Result<Compares, String> {
-        let table = carve_recorder::line_table(bin).map_err(|e| e.to_string())?;
+    ) -> Compares {
         let place = move |addr| table.line(addr).map(|(f, n)| (f.to_string(), n));
-        Ok(Compares::new(Box::new(place), crate_dir, with_code))
+        Compares::new(Box::new(place), crate_dir, with_code)
     }
 
     pub(crate) fn new(

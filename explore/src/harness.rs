@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 
 use crate::api::{Callable, Explorable, Made, Pass, PoolKind};
 use crate::pools::{literal, Pools};
+use crate::strategy::Space;
 
 /// Object slots per type: a method's receiver and a constructor's result each pick one.
 pub const SLOTS: u64 = 2;
@@ -50,6 +51,11 @@ impl Source {
             .find(|(_, a, b)| (*a..=*b).contains(&line))
             .map(|(p, _, _)| *p)
     }
+}
+
+/// How the harness numbers the calls of `callables` (`None` as for [`Space::new`]).
+pub fn space(callables: &[Callable], pools: &Pools) -> Option<Space> {
+    Space::new(callables.iter().map(|c| dims(c, pools)).collect())
 }
 
 /// The radix of each index of `c`: receiver slot, each argument's pool, result slot.

@@ -156,6 +156,7 @@ impl Keeper {
             _ => {}
         }
         if let Some(last) = last_new {
+            adds.dedup();
             self.known.extend(new.iter().cloned());
             self.kept.push(Kept {
                 calls: seq[..=last].to_vec(),
@@ -163,10 +164,7 @@ impl Keeper {
                 new,
                 new_lines,
                 new_compares,
-                adds: {
-                    adds.dedup();
-                    adds
-                },
+                adds,
             });
         }
         dead

@@ -212,12 +212,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     if ex.callables.is_empty() {
         return Err(nothing(&ex, "none of their calls compiles"));
     }
-    let dims = ex
-        .callables
-        .iter()
-        .map(|c| harness::dims(c, &pools))
-        .collect();
-    let space = strategy::Space::new(dims)
+    let space = harness::space(&ex.callables, &pools)
         .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
     // With no object, nothing carries state from one call to the next: every sequence ends
     // after its first call (JET), so its space is the calls alone.
@@ -332,12 +327,20 @@ fn watch_coverage(
     opts: &ExploreOptions,
 ) -> Option<String> {
     let run_lines = opts.run_lines.as_ref().map(|run| run_lines_here(run, api));
-    let lines_read = lines_of((bin, coverage), opts, run_lines.as_ref());
+    // The harness's line tables, read once for its guards and its comparison sites.
+    let table = coverage.clone().and_then(|()| {
+        carve_recorder::line_table(bin).map_err(|e| format!("placing its coverage: {e}"))
+    });
+    let lines_read = lines_of((bin, &table), opts, run_lines.as_ref());
     let lines_unread = lines_read.as_ref().err().cloned();
     keeper.lines = lines_read.ok();
-    if coverage.is_ok() {
+    if let Ok(table) = table {
         let with_code = run_lines.map(|r| r.with_code).unwrap_or_default();
-        keeper.compares = compares::Compares::read(bin, &opts.crate_dir, with_code).ok();
+        keeper.compares = Some(compares::Compares::of_table(
+            table,
+            &opts.crate_dir,
+            with_code,
+        ));
     }
     lines_unread
 }
@@ -362,15 +365,15 @@ fn run_lines_here(run: &RunLines, api: &CrateApi) -> RunLines {
 /// Where the built harness's coverage guards lie, starting from the run's lines; or why
 /// lines are not counted.
 fn lines_of(
-    (bin, coverage): (&std::path::Path, &Result<(), String>),
+    (bin, table): (&std::path::Path, &Result<carve_recorder::LineTable, String>),
     opts: &ExploreOptions,
     run_lines: Option<&RunLines>,
 ) -> Result<lines::Lines, String> {
-    match (coverage, run_lines) {
+    match (table, run_lines) {
         (Err(why), _) => Err(why.clone()),
-        (Ok(()), None) => Err("the run was recorded without --coverage".to_string()),
-        (Ok(()), Some(here)) => {
-            lines::Lines::read(bin, &opts.crate_dir, here).map_err(|e| e.to_string())
+        (Ok(_), None) => Err("the run was recorded without --coverage".to_string()),
+        (Ok(table), Some(here)) => {
+            lines::Lines::read((bin, table), &opts.crate_dir, here).map_err(|e| e.to_string())
         }
     }
 }

@@ -2,7 +2,7 @@
 //! the executable) and the lines the recorded run reached; out, the crate line each guard
 //! stands for, and which of them no earlier call reached. A guard is an edge of the compiled
 //! code (LLVM's SanitizerCoverage); its address is placed by the harness's line tables
-//! (`carve_recorder::source_lines`), and only lines of the explored crate's own files count:
+//! (`carve_recorder::LineTable`), and only lines of the explored crate's own files count:
 //! the harness's dispatch, the standard library's inlined code and other crates are not the
 //! crate's behaviour.
 
@@ -31,9 +31,14 @@ pub struct Lines {
 }
 
 impl Lines {
-    /// Places the guards of the harness `bin` (crate files: those under `crate_dir`, or named
-    /// relative to it) and starts from the lines the run reached, `run_lines`.
-    pub fn read(bin: &Path, crate_dir: &Path, run_lines: &RunLines) -> Result<Lines, ExploreError> {
+    /// Places the guards of the harness `bin` by its line tables `table` (crate files: those
+    /// under `crate_dir`, or named relative to it) and starts from the lines the run reached,
+    /// `run_lines`.
+    pub fn read(
+        (bin, table): (&Path, &carve_recorder::LineTable),
+        crate_dir: &Path,
+        run_lines: &RunLines,
+    ) -> Result<Lines, ExploreError> {
         let out = Command::new(bin)
             .arg("--pcs")
             .output()
@@ -42,8 +47,10 @@ impl Lines {
             .lines()
             .filter_map(|l| u64::from_str_radix(l.trim(), 16).ok())
             .collect();
-        let placed = carve_recorder::source_lines(bin, &addrs)
-            .map_err(|e| ExploreError::Harness(format!("placing its coverage: {e}")))?;
+        let placed = addrs
+            .iter()
+            .map(|&a| table.line(a).map(|(f, n)| (f.to_string(), n)))
+            .collect();
         Ok(Lines::new(placed, crate_dir, run_lines))
     }
 

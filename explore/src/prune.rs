@@ -58,16 +58,13 @@ pub fn needed(kept: &Kept, callables: &[Callable], space: &Space) -> Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::dims;
     use crate::harness::run::CallOutcome;
     use crate::testdata;
 
     #[test]
     fn a_call_that_added_nothing_and_feeds_no_later_call_goes() {
         // Gauge::new(max) into a slot, then `level` on a slot.
-        let ex = testdata::gauge_api(vec![testdata::getter("level", "u8")]);
-        let pools = testdata::pools(Vec::new());
-        let space = Space::new(ex.callables.iter().map(|c| dims(c, &pools)).collect()).unwrap();
+        let (ex, _, space) = testdata::gauge_with_level();
         let new_into = |slot| space.encode(0, &[1, slot]);
         let level_of = |slot| space.encode(1, &[slot]);
         let ok = || CallOutcome::Returned(Some("0".into()));

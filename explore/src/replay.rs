@@ -63,16 +63,12 @@ fn of_calls<'t>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::dims;
     use crate::testdata;
     use carve_storage::Value;
 
     #[test]
     fn a_recorded_call_with_pooled_arguments_is_replayed_once_and_a_method_is_not() {
-        let ex = testdata::gauge_api(vec![testdata::getter("level", "u8")]);
-        let pools = testdata::pools(Vec::new());
-        let dims = ex.callables.iter().map(|c| dims(c, &pools)).collect();
-        let space = Space::new(dims).unwrap();
+        let (ex, pools, space) = testdata::gauge_with_level();
         let max = |v: u128| {
             vec![Arg {
                 name: "max".into(),

@@ -61,3 +61,11 @@ pub(crate) fn pools(more: Vec<(PoolKind, Vec<Lit>)>) -> Pools {
         by_kind: by_kind.into_iter().collect(),
     }
 }
+
+/// `gauge_api` with the getter `level`, its pools and how the harness numbers its calls.
+pub(crate) fn gauge_with_level() -> (Explorable, Pools, crate::strategy::Space) {
+    let ex = gauge_api(vec![getter("level", "u8")]);
+    let pools = pools(Vec::new());
+    let space = crate::harness::space(&ex.callables, &pools).expect("a space");
+    (ex, pools, space)
+}

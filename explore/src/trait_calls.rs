@@ -8,17 +8,15 @@ use std::collections::BTreeSet;
 
 use carve_generator::{CrateApi, TraitMethodApi};
 
-use crate::api::{param_kind, parse_signature, ret_form, Callable, Explorable, Param, Ret};
+use crate::api::{
+    module_paths, param_kind, parse_signature, ret_form, Callable, Explorable, Param, Ret,
+};
 
 /// Adds to `out` the methods of the crate's public traits that the run `called` on a type
 /// of a pool (or leaves them out with why).
 pub(crate) fn on_pooled_types(out: &mut Explorable, api: &CrateApi, called: &BTreeSet<String>) {
     for module in api.modules.values().filter(|m| m.reachable) {
-        let base =
-            std::iter::once(api.crate_name.as_str()).chain(module.path.iter().map(String::as_str));
-        let written: Vec<&str> = base.collect();
-        let recorded: Vec<&str> = written.iter().map(|s| s.trim_start_matches("r#")).collect();
-        let (written, recorded) = (written.join("::"), recorded.join("::"));
+        let (written, recorded) = module_paths(api, module);
         for tr in module.traits.values().filter(|t| t.public) {
             for m in &tr.methods {
                 let tail = format!(" as {recorded}::{}>::{}", tr.name, m.name);

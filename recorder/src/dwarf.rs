@@ -639,11 +639,6 @@ impl DebugInfo {
     /// The source line of each address of `addrs` (file addresses), by the line tables of
     /// every unit: the row whose address range holds it (code inlined from another file is
     /// that file's line); `None` outside every row.
-    pub(crate) fn source_lines(&self, addrs: &[u64]) -> Vec<Option<(Arc<str>, u32)>> {
-        let table = self.line_table();
-        addrs.iter().map(|&addr| table.line(addr)).collect()
-    }
-
     /// Every line-table row with code, sorted by address.
     pub(crate) fn line_table(&self) -> LineTable {
         let mut rows: Vec<LineRange> = self

@@ -38,23 +38,8 @@ pub use inprocess::{patchable, probe, probe_with, ProbeRecord, ProbeRun, Sharing
 pub use select::Selection;
 pub use tracer::RecordSummary;
 
-/// The source line (file, line) of each file address of `addrs` in the executable at
-/// `binary`, by its DWARF line tables; `None` for an address no row holds. `carve explore`
-/// places the coverage its harness reports with it.
-pub fn source_lines(
-    binary: &std::path::Path,
-    addrs: &[u64],
-) -> Result<Vec<Option<(String, u32)>>, RecordError> {
-    let info = dwarf::DebugInfo::load(binary)?;
-    Ok(info
-        .source_lines(addrs)
-        .into_iter()
-        .map(|l| l.map(|(file, line)| (file.to_string(), line)))
-        .collect())
-}
-
-/// The line tables of the executable at `binary`, to place many addresses one at a time
-/// (see [`source_lines`]).
+/// The line tables of the executable at `binary`, to place many addresses one at a time:
+/// `carve explore` places the coverage its harness reports with them.
 pub fn line_table(binary: &std::path::Path) -> Result<LineTable, RecordError> {
     Ok(dwarf::DebugInfo::load(binary)?.line_table())
 }

@@ -42,7 +42,7 @@ pub(crate) fn with_effects(call: &Call) -> Option<String> {
         let (before, now) = (behind(before), behind(&after.value));
         if before != now {
             changed.push(after.name.as_str());
-        } else if partly_unread(before) {
+        } else if !before.is_exact() {
             return Some(outcome);
         }
     }
@@ -59,23 +59,6 @@ fn behind(value: &Value) -> &Value {
     match value {
         Value::Ref { target, .. } => behind(target),
         v => v,
-    }
-}
-
-/// Whether part of `value` was not read (cut short, opaque, unavailable).
-fn partly_unread(value: &Value) -> bool {
-    match value {
-        Value::Str { truncated, .. } => *truncated,
-        Value::Seq {
-            elems, truncated, ..
-        } => *truncated || elems.iter().any(partly_unread),
-        Value::Tuple { elems, .. } => elems.iter().any(partly_unread),
-        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
-            fields.iter().any(|f| partly_unread(&f.value))
-        }
-        Value::Ref { target, .. } => partly_unread(target),
-        Value::Opaque { .. } | Value::Unavailable { .. } => true,
-        _ => false,
     }
 }
 
