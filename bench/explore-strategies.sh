@@ -3,36 +3,45 @@
 # length, the same number of sequences from the same recording, and how many of the crate's
 # mutants the kept tests kill (cargo-mutants, the explored tests alone).
 #
-# Per crate directory (a package whose binary drives its library; default: fixtures/bounds):
-#   cargo build; carve record --coverage --db trace.db -- target/debug/BIN
-#   for each strategy S and length L:
-#     carve explore --db trace.db --out tests --strategy S --length L --runs RUNS --seed 1 --verify-runs 1
-#     cargo mutants --no-shuffle -j 1 --timeout 30 --file src/lib.rs -- --test explored_CRATE
-# writes WORK/strategies.csv (crate, strategy, length, kept, killed, mutants) and
+# Crates: fixture packages whose binary drives their library (default: fixtures/bounds),
+# recorded here (carve record --coverage), mutants over src/lib.rs; or, with --from TQ, the
+# crates bench/test-quality.sh --work TQ set up (TQ/CRATE/trace.db, lib, app.lines), mutants
+# over the functions the run reached (bench/mutant_scope.py).
+# Per crate, for each strategy S and length L:
+#   carve explore --db trace.db [--crate lib] --out tests --strategy S --length L --runs RUNS \
+#       --seed 1 --verify-runs 1
+# each configuration's kept tests become a module S_L of one test target, `strategies`, and
+# ONE cargo-mutants run judges them all: a mutant is killed by configuration S_L when a test
+# of module S_L fails in its log (libtest runs every test of the target; a timeout is counted
+# for no configuration and reported apart).
+# Writes WORK/strategies.csv (crate, strategy, length, kept, killed, mutants, timeouts) and
 # WORK/strategies.svg (mutants killed against length, one line per strategy and crate).
 #
 # A benchmark, not a test: not part of .ci/run or of `cargo test`.
 #
 # Usage: bench/explore-strategies.sh --work DIR [--runs N] [--lengths "1 2 3 5 8 10"] [CRATE_DIR...]
-# Environment: CARVE (prebuilt carve; default: built in release here).
+#        bench/explore-strategies.sh --work DIR --from TQ [--runs N] [--lengths ...] CRATE...
+# Environment: CARVE (prebuilt carve; default: built in release here), MUTANT_MEMORY_KB.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=""
+FROM=""
 RUNS=20000
 LENGTHS="1 2 3 5 8 10"
-DIRS=()
+ARGS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --work) WORK=$2; shift 2 ;;
+        --from) FROM=$2; shift 2 ;;
         --runs) RUNS=$2; shift 2 ;;
         --lengths) LENGTHS=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1; exit 0 ;;
-        *) DIRS+=("$1"); shift ;;
+        *) ARGS+=("$1"); shift ;;
     esac
 done
-[[ -n "$WORK" ]] || { echo "usage: bench/explore-strategies.sh --work DIR [CRATE_DIR...]" >&2; exit 2; }
-[[ ${#DIRS[@]} -gt 0 ]] || DIRS=("$ROOT/fixtures/bounds")
+[[ -n "$WORK" ]] || { echo "usage: bench/explore-strategies.sh --work DIR [--from TQ] [CRATE_DIR or CRATE...]" >&2; exit 2; }
+if [[ -z "$FROM" && ${#ARGS[@]} -eq 0 ]]; then ARGS=("$ROOT/fixtures/bounds"); fi
 if [[ -z "${CARVE:-}" ]]; then
     (cd "$ROOT" && cargo build --release --quiet) || exit 1
     CARVE=${CARGO_TARGET_DIR:-$ROOT/target}/release/carve
@@ -40,52 +49,96 @@ fi
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants || exit 1
 unset CARGO_TARGET_DIR
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
+[[ -z "$FROM" ]] || FROM=$(cd "$FROM" && pwd)
 CSV=$WORK/strategies.csv
-echo "crate,strategy,length,kept,killed,mutants" >"$CSV"
+echo "crate,strategy,length,kept,killed,mutants,timeouts" >"$CSV"
 
-for src in "${DIRS[@]}"; do
-    name=$(basename "$src")
-    d=$WORK/$name
-    rm -rf "$d" && mkdir -p "$d"
-    tar -C "$src" --exclude=target -cf - . | tar -C "$d" -xf -
-    (cd "$d" && cargo build --quiet 2>"$d/build.err") || { echo "$name: build failed" >&2; continue; }
-    bin=$(cd "$d" && cargo metadata --no-deps --format-version 1 | python3 -c '
+# The name of the package's first target of KIND (lib or bin), in the current directory.
+target_name() {
+    cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 m = json.load(sys.stdin)
-print(next(t["name"] for p in m["packages"] for t in p["targets"] if "bin" in t["kind"]))')
-    (cd "$d" && "$CARVE" record --coverage --db trace.db -- "target/debug/$bin" >/dev/null 2>"$d/record.err")
-    lib=$(cd "$d" && cargo metadata --no-deps --format-version 1 | python3 -c '
-import json, sys
-m = json.load(sys.stdin)
-print(next(t["name"] for p in m["packages"] for t in p["targets"] if "lib" in t["kind"]))')
+print(next(t["name"].replace("-", "_") for p in m["packages"] for t in p["targets"] if sys.argv[1] in t["kind"]))' "$1"
+}
+
+for arg in "${ARGS[@]}"; do
+    if [[ -n "$FROM" ]]; then
+        name=$arg
+        d=$WORK/$name
+        rm -rf "$d" && mkdir -p "$d"
+        [[ -s "$FROM/$name/trace.db" && -s "$FROM/$name/app.lines" ]] \
+            || { echo "$name: no $FROM/$name/trace.db or app.lines (bench/test-quality.sh --work $FROM $name)" >&2; continue; }
+        tar -C "$FROM/$name" --exclude=target -cf - lib | tar -C "$d" -xf -
+        rm -f "$d"/lib/tests/carved_* "$d"/lib/tests/explored_*
+        cp "$FROM/$name/trace.db" "$d/trace.db"
+        pkg=$d/lib
+        crate_arg=(--crate lib)
+        out=lib/tests
+    else
+        name=$(basename "$arg")
+        d=$WORK/$name
+        rm -rf "$d" && mkdir -p "$d"
+        tar -C "$arg" --exclude=target -cf - . | tar -C "$d" -xf -
+        (cd "$d" && cargo build --quiet 2>"$d/build.err") || { echo "$name: build failed" >&2; continue; }
+        bin=$(cd "$d" && target_name bin)
+        (cd "$d" && "$CARVE" record --coverage --db trace.db -- "target/debug/$bin" >/dev/null 2>"$d/record.err")
+        pkg=$d
+        crate_arg=()
+        out=tests
+    fi
+    lib=$(cd "$pkg" && target_name lib)
+    mkdir -p "$pkg/tests/strategies"
+    mods=$pkg/tests/strategies.rs
+    echo "//! Seed 004's experiment: each module the tests one configuration kept." >"$mods"
+    configs=()
     for s in random exhaustive bobw; do
         for l in $LENGTHS; do
-            rm -rf "$d/tests" && mkdir -p "$d/tests"
-            (cd "$d" && "$CARVE" explore --db trace.db --out tests --strategy "$s" --length "$l" \
-                --runs "$RUNS" --seed 1 --verify-runs 1 --format json >"$d/explore-$s-$l.json" \
-                2>"$d/explore-$s-$l.err")
+            rm -f "$pkg/tests/explored_$lib.rs" "$pkg/tests/explored_${lib}_findings.md"
+            (cd "$d" && CARGO_TARGET_DIR=$d/target "$CARVE" explore --db trace.db "${crate_arg[@]}" \
+                --out "$out" --strategy "$s" --length "$l" --runs "$RUNS" --seed 1 --verify-runs 1 \
+                --format json >"$d/explore-$s-$l.json" 2>"$d/explore-$s-$l.err")
             kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tests_kept"])' \
                 "$d/explore-$s-$l.json" 2>/dev/null || echo 0)
-            killed=0 total=0
-            if [[ -f "$d/tests/explored_$lib.rs" ]]; then
-                rm -f "$d/tests/explored_${lib}_findings.md"
-                (cd "$d" && cargo mutants --no-shuffle -j 1 --timeout 30 --file src/lib.rs \
-                    -o "$d/mutants-$s-$l" -- --test "explored_$lib" >"$d/mutants-$s-$l.log" 2>&1)
-                read -r killed total < <(python3 - "$d/mutants-$s-$l/mutants.out/outcomes.json" <<'PY'
-import json, sys
-try:
-    o = json.load(open(sys.argv[1]))["outcomes"]
-except (OSError, ValueError):
-    print(0, 0); sys.exit(0)
-m = [x for x in o if isinstance(x.get("scenario"), dict) and "Mutant" in x["scenario"]]
-viable = [x for x in m if x["summary"] != "Unviable"]
-print(sum(x["summary"] in ("CaughtMutant", "Timeout") for x in viable), len(viable))
-PY
-)
+            if [[ -f "$pkg/tests/explored_$lib.rs" ]]; then
+                mv "$pkg/tests/explored_$lib.rs" "$pkg/tests/strategies/${s}_$l.rs"
+                echo "#[path = \"strategies/${s}_$l.rs\"] mod ${s}_$l;" >>"$mods"
             fi
-            echo "$name,$s,$l,$kept,$killed,$total" | tee -a "$CSV"
+            rm -f "$pkg/tests/explored_${lib}_findings.md"
+            configs+=("$s,$l,$kept")
         done
     done
+    m=$d/mutants
+    mkdir -p "$m"
+    scope=(--file src/lib.rs)
+    if [[ -n "$FROM" ]]; then
+        (cd "$pkg" && CARGO_TARGET_DIR=$d/target cargo mutants --list --json >"$m/list.json" 2>"$m/list.err")
+        scope=(--re "$(python3 "$ROOT/bench/mutant_scope.py" "$m/list.json" "$FROM/$name/app.lines" functions)")
+    fi
+    (cd "$pkg" && ulimit -v "${MUTANT_MEMORY_KB:-8388608}" \
+        && CARGO_TARGET_DIR=$d/target cargo mutants --no-shuffle -j 1 --timeout 60 "${scope[@]}" \
+        -o "$m" -- --test strategies >"$m/mutants.log" 2>&1)
+    python3 - "$m/mutants.out" "$name" "${configs[@]}" <<'PY' | tee -a "$CSV"
+import json, os, re, sys
+out, name, configs = sys.argv[1], sys.argv[2], sys.argv[3:]
+try:
+    outcomes = json.load(open(os.path.join(out, "outcomes.json")))["outcomes"]
+except (OSError, ValueError):
+    outcomes = []
+mutants = [o for o in outcomes if isinstance(o.get("scenario"), dict) and "Mutant" in o["scenario"]]
+viable = [o for o in mutants if o["summary"] != "Unviable"]
+timeouts = sum(o["summary"] == "Timeout" for o in viable)
+failed = re.compile(r"^test (\w+)::\S+ \.\.\. FAILED", re.M)
+killed = {}
+for o in viable:
+    if o["summary"] != "CaughtMutant":
+        continue
+    log = open(os.path.join(out, o["log_path"]), errors="replace").read()
+    for module in set(failed.findall(log)):
+        killed[module] = killed.get(module, 0) + 1
+for c in configs:
+    s, l, kept = c.split(",")
+    print(f"{name},{s},{l},{kept},{killed.get(f'{s}_{l}', 0)},{len(viable)},{timeouts}")
+PY
 done
 
 python3 - "$CSV" "$WORK/strategies.svg" <<'PY'

@@ -21,6 +21,8 @@
 # Environment: MUTANT_MEMORY_KB (address space per run of cargo mutants, default 8 GiB).
 set -uo pipefail
 
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
 WORK=""
 SUITES="full distilled"
 SCOPE=lines
@@ -58,29 +60,7 @@ for c in "${CRATES[@]}"; do
         targets=()
         for f in "$d"/suite-"$s"/*.rs; do targets+=(--test "$(basename "$f" .rs)"); done
         (cd "$m/lib" && CARGO_TARGET_DIR=$m/target cargo mutants --list --json >"$m/list.json" 2>"$m/list.err")
-        re=$(python3 - "$m/list.json" "$d/app.lines" "$SCOPE" <<'PY'
-import json, re, sys
-mutants = json.load(open(sys.argv[1]))
-scope = sys.argv[3]
-run = {}
-for l in open(sys.argv[2]):
-    f, _, n = l.strip().rpartition(":")
-    if f:
-        run.setdefault(f, set()).add(int(n))
-def reached(m):
-    f, line = m["file"], m["span"]["start"]["line"]
-    if scope != "functions":
-        return line in run.get(f, ())
-    fn = (m.get("function") or {}).get("span")
-    return fn is not None and any(fn["start"]["line"] <= n <= fn["end"]["line"] for n in run.get(f, ()))
-lines = {}
-for m in mutants:
-    if reached(m):
-        lines.setdefault(m["file"], set()).add(m["span"]["start"]["line"])
-parts = [re.escape(f) + ":(" + "|".join(str(n) for n in sorted(ls)) + "):" for f, ls in sorted(lines.items())]
-print("^(" + "|".join(parts) + ")" if parts else "")
-PY
-)
+        re=$(python3 "$ROOT/bench/mutant_scope.py" "$m/list.json" "$d/app.lines" "$SCOPE")
         if [[ -z "$re" ]]; then
             echo "| $c | $s | $tests | 0 | | | | | |"
             continue
