@@ -162,11 +162,14 @@ fn a_recorded_daemon_is_let_go_without_breakpoints_and_calls_a_selected_function
     assert_alive_and_free(daemon.0);
 }
 
-/// The daemon is started through `posix_spawn` (a `vfork`) by a middle process that ends at
-/// once: the middle's exit can be served before the daemon's `exec` stop, and a daemon still
-/// attached to the middle's tracer died with it (`PTRACE_O_EXITKILL`): 4 runs in 10 on a busy
-/// machine, the command then waiting a minute for a pid that never came. Busy on purpose here
-/// (two spinning threads), eight times over: every daemon lives.
+/// The daemon is started through `posix_spawn` (a `vfork`) in a process group of its own by a
+/// middle process that ends at once, and two races killed it on a busy machine, the command
+/// then waiting a minute for a pid that never came: the middle's exit served before the
+/// daemon's `exec` stop left the daemon attached to the middle's tracer, which took it down
+/// (`PTRACE_O_EXITKILL`); and the middle's exit while the daemon sat group-stopped between two
+/// tracer threads orphaned its group, so the kernel sent it SIGHUP (the tracer letting it go
+/// now waits until it is taken). Busy on purpose here (two spinning threads), eight times
+/// over: every daemon lives.
 #[test]
 fn a_daemon_spawned_by_a_process_that_ends_at_once_lives_on_a_busy_machine() {
     let _busy = Busy::new(2);

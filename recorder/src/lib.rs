@@ -12,6 +12,7 @@ mod ending;
 mod error;
 mod fmt_writes;
 mod forced;
+mod handover;
 mod inject;
 mod inprocess;
 mod lines;
@@ -844,13 +845,24 @@ struct Driver<'d> {
 enum Start {
     /// Spawned by carve (with the CPU pinning to undo when it starts a thread).
     Spawned(Option<nix::sched::CpuSet>),
-    /// Forked by a traced process and let go (see `Tracer::follow_child`).
-    Adopted(tracer::Forked),
+    /// Forked by a traced process and let go (see `Tracer::follow_child`), to be taken over.
+    Adopted(tracer::Forked, handover::Handover),
+    /// Let go by the thread serving it (see `untraced::serve`), to be taken over: at its
+    /// `exec` event (then the new program is loaded), or at its first stop after a fork.
+    TakenOver {
+        execed: bool,
+        handover: handover::Handover,
+    },
+}
+
+/// Where a process stands when its tracer (this thread) begins a program of it.
+enum At {
+    /// Spawned by carve (with the CPU pinning to undo when it starts a thread).
+    Spawned(Option<nix::sched::CpuSet>),
+    /// Forked, with the breakpoints and frames it inherited.
+    Forked(tracer::Forked),
     /// Stopped at its `exec` event, by this same thread.
     Execed(Option<nix::sched::CpuSet>),
-    /// Let go by the thread serving it (see `untraced::serve`): at its `exec` event (then the
-    /// new program is loaded), or at its first stop after a fork.
-    TakenOver { execed: bool },
 }
 
 /// The handle of a thread running [`drive`].
@@ -867,7 +879,7 @@ fn drive<'scope, 'env>(
     pid: Pid,
     mut image: Option<Arc<Image>>,
     mut sink: Option<Box<dyn TraceSink + Send>>,
-    mut start: Start,
+    start: Start,
 ) -> Result<RecordSummary, RecordError> {
     let mut calls = 0;
     let lost = |e: RecordError, calls| -> Result<RecordSummary, RecordError> {
@@ -889,27 +901,30 @@ fn drive<'scope, 'env>(
         }
         Err(e)
     };
-    match start {
-        Start::TakenOver { execed } => {
-            if let Err(e) = tracer::take_over(pid) {
+    let mut at = match start {
+        Start::Spawned(pinned) => At::Spawned(pinned),
+        Start::TakenOver { execed, handover } => {
+            if let Err(e) = handover.take_over() {
                 return lost(e, calls);
             }
             if execed {
                 (image, sink) = load(d, pid);
             }
-            start = Start::Execed(None);
+            At::Execed(None)
         }
-        Start::Adopted(_) if image.is_none() => {
-            if let Err(e) = tracer::take_over(pid) {
+        Start::Adopted(forked, handover) => {
+            if let Err(e) = handover.take_over() {
                 return lost(e, calls);
             }
-            start = Start::Execed(None);
+            match image {
+                Some(_) => At::Forked(forked),
+                None => At::Execed(None),
+            }
         }
-        _ => {}
-    }
+    };
     loop {
         let Some(img) = image.clone() else {
-            if let Start::Execed(Some(mask)) = &start {
+            if let At::Execed(Some(mask)) = &at {
                 // Pinned for a single-threaded recorded program: what runs now is not recorded.
                 process::unpin(pid, mask);
                 process::unpin(Pid::from_raw(0), mask);
@@ -918,11 +933,19 @@ fn drive<'scope, 'env>(
                 std::fs::read_link(format!("/proc/{pid}/exe"))
                     .is_ok_and(|exe| Image::may_select(&exe, d.options))
             };
-            let mut hand_over = |pid: Pid, execed: bool| -> Driven<'scope> {
+            let mut hand_over = |handover: handover::Handover, execed: bool| -> Driven<'scope> {
                 let ticket = d.ending.ticket();
+                let pid = handover.pid();
                 scope.spawn(move || {
                     let _member = ticket.enter();
-                    drive(scope, d, pid, None, None, Start::TakenOver { execed })
+                    drive(
+                        scope,
+                        d,
+                        pid,
+                        None,
+                        None,
+                        Start::TakenOver { execed, handover },
+                    )
                 })
             };
             let own_child = pid == d.spawned;
@@ -936,7 +959,7 @@ fn drive<'scope, 'env>(
                 }
                 Ok(untraced::Served::Alone) => {
                     (image, sink) = load(d, pid);
-                    start = Start::Execed(None);
+                    at = At::Execed(None);
                     continue;
                 }
                 Ok(untraced::Served::RootTaken(handle)) => {
@@ -960,13 +983,13 @@ fn drive<'scope, 'env>(
             None => &mut null,
         };
         let traced = (|| {
-            let mut tracer = match start {
-                Start::Spawned(pinned) | Start::Execed(pinned) => {
+            let mut tracer = match at {
+                At::Spawned(pinned) | At::Execed(pinned) => {
                     let mut tracer = img.tracer(pid, d.options, &mut *sink_ref)?;
                     tracer.pinned_from(pinned);
                     tracer
                 }
-                Start::Adopted(forked) => {
+                At::Forked(forked) => {
                     let mut tracer = tracer::Tracer::adopt(
                         forked,
                         img.bias,
@@ -981,7 +1004,6 @@ fn drive<'scope, 'env>(
                     tracer.set_write_methods(&img.write_methods);
                     tracer
                 }
-                Start::TakenOver { .. } => unreachable!("taken over before the loop"),
             };
             tracer.follow_forks(&mut follow);
             tracer.follow_exec(d.record_forks);
@@ -1014,7 +1036,7 @@ fn drive<'scope, 'env>(
             });
         }
         (image, sink) = load(d, pid);
-        start = Start::Execed(end.pinned_from);
+        at = At::Execed(end.pinned_from);
     }
 }
 
@@ -1035,7 +1057,7 @@ fn load(d: &Driver<'_>, pid: Pid) -> (Option<Arc<Image>>, Option<Box<dyn TraceSi
 }
 
 /// Takes a forked child (stopped, handed over by its parent's tracer) to a thread of its own:
-/// lets it go, and the new thread takes it over. A child that inherits the parent's
+/// lets it go, and returns once the new thread has taken it over (see [`handover`]). A child that inherits the parent's
 /// breakpoints gets a run of its own; false when no sink could be made for it (the parent's
 /// tracer then releases it, still traced by it).
 fn adopt<'scope, 'env>(
@@ -1047,12 +1069,21 @@ fn adopt<'scope, 'env>(
     if forked.execed {
         // At its `exec` event already: the new program is loaded by the thread taking it.
         let pid = forked.pid;
-        tracer::let_go(pid);
+        let (handover, letting) = handover::let_go(pid);
         let ticket = d.ending.ticket();
         scope.spawn(move || {
             let _member = ticket.enter();
-            drive(scope, d, pid, None, None, Start::TakenOver { execed: true })
+            let execed = true;
+            drive(
+                scope,
+                d,
+                pid,
+                None,
+                None,
+                Start::TakenOver { execed, handover },
+            )
         });
+        letting.wait();
         return true;
     }
     let (image, sink) = if forked.recorded {
@@ -1071,12 +1102,13 @@ fn adopt<'scope, 'env>(
     };
     let pid = forked.pid;
     // Before the new thread starts: its attach must find the child no longer traced here.
-    tracer::let_go(pid);
+    let (handover, letting) = handover::let_go(pid);
     let ticket = d.ending.ticket();
     scope.spawn(move || {
         let _member = ticket.enter();
-        drive(scope, d, pid, image, sink, Start::Adopted(forked))
+        drive(scope, d, pid, image, sink, Start::Adopted(forked, handover))
     });
+    letting.wait();
     true
 }
 

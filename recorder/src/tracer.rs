@@ -2064,8 +2064,8 @@ impl<'a> Tracer<'a> {
     }
 
     /// Traces a child handed over by [`Tracer::follow_child`] as a process of its own (its
-    /// parent's tracer let it go first, see [`let_go`]): takes it over and takes on the
-    /// breakpoints and frames it inherited.
+    /// parent's tracer let it go, this thread took it over: see [`crate::handover`]): takes on
+    /// the breakpoints and frames it inherited.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn adopt(
         forked: Forked,
@@ -2078,7 +2078,6 @@ impl<'a> Tracer<'a> {
         sink: &'a mut dyn TraceSink,
     ) -> Result<Tracer<'a>, RecordError> {
         let pid = forked.pid;
-        take_over(pid)?;
         let mut tracer = Tracer::fresh(
             pid,
             bias,
@@ -3257,31 +3256,6 @@ impl<'a> Tracer<'a> {
             }),
         }
     }
-}
-
-/// Lets a stopped tracee of this thread go, to be taken over by another thread ([`take_over`]):
-/// ptrace ties a tracee to one tracer thread. A SIGSTOP is queued before it is detached, so it
-/// stops (a group stop) before it runs a single instruction, until then: a signal given to
-/// `PTRACE_DETACH` itself would be dropped at an event stop (such as `exec`'s). Called before
-/// the other thread starts, so its attach cannot come while this thread still traces it.
-pub(crate) fn let_go(pid: Pid) {
-    let _ = nix::sys::signal::kill(pid, Signal::SIGSTOP);
-    let _ = ptrace::detach(pid, None);
-}
-
-/// Makes this thread the tracer of a process another thread let go ([`let_go`]): attaches,
-/// collects the attach stop, and wakes it from its group stop (it stays in its ptrace stop
-/// until resumed; the SIGCONT comes back as a signal to pass on). ESRCH: the process was killed
-/// meanwhile.
-pub(crate) fn take_over(pid: Pid) -> Result<(), RecordError> {
-    ptrace::attach(pid).map_err(|source| RecordError::Ptrace {
-        op: "ATTACH",
-        pid: pid.as_raw(),
-        source,
-    })?;
-    crate::process::collect_stop(pid);
-    let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
-    Ok(())
 }
 
 /// Writes `bytes` (original bytes by address) into `pid`'s memory: a forked copy of a process

@@ -41,7 +41,7 @@ pub(crate) enum Served<H> {
 /// functions to record (it must be cheap: everything served waits meanwhile); if not, it runs
 /// on here. If it may, the root process alone here is left to the caller ([`Served::Alone`]);
 /// any other is let go and given to `hand_over` (with `true`: it execed), which starts the
-/// thread that takes it over and returns that thread's handle.
+/// thread that takes it over and returns that thread's handle; serving waits until it has.
 ///
 /// With `own_child` (root is this thread's own child, the program carve started), root never
 /// leaves this thread: ptrace lets the real parent's thread collect the stops of a child traced
@@ -56,7 +56,7 @@ pub(crate) fn serve<H>(
     own_child: bool,
     ending: Option<&crate::ending::Ending>,
     may_select: &mut dyn FnMut(Pid) -> bool,
-    hand_over: &mut dyn FnMut(Pid, bool) -> H,
+    hand_over: &mut dyn FnMut(crate::handover::Handover, bool) -> H,
 ) -> Result<Served<H>, RecordError> {
     ptrace::setoptions(root, OPTIONS).map_err(|source| RecordError::Ptrace {
         op: "SETOPTIONS",
@@ -130,9 +130,10 @@ pub(crate) fn serve<H>(
                 } else if pid == root && (own_child || (announced.is_empty() && live.len() == 1)) {
                     return Ok(Served::Alone);
                 } else {
-                    crate::tracer::let_go(pid);
+                    let (handover, letting) = crate::handover::let_go(pid);
                     live.remove(&pid);
-                    let handle = hand_over(pid, true);
+                    let handle = hand_over(handover, true);
+                    letting.wait();
                     if pid == root {
                         root_taken = Some(handle);
                     }
@@ -147,8 +148,9 @@ pub(crate) fn serve<H>(
                     if !early_children.remove(&child) {
                         crate::process::collect_stop(child);
                     }
-                    crate::tracer::let_go(child);
-                    hand_over(child, false);
+                    let (handover, letting) = crate::handover::let_go(child);
+                    hand_over(handover, false);
+                    letting.wait();
                 }
                 resume(tid, None)?;
             }
