@@ -536,3 +536,38 @@ fn a_trait_method_of_the_crate_on_str_is_explored_with_the_text_pool() {
     let ran = cargo_in(&dir, &["test", "--test", "explored_shout"]);
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
+
+const CELLS_LIB: &str = r#"/// Display cells of a line: a CR LF pair ends it and takes no cell.
+pub fn cells(s: &str) -> usize {
+    let mut n = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            chars.next();
+            continue;
+        }
+        n += 1;
+    }
+    n
+}
+"#;
+
+const CELLS_MAIN: &str = r#"fn main() {
+    println!("{}", cells::cells("hello"));
+}
+"#;
+
+/// The run gave only `"hello"`; the crate's character literals make texts (`"\r\n"` among
+/// them) that reach the lines of the pair, and the kept test fails when the pair's second
+/// character changes.
+#[test]
+fn the_crates_character_literals_make_the_text_that_reaches_a_branch_the_run_never_took() {
+    let (c, said) = explore_small("cells", CELLS_LIB, CELLS_MAIN, "2000");
+    let dir = c.dir.clone();
+    assert!(said.contains("explored 1 functions (0 left out)"), "{said}");
+    let tests = std::fs::read_to_string(dir.join("tests/explored_cells.rs")).unwrap();
+    assert!(tests.contains(r#"cells::cells("\r\n")"#), "{tests}");
+    edit(&dir.join("src/lib.rs"), "Some(&'\\n')", "Some(&'\\t')");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_cells"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}

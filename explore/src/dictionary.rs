@@ -4,7 +4,9 @@
 //! `bytes < 1024`), and an input equal to one (or next to one) is what takes the branch the
 //! recorded run never took. Short text literals become texts of their own and, in a recorded
 //! text, the word they can stand for (`"1.5 GiB"` gives `"1.5 tb"`); integer literals and
-//! their neighbours join the integer pools of the types they fit.
+//! their neighbours join the integer pools of the types they fit; character literals join the
+//! `char` pool and make texts (alone, two side by side, one inside a recorded text): a text
+//! crate's branches turn on `'\r'` before `'\n'` or a `'\u{200D}'` between two characters.
 
 use std::path::Path;
 
@@ -17,12 +19,13 @@ const MAX_WORD: usize = 16;
 /// At most this many words and integers each.
 pub const MAX_SEEDS: usize = 16;
 
-/// The short text literals and the integer literals of the crate's source files, each once,
-/// in the order the files hold them.
+/// The short text literals, the integer literals and the character literals of the crate's
+/// source files, each once, those compared first, then in the order the files hold them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dictionary {
     pub words: Vec<String>,
     pub ints: Vec<i128>,
+    pub chars: Vec<char>,
 }
 
 /// What the files hold, as read.
@@ -36,6 +39,9 @@ struct Literals {
     /// Names compared (`LIMIT`), and the integer each `const` item of that name holds.
     compared_names: Vec<String>,
     consts: Vec<(String, i128)>,
+    chars: Vec<char>,
+    /// Characters a comparison or a match arm's pattern holds (`c == '\u{FE0F}'`, `'\r' =>`).
+    compared_chars: Vec<char>,
 }
 
 impl Dictionary {
@@ -66,9 +72,17 @@ impl Dictionary {
             }
         }
         ints.truncate(MAX_SEEDS);
+        let mut chars = d.compared_chars;
+        for c in d.chars {
+            if !chars.contains(&c) {
+                chars.push(c);
+            }
+        }
+        chars.truncate(MAX_SEEDS);
         Dictionary {
             words: d.words,
             ints,
+            chars,
         }
     }
 
@@ -90,7 +104,35 @@ impl Dictionary {
                 out.push(Lit::Str(format!("{}{w}{}", &s[..start], &s[end..])));
             }
         }
+        out.extend(self.char_texts(recorded));
         out
+    }
+
+    /// The texts the characters give: each alone, each two the files hold one after the other
+    /// in both orders (`'\n'` then `'\r'` gives `"\r\n"` too), and each after the first
+    /// character of the first recorded text of two or more.
+    fn char_texts(&self, recorded: &[Lit]) -> Vec<Lit> {
+        let mut out: Vec<Lit> = self.chars.iter().map(|c| Lit::Str(c.to_string())).collect();
+        for pair in self.chars.windows(2) {
+            out.push(Lit::Str(format!("{}{}", pair[0], pair[1])));
+            out.push(Lit::Str(format!("{}{}", pair[1], pair[0])));
+        }
+        let host = recorded.iter().find_map(|r| match r {
+            Lit::Str(s) if s.chars().count() >= 2 => Some(s),
+            _ => None,
+        });
+        if let Some(s) = host {
+            let at = s.chars().next().map_or(0, char::len_utf8);
+            for c in &self.chars {
+                out.push(Lit::Str(format!("{}{c}{}", &s[..at], &s[at..])));
+            }
+        }
+        out
+    }
+
+    /// The characters, for the `char` pool.
+    pub fn chars(&self) -> Vec<Lit> {
+        self.chars.iter().map(|c| Lit::Char(*c)).collect()
     }
 
     /// The integers of type `ty` the literals give: each in range, and its neighbours.
@@ -133,6 +175,24 @@ impl<'ast> Visit<'ast> for Literals {
         }
     }
 
+    fn visit_lit_char(&mut self, lit: &'ast syn::LitChar) {
+        let c = lit.value();
+        if !self.chars.contains(&c) {
+            self.chars.push(c);
+        }
+    }
+
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        let mut pattern = CharsOf::default();
+        pattern.visit_pat(&arm.pat);
+        for c in pattern.0 {
+            if !self.compared_chars.contains(&c) {
+                self.compared_chars.push(c);
+            }
+        }
+        syn::visit::visit_arm(self, arm);
+    }
+
     fn visit_lit_int(&mut self, lit: &'ast syn::LitInt) {
         // 0 and 1 are in every integer pool already.
         if let Ok(v) = lit.base10_parse::<i128>() {
@@ -155,6 +215,14 @@ impl<'ast> Visit<'ast> for Literals {
                             if !(0..=1).contains(&v) && !self.compared.contains(&v) {
                                 self.compared.push(v);
                             }
+                        }
+                    }
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Char(lit),
+                        ..
+                    }) => {
+                        if !self.compared_chars.contains(&lit.value()) {
+                            self.compared_chars.push(lit.value());
                         }
                     }
                     syn::Expr::Path(p) => {
@@ -190,6 +258,16 @@ impl<'ast> Visit<'ast> for Literals {
         if !is_test {
             syn::visit::visit_item_mod(self, m);
         }
+    }
+}
+
+/// The character literals of a pattern.
+#[derive(Default)]
+struct CharsOf(Vec<char>);
+
+impl<'ast> Visit<'ast> for CharsOf {
+    fn visit_lit_char(&mut self, lit: &'ast syn::LitChar) {
+        self.0.push(lit.value());
     }
 }
 
@@ -253,5 +331,34 @@ mod tests {
             "#,
         );
         assert_eq!(d.ints, [100, 10_000_000_000_000_000, 5, 6, 7, 3, 4, 2]);
+    }
+
+    #[test]
+    fn characters_compared_or_matched_come_first_and_make_texts_alone_paired_and_inside_one() {
+        let d = of_source(
+            r#"
+            const DOC: char = '#';
+            pub fn width(c: char, next: char) -> usize {
+                match c {
+                    '\n' => 1,
+                    '\r' if next == '\n' => 0,
+                    '\u{1F1E6}'..='\u{1F1FF}' => 2,
+                    _ if c == '\u{200D}' => 0,
+                    _ => 1,
+                }
+            }
+            "#,
+        );
+        assert_eq!(
+            d.chars,
+            ['\n', '\r', '\u{1F1E6}', '\u{1F1FF}', '\u{200D}', '#']
+        );
+        assert_eq!(d.chars()[1], Lit::Char('\r'));
+        let texts = d.texts(&[Lit::Str("a".into()), Lit::Str("Zoë".into())]);
+        let has = |t: &str| texts.contains(&Lit::Str(t.into()));
+        assert!(has("\r") && has("\u{200D}"), "{texts:?}");
+        assert!(has("\r\n") && has("\n\r"), "{texts:?}");
+        assert!(has("\u{1F1E6}\u{1F1FF}"), "{texts:?}");
+        assert!(has("Z\u{200D}oë") && !has("a\u{200D}"), "{texts:?}");
     }
 }

@@ -13,7 +13,7 @@ use crate::api::PoolKind;
 
 /// At most this many values per pool: the boundaries first, then the recorded values and
 /// their neighbours in the order the run met them.
-pub const MAX_POOL: usize = 48;
+pub const MAX_POOL: usize = 64;
 
 /// One pooled value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -40,13 +40,14 @@ impl Pools {
     }
 
     /// The pools with the values the crate's literals give (`dictionary.rs`) added to the
-    /// text and integer pools, at most [`MAX_SEEDED`] each; a full pool makes room at its end
+    /// text, integer and `char` pools, at most [`MAX_SEEDED`] each; a full pool makes room at its end
     /// (the recorded values its boundaries did not already hold).
     pub fn seeded(mut self, dictionary: &crate::dictionary::Dictionary) -> Pools {
         for (kind, pool) in &mut self.by_kind {
             let mut seeds = match kind {
                 PoolKind::Str => dictionary.texts(pool),
                 PoolKind::Scalar(ty) if int_range(ty).is_some() => dictionary.ints_of(ty),
+                PoolKind::Scalar(ty) if ty == "char" => dictionary.chars(),
                 _ => continue,
             };
             seeds.retain(|s| !pool.contains(s));
@@ -60,7 +61,7 @@ impl Pools {
 }
 
 /// At most this many values of a pool come from the crate's literals.
-pub const MAX_SEEDED: usize = 24;
+pub const MAX_SEEDED: usize = 40;
 
 /// The pools of `kinds`, from every value the calls of `functions` (recorded paths) took and
 /// returned in `trace`, nested values included.
@@ -466,6 +467,7 @@ mod tests {
         let dictionary = crate::dictionary::Dictionary {
             words: vec!["tb".into()],
             ints: vec![1024],
+            chars: Vec::new(),
         };
         let u = PoolKind::Scalar("u64".into());
         let full: Vec<Lit> = (0..MAX_POOL as u128).map(|v| Lit::Uint(v + 5000)).collect();
