@@ -571,3 +571,81 @@ fn the_crates_character_literals_make_the_text_that_reaches_a_branch_the_run_nev
     let ran = cargo_in(&dir, &["test", "--test", "explored_cells"]);
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
+
+const RECENT_LIB: &str = r#"use std::borrow::Borrow;
+use std::marker::PhantomData;
+use std::num::NonZeroUsize;
+
+/// A bounded list of pairs that forgets the oldest.
+#[derive(Debug)]
+pub struct Recent<K, V, S = std::collections::hash_map::RandomState> {
+    keys: Vec<K>,
+    values: Vec<V>,
+    cap: NonZeroUsize,
+    state: PhantomData<S>,
+}
+
+impl<K: PartialEq, V> Recent<K, V> {
+    pub fn new(cap: NonZeroUsize) -> Recent<K, V> {
+        Recent { keys: Vec::new(), values: Vec::new(), cap, state: PhantomData }
+    }
+}
+
+impl<K: PartialEq, V, S> Recent<K, V, S> {
+    /// Adds a pair; the oldest key when one had to go.
+    pub fn put(&mut self, k: K, v: V) -> Option<K> {
+        let mut gone = None;
+        if self.keys.len() == self.cap.get() {
+            gone = Some(self.keys.remove(0));
+            self.values.remove(0);
+        }
+        self.keys.push(k);
+        self.values.push(v);
+        gone
+    }
+
+    pub fn get<Q>(&self, k: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: PartialEq + ?Sized,
+    {
+        self.keys.iter().position(|x| x.borrow() == k).map(|i| &self.values[i])
+    }
+}
+"#;
+
+const RECENT_MAIN: &str = r#"use std::num::NonZeroUsize;
+
+fn main() {
+    let mut r: recent::Recent<u32, String> = recent::Recent::new(NonZeroUsize::new(3).unwrap());
+    r.put(7, "seven".to_string());
+    println!("{:?}", r.get(&7));
+}
+"#;
+
+/// Methods of a generic type are explored on the instance the run used, written as a caller
+/// writes it (`Recent<u32, String>`: the defaulted `S` left out), its `NonZeroUsize` from a
+/// pool and `get`'s `&Q` as a `&u32`; the run never filled the list, the kept test does, and
+/// fails when the bound's comparison changes.
+#[test]
+fn a_generic_types_methods_are_explored_on_the_recorded_instance() {
+    let (c, said) = explore_small("recent", RECENT_LIB, RECENT_MAIN, "3000");
+    let dir = c.dir.clone();
+    assert!(said.contains("explored 3 functions (0 left out)"), "{said}");
+    let tests = std::fs::read_to_string(dir.join("tests/explored_recent.rs")).unwrap();
+    assert!(
+        tests.contains("<recent::Recent<u32, String>>::new(std::num::NonZero::<usize>::new("),
+        "{tests}"
+    );
+    assert!(
+        tests.contains(".put(") && tests.contains("\"Some("),
+        "{tests}"
+    );
+    edit(
+        &dir.join("src/lib.rs"),
+        "self.keys.len() == self.cap.get()",
+        "self.keys.len() > self.cap.get()",
+    );
+    let ran = cargo_in(&dir, &["test", "--test", "explored_recent"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}

@@ -26,6 +26,9 @@ pub enum PoolKind {
     Str,
     /// A slice of primitive integers by the element's name: `u8` for bytes.
     Slice(String),
+    /// A non-zero integer (`NonZeroUsize`, `NonZero<u32>`) by the integer's name: mostly a
+    /// capacity (`LruCache::new(cap)`).
+    NonZero(String),
 }
 
 /// How a pooled value is handed to the call.
@@ -261,6 +264,7 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
         arg_types: arg_types(trace),
         touching,
     };
+    let instances = crate::generic_types::recorded_instances(trace);
     let mut out = Explorable {
         crate_name: api.crate_name.clone(),
         ..Explorable::default()
@@ -284,6 +288,13 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
                     consider(&mut out, (path, call), f, Some(owner), &seen);
                 }
             }
+            crate::generic_types::consider_type(
+                &mut out,
+                (&written, &prefix),
+                ty,
+                &called,
+                (&seen, &instances),
+            );
             let traits = impls_anywhere(api, ty);
             std_trait_methods(
                 &mut out,
@@ -498,7 +509,7 @@ fn recorded_instances(
     (!out.is_empty()).then_some(out)
 }
 
-fn callable(
+pub(crate) fn callable(
     out: &mut Explorable,
     (path, call): (&str, String),
     f: &FnApi,
@@ -741,15 +752,36 @@ pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
     if is_named(ty, "String") {
         return Some((PoolKind::Str, Pass::Owned));
     }
+    if let Some(int) = non_zero(ty) {
+        return Some((PoolKind::NonZero(int), Pass::Value));
+    }
     if let Some(elem) = only_argument(ty, "Vec") {
         return Some((PoolKind::Slice(integer_name(elem)?), Pass::Owned));
     }
     Some((PoolKind::Scalar(scalar_name(ty)?), Pass::Value))
 }
 
+/// The integer a non-zero type holds: `NonZeroUsize` and `NonZero<usize>` give `usize`.
+fn non_zero(ty: &syn::Type) -> Option<String> {
+    if let Some(int) = only_argument(ty, "NonZero") {
+        return integer_name(int);
+    }
+    let seg = last_segment(ty)?;
+    let name = seg
+        .ident
+        .to_string()
+        .strip_prefix("NonZero")?
+        .to_lowercase();
+    (matches!(seg.arguments, syn::PathArguments::None)
+        && integer_name(&syn::parse_str(&name).ok()?).is_some())
+    .then_some(name)
+}
+
 /// Whether a return type `ty` of a function of type `name` fills a slot of it.
 fn made(ty: &syn::Type, name: &str) -> Option<Made> {
-    let is_it = |t: &syn::Type| is_named(t, "Self") || is_named(t, name);
+    // `Self`, `Gauge`, or a generic type's instance (`LruCache<u64, String>`).
+    let is_it =
+        |t: &syn::Type| is_named(t, "Self") || last_segment(t).is_some_and(|s| s.ident == name);
     if is_it(ty) {
         return Some(Made::Plain);
     }

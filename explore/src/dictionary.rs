@@ -220,10 +220,8 @@ impl<'ast> Visit<'ast> for Literals {
                     syn::Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Char(lit),
                         ..
-                    }) => {
-                        if !self.compared_chars.contains(&lit.value()) {
-                            self.compared_chars.push(lit.value());
-                        }
+                    }) if !self.compared_chars.contains(&lit.value()) => {
+                        self.compared_chars.push(lit.value());
                     }
                     syn::Expr::Path(p) => {
                         if let Some(name) = p.path.segments.last() {

@@ -77,6 +77,7 @@ fn pool_type(kind: &PoolKind) -> String {
         PoolKind::Scalar(t) => t.clone(),
         PoolKind::Str => "&str".to_string(),
         PoolKind::Slice(t) => format!("&[{t}]"),
+        PoolKind::NonZero(t) => format!("std::num::NonZero<{t}>"),
     }
 }
 

@@ -15,6 +15,7 @@ mod api;
 mod compares;
 mod dictionary;
 mod error;
+mod generic_types;
 mod harness;
 mod keep;
 mod lines;

@@ -108,7 +108,7 @@ pub fn index_of(pools: &Pools, kind: &PoolKind, v: &Value) -> Option<usize> {
     let nested = matches!(
         v,
         Value::Struct { .. } | Value::Enum { .. } | Value::Tuple { .. }
-    );
+    ) && !matches!(kind, PoolKind::NonZero(_));
     if nested {
         return None;
     }
@@ -154,6 +154,11 @@ fn collect(v: &Value, out: &mut BTreeMap<PoolKind, Vec<Lit>>) {
             }
         }
         Value::Ref { target, .. } => collect(target, out),
+        Value::Struct { ty, fields } if ty.starts_with("core::num::nonzero::NonZero<") => {
+            if let Some((int, lit)) = fields.first().and_then(|f| innermost_integer(&f.value)) {
+                add(PoolKind::NonZero(int), lit);
+            }
+        }
         Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
             for f in fields {
                 collect(&f.value, out);
@@ -165,6 +170,16 @@ fn collect(v: &Value, out: &mut BTreeMap<PoolKind, Vec<Lit>>) {
             }
         }
         _ => {}
+    }
+}
+
+/// The integer inside a value that wraps one (`NonZero<usize>(NonZeroUsizeInner(8))`).
+fn innermost_integer(v: &Value) -> Option<(String, Lit)> {
+    match v {
+        Value::Uint { ty, value } => Some((ty.clone(), Lit::Uint(*value))),
+        Value::Int { ty, value } => Some((ty.clone(), Lit::Int(*value))),
+        Value::Struct { fields, .. } => innermost_integer(&fields.first()?.value),
+        _ => None,
     }
 }
 
@@ -301,6 +316,9 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
             }
             push(Lit::Str("a".to_string()));
         }
+        PoolKind::NonZero(ty) => non_zero_neighbours(ty, recorded)
+            .into_iter()
+            .for_each(&mut push),
         PoolKind::Slice(ty) => {
             push(Lit::Seq(Vec::new()));
             for r in recorded {
@@ -320,12 +338,37 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
     out
 }
 
+/// A non-zero integer pool: 1, 2, each recorded value and its neighbours; no MAX: a non-zero
+/// integer is mostly a capacity, and one of `usize::MAX` asks for all the memory there is.
+fn non_zero_neighbours(ty: &str, recorded: &[Lit]) -> Vec<Lit> {
+    let mut out: Vec<Lit> = [int_lit(ty, 1), int_lit(ty, 2)]
+        .into_iter()
+        .flatten()
+        .collect();
+    for r in recorded {
+        let v = match r {
+            Lit::Int(v) => *v,
+            Lit::Uint(v) => i128::try_from(*v).unwrap_or(i128::MAX),
+            _ => continue,
+        };
+        let near = [v.checked_sub(1), Some(v), v.checked_add(1)];
+        for n in near.into_iter().flatten().filter(|n| *n != 0) {
+            out.push(int_lit(ty, n).unwrap_or_else(|| r.clone()));
+        }
+    }
+    out
+}
+
 /// A pooled value written as Rust source for a value of `kind` (in a `&[T]` array of the pool:
 /// text as `&str`, slices as `&[T]`). Text goes through `{:?}`, which escapes every quote,
 /// backslash and control character: a trace's text never becomes code.
 pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
     let ty = match kind {
         PoolKind::Scalar(t) | PoolKind::Slice(t) => t.as_str(),
+        PoolKind::NonZero(t) => {
+            let int = literal(&PoolKind::Scalar(t.clone()), lit);
+            return format!("std::num::NonZero::<{t}>::new({int}).unwrap()");
+        }
         PoolKind::Str => "str",
     };
     match lit {
@@ -460,6 +503,31 @@ mod tests {
             4,
             "\"\", \"x\", \"xx\", \"a\""
         );
+    }
+
+    #[test]
+    fn a_recorded_non_zero_integer_pools_its_value_and_neighbours_never_zero_or_max() {
+        use carve_storage::Field;
+        let wrap = |ty: &str, value: Value| Value::Struct {
+            ty: ty.into(),
+            fields: vec![Field::new("__0", value)],
+        };
+        let cap = wrap(
+            "core::num::nonzero::NonZero<usize>",
+            wrap(
+                "core::num::niche_types::NonZeroUsizeInner",
+                Value::Uint {
+                    ty: "usize".into(),
+                    value: 8,
+                },
+            ),
+        );
+        let k = PoolKind::NonZero("usize".into());
+        let pools = from_values([cap.clone()].iter(), std::slice::from_ref(&k));
+        let written: Vec<String> = pools.get(&k).iter().map(|l| literal(&k, l)).collect();
+        let nz = |n: &str| format!("std::num::NonZero::<usize>::new({n}usize).unwrap()");
+        assert_eq!(written, [nz("1"), nz("2"), nz("7"), nz("8"), nz("9")]);
+        assert_eq!(index_of(&pools, &k, &cap), Some(3));
     }
 
     #[test]

@@ -58,7 +58,9 @@ pub use crate::{
         DID_NOT_RETURN, MOCKALL_VERSION, MOCK_NAME_CLASH, NEEDS_MOCKALL, OVER_MAX_PER_FUNCTION,
         UNDECODED, UNSUPPORTED_TYPE,
     },
-    read::crate_api::{CrateApi, FnApi, ModuleApi, ParamApi, TraitMethodApi, TypeApi},
+    read::crate_api::{
+        CrateApi, FnApi, ModuleApi, ParamApi, TraitMethodApi, TypeApi, TypeParamApi,
+    },
     read::types::{DeclType, Prim},
     reasons::{
         CLOSURE_ARGUMENT, FAILED_VERIFICATION, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE,

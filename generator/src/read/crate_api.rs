@@ -175,6 +175,16 @@ pub struct TypeApi {
     pub traits: BTreeSet<String>,
     /// Those of `traits` it derives (whose output is known: a derived `Debug`).
     pub derives: BTreeSet<String>,
+    /// The type parameters its definition declares, in order (`K`, `V`, then `S = …`).
+    pub type_params: Vec<TypeParamApi>,
+}
+
+/// A type parameter of a type's definition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TypeParamApi {
+    pub name: String,
+    /// Has a default (`S = DefaultHasher`): a caller may leave it out, and so does a test.
+    pub defaulted: bool,
 }
 
 /// A function's signature as far as calling it with literals goes.

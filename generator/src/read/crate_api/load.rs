@@ -43,6 +43,22 @@ pub(crate) fn substitute_alias(ty: &mut DeclType, aliases: &BTreeMap<String, Vec
     }
 }
 
+/// The type parameters a definition declares, lifetimes and consts aside, into those of the
+/// type's other definitions (one per `cfg`: indexmap's `IndexMap<K, V, S = RandomState>` with
+/// `std`, `IndexMap<K, V, S>` without): a parameter some definition defaults is defaulted.
+fn merge_type_params(params: &mut Vec<super::TypeParamApi>, generics: &syn::Generics) {
+    for (i, p) in generics.type_params().enumerate() {
+        let defaulted = p.default.is_some();
+        match params.get_mut(i) {
+            Some(known) => known.defaulted |= defaulted,
+            None => params.push(super::TypeParamApi {
+                name: p.ident.unraw().to_string(),
+                defaulted,
+            }),
+        }
+    }
+}
+
 pub(crate) fn declare_type(module: &mut ModuleApi, ident: &syn::Ident, vis: &syn::Visibility) {
     let name = ident.unraw().to_string();
     let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
@@ -394,11 +410,13 @@ impl CrateApi {
                             .collect();
                         t.derives.extend(derives(&s.attrs));
                         t.traits.extend(t.derives.iter().cloned());
+                        merge_type_params(&mut t.type_params, &s.generics);
                     }
                 }
                 syn::Item::Enum(e) => {
                     declare_type(&mut module, &e.ident, &e.vis);
                     if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
+                        merge_type_params(&mut t.type_params, &e.generics);
                         t.derives.extend(derives(&e.attrs));
                         t.traits.extend(t.derives.iter().cloned());
                     }

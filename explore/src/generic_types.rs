@@ -1,0 +1,349 @@
+//! Methods of the crate's generic types (`lru::LruCache<K, V, S>`), explored on the instance the
+//! run used. The recording names the methods by the definition (`lru::LruCache<K,V,S>::get`)
+//! and the receivers by the instance (`lru::LruCache<u64, alloc::string::String,
+//! hashbrown::…::DefaultHashBuilder>`); a test names the instance as a caller writes it,
+//! `lru::LruCache<u64, String>`: defaulted parameters left out, each kept one a type a pool
+//! holds. A method's own type parameter stands for an instance's through its bound
+//! (`K: Borrow<Q>`, `Q: Equivalent<K>`), so `get(&self, k: &Q)` takes a `&u64`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use carve_generator::{FnApi, TypeApi};
+use carve_storage::{Trace, Value};
+use quote::ToTokens;
+use syn::visit_mut::VisitMut;
+
+use crate::api::{callable, param_kind, parse_signature, Explorable, Pass, PoolKind, Seen};
+
+/// A generic type as the run instantiated it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Instance {
+    /// As a test writes it: `lru::LruCache<u64, String>`.
+    pub written: String,
+    /// Each type parameter kept, as the instance fills it (`K` → `u64`, `V` → `String`).
+    pub args: BTreeMap<String, syn::Type>,
+}
+
+/// The recorded type of each generic type's values, by the type's path without its arguments
+/// (`lru::LruCache` → `lru::LruCache<u64, alloc::string::String, …>`): the first receiver of
+/// one of its methods, or the first value one returned.
+pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
+    let owners: BTreeMap<_, _> = trace
+        .functions
+        .iter()
+        .filter_map(|f| {
+            let (owner, _) = f.path.rsplit_once("::")?;
+            let base = owner.strip_suffix('>')?.split_once('<')?.0;
+            Some((f.id, base.to_string()))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for c in &trace.calls {
+        let Some(base) = owners.get(&c.function) else {
+            continue;
+        };
+        let of_self = c
+            .args
+            .iter()
+            .filter(|a| a.name == "self")
+            .map(|a| &a.value)
+            .chain(c.ret.iter());
+        for v in of_self {
+            let ty = value_type(v)
+                .trim_start_matches('&')
+                .trim_start_matches("mut ");
+            if ty.starts_with(&format!("{base}<")) {
+                out.entry(base.clone()).or_insert_with(|| ty.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn value_type(v: &Value) -> &str {
+    match v {
+        Value::Ref { ty, .. } | Value::Struct { ty, .. } | Value::Enum { ty, .. } => ty,
+        _ => "",
+    }
+}
+
+/// The instance `recorded` (a type written in full by the recording) is of `ty`, written from
+/// `path` (`lru::LruCache`); why not, when a parameter it keeps is no type a pool holds.
+pub(crate) fn instance(ty: &TypeApi, path: &str, recorded: &str) -> Result<Instance, String> {
+    let parsed: syn::Type = syn::parse_str(recorded)
+        .map_err(|_| format!("its recorded type `{recorded}` was not read"))?;
+    let syn::Type::Path(p) = &parsed else {
+        return Err(format!("its recorded type `{recorded}` was not read"));
+    };
+    let given: Vec<&syn::Type> = match p.path.segments.last().map(|s| &s.arguments) {
+        Some(syn::PathArguments::AngleBracketed(a)) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut args = BTreeMap::new();
+    let mut written = Vec::new();
+    for (i, param) in ty.type_params.iter().enumerate() {
+        if param.defaulted {
+            break;
+        }
+        let arg = given
+            .get(i)
+            .ok_or_else(|| format!("its recorded type `{recorded}` has fewer parameters"))?;
+        let as_written = pooled_type(arg).ok_or_else(|| {
+            format!(
+                "its type parameter `{}` is `{}`, no type a pool holds",
+                param.name,
+                plain(arg)
+            )
+        })?;
+        written.push(as_written.clone());
+        args.insert(
+            param.name.clone(),
+            syn::parse_str(&as_written).expect("a pooled type parses"),
+        );
+    }
+    Ok(Instance {
+        written: format!("{path}<{}>", written.join(", ")),
+        args,
+    })
+}
+
+/// A recorded type as a caller writes it, when a pool holds its values by value: `u64`,
+/// `String` (recorded `alloc::string::String`), `Vec<u8>`.
+fn pooled_type(ty: &syn::Type) -> Option<String> {
+    match param_kind(ty)? {
+        (PoolKind::Scalar(t), Pass::Value) => Some(t),
+        (PoolKind::Str, Pass::Owned) => Some("String".to_string()),
+        (PoolKind::Slice(t), Pass::Owned) => Some(format!("Vec<{t}>")),
+        _ => None,
+    }
+}
+
+/// A type's tokens as text, for messages: `app::Key`.
+fn plain(ty: &syn::Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(" < ", "<")
+        .replace(" >", ">")
+}
+
+/// The method's own type parameters, each standing for an instance's through a bound
+/// (`K: Borrow<Q>` or `Q: Equivalent<K>` makes `Q` what `K` is); `None` when one stands for
+/// nothing the instance fills.
+pub(crate) fn method_args(
+    sig: &syn::Signature,
+    inst: &Instance,
+) -> Option<BTreeMap<String, syn::Type>> {
+    let mut out = BTreeMap::new();
+    for p in sig.generics.type_params() {
+        let name = p.ident.to_string();
+        let inline = p.bounds.iter().map(|b| (name.as_str(), b));
+        let predicates: Vec<(String, &syn::TypeParamBound)> = sig
+            .generics
+            .where_clause
+            .iter()
+            .flat_map(|w| &w.predicates)
+            .filter_map(|w| match w {
+                syn::WherePredicate::Type(t) => Some(t),
+                _ => None,
+            })
+            .flat_map(|t| {
+                let bounded = single_ident(&t.bounded_ty).unwrap_or_default();
+                t.bounds.iter().map(move |b| (bounded.clone(), b))
+            })
+            .chain(inline.map(|(n, b)| (n.to_string(), b)))
+            .collect();
+        let stands_for = predicates.iter().find_map(|(bounded, bound)| {
+            let (trait_name, arg) = trait_with_one_type(bound)?;
+            match trait_name.as_str() {
+                // `K: Borrow<Q>`: Q is K.
+                "Borrow" if arg == name => inst.args.get(bounded),
+                // `Q: Equivalent<K>` (indexmap's, hashbrown's): Q is K.
+                "Equivalent" if *bounded == name => inst.args.get(&arg),
+                _ => None,
+            }
+        })?;
+        out.insert(name, stands_for.clone());
+    }
+    Some(out)
+}
+
+fn single_ident(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let seg = &p.path.segments[0];
+            matches!(seg.arguments, syn::PathArguments::None).then(|| seg.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// `Borrow<Q>` as ("Borrow", "Q").
+fn trait_with_one_type(bound: &syn::TypeParamBound) -> Option<(String, String)> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let seg = t.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    let [syn::GenericArgument::Type(arg)] = a.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    Some((seg.ident.to_string(), single_ident(arg)?))
+}
+
+/// `sig` with each type parameter of `args` replaced by its type.
+pub(crate) fn instantiate(
+    sig: &syn::Signature,
+    args: &BTreeMap<String, syn::Type>,
+) -> syn::Signature {
+    struct Replace<'a>(&'a BTreeMap<String, syn::Type>);
+    impl VisitMut for Replace<'_> {
+        fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+            if let Some(t) = single_ident(ty).and_then(|n| self.0.get(&n)) {
+                *ty = t.clone();
+                return;
+            }
+            syn::visit_mut::visit_type_mut(self, ty);
+        }
+    }
+    let mut out = sig.clone();
+    out.generics = syn::Generics::default();
+    for input in &mut out.inputs {
+        Replace(args).visit_fn_arg_mut(input);
+    }
+    Replace(args).visit_return_type_mut(&mut out.output);
+    out
+}
+
+/// Adds the methods of generic type `ty` (in module `written`, recorded under `recorded`) that
+/// the run called to `out`, on the instance the run used, or to `left_out` with the reason.
+pub(crate) fn consider_type(
+    out: &mut Explorable,
+    (written, recorded): (&str, &str),
+    ty: &TypeApi,
+    called: &BTreeSet<String>,
+    (seen, instances): (&Seen, &BTreeMap<String, String>),
+) {
+    if !ty.generic || ty.type_params.is_empty() {
+        return;
+    }
+    let head = format!("{recorded}::{}<", ty.name);
+    let reached: Vec<(&FnApi, &String)> = ty
+        .functions
+        .values()
+        .filter_map(|f| {
+            let path = called.iter().find(|p| {
+                p.strip_prefix(&head)
+                    .and_then(|rest| rest.rsplit_once(">::"))
+                    .is_some_and(|(params, method)| method == f.name && !params.contains("::"))
+            })?;
+            Some((f, path))
+        })
+        .collect();
+    if reached.is_empty() {
+        return;
+    }
+    let type_path = format!("{written}::{}", ty.name);
+    let inst = if !ty.public {
+        Err("its type is not public".to_string())
+    } else {
+        instances
+            .get(&format!("{recorded}::{}", ty.name))
+            .ok_or_else(|| "no recorded value shows its type parameters".to_string())
+            .and_then(|r| instance(ty, &type_path, r))
+    };
+    for (f, path) in reached {
+        let one = inst.clone().and_then(|inst| {
+            if !f.public {
+                return Err("not public".to_string());
+            }
+            if seen.touching.contains(path) {
+                return Err(
+                    "it read what a test cannot control (clock, environment, files...)".into(),
+                );
+            }
+            if let Some(blocker) = f.blocker.filter(|b| *b != "generic") {
+                return Err(blocker.to_string());
+            }
+            let sig = parse_signature(&f.signature).ok_or("its signature was not read")?;
+            let mut args = inst.args.clone();
+            args.extend(method_args(&sig, &inst).ok_or(
+                "a type parameter of its own stands for no type parameter of the instance",
+            )?);
+            let sig = instantiate(&sig, &args);
+            let call = format!("<{}>::{}", inst.written, f.ident);
+            let owner = Some((inst.written.clone(), ty));
+            callable(out, (path, call), f, (&owner, &sig), &BTreeMap::new()).map_err(String::from)
+        });
+        match one {
+            Ok(c) => out.callables.push(c),
+            Err(why) => out.left_out.push((path.clone(), why)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use carve_generator::TypeParamApi;
+
+    fn lru() -> TypeApi {
+        TypeApi {
+            name: "LruCache".into(),
+            public: true,
+            generic: true,
+            type_params: ["K", "V", "S"]
+                .map(|n| TypeParamApi {
+                    name: n.into(),
+                    defaulted: n == "S",
+                })
+                .to_vec(),
+            ..TypeApi::default()
+        }
+    }
+
+    #[test]
+    fn the_instance_is_written_as_a_caller_writes_it_defaults_left_out() {
+        let inst = instance(
+            &lru(),
+            "lru::LruCache",
+            "lru::LruCache<u64, alloc::string::String, hashbrown::hasher::DefaultHashBuilder>",
+        )
+        .unwrap();
+        assert_eq!(inst.written, "lru::LruCache<u64, String>");
+        assert_eq!(inst.args.len(), 2);
+        let why = instance(&lru(), "lru::LruCache", "lru::LruCache<app::Key, u8, S>").unwrap_err();
+        assert!(why.contains("`K` is `app::Key`"), "{why}");
+    }
+
+    #[test]
+    fn a_methods_own_parameter_stands_for_the_one_its_bound_names() {
+        let inst = instance(&lru(), "lru::LruCache", "lru::LruCache<u64, String, S>").unwrap();
+        let sig = parse_signature(
+            "fn get<'a, Q>(&'a mut self, k: &Q) -> Option<&'a V> where K: Borrow<Q>, Q: Hash + Eq + ?Sized",
+        )
+        .unwrap();
+        let mut args = inst.args.clone();
+        args.extend(method_args(&sig, &inst).unwrap());
+        let sig = instantiate(&sig, &args);
+        let text = sig.to_token_stream().to_string();
+        assert!(text.contains("k : & u64"), "{text}");
+        assert!(text.contains("Option < & 'a String >"), "{text}");
+        let equivalent = parse_signature(
+            "fn get<Q: ?Sized + Hash + Equivalent<K>>(&self, key: &Q) -> Option<&V>",
+        )
+        .unwrap();
+        assert!(method_args(&equivalent, &inst).is_some());
+        let unbound = parse_signature("fn map<F: Fn(&V) -> V>(&mut self, f: F)").unwrap();
+        assert_eq!(method_args(&unbound, &inst), None);
+    }
+}
