@@ -11,16 +11,17 @@
 #   carve explore --db trace.db [--crate lib] --out tests --strategy S --length L --runs RUNS \
 #       --seed 1 --verify-runs 1
 # each configuration's kept tests become a module S_L of one test target, `strategies`, and
-# ONE cargo-mutants run judges them all: a mutant is killed by configuration S_L when a test
-# of module S_L fails in its log (libtest runs every test of the target; a timeout is counted
-# for no configuration and reported apart).
+# ONE cargo-mutants run judges them all, through cargo-nextest (each test a process of its
+# own, so a mutant that aborts one test does not hide the others; a test is stopped after 3 s):
+# a mutant is killed by configuration S_L when a test of module S_L fails, crashes or is
+# stopped in its log. --judge-only judges the modules a previous run left in WORK.
 # Writes WORK/strategies.csv (crate, strategy, length, kept, killed, mutants, timeouts) and
 # WORK/strategies.svg (mutants killed against length, one line per strategy and crate).
 #
 # A benchmark, not a test: not part of .ci/run or of `cargo test`.
 #
 # Usage: bench/explore-strategies.sh --work DIR [--runs N] [--lengths "1 2 3 5 8 10"] [CRATE_DIR...]
-#        bench/explore-strategies.sh --work DIR --from TQ [--runs N] [--lengths ...] CRATE...
+#        bench/explore-strategies.sh --work DIR --from TQ [--runs N] [--lengths ...] [--judge-only] CRATE...
 # Environment: CARVE (prebuilt carve; default: built in release here), MUTANT_MEMORY_KB.
 set -uo pipefail
 
@@ -29,6 +30,7 @@ WORK=""
 FROM=""
 RUNS=20000
 LENGTHS="1 2 3 5 8 10"
+JUDGE_ONLY=0
 ARGS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -36,6 +38,7 @@ while [[ $# -gt 0 ]]; do
         --from) FROM=$2; shift 2 ;;
         --runs) RUNS=$2; shift 2 ;;
         --lengths) LENGTHS=$2; shift 2 ;;
+        --judge-only) JUDGE_ONLY=1; shift ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1; exit 0 ;;
         *) ARGS+=("$1"); shift ;;
     esac
@@ -47,10 +50,12 @@ if [[ -z "${CARVE:-}" ]]; then
     CARVE=${CARGO_TARGET_DIR:-$ROOT/target}/release/carve
 fi
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants || exit 1
+command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest || exit 1
 unset CARGO_TARGET_DIR
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 [[ -z "$FROM" ]] || FROM=$(cd "$FROM" && pwd)
 CSV=$WORK/strategies.csv
+[[ $JUDGE_ONLY -eq 1 && -f "$CSV" ]] && cp "$CSV" "$CSV.before"
 echo "crate,strategy,length,kept,killed,mutants,timeouts" >"$CSV"
 
 # The name of the package's first target of KIND (lib or bin), in the current directory.
@@ -62,7 +67,21 @@ print(next(t["name"].replace("-", "_") for p in m["packages"] for t in p["target
 }
 
 for arg in "${ARGS[@]}"; do
-    if [[ -n "$FROM" ]]; then
+    if [[ $JUDGE_ONLY -eq 1 ]]; then
+        name=$(basename "$arg")
+        d=$WORK/$name
+        pkg=$d/lib
+        [[ -n "$FROM" ]] || pkg=$d
+        lib=$(cd "$pkg" && target_name lib)
+        configs=()
+        for s in random exhaustive bobw; do
+            for l in $LENGTHS; do
+                kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tests_kept"])' \
+                    "$d/explore-$s-$l.json" 2>/dev/null || echo 0)
+                configs+=("$s,$l,$kept")
+            done
+        done
+    elif [[ -n "$FROM" ]]; then
         name=$arg
         d=$WORK/$name
         rm -rf "$d" && mkdir -p "$d"
@@ -86,6 +105,7 @@ for arg in "${ARGS[@]}"; do
         crate_arg=()
         out=tests
     fi
+    if [[ $JUDGE_ONLY -eq 0 ]]; then
     lib=$(cd "$pkg" && target_name lib)
     mkdir -p "$pkg/tests/strategies"
     mods=$pkg/tests/strategies.rs
@@ -107,16 +127,21 @@ for arg in "${ARGS[@]}"; do
             configs+=("$s,$l,$kept")
         done
     done
+    fi
+    # Each test a process (nextest); one that hangs is stopped after 3 s and counts as failed.
+    mkdir -p "$pkg/.config"
+    printf '[profile.default]\nslow-timeout = { period = "1s", terminate-after = 3 }\nfail-fast = false\n' \
+        >"$pkg/.config/nextest.toml"
     m=$d/mutants
-    mkdir -p "$m"
+    rm -rf "$m" && mkdir -p "$m"
     scope=(--file src/lib.rs)
     if [[ -n "$FROM" ]]; then
         (cd "$pkg" && CARGO_TARGET_DIR=$d/target cargo mutants --list --json >"$m/list.json" 2>"$m/list.err")
         scope=(--re "$(python3 "$ROOT/bench/mutant_scope.py" "$m/list.json" "$FROM/$name/app.lines" functions)")
     fi
     (cd "$pkg" && ulimit -v "${MUTANT_MEMORY_KB:-8388608}" \
-        && CARGO_TARGET_DIR=$d/target cargo mutants --no-shuffle -j 1 --timeout 60 "${scope[@]}" \
-        -o "$m" -- --test strategies >"$m/mutants.log" 2>&1)
+        && CARGO_TARGET_DIR=$d/target cargo mutants --test-tool nextest --no-shuffle -j 1 \
+        --timeout 1800 "${scope[@]}" -o "$m" -- --test strategies --no-fail-fast >"$m/mutants.log" 2>&1)
     python3 - "$m/mutants.out" "$name" "${configs[@]}" <<'PY' | tee -a "$CSV"
 import json, os, re, sys
 out, name, configs = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -127,10 +152,11 @@ except (OSError, ValueError):
 mutants = [o for o in outcomes if isinstance(o.get("scenario"), dict) and "Mutant" in o["scenario"]]
 viable = [o for o in mutants if o["summary"] != "Unviable"]
 timeouts = sum(o["summary"] == "Timeout" for o in viable)
-failed = re.compile(r"^test (\w+)::\S+ \.\.\. FAILED", re.M)
+# nextest: `    SIGABRT [   0.172s] (  6/629) itoa::strategies bobw_10::explored_002_format_boundary`
+failed = re.compile(r"^\s*(?:FAIL|SIG\w+|TIMEOUT|ABORT)\s+\[[^]]*\]\s+(?:\([^)]*\)\s+)?\S+\s+(\w+)::", re.M)
 killed = {}
 for o in viable:
-    if o["summary"] != "CaughtMutant":
+    if o["summary"] not in ("CaughtMutant", "Timeout"):
         continue
     log = open(os.path.join(out, o["log_path"]), errors="replace").read()
     for module in set(failed.findall(log)):
