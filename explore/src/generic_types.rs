@@ -115,8 +115,20 @@ pub(crate) fn instance(ty: &TypeApi, path: &str, recorded: &str) -> Result<Insta
 }
 
 /// A recorded type as a caller writes it, when a pool holds its values by value: `u64`,
-/// `String` (recorded `alloc::string::String`), `Vec<u8>`.
+/// `String` (recorded `alloc::string::String`), `Vec<u8>`; or an array of such values
+/// (smallvec's `[u32; 8]`, whose `A::Item` is `u32`).
 fn pooled_type(ty: &syn::Type) -> Option<String> {
+    if let syn::Type::Array(a) = ty {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(len),
+            ..
+        }) = &a.len
+        else {
+            return None;
+        };
+        let elem = pooled_type(&a.elem)?;
+        return Some(format!("[{elem}; {}]", len.base10_digits()));
+    }
     match param_kind(ty)? {
         (PoolKind::Scalar(t), Pass::Value) => Some(t),
         (PoolKind::Str, Pass::Owned) => Some("String".to_string()),
@@ -200,7 +212,8 @@ fn trait_with_one_type(bound: &syn::TypeParamBound) -> Option<(String, String)> 
     Some((seg.ident.to_string(), single_ident(arg)?))
 }
 
-/// `sig` with each type parameter of `args` replaced by its type.
+/// `sig` with each type parameter of `args` replaced by its type, and the `Item` of one that
+/// is an array (`A::Item` with `A` = `[u32; 8]`) by the element's.
 pub(crate) fn instantiate(
     sig: &syn::Signature,
     args: &BTreeMap<String, syn::Type>,
@@ -210,6 +223,10 @@ pub(crate) fn instantiate(
         fn visit_type_mut(&mut self, ty: &mut syn::Type) {
             if let Some(t) = single_ident(ty).and_then(|n| self.0.get(&n)) {
                 *ty = t.clone();
+                return;
+            }
+            if let Some(elem) = array_item(ty, self.0) {
+                *ty = elem;
                 return;
             }
             syn::visit_mut::visit_type_mut(self, ty);
@@ -222,6 +239,23 @@ pub(crate) fn instantiate(
     }
     Replace(args).visit_return_type_mut(&mut out.output);
     out
+}
+
+/// `A::Item` where `A` stands for an array: its element type.
+fn array_item(ty: &syn::Type, args: &BTreeMap<String, syn::Type>) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let [param, item] = p.path.segments.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if p.qself.is_some() || item.ident != "Item" {
+        return None;
+    }
+    match args.get(&param.ident.to_string())? {
+        syn::Type::Array(a) => Some((*a.elem).clone()),
+        _ => None,
+    }
 }
 
 /// Adds the methods of generic type `ty` (in module `written`, recorded under `recorded`) that
@@ -345,5 +379,28 @@ mod tests {
         assert!(method_args(&equivalent, &inst).is_some());
         let unbound = parse_signature("fn map<F: Fn(&V) -> V>(&mut self, f: F)").unwrap();
         assert_eq!(method_args(&unbound, &inst), None);
+    }
+
+    #[test]
+    fn an_array_instance_gives_its_element_for_the_parameters_item() {
+        let small_vec = TypeApi {
+            name: "SmallVec".into(),
+            public: true,
+            generic: true,
+            type_params: vec![TypeParamApi {
+                name: "A".into(),
+                defaulted: false,
+            }],
+            ..TypeApi::default()
+        };
+        let recorded = "smallvec::SmallVec<[u32; 8]>";
+        let inst = instance(&small_vec, "smallvec::SmallVec", recorded).unwrap();
+        assert_eq!(inst.written, "smallvec::SmallVec<[u32; 8]>");
+        let sig = parse_signature("fn push(&mut self, value: A::Item)").unwrap();
+        let sig = instantiate(&sig, &inst.args);
+        assert_eq!(
+            sig.to_token_stream().to_string(),
+            "fn push (& mut self , value : u32)"
+        );
     }
 }
