@@ -504,6 +504,12 @@ fn search(
             if let Some(k) = keeper.observe(seqs.space(), seq, result) {
                 seqs.dead_prefix(seq, k);
             }
+            if matches!(result.end, harness::run::End::Crashed(_)) {
+                // The call it died in: the first one not answered.
+                if let Some(&c) = seq.get(result.calls.len()) {
+                    seqs.fatal_call(c);
+                }
+            }
         }
         let ran = results
             .iter()

@@ -185,6 +185,8 @@ pub struct Sequences {
     total: Option<u128>,
     permutation: Option<Permutation>,
     dead: HashSet<Vec<u64>>,
+    /// Calls that killed the harness: a sequence holding one anywhere is skipped.
+    fatal: HashSet<u64>,
     /// Sequences proposed, and those skipped for a dead prefix.
     pub proposed: u64,
     pub skipped: u64,
@@ -219,6 +221,7 @@ impl Sequences {
             total,
             permutation,
             dead: HashSet::new(),
+            fatal: HashSet::new(),
             proposed: 0,
             skipped: 0,
             misses: 0,
@@ -273,7 +276,8 @@ impl Sequences {
                 }
             };
             self.proposed += 1;
-            if (1..self.length).any(|k| self.dead.contains(&seq[..k])) {
+            let dead = (1..self.length).any(|k| self.dead.contains(&seq[..k]));
+            if dead || seq.iter().any(|c| self.fatal.contains(c)) {
                 self.skipped += 1;
                 self.misses += 1;
                 if self.strategy == Strategy::Random && self.misses >= MAX_RANDOM_MISSES {
@@ -301,6 +305,16 @@ impl Sequences {
                 self.space.encode(f, &digits)
             })
             .collect()
+    }
+
+    /// Call `c` killed the harness (an abort: an allocation the size of the address space, a
+    /// stack overflow): it is a finding once, and no sequence holding it is run again, at any
+    /// position, since each would cost the harness's restart (indexmap's `with_capacity` of a
+    /// huge `usize` aborted 92 times in 20 s).
+    pub fn fatal_call(&mut self, c: u64) {
+        if self.fatal.len() < MAX_DEAD {
+            self.fatal.insert(c);
+        }
     }
 
     /// `seq[..k]` is dead: no sequence extending it is run again. BE jumps past the block of
@@ -439,6 +453,23 @@ mod tests {
         }
         assert_eq!(pauses, 34);
         assert_eq!(s.skipped, 343);
+    }
+
+    #[test]
+    fn a_call_that_killed_the_harness_is_skipped_at_every_position() {
+        let mut s = Sequences::new(
+            Strategy::Bobw,
+            Space::new(vec![vec![], vec![]]).unwrap(),
+            3,
+            1,
+        );
+        s.fatal_call(1);
+        let mut run = 0;
+        while let Some(seq) = s.next_sequence() {
+            assert!(!seq.contains(&1), "{seq:?}");
+            run += 1;
+        }
+        assert_eq!((run, s.skipped), (1, 7));
     }
 
     #[test]
