@@ -1,8 +1,8 @@
 //! One tracer thread for processes that run with no breakpoint (cargo, rustc, the linker, a
 //! shell): followed only for the programs they start. The processes they fork stay with the
 //! same thread (ptrace attaches them to it), so following one costs its own stops (fork, first
-//! stop, exec, signals; thread starts) and nothing else: no thread, no hand-over, no exit stop.
-//! Only a process that `exec`s a program that may select something leaves, to be recorded.
+//! stop, exec, signals, thread starts, exits) and nothing else: no thread, no hand-over. Only
+//! a process that `exec`s a program that may select something leaves, to be recorded.
 
 use std::collections::HashSet;
 
@@ -15,13 +15,17 @@ use nix::unistd::Pid;
 use crate::error::RecordError;
 use crate::process::resume;
 
-/// Threads, forks and execs are followed; unlike a recorded process, no exit stop
-/// (`PTRACE_O_TRACEEXIT`: nothing is open in a process with no breakpoint); the program is
-/// taken down if carve dies. A forked child inherits these options.
+/// Threads, forks and execs are followed; the program is taken down if carve dies. A forked
+/// child inherits these options. Exits stop too (`PTRACE_O_TRACEEXIT`; nothing is open in a
+/// process with no breakpoint, the stop is resumed at once): while this thread hands a
+/// process over (`crate::handover`), a served parent's exit waits at its stop, and cannot
+/// orphan the group of the child sitting group-stopped between two tracers (the kernel would
+/// send it SIGHUP).
 const OPTIONS: ptrace::Options = ptrace::Options::PTRACE_O_TRACECLONE
     .union(ptrace::Options::PTRACE_O_TRACEFORK)
     .union(ptrace::Options::PTRACE_O_TRACEVFORK)
     .union(ptrace::Options::PTRACE_O_TRACEEXEC)
+    .union(ptrace::Options::PTRACE_O_TRACEEXIT)
     .union(ptrace::Options::PTRACE_O_EXITKILL);
 
 /// How serving ended.
