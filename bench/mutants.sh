@@ -17,7 +17,11 @@
 # suite-explored: the full suite and the explored tests). --scope functions scores the mutants
 # of every function the run reached a line of (whole functions), not only those on run lines.
 #
-# Usage: bench/mutants.sh --work DIR [--suites "full distilled"] [--scope lines|functions] CRATE...
+# --only-missed-by SUITE scores only the mutants SUITE left alive (WORK/CRATE/mutants-SUITE/
+# missed.txt from an earlier run): what another suite adds to it, at a fraction of the cost.
+#
+# Usage: bench/mutants.sh --work DIR [--suites "full distilled"] [--scope lines|functions]
+#        [--only-missed-by SUITE] CRATE...
 # Environment: MUTANT_MEMORY_KB (address space per run of cargo mutants, default 8 GiB).
 set -uo pipefail
 
@@ -26,12 +30,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=""
 SUITES="full distilled"
 SCOPE=lines
+ONLY_MISSED_BY=""
 CRATES=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --work) WORK=$2; shift 2 ;;
         --suites) SUITES=$2; shift 2 ;;
         --scope) SCOPE=$2; shift 2 ;;
+        --only-missed-by) ONLY_MISSED_BY=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1; exit 0 ;;
         *) CRATES+=("$1"); shift ;;
     esac
@@ -61,6 +67,15 @@ for c in "${CRATES[@]}"; do
         for f in "$d"/suite-"$s"/*.rs; do targets+=(--test "$(basename "$f" .rs)"); done
         (cd "$m/lib" && CARGO_TARGET_DIR=$m/target cargo mutants --list --json >"$m/list.json" 2>"$m/list.err")
         re=$(python3 "$ROOT/bench/mutant_scope.py" "$m/list.json" "$d/app.lines" "$SCOPE")
+        if [[ -n "$ONLY_MISSED_BY" ]]; then
+            alive=$d/mutants-$ONLY_MISSED_BY/missed.txt
+            [[ -f "$alive" ]] || { echo "| $c | $s | no $alive: run the $ONLY_MISSED_BY suite first |"; continue; }
+            re=$(python3 -c 'import sys
+esc = lambda n: "".join("\\" + ch if ch in "\\.+*?()|[]{}^$" else ch for ch in n)
+names = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
+print("^(" + "|".join(esc(n) for n in names) + ")$" if names else "")' "$alive")
+            cp "$alive" "$m/alive-before.txt"
+        fi
         if [[ -z "$re" ]]; then
             echo "| $c | $s | $tests | 0 | | | | | |"
             continue
