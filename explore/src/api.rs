@@ -547,6 +547,9 @@ pub(crate) fn callable(
     }
     let (makes, ret) = match &sig.output {
         syn::ReturnType::Default => (None, Ret::Unit),
+        syn::ReturnType::Type(_, ty) if returns_address(ty) => {
+            return Err("it returns a raw pointer (an address differs from run to run)")
+        }
         syn::ReturnType::Type(_, ty) => {
             let makes = owner
                 .as_ref()
@@ -794,6 +797,15 @@ fn made(ty: &syn::Type, name: &str) -> Option<Made> {
     None
 }
 
+/// A raw pointer or a `NonNull`: what a test would assert is an address.
+fn returns_address(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Ptr(_) => true,
+        syn::Type::Paren(p) => returns_address(&p.elem),
+        t => last_segment(t).is_some_and(|s| s.ident == "NonNull"),
+    }
+}
+
 pub(crate) fn ret_form(ty: &syn::Type) -> Ret {
     if let syn::Type::Tuple(t) = ty {
         if t.elems.is_empty() {
@@ -960,6 +972,9 @@ mod tests {
         assert_eq!(r("&str"), Ret::Text);
         assert_eq!(r("String"), Ret::Text);
         assert_eq!(r("Result<u8, E>"), Ret::Other);
+        let address = |src: &str| returns_address(&syn::parse_str(src).unwrap());
+        assert!(address("*const u32") && address("*mut A::Item") && address("NonNull<u8>"));
+        assert!(!address("&[u32]") && !address("usize"));
     }
 
     #[test]
