@@ -12,7 +12,7 @@
 #       --seed 1 --verify-runs 1
 # each configuration's kept tests become a module S_L of one test target, `strategies`, and
 # ONE cargo-mutants run judges them all, through cargo-nextest (each test a process of its
-# own, so a mutant that aborts one test does not hide the others; a test is stopped after 3 s):
+# own, so a mutant that aborts one test does not hide the others; a test is stopped after 1 s):
 # a mutant is killed by configuration S_L when a test of module S_L fails, crashes or is
 # stopped in its log. --judge-only judges the modules a previous run left in WORK.
 # Writes WORK/strategies.csv (crate, strategy, length, kept, killed, mutants, timeouts) and
@@ -128,9 +128,9 @@ for arg in "${ARGS[@]}"; do
         done
     done
     fi
-    # Each test a process (nextest); one that hangs is stopped after 3 s and counts as failed.
+    # Each test a process (nextest); one that hangs is stopped after 1 s and counts as failed.
     mkdir -p "$pkg/.config"
-    printf '[profile.default]\nslow-timeout = { period = "1s", terminate-after = 3 }\nfail-fast = false\n' \
+    printf '[profile.default]\nslow-timeout = { period = "1s", terminate-after = 1 }\nfail-fast = false\n' \
         >"$pkg/.config/nextest.toml"
     m=$d/mutants
     rm -rf "$m" && mkdir -p "$m"
