@@ -32,6 +32,21 @@ fn explore_small(name: &str, lib: &str, main: &str, runs: &str) -> (SmallCrate, 
     (c, said)
 }
 
+/// The kept tests of `explored_NAME.rs` in `dir`, after `explore_small` said it explored
+/// `functions` functions and none was left out.
+fn explored(dir: &std::path::Path, name: &str, said: &str, functions: usize) -> String {
+    let explored = format!("explored {functions} functions (0 left out)");
+    assert!(said.contains(&explored), "{said}");
+    std::fs::read_to_string(dir.join(format!("tests/explored_{name}.rs"))).unwrap()
+}
+
+/// The explored tests of `name` fail once `from` becomes `to` in the crate's `src/lib.rs`.
+fn fail_after_edit(dir: &std::path::Path, name: &str, (from, to): (&str, &str)) {
+    edit(&dir.join("src/lib.rs"), from, to);
+    let ran = cargo_in(dir, &["test", "--test", &format!("explored_{name}")]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+}
+
 /// The fenced Rust block of the finding whose heading contains `heading`.
 fn reproducer<'a>(findings: &'a str, heading: &str) -> &'a str {
     let at = findings
@@ -525,16 +540,12 @@ fn main() {
 #[test]
 fn a_trait_method_of_the_crate_on_str_is_explored_with_the_text_pool() {
     let (c, said) = explore_small("shout", SHOUT_LIB, SHOUT_MAIN, "2000");
-    let dir = c.dir.clone();
-    assert!(said.contains("explored 1 functions (0 left out)"), "{said}");
-    let tests = std::fs::read_to_string(dir.join("tests/explored_shout.rs")).unwrap();
+    let tests = explored(&c.dir, "shout", &said, 1);
     assert!(
         tests.contains(r#"shout::Shout::shout(""), "(silence)""#),
         "{tests}"
     );
-    edit(&dir.join("src/lib.rs"), "\"(silence)\"", "\"\"");
-    let ran = cargo_in(&dir, &["test", "--test", "explored_shout"]);
-    assert!(!ran.status.success(), "{}", stdout(&ran));
+    fail_after_edit(&c.dir, "shout", ("\"(silence)\"", "\"\""));
 }
 
 const CELLS_LIB: &str = r#"/// Display cells of a line: a CR LF pair ends it and takes no cell.
@@ -563,13 +574,9 @@ const CELLS_MAIN: &str = r#"fn main() {
 #[test]
 fn the_crates_character_literals_make_the_text_that_reaches_a_branch_the_run_never_took() {
     let (c, said) = explore_small("cells", CELLS_LIB, CELLS_MAIN, "2000");
-    let dir = c.dir.clone();
-    assert!(said.contains("explored 1 functions (0 left out)"), "{said}");
-    let tests = std::fs::read_to_string(dir.join("tests/explored_cells.rs")).unwrap();
+    let tests = explored(&c.dir, "cells", &said, 1);
     assert!(tests.contains(r#"cells::cells("\r\n")"#), "{tests}");
-    edit(&dir.join("src/lib.rs"), "Some(&'\\n')", "Some(&'\\t')");
-    let ran = cargo_in(&dir, &["test", "--test", "explored_cells"]);
-    assert!(!ran.status.success(), "{}", stdout(&ran));
+    fail_after_edit(&c.dir, "cells", ("Some(&'\\n')", "Some(&'\\t')"));
 }
 
 const RECENT_LIB: &str = r#"use std::borrow::Borrow;
@@ -630,9 +637,7 @@ fn main() {
 #[test]
 fn a_generic_types_methods_are_explored_on_the_recorded_instance() {
     let (c, said) = explore_small("recent", RECENT_LIB, RECENT_MAIN, "3000");
-    let dir = c.dir.clone();
-    assert!(said.contains("explored 3 functions (0 left out)"), "{said}");
-    let tests = std::fs::read_to_string(dir.join("tests/explored_recent.rs")).unwrap();
+    let tests = explored(&c.dir, "recent", &said, 3);
     assert!(
         tests.contains("<recent::Recent<u32, String>>::new(std::num::NonZero::<usize>::new("),
         "{tests}"
@@ -641,11 +646,9 @@ fn a_generic_types_methods_are_explored_on_the_recorded_instance() {
         tests.contains(".put(") && tests.contains("\"Some("),
         "{tests}"
     );
-    edit(
-        &dir.join("src/lib.rs"),
+    let full = (
         "self.keys.len() == self.cap.get()",
         "self.keys.len() > self.cap.get()",
     );
-    let ran = cargo_in(&dir, &["test", "--test", "explored_recent"]);
-    assert!(!ran.status.success(), "{}", stdout(&ran));
+    fail_after_edit(&c.dir, "recent", full);
 }

@@ -659,9 +659,9 @@ fn is_named(ty: &syn::Type, name: &str) -> bool {
         .is_some_and(|s| s.ident == name && matches!(s.arguments, syn::PathArguments::None))
 }
 
-/// The pool a bound stands for when it has one: `AsRef<[u8]>` takes a `&[u8]`, `AsRef<str>`
-/// and `Into<String>` a `&str`, `Into<u64>` a `u64`.
-fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
+/// A trait bound with one type argument, as the trait's name and the argument: `AsRef<[u8]>`
+/// gives ("AsRef", `[u8]`).
+pub(crate) fn trait_and_argument(bound: &syn::TypeParamBound) -> Option<(String, &syn::Type)> {
     let syn::TypeParamBound::Trait(t) = bound else {
         return None;
     };
@@ -672,7 +672,14 @@ fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
     let [syn::GenericArgument::Type(arg)] = a.args.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    match seg.ident.to_string().as_str() {
+    Some((seg.ident.to_string(), arg))
+}
+
+/// The pool a bound stands for when it has one: `AsRef<[u8]>` takes a `&[u8]`, `AsRef<str>`
+/// and `Into<String>` a `&str`, `Into<u64>` a `u64`.
+fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
+    let (name, arg) = trait_and_argument(bound)?;
+    match name.as_str() {
         "AsRef" => match arg {
             syn::Type::Slice(s) => Some(PoolKind::Slice(integer_name(&s.elem)?)),
             t if is_named(t, "str") => Some(PoolKind::Str),

@@ -13,7 +13,9 @@ use carve_storage::{Trace, Value};
 use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 
-use crate::api::{callable, param_kind, parse_signature, Explorable, Pass, PoolKind, Seen};
+use crate::api::{
+    callable, param_kind, parse_signature, trait_and_argument, Explorable, Pass, PoolKind, Seen,
+};
 
 /// A generic type as the run instantiated it.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,17 +201,8 @@ fn single_ident(ty: &syn::Type) -> Option<String> {
 
 /// `Borrow<Q>` as ("Borrow", "Q").
 fn trait_with_one_type(bound: &syn::TypeParamBound) -> Option<(String, String)> {
-    let syn::TypeParamBound::Trait(t) = bound else {
-        return None;
-    };
-    let seg = t.path.segments.last()?;
-    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
-        return None;
-    };
-    let [syn::GenericArgument::Type(arg)] = a.args.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    Some((seg.ident.to_string(), single_ident(arg)?))
+    let (name, arg) = trait_and_argument(bound)?;
+    Some((name, single_ident(arg)?))
 }
 
 /// `sig` with each type parameter of `args` replaced by its type, and the `Item` of one that

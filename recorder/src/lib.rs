@@ -934,19 +934,7 @@ fn drive<'scope, 'env>(
                     .is_ok_and(|exe| Image::may_select(&exe, d.options))
             };
             let mut hand_over = |handover: handover::Handover, execed: bool| -> Driven<'scope> {
-                let ticket = d.ending.ticket();
-                let pid = handover.pid();
-                scope.spawn(move || {
-                    let _member = ticket.enter();
-                    drive(
-                        scope,
-                        d,
-                        pid,
-                        None,
-                        None,
-                        Start::TakenOver { execed, handover },
-                    )
-                })
+                take_over_on_a_thread(scope, d, handover, execed)
             };
             let own_child = pid == d.spawned;
             let ending = (!own_child).then_some(&d.ending);
@@ -1056,6 +1044,23 @@ fn load(d: &Driver<'_>, pid: Pid) -> (Option<Arc<Image>>, Option<Box<dyn TraceSi
     }
 }
 
+/// Starts the thread that takes over a process let go by this one (`execed`: at its `exec`
+/// event, so the new program is loaded there) and drives it.
+fn take_over_on_a_thread<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    d: &'env Driver<'env>,
+    handover: handover::Handover,
+    execed: bool,
+) -> Driven<'scope> {
+    let ticket = d.ending.ticket();
+    let pid = handover.pid();
+    scope.spawn(move || {
+        let _member = ticket.enter();
+        let start = Start::TakenOver { execed, handover };
+        drive(scope, d, pid, None, None, start)
+    })
+}
+
 /// Takes a forked child (stopped, handed over by its parent's tracer) to a thread of its own:
 /// lets it go, and returns once the new thread has taken it over (see [`handover`]). A child that inherits the parent's
 /// breakpoints gets a run of its own; false when no sink could be made for it (the parent's
@@ -1070,19 +1075,7 @@ fn adopt<'scope, 'env>(
         // At its `exec` event already: the new program is loaded by the thread taking it.
         let pid = forked.pid;
         let (handover, letting) = handover::let_go(pid);
-        let ticket = d.ending.ticket();
-        scope.spawn(move || {
-            let _member = ticket.enter();
-            let execed = true;
-            drive(
-                scope,
-                d,
-                pid,
-                None,
-                None,
-                Start::TakenOver { execed, handover },
-            )
-        });
+        take_over_on_a_thread(scope, d, handover, true);
         letting.wait();
         return true;
     }
