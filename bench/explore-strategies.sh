@@ -72,15 +72,6 @@ for arg in "${ARGS[@]}"; do
         d=$WORK/$name
         pkg=$d/lib
         [[ -n "$FROM" ]] || pkg=$d
-        lib=$(cd "$pkg" && target_name lib)
-        configs=()
-        for s in random exhaustive bobw; do
-            for l in $LENGTHS; do
-                kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tests_kept"])' \
-                    "$d/explore-$s-$l.json" 2>/dev/null || echo 0)
-                configs+=("$s,$l,$kept")
-            done
-        done
     elif [[ -n "$FROM" ]]; then
         name=$arg
         d=$WORK/$name
@@ -105,29 +96,34 @@ for arg in "${ARGS[@]}"; do
         crate_arg=()
         out=tests
     fi
-    if [[ $JUDGE_ONLY -eq 0 ]]; then
     lib=$(cd "$pkg" && target_name lib)
-    mkdir -p "$pkg/tests/strategies"
-    mods=$pkg/tests/strategies.rs
-    echo "//! Seed 004's experiment: each module the tests one configuration kept." >"$mods"
+    if [[ $JUDGE_ONLY -eq 0 ]]; then
+        mkdir -p "$pkg/tests/strategies"
+        mods=$pkg/tests/strategies.rs
+        echo "//! Seed 004's experiment: each module the tests one configuration kept." >"$mods"
+        for s in random exhaustive bobw; do
+            for l in $LENGTHS; do
+                rm -f "$pkg/tests/explored_$lib.rs" "$pkg/tests/explored_${lib}_findings.md"
+                (cd "$d" && CARGO_TARGET_DIR=$d/target "$CARVE" explore --db trace.db "${crate_arg[@]}" \
+                    --out "$out" --strategy "$s" --length "$l" --runs "$RUNS" --seed 1 --verify-runs 1 \
+                    --format json >"$d/explore-$s-$l.json" 2>"$d/explore-$s-$l.err")
+                if [[ -f "$pkg/tests/explored_$lib.rs" ]]; then
+                    mv "$pkg/tests/explored_$lib.rs" "$pkg/tests/strategies/${s}_$l.rs"
+                    echo "#[path = \"strategies/${s}_$l.rs\"] mod ${s}_$l;" >>"$mods"
+                fi
+                rm -f "$pkg/tests/explored_${lib}_findings.md"
+            done
+        done
+    fi
+    # Each configuration and the tests it kept (as its explore run reported them).
     configs=()
     for s in random exhaustive bobw; do
         for l in $LENGTHS; do
-            rm -f "$pkg/tests/explored_$lib.rs" "$pkg/tests/explored_${lib}_findings.md"
-            (cd "$d" && CARGO_TARGET_DIR=$d/target "$CARVE" explore --db trace.db "${crate_arg[@]}" \
-                --out "$out" --strategy "$s" --length "$l" --runs "$RUNS" --seed 1 --verify-runs 1 \
-                --format json >"$d/explore-$s-$l.json" 2>"$d/explore-$s-$l.err")
             kept=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tests_kept"])' \
                 "$d/explore-$s-$l.json" 2>/dev/null || echo 0)
-            if [[ -f "$pkg/tests/explored_$lib.rs" ]]; then
-                mv "$pkg/tests/explored_$lib.rs" "$pkg/tests/strategies/${s}_$l.rs"
-                echo "#[path = \"strategies/${s}_$l.rs\"] mod ${s}_$l;" >>"$mods"
-            fi
-            rm -f "$pkg/tests/explored_${lib}_findings.md"
             configs+=("$s,$l,$kept")
         done
     done
-    fi
     # Each test a process (nextest); one that hangs is stopped after 1 s and counts as failed.
     mkdir -p "$pkg/.config"
     printf '[profile.default]\nslow-timeout = { period = "1s", terminate-after = 1 }\nfail-fast = false\n' \

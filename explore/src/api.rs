@@ -438,25 +438,37 @@ fn callables(
     owner: Option<(String, &TypeApi)>,
     seen: &Seen,
 ) -> Result<Vec<Callable>, &'static str> {
-    if !f.public {
-        return Err("not public");
-    }
-    if seen.touching.contains(path) {
-        return Err("it read what a test cannot control (clock, environment, files...)");
-    }
+    let sig = callable_signature(f, path, seen)?;
     if owner.as_ref().is_some_and(|(_, t)| t.generic || !t.public) {
         return Err("its type is generic or not public");
     }
-    let sig = parse_signature(&f.signature).ok_or("its signature was not read")?;
     let instances = match (f.blocker, generic_kinds(&sig.generics)) {
         (None, Some(g)) => vec![g],
-        (Some(blocker), _) if blocker != "generic" => return Err(blocker),
         _ => recorded_instances(&sig, seen.arg_types.get(path)).ok_or("generic")?,
     };
     instances
         .iter()
         .map(|generics| callable(out, (path, call.clone()), f, (&owner, &sig), generics))
         .collect()
+}
+
+/// The signature of `f` (recorded as `path`), when nothing but its generics keeps a test from
+/// calling it: it is public, read nothing a test cannot control, and has no other blocker.
+pub(crate) fn callable_signature(
+    f: &FnApi,
+    path: &str,
+    seen: &Seen,
+) -> Result<syn::Signature, &'static str> {
+    if !f.public {
+        return Err("not public");
+    }
+    if seen.touching.contains(path) {
+        return Err("it read what a test cannot control (clock, environment, files...)");
+    }
+    if let Some(blocker) = f.blocker.filter(|b| *b != "generic") {
+        return Err(blocker);
+    }
+    parse_signature(&f.signature).ok_or("its signature was not read")
 }
 
 /// Most instances of one generic function explored.
@@ -635,7 +647,11 @@ fn scalar_name(ty: &syn::Type) -> Option<String> {
 }
 
 fn integer_name(ty: &syn::Type) -> Option<String> {
-    scalar_name(ty).filter(|n| !matches!(n.as_str(), "bool" | "char" | "f32" | "f64"))
+    scalar_name(ty).filter(|n| is_integer(n))
+}
+
+fn is_integer(name: &str) -> bool {
+    SCALARS.contains(&name) && !matches!(name, "bool" | "char" | "f32" | "f64")
 }
 
 /// The one type argument of `Name<T>` when the path ends in `name`.
@@ -644,14 +660,23 @@ fn only_argument<'t>(ty: &'t syn::Type, name: &str) -> Option<&'t syn::Type> {
     if seg.ident != name {
         return None;
     }
-    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
-        return None;
-    };
-    let mut types = a.args.iter().filter_map(|g| match g {
-        syn::GenericArgument::Type(t) => Some(t),
-        _ => None,
-    });
-    types.next()
+    type_arguments(seg).into_iter().next()
+}
+
+/// The type arguments of a path segment: `u64` and `String` of `LruCache<u64, String>`,
+/// lifetimes and consts aside.
+pub(crate) fn type_arguments(seg: &syn::PathSegment) -> Vec<&syn::Type> {
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn is_named(ty: &syn::Type, name: &str) -> bool {
@@ -782,9 +807,7 @@ fn non_zero(ty: &syn::Type) -> Option<String> {
         .to_string()
         .strip_prefix("NonZero")?
         .to_lowercase();
-    (matches!(seg.arguments, syn::PathArguments::None)
-        && integer_name(&syn::parse_str(&name).ok()?).is_some())
-    .then_some(name)
+    (matches!(seg.arguments, syn::PathArguments::None) && is_integer(&name)).then_some(name)
 }
 
 /// Whether a return type `ty` of a function of type `name` fills a slot of it.

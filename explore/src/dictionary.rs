@@ -65,24 +65,11 @@ impl Dictionary {
             .iter()
             .filter(|(name, _)| d.compared_names.contains(name))
             .map(|(_, v)| *v);
-        let mut ints: Vec<i128> = d.compared.iter().copied().chain(named).collect();
-        for v in &d.ints {
-            if !ints.contains(v) {
-                ints.push(*v);
-            }
-        }
-        ints.truncate(MAX_SEEDS);
-        let mut chars = d.compared_chars;
-        for c in d.chars {
-            if !chars.contains(&c) {
-                chars.push(c);
-            }
-        }
-        chars.truncate(MAX_SEEDS);
+        let compared: Vec<i128> = d.compared.iter().copied().chain(named).collect();
         Dictionary {
             words: d.words,
-            ints,
-            chars,
+            ints: first_then(compared, d.ints),
+            chars: first_then(d.compared_chars, d.chars),
         }
     }
 
@@ -150,6 +137,23 @@ impl Dictionary {
     }
 }
 
+/// `first`, then those of `rest` it does not hold, [`MAX_SEEDS`] at most.
+fn first_then<T: PartialEq>(first: Vec<T>, rest: Vec<T>) -> Vec<T> {
+    let mut out = first;
+    for x in rest {
+        push_new(&mut out, x);
+    }
+    out.truncate(MAX_SEEDS);
+    out
+}
+
+/// Adds `x` to `to` unless it is there already.
+fn push_new<T: PartialEq>(to: &mut Vec<T>, x: T) {
+    if !to.contains(&x) {
+        to.push(x);
+    }
+}
+
 /// Where the last run of letters of `s` is, as byte offsets.
 fn last_word(s: &str) -> Option<(usize, usize)> {
     let end = s
@@ -176,19 +180,14 @@ impl<'ast> Visit<'ast> for Literals {
     }
 
     fn visit_lit_char(&mut self, lit: &'ast syn::LitChar) {
-        let c = lit.value();
-        if !self.chars.contains(&c) {
-            self.chars.push(c);
-        }
+        push_new(&mut self.chars, lit.value());
     }
 
     fn visit_arm(&mut self, arm: &'ast syn::Arm) {
         let mut pattern = CharsOf::default();
         pattern.visit_pat(&arm.pat);
         for c in pattern.0 {
-            if !self.compared_chars.contains(&c) {
-                self.compared_chars.push(c);
-            }
+            push_new(&mut self.compared_chars, c);
         }
         syn::visit::visit_arm(self, arm);
     }
@@ -220,9 +219,7 @@ impl<'ast> Visit<'ast> for Literals {
                     syn::Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Char(lit),
                         ..
-                    }) if !self.compared_chars.contains(&lit.value()) => {
-                        self.compared_chars.push(lit.value());
-                    }
+                    }) => push_new(&mut self.compared_chars, lit.value()),
                     syn::Expr::Path(p) => {
                         if let Some(name) = p.path.segments.last() {
                             self.compared_names.push(name.ident.to_string());

@@ -9,12 +9,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use carve_generator::{FnApi, TypeApi};
-use carve_storage::{Trace, Value};
+use carve_storage::Trace;
 use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 
 use crate::api::{
-    callable, param_kind, parse_signature, trait_and_argument, Explorable, Pass, PoolKind, Seen,
+    callable, callable_signature, param_kind, trait_and_argument, type_arguments, Explorable, Pass,
+    PoolKind, Seen,
 };
 
 /// A generic type as the run instantiated it.
@@ -51,22 +52,19 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
             .map(|a| &a.value)
             .chain(c.ret.iter());
         for v in of_self {
-            let ty = value_type(v)
+            let ty = v
+                .type_name()
                 .trim_start_matches('&')
                 .trim_start_matches("mut ");
-            if ty.starts_with(&format!("{base}<")) {
-                out.entry(base.clone()).or_insert_with(|| ty.to_string());
+            let instance = ty
+                .strip_prefix(base.as_str())
+                .is_some_and(|r| r.starts_with('<'));
+            if instance && !out.contains_key(base) {
+                out.insert(base.clone(), ty.to_string());
             }
         }
     }
     out
-}
-
-fn value_type(v: &Value) -> &str {
-    match v {
-        Value::Ref { ty, .. } | Value::Struct { ty, .. } | Value::Enum { ty, .. } => ty,
-        _ => "",
-    }
 }
 
 /// The instance `recorded` (a type written in full by the recording) is of `ty`, written from
@@ -77,17 +75,12 @@ pub(crate) fn instance(ty: &TypeApi, path: &str, recorded: &str) -> Result<Insta
     let syn::Type::Path(p) = &parsed else {
         return Err(format!("its recorded type `{recorded}` was not read"));
     };
-    let given: Vec<&syn::Type> = match p.path.segments.last().map(|s| &s.arguments) {
-        Some(syn::PathArguments::AngleBracketed(a)) => a
-            .args
-            .iter()
-            .filter_map(|g| match g {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let given = p
+        .path
+        .segments
+        .last()
+        .map(type_arguments)
+        .unwrap_or_default();
     let mut args = BTreeMap::new();
     let mut written = Vec::new();
     for (i, param) in ty.type_params.iter().enumerate() {
@@ -263,18 +256,20 @@ pub(crate) fn consider_type(
     if !ty.generic || ty.type_params.is_empty() {
         return;
     }
+    // The recorded paths of its methods, by method: `lru::LruCache<K,V,S>::get` under `get`.
     let head = format!("{recorded}::{}<", ty.name);
+    let by_method: BTreeMap<&str, &String> = called
+        .range(head.clone()..)
+        .take_while(|p| p.starts_with(&head))
+        .filter_map(|p| {
+            let (params, method) = p[head.len()..].rsplit_once(">::")?;
+            (!params.contains("::")).then_some((method, p))
+        })
+        .collect();
     let reached: Vec<(&FnApi, &String)> = ty
         .functions
         .values()
-        .filter_map(|f| {
-            let path = called.iter().find(|p| {
-                p.strip_prefix(&head)
-                    .and_then(|rest| rest.rsplit_once(">::"))
-                    .is_some_and(|(params, method)| method == f.name && !params.contains("::"))
-            })?;
-            Some((f, path))
-        })
+        .filter_map(|f| Some((f, *by_method.get(f.name.as_str())?)))
         .collect();
     if reached.is_empty() {
         return;
@@ -289,28 +284,10 @@ pub(crate) fn consider_type(
             .and_then(|r| instance(ty, &type_path, r))
     };
     for (f, path) in reached {
-        let one = inst.clone().and_then(|inst| {
-            if !f.public {
-                return Err("not public".to_string());
-            }
-            if seen.touching.contains(path) {
-                return Err(
-                    "it read what a test cannot control (clock, environment, files...)".into(),
-                );
-            }
-            if let Some(blocker) = f.blocker.filter(|b| *b != "generic") {
-                return Err(blocker.to_string());
-            }
-            let sig = parse_signature(&f.signature).ok_or("its signature was not read")?;
-            let mut args = inst.args.clone();
-            args.extend(method_args(&sig, &inst).ok_or(
-                "a type parameter of its own stands for no type parameter of the instance",
-            )?);
-            let sig = instantiate(&sig, &args);
-            let call = format!("<{}>::{}", inst.written, f.ident);
-            let owner = Some((inst.written.clone(), ty));
-            callable(out, (path, call), f, (&owner, &sig), &BTreeMap::new()).map_err(String::from)
-        });
+        let one = match &inst {
+            Err(why) => Err(why.clone()),
+            Ok(inst) => on_instance(out, (f, path), (ty, inst), seen).map_err(String::from),
+        };
         match one {
             Ok(c) => out.callables.push(c),
             Err(why) => out.left_out.push((path.clone(), why)),
@@ -318,9 +295,29 @@ pub(crate) fn consider_type(
     }
 }
 
+/// The callable of method `f` (recorded as `path`) of generic type `ty` on instance `inst`.
+fn on_instance(
+    out: &mut Explorable,
+    (f, path): (&FnApi, &str),
+    (ty, inst): (&TypeApi, &Instance),
+    seen: &Seen,
+) -> Result<crate::api::Callable, &'static str> {
+    let sig = callable_signature(f, path, seen)?;
+    let mut args = inst.args.clone();
+    args.extend(
+        method_args(&sig, inst)
+            .ok_or("a type parameter of its own stands for no type parameter of the instance")?,
+    );
+    let sig = instantiate(&sig, &args);
+    let call = format!("<{}>::{}", inst.written, f.ident);
+    let owner = Some((inst.written.clone(), ty));
+    callable(out, (path, call), f, (&owner, &sig), &BTreeMap::new())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::parse_signature;
     use carve_generator::TypeParamApi;
 
     fn lru() -> TypeApi {

@@ -40,8 +40,8 @@ impl Pools {
     }
 
     /// The pools with the values the crate's literals give (`dictionary.rs`) added to the
-    /// text, integer and `char` pools, at most [`MAX_SEEDED`] each; a full pool makes room at its end
-    /// (the recorded values its boundaries did not already hold).
+    /// text, integer and `char` pools, at most [`MAX_SEEDED`] each; a full pool makes room at
+    /// its end (the recorded values its boundaries did not already hold).
     pub fn seeded(mut self, dictionary: &crate::dictionary::Dictionary) -> Pools {
         for (kind, pool) in &mut self.by_kind {
             let mut seeds = match kind {
@@ -267,11 +267,7 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
             push(min_lit);
             push(max_lit);
             for r in recorded {
-                let v = match r {
-                    Lit::Int(v) => *v,
-                    Lit::Uint(v) => i128::try_from(*v).unwrap_or(i128::MAX),
-                    _ => continue,
-                };
+                let Some(v) = int_value(r) else { continue };
                 push(r.clone());
                 let next = [v.checked_sub(1), v.checked_add(1)];
                 for lit in next.into_iter().flatten().filter_map(|n| int_lit(ty, n)) {
@@ -345,18 +341,25 @@ fn non_zero_neighbours(ty: &str, recorded: &[Lit]) -> Vec<Lit> {
         .into_iter()
         .flatten()
         .collect();
-    for r in recorded {
-        let v = match r {
-            Lit::Int(v) => *v,
-            Lit::Uint(v) => i128::try_from(*v).unwrap_or(i128::MAX),
-            _ => continue,
-        };
+    for v in recorded.iter().filter_map(int_value) {
         let near = [v.checked_sub(1), Some(v), v.checked_add(1)];
-        for n in near.into_iter().flatten().filter(|n| *n != 0) {
-            out.push(int_lit(ty, n).unwrap_or_else(|| r.clone()));
-        }
+        out.extend(
+            near.into_iter()
+                .flatten()
+                .filter(|n| *n != 0)
+                .filter_map(|n| int_lit(ty, n)),
+        );
     }
     out
+}
+
+/// An integer literal's value (a `u128` past `i128::MAX` as `i128::MAX`).
+fn int_value(lit: &Lit) -> Option<i128> {
+    match lit {
+        Lit::Int(v) => Some(*v),
+        Lit::Uint(v) => Some(i128::try_from(*v).unwrap_or(i128::MAX)),
+        _ => None,
+    }
 }
 
 /// A pooled value written as Rust source for a value of `kind` (in a `&[T]` array of the pool:

@@ -1,5 +1,5 @@
 //! A process passed from the tracer thread that has it to another: ptrace ties a tracee to one
-//! tracer thread, so the first lets it go ([`let_go`]) and the second attaches
+//! tracer thread, so the first lets it go ([`hand_over`]) and the second attaches
 //! ([`Handover::take_over`]).
 //!
 //! Between the two the process sits in a group stop (a SIGSTOP queued before the detach, so it
@@ -7,12 +7,12 @@
 //! (POSIX): when a process exits and thereby orphans a process group that has a stopped
 //! member, every member gets SIGHUP then SIGCONT. A daemon started in a group of its own by a
 //! middle process that exits at once died of it when the middle's exit came inside that
-//! window (one recording in 25 on a busy machine, where the new thread is slow to run). So the
-//! letting thread waits ([`Letting::wait`]) until the process is taken: the exits of its own
+//! window (one recording in 25 on a busy machine, where the new thread is slow to run). So
+//! [`hand_over`] returns only once the process is taken: the exits of the letting thread's own
 //! tracees wait at their exit stops meanwhile, and none can orphan the group while its member
 //! is stopped.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::time::Duration;
 
 use nix::sys::ptrace;
@@ -33,19 +33,20 @@ pub(crate) struct Handover {
     taken: SyncSender<()>,
 }
 
-/// The letting thread's end.
-pub(crate) struct Letting(Receiver<()>);
-
-/// Lets a stopped tracee of this thread go, to be taken over by another thread. A SIGSTOP is
-/// queued before it is detached, so it stops (a group stop) before it runs a single
+/// Hands stopped tracee `pid` of this thread to another: lets it go, calls `start_taker`
+/// (which starts the thread that calls [`Handover::take_over`]) and returns what it returned
+/// once the process is taken (or its taker gave up), at most [`WAIT`] later. A SIGSTOP is
+/// queued before the detach, so the process stops (a group stop) before it runs a single
 /// instruction: a signal given to `PTRACE_DETACH` itself would be dropped at an event stop
-/// (such as `exec`'s). Call before the other thread starts, so its attach cannot come while
-/// this thread still traces it; then [`Letting::wait`].
-pub(crate) fn let_go(pid: Pid) -> (Handover, Letting) {
+/// (such as `exec`'s). The detach comes before the taker starts, so its attach cannot come
+/// while this thread still traces it.
+pub(crate) fn hand_over<R>(pid: Pid, start_taker: impl FnOnce(Handover) -> R) -> R {
     let _ = nix::sys::signal::kill(pid, Signal::SIGSTOP);
     let _ = ptrace::detach(pid, None);
     let (taken, waiting) = sync_channel(1);
-    (Handover { pid, taken }, Letting(waiting))
+    let started = start_taker(Handover { pid, taken });
+    let _ = waiting.recv_timeout(WAIT);
+    started
 }
 
 impl Handover {
@@ -71,13 +72,6 @@ impl Handover {
     }
 }
 
-impl Letting {
-    /// Returns once the process is taken over (or its taker gave up), at most [`WAIT`] later.
-    pub(crate) fn wait(self) {
-        let _ = self.0.recv_timeout(WAIT);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,17 +85,17 @@ mod tests {
         let pid = Pid::from_raw(child.id() as i32);
         ptrace::attach(pid).unwrap();
         crate::process::collect_stop(pid);
-        let (handover, letting) = let_go(pid);
-        let taker = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(200));
-            handover.take_over().unwrap();
-            // Still traced by this thread, stopped, and no longer group-stopped.
-            let state = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-            let _ = ptrace::detach(pid, None);
-            state
-        });
         let started = std::time::Instant::now();
-        letting.wait();
+        let taker = hand_over(pid, |handover| {
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                handover.take_over().unwrap();
+                // Still traced by this thread, stopped, and no longer group-stopped.
+                let state = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+                let _ = ptrace::detach(pid, None);
+                state
+            })
+        });
         assert!(started.elapsed() >= Duration::from_millis(200));
         let state = taker.join().unwrap();
         let field = |name: &str| {

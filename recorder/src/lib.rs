@@ -1062,8 +1062,8 @@ fn take_over_on_a_thread<'scope, 'env>(
 }
 
 /// Takes a forked child (stopped, handed over by its parent's tracer) to a thread of its own:
-/// lets it go, and returns once the new thread has taken it over (see [`handover`]). A child that inherits the parent's
-/// breakpoints gets a run of its own; false when no sink could be made for it (the parent's
+/// lets it go, and returns once the new thread has taken it over (see [`handover`]). A child
+/// that inherits the parent's breakpoints gets a run of its own; false when no sink could be made for it (the parent's
 /// tracer then releases it, still traced by it).
 fn adopt<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -1074,9 +1074,9 @@ fn adopt<'scope, 'env>(
     if forked.execed {
         // At its `exec` event already: the new program is loaded by the thread taking it.
         let pid = forked.pid;
-        let (handover, letting) = handover::let_go(pid);
-        take_over_on_a_thread(scope, d, handover, true);
-        letting.wait();
+        handover::hand_over(pid, |handover| {
+            take_over_on_a_thread(scope, d, handover, true)
+        });
         return true;
     }
     let (image, sink) = if forked.recorded {
@@ -1094,14 +1094,13 @@ fn adopt<'scope, 'env>(
         (None, None)
     };
     let pid = forked.pid;
-    // Before the new thread starts: its attach must find the child no longer traced here.
-    let (handover, letting) = handover::let_go(pid);
     let ticket = d.ending.ticket();
-    scope.spawn(move || {
-        let _member = ticket.enter();
-        drive(scope, d, pid, image, sink, Start::Adopted(forked, handover))
+    handover::hand_over(pid, |handover| {
+        scope.spawn(move || {
+            let _member = ticket.enter();
+            drive(scope, d, pid, image, sink, Start::Adopted(forked, handover))
+        })
     });
-    letting.wait();
     true
 }
 

@@ -134,10 +134,8 @@ pub(crate) fn serve<H>(
                 } else if pid == root && (own_child || (announced.is_empty() && live.len() == 1)) {
                     return Ok(Served::Alone);
                 } else {
-                    let (handover, letting) = crate::handover::let_go(pid);
                     live.remove(&pid);
-                    let handle = hand_over(handover, true);
-                    letting.wait();
+                    let handle = crate::handover::hand_over(pid, |h| hand_over(h, true));
                     if pid == root {
                         root_taken = Some(handle);
                     }
@@ -152,9 +150,7 @@ pub(crate) fn serve<H>(
                     if !early_children.remove(&child) {
                         crate::process::collect_stop(child);
                     }
-                    let (handover, letting) = crate::handover::let_go(child);
-                    hand_over(handover, false);
-                    letting.wait();
+                    crate::handover::hand_over(child, |h| hand_over(h, false));
                 }
                 resume(tid, None)?;
             }
