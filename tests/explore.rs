@@ -652,3 +652,52 @@ fn a_generic_types_methods_are_explored_on_the_recorded_instance() {
     );
     fail_after_edit(&c.dir, "recent", full);
 }
+
+const TOP_LIB: &str = r#"/// The largest numbers offered, at most `keep` of them, largest first.
+#[derive(Debug, Default)]
+pub struct Top {
+    keep: usize,
+    best: Vec<u32>,
+}
+
+impl Top {
+    pub fn new(keep: usize) -> Top {
+        Top { keep, best: Vec::new() }
+    }
+
+    /// Offers `n`: it stays if it is among the largest `keep`.
+    pub fn offer(&mut self, n: u32) {
+        let at = self.best.iter().position(|&b| n > b).unwrap_or(self.best.len());
+        self.best.insert(at, n);
+        self.best.truncate(self.keep);
+    }
+}
+"#;
+
+const TOP_MAIN: &str = r#"fn main() {
+    let mut top = top::Top::new(2);
+    for n in [5, 9, 1] {
+        top.offer(n);
+    }
+    println!("{top:?}");
+}
+"#;
+
+/// `offer` returns nothing: what it does shows only in the object. Each kept test asserts the
+/// state of the objects its `&mut self` calls changed (their `Debug` text, the same in two
+/// runs of the harness), so the tests fail when what `offer` keeps changes.
+#[test]
+fn an_object_changed_by_a_call_that_returns_nothing_is_asserted_after_the_calls() {
+    let (c, said) = explore_small("top", TOP_LIB, TOP_MAIN, "2000");
+    let tests = explored(&c.dir, "top", &said, 2);
+    assert!(tests.contains(".offer("), "{tests}");
+    assert!(
+        tests.contains("assert_eq!(format!(\"{:?}\", top_"),
+        "{tests}"
+    );
+    fail_after_edit(
+        &c.dir,
+        "top",
+        ("insert(at, n)", "insert(at, n.wrapping_add(1))"),
+    );
+}

@@ -344,7 +344,12 @@ fn main() {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let calls: Vec<u64> = line
+        // `s N N…`: run the calls whole and answer each object's state after them.
+        let (states, words) = match line.strip_prefix('s') {
+            Some(rest) => (true, rest),
+            None => (false, line.as_str()),
+        };
+        let calls: Vec<u64> = words
             .split_ascii_whitespace()
             .filter_map(|w| w.parse().ok())
             .collect();
@@ -356,7 +361,7 @@ fn main() {
         let mut end = 'd';
         for (i, &c) in calls.iter().enumerate() {
             let next = (prefix ^ c).wrapping_mul(0x100_0000_01b3);
-            if dead.contains(&next) {
+            if !states && dead.contains(&next) {
                 end = 's';
                 break;
             }
@@ -380,7 +385,7 @@ fn main() {
                     end = 'x';
                 }
             }
-            if end == 'd' && i + 1 < calls.len() {
+            if end == 'd' && i + 1 < calls.len() && !states {
                 if let Some(k) = st.key() {
                     if *first.entry(hash(&k)).or_insert(prefix) != prefix {
                         end = 'r';
@@ -388,9 +393,14 @@ fn main() {
                 }
             }
             if end != 'd' {
-                dead.insert(prefix);
+                if !states {
+                    dead.insert(prefix);
+                }
                 break;
             }
+        }
+        if states {
+            st.states(&mut out);
         }
         let _ = writeln!(out, ". {end}");
         if first.len() > 4_000_000 || dead.len() > 4_000_000 {
@@ -464,7 +474,18 @@ fn state_impl(l: &mut Lines, ex: &Explorable) {
             "        k.push_str(&(&Show(&self.o{i})).show()?);"
         ));
     }
-    l.push("        Some(k)\n    }\n}");
+    l.push("        Some(k)\n    }");
+    // Each filled slot's `Debug` as `s OBJECT SLOT TEXT` (one line: a text that spans lines
+    // is not answered).
+    l.push("    fn states(&self, out: &mut impl Write) {");
+    for i in 0..ex.objects.len() {
+        l.push(&format!(
+            "        for (j, v) in self.o{i}.iter().enumerate() {{\n            \
+             if let Some(t) = v.as_ref().and_then(|v| (&Show(v)).show()).filter(|t| !t.contains('\\n')) {{\n                \
+             let _ = writeln!(out, \"s {i} {{j}} {{t}}\");\n            }}\n        }}"
+        ));
+    }
+    l.push("    }\n}");
 }
 
 fn dispatch(l: &mut Lines, ex: &Explorable, pools: &Pools, parts: &mut Vec<(Part, usize, usize)>) {

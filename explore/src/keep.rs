@@ -421,6 +421,7 @@ mod tests {
             end: End::Done,
             guards: Vec::new(),
             compares: Vec::new(),
+            states: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 1, 2, 3], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -442,6 +443,7 @@ mod tests {
             end: End::Panicked,
             guards: Vec::new(),
             compares: Vec::new(),
+            states: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 5, 1], &long), Some(2));
         let short = SeqResult {
@@ -449,6 +451,7 @@ mod tests {
             end: End::Panicked,
             guards: Vec::new(),
             compares: Vec::new(),
+            states: Vec::new(),
         };
         k.observe(&space(), &[6], &short);
         assert!(k.kept.is_empty());
@@ -470,6 +473,7 @@ mod tests {
             end: End::Panicked,
             guards: Vec::new(),
             compares: Vec::new(),
+            states: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[5], &r), Some(1));
         assert!(k.findings.is_empty());
@@ -483,6 +487,7 @@ mod tests {
             end: End::Redundant,
             guards: Vec::new(),
             compares: Vec::new(),
+            states: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 1], &r), Some(1));
     }
@@ -510,6 +515,7 @@ mod tests {
             end: End::Done,
             guards: vec![(0, vec![1]), (1, vec![2])],
             compares: Vec::new(),
+            states: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[0, 4, 0], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -522,6 +528,7 @@ mod tests {
             end: End::Done,
             guards: vec![(0, vec![2])],
             compares: Vec::new(),
+            states: Vec::new(),
         };
         assert_eq!(k.observe(&space(), &[4], &again), None);
         assert_eq!(k.kept.len(), 1);
@@ -541,6 +548,7 @@ mod tests {
             end: End::Done,
             guards: Vec::new(),
             compares: vec![(0, ids)],
+            states: Vec::new(),
         };
         // The recording's own call met it below: the search starts there.
         k.replayed(&space(), &[0], &answer(vec![below]));

@@ -280,7 +280,13 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         pools: &pools,
         space: seqs.space(),
     };
-    write_out(trace, opts, &cx, &keeper, &mut report)?;
+    let kept: Vec<keep::Kept> = keeper
+        .kept
+        .iter()
+        .map(|k| prune::needed(k, &ex.callables, seqs.space()))
+        .collect();
+    let states = final_states(&built.bin, &kept)?;
+    write_out(trace, opts, &cx, (&kept, &states), &keeper, &mut report)?;
     Ok(report)
 }
 
@@ -522,12 +528,38 @@ fn search(
     Ok(done)
 }
 
+/// Each kept sequence's objects' states after its calls (object, slot, `Debug` text), from
+/// two runs in two fresh harness processes: a state is kept only when both runs gave the
+/// kept outcomes and the same states (a hash map's order or an address differs between
+/// processes), else that sequence's states are not asserted.
+fn final_states(
+    bin: &Path,
+    kept: &[keep::Kept],
+) -> Result<Vec<Vec<(usize, u64, String)>>, ExploreError> {
+    let seqs: Vec<Vec<u64>> = kept.iter().map(|k| k.calls.clone()).collect();
+    let first = harness::run::Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs)?;
+    let second = harness::run::Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs)?;
+    Ok(kept
+        .iter()
+        .zip(first.into_iter().zip(second))
+        .map(|(k, (a, b))| {
+            let same = a.calls == k.outcomes && b.calls == k.outcomes && a.states == b.states;
+            if same {
+                a.states
+            } else {
+                Vec::new()
+            }
+        })
+        .collect())
+}
+
 /// Writes the kept tests (then verifies them) and the findings into `opts.out_dir`. On an
 /// error (or an interruption) during verification the test file is put back as it was.
 fn write_out(
     trace: &Trace,
     opts: &ExploreOptions,
     cx: &render::Context,
+    (kept, states): (&[keep::Kept], &[Vec<(usize, u64, String)>]),
     keeper: &keep::Keeper,
     report: &mut Report,
 ) -> Result<(), ExploreError> {
@@ -537,14 +569,11 @@ fn write_out(
         report.length,
         opts.seed
     );
-    let tests: Vec<render::RenderedTest> = keeper
-        .kept
+    let tests: Vec<render::RenderedTest> = kept
         .iter()
+        .zip(states)
         .enumerate()
-        .map(|(i, k)| {
-            let k = prune::needed(k, &cx.ex.callables, cx.space);
-            render::test(cx, i + 1, &k, &origin)
-        })
+        .map(|(i, (k, s))| render::test(cx, i + 1, k, s, &origin))
         .collect();
     if !tests.is_empty() {
         write_tests(trace, opts, &cx.ex.crate_name, &tests, report)?;

@@ -126,10 +126,28 @@ fn debug_assertion(value: &str, text: &str) -> String {
     format!("assert_eq!(format!(\"{{:?}}\", {value}), {text:?});")
 }
 
-/// The statements of one sequence: each call, and (with `assert`) its result checked.
-fn body(cx: &Context, calls: &[u64], outcomes: &[CallOutcome], assert: bool) -> String {
+/// The object slots a test has bound so far, and those a `&mut self` call changed since they
+/// were bound.
+#[derive(Default)]
+struct Bound {
+    slots: BTreeSet<(usize, u64)>,
+    changed: BTreeSet<(usize, u64)>,
+}
+
+/// The longest state text asserted: a longer one is not what a reviewer reads.
+const MAX_STATE: usize = 200;
+
+/// The statements of one sequence: each call, and (with `assert`) its result checked, then
+/// the state of each object a `&mut self` call changed, as `states` (object, slot, `Debug`
+/// text after the calls) has it.
+fn body(
+    cx: &Context,
+    (calls, outcomes): (&[u64], &[CallOutcome]),
+    states: &[(usize, u64, String)],
+    assert: bool,
+) -> String {
     let mut s = String::new();
-    let mut bound: BTreeSet<(usize, u64)> = BTreeSet::new();
+    let mut bound = Bound::default();
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
@@ -139,6 +157,12 @@ fn body(cx: &Context, calls: &[u64], outcomes: &[CallOutcome], assert: bool) -> 
             "{}",
             call_lines(cx, callable, &digits, outcome, &mut bound, assert)
         );
+    }
+    for (object, slot, text) in states {
+        if assert && text.len() <= MAX_STATE && bound.changed.contains(&(*object, *slot)) {
+            let name = var(cx, *object, *slot);
+            let _ = writeln!(s, "    {}", debug_assertion(&name, text));
+        }
     }
     s
 }
@@ -153,7 +177,7 @@ fn call_lines(
     c: &Callable,
     digits: &[u64],
     outcome: Option<&CallOutcome>,
-    bound: &mut BTreeSet<(usize, u64)>,
+    bound: &mut Bound,
     assert: bool,
 ) -> String {
     let mut s = String::new();
@@ -162,14 +186,17 @@ fn call_lines(
     if let Some(r) = c.receiver {
         let slot = d.next().unwrap_or(0);
         let name = var(cx, r.object, slot);
-        if bound.insert((r.object, slot)) {
+        if bound.slots.insert((r.object, slot)) {
             let ty = &cx.ex.objects[r.object].path;
             let _ = writeln!(s, "    let mut {name} = <{ty} as Default>::default();");
         }
         target = format!("{name}.{}", c.call);
         if r.by_value {
             // The call moves it: a later call on this slot needs it made again.
-            bound.remove(&(r.object, slot));
+            bound.slots.remove(&(r.object, slot));
+            bound.changed.remove(&(r.object, slot));
+        } else if r.mutable {
+            bound.changed.insert((r.object, slot));
         }
     }
     let args: Vec<String> = c
@@ -208,7 +235,8 @@ fn call_lines(
                 Made::Option => "made.expect(\"made by the explored run\")".to_string(),
             };
             let _ = writeln!(s, "    let mut {name} = {unwrap};");
-            bound.insert((object, slot));
+            bound.slots.insert((object, slot));
+            bound.changed.remove(&(object, slot));
         }
         return s;
     }
@@ -221,8 +249,15 @@ fn call_lines(
     s
 }
 
-/// The test for kept sequence number `n`.
-pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
+/// The test for kept sequence number `n`, with its objects' `states` after the calls (object,
+/// slot, `Debug` text).
+pub fn test(
+    cx: &Context,
+    n: usize,
+    kept: &Kept,
+    states: &[(usize, u64, String)],
+    origin: &str,
+) -> RenderedTest {
     // Named by its last new outcome, else by its last call (kept for the lines it reached, or
     // for a comparison outcome alone: a boundary).
     let last_call = || {
@@ -272,7 +307,7 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, origin: &str) -> RenderedTest {
             .collect::<String>()
     );
     let _ = writeln!(text, "#[test]\nfn {name}() {{");
-    text.push_str(&body(cx, &kept.calls, &kept.outcomes, true));
+    text.push_str(&body(cx, (&kept.calls, &kept.outcomes), states, true));
     text.push_str("}\n");
     RenderedTest { name, text }
 }
@@ -352,7 +387,7 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
          Reproducer:\n\n```rust\n",
         f.message, f.times
     );
-    text.push_str(&body(cx, &f.calls, &f.outcomes, false));
+    text.push_str(&body(cx, (&f.calls, &f.outcomes), &[], false));
     text.push_str("```\n");
     text
 }
@@ -409,7 +444,7 @@ mod tests {
             new_compares: Vec::new(),
             adds: vec![1, 2],
         };
-        let t = test(&cx, 1, &kept, "R, seed 1");
+        let t = test(&cx, 1, &kept, &[], "R, seed 1");
         assert_eq!(t.name, "explored_001_parse_err_empty");
         let expected = "    let made = g::Gauge::new(0u8);\n    \
             assert_eq!(format!(\"{:?}\", made), \"Gauge { level: 0, max: 0 }\");\n    \
@@ -435,6 +470,67 @@ mod tests {
                 .count(),
             2
         );
+    }
+
+    #[test]
+    fn an_objects_state_is_asserted_after_the_calls_only_when_a_mut_call_changed_it() {
+        let fill = Callable {
+            receiver: Some(crate::api::Receiver {
+                object: 0,
+                mutable: true,
+                by_value: false,
+            }),
+            ret: Ret::Unit,
+            ..testdata::getter("fill", "bool")
+        };
+        let ex = testdata::gauge_api(vec![testdata::getter("is_full", "bool"), fill]);
+        let pools = testdata::pools(Vec::new());
+        let space = Space::new(vec![vec![2, 2], vec![2], vec![2]]).unwrap();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        // Slot 0 made then filled; slot 1 made and only read.
+        let calls = vec![
+            space.encode(0, &[1, 0]),
+            space.encode(2, &[0]),
+            space.encode(0, &[0, 1]),
+            space.encode(1, &[1]),
+        ];
+        let kept = Kept {
+            calls,
+            outcomes: vec![
+                CallOutcome::Returned(Some("Gauge { level: 0, max: 255 }".into())),
+                CallOutcome::Returned(None),
+                CallOutcome::Returned(Some("Gauge { level: 0, max: 0 }".into())),
+                CallOutcome::Returned(Some("true".into())),
+            ],
+            new: Vec::new(),
+            new_lines: vec![("lib.rs".into(), 3)],
+            new_compares: Vec::new(),
+            adds: vec![1],
+        };
+        let states = [
+            (0, 0, "Gauge { level: 255, max: 255 }".to_string()),
+            (0, 1, "Gauge { level: 0, max: 0 }".to_string()),
+        ];
+        let t = test(&cx, 2, &kept, &states, "R, seed 1");
+        assert!(
+            t.text.contains(
+                "    gauge_0.fill();\n    let made = g::Gauge::new(0u8);\n    \
+                 assert_eq!(format!(\"{:?}\", made), \"Gauge { level: 0, max: 0 }\");\n    \
+                 let mut gauge_1 = made;\n    assert!(gauge_1.is_full());\n    \
+                 assert_eq!(format!(\"{:?}\", gauge_0), \"Gauge { level: 255, max: 255 }\");\n}"
+            ),
+            "{}",
+            t.text
+        );
+        assert!(!t.text.contains("format!(\"{:?}\", gauge_1)"), "{}", t.text);
+        // A state past what a reviewer reads is left out.
+        let long = [(0, 0, format!("Gauge {{ {} }}", "x".repeat(MAX_STATE)))];
+        let t = test(&cx, 2, &kept, &long, "R, seed 1");
+        assert!(!t.text.contains("format!(\"{:?}\", gauge_0)"), "{}", t.text);
     }
 
     #[test]

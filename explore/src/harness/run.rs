@@ -49,6 +49,9 @@ pub struct SeqResult {
     /// (call index, comparison outcomes it met first in its harness process: site offset
     /// times four plus 0 below, 1 equal, 2 above), for the calls that met some.
     pub compares: Vec<(usize, Vec<u64>)>,
+    /// (object, slot, `Debug` text) of each filled slot after the calls, when asked for
+    /// (`Runner::final_states`).
+    pub states: Vec<(usize, u64, String)>,
 }
 
 /// A running harness.
@@ -122,7 +125,18 @@ impl Runner {
     /// dies or hangs, the sequences it had not answered run again one at a time, so the one
     /// that brings it down is found (answers are flushed per batch, not per sequence).
     pub fn run_batch(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
-        let (mut results, failure) = self.send(seqs)?;
+        self.run_as(seqs, "")
+    }
+
+    /// Runs `seqs` whole (no prefix is cut as dead or redundant) and answers, besides each
+    /// call's outcome, every object's state after the last call.
+    pub fn final_states(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
+        self.run_as(seqs, "s")
+    }
+
+    /// `run_batch` with each input line starting with `mode`.
+    fn run_as(&mut self, seqs: &[Vec<u64>], mode: &str) -> Result<Vec<SeqResult>, ExploreError> {
+        let (mut results, failure) = self.send(seqs, mode)?;
         if failure.is_none() {
             return Ok(results);
         }
@@ -131,7 +145,7 @@ impl Runner {
         while results.len() < seqs.len() {
             let at = results.len();
             if culprit_found {
-                let (more, failure) = self.send(&seqs[at..])?;
+                let (more, failure) = self.send(&seqs[at..], mode)?;
                 results.extend(more);
                 if failure.is_none() {
                     break;
@@ -140,7 +154,7 @@ impl Runner {
                 culprit_found = false;
                 continue;
             }
-            let (one, failure) = self.send(&seqs[at..=at])?;
+            let (one, failure) = self.send(&seqs[at..=at], mode)?;
             match failure {
                 None => results.extend(one),
                 Some(why) => {
@@ -150,6 +164,7 @@ impl Runner {
                         end: End::Crashed(format!("{why}: {how}")),
                         guards: Vec::new(),
                         compares: Vec::new(),
+                        states: Vec::new(),
                     });
                     culprit_found = true;
                 }
@@ -162,9 +177,11 @@ impl Runner {
     fn send(
         &mut self,
         seqs: &[Vec<u64>],
+        mode: &str,
     ) -> Result<(Vec<SeqResult>, Option<String>), ExploreError> {
         let mut input = String::new();
         for s in seqs {
+            input.push_str(mode);
             let words: Vec<String> = s.iter().map(u64::to_string).collect();
             input.push_str(&words.join(" "));
             input.push('\n');
@@ -215,6 +232,7 @@ fn read_answers(
     let mut calls = Vec::new();
     let mut guards = Vec::new();
     let mut compares = Vec::new();
+    let mut states = Vec::new();
     while out.len() < count {
         let line = match lines.recv_timeout(timeout) {
             Ok(line) => line,
@@ -230,11 +248,13 @@ fn read_answers(
             Some(Answer::Call(c)) => calls.push(c),
             Some(Answer::Guards(g)) => guards.push((calls.len(), g)),
             Some(Answer::Compares(k)) => compares.push((calls.len(), k)),
+            Some(Answer::State(o, slot, text)) => states.push((o, slot, text)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
                 end,
                 guards: std::mem::take(&mut guards),
                 compares: std::mem::take(&mut compares),
+                states: std::mem::take(&mut states),
             }),
             None => return (out, Some(format!("unreadable answer {line:?}"))),
         }
@@ -248,6 +268,8 @@ enum Answer {
     Guards(Vec<u32>),
     /// The comparison outcomes the next call met first.
     Compares(Vec<u64>),
+    /// An object slot's state after the calls: object, slot, `Debug` text.
+    State(usize, u64, String),
     End(End),
 }
 
@@ -268,6 +290,12 @@ fn parse_line(line: &str) -> Option<Answer> {
         "x" => Answer::Call(CallOutcome::NoReceiver),
         "c" => Answer::Guards(numbers(rest)?),
         "k" => Answer::Compares(numbers(rest)?),
+        "s" => {
+            let mut parts = rest.splitn(3, ' ');
+            let object = parts.next()?.parse().ok()?;
+            let slot = parts.next()?.parse().ok()?;
+            Answer::State(object, slot, parts.next()?.to_string())
+        }
         "." => Answer::End(match rest {
             "d" => End::Done,
             "p" => End::Panicked,
@@ -365,5 +393,21 @@ mod tests {
         assert_eq!(got[0].compares, vec![(0, vec![41])]);
         assert_eq!(got[0].calls.len(), 3);
         assert_eq!(got[0].end, End::Panicked);
+    }
+
+    #[test]
+    fn the_states_after_a_sequence_go_with_it_text_and_all() {
+        let (tx, rx) = mpsc::channel();
+        for line in ["u", "s 0 1 Gauge { level: 3 }", "s 1 0 ", ". d", "u", ". d"] {
+            tx.send(line.to_string()).unwrap();
+        }
+        let (got, failure) = read_answers(&rx, 2, Duration::from_secs(1));
+        assert_eq!(failure, None);
+        let states = vec![
+            (0, 1, "Gauge { level: 3 }".to_string()),
+            (1, 0, String::new()),
+        ];
+        assert_eq!(got[0].states, states);
+        assert!(got[1].states.is_empty());
     }
 }
