@@ -48,6 +48,12 @@ pub const NOT_RUST_SYNTAX: &str = "name in the trace is not Rust syntax";
 /// (a closure or a dependency as argument, a call from inside the crate, no recorded maker).
 pub const HISTORY_NOT_REPLAYABLE: &str = "state behind pointers, history not replayable";
 
+/// Skip reason: the call ran inside a method of a handle that a `&mut self` call of its
+/// receiver returned (`len()` inside the drop of the `Drain` that `drain(..)` gave): the
+/// receiver was in a state only that handle's life gives, which no test can call into while
+/// the handle holds it, and an arrangement that drops the handle at once does not leave.
+pub const INSIDE_A_HANDLE: &str = "called inside a handle holding its receiver";
+
 /// Skip reason: the test needs mocks and the crate has no `mockall` dev-dependency.
 pub const NEEDS_MOCKALL: &str = "needs mockall";
 

@@ -106,6 +106,18 @@ impl Rulebook {
         }
     }
 
+    /// What the rules of `arrange/rebuild.rs` decided for the receiver of call `n` of the
+    /// method at `path`: the rule that built it, or why none did.
+    pub(crate) fn decided(
+        &self,
+        path: &str,
+        n: usize,
+        type_path: &'static str,
+    ) -> Result<&'static str, &'static str> {
+        let w = self.receiver(path, n, type_path);
+        crate::arrange::rebuild::decide(&self.cx(), &mut Builder::default(), w)
+    }
+
     /// The receiver of call `n` of the method at `path` rebuilt by the rules of
     /// `arrange/rebuild.rs` (`direct`: only those of `rebuild/directly.rs`): the rule that built
     /// it, the setup it wrote and the checks of the arrangement.

@@ -128,6 +128,7 @@ fn skip_uncarved(
     let unreachable = [
         crate::reasons::RECEIVER_NOT_REBUILT,
         crate::reasons::HISTORY_NOT_REPLAYABLE,
+        crate::reasons::INSIDE_A_HANDLE,
     ];
     if unreachable.contains(&reason) {
         let outer = crate::plan::through::holding_call(cx, call)

@@ -26,7 +26,7 @@ use crate::arrange::values::{is_maybe_uninit, same_state, strip_ref};
 use crate::arrange::wanted::{Answer, Wanted};
 use crate::body::Binding;
 use crate::read::types::DeclType;
-use crate::reasons::HISTORY_NOT_REPLAYABLE;
+use crate::reasons::{HISTORY_NOT_REPLAYABLE, INSIDE_A_HANDLE};
 
 /// How many recorded calls the history of one object may replay.
 const MAX_HISTORY: usize = 512;
@@ -341,6 +341,9 @@ fn steps(
         let call = cx.call_by_id(id);
         let on_ours = call.is_some_and(|c| c.objects.iter().any(|o| lineage.contains(&o.object)));
         if call.is_some_and(|c| in_library(cx, c)) && !on_ours {
+            if call.is_some_and(|c| on_a_handle(cx, c, lineage)) {
+                return Err(INSIDE_A_HANDLE);
+            }
             return Err(HISTORY_NOT_REPLAYABLE);
         }
         at = call.and_then(|c| c.parent);
@@ -431,6 +434,28 @@ fn steps(
     Ok(found.into_iter().map(|(_, step)| step).collect())
 }
 
+/// Whether `call` is a method of a handle into the object (`lineage`): its receiver is of the
+/// type an earlier `&mut self` call of the object returned (`Drain` from `drain(..)`), so it
+/// holds the object mutably borrowed while it lives.
+fn on_a_handle(cx: &Ctx, call: &Call, lineage: &[ObjectId]) -> bool {
+    let Some(handle) = call.object("self") else {
+        return false;
+    };
+    let Some(handle_type) = cx.trace.objects.iter().find(|o| o.id == handle) else {
+        return false;
+    };
+    cx.trace.calls.iter().take_while(|c| c.id < call.id).any(|c| {
+        let on_ours = c.object("self").is_some_and(|o| lineage.contains(&o));
+        let mut_self = matches!(cx.targets.get(&c.function),
+            Some(Target::Callable(f)) if f.api.mut_receiver);
+        on_ours
+            && mut_self
+            && c.ret
+                .as_ref()
+                .is_some_and(|r| strip_ref(r).type_name() == handle_type.type_name)
+    })
+}
+
 /// The rule: an object whose recorded state leaves out what its methods read, rebuilt from its
 /// own history first (on a copy of the test, kept only if it works); when that history cannot
 /// be replayed, the rules after it still try, and its reason is the one to give if none does.
@@ -447,6 +472,8 @@ pub(crate) fn rule(cx: &Ctx, b: &mut Builder, w: Wanted) -> Answer {
             *b = attempt;
             Answer::Built { check: true }
         }
+        // No rule can reach a state only a live handle gives.
+        Err(INSIDE_A_HANDLE) => Answer::Fail(INSIDE_A_HANDLE),
         Err(why) => Answer::Pass(Some(why)),
     }
 }
@@ -469,5 +496,14 @@ mod tests {
                 "receiver.push(9u8)"
             ]
         );
+    }
+
+    #[test]
+    fn a_call_made_inside_a_handle_that_holds_the_object_is_declined_by_every_rule() {
+        // `is_empty()` inside the drop of the `Unloading` that `unload()` returned: the stack
+        // looked empty only while that handle lived; `let _ = receiver.unload();` would drop it
+        // at once and put the items back.
+        let decided = rulebook().decided("rulebook::Stack::is_empty", 0, "rulebook::Stack");
+        assert_eq!(decided, Err(crate::reasons::INSIDE_A_HANDLE));
     }
 }

@@ -202,6 +202,58 @@ impl Stack {
         // Safety: `len` items were written.
         unsafe { self.items[self.len - 1].assume_init() }
     }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// history (a state inside a handle): hands the items out one by one; the stack looks
+    /// empty while the handle lives, and the items not taken go back when it drops.
+    pub fn unload(&mut self) -> Unloading<'_> {
+        let kept = self.len;
+        self.len = 0;
+        Unloading {
+            stack: self,
+            kept,
+            next: 0,
+        }
+    }
+}
+
+/// The handle `Stack::unload` returns.
+pub struct Unloading<'a> {
+    stack: &'a mut Stack,
+    kept: usize,
+    next: usize,
+}
+
+impl Iterator for Unloading<'_> {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        (self.next < self.kept).then(|| {
+            self.next += 1;
+            // Safety: the first `kept` items were written.
+            unsafe { self.stack.items[self.next - 1].assume_init() }
+        })
+    }
+}
+
+impl Drop for Unloading<'_> {
+    fn drop(&mut self) {
+        // Called while the stack looks empty: a state no whole call of `Stack` leaves.
+        if self.stack.is_empty() {
+            let left = self.kept - self.next;
+            for i in 0..left {
+                self.stack.items[i] = self.stack.items[self.next + i];
+            }
+            self.stack.len = left;
+        }
+    }
 }
 
 

@@ -38,6 +38,7 @@ fn main() {
     s.push(7);
     s.push(9);
     println!("top = {}", s.top());
+    println!("unloaded = {:?}", s.unload().next());
     if let Some(mut tag) = Tag::parse("v1") {
         tag.append_raw(".2");
         println!("tag = {} ({} bytes)", tag.as_str(), tag.len());
