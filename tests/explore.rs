@@ -672,6 +672,12 @@ impl Top {
         self.best.truncate(self.keep);
     }
 }
+
+impl std::fmt::Display for Top {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "top {}: {:?}", self.keep, self.best)
+    }
+}
 "#;
 
 const TOP_MAIN: &str = r#"fn main() {
@@ -684,8 +690,9 @@ const TOP_MAIN: &str = r#"fn main() {
 "#;
 
 /// `offer` returns nothing: what it does shows only in the object. Each kept test asserts the
-/// state of the objects its `&mut self` calls changed (their `Debug` text, the same in two
-/// runs of the harness), so the tests fail when what `offer` keeps changes.
+/// objects its `&mut self` calls changed after its calls, and each result, by their `Display`
+/// and `Debug` texts (the same in two runs of the harness), so the tests fail when what
+/// `offer` keeps changes.
 #[test]
 fn an_object_changed_by_a_call_that_returns_nothing_is_asserted_after_the_calls() {
     let (c, said) = explore_small("top", TOP_LIB, TOP_MAIN, "2000");
@@ -693,6 +700,14 @@ fn an_object_changed_by_a_call_that_returns_nothing_is_asserted_after_the_calls(
     assert!(tests.contains(".offer("), "{tests}");
     assert!(
         tests.contains("assert_eq!(format!(\"{:?}\", top_"),
+        "{tests}"
+    );
+    assert!(
+        tests.contains("assert_eq!(made.to_string(), \"top "),
+        "{tests}"
+    );
+    assert!(
+        tests.contains(".to_string(), \"top 3: [10, 10]\");"),
         "{tests}"
     );
     fail_after_edit(

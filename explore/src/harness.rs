@@ -125,6 +125,35 @@ impl<T: ?Sized> NoDebug for &Show<'_, T> {
         None
     }
 }
+trait ViaDisplay {
+    fn text(&self) -> Option<String>;
+}
+impl<T: std::fmt::Display + ?Sized> ViaDisplay for Show<'_, T> {
+    fn text(&self) -> Option<String> {
+        Some(self.0.to_string())
+    }
+}
+trait NoDisplay {
+    fn text(&self) -> Option<String>;
+}
+impl<T: ?Sized> NoDisplay for &Show<'_, T> {
+    fn text(&self) -> Option<String> {
+        None
+    }
+}
+
+// A sequence asked with `s` answers the `Display` text of each result too (`d` lines): only
+// then, as formatting every result would slow the search.
+thread_local! {
+    static SHOWING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static SHOWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+fn showing() -> bool {
+    SHOWING.with(|s| s.get())
+}
+fn shown(text: Option<String>) {
+    SHOWN.with(|s| *s.borrow_mut() = text);
+}
 
 enum Outcome {
     Returned(Option<String>),
@@ -353,6 +382,7 @@ fn main() {
             .split_ascii_whitespace()
             .filter_map(|w| w.parse().ok())
             .collect();
+        SHOWING.with(|s| s.set(states));
         let mut st = State::new();
         let mut prefix: u64 = 0xcbf2_9ce4_8422_2325;
         if let Some(k) = st.key() {
@@ -369,6 +399,11 @@ fn main() {
             let outcome = call(&mut st, c);
             new_guards(&mut out);
             new_compares(&mut out);
+            if let Some(t) = SHOWN.with(|s| s.borrow_mut().take()) {
+                if !t.contains('\n') {
+                    let _ = writeln!(out, "d {t}");
+                }
+            }
             match outcome {
                 Outcome::Returned(Some(s)) => {
                     let _ = writeln!(out, "o {}", s.replace('\n', "\\n"));
@@ -475,15 +510,17 @@ fn state_impl(l: &mut Lines, ex: &Explorable) {
         ));
     }
     l.push("        Some(k)\n    }");
-    // Each filled slot's `Debug` as `s OBJECT SLOT TEXT` (one line: a text that spans lines
-    // is not answered).
+    // Each filled slot's `Debug` as `s OBJECT SLOT TEXT` and `Display` as `t OBJECT SLOT
+    // TEXT` (one line: a text that spans lines is not answered).
     l.push("    fn states(&self, out: &mut impl Write) {");
     for i in 0..ex.objects.len() {
-        l.push(&format!(
-            "        for (j, v) in self.o{i}.iter().enumerate() {{\n            \
-             if let Some(t) = v.as_ref().and_then(|v| (&Show(v)).show()).filter(|t| !t.contains('\\n')) {{\n                \
-             let _ = writeln!(out, \"s {i} {{j}} {{t}}\");\n            }}\n        }}"
-        ));
+        for (tag, via) in [("s", "show"), ("t", "text")] {
+            l.push(&format!(
+                "        for (j, v) in self.o{i}.iter().enumerate() {{\n            \
+                 if let Some(t) = v.as_ref().and_then(|v| (&Show(v)).{via}()).filter(|t| !t.contains('\\n')) {{\n                \
+                 let _ = writeln!(out, \"{tag} {i} {{j}} {{t}}\");\n            }}\n        }}"
+            ));
+        }
     }
     l.push("    }\n}");
 }
@@ -566,7 +603,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         None => {
             let _ = writeln!(
                 s,
-                "            run(|| {{ let r = {call}; (&Show(&r)).show() }})"
+                "            run(|| {{ let r = {call}; if showing() {{ shown((&Show(&r)).text()); }} (&Show(&r)).show() }})"
             );
         }
         Some((object, made)) => {
@@ -578,7 +615,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
             let _ = writeln!(s, "            let mut made = None;");
             let _ = writeln!(
                 s,
-                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(); made = {keep}; s }});"
+                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(); if showing() {{ shown((&Show(&r)).text()); }} made = {keep}; s }});"
             );
             let _ = writeln!(
                 s,

@@ -347,7 +347,7 @@ fn unquoted(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::run::End;
+    use crate::harness::run::{End, Final};
 
     #[test]
     fn outcome_classes_tell_variants_signs_emptiness_and_error_kinds() {
@@ -421,7 +421,7 @@ mod tests {
             end: End::Done,
             guards: Vec::new(),
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[0, 1, 2, 3], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -443,7 +443,7 @@ mod tests {
             end: End::Panicked,
             guards: Vec::new(),
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[0, 5, 1], &long), Some(2));
         let short = SeqResult {
@@ -451,7 +451,7 @@ mod tests {
             end: End::Panicked,
             guards: Vec::new(),
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         k.observe(&space(), &[6], &short);
         assert!(k.kept.is_empty());
@@ -473,7 +473,7 @@ mod tests {
             end: End::Panicked,
             guards: Vec::new(),
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[5], &r), Some(1));
         assert!(k.findings.is_empty());
@@ -487,7 +487,7 @@ mod tests {
             end: End::Redundant,
             guards: Vec::new(),
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[0, 1], &r), Some(1));
     }
@@ -515,7 +515,7 @@ mod tests {
             end: End::Done,
             guards: vec![(0, vec![1]), (1, vec![2])],
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[0, 4, 0], &r), None);
         assert_eq!(k.kept.len(), 1);
@@ -528,7 +528,7 @@ mod tests {
             end: End::Done,
             guards: vec![(0, vec![2])],
             compares: Vec::new(),
-            states: Vec::new(),
+            states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[4], &again), None);
         assert_eq!(k.kept.len(), 1);
@@ -548,7 +548,7 @@ mod tests {
             end: End::Done,
             guards: Vec::new(),
             compares: vec![(0, ids)],
-            states: Vec::new(),
+            states: Final::default(),
         };
         // The recording's own call met it below: the search starts there.
         k.replayed(&space(), &[0], &answer(vec![below]));

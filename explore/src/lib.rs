@@ -528,14 +528,11 @@ fn search(
     Ok(done)
 }
 
-/// Each kept sequence's objects' states after its calls (object, slot, `Debug` text), from
-/// two runs in two fresh harness processes: a state is kept only when both runs gave the
-/// kept outcomes and the same states (a hash map's order or an address differs between
-/// processes), else that sequence's states are not asserted.
-fn final_states(
-    bin: &Path,
-    kept: &[keep::Kept],
-) -> Result<Vec<Vec<(usize, u64, String)>>, ExploreError> {
+/// Each kept sequence's objects after its calls and its results' `Display` texts, from two
+/// runs in two fresh harness processes: kept only when both runs gave the kept outcomes and
+/// the same texts (a hash map's order or an address differs between processes), else none
+/// of that sequence's is asserted.
+fn final_states(bin: &Path, kept: &[keep::Kept]) -> Result<Vec<harness::run::Final>, ExploreError> {
     let seqs: Vec<Vec<u64>> = kept.iter().map(|k| k.calls.clone()).collect();
     let first = harness::run::Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs)?;
     let second = harness::run::Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs)?;
@@ -547,7 +544,7 @@ fn final_states(
             if same {
                 a.states
             } else {
-                Vec::new()
+                harness::run::Final::default()
             }
         })
         .collect())
@@ -559,7 +556,7 @@ fn write_out(
     trace: &Trace,
     opts: &ExploreOptions,
     cx: &render::Context,
-    (kept, states): (&[keep::Kept], &[Vec<(usize, u64, String)>]),
+    (kept, states): (&[keep::Kept], &[harness::run::Final]),
     keeper: &keep::Keeper,
     report: &mut Report,
 ) -> Result<(), ExploreError> {

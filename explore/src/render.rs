@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::api::{Callable, Explorable, Made, Pass, PoolKind, Ret};
-use crate::harness::run::CallOutcome;
+use crate::harness::run::{CallOutcome, Final};
 use crate::keep::{Finding, Kept};
 use crate::pools::{literal, Lit, Pools};
 use crate::strategy::Space;
@@ -137,13 +137,13 @@ struct Bound {
 /// The longest state text asserted: a longer one is not what a reviewer reads.
 const MAX_STATE: usize = 200;
 
-/// The statements of one sequence: each call, and (with `assert`) its result checked, then
-/// the state of each object a `&mut self` call changed, as `states` (object, slot, `Debug`
-/// text after the calls) has it.
+/// The statements of one sequence: each call, and (with `assert`) its result checked (its
+/// `Display` text too, as `fin` has it), then each object a `&mut self` call changed, by its
+/// `Display` and `Debug` texts after the calls.
 fn body(
     cx: &Context,
     (calls, outcomes): (&[u64], &[CallOutcome]),
-    states: &[(usize, u64, String)],
+    fin: &Final,
     assert: bool,
 ) -> String {
     let mut s = String::new();
@@ -151,20 +151,43 @@ fn body(
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
-        let outcome = outcomes.get(k);
+        let shown = fin
+            .results
+            .iter()
+            .find(|(at, _)| *at == k)
+            .map(|(_, t)| t.as_str());
+        let answer = (outcomes.get(k), shown);
         let _ = write!(
             s,
             "{}",
-            call_lines(cx, callable, &digits, outcome, &mut bound, assert)
+            call_lines(cx, callable, &digits, answer, &mut bound, assert)
         );
     }
-    for (object, slot, text) in states {
+    let display = fin.display.iter().map(|(o, slot, t)| (o, slot, t, true));
+    let debug = fin.debug.iter().map(|(o, slot, t)| (o, slot, t, false));
+    for (object, slot, text, is_display) in display.chain(debug) {
         if assert && text.len() <= MAX_STATE && bound.changed.contains(&(*object, *slot)) {
             let name = var(cx, *object, *slot);
-            let _ = writeln!(s, "    {}", debug_assertion(&name, text));
+            let line = if is_display {
+                display_assertion(&name, text)
+            } else {
+                debug_assertion(&name, text)
+            };
+            let _ = writeln!(s, "    {line}");
         }
     }
     s
+}
+
+fn display_assertion(value: &str, text: &str) -> String {
+    format!("assert_eq!({value}.to_string(), {text:?});")
+}
+
+/// The `Display` check of a result already checked by its `Debug` text `debug`: only when it
+/// says something else and is not too long to read.
+fn display_check<'a>(ret: &Ret, debug: &str, shown: Option<&'a str>) -> Option<&'a str> {
+    let plain = matches!(ret, Ret::Scalar(_) | Ret::Text | Ret::Unit);
+    shown.filter(|d| !plain && *d != debug && d.len() <= MAX_STATE)
 }
 
 fn var(cx: &Context, object: usize, slot: u64) -> String {
@@ -176,7 +199,7 @@ fn call_lines(
     cx: &Context,
     c: &Callable,
     digits: &[u64],
-    outcome: Option<&CallOutcome>,
+    (outcome, shown): (Option<&CallOutcome>, Option<&str>),
     bound: &mut Bound,
     assert: bool,
 ) -> String {
@@ -227,6 +250,9 @@ fn call_lines(
         let _ = writeln!(s, "    let made = {call};");
         if let Some(t) = text {
             let _ = writeln!(s, "    {}", debug_assertion("made", t));
+            if let Some(d) = display_check(&c.ret, t, shown) {
+                let _ = writeln!(s, "    {}", display_assertion("made", d));
+            }
         }
         if filled && !matches!(outcome, Some(CallOutcome::Panicked(_))) {
             let unwrap = match made {
@@ -242,22 +268,23 @@ fn call_lines(
     }
     let line = match (text, &c.ret) {
         (_, Ret::Unit) => format!("{call};"),
-        (Some(t), ret) => assertion(ret, &call, t),
+        (Some(t), ret) => match display_check(ret, t, shown) {
+            Some(d) => format!(
+                "let result = {call};\n    {}\n    {}",
+                assertion(ret, "result", t),
+                display_assertion("result", d)
+            ),
+            None => assertion(ret, &call, t),
+        },
         (None, _) => format!("let _ = {call};"),
     };
     let _ = writeln!(s, "    {line}");
     s
 }
 
-/// The test for kept sequence number `n`, with its objects' `states` after the calls (object,
-/// slot, `Debug` text).
-pub fn test(
-    cx: &Context,
-    n: usize,
-    kept: &Kept,
-    states: &[(usize, u64, String)],
-    origin: &str,
-) -> RenderedTest {
+/// The test for kept sequence number `n`, with its objects after the calls and its results'
+/// `Display` texts (`fin`).
+pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> RenderedTest {
     // Named by its last new outcome, else by its last call (kept for the lines it reached, or
     // for a comparison outcome alone: a boundary).
     let last_call = || {
@@ -307,7 +334,7 @@ pub fn test(
             .collect::<String>()
     );
     let _ = writeln!(text, "#[test]\nfn {name}() {{");
-    text.push_str(&body(cx, (&kept.calls, &kept.outcomes), states, true));
+    text.push_str(&body(cx, (&kept.calls, &kept.outcomes), fin, true));
     text.push_str("}\n");
     RenderedTest { name, text }
 }
@@ -387,7 +414,7 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
          Reproducer:\n\n```rust\n",
         f.message, f.times
     );
-    text.push_str(&body(cx, (&f.calls, &f.outcomes), &[], false));
+    text.push_str(&body(cx, (&f.calls, &f.outcomes), &Final::default(), false));
     text.push_str("```\n");
     text
 }
@@ -444,7 +471,7 @@ mod tests {
             new_compares: Vec::new(),
             adds: vec![1, 2],
         };
-        let t = test(&cx, 1, &kept, &[], "R, seed 1");
+        let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");
         assert_eq!(t.name, "explored_001_parse_err_empty");
         let expected = "    let made = g::Gauge::new(0u8);\n    \
             assert_eq!(format!(\"{:?}\", made), \"Gauge { level: 0, max: 0 }\");\n    \
@@ -473,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn an_objects_state_is_asserted_after_the_calls_only_when_a_mut_call_changed_it() {
+    fn results_show_their_display_and_objects_a_mut_call_changed_are_asserted_after_the_calls() {
         let fill = Callable {
             receiver: Some(crate::api::Receiver {
                 object: 0,
@@ -511,24 +538,40 @@ mod tests {
             new_compares: Vec::new(),
             adds: vec![1],
         };
-        let states = [
-            (0, 0, "Gauge { level: 255, max: 255 }".to_string()),
-            (0, 1, "Gauge { level: 0, max: 0 }".to_string()),
-        ];
-        let t = test(&cx, 2, &kept, &states, "R, seed 1");
+        let fin = Final {
+            debug: vec![
+                (0, 0, "Gauge { level: 255, max: 255 }".to_string()),
+                (0, 1, "Gauge { level: 0, max: 0 }".to_string()),
+            ],
+            display: vec![
+                (0, 0, "255 of 255".to_string()),
+                (0, 1, "0 of 0".to_string()),
+            ],
+            results: vec![(0, "0 of 255".to_string()), (3, "true".to_string())],
+        };
+        let t = test(&cx, 2, &kept, &fin, "R, seed 1");
         assert!(
             t.text.contains(
-                "    gauge_0.fill();\n    let made = g::Gauge::new(0u8);\n    \
+                "    let made = g::Gauge::new(u8::MAX);\n    \
+                 assert_eq!(format!(\"{:?}\", made), \"Gauge { level: 0, max: 255 }\");\n    \
+                 assert_eq!(made.to_string(), \"0 of 255\");\n    \
+                 let mut gauge_0 = made;\n    \
+                 gauge_0.fill();\n    let made = g::Gauge::new(0u8);\n    \
                  assert_eq!(format!(\"{:?}\", made), \"Gauge { level: 0, max: 0 }\");\n    \
                  let mut gauge_1 = made;\n    assert!(gauge_1.is_full());\n    \
+                 assert_eq!(gauge_0.to_string(), \"255 of 255\");\n    \
                  assert_eq!(format!(\"{:?}\", gauge_0), \"Gauge { level: 255, max: 255 }\");\n}"
             ),
             "{}",
             t.text
         );
+        assert!(!t.text.contains("gauge_1.to_string()"), "{}", t.text);
         assert!(!t.text.contains("format!(\"{:?}\", gauge_1)"), "{}", t.text);
         // A state past what a reviewer reads is left out.
-        let long = [(0, 0, format!("Gauge {{ {} }}", "x".repeat(MAX_STATE)))];
+        let long = Final {
+            debug: vec![(0, 0, format!("Gauge {{ {} }}", "x".repeat(MAX_STATE)))],
+            ..Final::default()
+        };
         let t = test(&cx, 2, &kept, &long, "R, seed 1");
         assert!(!t.text.contains("format!(\"{:?}\", gauge_0)"), "{}", t.text);
     }

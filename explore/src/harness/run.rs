@@ -49,9 +49,21 @@ pub struct SeqResult {
     /// (call index, comparison outcomes it met first in its harness process: site offset
     /// times four plus 0 below, 1 equal, 2 above), for the calls that met some.
     pub compares: Vec<(usize, Vec<u64>)>,
-    /// (object, slot, `Debug` text) of each filled slot after the calls, when asked for
-    /// (`Runner::final_states`).
-    pub states: Vec<(usize, u64, String)>,
+    /// What `Runner::final_states` asks for besides: the objects after the calls and each
+    /// result's `Display` text.
+    pub states: Final,
+}
+
+/// A sequence's objects after its calls and its results' `Display` texts, as
+/// `Runner::final_states` answers them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Final {
+    /// (object, slot, `Debug` text) of each filled slot.
+    pub debug: Vec<(usize, u64, String)>,
+    /// (object, slot, `Display` text) of each filled slot whose type has one.
+    pub display: Vec<(usize, u64, String)>,
+    /// (call index, `Display` text) of each result whose type has one.
+    pub results: Vec<(usize, String)>,
 }
 
 /// A running harness.
@@ -164,7 +176,7 @@ impl Runner {
                         end: End::Crashed(format!("{why}: {how}")),
                         guards: Vec::new(),
                         compares: Vec::new(),
-                        states: Vec::new(),
+                        states: Final::default(),
                     });
                     culprit_found = true;
                 }
@@ -232,7 +244,7 @@ fn read_answers(
     let mut calls = Vec::new();
     let mut guards = Vec::new();
     let mut compares = Vec::new();
-    let mut states = Vec::new();
+    let mut states = Final::default();
     while out.len() < count {
         let line = match lines.recv_timeout(timeout) {
             Ok(line) => line,
@@ -248,7 +260,9 @@ fn read_answers(
             Some(Answer::Call(c)) => calls.push(c),
             Some(Answer::Guards(g)) => guards.push((calls.len(), g)),
             Some(Answer::Compares(k)) => compares.push((calls.len(), k)),
-            Some(Answer::State(o, slot, text)) => states.push((o, slot, text)),
+            Some(Answer::State(o, slot, text)) => states.debug.push((o, slot, text)),
+            Some(Answer::Text(o, slot, text)) => states.display.push((o, slot, text)),
+            Some(Answer::Shown(text)) => states.results.push((calls.len(), text)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
                 end,
@@ -270,6 +284,10 @@ enum Answer {
     Compares(Vec<u64>),
     /// An object slot's state after the calls: object, slot, `Debug` text.
     State(usize, u64, String),
+    /// The same with the `Display` text.
+    Text(usize, u64, String),
+    /// The next call's result's `Display` text.
+    Shown(String),
     End(End),
 }
 
@@ -290,12 +308,17 @@ fn parse_line(line: &str) -> Option<Answer> {
         "x" => Answer::Call(CallOutcome::NoReceiver),
         "c" => Answer::Guards(numbers(rest)?),
         "k" => Answer::Compares(numbers(rest)?),
-        "s" => {
+        "s" | "t" => {
             let mut parts = rest.splitn(3, ' ');
             let object = parts.next()?.parse().ok()?;
             let slot = parts.next()?.parse().ok()?;
-            Answer::State(object, slot, parts.next()?.to_string())
+            let text = parts.next()?.to_string();
+            match tag {
+                "s" => Answer::State(object, slot, text),
+                _ => Answer::Text(object, slot, text),
+            }
         }
+        "d" => Answer::Shown(rest.to_string()),
         "." => Answer::End(match rest {
             "d" => End::Done,
             "p" => End::Panicked,
@@ -398,16 +421,31 @@ mod tests {
     #[test]
     fn the_states_after_a_sequence_go_with_it_text_and_all() {
         let (tx, rx) = mpsc::channel();
-        for line in ["u", "s 0 1 Gauge { level: 3 }", "s 1 0 ", ". d", "u", ". d"] {
+        let answers = [
+            "u",
+            "d 3 of 8",
+            "o Gauge { level: 3 }",
+            "s 0 1 Gauge { level: 3 }",
+            "s 1 0 ",
+            "t 0 1 3 of 8",
+            ". d",
+            "u",
+            ". d",
+        ];
+        for line in answers {
             tx.send(line.to_string()).unwrap();
         }
         let (got, failure) = read_answers(&rx, 2, Duration::from_secs(1));
         assert_eq!(failure, None);
-        let states = vec![
-            (0, 1, "Gauge { level: 3 }".to_string()),
-            (1, 0, String::new()),
-        ];
+        let states = Final {
+            debug: vec![
+                (0, 1, "Gauge { level: 3 }".to_string()),
+                (1, 0, String::new()),
+            ],
+            display: vec![(0, 1, "3 of 8".to_string())],
+            results: vec![(1, "3 of 8".to_string())],
+        };
         assert_eq!(got[0].states, states);
-        assert!(got[1].states.is_empty());
+        assert_eq!(got[1].states, Final::default());
     }
 }
