@@ -611,6 +611,16 @@ impl<K: PartialEq, V, S> Recent<K, V, S> {
         gone
     }
 
+    /// Adds each of `keys` with `v`.
+    pub fn put_all<I: IntoIterator<Item = K>>(&mut self, keys: I, v: V)
+    where
+        V: Clone,
+    {
+        for k in keys {
+            self.put(k, v.clone());
+        }
+    }
+
     pub fn get<Q>(&self, k: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
@@ -626,18 +636,21 @@ const RECENT_MAIN: &str = r#"use std::num::NonZeroUsize;
 fn main() {
     let mut r: recent::Recent<u32, String> = recent::Recent::new(NonZeroUsize::new(3).unwrap());
     r.put(7, "seven".to_string());
+    r.put_all(vec![1, 2], "few".to_string());
     println!("{:?}", r.get(&7));
 }
 "#;
 
 /// Methods of a generic type are explored on the instance the run used, written as a caller
 /// writes it (`Recent<u32, String>`: the defaulted `S` left out), its `NonZeroUsize` from a
-/// pool and `get`'s `&Q` as a `&u32`; the run never filled the list, the kept test does, and
-/// fails when the bound's comparison changes.
+/// pool, `get`'s `&Q` as a `&u32` and `put_all`'s `IntoIterator<Item = K>` as a `Vec<u32>`;
+/// the run never filled the list, the kept test does, and fails when the bound's comparison
+/// changes.
 #[test]
 fn a_generic_types_methods_are_explored_on_the_recorded_instance() {
     let (c, said) = explore_small("recent", RECENT_LIB, RECENT_MAIN, "3000");
-    let tests = explored(&c.dir, "recent", &said, 3);
+    let tests = explored(&c.dir, "recent", &said, 4);
+    assert!(tests.contains(".put_all(vec!["), "{tests}");
     assert!(
         tests.contains("<recent::Recent<u32, String>>::new(std::num::NonZero::<usize>::new("),
         "{tests}"

@@ -142,8 +142,9 @@ fn plain(ty: &syn::Type) -> String {
 }
 
 /// The method's own type parameters, each standing for an instance's through a bound
-/// (`K: Borrow<Q>` or `Q: Equivalent<K>` makes `Q` what `K` is); `None` when one stands for
-/// nothing the instance fills.
+/// (`K: Borrow<Q>` or `Q: Equivalent<K>` makes `Q` what `K` is), or for a `Vec` of one
+/// (`I: IntoIterator<Item = A::Item>` takes a `Vec` of the array's elements); `None` when one
+/// stands for nothing the instance fills.
 pub(crate) fn method_args(
     sig: &syn::Signature,
     inst: &Instance,
@@ -168,16 +169,23 @@ pub(crate) fn method_args(
             .chain(inline.map(|(n, b)| (n.to_string(), b)))
             .collect();
         let stands_for = predicates.iter().find_map(|(bounded, bound)| {
+            if *bounded == name {
+                if let Some(item) = iterator_item(bound) {
+                    let mut item = item.clone();
+                    Replace(&inst.args).visit_type_mut(&mut item);
+                    return Some(syn::parse_quote!(Vec<#item>));
+                }
+            }
             let (trait_name, arg) = trait_with_one_type(bound)?;
             match trait_name.as_str() {
                 // `K: Borrow<Q>`: Q is K.
-                "Borrow" if arg == name => inst.args.get(bounded),
+                "Borrow" if arg == name => inst.args.get(bounded).cloned(),
                 // `Q: Equivalent<K>` (indexmap's, hashbrown's): Q is K.
-                "Equivalent" if *bounded == name => inst.args.get(&arg),
+                "Equivalent" if *bounded == name => inst.args.get(&arg).cloned(),
                 _ => None,
             }
         })?;
-        out.insert(name, stands_for.clone());
+        out.insert(name, stands_for);
     }
     Some(out)
 }
@@ -198,26 +206,48 @@ fn trait_with_one_type(bound: &syn::TypeParamBound) -> Option<(String, String)> 
     Some((name, single_ident(arg)?))
 }
 
+/// `T` of `IntoIterator<Item = T>`.
+fn iterator_item(bound: &syn::TypeParamBound) -> Option<&syn::Type> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let seg = t.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    if seg.ident != "IntoIterator" {
+        return None;
+    }
+    a.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::AssocType(b) if b.ident == "Item" => Some(&b.ty),
+        _ => None,
+    })
+}
+
+/// Replaces each type parameter it has a type for, and the `Item` of one that is an array
+/// (`A::Item` with `A` = `[u32; 8]`) by the element's.
+struct Replace<'a>(&'a BTreeMap<String, syn::Type>);
+
+impl VisitMut for Replace<'_> {
+    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+        if let Some(t) = single_ident(ty).and_then(|n| self.0.get(&n)) {
+            *ty = t.clone();
+            return;
+        }
+        if let Some(elem) = array_item(ty, self.0) {
+            *ty = elem;
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
 /// `sig` with each type parameter of `args` replaced by its type, and the `Item` of one that
 /// is an array (`A::Item` with `A` = `[u32; 8]`) by the element's.
 pub(crate) fn instantiate(
     sig: &syn::Signature,
     args: &BTreeMap<String, syn::Type>,
 ) -> syn::Signature {
-    struct Replace<'a>(&'a BTreeMap<String, syn::Type>);
-    impl VisitMut for Replace<'_> {
-        fn visit_type_mut(&mut self, ty: &mut syn::Type) {
-            if let Some(t) = single_ident(ty).and_then(|n| self.0.get(&n)) {
-                *ty = t.clone();
-                return;
-            }
-            if let Some(elem) = array_item(ty, self.0) {
-                *ty = elem;
-                return;
-            }
-            syn::visit_mut::visit_type_mut(self, ty);
-        }
-    }
     let mut out = sig.clone();
     out.generics = syn::Generics::default();
     for input in &mut out.inputs {
@@ -391,6 +421,17 @@ mod tests {
         assert_eq!(
             sig.to_token_stream().to_string(),
             "fn push (& mut self , value : u32)"
+        );
+        // An iterator of elements is taken as a `Vec` of them.
+        let sig = parse_signature(
+            "fn insert_many<I: IntoIterator<Item = A::Item>>(&mut self, index: usize, iterable: I)",
+        )
+        .unwrap();
+        let mut args = inst.args.clone();
+        args.extend(method_args(&sig, &inst).expect("I stands for a Vec"));
+        assert_eq!(
+            instantiate(&sig, &args).to_token_stream().to_string(),
+            "fn insert_many (& mut self , index : usize , iterable : Vec < u32 >)"
         );
     }
 }
