@@ -148,6 +148,7 @@ fn body(
 ) -> String {
     let mut s = String::new();
     let mut bound = Bound::default();
+    let read = read_later(cx, calls);
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
@@ -156,7 +157,11 @@ fn body(
             .iter()
             .find(|(at, _)| *at == k)
             .map(|(_, t)| t.as_str());
-        let answer = (outcomes.get(k), shown);
+        let answer = Answer {
+            outcome: outcomes.get(k),
+            shown,
+            bind: read[k] || !assert,
+        };
         let _ = write!(
             s,
             "{}",
@@ -194,15 +199,48 @@ fn var(cx: &Context, object: usize, slot: u64) -> String {
     format!("{}_{slot}", snake(&cx.ex.objects[object].name))
 }
 
+/// Per call, whether a later call uses the object it makes (before another call makes that
+/// slot again): a made object no call uses is not bound to a name.
+fn read_later(cx: &Context, calls: &[u64]) -> Vec<bool> {
+    let mut read = vec![false; calls.len()];
+    let mut maker: std::collections::BTreeMap<(usize, u64), usize> = Default::default();
+    for (k, &c) in calls.iter().enumerate() {
+        let (f, digits) = cx.space.decode(c);
+        let callable = &cx.ex.callables[f];
+        if let Some(r) = callable.receiver {
+            if let Some(&m) = maker.get(&(r.object, digits.first().copied().unwrap_or(0))) {
+                read[m] = true;
+            }
+        }
+        if let Some((object, _)) = callable.makes {
+            maker.insert((object, digits.last().copied().unwrap_or(0)), k);
+        }
+    }
+    read
+}
+
+/// What the harness answered for one call, and whether the object it makes is bound.
+struct Answer<'a> {
+    outcome: Option<&'a CallOutcome>,
+    /// Its result's `Display` text.
+    shown: Option<&'a str>,
+    bind: bool,
+}
+
 /// One call's statements.
 fn call_lines(
     cx: &Context,
     c: &Callable,
     digits: &[u64],
-    (outcome, shown): (Option<&CallOutcome>, Option<&str>),
+    answer: Answer,
     bound: &mut Bound,
     assert: bool,
 ) -> String {
+    let Answer {
+        outcome,
+        shown,
+        bind,
+    } = answer;
     let mut s = String::new();
     let mut d = digits.iter().copied();
     let mut target = c.call.clone();
@@ -254,7 +292,7 @@ fn call_lines(
                 let _ = writeln!(s, "    {}", display_assertion("made", d));
             }
         }
-        if filled && !matches!(outcome, Some(CallOutcome::Panicked(_))) {
+        if bind && filled && !matches!(outcome, Some(CallOutcome::Panicked(_))) {
             let unwrap = match made {
                 Made::Plain => "made".to_string(),
                 Made::Result => "made.ok().expect(\"made by the explored run\")".to_string(),
@@ -479,6 +517,16 @@ mod tests {
             assert!(gauge_1.is_full());\n    \
             assert_eq!(format!(\"{:?}\", g::parse(\"\".to_string())), \"Err(Empty)\");\n";
         assert!(t.text.contains(expected), "{}", t.text);
+        // A made object no later call uses is not bound to a name.
+        let alone = Kept {
+            calls: vec![space.encode(0, &[0, 1])],
+            outcomes: kept.outcomes[..1].to_vec(),
+            new: vec![(0, "Gauge".into())],
+            adds: vec![0],
+            ..kept.clone()
+        };
+        let t1 = test(&cx, 2, &alone, &Final::default(), "R, seed 1");
+        assert!(!t1.text.contains("let mut gauge"), "{}", t1.text);
         let file = file("bounds", 1, &[], std::slice::from_ref(&t));
         assert!(syn::parse_file(&file).is_ok(), "{file}");
         assert!(!file.contains("#![cfg"), "{file}");
