@@ -729,3 +729,64 @@ fn an_object_changed_by_a_call_that_returns_nothing_is_asserted_after_the_calls(
         ("insert(at, n)", "insert(at, n.wrapping_add(1))"),
     );
 }
+
+const WORDS_LIB: &str = r#"mod inner {
+    /// The words of a text, one at a time.
+    pub struct Words<'a, S: ?Sized> {
+        text: &'a S,
+        at: usize,
+    }
+
+    impl<'a> Words<'a, str> {
+        pub fn of<T: AsRef<str> + ?Sized>(text: &'a T) -> Words<'a, str> {
+            Words { text: text.as_ref(), at: 0 }
+        }
+
+        /// What is left to read.
+        pub fn rest(&self) -> &'a str {
+            &self.text[self.at..]
+        }
+    }
+
+    impl<'a> Iterator for Words<'a, str> {
+        type Item = &'a str;
+
+        fn next(&mut self) -> Option<&'a str> {
+            let rest = &self.text[self.at..];
+            let trimmed = rest.trim_start();
+            if trimmed.is_empty() {
+                return None;
+            }
+            let start = self.at + (rest.len() - trimmed.len());
+            let end = trimmed.find(' ').map_or(self.text.len(), |i| start + i);
+            self.at = end;
+            Some(&self.text[start..end])
+        }
+    }
+}
+
+pub use inner::Words;
+"#;
+
+const WORDS_MAIN: &str = r#"fn main() {
+    let mut w = words::Words::of("one two");
+    println!("{:?} then {:?}", w.next(), w.rest());
+}
+"#;
+
+/// A type of a private module that a `pub use` makes public, with a lifetime and an unsized
+/// `str` parameter (`Words<'a, S: ?Sized>`, as similar's `TextDiff` and pulldown-cmark's
+/// `Parser`), is explored as `words::Words<'static, str>`: its constructor's own `T` as the run
+/// filled it (`str`), and `Iterator::next` on it; the tests fail when the split changes.
+#[test]
+fn a_reexported_generic_type_with_a_lifetime_and_a_str_parameter_is_explored() {
+    let (c, said) = explore_small("words", WORDS_LIB, WORDS_MAIN, "2000");
+    let tests = explored(&c.dir, "words", &said, 3);
+    // Nothing to check of what `of` made (no `Debug`): bound at once.
+    assert!(
+        tests.contains("let mut words_0 = <words::Words<'static, str>>::of(\""),
+        "{tests}"
+    );
+    assert!(tests.contains(".next()"), "{tests}");
+    fail_after_edit(&c.dir, "words", ("find(' ')", "find('o')"));
+}

@@ -269,17 +269,46 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
         crate_name: api.crate_name.clone(),
         ..Explorable::default()
     };
-    for module in api.modules.values().filter(|m| m.reachable) {
-        let (written, prefix) = module_paths(api, module);
+    for module in api.modules.values() {
+        let (here, prefix) = module_paths(api, module);
         let recorded = |name: &str| format!("{prefix}::{name}");
+        // Where a test names an item of the module: here when the module is public all the
+        // way, else where a `pub use` puts it (`pulldown_cmark::parse::Parser` is
+        // `pulldown_cmark::Parser`), under the same name.
+        let written_for = |name: &str| -> Option<String> {
+            if module.reachable {
+                return Some(here.clone());
+            }
+            let public = api.public_path(&recorded(name))?;
+            public
+                .strip_suffix(&format!("::{name}"))
+                .map(str::to_string)
+        };
         for f in module.functions.values() {
             let path = recorded(&f.name);
             if called.contains(&path) {
+                let Some(written) = written_for(&f.name) else {
+                    out.left_out.push((path, "not public".to_string()));
+                    continue;
+                };
                 let call = format!("{written}::{}", f.ident);
                 consider(&mut out, (path, call), f, None, &seen);
             }
         }
         for ty in module.types.values() {
+            let Some(written) = written_for(&ty.name) else {
+                continue;
+            };
+            crate::generic_types::consider_type(
+                &mut out,
+                (api, &written, &prefix),
+                ty,
+                &called,
+                (&seen, &instances),
+            );
+            if crate::generic_types::handles(ty) {
+                continue;
+            }
             for f in ty.functions.values() {
                 let path = recorded(&format!("{}::{}", ty.name, f.name));
                 if called.contains(&path) {
@@ -288,17 +317,10 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
                     consider(&mut out, (path, call), f, Some(owner), &seen);
                 }
             }
-            crate::generic_types::consider_type(
-                &mut out,
-                (&written, &prefix),
-                ty,
-                &called,
-                (&seen, &instances),
-            );
             let traits = impls_anywhere(api, ty);
             std_trait_methods(
                 &mut out,
-                (&written, &recorded(&ty.name)),
+                (&format!("{written}::{}", ty.name), &recorded(&ty.name)),
                 (ty, &traits),
                 &called,
             );
@@ -324,17 +346,16 @@ pub(crate) fn module_paths(api: &CrateApi, module: &ModuleApi) -> (String, Strin
 /// `Display::fmt` as `recv.to_string()`, `FromStr::from_str` as `<T as FromStr>::from_str(s)`
 /// (a constructor: its `Ok` fills a slot). Recorded under the trait's path:
 /// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`.
-fn std_trait_methods(
+pub(crate) fn std_trait_methods(
     out: &mut Explorable,
-    (written, recorded): (&str, &str),
+    (type_path, recorded): (&str, &str),
     (ty, traits): (&TypeApi, &BTreeSet<String>),
     called: &BTreeSet<String>,
 ) {
-    if !ty.public || ty.generic {
+    if !ty.public {
         return;
     }
     let recorded_as = |tail: &str| recorded_trait_method(called, recorded, tail);
-    let type_path = format!("{written}::{}", ty.name);
     for (tr, tail) in [
         ("Iterator", "Iterator>::next"),
         ("Display", "Display>::fmt"),
@@ -346,7 +367,7 @@ fn std_trait_methods(
         let Some(path) = recorded_as(tail) else {
             continue;
         };
-        let object = object_index(out, &type_path, ty);
+        let object = object_index(out, type_path, ty);
         let receiver = Some(Receiver {
             object,
             mutable: tr == "Iterator",
@@ -389,7 +410,7 @@ fn std_trait_methods(
 /// in bytesize's `parse`, where `ByteSize` is imported): a type of that name the module does
 /// not declare. (Two types of one name in two modules may mix their traits: a call that does
 /// not compile is then taken out of the harness with the reason.)
-fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
+pub(crate) fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
     let mut traits = ty.traits.clone();
     for m in api.modules.values() {
         if let Some(t) = m.types.get(&ty.name).filter(|t| !t.declared) {
@@ -404,14 +425,17 @@ fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
 /// or, for an impl in another module than the type, as rustc names it there:
 /// `bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str`.
 fn recorded_trait_method(called: &BTreeSet<String>, recorded: &str, tail: &str) -> Option<String> {
-    let head = format!("<{recorded} as ");
+    // `<shlex::Shlex as …`, or a generic type's `<smallvec::IntoIter<A> as …`.
+    let head = format!("<{recorded}");
     let (tr, method) = tail.split_once(">::")?;
     let in_module = format!("{tr} for {recorded}>::{method}");
     called
         .iter()
         .find(|p| {
-            (p.starts_with(&head) && p.ends_with(tail))
-                || (p.contains("<impl ") && p.ends_with(&in_module))
+            let of_type = p
+                .strip_prefix(&head)
+                .is_some_and(|rest| rest.starts_with(" as ") || rest.starts_with('<'));
+            (of_type && p.ends_with(tail)) || (p.contains("<impl ") && p.ends_with(&in_module))
         })
         .cloned()
 }
@@ -679,7 +703,7 @@ pub(crate) fn type_arguments(seg: &syn::PathSegment) -> Vec<&syn::Type> {
     }
 }
 
-fn is_named(ty: &syn::Type, name: &str) -> bool {
+pub(crate) fn is_named(ty: &syn::Type, name: &str) -> bool {
     last_segment(ty)
         .is_some_and(|s| s.ident == name && matches!(s.arguments, syn::PathArguments::None))
 }

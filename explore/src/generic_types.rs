@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_generator::{FnApi, TypeApi};
+use carve_generator::{CrateApi, FnApi, TypeApi};
 use carve_storage::Trace;
 use quote::ToTokens;
 use syn::visit_mut::VisitMut;
@@ -68,21 +68,36 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
 }
 
 /// The instance `recorded` (a type written in full by the recording) is of `ty`, written from
-/// `path` (`lru::LruCache`); why not, when a parameter it keeps is no type a pool holds.
-pub(crate) fn instance(ty: &TypeApi, path: &str, recorded: &str) -> Result<Instance, String> {
-    let parsed: syn::Type = syn::parse_str(recorded)
-        .map_err(|_| format!("its recorded type `{recorded}` was not read"))?;
-    let syn::Type::Path(p) = &parsed else {
-        return Err(format!("its recorded type `{recorded}` was not read"));
+/// `path` (`lru::LruCache`), each lifetime `'static` (`pulldown_cmark::Parser<'static>`: a
+/// pool's text lives that long); why not, when a parameter it keeps is no type a pool holds.
+/// A type whose parameters all have defaults needs no recorded instance.
+pub(crate) fn instance(
+    ty: &TypeApi,
+    path: &str,
+    recorded: Option<&str>,
+) -> Result<Instance, String> {
+    let given = match recorded {
+        Some(recorded) => {
+            let parsed: syn::Type = syn::parse_str(recorded)
+                .map_err(|_| format!("its recorded type `{recorded}` was not read"))?;
+            let syn::Type::Path(p) = &parsed else {
+                return Err(format!("its recorded type `{recorded}` was not read"));
+            };
+            p.path
+                .segments
+                .last()
+                .map(type_arguments)
+                .unwrap_or_default()
+                .into_iter()
+                .cloned()
+                .collect()
+        }
+        None if ty.type_params.iter().all(|p| p.defaulted) => Vec::new(),
+        None => return Err("no recorded value shows its type parameters".to_string()),
     };
-    let given = p
-        .path
-        .segments
-        .last()
-        .map(type_arguments)
-        .unwrap_or_default();
+    let recorded = recorded.unwrap_or_default();
     let mut args = BTreeMap::new();
-    let mut written = Vec::new();
+    let mut written = vec!["'static".to_string(); ty.lifetimes];
     for (i, param) in ty.type_params.iter().enumerate() {
         if param.defaulted {
             break;
@@ -103,15 +118,18 @@ pub(crate) fn instance(ty: &TypeApi, path: &str, recorded: &str) -> Result<Insta
             syn::parse_str(&as_written).expect("a pooled type parses"),
         );
     }
-    Ok(Instance {
-        written: format!("{path}<{}>", written.join(", ")),
-        args,
-    })
+    let written = if written.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}<{}>", written.join(", "))
+    };
+    Ok(Instance { written, args })
 }
 
 /// A recorded type as a caller writes it, when a pool holds its values by value: `u64`,
 /// `String` (recorded `alloc::string::String`), `Vec<u8>`; or an array of such values
-/// (smallvec's `[u32; 8]`, whose `A::Item` is `u32`).
+/// (smallvec's `[u32; 8]`, whose `A::Item` is `u32`); or `str`, which a pool holds behind a
+/// reference (similar's `TextDiff<'_, '_, '_, str>` takes `&str`s).
 fn pooled_type(ty: &syn::Type) -> Option<String> {
     if let syn::Type::Array(a) = ty {
         let syn::Expr::Lit(syn::ExprLit {
@@ -123,6 +141,10 @@ fn pooled_type(ty: &syn::Type) -> Option<String> {
         };
         let elem = pooled_type(&a.elem)?;
         return Some(format!("[{elem}; {}]", len.base10_digits()));
+    }
+    // An unsized instance behind the type's own references (`TextDiff<'_, '_, '_, str>`).
+    if crate::api::is_named(ty, "str") {
+        return Some("str".to_string());
     }
     match param_kind(ty)? {
         (PoolKind::Scalar(t), Pass::Value) => Some(t),
@@ -143,15 +165,22 @@ fn plain(ty: &syn::Type) -> String {
 
 /// The method's own type parameters, each standing for an instance's through a bound
 /// (`K: Borrow<Q>` or `Q: Equivalent<K>` makes `Q` what `K` is), or for a `Vec` of one
-/// (`I: IntoIterator<Item = A::Item>` takes a `Vec` of the array's elements); `None` when one
-/// stands for nothing the instance fills.
+/// (`I: IntoIterator<Item = A::Item>` takes a `Vec` of the array's elements), or else as the
+/// run's first call filled it (`from_lines<T: ?Sized>(old: &T, …)` called with `&str`s: `str`;
+/// `recorded`, the argument types of its recorded calls); `None` when one stands for nothing.
 pub(crate) fn method_args(
     sig: &syn::Signature,
     inst: &Instance,
+    recorded: Option<&BTreeSet<Vec<(String, String)>>>,
 ) -> Option<BTreeMap<String, syn::Type>> {
     let mut out = BTreeMap::new();
     for p in sig.generics.type_params() {
         let name = p.ident.to_string();
+        // One no parameter is typed by (`T` of `-> TextDiff<'old, 'new, T>`): the compiler
+        // infers it from the others.
+        if !sig.inputs.iter().any(|i| mentions(i, &name)) {
+            continue;
+        }
         let inline = p.bounds.iter().map(|b| (name.as_str(), b));
         let predicates: Vec<(String, &syn::TypeParamBound)> = sig
             .generics
@@ -168,7 +197,7 @@ pub(crate) fn method_args(
             })
             .chain(inline.map(|(n, b)| (n.to_string(), b)))
             .collect();
-        let stands_for = predicates.iter().find_map(|(bounded, bound)| {
+        let from_bounds = predicates.iter().find_map(|(bounded, bound)| {
             if *bounded == name {
                 if let Some(item) = iterator_item(bound) {
                     let mut item = item.clone();
@@ -184,10 +213,53 @@ pub(crate) fn method_args(
                 "Equivalent" if *bounded == name => inst.args.get(&arg).cloned(),
                 _ => None,
             }
-        })?;
+        });
+        let stands_for = from_bounds.or_else(|| as_the_run_filled(sig, &name, recorded?))?;
         out.insert(name, stands_for);
     }
     Some(out)
+}
+
+/// Type parameter `name` as the first recorded call filled it: the recorded type of an argument
+/// typed `name` or `&name`, when a pool holds such values.
+fn as_the_run_filled(
+    sig: &syn::Signature,
+    name: &str,
+    recorded: &BTreeSet<Vec<(String, String)>>,
+) -> Option<syn::Type> {
+    let (arg, by_ref) = sig.inputs.iter().find_map(|input| {
+        let syn::FnArg::Typed(pt) = input else {
+            return None;
+        };
+        let (ty, by_ref) = match pt.ty.as_ref() {
+            syn::Type::Reference(r) => (r.elem.as_ref(), true),
+            ty => (ty, false),
+        };
+        let syn::Pat::Ident(p) = pt.pat.as_ref() else {
+            return None;
+        };
+        (single_ident(ty).as_deref() == Some(name)).then(|| (p.ident.to_string(), by_ref))
+    })?;
+    let call = recorded.iter().next()?;
+    let (_, ty) = call.iter().find(|(a, _)| *a == arg)?;
+    if !by_ref && ty == "&str" {
+        return Some(syn::parse_quote!(&'static str));
+    }
+    let ty = if by_ref { ty.strip_prefix('&')? } else { ty };
+    let written = pooled_type(&syn::parse_str(ty).ok()?)?;
+    syn::parse_str(&written).ok()
+}
+
+/// Whether `input`'s type names `name` anywhere.
+fn mentions(input: &syn::FnArg, name: &str) -> bool {
+    let syn::FnArg::Typed(pt) = input else {
+        return false;
+    };
+    pt.ty
+        .to_token_stream()
+        .to_string()
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == name)
 }
 
 fn single_ident(ty: &syn::Type) -> Option<String> {
@@ -274,20 +346,30 @@ fn array_item(ty: &syn::Type, args: &BTreeMap<String, syn::Type>) -> Option<syn:
     }
 }
 
+/// Whether `ty`'s methods are explored here (on an instance) rather than as a plain type's: it
+/// has type parameters, or lifetimes.
+pub(crate) fn handles(ty: &TypeApi) -> bool {
+    (ty.generic && !ty.type_params.is_empty()) || ty.lifetimes > 0
+}
+
 /// Adds the methods of generic type `ty` (in module `written`, recorded under `recorded`) that
-/// the run called to `out`, on the instance the run used, or to `left_out` with the reason.
+/// the run called to `out`, on the instance the run used, or to `left_out` with the reason;
+/// and the standard traits' methods the run called on it.
 pub(crate) fn consider_type(
     out: &mut Explorable,
-    (written, recorded): (&str, &str),
+    (api, written, recorded): (&CrateApi, &str, &str),
     ty: &TypeApi,
     called: &BTreeSet<String>,
     (seen, instances): (&Seen, &BTreeMap<String, String>),
 ) {
-    if !ty.generic || ty.type_params.is_empty() {
+    if !handles(ty) {
         return;
     }
-    // The recorded paths of its methods, by method: `lru::LruCache<K,V,S>::get` under `get`.
+    // The recorded paths of its methods, by method: `lru::LruCache<K,V,S>::get` under `get`;
+    // those of an impl with no parameters of its own (`impl<'a> Parser<'a,
+    // DefaultBrokenLinkCallback>`) are recorded without them: `pulldown_cmark::parse::Parser::new`.
     let head = format!("{recorded}::{}<", ty.name);
+    let plain = format!("{recorded}::{}::", ty.name);
     let by_method: BTreeMap<&str, &String> = called
         .range(head.clone()..)
         .take_while(|p| p.starts_with(&head))
@@ -295,6 +377,15 @@ pub(crate) fn consider_type(
             let (params, method) = p[head.len()..].rsplit_once(">::")?;
             (!params.contains("::")).then_some((method, p))
         })
+        .chain(
+            called
+                .range(plain.clone()..)
+                .take_while(|p| p.starts_with(&plain))
+                .filter_map(|p| {
+                    let method = &p[plain.len()..];
+                    (!method.contains("::")).then_some((method, p))
+                }),
+        )
         .collect();
     let reached: Vec<(&FnApi, &String)> = ty
         .functions
@@ -308,11 +399,18 @@ pub(crate) fn consider_type(
     let inst = if !ty.public {
         Err("its type is not public".to_string())
     } else {
-        instances
-            .get(&format!("{recorded}::{}", ty.name))
-            .ok_or_else(|| "no recorded value shows its type parameters".to_string())
-            .and_then(|r| instance(ty, &type_path, r))
+        let recorded_instance = instances.get(&format!("{recorded}::{}", ty.name));
+        instance(ty, &type_path, recorded_instance.map(String::as_str))
     };
+    if let Ok(inst) = &inst {
+        let traits = crate::api::impls_anywhere(api, ty);
+        crate::api::std_trait_methods(
+            out,
+            (&inst.written, &format!("{recorded}::{}", ty.name)),
+            (ty, &traits),
+            called,
+        );
+    }
     for (f, path) in reached {
         let one = match &inst {
             Err(why) => Err(why.clone()),
@@ -335,7 +433,7 @@ fn on_instance(
     let sig = callable_signature(f, path, seen)?;
     let mut args = inst.args.clone();
     args.extend(
-        method_args(&sig, inst)
+        method_args(&sig, inst, seen.arg_types.get(path))
             .ok_or("a type parameter of its own stands for no type parameter of the instance")?,
     );
     let sig = instantiate(&sig, &args);
@@ -370,24 +468,56 @@ mod tests {
         let inst = instance(
             &lru(),
             "lru::LruCache",
-            "lru::LruCache<u64, alloc::string::String, hashbrown::hasher::DefaultHashBuilder>",
+            Some(
+                "lru::LruCache<u64, alloc::string::String, hashbrown::hasher::DefaultHashBuilder>",
+            ),
         )
         .unwrap();
         assert_eq!(inst.written, "lru::LruCache<u64, String>");
         assert_eq!(inst.args.len(), 2);
-        let why = instance(&lru(), "lru::LruCache", "lru::LruCache<app::Key, u8, S>").unwrap_err();
+        let why = instance(
+            &lru(),
+            "lru::LruCache",
+            Some("lru::LruCache<app::Key, u8, S>"),
+        )
+        .unwrap_err();
         assert!(why.contains("`K` is `app::Key`"), "{why}");
     }
 
     #[test]
+    fn lifetimes_are_static_and_a_type_whose_parameters_all_default_needs_no_recorded_instance() {
+        let parser = TypeApi {
+            name: "Parser".into(),
+            public: true,
+            generic: true,
+            type_params: vec![TypeParamApi {
+                name: "F".into(),
+                defaulted: true,
+            }],
+            lifetimes: 1,
+            ..TypeApi::default()
+        };
+        let inst = instance(&parser, "pulldown_cmark::Parser", None).unwrap();
+        assert_eq!(inst.written, "pulldown_cmark::Parser<'static>");
+        assert!(inst.args.is_empty());
+        // A parameter without a default needs the recorded instance.
+        assert!(instance(&lru(), "lru::LruCache", None).is_err());
+    }
+
+    #[test]
     fn a_methods_own_parameter_stands_for_the_one_its_bound_names() {
-        let inst = instance(&lru(), "lru::LruCache", "lru::LruCache<u64, String, S>").unwrap();
+        let inst = instance(
+            &lru(),
+            "lru::LruCache",
+            Some("lru::LruCache<u64, String, S>"),
+        )
+        .unwrap();
         let sig = parse_signature(
             "fn get<'a, Q>(&'a mut self, k: &Q) -> Option<&'a V> where K: Borrow<Q>, Q: Hash + Eq + ?Sized",
         )
         .unwrap();
         let mut args = inst.args.clone();
-        args.extend(method_args(&sig, &inst).unwrap());
+        args.extend(method_args(&sig, &inst, None).unwrap());
         let sig = instantiate(&sig, &args);
         let text = sig.to_token_stream().to_string();
         assert!(text.contains("k : & u64"), "{text}");
@@ -396,9 +526,9 @@ mod tests {
             "fn get<Q: ?Sized + Hash + Equivalent<K>>(&self, key: &Q) -> Option<&V>",
         )
         .unwrap();
-        assert!(method_args(&equivalent, &inst).is_some());
+        assert!(method_args(&equivalent, &inst, None).is_some());
         let unbound = parse_signature("fn map<F: Fn(&V) -> V>(&mut self, f: F)").unwrap();
-        assert_eq!(method_args(&unbound, &inst), None);
+        assert_eq!(method_args(&unbound, &inst, None), None);
     }
 
     #[test]
@@ -414,7 +544,7 @@ mod tests {
             ..TypeApi::default()
         };
         let recorded = "smallvec::SmallVec<[u32; 8]>";
-        let inst = instance(&small_vec, "smallvec::SmallVec", recorded).unwrap();
+        let inst = instance(&small_vec, "smallvec::SmallVec", Some(recorded)).unwrap();
         assert_eq!(inst.written, "smallvec::SmallVec<[u32; 8]>");
         let sig = parse_signature("fn push(&mut self, value: A::Item)").unwrap();
         let sig = instantiate(&sig, &inst.args);
@@ -428,7 +558,7 @@ mod tests {
         )
         .unwrap();
         let mut args = inst.args.clone();
-        args.extend(method_args(&sig, &inst).expect("I stands for a Vec"));
+        args.extend(method_args(&sig, &inst, None).expect("I stands for a Vec"));
         assert_eq!(
             instantiate(&sig, &args).to_token_stream().to_string(),
             "fn insert_many (& mut self , index : usize , iterable : Vec < u32 >)"

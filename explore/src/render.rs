@@ -285,6 +285,13 @@ fn call_lines(
             Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
             Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
         };
+        if made == Made::Plain && text.is_none() && bind && outcome.is_some() {
+            // Nothing to check of it: bound at once.
+            let _ = writeln!(s, "    let mut {name} = {call};");
+            bound.slots.insert((object, slot));
+            bound.changed.remove(&(object, slot));
+            return s;
+        }
         let _ = writeln!(s, "    let made = {call};");
         if let Some(t) = text {
             let _ = writeln!(s, "    {}", debug_assertion("made", t));
@@ -658,7 +665,9 @@ mod tests {
         };
         let text = super::finding(&cx, &finding);
         assert!(
-            text.contains("let made = g::Gauge::new(u8::MAX);\n    let mut gauge_0 = made;\n    let _ = gauge_0.is_full();"),
+            text.contains(
+                "let mut gauge_0 = g::Gauge::new(u8::MAX);\n    let _ = gauge_0.is_full();"
+            ),
             "{text}"
         );
     }

@@ -177,6 +177,8 @@ pub struct TypeApi {
     pub derives: BTreeSet<String>,
     /// The type parameters its definition declares, in order (`K`, `V`, then `S = …`).
     pub type_params: Vec<TypeParamApi>,
+    /// How many lifetime parameters its definition declares (`Parser<'input, F>`: one).
+    pub lifetimes: usize,
 }
 
 /// A type parameter of a type's definition.

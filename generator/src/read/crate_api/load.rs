@@ -43,10 +43,13 @@ pub(crate) fn substitute_alias(ty: &mut DeclType, aliases: &BTreeMap<String, Vec
     }
 }
 
-/// The type parameters a definition declares, lifetimes and consts aside, into those of the
-/// type's other definitions (one per `cfg`: indexmap's `IndexMap<K, V, S = RandomState>` with
-/// `std`, `IndexMap<K, V, S>` without): a parameter some definition defaults is defaulted.
-fn merge_type_params(params: &mut Vec<super::TypeParamApi>, generics: &syn::Generics) {
+/// The type parameters a definition declares, consts aside, into those of the type's other
+/// definitions (one per `cfg`: indexmap's `IndexMap<K, V, S = RandomState>` with `std`,
+/// `IndexMap<K, V, S>` without): a parameter some definition defaults is defaulted; and how
+/// many lifetime parameters it has.
+fn merge_type_params(t: &mut super::TypeApi, generics: &syn::Generics) {
+    t.lifetimes = t.lifetimes.max(generics.lifetimes().count());
+    let params = &mut t.type_params;
     for (i, p) in generics.type_params().enumerate() {
         let defaulted = p.default.is_some();
         match params.get_mut(i) {
@@ -410,13 +413,13 @@ impl CrateApi {
                             .collect();
                         t.derives.extend(derives(&s.attrs));
                         t.traits.extend(t.derives.iter().cloned());
-                        merge_type_params(&mut t.type_params, &s.generics);
+                        merge_type_params(t, &s.generics);
                     }
                 }
                 syn::Item::Enum(e) => {
                     declare_type(&mut module, &e.ident, &e.vis);
                     if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
-                        merge_type_params(&mut t.type_params, &e.generics);
+                        merge_type_params(t, &e.generics);
                         t.derives.extend(derives(&e.attrs));
                         t.traits.extend(t.derives.iter().cloned());
                     }
