@@ -444,16 +444,20 @@ fn on_a_handle(cx: &Ctx, call: &Call, lineage: &[ObjectId]) -> bool {
     let Some(handle_type) = cx.trace.objects.iter().find(|o| o.id == handle) else {
         return false;
     };
-    cx.trace.calls.iter().take_while(|c| c.id < call.id).any(|c| {
-        let on_ours = c.object("self").is_some_and(|o| lineage.contains(&o));
-        let mut_self = matches!(cx.targets.get(&c.function),
+    cx.trace
+        .calls
+        .iter()
+        .take_while(|c| c.id < call.id)
+        .any(|c| {
+            let on_ours = c.object("self").is_some_and(|o| lineage.contains(&o));
+            let mut_self = matches!(cx.targets.get(&c.function),
             Some(Target::Callable(f)) if f.api.mut_receiver);
-        on_ours
-            && mut_self
-            && c.ret
-                .as_ref()
-                .is_some_and(|r| strip_ref(r).type_name() == handle_type.type_name)
-    })
+            on_ours
+                && mut_self
+                && c.ret
+                    .as_ref()
+                    .is_some_and(|r| strip_ref(r).type_name() == handle_type.type_name)
+        })
 }
 
 /// The rule: an object whose recorded state leaves out what its methods read, rebuilt from its
