@@ -341,8 +341,12 @@ pub(crate) fn module_paths(api: &CrateApi, module: &ModuleApi) -> (String, Strin
     (base.join("::"), recorded.join("::"))
 }
 
+/// Most items one explored call collects from an iterator.
+const MAX_COLLECTED: usize = 1000;
+
 /// The methods of standard traits a public type implements that the run called, as a test
-/// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`),
+/// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
+/// the rest of the items as `recv.by_ref().take(1000).collect::<Vec<_>>()`),
 /// `Display::fmt` as `recv.to_string()`, `FromStr::from_str` as `<T as FromStr>::from_str(s)`
 /// (a constructor: its `Ok` fills a slot). Recorded under the trait's path:
 /// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`.
@@ -373,6 +377,18 @@ pub(crate) fn std_trait_methods(
             mutable: tr == "Iterator",
             by_value: false,
         });
+        if tr == "Iterator" {
+            // Besides one item, the rest at once (at most a bound's worth: an iterator may
+            // not end): a parser's later events are where most of its lines are.
+            out.callables.push(Callable {
+                path: format!("{}collect", path.trim_end_matches("next")),
+                call: format!("by_ref().take({MAX_COLLECTED}).collect::<Vec<_>>"),
+                receiver,
+                params: Vec::new(),
+                makes: None,
+                ret: Ret::Other,
+            });
+        }
         let (call, receiver, params, makes, ret) = match tr {
             "Iterator" => ("next".to_string(), receiver, Vec::new(), None, Ret::Other),
             "Display" => (
