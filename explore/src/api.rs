@@ -29,6 +29,8 @@ pub enum PoolKind {
     /// A non-zero integer (`NonZeroUsize`, `NonZero<u32>`) by the integer's name: mostly a
     /// capacity (`LruCache::new(cap)`).
     NonZero(String),
+    /// `None` or `Some` of a scalar or text (`Url::set_port(Option<u16>)`).
+    Option(Box<PoolKind>),
 }
 
 /// How a pooled value is handed to the call.
@@ -829,6 +831,14 @@ pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
     }
     if let Some(int) = non_zero(ty) {
         return Some((PoolKind::NonZero(int), Pass::Value));
+    }
+    if let Some(inner) = only_argument(ty, "Option") {
+        return match param_kind(inner)? {
+            (k @ (PoolKind::Scalar(_) | PoolKind::Str), Pass::Value) => {
+                Some((PoolKind::Option(Box::new(k)), Pass::Value))
+            }
+            _ => None,
+        };
     }
     if let Some(elem) = only_argument(ty, "Vec") {
         return Some((PoolKind::Slice(integer_name(elem)?), Pass::Owned));

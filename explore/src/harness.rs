@@ -78,6 +78,7 @@ fn pool_type(kind: &PoolKind) -> String {
         PoolKind::Str => "&str".to_string(),
         PoolKind::Slice(t) => format!("&[{t}]"),
         PoolKind::NonZero(t) => format!("std::num::NonZero<{t}>"),
+        PoolKind::Option(inner) => format!("Option<{}>", pool_type(inner)),
     }
 }
 

@@ -402,6 +402,15 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         .iter()
         .flat_map(|c| c.params.iter().map(|p| p.kind.clone()))
         .collect();
+    // An option's pool is made from its inner one.
+    let inner: Vec<PoolKind> = kinds
+        .iter()
+        .filter_map(|k| match k {
+            PoolKind::Option(inner) => Some((**inner).clone()),
+            _ => None,
+        })
+        .collect();
+    kinds.extend(inner);
     kinds.sort();
     kinds.dedup();
     let public: std::collections::BTreeSet<String> = ex

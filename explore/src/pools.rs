@@ -26,6 +26,8 @@ pub enum Lit {
     Float(f64),
     Str(String),
     Seq(Vec<Lit>),
+    /// `None`, or `Some` of a value of the inner pool.
+    Opt(Option<Box<Lit>>),
 }
 
 /// The pools, by kind.
@@ -55,6 +57,22 @@ impl Pools {
             seeds.truncate(MAX_SEEDED);
             pool.truncate(MAX_POOL - seeds.len());
             pool.extend(seeds);
+        }
+        // An option's pool: `None`, then `Some` of each value of its inner pool.
+        let inner: Vec<(PoolKind, Vec<Lit>)> = self
+            .by_kind
+            .keys()
+            .filter_map(|k| match k {
+                PoolKind::Option(inner) => Some((k.clone(), self.get(inner).to_vec())),
+                _ => None,
+            })
+            .collect();
+        for (kind, values) in inner {
+            let pool = std::iter::once(Lit::Opt(None))
+                .chain(values.into_iter().map(|v| Lit::Opt(Some(Box::new(v)))))
+                .take(MAX_POOL)
+                .collect();
+            self.by_kind.insert(kind, pool);
         }
         self
     }
@@ -315,6 +333,8 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
         PoolKind::NonZero(ty) => non_zero_neighbours(ty, recorded)
             .into_iter()
             .for_each(&mut push),
+        // Made from the inner pool once it is seeded (`Pools::seeded`).
+        PoolKind::Option(_) => push(Lit::Opt(None)),
         PoolKind::Slice(ty) => {
             push(Lit::Seq(Vec::new()));
             for r in recorded {
@@ -373,6 +393,12 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             return format!("std::num::NonZero::<{t}>::new({int}).unwrap()");
         }
         PoolKind::Str => "str",
+        PoolKind::Option(inner) => {
+            return match lit {
+                Lit::Opt(Some(v)) => format!("Some({})", literal(inner, v)),
+                _ => "None".to_string(),
+            };
+        }
     };
     match lit {
         Lit::Int(v) if int_range(ty).is_some() => {
@@ -403,6 +429,7 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
             format!("&[{}]", parts.join(", "))
         }
+        Lit::Opt(_) => "None".to_string(),
     }
 }
 
@@ -465,6 +492,35 @@ mod tests {
         assert_eq!(
             texts,
             ["&[]", "&[1u8, 2u8]", "&[1u8]", "&[1u8, 2u8, 2u8]", "&[0u8]"]
+        );
+    }
+
+    #[test]
+    fn an_option_pool_is_none_then_some_of_each_value_of_its_inner_pool() {
+        let kind = PoolKind::Option(Box::new(PoolKind::Scalar("u16".into())));
+        let pools = from_values(
+            [Value::Uint {
+                ty: "u16".into(),
+                value: 8080,
+            }]
+            .iter(),
+            &[kind.clone(), PoolKind::Scalar("u16".into())],
+        )
+        .seeded(&crate::dictionary::Dictionary::default());
+        let pool = pools.get(&kind);
+        assert_eq!(literal(&kind, &pool[0]), "None");
+        let written: Vec<String> = pool.iter().map(|l| literal(&kind, l)).collect();
+        assert!(
+            written.contains(&"Some(8080u16)".to_string()),
+            "{written:?}"
+        );
+        assert!(
+            written.contains(&"Some(u16::MAX)".to_string()),
+            "{written:?}"
+        );
+        assert_eq!(
+            pool.len(),
+            pools.get(&PoolKind::Scalar("u16".into())).len() + 1
         );
     }
 
