@@ -967,12 +967,16 @@ mod tests {
             "Gauge",
             "&[String]",
             "Vec<f64>",
-            "Option<u8>",
+            "Option<Gauge>",
+            "Option<String>",
             "&mut str",
             "&mut [String]",
         ] {
             assert_eq!(kind(src), None, "{src}");
         }
+        let option = |k| Some((PoolKind::Option(Box::new(k)), Pass::Value));
+        assert_eq!(kind("Option<u8>"), option(PoolKind::Scalar("u8".into())));
+        assert_eq!(kind("Option<&str>"), option(PoolKind::Str));
     }
 
     #[test]
