@@ -183,6 +183,13 @@ impl<'ast> Visit<'ast> for Literals {
         push_new(&mut self.chars, lit.value());
     }
 
+    // A byte a parser of bytes compares (`b'#'`) is an ASCII character of a text.
+    fn visit_lit_byte(&mut self, lit: &'ast syn::LitByte) {
+        if lit.value().is_ascii() {
+            push_new(&mut self.chars, char::from(lit.value()));
+        }
+    }
+
     fn visit_arm(&mut self, arm: &'ast syn::Arm) {
         let mut pattern = CharsOf::default();
         pattern.visit_pat(&arm.pat);
@@ -220,6 +227,12 @@ impl<'ast> Visit<'ast> for Literals {
                         lit: syn::Lit::Char(lit),
                         ..
                     }) => push_new(&mut self.compared_chars, lit.value()),
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Byte(lit),
+                        ..
+                    }) if lit.value().is_ascii() => {
+                        push_new(&mut self.compared_chars, char::from(lit.value()));
+                    }
                     syn::Expr::Path(p) => {
                         if let Some(name) = p.path.segments.last() {
                             self.compared_names.push(name.ident.to_string());
@@ -263,6 +276,12 @@ struct CharsOf(Vec<char>);
 impl<'ast> Visit<'ast> for CharsOf {
     fn visit_lit_char(&mut self, lit: &'ast syn::LitChar) {
         self.0.push(lit.value());
+    }
+
+    fn visit_lit_byte(&mut self, lit: &'ast syn::LitByte) {
+        if lit.value().is_ascii() {
+            self.0.push(char::from(lit.value()));
+        }
     }
 }
 
@@ -355,5 +374,22 @@ mod tests {
         assert!(has("\r\n") && has("\n\r"), "{texts:?}");
         assert!(has("\u{1F1E6}\u{1F1FF}"), "{texts:?}");
         assert!(has("Z\u{200D}oë") && !has("a\u{200D}"), "{texts:?}");
+    }
+
+    #[test]
+    fn ascii_bytes_a_parser_compares_are_characters_too() {
+        let d = of_source(
+            r#"
+            pub fn heading(line: &[u8]) -> usize {
+                let n = line.iter().take_while(|&&b| b == b'#').count();
+                match line.get(n) {
+                    Some(b' ') | Some(b'\t') => n,
+                    _ => 0,
+                }
+            }
+            const HIGH: u8 = b'\xff';
+            "#,
+        );
+        assert_eq!(d.chars, ['#', ' ', '\t']);
     }
 }
