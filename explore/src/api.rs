@@ -721,6 +721,15 @@ pub(crate) fn type_arguments(seg: &syn::PathSegment) -> Vec<&syn::Type> {
     }
 }
 
+/// Whether `ty` names `name` anywhere in it (`Self` in `Result<Self, Self::Error>`).
+pub(crate) fn names(ty: &syn::Type, name: &str) -> bool {
+    use quote::ToTokens;
+    ty.to_token_stream()
+        .to_string()
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == name)
+}
+
 pub(crate) fn is_named(ty: &syn::Type, name: &str) -> bool {
     last_segment(ty)
         .is_some_and(|s| s.ident == name && matches!(s.arguments, syn::PathArguments::None))
@@ -760,7 +769,7 @@ fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
 
 /// The pools a function's type parameters stand for (each with exactly one bound `bound_kind`
 /// knows, lifetimes aside); `None` when some other generic makes the call unwritable.
-fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String, PoolKind>> {
+pub(crate) fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String, PoolKind>> {
     if generics.where_clause.is_some() {
         return None;
     }
@@ -780,7 +789,7 @@ fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String, PoolKind>>
 }
 
 /// A parameter typed by a type parameter or `impl Trait` whose bound names a pool.
-fn generic_param(
+pub(crate) fn generic_param(
     ty: &syn::Type,
     generics: &BTreeMap<String, PoolKind>,
 ) -> Option<(PoolKind, Pass)> {

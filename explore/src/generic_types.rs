@@ -130,7 +130,7 @@ pub(crate) fn instance(
 /// `String` (recorded `alloc::string::String`), `Vec<u8>`; or an array of such values
 /// (smallvec's `[u32; 8]`, whose `A::Item` is `u32`); or `str`, which a pool holds behind a
 /// reference (similar's `TextDiff<'_, '_, '_, str>` takes `&str`s).
-fn pooled_type(ty: &syn::Type) -> Option<String> {
+pub(crate) fn pooled_type(ty: &syn::Type) -> Option<String> {
     if let syn::Type::Array(a) = ty {
         let syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(len),
@@ -252,14 +252,7 @@ fn as_the_run_filled(
 
 /// Whether `input`'s type names `name` anywhere.
 fn mentions(input: &syn::FnArg, name: &str) -> bool {
-    let syn::FnArg::Typed(pt) = input else {
-        return false;
-    };
-    pt.ty
-        .to_token_stream()
-        .to_string()
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|w| w == name)
+    matches!(input, syn::FnArg::Typed(pt) if crate::api::names(&pt.ty, name))
 }
 
 fn single_ident(ty: &syn::Type) -> Option<String> {

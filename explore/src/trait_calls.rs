@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use carve_generator::{CrateApi, TraitMethodApi};
 
 use crate::api::{
-    module_paths, param_kind, parse_signature, ret_form, Callable, Explorable, Param, Ret,
+    generic_kinds, generic_param, module_paths, names, param_kind, parse_signature, ret_form,
+    Callable, Explorable, Param, Ret,
 };
 
 /// Adds to `out` the methods of the crate's public traits that the run `called` on a type
@@ -24,9 +25,14 @@ pub(crate) fn on_pooled_types(out: &mut Explorable, api: &CrateApi, called: &BTr
                     .iter()
                     .filter(|p| p.starts_with('<') && p.ends_with(&tail))
                 {
-                    let self_ty = &path[1..path.len() - tail.len()];
-                    let call = format!("{written}::{}::{}", tr.name, m.name);
-                    match callable((path, call), self_ty, m) {
+                    let self_ty = written_type(&path[1..path.len() - tail.len()]);
+                    // With no receiver to tell the type, the call names it.
+                    let call = if m.signature.contains("self") {
+                        format!("{written}::{}::{}", tr.name, m.name)
+                    } else {
+                        format!("<{self_ty} as {written}::{}>::{}", tr.name, m.name)
+                    };
+                    match callable((path, call), &self_ty, m) {
                         Ok(c) => out.callables.push(c),
                         Err(why) => out.left_out.push((path.clone(), why.to_string())),
                     }
@@ -34,6 +40,14 @@ pub(crate) fn on_pooled_types(out: &mut Explorable, api: &CrateApi, called: &BTr
             }
         }
     }
+}
+
+/// A recorded type as a test writes it: `alloc::vec::Vec<u8>` is `Vec<u8>`.
+fn written_type(recorded: &str) -> String {
+    syn::parse_str::<syn::Type>(recorded)
+        .ok()
+        .and_then(|t| crate::generic_types::pooled_type(&t))
+        .unwrap_or_else(|| recorded.to_string())
 }
 
 /// Trait method `m` on `self_ty` as a call of `call` with the receiver first.
@@ -45,13 +59,21 @@ fn callable(
     if let Some(why) = m.blocker {
         return Err(why);
     }
-    if m.signature.contains("Self") {
-        return Err("a trait method whose signature names `Self`");
-    }
     let sig = parse_signature(&m.signature).ok_or("a signature syn does not read")?;
-    if !sig.generics.params.is_empty() {
-        return Err("a generic trait method");
+    // `Self` in the result is only compared through `Debug` (`from_hex`'s `Result<Self,
+    // Self::Error>`); a parameter naming it is no pool's.
+    if sig.inputs.iter().any(|i| match i {
+        syn::FnArg::Typed(pt) => names(&pt.ty, "Self"),
+        syn::FnArg::Receiver(_) => false,
+    }) {
+        return Err("a trait method whose parameter names `Self`");
     }
+    // A type parameter bounded by what a pool stands for (`T: AsRef<[u8]>`).
+    let generics = if sig.generics.params.is_empty() {
+        Default::default()
+    } else {
+        generic_kinds(&sig.generics).ok_or("a generic trait method")?
+    };
     let self_ty: syn::Type = syn::parse_str(self_ty).map_err(|_| "a type syn does not read")?;
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -68,7 +90,9 @@ fn callable(
                 _ => ("_".into(), (*pt.ty).clone()),
             },
         };
-        let (kind, pass) = param_kind(&ty).ok_or("a parameter no pool holds")?;
+        let (kind, pass) = param_kind(&ty)
+            .or_else(|| generic_param(&ty, &generics))
+            .ok_or("a parameter no pool holds")?;
         params.push(Param { name, kind, pass });
     }
     let ret = match &sig.output {
@@ -136,7 +160,7 @@ mod tests {
         // What a pool cannot stand for is left out with why.
         for refused in [
             "fn width(&mut self)",
-            "fn width(&self) -> Self",
+            "fn width(&self, other: Self)",
             "fn width<T>(&self, t: T)",
         ] {
             assert!(
@@ -144,5 +168,19 @@ mod tests {
                 "{refused}"
             );
         }
+    }
+
+    #[test]
+    fn a_constructor_of_the_trait_is_called_on_the_type_the_run_called_it_on() {
+        // hex's `<alloc::vec::Vec<u8> as hex::FromHex>::from_hex`: `Self` only in the result,
+        // a type parameter bounded by what a pool stands for.
+        assert_eq!(written_type("alloc::vec::Vec<u8>"), "Vec<u8>");
+        assert_eq!(written_type("[u8; 4]"), "[u8; 4]");
+        let from_hex = method("fn from_hex<T: AsRef<[u8]>>(hex: T) -> Result<Self, Self::Error>");
+        let call = "<Vec<u8> as hex::FromHex>::from_hex".to_string();
+        let path = "<alloc::vec::Vec<u8> as hex::FromHex>::from_hex";
+        let c = callable((path, call), "Vec<u8>", &from_hex).unwrap();
+        assert_eq!(c.params[0].kind, PoolKind::Slice("u8".into()));
+        assert_eq!(c.call, "<Vec<u8> as hex::FromHex>::from_hex");
     }
 }
