@@ -148,7 +148,7 @@ fn body(
 ) -> String {
     let mut s = String::new();
     let mut bound = Bound::default();
-    let read = read_later(cx, calls);
+    let read = read_later(cx, calls, outcomes);
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
@@ -199,9 +199,10 @@ fn var(cx: &Context, object: usize, slot: u64) -> String {
     format!("{}_{slot}", snake(&cx.ex.objects[object].name))
 }
 
-/// Per call, whether a later call uses the object it makes (before another call makes that
-/// slot again): a made object no call uses is not bound to a name.
-fn read_later(cx: &Context, calls: &[u64]) -> Vec<bool> {
+/// Per call, whether a later call uses the object it makes (before another call fills that
+/// slot again; a maker that gave `Err` or `None` fills nothing): a made object no call uses is
+/// not bound to a name.
+fn read_later(cx: &Context, calls: &[u64], outcomes: &[CallOutcome]) -> Vec<bool> {
     let mut read = vec![false; calls.len()];
     let mut maker: std::collections::BTreeMap<(usize, u64), usize> = Default::default();
     for (k, &c) in calls.iter().enumerate() {
@@ -212,11 +213,28 @@ fn read_later(cx: &Context, calls: &[u64]) -> Vec<bool> {
                 read[m] = true;
             }
         }
-        if let Some((object, _)) = callable.makes {
-            maker.insert((object, digits.last().copied().unwrap_or(0)), k);
+        if let Some((object, made)) = callable.makes {
+            if fills(made, outcomes.get(k)) {
+                maker.insert((object, digits.last().copied().unwrap_or(0)), k);
+            }
         }
     }
     read
+}
+
+/// Whether a call that makes an object as `made` filled its slot, by what the harness answered
+/// (with no answer, a crash's reproducer, it is taken as filled).
+fn fills(made: Made, outcome: Option<&CallOutcome>) -> bool {
+    let returned = match outcome {
+        Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),
+        Some(CallOutcome::Panicked(_)) => return false,
+        _ => None,
+    };
+    match made {
+        Made::Plain => true,
+        Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
+        Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
+    }
 }
 
 /// What the harness answered for one call, and whether the object it makes is bound.
@@ -278,13 +296,7 @@ fn call_lines(
     if let Some((object, made)) = c.makes {
         let slot = d.next().unwrap_or(0);
         let name = var(cx, object, slot);
-        // What the harness answered says whether the slot was filled; with no answer (a
-        // crash's reproducer) it is taken as filled.
-        let filled = match made {
-            Made::Plain => true,
-            Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
-            Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
-        };
+        let filled = fills(made, outcome);
         if made == Made::Plain && text.is_none() && bind && outcome.is_some() {
             // Nothing to check of it: bound at once.
             let _ = writeln!(s, "    let mut {name} = {call};");
@@ -299,7 +311,7 @@ fn call_lines(
                 let _ = writeln!(s, "    {}", display_assertion("made", d));
             }
         }
-        if bind && filled && !matches!(outcome, Some(CallOutcome::Panicked(_))) {
+        if bind && filled {
             let unwrap = match made {
                 Made::Plain => "made".to_string(),
                 Made::Result => "made.ok().expect(\"made by the explored run\")".to_string(),
@@ -629,6 +641,50 @@ mod tests {
         };
         let t = test(&cx, 2, &kept, &long, "R, seed 1");
         assert!(!t.text.contains("format!(\"{:?}\", gauge_0)"), "{}", t.text);
+    }
+
+    #[test]
+    fn a_maker_that_gave_err_leaves_the_slot_to_the_object_made_before() {
+        let parse = Callable {
+            path: "g::Gauge::parse".into(),
+            call: "g::Gauge::parse".into(),
+            receiver: None,
+            params: vec![Param {
+                name: "s".into(),
+                kind: PoolKind::Str,
+                pass: Pass::Value,
+            }],
+            makes: Some((0, Made::Result)),
+            ret: Ret::Other,
+        };
+        let ex = testdata::gauge_api(vec![testdata::getter("is_full", "bool"), parse]);
+        let pools = testdata::pools(vec![(PoolKind::Str, vec![Lit::Str("x".into())])]);
+        let space = Space::new(vec![vec![2, 2], vec![2], vec![1, 2]]).unwrap();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        // new(0) into slot 0; parse("x") into slot 0 gives Err; slot 0's is_full.
+        let kept = Kept {
+            calls: vec![
+                space.encode(0, &[0, 0]),
+                space.encode(2, &[0, 0]),
+                space.encode(1, &[0]),
+            ],
+            outcomes: vec![
+                CallOutcome::Returned(Some("Gauge { level: 0, max: 0 }".into())),
+                CallOutcome::Returned(Some("Err(Empty)".into())),
+                CallOutcome::Returned(Some("true".into())),
+            ],
+            new: vec![(1, "true".into())],
+            new_lines: Vec::new(),
+            new_compares: Vec::new(),
+            adds: vec![2],
+        };
+        let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");
+        assert!(t.text.contains("let mut gauge_0 = made;"), "{}", t.text);
+        assert!(!t.text.contains("Default"), "{}", t.text);
     }
 
     #[test]
