@@ -116,6 +116,25 @@ pub enum Made {
     Option,
 }
 
+impl Made {
+    /// Whether a call that makes an object this way filled its slot, by what the harness
+    /// answered: a panic, an `Err` or a `None` fills nothing (with no answer, a crash's
+    /// reproducer, it is taken as filled).
+    pub fn fills(self, outcome: Option<&crate::harness::run::CallOutcome>) -> bool {
+        use crate::harness::run::CallOutcome;
+        let returned = match outcome {
+            Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),
+            Some(CallOutcome::Panicked(_)) => return false,
+            _ => None,
+        };
+        match self {
+            Made::Plain => true,
+            Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
+            Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
+        }
+    }
+}
+
 /// What an assertion on the result can compare with a literal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Ret {

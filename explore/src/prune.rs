@@ -22,8 +22,10 @@ pub fn needed(kept: &Kept, callables: &[Callable], space: &Space) -> Kept {
         let reads = c
             .receiver
             .map(|r| (r.object, digits.first().copied().unwrap_or(0)));
+        // A maker that gave `Err` or `None` left the slot as it was.
         let writes = c
             .makes
+            .filter(|(_, made)| made.fills(kept.outcomes.get(k)))
             .map(|(o, _)| (o, digits.last().copied().unwrap_or(0)));
         let feeds =
             reads.is_some_and(|r| live.contains(&r)) || writes.is_some_and(|w| live.contains(&w));
@@ -87,5 +89,41 @@ mod tests {
             ..kept
         };
         assert_eq!(needed(&kept, &ex.callables, &space).calls.len(), 3);
+    }
+
+    #[test]
+    fn a_maker_that_gave_err_feeds_nothing_and_the_object_before_it_stays() {
+        use crate::api::{Callable, Made, Param, Pass, PoolKind, Ret};
+        let parse = Callable {
+            path: "g::Gauge::parse".into(),
+            call: "g::Gauge::parse".into(),
+            receiver: None,
+            params: vec![Param {
+                name: "s".into(),
+                kind: PoolKind::Str,
+                pass: Pass::Value,
+            }],
+            makes: Some((0, Made::Result)),
+            ret: Ret::Other,
+        };
+        let ex = testdata::gauge_api(vec![testdata::getter("level", "u8"), parse]);
+        let space = Space::new(vec![vec![2, 2], vec![2], vec![1, 2]]).unwrap();
+        let answer = |t: &str| CallOutcome::Returned(Some(t.into()));
+        // new(0) into slot 0; parse into slot 0 gives Err; slot 0's level.
+        let calls = vec![
+            space.encode(0, &[0, 0]),
+            space.encode(2, &[0, 0]),
+            space.encode(1, &[0]),
+        ];
+        let kept = Kept {
+            calls: calls.clone(),
+            outcomes: vec![answer("Gauge"), answer("Err(Empty)"), answer("0")],
+            new: Vec::new(),
+            new_lines: Vec::new(),
+            new_compares: Vec::new(),
+            adds: vec![2],
+        };
+        let pruned = needed(&kept, &ex.callables, &space);
+        assert_eq!(pruned.calls, vec![calls[0], calls[2]]);
     }
 }

@@ -214,27 +214,12 @@ fn read_later(cx: &Context, calls: &[u64], outcomes: &[CallOutcome]) -> Vec<bool
             }
         }
         if let Some((object, made)) = callable.makes {
-            if fills(made, outcomes.get(k)) {
+            if made.fills(outcomes.get(k)) {
                 maker.insert((object, digits.last().copied().unwrap_or(0)), k);
             }
         }
     }
     read
-}
-
-/// Whether a call that makes an object as `made` filled its slot, by what the harness answered
-/// (with no answer, a crash's reproducer, it is taken as filled).
-fn fills(made: Made, outcome: Option<&CallOutcome>) -> bool {
-    let returned = match outcome {
-        Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),
-        Some(CallOutcome::Panicked(_)) => return false,
-        _ => None,
-    };
-    match made {
-        Made::Plain => true,
-        Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
-        Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
-    }
 }
 
 /// What the harness answered for one call, and whether the object it makes is bound.
@@ -296,7 +281,7 @@ fn call_lines(
     if let Some((object, made)) = c.makes {
         let slot = d.next().unwrap_or(0);
         let name = var(cx, object, slot);
-        let filled = fills(made, outcome);
+        let filled = made.fills(outcome);
         if made == Made::Plain && text.is_none() && bind && outcome.is_some() {
             // Nothing to check of it: bound at once.
             let _ = writeln!(s, "    let mut {name} = {call};");
@@ -310,6 +295,12 @@ fn call_lines(
             if let Some(d) = display_check(&c.ret, t, shown) {
                 let _ = writeln!(s, "    {}", display_assertion("made", d));
             }
+        }
+        if filled && !bind {
+            // The slot holds what no later call uses: the binding before it no longer stands
+            // for the slot, so its state is not asserted.
+            bound.slots.remove(&(object, slot));
+            bound.changed.remove(&(object, slot));
         }
         if bind && filled {
             let unwrap = match made {
@@ -641,6 +632,20 @@ mod tests {
         };
         let t = test(&cx, 2, &kept, &long, "R, seed 1");
         assert!(!t.text.contains("format!(\"{:?}\", gauge_0)"), "{}", t.text);
+        // Slot 0 filled again by a maker whose object nothing uses: gauge_0 no longer stands
+        // for the slot, and the slot's state is not asserted on it.
+        let refilled = Kept {
+            calls: vec![
+                space.encode(0, &[1, 0]),
+                space.encode(2, &[0]),
+                space.encode(0, &[0, 0]),
+            ],
+            outcomes: kept.outcomes[..3].to_vec(),
+            ..kept.clone()
+        };
+        let t = test(&cx, 2, &refilled, &fin, "R, seed 1");
+        assert!(t.text.contains("gauge_0.fill();"), "{}", t.text);
+        assert!(!t.text.contains("gauge_0.to_string()"), "{}", t.text);
     }
 
     #[test]
