@@ -70,6 +70,17 @@ pub struct ObjectType {
     pub borrows: bool,
 }
 
+impl Explorable {
+    /// Whether no call holds or makes an object (an object type whose calls were all left out
+    /// counts for nothing): nothing carries state from one call to the next.
+    pub fn stateless(&self) -> bool {
+        !self
+            .callables
+            .iter()
+            .any(|c| c.receiver.is_some() || c.makes.is_some())
+    }
+}
+
 impl ObjectType {
     /// The type as the harness's slots hold it.
     pub fn slot_type(&self) -> String {
@@ -986,6 +997,15 @@ mod tests {
         assert_eq!(kind("&mut [u8]"), Some((slice("u8"), Pass::MutOwned)));
         assert_eq!(kind("&mut Vec<u8>"), Some((slice("u8"), Pass::MutOwned)));
         assert_eq!(kind("&mut String"), Some((PoolKind::Str, Pass::MutOwned)));
+    }
+
+    #[test]
+    fn an_object_type_no_call_holds_or_makes_carries_no_state() {
+        let mut ex = crate::testdata::gauge_api(Vec::new());
+        assert!(!ex.stateless());
+        // Only a free function is left: the gauge type is still known, but nothing holds one.
+        ex.callables[0].makes = None;
+        assert!(ex.stateless());
     }
 
     #[test]

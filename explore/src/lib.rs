@@ -215,9 +215,10 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     }
     let space = harness::space(&ex.callables, &pools)
         .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
-    // With no object, nothing carries state from one call to the next: every sequence ends
-    // after its first call (JET), so its space is the calls alone.
-    let (length, length_reason) = if ex.objects.is_empty() && opts.length > 1 {
+    // With no object a call holds or makes (an object type whose calls were all left out
+    // counts for nothing), nothing carries state from one call to the next: every sequence
+    // ends after its first call (JET), so its space is the calls alone.
+    let (length, length_reason) = if ex.stateless() && opts.length > 1 {
         (1, Some(SHORT_WITHOUT_OBJECTS))
     } else {
         (opts.length, None)
