@@ -93,19 +93,7 @@ mod tests {
 
     #[test]
     fn a_maker_that_gave_err_feeds_nothing_and_the_object_before_it_stays() {
-        use crate::api::{Callable, Made, Param, Pass, PoolKind, Ret};
-        let parse = Callable {
-            path: "g::Gauge::parse".into(),
-            call: "g::Gauge::parse".into(),
-            receiver: None,
-            params: vec![Param {
-                name: "s".into(),
-                kind: PoolKind::Str,
-                pass: Pass::Value,
-            }],
-            makes: Some((0, Made::Result)),
-            ret: Ret::Other,
-        };
+        let parse = testdata::parse();
         let ex = testdata::gauge_api(vec![testdata::getter("level", "u8"), parse]);
         let space = Space::new(vec![vec![2, 2], vec![2], vec![1, 2]]).unwrap();
         let answer = |t: &str| CallOutcome::Returned(Some(t.into()));

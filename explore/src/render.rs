@@ -650,18 +650,7 @@ mod tests {
 
     #[test]
     fn a_maker_that_gave_err_leaves_the_slot_to_the_object_made_before() {
-        let parse = Callable {
-            path: "g::Gauge::parse".into(),
-            call: "g::Gauge::parse".into(),
-            receiver: None,
-            params: vec![Param {
-                name: "s".into(),
-                kind: PoolKind::Str,
-                pass: Pass::Value,
-            }],
-            makes: Some((0, Made::Result)),
-            ret: Ret::Other,
-        };
+        let parse = testdata::parse();
         let ex = testdata::gauge_api(vec![testdata::getter("is_full", "bool"), parse]);
         let pools = testdata::pools(vec![(PoolKind::Str, vec![Lit::Str("x".into())])]);
         let space = Space::new(vec![vec![2, 2], vec![2], vec![1, 2]]).unwrap();

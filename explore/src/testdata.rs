@@ -9,6 +9,22 @@ pub(crate) fn u8_kind() -> PoolKind {
     PoolKind::Scalar("u8".into())
 }
 
+/// `g::Gauge::parse(s: &str) -> Result<Gauge, _>`: a maker that may fill nothing.
+pub(crate) fn parse() -> Callable {
+    Callable {
+        path: "g::Gauge::parse".into(),
+        call: "g::Gauge::parse".into(),
+        receiver: None,
+        params: vec![Param {
+            name: "s".into(),
+            kind: PoolKind::Str,
+            pass: Pass::Value,
+        }],
+        makes: Some((0, Made::Result)),
+        ret: Ret::Other,
+    }
+}
+
 /// `g::Gauge` with `Gauge::new`, then `more` callables.
 pub(crate) fn gauge_api(more: Vec<Callable>) -> Explorable {
     let mut callables = vec![Callable {
