@@ -289,6 +289,15 @@ fn call_lines(
             bound.changed.remove(&(object, slot));
             return s;
         }
+        if text.is_none() && !bind {
+            // Nothing to check of it and nothing uses it: the call alone (its lines ran).
+            let _ = writeln!(s, "    let _ = {call};");
+            if filled {
+                bound.slots.remove(&(object, slot));
+                bound.changed.remove(&(object, slot));
+            }
+            return s;
+        }
         let _ = writeln!(s, "    let made = {call};");
         if let Some(t) = text {
             let _ = writeln!(s, "    {}", debug_assertion("made", t));
@@ -537,6 +546,17 @@ mod tests {
         };
         let t1 = test(&cx, 2, &alone, &Final::default(), "R, seed 1");
         assert!(!t1.text.contains("let mut gauge"), "{}", t1.text);
+        // With nothing to check either (no `Debug`): the call alone.
+        let unseen = Kept {
+            outcomes: vec![CallOutcome::Returned(None)],
+            ..alone
+        };
+        let t2 = test(&cx, 2, &unseen, &Final::default(), "R, seed 1");
+        assert!(
+            t2.text.contains("    let _ = g::Gauge::new(0u8);\n}"),
+            "{}",
+            t2.text
+        );
         let file = file("bounds", 1, &[], std::slice::from_ref(&t));
         assert!(syn::parse_file(&file).is_ok(), "{file}");
         assert!(!file.contains("#![cfg"), "{file}");
