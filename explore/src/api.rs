@@ -70,7 +70,30 @@ pub struct ObjectType {
     pub borrows: bool,
 }
 
+/// Most getters asserted of one object.
+const MAX_GETTERS: usize = 6;
+
 impl Explorable {
+    /// The cheap getters of object type `object` (callable indices): `&self` methods with no
+    /// argument that make nothing (`ratio()`, `len()`), what a test reads an object's state by
+    /// when its `Debug` does not say it; at most [`MAX_GETTERS`].
+    pub fn getters(&self, object: usize) -> Vec<usize> {
+        self.callables
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.receiver
+                    .is_some_and(|r| r.object == object && !r.mutable && !r.by_value)
+                    && c.params.is_empty()
+                    && c.makes.is_none()
+                    && c.call != "to_string"
+                    && !matches!(c.ret, Ret::Unit)
+            })
+            .map(|(i, _)| i)
+            .take(MAX_GETTERS)
+            .collect()
+    }
+
     /// Whether no call holds or makes an object (an object type whose calls were all left out
     /// counts for nothing): nothing carries state from one call to the next.
     pub fn stateless(&self) -> bool {

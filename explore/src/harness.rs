@@ -490,7 +490,7 @@ pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
             l.push("    None\n}");
         }
     }
-    state_impl(&mut l, ex);
+    state_impl(&mut l, ex, &mut parts);
     dispatch(&mut l, ex, pools, &mut parts);
     Source {
         text: l.text,
@@ -498,7 +498,7 @@ pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
     }
 }
 
-fn state_impl(l: &mut Lines, ex: &Explorable) {
+fn state_impl(l: &mut Lines, ex: &Explorable, parts: &mut Vec<(Part, usize, usize)>) {
     l.push("impl State {\n    fn new() -> State {\n        State {");
     for i in 0..ex.objects.len() {
         let starts = vec![format!("start_o{i}()"); SLOTS as usize];
@@ -521,6 +521,19 @@ fn state_impl(l: &mut Lines, ex: &Explorable) {
                  if let Some(t) = v.as_ref().and_then(|v| (&Show(v)).{via}()).filter(|t| !t.contains('\\n')) {{\n                \
                  let _ = writeln!(out, \"{tag} {i} {{j}} {{t}}\");\n            }}\n        }}"
             ));
+        }
+        // Each getter's answer as `g OBJECT SLOT CALLABLE TEXT`: its lines are its arm's, so
+        // a getter whose call does not compile goes with its arm.
+        for k in ex.getters(i) {
+            let start = l.line + 1;
+            l.push(&format!(
+                "        for (j, v) in self.o{i}.iter().enumerate() {{\n            \
+                 let Some(v) = v.as_ref() else {{ continue }};\n            \
+                 let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {{ let r = v.{}(); (&Show(&r)).show() }}));\n            \
+                 if let Ok(Some(t)) = got {{ if !t.contains('\\n') {{ let _ = writeln!(out, \"g {i} {{j}} {k} {{t}}\"); }} }}\n        }}",
+                ex.callables[k].call
+            ));
+            parts.push((Part::Arm(k), start, l.line));
         }
     }
     l.push("    }\n}");
@@ -650,12 +663,18 @@ mod tests {
         assert!(src.text.contains("let r = g::Gauge::new(a0);"));
         assert!(src.text.contains("let r = recv.level();"));
         let lines: Vec<&str> = src.text.lines().collect();
-        let (_, a, b) = src.parts.iter().find(|p| p.0 == Part::Arm(1)).unwrap();
-        let arm = lines[a - 1..*b].join("\n");
+        // The getter's lines: its arm, and its answer after a sequence asked with `s`.
+        let texts: Vec<(usize, String)> = (src.parts.iter())
+            .filter(|p| p.0 == Part::Arm(1))
+            .map(|(_, a, b)| (*a, lines[a - 1..*b].join("\n")))
+            .collect();
+        assert_eq!(texts.len(), 2);
+        let (a, arm) = &texts[1];
         assert!(
             arm.contains("g::Gauge::level") && arm.contains("recv.level()"),
             "{arm}"
         );
+        assert!(texts[0].1.contains("let r = v.level();"), "{}", texts[0].1);
         assert_eq!(src.part_at(*a), Some(Part::Arm(1)));
         assert!(src.parts.iter().any(|p| p.0 == Part::Default(0)));
         assert!(syn::parse_file(&src.text).is_ok(), "{}", src.text);

@@ -132,6 +132,33 @@ fn debug_assertion(value: &str, text: &str) -> String {
 struct Bound {
     slots: BTreeSet<(usize, u64)>,
     changed: BTreeSet<(usize, u64)>,
+    /// Bound to what a call of the test made.
+    made: BTreeSet<(usize, u64)>,
+    /// The getters (callable indices) the test already called on a slot since a call last
+    /// changed it: their answers are checked, not asked again at the end.
+    asked: BTreeSet<(usize, u64, usize)>,
+}
+
+impl Bound {
+    /// The slot's binding no longer stands for it (moved out, or filled by what no call uses).
+    fn forget(&mut self, slot: (usize, u64)) {
+        self.slots.remove(&slot);
+        self.changed.remove(&slot);
+        self.made.remove(&slot);
+        self.unask(slot);
+    }
+
+    /// The slot is bound to what call made.
+    fn made(&mut self, slot: (usize, u64)) {
+        self.slots.insert(slot);
+        self.changed.remove(&slot);
+        self.made.insert(slot);
+        self.unask(slot);
+    }
+
+    fn unask(&mut self, (object, slot): (usize, u64)) {
+        self.asked.retain(|a| (a.0, a.1) != (object, slot));
+    }
 }
 
 /// The longest state text asserted: a longer one is not what a reviewer reads.
@@ -139,7 +166,8 @@ const MAX_STATE: usize = 200;
 
 /// The statements of one sequence: each call, and (with `assert`) its result checked (its
 /// `Display` text too, as `fin` has it), then each object a `&mut self` call changed, by its
-/// `Display` and `Debug` texts after the calls.
+/// `Display` and `Debug` texts after the calls; an object the test made or changed whose
+/// `Debug` does not say its state (none, or too long), by its getters.
 fn body(
     cx: &Context,
     (calls, outcomes): (&[u64], &[CallOutcome]),
@@ -148,7 +176,19 @@ fn body(
 ) -> String {
     let mut s = String::new();
     let mut bound = Bound::default();
-    let read = read_later(cx, calls, outcomes);
+    // Slots whose state only the getters tell.
+    let told = |o: usize, slot: u64| {
+        fin.debug
+            .iter()
+            .any(|(d, ds, t)| (*d, *ds) == (o, slot) && t.len() <= MAX_STATE)
+    };
+    let watched: BTreeSet<(usize, u64)> = fin
+        .getters
+        .iter()
+        .map(|(o, slot, ..)| (*o, *slot))
+        .filter(|&(o, slot)| assert && !told(o, slot))
+        .collect();
+    let read = read_later(cx, (calls, outcomes), &watched);
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
@@ -158,6 +198,7 @@ fn body(
             .find(|(at, _)| *at == k)
             .map(|(_, t)| t.as_str());
         let answer = Answer {
+            to: f,
             outcome: outcomes.get(k),
             shown,
             bind: read[k] || !assert,
@@ -181,6 +222,23 @@ fn body(
             let _ = writeln!(s, "    {line}");
         }
     }
+    for &(object, slot) in &watched {
+        let key = (object, slot);
+        if !bound.slots.contains(&key)
+            || !(bound.made.contains(&key) || bound.changed.contains(&key))
+        {
+            continue;
+        }
+        let name = var(cx, object, slot);
+        let fresh = |g: &&(usize, u64, usize, String)| {
+            (g.0, g.1) == key && !bound.asked.contains(&(object, slot, g.2))
+        };
+        for (_, _, k, text) in fin.getters.iter().filter(fresh) {
+            let getter = &cx.ex.callables[*k];
+            let value = format!("{name}.{}()", getter.call);
+            let _ = writeln!(s, "    {}", assertion(&getter.ret, &value, text));
+        }
+    }
     s
 }
 
@@ -200,9 +258,14 @@ fn var(cx: &Context, object: usize, slot: u64) -> String {
 }
 
 /// Per call, whether a later call uses the object it makes (before another call fills that
-/// slot again; a maker that gave `Err` or `None` fills nothing): a made object no call uses is
-/// not bound to a name.
-fn read_later(cx: &Context, calls: &[u64], outcomes: &[CallOutcome]) -> Vec<bool> {
+/// slot again; a maker that gave `Err` or `None` fills nothing), or it is what a `watched`
+/// slot holds at the end (its getters are asserted): a made object nothing uses is not bound
+/// to a name.
+fn read_later(
+    cx: &Context,
+    (calls, outcomes): (&[u64], &[CallOutcome]),
+    watched: &BTreeSet<(usize, u64)>,
+) -> Vec<bool> {
     let mut read = vec![false; calls.len()];
     let mut maker: std::collections::BTreeMap<(usize, u64), usize> = Default::default();
     for (k, &c) in calls.iter().enumerate() {
@@ -219,11 +282,18 @@ fn read_later(cx: &Context, calls: &[u64], outcomes: &[CallOutcome]) -> Vec<bool
             }
         }
     }
+    for slot in watched {
+        if let Some(&m) = maker.get(slot) {
+            read[m] = true;
+        }
+    }
     read
 }
 
 /// What the harness answered for one call, and whether the object it makes is bound.
 struct Answer<'a> {
+    /// The callable (its index) answered.
+    to: usize,
     outcome: Option<&'a CallOutcome>,
     /// Its result's `Display` text.
     shown: Option<&'a str>,
@@ -240,6 +310,7 @@ fn call_lines(
     assert: bool,
 ) -> String {
     let Answer {
+        to: answer_to,
         outcome,
         shown,
         bind,
@@ -257,10 +328,12 @@ fn call_lines(
         target = format!("{name}.{}", c.call);
         if r.by_value {
             // The call moves it: a later call on this slot needs it made again.
-            bound.slots.remove(&(r.object, slot));
-            bound.changed.remove(&(r.object, slot));
+            bound.forget((r.object, slot));
         } else if r.mutable {
             bound.changed.insert((r.object, slot));
+            bound.unask((r.object, slot));
+        } else if c.params.is_empty() && c.makes.is_none() && outcome.is_some() && assert {
+            bound.asked.insert((r.object, slot, answer_to));
         }
     }
     let args: Vec<String> = c
@@ -285,16 +358,14 @@ fn call_lines(
         if made == Made::Plain && text.is_none() && bind && outcome.is_some() {
             // Nothing to check of it: bound at once.
             let _ = writeln!(s, "    let mut {name} = {call};");
-            bound.slots.insert((object, slot));
-            bound.changed.remove(&(object, slot));
+            bound.made((object, slot));
             return s;
         }
         if text.is_none() && !bind {
             // Nothing to check of it and nothing uses it: the call alone (its lines ran).
             let _ = writeln!(s, "    let _ = {call};");
             if filled {
-                bound.slots.remove(&(object, slot));
-                bound.changed.remove(&(object, slot));
+                bound.forget((object, slot));
             }
             return s;
         }
@@ -308,8 +379,7 @@ fn call_lines(
         if filled && !bind {
             // The slot holds what no later call uses: the binding before it no longer stands
             // for the slot, so its state is not asserted.
-            bound.slots.remove(&(object, slot));
-            bound.changed.remove(&(object, slot));
+            bound.forget((object, slot));
         }
         if bind && filled {
             let unwrap = match made {
@@ -318,8 +388,7 @@ fn call_lines(
                 Made::Option => "made.expect(\"made by the explored run\")".to_string(),
             };
             let _ = writeln!(s, "    let mut {name} = {unwrap};");
-            bound.slots.insert((object, slot));
-            bound.changed.remove(&(object, slot));
+            bound.made((object, slot));
         }
         return s;
     }
@@ -356,7 +425,11 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
     let (f, class) = kept.new.last().cloned().unwrap_or_else(last_call);
     let callable = &cx.ex.callables[f];
     let short = callable.path.rsplit("::").next().unwrap_or("call");
-    let name = format!("explored_{n:03}_{}_{}", snake(short), slug(&class));
+    let name = [format!("explored_{n:03}"), snake(short), slug(&class)]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("_");
     let news: Vec<String> = kept
         .new
         .iter()
@@ -626,6 +699,7 @@ mod tests {
                 (0, 1, "0 of 0".to_string()),
             ],
             results: vec![(0, "0 of 255".to_string()), (3, "true".to_string())],
+            getters: Vec::new(),
         };
         let t = test(&cx, 2, &kept, &fin, "R, seed 1");
         assert!(
@@ -666,6 +740,57 @@ mod tests {
         let t = test(&cx, 2, &refilled, &fin, "R, seed 1");
         assert!(t.text.contains("gauge_0.fill();"), "{}", t.text);
         assert!(!t.text.contains("gauge_0.to_string()"), "{}", t.text);
+    }
+
+    #[test]
+    fn an_object_made_without_debug_is_checked_by_its_getters() {
+        let ex = testdata::gauge_api(vec![testdata::getter("level", "u8")]);
+        let pools = testdata::pools(Vec::new());
+        let space = Space::new(vec![vec![2, 2], vec![2]]).unwrap();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        assert_eq!(ex.getters(0), vec![1]);
+        let kept = Kept {
+            calls: vec![space.encode(0, &[1, 0])],
+            outcomes: vec![CallOutcome::Returned(None)],
+            new: Vec::new(),
+            new_lines: vec![("lib.rs".into(), 3)],
+            new_compares: Vec::new(),
+            adds: vec![0],
+        };
+        let fin = Final {
+            getters: vec![(0, 0, 1, "255".to_string())],
+            ..Final::default()
+        };
+        let t = test(&cx, 1, &kept, &fin, "R, seed 1");
+        assert!(
+            t.text.contains(
+                "    let mut gauge_0 = g::Gauge::new(u8::MAX);\n    assert_eq!(gauge_0.level(), 255u8);\n}"
+            ),
+            "{}",
+            t.text
+        );
+        // A `Debug` that says the state makes the getters needless.
+        let told = Final {
+            debug: vec![(0, 0, "Gauge { level: 255 }".to_string())],
+            ..fin.clone()
+        };
+        let t = test(&cx, 1, &kept, &told, "R, seed 1");
+        assert!(!t.text.contains(".level()"), "{}", t.text);
+        // A getter the test called since the last change is not asked again.
+        let asked = Kept {
+            calls: vec![space.encode(0, &[1, 0]), space.encode(1, &[0])],
+            outcomes: vec![
+                CallOutcome::Returned(None),
+                CallOutcome::Returned(Some("255".into())),
+            ],
+            ..kept
+        };
+        let t = test(&cx, 1, &asked, &fin, "R, seed 1");
+        assert_eq!(t.text.matches(".level()").count(), 1, "{}", t.text);
     }
 
     #[test]

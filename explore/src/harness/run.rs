@@ -64,6 +64,9 @@ pub struct Final {
     pub display: Vec<(usize, u64, String)>,
     /// (call index, `Display` text) of each result whose type has one.
     pub results: Vec<(usize, String)>,
+    /// (object, slot, callable, `Debug` text of its result) of each getter of each filled
+    /// slot (`Explorable::getters`).
+    pub getters: Vec<(usize, u64, usize, String)>,
 }
 
 /// A running harness.
@@ -263,6 +266,7 @@ fn read_answers(
             Some(Answer::State(o, slot, text)) => states.debug.push((o, slot, text)),
             Some(Answer::Text(o, slot, text)) => states.display.push((o, slot, text)),
             Some(Answer::Shown(text)) => states.results.push((calls.len(), text)),
+            Some(Answer::Getter(o, slot, k, text)) => states.getters.push((o, slot, k, text)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
                 end,
@@ -288,6 +292,8 @@ enum Answer {
     Text(usize, u64, String),
     /// The next call's result's `Display` text.
     Shown(String),
+    /// A getter's answer on an object slot after the calls: object, slot, callable, text.
+    Getter(usize, u64, usize, String),
     End(End),
 }
 
@@ -319,6 +325,13 @@ fn parse_line(line: &str) -> Option<Answer> {
             }
         }
         "d" => Answer::Shown(rest.to_string()),
+        "g" => {
+            let mut parts = rest.splitn(4, ' ');
+            let object = parts.next()?.parse().ok()?;
+            let slot = parts.next()?.parse().ok()?;
+            let callable = parts.next()?.parse().ok()?;
+            Answer::Getter(object, slot, callable, parts.next()?.to_string())
+        }
         "." => Answer::End(match rest {
             "d" => End::Done,
             "p" => End::Panicked,
@@ -428,6 +441,7 @@ mod tests {
             "s 0 1 Gauge { level: 3 }",
             "s 1 0 ",
             "t 0 1 3 of 8",
+            "g 0 1 4 0.5",
             ". d",
             "u",
             ". d",
@@ -444,6 +458,7 @@ mod tests {
             ],
             display: vec![(0, 1, "3 of 8".to_string())],
             results: vec![(1, "3 of 8".to_string())],
+            getters: vec![(0, 1, 4, "0.5".to_string())],
         };
         assert_eq!(got[0].states, states);
         assert_eq!(got[1].states, Final::default());
