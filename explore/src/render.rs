@@ -126,8 +126,9 @@ fn debug_assertion(value: &str, text: &str) -> String {
     format!("assert_eq!(format!(\"{{:?}}\", {value}), {text:?});")
 }
 
-/// The object slots a test has bound so far, and those a `&mut self` call changed since they
-/// were bound.
+/// The object slots a test has bound so far, and what it did to them: which a `&mut self`
+/// call changed since they were bound, which hold what a call of the test made, and which
+/// getters it called on them since.
 #[derive(Default)]
 struct Bound {
     slots: BTreeSet<(usize, u64)>,
@@ -209,10 +210,26 @@ fn body(
             call_lines(cx, callable, &digits, answer, &mut bound, assert)
         );
     }
+    if assert {
+        s.push_str(&after_the_calls(cx, fin, &bound, &watched));
+    }
+    s
+}
+
+/// The checks after the calls: each object a `&mut self` call changed, by its `Display` and
+/// `Debug` texts; each `watched` one (its `Debug` does not say its state) the test made or
+/// changed, by the getters it did not already call since the last change.
+fn after_the_calls(
+    cx: &Context,
+    fin: &Final,
+    bound: &Bound,
+    watched: &BTreeSet<(usize, u64)>,
+) -> String {
+    let mut s = String::new();
     let display = fin.display.iter().map(|(o, slot, t)| (o, slot, t, true));
     let debug = fin.debug.iter().map(|(o, slot, t)| (o, slot, t, false));
     for (object, slot, text, is_display) in display.chain(debug) {
-        if assert && text.len() <= MAX_STATE && bound.changed.contains(&(*object, *slot)) {
+        if text.len() <= MAX_STATE && bound.changed.contains(&(*object, *slot)) {
             let name = var(cx, *object, *slot);
             let line = if is_display {
                 display_assertion(&name, text)
@@ -222,21 +239,21 @@ fn body(
             let _ = writeln!(s, "    {line}");
         }
     }
-    for &(object, slot) in &watched {
-        let key = (object, slot);
-        if !bound.slots.contains(&key)
-            || !(bound.made.contains(&key) || bound.changed.contains(&key))
-        {
+    for &key in watched {
+        let ours = bound.made.contains(&key) || bound.changed.contains(&key);
+        if !bound.slots.contains(&key) || !ours {
             continue;
         }
-        let name = var(cx, object, slot);
+        let name = var(cx, key.0, key.1);
         let fresh = |g: &&(usize, u64, usize, String)| {
-            (g.0, g.1) == key && !bound.asked.contains(&(object, slot, g.2))
+            (g.0, g.1) == key && !bound.asked.contains(&(key.0, key.1, g.2))
         };
         for (_, _, k, text) in fin.getters.iter().filter(fresh) {
-            let getter = &cx.ex.callables[*k];
-            let value = format!("{name}.{}()", getter.call);
-            let _ = writeln!(s, "    {}", assertion(&getter.ret, &value, text));
+            if text.len() <= MAX_STATE {
+                let getter = &cx.ex.callables[*k];
+                let value = format!("{name}.{}()", getter.call);
+                let _ = writeln!(s, "    {}", assertion(&getter.ret, &value, text));
+            }
         }
     }
     s
