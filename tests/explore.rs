@@ -816,3 +816,71 @@ fn a_reexported_generic_type_with_a_lifetime_and_a_str_parameter_is_explored() {
     );
     fail_after_edit(&c.dir, "words", ("find(' ')", "find('o')"));
 }
+
+const MATCH_LIB: &str = r#"/// How `Word::matches` compares.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub any_case: bool,
+}
+
+impl Options {
+    pub fn any_case() -> Options {
+        Options { any_case: true }
+    }
+}
+
+/// A word to look for.
+#[derive(Debug)]
+pub struct Word {
+    word: String,
+}
+
+impl Word {
+    pub fn new(word: &str) -> Word {
+        Word { word: word.to_string() }
+    }
+
+    pub fn matches(&self, text: &str, options: Options) -> bool {
+        if options.any_case {
+            text.to_lowercase() == self.word.to_lowercase()
+        } else {
+            text == self.word
+        }
+    }
+
+    /// Whether the two words are the same, as `options` compares.
+    pub fn same_as(&self, other: &Word, options: Options) -> bool {
+        self.matches(&other.word, options)
+    }
+}
+"#;
+
+const MATCH_MAIN: &str = r#"fn main() {
+    let w = matching::Word::new("Abc");
+    println!("{}", w.matches("Abc", matching::Options::default()));
+    println!("{}", w.same_as(&matching::Word::new("abc"), matching::Options::default()));
+    println!("{:?}", matching::Options::any_case());
+}
+"#;
+
+/// A parameter of an explored object type is drawn from that type's slots: `matches` gets the
+/// `Options` that `any_case()` makes, which the run never passed it, and reaches the branch
+/// that compares in any case; `same_as` gets a `Word` by reference. The tests fail when that
+/// branch's comparison changes.
+#[test]
+fn an_argument_of_an_explored_object_type_comes_from_its_slots() {
+    let (c, said) = explore_small("matching", MATCH_LIB, MATCH_MAIN, "3000");
+    // Word::new, matches, same_as and Options::any_case.
+    let tests = explored(&c.dir, "matching", &said, 4);
+    // `Options` is `Copy`: passed as it is; a `Word` by reference.
+    assert!(
+        tests.contains(".matches(\"") && tests.contains(", options_"),
+        "{tests}"
+    );
+    assert!(tests.contains(".same_as(&word_"), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "matching",
+        ("text.to_lowercase() ==", "text.to_lowercase() !="),
+    );
+}

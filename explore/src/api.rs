@@ -31,6 +31,9 @@ pub enum PoolKind {
     NonZero(String),
     /// `None` or `Some` of a scalar or text (`Url::set_port(Option<u16>)`).
     Option(Box<PoolKind>),
+    /// An object of explored type N, from its slots, not a pool (`&Pattern`, `MatchOptions`):
+    /// behind `&` (`Pass::Ref`) or a clone (`Pass::Value`).
+    Object(usize),
 }
 
 /// How a pooled value is handed to the call.
@@ -68,10 +71,31 @@ pub struct ObjectType {
     pub default: bool,
     /// Written with `<'static>`: the type has a lifetime parameter (the harness found out).
     pub borrows: bool,
+    /// Implements `Copy`: an argument of the type is passed as it is, not cloned.
+    pub copy: bool,
 }
 
 /// Most getters asserted of one object.
 const MAX_GETTERS: usize = 6;
+
+impl Callable {
+    /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
+    /// its object arguments'.
+    pub fn slots_read(&self, digits: &[u64]) -> Vec<(usize, u64)> {
+        let mut at = digits.iter().copied();
+        let mut out = Vec::new();
+        if let Some(r) = self.receiver {
+            out.push((r.object, at.next().unwrap_or(0)));
+        }
+        for p in &self.params {
+            let slot = at.next().unwrap_or(0);
+            if let PoolKind::Object(o) = p.kind {
+                out.push((o, slot));
+            }
+        }
+        out
+    }
+}
 
 impl Explorable {
     /// The cheap getters of object type `object` (callable indices): `&self` methods with no
@@ -314,6 +338,17 @@ pub fn why_none_matched(called: &BTreeSet<String>, krate: &str) -> Option<String
 
 /// The explorable calls of `api` among the functions `trace` reached.
 pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
+    // Twice: a parameter of an object type is drawn from that type's slots, and the first
+    // pass finds every type a slot can hold, whatever order the modules come in.
+    let first = explorable_knowing(api, trace, &[]);
+    if first.objects.is_empty() {
+        return first;
+    }
+    explorable_knowing(api, trace, &first.objects)
+}
+
+/// The explorable calls, starting from the object types `known`.
+fn explorable_knowing(api: &CrateApi, trace: &Trace, known: &[ObjectType]) -> Explorable {
     let (called, touching) = recorded_functions(trace);
     let seen = Seen {
         arg_types: arg_types(trace),
@@ -322,6 +357,7 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     let instances = crate::generic_types::recorded_instances(trace);
     let mut out = Explorable {
         crate_name: api.crate_name.clone(),
+        objects: known.to_vec(),
         ..Explorable::default()
     };
     for module in api.modules.values() {
@@ -643,6 +679,7 @@ pub(crate) fn callable(
             syn::FnArg::Typed(pt) => {
                 let (kind, pass) = generic_param(&pt.ty, generics)
                     .or_else(|| param_kind(&pt.ty))
+                    .or_else(|| object_param(&pt.ty, &out.objects))
                     .ok_or("a parameter no pool holds")?;
                 let name = match pt.pat.as_ref() {
                     syn::Pat::Ident(p) => p.ident.to_string(),
@@ -679,6 +716,26 @@ pub(crate) fn callable(
     })
 }
 
+/// A parameter typed by an explored object type, by value or behind `&` (`options:
+/// MatchOptions`, `other: &Pattern`): drawn from that type's slots. A type written with
+/// arguments is not matched (an instance's are not known here).
+fn object_param(ty: &syn::Type, objects: &[ObjectType]) -> Option<(PoolKind, Pass)> {
+    let (inner, pass) = match ty {
+        syn::Type::Reference(r) if r.mutability.is_none() => (r.elem.as_ref(), Pass::Ref),
+        syn::Type::Reference(_) => return None,
+        ty => (ty, Pass::Value),
+    };
+    let seg = last_segment(inner)?;
+    if !matches!(seg.arguments, syn::PathArguments::None) {
+        return None;
+    }
+    let name = seg.ident.to_string();
+    let at = objects
+        .iter()
+        .position(|o| o.name == name && !o.path.contains('<'))?;
+    Some((PoolKind::Object(at), pass))
+}
+
 pub(crate) fn parse_signature(signature: &str) -> Option<syn::Signature> {
     let item: syn::TraitItemFn = syn::parse_str(&format!("{signature};")).ok()?;
     Some(item.sig)
@@ -693,6 +750,7 @@ fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
         name: ty.name.clone(),
         default: ty.traits.contains("Default"),
         borrows: false,
+        copy: ty.traits.contains("Copy"),
     });
     out.objects.len() - 1
 }
@@ -1020,6 +1078,34 @@ mod tests {
         assert_eq!(kind("&mut [u8]"), Some((slice("u8"), Pass::MutOwned)));
         assert_eq!(kind("&mut Vec<u8>"), Some((slice("u8"), Pass::MutOwned)));
         assert_eq!(kind("&mut String"), Some((PoolKind::Str, Pass::MutOwned)));
+    }
+
+    #[test]
+    fn a_parameter_of_an_explored_object_type_is_drawn_from_its_slots() {
+        let ex = crate::testdata::gauge_api(Vec::new());
+        let param = |src: &str| object_param(&syn::parse_str(src).unwrap(), &ex.objects);
+        assert_eq!(param("Gauge"), Some((PoolKind::Object(0), Pass::Value)));
+        assert_eq!(param("&g::Gauge"), Some((PoolKind::Object(0), Pass::Ref)));
+        for refused in ["&mut Gauge", "Gauge<u8>", "Meter"] {
+            assert_eq!(param(refused), None, "{refused}");
+        }
+        // The slots a call reads: its receiver's, then its object arguments'.
+        let call = Callable {
+            params: vec![
+                Param {
+                    name: "n".into(),
+                    kind: PoolKind::Scalar("u8".into()),
+                    pass: Pass::Value,
+                },
+                Param {
+                    name: "other".into(),
+                    kind: PoolKind::Object(0),
+                    pass: Pass::Ref,
+                },
+            ],
+            ..crate::testdata::getter("near", "bool")
+        };
+        assert_eq!(call.slots_read(&[1, 7, 0]), vec![(0, 1), (0, 0)]);
     }
 
     #[test]

@@ -64,7 +64,10 @@ pub fn dims(c: &Callable, pools: &Pools) -> Vec<u64> {
     if c.receiver.is_some() {
         d.push(SLOTS);
     }
-    d.extend(c.params.iter().map(|p| pools.get(&p.kind).len() as u64));
+    d.extend(c.params.iter().map(|p| match p.kind {
+        PoolKind::Object(_) => SLOTS,
+        _ => pools.get(&p.kind).len() as u64,
+    }));
     if c.makes.is_some() {
         d.push(SLOTS);
     }
@@ -79,6 +82,7 @@ fn pool_type(kind: &PoolKind) -> String {
         PoolKind::Slice(t) => format!("&[{t}]"),
         PoolKind::NonZero(t) => format!("std::num::NonZero<{t}>"),
         PoolKind::Option(inner) => format!("Option<{}>", pool_type(inner)),
+        PoolKind::Object(_) => "()".to_string(),
     }
 }
 
@@ -606,6 +610,21 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
     }
     let mut args = Vec::new();
     for (k, p) in c.params.iter().enumerate() {
+        if let PoolKind::Object(o) = p.kind {
+            // From the slot, like a receiver: an empty one ends the sequence.
+            let get = if p.pass == Pass::Ref {
+                "as_ref()"
+            } else {
+                "clone()"
+            };
+            let _ = writeln!(
+                s,
+                "            let Some(a{k}) = st.o{o}[d[{digit}]].{get} else {{ return Outcome::NoReceiver }};"
+            );
+            args.push(format!("a{k}"));
+            digit += 1;
+            continue;
+        }
         let pool = pool_name(pools, &p.kind);
         let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
         let _ = writeln!(s, "            let a{k} = {value};");

@@ -412,6 +412,7 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         })
         .collect();
     kinds.extend(inner);
+    kinds.retain(|k| !matches!(k, PoolKind::Object(_)));
     kinds.sort();
     kinds.dedup();
     let public: std::collections::BTreeSet<String> = ex

@@ -335,6 +335,8 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
             .for_each(&mut push),
         // Made from the inner pool once it is seeded (`Pools::seeded`).
         PoolKind::Option(_) => push(Lit::Opt(None)),
+        // Drawn from object slots, not from a pool.
+        PoolKind::Object(_) => {}
         PoolKind::Slice(ty) => {
             push(Lit::Seq(Vec::new()));
             for r in recorded {
@@ -393,6 +395,7 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             return format!("std::num::NonZero::<{t}>::new({int}).unwrap()");
         }
         PoolKind::Str => "str",
+        PoolKind::Object(_) => return "_".to_string(),
         PoolKind::Option(inner) => {
             return match lit {
                 Lit::Opt(Some(v)) => format!("Some({})", literal(inner, v)),

@@ -19,25 +19,26 @@ pub fn needed(kept: &Kept, callables: &[Callable], space: &Space) -> Kept {
     for k in (0..n).rev() {
         let (f, digits) = space.decode(kept.calls[k]);
         let c = &callables[f];
-        let reads = c
+        // The receiver's slot (which the call may change), and every slot it reads (object
+        // arguments too, which it does not change).
+        let receiver = c
             .receiver
             .map(|r| (r.object, digits.first().copied().unwrap_or(0)));
+        let reads = c.slots_read(&digits);
         // A maker that gave `Err` or `None` left the slot as it was.
         let writes = c
             .makes
             .filter(|(_, made)| made.fills(kept.outcomes.get(k)))
             .map(|(o, _)| (o, digits.last().copied().unwrap_or(0)));
-        let feeds =
-            reads.is_some_and(|r| live.contains(&r)) || writes.is_some_and(|w| live.contains(&w));
+        let feeds = receiver.is_some_and(|r| live.contains(&r))
+            || writes.is_some_and(|w| live.contains(&w));
         if kept.adds.contains(&k) || k + 1 == n || feeds {
             keep[k] = true;
             // What it made is new from here: earlier makers of that slot are not needed for it.
-            if let Some(w) = writes.filter(|w| Some(*w) != reads) {
+            if let Some(w) = writes.filter(|w| Some(*w) != receiver) {
                 live.remove(&w);
             }
-            if let Some(r) = reads {
-                live.insert(r);
-            }
+            live.extend(reads);
         }
     }
     let at: Vec<usize> = (0..n).filter(|&k| keep[k]).collect();

@@ -288,8 +288,8 @@ fn read_later(
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
-        if let Some(r) = callable.receiver {
-            if let Some(&m) = maker.get(&(r.object, digits.first().copied().unwrap_or(0))) {
+        for slot in callable.slots_read(&digits) {
+            if let Some(&m) = maker.get(&slot) {
                 read[m] = true;
             }
         }
@@ -315,6 +315,38 @@ struct Answer<'a> {
     /// Its result's `Display` text.
     shown: Option<&'a str>,
     bind: bool,
+}
+
+/// The argument expressions of a call of `c`, its pool and slot indices read from `d`; an
+/// object argument is its slot's binding (one made from `Default`, into `s`, if none yet).
+fn arguments(
+    cx: &Context,
+    c: &Callable,
+    d: &mut impl Iterator<Item = u64>,
+    bound: &mut Bound,
+    s: &mut String,
+) -> Vec<String> {
+    let mut args = Vec::new();
+    for p in &c.params {
+        let at = d.next().unwrap_or(0);
+        if let PoolKind::Object(o) = p.kind {
+            let name = var(cx, o, at);
+            if bound.slots.insert((o, at)) {
+                let ty = &cx.ex.objects[o].path;
+                let _ = writeln!(s, "    let mut {name} = <{ty} as Default>::default();");
+            }
+            args.push(match p.pass {
+                Pass::Ref => format!("&{name}"),
+                _ if cx.ex.objects[o].copy => name,
+                _ => format!("{name}.clone()"),
+            });
+            continue;
+        }
+        let pool = cx.pools.get(&p.kind);
+        let lit = &pool[at as usize % pool.len().max(1)];
+        args.push(argument(&p.kind, lit, p.pass));
+    }
+    args
 }
 
 /// One call's statements.
@@ -353,15 +385,7 @@ fn call_lines(
             bound.asked.insert((r.object, slot, answer_to));
         }
     }
-    let args: Vec<String> = c
-        .params
-        .iter()
-        .map(|p| {
-            let pool = cx.pools.get(&p.kind);
-            let lit = &pool[d.next().unwrap_or(0) as usize % pool.len().max(1)];
-            argument(&p.kind, lit, p.pass)
-        })
-        .collect();
+    let args = arguments(cx, c, &mut d, bound, &mut s);
     let call = format!("{target}({})", args.join(", "));
     let returned = match outcome {
         Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),

@@ -47,6 +47,7 @@ pub(crate) fn gauge_api(more: Vec<Callable>) -> Explorable {
             name: "Gauge".into(),
             default: true,
             borrows: false,
+            copy: false,
         }],
         callables,
         left_out: Vec::new(),
