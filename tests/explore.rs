@@ -870,8 +870,8 @@ const MATCH_MAIN: &str = r#"fn main() {
 #[test]
 fn an_argument_of_an_explored_object_type_comes_from_its_slots() {
     let (c, said) = explore_small("matching", MATCH_LIB, MATCH_MAIN, "3000");
-    // Word::new, matches, same_as and Options::any_case.
-    let tests = explored(&c.dir, "matching", &said, 4);
+    // Word::new, matches, same_as, Options::any_case and the literal `Options { any_case }`.
+    let tests = explored(&c.dir, "matching", &said, 5);
     // `Options` is `Copy`: passed as it is; a `Word` by reference.
     assert!(
         tests.contains(".matches(\"") && tests.contains(", options_"),

@@ -78,7 +78,26 @@ pub struct ObjectType {
 /// Most getters asserted of one object.
 const MAX_GETTERS: usize = 6;
 
+/// How a struct literal's callable ends its `call`: `glob::MatchOptions { .. }` makes the
+/// struct from its parameters, one per field, in order.
+const LITERAL: &str = " { .. }";
+
 impl Callable {
+    /// The call of `target` (its path, or `recv.method`) with `args`: `target(a, b)`, or for a
+    /// struct literal `Type { field: a, other: b }`.
+    pub fn written(&self, target: &str, args: &[String]) -> String {
+        match target.strip_suffix(LITERAL) {
+            Some(ty) => {
+                let fields: Vec<String> = (self.params.iter())
+                    .zip(args)
+                    .map(|(p, a)| format!("{}: {a}", p.name))
+                    .collect();
+                format!("{ty} {{ {} }}", fields.join(", "))
+            }
+            None => format!("{target}({})", args.join(", ")),
+        }
+    }
+
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
     /// its object arguments'.
     pub fn slots_read(&self, digits: &[u64]) -> Vec<(usize, u64)> {
@@ -408,6 +427,9 @@ fn explorable_knowing(api: &CrateApi, trace: &Trace, known: &[ObjectType]) -> Ex
                     consider(&mut out, (path, call), f, Some(owner), &seen);
                 }
             }
+            if let Some(c) = struct_literal(&format!("{written}::{}", ty.name), ty, known) {
+                out.callables.push(c);
+            }
             let traits = impls_anywhere(api, ty);
             std_trait_methods(
                 &mut out,
@@ -713,6 +735,42 @@ pub(crate) fn callable(
         params,
         makes,
         ret,
+    })
+}
+
+/// A maker of `ty` (a test names it `path`) as a struct literal, when the type is one an
+/// explored call holds or takes (`known`: glob's `MatchOptions`, made by the run only with
+/// its defaults) and every field is public and a pool holds its values: the options a run
+/// never gave are one literal away.
+fn struct_literal(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Option<Callable> {
+    let object = known.iter().position(|o| o.path == path)?;
+    let plain = ty.public && ty.is_struct && !ty.unit && !ty.generic && ty.lifetimes == 0;
+    let named = ty
+        .fields
+        .iter()
+        .all(|f| f.public && f.name.parse::<usize>().is_err());
+    if !plain || !named || ty.fields.is_empty() {
+        return None;
+    }
+    let params = ty
+        .fields
+        .iter()
+        .map(|f| {
+            let (kind, pass) = param_kind(&syn::parse_str(&f.ty).ok()?)?;
+            (pass == Pass::Value).then(|| Param {
+                name: f.name.clone(),
+                kind,
+                pass,
+            })
+        })
+        .collect::<Option<Vec<Param>>>()?;
+    Some(Callable {
+        path: format!("{path}{LITERAL}"),
+        call: format!("{path}{LITERAL}"),
+        receiver: None,
+        params,
+        makes: Some((object, Made::Plain)),
+        ret: Ret::Other,
     })
 }
 
@@ -1106,6 +1164,51 @@ mod tests {
             ..crate::testdata::getter("near", "bool")
         };
         assert_eq!(call.slots_read(&[1, 7, 0]), vec![(0, 1), (0, 0)]);
+    }
+
+    #[test]
+    fn a_struct_of_public_pooled_fields_is_made_by_a_literal() {
+        let field = |name: &str, ty: &str, public| carve_generator::FieldApi {
+            name: name.into(),
+            public,
+            ty: ty.into(),
+        };
+        let options = TypeApi {
+            name: "MatchOptions".into(),
+            public: true,
+            is_struct: true,
+            fields: vec![
+                field("case_sensitive", "bool", true),
+                field("depth", "u8", true),
+            ],
+            ..TypeApi::default()
+        };
+        let known = [ObjectType {
+            path: "glob::MatchOptions".into(),
+            name: "MatchOptions".into(),
+            default: true,
+            borrows: false,
+            copy: true,
+        }];
+        let c = struct_literal("glob::MatchOptions", &options, &known).unwrap();
+        assert_eq!(c.makes, Some((0, Made::Plain)));
+        let args = ["false".to_string(), "3u8".to_string()];
+        assert_eq!(
+            c.written(&c.call, &args),
+            "glob::MatchOptions { case_sensitive: false, depth: 3u8 }"
+        );
+        // A private field, a field no pool holds, or a type no explored call uses: none.
+        let private = TypeApi {
+            fields: vec![field("case_sensitive", "bool", false)],
+            ..options.clone()
+        };
+        assert!(struct_literal("glob::MatchOptions", &private, &known).is_none());
+        let unpooled = TypeApi {
+            fields: vec![field("path", "PathBuf", true)],
+            ..options.clone()
+        };
+        assert!(struct_literal("glob::MatchOptions", &unpooled, &known).is_none());
+        assert!(struct_literal("glob::MatchOptions", &options, &[]).is_none());
     }
 
     #[test]

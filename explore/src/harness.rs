@@ -631,7 +631,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         args.push(format!("a{k}"));
         digit += 1;
     }
-    let call = format!("{target}({})", args.join(", "));
+    let call = c.written(&target, &args);
     match c.makes {
         None => {
             let _ = writeln!(

@@ -386,7 +386,7 @@ fn call_lines(
         }
     }
     let args = arguments(cx, c, &mut d, bound, &mut s);
-    let call = format!("{target}({})", args.join(", "));
+    let call = c.written(&target, &args);
     let returned = match outcome {
         Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),
         _ => None,
@@ -465,8 +465,12 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
     };
     let (f, class) = kept.new.last().cloned().unwrap_or_else(last_call);
     let callable = &cx.ex.callables[f];
-    let short = callable.path.rsplit("::").next().unwrap_or("call");
-    let name = [format!("explored_{n:03}"), snake(short), slug(&class)]
+    // The function's name (a struct literal's, its type's).
+    let short: String = (callable.path.rsplit("::").next().unwrap_or("call"))
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let name = [format!("explored_{n:03}"), snake(&short), slug(&class)]
         .into_iter()
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()

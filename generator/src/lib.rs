@@ -59,7 +59,7 @@ pub use crate::{
         UNDECODED, UNSUPPORTED_TYPE,
     },
     read::crate_api::{
-        CrateApi, FnApi, ModuleApi, ParamApi, TraitMethodApi, TypeApi, TypeParamApi,
+        CrateApi, FieldApi, FnApi, ModuleApi, ParamApi, TraitMethodApi, TypeApi, TypeParamApi,
     },
     read::types::{DeclType, Prim},
     reasons::{

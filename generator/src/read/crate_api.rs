@@ -148,6 +148,8 @@ pub struct FieldApi {
     /// `name`, or `0`, `1`... for tuple structs.
     pub name: String,
     pub public: bool,
+    /// Its type's tokens as written (`bool`, `Vec < u8 >`).
+    pub ty: String,
 }
 
 /// A struct, enum, union or type alias and the functions of its inherent impls.

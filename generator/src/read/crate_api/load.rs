@@ -409,6 +409,7 @@ impl CrateApi {
                                     .as_ref()
                                     .map_or_else(|| i.to_string(), |id| id.unraw().to_string()),
                                 public: matches!(f.vis, syn::Visibility::Public(_)),
+                                ty: quote::ToTokens::to_token_stream(&f.ty).to_string(),
                             })
                             .collect();
                         t.derives.extend(derives(&s.attrs));
