@@ -815,24 +815,40 @@ fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
 
 /// Methods of a type no slot can hold a value of (no `Default`, no explored constructor) go.
 pub(crate) fn drop_unmakeable(out: &mut Explorable) {
-    let makeable: BTreeSet<usize> = out
-        .objects
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.default)
-        .map(|(i, _)| i)
-        .chain(out.callables.iter().filter_map(|c| c.makes.map(|(o, _)| o)))
-        .collect();
-    let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut out.callables)
-        .into_iter()
-        .partition(|c| c.receiver.is_none_or(|r| makeable.contains(&r.object)));
-    out.callables = kept;
-    out.left_out.extend(gone.into_iter().map(|c| {
-        (
-            c.path,
-            "no explored constructor or Default makes its receiver".to_string(),
-        )
-    }));
+    // Until nothing more goes: a maker that goes may leave another call without its object.
+    loop {
+        let makeable: BTreeSet<usize> = out
+            .objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.default)
+            .map(|(i, _)| i)
+            .chain(out.callables.iter().filter_map(|c| c.makes.map(|(o, _)| o)))
+            .collect();
+        let why = |c: &Callable| {
+            if c.receiver.is_some_and(|r| !makeable.contains(&r.object)) {
+                return Some("no explored constructor or Default makes its receiver");
+            }
+            let object_arg =
+                |p: &Param| matches!(p.kind, PoolKind::Object(o) if !makeable.contains(&o));
+            c.params
+                .iter()
+                .any(object_arg)
+                .then_some("no explored constructor or Default makes its object argument")
+        };
+        let (kept, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut out.callables)
+            .into_iter()
+            .partition(|c| why(c).is_none());
+        let done = gone.is_empty();
+        out.left_out.extend(gone.into_iter().map(|c| {
+            let reason = why(&c).unwrap_or_default().to_string();
+            (c.path, reason)
+        }));
+        out.callables = kept;
+        if done {
+            return;
+        }
+    }
 }
 
 const SCALARS: [&str; 16] = [
@@ -1209,6 +1225,37 @@ mod tests {
         };
         assert!(struct_literal("glob::MatchOptions", &unpooled, &known).is_none());
         assert!(struct_literal("glob::MatchOptions", &options, &[]).is_none());
+    }
+
+    #[test]
+    fn a_call_whose_object_argument_nothing_makes_is_left_out_with_why() {
+        let mut ex = crate::testdata::gauge_api(Vec::new());
+        // A second type, `Meter`, with no `Default` and no maker; `Gauge::new` takes one.
+        ex.objects.push(ObjectType {
+            path: "g::Meter".into(),
+            name: "Meter".into(),
+            default: false,
+            borrows: false,
+            copy: false,
+        });
+        ex.callables[0].params.push(Param {
+            name: "meter".into(),
+            kind: PoolKind::Object(1),
+            pass: Pass::Ref,
+        });
+        ex.callables.push(crate::testdata::getter("level", "u8"));
+        ex.objects[0].default = false;
+        drop_unmakeable(&mut ex);
+        // `new` goes for its argument; then `level`, whose receiver nothing makes any more.
+        assert!(ex.callables.is_empty(), "{:?}", ex.callables);
+        let reasons: Vec<&str> = ex.left_out.iter().map(|l| l.1.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "no explored constructor or Default makes its object argument",
+                "no explored constructor or Default makes its receiver"
+            ]
+        );
     }
 
     #[test]
