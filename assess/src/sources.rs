@@ -314,21 +314,6 @@ fn cannot(ty: &syn::Type) -> Result<Vec<String>, String> {
     ))
 }
 
-/// The generic arguments of a path segment that are types.
-fn type_args(seg: &syn::PathSegment) -> Vec<&syn::Type> {
-    match &seg.arguments {
-        syn::PathArguments::AngleBracketed(a) => a
-            .args
-            .iter()
-            .filter_map(|g| match g {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The values of `ty` as `carve_recorder`'s `forced::extremes` gives them for the type it
 /// names, from its syntax (a type alias is not followed, but for `fmt::Result` and the
 /// `Result<T>` aliases that keep `T` first).
@@ -354,7 +339,7 @@ fn values_of(
                 return cannot(ty);
             };
             let name = last.ident.to_string();
-            let args = type_args(last);
+            let args = carve_generator::type_arguments(last);
             let written = type_text(&p.path);
             Ok(match name.as_str() {
                 "bool" => vec!["true".into(), "false".into()],

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_generator::{CrateApi, FnApi, ModuleApi, TypeApi};
+use carve_generator::{type_arguments, CrateApi, FnApi, ModuleApi, TypeApi};
 use carve_storage::Trace;
 use serde::Serialize;
 
@@ -357,23 +357,29 @@ pub fn why_none_matched(called: &BTreeSet<String>, krate: &str) -> Option<String
 
 /// The explorable calls of `api` among the functions `trace` reached.
 pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
-    // Twice: a parameter of an object type is drawn from that type's slots, and the first
-    // pass finds every type a slot can hold, whatever order the modules come in.
-    let first = explorable_knowing(api, trace, &[]);
-    if first.objects.is_empty() {
-        return first;
-    }
-    explorable_knowing(api, trace, &first.objects)
-}
-
-/// The explorable calls, starting from the object types `known`.
-fn explorable_knowing(api: &CrateApi, trace: &Trace, known: &[ObjectType]) -> Explorable {
     let (called, touching) = recorded_functions(trace);
     let seen = Seen {
         arg_types: arg_types(trace),
         touching,
     };
     let instances = crate::generic_types::recorded_instances(trace);
+    let run = (&called, &seen, &instances);
+    // Twice: a parameter of an object type is drawn from that type's slots, and the first
+    // pass finds every type a slot can hold, whatever order the modules come in.
+    let first = explorable_knowing(api, run, &[]);
+    if first.objects.is_empty() {
+        return first;
+    }
+    explorable_knowing(api, run, &first.objects)
+}
+
+/// The explorable calls, starting from the object types `known`; what the run called, the
+/// argument types it gave and the generic types' instances it used read once by the caller.
+fn explorable_knowing(
+    api: &CrateApi,
+    (called, seen, instances): (&BTreeSet<String>, &Seen, &BTreeMap<String, String>),
+    known: &[ObjectType],
+) -> Explorable {
     let mut out = Explorable {
         crate_name: api.crate_name.clone(),
         objects: known.to_vec(),
@@ -402,7 +408,7 @@ fn explorable_knowing(api: &CrateApi, trace: &Trace, known: &[ObjectType]) -> Ex
                     continue;
                 };
                 let call = format!("{written}::{}", f.ident);
-                consider(&mut out, (path, call), f, None, &seen);
+                consider(&mut out, (path, call), f, None, seen);
             }
         }
         for ty in module.types.values() {
@@ -413,33 +419,34 @@ fn explorable_knowing(api: &CrateApi, trace: &Trace, known: &[ObjectType]) -> Ex
                 &mut out,
                 (api, &written, &prefix),
                 ty,
-                &called,
-                (&seen, &instances),
+                called,
+                (seen, instances),
             );
             if crate::generic_types::handles(ty) {
                 continue;
             }
+            let type_path = format!("{written}::{}", ty.name);
             for f in ty.functions.values() {
                 let path = recorded(&format!("{}::{}", ty.name, f.name));
                 if called.contains(&path) {
-                    let call = format!("{written}::{}::{}", ty.name, f.ident);
-                    let owner = (format!("{written}::{}", ty.name), ty);
-                    consider(&mut out, (path, call), f, Some(owner), &seen);
+                    let call = format!("{type_path}::{}", f.ident);
+                    let owner = (type_path.clone(), ty);
+                    consider(&mut out, (path, call), f, Some(owner), seen);
                 }
             }
-            if let Some(c) = struct_literal(&format!("{written}::{}", ty.name), ty, known) {
+            if let Some(c) = struct_literal(&type_path, ty, known) {
                 out.callables.push(c);
             }
             let traits = impls_anywhere(api, ty);
             std_trait_methods(
                 &mut out,
-                (&format!("{written}::{}", ty.name), &recorded(&ty.name)),
+                (&type_path, &recorded(&ty.name)),
                 (ty, &traits),
-                &called,
+                called,
             );
         }
     }
-    crate::trait_calls::on_pooled_types(&mut out, api, &called);
+    crate::trait_calls::on_pooled_types(&mut out, api, called);
     drop_unmakeable(&mut out);
     out
 }
@@ -888,22 +895,6 @@ fn only_argument<'t>(ty: &'t syn::Type, name: &str) -> Option<&'t syn::Type> {
         return None;
     }
     type_arguments(seg).into_iter().next()
-}
-
-/// The type arguments of a path segment: `u64` and `String` of `LruCache<u64, String>`,
-/// lifetimes and consts aside.
-pub(crate) fn type_arguments(seg: &syn::PathSegment) -> Vec<&syn::Type> {
-    match &seg.arguments {
-        syn::PathArguments::AngleBracketed(a) => a
-            .args
-            .iter()
-            .filter_map(|g| match g {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// Whether `ty` names `name` anywhere in it (`Self` in `Result<Self, Self::Error>`).

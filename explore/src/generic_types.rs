@@ -8,14 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use carve_generator::{CrateApi, FnApi, TypeApi};
+use carve_generator::{type_arguments, CrateApi, FnApi, TypeApi};
 use carve_storage::Trace;
 use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 
 use crate::api::{
-    callable, callable_signature, param_kind, trait_and_argument, type_arguments, Explorable, Pass,
-    PoolKind, Seen,
+    callable, callable_signature, param_kind, trait_and_argument, Explorable, Pass, PoolKind, Seen,
 };
 
 /// A generic type as the run instantiated it.
@@ -166,7 +165,7 @@ fn plain(ty: &syn::Type) -> String {
 /// The method's own type parameters, each standing for an instance's through a bound
 /// (`K: Borrow<Q>` or `Q: Equivalent<K>` makes `Q` what `K` is), or for a `Vec` of one
 /// (`I: IntoIterator<Item = A::Item>` takes a `Vec` of the array's elements), or else as the
-/// run's first call filled it (`from_lines<T: ?Sized>(old: &T, …)` called with `&str`s: `str`;
+/// run's calls filled it (`from_lines<T: ?Sized>(old: &T, …)` called with `&str`s: `str`;
 /// `recorded`, the argument types of its recorded calls); `None` when one stands for nothing.
 pub(crate) fn method_args(
     sig: &syn::Signature,
@@ -220,8 +219,9 @@ pub(crate) fn method_args(
     Some(out)
 }
 
-/// Type parameter `name` as the first recorded call filled it: the recorded type of an argument
-/// typed `name` or `&name`, when a pool holds such values.
+/// Type parameter `name` as a recorded call filled it (the first of their argument types, in
+/// order): the recorded type of an argument typed `name` or `&name`, when a pool holds such
+/// values.
 fn as_the_run_filled(
     sig: &syn::Signature,
     name: &str,

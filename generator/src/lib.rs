@@ -61,7 +61,7 @@ pub use crate::{
     read::crate_api::{
         CrateApi, FieldApi, FnApi, ModuleApi, ParamApi, TraitMethodApi, TypeApi, TypeParamApi,
     },
-    read::types::{DeclType, Prim},
+    read::types::{type_arguments, DeclType, Prim},
     reasons::{
         CLOSURE_ARGUMENT, FAILED_VERIFICATION, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE,
         NOT_MOCKABLE, RECEIVER_NOT_REBUILT, UNTESTABLE,

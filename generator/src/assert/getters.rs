@@ -196,17 +196,7 @@ pub(crate) fn debuggable(api: &CrateApi, ty: &syn::Type) -> bool {
                 return false;
             };
             let name = last.ident.to_string();
-            let args: Vec<&syn::Type> = match &last.arguments {
-                syn::PathArguments::AngleBracketed(a) => a
-                    .args
-                    .iter()
-                    .filter_map(|a| match a {
-                        syn::GenericArgument::Type(t) => Some(t),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
+            let args = crate::read::types::type_arguments(last);
             const STD: &[&str] = &[
                 "str", "String", "Option", "Result", "Vec", "VecDeque", "Box", "Rc", "Arc",
                 "BTreeMap", "BTreeSet", "Cow", "PathBuf", "Path",

@@ -65,13 +65,7 @@ impl Kind {
         if name == "String" {
             return Some(Kind::Str);
         }
-        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-            return as_text();
-        };
-        let inner = args.args.iter().find_map(|a| match a {
-            syn::GenericArgument::Type(t) => Some(t),
-            _ => None,
-        });
+        let inner = crate::read::types::type_arguments(last).into_iter().next();
         match (name.as_str(), inner) {
             ("Option", Some(inner)) if !is_named(inner, "String") => {
                 match Kind::of_type(inner, debug)? {

@@ -243,6 +243,22 @@ pub trait TypeFacts {
     }
 }
 
+/// The type arguments of a path segment: `u64` and `String` of `LruCache<u64, String>`,
+/// lifetimes and consts aside.
+pub fn type_arguments(seg: &syn::PathSegment) -> Vec<&syn::Type> {
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// `core::result::Result<i32, abc::E>` → `core::result::Result`.
 pub fn strip_generics(ty: &str) -> &str {
     ty.split('<').next().unwrap_or(ty).trim()
