@@ -384,8 +384,9 @@ const TALLY_MAIN: &str = r#"fn main() {
 /// With a run recorded with `--coverage`, a sequence is kept for a crate line the run never
 /// reached even when every outcome it gives is one the run had: the strict tally's cap, met
 /// only by a builder step (`self` by value) and a number over 100. The standard traits' methods
-/// the run called are explored too: `next` and `from_str`; `Display::fmt` is not, as the
-/// recorder leaves formatting impls out of a program's own code.
+/// the run called are explored too: `next` and `from_str` (an error it returns checked by its
+/// `Display` text too); `Display::fmt` is not, as the recorder leaves formatting impls out of a
+/// program's own code.
 #[test]
 fn a_line_the_run_never_reached_keeps_its_sequence_and_the_test_fails_when_that_line_changes() {
     let (c, said) = explore_small("tally", TALLY_LIB, TALLY_MAIN, "20000");
@@ -396,6 +397,14 @@ fn a_line_the_run_never_reached_keeps_its_sequence_and_the_test_fails_when_that_
     let tests = std::fs::read_to_string(dir.join("tests/explored_tally.rs")).unwrap();
     assert!(
         tests.contains("<tally::Tally as std::str::FromStr>::from_str("),
+        "{tests}"
+    );
+    // A text that is no number: the error is checked by what its user reads too.
+    assert!(
+        tests.contains("made.unwrap_err().to_string(), \"invalid digit found in string\");")
+            || tests.contains(
+                "made.unwrap_err().to_string(), \"cannot parse integer from empty string\");"
+            ),
         "{tests}"
     );
     let beyond: usize = said

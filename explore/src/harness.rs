@@ -146,18 +146,37 @@ impl<T: ?Sized> NoDisplay for &Show<'_, T> {
         None
     }
 }
+// An error's `Display` text, what its user reads (`Err(e)` whose `E: Display`).
+trait ViaErrDisplay {
+    fn err_text(&self) -> Option<String>;
+}
+impl<T, E: std::fmt::Display> ViaErrDisplay for Show<'_, Result<T, E>> {
+    fn err_text(&self) -> Option<String> {
+        self.0.as_ref().err().map(|e| e.to_string())
+    }
+}
+trait NoErrDisplay {
+    fn err_text(&self) -> Option<String>;
+}
+impl<T: ?Sized> NoErrDisplay for &Show<'_, T> {
+    fn err_text(&self) -> Option<String> {
+        None
+    }
+}
 
-// A sequence asked with `s` answers the `Display` text of each result too (`d` lines): only
-// then, as formatting every result would slow the search.
+// A sequence asked with `s` answers the `Display` text of each result too (`d` lines), and of
+// each error it returned (`e` lines): only then, as formatting every result would slow the
+// search.
 thread_local! {
     static SHOWING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static SHOWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    static SHOWN: std::cell::RefCell<(Option<String>, Option<String>)> =
+        const { std::cell::RefCell::new((None, None)) };
 }
 fn showing() -> bool {
     SHOWING.with(|s| s.get())
 }
-fn shown(text: Option<String>) {
-    SHOWN.with(|s| *s.borrow_mut() = text);
+fn shown(text: Option<String>, error: Option<String>) {
+    SHOWN.with(|s| *s.borrow_mut() = (text, error));
 }
 
 enum Outcome {
@@ -404,9 +423,10 @@ fn main() {
             let outcome = call(&mut st, c);
             new_guards(&mut out);
             new_compares(&mut out);
-            if let Some(t) = SHOWN.with(|s| s.borrow_mut().take()) {
-                if !t.contains('\n') {
-                    let _ = writeln!(out, "d {t}");
+            let (text, error) = SHOWN.with(|s| std::mem::take(&mut *s.borrow_mut()));
+            for (tag, t) in [("d", text), ("e", error)] {
+                if let Some(t) = t.filter(|t| !t.contains('\n')) {
+                    let _ = writeln!(out, "{tag} {t}");
                 }
             }
             match outcome {
@@ -636,7 +656,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         None => {
             let _ = writeln!(
                 s,
-                "            run(|| {{ let r = {call}; if showing() {{ shown((&Show(&r)).text()); }} (&Show(&r)).show() }})"
+                "            run(|| {{ let r = {call}; if showing() {{ shown((&Show(&r)).text(), (&Show(&r)).err_text()); }} (&Show(&r)).show() }})"
             );
         }
         Some((object, made)) => {
@@ -648,7 +668,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
             let _ = writeln!(s, "            let mut made = None;");
             let _ = writeln!(
                 s,
-                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(); if showing() {{ shown((&Show(&r)).text()); }} made = {keep}; s }});"
+                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(); if showing() {{ shown((&Show(&r)).text(), (&Show(&r)).err_text()); }} made = {keep}; s }});"
             );
             let _ = writeln!(
                 s,

@@ -193,15 +193,11 @@ fn body(
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
-        let shown = fin
-            .results
-            .iter()
-            .find(|(at, _)| *at == k)
-            .map(|(_, t)| t.as_str());
         let answer = Answer {
             to: f,
             outcome: outcomes.get(k),
-            shown,
+            shown: text_of(&fin.results, k),
+            error: text_of(&fin.errors, k),
             bind: read[k] || !assert,
         };
         let _ = write!(
@@ -214,6 +210,14 @@ fn body(
         s.push_str(&after_the_calls(cx, fin, &bound, &watched));
     }
     s
+}
+
+/// The text call number `k` has in `texts`.
+fn text_of(texts: &[(usize, String)], k: usize) -> Option<&str> {
+    texts
+        .iter()
+        .find(|(at, _)| *at == k)
+        .map(|(_, t)| t.as_str())
 }
 
 /// The checks after the calls: each object a `&mut self` call changed, by its `Display` and
@@ -270,6 +274,12 @@ fn display_check<'a>(ret: &Ret, debug: &str, shown: Option<&'a str>) -> Option<&
     shown.filter(|d| !plain && *d != debug && d.len() <= MAX_STATE)
 }
 
+/// The check of an error's `Display` text (what its user reads) beside the result's `Debug`
+/// text `debug` (`Err(…)`): only when it is not too long to read.
+fn error_check<'a>(debug: &str, error: Option<&'a str>) -> Option<&'a str> {
+    error.filter(|e| debug.starts_with("Err(") && e.len() <= MAX_STATE)
+}
+
 fn var(cx: &Context, object: usize, slot: u64) -> String {
     format!("{}_{slot}", snake(&cx.ex.objects[object].name))
 }
@@ -314,6 +324,8 @@ struct Answer<'a> {
     outcome: Option<&'a CallOutcome>,
     /// Its result's `Display` text.
     shown: Option<&'a str>,
+    /// The `Display` text of the error it returned.
+    error: Option<&'a str>,
     bind: bool,
 }
 
@@ -362,6 +374,7 @@ fn call_lines(
         to: answer_to,
         outcome,
         shown,
+        error,
         bind,
     } = answer;
     let mut s = String::new();
@@ -416,6 +429,9 @@ fn call_lines(
             if let Some(d) = display_check(&c.ret, t, shown) {
                 let _ = writeln!(s, "    {}", display_assertion("made", d));
             }
+            if let Some(e) = error_check(t, error).filter(|_| !filled) {
+                let _ = writeln!(s, "    {}", display_assertion("made.unwrap_err()", e));
+            }
         }
         if filled && !bind {
             // The slot holds what no later call uses: the binding before it no longer stands
@@ -435,14 +451,17 @@ fn call_lines(
     }
     let line = match (text, &c.ret) {
         (_, Ret::Unit) => format!("{call};"),
-        (Some(t), ret) => match display_check(ret, t, shown) {
-            Some(d) => format!(
-                "let result = {call};\n    {}\n    {}",
-                assertion(ret, "result", t),
-                display_assertion("result", d)
-            ),
-            None => assertion(ret, &call, t),
-        },
+        (Some(t), ret) => {
+            let display = display_check(ret, t, shown).map(|d| display_assertion("result", d));
+            let error = error_check(t, error).map(|e| display_assertion("result.unwrap_err()", e));
+            match display.or(error) {
+                Some(then) => format!(
+                    "let result = {call};\n    {}\n    {then}",
+                    assertion(ret, "result", t),
+                ),
+                None => assertion(ret, &call, t),
+            }
+        }
         (None, _) => format!("let _ = {call};"),
     };
     let _ = writeln!(s, "    {line}");
@@ -744,6 +763,7 @@ mod tests {
                 (0, 1, "0 of 0".to_string()),
             ],
             results: vec![(0, "0 of 255".to_string()), (3, "true".to_string())],
+            errors: Vec::new(),
             getters: Vec::new(),
         };
         let t = test(&cx, 2, &kept, &fin, "R, seed 1");
@@ -869,6 +889,72 @@ mod tests {
         let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");
         assert!(t.text.contains("let mut gauge_0 = made;"), "{}", t.text);
         assert!(!t.text.contains("Default"), "{}", t.text);
+        // The error's `Display` text, what its user reads, is checked beside its `Debug`.
+        let fin = Final {
+            errors: vec![(1, "empty gauge text".to_string())],
+            ..Final::default()
+        };
+        let t = test(&cx, 1, &kept, &fin, "R, seed 1");
+        assert!(
+            t.text.contains(
+                "    let made = g::Gauge::parse(\"x\");\n    \
+                 assert_eq!(format!(\"{:?}\", made), \"Err(Empty)\");\n    \
+                 assert_eq!(made.unwrap_err().to_string(), \"empty gauge text\");\n"
+            ),
+            "{}",
+            t.text
+        );
+    }
+
+    #[test]
+    fn an_error_a_call_returned_is_checked_by_its_display_text() {
+        let check = Callable {
+            path: "g::Gauge::check".into(),
+            call: "check".into(),
+            ..testdata::parse()
+        };
+        let check = Callable {
+            receiver: testdata::getter("x", "u8").receiver,
+            makes: None,
+            ..check
+        };
+        let ex = testdata::gauge_api(vec![check]);
+        let pools = testdata::pools(vec![(PoolKind::Str, vec![Lit::Str("x".into())])]);
+        let space = Space::new(vec![vec![2, 2], vec![2, 1]]).unwrap();
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        let kept = Kept {
+            calls: vec![space.encode(1, &[0, 0])],
+            outcomes: vec![CallOutcome::Returned(Some("Err(Empty)".into()))],
+            new: vec![(1, "Err(Empty)".into())],
+            new_lines: Vec::new(),
+            new_compares: Vec::new(),
+            adds: vec![0],
+        };
+        let fin = Final {
+            errors: vec![(0, "empty gauge text".to_string())],
+            ..Final::default()
+        };
+        let t = test(&cx, 1, &kept, &fin, "R, seed 1");
+        assert!(
+            t.text.contains(
+                "    let result = gauge_0.check(\"x\");\n    \
+                 assert_eq!(format!(\"{:?}\", result), \"Err(Empty)\");\n    \
+                 assert_eq!(result.unwrap_err().to_string(), \"empty gauge text\");\n"
+            ),
+            "{}",
+            t.text
+        );
+        // An `Ok` has no error to show; a text past what a reviewer reads is left out.
+        let long = Final {
+            errors: vec![(0, "e".repeat(MAX_STATE + 1))],
+            ..Final::default()
+        };
+        let t = test(&cx, 1, &kept, &long, "R, seed 1");
+        assert!(!t.text.contains("unwrap_err"), "{}", t.text);
     }
 
     #[test]

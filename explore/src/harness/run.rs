@@ -64,6 +64,8 @@ pub struct Final {
     pub display: Vec<(usize, u64, String)>,
     /// (call index, `Display` text) of each result whose type has one.
     pub results: Vec<(usize, String)>,
+    /// (call index, `Display` text of the error) of each `Err` result whose error type has one.
+    pub errors: Vec<(usize, String)>,
     /// (object, slot, callable, `Debug` text of its result) of each getter of each filled
     /// slot (`Explorable::getters`).
     pub getters: Vec<(usize, u64, usize, String)>,
@@ -266,6 +268,7 @@ fn read_answers(
             Some(Answer::State(o, slot, text)) => states.debug.push((o, slot, text)),
             Some(Answer::Text(o, slot, text)) => states.display.push((o, slot, text)),
             Some(Answer::Shown(text)) => states.results.push((calls.len(), text)),
+            Some(Answer::ShownError(text)) => states.errors.push((calls.len(), text)),
             Some(Answer::Getter(o, slot, k, text)) => states.getters.push((o, slot, k, text)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
@@ -292,6 +295,8 @@ enum Answer {
     Text(usize, u64, String),
     /// The next call's result's `Display` text.
     Shown(String),
+    /// The `Display` text of the error the next call returned.
+    ShownError(String),
     /// A getter's answer on an object slot after the calls: object, slot, callable, text.
     Getter(usize, u64, usize, String),
     End(End),
@@ -325,6 +330,7 @@ fn parse_line(line: &str) -> Option<Answer> {
             }
         }
         "d" => Answer::Shown(rest.to_string()),
+        "e" => Answer::ShownError(rest.to_string()),
         "g" => {
             let mut parts = rest.splitn(4, ' ');
             let object = parts.next()?.parse().ok()?;
@@ -438,6 +444,7 @@ mod tests {
             "u",
             "d 3 of 8",
             "o Gauge { level: 3 }",
+            "e level too high",
             "s 0 1 Gauge { level: 3 }",
             "s 1 0 ",
             "t 0 1 3 of 8",
@@ -458,6 +465,7 @@ mod tests {
             ],
             display: vec![(0, 1, "3 of 8".to_string())],
             results: vec![(1, "3 of 8".to_string())],
+            errors: vec![(2, "level too high".to_string())],
             getters: vec![(0, 1, 4, "0.5".to_string())],
         };
         assert_eq!(got[0].states, states);
