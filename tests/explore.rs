@@ -893,3 +893,63 @@ fn an_argument_of_an_explored_object_type_comes_from_its_slots() {
         ("text.to_lowercase() ==", "text.to_lowercase() !="),
     );
 }
+
+const QUOTE_LIB: &str = r#"/// Why words cannot be joined.
+#[derive(Debug, PartialEq)]
+pub enum JoinError {
+    Empty { at: usize },
+}
+
+impl std::fmt::Display for JoinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JoinError::Empty { at } => write!(f, "word {at} is empty"),
+        }
+    }
+}
+
+/// The words as one command line; a word with a space is quoted.
+pub fn join<'a, I: IntoIterator<Item = &'a str>>(words: I) -> Result<String, JoinError> {
+    let mut out = Vec::new();
+    for (at, w) in words.into_iter().enumerate() {
+        if w.is_empty() {
+            return Err(JoinError::Empty { at });
+        }
+        if w.contains(' ') {
+            out.push(format!("'{w}'"));
+        } else {
+            out.push(w.to_string());
+        }
+    }
+    Ok(out.join(" "))
+}
+"#;
+
+const QUOTE_MAIN: &str = r#"fn main() {
+    println!("{:?}", quote::join(["ls", "-l"]));
+}
+"#;
+
+/// A parameter that takes words (`I: IntoIterator<Item = &str>`) gets lists made from the text
+/// pool: the empty list, the recorded one, texts alone and side by side (the crate's `" "`
+/// makes a word with a space). The run never quoted a word nor met an empty one; the explored
+/// tests do, and check the error by what its user reads (`Display`) beside its `Debug`; they
+/// fail when the quoting changes.
+#[test]
+fn a_list_of_words_is_made_from_the_text_pool_and_an_error_is_checked_by_its_text() {
+    let (c, said) = explore_small("quote", QUOTE_LIB, QUOTE_MAIN, "3000");
+    let tests = explored(&c.dir, "quote", &said, 1);
+    assert!(tests.contains("quote::join(vec!["), "{tests}");
+    assert!(
+        tests.contains(".unwrap_err().to_string(), \"word 0 is empty\");")
+            || tests.contains(".unwrap_err().to_string(), \"word 1 is empty\");"),
+        "{tests}"
+    );
+    // A word with a space, quoted: the line the run never reached.
+    assert!(tests.contains("Ok(\\\"'"), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "quote",
+        ("format!(\"'{w}'\")", "format!(\"\\\"{w}\\\"\")"),
+    );
+}

@@ -31,6 +31,9 @@ pub enum PoolKind {
     NonZero(String),
     /// `None` or `Some` of a scalar or text (`Url::set_port(Option<u16>)`).
     Option(Box<PoolKind>),
+    /// A list of texts, made from the text pool: `&[&str]`, `Vec<&str>`, or what an
+    /// `IntoIterator<Item = &str>` takes (`shlex::try_join(words)`).
+    Texts,
     /// An object of explored type N, from its slots, not a pool (`&Pattern`, `MatchOptions`):
     /// behind `&` (`Pass::Ref`) or a clone (`Pass::Value`).
     Object(usize),
@@ -956,7 +959,8 @@ pub(crate) fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String,
             syn::GenericParam::Type(t) => {
                 let bounds: Vec<_> = t.bounds.iter().collect();
                 let [bound] = bounds[..] else { return None };
-                out.insert(t.ident.to_string(), bound_kind(bound)?);
+                let kind = bound_kind(bound).or_else(|| texts_bound(bound))?;
+                out.insert(t.ident.to_string(), kind);
             }
             syn::GenericParam::Const(_) => return None,
         }
@@ -973,14 +977,41 @@ pub(crate) fn generic_param(
         syn::Type::ImplTrait(i) => {
             let bounds: Vec<_> = i.bounds.iter().collect();
             let [bound] = bounds[..] else { return None };
-            bound_kind(bound)?
+            bound_kind(bound).or_else(|| texts_bound(bound))?
         }
         _ => {
             let seg = last_segment(ty)?;
             generics.get(&seg.ident.to_string())?.clone()
         }
     };
-    Some((kind, Pass::Value))
+    // A list of texts goes as a `Vec<&str>`: a `&[&str]`'s items are `&&str`.
+    let pass = if kind == PoolKind::Texts {
+        Pass::Owned
+    } else {
+        Pass::Value
+    };
+    Some((kind, pass))
+}
+
+/// `IntoIterator<Item = &str>` takes a list of texts.
+fn texts_bound(bound: &syn::TypeParamBound) -> Option<PoolKind> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let seg = t.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    let item = a.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::AssocType(b) if b.ident == "Item" => Some(&b.ty),
+        _ => None,
+    })?;
+    (seg.ident == "IntoIterator" && is_str_ref(item)).then_some(PoolKind::Texts)
+}
+
+/// `&str` (any lifetime).
+fn is_str_ref(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Reference(r) if r.mutability.is_none() && is_named(&r.elem, "str"))
 }
 
 /// The pool a parameter of type `ty` draws from, and how the value is passed.
@@ -1000,6 +1031,7 @@ pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
             };
         }
         return match r.elem.as_ref() {
+            syn::Type::Slice(s) if is_str_ref(&s.elem) => Some((PoolKind::Texts, Pass::Value)),
             syn::Type::Slice(s) => Some((PoolKind::Slice(integer_name(&s.elem)?), Pass::Value)),
             inner if is_named(inner, "str") => Some((PoolKind::Str, Pass::Value)),
             inner if is_named(inner, "String") => Some((PoolKind::Str, Pass::RefOwned)),
@@ -1026,6 +1058,9 @@ pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
         };
     }
     if let Some(elem) = only_argument(ty, "Vec") {
+        if is_str_ref(elem) {
+            return Some((PoolKind::Texts, Pass::Owned));
+        }
         return Some((PoolKind::Slice(integer_name(elem)?), Pass::Owned));
     }
     Some((PoolKind::Scalar(scalar_name(ty)?), Pass::Value))
@@ -1143,6 +1178,10 @@ mod tests {
         assert_eq!(kind("&mut [u8]"), Some((slice("u8"), Pass::MutOwned)));
         assert_eq!(kind("&mut Vec<u8>"), Some((slice("u8"), Pass::MutOwned)));
         assert_eq!(kind("&mut String"), Some((PoolKind::Str, Pass::MutOwned)));
+        // Lists of texts.
+        assert_eq!(kind("&[&str]"), Some((PoolKind::Texts, Pass::Value)));
+        assert_eq!(kind("Vec<&'a str>"), Some((PoolKind::Texts, Pass::Owned)));
+        assert_eq!(kind("&[String]"), None);
     }
 
     #[test]
@@ -1298,6 +1337,23 @@ mod tests {
             generic("fn f<S: Into<String>>(s: S)", "S"),
             Some((PoolKind::Str, Pass::Value))
         );
+        // A list of texts goes as a `Vec<&str>`.
+        let texts = Some((PoolKind::Texts, Pass::Owned));
+        assert_eq!(
+            generic(
+                "fn try_join<'a, I: IntoIterator<Item = &'a str>>(words: I)",
+                "I"
+            ),
+            texts
+        );
+        assert_eq!(
+            generic(
+                "fn f(w: impl IntoIterator<Item = &'static str>)",
+                "impl IntoIterator<Item = &'static str>"
+            ),
+            texts
+        );
+        assert_eq!(generic("fn f<I: IntoIterator<Item = u8>>(w: I)", "I"), None);
         assert_eq!(generic("fn f<T: Clone>(t: T)", "T"), None);
         assert_eq!(generic("fn f<T>(t: T) where T: AsRef<str>", "T"), None);
     }

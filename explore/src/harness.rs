@@ -82,6 +82,7 @@ fn pool_type(kind: &PoolKind) -> String {
         PoolKind::Slice(t) => format!("&[{t}]"),
         PoolKind::NonZero(t) => format!("std::num::NonZero<{t}>"),
         PoolKind::Option(inner) => format!("Option<{}>", pool_type(inner)),
+        PoolKind::Texts => "&[&str]".to_string(),
         PoolKind::Object(_) => "()".to_string(),
     }
 }

@@ -403,11 +403,12 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         .iter()
         .flat_map(|c| c.params.iter().map(|p| p.kind.clone()))
         .collect();
-    // An option's pool is made from its inner one.
+    // An option's pool is made from its inner one, a list of texts from the text pool.
     let inner: Vec<PoolKind> = kinds
         .iter()
         .filter_map(|k| match k {
             PoolKind::Option(inner) => Some((**inner).clone()),
+            PoolKind::Texts => Some(PoolKind::Str),
             _ => None,
         })
         .collect();

@@ -74,8 +74,32 @@ impl Pools {
                 .collect();
             self.by_kind.insert(kind, pool);
         }
+        if let Some(lists) = self.by_kind.get(&PoolKind::Texts) {
+            let mut lists = lists.clone();
+            for l in texts_of(self.get(&PoolKind::Str)) {
+                if !lists.contains(&l) {
+                    lists.push(l);
+                }
+            }
+            lists.truncate(MAX_POOL);
+            self.by_kind.insert(PoolKind::Texts, lists);
+        }
         self
     }
+}
+
+/// The lists of texts made from the text pool `texts`: the empty list, each text alone, then
+/// each two and each three side by side in the pool (a word list's joints: an empty word
+/// between two, a quote after a space), at most [`MAX_POOL`].
+fn texts_of(texts: &[Lit]) -> Vec<Lit> {
+    let third = MAX_POOL / 3;
+    std::iter::once(Vec::new())
+        .chain(texts.iter().take(third).map(|t| vec![t.clone()]))
+        .chain(texts.windows(2).take(third).map(<[Lit]>::to_vec))
+        .chain(texts.windows(3).map(<[Lit]>::to_vec))
+        .take(MAX_POOL)
+        .map(Lit::Seq)
+        .collect()
 }
 
 /// At most this many values of a pool come from the crate's literals.
@@ -166,6 +190,19 @@ fn collect(v: &Value, out: &mut BTreeMap<PoolKind, Vec<Lit>>) {
         } => {
             if let Some((ty, lits)) = integer_elems(elems) {
                 add(PoolKind::Slice(ty), Lit::Seq(lits));
+            }
+            let texts: Option<Vec<Lit>> = (elems.iter())
+                .map(|e| match e {
+                    Value::Str {
+                        value,
+                        truncated: false,
+                        ..
+                    } => Some(Lit::Str(value.clone())),
+                    _ => None,
+                })
+                .collect();
+            if let Some(texts) = texts.filter(|t| !t.is_empty()) {
+                add(PoolKind::Texts, Lit::Seq(texts));
             }
             for e in elems {
                 collect(e, out);
@@ -335,6 +372,11 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
             .for_each(&mut push),
         // Made from the inner pool once it is seeded (`Pools::seeded`).
         PoolKind::Option(_) => push(Lit::Opt(None)),
+        // The recorded lists; more are made from the text pool once it is seeded.
+        PoolKind::Texts => {
+            push(Lit::Seq(Vec::new()));
+            recorded.iter().cloned().for_each(&mut push);
+        }
         // Drawn from object slots, not from a pool.
         PoolKind::Object(_) => {}
         PoolKind::Slice(ty) => {
@@ -394,7 +436,7 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             let int = literal(&PoolKind::Scalar(t.clone()), lit);
             return format!("std::num::NonZero::<{t}>::new({int}).unwrap()");
         }
-        PoolKind::Str => "str",
+        PoolKind::Str | PoolKind::Texts => "str",
         PoolKind::Object(_) => return "_".to_string(),
         PoolKind::Option(inner) => {
             return match lit {
@@ -427,6 +469,10 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
         Lit::Char(c) => format!("{c:?}"),
         Lit::Float(f) => float_literal(*f, ty),
         Lit::Str(s) => format!("{s:?}"),
+        Lit::Seq(elems) if *kind == PoolKind::Texts => {
+            let parts: Vec<String> = elems.iter().map(|e| literal(&PoolKind::Str, e)).collect();
+            format!("&[{}]", parts.join(", "))
+        }
         Lit::Seq(elems) => {
             let scalar = PoolKind::Scalar(ty.to_string());
             let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
@@ -525,6 +571,38 @@ mod tests {
             pool.len(),
             pools.get(&PoolKind::Scalar("u16".into())).len() + 1
         );
+    }
+
+    #[test]
+    fn a_list_of_texts_is_made_from_the_text_pool() {
+        let text = |s: &str| Value::Str {
+            ty: "&str".into(),
+            value: s.into(),
+            truncated: false,
+        };
+        let recorded = Value::Seq {
+            ty: "[&str; 2]".into(),
+            elems: vec![text("ls"), text("-l")],
+            truncated: false,
+        };
+        let pools = from_values(
+            [text("a b"), recorded].iter(),
+            &[PoolKind::Texts, PoolKind::Str],
+        )
+        .seeded(&crate::dictionary::Dictionary::default());
+        let texts = pools.get(&PoolKind::Str);
+        let lists = pools.get(&PoolKind::Texts);
+        let written: Vec<String> = lists.iter().map(|l| literal(&PoolKind::Texts, l)).collect();
+        // The empty list, the recorded one, then lists of the pool's texts.
+        assert_eq!(written[..2], ["&[]", "&[\"ls\", \"-l\"]"]);
+        assert!(written.contains(&"&[\"a b\"]".to_string()), "{written:?}");
+        // Each two and three side by side: the empty text next to the recorded one.
+        let pair = literal(&PoolKind::Texts, &Lit::Seq(texts[..2].to_vec()));
+        assert!(written.contains(&pair), "{written:?}");
+        assert!(lists
+            .iter()
+            .any(|l| matches!(l, Lit::Seq(v) if v.len() == 3)));
+        assert!(lists.len() <= MAX_POOL);
     }
 
     #[test]

@@ -73,6 +73,7 @@ fn argument(kind: &PoolKind, lit: &Lit, pass: Pass) -> String {
         Lit::Seq(elems) => {
             let scalar = match kind {
                 PoolKind::Slice(t) => PoolKind::Scalar(t.clone()),
+                PoolKind::Texts => PoolKind::Str,
                 other => other.clone(),
             };
             let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
