@@ -953,3 +953,72 @@ fn a_list_of_words_is_made_from_the_text_pool_and_an_error_is_checked_by_its_tex
         ("format!(\"'{w}'\")", "format!(\"\\\"{w}\\\"\")"),
     );
 }
+
+const QUEUE_LIB: &str = r#"use std::ops::{Bound, RangeBounds};
+
+/// Numbers in the order they came.
+#[derive(Debug)]
+pub struct Queue {
+    items: Vec<u32>,
+}
+
+impl Default for Queue {
+    fn default() -> Queue {
+        Queue { items: vec![1, 2, 3, 4, 5] }
+    }
+}
+
+impl Queue {
+    pub fn push(&mut self, n: u32) {
+        self.items.push(n);
+    }
+
+    /// Takes out the numbers at `range`, as far as the queue holds them.
+    pub fn take<R: RangeBounds<usize>>(&mut self, range: R) -> Vec<u32> {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s + 1,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e + 1,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.items.len(),
+        };
+        let end = end.min(self.items.len());
+        if start >= end {
+            return Vec::new();
+        }
+        self.items.drain(start..end).collect()
+    }
+}
+"#;
+
+const QUEUE_MAIN: &str = r#"fn main() {
+    let mut q = queue::Queue::default();
+    q.push(6);
+    println!("{:?}", q.take(..));
+}
+"#;
+
+/// A parameter bounded by `RangeBounds<usize>` gets ranges made from the `usize` pool, written
+/// as a test writes them (`take(..=1)`): the run took only `..`; the explored tests reach the
+/// arms of the bounds it never had, and fail when an inclusive end is counted wrong.
+#[test]
+fn a_range_parameter_gets_ranges_made_from_the_integer_pool() {
+    let (c, said) = explore_small("queue", QUEUE_LIB, QUEUE_MAIN, "3000");
+    let tests = explored(&c.dir, "queue", &said, 2);
+    assert!(
+        tests.contains(".take(..=") || tests.contains("..=1)"),
+        "{tests}"
+    );
+    assert!(!tests.contains("Bound::"), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "queue",
+        (
+            "Bound::Included(&e) => e + 1",
+            "Bound::Included(&e) => e + 2",
+        ),
+    );
+}

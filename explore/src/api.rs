@@ -34,6 +34,9 @@ pub enum PoolKind {
     /// A list of texts, made from the text pool: `&[&str]`, `Vec<&str>`, or what an
     /// `IntoIterator<Item = &str>` takes (`shlex::try_join(words)`).
     Texts,
+    /// A range of the named integer, made from its pool: what `R: RangeBounds<usize>` takes
+    /// (`drain(1..3)`).
+    Range(String),
     /// An object of explored type N, from its slots, not a pool (`&Pattern`, `MatchOptions`):
     /// behind `&` (`Pass::Ref`) or a clone (`Pass::Value`).
     Object(usize),
@@ -941,6 +944,7 @@ fn bound_kind(bound: &syn::TypeParamBound) -> Option<PoolKind> {
             _ => None,
         },
         "Into" if is_named(arg, "String") => Some(PoolKind::Str),
+        "RangeBounds" => Some(PoolKind::Range(integer_name(arg)?)),
         "Into" => Some(PoolKind::Scalar(scalar_name(arg)?)),
         _ => None,
     }
@@ -1354,6 +1358,10 @@ mod tests {
             texts
         );
         assert_eq!(generic("fn f<I: IntoIterator<Item = u8>>(w: I)", "I"), None);
+        assert_eq!(
+            generic("fn drain<R: RangeBounds<usize>>(&mut self, range: R)", "R"),
+            Some((PoolKind::Range("usize".into()), Pass::Value))
+        );
         assert_eq!(generic("fn f<T: Clone>(t: T)", "T"), None);
         assert_eq!(generic("fn f<T>(t: T) where T: AsRef<str>", "T"), None);
     }

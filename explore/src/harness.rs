@@ -18,7 +18,7 @@ pub mod run;
 use std::fmt::Write as _;
 
 use crate::api::{Callable, Explorable, Made, Pass, PoolKind};
-use crate::pools::{literal, Pools};
+use crate::pools::{harness_literal, Pools};
 use crate::strategy::Space;
 
 /// Object slots per type: a method's receiver and a constructor's result each pick one.
@@ -83,6 +83,7 @@ fn pool_type(kind: &PoolKind) -> String {
         PoolKind::NonZero(t) => format!("std::num::NonZero<{t}>"),
         PoolKind::Option(inner) => format!("Option<{}>", pool_type(inner)),
         PoolKind::Texts => "&[&str]".to_string(),
+        PoolKind::Range(t) => format!("(std::ops::Bound<{t}>, std::ops::Bound<{t}>)"),
         PoolKind::Object(_) => "()".to_string(),
     }
 }
@@ -487,7 +488,7 @@ pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
     ));
     l.push(PRELUDE);
     for (kind, values) in &pools.by_kind {
-        let lits: Vec<String> = values.iter().map(|v| literal(kind, v)).collect();
+        let lits: Vec<String> = values.iter().map(|v| harness_literal(kind, v)).collect();
         l.push(&format!(
             "const {}: &[{}] = &[{}];",
             pool_name(pools, kind),

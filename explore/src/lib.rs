@@ -409,6 +409,7 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         .filter_map(|k| match k {
             PoolKind::Option(inner) => Some((**inner).clone()),
             PoolKind::Texts => Some(PoolKind::Str),
+            PoolKind::Range(int) => Some(PoolKind::Scalar(int.clone())),
             _ => None,
         })
         .collect();

@@ -28,6 +28,12 @@ pub enum Lit {
     Seq(Vec<Lit>),
     /// `None`, or `Some` of a value of the inner pool.
     Opt(Option<Box<Lit>>),
+    /// A range: `start..end`, `start..=end` (`inclusive`), either end open (`2..`, `..`).
+    Range {
+        start: Option<Box<Lit>>,
+        end: Option<Box<Lit>>,
+        inclusive: bool,
+    },
 }
 
 /// The pools, by kind.
@@ -74,6 +80,16 @@ impl Pools {
                 .collect();
             self.by_kind.insert(kind, pool);
         }
+        let ranges: Vec<(PoolKind, Vec<Lit>)> = (self.by_kind.keys())
+            .filter_map(|k| match k {
+                PoolKind::Range(int) => Some((
+                    k.clone(),
+                    ranges_of(self.get(&PoolKind::Scalar(int.clone()))),
+                )),
+                _ => None,
+            })
+            .collect();
+        self.by_kind.extend(ranges);
         if let Some(lists) = self.by_kind.get(&PoolKind::Texts) {
             let mut lists = lists.clone();
             for l in texts_of(self.get(&PoolKind::Str)) {
@@ -100,6 +116,40 @@ fn texts_of(texts: &[Lit]) -> Vec<Lit> {
         .take(MAX_POOL)
         .map(Lit::Seq)
         .collect()
+}
+
+/// The ranges made from an integer pool `ints`: the whole range, then over its smallest
+/// non-negative values (0, 1, the recorded ones…), each open at one end (`a..`, `..a`,
+/// `..=a`) and each two as `a..b` and `a..=b` (`a <= b`, an empty `a..a` among them), at most
+/// [`MAX_POOL`]; then the largest value, a range no collection holds.
+fn ranges_of(ints: &[Lit]) -> Vec<Lit> {
+    let mut values: Vec<&Lit> = ints
+        .iter()
+        .filter(|l| int_value(l).is_some_and(|v| v >= 0))
+        .collect();
+    values.sort_by_key(|l| int_value(l));
+    let largest = values.pop();
+    values.truncate(6);
+    let range = |start: Option<&Lit>, end: Option<&Lit>, inclusive: bool| Lit::Range {
+        start: start.map(|l| Box::new(l.clone())),
+        end: end.map(|l| Box::new(l.clone())),
+        inclusive,
+    };
+    let mut out = vec![range(None, None, false)];
+    for &a in &values {
+        out.push(range(Some(a), None, false));
+        out.push(range(None, Some(a), false));
+        out.push(range(None, Some(a), true));
+    }
+    for (i, &a) in values.iter().enumerate() {
+        for &b in &values[i..] {
+            out.push(range(Some(a), Some(b), false));
+            out.push(range(Some(a), Some(b), true));
+        }
+    }
+    out.truncate(MAX_POOL - 1);
+    out.extend(largest.map(|m| range(Some(m), None, false)));
+    out
 }
 
 /// At most this many values of a pool come from the crate's literals.
@@ -373,6 +423,12 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
         // Made from the inner pool once it is seeded (`Pools::seeded`).
         PoolKind::Option(_) => push(Lit::Opt(None)),
         // The recorded lists; more are made from the text pool once it is seeded.
+        // Made from the integer pool once it is seeded.
+        PoolKind::Range(_) => push(Lit::Range {
+            start: None,
+            end: None,
+            inclusive: false,
+        }),
         PoolKind::Texts => {
             push(Lit::Seq(Vec::new()));
             recorded.iter().cloned().for_each(&mut push);
@@ -444,6 +500,7 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
                 _ => "None".to_string(),
             };
         }
+        PoolKind::Range(t) => return range_literal(t, lit),
     };
     match lit {
         Lit::Int(v) if int_range(ty).is_some() => {
@@ -479,7 +536,56 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             format!("&[{}]", parts.join(", "))
         }
         Lit::Opt(_) => "None".to_string(),
+        Lit::Range { .. } => "..".to_string(),
     }
+}
+
+/// A range as a test writes it: `1..3`, `..=2`, `5..` (the integer type is inferred from
+/// the parameter's bound; its extremes by name, `usize::MAX..`).
+fn range_literal(ty: &str, lit: &Lit) -> String {
+    let Lit::Range {
+        start,
+        end,
+        inclusive,
+    } = lit
+    else {
+        return "..".to_string();
+    };
+    let end_of = |l: &Option<Box<Lit>>| {
+        l.as_deref().map_or(String::new(), |l| {
+            let written = literal(&PoolKind::Scalar(ty.to_string()), l);
+            match written.strip_suffix(ty) {
+                Some(bare) if !bare.ends_with("::") => bare.to_string(),
+                _ => written,
+            }
+        })
+    };
+    let dots = if *inclusive { "..=" } else { ".." };
+    format!("{}{dots}{}", end_of(start), end_of(end))
+}
+
+/// A pooled value as the harness's pool constants hold it: a range as the pair of its
+/// bounds (one type for every range: `(Bound<usize>, Bound<usize>)`, a `RangeBounds<usize>`),
+/// anything else as a test writes it.
+pub fn harness_literal(kind: &PoolKind, lit: &Lit) -> String {
+    let (
+        PoolKind::Range(t),
+        Lit::Range {
+            start,
+            end,
+            inclusive,
+        },
+    ) = (kind, lit)
+    else {
+        return literal(kind, lit);
+    };
+    let int = PoolKind::Scalar(t.clone());
+    let bound = |l: &Option<Box<Lit>>, included: bool| match l.as_deref() {
+        None => "std::ops::Bound::Unbounded".to_string(),
+        Some(l) if included => format!("std::ops::Bound::Included({})", literal(&int, l)),
+        Some(l) => format!("std::ops::Bound::Excluded({})", literal(&int, l)),
+    };
+    format!("({}, {})", bound(start, true), bound(end, *inclusive))
 }
 
 fn float_literal(f: f64, ty: &str) -> String {
@@ -603,6 +709,50 @@ mod tests {
             .iter()
             .any(|l| matches!(l, Lit::Seq(v) if v.len() == 3)));
         assert!(lists.len() <= MAX_POOL);
+    }
+
+    #[test]
+    fn ranges_are_made_from_the_integer_pool_and_written_as_a_test_writes_them() {
+        let usize_kind = PoolKind::Scalar("usize".into());
+        let kind = PoolKind::Range("usize".into());
+        let pools = from_values(
+            [Value::Uint {
+                ty: "usize".into(),
+                value: 3,
+            }]
+            .iter(),
+            &[kind.clone(), usize_kind],
+        )
+        .seeded(&crate::dictionary::Dictionary::default());
+        let written: Vec<String> = (pools.get(&kind).iter())
+            .map(|l| literal(&kind, l))
+            .collect();
+        assert_eq!(written[0], "..");
+        for r in [
+            "0..",
+            "..1",
+            "..=3",
+            "1..3",
+            "2..=4",
+            "3..3",
+            "usize::MAX..",
+        ] {
+            assert!(written.contains(&r.to_string()), "{r} not in {written:?}");
+        }
+        assert!(written.len() <= MAX_POOL);
+        // The harness holds each as the pair of its bounds: one type for them all.
+        let r = pools
+            .get(&kind)
+            .iter()
+            .find(|l| literal(&kind, l) == "1..=3");
+        assert_eq!(
+            harness_literal(&kind, r.unwrap()),
+            "(std::ops::Bound::Included(1usize), std::ops::Bound::Included(3usize))"
+        );
+        assert_eq!(
+            harness_literal(&kind, &pools.get(&kind)[0]),
+            "(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)"
+        );
     }
 
     #[test]
