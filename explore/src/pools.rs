@@ -344,6 +344,23 @@ pub(crate) fn int_lit(ty: &str, v: i128) -> Option<Lit> {
     })
 }
 
+/// The start of a pool made from another once that is seeded (`Pools::seeded`): an option's
+/// `None` (then `Some` of its inner pool's values), the whole range `..` (then ranges of its
+/// integers), the empty list of texts and the `recorded` ones (then lists of the text pool's).
+fn made_later(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
+    match kind {
+        PoolKind::Option(_) => vec![Lit::Opt(None)],
+        PoolKind::Range(_) => vec![Lit::Range {
+            start: None,
+            end: None,
+            inclusive: false,
+        }],
+        _ => std::iter::once(Lit::Seq(Vec::new()))
+            .chain(recorded.iter().cloned())
+            .collect(),
+    }
+}
+
 /// The pool of `kind`: boundaries and neighbours of the `recorded` values, deduplicated, at
 /// most [`MAX_POOL`].
 pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
@@ -420,18 +437,8 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
         PoolKind::NonZero(ty) => non_zero_neighbours(ty, recorded)
             .into_iter()
             .for_each(&mut push),
-        // Made from the inner pool once it is seeded (`Pools::seeded`).
-        PoolKind::Option(_) => push(Lit::Opt(None)),
-        // The recorded lists; more are made from the text pool once it is seeded.
-        // Made from the integer pool once it is seeded.
-        PoolKind::Range(_) => push(Lit::Range {
-            start: None,
-            end: None,
-            inclusive: false,
-        }),
-        PoolKind::Texts => {
-            push(Lit::Seq(Vec::new()));
-            recorded.iter().cloned().for_each(&mut push);
+        PoolKind::Option(_) | PoolKind::Range(_) | PoolKind::Texts => {
+            made_later(kind, recorded).into_iter().for_each(&mut push)
         }
         // Drawn from object slots, not from a pool.
         PoolKind::Object(_) => {}
