@@ -1022,3 +1022,54 @@ fn a_range_parameter_gets_ranges_made_from_the_integer_pool() {
         ),
     );
 }
+
+const SHELF_LIB: &str = r#"/// Numbers on a shelf.
+#[derive(Debug, Default)]
+pub struct Shelf {
+    items: Vec<u32>,
+}
+
+impl Shelf {
+    pub fn put(&mut self, n: u32) {
+        self.items.push(n);
+    }
+
+    /// Keeps the items `keep` says yes to; how many went.
+    pub fn keep<F: FnMut(&u32) -> bool>(&mut self, mut keep: F) -> usize {
+        let before = self.items.len();
+        self.items.retain(|x| keep(x));
+        before - self.items.len()
+    }
+
+    /// The first item, or the one `make` gives when the shelf is empty.
+    pub fn first_or<F: FnOnce() -> u32>(&mut self, make: F) -> u32 {
+        if self.items.is_empty() {
+            let n = make();
+            self.items.push(n);
+        }
+        self.items[0]
+    }
+}
+"#;
+
+const SHELF_MAIN: &str = r#"fn main() {
+    let mut s = shelf::Shelf::default();
+    s.put(4);
+    s.put(7);
+    println!("{}", s.keep(|x| *x < 100));
+    println!("{}", s.first_or(|| 9));
+}
+"#;
+
+/// A parameter a closure bound types gets closures written for its shape: a predicate
+/// (`|_| false`, `|x| *x % 2 == 0`) and a producer of the pool's values (`|| 0u32`). The run
+/// never emptied the shelf; the explored tests do and reach the producer's line, and fail when
+/// what it puts changes.
+#[test]
+fn a_closure_parameter_gets_closures_written_for_its_shape() {
+    let (c, said) = explore_small("shelf", SHELF_LIB, SHELF_MAIN, "3000");
+    let tests = explored(&c.dir, "shelf", &said, 3);
+    assert!(tests.contains(".keep(|"), "{tests}");
+    assert!(tests.contains(".first_or(|| "), "{tests}");
+    fail_after_edit(&c.dir, "shelf", ("let n = make();", "let n = make() + 1;"));
+}

@@ -37,6 +37,9 @@ pub enum PoolKind {
     /// A range of the named integer, made from its pool: what `R: RangeBounds<usize>` takes
     /// (`drain(1..3)`).
     Range(String),
+    /// A closure, by the function pointer type that holds it (`fn(&mut u32) -> bool`): what
+    /// `F: FnMut(&mut T) -> bool` takes. A few closures of each shape (`closures.rs`).
+    Closure(String),
     /// An object of explored type N, from its slots, not a pool (`&Pattern`, `MatchOptions`):
     /// behind `&` (`Pass::Ref`) or a clone (`Pass::Value`).
     Object(usize),
@@ -963,7 +966,9 @@ pub(crate) fn generic_kinds(generics: &syn::Generics) -> Option<BTreeMap<String,
             syn::GenericParam::Type(t) => {
                 let bounds: Vec<_> = t.bounds.iter().collect();
                 let [bound] = bounds[..] else { return None };
-                let kind = bound_kind(bound).or_else(|| texts_bound(bound))?;
+                let kind = bound_kind(bound)
+                    .or_else(|| texts_bound(bound))
+                    .or_else(|| param_kind(&stand_in(bound)?).map(|k| k.0))?;
                 out.insert(t.ident.to_string(), kind);
             }
             syn::GenericParam::Const(_) => return None,
@@ -981,7 +986,9 @@ pub(crate) fn generic_param(
         syn::Type::ImplTrait(i) => {
             let bounds: Vec<_> = i.bounds.iter().collect();
             let [bound] = bounds[..] else { return None };
-            bound_kind(bound).or_else(|| texts_bound(bound))?
+            bound_kind(bound)
+                .or_else(|| texts_bound(bound))
+                .or_else(|| param_kind(&stand_in(bound)?).map(|k| k.0))?
         }
         _ => {
             let seg = last_segment(ty)?;
@@ -995,6 +1002,29 @@ pub(crate) fn generic_param(
         Pass::Value
     };
     Some((kind, pass))
+}
+
+/// The type whose values a parameter bounded by `bound` takes from a pool, where one stands in
+/// for the bound: a function pointer for a closure bound (`FnMut(&mut T) -> bool` takes a
+/// `fn(&mut T) -> bool`), a pair of `Bound`s for `RangeBounds<usize>`.
+pub(crate) fn stand_in(bound: &syn::TypeParamBound) -> Option<syn::Type> {
+    let syn::TypeParamBound::Trait(t) = bound else {
+        return None;
+    };
+    let seg = t.path.segments.last()?;
+    match (&seg.arguments, seg.ident.to_string().as_str()) {
+        (syn::PathArguments::Parenthesized(p), "Fn" | "FnMut" | "FnOnce") => {
+            let inputs = p.inputs.iter();
+            let output = &p.output;
+            Some(syn::parse_quote!(fn(#(#inputs),*) #output))
+        }
+        (_, "RangeBounds") => {
+            let (_, int) = trait_and_argument(bound)?;
+            let int = integer_name(int)?;
+            syn::parse_str(&format!("(std::ops::Bound<{int}>, std::ops::Bound<{int}>)")).ok()
+        }
+        _ => None,
+    }
 }
 
 /// `IntoIterator<Item = &str>` takes a list of texts.
@@ -1049,6 +1079,20 @@ pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
     }
     if is_named(ty, "String") {
         return Some((PoolKind::Str, Pass::Owned));
+    }
+    if let syn::Type::FnPtr(f) = ty {
+        let kind = crate::closures::kind(f)?;
+        return Some((kind, Pass::Value));
+    }
+    if let syn::Type::Tuple(t) = ty {
+        // A range, as the harness holds it: `(Bound<usize>, Bound<usize>)`.
+        let ints: Vec<String> = (t.elems.iter())
+            .filter_map(|e| integer_name(only_argument(e, "Bound")?))
+            .collect();
+        return match &ints[..] {
+            [a, b] if a == b => Some((PoolKind::Range(a.clone()), Pass::Value)),
+            _ => None,
+        };
     }
     if let Some(int) = non_zero(ty) {
         return Some((PoolKind::NonZero(int), Pass::Value));

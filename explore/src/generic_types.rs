@@ -14,7 +14,8 @@ use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 
 use crate::api::{
-    callable, callable_signature, param_kind, trait_and_argument, Explorable, Pass, PoolKind, Seen,
+    callable, callable_signature, param_kind, stand_in, trait_and_argument, Explorable, Pass,
+    PoolKind, Seen,
 };
 
 /// A generic type as the run instantiated it.
@@ -202,6 +203,11 @@ pub(crate) fn method_args(
                     let mut item = item.clone();
                     Replace(&inst.args).visit_type_mut(&mut item);
                     return Some(syn::parse_quote!(Vec<#item>));
+                }
+                // A closure (`F: FnMut(&mut A::Item) -> bool`) or a range.
+                if let Some(mut ty) = stand_in(bound) {
+                    Replace(&inst.args).visit_type_mut(&mut ty);
+                    return Some(ty);
                 }
             }
             let (trait_name, arg) = trait_with_one_type(bound)?;
@@ -520,7 +526,11 @@ mod tests {
         )
         .unwrap();
         assert!(method_args(&equivalent, &inst, None).is_some());
-        let unbound = parse_signature("fn map<F: Fn(&V) -> V>(&mut self, f: F)").unwrap();
+        // A closure bound: a function pointer of the instance's types stands in.
+        let closure = parse_signature("fn map<F: Fn(&V) -> V>(&mut self, f: F)").unwrap();
+        let f = method_args(&closure, &inst, None).unwrap()["F"].clone();
+        assert_eq!(f.to_token_stream().to_string(), "fn (& String) -> String");
+        let unbound = parse_signature("fn map<F: Hash>(&mut self, f: F)").unwrap();
         assert_eq!(method_args(&unbound, &inst, None), None);
     }
 

@@ -84,6 +84,7 @@ fn pool_type(kind: &PoolKind) -> String {
         PoolKind::Option(inner) => format!("Option<{}>", pool_type(inner)),
         PoolKind::Texts => "&[&str]".to_string(),
         PoolKind::Range(t) => format!("(std::ops::Bound<{t}>, std::ops::Bound<{t}>)"),
+        PoolKind::Closure(t) => t.clone(),
         PoolKind::Object(_) => "()".to_string(),
     }
 }

@@ -12,6 +12,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod api;
+mod closures;
 mod compares;
 mod dictionary;
 mod error;
@@ -410,6 +411,7 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
             PoolKind::Option(inner) => Some((**inner).clone()),
             PoolKind::Texts => Some(PoolKind::Str),
             PoolKind::Range(int) => Some(PoolKind::Scalar(int.clone())),
+            PoolKind::Closure(_) => closures::produced_kind(k).map(|(inner, _)| inner),
             _ => None,
         })
         .collect();

@@ -28,6 +28,8 @@ pub enum Lit {
     Seq(Vec<Lit>),
     /// `None`, or `Some` of a value of the inner pool.
     Opt(Option<Box<Lit>>),
+    /// Source code as it is: a closure (`|x| *x % 2 == 0`).
+    Code(String),
     /// A range: `start..end`, `start..=end` (`inclusive`), either end open (`2..`, `..`).
     Range {
         start: Option<Box<Lit>>,
@@ -90,6 +92,11 @@ impl Pools {
             })
             .collect();
         self.by_kind.extend(ranges);
+        let closures: Vec<(PoolKind, Vec<Lit>)> = (self.by_kind.keys())
+            .filter(|k| matches!(k, PoolKind::Closure(_)))
+            .map(|k| (k.clone(), crate::closures::closures(k, &self)))
+            .collect();
+        self.by_kind.extend(closures);
         if let Some(lists) = self.by_kind.get(&PoolKind::Texts) {
             let mut lists = lists.clone();
             for l in texts_of(self.get(&PoolKind::Str)) {
@@ -346,10 +353,12 @@ pub(crate) fn int_lit(ty: &str, v: i128) -> Option<Lit> {
 
 /// The start of a pool made from another once that is seeded (`Pools::seeded`): an option's
 /// `None` (then `Some` of its inner pool's values), the whole range `..` (then ranges of its
-/// integers), the empty list of texts and the `recorded` ones (then lists of the text pool's).
+/// integers), the empty list of texts and the `recorded` ones (then lists of the text pool's),
+/// no closure (then those `closures.rs` writes).
 fn made_later(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
     match kind {
         PoolKind::Option(_) => vec![Lit::Opt(None)],
+        PoolKind::Closure(_) => Vec::new(),
         PoolKind::Range(_) => vec![Lit::Range {
             start: None,
             end: None,
@@ -437,7 +446,7 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
         PoolKind::NonZero(ty) => non_zero_neighbours(ty, recorded)
             .into_iter()
             .for_each(&mut push),
-        PoolKind::Option(_) | PoolKind::Range(_) | PoolKind::Texts => {
+        PoolKind::Option(_) | PoolKind::Range(_) | PoolKind::Texts | PoolKind::Closure(_) => {
             made_later(kind, recorded).into_iter().for_each(&mut push)
         }
         // Drawn from object slots, not from a pool.
@@ -508,6 +517,12 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             };
         }
         PoolKind::Range(t) => return range_literal(t, lit),
+        PoolKind::Closure(_) => {
+            return match lit {
+                Lit::Code(code) => code.clone(),
+                _ => "|| ()".to_string(),
+            }
+        }
     };
     match lit {
         Lit::Int(v) if int_range(ty).is_some() => {
@@ -544,6 +559,7 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
         }
         Lit::Opt(_) => "None".to_string(),
         Lit::Range { .. } => "..".to_string(),
+        Lit::Code(code) => code.clone(),
     }
 }
 
