@@ -2,7 +2,7 @@
 //! V`). A recording holds no closure's code, so explore writes a few of each shape, the ones a
 //! reviewer reads at a glance:
 //! - a **producer** (`FnOnce() -> V`, `get_or_insert(k, f)`, `resize_with(n, f)`): `|| v` for
-//!   the first values of `V`'s pool;
+//!   the first values of `V`'s pool (`|_| v` when it takes arguments: `FnOnce(&K) -> V`);
 //! - a **predicate** (`-> bool`: `retain`, `dedup_by`): `|_| true`, `|_| false`, on an integer
 //!   `|x| *x % 2 == 0` (keeps some, drops some), on two of one type `|a, b| a == b`;
 //! - a **comparator** (`-> Ordering`: `sort_by`): `|a, b| a.cmp(b)` and `|a, b| b.cmp(a)`, and
@@ -29,7 +29,7 @@ pub(crate) fn kind(f: &syn::TypeFnPtr) -> Option<PoolKind> {
     let text = f.to_token_stream().to_string();
     let kind = PoolKind::Closure(tidy(&text));
     let shape = Shape::of(&f)?;
-    (!matches!(shape, Shape::Producer) || produced(&f).is_some()).then_some(kind)
+    (!matches!(shape, Shape::Producer(_)) || produced(&f).is_some()).then_some(kind)
 }
 
 /// The pool a producer of `kind` draws its values from, with how each is passed.
@@ -44,16 +44,19 @@ pub(crate) fn closures(kind: &PoolKind, pools: &Pools) -> Vec<Lit> {
     };
     let code = |s: String| Lit::Code(s);
     match Shape::of(&f) {
-        Some(Shape::Producer) => {
+        Some(Shape::Producer(n)) => {
             let Some((k, pass)) = produced(&f) else {
                 return Vec::new();
             };
             (pools.get(&k).iter().take(MAX_PRODUCERS))
                 .map(|v| {
                     let written = literal(&k, v);
+                    let blanks = vec!["_"; n].join(", ");
                     match (pass, &k) {
-                        (Pass::Owned, PoolKind::Str) => code(format!("|| {written}.to_string()")),
-                        _ => code(format!("|| {written}")),
+                        (Pass::Owned, PoolKind::Str) => {
+                            code(format!("|{blanks}| {written}.to_string()"))
+                        }
+                        _ => code(format!("|{blanks}| {written}")),
                     }
                 })
                 .collect()
@@ -97,8 +100,9 @@ pub(crate) fn closures(kind: &PoolKind, pools: &Pools) -> Vec<Lit> {
 
 /// What a closure of one function pointer type does, as far as explore writes them.
 enum Shape {
-    /// No argument, a value of the type its result is: that type's pooled values.
-    Producer,
+    /// Its arguments (how many: not read), a value of the type its result is (not `bool` or
+    /// `Ordering`): that type's pooled values.
+    Producer(usize),
     /// Its arguments' types, `-> bool`.
     Predicate(Vec<syn::Type>),
     /// `-> Ordering` over 2 of one type or a map's 4 (`&K, &V, &K, &V`).
@@ -111,10 +115,7 @@ impl Shape {
         let syn::ReturnType::Type(_, out) = &f.output else {
             return None;
         };
-        if inputs.is_empty() {
-            return Some(Shape::Producer);
-        }
-        if crate::api::is_named(out, "bool") {
+        if crate::api::is_named(out, "bool") && !inputs.is_empty() {
             return Some(Shape::Predicate(inputs));
         }
         let ordering = out.to_token_stream().to_string().ends_with("Ordering");
@@ -123,14 +124,16 @@ impl Shape {
             4 if ordering && same(&inputs[0], &inputs[2]) && same(&inputs[1], &inputs[3]) => {
                 Some(Shape::Comparator(4))
             }
-            _ => None,
+            _ if ordering => None,
+            n => Some(Shape::Producer(n)),
         }
     }
 }
 
 /// The pool a producer's values come from: its result's, by value (`u32`, `String`).
 fn produced(f: &syn::TypeFnPtr) -> Option<(PoolKind, Pass)> {
-    let (Some(Shape::Producer), syn::ReturnType::Type(_, out)) = (Shape::of(f), &f.output) else {
+    let (Some(Shape::Producer(_)), syn::ReturnType::Type(_, out)) = (Shape::of(f), &f.output)
+    else {
         return None;
     };
     match param_kind(out)? {
@@ -231,7 +234,7 @@ mod tests {
             3
         );
         // A shape explore does not write: left out.
-        assert_eq!(kind_of("fn(&mut u32) -> u64"), None);
+        assert_eq!(kind_of("fn(&mut u32) -> Vec<u64>"), None);
         assert_eq!(kind_of("fn(&u32, &u64) -> Ordering"), None);
     }
 
@@ -254,6 +257,10 @@ mod tests {
         assert_eq!(
             kind_of("fn(&'a str) -> bool"),
             Some(PoolKind::Closure("fn(&str) -> bool".into()))
+        );
+        assert_eq!(
+            written("fn(&u64) -> String", &pools),
+            ["|_| \"a\".to_string()", "|_| \"\".to_string()"]
         );
         // A producer of what no pool holds is left out.
         assert_eq!(kind_of("fn() -> Vec<String>"), None);
