@@ -24,8 +24,17 @@ const MAX_PRODUCERS: usize = 6;
 /// closures of its shape can be written.
 pub(crate) fn kind(f: &syn::TypeFnPtr) -> Option<PoolKind> {
     let mut f = f.clone();
-    // A pool's type names no lifetime of the method's (`fn(&'a str)` is `fn(&str)`).
+    // A pool's type names no lifetime of the method's (`fn(&'a str)` is `fn(&str)`), and only
+    // types the harness knows: pooled ones (`&u64`, `&mut String`) and `std::cmp::Ordering`.
     Elide.visit_type_fn_ptr_mut(&mut f);
+    if !f.inputs.iter().all(|a| pooled_behind(&a.ty)) {
+        return None;
+    }
+    if let syn::ReturnType::Type(_, out) = &mut f.output {
+        if out.to_token_stream().to_string().ends_with("Ordering") {
+            **out = syn::parse_quote!(std::cmp::Ordering);
+        }
+    }
     let text = f.to_token_stream().to_string();
     let kind = PoolKind::Closure(tidy(&text));
     let shape = Shape::of(&f)?;
@@ -151,6 +160,16 @@ fn bare_fn(kind: &PoolKind) -> Option<syn::TypeFnPtr> {
     syn::parse_str(text).ok()
 }
 
+/// Whether a pool holds values of the type `ty` is or is behind one reference to: a type the
+/// harness can name.
+fn pooled_behind(ty: &syn::Type) -> bool {
+    let inner = match ty {
+        syn::Type::Reference(r) => r.elem.as_ref(),
+        t => t,
+    };
+    crate::api::is_named(inner, "str") || param_kind(inner).is_some()
+}
+
 /// The integer a type is, or is behind one reference to.
 fn integer_behind(ty: &syn::Type) -> Option<String> {
     let inner = match ty {
@@ -233,7 +252,15 @@ mod tests {
             written("fn(&u64, &String, &u64, &String) -> Ordering", &pools).len(),
             3
         );
-        // A shape explore does not write: left out.
+        assert_eq!(
+            kind_of("fn(&u64, &u64) -> Ordering"),
+            Some(PoolKind::Closure(
+                "fn(&u64, &u64) -> std::cmp::Ordering".into()
+            ))
+        );
+        // A type the harness cannot name (a method's own `T`), and a shape explore does not
+        // write: left out.
+        assert_eq!(kind_of("fn(&T) -> bool"), None);
         assert_eq!(kind_of("fn(&mut u32) -> Vec<u64>"), None);
         assert_eq!(kind_of("fn(&u32, &u64) -> Ordering"), None);
     }
