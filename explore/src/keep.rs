@@ -262,8 +262,11 @@ pub fn debug_text(v: &Value) -> String {
     }
 }
 
+/// The longest word taken as a number's unit (`MiB`, `ms`, `bytes`).
+const MAX_UNIT: usize = 8;
+
 /// The class of an outcome, from the result's `Debug` text: `true`/`false`, the sign of a
-/// number (`-`, `0`, `+`, `NaN`...), empty or not for text and sequences, the variant (inside
+/// number (`-`, `0`, `+`, `NaN`...) and the unit a word after it names (`+ MiB..`), empty or not for text and sequences, the variant (inside
 /// `Ok`, `Some` and `Err` too), an error's kind, or its text when it is text.
 pub fn classify(text: &str) -> String {
     let t = text.trim();
@@ -288,12 +291,20 @@ pub fn classify(text: &str) -> String {
         }
         .to_string();
     }
-    // A value written from a number first ("9.5 MiB (10000000 bytes)"): that number's sign.
+    // A value written from a number first ("9.5 MiB (10000000 bytes)"): that number's sign,
+    // and the unit it is in when a word follows it (a quantity in KiB and one in MiB took
+    // different paths to be written).
     let number: String = t
         .chars()
         .take_while(|c| c.is_ascii_digit() || matches!(c, '-' | '.'))
         .collect();
     if number.chars().any(|c| c.is_ascii_digit()) && number.len() < t.len() {
+        let unit: String = (t[number.len()..].trim_start().chars())
+            .take_while(|c| c.is_alphabetic())
+            .collect();
+        if (1..=MAX_UNIT).contains(&unit.chars().count()) {
+            return format!("{} {unit}..", classify(&number));
+        }
         return format!("{}..", classify(&number));
     }
     match t.chars().next() {
@@ -370,8 +381,11 @@ mod tests {
                 "Err(\"couldn't parse \\\"e\\\" into a size\")",
                 "Err(\"couldn't parse \\\"..\\\" into a size\")",
             ),
-            ("Ok(9.5 MiB (10000000 bytes))", "Ok(+..)"),
-            ("-3 dB", "-.."),
+            ("Ok(9.5 MiB (10000000 bytes))", "Ok(+ MiB..)"),
+            ("Ok(1.0 KiB (1024 bytes))", "Ok(+ KiB..)"),
+            ("-3 dB", "- dB.."),
+            ("12:30", "+.."),
+            ("3 overwhelmingly", "+.."),
             ("Gauge { level: 0, max: 10 }", "Gauge"),
             ("Some([])", "Some([])"),
             ("None", "None"),
