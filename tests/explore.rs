@@ -879,8 +879,9 @@ const MATCH_MAIN: &str = r#"fn main() {
 #[test]
 fn an_argument_of_an_explored_object_type_comes_from_its_slots() {
     let (c, said) = explore_small("matching", MATCH_LIB, MATCH_MAIN, "3000");
-    // Word::new, matches, same_as, Options::any_case and the literal `Options { any_case }`.
-    let tests = explored(&c.dir, "matching", &said, 5);
+    // Word::new, matches, same_as and Options::any_case (the literal `Options { any_case }`
+    // makes values too, but is not a function).
+    let tests = explored(&c.dir, "matching", &said, 4);
     // `Options` is `Copy`: passed as it is; a `Word` by reference.
     assert!(
         tests.contains(".matches(\"") && tests.contains(", options_"),
@@ -1072,4 +1073,47 @@ fn a_closure_parameter_gets_closures_written_for_its_shape() {
     assert!(tests.contains(".keep(|"), "{tests}");
     assert!(tests.contains(".first_or(|| "), "{tests}");
     fail_after_edit(&c.dir, "shelf", ("let n = make();", "let n = make() + 1;"));
+}
+
+const ROUND_LIB: &str = r#"/// Which way a division rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Round {
+    Down,
+    Up,
+    Nearest,
+}
+
+/// Rounding that is not written as it is: never made by a test.
+#[derive(Debug)]
+pub enum Unused {
+    A,
+}
+
+/// `n` divided by `by`, rounded as `round` says.
+pub fn divide(n: u32, by: u32, round: Round) -> u32 {
+    match round {
+        Round::Down => n / by,
+        Round::Up => (n + by - 1) / by,
+        Round::Nearest => (n + by / 2) / by,
+    }
+}
+"#;
+
+const ROUND_MAIN: &str = r#"fn main() {
+    println!("{}", round::divide(7, 2, round::Round::Down));
+}
+"#;
+
+/// A parameter of an enum whose variants have no fields gets each variant as it is written
+/// (`round::Round::Up`): the run only ever rounded down; the explored tests reach the other
+/// arms and fail when rounding up changes. The variant itself is no outcome and is not
+/// asserted, and an enum no explored call takes is not explored.
+#[test]
+fn an_enum_parameter_gets_each_variant_written_as_it_is() {
+    let (c, said) = explore_small("round", ROUND_LIB, ROUND_MAIN, "3000");
+    let tests = explored(&c.dir, "round", &said, 1);
+    assert!(tests.contains("= round::Round::Up;"), "{tests}");
+    assert!(!tests.contains("\"Up\""), "{tests}");
+    assert!(!tests.contains("Unused"), "{tests}");
+    fail_after_edit(&c.dir, "round", ("(n + by - 1) / by", "(n + by) / by"));
 }

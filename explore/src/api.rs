@@ -91,10 +91,17 @@ const MAX_GETTERS: usize = 6;
 /// struct from its parameters, one per field, in order.
 const LITERAL: &str = " { .. }";
 
+/// How a variant maker's callable ends its `call`: `similar::Algorithm::Lcs (variant)` is the
+/// value `similar::Algorithm::Lcs`.
+const VARIANT: &str = " (variant)";
+
 impl Callable {
     /// The call of `target` (its path, or `recv.method`) with `args`: `target(a, b)`, or for a
     /// struct literal `Type { field: a, other: b }`.
     pub fn written(&self, target: &str, args: &[String]) -> String {
+        if let Some(variant) = target.strip_suffix(VARIANT) {
+            return variant.to_string();
+        }
         match target.strip_suffix(LITERAL) {
             Some(ty) => {
                 let fields: Vec<String> = (self.params.iter())
@@ -105,6 +112,12 @@ impl Callable {
             }
             None => format!("{target}({})", args.join(", ")),
         }
+    }
+
+    /// Whether it writes a value as it is (a struct literal, an enum's variant): no crate code
+    /// runs, and what it gives is what the test wrote, not an outcome.
+    pub fn writes_value(&self) -> bool {
+        self.call.ends_with(LITERAL) || self.call.ends_with(VARIANT)
     }
 
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
@@ -374,12 +387,61 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     let instances = crate::generic_types::recorded_instances(trace);
     let run = (&called, &seen, &instances);
     // Twice: a parameter of an object type is drawn from that type's slots, and the first
-    // pass finds every type a slot can hold, whatever order the modules come in.
-    let first = explorable_knowing(api, run, &[]);
+    // pass finds every type a slot can hold, whatever order the modules come in; an enum
+    // whose variants a test writes as they are can be such a type from the start.
+    let first = explorable_knowing(api, run, &variant_types(api));
     if first.objects.is_empty() {
         return first;
     }
-    explorable_knowing(api, run, &first.objects)
+    let mut out = explorable_knowing(api, run, &first.objects);
+    drop_idle_values(&mut out);
+    out
+}
+
+/// The public, non-generic enums with variants a test writes as they are
+/// (`similar::Algorithm`), as object types.
+fn variant_types(api: &CrateApi) -> Vec<ObjectType> {
+    let mut out = Vec::new();
+    for module in api.modules.values() {
+        let (here, prefix) = module_paths(api, module);
+        for ty in module.types.values() {
+            let plain = ty.public && !ty.generic && ty.lifetimes == 0 && ty.type_params.is_empty();
+            if !plain || ty.unit_variants.is_empty() {
+                continue;
+            }
+            let path = if module.reachable {
+                format!("{here}::{}", ty.name)
+            } else {
+                match api.public_path(&format!("{prefix}::{}", ty.name)) {
+                    Some(p) => p,
+                    None => continue,
+                }
+            };
+            object_index_in(&mut out, &path, ty);
+        }
+    }
+    out
+}
+
+/// An object type only values written as they are make and nothing else uses goes, with
+/// those makers (they were never the run's calls: nothing to report).
+fn drop_idle_values(out: &mut Explorable) {
+    let mut o = 0;
+    while o < out.objects.len() {
+        let used = out.callables.iter().any(|c| {
+            !c.writes_value()
+                && (c.receiver.is_some_and(|r| r.object == o)
+                    || c.makes.is_some_and(|m| m.0 == o)
+                    || c.params.iter().any(|p| p.kind == PoolKind::Object(o)))
+        });
+        if used {
+            o += 1;
+            continue;
+        }
+        let reported = out.left_out.len();
+        remove_object(out, o, "");
+        out.left_out.truncate(reported);
+    }
 }
 
 /// The explorable calls, starting from the object types `known`; what the run called, the
@@ -446,6 +508,7 @@ fn explorable_knowing(
             if let Some(c) = struct_literal(&type_path, ty, known) {
                 out.callables.push(c);
             }
+            out.callables.extend(variants(&type_path, ty, known));
             let traits = impls_anywhere(api, ty);
             std_trait_methods(
                 &mut out,
@@ -790,6 +853,26 @@ fn struct_literal(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Option<Call
     })
 }
 
+/// The makers of `ty` (a test names it `path`) that are its variants without fields
+/// (`similar::Algorithm::Lcs`), when it is a type an explored call holds or takes (`known`):
+/// the values a run never passed are written as they are.
+fn variants(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Vec<Callable> {
+    let Some(object) = known.iter().position(|o| o.path == path) else {
+        return Vec::new();
+    };
+    ty.unit_variants
+        .iter()
+        .map(|v| Callable {
+            path: format!("{path}::{v}{VARIANT}"),
+            call: format!("{path}::{v}{VARIANT}"),
+            receiver: None,
+            params: Vec::new(),
+            makes: Some((object, Made::Plain)),
+            ret: Ret::Other,
+        })
+        .collect()
+}
+
 /// A parameter typed by an explored object type, by value or behind `&` (`options:
 /// MatchOptions`, `other: &Pattern`): drawn from that type's slots. A type written with
 /// arguments is not matched (an instance's are not known here).
@@ -816,17 +899,21 @@ pub(crate) fn parse_signature(signature: &str) -> Option<syn::Signature> {
 }
 
 fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
-    if let Some(i) = out.objects.iter().position(|o| o.path == path) {
+    object_index_in(&mut out.objects, path, ty)
+}
+
+fn object_index_in(objects: &mut Vec<ObjectType>, path: &str, ty: &TypeApi) -> usize {
+    if let Some(i) = objects.iter().position(|o| o.path == path) {
         return i;
     }
-    out.objects.push(ObjectType {
+    objects.push(ObjectType {
         path: path.to_string(),
         name: ty.name.clone(),
         default: ty.traits.contains("Default"),
         borrows: false,
         copy: ty.traits.contains("Copy"),
     });
-    out.objects.len() - 1
+    objects.len() - 1
 }
 
 /// Methods of a type no slot can hold a value of (no `Default`, no explored constructor) go.

@@ -52,6 +52,9 @@ pub struct Finding {
 #[derive(Debug, Default)]
 pub struct Keeper {
     known: HashSet<(usize, String)>,
+    /// The callables that write a value as it is (a struct literal, a variant): what they
+    /// give is what the test wrote, never a new outcome.
+    values: BTreeSet<usize>,
     recorded_panics: BTreeMap<usize, BTreeSet<String>>,
     pub kept: Vec<Kept>,
     pub findings: Vec<Finding>,
@@ -69,7 +72,13 @@ pub struct Keeper {
 impl Keeper {
     /// Starts from the outcomes the recording gave `callables`.
     pub fn new(trace: &Trace, callables: &[Callable]) -> Keeper {
-        let mut keeper = Keeper::default();
+        let mut keeper = Keeper {
+            values: (callables.iter().enumerate())
+                .filter(|(_, c)| c.writes_value())
+                .map(|(i, _)| i)
+                .collect(),
+            ..Keeper::default()
+        };
         // A generic function explored once per instance has one path for them all.
         let mut index: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, c) in callables.iter().enumerate() {
@@ -130,6 +139,7 @@ impl Keeper {
                 }
             }
             match outcome {
+                CallOutcome::Returned(Some(_)) if self.values.contains(&f) => {}
                 CallOutcome::Returned(Some(text)) => {
                     let goal = (f, classify(text));
                     if !self.known.contains(&goal) && !new.contains(&goal) {

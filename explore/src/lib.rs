@@ -121,7 +121,8 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub length_reason: Option<&'static str>,
     pub seed: u64,
-    /// The functions explored, and those the run reached that were not (with why).
+    /// The functions explored (not the values written as they are: struct literals,
+    /// variants), and those the run reached that were not (with why).
     pub explored: Vec<String>,
     pub left_out: Vec<(String, String)>,
     /// C: distinct calls per sequence position; C^length when it fits.
@@ -251,7 +252,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         length: seqs.length(),
         length_reason,
         seed: opts.seed,
-        explored: ex.callables.iter().map(|c| c.path.clone()).collect(),
+        explored: functions_explored(&ex),
         left_out: ex.left_out.clone(),
         calls_per_position: seqs.space().calls,
         sequences_in_space: seqs.total(),
@@ -432,6 +433,14 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         .collect();
     let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
     pools::from_trace(trace, &public, &kinds).seeded(&dictionary)
+}
+
+/// The functions explored: not the values written as they are (struct literals, variants).
+fn functions_explored(ex: &Explorable) -> Vec<String> {
+    (ex.callables.iter())
+        .filter(|c| !c.writes_value())
+        .map(|c| c.path.clone())
+        .collect()
 }
 
 /// No explorable call: why, when the run reached functions of the crate explore cannot match

@@ -181,6 +181,9 @@ pub struct TypeApi {
     pub type_params: Vec<TypeParamApi>,
     /// How many lifetime parameters its definition declares (`Parser<'input, F>`: one).
     pub lifetimes: usize,
+    /// An enum's variants without fields, in order (`Algorithm::Myers`): each is a value a
+    /// caller writes as it is.
+    pub unit_variants: Vec<String>,
 }
 
 /// A type parameter of a type's definition.

@@ -62,6 +62,36 @@ fn merge_type_params(t: &mut super::TypeApi, generics: &syn::Generics) {
     }
 }
 
+fn declare_enum(module: &mut ModuleApi, e: &syn::ItemEnum) {
+    declare_type(module, &e.ident, &e.vis);
+    if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
+        t.unit_variants = unit_variants(e);
+        merge_type_params(t, &e.generics);
+        t.derives.extend(derives(&e.attrs));
+        t.traits.extend(t.derives.iter().cloned());
+    }
+}
+
+/// The variants of `e` a caller can write as they are: no fields, not test-only, hidden or
+/// `#[non_exhaustive]` (outside its crate such a variant cannot be made).
+fn unit_variants(e: &syn::ItemEnum) -> Vec<String> {
+    let marked = |v: &syn::Variant, name: &str| {
+        v.attrs.iter().any(|a| {
+            a.path().is_ident(name)
+                || (a.path().is_ident("doc")
+                    && quote::ToTokens::to_token_stream(a)
+                        .to_string()
+                        .contains("hidden"))
+        })
+    };
+    e.variants
+        .iter()
+        .filter(|v| matches!(v.fields, syn::Fields::Unit))
+        .filter(|v| !is_cfg_test(&v.attrs) && !marked(v, "non_exhaustive"))
+        .map(|v| v.ident.unraw().to_string())
+        .collect()
+}
+
 pub(crate) fn declare_type(module: &mut ModuleApi, ident: &syn::Ident, vis: &syn::Visibility) {
     let name = ident.unraw().to_string();
     let entry = module.types.entry(name.clone()).or_insert_with(|| TypeApi {
@@ -417,14 +447,7 @@ impl CrateApi {
                         merge_type_params(t, &s.generics);
                     }
                 }
-                syn::Item::Enum(e) => {
-                    declare_type(&mut module, &e.ident, &e.vis);
-                    if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
-                        merge_type_params(t, &e.generics);
-                        t.derives.extend(derives(&e.attrs));
-                        t.traits.extend(t.derives.iter().cloned());
-                    }
-                }
+                syn::Item::Enum(e) => declare_enum(&mut module, e),
                 syn::Item::Trait(t) if !is_cfg_test(&t.attrs) => {
                     let api = trait_api(t, &scope);
                     module.traits.insert(api.name.clone(), api);

@@ -285,3 +285,25 @@ fn methods_and_types_the_crates_own_macros_make_are_declared() {
     // A macro is in scope in the modules below the one defining it.
     assert!(api.declared_type("rng::kinds::Fast").is_some());
 }
+
+#[test]
+fn an_enums_variants_without_fields_are_read_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "Cargo.toml", "[package]\nname = \"diff\"\n");
+    write(
+        dir,
+        "src/lib.rs",
+        "pub enum Algorithm { Myers, Patience, Lcs }\n\
+         pub enum Change { Keep, Put(u8), Move { from: u8 }, #[doc(hidden)] Secret, \
+         #[non_exhaustive] Later, Last }\n",
+    );
+    let api = CrateApi::load(dir).unwrap();
+    let root = api.module(&[]).unwrap();
+    assert_eq!(
+        root.types["Algorithm"].unit_variants,
+        ["Myers", "Patience", "Lcs"]
+    );
+    // Variants with fields, hidden or non-exhaustive ones are not written as they are.
+    assert_eq!(root.types["Change"].unit_variants, ["Keep", "Last"]);
+}
