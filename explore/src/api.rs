@@ -183,7 +183,9 @@ impl ObjectType {
 /// Takes object type `o` out, with the callables that use it (each left out with `why`).
 pub(crate) fn remove_object(ex: &mut Explorable, o: usize, why: &str) {
     let uses = |c: &Callable| {
-        c.receiver.is_some_and(|r| r.object == o) || c.makes.is_some_and(|m| m.0 == o)
+        c.receiver.is_some_and(|r| r.object == o)
+            || c.makes.is_some_and(|m| m.0 == o)
+            || c.params.iter().any(|p| p.kind == PoolKind::Object(o))
     };
     let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut ex.callables)
         .into_iter()
@@ -203,6 +205,11 @@ pub(crate) fn remove_object(ex: &mut Explorable, o: usize, why: &str) {
         }
         if let Some((m, _)) = &mut c.makes {
             shift(m);
+        }
+        for p in &mut c.params {
+            if let PoolKind::Object(a) = &mut p.kind {
+                shift(a);
+            }
         }
     }
 }
@@ -1421,6 +1428,34 @@ mod tests {
                 "no explored constructor or Default makes its receiver"
             ]
         );
+    }
+
+    #[test]
+    fn taking_an_object_type_out_renumbers_the_object_arguments_after_it() {
+        let mut ex = crate::testdata::gauge_api(Vec::new());
+        let mut other = ex.objects[0].clone();
+        other.path = "g::Meter".into();
+        other.name = "Meter".into();
+        ex.objects.push(other);
+        let takes = |o: usize| Callable {
+            path: format!("g::reads_{o}"),
+            call: format!("g::reads_{o}"),
+            receiver: None,
+            params: vec![Param {
+                name: "m".into(),
+                kind: PoolKind::Object(o),
+                pass: Pass::Ref,
+            }],
+            makes: None,
+            ret: Ret::Unit,
+        };
+        ex.callables.extend([takes(0), takes(1)]);
+        remove_object(&mut ex, 0, "gone");
+        // `Gauge::new` and the call taking a gauge go; the meter is object 0 now.
+        let paths: Vec<&str> = ex.callables.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["g::reads_1"]);
+        assert_eq!(ex.callables[0].params[0].kind, PoolKind::Object(0));
+        assert_eq!(ex.objects[0].name, "Meter");
     }
 
     #[test]
