@@ -681,9 +681,22 @@ fn callables(
     if owner.as_ref().is_some_and(|(_, t)| t.generic || !t.public) {
         return Err("its type is generic or not public");
     }
+    let recorded = seen.arg_types.get(path);
     let instances = match (f.blocker, generic_kinds(&sig.generics)) {
         (None, Some(g)) => vec![g],
-        _ => recorded_instances(&sig, seen.arg_types.get(path)).ok_or("generic")?,
+        _ => match recorded_instances(&sig, recorded) {
+            Some(instances) => instances,
+            None => {
+                // Each type parameter as its bound or the run's calls make it stand for a
+                // type (`old: &T` called with `&str`s: `str`), written into the signature.
+                let plain = crate::generic_types::Instance::default();
+                let args =
+                    crate::generic_types::method_args(&sig, &plain, recorded).ok_or("generic")?;
+                let sig = crate::generic_types::instantiate(&sig, &args);
+                let c = callable(out, (path, call), f, (&owner, &sig), &BTreeMap::new())?;
+                return Ok(vec![c]);
+            }
+        },
     };
     instances
         .iter()

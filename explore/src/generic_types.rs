@@ -18,8 +18,8 @@ use crate::api::{
     PoolKind, Seen,
 };
 
-/// A generic type as the run instantiated it.
-#[derive(Debug, Clone, PartialEq)]
+/// A generic type as the run instantiated it (none: a type without parameters).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Instance {
     /// As a test writes it: `lru::LruCache<u64, String>`.
     pub written: String,
