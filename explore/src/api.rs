@@ -413,7 +413,7 @@ fn variant_types(api: &CrateApi) -> Vec<ObjectType> {
         let (here, prefix) = module_paths(api, module);
         for ty in module.types.values() {
             let plain = ty.public && !ty.generic && ty.lifetimes == 0 && ty.type_params.is_empty();
-            if !plain || ty.unit_variants.is_empty() {
+            if !plain || ty.values.is_empty() {
                 continue;
             }
             let path = if module.reachable {
@@ -880,7 +880,7 @@ fn variants(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Vec<Callable> {
     let Some(object) = known.iter().position(|o| o.path == path) else {
         return Vec::new();
     };
-    ty.unit_variants
+    ty.values
         .iter()
         .map(|v| Callable {
             path: format!("{path}::{v}{VARIANT}"),

@@ -53,7 +53,8 @@ pub struct Finding {
 pub struct Keeper {
     known: HashSet<(usize, String)>,
     /// The callables that write a value as it is (a struct literal, a variant): what they
-    /// give is what the test wrote, never a new outcome.
+    /// give is what the test wrote, never a new outcome, and the lines and comparisons its
+    /// formatting reaches are none of theirs.
     values: BTreeSet<usize>,
     recorded_panics: BTreeMap<usize, BTreeSet<String>>,
     pub kept: Vec<Kept>,
@@ -120,7 +121,9 @@ impl Keeper {
         for (k, outcome) in result.calls.iter().enumerate() {
             let (f, _) = space.decode(seq[k]);
             let ran = result.guards.iter().filter(|(at, _)| *at == k);
-            if let Some(lines) = &mut self.lines {
+            // A value written as it is adds nothing: what crate code ran formatted it.
+            let adds_nothing = self.values.contains(&f);
+            if let Some(lines) = self.lines.as_mut().filter(|_| !adds_nothing) {
                 let reached: Vec<Line> = ran.flat_map(|(_, g)| lines.first_reached(g)).collect();
                 // A call that panicked reached them, but is a finding, not a test.
                 if !reached.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
@@ -129,7 +132,7 @@ impl Keeper {
                     adds.push(k);
                 }
             }
-            if let Some(compares) = &mut self.compares {
+            if let Some(compares) = self.compares.as_mut().filter(|_| !adds_nothing) {
                 let ids = result.compares.iter().filter(|(at, _)| *at == k);
                 let met: Vec<Met> = ids.flat_map(|(_, ids)| compares.first_met(ids)).collect();
                 if !met.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
@@ -139,7 +142,7 @@ impl Keeper {
                 }
             }
             match outcome {
-                CallOutcome::Returned(Some(_)) if self.values.contains(&f) => {}
+                CallOutcome::Returned(Some(_)) if adds_nothing => {}
                 CallOutcome::Returned(Some(text)) => {
                     let goal = (f, classify(text));
                     if !self.known.contains(&goal) && !new.contains(&goal) {
@@ -555,6 +558,20 @@ mod tests {
             states: Final::default(),
         };
         assert_eq!(k.observe(&space(), &[4], &again), None);
+        assert_eq!(k.kept.len(), 1);
+        // A value written as it is (callable 0 here) adds nothing, even where formatting it
+        // reached a new line and gave a new class.
+        k.values.insert(0);
+        let value = SeqResult {
+            calls: vec![returned("Options(ENABLE_TABLES)")],
+            end: End::Done,
+            guards: vec![(0, vec![0])],
+            compares: Vec::new(),
+            states: Final::default(),
+        };
+        let placed_again = vec![Some(("/c/src/lib.rs".to_string(), 9))];
+        k.lines = Some(Lines::new(placed_again, dir, &run));
+        assert_eq!(k.observe(&space(), &[0], &value), None);
         assert_eq!(k.kept.len(), 1);
     }
 

@@ -181,9 +181,10 @@ pub struct TypeApi {
     pub type_params: Vec<TypeParamApi>,
     /// How many lifetime parameters its definition declares (`Parser<'input, F>`: one).
     pub lifetimes: usize,
-    /// An enum's variants without fields, in order (`Algorithm::Myers`): each is a value a
-    /// caller writes as it is.
-    pub unit_variants: Vec<String>,
+    /// Values of the type a caller writes as they are, each after the type's path: an enum's
+    /// variants without fields (`Myers`), its public associated consts of its own type
+    /// (`ZERO`), a `bitflags!` type's flags and `empty()` and `all()` (`ENABLE_TABLES`).
+    pub values: Vec<String>,
 }
 
 /// A type parameter of a type's definition.

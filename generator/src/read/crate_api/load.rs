@@ -65,7 +65,7 @@ fn merge_type_params(t: &mut super::TypeApi, generics: &syn::Generics) {
 fn declare_enum(module: &mut ModuleApi, e: &syn::ItemEnum) {
     declare_type(module, &e.ident, &e.vis);
     if let Some(t) = module.types.get_mut(&e.ident.unraw().to_string()) {
-        t.unit_variants = unit_variants(e);
+        t.values = values(e);
         merge_type_params(t, &e.generics);
         t.derives.extend(derives(&e.attrs));
         t.traits.extend(t.derives.iter().cloned());
@@ -74,7 +74,7 @@ fn declare_enum(module: &mut ModuleApi, e: &syn::ItemEnum) {
 
 /// The variants of `e` a caller can write as they are: no fields, not test-only, hidden or
 /// `#[non_exhaustive]` (outside its crate such a variant cannot be made).
-fn unit_variants(e: &syn::ItemEnum) -> Vec<String> {
+fn values(e: &syn::ItemEnum) -> Vec<String> {
     let marked = |v: &syn::Variant, name: &str| {
         v.attrs.iter().any(|a| {
             a.path().is_ident(name)
@@ -154,14 +154,126 @@ pub(crate) fn add_inherent_impl(module: &mut ModuleApi, imp: &syn::ItemImpl, sco
     entry.generic |= generic;
     entry.unmockable_generic |= generic && !mockable;
     for item in &imp.items {
-        if let syn::ImplItem::Fn(f) = item {
-            if is_cfg_test(&f.attrs) {
-                continue;
+        match item {
+            syn::ImplItem::Fn(f) if !is_cfg_test(&f.attrs) => {
+                let api = fn_api(&f.vis, &f.sig, &impl_generics, &impl_bounds, scope);
+                entry.functions.insert(api.name.clone(), api);
             }
-            let api = fn_api(&f.vis, &f.sig, &impl_generics, &impl_bounds, scope);
-            entry.functions.insert(api.name.clone(), api);
+            // `pub const ZERO: Self`: a value of the type a caller writes as it is.
+            syn::ImplItem::Const(c) if matches!(c.vis, syn::Visibility::Public(_)) => {
+                let own = |t: &syn::Type| {
+                    matches!(t, syn::Type::Path(p) if p.path.is_ident("Self")
+                        || p.path.is_ident(&entry.name))
+                };
+                if own(&c.ty) && !is_cfg_test(&c.attrs) {
+                    entry.values.push(c.ident.unraw().to_string());
+                }
+            }
+            _ => {}
         }
     }
+}
+
+/// The types a `bitflags!` invocation declares (`bitflags! { pub struct Options: u32 { const
+/// ENABLE_TABLES = 1 << 1; … } }`), each a public struct with the traits it derives, whose
+/// flags, `empty()` and `all()` are values a caller writes as they are.
+pub(crate) fn declare_bitflags(module: &mut ModuleApi, mac: &syn::Macro) {
+    let Some(last) = mac.path.segments.last() else {
+        return;
+    };
+    if last.ident != "bitflags" {
+        return;
+    }
+    // `pub struct Options: u32 { … }` is no Rust item: read it piece by piece.
+    declare_bitflags_tokens(module, mac.tokens.clone());
+}
+
+/// Reads `#[attr]* vis struct Name: Int { (#[attr]* const FLAG = expr;)* }`, repeated.
+fn declare_bitflags_tokens(module: &mut ModuleApi, tokens: proc_macro2::TokenStream) {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut attrs = proc_macro2::TokenStream::new();
+    let mut public = false;
+    let mut i = 0;
+    while i < trees.len() {
+        match &trees[i] {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                attrs.extend(trees[i..(i + 2).min(trees.len())].iter().cloned());
+                i += 2;
+                continue;
+            }
+            TokenTree::Ident(id) if id == "pub" => public = true,
+            TokenTree::Ident(id) if id == "struct" => {
+                let (Some(TokenTree::Ident(name)), Some(body)) = (
+                    trees.get(i + 1),
+                    trees[i..].iter().find_map(|t| match t {
+                        TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => {
+                            Some(g.stream())
+                        }
+                        _ => None,
+                    }),
+                ) else {
+                    return;
+                };
+                let vis = if public {
+                    syn::parse_quote!(pub)
+                } else {
+                    syn::Visibility::Inherited
+                };
+                declare_type(module, name, &vis);
+                let derived = syn::parse2::<syn::DeriveInput>(quote::quote! {
+                    #attrs struct X;
+                })
+                .map(|d| derives(&d.attrs))
+                .unwrap_or_default();
+                if let Some(t) = module.types.get_mut(&name.unraw().to_string()) {
+                    t.is_struct = true;
+                    t.derives.extend(derived);
+                    t.traits.extend(t.derives.iter().cloned());
+                    t.values = flags(body);
+                    t.values
+                        .extend(["empty()".to_string(), "all()".to_string()]);
+                }
+                // Past this struct's body.
+                while i < trees.len()
+                    && !matches!(&trees[i], TokenTree::Group(g)
+                    if g.delimiter() == proc_macro2::Delimiter::Brace)
+                {
+                    i += 1;
+                }
+                attrs = proc_macro2::TokenStream::new();
+                public = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The flags of a `bitflags!` struct's body: each `const NAME = …;` not test-only or hidden.
+fn flags(body: proc_macro2::TokenStream) -> Vec<String> {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = body.into_iter().collect();
+    let mut out = Vec::new();
+    let mut hidden = false;
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
+                let text = g.stream().to_string().replace(' ', "");
+                hidden |= text == "doc(hidden)" || text.starts_with("cfg");
+            }
+            TokenTree::Ident(id) if id == "const" => {
+                if let Some(TokenTree::Ident(name)) = trees.get(i + 1) {
+                    if !hidden && name != "_" {
+                        out.push(name.to_string());
+                    }
+                }
+                hidden = false;
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Notes `impl Trait for Type` on a type of this module.
@@ -394,6 +506,21 @@ impl CrateApi {
             }
         }
     }
+    /// A `type Name = …;` alias with lifetimes at most: what it stands for.
+    fn declare_alias(&mut self, t: &syn::ItemType) {
+        let only_lifetimes = t
+            .generics
+            .params
+            .iter()
+            .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+        if only_lifetimes {
+            self.aliases
+                .entry(t.ident.unraw().to_string())
+                .or_default()
+                .push(DeclType::from_syn(&t.ty, &[]));
+        }
+    }
+
     fn walk(&mut self, items: &[syn::Item], ctx: ModCtx, depth: usize, inherited: &[MacroRules]) {
         // The crate's macros in scope here make items too (`macros.rs`).
         let mut in_scope = inherited.to_vec();
@@ -456,19 +583,10 @@ impl CrateApi {
                     add_trait_impl(&mut module, imp);
                 }
                 syn::Item::Union(u) => declare_type(&mut module, &u.ident, &u.vis),
+                syn::Item::Macro(m) => declare_bitflags(&mut module, &m.mac),
                 syn::Item::Type(t) => {
                     declare_type(&mut module, &t.ident, &t.vis);
-                    let only_lifetimes = t
-                        .generics
-                        .params
-                        .iter()
-                        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
-                    if only_lifetimes {
-                        self.aliases
-                            .entry(t.ident.unraw().to_string())
-                            .or_default()
-                            .push(DeclType::from_syn(&t.ty, &[]));
-                    }
+                    self.declare_alias(t);
                 }
                 syn::Item::Impl(imp) if imp.trait_.is_none() && !is_cfg_test(&imp.attrs) => {
                     add_inherent_impl(&mut module, imp, &scope);

@@ -300,10 +300,35 @@ fn an_enums_variants_without_fields_are_read_in_order() {
     );
     let api = CrateApi::load(dir).unwrap();
     let root = api.module(&[]).unwrap();
-    assert_eq!(
-        root.types["Algorithm"].unit_variants,
-        ["Myers", "Patience", "Lcs"]
-    );
+    assert_eq!(root.types["Algorithm"].values, ["Myers", "Patience", "Lcs"]);
     // Variants with fields, hidden or non-exhaustive ones are not written as they are.
-    assert_eq!(root.types["Change"].unit_variants, ["Keep", "Last"]);
+    assert_eq!(root.types["Change"].values, ["Keep", "Last"]);
+}
+
+#[test]
+fn associated_consts_of_the_type_and_bitflags_flags_are_values_written_as_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "Cargo.toml", "[package]\nname = \"md\"\n");
+    write(
+        dir,
+        "src/lib.rs",
+        "pub struct Level(u8);\n\
+         impl Level {\n    pub const LOW: Level = Level(1);\n    pub const HIGH: Self = Level(9);\n    \
+         pub const COUNT: usize = 2;\n    const SECRET: Level = Level(0);\n}\n\
+         bitflags::bitflags! {\n    /// Options.\n    #[derive(Debug, Clone, Copy, PartialEq)]\n    \
+         pub struct Options: u32 {\n        const ENABLE_TABLES = 1 << 1;\n        \
+         /// Footnotes.\n        const ENABLE_FOOTNOTES = 1 << 2;\n        \
+         #[doc(hidden)]\n        const INTERNAL = 1 << 9;\n    }\n}\n",
+    );
+    let api = CrateApi::load(dir).unwrap();
+    let root = api.module(&[]).unwrap();
+    assert_eq!(root.types["Level"].values, ["LOW", "HIGH"]);
+    let options = &root.types["Options"];
+    assert!(options.public && options.declared && options.is_struct);
+    assert!(options.traits.contains("Copy"), "{:?}", options.traits);
+    assert_eq!(
+        options.values,
+        ["ENABLE_TABLES", "ENABLE_FOOTNOTES", "empty()", "all()"]
+    );
 }
