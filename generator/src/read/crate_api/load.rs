@@ -228,6 +228,13 @@ fn declare_bitflags_tokens(module: &mut ModuleApi, tokens: proc_macro2::TokenStr
                 .unwrap_or_default();
                 if let Some(t) = module.types.get_mut(&name.unraw().to_string()) {
                     t.is_struct = true;
+                    // `pub struct Options(<Options as PublicFlags>::Internal)`: one private
+                    // field, so the type is built only through its values and functions.
+                    t.fields = vec![FieldApi {
+                        name: "0".to_string(),
+                        public: false,
+                        ty: "_".to_string(),
+                    }];
                     t.derives.extend(derived);
                     t.traits.extend(t.derives.iter().cloned());
                     t.values = flags(body);

@@ -326,6 +326,8 @@ fn associated_consts_of_the_type_and_bitflags_flags_are_values_written_as_they_a
     assert_eq!(root.types["Level"].values, ["LOW", "HIGH"]);
     let options = &root.types["Options"];
     assert!(options.public && options.declared && options.is_struct);
+    // Its one field is the macro's private bits: no literal builds it.
+    assert!(options.fields.iter().all(|f| !f.public) && !options.fields.is_empty());
     assert!(options.traits.contains("Copy"), "{:?}", options.traits);
     assert_eq!(
         options.values,
