@@ -1136,18 +1136,8 @@ pub(crate) fn stand_in(bound: &syn::TypeParamBound) -> Option<syn::Type> {
 
 /// `IntoIterator<Item = &str>` takes a list of texts.
 fn texts_bound(bound: &syn::TypeParamBound) -> Option<PoolKind> {
-    let syn::TypeParamBound::Trait(t) = bound else {
-        return None;
-    };
-    let seg = t.path.segments.last()?;
-    let syn::PathArguments::AngleBracketed(a) = &seg.arguments else {
-        return None;
-    };
-    let item = a.args.iter().find_map(|arg| match arg {
-        syn::GenericArgument::AssocType(b) if b.ident == "Item" => Some(&b.ty),
-        _ => None,
-    })?;
-    (seg.ident == "IntoIterator" && is_str_ref(item)).then_some(PoolKind::Texts)
+    let item = crate::generic_types::iterator_item(bound)?;
+    is_str_ref(item).then_some(PoolKind::Texts)
 }
 
 /// `&str` (any lifetime).

@@ -278,7 +278,7 @@ fn trait_with_one_type(bound: &syn::TypeParamBound) -> Option<(String, String)> 
 }
 
 /// `T` of `IntoIterator<Item = T>`.
-fn iterator_item(bound: &syn::TypeParamBound) -> Option<&syn::Type> {
+pub(crate) fn iterator_item(bound: &syn::TypeParamBound) -> Option<&syn::Type> {
     let syn::TypeParamBound::Trait(t) = bound else {
         return None;
     };
