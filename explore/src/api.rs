@@ -249,6 +249,8 @@ pub enum Ret {
     Scalar(String),
     /// `String` or `&str`.
     Text,
+    /// `Option` of a scalar or text; `true` when it holds a reference to it (`Option<&u64>`).
+    Option(Box<Ret>, bool),
     /// Anything else: compared through its `Debug` text.
     Other,
 }
@@ -1252,6 +1254,16 @@ fn returns_address(ty: &syn::Type) -> bool {
 }
 
 pub(crate) fn ret_form(ty: &syn::Type) -> Ret {
+    if let Some(inner) = only_argument(ty, "Option") {
+        let (inner, by_ref) = match inner {
+            syn::Type::Reference(r) if !is_named(&r.elem, "str") => (r.elem.as_ref(), true),
+            t => (t, false),
+        };
+        return match ret_form(inner) {
+            r @ (Ret::Scalar(_) | Ret::Text) => Ret::Option(Box::new(r), by_ref),
+            _ => Ret::Other,
+        };
+    }
     if let syn::Type::Tuple(t) = ty {
         if t.elems.is_empty() {
             return Ret::Unit;
@@ -1587,6 +1599,11 @@ mod tests {
         assert_eq!(r("&str"), Ret::Text);
         assert_eq!(r("String"), Ret::Text);
         assert_eq!(r("Result<u8, E>"), Ret::Other);
+        let u64r = Box::new(Ret::Scalar("u64".into()));
+        assert_eq!(r("Option<u64>"), Ret::Option(u64r.clone(), false));
+        assert_eq!(r("Option<&'a u64>"), Ret::Option(u64r, true));
+        assert_eq!(r("Option<&str>"), Ret::Option(Box::new(Ret::Text), false));
+        assert_eq!(r("Option<Gauge>"), Ret::Other);
         let address = |src: &str| returns_address(&syn::parse_str(src).unwrap());
         assert!(address("*const u32") && address("*mut A::Item") && address("NonNull<u8>"));
         assert!(!address("&[u32]") && !address("usize"));

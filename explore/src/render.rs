@@ -119,8 +119,34 @@ fn assertion(ret: &Ret, value: &str, text: &str) -> String {
             Some(lit) => format!("assert_eq!({value}, {lit});"),
             None => debug_assertion(value, text),
         },
+        Ret::Option(inner, by_ref) => option_assertion((inner, *by_ref), value, text)
+            .unwrap_or_else(|| debug_assertion(value, text)),
         _ => debug_assertion(value, text),
     }
+}
+
+/// An `Option` of a scalar or text compared as a person writes it: `assert_eq!(m.get(&k),
+/// Some(&3u64))`, `assert_eq!(m.name(), None)`, text through `as_deref()` (`String` and `&str`
+/// alike); `None` when its `Debug` text is not `None` or `Some` of one literal.
+fn option_assertion((inner, by_ref): (&Ret, bool), value: &str, text: &str) -> Option<String> {
+    let (value, amp) = match inner {
+        Ret::Text if by_ref => return None,
+        Ret::Text => (format!("{value}.as_deref()"), ""),
+        _ if by_ref => (value.to_string(), "&"),
+        _ => (value.to_string(), ""),
+    };
+    if text == "None" {
+        return Some(format!("assert_eq!({value}, None);"));
+    }
+    let inner_text = text.strip_prefix("Some(")?.strip_suffix(')')?;
+    let lit = as_literal(inner_text)?;
+    let written = match inner {
+        Ret::Scalar(t) if t == "bool" || t == "char" => lit.to_string(),
+        Ret::Scalar(t) if !t.starts_with('f') => format!("{lit}{t}"),
+        Ret::Text => lit.to_string(),
+        _ => return None,
+    };
+    Some(format!("assert_eq!({value}, Some({amp}{written}));"))
 }
 
 fn debug_assertion(value: &str, text: &str) -> String {
@@ -1127,6 +1153,24 @@ mod tests {
         assert_eq!(
             assertion(&Ret::Scalar("f64".into()), "x", "NaN"),
             "assert_eq!(format!(\"{:?}\", x), \"NaN\");"
+        );
+        // Options of them, as a person writes them.
+        let opt = |r: Ret, by_ref: bool| Ret::Option(Box::new(r), by_ref);
+        assert_eq!(
+            assertion(&opt(u8r.clone(), true), "m.get(&1u8)", "Some(5)"),
+            "assert_eq!(m.get(&1u8), Some(&5u8));"
+        );
+        assert_eq!(
+            assertion(&opt(u8r.clone(), false), "m.pop()", "None"),
+            "assert_eq!(m.pop(), None);"
+        );
+        assert_eq!(
+            assertion(&opt(Ret::Text, false), "m.name()", "Some(\"a b\")"),
+            "assert_eq!(m.name().as_deref(), Some(\"a b\"));"
+        );
+        assert_eq!(
+            assertion(&opt(Ret::Scalar("f64".into()), false), "x", "Some(0.5)"),
+            "assert_eq!(format!(\"{:?}\", x), \"Some(0.5)\");"
         );
     }
 }
