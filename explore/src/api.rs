@@ -251,6 +251,8 @@ pub enum Ret {
     Text,
     /// `Option` of a scalar or text; `true` when it holds a reference to it (`Option<&u64>`).
     Option(Box<Ret>, bool),
+    /// `Result` of a scalar or text (`Result<String, QuoteError>`).
+    Result(Box<Ret>),
     /// Anything else: compared through its `Debug` text.
     Other,
 }
@@ -1244,6 +1246,15 @@ fn made(ty: &syn::Type, name: &str) -> Option<Made> {
     None
 }
 
+/// `T` of `Result<T, E>` (or of a crate's `Result<T>` alias).
+fn result_ok(ty: &syn::Type) -> Option<&syn::Type> {
+    let seg = last_segment(ty)?;
+    if seg.ident != "Result" {
+        return None;
+    }
+    type_arguments(seg).into_iter().next()
+}
+
 /// A raw pointer or a `NonNull`: what a test would assert is an address.
 fn returns_address(ty: &syn::Type) -> bool {
     match ty {
@@ -1261,6 +1272,12 @@ pub(crate) fn ret_form(ty: &syn::Type) -> Ret {
         };
         return match ret_form(inner) {
             r @ (Ret::Scalar(_) | Ret::Text) => Ret::Option(Box::new(r), by_ref),
+            _ => Ret::Other,
+        };
+    }
+    if let Some(ok) = result_ok(ty) {
+        return match ret_form(ok) {
+            r @ (Ret::Scalar(_) | Ret::Text) => Ret::Result(Box::new(r)),
             _ => Ret::Other,
         };
     }
@@ -1598,7 +1615,15 @@ mod tests {
         assert_eq!(r("u8"), Ret::Scalar("u8".into()));
         assert_eq!(r("&str"), Ret::Text);
         assert_eq!(r("String"), Ret::Text);
-        assert_eq!(r("Result<u8, E>"), Ret::Other);
+        assert_eq!(
+            r("Result<u8, E>"),
+            Ret::Result(Box::new(Ret::Scalar("u8".into())))
+        );
+        assert_eq!(
+            r("Result<String, QuoteError>"),
+            Ret::Result(Box::new(Ret::Text))
+        );
+        assert_eq!(r("Result<Gauge, E>"), Ret::Other);
         let u64r = Box::new(Ret::Scalar("u64".into()));
         assert_eq!(r("Option<u64>"), Ret::Option(u64r.clone(), false));
         assert_eq!(r("Option<&'a u64>"), Ret::Option(u64r, true));

@@ -121,6 +121,13 @@ fn assertion(ret: &Ret, value: &str, text: &str) -> String {
         },
         Ret::Option(inner, by_ref) => option_assertion((inner, *by_ref), value, text)
             .unwrap_or_else(|| debug_assertion(value, text)),
+        // `Ok` of one literal: what it holds, unwrapped (`Err` keeps its `Debug` text).
+        Ret::Result(inner) => match text.strip_prefix("Ok(").and_then(|t| t.strip_suffix(')')) {
+            Some(ok) if as_literal(ok).is_some() => {
+                assertion(inner, &format!("{value}.unwrap()"), ok)
+            }
+            _ => debug_assertion(value, text),
+        },
         _ => debug_assertion(value, text),
     }
 }
@@ -1167,6 +1174,16 @@ mod tests {
         assert_eq!(
             assertion(&opt(Ret::Text, false), "m.name()", "Some(\"a b\")"),
             "assert_eq!(m.name().as_deref(), Some(\"a b\"));"
+        );
+        // An `Ok` of one literal, unwrapped; an `Err` by its `Debug` text.
+        let res = |r: Ret| Ret::Result(Box::new(r));
+        assert_eq!(
+            assertion(&res(Ret::Text), "q.join(w)", "Ok(\"a 'b c'\")"),
+            "assert_eq!(q.join(w).unwrap(), \"a 'b c'\");"
+        );
+        assert_eq!(
+            assertion(&res(u8r.clone()), "p(s)", "Err(Nul)"),
+            "assert_eq!(format!(\"{:?}\", p(s)), \"Err(Nul)\");"
         );
         assert_eq!(
             assertion(&opt(Ret::Scalar("f64".into()), false), "x", "Some(0.5)"),
