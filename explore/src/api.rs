@@ -91,16 +91,16 @@ const MAX_GETTERS: usize = 6;
 /// struct from its parameters, one per field, in order.
 const LITERAL: &str = " { .. }";
 
-/// How a variant maker's callable ends its `call`: `similar::Algorithm::Lcs (variant)` is the
-/// value `similar::Algorithm::Lcs`.
-const VARIANT: &str = " (variant)";
+/// How the callable of a value written as it is ends its `call`: `similar::Algorithm::Lcs
+/// (value)` is the value `similar::Algorithm::Lcs` (a variant, an associated const, a flag).
+const VALUE: &str = " (value)";
 
 impl Callable {
     /// The call of `target` (its path, or `recv.method`) with `args`: `target(a, b)`, or for a
     /// struct literal `Type { field: a, other: b }`.
     pub fn written(&self, target: &str, args: &[String]) -> String {
-        if let Some(variant) = target.strip_suffix(VARIANT) {
-            return variant.to_string();
+        if let Some(value) = target.strip_suffix(VALUE) {
+            return value.to_string();
         }
         match target.strip_suffix(LITERAL) {
             Some(ty) => {
@@ -114,10 +114,17 @@ impl Callable {
         }
     }
 
-    /// Whether it writes a value as it is (a struct literal, an enum's variant): no crate code
+    /// Whether it writes a value as it is (a struct literal, a variant, a const): no crate code
     /// runs, and what it gives is what the test wrote, not an outcome.
     pub fn writes_value(&self) -> bool {
-        self.call.ends_with(LITERAL) || self.call.ends_with(VARIANT)
+        self.call.ends_with(LITERAL) || self.call.ends_with(VALUE)
+    }
+
+    /// Whether it holds, makes or takes an object of type `o`.
+    pub fn uses_object(&self, o: usize) -> bool {
+        self.receiver.is_some_and(|r| r.object == o)
+            || self.makes.is_some_and(|m| m.0 == o)
+            || self.params.iter().any(|p| p.kind == PoolKind::Object(o))
     }
 
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
@@ -182,14 +189,9 @@ impl ObjectType {
 
 /// Takes object type `o` out, with the callables that use it (each left out with `why`).
 pub(crate) fn remove_object(ex: &mut Explorable, o: usize, why: &str) {
-    let uses = |c: &Callable| {
-        c.receiver.is_some_and(|r| r.object == o)
-            || c.makes.is_some_and(|m| m.0 == o)
-            || c.params.iter().any(|p| p.kind == PoolKind::Object(o))
-    };
     let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut ex.callables)
         .into_iter()
-        .partition(uses);
+        .partition(|c| c.uses_object(o));
     ex.left_out
         .extend(gone.into_iter().map(|c| (c.path, why.to_string())));
     ex.callables = kept;
@@ -398,9 +400,9 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     let instances = crate::generic_types::recorded_instances(trace);
     let run = (&called, &seen, &instances);
     // Twice: a parameter of an object type is drawn from that type's slots, and the first
-    // pass finds every type a slot can hold, whatever order the modules come in; an enum
-    // whose variants a test writes as they are can be such a type from the start.
-    let first = explorable_knowing(api, run, &variant_types(api));
+    // pass finds every type a slot can hold, whatever order the modules come in; a type with
+    // values a test writes as they are (an enum's variants) can be such a type from the start.
+    let first = explorable_knowing(api, run, &value_types(api));
     if first.objects.is_empty() {
         return first;
     }
@@ -409,9 +411,9 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     out
 }
 
-/// The public, non-generic enums with variants a test writes as they are
-/// (`similar::Algorithm`), as object types.
-fn variant_types(api: &CrateApi) -> Vec<ObjectType> {
+/// The public, non-generic types with values a test writes as they are (`similar::Algorithm`,
+/// `pulldown_cmark::Options`), as object types.
+fn value_types(api: &CrateApi) -> Vec<ObjectType> {
     let mut out = Vec::new();
     for module in api.modules.values() {
         let (here, prefix) = module_paths(api, module);
@@ -439,12 +441,7 @@ fn variant_types(api: &CrateApi) -> Vec<ObjectType> {
 fn drop_idle_values(out: &mut Explorable) {
     let mut o = 0;
     while o < out.objects.len() {
-        let used = out.callables.iter().any(|c| {
-            !c.writes_value()
-                && (c.receiver.is_some_and(|r| r.object == o)
-                    || c.makes.is_some_and(|m| m.0 == o)
-                    || c.params.iter().any(|p| p.kind == PoolKind::Object(o)))
-        });
+        let used = (out.callables.iter()).any(|c| !c.writes_value() && c.uses_object(o));
         if used {
             o += 1;
             continue;
@@ -519,7 +516,7 @@ fn explorable_knowing(
             if let Some(c) = struct_literal(&type_path, ty, known) {
                 out.callables.push(c);
             }
-            out.callables.extend(variants(&type_path, ty, known));
+            out.callables.extend(written_values(&type_path, ty, known));
             let traits = impls_anywhere(api, ty);
             std_trait_methods(
                 &mut out,
@@ -690,22 +687,34 @@ fn callables(
         (None, Some(g)) => vec![g],
         _ => match recorded_instances(&sig, recorded) {
             Some(instances) => instances,
-            None => {
-                // Each type parameter as its bound or the run's calls make it stand for a
-                // type (`old: &T` called with `&str`s: `str`), written into the signature.
-                let plain = crate::generic_types::Instance::default();
-                let args =
-                    crate::generic_types::method_args(&sig, &plain, recorded).ok_or("generic")?;
-                let sig = crate::generic_types::instantiate(&sig, &args);
-                let c = callable(out, (path, call), f, (&owner, &sig), &BTreeMap::new())?;
-                return Ok(vec![c]);
-            }
+            None => return filled_in(out, (path, call), f, (&owner, &sig), recorded),
         },
     };
     instances
         .iter()
         .map(|generics| callable(out, (path, call.clone()), f, (&owner, &sig), generics))
         .collect()
+}
+
+/// The callable of generic `f` with each type parameter as its bound or the run's calls make
+/// it stand for a type (`old: &T` called with `&str`s: `str`), written into the signature.
+fn filled_in(
+    out: &mut Explorable,
+    (path, call): (&str, String),
+    f: &FnApi,
+    (owner, sig): (&Option<(String, &TypeApi)>, &syn::Signature),
+    recorded: Option<&BTreeSet<Vec<(String, String)>>>,
+) -> Result<Vec<Callable>, &'static str> {
+    let plain = crate::generic_types::Instance::default();
+    let args = crate::generic_types::method_args(sig, &plain, recorded).ok_or("generic")?;
+    let sig = crate::generic_types::instantiate(sig, &args);
+    Ok(vec![callable(
+        out,
+        (path, call),
+        f,
+        (owner, &sig),
+        &BTreeMap::new(),
+    )?])
 }
 
 /// The signature of `f` (recorded as `path`), when nothing but its generics keeps a test from
@@ -877,18 +886,18 @@ fn struct_literal(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Option<Call
     })
 }
 
-/// The makers of `ty` (a test names it `path`) that are its variants without fields
-/// (`similar::Algorithm::Lcs`), when it is a type an explored call holds or takes (`known`):
-/// the values a run never passed are written as they are.
-fn variants(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Vec<Callable> {
+/// The makers of `ty` (a test names it `path`) that are its values written as they are
+/// (`similar::Algorithm::Lcs`, `pulldown_cmark::Options::ENABLE_TABLES`), when it is a type an
+/// explored call holds or takes (`known`): the values a run never passed.
+fn written_values(path: &str, ty: &TypeApi, known: &[ObjectType]) -> Vec<Callable> {
     let Some(object) = known.iter().position(|o| o.path == path) else {
         return Vec::new();
     };
     ty.values
         .iter()
         .map(|v| Callable {
-            path: format!("{path}::{v}{VARIANT}"),
-            call: format!("{path}::{v}{VARIANT}"),
+            path: format!("{path}::{v}{VALUE}"),
+            call: format!("{path}::{v}{VALUE}"),
             receiver: None,
             params: Vec::new(),
             makes: Some((object, Made::Plain)),

@@ -35,8 +35,7 @@ pub(crate) fn kind(f: &syn::TypeFnPtr) -> Option<PoolKind> {
             **out = syn::parse_quote!(std::cmp::Ordering);
         }
     }
-    let text = f.to_token_stream().to_string();
-    let kind = PoolKind::Closure(tidy(&text));
+    let kind = PoolKind::Closure(crate::generic_types::tidy(&f));
     let shape = Shape::of(&f)?;
     (!matches!(shape, Shape::Producer(_)) || produced(&f).is_some()).then_some(kind)
 }
@@ -186,19 +185,6 @@ fn integer_behind(ty: &syn::Type) -> Option<String> {
 
 fn same(a: &syn::Type, b: &syn::Type) -> bool {
     a.to_token_stream().to_string() == b.to_token_stream().to_string()
-}
-
-/// Token text as a person writes it: `fn(&mut u32) -> bool`.
-fn tidy(text: &str) -> String {
-    text.replace("& mut ", "&mut ")
-        .replace("& ", "&")
-        .replace(" (", "(")
-        .replace("( ", "(")
-        .replace(" )", ")")
-        .replace(" ,", ",")
-        .replace(" :: ", "::")
-        .replace(" < ", "<")
-        .replace(" >", ">")
 }
 
 /// Takes the named lifetimes out of references.

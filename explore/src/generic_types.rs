@@ -109,7 +109,7 @@ pub(crate) fn instance(
             format!(
                 "its type parameter `{}` is `{}`, no type a pool holds",
                 param.name,
-                plain(arg)
+                tidy(arg)
             )
         })?;
         written.push(as_written.clone());
@@ -154,10 +154,18 @@ pub(crate) fn pooled_type(ty: &syn::Type) -> Option<String> {
     }
 }
 
-/// A type's tokens as text, for messages: `app::Key`.
-fn plain(ty: &syn::Type) -> String {
-    ty.to_token_stream()
+/// Tokens as a person writes them: `app::Key<u8>`, `fn(&mut u32) -> bool` (for messages, and
+/// for types the harness names).
+pub(crate) fn tidy(tokens: &impl ToTokens) -> String {
+    tokens
+        .to_token_stream()
         .to_string()
+        .replace("& mut ", "&mut ")
+        .replace("& ", "&")
+        .replace(" (", "(")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(" ,", ",")
         .replace(" :: ", "::")
         .replace(" < ", "<")
         .replace(" >", ">")

@@ -202,7 +202,11 @@ fn declare_bitflags_tokens(module: &mut ModuleApi, tokens: proc_macro2::TokenStr
                 i += 2;
                 continue;
             }
-            TokenTree::Ident(id) if id == "pub" => public = true,
+            // `pub`, not `pub(crate)`.
+            TokenTree::Ident(id) if id == "pub" => {
+                public = !matches!(trees.get(i + 1), Some(TokenTree::Group(g))
+                    if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+            }
             TokenTree::Ident(id) if id == "struct" => {
                 let (Some(TokenTree::Ident(name)), Some(body)) = (
                     trees.get(i + 1),

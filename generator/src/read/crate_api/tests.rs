@@ -319,7 +319,8 @@ fn associated_consts_of_the_type_and_bitflags_flags_are_values_written_as_they_a
          bitflags::bitflags! {\n    /// Options.\n    #[derive(Debug, Clone, Copy, PartialEq)]\n    \
          pub struct Options: u32 {\n        const ENABLE_TABLES = 1 << 1;\n        \
          /// Footnotes.\n        const ENABLE_FOOTNOTES = 1 << 2;\n        \
-         #[doc(hidden)]\n        const INTERNAL = 1 << 9;\n    }\n}\n",
+         #[doc(hidden)]\n        const INTERNAL = 1 << 9;\n    }\n\n    \
+         pub(crate) struct Private: u8 {\n        const A = 1;\n    }\n}\n",
     );
     let api = CrateApi::load(dir).unwrap();
     let root = api.module(&[]).unwrap();
@@ -333,4 +334,7 @@ fn associated_consts_of_the_type_and_bitflags_flags_are_values_written_as_they_a
         options.values,
         ["ENABLE_TABLES", "ENABLE_FOOTNOTES", "empty()", "all()"]
     );
+    // A second struct of the same invocation, `pub(crate)`: known, not public.
+    assert!(!root.types["Private"].public);
+    assert_eq!(root.types["Private"].values, ["A", "empty()", "all()"]);
 }
