@@ -14,6 +14,7 @@
 
 pub mod build;
 pub mod run;
+mod runtime;
 
 use std::fmt::Write as _;
 
@@ -220,112 +221,15 @@ extern "C" {
     fn dup2(from: i32, to: i32) -> i32;
 }
 
-// Edge coverage (LLVM's SanitizerCoverage, trace-pc-guard with a PC table): each guard is
-// numbered by its place in the table, reported once the first time it runs (then zeroed),
-// and `--pcs` prints each guard's address as an offset in the executable. Plain loads and
-// stores only: code the callbacks call would be instrumented too.
-const COV_CAP: usize = 1 << 20;
-static mut COV_NEW: [u32; COV_CAP] = [0; COV_CAP];
-static mut COV_LEN: usize = 0;
-static mut COV_PCS: (*const usize, *const usize) = (std::ptr::null(), std::ptr::null());
-
-#[no_mangle]
-pub unsafe extern "C" fn __sanitizer_cov_trace_pc_guard_init(start: *mut u32, stop: *mut u32) {
-    let mut p = start;
-    while p < stop {
-        *p = (p.offset_from(start) + 1) as u32;
-        p = p.add(1);
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn __sanitizer_cov_trace_pc_guard(guard: *mut u32) {
-    let g = *guard;
-    if g != 0 {
-        *guard = 0;
-        if COV_LEN < COV_CAP {
-            COV_NEW[COV_LEN] = g;
-            COV_LEN += 1;
-        }
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn __sanitizer_cov_pcs_init(beg: *const usize, end: *const usize) {
-    COV_PCS = (beg, end);
-}
-
-// Comparison outcomes (SanitizerCoverage's trace-compares, x86-64): each integer comparison
-// calls one of these with its two operands; a trampoline adds the call's return address, and
-// `__sanitizer_carve_cmp` (named so that the pass leaves it alone) notes the site (its offset
-// in the executable, less one: inside the call) and how the operands compared, as unsigned:
-// 0 below, 1 equal, 2 above. An outcome is reported the first time it occurs in this process
-// (a bitmap of hashes: a collision can hide an outcome, never invent one); switches are left
-// to the edges.
-static mut CMP_BASE: usize = 0;
-static mut CMP_BUSY: bool = false;
-const CMP_BITS: usize = 1 << 24;
-static mut CMP_SEEN: [u64; CMP_BITS / 64] = [0; CMP_BITS / 64];
-static mut CMP_NEW: [u64; 4096] = [0; 4096];
-static mut CMP_LEN: usize = 0;
-
-#[cfg(target_arch = "x86_64")]
-std::arch::global_asm!(
-    ".globl __sanitizer_cov_trace_cmp1", ".globl __sanitizer_cov_trace_const_cmp1",
-    ".globl __sanitizer_cov_trace_cmp2", ".globl __sanitizer_cov_trace_const_cmp2",
-    ".globl __sanitizer_cov_trace_cmp4", ".globl __sanitizer_cov_trace_const_cmp4",
-    ".globl __sanitizer_cov_trace_cmp8", ".globl __sanitizer_cov_trace_const_cmp8",
-    "__sanitizer_cov_trace_cmp1:", "__sanitizer_cov_trace_const_cmp1:",
-    "movzx edi, dil", "movzx esi, sil", "mov rdx, [rsp]", "jmp {cmp}",
-    "__sanitizer_cov_trace_cmp2:", "__sanitizer_cov_trace_const_cmp2:",
-    "movzx edi, di", "movzx esi, si", "mov rdx, [rsp]", "jmp {cmp}",
-    "__sanitizer_cov_trace_cmp4:", "__sanitizer_cov_trace_const_cmp4:",
-    "mov edi, edi", "mov esi, esi", "mov rdx, [rsp]", "jmp {cmp}",
-    "__sanitizer_cov_trace_cmp8:", "__sanitizer_cov_trace_const_cmp8:",
-    "mov rdx, [rsp]", "jmp {cmp}",
-    cmp = sym __sanitizer_carve_cmp,
-);
-
-#[no_mangle]
-pub unsafe extern "C" fn __sanitizer_carve_cmp(a: u64, b: u64, pc: usize) {
-    if CMP_BUSY || CMP_BASE == 0 || pc <= CMP_BASE {
-        return;
-    }
-    CMP_BUSY = true;
-    let rel: u64 = if a < b { 0 } else if a == b { 1 } else { 2 };
-    let id = ((pc - CMP_BASE - 1) as u64) << 2 | rel;
-    let bit = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % CMP_BITS;
-    let word = &mut CMP_SEEN[bit / 64];
-    if *word & (1u64 << (bit % 64)) == 0 {
-        *word |= 1u64 << (bit % 64);
-        if CMP_LEN < CMP_NEW.len() {
-            CMP_NEW[CMP_LEN] = id;
-            CMP_LEN += 1;
-        }
-    }
-    CMP_BUSY = false;
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn __sanitizer_cov_trace_switch(_val: u64, _cases: *const u64) {}
-
 /// The comparison outcomes first met since the last call, as a `k` line (site offset times
-/// four plus the outcome; none when none).
+/// four plus the outcome; none when none). The callbacks are in `carve_explore_rt`.
 fn new_compares(out: &mut impl Write) {
-    unsafe {
-        let all: &[u64] = &*std::ptr::addr_of!(CMP_NEW);
-        answer_line(out, "k", &all[..CMP_LEN]);
-        CMP_LEN = 0;
-    }
+    answer_line(out, "k", &carve_explore_rt::take_compares());
 }
 
 /// The guards first run since the last call, as a `c` line (none when none ran).
 fn new_guards(out: &mut impl Write) {
-    unsafe {
-        let all: &[u32] = &*std::ptr::addr_of!(COV_NEW);
-        answer_line(out, "c", &all[..COV_LEN]);
-        COV_LEN = 0;
-    }
+    answer_line(out, "c", &carve_explore_rt::take_guards());
 }
 
 /// `TAG N N...`, when there is an N.
@@ -344,7 +248,7 @@ fn answer_line(out: &mut impl Write, tag: &str, items: &[impl std::fmt::Display]
 /// `--pcs`: each guard's address less the executable's load address, one a line.
 fn print_pcs() {
     let base = load_base();
-    let (beg, end) = unsafe { COV_PCS };
+    let (beg, end) = carve_explore_rt::pcs();
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let mut p = beg;
     while !p.is_null() && p < end {
@@ -374,7 +278,7 @@ fn main() {
         print_pcs();
         return;
     }
-    unsafe { CMP_BASE = load_base() };
+    carve_explore_rt::set_base(load_base());
     std::panic::set_hook(Box::new(|_| {}));
     // Answers go to a copy of stdout; the library's own prints to /dev/null.
     let answers = unsafe { std::fs::File::from_raw_fd(dup(1)) };

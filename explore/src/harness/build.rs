@@ -3,7 +3,7 @@
 //! unoptimised with overflow checks and debug assertions on, as the tests that keep its
 //! findings run (cargo's release profile with `opt-level = 0`: optimised code merges lines,
 //! and a line the run's coverage counts would not be seen), and with edge coverage (LLVM's SanitizerCoverage, whose callbacks the
-//! harness defines) and line tables, so what each call runs is placed by source line. A dispatch arm that does not compile (a call spelled as the source
+//! harness's runtime package defines, built optimised: `runtime.rs`) and line tables, so what each call runs is placed by source line. A dispatch arm that does not compile (a call spelled as the source
 //! declares it that rustc refuses here) is taken out, as verification takes out carved
 //! tests: the compiler's errors are placed by line (the generator's `compile_error_lines`)
 //! and the arm holding each goes, then it builds again.
@@ -13,7 +13,7 @@ use std::process::Command;
 
 use crate::api::Explorable;
 use crate::error::ExploreError;
-use crate::harness::{source, Part};
+use crate::harness::{runtime, source, Part};
 use crate::pools::Pools;
 
 /// Rounds of taking out arms before giving up.
@@ -110,19 +110,25 @@ fn write_package(
     let package = package_name(crate_dir)?;
     let manifest = format!(
         "[package]\nname = \"{PACKAGE}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\n{krate} = {{ package = {package:?}, path = {:?}, features = {features:?} }}\n\n\
-         [profile.release]\nopt-level = 0\ndebug-assertions = true\noverflow-checks = true\n\
-         debug = \"line-tables-only\"\n\n[workspace]\n",
-        crate_dir.display().to_string()
+         [dependencies]\n{krate} = {{ package = {package:?}, path = {:?}, features = {features:?} }}\n\
+         {}\n[profile.release]\nopt-level = 0\ndebug-assertions = true\noverflow-checks = true\n\
+         debug = \"line-tables-only\"\n\n{}\n[workspace]\n",
+        crate_dir.display().to_string(),
+        runtime::IN_HARNESS,
+        runtime::PROFILE,
     );
     let write = |path: PathBuf, text: &str| {
         std::fs::write(&path, text)
             .map_err(|e| ExploreError::io(format!("write {}", path.display()), e))
     };
-    std::fs::create_dir_all(dir.join("src"))
-        .map_err(|e| ExploreError::io(format!("create {}", dir.display()), e))?;
+    for src in [dir.join("src"), dir.join("rt/src")] {
+        std::fs::create_dir_all(&src)
+            .map_err(|e| ExploreError::io(format!("create {}", src.display()), e))?;
+    }
     write(dir.join("Cargo.toml"), &manifest)?;
     write(dir.join("src/main.rs"), main)?;
+    write(dir.join("rt/Cargo.toml"), runtime::MANIFEST)?;
+    write(dir.join("rt/src/lib.rs"), runtime::LIB)?;
     if let Some(lock) = lock_file(crate_dir) {
         let _ = std::fs::copy(lock, dir.join("Cargo.lock"));
     }
