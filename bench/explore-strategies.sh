@@ -9,7 +9,7 @@
 # over the functions the run reached (bench/mutant_scope.py).
 # Per crate, for each strategy S and length L:
 #   carve explore --db trace.db [--crate lib] --out tests --strategy S --length L --runs RUNS \
-#       --seed 1 --verify-runs 1
+#       --seed 1 --no-extend --verify-runs 1
 # each configuration's kept tests become a module S_L of one test target, `strategies`, and
 # ONE cargo-mutants run judges them all, through cargo-nextest (each test a process of its
 # own, so a mutant that aborts one test does not hide the others; a test is stopped after 1 s):
@@ -105,7 +105,7 @@ for arg in "${ARGS[@]}"; do
             for l in $LENGTHS; do
                 rm -f "$pkg/tests/explored_$lib.rs" "$pkg/tests/explored_${lib}_findings.md"
                 (cd "$d" && CARGO_TARGET_DIR=$d/target "$CARVE" explore --db trace.db "${crate_arg[@]}" \
-                    --out "$out" --strategy "$s" --length "$l" --runs "$RUNS" --seed 1 --verify-runs 1 \
+                    --out "$out" --strategy "$s" --length "$l" --runs "$RUNS" --seed 1 --no-extend --verify-runs 1 \
                     --format json >"$d/explore-$s-$l.json" 2>"$d/explore-$s-$l.err")
                 if [[ -f "$pkg/tests/explored_$lib.rs" ]]; then
                     mv "$pkg/tests/explored_$lib.rs" "$pkg/tests/strategies/${s}_$l.rs"

@@ -80,6 +80,10 @@ pub struct ExploreArgs {
     /// Seed of R's draws and of BOBW's permutation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Run only the strategy's sequences, not also each kept sequence extended by one call
+    /// on the objects and values it used (to compare strategies alone).
+    #[arg(long)]
+    pub no_extend: bool,
     /// Write the kept tests without running them.
     #[arg(long)]
     pub no_verify: bool,

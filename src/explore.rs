@@ -80,6 +80,7 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
         cargo,
         interrupt: carve_generator::Interrupt::new(&crate::generate::INTERRUPTED),
         run_lines,
+        extend: !a.no_extend,
     };
     // SIGINT, SIGTERM and SIGHUP stop exploring (the kept tests' file put back as it was).
     let interruptible = crate::generate::Interruptible::start();
@@ -121,7 +122,7 @@ fn text(r: &Report) -> String {
         .map_or("past 2^128".to_string(), |z| z.to_string());
     t.push_str(&format!(
         "explored {} functions ({} left out) with {}, length {}{}, seed {}: {} sequences run \
-         ({} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}), {} calls in {:.2} s = {:.0} calls/s \
+         ({} of them extending a kept one; {} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}), {} calls in {:.2} s = {:.0} calls/s \
          ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position\n",
         r.explored.len(),
         r.left_out.len(),
@@ -130,6 +131,7 @@ fn text(r: &Report) -> String {
         r.length_reason.map_or(String::new(), |why| format!(" ({why})")),
         r.seed,
         r.sequences_run,
+        r.extended,
         r.stopped_dead,
         r.skipped,
         match (r.exhausted, r.strategy) {

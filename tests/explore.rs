@@ -1118,3 +1118,70 @@ fn an_enum_parameter_gets_each_variant_written_as_it_is() {
     assert!(!tests.contains("Unused"), "{tests}");
     fail_after_edit(&c.dir, "round", ("(n + by - 1) / by", "(n + by) / by"));
 }
+
+const STOCK_LIB: &str = r#"/// Items in stock by id.
+#[derive(Debug, Default)]
+pub struct Stock {
+    items: Vec<(u64, u64)>,
+}
+
+impl Stock {
+    /// Adds `count` of `id`; false when there is nothing to add.
+    pub fn add(&mut self, id: u64, count: u64) -> bool {
+        if count == 0 {
+            return false;
+        }
+        match self.items.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, c)) => *c += count,
+            None => self.items.push((id, count)),
+        }
+        true
+    }
+
+    /// How many of `id` are in stock, if any.
+    pub fn count(&self, id: u64) -> Option<u64> {
+        self.items.iter().find(|(i, _)| *i == id).map(|(_, c)| *c)
+    }
+}
+"#;
+
+const STOCK_MAIN: &str = r#"fn main() {
+    for id in 0..24u64 {
+        let mut s = stock::Stock::default();
+        s.add(1000 + id * 37, 5 + id * 11);
+        println!("{:?}", s.count(7 + id * 53));
+    }
+}
+"#;
+
+/// A sequence kept for what it reached is extended by one call on the object it made and the
+/// values its calls took (JET's incremental construction): `add(id, n)` is followed by
+/// `count(id)` and `add(id, m)`, which the run never did (it never asked for an id it had) and
+/// which sequences drawn from the whole space meet rarely: with `--no-extend` the same
+/// number of sequences never asks for an id it added.
+#[test]
+fn a_kept_sequence_is_extended_by_calls_on_what_it_made_and_took() {
+    let (c, said) = explore_small("stock", STOCK_LIB, STOCK_MAIN, "400");
+    let tests = explored(&c.dir, "stock", &said, 2);
+    assert!(!said.contains("(0 of them extending a kept one"), "{said}");
+    assert!(
+        tests.contains(".count(") && tests.contains("Some("),
+        "{tests}"
+    );
+    std::fs::create_dir_all(c.dir.join("blind")).unwrap();
+    let blind = explore(
+        &c.dir,
+        "blind",
+        &["--runs", "400", "--seed", "1", "--no-extend", "--no-verify"],
+    );
+    assert!(blind.status.success(), "{}", stderr(&blind));
+    let drawn = std::fs::read_to_string(c.dir.join("blind/explored_stock.rs")).unwrap();
+    assert!(!drawn.contains("Some("), "{drawn}");
+    // `*c += count`, line 14: adding an id the object holds.
+    assert!(tests.contains("lib.rs:14"), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "stock",
+        ("Some((_, c)) => *c += count", "Some((_, c)) => *c = count"),
+    );
+}

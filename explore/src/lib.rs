@@ -16,6 +16,7 @@ mod closures;
 mod compares;
 mod dictionary;
 mod error;
+mod extend;
 mod generic_types;
 mod harness;
 mod keep;
@@ -71,6 +72,9 @@ pub struct ExploreOptions {
     /// The lines of the recorded run, when it was recorded with `--coverage`: a call reaching
     /// one it did not reach is kept. `None`: lines are not counted.
     pub run_lines: Option<RunLines>,
+    /// Extend each kept sequence by one call on what it made and took (`extend.rs`); off,
+    /// only the strategy's sequences run (seed 004's comparison of strategies).
+    pub extend: bool,
 }
 
 /// The lines of a run recorded with `--coverage`, (file, line) with files as its DWARF names
@@ -133,6 +137,8 @@ pub struct Report {
     pub proposed: u64,
     pub skipped: u64,
     pub sequences_run: u64,
+    /// Of those run, how many extended a kept sequence (`extend.rs`).
+    pub extended: u64,
     pub stopped_dead: u64,
     pub calls_run: u64,
     /// Seconds spent searching (the harness build not included), and of those, waiting for
@@ -188,17 +194,7 @@ const SEQUENCE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Explores the crate `opts.crate_dir` from `trace` and writes what it keeps into
 /// `opts.out_dir` (`explored_CRATE.rs`, verified; `explored_CRATE_findings.md`).
 pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreError> {
-    if !opts.out_dir.is_dir() {
-        return Err(ExploreError::OutDirNotADirectory {
-            path: opts.out_dir.clone(),
-        });
-    }
-    if opts.length == 0 {
-        return Err(ExploreError::Length {
-            length: 0,
-            why: "a sequence needs at least one call (try --length 3)".to_string(),
-        });
-    }
+    check(opts)?;
     let api = crate_api(trace, &opts.crate_dir)?;
     let ex = api::explorable(&api, trace);
     if ex.callables.is_empty() {
@@ -241,8 +237,11 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     let lines_unread = watch_coverage(&mut keeper, (&built.bin, &built.coverage), &api, opts);
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
     let replayed = replay_recorded(trace, (&ex, &pools, seqs.space()), &mut keeper, &mut runner)?;
+    let extender = opts
+        .extend
+        .then(|| extend::Extender::new(&ex.callables, opts.seed));
     let searched = search(
-        &mut seqs,
+        (&mut seqs, extender),
         &mut keeper,
         &mut runner,
         (opts.budget, opts.interrupt),
@@ -259,6 +258,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         proposed: seqs.proposed,
         skipped: seqs.skipped,
         sequences_run: searched.run,
+        extended: searched.extended,
         stopped_dead: keeper.stopped_dead,
         calls_run: keeper.calls_run,
         seconds: searched.seconds,
@@ -291,6 +291,22 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     let states = final_states(&built.bin, &kept)?;
     write_out(trace, opts, &cx, (&kept, &states), &keeper, &mut report)?;
     Ok(report)
+}
+
+/// Options no search can start from: `--out` not a directory, `--length 0`.
+fn check(opts: &ExploreOptions) -> Result<(), ExploreError> {
+    if !opts.out_dir.is_dir() {
+        return Err(ExploreError::OutDirNotADirectory {
+            path: opts.out_dir.clone(),
+        });
+    }
+    if opts.length == 0 {
+        return Err(ExploreError::Length {
+            length: 0,
+            why: "a sequence needs at least one call (try --length 3)".to_string(),
+        });
+    }
+    Ok(())
 }
 
 impl LinesReport {
@@ -475,6 +491,8 @@ fn nothing(ex: &Explorable, why: &str) -> ExploreError {
 /// What a search did.
 struct Searched {
     run: u64,
+    /// Of those run, extensions of kept sequences.
+    extended: u64,
     exhausted: bool,
     seconds: f64,
     harness_seconds: f64,
@@ -482,7 +500,7 @@ struct Searched {
 
 /// Runs sequences until the budget is spent or the strategy has none left.
 fn search(
-    seqs: &mut strategy::Sequences,
+    (seqs, mut extender): (&mut strategy::Sequences, Option<extend::Extender>),
     keeper: &mut keep::Keeper,
     runner: &mut harness::run::Runner,
     (budget, interrupt): (Budget, Interrupt),
@@ -490,6 +508,7 @@ fn search(
     let start = Instant::now();
     let mut done = Searched {
         run: 0,
+        extended: 0,
         exhausted: false,
         seconds: 0.0,
         harness_seconds: 0.0,
@@ -510,6 +529,13 @@ fn search(
         let mut batch = Vec::new();
         let mut paused = false;
         while batch.len() < size.min(left) {
+            if let Some(s) = extender.as_mut().and_then(|e| e.next()) {
+                if !seqs.holds_dead(&s) {
+                    batch.push(s);
+                    done.extended += 1;
+                }
+                continue;
+            }
             match seqs.next_within(MAX_SKIPS) {
                 Ok(Some(s)) => batch.push(s),
                 Ok(None) => break,
@@ -531,8 +557,12 @@ fn search(
         let results = runner.run_batch(&batch)?;
         done.harness_seconds += asked.elapsed().as_secs_f64();
         for (seq, result) in batch.iter().zip(&results) {
+            let kept = keeper.kept.len();
             if let Some(k) = keeper.observe(seqs.space(), seq, result) {
                 seqs.dead_prefix(seq, k);
+            }
+            if let (Some(e), Some(k)) = (extender.as_mut(), keeper.kept.get(kept)) {
+                e.kept(seqs.space(), &k.calls, seqs.length());
             }
             if matches!(result.end, harness::run::End::Crashed(_)) {
                 // The call it died in: the first one not answered.

@@ -276,8 +276,7 @@ impl Sequences {
                 }
             };
             self.proposed += 1;
-            let dead = (1..self.length).any(|k| self.dead.contains(&seq[..k]));
-            if dead || seq.iter().any(|c| self.fatal.contains(c)) {
+            if self.holds_dead(&seq) {
                 self.skipped += 1;
                 self.misses += 1;
                 if self.strategy == Strategy::Random && self.misses >= MAX_RANDOM_MISSES {
@@ -317,6 +316,12 @@ impl Sequences {
         }
     }
 
+    /// Whether a proper prefix of `seq` is dead, or it holds a call that killed the harness.
+    pub fn holds_dead(&self, seq: &[u64]) -> bool {
+        (1..seq.len()).any(|k| self.dead.contains(&seq[..k]))
+            || seq.iter().any(|c| self.fatal.contains(c))
+    }
+
     /// `seq[..k]` is dead: no sequence extending it is run again. BE jumps past the block of
     /// sequences starting with it when it has not yet.
     pub fn dead_prefix(&mut self, seq: &[u64], k: usize) {
@@ -327,8 +332,12 @@ impl Sequences {
             let c = u128::from(self.space.calls);
             let block = (k..self.length).fold(1u128, |a, _| a.saturating_mul(c));
             let prefix = seq[..k].iter().fold(0u128, |a, &d| a * c + u128::from(d));
-            let end = (prefix + 1).saturating_mul(block);
-            self.next = self.next.max(end);
+            let (start, end) = (prefix * block, (prefix + 1).saturating_mul(block));
+            // A dead prefix of an extension (`extend.rs`) may lie ahead: BE jumps only out
+            // of the block it is in.
+            if start <= self.next {
+                self.next = self.next.max(end);
+            }
         } else if self.dead.len() < MAX_DEAD {
             self.dead.insert(seq[..k].to_vec());
         }
