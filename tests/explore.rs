@@ -1185,3 +1185,50 @@ fn a_kept_sequence_is_extended_by_calls_on_what_it_made_and_took() {
         ("Some((_, c)) => *c += count", "Some((_, c)) => *c = count"),
     );
 }
+
+const NAME_LIB: &str = r#"/// A name, compared without regard to case.
+#[derive(Debug, Clone)]
+pub struct Name {
+    text: String,
+}
+
+impl Name {
+    pub fn new(text: &str) -> Name {
+        Name {
+            text: text.to_string(),
+        }
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.text.to_lowercase() == other.text.to_lowercase()
+    }
+}
+"#;
+
+const NAME_MAIN: &str = r#"fn main() {
+    let (a, b) = (name::Name::new("Ann"), name::Name::new("Bob"));
+    println!("{}", a == b);
+    println!("{:?}", a.clone());
+}
+"#;
+
+/// Standard traits' methods the run called on a public type are explored on its objects:
+/// `PartialEq::eq` as `a.eq(&b)`, both from the type's slots, `Clone::clone` into a slot. The
+/// run only compared two different names; the explored tests compare a name with an equal
+/// one, and fail when equality changes.
+#[test]
+fn a_hand_written_equality_is_explored_between_two_objects() {
+    let (c, said) = explore_small("name", NAME_LIB, NAME_MAIN, "2000");
+    let tests = explored(&c.dir, "name", &said, 3);
+    assert!(tests.contains(".eq(&name_"), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "name",
+        (
+            "self.text.to_lowercase() == other",
+            "self.text.to_lowercase() != other",
+        ),
+    );
+}

@@ -548,8 +548,12 @@ const MAX_COLLECTED: usize = 1000;
 /// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
 /// the rest of the items as `recv.by_ref().take(1000).collect::<Vec<_>>()`),
 /// `Display::fmt` as `recv.to_string()`, `FromStr::from_str` as `<T as FromStr>::from_str(s)`
-/// (a constructor: its `Ok` fills a slot). Recorded under the trait's path:
-/// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`.
+/// (a constructor: its `Ok` fills a slot), `PartialEq::eq`, `PartialOrd::partial_cmp` and
+/// `Ord::cmp` as `a.eq(&b)` with both objects from the type's slots (a hand-written equality
+/// is code like any other: smallvec's compares two vectors item by item), `Clone::clone` as
+/// `a.clone()` into a slot. Recorded under the trait's path:
+/// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`,
+/// `<smallvec::SmallVec<A> as core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq`.
 pub(crate) fn std_trait_methods(
     out: &mut Explorable,
     (type_path, recorded): (&str, &str),
@@ -559,65 +563,98 @@ pub(crate) fn std_trait_methods(
     if !ty.public {
         return;
     }
-    let recorded_as = |tail: &str| recorded_trait_method(called, recorded, tail);
     for (tr, tail) in [
         ("Iterator", "Iterator>::next"),
         ("Display", "Display>::fmt"),
         ("FromStr", "FromStr>::from_str"),
+        ("PartialEq", "PartialEq>::eq"),
+        ("PartialOrd", "PartialOrd>::partial_cmp"),
+        ("Ord", "Ord>::cmp"),
+        ("Clone", "Clone>::clone"),
     ] {
         if !traits.contains(tr) {
             continue;
         }
-        let Some(path) = recorded_as(tail) else {
+        let Some(path) = recorded_trait_method(called, recorded, tail) else {
             continue;
         };
         let object = object_index(out, type_path, ty);
-        let receiver = Some(Receiver {
-            object,
-            mutable: tr == "Iterator",
-            by_value: false,
-        });
         if tr == "Iterator" {
             // Besides one item, the rest at once (at most a bound's worth: an iterator may
             // not end): a parser's later events are where most of its lines are.
             out.callables.push(Callable {
                 path: format!("{}collect", path.trim_end_matches("next")),
                 call: format!("by_ref().take({MAX_COLLECTED}).collect::<Vec<_>>"),
-                receiver,
-                params: Vec::new(),
-                makes: None,
-                ret: Ret::Other,
+                ..std_trait_callable(tr, String::new(), type_path, object)
             });
         }
-        let (call, receiver, params, makes, ret) = match tr {
-            "Iterator" => ("next".to_string(), receiver, Vec::new(), None, Ret::Other),
-            "Display" => (
-                "to_string".to_string(),
-                receiver,
-                Vec::new(),
-                None,
-                Ret::Text,
-            ),
-            _ => (
-                format!("<{type_path} as std::str::FromStr>::from_str"),
-                None,
-                vec![Param {
-                    name: "s".to_string(),
-                    kind: PoolKind::Str,
-                    pass: Pass::Value,
-                }],
-                Some((object, Made::Result)),
-                Ret::Other,
-            ),
-        };
-        out.callables.push(Callable {
-            path,
-            call,
+        out.callables
+            .push(std_trait_callable(tr, path, type_path, object));
+    }
+}
+
+/// Standard trait `tr`'s method recorded as `path`, on object type `object` (a test names it
+/// `type_path`), as [`std_trait_methods`] calls it.
+fn std_trait_callable(tr: &str, path: String, type_path: &str, object: usize) -> Callable {
+    let receiver = Some(Receiver {
+        object,
+        mutable: tr == "Iterator",
+        by_value: false,
+    });
+    let other = || {
+        vec![Param {
+            name: "other".to_string(),
+            kind: PoolKind::Object(object),
+            pass: Pass::Ref,
+        }]
+    };
+    let (call, receiver, params, makes, ret) = match tr {
+        "Iterator" => ("next".to_string(), receiver, Vec::new(), None, Ret::Other),
+        "Display" => (
+            "to_string".to_string(),
             receiver,
-            params,
-            makes,
-            ret,
-        });
+            Vec::new(),
+            None,
+            Ret::Text,
+        ),
+        "PartialEq" => {
+            let ret = Ret::Scalar("bool".to_string());
+            ("eq".to_string(), receiver, other(), None, ret)
+        }
+        "PartialOrd" => (
+            "partial_cmp".to_string(),
+            receiver,
+            other(),
+            None,
+            Ret::Other,
+        ),
+        "Ord" => ("cmp".to_string(), receiver, other(), None, Ret::Other),
+        "Clone" => (
+            "clone".to_string(),
+            receiver,
+            Vec::new(),
+            Some((object, Made::Plain)),
+            Ret::Other,
+        ),
+        _ => (
+            format!("<{type_path} as std::str::FromStr>::from_str"),
+            None,
+            vec![Param {
+                name: "s".to_string(),
+                kind: PoolKind::Str,
+                pass: Pass::Value,
+            }],
+            Some((object, Made::Result)),
+            Ret::Other,
+        ),
+    };
+    Callable {
+        path,
+        call,
+        receiver,
+        params,
+        makes,
+        ret,
     }
 }
 
@@ -651,9 +688,20 @@ fn recorded_trait_method(called: &BTreeSet<String>, recorded: &str, tail: &str) 
             let of_type = p
                 .strip_prefix(&head)
                 .is_some_and(|rest| rest.starts_with(" as ") || rest.starts_with('<'));
-            (of_type && p.ends_with(tail)) || (p.contains("<impl ") && p.ends_with(&in_module))
+            (of_type && trait_method(p) == Some((tr, method)))
+                || (p.contains("<impl ") && p.ends_with(&in_module))
         })
         .cloned()
+}
+
+/// The trait's name (its generic arguments left out) and the method of a path recorded as
+/// `<T as path::Trait<Args>>::method`: `<smallvec::SmallVec<A> as
+/// core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq` is (`PartialEq`, `eq`).
+fn trait_method(path: &str) -> Option<(&str, &str)> {
+    let (head, method) = path.rsplit_once(">::")?;
+    let (_, tr) = head.split_once(" as ")?;
+    let tr = tr.split('<').next()?;
+    Some((tr.rsplit("::").next()?, method))
 }
 
 /// Adds `f` to `out` as a callable, or to `left_out` with the reason.
@@ -1641,6 +1689,24 @@ mod tests {
         let address = |src: &str| returns_address(&syn::parse_str(src).unwrap());
         assert!(address("*const u32") && address("*mut A::Item") && address("NonNull<u8>"));
         assert!(!address("&[u32]") && !address("usize"));
+    }
+
+    #[test]
+    fn a_trait_method_path_names_its_trait_without_generic_arguments() {
+        let eq = "<smallvec::SmallVec<A> as core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq";
+        assert_eq!(trait_method(eq), Some(("PartialEq", "eq")));
+        let next = "<shlex::Shlex as core::iter::traits::iterator::Iterator>::next";
+        assert_eq!(trait_method(next), Some(("Iterator", "next")));
+        assert_eq!(trait_method("shlex::split"), None);
+        let called: BTreeSet<String> = [eq.to_string()].into();
+        assert_eq!(
+            recorded_trait_method(&called, "smallvec::SmallVec<A>", "PartialEq>::eq").as_deref(),
+            Some(eq)
+        );
+        assert_eq!(
+            recorded_trait_method(&called, "smallvec::SmallVec<A>", "Ord>::cmp"),
+            None
+        );
     }
 
     #[test]
