@@ -1232,3 +1232,63 @@ fn a_hand_written_equality_is_explored_between_two_objects() {
         ),
     );
 }
+
+const ROLL_LIB: &str = r#"/// Numbers to hand out.
+#[derive(Debug, Default)]
+pub struct Roll {
+    items: Vec<u32>,
+}
+
+impl Roll {
+    pub fn add(&mut self, n: u32) {
+        self.items.push(n);
+    }
+
+    /// The numbers, from the last one added back.
+    pub fn backwards(&self) -> Back {
+        Back {
+            items: self.items.clone(),
+        }
+    }
+}
+
+/// The numbers of a roll, last first.
+#[derive(Debug)]
+pub struct Back {
+    items: Vec<u32>,
+}
+
+impl Back {
+    /// The next number; one above 100 is handed out halved.
+    pub fn take(&mut self) -> Option<u32> {
+        let n = self.items.pop()?;
+        if n > 100 {
+            Some(n / 2)
+        } else {
+            Some(n)
+        }
+    }
+}
+"#;
+
+const ROLL_MAIN: &str = r#"fn main() {
+    let mut roll = roll::Roll::default();
+    roll.add(3);
+    roll.add(5);
+    let mut back = roll.backwards();
+    println!("{:?}", back.take());
+}
+"#;
+
+/// A type no constructor or `Default` makes is explored when a method of another type the
+/// run called returned one (`Roll::backwards` gives a `Back`): its slots are filled by that
+/// call. The run never handed out a number above 100; the explored tests do, and fail when
+/// the halving changes.
+#[test]
+fn an_object_another_types_method_returns_is_explored_from_that_call() {
+    let (c, said) = explore_small("roll", ROLL_LIB, ROLL_MAIN, "3000");
+    let tests = explored(&c.dir, "roll", &said, 3);
+    assert!(tests.contains(".backwards();"), "{tests}");
+    assert!(tests.contains(".take()"), "{tests}");
+    fail_after_edit(&c.dir, "roll", ("Some(n / 2)", "Some(n / 3)"));
+}

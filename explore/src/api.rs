@@ -300,6 +300,8 @@ pub struct Explorable {
 pub(crate) struct Seen {
     pub(crate) arg_types: BTreeMap<String, BTreeSet<Vec<(String, String)>>>,
     pub(crate) touching: BTreeSet<String>,
+    /// The types each path was called on (`None`: no receiver) and returned, as recorded.
+    pub(crate) results: BTreeMap<String, BTreeSet<(Option<String>, String)>>,
 }
 
 /// The type a recorded argument value was, when a pool holds such values: `u32`, `&str`.
@@ -330,6 +332,30 @@ fn arg_types(trace: &Trace) -> BTreeMap<String, BTreeSet<Vec<(String, String)>>>
             .filter_map(|a| Some((a.name.clone(), recorded_type(&a.value)?)))
             .collect();
         out.entry((*path).clone()).or_default().insert(types);
+    }
+    out
+}
+
+/// The types each function was called on and returned by value (not a reference), as
+/// recorded: (`smallvec::SmallVec<[i64; 4]>`, `smallvec::IntoIter<[i64; 4]>`).
+fn result_types(trace: &Trace) -> BTreeMap<String, BTreeSet<(Option<String>, String)>> {
+    let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
+    let mut out: BTreeMap<String, BTreeSet<_>> = BTreeMap::new();
+    for c in &trace.calls {
+        let (Some(path), Some(ret)) = (paths.get(&c.function), &c.ret) else {
+            continue;
+        };
+        let ty = ret.type_name();
+        if ty.starts_with('&') {
+            continue;
+        }
+        let receiver = (c.args.iter().find(|a| a.name == "self")).map(|a| {
+            let t = a.value.type_name().trim_start_matches('&');
+            t.trim_start_matches("mut ").to_string()
+        });
+        out.entry((*path).clone())
+            .or_default()
+            .insert((receiver, ty.to_string()));
     }
     out
 }
@@ -396,6 +422,7 @@ pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
     let seen = Seen {
         arg_types: arg_types(trace),
         touching,
+        results: result_types(trace),
     };
     let instances = crate::generic_types::recorded_instances(trace);
     let run = (&called, &seen, &instances);
@@ -517,8 +544,8 @@ fn explorable_knowing(
                 out.callables.push(c);
             }
             out.callables.extend(written_values(&type_path, ty, known));
-            let traits = impls_anywhere(api, ty);
-            std_trait_methods(
+            let traits = crate::std_traits::impls_anywhere(api, ty);
+            crate::std_traits::std_trait_methods(
                 &mut out,
                 (&type_path, &recorded(&ty.name)),
                 (ty, &traits),
@@ -527,6 +554,7 @@ fn explorable_knowing(
         }
     }
     crate::trait_calls::on_pooled_types(&mut out, api, called);
+    crate::std_traits::made_elsewhere(&mut out, &seen.results);
     drop_unmakeable(&mut out);
     out
 }
@@ -539,169 +567,6 @@ pub(crate) fn module_paths(api: &CrateApi, module: &ModuleApi) -> (String, Strin
         .collect();
     let recorded: Vec<&str> = base.iter().map(|s| s.trim_start_matches("r#")).collect();
     (base.join("::"), recorded.join("::"))
-}
-
-/// Most items one explored call collects from an iterator.
-const MAX_COLLECTED: usize = 1000;
-
-/// The methods of standard traits a public type implements that the run called, as a test
-/// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
-/// the rest of the items as `recv.by_ref().take(1000).collect::<Vec<_>>()`),
-/// `Display::fmt` as `recv.to_string()`, `FromStr::from_str` as `<T as FromStr>::from_str(s)`
-/// (a constructor: its `Ok` fills a slot), `PartialEq::eq`, `PartialOrd::partial_cmp` and
-/// `Ord::cmp` as `a.eq(&b)` with both objects from the type's slots (a hand-written equality
-/// is code like any other: smallvec's compares two vectors item by item), `Clone::clone` as
-/// `a.clone()` into a slot. Recorded under the trait's path:
-/// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`,
-/// `<smallvec::SmallVec<A> as core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq`.
-pub(crate) fn std_trait_methods(
-    out: &mut Explorable,
-    (type_path, recorded): (&str, &str),
-    (ty, traits): (&TypeApi, &BTreeSet<String>),
-    called: &BTreeSet<String>,
-) {
-    if !ty.public {
-        return;
-    }
-    for (tr, tail) in [
-        ("Iterator", "Iterator>::next"),
-        ("Display", "Display>::fmt"),
-        ("FromStr", "FromStr>::from_str"),
-        ("PartialEq", "PartialEq>::eq"),
-        ("PartialOrd", "PartialOrd>::partial_cmp"),
-        ("Ord", "Ord>::cmp"),
-        ("Clone", "Clone>::clone"),
-    ] {
-        if !traits.contains(tr) {
-            continue;
-        }
-        let Some(path) = recorded_trait_method(called, recorded, tail) else {
-            continue;
-        };
-        let object = object_index(out, type_path, ty);
-        if tr == "Iterator" {
-            // Besides one item, the rest at once (at most a bound's worth: an iterator may
-            // not end): a parser's later events are where most of its lines are.
-            out.callables.push(Callable {
-                path: format!("{}collect", path.trim_end_matches("next")),
-                call: format!("by_ref().take({MAX_COLLECTED}).collect::<Vec<_>>"),
-                ..std_trait_callable(tr, String::new(), type_path, object)
-            });
-        }
-        out.callables
-            .push(std_trait_callable(tr, path, type_path, object));
-    }
-}
-
-/// Standard trait `tr`'s method recorded as `path`, on object type `object` (a test names it
-/// `type_path`), as [`std_trait_methods`] calls it.
-fn std_trait_callable(tr: &str, path: String, type_path: &str, object: usize) -> Callable {
-    let receiver = Some(Receiver {
-        object,
-        mutable: tr == "Iterator",
-        by_value: false,
-    });
-    let other = || {
-        vec![Param {
-            name: "other".to_string(),
-            kind: PoolKind::Object(object),
-            pass: Pass::Ref,
-        }]
-    };
-    let (call, receiver, params, makes, ret) = match tr {
-        "Iterator" => ("next".to_string(), receiver, Vec::new(), None, Ret::Other),
-        "Display" => (
-            "to_string".to_string(),
-            receiver,
-            Vec::new(),
-            None,
-            Ret::Text,
-        ),
-        "PartialEq" => {
-            let ret = Ret::Scalar("bool".to_string());
-            ("eq".to_string(), receiver, other(), None, ret)
-        }
-        "PartialOrd" => (
-            "partial_cmp".to_string(),
-            receiver,
-            other(),
-            None,
-            Ret::Other,
-        ),
-        "Ord" => ("cmp".to_string(), receiver, other(), None, Ret::Other),
-        "Clone" => (
-            "clone".to_string(),
-            receiver,
-            Vec::new(),
-            Some((object, Made::Plain)),
-            Ret::Other,
-        ),
-        _ => (
-            format!("<{type_path} as std::str::FromStr>::from_str"),
-            None,
-            vec![Param {
-                name: "s".to_string(),
-                kind: PoolKind::Str,
-                pass: Pass::Value,
-            }],
-            Some((object, Made::Result)),
-            Ret::Other,
-        ),
-    };
-    Callable {
-        path,
-        call,
-        receiver,
-        params,
-        makes,
-        ret,
-    }
-}
-
-/// The traits `ty` implements, with those of impls written in another module, which the
-/// crate's API notes under the name the impl gives the type there (`impl FromStr for ByteSize`
-/// in bytesize's `parse`, where `ByteSize` is imported): a type of that name the module does
-/// not declare. (Two types of one name in two modules may mix their traits: a call that does
-/// not compile is then taken out of the harness with the reason.)
-pub(crate) fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
-    let mut traits = ty.traits.clone();
-    for m in api.modules.values() {
-        if let Some(t) = m.types.get(&ty.name).filter(|t| !t.declared) {
-            traits.extend(t.traits.iter().cloned());
-        }
-    }
-    traits
-}
-
-/// The recorded path of the trait method `tail` (`FromStr>::from_str`) of the type recorded as
-/// `recorded`, as the run called it: `<bytesize::ByteSize as core::str::traits::FromStr>::from_str`,
-/// or, for an impl in another module than the type, as rustc names it there:
-/// `bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str`.
-fn recorded_trait_method(called: &BTreeSet<String>, recorded: &str, tail: &str) -> Option<String> {
-    // `<shlex::Shlex as …`, or a generic type's `<smallvec::IntoIter<A> as …`.
-    let head = format!("<{recorded}");
-    let (tr, method) = tail.split_once(">::")?;
-    let in_module = format!("{tr} for {recorded}>::{method}");
-    called
-        .iter()
-        .find(|p| {
-            let of_type = p
-                .strip_prefix(&head)
-                .is_some_and(|rest| rest.starts_with(" as ") || rest.starts_with('<'));
-            (of_type && trait_method(p) == Some((tr, method)))
-                || (p.contains("<impl ") && p.ends_with(&in_module))
-        })
-        .cloned()
-}
-
-/// The trait's name (its generic arguments left out) and the method of a path recorded as
-/// `<T as path::Trait<Args>>::method`: `<smallvec::SmallVec<A> as
-/// core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq` is (`PartialEq`, `eq`).
-fn trait_method(path: &str) -> Option<(&str, &str)> {
-    let (head, method) = path.rsplit_once(">::")?;
-    let (_, tr) = head.split_once(" as ")?;
-    let tr = tr.split('<').next()?;
-    Some((tr.rsplit("::").next()?, method))
 }
 
 /// Adds `f` to `out` as a callable, or to `left_out` with the reason.
@@ -979,7 +844,7 @@ pub(crate) fn parse_signature(signature: &str) -> Option<syn::Signature> {
     Some(item.sig)
 }
 
-fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
+pub(crate) fn object_index(out: &mut Explorable, path: &str, ty: &TypeApi) -> usize {
     object_index_in(&mut out.objects, path, ty)
 }
 
@@ -1041,7 +906,7 @@ const SCALARS: [&str; 16] = [
 ];
 
 /// The single identifier a type path is, with its generic arguments.
-fn last_segment(ty: &syn::Type) -> Option<&syn::PathSegment> {
+pub(crate) fn last_segment(ty: &syn::Type) -> Option<&syn::PathSegment> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
         syn::Type::Paren(p) => last_segment(&p.elem),
@@ -1689,45 +1554,5 @@ mod tests {
         let address = |src: &str| returns_address(&syn::parse_str(src).unwrap());
         assert!(address("*const u32") && address("*mut A::Item") && address("NonNull<u8>"));
         assert!(!address("&[u32]") && !address("usize"));
-    }
-
-    #[test]
-    fn a_trait_method_path_names_its_trait_without_generic_arguments() {
-        let eq = "<smallvec::SmallVec<A> as core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq";
-        assert_eq!(trait_method(eq), Some(("PartialEq", "eq")));
-        let next = "<shlex::Shlex as core::iter::traits::iterator::Iterator>::next";
-        assert_eq!(trait_method(next), Some(("Iterator", "next")));
-        assert_eq!(trait_method("shlex::split"), None);
-        let called: BTreeSet<String> = [eq.to_string()].into();
-        assert_eq!(
-            recorded_trait_method(&called, "smallvec::SmallVec<A>", "PartialEq>::eq").as_deref(),
-            Some(eq)
-        );
-        assert_eq!(
-            recorded_trait_method(&called, "smallvec::SmallVec<A>", "Ord>::cmp"),
-            None
-        );
-    }
-
-    #[test]
-    fn a_std_trait_method_is_found_under_either_path_rustc_gives_it() {
-        let called: BTreeSet<String> = [
-            "bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str",
-            "<shlex::Shlex as core::iter::traits::iterator::Iterator>::next",
-        ]
-        .map(String::from)
-        .into();
-        assert_eq!(
-            recorded_trait_method(&called, "bytesize::ByteSize", "FromStr>::from_str").as_deref(),
-            Some("bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str")
-        );
-        assert_eq!(
-            recorded_trait_method(&called, "shlex::Shlex", "Iterator>::next").as_deref(),
-            Some("<shlex::Shlex as core::iter::traits::iterator::Iterator>::next")
-        );
-        assert_eq!(
-            recorded_trait_method(&called, "bytesize::Unit", "FromStr>::from_str"),
-            None
-        );
     }
 }

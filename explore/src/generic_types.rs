@@ -35,7 +35,12 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
         .functions
         .iter()
         .filter_map(|f| {
-            let (owner, _) = f.path.rsplit_once("::")?;
+            // `<smallvec::IntoIter<A> as core::iter::traits::iterator::Iterator>::next` is a
+            // method of `smallvec::IntoIter<A>` too.
+            let owner = match f.path.strip_prefix('<') {
+                Some(rest) => rest.split_once(" as ")?.0,
+                None => f.path.rsplit_once("::")?.0,
+            };
             let base = owner.strip_suffix('>')?.split_once('<')?.0;
             Some((f.id, base.to_string()))
         })
@@ -399,9 +404,7 @@ pub(crate) fn consider_type(
         .values()
         .filter_map(|f| Some((f, *by_method.get(f.name.as_str())?)))
         .collect();
-    if reached.is_empty() {
-        return;
-    }
+    // With no method of its own reached, the standard traits' may have been (an iterator's).
     let type_path = format!("{written}::{}", ty.name);
     let inst = if !ty.public {
         Err("its type is not public".to_string())
@@ -410,8 +413,8 @@ pub(crate) fn consider_type(
         instance(ty, &type_path, recorded_instance.map(String::as_str))
     };
     if let Ok(inst) = &inst {
-        let traits = crate::api::impls_anywhere(api, ty);
-        crate::api::std_trait_methods(
+        let traits = crate::std_traits::impls_anywhere(api, ty);
+        crate::std_traits::std_trait_methods(
             out,
             (&inst.written, &format!("{recorded}::{}", ty.name)),
             (ty, &traits),

@@ -25,6 +25,7 @@ mod pools;
 mod prune;
 mod render;
 mod replay;
+mod std_traits;
 mod strategy;
 #[cfg(test)]
 mod testdata;
