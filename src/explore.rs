@@ -123,7 +123,7 @@ fn text(r: &Report) -> String {
     t.push_str(&format!(
         "explored {} functions ({} left out) with {}, length {}{}, seed {}: {} sequences run \
          ({} of them extending a kept one; {} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}), {} calls in {:.2} s = {:.0} calls/s \
-         ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position\n",
+         ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position ({} can come first)\n",
         r.explored.len(),
         r.left_out.len(),
         carve_explore::strategy_name(r.strategy),
@@ -145,6 +145,7 @@ fn text(r: &Report) -> String {
         r.harness_calls_per_second(),
         r.build_seconds,
         r.calls_per_position,
+        r.first_calls,
     ));
     let verified = if r.verified {
         format!(

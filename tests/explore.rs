@@ -817,10 +817,11 @@ fn a_reexported_generic_type_with_a_lifetime_and_a_str_parameter_is_explored() {
     );
     assert!(tests.contains(".next()"), "{tests}");
     // `Words` has no `Debug`: what a call left in it is read through its getter `rest`.
+    let after_next = tests.split("next()), \"Some(\\\"one\\\")\");\n").nth(1);
     assert!(
-        tests.contains(
-            "next()), \"Some(\\\"one\\\")\");\n    assert_eq!(words_0.rest(), \" two\");"
-        ),
+        after_next
+            .is_some_and(|t| t.trim_start().starts_with("assert_eq!(words_")
+                && t.contains(".rest(), \" two")),
         "{tests}"
     );
     fail_after_edit(&c.dir, "words", ("find(' ')", "find('o')"));
@@ -1116,7 +1117,11 @@ fn an_enum_parameter_gets_each_variant_written_as_it_is() {
     assert!(tests.contains("= round::Round::Up;"), "{tests}");
     assert!(!tests.contains("\"Up\""), "{tests}");
     assert!(!tests.contains("Unused"), "{tests}");
-    fail_after_edit(&c.dir, "round", ("(n + by - 1) / by", "(n + by) / by"));
+    fail_after_edit(
+        &c.dir,
+        "round",
+        ("Round::Up => (n + by - 1) / by", "Round::Up => n / by"),
+    );
 }
 
 const STOCK_LIB: &str = r#"/// Items in stock by id.

@@ -166,6 +166,21 @@ impl Explorable {
             .collect()
     }
 
+    /// Per callable, whether a sequence can start with it: its receiver and object arguments
+    /// are of types whose slots start filled (`Default`).
+    pub fn can_come_first(&self) -> Vec<bool> {
+        let filled = |o: usize| self.objects[o].default;
+        (self.callables.iter())
+            .map(|c| {
+                c.receiver.is_none_or(|r| filled(r.object))
+                    && c.params.iter().all(|p| match p.kind {
+                        PoolKind::Object(o) => filled(o),
+                        _ => true,
+                    })
+            })
+            .collect()
+    }
+
     /// Whether no call holds or makes an object (an object type whose calls were all left out
     /// counts for nothing): nothing carries state from one call to the next.
     pub fn stateless(&self) -> bool {
@@ -222,6 +237,10 @@ pub enum Made {
     Plain,
     Result,
     Option,
+    /// As `Plain`, an object of another type than the call's own that the run got from it
+    /// (`Roll::backwards` gives a `Back`): when the call does not compile filling a slot (a
+    /// borrowing iterator cannot outlive its receiver's slot), it stays as a call of its own.
+    Returned,
 }
 
 impl Made {
@@ -236,7 +255,7 @@ impl Made {
             _ => None,
         };
         match self {
-            Made::Plain => true,
+            Made::Plain | Made::Returned => true,
             Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
             Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
         }

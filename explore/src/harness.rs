@@ -568,7 +568,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         }
         Some((object, made)) => {
             let keep = match made {
-                Made::Plain => "Some(r)",
+                Made::Plain | Made::Returned => "Some(r)",
                 Made::Result => "r.ok()",
                 Made::Option => "r",
             };

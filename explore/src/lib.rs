@@ -130,8 +130,10 @@ pub struct Report {
     /// variants), and those the run reached that were not (with why).
     pub explored: Vec<String>,
     pub left_out: Vec<(String, String)>,
-    /// C: distinct calls per sequence position; C^length when it fits.
+    /// C: distinct calls per sequence position, F of them can come first (their receiver
+    /// and object arguments start filled); F * C^(length-1) when it fits.
     pub calls_per_position: u64,
+    pub first_calls: u64,
     pub sequences_in_space: Option<u128>,
     /// Sequences proposed by the strategy, skipped by it for a dead prefix, run, and stopped
     /// by the harness at a dead prefix (not counted as run).
@@ -222,7 +224,9 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     } else {
         (opts.length, None)
     };
-    let mut seqs = strategy::Sequences::new(opts.strategy, space, length, opts.seed);
+    let first = strategy::FirstCalls::new(&space, &ex.can_come_first());
+    let mut seqs =
+        strategy::Sequences::starting_with(opts.strategy, (space, first), length, opts.seed);
     if opts.strategy != Strategy::Random && seqs.total().is_none() {
         return Err(ExploreError::Length {
             length,
@@ -255,6 +259,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         explored: functions_explored(&ex),
         left_out: ex.left_out.clone(),
         calls_per_position: seqs.space().calls,
+        first_calls: seqs.first_calls(),
         sequences_in_space: seqs.total(),
         proposed: seqs.proposed,
         skipped: seqs.skipped,

@@ -444,7 +444,8 @@ fn call_lines(
         let slot = d.next().unwrap_or(0);
         let name = var(cx, object, slot);
         let filled = made.fills(outcome);
-        if made == Made::Plain && text.is_none() && bind && outcome.is_some() {
+        let plain = matches!(made, Made::Plain | Made::Returned);
+        if plain && text.is_none() && bind && outcome.is_some() {
             // Nothing to check of it: bound at once.
             let _ = writeln!(s, "    let mut {name} = {call};");
             bound.made((object, slot));
@@ -475,7 +476,7 @@ fn call_lines(
         }
         if bind && filled {
             let unwrap = match made {
-                Made::Plain => "made".to_string(),
+                Made::Plain | Made::Returned => "made".to_string(),
                 Made::Result => "made.ok().expect(\"made by the explored run\")".to_string(),
                 Made::Option => "made.expect(\"made by the explored run\")".to_string(),
             };

@@ -150,7 +150,7 @@ pub(crate) fn made_elsewhere(
             .filter(|(receiver, _)| on(receiver))
             .find_map(|(_, ty)| objects.iter().position(|o| same_instance(ty, &o.path)));
         if let Some(o) = made {
-            c.makes = Some((o, Made::Plain));
+            c.makes = Some((o, Made::Returned));
         }
     }
 }

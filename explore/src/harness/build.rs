@@ -247,6 +247,11 @@ pub fn build(
         gone.sort_by_key(|g| std::cmp::Reverse(g.0));
         gone.dedup_by_key(|g| g.0);
         for (i, message) in gone {
+            if let Some((_, crate::api::Made::Returned)) = ex.callables[i].makes {
+                // Its result does not fit a slot: the call alone, as before it filled one.
+                ex.callables[i].makes = None;
+                continue;
+            }
             let c = ex.callables.remove(i);
             ex.left_out
                 .push((c.path, format!("its call does not compile: {message}")));
