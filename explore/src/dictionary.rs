@@ -18,9 +18,6 @@ use crate::pools::{int_lit, Lit};
 const MAX_WORD: usize = 16;
 /// At most this many words and integers each.
 pub const MAX_SEEDS: usize = 16;
-/// At most this many words when more than [`MAX_SEEDS`] are compared: a parser of units or
-/// keywords compares its input with each (bytesize's 25 unit spellings).
-const MAX_COMPARED_WORDS: usize = 32;
 
 /// The short text literals, the integer literals and the character literals of the crate's
 /// source files, each once, those compared first, then in the order the files hold them.
@@ -45,9 +42,6 @@ struct Literals {
     chars: Vec<char>,
     /// Characters a comparison or a match arm's pattern holds (`c == '\u{FE0F}'`, `'\r' =>`).
     compared_chars: Vec<char>,
-    /// Words a comparison, a match arm's pattern or a comparing method holds (`u == "kb"`,
-    /// `"kb" =>`, `u.eq_ignore_ascii_case("kib")`, `s.starts_with("//")`).
-    compared_words: Vec<String>,
 }
 
 impl Dictionary {
@@ -62,17 +56,9 @@ impl Dictionary {
                 d.visit_file(&parsed);
             }
         }
-        // The words compared first, then the rest, the shortest first: tokens rather than
-        // messages.
+        // The shortest words first: tokens rather than messages.
         d.words.sort_by_key(|w| w.chars().count());
-        d.compared_words.sort_by_key(|w| w.chars().count());
-        let most = d.compared_words.len().clamp(MAX_SEEDS, MAX_COMPARED_WORDS);
-        let mut words = std::mem::take(&mut d.compared_words);
-        words.truncate(most);
-        for w in std::mem::take(&mut d.words) {
-            push_new(&mut words, w);
-        }
-        words.truncate(most);
+        d.words.truncate(MAX_SEEDS);
         // The integers compared first (literals, then named constants): the boundaries.
         let named = d
             .consts
@@ -81,7 +67,7 @@ impl Dictionary {
             .map(|(_, v)| *v);
         let compared: Vec<i128> = d.compared.iter().copied().chain(named).collect();
         Dictionary {
-            words,
+            words: d.words,
             ints: first_then(compared, d.ints),
             chars: first_then(d.compared_chars, d.chars),
         }
@@ -187,7 +173,8 @@ fn last_word(s: &str) -> Option<(usize, usize)> {
 impl<'ast> Visit<'ast> for Literals {
     fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
         let v = lit.value();
-        if is_word(&v) && !self.words.contains(&v) {
+        let short = (1..=MAX_WORD).contains(&v.chars().count());
+        if short && !v.chars().any(char::is_control) && !self.words.contains(&v) {
             self.words.push(v);
         }
     }
@@ -209,39 +196,7 @@ impl<'ast> Visit<'ast> for Literals {
         for c in pattern.0 {
             push_new(&mut self.compared_chars, c);
         }
-        for w in pattern.1 {
-            self.compared_word(w);
-        }
         syn::visit::visit_arm(self, arm);
-    }
-
-    // `unit.eq_ignore_ascii_case("kib")`, `line.starts_with("//")`: a word the input is
-    // compared with.
-    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
-        const COMPARING: [&str; 10] = [
-            "eq",
-            "ne",
-            "eq_ignore_ascii_case",
-            "starts_with",
-            "ends_with",
-            "contains",
-            "strip_prefix",
-            "strip_suffix",
-            "find",
-            "rfind",
-        ];
-        if COMPARING.contains(&call.method.to_string().as_str()) {
-            for arg in &call.args {
-                if let syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(lit),
-                    ..
-                }) = arg
-                {
-                    self.compared_word(lit.value());
-                }
-            }
-        }
-        syn::visit::visit_expr_method_call(self, call);
     }
 
     fn visit_lit_int(&mut self, lit: &'ast syn::LitInt) {
@@ -272,10 +227,6 @@ impl<'ast> Visit<'ast> for Literals {
                         lit: syn::Lit::Char(lit),
                         ..
                     }) => push_new(&mut self.compared_chars, lit.value()),
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(lit),
-                        ..
-                    }) => self.compared_word(lit.value()),
                     syn::Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Byte(lit),
                         ..
@@ -318,29 +269,11 @@ impl<'ast> Visit<'ast> for Literals {
     }
 }
 
-impl Literals {
-    /// A word a comparison holds, when it is one the dictionary takes.
-    fn compared_word(&mut self, w: String) {
-        if is_word(&w) {
-            push_new(&mut self.compared_words, w);
-        }
-    }
-}
-
-/// A text literal the dictionary takes: short, with no control character.
-fn is_word(w: &str) -> bool {
-    (1..=MAX_WORD).contains(&w.chars().count()) && !w.chars().any(char::is_control)
-}
-
-/// The character literals of a pattern, and its text literals.
+/// The character literals of a pattern.
 #[derive(Default)]
-struct CharsOf(Vec<char>, Vec<String>);
+struct CharsOf(Vec<char>);
 
 impl<'ast> Visit<'ast> for CharsOf {
-    fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
-        self.1.push(lit.value());
-    }
-
     fn visit_lit_char(&mut self, lit: &'ast syn::LitChar) {
         self.0.push(lit.value());
     }
@@ -361,28 +294,6 @@ mod tests {
         let file = dir.path().join("lib.rs");
         std::fs::write(&file, src).unwrap();
         Dictionary::of_files([file.as_path()])
-    }
-
-    #[test]
-    fn words_the_input_is_compared_with_come_first_and_past_the_usual_count() {
-        // Twenty units compared, and shorter words only printed.
-        let units: Vec<String> = (0..20).map(|i| format!("u{i:02}")).collect();
-        let guards: String = (units.iter())
-            .map(|u| format!("_ if s.eq_ignore_ascii_case({u:?}) => 1,"))
-            .collect();
-        let d = of_source(&format!(
-            r#"pub fn unit(s: &str) -> u32 {{
-                if s == "kb" {{ return 2; }}
-                if s.starts_with("//") {{ return 3; }}
-                match s {{ "tb" => 4, _ => 0 }};
-                println!("{{}} {{}}", "a", "b");
-                match () {{ {guards} _ => 0 }}
-            }}"#
-        ));
-        assert_eq!(d.words.len(), 23, "{:?}", d.words);
-        assert_eq!(&d.words[..3], ["kb", "//", "tb"]);
-        assert!(units.iter().all(|u| d.words.contains(u)), "{:?}", d.words);
-        assert!(!d.words.contains(&"a".to_string()));
     }
 
     #[test]
