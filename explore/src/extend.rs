@@ -20,9 +20,10 @@ pub enum Key {
     Slot(usize),
     /// A value of this pool.
     Pool(PoolKind),
-    /// The slot a call's result fills: a new object goes where it will, never over one the
-    /// sequence holds on purpose.
-    Fresh,
+    /// The slot of object type N a call's result fills: a new object goes where it will,
+    /// never over one the sequence holds on purpose; what an earlier call made there is an
+    /// object the sequence holds (`Slot(N)`).
+    Fresh(usize),
 }
 
 /// What each index of `c` picks from, in the order `harness::dims` gives their radixes.
@@ -35,8 +36,8 @@ pub fn keys(c: &Callable) -> Vec<Key> {
         PoolKind::Object(t) => Key::Slot(*t),
         kind => Key::Pool(kind.clone()),
     }));
-    if c.makes.is_some() {
-        k.push(Key::Fresh);
+    if let Some((t, _)) = c.makes {
+        k.push(Key::Fresh(t));
     }
     k
 }
@@ -85,6 +86,7 @@ impl Extender {
         for f in 0..self.keys.len() {
             let digits: Vec<u64> = (self.keys[f].iter().zip(&space.dims[f]))
                 .map(|(key, &radix)| match used.get(key) {
+                    // Never a `Fresh` key: those are noted as the slots they filled.
                     Some(took) => took[self.rng.below(took.len() as u64) as usize],
                     None => self.rng.below(radix),
                 })
@@ -101,10 +103,11 @@ impl Extender {
         for &c in seq {
             let (f, digits) = space.decode(c);
             for (key, d) in self.keys[f].iter().zip(digits) {
-                if *key == Key::Fresh {
-                    continue;
-                }
-                let took = used.entry(key.clone()).or_default();
+                let key = match key {
+                    Key::Fresh(t) => Key::Slot(*t),
+                    key => key.clone(),
+                };
+                let took = used.entry(key).or_default();
                 if !took.contains(&d) {
                     took.push(d);
                 }
@@ -181,6 +184,20 @@ mod tests {
         );
         let (_, put) = space.decode(extensions[1][2]);
         assert!(put[1..].iter().all(|d| [41, 7].contains(d)), "{put:?}");
+        // After `new()` alone, a call is on the object it made.
+        ex.kept(&space, &seq[..1], 3);
+        assert!(
+            ex.next().is_none(),
+            "extended already, as the prefix of `seq`"
+        );
+        let made = vec![space.encode(0, &[0])];
+        ex.kept(&space, &made, 3);
+        let on_it: Vec<Vec<u64>> = std::iter::from_fn(|| ex.next()).collect();
+        assert_eq!(on_it.len(), 3);
+        assert!(
+            on_it[1..].iter().all(|s| space.decode(s[1]).1[0] == 0),
+            "{on_it:?}"
+        );
         // A sequence as long as the search's is not extended, but the prefix before its last
         // call is (once).
         ex.kept(&space, &extensions[2], 3);
