@@ -22,7 +22,9 @@ const MAX_COLLECTED: usize = 1000;
 /// (a constructor: its `Ok` fills a slot), `PartialEq::eq`, `PartialOrd::partial_cmp` and
 /// `Ord::cmp` as `a.eq(&b)` with both objects from the type's slots (a hand-written equality
 /// is code like any other: smallvec's compares two vectors item by item), `Clone::clone` as
-/// `a.clone()` into a slot. Recorded under the trait's path:
+/// `a.clone()` into a slot, `Iterator::size_hint` and `IntoIterator::into_iter` as
+/// `recv.size_hint()` and `recv.into_iter()` (the slot what it makes goes to is found by
+/// [`made_elsewhere`]). Recorded under the trait's path:
 /// `<shlex::Shlex as core::iter::traits::iterator::Iterator>::next`,
 /// `<smallvec::SmallVec<A> as core::cmp::PartialEq<smallvec::SmallVec<B>>>::eq`.
 pub(crate) fn std_trait_methods(
