@@ -337,63 +337,40 @@ fn recorded_type(v: &carve_storage::Value) -> Option<String> {
     }
 }
 
-/// The argument types of the recorded calls of each function the run called.
-fn arg_types(trace: &Trace) -> BTreeMap<String, BTreeSet<Vec<(String, String)>>> {
-    let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
-    let mut out: BTreeMap<String, BTreeSet<Vec<(String, String)>>> = BTreeMap::new();
-    for c in &trace.calls {
-        let Some(path) = paths.get(&c.function) else {
-            continue;
-        };
-        let types = c
-            .args
-            .iter()
-            .filter_map(|a| Some((a.name.clone(), recorded_type(&a.value)?)))
-            .collect();
-        out.entry((*path).clone()).or_default().insert(types);
-    }
-    out
-}
-
-/// The types each function was called on and returned by value (not a reference), as
-/// recorded: (`smallvec::SmallVec<[i64; 4]>`, `smallvec::IntoIter<[i64; 4]>`).
-fn result_types(trace: &Trace) -> BTreeMap<String, BTreeSet<(Option<String>, String)>> {
-    let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
-    let mut out: BTreeMap<String, BTreeSet<_>> = BTreeMap::new();
-    for c in &trace.calls {
-        let (Some(path), Some(ret)) = (paths.get(&c.function), &c.ret) else {
-            continue;
-        };
-        let ty = ret.type_name();
-        if ty.starts_with('&') {
-            continue;
-        }
-        let receiver = (c.args.iter().find(|a| a.name == "self")).map(|a| {
-            let t = a.value.type_name().trim_start_matches('&');
-            t.trim_start_matches("mut ").to_string()
-        });
-        out.entry((*path).clone())
-            .or_default()
-            .insert((receiver, ty.to_string()));
-    }
-    out
-}
-
-/// The recorded paths of the functions the run called, and those of them that read what a
-/// test cannot control.
-pub fn recorded_functions(trace: &Trace) -> (BTreeSet<String>, BTreeSet<String>) {
-    let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
-    let mut called = BTreeSet::new();
-    let mut touching = BTreeSet::new();
-    for c in &trace.calls {
-        if let Some(path) = paths.get(&c.function) {
-            called.insert((*path).clone());
+impl Seen {
+    /// What the run says, in one pass over its calls: the paths it called, and per path the
+    /// types of its arguments, whether it read what a test cannot control, and the types it
+    /// was called on and returned by value (`smallvec::SmallVec<[i64; 4]>` giving
+    /// `smallvec::IntoIter<[i64; 4]>`).
+    pub(crate) fn of(trace: &Trace) -> (BTreeSet<String>, Seen) {
+        let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
+        let mut called = BTreeSet::new();
+        let mut seen = Seen::default();
+        for c in &trace.calls {
+            let Some(&path) = paths.get(&c.function) else {
+                continue;
+            };
+            called.insert(path.clone());
             if !c.touches.is_empty() {
-                touching.insert((*path).clone());
+                seen.touching.insert(path.clone());
             }
+            let types = (c.args.iter())
+                .filter_map(|a| Some((a.name.clone(), recorded_type(&a.value)?)))
+                .collect();
+            seen.arg_types
+                .entry(path.clone())
+                .or_default()
+                .insert(types);
+            let Some(ret) = c.ret.as_ref().filter(|r| !r.type_name().starts_with('&')) else {
+                continue;
+            };
+            let receiver = (c.args.iter().find(|a| a.name == "self"))
+                .map(|a| crate::generic_types::referent_type(&a.value).to_string());
+            (seen.results.entry(path.clone()).or_default())
+                .insert((receiver, ret.type_name().to_string()));
         }
+        (called, seen)
     }
-    (called, touching)
 }
 
 /// Why the run reached no function explore can match to the crate's API, when it reached
@@ -437,12 +414,7 @@ pub fn why_none_matched(called: &BTreeSet<String>, krate: &str) -> Option<String
 
 /// The explorable calls of `api` among the functions `trace` reached.
 pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
-    let (called, touching) = recorded_functions(trace);
-    let seen = Seen {
-        arg_types: arg_types(trace),
-        touching,
-        results: result_types(trace),
-    };
+    let (called, seen) = Seen::of(trace);
     let instances = crate::generic_types::recorded_instances(trace);
     let run = (&called, &seen, &instances);
     // Twice: a parameter of an object type is drawn from that type's slots, and the first

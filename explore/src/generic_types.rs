@@ -57,10 +57,7 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
             .map(|a| &a.value)
             .chain(c.ret.iter());
         for v in of_self {
-            let ty = v
-                .type_name()
-                .trim_start_matches('&')
-                .trim_start_matches("mut ");
+            let ty = referent_type(v);
             let instance = ty
                 .strip_prefix(base.as_str())
                 .is_some_and(|r| r.starts_with('<'));
@@ -70,6 +67,14 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
         }
     }
     out
+}
+
+/// A recorded value's type, behind its reference: `&mut lru::LruCache<u64, …>` is
+/// `lru::LruCache<u64, …>`.
+pub(crate) fn referent_type(v: &carve_storage::Value) -> &str {
+    v.type_name()
+        .trim_start_matches('&')
+        .trim_start_matches("mut ")
 }
 
 /// The instance `recorded` (a type written in full by the recording) is of `ty`, written from

@@ -468,7 +468,7 @@ fn functions_explored(ex: &Explorable) -> Vec<String> {
 /// No explorable call: why, when the run reached functions of the crate explore cannot match
 /// to its API (see [`api::why_none_matched`]).
 fn nothing_reached(trace: &Trace, ex: &Explorable) -> ExploreError {
-    let (called, _) = api::recorded_functions(trace);
+    let (called, _) = api::Seen::of(trace);
     let why = match api::why_none_matched(&called, &ex.crate_name) {
         Some(why) if ex.left_out.is_empty() => why,
         _ => "the run reached none of its public functions".to_string(),

@@ -328,7 +328,7 @@ fn read_later(
     watched: &BTreeSet<(usize, u64)>,
 ) -> Vec<bool> {
     let mut read = vec![false; calls.len()];
-    let mut maker: std::collections::BTreeMap<(usize, u64), usize> = Default::default();
+    let mut maker: BTreeMap<(usize, u64), usize> = Default::default();
     for (k, &c) in calls.iter().enumerate() {
         let (f, digits) = cx.space.decode(c);
         let callable = &cx.ex.callables[f];
@@ -596,7 +596,7 @@ const MAX_LISTED: usize = 6;
 
 /// `lib.rs:12, 14, 15; other.rs:3`: lines by file name, in order.
 fn lines_text(lines: &[(String, u32)]) -> String {
-    let mut by_file: std::collections::BTreeMap<&str, Vec<u32>> = Default::default();
+    let mut by_file: BTreeMap<&str, Vec<u32>> = Default::default();
     for (file, line) in lines {
         let name = file.rsplit('/').next().unwrap_or(file);
         by_file.entry(name).or_default().push(*line);
@@ -626,95 +626,14 @@ pub fn file(program: &str, run: i64, features: &[String], tests: &[RenderedTest]
         text.push_str(&cfg);
         text.push('\n');
     }
-    text.push_str("#![allow(unused_mut, unused_variables, dead_code, clippy::all)]\n");
-    let mut body = String::new();
+    text.push_str("#![allow(unused_mut, unused_variables, clippy::all)]\n");
     for t in tests {
-        body.push('\n');
-        body.push_str(&t.text);
-    }
-    let (consts, body) = hoist_long_literals(&body);
-    if !consts.is_empty() {
         text.push('\n');
-        text.push_str(&consts);
+        text.push_str(&t.text);
     }
-    text.push_str(&body);
-    text
-}
-
-/// The longest string literal written where it is used; a longer one used twice is a `const`.
-const MAX_LITERAL: usize = 200;
-
-/// Each string literal over [`MAX_LITERAL`] characters that `body` holds twice or more, as
-/// one `const TEXT_N: &str` (in order of first use) and `body` naming it: a reader sees the
-/// document once, not in every test.
-fn hoist_long_literals(body: &str) -> (String, String) {
-    let spans = string_literals(body);
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for &(a, b) in &spans {
-        if b - a > MAX_LITERAL {
-            *counts.entry(&body[a..b]).or_default() += 1;
-        }
-    }
-    let mut names: Vec<&str> = Vec::new();
-    let mut out = String::new();
-    let mut at = 0;
-    for &(a, b) in &spans {
-        let lit = &body[a..b];
-        if counts.get(lit).is_some_and(|&n| n > 1) {
-            let n = match names.iter().position(|l| *l == lit) {
-                Some(n) => n,
-                None => {
-                    names.push(lit);
-                    names.len() - 1
-                }
-            };
-            out.push_str(&body[at..a]);
-            let _ = write!(out, "TEXT_{}", n + 1);
-            at = b;
-        }
-    }
-    out.push_str(&body[at..]);
-    let consts = (names.iter().enumerate())
-        .map(|(n, lit)| format!("const TEXT_{}: &str = {lit};\n", n + 1))
-        .collect();
-    (consts, out)
-}
-
-/// The byte spans of the string literals (`"…"`, escapes and all) in generated `code`: char
-/// literals (`'"'`) and lifetimes are stepped over.
-fn string_literals(code: &str) -> Vec<(usize, usize)> {
-    let bytes = code.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                let start = i;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                out.push((start, (i + 1).min(bytes.len())));
-            }
-            // `'"'`, `'\''`, `'\u{e9}'`: a char literal closes right after its character or
-            // escape; a lifetime (`'static`) does not.
-            b'\'' => {
-                let rest = &code[i + 1..];
-                let len = if rest.starts_with('\\') {
-                    rest.get(2..).and_then(|r| r.find('\'')).map(|k| k + 2)
-                } else {
-                    let c = rest.chars().next().map_or(0, char::len_utf8);
-                    rest[c..].starts_with('\'').then_some(c)
-                };
-                if let Some(len) = len {
-                    i += len + 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
+    // A long text written twice is one `const` at the top, as in carved files (verification
+    // drops one no test left uses any more).
+    carve_generator::hoist_long_literals(&text)
 }
 
 /// A finding as Markdown: what panicked, how often, and the calls that reproduce it.
@@ -983,23 +902,41 @@ mod tests {
             "{:?}",
             format!("# Title\n\n{}\"quoted\" 'x'", "word ".repeat(50))
         );
-        let short = "\"short\"";
-        let body = format!(
-            "fn a() {{ let c = '\"'; f({doc}); g({short}); }}\n\
-             fn b<'a>() {{ let q = '\\''; assert_eq!(x, {doc}); h({short}); }}\n\
-             fn c() {{ once({:?}); }}\n",
-            "y".repeat(MAX_LITERAL + 5)
+        let long_once = format!("{:?}", "y".repeat(205));
+        let test = |name: &str, body: String| RenderedTest {
+            name: name.to_string(),
+            text: format!("#[test]\nfn {name}() {{\n{body}}}\n"),
+        };
+        let tests = [
+            test(
+                "a",
+                format!("    let c = '\"';\n    f({doc});\n    g(\"short\");\n"),
+            ),
+            test(
+                "b",
+                format!("    let q = '\\'';\n    assert_eq!(x, {doc});\n    h(\"short\");\n"),
+            ),
+            test("c", format!("    once({long_once});\n")),
+        ];
+        let out = file("app", 1, &[], &tests);
+        let consts: Vec<&str> = out.lines().filter(|l| l.starts_with("const ")).collect();
+        assert_eq!(consts, [format!("const TITLE_WORD_WORD: &str = {doc};")]);
+        // After the inner attribute, which no item may precede.
+        assert!(
+            out.contains("clippy::all)]\n\nconst TITLE_WORD_WORD"),
+            "{out}"
         );
-        let (consts, out) = hoist_long_literals(&body);
-        assert_eq!(consts, format!("const TEXT_1: &str = {doc};\n"));
-        assert!(out.contains("f(TEXT_1); g(\"short\")"), "{out}");
-        assert!(out.contains("assert_eq!(x, TEXT_1);"), "{out}");
+        assert!(
+            out.contains("f(TITLE_WORD_WORD);\n    g(\"short\")"),
+            "{out}"
+        );
+        assert!(out.contains("assert_eq!(x, TITLE_WORD_WORD);"), "{out}");
         assert!(
             out.contains("let c = '\"';") && out.contains("let q = '\\'';"),
             "{out}"
         );
         // A long literal used once stays where it is.
-        assert!(out.contains(&format!("once({:?})", "y".repeat(MAX_LITERAL + 5))));
+        assert!(out.contains(&format!("once({long_once})")), "{out}");
     }
 
     #[test]

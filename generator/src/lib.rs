@@ -46,6 +46,8 @@ pub use crate::interrupt::Interrupt;
 pub use crate::progress::{Progress, Step};
 use crate::read::group::Recording;
 pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
+/// A long text written more than once in a generated file as one `const` at its top.
+pub use crate::render::hoist::long_literals as hoist_long_literals;
 use crate::render::stage::Stage;
 pub use crate::report::{CarvedTest, Report};
 pub use crate::verify::{compile_error_lines, libtest, verify_test_file, Quarantined, Verify};

@@ -36,7 +36,7 @@ const FORMAT_MACROS: &[(&str, usize)] = &[
 
 /// `source` (a formatted file) with each repeated long literal as a `const` after its `use`s.
 /// Unchanged when there is none, or the file does not lex.
-pub(crate) fn long_literals(source: &str) -> String {
+pub fn long_literals(source: &str) -> String {
     let Ok(tokens) = source.parse::<TokenStream>() else {
         return source.to_string();
     };
@@ -168,13 +168,13 @@ fn unique(name: String, taken: &[String], source: &str) -> String {
         .expect("a free name")
 }
 
-/// `consts` after the file's last top-level `use` line (or its leading comments), set off by
-/// blank lines.
+/// `consts` after the file's last top-level `use` line or inner attribute (`#![allow(..)]`,
+/// which no item may precede), else after its leading comments, set off by blank lines.
 fn insert_after_header(source: &str, consts: &str) -> String {
     let lines: Vec<&str> = source.lines().collect();
     let after = lines
         .iter()
-        .rposition(|l| l.starts_with("use "))
+        .rposition(|l| l.starts_with("use ") || l.starts_with("#!["))
         .or_else(|| lines.iter().rposition(|l| l.starts_with("//!")))
         .map_or(0, |i| i + 1);
     let rest = lines[after..].iter().skip_while(|l| l.trim().is_empty());
@@ -262,6 +262,21 @@ mod tests {
             "#[test]\n#[should_panic(expected = {doc})]\nfn a() {{\n    abc::f({doc});\n}}\n\n#[test]\nfn b() {{\n    assert_eq!(abc::f({doc}), 1, {doc});\n}}\n"
         );
         assert_eq!(long_literals(&source), source);
+    }
+
+    #[test]
+    fn a_const_goes_after_the_inner_attributes() {
+        let doc = format!("{:?}", "Carve tool text ".repeat(20));
+        let src = format!(
+            "//! Explored.\n#![allow(unused_mut)]\n\n#[test]\nfn a() {{\n    f({doc});\n}}\n\n#[test]\nfn b() {{\n    g({doc});\n}}\n"
+        );
+        let out = long_literals(&src);
+        assert!(
+            out.starts_with(&format!(
+                "//! Explored.\n#![allow(unused_mut)]\n\nconst CARVE_TOOL_TEXT: &str = {doc};\n\n#[test]"
+            )),
+            "{out}"
+        );
     }
 
     #[test]
