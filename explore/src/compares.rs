@@ -56,6 +56,8 @@ pub struct Compares {
     known: HashSet<u64>,
     /// The outcomes met first by a call the search kept or could have kept.
     pub met: BTreeSet<Met>,
+    /// Outcomes another harness met ([`Self::carry`]): known at whichever site here.
+    met_before: HashSet<Met>,
 }
 
 impl std::fmt::Debug for Compares {
@@ -91,7 +93,22 @@ impl Compares {
             placed: HashMap::new(),
             known: HashSet::new(),
             met: BTreeSet::new(),
+            met_before: HashSet::new(),
         }
+    }
+
+    /// Knows what `old` (another harness's, whose sites lie elsewhere) met, by crate line.
+    pub fn carry(&mut self, old: Compares) {
+        for &id in &old.known {
+            let (site, Some(side)) = (id >> 2, Side::of(id & 3)) else {
+                continue;
+            };
+            if let Some(Some(line)) = old.placed.get(&site) {
+                self.met_before.insert((line.clone(), side));
+            }
+        }
+        self.met_before.extend(old.met_before);
+        self.met.extend(old.met);
     }
 
     /// The outcomes among `ids` (site offset times four plus the side) at crate lines that no
@@ -119,8 +136,9 @@ impl Compares {
                 .entry(site)
                 .or_insert_with(|| crate_line(place(site)?, dir, with_code));
             if let Some(line) = line {
-                if self.known.insert(id) {
-                    new.push((line.clone(), side));
+                let met = (line.clone(), side);
+                if self.known.insert(id) && !self.met_before.contains(&met) {
+                    new.push(met);
                 }
             }
         }

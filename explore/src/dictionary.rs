@@ -16,11 +16,13 @@ use crate::pools::{int_lit, Lit};
 
 /// The longest text literal taken as a word.
 const MAX_WORD: usize = 16;
-/// At most this many words and integers each.
+/// A first round's pools take at most this many words, integers and characters each
+/// ([`Dictionary::first`]); pools grown once a round has run every sequence take them all.
 pub const MAX_SEEDS: usize = 16;
 
 /// The short text literals, the integer literals and the character literals of the crate's
-/// source files, each once, those compared first, then in the order the files hold them.
+/// source files, each once, those compared first, then in the order the files hold them
+/// (words: the shortest first).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dictionary {
     pub words: Vec<String>,
@@ -58,7 +60,6 @@ impl Dictionary {
         }
         // The shortest words first: tokens rather than messages.
         d.words.sort_by_key(|w| w.chars().count());
-        d.words.truncate(MAX_SEEDS);
         // The integers compared first (literals, then named constants): the boundaries.
         let named = d
             .consts
@@ -71,6 +72,28 @@ impl Dictionary {
             ints: first_then(compared, d.ints),
             chars: first_then(d.compared_chars, d.chars),
         }
+    }
+
+    /// The first [`MAX_SEEDS`] words, integers and characters: what a first round's pools
+    /// take.
+    pub fn first(&self) -> Dictionary {
+        Dictionary {
+            words: self.words.iter().take(MAX_SEEDS).cloned().collect(),
+            ints: self.ints.iter().take(MAX_SEEDS).copied().collect(),
+            chars: self.chars.iter().take(MAX_SEEDS).copied().collect(),
+        }
+    }
+
+    /// What a grown text pool takes: [`Self::texts`], then each three characters the files
+    /// hold one after the other, in both orders (a state machine's arms name a sequence's
+    /// characters in turn: an emoji, a joiner, a tag).
+    pub fn grown_texts(&self, recorded: &[Lit]) -> Vec<Lit> {
+        let mut out = self.texts(recorded);
+        for w in self.chars.windows(3) {
+            out.push(Lit::Str(w.iter().collect()));
+            out.push(Lit::Str(w.iter().rev().collect()));
+        }
+        out
     }
 
     /// The texts the words give: each word, and each recorded text whose last run of letters
@@ -137,13 +160,12 @@ impl Dictionary {
     }
 }
 
-/// `first`, then those of `rest` it does not hold, [`MAX_SEEDS`] at most.
+/// `first`, then those of `rest` it does not hold.
 fn first_then<T: PartialEq>(first: Vec<T>, rest: Vec<T>) -> Vec<T> {
     let mut out = first;
     for x in rest {
         push_new(&mut out, x);
     }
-    out.truncate(MAX_SEEDS);
     out
 }
 

@@ -203,6 +203,37 @@ impl Keeper {
         }
     }
 
+    /// Numbers what was kept and found in `new`, a space whose pools hold those of `old`
+    /// at the same places.
+    pub fn renumber(&mut self, old: &Space, new: &Space) {
+        let calls = self.kept.iter_mut().map(|k| &mut k.calls);
+        for calls in calls.chain(self.findings.iter_mut().map(|f| &mut f.calls)) {
+            for c in calls.iter_mut() {
+                let (f, digits) = old.decode(*c);
+                *c = new.encode(f, &digits);
+            }
+        }
+    }
+
+    /// Takes the coverage `fresh` watches (another harness's guards and comparison sites),
+    /// the lines and comparison outcomes known so far still known.
+    pub fn replace_coverage(&mut self, fresh: Keeper) {
+        self.lines = match (fresh.lines, self.lines.take()) {
+            (Some(mut new), Some(old)) => {
+                new.carry(old);
+                Some(new)
+            }
+            (new, _) => new,
+        };
+        self.compares = match (fresh.compares, self.compares.take()) {
+            (Some(mut new), Some(old)) => {
+                new.carry(old);
+                Some(new)
+            }
+            (new, _) => new,
+        };
+    }
+
     fn found(
         &mut self,
         (calls, outcomes): (&[u64], &[CallOutcome]),
@@ -602,5 +633,40 @@ mod tests {
         assert_eq!(k.kept[0].new_compares, vec![(line, Side::Equal)]);
         k.observe(&space(), &[3], &answer(vec![equal]));
         assert_eq!(k.kept.len(), 1, "met once");
+    }
+
+    #[test]
+    fn a_grown_round_renumbers_what_was_kept_and_still_knows_what_was_met() {
+        use crate::compares::{Compares, Side};
+        let mut k = Keeper::default();
+        let site_at =
+            |site: u64| move |addr: u64| (addr == site).then(|| ("src/lib.rs".to_string(), 3));
+        let dir = std::path::Path::new("/c");
+        k.compares = Some(Compares::new(Box::new(site_at(0x40)), dir, BTreeSet::new()));
+        let answer = |site: u64| SeqResult {
+            calls: vec![returned("1")],
+            end: End::Done,
+            guards: Vec::new(),
+            compares: vec![(0, vec![site << 2 | 1])],
+            states: Final::default(),
+        };
+        // Callable 1's pool of 4 grows to 6: its call 1 (index 1) is call 7 (6 + 1) now.
+        let (old, new) = (space(), Space::new(vec![vec![6], vec![6]]).unwrap());
+        k.observe(&old, &[5], &answer(0x40));
+        assert_eq!(k.kept.len(), 1);
+        k.renumber(&old, &new);
+        assert_eq!(k.kept[0].calls, [7]);
+        assert_eq!(new.decode(7), old.decode(5));
+        // The next harness has the comparison at another site: met there, it is not new.
+        let fresh = Keeper {
+            compares: Some(Compares::new(Box::new(site_at(0x80)), dir, BTreeSet::new())),
+            ..Keeper::default()
+        };
+        k.replace_coverage(fresh);
+        k.observe(&new, &[8], &answer(0x80));
+        assert_eq!(k.kept.len(), 1, "{:?}", k.kept);
+        let met = &k.compares.as_ref().unwrap().met;
+        assert_eq!(met.len(), 1);
+        assert!(met.contains(&(("/c/src/lib.rs".to_string(), 3), Side::Equal)));
     }
 }

@@ -139,6 +139,9 @@ pub struct Report {
     /// by the harness at a dead prefix (not counted as run).
     pub proposed: u64,
     pub skipped: u64,
+    /// Rounds searched: after a round that ran every sequence of its space with budget left,
+    /// the next runs pools grown with the rest of the crate's literals (`Pools::grown`).
+    pub rounds: usize,
     pub sequences_run: u64,
     /// Of those run, how many extended a kept sequence (`extend.rs`).
     pub extended: u64,
@@ -203,7 +206,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     if ex.callables.is_empty() {
         return Err(nothing_reached(trace, &ex));
     }
-    let pools = pools_for(trace, &ex, &api);
+    let (pools, dictionary) = pools_for(trace, &ex, &api);
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
     let features = carve_generator::recorded_features(&trace.run.info);
@@ -224,33 +227,28 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     } else {
         (opts.length, None)
     };
-    let first = strategy::FirstCalls::new(&space, &ex.can_come_first());
-    let mut seqs =
-        strategy::Sequences::starting_with(opts.strategy, (space, first), length, opts.seed);
-    if opts.strategy != Strategy::Random && seqs.total().is_none() {
-        return Err(ExploreError::Length {
-            length,
-            why: format!(
-                "{} calls per position to the power {} is past 2^128 sequences; use a smaller \
-                 --length or --strategy random",
-                seqs.space().calls,
-                length
-            ),
-        });
-    }
+    let seqs = sequences(opts, &ex, space, length)?;
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
     let lines_unread = watch_coverage(&mut keeper, (&built.bin, &built.coverage), &api, opts);
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
     let replayed = replay_recorded(trace, (&ex, &pools, seqs.space()), &mut keeper, &mut runner)?;
-    let extender = opts
-        .extend
-        .then(|| extend::Extender::new(&ex.callables, opts.seed));
-    let searched = search(
-        (&mut seqs, extender),
-        &mut keeper,
-        &mut runner,
-        (opts.budget, opts.interrupt),
+    let mut round = Round {
+        pools,
+        seqs,
+        runner,
+        bin: built.bin,
+        coverage: built.coverage,
+    };
+    let dir = (harness_dir.as_path(), crate_dir);
+    let (searched, rounds) = search_rounds(
+        (&mut round, &mut keeper),
+        (&ex, length, &dictionary),
+        dir,
+        (&api, opts),
     )?;
+    let Round {
+        pools, seqs, bin, ..
+    } = round;
     let mut report = Report {
         strategy: opts.strategy,
         length: seqs.length(),
@@ -261,8 +259,9 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         calls_per_position: seqs.space().calls,
         first_calls: seqs.first_calls(),
         sequences_in_space: seqs.total(),
-        proposed: seqs.proposed,
-        skipped: seqs.skipped,
+        proposed: searched.proposed,
+        skipped: searched.skipped,
+        rounds,
         sequences_run: searched.run,
         extended: searched.extended,
         stopped_dead: keeper.stopped_dead,
@@ -294,7 +293,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .iter()
         .map(|k| prune::needed(k, &ex.callables, seqs.space()))
         .collect();
-    let states = final_states(&built.bin, &kept)?;
+    let states = final_states(&bin, &kept)?;
     write_out(trace, opts, &cx, (&kept, &states), &keeper, &mut report)?;
     Ok(report)
 }
@@ -420,8 +419,13 @@ fn crate_api(trace: &Trace, crate_dir: &std::path::Path) -> Result<CrateApi, Exp
 }
 
 /// The pools of the kinds `ex`'s calls take, from the values of the crate's public calls,
-/// seeded with the crate's own literals (`dictionary.rs`).
-fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
+/// seeded with the first of the crate's own literals (`dictionary.rs`); and all of them,
+/// for later rounds.
+fn pools_for(
+    trace: &Trace,
+    ex: &Explorable,
+    api: &CrateApi,
+) -> (pools::Pools, dictionary::Dictionary) {
     let mut kinds: Vec<PoolKind> = ex
         .callables
         .iter()
@@ -454,7 +458,8 @@ fn pools_for(trace: &Trace, ex: &Explorable, api: &CrateApi) -> pools::Pools {
         )
         .collect();
     let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
-    pools::from_trace(trace, &public, &kinds).seeded(&dictionary)
+    let pools = pools::from_trace(trace, &public, &kinds).seeded(&dictionary.first());
+    (pools, dictionary)
 }
 
 /// The functions explored: not the values written as they are (struct literals, variants).
@@ -494,7 +499,8 @@ fn nothing(ex: &Explorable, why: &str) -> ExploreError {
     }
 }
 
-/// What a search did.
+/// What a search did (over all rounds).
+#[derive(Default)]
 struct Searched {
     run: u64,
     /// Of those run, extensions of kept sequences.
@@ -502,6 +508,144 @@ struct Searched {
     exhausted: bool,
     seconds: f64,
     harness_seconds: f64,
+    /// Proposed by the strategies, and skipped for a dead prefix.
+    proposed: u64,
+    skipped: u64,
+}
+
+impl Searched {
+    /// Adds a round's search `s`, whose strategy was `seqs`.
+    fn add(&mut self, s: &Searched, seqs: &strategy::Sequences) {
+        self.run += s.run;
+        self.extended += s.extended;
+        self.exhausted = s.exhausted;
+        self.seconds += s.seconds;
+        self.harness_seconds += s.harness_seconds;
+        self.proposed += seqs.proposed;
+        self.skipped += seqs.skipped;
+    }
+
+    /// What is left of `budget` after the rounds so far.
+    fn left_of(&self, budget: Budget) -> Budget {
+        match budget {
+            Budget::Time(t) => {
+                Budget::Time(t.saturating_sub(Duration::from_secs_f64(self.seconds)))
+            }
+            Budget::Runs(n) => Budget::Runs(n.saturating_sub(self.run)),
+        }
+    }
+}
+
+/// Searches round after round: while a round runs every sequence of its space with budget
+/// left, the next runs pools grown by the rest of `dictionary` (a harness built again);
+/// returns what the searches did and how many rounds ran.
+fn search_rounds(
+    (round, keeper): (&mut Round, &mut keep::Keeper),
+    (ex, length, dictionary): (&Explorable, usize, &dictionary::Dictionary),
+    dir: (&Path, (&Path, &[String])),
+    (api, opts): (&CrateApi, &ExploreOptions),
+) -> Result<(Searched, usize), ExploreError> {
+    let mut searched = Searched::default();
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
+        let budget = searched.left_of(opts.budget);
+        let s = search(
+            (&mut round.seqs, extender),
+            keeper,
+            &mut round.runner,
+            (budget, opts.interrupt),
+        )?;
+        searched.add(&s, &round.seqs);
+        if !s.exhausted || searched.left_of(opts.budget) == Budget::Runs(0) {
+            return Ok((searched, rounds));
+        }
+        let Some(grown) = round.pools.grown(dictionary) else {
+            return Ok((searched, rounds));
+        };
+        if !grow(ex, grown, round, dir, opts)? {
+            return Ok((searched, rounds));
+        }
+        renumber_round(keeper, round, (ex, length), (api, opts))?;
+    }
+}
+
+/// One round's pools, strategy, and the harness that runs them.
+struct Round {
+    pools: pools::Pools,
+    seqs: strategy::Sequences,
+    runner: harness::run::Runner,
+    bin: PathBuf,
+    /// Built with coverage, or why not.
+    coverage: Result<(), String>,
+}
+
+/// The strategy's sequences of `length` calls over `space` (first calls: those `ex` says can
+/// come first), or why BE and BOBW cannot number them.
+fn sequences(
+    opts: &ExploreOptions,
+    ex: &Explorable,
+    space: strategy::Space,
+    length: usize,
+) -> Result<strategy::Sequences, ExploreError> {
+    let first = strategy::FirstCalls::new(&space, &ex.can_come_first());
+    let seqs = strategy::Sequences::starting_with(opts.strategy, (space, first), length, opts.seed);
+    if opts.strategy != Strategy::Random && seqs.total().is_none() {
+        return Err(ExploreError::Length {
+            length,
+            why: format!(
+                "{} calls per position to the power {} is past 2^128 sequences; use a smaller \
+                 --length or --strategy random",
+                seqs.space().calls,
+                length
+            ),
+        });
+    }
+    Ok(seqs)
+}
+
+/// Builds the harness again with `grown` pools for the next round: `false` (and the
+/// round's harness built again as it was) when the build took out a call or an object's
+/// start, as then the calls no longer number the same.
+fn grow(
+    ex: &Explorable,
+    grown: pools::Pools,
+    round: &mut Round,
+    (dir, crate_dir): (&Path, (&Path, &[String])),
+    opts: &ExploreOptions,
+) -> Result<bool, ExploreError> {
+    let _ = round.runner.stop();
+    let built = harness::build::build(dir, crate_dir, &opts.cargo, ex.clone(), &grown)?;
+    let same = built.explorable.callables == ex.callables && built.explorable.objects == ex.objects;
+    if !same {
+        harness::build::build(dir, crate_dir, &opts.cargo, ex.clone(), &round.pools)?;
+        return Ok(false);
+    }
+    round.pools = grown;
+    round.bin = built.bin;
+    round.coverage = built.coverage;
+    Ok(true)
+}
+
+/// Starts the round the grown pools make: its space and strategy; what was kept and found
+/// renumbered in it (a pool's values keep their places); the new harness's guards and
+/// comparison sites placed again, the lines and outcomes known so far still known.
+fn renumber_round(
+    keeper: &mut keep::Keeper,
+    round: &mut Round,
+    (ex, length): (&Explorable, usize),
+    (api, opts): (&CrateApi, &ExploreOptions),
+) -> Result<(), ExploreError> {
+    let space = harness::space(&ex.callables, &round.pools)
+        .ok_or_else(|| nothing(ex, "their calls are too many to number"))?;
+    keeper.renumber(round.seqs.space(), &space);
+    round.seqs = sequences(opts, ex, space, length)?;
+    let mut fresh = keep::Keeper::default();
+    watch_coverage(&mut fresh, (&round.bin, &round.coverage), api, opts);
+    keeper.replace_coverage(fresh);
+    round.runner = harness::run::Runner::new(&round.bin, SEQUENCE_TIMEOUT);
+    Ok(())
 }
 
 /// Runs sequences until the budget is spent or the strategy has none left.
@@ -512,13 +656,7 @@ fn search(
     (budget, interrupt): (Budget, Interrupt),
 ) -> Result<Searched, ExploreError> {
     let start = Instant::now();
-    let mut done = Searched {
-        run: 0,
-        extended: 0,
-        exhausted: false,
-        seconds: 0.0,
-        harness_seconds: 0.0,
-    };
+    let mut done = Searched::default();
     // BE learns a prefix is dead only from the answers: while most of a batch is stopped at
     // a dead prefix, the next batch is smaller, so BE jumps sooner.
     let mut size = BATCH;

@@ -80,6 +80,12 @@ impl Lines {
         }
     }
 
+    /// Knows what `old` (another harness's) knew: the lines reached, those beyond the run.
+    pub fn carry(&mut self, old: Lines) {
+        self.known.extend(old.known);
+        self.beyond.extend(old.beyond);
+    }
+
     /// Marks the crate lines among `guards` reached, as the run's own (the recording's calls,
     /// replayed): not lines beyond the run.
     pub fn known_already(&mut self, guards: &[u32]) {
@@ -177,5 +183,29 @@ mod tests {
         let mut lines = Lines::new(placed, dir, &run);
         assert_eq!(lines.with_guard, 2);
         assert!(lines.first_reached(&[6]).is_empty());
+    }
+
+    #[test]
+    fn another_harness_whose_guards_lie_elsewhere_knows_the_lines_reached_before() {
+        let dir = Path::new("/work/lib");
+        let run = RunLines::default();
+        let mut before = Lines::new(vec![Some(line("src/lib.rs", 7))], dir, &run);
+        assert_eq!(before.first_reached(&[1]).len(), 1);
+        let placed = vec![
+            None,
+            Some(line("src/lib.rs", 9)),
+            Some(line("src/lib.rs", 7)),
+        ];
+        let mut after = Lines::new(placed, dir, &run);
+        after.carry(before);
+        assert!(
+            after.first_reached(&[3]).is_empty(),
+            "line 7 was reached before"
+        );
+        assert_eq!(
+            after.first_reached(&[2, 3]),
+            vec![line("/work/lib/src/lib.rs", 9)]
+        );
+        assert_eq!(after.beyond.len(), 2);
     }
 }

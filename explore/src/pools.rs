@@ -111,6 +111,40 @@ impl Pools {
     }
 }
 
+impl Pools {
+    /// The pools of a later round, once a round has run every sequence of its space with
+    /// budget left: the text, integer and `char` pools take what [`Self::seeded`]'s bounds
+    /// left out of `dictionary` (every word, integer and character, each three characters the
+    /// files hold in a row), after the values they hold, which keep their places (a kept
+    /// sequence's indices stay valid), up to [`MAX_GROWN`] each. Pools made from others (an
+    /// option's, a list's, a range's) stay as they are. `None` when no pool grows.
+    pub fn grown(&self, dictionary: &crate::dictionary::Dictionary) -> Option<Pools> {
+        let mut out = self.clone();
+        let mut grew = false;
+        for (kind, pool) in &mut out.by_kind {
+            let more = match kind {
+                PoolKind::Str => dictionary.grown_texts(pool),
+                PoolKind::Scalar(ty) if int_range(ty).is_some() => dictionary.ints_of(ty),
+                PoolKind::Scalar(ty) if ty == "char" => dictionary.chars(),
+                _ => continue,
+            };
+            for v in more {
+                if pool.len() >= MAX_GROWN {
+                    break;
+                }
+                if !pool.contains(&v) {
+                    pool.push(v);
+                    grew = true;
+                }
+            }
+        }
+        grew.then_some(out)
+    }
+}
+
+/// At most this many values in a pool grown for a later round ([`Pools::grown`]).
+pub const MAX_GROWN: usize = 2048;
+
 /// The lists of texts made from the text pool `texts`: the empty list, each text alone, then
 /// each two and each three side by side in the pool (a word list's joints: an empty word
 /// between two, a quote after a space), at most [`MAX_POOL`].
@@ -871,5 +905,46 @@ mod tests {
         let ints = pools.get(&u);
         assert_eq!(ints.len(), MAX_POOL);
         assert_eq!(ints[MAX_POOL - 3..], [1023, 1024, 1025].map(Lit::Uint));
+    }
+
+    #[test]
+    fn a_grown_pool_keeps_its_values_in_place_and_takes_the_rest_of_the_dictionary() {
+        let words: Vec<String> = (0..20).map(|i| format!("w{i:02}")).collect();
+        let dictionary = crate::dictionary::Dictionary {
+            words,
+            ints: vec![1024],
+            chars: vec!['a', 'b', 'c'],
+        };
+        let u = PoolKind::Scalar("u16".into());
+        let pools = Pools {
+            by_kind: BTreeMap::from([
+                (PoolKind::Str, vec![Lit::Str("x".into())]),
+                (u.clone(), vec![Lit::Uint(7)]),
+                (PoolKind::Scalar("bool".into()), vec![Lit::Bool(false)]),
+            ]),
+        }
+        .seeded(&dictionary.first());
+        let first = pools.get(&PoolKind::Str).to_vec();
+        assert!(!first.contains(&Lit::Str("w19".into())), "{first:?}");
+        let grown = pools.grown(&dictionary).expect("the dictionary has more");
+        let texts = grown.get(&PoolKind::Str);
+        assert_eq!(
+            texts[..first.len()],
+            first[..],
+            "the values keep their places"
+        );
+        for t in ["w16", "w19", "abc", "cba"] {
+            assert!(texts.contains(&Lit::Str(t.into())), "{t} in {texts:?}");
+        }
+        assert_eq!(
+            grown.get(&u),
+            pools.get(&u),
+            "the first round had every integer"
+        );
+        assert_eq!(
+            grown.get(&PoolKind::Scalar("bool".into())),
+            [Lit::Bool(false)]
+        );
+        assert!(grown.grown(&dictionary).is_none(), "nothing is left to add");
     }
 }

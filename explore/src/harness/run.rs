@@ -127,7 +127,7 @@ impl Runner {
     }
 
     /// Takes the harness down (killed if still running) and says how it ended.
-    fn stop(&mut self) -> String {
+    pub(crate) fn stop(&mut self) -> String {
         let Some(mut live) = self.live.take() else {
             return "not running".to_string();
         };
