@@ -68,8 +68,10 @@ import json, sys
 for line in sys.stdin:
     try: m = json.loads(line)
     except ValueError: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["executable"])' | tail -1)
+    # The test target itself: a package with a binary builds it for its tests too.
+    if m.get("reason") == "compiler-artifact" and m.get("executable") \
+            and m["target"]["kind"] == ["test"] and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$t" | tail -1)
         if [[ -n "$exe" ]]; then
             (cd "$d/lib" && valgrind --tool=callgrind --dump-instr=no --compress-strings=no \
                 --compress-pos=no --callgrind-out-file="$d/cg/explored.out" "$exe" --test-threads=1 \

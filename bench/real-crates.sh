@@ -186,7 +186,10 @@ import json, sys
 for line in sys.stdin:
     try: m = json.loads(line)
     except ValueError: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable"): print(m["executable"])' | tail -1)
+    # The test target itself: a package with a binary builds it for its tests too.
+    if m.get("reason") == "compiler-artifact" and m.get("executable") \
+            and m["target"]["kind"] == ["test"] and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$t" | tail -1)
         [[ -x "$app" ]] || { fail_row "$c" "$v" "building its test $t" "$d/build.err"; return; }
         app_dir=$d/lib app_args=(--test-threads=1)
         # 3. record (as a user would: cargo carve, in the package) and generate
