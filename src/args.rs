@@ -80,8 +80,9 @@ pub struct ExploreArgs {
     /// Seed of R's draws and of BOBW's permutation.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Run only the strategy's sequences, not also each kept sequence extended by one call
-    /// on the objects and values it used (to compare strategies alone).
+    /// Run only the strategy's sequences, over the first pools (to compare strategies alone):
+    /// no kept sequence extended by one call on the objects and values it used, no later
+    /// round on pools grown with more of the crate's literals.
     #[arg(long)]
     pub no_extend: bool,
     /// Write the kept tests without running them.

@@ -122,7 +122,7 @@ fn text(r: &Report) -> String {
         .map_or("past 2^128".to_string(), |z| z.to_string());
     t.push_str(&format!(
         "explored {} functions ({} left out) with {}, length {}{}, seed {}: {} sequences run \
-         ({} of them extending a kept one; {} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}{}), {} calls in {:.2} s = {:.0} calls/s \
+         ({} of them extending a kept one, {} a kept one with a value a grown pool gained; {} more stopped by the harness at a dead prefix, {} skipped by the strategy for one{}{}), {} calls in {:.2} s = {:.0} calls/s \
          ({:.0} calls/s in the harness, built in {:.1} s); space {space} sequences of {} calls per position ({} can come first)\n",
         r.explored.len(),
         r.left_out.len(),
@@ -132,6 +132,7 @@ fn text(r: &Report) -> String {
         r.seed,
         r.sequences_run,
         r.extended,
+        r.substituted,
         r.stopped_dead,
         r.skipped,
         match (r.exhausted, r.strategy) {
@@ -142,8 +143,9 @@ fn text(r: &Report) -> String {
         match r.rounds {
             0 | 1 => String::new(),
             n => format!(
-                "; {n} rounds, each after the first with pools grown by more of the crate's \
-                 literals (the space below is the last round's)"
+                "; {n} rounds, each after one that ran its whole space or levelled off, with \
+                 pools grown by more of the crate's literals (the space below is the last \
+                 round's)"
             ),
         },
         r.calls_run,

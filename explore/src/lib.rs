@@ -27,6 +27,7 @@ mod render;
 mod replay;
 mod std_traits;
 mod strategy;
+mod substitute;
 #[cfg(test)]
 mod testdata;
 mod trait_calls;
@@ -73,8 +74,9 @@ pub struct ExploreOptions {
     /// The lines of the recorded run, when it was recorded with `--coverage`: a call reaching
     /// one it did not reach is kept. `None`: lines are not counted.
     pub run_lines: Option<RunLines>,
-    /// Extend each kept sequence by one call on what it made and took (`extend.rs`); off,
-    /// only the strategy's sequences run (seed 004's comparison of strategies).
+    /// Extend each kept sequence by one call on what it made and took (`extend.rs`), and
+    /// search further rounds on grown pools (`Pools::grown`); off, only the strategy's
+    /// sequences over the first pools run (seed 004's comparison of strategies).
     pub extend: bool,
 }
 
@@ -139,12 +141,16 @@ pub struct Report {
     /// by the harness at a dead prefix (not counted as run).
     pub proposed: u64,
     pub skipped: u64,
-    /// Rounds searched: after a round that ran every sequence of its space with budget left,
-    /// the next runs pools grown with the rest of the crate's literals (`Pools::grown`).
+    /// Rounds searched: after a round that ran every sequence of its space or levelled off,
+    /// with budget left, the next runs pools grown with the rest of the crate's literals
+    /// (`Pools::grown`).
     pub rounds: usize,
     pub sequences_run: u64,
     /// Of those run, how many extended a kept sequence (`extend.rs`).
     pub extended: u64,
+    /// Of those run, how many were a kept sequence with a value a grown pool gained in place
+    /// of one of its own (`substitute.rs`).
+    pub substituted: u64,
     pub stopped_dead: u64,
     pub calls_run: u64,
     /// Seconds spent searching (the harness build not included), and of those, waiting for
@@ -192,6 +198,9 @@ const SHORT_WITHOUT_OBJECTS: &str = "no object carries state from one call to th
 
 /// Sequences sent to the harness at a time.
 const BATCH: usize = 256;
+/// A search that could go on with grown pools levels off when it has run this many
+/// sequences since it last kept one, and as many as it had run before that.
+const LEVEL_OFF: u64 = 20_000;
 /// Sequences the strategy skips (dead prefixes) before the budget is checked again.
 const MAX_SKIPS: u32 = 100_000;
 /// Longest a sequence may run before it counts as hung.
@@ -264,6 +273,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         rounds,
         sequences_run: searched.run,
         extended: searched.extended,
+        substituted: searched.substituted,
         stopped_dead: keeper.stopped_dead,
         calls_run: keeper.calls_run,
         seconds: searched.seconds,
@@ -499,6 +509,12 @@ fn nothing(ex: &Explorable, why: &str) -> ExploreError {
     }
 }
 
+impl Budget {
+    fn is_spent(self) -> bool {
+        matches!(self, Budget::Time(t) if t.is_zero()) || self == Budget::Runs(0)
+    }
+}
+
 /// What a search did (over all rounds).
 #[derive(Default)]
 struct Searched {
@@ -506,8 +522,12 @@ struct Searched {
     /// Of those run, extensions of kept sequences.
     extended: u64,
     exhausted: bool,
+    /// It ran twice the sequences it had run when it last kept one (and [`LEVEL_OFF`] more).
+    levelled_off: bool,
     seconds: f64,
     harness_seconds: f64,
+    /// Of those run, a kept sequence with a grown pool's value in place of one of its own.
+    substituted: u64,
     /// Proposed by the strategies, and skipped for a dead prefix.
     proposed: u64,
     skipped: u64,
@@ -518,7 +538,9 @@ impl Searched {
     fn add(&mut self, s: &Searched, seqs: &strategy::Sequences) {
         self.run += s.run;
         self.extended += s.extended;
+        self.substituted += s.substituted;
         self.exhausted = s.exhausted;
+        self.levelled_off = s.levelled_off;
         self.seconds += s.seconds;
         self.harness_seconds += s.harness_seconds;
         self.proposed += seqs.proposed;
@@ -536,9 +558,11 @@ impl Searched {
     }
 }
 
-/// Searches round after round: while a round runs every sequence of its space with budget
-/// left, the next runs pools grown by the rest of `dictionary` (a harness built again);
-/// returns what the searches did and how many rounds ran.
+/// Searches round after round: when a round has run every sequence of its space, or levelled
+/// off (see [`search`]), with budget left, the next runs pools grown by the rest of
+/// `dictionary` (a harness built again), first on the kept sequences with a new value in
+/// place of one of theirs (`substitute.rs`); returns what the searches did and how many
+/// rounds ran.
 fn search_rounds(
     (round, keeper): (&mut Round, &mut keep::Keeper),
     (ex, length, dictionary): (&Explorable, usize, &dictionary::Dictionary),
@@ -547,28 +571,64 @@ fn search_rounds(
 ) -> Result<(Searched, usize), ExploreError> {
     let mut searched = Searched::default();
     let mut rounds = 0;
+    let mut substitutions = None;
     loop {
         rounds += 1;
+        // With the strategy alone (`--no-extend`), one round.
+        let kept = kept_texts(keeper, ex, round);
+        let grown = (opts.extend)
+            .then(|| round.pools.grown(dictionary, &kept))
+            .flatten();
         let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
         let budget = searched.left_of(opts.budget);
         let s = search(
-            (&mut round.seqs, extender),
+            (&mut round.seqs, extender, substitutions.take()),
             keeper,
             &mut round.runner,
-            (budget, opts.interrupt),
+            (budget, opts.interrupt, grown.is_some()),
         )?;
         searched.add(&s, &round.seqs);
-        if !s.exhausted || searched.left_of(opts.budget) == Budget::Runs(0) {
-            return Ok((searched, rounds));
-        }
-        let Some(grown) = round.pools.grown(dictionary) else {
+        let ended = s.exhausted || s.levelled_off;
+        let left = searched.left_of(opts.budget);
+        let (Some(grown), true) = (grown, ended && !left.is_spent()) else {
             return Ok((searched, rounds));
         };
+        let before = round.seqs.space().clone();
         if !grow(ex, grown, round, dir, opts)? {
             return Ok((searched, rounds));
         }
         renumber_round(keeper, round, (ex, length), (api, opts))?;
+        let kept = keeper.kept.iter().map(|k| k.calls.clone()).collect();
+        substitutions = Some(substitute::Substitutions::new(
+            &before,
+            round.seqs.space(),
+            kept,
+        ));
     }
+}
+
+/// Texts longer than this are not grown further (`Pools::grown`).
+const MAX_GROWN_TEXT: usize = 64;
+
+/// The texts of the text pool that kept sequences took, each once, in the order they were
+/// kept (none longer than [`MAX_GROWN_TEXT`] characters).
+fn kept_texts(keeper: &keep::Keeper, ex: &Explorable, round: &Round) -> Vec<String> {
+    let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
+    let texts = round.pools.get(&PoolKind::Str);
+    let text_key = extend::Key::Pool(PoolKind::Str);
+    let mut out: Vec<String> = Vec::new();
+    for &c in keeper.kept.iter().flat_map(|k| &k.calls) {
+        let (f, digits) = round.seqs.space().decode(c);
+        for (key, d) in keys[f].iter().zip(digits) {
+            let Some(pools::Lit::Str(t)) = texts.get(d as usize) else {
+                continue;
+            };
+            if *key == text_key && t.chars().count() <= MAX_GROWN_TEXT && !out.contains(t) {
+                out.push(t.clone());
+            }
+        }
+    }
+    out
 }
 
 /// One round's pools, strategy, and the harness that runs them.
@@ -648,15 +708,24 @@ fn renumber_round(
     Ok(())
 }
 
-/// Runs sequences until the budget is spent or the strategy has none left.
+/// Runs sequences until the budget is spent or the strategy has none left: extensions of
+/// kept sequences first, then `substitutions`, then the strategy's. When `can_level_off` (a
+/// later round can grow the pools) it also stops once it levels off: [`LEVEL_OFF`] sequences
+/// and as many as it had run before its last kept one have run since that one.
 fn search(
-    (seqs, mut extender): (&mut strategy::Sequences, Option<extend::Extender>),
+    (seqs, mut extender, mut substitutions): (
+        &mut strategy::Sequences,
+        Option<extend::Extender>,
+        Option<substitute::Substitutions>,
+    ),
     keeper: &mut keep::Keeper,
     runner: &mut harness::run::Runner,
-    (budget, interrupt): (Budget, Interrupt),
+    (budget, interrupt, can_level_off): (Budget, Interrupt, bool),
 ) -> Result<Searched, ExploreError> {
     let start = Instant::now();
     let mut done = Searched::default();
+    // Sequences run when the last one was kept.
+    let mut kept_at = 0;
     // BE learns a prefix is dead only from the answers: while most of a batch is stopped at
     // a dead prefix, the next batch is smaller, so BE jumps sooner.
     let mut size = BATCH;
@@ -680,6 +749,13 @@ fn search(
                 }
                 continue;
             }
+            if let Some(s) = substitutions.as_mut().and_then(|s| s.next()) {
+                if !seqs.holds_dead(&s) {
+                    batch.push(s);
+                    done.substituted += 1;
+                }
+                continue;
+            }
             match seqs.next_within(MAX_SKIPS) {
                 Ok(Some(s)) => batch.push(s),
                 Ok(None) => break,
@@ -697,6 +773,7 @@ fn search(
             done.exhausted = true;
             break;
         }
+        let kept_before = keeper.kept.len();
         let asked = Instant::now();
         let results = runner.run_batch(&batch)?;
         done.harness_seconds += asked.elapsed().as_secs_f64();
@@ -719,7 +796,15 @@ fn search(
             .iter()
             .filter(|r| r.end != harness::run::End::Skipped)
             .count();
+        if keeper.kept.len() > kept_before {
+            kept_at = done.run + ran as u64;
+        }
         done.run += ran as u64;
+        let since = done.run - kept_at;
+        if can_level_off && since >= LEVEL_OFF && since >= kept_at {
+            done.levelled_off = true;
+            break;
+        }
         size = (ran * 2).clamp(1, BATCH);
     }
     done.seconds = start.elapsed().as_secs_f64();

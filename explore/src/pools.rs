@@ -112,13 +112,23 @@ impl Pools {
 }
 
 impl Pools {
-    /// The pools of a later round, once a round has run every sequence of its space with
-    /// budget left: the text, integer and `char` pools take what [`Self::seeded`]'s bounds
-    /// left out of `dictionary` (every word, integer and character, each three characters the
-    /// files hold in a row), after the values they hold, which keep their places (a kept
-    /// sequence's indices stay valid), up to [`MAX_GROWN`] each. Pools made from others (an
-    /// option's, a list's, a range's) stay as they are. `None` when no pool grows.
-    pub fn grown(&self, dictionary: &crate::dictionary::Dictionary) -> Option<Pools> {
+    /// The pools of a later round, once a round has run every sequence of its space or
+    /// levelled off with budget left. The text, integer and `char` pools take what
+    /// [`Self::seeded`]'s bounds left out of `dictionary` (every word, integer and
+    /// character, each three characters the files hold in a row); once they hold it all, the
+    /// text pool takes each text of `kept` (those kept sequences took) with each of the
+    /// dictionary's characters after it and before it, then each two of them joined: a
+    /// sequence that reached something grows by a character a round (an emoji, then its
+    /// modifier, then a joiner), as a fuzzer grows the inputs that found new coverage. New
+    /// values go after those a pool holds, which keep their places (a kept sequence's
+    /// indices stay valid), at most [`MAX_GROWN`] a round and [`MAX_GROWN_POOL`] in all.
+    /// Pools made from others (an option's, a list's, a range's) stay as they are. `None`
+    /// when no pool grows.
+    pub fn grown(
+        &self,
+        dictionary: &crate::dictionary::Dictionary,
+        kept: &[String],
+    ) -> Option<Pools> {
         let mut out = self.clone();
         let mut grew = false;
         for (kind, pool) in &mut out.by_kind {
@@ -128,22 +138,54 @@ impl Pools {
                 PoolKind::Scalar(ty) if ty == "char" => dictionary.chars(),
                 _ => continue,
             };
-            for v in more {
-                if pool.len() >= MAX_GROWN {
-                    break;
-                }
-                if !pool.contains(&v) {
-                    pool.push(v);
-                    grew = true;
-                }
-            }
+            grew |= append_new(pool, more);
         }
-        grew.then_some(out)
+        if grew {
+            return Some(out);
+        }
+        let texts = out.by_kind.get_mut(&PoolKind::Str)?;
+        let chars = &dictionary.chars;
+        let around = chars.iter().flat_map(|c| {
+            kept.iter()
+                .flat_map(move |t| [format!("{t}{c}"), format!("{c}{t}")])
+        });
+        let joined = kept
+            .iter()
+            .flat_map(|a| kept.iter().map(move |b| format!("{a}{b}")));
+        append_new(texts, around.chain(joined).map(Lit::Str).collect()).then_some(out)
     }
 }
 
-/// At most this many values in a pool grown for a later round ([`Pools::grown`]).
+/// At most this many values join a pool in one round ([`Pools::grown`]).
 pub const MAX_GROWN: usize = 2048;
+/// At most this many values in a grown pool.
+pub const MAX_GROWN_POOL: usize = 16_384;
+
+/// Puts the values of `more` that `pool` does not hold at its end, within [`MAX_GROWN`] and
+/// [`MAX_GROWN_POOL`]; whether any was.
+fn append_new(pool: &mut Vec<Lit>, more: Vec<Lit>) -> bool {
+    let limit = (pool.len() + MAX_GROWN).min(MAX_GROWN_POOL);
+    let mut texts: std::collections::HashSet<String> = (pool.iter())
+        .filter_map(|l| match l {
+            Lit::Str(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    let before = pool.len();
+    for v in more {
+        if pool.len() >= limit {
+            break;
+        }
+        let new = match &v {
+            Lit::Str(s) => texts.insert(s.clone()),
+            v => !pool.contains(v),
+        };
+        if new {
+            pool.push(v);
+        }
+    }
+    pool.len() > before
+}
 
 /// The lists of texts made from the text pool `texts`: the empty list, each text alone, then
 /// each two and each three side by side in the pool (a word list's joints: an empty word
@@ -926,7 +968,9 @@ mod tests {
         .seeded(&dictionary.first());
         let first = pools.get(&PoolKind::Str).to_vec();
         assert!(!first.contains(&Lit::Str("w19".into())), "{first:?}");
-        let grown = pools.grown(&dictionary).expect("the dictionary has more");
+        let grown = pools
+            .grown(&dictionary, &[])
+            .expect("the dictionary has more");
         let texts = grown.get(&PoolKind::Str);
         assert_eq!(
             texts[..first.len()],
@@ -945,6 +989,22 @@ mod tests {
             grown.get(&PoolKind::Scalar("bool".into())),
             [Lit::Bool(false)]
         );
-        assert!(grown.grown(&dictionary).is_none(), "nothing is left to add");
+        assert!(
+            grown.grown(&dictionary, &[]).is_none(),
+            "nothing is left to add"
+        );
+        // Then the texts kept sequences took grow by a character before and after, and
+        // join.
+        let kept = ["x".to_string(), "w03".to_string()];
+        let again = grown.grown(&dictionary, &kept).expect("kept texts grow");
+        let texts = again.get(&PoolKind::Str);
+        assert_eq!(
+            texts[..grown.get(&PoolKind::Str).len()],
+            grown.get(&PoolKind::Str)[..]
+        );
+        for t in ["xa", "ax", "w03c", "cw03", "xw03", "w03x"] {
+            assert!(texts.contains(&Lit::Str(t.into())), "{t} in {texts:?}");
+        }
+        assert_eq!(again.get(&u), pools.get(&u));
     }
 }
