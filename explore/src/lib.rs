@@ -25,6 +25,8 @@ mod pools;
 mod prune;
 mod render;
 mod replay;
+mod rounds;
+mod search;
 mod std_traits;
 mod strategy;
 mod substitute;
@@ -38,6 +40,9 @@ use std::time::{Duration, Instant};
 use carve_generator::{CrateApi, Interrupt, Quarantined, Verify};
 use carve_storage::Trace;
 use serde::Serialize;
+
+use crate::rounds::{search_rounds, sequences, watch_coverage, Round};
+use crate::search::{BATCH, SEQUENCE_TIMEOUT};
 
 pub use crate::api::{Callable, Explorable, PoolKind};
 pub use crate::error::ExploreError;
@@ -196,16 +201,6 @@ fn per_second(n: u64, seconds: f64) -> f64 {
 /// Why a crate with no object is explored one call at a time.
 const SHORT_WITHOUT_OBJECTS: &str = "no object carries state from one call to the next";
 
-/// Sequences sent to the harness at a time.
-const BATCH: usize = 256;
-/// A search that could go on with grown pools levels off when it has run this many
-/// sequences since it last kept one, and as many as it had run before that.
-const LEVEL_OFF: u64 = 20_000;
-/// Sequences the strategy skips (dead prefixes) before the budget is checked again.
-const MAX_SKIPS: u32 = 100_000;
-/// Longest a sequence may run before it counts as hung.
-const SEQUENCE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Explores the crate `opts.crate_dir` from `trace` and writes what it keeps into
 /// `opts.out_dir` (`explored_CRATE.rs`, verified; `explored_CRATE_findings.md`).
 pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreError> {
@@ -359,66 +354,6 @@ fn replay_recorded(
     Ok(replays.len())
 }
 
-/// Gives `keeper` the harness's coverage: the crate lines its guards stand for (starting from
-/// the run's) and its comparison sites; returns why lines are not counted, if they are not.
-fn watch_coverage(
-    keeper: &mut keep::Keeper,
-    (bin, coverage): (&std::path::Path, &Result<(), String>),
-    api: &CrateApi,
-    opts: &ExploreOptions,
-) -> Option<String> {
-    let run_lines = opts.run_lines.as_ref().map(|run| run_lines_here(run, api));
-    // The harness's line tables, read once for its guards and its comparison sites.
-    let table = coverage.clone().and_then(|()| {
-        carve_recorder::line_table(bin).map_err(|e| format!("placing its coverage: {e}"))
-    });
-    let lines_read = lines_of((bin, &table), opts, run_lines.as_ref());
-    let lines_unread = lines_read.as_ref().err().cloned();
-    keeper.lines = lines_read.ok();
-    if let Ok(table) = table {
-        let with_code = run_lines.map(|r| r.with_code).unwrap_or_default();
-        keeper.compares = Some(compares::Compares::of_table(
-            table,
-            &opts.crate_dir,
-            with_code,
-        ));
-    }
-    lines_unread
-}
-
-/// The run's lines where its files are now (a trace moved with its crate).
-fn run_lines_here(run: &RunLines, api: &CrateApi) -> RunLines {
-    let here = |lines: &std::collections::BTreeSet<(String, u32)>| {
-        lines
-            .iter()
-            .map(|(file, line)| {
-                let file = api.local_file(std::path::Path::new(file));
-                (file.to_string_lossy().into_owned(), *line)
-            })
-            .collect()
-    };
-    RunLines {
-        reached: here(&run.reached),
-        with_code: here(&run.with_code),
-    }
-}
-
-/// Where the built harness's coverage guards lie, starting from the run's lines; or why
-/// lines are not counted.
-fn lines_of(
-    (bin, table): (&std::path::Path, &Result<carve_recorder::LineTable, String>),
-    opts: &ExploreOptions,
-    run_lines: Option<&RunLines>,
-) -> Result<lines::Lines, String> {
-    match (table, run_lines) {
-        (Err(why), _) => Err(why.clone()),
-        (Ok(_), None) => Err("the run was recorded without --coverage".to_string()),
-        (Ok(table), Some(here)) => {
-            lines::Lines::read((bin, table), &opts.crate_dir, here).map_err(|e| e.to_string())
-        }
-    }
-}
-
 /// The crate's API, anchored where the run's sources were (a trace moved with its crate); a
 /// crate holding none of them is told by what the run reached of it: nothing to explore.
 fn crate_api(trace: &Trace, crate_dir: &std::path::Path) -> Result<CrateApi, ExploreError> {
@@ -491,7 +426,7 @@ fn nothing_reached(trace: &Trace, ex: &Explorable) -> ExploreError {
     nothing(ex, &why)
 }
 
-fn nothing(ex: &Explorable, why: &str) -> ExploreError {
+pub(crate) fn nothing(ex: &Explorable, why: &str) -> ExploreError {
     let reasons: Vec<String> = ex
         .left_out
         .iter()
@@ -507,308 +442,6 @@ fn nothing(ex: &Explorable, why: &str) -> ExploreError {
         krate: ex.crate_name.clone(),
         why,
     }
-}
-
-impl Budget {
-    fn is_spent(self) -> bool {
-        matches!(self, Budget::Time(t) if t.is_zero()) || self == Budget::Runs(0)
-    }
-}
-
-/// What a search did (over all rounds).
-#[derive(Default)]
-struct Searched {
-    run: u64,
-    /// Of those run, extensions of kept sequences.
-    extended: u64,
-    exhausted: bool,
-    /// It ran twice the sequences it had run when it last kept one (and [`LEVEL_OFF`] more).
-    levelled_off: bool,
-    seconds: f64,
-    harness_seconds: f64,
-    /// Of those run, a kept sequence with a grown pool's value in place of one of its own.
-    substituted: u64,
-    /// Proposed by the strategies, and skipped for a dead prefix.
-    proposed: u64,
-    skipped: u64,
-}
-
-impl Searched {
-    /// Adds a round's search `s`, whose strategy was `seqs`.
-    fn add(&mut self, s: &Searched, seqs: &strategy::Sequences) {
-        self.run += s.run;
-        self.extended += s.extended;
-        self.substituted += s.substituted;
-        self.exhausted = s.exhausted;
-        self.levelled_off = s.levelled_off;
-        self.seconds += s.seconds;
-        self.harness_seconds += s.harness_seconds;
-        self.proposed += seqs.proposed;
-        self.skipped += seqs.skipped;
-    }
-
-    /// What is left of `budget` after the rounds so far.
-    fn left_of(&self, budget: Budget) -> Budget {
-        match budget {
-            Budget::Time(t) => {
-                Budget::Time(t.saturating_sub(Duration::from_secs_f64(self.seconds)))
-            }
-            Budget::Runs(n) => Budget::Runs(n.saturating_sub(self.run)),
-        }
-    }
-}
-
-/// Searches round after round: when a round has run every sequence of its space, or levelled
-/// off (see [`search`]), with budget left, the next runs pools grown by the rest of
-/// `dictionary` (a harness built again), first on the kept sequences with a new value in
-/// place of one of theirs (`substitute.rs`); returns what the searches did and how many
-/// rounds ran.
-fn search_rounds(
-    (round, keeper): (&mut Round, &mut keep::Keeper),
-    (ex, length, dictionary): (&Explorable, usize, &dictionary::Dictionary),
-    dir: (&Path, (&Path, &[String])),
-    (api, opts): (&CrateApi, &ExploreOptions),
-) -> Result<(Searched, usize), ExploreError> {
-    let mut searched = Searched::default();
-    let mut rounds = 0;
-    let mut substitutions = None;
-    loop {
-        rounds += 1;
-        // With the strategy alone (`--no-extend`), one round.
-        let kept = kept_texts(keeper, ex, round);
-        let grown = (opts.extend)
-            .then(|| round.pools.grown(dictionary, &kept))
-            .flatten();
-        let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
-        let budget = searched.left_of(opts.budget);
-        let s = search(
-            (&mut round.seqs, extender, substitutions.take()),
-            keeper,
-            &mut round.runner,
-            (budget, opts.interrupt, grown.is_some()),
-        )?;
-        searched.add(&s, &round.seqs);
-        let ended = s.exhausted || s.levelled_off;
-        let left = searched.left_of(opts.budget);
-        let (Some(grown), true) = (grown, ended && !left.is_spent()) else {
-            return Ok((searched, rounds));
-        };
-        let before = round.seqs.space().clone();
-        if !grow(ex, grown, round, dir, opts)? {
-            return Ok((searched, rounds));
-        }
-        renumber_round(keeper, round, (ex, length), (api, opts))?;
-        let kept = keeper.kept.iter().map(|k| k.calls.clone()).collect();
-        substitutions = Some(substitute::Substitutions::new(
-            &before,
-            round.seqs.space(),
-            kept,
-        ));
-    }
-}
-
-/// Texts longer than this are not grown further (`Pools::grown`).
-const MAX_GROWN_TEXT: usize = 64;
-
-/// The texts of the text pool that kept sequences took, each once, in the order they were
-/// kept (none longer than [`MAX_GROWN_TEXT`] characters).
-fn kept_texts(keeper: &keep::Keeper, ex: &Explorable, round: &Round) -> Vec<String> {
-    let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
-    let texts = round.pools.get(&PoolKind::Str);
-    let text_key = extend::Key::Pool(PoolKind::Str);
-    let mut out: Vec<String> = Vec::new();
-    for &c in keeper.kept.iter().flat_map(|k| &k.calls) {
-        let (f, digits) = round.seqs.space().decode(c);
-        for (key, d) in keys[f].iter().zip(digits) {
-            let Some(pools::Lit::Str(t)) = texts.get(d as usize) else {
-                continue;
-            };
-            if *key == text_key && t.chars().count() <= MAX_GROWN_TEXT && !out.contains(t) {
-                out.push(t.clone());
-            }
-        }
-    }
-    out
-}
-
-/// One round's pools, strategy, and the harness that runs them.
-struct Round {
-    pools: pools::Pools,
-    seqs: strategy::Sequences,
-    runner: harness::run::Runner,
-    bin: PathBuf,
-    /// Built with coverage, or why not.
-    coverage: Result<(), String>,
-}
-
-/// The strategy's sequences of `length` calls over `space` (first calls: those `ex` says can
-/// come first), or why BE and BOBW cannot number them.
-fn sequences(
-    opts: &ExploreOptions,
-    ex: &Explorable,
-    space: strategy::Space,
-    length: usize,
-) -> Result<strategy::Sequences, ExploreError> {
-    let first = strategy::FirstCalls::new(&space, &ex.can_come_first());
-    let seqs = strategy::Sequences::starting_with(opts.strategy, (space, first), length, opts.seed);
-    if opts.strategy != Strategy::Random && seqs.total().is_none() {
-        return Err(ExploreError::Length {
-            length,
-            why: format!(
-                "{} calls per position to the power {} is past 2^128 sequences; use a smaller \
-                 --length or --strategy random",
-                seqs.space().calls,
-                length
-            ),
-        });
-    }
-    Ok(seqs)
-}
-
-/// Builds the harness again with `grown` pools for the next round: `false` (and the
-/// round's harness built again as it was) when the build took out a call or an object's
-/// start, as then the calls no longer number the same.
-fn grow(
-    ex: &Explorable,
-    grown: pools::Pools,
-    round: &mut Round,
-    (dir, crate_dir): (&Path, (&Path, &[String])),
-    opts: &ExploreOptions,
-) -> Result<bool, ExploreError> {
-    let _ = round.runner.stop();
-    let built = harness::build::build(dir, crate_dir, &opts.cargo, ex.clone(), &grown)?;
-    let same = built.explorable.callables == ex.callables && built.explorable.objects == ex.objects;
-    if !same {
-        harness::build::build(dir, crate_dir, &opts.cargo, ex.clone(), &round.pools)?;
-        return Ok(false);
-    }
-    round.pools = grown;
-    round.bin = built.bin;
-    round.coverage = built.coverage;
-    Ok(true)
-}
-
-/// Starts the round the grown pools make: its space and strategy; what was kept and found
-/// renumbered in it (a pool's values keep their places); the new harness's guards and
-/// comparison sites placed again, the lines and outcomes known so far still known.
-fn renumber_round(
-    keeper: &mut keep::Keeper,
-    round: &mut Round,
-    (ex, length): (&Explorable, usize),
-    (api, opts): (&CrateApi, &ExploreOptions),
-) -> Result<(), ExploreError> {
-    let space = harness::space(&ex.callables, &round.pools)
-        .ok_or_else(|| nothing(ex, "their calls are too many to number"))?;
-    keeper.renumber(round.seqs.space(), &space);
-    round.seqs = sequences(opts, ex, space, length)?;
-    let mut fresh = keep::Keeper::default();
-    watch_coverage(&mut fresh, (&round.bin, &round.coverage), api, opts);
-    keeper.replace_coverage(fresh);
-    round.runner = harness::run::Runner::new(&round.bin, SEQUENCE_TIMEOUT);
-    Ok(())
-}
-
-/// Runs sequences until the budget is spent or the strategy has none left: extensions of
-/// kept sequences first, then `substitutions`, then the strategy's. When `can_level_off` (a
-/// later round can grow the pools) it also stops once it levels off: [`LEVEL_OFF`] sequences
-/// and as many as it had run before its last kept one have run since that one.
-fn search(
-    (seqs, mut extender, mut substitutions): (
-        &mut strategy::Sequences,
-        Option<extend::Extender>,
-        Option<substitute::Substitutions>,
-    ),
-    keeper: &mut keep::Keeper,
-    runner: &mut harness::run::Runner,
-    (budget, interrupt, can_level_off): (Budget, Interrupt, bool),
-) -> Result<Searched, ExploreError> {
-    let start = Instant::now();
-    let mut done = Searched::default();
-    // Sequences run when the last one was kept.
-    let mut kept_at = 0;
-    // BE learns a prefix is dead only from the answers: while most of a batch is stopped at
-    // a dead prefix, the next batch is smaller, so BE jumps sooner.
-    let mut size = BATCH;
-    loop {
-        if interrupt.is_set() {
-            return Err(ExploreError::Interrupted);
-        }
-        let left = match budget {
-            Budget::Time(limit) if start.elapsed() >= limit => break,
-            Budget::Runs(n) if done.run >= n => break,
-            Budget::Runs(n) => (n - done.run) as usize,
-            Budget::Time(_) => size,
-        };
-        let mut batch = Vec::new();
-        let mut paused = false;
-        while batch.len() < size.min(left) {
-            if let Some(s) = extender.as_mut().and_then(|e| e.next()) {
-                if !seqs.holds_dead(&s) {
-                    batch.push(s);
-                    done.extended += 1;
-                }
-                continue;
-            }
-            if let Some(s) = substitutions.as_mut().and_then(|s| s.next()) {
-                if !seqs.holds_dead(&s) {
-                    batch.push(s);
-                    done.substituted += 1;
-                }
-                continue;
-            }
-            match seqs.next_within(MAX_SKIPS) {
-                Ok(Some(s)) => batch.push(s),
-                Ok(None) => break,
-                Err(strategy::Paused) => {
-                    paused = true;
-                    break;
-                }
-            }
-        }
-        if batch.is_empty() && paused {
-            // Only dead prefixes so far: the budget is checked again before skipping more.
-            continue;
-        }
-        if batch.is_empty() {
-            done.exhausted = true;
-            break;
-        }
-        let kept_before = keeper.kept.len();
-        let asked = Instant::now();
-        let results = runner.run_batch(&batch)?;
-        done.harness_seconds += asked.elapsed().as_secs_f64();
-        for (seq, result) in batch.iter().zip(&results) {
-            let kept = keeper.kept.len();
-            if let Some(k) = keeper.observe(seqs.space(), seq, result) {
-                seqs.dead_prefix(seq, k);
-            }
-            if let (Some(e), Some(k)) = (extender.as_mut(), keeper.kept.get(kept)) {
-                e.kept(seqs.space(), &k.calls, seqs.length());
-            }
-            if matches!(result.end, harness::run::End::Crashed(_)) {
-                // The call it died in: the first one not answered.
-                if let Some(&c) = seq.get(result.calls.len()) {
-                    seqs.fatal_call(c);
-                }
-            }
-        }
-        let ran = results
-            .iter()
-            .filter(|r| r.end != harness::run::End::Skipped)
-            .count();
-        if keeper.kept.len() > kept_before {
-            kept_at = done.run + ran as u64;
-        }
-        done.run += ran as u64;
-        let since = done.run - kept_at;
-        if can_level_off && since >= LEVEL_OFF && since >= kept_at {
-            done.levelled_off = true;
-            break;
-        }
-        size = (ran * 2).clamp(1, BATCH);
-    }
-    done.seconds = start.elapsed().as_secs_f64();
-    Ok(done)
 }
 
 /// Each kept sequence's objects after its calls and its results' `Display` texts, from two

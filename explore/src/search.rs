@@ -1,0 +1,170 @@
+//! One round's search: sequences run in batches through the harness until the budget is
+//! spent, the strategy has none left, or (when the pools can still grow) the search levels
+//! off; the keeper takes in each answer, the strategy learns the dead prefixes, and each kept
+//! sequence is queued for extension.
+
+use std::time::{Duration, Instant};
+
+use crate::{extend, harness, keep, strategy, substitute, Budget, ExploreError, Interrupt};
+
+/// Sequences sent to the harness at a time.
+pub(crate) const BATCH: usize = 256;
+/// A search that could go on with grown pools levels off when it has run this many
+/// sequences since it last kept one, and as many as it had run before that.
+const LEVEL_OFF: u64 = 20_000;
+/// Sequences the strategy skips (dead prefixes) before the budget is checked again.
+const MAX_SKIPS: u32 = 100_000;
+/// Longest a sequence may run before it counts as hung.
+pub(crate) const SEQUENCE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Budget {
+    pub(crate) fn is_spent(self) -> bool {
+        matches!(self, Budget::Time(t) if t.is_zero()) || self == Budget::Runs(0)
+    }
+}
+
+/// What a search did (over all rounds).
+#[derive(Default)]
+pub(crate) struct Searched {
+    pub(crate) run: u64,
+    /// Of those run, extensions of kept sequences.
+    pub(crate) extended: u64,
+    pub(crate) exhausted: bool,
+    /// It ran twice the sequences it had run when it last kept one (and [`LEVEL_OFF`] more).
+    pub(crate) levelled_off: bool,
+    pub(crate) seconds: f64,
+    pub(crate) harness_seconds: f64,
+    /// Of those run, a kept sequence with a grown pool's value in place of one of its own.
+    pub(crate) substituted: u64,
+    /// Proposed by the strategies, and skipped for a dead prefix.
+    pub(crate) proposed: u64,
+    pub(crate) skipped: u64,
+}
+
+impl Searched {
+    /// Adds a round's search `s`, whose strategy was `seqs`.
+    pub(crate) fn add(&mut self, s: &Searched, seqs: &strategy::Sequences) {
+        self.run += s.run;
+        self.extended += s.extended;
+        self.substituted += s.substituted;
+        self.exhausted = s.exhausted;
+        self.levelled_off = s.levelled_off;
+        self.seconds += s.seconds;
+        self.harness_seconds += s.harness_seconds;
+        self.proposed += seqs.proposed;
+        self.skipped += seqs.skipped;
+    }
+
+    /// What is left of `budget` after the rounds so far.
+    pub(crate) fn left_of(&self, budget: Budget) -> Budget {
+        match budget {
+            Budget::Time(t) => {
+                Budget::Time(t.saturating_sub(Duration::from_secs_f64(self.seconds)))
+            }
+            Budget::Runs(n) => Budget::Runs(n.saturating_sub(self.run)),
+        }
+    }
+}
+
+/// Runs sequences until the budget is spent or the strategy has none left: extensions of
+/// kept sequences first, then `substitutions`, then the strategy's. When `can_level_off` (a
+/// later round can grow the pools) it also stops once it levels off: [`LEVEL_OFF`] sequences
+/// and as many as it had run before its last kept one have run since that one.
+pub(crate) fn search(
+    (seqs, mut extender, mut substitutions): (
+        &mut strategy::Sequences,
+        Option<extend::Extender>,
+        Option<substitute::Substitutions>,
+    ),
+    keeper: &mut keep::Keeper,
+    runner: &mut harness::run::Runner,
+    (budget, interrupt, can_level_off): (Budget, Interrupt, bool),
+) -> Result<Searched, ExploreError> {
+    let start = Instant::now();
+    let mut done = Searched::default();
+    // Sequences run when the last one was kept.
+    let mut kept_at = 0;
+    // BE learns a prefix is dead only from the answers: while most of a batch is stopped at
+    // a dead prefix, the next batch is smaller, so BE jumps sooner.
+    let mut size = BATCH;
+    loop {
+        if interrupt.is_set() {
+            return Err(ExploreError::Interrupted);
+        }
+        let left = match budget {
+            Budget::Time(limit) if start.elapsed() >= limit => break,
+            Budget::Runs(n) if done.run >= n => break,
+            Budget::Runs(n) => (n - done.run) as usize,
+            Budget::Time(_) => size,
+        };
+        let mut batch = Vec::new();
+        let mut paused = false;
+        while batch.len() < size.min(left) {
+            if let Some(s) = extender.as_mut().and_then(|e| e.next()) {
+                if !seqs.holds_dead(&s) {
+                    batch.push(s);
+                    done.extended += 1;
+                }
+                continue;
+            }
+            if let Some(s) = substitutions.as_mut().and_then(|s| s.next()) {
+                if !seqs.holds_dead(&s) {
+                    batch.push(s);
+                    done.substituted += 1;
+                }
+                continue;
+            }
+            match seqs.next_within(MAX_SKIPS) {
+                Ok(Some(s)) => batch.push(s),
+                Ok(None) => break,
+                Err(strategy::Paused) => {
+                    paused = true;
+                    break;
+                }
+            }
+        }
+        if batch.is_empty() && paused {
+            // Only dead prefixes so far: the budget is checked again before skipping more.
+            continue;
+        }
+        if batch.is_empty() {
+            done.exhausted = true;
+            break;
+        }
+        let kept_before = keeper.kept.len();
+        let asked = Instant::now();
+        let results = runner.run_batch(&batch)?;
+        done.harness_seconds += asked.elapsed().as_secs_f64();
+        for (seq, result) in batch.iter().zip(&results) {
+            let kept = keeper.kept.len();
+            if let Some(k) = keeper.observe(seqs.space(), seq, result) {
+                seqs.dead_prefix(seq, k);
+            }
+            if let (Some(e), Some(k)) = (extender.as_mut(), keeper.kept.get(kept)) {
+                e.kept(seqs.space(), &k.calls, seqs.length());
+            }
+            if matches!(result.end, harness::run::End::Crashed(_)) {
+                // The call it died in: the first one not answered.
+                if let Some(&c) = seq.get(result.calls.len()) {
+                    seqs.fatal_call(c);
+                }
+            }
+        }
+        let ran = results
+            .iter()
+            .filter(|r| r.end != harness::run::End::Skipped)
+            .count();
+        if keeper.kept.len() > kept_before {
+            kept_at = done.run + ran as u64;
+        }
+        done.run += ran as u64;
+        let since = done.run - kept_at;
+        if can_level_off && since >= LEVEL_OFF && since >= kept_at {
+            done.levelled_off = true;
+            break;
+        }
+        size = (ran * 2).clamp(1, BATCH);
+    }
+    done.seconds = start.elapsed().as_secs_f64();
+    Ok(done)
+}
