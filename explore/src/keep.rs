@@ -377,26 +377,56 @@ pub fn classify(text: &str) -> String {
 }
 
 /// An error's text without the values it quotes (`couldn't parse \"e\" into…`: the
-/// input echoed back is not what kind of error it is).
+/// input echoed back is not what kind of error it is). `text` is the `Debug` of the message;
+/// a quoted value inside the message runs to its closing quote, a backslash escaping the
+/// next character (an input written with `{:?}` keeps its own quotes escaped).
 fn unquoted(text: &str) -> String {
-    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+    let Some(message) = unescaped(text) else {
         return text.to_string();
     };
     let mut out = String::new();
-    let mut quoted = false;
-    let mut chars = inner.chars();
+    let mut chars = message.chars();
     while let Some(c) = chars.next() {
-        match (c, chars.clone().next()) {
-            ('\\', Some('"')) => {
-                chars.next();
-                quoted = !quoted;
-                out.push_str(if quoted { "\\\"" } else { "..\\\"" });
+        out.push(c);
+        if c == '"' {
+            while let Some(q) = chars.next() {
+                match q {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => break,
+                    _ => {}
+                }
             }
-            _ if quoted => {}
-            _ => out.push(c),
+            out.push_str("..\"");
         }
     }
-    format!("\"{out}\"")
+    format!("{out:?}")
+}
+
+/// The text a string's `Debug` (`"a\"b\n"`) writes, or `None` when `text` is not one.
+fn unescaped(text: &str) -> Option<String> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '0' => out.push('\0'),
+            'u' => {
+                let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+            }
+            e => out.push(e),
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -424,6 +454,15 @@ mod tests {
             (
                 "Err(\"couldn't parse \\\"e\\\" into a size\")",
                 "Err(\"couldn't parse \\\"..\\\" into a size\")",
+            ),
+            // The input, quoted inside the text, held quotes of its own.
+            (
+                r#"Err("couldn't parse \"  \\\"521TB\\\".\" into a size")"#,
+                r#"Err("couldn't parse \"..\" into a size")"#,
+            ),
+            (
+                r#"Err("bad \\n in \"a\\\"b\"")"#,
+                r#"Err("bad \\n in \"..\"")"#,
             ),
             ("Ok(9.5 MiB (10000000 bytes))", "Ok(+ MiB..)"),
             ("Ok(1.0 KiB (1024 bytes))", "Ok(+ KiB..)"),
