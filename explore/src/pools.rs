@@ -116,10 +116,11 @@ impl Pools {
     /// levelled off with budget left. The text, integer and `char` pools take what
     /// [`Self::seeded`]'s bounds left out of `dictionary` (every word, integer and
     /// character, each three characters the files hold in a row); once they hold it all, the
-    /// text pool takes each text of `kept` (those kept sequences took) with each of the
-    /// dictionary's characters after it and before it, then each two of them joined: a
-    /// sequence that reached something grows by a character a round (an emoji, then its
-    /// modifier, then a joiner), as a fuzzer grows the inputs that found new coverage. New
+    /// text pool takes texts of `kept` (those kept sequences took) edited at random (from
+    /// `seed` and the pool's size): one of the dictionary's characters put in, one taken
+    /// out, another kept text put after; as a fuzzer edits the inputs that found new
+    /// coverage, a text that reached something grows a character a round (an emoji, then
+    /// its modifier, then a joiner). New
     /// values go after those a pool holds, which keep their places (a kept sequence's
     /// indices stay valid), at most [`MAX_GROWN`] a round and [`MAX_GROWN_POOL`] in all.
     /// Pools made from others (an option's, a list's, a range's) stay as they are. `None`
@@ -128,6 +129,7 @@ impl Pools {
         &self,
         dictionary: &crate::dictionary::Dictionary,
         kept: &[String],
+        seed: u64,
     ) -> Option<Pools> {
         let mut out = self.clone();
         let mut grew = false;
@@ -143,16 +145,35 @@ impl Pools {
         if grew {
             return Some(out);
         }
+        if kept.is_empty() {
+            return None;
+        }
         let texts = out.by_kind.get_mut(&PoolKind::Str)?;
-        let chars = &dictionary.chars;
-        let around = chars.iter().flat_map(|c| {
-            kept.iter()
-                .flat_map(move |t| [format!("{t}{c}"), format!("{c}{t}")])
-        });
-        let joined = kept
-            .iter()
-            .flat_map(|a| kept.iter().map(move |b| format!("{a}{b}")));
-        append_new(texts, around.chain(joined).map(Lit::Str).collect()).then_some(out)
+        let mut rng = crate::strategy::Rng::new(seed ^ texts.len() as u64);
+        let edits = (0..2 * MAX_GROWN).filter_map(|_| edited(&mut rng, kept, &dictionary.chars));
+        append_new(texts, edits.map(Lit::Str).collect()).then_some(out)
+    }
+}
+
+/// One text of `kept` edited at random: one of `chars` put at a place of it (its start and
+/// end among them), one of its characters taken out, or another kept text put after it.
+fn edited(rng: &mut crate::strategy::Rng, kept: &[String], chars: &[char]) -> Option<String> {
+    let pick = |rng: &mut crate::strategy::Rng| &kept[rng.below(kept.len() as u64) as usize];
+    let t: Vec<char> = pick(rng).chars().collect();
+    match rng.below(4) {
+        // Insertions twice as often: a character is what the crate compares.
+        0 | 1 if !chars.is_empty() => {
+            let mut t = t;
+            let c = chars[rng.below(chars.len() as u64) as usize];
+            t.insert(rng.below(t.len() as u64 + 1) as usize, c);
+            Some(t.into_iter().collect())
+        }
+        2 if t.len() >= 2 => {
+            let mut t = t;
+            t.remove(rng.below(t.len() as u64) as usize);
+            Some(t.into_iter().collect())
+        }
+        _ => Some(t.into_iter().chain(pick(rng).chars()).collect()),
     }
 }
 
@@ -969,7 +990,7 @@ mod tests {
         let first = pools.get(&PoolKind::Str).to_vec();
         assert!(!first.contains(&Lit::Str("w19".into())), "{first:?}");
         let grown = pools
-            .grown(&dictionary, &[])
+            .grown(&dictionary, &[], 1)
             .expect("the dictionary has more");
         let texts = grown.get(&PoolKind::Str);
         assert_eq!(
@@ -990,21 +1011,25 @@ mod tests {
             [Lit::Bool(false)]
         );
         assert!(
-            grown.grown(&dictionary, &[]).is_none(),
+            grown.grown(&dictionary, &[], 1).is_none(),
             "nothing is left to add"
         );
-        // Then the texts kept sequences took grow by a character before and after, and
-        // join.
+        // Then the texts kept sequences took are edited: a character put in (anywhere), one
+        // taken out, another kept text put after.
         let kept = ["x".to_string(), "w03".to_string()];
-        let again = grown.grown(&dictionary, &kept).expect("kept texts grow");
+        let again = grown.grown(&dictionary, &kept, 1).expect("kept texts grow");
         let texts = again.get(&PoolKind::Str);
-        assert_eq!(
-            texts[..grown.get(&PoolKind::Str).len()],
-            grown.get(&PoolKind::Str)[..]
-        );
-        for t in ["xa", "ax", "w03c", "cw03", "xw03", "w03x"] {
+        let before = grown.get(&PoolKind::Str);
+        assert_eq!(texts[..before.len()], before[..]);
+        for t in ["xa", "ax", "w0c3", "cw03", "w3", "xw03", "w03x"] {
             assert!(texts.contains(&Lit::Str(t.into())), "{t} in {texts:?}");
         }
+        let same = grown.grown(&dictionary, &kept, 1).expect("kept texts grow");
+        assert_eq!(
+            same.get(&PoolKind::Str),
+            texts,
+            "reproducible from the seed"
+        );
         assert_eq!(again.get(&u), pools.get(&u));
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn search_rounds(
         // With the strategy alone (`--no-extend`), one round.
         let kept = kept_texts(keeper, ex, round);
         let grown = (opts.extend)
-            .then(|| round.pools.grown(dictionary, &kept))
+            .then(|| round.pools.grown(dictionary, &kept, opts.seed))
             .flatten();
         let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
         let budget = searched.left_of(opts.budget);
