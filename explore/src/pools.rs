@@ -118,9 +118,10 @@ impl Pools {
     /// character, each three characters the files hold in a row); once they hold it all, the
     /// text pool takes texts of `kept` (those kept sequences took) edited at random (from
     /// `seed` and the pool's size): one of the dictionary's characters put in, one taken
-    /// out, another kept text put after; as a fuzzer edits the inputs that found new
-    /// coverage, a text that reached something grows a character a round (an emoji, then
-    /// its modifier, then a joiner). New
+    /// out, another kept text put after; and, in turn with those, each kept text with each
+    /// character after and before it, those compared first first. As a fuzzer edits the
+    /// inputs that found new coverage, a text that reached something grows a character a
+    /// round (an emoji, then its modifier, then a joiner). New
     /// values go after those a pool holds, which keep their places (a kept sequence's
     /// indices stay valid), at most [`MAX_GROWN`] a round and [`MAX_GROWN_POOL`] in all.
     /// Pools made from others (an option's, a list's, a range's) stay as they are. `None`
@@ -148,10 +149,27 @@ impl Pools {
         if kept.is_empty() {
             return None;
         }
+        // Half of them the characters compared first after and before each kept text, in
+        // turn (those not yet in the pool: a later round goes on where this one stopped).
+        let have: std::collections::HashSet<&str> = (out.get(&PoolKind::Str).iter())
+            .filter_map(|l| match l {
+                Lit::Str(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        let around = dictionary.chars.iter().flat_map(|c| {
+            kept.iter()
+                .flat_map(move |t| [format!("{t}{c}"), format!("{c}{t}")])
+        });
+        let around: Vec<String> = (around.filter(|t| !have.contains(t.as_str())))
+            .take(2 * MAX_GROWN)
+            .collect();
         let texts = out.by_kind.get_mut(&PoolKind::Str)?;
         let mut rng = crate::strategy::Rng::new(seed ^ texts.len() as u64);
         let edits = (0..2 * MAX_GROWN).filter_map(|_| edited(&mut rng, kept, &dictionary.chars));
-        append_new(texts, edits.map(Lit::Str).collect()).then_some(out)
+        let both = edits.zip(around.into_iter().chain(std::iter::repeat(String::new())));
+        let mixed = both.flat_map(|(e, a)| [e, a]).filter(|t| !t.is_empty());
+        append_new(texts, mixed.map(Lit::Str).collect()).then_some(out)
     }
 }
 
