@@ -31,23 +31,28 @@ pub(crate) fn search_rounds(
     let mut substitutions = None;
     loop {
         rounds += 1;
-        // With the strategy alone (`--no-extend`), one round.
-        let kept = kept_texts(keeper, ex, round);
-        let grown = (opts.extend)
-            .then(|| round.pools.grown(dictionary, &kept, opts.seed))
-            .flatten();
+        // With the strategy alone (`--no-extend`), one round. The pools can grow when the
+        // dictionary has more or a text was kept; they grow by what was kept by the round's
+        // end.
+        let can_grow = opts.extend && {
+            let kept = kept_texts(keeper, ex, round);
+            round.pools.grown(dictionary, &kept, opts.seed).is_some()
+        };
         let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
         let budget = searched.left_of(opts.budget);
         let s = search(
             (&mut round.seqs, extender, substitutions.take()),
             keeper,
             &mut round.runner,
-            (budget, opts.interrupt, grown.is_some()),
+            (budget, opts.interrupt, can_grow),
         )?;
         searched.add(&s, &round.seqs);
         let ended = s.exhausted || s.levelled_off;
-        let left = searched.left_of(opts.budget);
-        let (Some(grown), true) = (grown, ended && !left.is_spent()) else {
+        if !can_grow || !ended || searched.left_of(opts.budget).is_spent() {
+            return Ok((searched, rounds));
+        }
+        let kept = kept_texts(keeper, ex, round);
+        let Some(grown) = round.pools.grown(dictionary, &kept, opts.seed) else {
             return Ok((searched, rounds));
         };
         let before = round.seqs.space().clone();
