@@ -24,6 +24,8 @@ pub struct Substitutions {
     space: Space,
     kept: Vec<Vec<u64>>,
     sites: Vec<Site>,
+    /// The most new values any site's pool gained.
+    most: u64,
     /// The next new value (counted from each pool's first new one) and site.
     value: u64,
     site: usize,
@@ -51,10 +53,12 @@ impl Substitutions {
                 }
             }
         }
+        let most = sites.iter().map(|s| s.now - s.before).max().unwrap_or(0);
         Substitutions {
             space: grown.clone(),
             kept,
             sites,
+            most,
             value: 0,
             site: 0,
         }
@@ -64,8 +68,7 @@ impl Substitutions {
     /// with the second...; `None` when each site has had each of its pool's new values.
     pub fn next(&mut self) -> Option<Vec<u64>> {
         loop {
-            let most = self.sites.iter().map(|s| s.now - s.before).max()?;
-            if self.value >= most {
+            if self.value >= self.most {
                 return None;
             }
             if self.site >= self.sites.len() {
