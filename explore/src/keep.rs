@@ -215,17 +215,17 @@ impl Keeper {
         }
     }
 
-    /// Takes the coverage `fresh` watches (another harness's guards and comparison sites),
-    /// the lines and comparison outcomes known so far still known.
-    pub fn replace_coverage(&mut self, fresh: Keeper) {
-        self.lines = match (fresh.lines, self.lines.take()) {
+    /// Watches another harness's coverage (its guards' `lines` and comparison sites
+    /// `compares`), the lines and comparison outcomes known so far still known.
+    pub fn replace_coverage(&mut self, (lines, compares): (Option<Lines>, Option<Compares>)) {
+        self.lines = match (lines, self.lines.take()) {
             (Some(mut new), Some(old)) => {
                 new.carry(old);
                 Some(new)
             }
             (new, _) => new,
         };
-        self.compares = match (fresh.compares, self.compares.take()) {
+        self.compares = match (compares, self.compares.take()) {
             (Some(mut new), Some(old)) => {
                 new.carry(old);
                 Some(new)
@@ -381,7 +381,9 @@ pub fn classify(text: &str) -> String {
 /// a quoted value inside the message runs to its closing quote, a backslash escaping the
 /// next character (an input written with `{:?}` keeps its own quotes escaped).
 fn unquoted(text: &str) -> String {
-    let Some(message) = unescaped(text) else {
+    // The message as written, read as the Rust literal its `Debug` is (as the generator
+    // reads printed texts).
+    let Ok(message) = syn::parse_str::<syn::LitStr>(text).map(|l| l.value()) else {
         return text.to_string();
     };
     let mut out = String::new();
@@ -402,31 +404,6 @@ fn unquoted(text: &str) -> String {
         }
     }
     format!("{out:?}")
-}
-
-/// The text a string's `Debug` (`"a\"b\n"`) writes, or `None` when `text` is not one.
-fn unescaped(text: &str) -> Option<String> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next()? {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            '0' => out.push('\0'),
-            'u' => {
-                let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
-                out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
-            }
-            e => out.push(e),
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -697,11 +674,8 @@ mod tests {
         assert_eq!(k.kept[0].calls, [7]);
         assert_eq!(new.decode(7), old.decode(5));
         // The next harness has the comparison at another site: met there, it is not new.
-        let fresh = Keeper {
-            compares: Some(Compares::new(Box::new(site_at(0x80)), dir, BTreeSet::new())),
-            ..Keeper::default()
-        };
-        k.replace_coverage(fresh);
+        let elsewhere = Compares::new(Box::new(site_at(0x80)), dir, BTreeSet::new());
+        k.replace_coverage((None, Some(elsewhere)));
         k.observe(&new, &[8], &answer(0x80));
         assert_eq!(k.kept.len(), 1, "{:?}", k.kept);
         let met = &k.compares.as_ref().unwrap().met;

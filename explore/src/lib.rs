@@ -233,7 +233,10 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     };
     let seqs = sequences(opts, &ex, space, length)?;
     let mut keeper = keep::Keeper::new(trace, &ex.callables);
-    let lines_unread = watch_coverage(&mut keeper, (&built.bin, &built.coverage), &api, opts);
+    let (lines, compares) = watch_coverage((&built.bin, &built.coverage), &api, opts);
+    let lines_unread = lines.as_ref().err().cloned();
+    keeper.lines = lines.ok();
+    keeper.compares = compares;
     let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
     let replayed = replay_recorded(trace, (&ex, &pools, seqs.space()), &mut keeper, &mut runner)?;
     let mut round = Round {
@@ -426,7 +429,7 @@ fn nothing_reached(trace: &Trace, ex: &Explorable) -> ExploreError {
     nothing(ex, &why)
 }
 
-pub(crate) fn nothing(ex: &Explorable, why: &str) -> ExploreError {
+fn nothing(ex: &Explorable, why: &str) -> ExploreError {
     let reasons: Vec<String> = ex
         .left_out
         .iter()

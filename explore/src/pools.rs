@@ -109,9 +109,7 @@ impl Pools {
         }
         self
     }
-}
 
-impl Pools {
     /// The pools of a later round, once a round has run every sequence of its space or
     /// levelled off with budget left. The text, integer and `char` pools take what
     /// [`Self::seeded`]'s bounds left out of `dictionary` (every word, integer and
@@ -121,11 +119,10 @@ impl Pools {
     /// out, another kept text put after; and, in turn with those, each kept text with each
     /// character after and before it, those compared first first. As a fuzzer edits the
     /// inputs that found new coverage, a text that reached something grows a character a
-    /// round (an emoji, then its modifier, then a joiner). New
-    /// values go after those a pool holds, which keep their places (a kept sequence's
-    /// indices stay valid), at most [`MAX_GROWN`] a round and [`MAX_GROWN_POOL`] in all.
-    /// Pools made from others (an option's, a list's, a range's) stay as they are. `None`
-    /// when no pool grows.
+    /// round (an emoji, then its modifier, then a joiner). New values go after those a pool
+    /// holds, which keep their places (a kept sequence's indices stay valid), at most
+    /// [`MAX_GROWN`] a round and [`MAX_GROWN_POOL`] in all. Pools made from others (an
+    /// option's, a list's, a range's) stay as they are. `None` when no pool grows.
     pub fn grown(
         &self,
         dictionary: &crate::dictionary::Dictionary,
@@ -133,49 +130,84 @@ impl Pools {
         seed: u64,
     ) -> Option<Pools> {
         let mut out = self.clone();
+        if out.take_dictionary_rest(dictionary) {
+            return Some(out);
+        }
+        out.take_kept_edited(kept, &dictionary.chars, seed)
+            .then_some(out)
+    }
+
+    /// The rest of `dictionary` into the text, integer and `char` pools; whether any was new.
+    fn take_dictionary_rest(&mut self, dictionary: &crate::dictionary::Dictionary) -> bool {
         let mut grew = false;
-        for (kind, pool) in &mut out.by_kind {
+        for (kind, pool) in &mut self.by_kind {
             let more = match kind {
                 PoolKind::Str => dictionary.grown_texts(pool),
                 PoolKind::Scalar(ty) if int_range(ty).is_some() => dictionary.ints_of(ty),
                 PoolKind::Scalar(ty) if ty == "char" => dictionary.chars(),
                 _ => continue,
             };
-            grew |= append_new(pool, more);
+            let mut have = texts_in(pool);
+            grew |= append_new(pool, &mut have, more);
         }
-        if grew {
-            return Some(out);
-        }
+        grew
+    }
+
+    /// Texts of `kept` edited (see [`Self::grown`]) into the text pool; whether any was new.
+    fn take_kept_edited(&mut self, kept: &[String], chars: &[char], seed: u64) -> bool {
+        let Some(texts) = self.by_kind.get_mut(&PoolKind::Str) else {
+            return false;
+        };
         if kept.is_empty() {
-            return None;
+            return false;
         }
-        // Half of them the characters compared first after and before each kept text, in
-        // turn (those not yet in the pool: a later round goes on where this one stopped).
-        let have: std::collections::HashSet<&str> = (out.get(&PoolKind::Str).iter())
-            .filter_map(|l| match l {
-                Lit::Str(s) => Some(s.as_str()),
-                _ => None,
+        let mut have = texts_in(texts);
+        // Those not in the pool yet: a later round goes on where this one stopped.
+        let around: Vec<String> = (chars.iter())
+            .flat_map(|c| {
+                kept.iter()
+                    .flat_map(move |t| [format!("{t}{c}"), format!("{c}{t}")])
             })
-            .collect();
-        let around = dictionary.chars.iter().flat_map(|c| {
-            kept.iter()
-                .flat_map(move |t| [format!("{t}{c}"), format!("{c}{t}")])
-        });
-        let around: Vec<String> = (around.filter(|t| !have.contains(t.as_str())))
+            .filter(|t| !have.contains(t))
             .take(2 * MAX_GROWN)
             .collect();
-        let texts = out.by_kind.get_mut(&PoolKind::Str)?;
         let mut rng = crate::strategy::Rng::new(seed ^ texts.len() as u64);
-        let edits = (0..2 * MAX_GROWN).filter_map(|_| edited(&mut rng, kept, &dictionary.chars));
-        let both = edits.zip(around.into_iter().chain(std::iter::repeat(String::new())));
-        let mixed = both.flat_map(|(e, a)| [e, a]).filter(|t| !t.is_empty());
-        append_new(texts, mixed.map(Lit::Str).collect()).then_some(out)
+        let edits: Vec<String> = (0..2 * MAX_GROWN)
+            .map(|_| edited(&mut rng, kept, chars))
+            .collect();
+        let more = alternating(edits, around)
+            .into_iter()
+            .map(Lit::Str)
+            .collect();
+        append_new(texts, &mut have, more)
+    }
+}
+
+/// The texts `pool` holds.
+fn texts_in(pool: &[Lit]) -> std::collections::HashSet<String> {
+    (pool.iter())
+        .filter_map(|l| match l {
+            Lit::Str(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `a[0], b[0], a[1], b[1]…`, the longer one's rest at the end.
+fn alternating<T>(a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter(), b.into_iter());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return out,
+            (x, y) => out.extend(x.into_iter().chain(y)),
+        }
     }
 }
 
 /// One text of `kept` edited at random: one of `chars` put at a place of it (its start and
 /// end among them), one of its characters taken out, or another kept text put after it.
-fn edited(rng: &mut crate::strategy::Rng, kept: &[String], chars: &[char]) -> Option<String> {
+fn edited(rng: &mut crate::strategy::Rng, kept: &[String], chars: &[char]) -> String {
     let pick = |rng: &mut crate::strategy::Rng| &kept[rng.below(kept.len() as u64) as usize];
     let t: Vec<char> = pick(rng).chars().collect();
     match rng.below(4) {
@@ -184,14 +216,14 @@ fn edited(rng: &mut crate::strategy::Rng, kept: &[String], chars: &[char]) -> Op
             let mut t = t;
             let c = chars[rng.below(chars.len() as u64) as usize];
             t.insert(rng.below(t.len() as u64 + 1) as usize, c);
-            Some(t.into_iter().collect())
+            t.into_iter().collect()
         }
         2 if t.len() >= 2 => {
             let mut t = t;
             t.remove(rng.below(t.len() as u64) as usize);
-            Some(t.into_iter().collect())
+            t.into_iter().collect()
         }
-        _ => Some(t.into_iter().chain(pick(rng).chars()).collect()),
+        _ => t.into_iter().chain(pick(rng).chars()).collect(),
     }
 }
 
@@ -201,15 +233,13 @@ pub const MAX_GROWN: usize = 2048;
 pub const MAX_GROWN_POOL: usize = 16_384;
 
 /// Puts the values of `more` that `pool` does not hold at its end, within [`MAX_GROWN`] and
-/// [`MAX_GROWN_POOL`]; whether any was.
-fn append_new(pool: &mut Vec<Lit>, more: Vec<Lit>) -> bool {
+/// [`MAX_GROWN_POOL`]; whether any was. `texts` are the texts it holds (kept up to date).
+fn append_new(
+    pool: &mut Vec<Lit>,
+    texts: &mut std::collections::HashSet<String>,
+    more: Vec<Lit>,
+) -> bool {
     let limit = (pool.len() + MAX_GROWN).min(MAX_GROWN_POOL);
-    let mut texts: std::collections::HashSet<String> = (pool.iter())
-        .filter_map(|l| match l {
-            Lit::Str(s) => Some(s.clone()),
-            _ => None,
-        })
-        .collect();
     let before = pool.len();
     for v in more {
         if pool.len() >= limit {

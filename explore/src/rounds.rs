@@ -11,8 +11,8 @@ use carve_generator::CrateApi;
 
 use crate::search::{search, Searched, SEQUENCE_TIMEOUT};
 use crate::{
-    compares, dictionary, extend, harness, keep, lines, nothing, pools, strategy, substitute,
-    Explorable, ExploreError, ExploreOptions, PoolKind, RunLines, Strategy,
+    compares, dictionary, extend, harness, keep, lines, pools, strategy, substitute, Explorable,
+    ExploreError, ExploreOptions, PoolKind, RunLines, Strategy,
 };
 
 /// Searches round after round: when a round has run every sequence of its space, or levelled
@@ -31,35 +31,46 @@ pub(crate) fn search_rounds(
     let mut substitutions = None;
     loop {
         rounds += 1;
-        // With the strategy alone (`--no-extend`), one round. The pools can grow when the
-        // dictionary has more or a text was kept; they grow by what was kept by the round's
-        // end.
-        let can_grow = opts.extend && {
-            let kept = kept_texts(keeper, ex, round);
-            round.pools.grown(dictionary, &kept, opts.seed).is_some()
-        };
+        // With the strategy alone (`--no-extend`), one round. Whether the pools can grow is
+        // known before the search (it may level off only then); they grow by what was kept
+        // by its end.
+        let kept_before = keeper.kept.len();
+        let grown = (opts.extend)
+            .then(|| {
+                round
+                    .pools
+                    .grown(dictionary, &kept_texts(keeper, ex, round), opts.seed)
+            })
+            .flatten();
         let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
         let budget = searched.left_of(opts.budget);
         let s = search(
             (&mut round.seqs, extender, substitutions.take()),
             keeper,
             &mut round.runner,
-            (budget, opts.interrupt, can_grow),
+            (budget, opts.interrupt, grown.is_some()),
         )?;
         searched.add(&s, &round.seqs);
         let ended = s.exhausted || s.levelled_off;
-        if !can_grow || !ended || searched.left_of(opts.budget).is_spent() {
+        if !ended || searched.left_of(opts.budget).is_spent() {
             return Ok((searched, rounds));
         }
-        let kept = kept_texts(keeper, ex, round);
-        let Some(grown) = round.pools.grown(dictionary, &kept, opts.seed) else {
+        // A round that kept texts grows by them too.
+        let grown = if grown.is_some() && keeper.kept.len() > kept_before {
+            round
+                .pools
+                .grown(dictionary, &kept_texts(keeper, ex, round), opts.seed)
+        } else {
+            grown
+        };
+        let Some(grown) = grown else {
             return Ok((searched, rounds));
         };
         let before = round.seqs.space().clone();
-        if !grow(ex, grown, round, dir, opts)? {
+        let Some(seqs) = grow((ex, length), grown, round, dir, opts)? else {
             return Ok((searched, rounds));
-        }
-        renumber_round(keeper, round, (ex, length), (api, opts))?;
+        };
+        renumber_round(keeper, round, seqs, (api, opts));
         let kept = keeper.kept.iter().map(|k| k.calls.clone()).collect();
         substitutions = Some(substitute::Substitutions::new(
             &before,
@@ -127,74 +138,69 @@ pub(crate) fn sequences(
     Ok(seqs)
 }
 
-/// Builds the harness again with `grown` pools for the next round: `false` (and the
-/// round's harness built again as it was) when the build took out a call or an object's
-/// start, as then the calls no longer number the same.
+/// Builds the harness again with `grown` pools for the next round; its strategy's
+/// sequences, or `None` (the round's harness as it was) when the grown space cannot be
+/// numbered (past `u128`) or the build took out a call or an object's start, as then the
+/// calls no longer number the same: the search ends with what it has.
 fn grow(
-    ex: &Explorable,
+    (ex, length): (&Explorable, usize),
     grown: pools::Pools,
     round: &mut Round,
     (dir, crate_dir): (&Path, (&Path, &[String])),
     opts: &ExploreOptions,
-) -> Result<bool, ExploreError> {
+) -> Result<Option<strategy::Sequences>, ExploreError> {
+    let numbered = harness::space(&ex.callables, &grown)
+        .and_then(|space| sequences(opts, ex, space, length).ok());
+    let Some(seqs) = numbered else {
+        return Ok(None);
+    };
     let _ = round.runner.stop();
     let built = harness::build::build(dir, crate_dir, &opts.cargo, ex.clone(), &grown)?;
     let same = built.explorable.callables == ex.callables && built.explorable.objects == ex.objects;
     if !same {
         harness::build::build(dir, crate_dir, &opts.cargo, ex.clone(), &round.pools)?;
-        return Ok(false);
+        return Ok(None);
     }
     round.pools = grown;
     round.bin = built.bin;
     round.coverage = built.coverage;
-    Ok(true)
+    Ok(Some(seqs))
 }
 
-/// Starts the round the grown pools make: its space and strategy; what was kept and found
-/// renumbered in it (a pool's values keep their places); the new harness's guards and
+/// Starts the round the grown pools make with `seqs`, their strategy: what was kept and
+/// found renumbered in it (a pool's values keep their places); the new harness's guards and
 /// comparison sites placed again, the lines and outcomes known so far still known.
 fn renumber_round(
     keeper: &mut keep::Keeper,
     round: &mut Round,
-    (ex, length): (&Explorable, usize),
+    seqs: strategy::Sequences,
     (api, opts): (&CrateApi, &ExploreOptions),
-) -> Result<(), ExploreError> {
-    let space = harness::space(&ex.callables, &round.pools)
-        .ok_or_else(|| nothing(ex, "their calls are too many to number"))?;
-    keeper.renumber(round.seqs.space(), &space);
-    round.seqs = sequences(opts, ex, space, length)?;
-    let mut fresh = keep::Keeper::default();
-    watch_coverage(&mut fresh, (&round.bin, &round.coverage), api, opts);
-    keeper.replace_coverage(fresh);
+) {
+    keeper.renumber(round.seqs.space(), seqs.space());
+    round.seqs = seqs;
+    let (lines, compares) = watch_coverage((&round.bin, &round.coverage), api, opts);
+    keeper.replace_coverage((lines.ok(), compares));
     round.runner = harness::run::Runner::new(&round.bin, SEQUENCE_TIMEOUT);
-    Ok(())
 }
 
-/// Gives `keeper` the harness's coverage: the crate lines its guards stand for (starting from
-/// the run's) and its comparison sites; returns why lines are not counted, if they are not.
+/// What a harness's coverage lets a search watch: the crate lines its guards stand for
+/// (starting from the run's), or why lines are not counted; and its comparison sites.
 pub(crate) fn watch_coverage(
-    keeper: &mut keep::Keeper,
     (bin, coverage): (&std::path::Path, &Result<(), String>),
     api: &CrateApi,
     opts: &ExploreOptions,
-) -> Option<String> {
+) -> (Result<lines::Lines, String>, Option<compares::Compares>) {
     let run_lines = opts.run_lines.as_ref().map(|run| run_lines_here(run, api));
     // The harness's line tables, read once for its guards and its comparison sites.
     let table = coverage.clone().and_then(|()| {
         carve_recorder::line_table(bin).map_err(|e| format!("placing its coverage: {e}"))
     });
-    let lines_read = lines_of((bin, &table), opts, run_lines.as_ref());
-    let lines_unread = lines_read.as_ref().err().cloned();
-    keeper.lines = lines_read.ok();
-    if let Ok(table) = table {
+    let lines = lines_of((bin, &table), opts, run_lines.as_ref());
+    let compares = table.ok().map(|table| {
         let with_code = run_lines.map(|r| r.with_code).unwrap_or_default();
-        keeper.compares = Some(compares::Compares::of_table(
-            table,
-            &opts.crate_dir,
-            with_code,
-        ));
-    }
-    lines_unread
+        compares::Compares::of_table(table, &opts.crate_dir, with_code)
+    });
+    (lines, compares)
 }
 
 /// The run's lines where its files are now (a trace moved with its crate).
