@@ -1349,6 +1349,73 @@ fn a_space_run_whole_with_budget_left_grows_its_pools_with_the_rest_of_the_crate
     fail_after_edit(&c.dir, "units", ("Unit::Spelled(1)", "Unit::Iec(1)"));
 }
 
+const STACK_LIB: &str = r#"/// Items kept last in, first out.
+#[derive(Debug, Default)]
+pub struct Stack<T> {
+    items: Vec<T>,
+}
+
+impl<T> Stack<T> {
+    pub fn new() -> Self {
+        Stack { items: Vec::new() }
+    }
+
+    pub fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+}
+
+/// A stack's items, the last pushed first.
+#[derive(Debug)]
+pub struct Drain<T> {
+    items: Vec<T>,
+}
+
+impl<T> Iterator for Drain<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.items.pop()
+    }
+}
+
+impl<T> IntoIterator for Stack<T> {
+    type Item = T;
+    type IntoIter = Drain<T>;
+
+    fn into_iter(self) -> Drain<T> {
+        Drain { items: self.items }
+    }
+}
+"#;
+
+const STACK_MAIN: &str = r#"fn main() {
+    let mut ids: stack::Stack<u32> = stack::Stack::new();
+    ids.push(1);
+    let mut deltas: stack::Stack<i64> = stack::Stack::new();
+    deltas.push(-2);
+    let mut drained = deltas.into_iter();
+    println!("{:?} {:?}", ids, drained.next());
+}
+"#;
+
+/// The run drained a `Stack<i64>` but explored `Stack<u32>`, its first: `into_iter` made a
+/// `Drain` with the stack's own arguments, so on the `Stack<u32>` explored it makes a
+/// `Drain<u32>`, whose `next` is explored on what it makes (not left out for want of a
+/// maker), and the test that drains a stack fails when draining changes.
+#[test]
+fn a_type_made_with_its_makers_arguments_is_explored_on_the_makers_instance() {
+    let (c, said) = explore_small("stack", STACK_LIB, STACK_MAIN, "2000");
+    let tests = explored(&c.dir, "stack", &said, 5);
+    assert!(tests.contains(".into_iter()"), "{tests}");
+    assert!(tests.contains("stack::Stack<u32>"), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "stack",
+        ("self.items.pop()", "self.items.pop().filter(|_| false)"),
+    );
+}
+
 const METER_LIB: &str = r#"/// Bytes counted in units, by name in any case.
 #[derive(Debug, Default)]
 pub struct Meter {

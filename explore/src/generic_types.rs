@@ -29,7 +29,11 @@ pub(crate) struct Instance {
 
 /// The recorded type of each generic type's values, by the type's path without its arguments
 /// (`lru::LruCache` → `lru::LruCache<u64, alloc::string::String, …>`): the first receiver of
-/// one of its methods, or the first value one returned.
+/// one of its methods, or the first value one returned. A type another type's method made
+/// with the same arguments (`SmallVec<[i64; 4]>::into_iter` made an `IntoIter<[i64; 4]>`)
+/// takes the instance its maker's instance makes (an `IntoIter<[u32; 8]>` when the
+/// `SmallVec` is a `SmallVec<[u32; 8]>`): only its maker fills its slots, and the run may
+/// have made it on another instance than the maker's first.
 pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
     let owners: BTreeMap<_, _> = trace
         .functions
@@ -46,18 +50,15 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
         })
         .collect();
     let mut out = BTreeMap::new();
+    // (made, maker): the made type's base and its maker's.
+    let mut follows = BTreeSet::new();
     for c in &trace.calls {
         let Some(base) = owners.get(&c.function) else {
             continue;
         };
-        let of_self = c
-            .args
-            .iter()
-            .filter(|a| a.name == "self")
-            .map(|a| &a.value)
-            .chain(c.ret.iter());
-        for v in of_self {
-            let ty = referent_type(v);
+        let receiver = (c.args.iter().find(|a| a.name == "self")).map(|a| referent_type(&a.value));
+        let of_self = receiver.into_iter().chain(c.ret.iter().map(referent_type));
+        for ty in of_self {
             let instance = ty
                 .strip_prefix(base.as_str())
                 .is_some_and(|r| r.starts_with('<'));
@@ -65,8 +66,28 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
                 out.insert(base.clone(), ty.to_string());
             }
         }
+        let made = (receiver.zip(c.ret.as_ref()))
+            .and_then(|(r, ret)| made_alike(base, r, referent_type(ret)));
+        follows.extend(made.map(|m| (m.to_string(), base.clone())));
+    }
+    for (made, maker) in follows {
+        let args = (out.get(&maker)).and_then(|i| i.get(maker.len()..));
+        if let Some(args) = args.map(str::to_string) {
+            let instance = format!("{made}{args}");
+            out.insert(made, instance);
+        }
     }
     out
+}
+
+/// The base of `made`, the type a method of generic type `base` returned on receiver
+/// `receiver`, when it is another type with the receiver's arguments (`smallvec::IntoIter`
+/// for `smallvec::IntoIter<[i64; 4]>` made by a `smallvec::SmallVec<[i64; 4]>`).
+fn made_alike<'a>(base: &str, receiver: &str, made: &'a str) -> Option<&'a str> {
+    let args = receiver.strip_prefix(base)?;
+    let made_base = made.strip_suffix(args)?;
+    let plain = |p: &str| !p.is_empty() && !p.contains(['<', '>', ' ', '&', '[']);
+    (args.starts_with('<') && made_base != base && plain(made_base)).then_some(made_base)
 }
 
 /// A recorded value's type, behind its reference: `&mut lru::LruCache<u64, …>` is
@@ -364,9 +385,10 @@ fn array_item(ty: &syn::Type, args: &BTreeMap<String, syn::Type>) -> Option<syn:
 }
 
 /// Whether `ty`'s methods are explored here (on an instance) rather than as a plain type's: it
-/// has type parameters, or lifetimes.
+/// has type parameters (whether an inherent impl is generic or only trait impls are: an
+/// iterator `Drain<T>` with `impl<T> Iterator for Drain<T>` alone), or lifetimes.
 pub(crate) fn handles(ty: &TypeApi) -> bool {
-    (ty.generic && !ty.type_params.is_empty()) || ty.lifetimes > 0
+    !ty.type_params.is_empty() || ty.lifetimes > 0
 }
 
 /// Adds the methods of generic type `ty` (in module `written`, recorded under `recorded`) that

@@ -132,8 +132,12 @@ fn std_trait_callable(method: &str, path: String, type_path: &str, object: usize
 /// A call the run made whose result was a value of another explored object type fills a slot
 /// of that type (`Url::origin` makes the `Origin` whose methods are explored; `into_iter` an
 /// iterator), when the run made it on the instance explored and it returned the instance
-/// explored: smallvec's `into_iter` was called on a `SmallVec<[i64; 4]>`, not on the
-/// `SmallVec<[u32; 8]>` explored, and what it makes would not fit an `IntoIter<[i64; 4]>` slot.
+/// explored, or made a type with the receiver's arguments: smallvec's `into_iter` was called
+/// on a `SmallVec<[i64; 4]>` and made an `IntoIter<[i64; 4]>`, so on the `SmallVec<[u32; 8]>`
+/// explored it makes an `IntoIter<[u32; 8]>` (the instance [`recorded_instances`] gives
+/// `IntoIter` then).
+///
+/// [`recorded_instances`]: crate::generic_types::recorded_instances
 pub(crate) fn made_elsewhere(
     out: &mut Explorable,
     results: &BTreeMap<String, BTreeSet<(Option<String>, String)>>,
@@ -143,18 +147,30 @@ pub(crate) fn made_elsewhere(
         let Some(recorded) = results.get(&c.path) else {
             continue;
         };
-        let on = |receiver: &Option<String>| match (c.receiver, receiver) {
-            (None, _) => true,
-            (Some(r), Some(t)) => same_instance(t, &objects[r.object].path),
-            (Some(_), None) => false,
+        let made_on = |receiver: &Option<String>, ty: &String| match (c.receiver, receiver) {
+            (None, _) => Some(ty.clone()),
+            (Some(r), Some(t)) if same_instance(t, &objects[r.object].path) => Some(ty.clone()),
+            (Some(r), Some(t)) => with_receivers_arguments(t, ty, &objects[r.object].path),
+            (Some(_), None) => None,
         };
         let made = (recorded.iter())
-            .filter(|(receiver, _)| on(receiver))
-            .find_map(|(_, ty)| objects.iter().position(|o| same_instance(ty, &o.path)));
+            .filter_map(|(receiver, ty)| made_on(receiver, ty))
+            .find_map(|ty| objects.iter().position(|o| same_instance(&ty, &o.path)));
         if let Some(o) = made {
             c.makes = Some((o, Made::Returned));
         }
     }
+}
+
+/// The type a call on `written` (a receiver as a test writes it) makes, when on `receiver`
+/// (as recorded) it made `made`, another type with the receiver's type arguments:
+/// `smallvec::IntoIter<[u32; 8]>` on a `smallvec::SmallVec<[u32; 8]>`, when a
+/// `smallvec::SmallVec<[i64; 4]>` made a `smallvec::IntoIter<[i64; 4]>`.
+fn with_receivers_arguments(receiver: &str, made: &str, written: &str) -> Option<String> {
+    let (_, args) = receiver.split_once('<')?;
+    let made_base = made.strip_suffix(args)?.strip_suffix('<')?;
+    let (_, written_args) = written.split_once('<')?;
+    Some(format!("{made_base}<{written_args}"))
 }
 
 /// Whether the recorded type `recorded` is the type a test writes as `written`: the same name,
@@ -243,6 +259,25 @@ mod tests {
         // Defaulted parameters are left out of the written instance.
         let lru = "lru::LruCache<u64, alloc::string::String, hashbrown::DefaultHashBuilder>";
         assert!(same_instance(lru, "lru::LruCache<u64, String>"));
+    }
+
+    #[test]
+    fn a_type_made_with_the_receivers_arguments_is_made_with_the_explored_receivers() {
+        let (receiver, made) = (
+            "smallvec::SmallVec<[i64; 4]>",
+            "smallvec::IntoIter<[i64; 4]>",
+        );
+        assert_eq!(
+            with_receivers_arguments(receiver, made, "smallvec::SmallVec<[u32; 8]>").as_deref(),
+            Some("smallvec::IntoIter<[u32; 8]>")
+        );
+        // Another type's arguments than the receiver's: nothing follows.
+        let iter = "lru::Iter<'_, u64, alloc::string::String>";
+        let lru = "lru::LruCache<u64, alloc::string::String, hashbrown::DefaultHashBuilder>";
+        assert_eq!(
+            with_receivers_arguments(lru, iter, "lru::LruCache<u64, String>"),
+            None
+        );
     }
 
     #[test]
