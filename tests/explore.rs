@@ -1349,6 +1349,41 @@ fn a_space_run_whole_with_budget_left_grows_its_pools_with_the_rest_of_the_crate
     fail_after_edit(&c.dir, "units", ("Unit::Spelled(1)", "Unit::Iec(1)"));
 }
 
+const HALL_LIB: &str = r#"/// Rows in the hall, and seats in a row.
+const ROWS: u32 = 40;
+const SEATS: u32 = 25;
+
+/// Where ticket `n` sits: the stalls, the royal box (one ticket past the stalls' last) or
+/// nowhere.
+pub fn place(n: u32) -> &'static str {
+    if n == ROWS * SEATS + 1 {
+        "royal box"
+    } else if n <= ROWS * SEATS {
+        "stalls"
+    } else {
+        "nowhere"
+    }
+}
+"#;
+
+const HALL_MAIN: &str = r#"fn main() {
+    println!("{} {}", hall::place(7), hall::place(5000));
+}
+"#;
+
+/// The royal box is ticket 1001, a number neither the run nor the crate's literals (40, 25,
+/// 1) hold: the recorded `place(7)`, run again with the harness noting its comparisons'
+/// operands, was compared with 1001 and 1000, so a later round's pool takes them and one
+/// either side, and `place(1001)` reaches the arm; its test fails when the arm changes.
+#[test]
+fn a_value_compared_with_a_computed_bound_gives_the_pool_the_bound_and_its_neighbours() {
+    let (c, said) = explore_small("hall", HALL_LIB, HALL_MAIN, "2000");
+    assert!(said.contains(" rounds, each after one that ran"), "{said}");
+    let tests = explored(&c.dir, "hall", &said, 1);
+    assert!(tests.contains("place(1001"), "{tests}");
+    fail_after_edit(&c.dir, "hall", ("\"royal box\"", "\"box\""));
+}
+
 const STACK_LIB: &str = r#"/// Items kept last in, first out.
 #[derive(Debug, Default)]
 pub struct Stack<T> {

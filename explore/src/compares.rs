@@ -124,6 +124,14 @@ impl Compares {
         self.unknown(ids);
     }
 
+    /// Whether comparison site `site` is on one of the crate's lines that count.
+    pub fn at_crate_line(&mut self, site: u64) -> bool {
+        let (place, dir, with_code) = (&self.place, &self.crate_dir, &self.with_code);
+        (self.placed.entry(site))
+            .or_insert_with(|| crate_line(place(site)?, dir, with_code))
+            .is_some()
+    }
+
     fn unknown(&mut self, ids: &[u64]) -> Vec<Met> {
         let mut new = Vec::new();
         for &id in ids {

@@ -304,11 +304,14 @@ fn main() {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        // `s N N…`: run the calls whole and answer each object's state after them.
-        let (states, words) = match line.strip_prefix('s') {
-            Some(rest) => (true, rest),
-            None => (false, line.as_str()),
+        // `s N N…`: run the calls whole and answer each object's state after them; `v N N…`:
+        // run them whole and answer the operands of each call's comparisons.
+        let (states, operands, words) = match line.split_at_checked(1) {
+            Some(("s", rest)) => (true, false, rest),
+            Some(("v", rest)) => (false, true, rest),
+            _ => (false, false, line.as_str()),
         };
+        let whole = states || operands;
         let calls: Vec<u64> = words
             .split_ascii_whitespace()
             .filter_map(|w| w.parse().ok())
@@ -322,14 +325,19 @@ fn main() {
         let mut end = 'd';
         for (i, &c) in calls.iter().enumerate() {
             let next = (prefix ^ c).wrapping_mul(0x100_0000_01b3);
-            if !states && dead.contains(&next) {
+            if !whole && dead.contains(&next) {
                 end = 's';
                 break;
             }
             prefix = next;
+            carve_explore_rt::note_operands_from_now(operands);
             let outcome = call(&mut st, c);
+            carve_explore_rt::note_operands_from_now(false);
             new_guards(&mut out);
             new_compares(&mut out);
+            if operands {
+                answer_line(&mut out, "v", &carve_explore_rt::take_operands());
+            }
             let (text, error) = SHOWN.with(|s| std::mem::take(&mut *s.borrow_mut()));
             for (tag, t) in [("d", text), ("e", error)] {
                 if let Some(t) = t.filter(|t| !t.contains('\n')) {
@@ -352,7 +360,7 @@ fn main() {
                     end = 'x';
                 }
             }
-            if end == 'd' && i + 1 < calls.len() && !states {
+            if end == 'd' && i + 1 < calls.len() && !whole {
                 if let Some(k) = st.key() {
                     if *first.entry(hash(&k)).or_insert(prefix) != prefix {
                         end = 'r';
@@ -360,7 +368,7 @@ fn main() {
                 }
             }
             if end != 'd' {
-                if !states {
+                if !whole {
                     dead.insert(prefix);
                 }
                 break;

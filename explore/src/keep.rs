@@ -59,6 +59,8 @@ pub struct Keeper {
     recorded_panics: BTreeMap<usize, BTreeSet<String>>,
     pub kept: Vec<Kept>,
     pub findings: Vec<Finding>,
+    /// The recording's own calls, replayed (`replayed`): where the search started.
+    pub seeds: Vec<Vec<u64>>,
     /// Calls run (answered by the harness).
     pub calls_run: u64,
     /// Sequences the harness stopped before a prefix already dead (in an earlier batch's
@@ -186,6 +188,7 @@ impl Keeper {
     /// Takes in the answers to one of the recording's own calls, replayed: what it reached,
     /// met and gave is where the search starts, not something it adds.
     pub fn replayed(&mut self, space: &Space, seq: &[u64], result: &SeqResult) {
+        self.seeds.push(seq.to_vec());
         if let Some(lines) = &mut self.lines {
             for (_, guards) in &result.guards {
                 lines.known_already(guards);
@@ -203,11 +206,13 @@ impl Keeper {
         }
     }
 
-    /// Numbers what was kept and found in `new`, a space whose pools hold those of `old`
-    /// at the same places.
+    /// Numbers what was kept and found, and the seeds, in `new`, a space whose pools hold
+    /// those of `old` at the same places.
     pub fn renumber(&mut self, old: &Space, new: &Space) {
-        let calls = self.kept.iter_mut().map(|k| &mut k.calls);
-        for calls in calls.chain(self.findings.iter_mut().map(|f| &mut f.calls)) {
+        let calls = (self.kept.iter_mut().map(|k| &mut k.calls))
+            .chain(self.findings.iter_mut().map(|f| &mut f.calls))
+            .chain(self.seeds.iter_mut());
+        for calls in calls {
             for c in calls.iter_mut() {
                 let (f, digits) = old.decode(*c);
                 *c = new.encode(f, &digits);

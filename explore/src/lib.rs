@@ -21,6 +21,7 @@ mod generic_types;
 mod harness;
 mod keep;
 mod lines;
+mod operands;
 mod pools;
 mod prune;
 mod render;

@@ -117,7 +117,10 @@ impl Pools {
     /// text pool takes texts of `kept` (those kept sequences took) edited at random (from
     /// `seed` and the pool's size): one of the dictionary's characters put in, one taken
     /// out, another kept text put after; and, in turn with those, each kept text with each
-    /// character after and before it, those compared first first. As a fuzzer edits the
+    /// character after and before it, those compared first first. Before all those, what
+    /// the crate compared the kept sequences' values with (`suggested`, `operands.rs`): the
+    /// integer and `char` pools take its values, the text pool its kept texts with a
+    /// character replaced. As a fuzzer edits the
     /// inputs that found new coverage, a text that reached something grows a character a
     /// round (an emoji, then its modifier, then a joiner). New values go after those a pool
     /// holds, which keep their places (a kept sequence's indices stay valid), at most
@@ -126,15 +129,30 @@ impl Pools {
     pub fn grown(
         &self,
         dictionary: &crate::dictionary::Dictionary,
-        kept: &[String],
+        (kept, suggested): (&[String], &crate::operands::Suggested),
         seed: u64,
     ) -> Option<Pools> {
         let mut out = self.clone();
+        let suggests = out.take_suggested(suggested);
         if out.take_dictionary_rest(dictionary) {
             return Some(out);
         }
-        out.take_kept_edited(kept, &dictionary.chars, seed)
-            .then_some(out)
+        let edited = out.take_kept_edited(kept, &dictionary.chars, seed);
+        (suggests || edited).then_some(out)
+    }
+
+    /// What `suggested` holds into the pools it names; whether any was new.
+    fn take_suggested(&mut self, suggested: &crate::operands::Suggested) -> bool {
+        let texts = suggested.texts.iter().cloned().map(Lit::Str);
+        let by_kind = (suggested.values.iter()).map(|(k, v)| (k, v.clone()));
+        let mut grew = false;
+        for (kind, more) in std::iter::once((&PoolKind::Str, texts.collect())).chain(by_kind) {
+            if let Some(pool) = self.by_kind.get_mut(kind) {
+                let mut have = texts_in(pool);
+                grew |= append_new(pool, &mut have, more);
+            }
+        }
+        grew
     }
 
     /// The rest of `dictionary` into the text, integer and `char` pools; whether any was new.
@@ -1038,7 +1056,7 @@ mod tests {
         let first = pools.get(&PoolKind::Str).to_vec();
         assert!(!first.contains(&Lit::Str("w19".into())), "{first:?}");
         let grown = pools
-            .grown(&dictionary, &[], 1)
+            .grown(&dictionary, (&[], &Default::default()), 1)
             .expect("the dictionary has more");
         let texts = grown.get(&PoolKind::Str);
         assert_eq!(
@@ -1059,20 +1077,26 @@ mod tests {
             [Lit::Bool(false)]
         );
         assert!(
-            grown.grown(&dictionary, &[], 1).is_none(),
+            grown
+                .grown(&dictionary, (&[], &Default::default()), 1)
+                .is_none(),
             "nothing is left to add"
         );
         // Then the texts kept sequences took are edited: a character put in (anywhere), one
         // taken out, another kept text put after.
         let kept = ["x".to_string(), "w03".to_string()];
-        let again = grown.grown(&dictionary, &kept, 1).expect("kept texts grow");
+        let again = grown
+            .grown(&dictionary, (&kept, &Default::default()), 1)
+            .expect("kept texts grow");
         let texts = again.get(&PoolKind::Str);
         let before = grown.get(&PoolKind::Str);
         assert_eq!(texts[..before.len()], before[..]);
         for t in ["xa", "ax", "w0c3", "cw03", "w3", "xw03", "w03x"] {
             assert!(texts.contains(&Lit::Str(t.into())), "{t} in {texts:?}");
         }
-        let same = grown.grown(&dictionary, &kept, 1).expect("kept texts grow");
+        let same = grown
+            .grown(&dictionary, (&kept, &Default::default()), 1)
+            .expect("kept texts grow");
         assert_eq!(
             same.get(&PoolKind::Str),
             texts,

@@ -803,6 +803,7 @@ mod tests {
             results: vec![(0, "0 of 255".to_string()), (3, "true".to_string())],
             errors: Vec::new(),
             getters: Vec::new(),
+            operands: Vec::new(),
         };
         let t = test(&cx, 2, &kept, &fin, "R, seed 1");
         assert!(

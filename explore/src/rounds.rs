@@ -11,8 +11,8 @@ use carve_generator::CrateApi;
 
 use crate::search::{search, Searched, SEQUENCE_TIMEOUT};
 use crate::{
-    compares, dictionary, extend, harness, keep, lines, pools, strategy, substitute, Explorable,
-    ExploreError, ExploreOptions, PoolKind, RunLines, Strategy,
+    compares, dictionary, extend, harness, keep, lines, operands, pools, strategy, substitute,
+    Explorable, ExploreError, ExploreOptions, PoolKind, RunLines, Strategy,
 };
 
 /// Searches round after round: when a round has run every sequence of its space, or levelled
@@ -35,13 +35,10 @@ pub(crate) fn search_rounds(
         // known before the search (it may level off only then); they grow by what was kept
         // by its end.
         let kept_before = keeper.kept.len();
-        let grown = (opts.extend)
-            .then(|| {
-                round
-                    .pools
-                    .grown(dictionary, &kept_texts(keeper, ex, round), opts.seed)
-            })
-            .flatten();
+        let grown = match opts.extend {
+            true => grown_pools(round, keeper, (ex, dictionary), opts.seed)?,
+            false => None,
+        };
         let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
         let budget = searched.left_of(opts.budget);
         let s = search(
@@ -57,9 +54,7 @@ pub(crate) fn search_rounds(
         }
         // A round that kept texts grows by them too.
         let grown = if grown.is_some() && keeper.kept.len() > kept_before {
-            round
-                .pools
-                .grown(dictionary, &kept_texts(keeper, ex, round), opts.seed)
+            grown_pools(round, keeper, (ex, dictionary), opts.seed)?
         } else {
             grown
         };
@@ -78,6 +73,69 @@ pub(crate) fn search_rounds(
             kept,
         ));
     }
+}
+
+/// The round's pools grown (`Pools::grown`) by the rest of `dictionary`, by what the crate
+/// compared the kept sequences' values with, and by their texts edited; `None` when no pool
+/// grows.
+fn grown_pools(
+    round: &mut Round,
+    keeper: &mut keep::Keeper,
+    (ex, dictionary): (&Explorable, &dictionary::Dictionary),
+    seed: u64,
+) -> Result<Option<pools::Pools>, ExploreError> {
+    let suggested = suggested(keeper, ex, round)?;
+    let texts = kept_texts(keeper, ex, round);
+    Ok(round.pools.grown(dictionary, (&texts, &suggested), seed))
+}
+
+/// Kept sequences asked for their comparisons' operands at once.
+const OPERANDS_BATCH: usize = 64;
+
+/// What the crate compared the values of the kept sequences (the latest kept first) and of
+/// the recording's own calls with (at most [`operands::MAX_ASKED`] sequences, half of them
+/// kept ones when there are so many), asked of the round's harness; nothing when it reports
+/// no comparisons.
+fn suggested(
+    keeper: &mut keep::Keeper,
+    ex: &Explorable,
+    round: &mut Round,
+) -> Result<operands::Suggested, ExploreError> {
+    let mut out = operands::Suggested::default();
+    let Some(compares) = keeper.compares.as_mut() else {
+        return Ok(out);
+    };
+    let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
+    let inputs_of = |calls: &[u64]| -> Vec<operands::Inputs> {
+        (calls.iter())
+            .map(|&c| {
+                let (f, digits) = round.seqs.space().decode(c);
+                (keys[f].iter().zip(digits))
+                    .filter_map(|(key, d)| match key {
+                        extend::Key::Pool(kind @ (PoolKind::Str | PoolKind::Scalar(_))) => {
+                            Some((kind.clone(), round.pools.get(kind).get(d as usize)?.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let kept = (keeper.kept.iter().rev().map(|k| &k.calls)).take(operands::MAX_ASKED / 2);
+    let asked: Vec<(Vec<u64>, Vec<operands::Inputs>)> = (kept.chain(&keeper.seeds))
+        .take(operands::MAX_ASKED)
+        .map(|calls| (calls.clone(), inputs_of(calls)))
+        .filter(|(_, inputs)| inputs.iter().any(|i| !i.is_empty()))
+        .collect();
+    for batch in asked.chunks(OPERANDS_BATCH) {
+        let seqs: Vec<Vec<u64>> = batch.iter().map(|(calls, _)| calls.clone()).collect();
+        let results = round.runner.operands(&seqs)?;
+        for (r, (_, inputs)) in results.iter().zip(batch) {
+            let at_crate_line = |site| compares.at_crate_line(site);
+            operands::suggestions(inputs, &r.states.operands, at_crate_line, &mut out);
+        }
+    }
+    Ok(out)
 }
 
 /// Texts longer than this are not grown further (`Pools::grown`).

@@ -69,6 +69,10 @@ pub struct Final {
     /// (object, slot, callable, `Debug` text of its result) of each getter of each filled
     /// slot (`Explorable::getters`).
     pub getters: Vec<(usize, u64, usize, String)>,
+    /// What `Runner::operands` asks for: (call index, the operands of each comparison it
+    /// made and of each switch's cases, flat: site, operand, operand (a switch's value
+    /// first)), for the calls that made some.
+    pub operands: Vec<(usize, Vec<u64>)>,
 }
 
 /// A running harness.
@@ -149,6 +153,12 @@ impl Runner {
     /// call's outcome, every object's state after the last call.
     pub fn final_states(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
         self.run_as(seqs, "s")
+    }
+
+    /// Runs `seqs` whole and answers, besides each call's outcome, the operands of the
+    /// comparisons each call made (`Final::operands`).
+    pub fn operands(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
+        self.run_as(seqs, "v")
     }
 
     /// `run_batch` with each input line starting with `mode`.
@@ -270,6 +280,7 @@ fn read_answers(
             Some(Answer::Shown(text)) => states.results.push((calls.len(), text)),
             Some(Answer::ShownError(text)) => states.errors.push((calls.len(), text)),
             Some(Answer::Getter(o, slot, k, text)) => states.getters.push((o, slot, k, text)),
+            Some(Answer::Operands(v)) => states.operands.push((calls.len(), v)),
             Some(Answer::End(end)) => out.push(SeqResult {
                 calls: std::mem::take(&mut calls),
                 end,
@@ -289,6 +300,8 @@ enum Answer {
     Guards(Vec<u32>),
     /// The comparison outcomes the next call met first.
     Compares(Vec<u64>),
+    /// The operands of the next call's comparisons.
+    Operands(Vec<u64>),
     /// An object slot's state after the calls: object, slot, `Debug` text.
     State(usize, u64, String),
     /// The same with the `Display` text.
@@ -319,6 +332,7 @@ fn parse_line(line: &str) -> Option<Answer> {
         "x" => Answer::Call(CallOutcome::NoReceiver),
         "c" => Answer::Guards(numbers(rest)?),
         "k" => Answer::Compares(numbers(rest)?),
+        "v" => Answer::Operands(numbers(rest)?),
         "s" | "t" => {
             let mut parts = rest.splitn(3, ' ');
             let object = parts.next()?.parse().ok()?;
@@ -438,11 +452,12 @@ mod tests {
     }
 
     #[test]
-    fn the_states_after_a_sequence_go_with_it_text_and_all() {
+    fn the_states_after_a_sequence_go_with_it_text_operands_and_all() {
         let (tx, rx) = mpsc::channel();
         let answers = [
             "u",
             "d 3 of 8",
+            "v 16 3 8 16 3 255",
             "o Gauge { level: 3 }",
             "e level too high",
             "s 0 1 Gauge { level: 3 }",
@@ -467,6 +482,7 @@ mod tests {
             results: vec![(1, "3 of 8".to_string())],
             errors: vec![(2, "level too high".to_string())],
             getters: vec![(0, 1, 4, "0.5".to_string())],
+            operands: vec![(1, vec![16, 3, 8, 16, 3, 255])],
         };
         assert_eq!(got[0].states, states);
         assert_eq!(got[1].states, Final::default());

@@ -79,8 +79,20 @@ std::arch::global_asm!(
     "mov edi, edi", "mov esi, esi", "mov rdx, [rsp]", "jmp {cmp}",
     "__sanitizer_cov_trace_cmp8:", "__sanitizer_cov_trace_const_cmp8:",
     "mov rdx, [rsp]", "jmp {cmp}",
+    ".globl __sanitizer_cov_trace_switch",
+    "__sanitizer_cov_trace_switch:",
+    "mov rdx, [rsp]", "jmp {switch}",
     cmp = sym __sanitizer_carve_cmp,
+    switch = sym __sanitizer_carve_switch,
 );
+
+// Operands (a sequence asked with `v`): while `OPS_ON`, each integer comparison's site and
+// operands, and each switch's site, value and cases (a switch of at most 32), as met.
+static mut OPS_ON: bool = false;
+const OPS_CAP: usize = 1 << 12;
+static mut OPS: [(u64, u64, u64); OPS_CAP] = [(0, 0, 0); OPS_CAP];
+static mut OPS_LEN: usize = 0;
+
 
 #[no_mangle]
 pub unsafe extern "C" fn __sanitizer_carve_cmp(a: u64, b: u64, pc: usize) {
@@ -88,6 +100,10 @@ pub unsafe extern "C" fn __sanitizer_carve_cmp(a: u64, b: u64, pc: usize) {
         return;
     }
     CMP_BUSY = true;
+    if OPS_ON && OPS_LEN < OPS_CAP {
+        OPS[OPS_LEN] = ((pc - CMP_BASE - 1) as u64, a, b);
+        OPS_LEN += 1;
+    }
     let rel: u64 = if a < b { 0 } else if a == b { 1 } else { 2 };
     let id = ((pc - CMP_BASE - 1) as u64) << 2 | rel;
     let bit = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % CMP_BITS;
@@ -102,8 +118,44 @@ pub unsafe extern "C" fn __sanitizer_carve_cmp(a: u64, b: u64, pc: usize) {
     CMP_BUSY = false;
 }
 
+// `cases`: how many, their width in bits, then each case's value.
 #[no_mangle]
-pub unsafe extern "C" fn __sanitizer_cov_trace_switch(_val: u64, _cases: *const u64) {}
+pub unsafe extern "C" fn __sanitizer_carve_switch(val: u64, cases: *const u64, pc: usize) {
+    if !OPS_ON || CMP_BUSY || CMP_BASE == 0 || pc <= CMP_BASE || *cases > 32 {
+        return;
+    }
+    CMP_BUSY = true;
+    let mut k = 0;
+    while k < *cases as usize && OPS_LEN < OPS_CAP {
+        OPS[OPS_LEN] = ((pc - CMP_BASE - 1) as u64, val, *cases.add(2 + k));
+        OPS_LEN += 1;
+        k += 1;
+    }
+    CMP_BUSY = false;
+}
+
+/// Starts noting operands (forgetting those noted before), or stops.
+pub fn note_operands_from_now(on: bool) {
+    unsafe {
+        OPS_ON = on;
+        if on {
+            OPS_LEN = 0;
+        }
+    }
+}
+
+/// The operands noted since `note_operands_from_now(true)`: site, operand, operand (a
+/// switch's value first), flat.
+pub fn take_operands() -> Vec<u64> {
+    unsafe {
+        let mut out = Vec::with_capacity(3 * OPS_LEN);
+        for &(site, a, b) in &OPS[..OPS_LEN] {
+            out.extend([site, a, b]);
+        }
+        OPS_LEN = 0;
+        out
+    }
+}
 
 /// Comparison sites are offsets from `base`, where the executable is loaded (0: none noted).
 pub fn set_base(base: usize) {
