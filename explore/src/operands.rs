@@ -5,7 +5,9 @@
 //! there. shlex's `parse_double` compares the character after a backslash with `$`, `` ` ``,
 //! `"`, `\` and a newline: a kept `"a\b"` gives `"a\$"` and the others, each an arm no
 //! random edit had reached; `n < 10_000_000_000_000_000` met with a kept `n` gives that bound
-//! and a value either side of it. Suggested values go into the next round's pools first
+//! and a value either side of it. A text's or a list's length compared with a bound gives
+//! the value at that length and one either side (smallvec's inline capacity of 8 against a
+//! list of 3 gives lists of 7, 8 and 9). Suggested values go into the next round's pools first
 //! (`Pools::grown`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,6 +19,10 @@ use crate::PoolKind;
 pub(crate) const MAX_ASKED: usize = 512;
 /// Most occurrences of a character replaced one at a time in a text.
 const MAX_OCCURRENCES: usize = 4;
+/// The longest text or list a compared length suggests (as long as a kept text grows:
+/// texts of a thousand characters made similar's diffs and pulldown-cmark's parses three
+/// times slower a call, for lines fewer than the calls they cost).
+const MAX_LENGTH: u64 = 64;
 
 /// Values the crate's comparisons suggest, new ones first found first.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -26,6 +32,28 @@ pub(crate) struct Suggested {
     /// For the integer and `char` pools: what a kept value was compared with (integers: and
     /// one either side of it).
     pub values: BTreeMap<PoolKind, Vec<Lit>>,
+}
+
+impl Suggested {
+    /// What both `self` and `other` suggest, in `self`'s order.
+    pub(crate) fn also_in(self, other: &Suggested) -> Suggested {
+        let texts: BTreeSet<&String> = other.texts.iter().collect();
+        let values = (self.values.into_iter())
+            .map(|(kind, values)| {
+                let theirs = other.values.get(&kind).map_or(&[][..], Vec::as_slice);
+                let both = values.into_iter().filter(|v| theirs.contains(v)).collect();
+                (kind, both)
+            })
+            .collect();
+        Suggested {
+            texts: self
+                .texts
+                .into_iter()
+                .filter(|t| texts.contains(t))
+                .collect(),
+            values,
+        }
+    }
 }
 
 /// One call's values: (pool, value) of each argument it took from a text, integer or `char`
@@ -55,7 +83,11 @@ pub(crate) fn suggestions(
             for (kind, value) in values {
                 match value {
                     Lit::Str(t) => {
-                        for r in replaced(t, have, wanted) {
+                        let lengths = resized(t, have, wanted).into_iter().map(|r| match r {
+                            Lit::Str(r) => r,
+                            _ => unreachable!("a text resized is a text"),
+                        });
+                        for r in replaced(t, have, wanted).into_iter().chain(lengths) {
                             if texts.insert(r.clone()) {
                                 out.texts.push(r);
                             }
@@ -63,7 +95,8 @@ pub(crate) fn suggestions(
                     }
                     _ => {
                         let pool = out.values.entry(kind.clone()).or_default();
-                        for v in either_side(kind, value, have, wanted) {
+                        let values = either_side(kind, value, have, wanted);
+                        for v in values.into_iter().chain(resized_list(value, have, wanted)) {
                             if !pool.contains(&v) {
                                 pool.push(v);
                             }
@@ -90,6 +123,53 @@ fn replaced(text: &str, have: u64, wanted: u64) -> Vec<String> {
             r.push(wanted);
             r.push_str(&text[at + have.len_utf8()..]);
             r
+        })
+        .collect()
+}
+
+/// The lengths a length `have` compared with `wanted` suggests: `wanted` and one either
+/// side, none over [`MAX_LENGTH`].
+fn lengths(have: u64, wanted: u64) -> Vec<usize> {
+    [wanted.checked_sub(1), Some(wanted), wanted.checked_add(1)]
+        .into_iter()
+        .flatten()
+        .filter(|&l| l != have && l <= MAX_LENGTH)
+        .map(|l| l as usize)
+        .collect()
+}
+
+/// `text`, when its length in bytes or in characters is `have`, at the lengths comparing it
+/// with `wanted` suggests: cut short, or longer by its last character repeated (`a` for an
+/// empty text).
+fn resized(text: &str, have: u64, wanted: u64) -> Vec<Lit> {
+    let chars: Vec<char> = text.chars().collect();
+    if have != text.len() as u64 && have != chars.len() as u64 {
+        return Vec::new();
+    }
+    let last = chars.last().copied().unwrap_or('a');
+    (lengths(have, wanted).into_iter())
+        .map(|l| {
+            let mut r: String = chars.iter().take(l).collect();
+            r.extend(std::iter::repeat_n(last, l.saturating_sub(chars.len())));
+            Lit::Str(r)
+        })
+        .collect()
+}
+
+/// A list whose length is `have`, at the lengths comparing it with `wanted` suggests: cut
+/// short, or longer by its last item repeated (an empty list gives none).
+fn resized_list(value: &Lit, have: u64, wanted: u64) -> Vec<Lit> {
+    let Lit::Seq(items) = value else {
+        return Vec::new();
+    };
+    let Some(last) = items.last().filter(|_| have == items.len() as u64) else {
+        return Vec::new();
+    };
+    (lengths(have, wanted).into_iter())
+        .map(|l| {
+            let mut r: Vec<Lit> = items.iter().take(l).cloned().collect();
+            r.resize(l, last.clone());
+            Lit::Seq(r)
         })
         .collect()
 }
@@ -171,6 +251,18 @@ mod tests {
     }
 
     #[test]
+    fn only_what_two_processes_both_suggest_is_kept() {
+        let u64s = PoolKind::Scalar("u64".to_string());
+        let of = |texts: &[&str], values: &[u128]| Suggested {
+            texts: texts.iter().map(|t| t.to_string()).collect(),
+            values: [(u64s.clone(), values.iter().map(|&v| Lit::Uint(v)).collect())].into(),
+        };
+        let first = of(&["a$", "a\"", "b"], &[7, 140_733_899_702_400, 8]);
+        let second = of(&["b", "a$"], &[8, 140_722_259_344_608, 7]);
+        assert_eq!(first.also_in(&second), of(&["a$", "b"], &[7, 8]));
+    }
+
+    #[test]
     fn each_of_the_first_occurrences_is_replaced_in_turn() {
         assert_eq!(
             replaced("abab", 'b' as u64, 'c' as u64),
@@ -178,6 +270,38 @@ mod tests {
         );
         assert_eq!(replaced("é", 'é' as u64, 'e' as u64), vec!["e"]);
         assert!(replaced("abc", 'z' as u64, 'c' as u64).is_empty());
+    }
+
+    #[test]
+    fn a_length_compared_with_a_bound_suggests_the_value_at_that_length_and_either_side() {
+        let texts: Vec<Lit> = ["ab", "abb", "abbb"]
+            .map(|t| Lit::Str(t.to_string()))
+            .into();
+        // A length met equal gives one either side.
+        let either = ["ab", "abcc"].map(|t| Lit::Str(t.to_string()));
+        assert_eq!(resized("abc", 3, 3), either);
+        assert_eq!(resized("abcd", 4, 3)[0], Lit::Str("ab".to_string()));
+        assert_eq!(resized("ab", 2, 3), texts[1..].to_vec());
+        // "é" is one character and two bytes: either length is its length.
+        assert_eq!(resized("é", 1, 2).len(), 2);
+        assert_eq!(resized("abc", 7, 3), Vec::<Lit>::new());
+        assert!(resized("a", 1, MAX_LENGTH + 5).is_empty());
+        let list = Lit::Seq(vec![Lit::Uint(1), Lit::Uint(2), Lit::Uint(3)]);
+        let four = Lit::Seq([1, 2, 3, 3].map(Lit::Uint).into());
+        assert_eq!(resized_list(&list, 3, 4)[0], four);
+        assert_eq!(resized_list(&Lit::Seq(Vec::new()), 0, 4), Vec::<Lit>::new());
+        // Through `suggestions`: a list of 3 compared with an inline capacity of 8.
+        let u32s = PoolKind::Slice("u32".to_string());
+        let inputs = vec![vec![(u32s.clone(), list)]];
+        let mut out = Suggested::default();
+        suggestions(&inputs, &[(0, flat(&[(1, 3, 8)]))], |_| true, &mut out);
+        let lengths: Vec<usize> = (out.values[&u32s].iter())
+            .map(|l| match l {
+                Lit::Seq(items) => items.len(),
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(lengths, vec![7, 8, 9]);
     }
 
     #[test]

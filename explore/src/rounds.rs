@@ -1,5 +1,5 @@
-//! Rounds of search: when a round has run its whole space or levelled off with budget left,
-//! the next runs pools grown append-only (`Pools::grown`) in a harness built again, kept
+//! Rounds of search: when a round has run its whole space, levelled off or spent its share
+//! of the budget with budget left, the next runs pools grown append-only (`Pools::grown`) in a harness built again, kept
 //! sequences and findings renumbered in its space, its guards and comparison sites placed
 //! again with what was reached and met still known, and the kept sequences with the grown
 //! pools' values first (`substitute.rs`). Also what a round's harness watches: the crate
@@ -15,11 +15,12 @@ use crate::{
     Explorable, ExploreError, ExploreOptions, PoolKind, RunLines, Strategy,
 };
 
-/// Searches round after round: when a round has run every sequence of its space, or levelled
-/// off (see [`search`]), with budget left, the next runs pools grown by the rest of
-/// `dictionary` (a harness built again), first on the kept sequences with a new value in
-/// place of one of theirs (`substitute.rs`); returns what the searches did and how many
-/// rounds ran.
+/// Searches round after round: when a round has run every sequence of its space, levelled
+/// off (see [`search`]) or spent its share of the budget (`Searched::share_of`) with budget
+/// left, the next runs pools grown by the rest of `dictionary` and by what the crate compared
+/// the kept and recorded values with (a harness built again), first on the kept sequences
+/// with a new value in place of one of theirs (`substitute.rs`); returns what the searches
+/// did and how many rounds ran.
 pub(crate) fn search_rounds(
     (round, keeper): (&mut Round, &mut keep::Keeper),
     (ex, length, dictionary): (&Explorable, usize, &dictionary::Dictionary),
@@ -36,33 +37,57 @@ pub(crate) fn search_rounds(
         // by its end.
         let kept_before = keeper.kept.len();
         let grown = match opts.extend {
-            true => grown_pools(round, keeper, (ex, dictionary), opts.seed)?,
+            true => grown_pools((round, &mut searched), keeper, (ex, dictionary), opts.seed)?,
             false => None,
         };
-        let extender = (opts.extend).then(|| extend::Extender::new(&ex.callables, opts.seed));
-        let budget = searched.left_of(opts.budget);
-        let s = search(
-            (&mut round.seqs, extender, substitutions.take()),
-            keeper,
-            &mut round.runner,
-            (budget, opts.interrupt, grown.is_some()),
-        )?;
-        searched.add(&s, &round.seqs);
-        let ended = s.exhausted || s.levelled_off;
-        if !ended || searched.left_of(opts.budget).is_spent() {
-            return Ok((searched, rounds));
-        }
-        // A round that kept texts grows by them too.
-        let grown = if grown.is_some() && keeper.kept.len() > kept_before {
-            grown_pools(round, keeper, (ex, dictionary), opts.seed)?
-        } else {
-            grown
+        // A round that may grow its pools (by what it keeps, if not yet) takes a share of the
+        // budget; when its share is spent and they still cannot grow, it goes on with the rest.
+        let mut share = opts.extend;
+        // The kept sequences of earlier rounds are extended again, with the grown pools.
+        let mut extender = (opts.extend).then(|| {
+            let mut e = extend::Extender::new(&ex.callables, opts.seed);
+            for k in &keeper.kept {
+                e.kept_earlier(round.seqs.space(), &k.calls, round.seqs.length());
+            }
+            e
+        });
+        let grown = loop {
+            let counted = (round.seqs.proposed, round.seqs.skipped);
+            let s = search(
+                (&mut round.seqs, extender.as_mut(), substitutions.take()),
+                keeper,
+                &mut round.runner,
+                (
+                    searched.share_of(opts.budget, share),
+                    opts.interrupt,
+                    grown.is_some(),
+                ),
+            )?;
+            searched.add(&s, (&round.seqs, counted));
+            if searched.left_of(opts.budget).is_spent() {
+                return Ok((searched, rounds));
+            }
+            // A round that kept something grows by it too.
+            let grown = if keeper.kept.len() > kept_before {
+                grown_pools((round, &mut searched), keeper, (ex, dictionary), opts.seed)?
+            } else {
+                grown.clone()
+            };
+            if s.exhausted || s.levelled_off || grown.is_some() {
+                break grown;
+            }
+            share = false;
         };
         let Some(grown) = grown else {
             return Ok((searched, rounds));
         };
         let before = round.seqs.space().clone();
-        let Some(seqs) = grow((ex, length), grown, round, dir, opts)? else {
+        // A later round's harness build is part of the budget (the first one's is not): a
+        // round that ran its small space in no time grows again, and lru ran 185 rounds.
+        let building = std::time::Instant::now();
+        let grew = grow((ex, length), grown, round, dir, opts)?;
+        searched.seconds += building.elapsed().as_secs_f64();
+        let Some(seqs) = grew else {
             return Ok((searched, rounds));
         };
         renumber_round(keeper, round, seqs, (api, opts));
@@ -79,12 +104,15 @@ pub(crate) fn search_rounds(
 /// compared the kept sequences' values with, and by their texts edited; `None` when no pool
 /// grows.
 fn grown_pools(
-    round: &mut Round,
+    (round, searched): (&mut Round, &mut Searched),
     keeper: &mut keep::Keeper,
     (ex, dictionary): (&Explorable, &dictionary::Dictionary),
     seed: u64,
 ) -> Result<Option<pools::Pools>, ExploreError> {
+    // Asking the harness is part of the budget too.
+    let asking = std::time::Instant::now();
     let suggested = suggested(keeper, ex, round)?;
+    searched.seconds += asking.elapsed().as_secs_f64();
     let texts = kept_texts(keeper, ex, round);
     Ok(round.pools.grown(dictionary, (&texts, &suggested), seed))
 }
@@ -101,9 +129,8 @@ fn suggested(
     ex: &Explorable,
     round: &mut Round,
 ) -> Result<operands::Suggested, ExploreError> {
-    let mut out = operands::Suggested::default();
     let Some(compares) = keeper.compares.as_mut() else {
-        return Ok(out);
+        return Ok(operands::Suggested::default());
     };
     let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
     let inputs_of = |calls: &[u64]| -> Vec<operands::Inputs> {
@@ -112,9 +139,9 @@ fn suggested(
                 let (f, digits) = round.seqs.space().decode(c);
                 (keys[f].iter().zip(digits))
                     .filter_map(|(key, d)| match key {
-                        extend::Key::Pool(kind @ (PoolKind::Str | PoolKind::Scalar(_))) => {
-                            Some((kind.clone(), round.pools.get(kind).get(d as usize)?.clone()))
-                        }
+                        extend::Key::Pool(
+                            kind @ (PoolKind::Str | PoolKind::Scalar(_) | PoolKind::Slice(_)),
+                        ) => Some((kind.clone(), round.pools.get(kind).get(d as usize)?.clone())),
                         _ => None,
                     })
                     .collect()
@@ -127,15 +154,26 @@ fn suggested(
         .map(|calls| (calls.clone(), inputs_of(calls)))
         .filter(|(_, inputs)| inputs.iter().any(|i| !i.is_empty()))
         .collect();
-    for batch in asked.chunks(OPERANDS_BATCH) {
-        let seqs: Vec<Vec<u64>> = batch.iter().map(|(calls, _)| calls.clone()).collect();
-        let results = round.runner.operands(&seqs)?;
-        for (r, (_, inputs)) in results.iter().zip(batch) {
-            let at_crate_line = |site| compares.at_crate_line(site);
-            operands::suggestions(inputs, &r.states.operands, at_crate_line, &mut out);
+    // Asked twice, of two harness processes: an operand that differs between them is an
+    // address (a stack pointer compared with an index gave indexmap a capacity of 140 TB),
+    // not what the code wanted.
+    let mut twice = [
+        operands::Suggested::default(),
+        operands::Suggested::default(),
+    ];
+    for once in &mut twice {
+        round.runner.stop();
+        for batch in asked.chunks(OPERANDS_BATCH) {
+            let seqs: Vec<Vec<u64>> = batch.iter().map(|(calls, _)| calls.clone()).collect();
+            let results = round.runner.operands(&seqs)?;
+            for (r, (_, inputs)) in results.iter().zip(batch) {
+                let at_crate_line = |site| compares.at_crate_line(site);
+                operands::suggestions(inputs, &r.states.operands, at_crate_line, once);
+            }
         }
     }
-    Ok(out)
+    let [first, second] = twice;
+    Ok(first.also_in(&second))
 }
 
 /// Texts longer than this are not grown further (`Pools::grown`).
