@@ -143,9 +143,9 @@ fn text(r: &Report) -> String {
         match r.rounds {
             0 | 1 => String::new(),
             n => format!(
-                "; {n} rounds, each after one that ran its whole space or levelled off, with \
-                 pools grown by more of the crate's literals (the space below is the last \
-                 round's)"
+                "; {n} rounds, each after one that ran its whole space, levelled off or spent \
+                 its share of the budget, with pools grown by more of the crate's literals and \
+                 what it compared the values with (the space below is the last round's)"
             ),
         },
         r.calls_run,

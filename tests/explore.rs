@@ -103,11 +103,22 @@ fn explore_keeps_tests_with_new_outcomes_and_reports_unrecorded_panics_with_repr
         assert!(dir.join("scratch/explored_bounds.rs").is_file(), "{said}");
     }
 
+    // R alone (`--no-extend`: one round, seed 004's strategy as it is): a later round's pools,
+    // grown by every integer the crate compared, make `clamp`'s three `i32`s most of R's
+    // draws, and its 10,000 sequences no longer meet the gauge raised past 255.
     std::fs::create_dir_all(dir.join("tests")).unwrap();
     let out = explore(
         &dir,
         "tests",
-        &["--strategy", "random", "--runs", "20000", "--seed", "1"],
+        &[
+            "--strategy",
+            "random",
+            "--runs",
+            "20000",
+            "--seed",
+            "1",
+            "--no-extend",
+        ],
     );
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", stderr(&out));

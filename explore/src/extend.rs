@@ -49,6 +49,8 @@ const MAX_QUEUED: usize = 1 << 16;
 pub struct Extender {
     keys: Vec<Vec<Key>>,
     queue: VecDeque<Vec<u64>>,
+    /// Extensions of sequences an earlier round kept, run after a round's substitutions.
+    earlier: VecDeque<Vec<u64>>,
     /// The sequences extended already.
     extended: HashSet<Vec<u64>>,
     rng: Rng,
@@ -59,6 +61,7 @@ impl Extender {
         Extender {
             keys: callables.iter().map(keys).collect(),
             queue: VecDeque::new(),
+            earlier: VecDeque::new(),
             extended: HashSet::new(),
             // Not the strategy's draws: R's sequence stays what the seed makes it.
             rng: Rng::new(seed ^ 0x6578_7465_6e64),
@@ -75,9 +78,18 @@ impl Extender {
         }
     }
 
+    /// `seq` was kept by an earlier round: queued as [`Self::kept`] queues it, to run when
+    /// nothing else waits ([`Self::next_earlier`]).
+    pub fn kept_earlier(&mut self, space: &Space, seq: &[u64], length: usize) {
+        let waiting = std::mem::take(&mut self.queue);
+        self.kept(space, seq, length);
+        self.earlier
+            .extend(std::mem::replace(&mut self.queue, waiting));
+    }
+
     fn extend(&mut self, space: &Space, seq: &[u64], length: usize) {
         if seq.len() >= length
-            || self.queue.len() >= MAX_QUEUED
+            || self.queue.len() + self.earlier.len() >= MAX_QUEUED
             || !self.extended.insert(seq.to_vec())
         {
             return;
@@ -120,6 +132,11 @@ impl Extender {
     pub fn next(&mut self) -> Option<Vec<u64>> {
         self.queue.pop_front()
     }
+
+    /// The next extension of a sequence an earlier round kept.
+    pub fn next_earlier(&mut self) -> Option<Vec<u64>> {
+        self.earlier.pop_front()
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +163,27 @@ mod tests {
             makes: makes.then_some((0, crate::api::Made::Plain)),
             ret: Ret::Other,
         }
+    }
+
+    #[test]
+    fn an_earlier_rounds_kept_sequence_waits_behind_this_rounds_own() {
+        let int = PoolKind::Scalar("u64".to_string());
+        let callables = vec![
+            callable("Cache::new", false, vec![], true),
+            callable("Cache::contains", true, vec![int], false),
+        ];
+        let space = Space::new(vec![vec![2], vec![2, 60]]).unwrap();
+        let mut ex = Extender::new(&callables, 1);
+        let earlier = vec![space.encode(0, &[1])];
+        let now = vec![space.encode(0, &[0])];
+        ex.kept_earlier(&space, &earlier, 3);
+        ex.kept(&space, &now, 3);
+        let first: Vec<Vec<u64>> = std::iter::from_fn(|| ex.next()).collect();
+        assert_eq!(first.len(), 2);
+        assert!(first.iter().all(|s| s[0] == now[0]), "{first:?}");
+        let then: Vec<Vec<u64>> = std::iter::from_fn(|| ex.next_earlier()).collect();
+        assert_eq!(then.len(), 2);
+        assert!(then.iter().all(|s| s[0] == earlier[0]), "{then:?}");
     }
 
     #[test]

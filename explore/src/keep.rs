@@ -167,7 +167,12 @@ impl Keeper {
         match &result.end {
             End::Redundant => dead = Some(result.calls.len()),
             End::Crashed(why) => self.found((seq, &result.calls), None, why),
-            End::Skipped => self.stopped_dead += 1,
+            // The harness knew the prefix up to the call it did not run was dead: so does
+            // the strategy now (else BE, resumed, would propose its siblings for ever).
+            End::Skipped => {
+                self.stopped_dead += 1;
+                dead = Some(result.calls.len() + 1);
+            }
             _ => {}
         }
         if let Some(last) = last_new {

@@ -42,8 +42,13 @@ pub(crate) struct Searched {
 }
 
 impl Searched {
-    /// Adds a round's search `s`, whose strategy was `seqs`.
-    pub(crate) fn add(&mut self, s: &Searched, seqs: &strategy::Sequences) {
+    /// Adds a search `s` of a round whose strategy is `seqs` (counted from `counted`, what
+    /// its strategy had proposed and skipped before this search: a round may search twice).
+    pub(crate) fn add(
+        &mut self,
+        s: &Searched,
+        (seqs, counted): (&strategy::Sequences, (u64, u64)),
+    ) {
         self.run += s.run;
         self.extended += s.extended;
         self.substituted += s.substituted;
@@ -51,8 +56,29 @@ impl Searched {
         self.levelled_off = s.levelled_off;
         self.seconds += s.seconds;
         self.harness_seconds += s.harness_seconds;
-        self.proposed += seqs.proposed;
-        self.skipped += seqs.skipped;
+        self.proposed += seqs.proposed - counted.0;
+        self.skipped += seqs.skipped - counted.1;
+    }
+
+    /// The share of `budget` the next round takes: what is left, or, when its pools can still
+    /// grow, half of that, but never less than a tenth of the whole (a round that spends its
+    /// share goes on as one that levelled off: smallvec's space is too large to run whole and
+    /// keeps finding a little, so without a share its one round never learnt what the crate
+    /// compared its values with).
+    pub(crate) fn share_of(&self, budget: Budget, can_grow: bool) -> Budget {
+        let left = self.left_of(budget);
+        if !can_grow {
+            return left;
+        }
+        match (budget, left) {
+            (Budget::Time(whole), Budget::Time(left)) => {
+                Budget::Time(left.min((left / 2).max(whole / 10)))
+            }
+            (Budget::Runs(whole), Budget::Runs(left)) => {
+                Budget::Runs(left.min((left / 2).max(whole / 10)))
+            }
+            (_, left) => left,
+        }
     }
 
     /// What is left of `budget` after the rounds so far.
@@ -67,13 +93,14 @@ impl Searched {
 }
 
 /// Runs sequences until the budget is spent or the strategy has none left: extensions of
-/// kept sequences first, then `substitutions`, then the strategy's. When `can_level_off` (a
+/// kept sequences first, then `substitutions`, then extensions of those earlier rounds kept,
+/// then the strategy's. When `can_level_off` (a
 /// later round can grow the pools) it also stops once it levels off: [`LEVEL_OFF`] sequences
 /// and as many as it had run before its last kept one have run since that one.
 pub(crate) fn search(
     (seqs, mut extender, mut substitutions): (
         &mut strategy::Sequences,
-        Option<extend::Extender>,
+        Option<&mut extend::Extender>,
         Option<substitute::Substitutions>,
     ),
     keeper: &mut keep::Keeper,
@@ -111,6 +138,13 @@ pub(crate) fn search(
                 if !seqs.holds_dead(&s) {
                     batch.push(s);
                     done.substituted += 1;
+                }
+                continue;
+            }
+            if let Some(s) = extender.as_mut().and_then(|e| e.next_earlier()) {
+                if !seqs.holds_dead(&s) {
+                    batch.push(s);
+                    done.extended += 1;
                 }
                 continue;
             }
