@@ -89,7 +89,7 @@ std::arch::global_asm!(
 // Operands (a sequence asked with `v`): while `OPS_ON`, each integer comparison's site and
 // operands, and each switch's site, value and cases (a switch of at most 32), as met.
 static mut OPS_ON: bool = false;
-const OPS_CAP: usize = 1 << 12;
+const OPS_CAP: usize = 1 << 10;
 static mut OPS: [(u64, u64, u64); OPS_CAP] = [(0, 0, 0); OPS_CAP];
 static mut OPS_LEN: usize = 0;
 
