@@ -1382,8 +1382,8 @@ const HALL_MAIN: &str = r#"fn main() {
 }
 "#;
 
-/// The royal box is ticket 1001, a number neither the run nor the crate's literals (40, 25,
-/// 1) hold: the recorded `place(7)`, run again with the harness noting its comparisons'
+/// The royal box is ticket 1001, a number neither the run nor the crate's literals (40, 25
+/// and 1) hold: the recorded `place(7)`, run again with the harness noting its comparisons'
 /// operands, was compared with 1001 and 1000, so a later round's pool takes them and one
 /// either side, and `place(1001)` reaches the arm; its test fails when the arm changes.
 #[test]

@@ -74,8 +74,9 @@ impl Searched {
             (Budget::Time(whole), Budget::Time(left)) => {
                 Budget::Time(left.min((left / 2).max(whole / 10)))
             }
+            // At least one run: a share of none would grow the pools round after round.
             (Budget::Runs(whole), Budget::Runs(left)) => {
-                Budget::Runs(left.min((left / 2).max(whole / 10)))
+                Budget::Runs(left.min((left / 2).max(whole / 10).max(1)))
             }
             (_, left) => left,
         }
@@ -201,4 +202,37 @@ pub(crate) fn search(
     }
     done.seconds = start.elapsed().as_secs_f64();
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_that_can_grow_takes_half_of_what_is_left_but_never_under_a_tenth_of_the_whole() {
+        let mut done = Searched::default();
+        let whole = Budget::Runs(1000);
+        assert_eq!(done.share_of(whole, false), Budget::Runs(1000));
+        assert_eq!(done.share_of(whole, true), Budget::Runs(500));
+        done.run = 850;
+        assert_eq!(done.share_of(whole, true), Budget::Runs(100));
+        done.run = 950;
+        assert_eq!(done.share_of(whole, true), Budget::Runs(50));
+        done.run = 999;
+        assert_eq!(done.share_of(Budget::Runs(5), true), Budget::Runs(0));
+        let mut few = Searched::default();
+        few.run = 4;
+        assert_eq!(few.share_of(Budget::Runs(5), true), Budget::Runs(1));
+        let minute = Budget::Time(Duration::from_secs(60));
+        few.seconds = 40.0;
+        assert_eq!(
+            few.share_of(minute, true),
+            Budget::Time(Duration::from_secs(10))
+        );
+        few.seconds = 55.0;
+        assert_eq!(
+            few.share_of(minute, true),
+            Budget::Time(Duration::from_secs(5))
+        );
+    }
 }
