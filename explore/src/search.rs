@@ -220,8 +220,10 @@ mod tests {
         assert_eq!(done.share_of(whole, true), Budget::Runs(50));
         done.run = 999;
         assert_eq!(done.share_of(Budget::Runs(5), true), Budget::Runs(0));
-        let mut few = Searched::default();
-        few.run = 4;
+        let mut few = Searched {
+            run: 4,
+            ..Searched::default()
+        };
         assert_eq!(few.share_of(Budget::Runs(5), true), Budget::Runs(1));
         let minute = Budget::Time(Duration::from_secs(60));
         few.seconds = 40.0;
