@@ -72,22 +72,24 @@ impl Extender {
     /// than `length`, and the prefix before its last call (the state where that call found
     /// something) the same way: the last call's siblings.
     pub fn kept(&mut self, space: &Space, seq: &[u64], length: usize) {
-        self.extend(space, seq, length);
-        if seq.len() >= 2 {
-            self.extend(space, &seq[..seq.len() - 1], length);
-        }
+        self.queue_extensions(space, seq, length, false);
     }
 
     /// `seq` was kept by an earlier round: queued as [`Self::kept`] queues it, to run when
     /// nothing else waits ([`Self::next_earlier`]).
     pub fn kept_earlier(&mut self, space: &Space, seq: &[u64], length: usize) {
-        let waiting = std::mem::take(&mut self.queue);
-        self.kept(space, seq, length);
-        self.earlier
-            .extend(std::mem::replace(&mut self.queue, waiting));
+        self.queue_extensions(space, seq, length, true);
     }
 
-    fn extend(&mut self, space: &Space, seq: &[u64], length: usize) {
+    /// [`Self::kept`]'s extensions, into the queue of earlier rounds' when `earlier`.
+    fn queue_extensions(&mut self, space: &Space, seq: &[u64], length: usize, earlier: bool) {
+        self.extend(space, seq, length, earlier);
+        if seq.len() >= 2 {
+            self.extend(space, &seq[..seq.len() - 1], length, earlier);
+        }
+    }
+
+    fn extend(&mut self, space: &Space, seq: &[u64], length: usize, earlier: bool) {
         if seq.len() >= length
             || self.queue.len() + self.earlier.len() >= MAX_QUEUED
             || !self.extended.insert(seq.to_vec())
@@ -105,7 +107,10 @@ impl Extender {
                 .collect();
             let mut next = seq.to_vec();
             next.push(space.encode(f, &digits));
-            self.queue.push_back(next);
+            match earlier {
+                true => self.earlier.push_back(next),
+                false => self.queue.push_back(next),
+            }
         }
     }
 

@@ -67,7 +67,11 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
             }
         }
         let made = (receiver.zip(c.ret.as_ref()))
-            .and_then(|(r, ret)| made_alike(base, r, referent_type(ret)));
+            .filter(|(r, _)| {
+                r.strip_prefix(base.as_str())
+                    .is_some_and(|a| a.starts_with('<'))
+            })
+            .and_then(|(r, ret)| made_alike(r, referent_type(ret)));
         follows.extend(made.map(|m| (m.to_string(), base.clone())));
     }
     for (made, maker) in follows {
@@ -80,14 +84,15 @@ pub(crate) fn recorded_instances(trace: &Trace) -> BTreeMap<String, String> {
     out
 }
 
-/// The base of `made`, the type a method of generic type `base` returned on receiver
-/// `receiver`, when it is another type with the receiver's arguments (`smallvec::IntoIter`
-/// for `smallvec::IntoIter<[i64; 4]>` made by a `smallvec::SmallVec<[i64; 4]>`).
-fn made_alike<'a>(base: &str, receiver: &str, made: &'a str) -> Option<&'a str> {
-    let args = receiver.strip_prefix(base)?;
+/// The base of `made`, the type a method returned on `receiver` (an instance of a generic
+/// type, as recorded), when it is another type with the receiver's arguments
+/// (`smallvec::IntoIter` for `smallvec::IntoIter<[i64; 4]>` made by a
+/// `smallvec::SmallVec<[i64; 4]>`).
+pub(crate) fn made_alike<'a>(receiver: &str, made: &'a str) -> Option<&'a str> {
+    let (base, args) = receiver.split_at(receiver.find('<')?);
     let made_base = made.strip_suffix(args)?;
     let plain = |p: &str| !p.is_empty() && !p.contains(['<', '>', ' ', '&', '[']);
-    (args.starts_with('<') && made_base != base && plain(made_base)).then_some(made_base)
+    (made_base != base && plain(made_base)).then_some(made_base)
 }
 
 /// A recorded value's type, behind its reference: `&mut lru::LruCache<u64, …>` is

@@ -29,7 +29,8 @@ const MAX_LENGTH: u64 = 64;
 /// Values the crate's comparisons suggest, new ones first found first.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Suggested {
-    /// Kept texts with one character replaced by what the crate compared it with.
+    /// Kept texts with one character replaced by what the crate compared it with, or at a
+    /// length it compared theirs with.
     pub texts: Vec<String>,
     /// For the integer and `char` pools: what a kept value was compared with (integers: and
     /// one either side of it).
@@ -85,10 +86,7 @@ pub(crate) fn suggestions(
             for (kind, value) in values {
                 match value {
                     Lit::Str(t) => {
-                        let lengths = resized(t, have, wanted).into_iter().map(|r| match r {
-                            Lit::Str(r) => r,
-                            _ => unreachable!("a text resized is a text"),
-                        });
+                        let lengths = resized(t, have, wanted);
                         for r in replaced(t, have, wanted).into_iter().chain(lengths) {
                             if texts.insert(r.clone()) {
                                 out.texts.push(r);
@@ -143,7 +141,7 @@ fn lengths(have: u64, wanted: u64) -> Vec<usize> {
 /// `text`, when its length in bytes or in characters is `have`, at the lengths comparing it
 /// with `wanted` suggests: cut short, or longer by its last character repeated (`a` for an
 /// empty text).
-fn resized(text: &str, have: u64, wanted: u64) -> Vec<Lit> {
+fn resized(text: &str, have: u64, wanted: u64) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     if have != text.len() as u64 && have != chars.len() as u64 {
         return Vec::new();
@@ -153,7 +151,7 @@ fn resized(text: &str, have: u64, wanted: u64) -> Vec<Lit> {
         .map(|l| {
             let mut r: String = chars.iter().take(l).collect();
             r.extend(std::iter::repeat_n(last, l.saturating_sub(chars.len())));
-            Lit::Str(r)
+            r
         })
         .collect()
 }
@@ -276,17 +274,15 @@ mod tests {
 
     #[test]
     fn a_length_compared_with_a_bound_suggests_the_value_at_that_length_and_either_side() {
-        let texts: Vec<Lit> = ["ab", "abb", "abbb"]
-            .map(|t| Lit::Str(t.to_string()))
-            .into();
+        let texts = ["ab", "abb", "abbb"];
         // A length met equal gives one either side.
-        let either = ["ab", "abcc"].map(|t| Lit::Str(t.to_string()));
+        let either = ["ab", "abcc"];
         assert_eq!(resized("abc", 3, 3), either);
-        assert_eq!(resized("abcd", 4, 3)[0], Lit::Str("ab".to_string()));
+        assert_eq!(resized("abcd", 4, 3)[0], "ab");
         assert_eq!(resized("ab", 2, 3), texts[1..].to_vec());
         // "é" is one character and two bytes: either length is its length.
         assert_eq!(resized("é", 1, 2).len(), 2);
-        assert_eq!(resized("abc", 7, 3), Vec::<Lit>::new());
+        assert!(resized("abc", 7, 3).is_empty());
         assert!(resized("a", 1, MAX_LENGTH + 5).is_empty());
         let list = Lit::Seq(vec![Lit::Uint(1), Lit::Uint(2), Lit::Uint(3)]);
         let four = Lit::Seq([1, 2, 3, 3].map(Lit::Uint).into());

@@ -148,8 +148,7 @@ impl Pools {
         let mut grew = false;
         for (kind, more) in std::iter::once((&PoolKind::Str, texts.collect())).chain(by_kind) {
             if let Some(pool) = self.by_kind.get_mut(kind) {
-                let mut have = texts_in(pool);
-                grew |= append_new(pool, &mut have, more);
+                grew |= append_new(pool, more);
             }
         }
         grew
@@ -165,8 +164,7 @@ impl Pools {
                 PoolKind::Scalar(ty) if ty == "char" => dictionary.chars(),
                 _ => continue,
             };
-            let mut have = texts_in(pool);
-            grew |= append_new(pool, &mut have, more);
+            grew |= append_new(pool, more);
         }
         grew
     }
@@ -197,7 +195,7 @@ impl Pools {
             .into_iter()
             .map(Lit::Str)
             .collect();
-        append_new(texts, &mut have, more)
+        append_new_knowing(texts, &mut have, more)
     }
 }
 
@@ -251,8 +249,14 @@ pub const MAX_GROWN: usize = 2048;
 pub const MAX_GROWN_POOL: usize = 16_384;
 
 /// Puts the values of `more` that `pool` does not hold at its end, within [`MAX_GROWN`] and
-/// [`MAX_GROWN_POOL`]; whether any was. `texts` are the texts it holds (kept up to date).
-fn append_new(
+/// [`MAX_GROWN_POOL`]; whether any was.
+fn append_new(pool: &mut Vec<Lit>, more: Vec<Lit>) -> bool {
+    let mut texts = texts_in(pool);
+    append_new_knowing(pool, &mut texts, more)
+}
+
+/// [`append_new`], `texts` being the texts `pool` holds (kept up to date).
+fn append_new_knowing(
     pool: &mut Vec<Lit>,
     texts: &mut std::collections::HashSet<String>,
     more: Vec<Lit>,

@@ -1,8 +1,8 @@
 //! Rounds of search: when a round has run its whole space, levelled off or spent its share
-//! of the budget with budget left, the next runs pools grown append-only (`Pools::grown`) in a harness built again, kept
-//! sequences and findings renumbered in its space, its guards and comparison sites placed
-//! again with what was reached and met still known, and the kept sequences with the grown
-//! pools' values first (`substitute.rs`). Also what a round's harness watches: the crate
+//! of the budget with budget left, the next runs pools grown append-only (`Pools::grown`) in
+//! a harness built again, kept sequences and findings renumbered in its space, its guards and
+//! comparison sites placed again with what was reached and met still known, and the kept
+//! sequences with the grown pools' values first (`substitute.rs`). Also what a round's harness watches: the crate
 //! lines its guards stand for and its comparison sites.
 
 use std::path::{Path, PathBuf};
@@ -35,8 +35,8 @@ pub(crate) fn search_rounds(
         // With the strategy alone (`--no-extend`), one round. Whether the pools can grow is
         // known before the search (it may level off only then); they grow by what was kept
         // by its end.
-        let kept_before = keeper.kept.len();
-        let grown = match opts.extend {
+        let mut kept_before = keeper.kept.len();
+        let mut grown = match opts.extend {
             true => grown_pools((round, &mut searched), keeper, (ex, dictionary), opts.seed)?,
             false => None,
         };
@@ -51,7 +51,7 @@ pub(crate) fn search_rounds(
             }
             e
         });
-        let grown = loop {
+        loop {
             let counted = (round.seqs.proposed, round.seqs.skipped);
             let s = search(
                 (&mut round.seqs, extender.as_mut(), substitutions.take()),
@@ -68,16 +68,15 @@ pub(crate) fn search_rounds(
                 return Ok((searched, rounds));
             }
             // A round that kept something grows by it too.
-            let grown = if keeper.kept.len() > kept_before {
-                grown_pools((round, &mut searched), keeper, (ex, dictionary), opts.seed)?
-            } else {
-                grown.clone()
-            };
+            if keeper.kept.len() > kept_before {
+                grown = grown_pools((round, &mut searched), keeper, (ex, dictionary), opts.seed)?;
+                kept_before = keeper.kept.len();
+            }
             if s.exhausted || s.levelled_off || grown.is_some() {
-                break grown;
+                break;
             }
             share = false;
-        };
+        }
         let Some(grown) = grown else {
             return Ok((searched, rounds));
         };
@@ -133,25 +132,10 @@ fn suggested(
         return Ok(operands::Suggested::default());
     };
     let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
-    let inputs_of = |calls: &[u64]| -> Vec<operands::Inputs> {
-        (calls.iter())
-            .map(|&c| {
-                let (f, digits) = round.seqs.space().decode(c);
-                (keys[f].iter().zip(digits))
-                    .filter_map(|(key, d)| match key {
-                        extend::Key::Pool(
-                            kind @ (PoolKind::Str | PoolKind::Scalar(_) | PoolKind::Slice(_)),
-                        ) => Some((kind.clone(), round.pools.get(kind).get(d as usize)?.clone())),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect()
-    };
     let kept = (keeper.kept.iter().rev().map(|k| &k.calls)).take(operands::MAX_ASKED / 2);
     let asked: Vec<(Vec<u64>, Vec<operands::Inputs>)> = (kept.chain(&keeper.seeds))
         .take(operands::MAX_ASKED)
-        .map(|calls| (calls.clone(), inputs_of(calls)))
+        .map(|calls| (calls.clone(), pooled_values(calls, &keys, round)))
         .filter(|(_, inputs)| inputs.iter().any(|i| !i.is_empty()))
         .collect();
     // Asked twice, of two harness processes: an operand that differs between them is an
@@ -183,21 +167,38 @@ const MAX_GROWN_TEXT: usize = 64;
 /// kept (none longer than [`MAX_GROWN_TEXT`] characters).
 fn kept_texts(keeper: &keep::Keeper, ex: &Explorable, round: &Round) -> Vec<String> {
     let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
-    let texts = round.pools.get(&PoolKind::Str);
-    let text_key = extend::Key::Pool(PoolKind::Str);
     let mut out: Vec<String> = Vec::new();
-    for &c in keeper.kept.iter().flat_map(|k| &k.calls) {
-        let (f, digits) = round.seqs.space().decode(c);
-        for (key, d) in keys[f].iter().zip(digits) {
-            let Some(pools::Lit::Str(t)) = texts.get(d as usize) else {
+    for k in &keeper.kept {
+        for (kind, value) in pooled_values(&k.calls, &keys, round).into_iter().flatten() {
+            let pools::Lit::Str(t) = value else {
                 continue;
             };
-            if *key == text_key && t.chars().count() <= MAX_GROWN_TEXT && !out.contains(t) {
-                out.push(t.clone());
+            let short = t.chars().count() <= MAX_GROWN_TEXT;
+            if kind == PoolKind::Str && short && !out.contains(&t) {
+                out.push(t);
             }
         }
     }
     out
+}
+
+/// Per call of `calls` (numbered in `round`'s space; `keys`, what each callable's indices pick
+/// from), the (pool, value) of each argument it took from a text, integer, `char` or list
+/// pool.
+fn pooled_values(calls: &[u64], keys: &[Vec<extend::Key>], round: &Round) -> Vec<operands::Inputs> {
+    (calls.iter())
+        .map(|&c| {
+            let (f, digits) = round.seqs.space().decode(c);
+            (keys[f].iter().zip(digits))
+                .filter_map(|(key, d)| match key {
+                    extend::Key::Pool(
+                        kind @ (PoolKind::Str | PoolKind::Scalar(_) | PoolKind::Slice(_)),
+                    ) => Some((kind.clone(), round.pools.get(kind).get(d as usize)?.clone())),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// One round's pools, strategy, and the harness that runs them.

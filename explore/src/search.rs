@@ -95,9 +95,9 @@ impl Searched {
 
 /// Runs sequences until the budget is spent or the strategy has none left: extensions of
 /// kept sequences first, then `substitutions`, then extensions of those earlier rounds kept,
-/// then the strategy's. When `can_level_off` (a
-/// later round can grow the pools) it also stops once it levels off: [`LEVEL_OFF`] sequences
-/// and as many as it had run before its last kept one have run since that one.
+/// then the strategy's. When `can_level_off` (a later round can grow the pools) it also
+/// stops once it levels off: [`LEVEL_OFF`] sequences and as many as it had run before its
+/// last kept one have run since that one.
 pub(crate) fn search(
     (seqs, mut extender, mut substitutions): (
         &mut strategy::Sequences,
@@ -128,24 +128,17 @@ pub(crate) fn search(
         let mut batch = Vec::new();
         let mut paused = false;
         while batch.len() < size.min(left) {
-            if let Some(s) = extender.as_mut().and_then(|e| e.next()) {
+            // (sequence, whether a substitution rather than an extension)
+            let queued = (extender.as_mut().and_then(|e| e.next()).map(|s| (s, false)))
+                .or_else(|| substitutions.as_mut()?.next().map(|s| (s, true)))
+                .or_else(|| extender.as_mut()?.next_earlier().map(|s| (s, false)));
+            if let Some((s, substituted)) = queued {
                 if !seqs.holds_dead(&s) {
                     batch.push(s);
-                    done.extended += 1;
-                }
-                continue;
-            }
-            if let Some(s) = substitutions.as_mut().and_then(|s| s.next()) {
-                if !seqs.holds_dead(&s) {
-                    batch.push(s);
-                    done.substituted += 1;
-                }
-                continue;
-            }
-            if let Some(s) = extender.as_mut().and_then(|e| e.next_earlier()) {
-                if !seqs.holds_dead(&s) {
-                    batch.push(s);
-                    done.extended += 1;
+                    match substituted {
+                        true => done.substituted += 1,
+                        false => done.extended += 1,
+                    }
                 }
                 continue;
             }

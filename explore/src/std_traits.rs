@@ -167,8 +167,7 @@ pub(crate) fn made_elsewhere(
 /// `smallvec::IntoIter<[u32; 8]>` on a `smallvec::SmallVec<[u32; 8]>`, when a
 /// `smallvec::SmallVec<[i64; 4]>` made a `smallvec::IntoIter<[i64; 4]>`.
 fn with_receivers_arguments(receiver: &str, made: &str, written: &str) -> Option<String> {
-    let (_, args) = receiver.split_once('<')?;
-    let made_base = made.strip_suffix(args)?.strip_suffix('<')?;
+    let made_base = crate::generic_types::made_alike(receiver, made)?;
     let (_, written_args) = written.split_once('<')?;
     Some(format!("{made_base}<{written_args}"))
 }
