@@ -1,14 +1,17 @@
 //! What is kept (JET's feasibility, and "keep only what adds"): in, each sequence's answers;
 //! out, the sequences that reach a crate line neither the recorded run nor an earlier call
 //! reached (`lines.rs`, when the harness has coverage), or give a function an outcome neither
-//! the recording nor an earlier kept sequence gave (`classify`: a variant, `true`/`false`, the sign of a number, empty or
-//! not, an error's kind or text), and the findings: panics of a function on inputs where the
-//! recording never saw it panic with that message, each with the shortest sequence that gave
-//! it. A panic ends its sequence and is never kept as a test; the prefixes that panicked, had
-//! no receiver or reached a known state are reported dead so the strategy does not extend them.
+//! a carved test nor an earlier kept sequence gave (`classify`: a variant, `true`/`false`, the
+//! sign of a number, empty or not, an error's kind or text), and the findings: panics of a
+//! function on inputs where the recording never saw it panic with that message, each with the
+//! shortest sequence that gave it. A panic ends its sequence and is never kept as a test; the
+//! prefixes that panicked, had no receiver or reached a known state are reported dead so the
+//! strategy does not extend them.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
 
+use carve_generator::{CrateApi, PlanOptions, DEFAULT_MAX_PER_FUNCTION};
 use carve_storage::{Outcome, Trace, Value};
 use serde::Serialize;
 
@@ -59,6 +62,8 @@ pub struct Keeper {
     recorded_panics: BTreeMap<usize, BTreeSet<String>>,
     pub kept: Vec<Kept>,
     pub findings: Vec<Finding>,
+    /// The recorded calls the carved suite tests ([`carved_calls`]).
+    pub carved: BTreeSet<u64>,
     /// The recording's own calls, replayed (`replayed`): where the search started.
     pub seeds: Vec<Vec<u64>>,
     /// Calls run (answered by the harness).
@@ -72,10 +77,56 @@ pub struct Keeper {
     pub compares: Option<Compares>,
 }
 
+/// The recorded calls the carved suite in `dir` tests: those `carve generate` plans a test of
+/// (with its default cap per function), but for the tests verification took out there. A call
+/// made inside another that no test makes directly (smallvec's `IntoIter::size_hint` inside
+/// `extend`), one the generator could not carve, or one whose test failed against the code
+/// (smallvec's `eq_returns_true`, its receiver rebuilt wrong) is checked by no carved test.
+fn carved_calls(trace: &Trace, api: &CrateApi, dir: &Path) -> BTreeSet<u64> {
+    let options = PlanOptions {
+        max_per_function: Some(DEFAULT_MAX_PER_FUNCTION),
+        ..PlanOptions::default()
+    };
+    let plan = carve_generator::plan(trace, api, &options);
+    let taken_out = quarantined(dir);
+    (plan.files.iter().flat_map(|f| &f.tests))
+        .filter(|t| !taken_out.contains(&t.name))
+        .flat_map(|t| t.calls.iter().copied())
+        .collect()
+}
+
+/// The names of the tests verification took out, as the `carved_*quarantine.md` files `carve
+/// generate` leaves in `dir` list them (a table row per test, its name in backquotes; by name
+/// alone, so a name two files share counts as taken out of both).
+fn quarantined(dir: &Path) -> BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return BTreeSet::new();
+    };
+    let is_quarantine = |p: &Path| {
+        (p.file_name().and_then(|n| n.to_str()))
+            .is_some_and(|n| n.starts_with("carved_") && n.ends_with("quarantine.md"))
+    };
+    let texts = (entries.flatten().map(|e| e.path()))
+        .filter(|p| is_quarantine(p))
+        .filter_map(|p| std::fs::read_to_string(p).ok());
+    let mut names = BTreeSet::new();
+    for text in texts {
+        for row in text.lines() {
+            let name = (row.split(" | ").nth(1))
+                .and_then(|cell| cell.strip_prefix('`')?.strip_suffix('`'));
+            names.extend(name.map(str::to_string));
+        }
+    }
+    names
+}
+
 impl Keeper {
-    /// Starts from the outcomes the recording gave `callables`.
-    pub fn new(trace: &Trace, callables: &[Callable]) -> Keeper {
+    /// Starts from the outcomes the carved suite in `dir` checks (`carved_calls`: what the
+    /// recording gave `callables` in the calls it has a test of; an outcome no carved test
+    /// checks is still to be found) and the panics the recording saw.
+    pub fn new(trace: &Trace, (api, dir): (&CrateApi, &Path), callables: &[Callable]) -> Keeper {
         let mut keeper = Keeper {
+            carved: carved_calls(trace, api, dir),
             values: (callables.iter().enumerate())
                 .filter(|(_, c)| c.writes_value())
                 .map(|(i, _)| i)
@@ -96,7 +147,7 @@ impl Keeper {
             };
             for &i in all {
                 match &call.outcome {
-                    Outcome::Returned => {
+                    Outcome::Returned if keeper.carved.contains(&call.id.0) => {
                         let text = call.ret.as_ref().map_or("()".to_string(), debug_text);
                         keeper.known.insert((i, classify(&text)));
                     }
@@ -420,6 +471,22 @@ fn unquoted(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::harness::run::{End, Final};
+
+    #[test]
+    fn the_tests_verification_took_out_are_read_from_the_quarantine_files() {
+        let dir = std::env::temp_dir().join(format!("carve-quarantine-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let report = "# Carved tests taken out by verification\n\n\
+                      | file | test | reason |\n| --- | --- | --- |\n\
+                      | carved_app_v.rs | `eq_returns_true` | fails: assertion failed: result |\n\
+                      | carved_app_v.rs | `pop_returns_some_1` | fails: left | right |\n";
+        std::fs::write(dir.join("carved_app_quarantine.md"), report).unwrap();
+        std::fs::write(dir.join("notes.md"), "| a | `not_a_test` | b |\n").unwrap();
+        let names: Vec<String> = quarantined(&dir).into_iter().collect();
+        assert_eq!(names, ["eq_returns_true", "pop_returns_some_1"]);
+        assert!(quarantined(&dir.join("nowhere")).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn outcome_classes_tell_variants_signs_emptiness_and_error_kinds() {

@@ -233,7 +233,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         (opts.length, None)
     };
     let seqs = sequences(opts, &ex, space, length)?;
-    let mut keeper = keep::Keeper::new(trace, &ex.callables);
+    let mut keeper = keep::Keeper::new(trace, (&api, &opts.out_dir), &ex.callables);
     let (lines, compares) = watch_coverage((&built.bin, &built.coverage), &api, opts);
     let lines_unread = lines.as_ref().err().cloned();
     keeper.lines = lines.ok();
@@ -348,7 +348,7 @@ fn replay_recorded(
     keeper: &mut keep::Keeper,
     runner: &mut harness::run::Runner,
 ) -> Result<usize, ExploreError> {
-    let replays = replay::sequences(trace, &ex.callables, pools, space);
+    let replays = replay::sequences((trace, &keeper.carved), &ex.callables, pools, space);
     for batch in replays.chunks(BATCH) {
         let results = runner.run_batch(batch)?;
         for (seq, result) in batch.iter().zip(&results) {

@@ -538,7 +538,7 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
     let mut why = Vec::new();
     if !news.is_empty() {
         why.push(format!(
-            "outcomes the recording never had: {}",
+            "outcomes no carved test checks: {}",
             news.join(", ")
         ));
     }

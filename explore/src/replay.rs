@@ -1,6 +1,6 @@
 //! The recording's own calls as the harness runs them: in, the trace, the explorable calls and
 //! their pools; out, one sequence per distinct recorded call that needs no object (a free
-//! function, a constructor) and whose every argument is in its pool. Run before the search,
+//! function, a constructor), has a carved test and whose every argument is in its pool. Run before the search,
 //! they say which lines, comparison outcomes and outcome classes the run itself gave, so that
 //! what the search keeps is what it adds to the recording, not the recording again.
 
@@ -15,14 +15,18 @@ use crate::strategy::Space;
 /// At most this many recorded calls are replayed.
 pub const MAX_REPLAYS: usize = 4096;
 
-/// The sequences (one call each) that replay the recording's calls of `callables`.
+/// The sequences (one call each) that replay the recording's calls of `callables` that the
+/// carved suite tests (`carved`, by call id): what they give is what a carved test checks.
 pub fn sequences(
-    trace: &Trace,
+    (trace, carved): (&Trace, &BTreeSet<u64>),
     callables: &[Callable],
     pools: &Pools,
     space: &Space,
 ) -> Vec<Vec<u64>> {
     let calls = trace.calls.iter().filter_map(|call| {
+        if !carved.contains(&call.id.0) {
+            return None;
+        }
         let f = trace.function(call.function)?;
         Some((f.path.as_str(), call.args.as_slice()))
     });
