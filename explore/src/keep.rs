@@ -371,10 +371,8 @@ pub fn debug_text(v: &Value) -> String {
 const MAX_UNIT: usize = 8;
 
 /// The class of an outcome, from the result's `Debug` text: `true`/`false`, the sign of a
-/// number (`-`, `0`, `+`, `NaN`...) and the unit a word after it names (`+ MiB..`), empty
-/// or not for text and sequences, each element's class in a tuple (`size_hint`'s `(0,
-/// Some(0))` and `(+, Some(+))`), the variant (inside `Ok`, `Some` and `Err` too), an error's
-/// kind, or its text when it is text.
+/// number (`-`, `0`, `+`, `NaN`...) and the unit a word after it names (`+ MiB..`), empty or not for text and sequences, the variant (inside
+/// `Ok`, `Some` and `Err` too), an error's kind, or its text when it is text.
 pub fn classify(text: &str) -> String {
     let t = text.trim();
     if matches!(t, "true" | "false" | "()" | "None") {
@@ -418,16 +416,7 @@ pub fn classify(text: &str) -> String {
         Some('"') => return if t == "\"\"" { "\"\"" } else { "\"..\"" }.to_string(),
         Some('\'') => return "char".to_string(),
         Some('[') => return if t == "[]" { "[]" } else { "[..]" }.to_string(),
-        Some('(') => {
-            let inner = t.strip_prefix('(').and_then(|r| r.strip_suffix(')'));
-            let classes: Vec<String> = (inner.map(elements).unwrap_or_default().into_iter())
-                .map(classify)
-                .collect();
-            return match classes.is_empty() {
-                true => "(..)".to_string(),
-                false => format!("({})", classes.join(", ")),
-            };
-        }
+        Some('(') => return "(..)".to_string(),
         _ => {}
     }
     let ident: String = t
@@ -446,34 +435,6 @@ pub fn classify(text: &str) -> String {
         ("Err", Some(inner)) => format!("Err({})", classify(inner)),
         _ => ident,
     }
-}
-
-/// The elements of a tuple's `Debug` text `inner` (without its parentheses): split at the
-/// commas outside brackets, braces, parentheses, texts and characters.
-fn elements(inner: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut start) = (Vec::new(), 0usize, 0);
-    let mut quote: Option<char> = None;
-    let mut chars = inner.char_indices();
-    while let Some((at, c)) = chars.next() {
-        match (quote, c) {
-            (Some(_), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
-            (None, ',') if depth == 0 => {
-                out.push(inner[start..at].trim());
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(inner[start..].trim());
-    out.retain(|e| !e.is_empty());
-    out
 }
 
 /// An error's text without the values it quotes (`couldn't parse \"e\" into…`: the
@@ -543,10 +504,6 @@ mod tests {
             ("Err(Empty)", "Err(Empty)"),
             ("Err(TooHigh(11))", "Err(TooHigh)"),
             ("Err(NotANumber(\"x\"))", "Err(NotANumber)"),
-            ("(0, Some(0))", "(0, Some(0))"),
-            ("(3, Some(3))", "(+, Some(+))"),
-            (r#"(1, "a, (b", [2, 3], ',')"#, r#"(+, "..", [..], char)"#),
-            ("Some((0, -2))", "Some((0, -))"),
             ("Err(\"too big\")", "Err(\"too big\")"),
             (
                 "Err(\"couldn't parse \\\"e\\\" into a size\")",
