@@ -1,8 +1,8 @@
 //! The recording's own calls as the harness runs them: in, the trace, the explorable calls and
 //! their pools; out, one sequence per distinct recorded call that needs no object (a free
-//! function, a constructor), has a carved test and whose every argument is in its pool. Run before the search,
-//! they say which lines, comparison outcomes and outcome classes the run itself gave, so that
-//! what the search keeps is what it adds to the recording, not the recording again.
+//! function, a constructor), has a carved test and whose every argument is in its pool. Run
+//! before the search, they say which lines, comparison outcomes and outcome classes the
+//! carved tests give, so that what the search keeps is what it adds to them, not them again.
 
 use std::collections::BTreeSet;
 
