@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
-use carve_generator::{CrateApi, PlanOptions, DEFAULT_MAX_PER_FUNCTION};
+use carve_generator::CrateApi;
 use carve_storage::{Outcome, Trace, Value};
 use serde::Serialize;
 
@@ -62,7 +62,7 @@ pub struct Keeper {
     recorded_panics: BTreeMap<usize, BTreeSet<String>>,
     pub kept: Vec<Kept>,
     pub findings: Vec<Finding>,
-    /// The recorded calls the carved suite tests ([`carved_calls`]).
+    /// The recorded calls the carved suite tests (`carve_generator::carved_calls`).
     pub carved: BTreeSet<u64>,
     /// The recording's own calls, replayed (`replayed`): where the search started.
     pub seeds: Vec<Vec<u64>>,
@@ -77,56 +77,15 @@ pub struct Keeper {
     pub compares: Option<Compares>,
 }
 
-/// The recorded calls the carved suite in `dir` tests: those `carve generate` plans a test of
-/// (with its default cap per function), but for the tests verification took out there. A call
-/// made inside another that no test makes directly (smallvec's `IntoIter::size_hint` inside
-/// `extend`), one the generator could not carve, or one whose test failed against the code
-/// (smallvec's `eq_returns_true`, its receiver rebuilt wrong) is checked by no carved test.
-fn carved_calls(trace: &Trace, api: &CrateApi, dir: &Path) -> BTreeSet<u64> {
-    let options = PlanOptions {
-        max_per_function: Some(DEFAULT_MAX_PER_FUNCTION),
-        ..PlanOptions::default()
-    };
-    let plan = carve_generator::plan(trace, api, &options);
-    let taken_out = quarantined(dir);
-    (plan.files.iter().flat_map(|f| &f.tests))
-        .filter(|t| !taken_out.contains(&t.name))
-        .flat_map(|t| t.calls.iter().copied())
-        .collect()
-}
-
-/// The names of the tests verification took out, as the `carved_*quarantine.md` files `carve
-/// generate` leaves in `dir` list them (a table row per test, its name in backquotes; by name
-/// alone, so a name two files share counts as taken out of both).
-fn quarantined(dir: &Path) -> BTreeSet<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return BTreeSet::new();
-    };
-    let is_quarantine = |p: &Path| {
-        (p.file_name().and_then(|n| n.to_str()))
-            .is_some_and(|n| n.starts_with("carved_") && n.ends_with("quarantine.md"))
-    };
-    let texts = (entries.flatten().map(|e| e.path()))
-        .filter(|p| is_quarantine(p))
-        .filter_map(|p| std::fs::read_to_string(p).ok());
-    let mut names = BTreeSet::new();
-    for text in texts {
-        for row in text.lines() {
-            let name = (row.split(" | ").nth(1))
-                .and_then(|cell| cell.strip_prefix('`')?.strip_suffix('`'));
-            names.extend(name.map(str::to_string));
-        }
-    }
-    names
-}
-
 impl Keeper {
-    /// Starts from the outcomes the carved suite in `dir` checks (`carved_calls`: what the
-    /// recording gave `callables` in the calls it has a test of; an outcome no carved test
-    /// checks is still to be found) and the panics the recording saw.
+    /// Starts from the outcomes the carved suite in `dir` checks (`carve_generator::carved_calls`:
+    /// what the recording gave `callables` in the calls it has a test of; an outcome no carved
+    /// test checks is still to be found, as smallvec's `IntoIter::size_hint`, called only inside
+    /// `extend`, or its `eq_returns_true`, taken out by verification) and the panics the
+    /// recording saw.
     pub fn new(trace: &Trace, (api, dir): (&CrateApi, &Path), callables: &[Callable]) -> Keeper {
         let mut keeper = Keeper {
-            carved: carved_calls(trace, api, dir),
+            carved: carve_generator::carved_calls(trace, api, dir),
             values: (callables.iter().enumerate())
                 .filter(|(_, c)| c.writes_value())
                 .map(|(i, _)| i)
@@ -371,8 +330,9 @@ pub fn debug_text(v: &Value) -> String {
 const MAX_UNIT: usize = 8;
 
 /// The class of an outcome, from the result's `Debug` text: `true`/`false`, the sign of a
-/// number (`-`, `0`, `+`, `NaN`...) and the unit a word after it names (`+ MiB..`), empty or not for text and sequences, the variant (inside
-/// `Ok`, `Some` and `Err` too), an error's kind, or its text when it is text.
+/// number (`-`, `0`, `+`, `NaN`...) and the unit a word after it names (`+ MiB..`), empty or
+/// not for text and sequences, the variant (inside `Ok`, `Some` and `Err` too), an error's
+/// kind, or its text when it is text.
 pub fn classify(text: &str) -> String {
     let t = text.trim();
     if matches!(t, "true" | "false" | "()" | "None") {
@@ -471,22 +431,6 @@ fn unquoted(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::harness::run::{End, Final};
-
-    #[test]
-    fn the_tests_verification_took_out_are_read_from_the_quarantine_files() {
-        let dir = std::env::temp_dir().join(format!("carve-quarantine-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let report = "# Carved tests taken out by verification\n\n\
-                      | file | test | reason |\n| --- | --- | --- |\n\
-                      | carved_app_v.rs | `eq_returns_true` | fails: assertion failed: result |\n\
-                      | carved_app_v.rs | `pop_returns_some_1` | fails: left | right |\n";
-        std::fs::write(dir.join("carved_app_quarantine.md"), report).unwrap();
-        std::fs::write(dir.join("notes.md"), "| a | `not_a_test` | b |\n").unwrap();
-        let names: Vec<String> = quarantined(&dir).into_iter().collect();
-        assert_eq!(names, ["eq_returns_true", "pop_returns_some_1"]);
-        assert!(quarantined(&dir.join("nowhere")).is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn outcome_classes_tell_variants_signs_emptiness_and_error_kinds() {

@@ -2,8 +2,8 @@
 //! of the budget with budget left, the next runs pools grown append-only (`Pools::grown`) in
 //! a harness built again, kept sequences and findings renumbered in its space, its guards and
 //! comparison sites placed again with what was reached and met still known, and the kept
-//! sequences with the grown pools' values first (`substitute.rs`). Also what a round's harness watches: the crate
-//! lines its guards stand for and its comparison sites.
+//! sequences with the grown pools' values first (`substitute.rs`). Also what a round's
+//! harness watches: the crate lines its guards stand for and its comparison sites.
 
 use std::path::{Path, PathBuf};
 
@@ -110,9 +110,10 @@ fn grown_pools(
 ) -> Result<Option<pools::Pools>, ExploreError> {
     // Asking the harness is part of the budget too.
     let asking = std::time::Instant::now();
-    let suggested = suggested(keeper, ex, round)?;
+    let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
+    let suggested = suggested(keeper, &keys, round)?;
     searched.seconds += asking.elapsed().as_secs_f64();
-    let texts = kept_texts(keeper, ex, round);
+    let texts = kept_texts(keeper, &keys, round);
     Ok(round.pools.grown(dictionary, (&texts, &suggested), seed))
 }
 
@@ -125,17 +126,16 @@ const OPERANDS_BATCH: usize = 64;
 /// no comparisons.
 fn suggested(
     keeper: &mut keep::Keeper,
-    ex: &Explorable,
+    keys: &[Vec<extend::Key>],
     round: &mut Round,
 ) -> Result<operands::Suggested, ExploreError> {
     let Some(compares) = keeper.compares.as_mut() else {
         return Ok(operands::Suggested::default());
     };
-    let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
     let kept = (keeper.kept.iter().rev().map(|k| &k.calls)).take(operands::MAX_ASKED / 2);
     let asked: Vec<(Vec<u64>, Vec<operands::Inputs>)> = (kept.chain(&keeper.seeds))
         .take(operands::MAX_ASKED)
-        .map(|calls| (calls.clone(), pooled_values(calls, &keys, round)))
+        .map(|calls| (calls.clone(), pooled_values(calls, keys, round)))
         .filter(|(_, inputs)| inputs.iter().any(|i| !i.is_empty()))
         .collect();
     // Asked twice, of two harness processes: an operand that differs between them is an
@@ -165,11 +165,10 @@ const MAX_GROWN_TEXT: usize = 64;
 
 /// The texts of the text pool that kept sequences took, each once, in the order they were
 /// kept (none longer than [`MAX_GROWN_TEXT`] characters).
-fn kept_texts(keeper: &keep::Keeper, ex: &Explorable, round: &Round) -> Vec<String> {
-    let keys: Vec<Vec<extend::Key>> = ex.callables.iter().map(extend::keys).collect();
+fn kept_texts(keeper: &keep::Keeper, keys: &[Vec<extend::Key>], round: &Round) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for k in &keeper.kept {
-        for (kind, value) in pooled_values(&k.calls, &keys, round).into_iter().flatten() {
+        for (kind, value) in pooled_values(&k.calls, keys, round).into_iter().flatten() {
             let pools::Lit::Str(t) = value else {
                 continue;
             };

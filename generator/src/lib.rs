@@ -33,7 +33,7 @@ mod syntax;
 mod testdata;
 mod verify;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use carve_storage::{Call, Trace};
@@ -50,7 +50,9 @@ pub use crate::read::group::{GroupedTrace, Grouper, LeanValues, VALUE_NOT_KEPT};
 pub use crate::render::hoist::long_literals as hoist_long_literals;
 use crate::render::stage::Stage;
 pub use crate::report::{CarvedTest, Report};
-pub use crate::verify::{compile_error_lines, libtest, verify_test_file, Quarantined, Verify};
+pub use crate::verify::{
+    compile_error_lines, libtest, verify_test_file, Quarantined, Verify, QUARANTINE_FILE,
+};
 
 pub use crate::{
     body::{Binding, Body, Effect, Expectation, MockDecl, MockSetup, OrderedExpectation, Returns},
@@ -343,6 +345,31 @@ fn plan_options(options: &PlanOptions, trace: &Trace, api: &CrateApi) -> PlanOpt
     options
 }
 
+/// The recorded calls of `trace` the carved suite in `out_dir` tests: those [`generate`]
+/// plans a test of with its default options (its cap per function, the file prefix of the
+/// recorded target), less those of the tests and table rows verification took out there (its
+/// quarantine file). A call made inside another that no test makes directly, or one carve
+/// could not carve, is tested by none (`carve explore` starts from what these check).
+pub fn carved_calls(trace: &Trace, api: &CrateApi, out_dir: &Path) -> BTreeSet<u64> {
+    let defaults = PlanOptions {
+        max_per_function: Some(DEFAULT_MAX_PER_FUNCTION),
+        ..PlanOptions::default()
+    };
+    let options = plan_options(&defaults, trace, api);
+    let plan = plan::plan(trace, api, &options);
+    let file = out_dir.join(verify::quarantine_file_name(options.file_prefix.as_deref()));
+    let quarantined = std::fs::read_to_string(file)
+        .map(|text| verify::read_quarantine_report(&text))
+        .unwrap_or_default();
+    let failed: BTreeSet<u64> = verify::take_out::failed_calls(&plan, &quarantined)
+        .into_iter()
+        .collect();
+    (plan.files.iter().flat_map(|f| &f.tests))
+        .flat_map(|t| t.calls.iter().copied())
+        .filter(|c| !failed.contains(c))
+        .collect()
+}
+
 /// [`render::targets::TestTargets::list`] when the crate's manifest needs it.
 fn list_targets(run: &Run, files: &[PathBuf]) -> Result<Vec<String>, GenerateError> {
     run.targets.map_or(Ok(Vec::new()), |t| t.list(files))
@@ -429,10 +456,7 @@ fn verify_and_replan(
             files.retain(|path| path.is_file());
             let program = read::crate_dir::program_name(run.rec.trace);
             let report = verify::quarantine_report(&program, v.runs, &quarantined);
-            let name = match &plan_options.file_prefix {
-                Some(prefix) => format!("{prefix}quarantine.md"),
-                None => QUARANTINE_FILE.to_string(),
-            };
+            let name = verify::quarantine_file_name(plan_options.file_prefix.as_deref());
             files.extend(stage.write(&[(name, report)])?);
         }
         return Ok(quarantined);
@@ -448,6 +472,3 @@ pub fn remove_tests(
 ) -> Result<(), GenerateError> {
     verify::rewrite_without(out_dir, file, names)
 }
-
-/// Where verification lists the tests it took out.
-pub const QUARANTINE_FILE: &str = "carved_quarantine.md";

@@ -487,6 +487,48 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
     s
 }
 
+/// Where verification lists the tests it took out.
+pub const QUARANTINE_FILE: &str = "carved_quarantine.md";
+
+/// The file `carve generate` lists its taken-out tests in, for tests whose files begin with
+/// `prefix` (`carved_it_` for a recorded target other than the crate's own).
+pub(crate) fn quarantine_file_name(prefix: Option<&str>) -> String {
+    prefix.map_or_else(
+        || QUARANTINE_FILE.to_string(),
+        |prefix| format!("{prefix}quarantine.md"),
+    )
+}
+
+/// What a [`quarantine_report`] lists, read back (its rows; the reason as written, `|`
+/// unescaped); other lines are not rows.
+pub(crate) fn read_quarantine_report(text: &str) -> Vec<Quarantined> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(row) = line.strip_prefix("| ").and_then(|l| l.strip_suffix(" |")) else {
+            continue;
+        };
+        let Some((file, rest)) = row.split_once(" | `") else {
+            continue;
+        };
+        let Some((test, rest)) = rest.split_once('`') else {
+            continue;
+        };
+        let Some((at, reason)) = rest.split_once(" | ") else {
+            continue;
+        };
+        let row = (at.strip_prefix(" (row "))
+            .and_then(|r| r.split_once(' '))
+            .and_then(|(n, _)| n.parse().ok());
+        out.push(Quarantined {
+            file: file.to_string(),
+            test: test.to_string(),
+            row,
+            reason: reason.replace("\\|", "|"),
+        });
+    }
+    out
+}
+
 /// The files of `plan` as verification sees them: their tests, and the rows of each table test.
 pub(crate) fn under_test(plan: &crate::plan::model::Plan) -> Vec<UnderTest> {
     plan.files.iter().map(file_under_test).collect()
@@ -508,6 +550,36 @@ pub(crate) fn file_under_test(f: &crate::plan::model::FilePlan) -> UnderTest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quarantine_report_reads_back_as_the_tests_and_rows_it_lists() {
+        let quarantined = [
+            Quarantined {
+                file: "carved_app_v.rs".into(),
+                test: "eq_returns_true".into(),
+                row: None,
+                reason: "fails: assertion failed: result".into(),
+            },
+            Quarantined {
+                file: "carved_app_v.rs".into(),
+                test: "pop_returns_some_1".into(),
+                row: Some(2),
+                reason: "fails: left | right".into(),
+            },
+        ];
+        let report = quarantine_report("app", 3, &quarantined);
+        assert_eq!(read_quarantine_report(&report), quarantined);
+        let names: Vec<String> = (read_quarantine_report(&report).into_iter())
+            .map(|q| q.test)
+            .collect();
+        assert_eq!(names, ["eq_returns_true", "pop_returns_some_1"]);
+        assert!(read_quarantine_report("| a | `not_a_test` b |\n# heading\n").is_empty());
+        assert_eq!(quarantine_file_name(None), QUARANTINE_FILE);
+        assert_eq!(
+            quarantine_file_name(Some("carved_app_")),
+            "carved_app_quarantine.md"
+        );
+    }
 
     #[test]
     fn the_quarantine_report_lists_each_test_with_its_reason() {
