@@ -7,7 +7,9 @@
 //! fail on the very code they were carved from. Such an object is rebuilt only from its own
 //! recorded history: the call that made it, then every `&mut` call it went through, in order,
 //! as the program made them. When one of them cannot be replayed, the test is declined with
-//! [`HISTORY_NOT_REPLAYABLE`] rather than guessed.
+//! [`HISTORY_NOT_REPLAYABLE`] rather than guessed. What a handle's drop did to the object
+//! (`Drain`'s, putting the tail back) is not a step: the step that made the handle drops it at
+//! once, and that drop does it again.
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,7 +23,7 @@ use crate::arrange::context::{
 use crate::arrange::mocks::interactions;
 use crate::arrange::rebuild::directly::rebuild_directly;
 use crate::arrange::rebuild::producer::constructed;
-use crate::arrange::rebuild::replay::{handle_chain, replay_call, ReplayCall};
+use crate::arrange::rebuild::replay::{handle_chain, is_drop_impl, replay_call, ReplayCall};
 use crate::arrange::values::{is_maybe_uninit, same_state, strip_ref};
 use crate::arrange::wanted::{Answer, Wanted};
 use crate::body::Binding;
@@ -361,6 +363,11 @@ fn steps(
         }
         let ours = |o: &&ArgObject| lineage.contains(&o.object);
         if !call.objects.iter().any(|o| ours(&o)) {
+            // A handle's drop (`Drain`'s): the step that made the handle drops it at once,
+            // and that drop does to the object again what this one did.
+            if is_drop_impl(cx, call) && in_library(cx, call) && on_a_handle(cx, call, lineage) {
+                covered.insert(call.id);
+            }
             continue;
         }
         covered.insert(call.id);
@@ -509,5 +516,25 @@ mod tests {
         // at once and put the items back.
         let decided = rulebook().decided("rulebook::Stack::is_empty", 0, "rulebook::Stack");
         assert_eq!(decided, Err(crate::reasons::INSIDE_A_HANDLE));
+    }
+
+    #[test]
+    fn what_a_handles_drop_did_to_the_object_is_done_again_by_dropping_the_handle() {
+        // `top()` after `unload().next()`: the handle's drop put the item not taken back with
+        // `set_len`, an `unsafe fn` no step can call; the step drops the handle at once, and
+        // that drop does it again. Without the rule the history stopped at `set_len` and the
+        // stack was rebuilt from a call that left the same recorded state, `push(7)`, where
+        // the top is 9.
+        let rebuilt = rulebook().rebuilt("rulebook::Stack::top", 1, "rulebook::Stack", false);
+        assert_eq!(rebuilt.rule, "history");
+        assert_eq!(
+            rebuilt.setup,
+            [
+                "rulebook::Stack::new()",
+                "receiver.push(7u8)",
+                "receiver.push(9u8)",
+                "receiver.unload().next()"
+            ]
+        );
     }
 }

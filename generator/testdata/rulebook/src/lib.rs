@@ -211,6 +211,13 @@ impl Stack {
         self.len == 0
     }
 
+    /// # Safety
+    /// The first `n` items must have been written. (history: a call no test makes, made by
+    /// `Unloading`'s drop.)
+    pub unsafe fn set_len(&mut self, n: usize) {
+        self.len = n;
+    }
+
     /// history (a state inside a handle): hands the items out one by one; the stack looks
     /// empty while the handle lives, and the items not taken go back when it drops.
     pub fn unload(&mut self) -> Unloading<'_> {
@@ -251,7 +258,8 @@ impl Drop for Unloading<'_> {
             for i in 0..left {
                 self.stack.items[i] = self.stack.items[self.next + i];
             }
-            self.stack.len = left;
+            // Safety: the first `left` items were just written.
+            unsafe { self.stack.set_len(left) };
         }
     }
 }

@@ -39,6 +39,7 @@ fn main() {
     s.push(9);
     println!("top = {}", s.top());
     println!("unloaded = {:?}", s.unload().next());
+    println!("top after = {}", s.top());
     if let Some(mut tag) = Tag::parse("v1") {
         tag.append_raw(".2");
         println!("tag = {} ({} bytes)", tag.as_str(), tag.len());
