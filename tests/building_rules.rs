@@ -139,3 +139,96 @@ fn calls_on_an_object_a_public_call_is_building_count_through_that_call() {
         "sum_returns_6",
     );
 }
+
+/// A stack over `MaybeUninit` storage that a public call, `into_vec`, turns into an iterator
+/// with `into_iter()` (`IntoIterator`, a standard trait a test calls like any public method)
+/// and collects.
+const STACK_LIB: &str = r#"
+use std::mem::MaybeUninit;
+
+pub struct Stack {
+    items: [MaybeUninit<u8>; 4],
+    len: usize,
+}
+
+impl Stack {
+    pub fn new() -> Stack {
+        Stack { items: [MaybeUninit::uninit(); 4], len: 0 }
+    }
+
+    pub fn push(&mut self, x: u8) {
+        self.items[self.len] = MaybeUninit::new(x);
+        self.len += 1;
+    }
+
+    pub fn into_vec(self) -> Vec<u8> {
+        self.into_iter().collect()
+    }
+}
+
+pub struct IntoIter {
+    stack: Stack,
+    at: usize,
+}
+
+impl IntoIterator for Stack {
+    type Item = u8;
+    type IntoIter = IntoIter;
+
+    fn into_iter(self) -> IntoIter {
+        IntoIter { stack: self, at: 0 }
+    }
+}
+
+impl Iterator for IntoIter {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        (self.at < self.stack.len).then(|| {
+            self.at += 1;
+            // SAFETY: the first `len` items were written.
+            unsafe { self.stack.items[self.at - 1].assume_init() }
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.stack.len - self.at;
+        (left, Some(left))
+    }
+}
+"#;
+
+const STACK_MAIN: &str = r#"
+fn main() {
+    let mut s = stack::Stack::new();
+    s.push(3);
+    s.push(4);
+    s.push(5);
+    println!("{:?}", s.into_vec());
+}
+"#;
+
+/// The iterator `into_vec` makes with a public call, `into_iter()`, is no object only the call
+/// can hold: its `next` and `size_hint`, which `collect` calls inside `into_vec`, get tests of
+/// their own, on an iterator the test makes the same way (before, they counted as carved
+/// through `into_vec`'s test, which ran them and checked none of their answers). Making
+/// `size_hint`'s upper bound `None` fails a test.
+#[test]
+fn an_iterator_a_public_call_makes_with_into_iter_is_rebuilt_through_it() {
+    let c = carve_small_crate_with(
+        "stack",
+        STACK_LIB,
+        STACK_MAIN,
+        &["--filter", "stack::*", "--exclude", "stack::main"],
+        &["--format", "json"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&c.summary).expect("a JSON report");
+    assert_eq!(report["carved_through_callers"], 0, "{}", c.summary);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_stack.rs")).unwrap();
+    assert_carved(
+        &file,
+        &c.summary,
+        &[".into_iter();", "(2usize, Some(2usize))"],
+    );
+    assert_pass_then_fail_after(&c.dir, "(left, Some(left))", "(left, None)", "size_hint");
+}

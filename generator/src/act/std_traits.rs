@@ -31,6 +31,7 @@ const PUBLIC_PATHS: &[(&str, &str)] = &[
     ("DoubleEndedIterator", "std::iter::DoubleEndedIterator"),
     ("Extend", "std::iter::Extend"),
     ("FromIterator", "std::iter::FromIterator"),
+    ("IntoIterator", "std::iter::IntoIterator"),
     ("ExactSizeIterator", "std::iter::ExactSizeIterator"),
     ("Add", "std::ops::Add"),
     ("Sub", "std::ops::Sub"),
@@ -324,6 +325,10 @@ pub(crate) mod tests {
             Some("std::str::FromStr")
         );
         assert_eq!(public_path("core::ops::arith::Add"), Some("std::ops::Add"));
+        assert_eq!(
+            public_path("core::iter::traits::collect::IntoIterator"),
+            Some("std::iter::IntoIterator")
+        );
         assert_eq!(public_path("mycrate::FromStr"), None);
         assert_eq!(public_path("core::fmt::Display"), None);
     }
