@@ -262,9 +262,10 @@ enum StepExpr {
 }
 
 /// The object `object` was moved from, when the recording shows a move: no call made it, and
-/// the first state it was seen in is exactly (bytes and addresses included) the last state one
-/// other object of its type was seen in, an object never seen again after it appeared (a value
-/// returned from a block, `let v = smallvec![..]`). A copy made by a call would have that call
+/// the first state it was seen in is exactly (bytes and addresses included) the last state
+/// another object of its type was seen in, an object never seen again after it appeared (a value
+/// returned from a block, `let v = smallvec![..]`); of several, the one seen last, when one
+/// call saw it after every other. A copy made by a call would have that call
 /// as its maker; a bitwise copy of a type with such state is a move.
 fn moved_from(cx: &Ctx, object: ObjectId) -> Option<ObjectId> {
     let ty = &cx.trace.objects.iter().find(|o| o.id == object)?.type_name;
@@ -306,11 +307,20 @@ fn moved_from(cx: &Ctx, object: ObjectId) -> Option<ObjectId> {
             }
         }
     }
-    let mut from = last.into_iter().filter(|(_, (call, arg, seen_after))| {
-        !seen_after && state_in(call, arg, true).is_some_and(|s| s == first_state)
-    });
-    match (from.next(), from.next()) {
-        (Some((id, _)), None) => Some(id),
+    // The latest seen of those left in that state: a move through a by-value parameter
+    // (`into_inner(self)` giving back `Err(self)`) leaves the vector and the parameter alike,
+    // and the value came from the parameter.
+    let mut from: Vec<(CallId, ObjectId)> = last
+        .into_iter()
+        .filter(|(_, (call, arg, seen_after))| {
+            !seen_after && state_in(call, arg, true).is_some_and(|s| s == first_state)
+        })
+        .map(|(id, (call, ..))| (call.id, id))
+        .collect();
+    from.sort_unstable_by(|a, b| b.cmp(a));
+    match from.as_slice() {
+        [(_, id)] => Some(*id),
+        [(latest, id), (next, _), ..] if latest > next => Some(*id),
         _ => None,
     }
 }
@@ -516,6 +526,23 @@ mod tests {
         // at once and put the items back.
         let decided = rulebook().decided("rulebook::Stack::is_empty", 0, "rulebook::Stack");
         assert_eq!(decided, Err(crate::reasons::INSIDE_A_HANDLE));
+    }
+
+    #[test]
+    fn a_value_moved_through_a_by_value_parameter_comes_from_the_parameter() {
+        // `back` from `d.into_full()`'s `Err(self)`: the deck `d` and the parameter `len()` saw
+        // inside `into_full` were both last seen in the state `back` is first seen in, and
+        // neither after; the parameter was seen last, so `back` came from it, and it from `d`.
+        let rebuilt = rulebook().rebuilt("rulebook::Deck::top", 0, "rulebook::Deck", false);
+        assert_eq!(rebuilt.rule, "history");
+        assert_eq!(
+            rebuilt.setup,
+            [
+                "rulebook::Deck::new()",
+                "receiver.push(1u8)",
+                "receiver.push(2u8)"
+            ]
+        );
     }
 
     #[test]

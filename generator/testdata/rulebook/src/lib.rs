@@ -231,6 +231,51 @@ impl Stack {
     }
 }
 
+/// history (a move through a by-value parameter): a stack too big to pass in registers, so
+/// `into_full(self)` takes it by address, and the recording sees the parameter (`len()` is
+/// called on it) as an object of its own, left in the state the deck had; what `into_full`
+/// gives back came from it.
+pub struct Deck {
+    cards: [MaybeUninit<u8>; 16],
+    len: usize,
+}
+
+impl Deck {
+    pub fn new() -> Deck {
+        Deck {
+            cards: [MaybeUninit::uninit(); 16],
+            len: 0,
+        }
+    }
+
+    pub fn push(&mut self, x: u8) {
+        self.cards[self.len] = MaybeUninit::new(x);
+        self.len += 1;
+    }
+
+    pub fn top(&self) -> u8 {
+        // Safety: `len` cards were written.
+        unsafe { self.cards[self.len - 1].assume_init() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cards when all sixteen were written, else the deck back.
+    pub fn into_full(self) -> Result<[u8; 16], Deck> {
+        if self.len() < 16 {
+            return Err(self);
+        }
+        // Safety: all sixteen cards were written.
+        Ok(self.cards.map(|c| unsafe { c.assume_init() }))
+    }
+}
+
 /// The handle `Stack::unload` returns.
 pub struct Unloading<'a> {
     stack: &'a mut Stack,

@@ -40,6 +40,12 @@ fn main() {
     println!("top = {}", s.top());
     println!("unloaded = {:?}", s.unload().next());
     println!("top after = {}", s.top());
+    let mut d = Deck::new();
+    d.push(1);
+    d.push(2);
+    if let Err(back) = d.into_full() {
+        println!("back = {}", back.top());
+    }
     if let Some(mut tag) = Tag::parse("v1") {
         tag.append_raw(".2");
         println!("tag = {} ({} bytes)", tag.as_str(), tag.len());
