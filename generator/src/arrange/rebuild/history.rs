@@ -265,8 +265,8 @@ enum StepExpr {
 /// the first state it was seen in is exactly (bytes and addresses included) the last state
 /// another object of its type was seen in, an object never seen again after it appeared (a value
 /// returned from a block, `let v = smallvec![..]`); of several, the one seen last, when one
-/// call saw it after every other. A copy made by a call would have that call
-/// as its maker; a bitwise copy of a type with such state is a move.
+/// call saw it after every other. A copy made by a call would have that call as its maker; a
+/// bitwise copy of a type with such state is a move.
 fn moved_from(cx: &Ctx, object: ObjectId) -> Option<ObjectId> {
     let ty = &cx.trace.objects.iter().find(|o| o.id == object)?.type_name;
     let of_type: HashSet<ObjectId> = cx
