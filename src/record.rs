@@ -86,6 +86,9 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         Some(program) => capture_paths_note(program, &options, a.capture)?,
         None => None,
     };
+    let inlined_note = recorded
+        .as_ref()
+        .and_then(|program| inlined_only_note(&program.inlined_only(&options.selection)));
     // A trace file that cannot take the run (damaged, not a trace, read-only) is refused before
     // the program is even started.
     Store::check_for_recording(&a.db)?;
@@ -129,7 +132,7 @@ fn record_once(a: &RecordArgs) -> anyhow::Result<i32> {
         }
         None
     };
-    if let Some(note) = paths_note {
+    for note in [paths_note, inlined_note].into_iter().flatten() {
         say(&note);
     }
     let first_store = Mutex::new(first_store);
@@ -310,6 +313,30 @@ fn ended(who: &str, exit: &ProcessExit) -> String {
             }
         }
     }
+}
+
+/// The selected functions the program has only inlined into their callers, when there are
+/// some: no call of them can be recorded, so none gets a carved test (`bytesize::ByteSize::as_mib`,
+/// `#[inline(always)]`, inlined even in a debug build). The first three are named.
+fn inlined_only_note(paths: &[String]) -> Option<String> {
+    let (first, rest) = paths.split_first()?;
+    let named: Vec<String> = std::iter::once(first)
+        .chain(rest.iter().take(2))
+        .map(|p| format!("`{p}`"))
+        .collect();
+    let more = match paths.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    let (n, them) = match paths.len() {
+        1 => ("1 selected function is".to_string(), "it"),
+        n => (format!("{n} selected functions are"), "them"),
+    };
+    Some(format!(
+        "carve: {n} only inlined into {} callers in this program ({}{more}): the recorder cannot stop in {them}, so no call of {them} is recorded or carved",
+        if paths.len() == 1 { "its" } else { "their" },
+        named.join(", ")
+    ))
 }
 
 /// How many selected functions use which path, and why the others keep breakpoints (the rule

@@ -1424,3 +1424,45 @@ fn main() {
         );
     }
 }
+
+/// A selected function every call of which the compiler inlined (`#[inline(always)]`, inlined
+/// even in a debug build) has no code of its own to stop in: `carve record` says so, naming it,
+/// and names no function that has code of its own.
+#[test]
+fn a_selected_function_only_inlined_into_its_callers_is_named_as_such() {
+    const LIB: &str = r#"
+pub struct Size(pub u64);
+
+impl Size {
+    #[inline(always)]
+    pub fn as_kib(&self) -> u64 {
+        self.0 / 1024
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.0
+    }
+}
+"#;
+    const MAIN: &str = r#"
+fn main() {
+    let s = inlined::Size(4096);
+    println!("{} {}", s.as_kib(), s.bytes());
+}
+"#;
+    let c = record_small_crate("inlined", LIB, MAIN, &["--filter", "inlined::*"]);
+    let said = stderr(&c.recorded);
+    assert!(c.recorded.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "carve: 1 selected function is only inlined into its callers in this program \
+             (`inlined::Size::as_kib`): the recorder cannot stop in it, so no call of it is \
+             recorded or carved"
+        ),
+        "{said}"
+    );
+    let trace = load(&c.db);
+    let paths: Vec<&str> = trace.functions.iter().map(|f| f.path.as_str()).collect();
+    assert!(paths.contains(&"inlined::Size::bytes"), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.contains("as_kib")), "{paths:?}");
+}

@@ -140,6 +140,10 @@ pub struct DebugInfo {
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
     namespaces: Arc<HashMap<usize, Arc<str>>>,
     functions: Arc<Vec<FunctionEntry>>,
+    /// Functions with no code of their own: every call of them was inlined into its caller
+    /// (`#[inline(always)]`, even in debug builds), so no breakpoint can stop in them. Their
+    /// addresses are 0; paths that also have code of their own are in `functions` too.
+    inlined_only: Arc<Vec<FunctionEntry>>,
     /// ELF text symbols by demangled name, read at their first use: demangling every symbol
     /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
     /// Shared by the clones (each recording of a program loaded once reads them once).
@@ -360,6 +364,7 @@ impl DebugInfo {
             unit_rows: Arc::new(Vec::new()),
             namespaces: Arc::new(HashMap::new()),
             functions: Arc::new(Vec::new()),
+            inlined_only: Arc::new(Vec::new()),
             symbols: Arc::new(std::sync::OnceLock::new()),
             code_starts: Arc::new(std::sync::OnceLock::new()),
             starts: Arc::new(std::sync::OnceLock::new()),
@@ -405,6 +410,16 @@ impl DebugInfo {
     }
 
     /// Every function with code in the executable, in DWARF order.
+    /// The functions with no code of their own (every call inlined), each path once, less
+    /// those that also have code of their own somewhere.
+    pub fn inlined_only(&self) -> Vec<&FunctionEntry> {
+        let concrete: HashSet<&str> = self.functions.iter().map(|f| f.path.as_str()).collect();
+        let mut seen = HashSet::new();
+        (self.inlined_only.iter())
+            .filter(|f| !concrete.contains(f.path.as_str()) && seen.insert(f.path.as_str()))
+            .collect()
+    }
+
     pub fn functions(&self) -> &[FunctionEntry] {
         &self.functions
     }
@@ -544,14 +559,23 @@ impl DebugInfo {
                     }
                 }
                 gimli::DW_TAG_subprogram => {
-                    if let Some(f) =
-                        function_entry(&self.dwarf, unit, entry, &files, language, &scopes)
-                    {
+                    let place: Place = (&files, language, &scopes);
+                    if let Some(f) = function_entry(&self.dwarf, unit, entry, place) {
                         Arc::make_mut(&mut self.functions).push(FunctionEntry {
                             unit: unit_index,
                             die: entry.offset(),
                             ..f
                         });
+                    } else if entry.attr_value(gimli::DW_AT_inline).is_some() {
+                        // The abstract instance of an inlined function: no code of its own.
+                        let code = (FileAddr(0), FileAddr(0));
+                        if let Some(f) = described(&self.dwarf, unit, entry, place, code) {
+                            Arc::make_mut(&mut self.inlined_only).push(FunctionEntry {
+                                unit: unit_index,
+                                die: entry.offset(),
+                                ..f
+                            });
+                        }
                     }
                 }
                 _ => {}
@@ -1547,14 +1571,15 @@ fn specification(
     }
 }
 
+/// Where a DIE is: its unit's file table, language and enclosing namespaces.
+type Place<'a> = (&'a [Option<String>], Language, &'a [(isize, Arc<str>)]);
+
 /// The summary of a concrete subprogram DIE, or `None` for declarations and inlined-only ones.
 fn function_entry(
     dwarf: &gimli::Dwarf<Reader>,
     unit: &gimli::Unit<Reader>,
     entry: &gimli::DebuggingInformationEntry<Reader>,
-    files: &[Option<String>],
-    language: Language,
-    scopes: &[(isize, Arc<str>)],
+    place: Place,
 ) -> Option<FunctionEntry> {
     let low = match entry.attr_value(gimli::DW_AT_low_pc)? {
         AttributeValue::Addr(a) => a,
@@ -1568,6 +1593,18 @@ fn function_entry(
     if low == 0 || high <= low {
         return None;
     }
+    described(dwarf, unit, entry, place, (FileAddr(low), FileAddr(high)))
+}
+
+/// The summary of a subprogram DIE whose code is at `[low, high)` (both 0: none of its own),
+/// its name, path and declaration read from it or from the DIE it specifies.
+fn described(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &gimli::Unit<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+    (files, language, scopes): Place,
+    (low, high): (FileAddr, FileAddr),
+) -> Option<FunctionEntry> {
     let spec = specification(unit, entry);
     let get = |at| {
         attr_string(dwarf, unit, entry, at)
@@ -1614,8 +1651,8 @@ fn function_entry(
         language,
         decl_file,
         decl_line: line.map(|l| l as u32),
-        low_pc: FileAddr(low),
-        high_pc: FileAddr(high),
+        low_pc: low,
+        high_pc: high,
         own_code,
         unit: 0,
         die: entry.offset(),

@@ -114,6 +114,18 @@ impl Program {
         Ok(all)
     }
 
+    /// The paths of the functions `selection` matches that have no code of their own in the
+    /// program (every call of them inlined into its caller, as `#[inline(always)]` is even in
+    /// debug builds): no breakpoint can stop in them, so none of their calls is recorded.
+    pub fn inlined_only(&self, selection: &Selection) -> Vec<String> {
+        let mut out: Vec<String> = (self.info.inlined_only().into_iter())
+            .filter(|f| selection.matches(f))
+            .map(|f| f.path.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The functions `selection` picks; an error listing some that exist when it picks none.
     /// For each function `options` select, whether it is captured in process (`None`) or
     /// keeps the ptrace path, and why: the rule `carve record` applies.
