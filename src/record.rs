@@ -319,22 +319,19 @@ fn ended(who: &str, exit: &ProcessExit) -> String {
 /// some: no call of them can be recorded, so none gets a carved test (`bytesize::ByteSize::as_mib`,
 /// `#[inline(always)]`, inlined even in a debug build). The first three are named.
 fn inlined_only_note(paths: &[String]) -> Option<String> {
-    let (first, rest) = paths.split_first()?;
-    let named: Vec<String> = std::iter::once(first)
-        .chain(rest.iter().take(2))
-        .map(|p| format!("`{p}`"))
-        .collect();
+    let named: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
     let more = match paths.len() {
+        0 => return None,
         n if n > 3 => format!(" and {} more", n - 3),
         _ => String::new(),
     };
-    let (n, them) = match paths.len() {
-        1 => ("1 selected function is".to_string(), "it"),
-        n => (format!("{n} selected functions are"), "them"),
+    let (n, its, them) = match paths.len() {
+        1 => ("1 selected function is".to_string(), "its", "it"),
+        n => (format!("{n} selected functions are"), "their", "them"),
     };
     Some(format!(
-        "carve: {n} only inlined into {} callers in this program ({}{more}): the recorder cannot stop in {them}, so no call of {them} is recorded or carved",
-        if paths.len() == 1 { "its" } else { "their" },
+        "carve: {n} only inlined into {its} callers in this program ({}{more}): the recorder \
+         cannot stop in {them}, so no call of {them} is recorded or carved",
         named.join(", ")
     ))
 }

@@ -129,6 +129,16 @@ pub(crate) struct FunctionDetail {
     pub fn_items: Vec<(String, String)>,
 }
 
+/// Where an abstract instance of an inlined function is: its unit (index), its DIE, the
+/// namespace enclosing it and the unit's language.
+#[derive(Clone)]
+struct InlinedDie {
+    unit: usize,
+    die: UnitOffset,
+    prefix: Option<Arc<str>>,
+    language: Language,
+}
+
 /// An executable's debug information. A clone shares the file's bytes and sections (`Arc`s).
 #[derive(Clone)]
 pub struct DebugInfo {
@@ -140,10 +150,10 @@ pub struct DebugInfo {
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
     namespaces: Arc<HashMap<usize, Arc<str>>>,
     functions: Arc<Vec<FunctionEntry>>,
-    /// Functions with no code of their own: every call of them was inlined into its caller
-    /// (`#[inline(always)]`, even in debug builds), so no breakpoint can stop in them. Their
-    /// addresses are 0; paths that also have code of their own are in `functions` too.
-    inlined_only: Arc<Vec<FunctionEntry>>,
+    /// The abstract instances of inlined functions (`DW_AT_inline`), read whole only by
+    /// [`DebugInfo::inlined_only`]: a large program has tens of thousands (the standard
+    /// library's, one per unit that inlines one).
+    inlined_dies: Arc<Vec<InlinedDie>>,
     /// ELF text symbols by demangled name, read at their first use: demangling every symbol
     /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
     /// Shared by the clones (each recording of a program loaded once reads them once).
@@ -364,7 +374,7 @@ impl DebugInfo {
             unit_rows: Arc::new(Vec::new()),
             namespaces: Arc::new(HashMap::new()),
             functions: Arc::new(Vec::new()),
-            inlined_only: Arc::new(Vec::new()),
+            inlined_dies: Arc::new(Vec::new()),
             symbols: Arc::new(std::sync::OnceLock::new()),
             code_starts: Arc::new(std::sync::OnceLock::new()),
             starts: Arc::new(std::sync::OnceLock::new()),
@@ -409,17 +419,66 @@ impl DebugInfo {
         &self.path
     }
 
-    /// Every function with code in the executable, in DWARF order.
-    /// The functions with no code of their own (every call inlined), each path once, less
-    /// those that also have code of their own somewhere.
-    pub fn inlined_only(&self) -> Vec<&FunctionEntry> {
-        let concrete: HashSet<&str> = self.functions.iter().map(|f| f.path.as_str()).collect();
-        let mut seen = HashSet::new();
-        (self.inlined_only.iter())
-            .filter(|f| !concrete.contains(f.path.as_str()) && seen.insert(f.path.as_str()))
-            .collect()
+    /// The functions with no code of their own: every call of them was inlined into its caller
+    /// (`#[inline(always)]`, even in debug builds), so no breakpoint can stop in them. Each
+    /// once (by linkage name, before its path is worked out), none that also has code of its
+    /// own somewhere; addresses 0.
+    pub fn inlined_only(&self) -> Vec<FunctionEntry> {
+        let concrete: HashSet<&str> = (self.functions.iter())
+            .flat_map(|f| {
+                f.linkage_name
+                    .as_deref()
+                    .into_iter()
+                    .chain([f.path.as_str()])
+            })
+            .collect();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut files: HashMap<usize, Vec<Option<String>>> = HashMap::new();
+        let mut out = Vec::new();
+        for InlinedDie {
+            unit: unit_index,
+            die,
+            prefix,
+            language,
+        } in self.inlined_dies.iter()
+        {
+            let Some(unit) = self.units.get(*unit_index) else {
+                continue;
+            };
+            let Ok(entry) = unit.entry(*die) else {
+                continue;
+            };
+            let spec = specification(unit, &entry);
+            let key =
+                (attr_string(&self.dwarf, unit, &entry, gimli::DW_AT_linkage_name)).or_else(|| {
+                    let s = spec.as_ref()?;
+                    attr_string(&self.dwarf, unit, s, gimli::DW_AT_linkage_name)
+                });
+            if key
+                .as_ref()
+                .is_some_and(|k| concrete.contains(k.as_str()) || !seen.insert(k.clone()))
+            {
+                continue;
+            }
+            let files = (files.entry(*unit_index)).or_insert_with(|| file_table(&self.dwarf, unit));
+            let scopes: Vec<(isize, Arc<str>)> = prefix.iter().map(|p| (0, p.clone())).collect();
+            let place: Place = (files, *language, &scopes);
+            let code = (FileAddr(0), FileAddr(0));
+            let Some(f) = described(&self.dwarf, unit, &entry, place, code) else {
+                continue;
+            };
+            if !concrete.contains(f.path.as_str()) && seen.insert(f.path.clone()) {
+                out.push(FunctionEntry {
+                    unit: *unit_index,
+                    die: *die,
+                    ..f
+                });
+            }
+        }
+        out
     }
 
+    /// Every function with code in the executable, in DWARF order.
     pub fn functions(&self) -> &[FunctionEntry] {
         &self.functions
     }
@@ -568,14 +627,13 @@ impl DebugInfo {
                         });
                     } else if entry.attr_value(gimli::DW_AT_inline).is_some() {
                         // The abstract instance of an inlined function: no code of its own.
-                        let code = (FileAddr(0), FileAddr(0));
-                        if let Some(f) = described(&self.dwarf, unit, entry, place, code) {
-                            Arc::make_mut(&mut self.inlined_only).push(FunctionEntry {
-                                unit: unit_index,
-                                die: entry.offset(),
-                                ..f
-                            });
-                        }
+                        let prefix = scopes.last().map(|(_, p)| p.clone());
+                        Arc::make_mut(&mut self.inlined_dies).push(InlinedDie {
+                            unit: unit_index,
+                            die: entry.offset(),
+                            prefix,
+                            language,
+                        });
                     }
                 }
                 _ => {}

@@ -120,7 +120,7 @@ impl Program {
     pub fn inlined_only(&self, selection: &Selection) -> Vec<String> {
         let mut out: Vec<String> = (self.info.inlined_only().into_iter())
             .filter(|f| selection.matches(f))
-            .map(|f| f.path.clone())
+            .map(|f| f.path)
             .collect();
         out.sort();
         out
