@@ -568,3 +568,83 @@ fn generate_says_to_record_with_coverage_and_measures_nothing_when_told_not_to()
         stdout(&quiet)
     );
 }
+
+/// A selected function every call of which the compiler inlined (`#[inline(always)]`, even in
+/// a debug build) has no code of its own, but its lines run where it was inlined: `--coverage`
+/// counts them there, as that function's, reached or not, also where a traced function
+/// inlined it.
+#[test]
+fn the_lines_of_a_function_only_inlined_into_its_callers_are_counted_where_it_was_inlined() {
+    const LIB: &str = r#"
+pub struct Size(pub u64);
+
+impl Size {
+    #[inline(always)]
+    pub fn as_kib(&self) -> u64 {
+        self.0 / 1024
+    }
+
+    #[inline(always)]
+    pub fn as_mib(&self) -> u64 {
+        self.0 / (1024 * 1024)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.0 + self.as_kib() * 0
+    }
+}
+"#;
+    const MAIN: &str = r#"
+fn main() {
+    let s = inlined::Size(4096);
+    println!("{} {}", s.as_kib(), s.bytes());
+    if std::env::args().count() > 5 {
+        println!("{}", s.as_mib());
+    }
+}
+"#;
+    let c = record_small_crate("inlined", LIB, MAIN, &["--coverage"]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let lib = c.dir.join("src/lib.rs");
+    let lib = lib.to_string_lossy();
+    let cov = coverage_of(&c.db);
+    let function = |path: &str| {
+        (cov.functions.iter())
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no {path} in {:?}", cov.functions))
+    };
+    let kib = line_of(&c.dir.join("src/lib.rs"), "self.0 / 1024");
+    let mib = line_of(&c.dir.join("src/lib.rs"), "self.0 / (1024 * 1024)");
+    let bytes = line_of(&c.dir.join("src/lib.rs"), "self.0 + self.as_kib()");
+    assert_eq!(
+        function("inlined::Size::as_kib").reached_lines,
+        vec![(lib.to_string(), kib)]
+    );
+    let as_mib = function("inlined::Size::as_mib");
+    assert_eq!(as_mib.lines, vec![(lib.to_string(), mib)]);
+    assert_eq!(as_mib.reached, 0);
+    assert!(!cov.lines[&*lib][&mib]);
+    // `bytes` and `main` have code of their own: what they inlined is not their line.
+    let own = function("inlined::Size::bytes");
+    let at = |line: u32| (lib.to_string(), line);
+    assert_eq!(
+        own.reached_lines,
+        vec![at(bytes - 1), at(bytes), at(bytes + 1)]
+    );
+    let main = function("inlined::main");
+    assert!(
+        main.lines.iter().all(|(file, _)| file.ends_with("main.rs")),
+        "{main:?}"
+    );
+    // No call of a function with no code is recorded.
+    let store = Store::open(&c.db).unwrap();
+    let trace: Trace = store
+        .load_trace(store.latest_run().unwrap().unwrap())
+        .unwrap();
+    let calls = |path: &str| {
+        let id = trace.functions.iter().find(|f| f.path == path).unwrap().id;
+        trace.calls.iter().filter(|c| c.function == id).count()
+    };
+    assert_eq!(calls("inlined::Size::as_kib"), 0);
+    assert_eq!(calls("inlined::Size::bytes"), 1);
+}

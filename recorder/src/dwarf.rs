@@ -15,6 +15,9 @@ use crate::types::{BaseKind, Member, Type, TypeId, TypeKind, TypeTable, Variant}
 use carve_storage::Language;
 
 mod fn_items;
+mod inlined;
+
+pub(crate) use inlined::InlinedOnly;
 
 pub(crate) type Reader = EndianArcSlice<RunTimeEndian>;
 pub(crate) type Expr = gimli::Expression<Reader>;
@@ -417,65 +420,6 @@ impl DebugInfo {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// The functions with no code of their own: every call of them was inlined into its caller
-    /// (`#[inline(always)]`, even in debug builds), so no breakpoint can stop in them. Each
-    /// once (by linkage name, before its path is worked out), none that also has code of its
-    /// own somewhere; addresses 0.
-    pub fn inlined_only(&self) -> Vec<FunctionEntry> {
-        let concrete: HashSet<&str> = (self.functions.iter())
-            .flat_map(|f| {
-                f.linkage_name
-                    .as_deref()
-                    .into_iter()
-                    .chain([f.path.as_str()])
-            })
-            .collect();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut files: HashMap<usize, Vec<Option<String>>> = HashMap::new();
-        let mut out = Vec::new();
-        for InlinedDie {
-            unit: unit_index,
-            die,
-            prefix,
-            language,
-        } in self.inlined_dies.iter()
-        {
-            let Some(unit) = self.units.get(*unit_index) else {
-                continue;
-            };
-            let Ok(entry) = unit.entry(*die) else {
-                continue;
-            };
-            let spec = specification(unit, &entry);
-            let key =
-                (attr_string(&self.dwarf, unit, &entry, gimli::DW_AT_linkage_name)).or_else(|| {
-                    let s = spec.as_ref()?;
-                    attr_string(&self.dwarf, unit, s, gimli::DW_AT_linkage_name)
-                });
-            if key
-                .as_ref()
-                .is_some_and(|k| concrete.contains(k.as_str()) || !seen.insert(k.clone()))
-            {
-                continue;
-            }
-            let files = (files.entry(*unit_index)).or_insert_with(|| file_table(&self.dwarf, unit));
-            let scopes: Vec<(isize, Arc<str>)> = prefix.iter().map(|p| (0, p.clone())).collect();
-            let place: Place = (files, *language, &scopes);
-            let code = (FileAddr(0), FileAddr(0));
-            let Some(f) = described(&self.dwarf, unit, &entry, place, code) else {
-                continue;
-            };
-            if !concrete.contains(f.path.as_str()) && seen.insert(f.path.clone()) {
-                out.push(FunctionEntry {
-                    unit: *unit_index,
-                    die: *die,
-                    ..f
-                });
-            }
-        }
-        out
     }
 
     /// Every function with code in the executable, in DWARF order.

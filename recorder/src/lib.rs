@@ -668,16 +668,37 @@ impl Image {
             });
         }
         let line_plan = if options.coverage {
-            let rows = program.info.code_rows(&traced_entries);
-            let ids: Vec<FunctionId> = traced
+            let mut rows = program.info.code_rows(&traced_entries);
+            let mut ids: Vec<FunctionId> = traced
                 .iter()
                 .filter(|t| !t.passed_closure)
                 .map(|t| t.id)
                 .collect();
-            let files: std::collections::HashSet<&str> = traced_entries
+            let mut files: std::collections::HashSet<String> = traced_entries
                 .iter()
-                .filter_map(|f| f.decl_file.as_deref())
+                .filter_map(|f| f.decl_file.clone())
                 .collect();
+            if options.only_at.is_empty() {
+                let next = FunctionId(chosen.len() as u32 + 1);
+                let inlined = inlined_lines(&mut program, options, next);
+                for (info, file) in inlined.functions {
+                    ids.push(info.id);
+                    files.extend(file);
+                    infos.push(info);
+                }
+                let first = ids.len() - inlined.count;
+                // A line of a function only inlined is that function's, wherever it was
+                // inlined: in a traced function's code too.
+                let theirs: std::collections::HashSet<FileAddr> =
+                    inlined.rows.iter().map(|r| r.addr).collect();
+                rows.retain(|r| !theirs.contains(&r.addr));
+                rows.extend(inlined.rows.into_iter().map(|r| dwarf::CodeRow {
+                    function: first + r.function,
+                    ..r
+                }));
+                rows.sort_by_key(|r| r.addr);
+            }
+            let files = files.iter().map(String::as_str).collect();
             lines::plan(&rows, &ids, &files)
         } else {
             lines::LinePlan::default()
@@ -754,6 +775,42 @@ impl Image {
         tracer.set_test_names(&self.test_names);
         tracer.set_write_methods(&self.write_methods);
         Ok(tracer)
+    }
+}
+
+/// The selected functions with no code of their own (every call inlined) and the rows of
+/// the code inlined from them, for `--coverage`: their lines run where they were inlined.
+struct InlinedLines {
+    /// Their function table entries (ids from the one given on) and declaring files.
+    functions: Vec<(FunctionInfo, Option<String>)>,
+    /// How many of them have an entry.
+    count: usize,
+    /// Rows with code in them, `function` an index into `functions`.
+    rows: Vec<dwarf::CodeRow>,
+}
+
+/// The lines of the selected functions only inlined into their callers, wherever they were
+/// inlined, numbered from `next`.
+fn inlined_lines(program: &mut Program, options: &RecordOptions, next: FunctionId) -> InlinedLines {
+    let picked: Vec<dwarf::InlinedOnly> = (program.info.inlined_only_dies().into_iter())
+        .filter(|f| options.selection.matches(&f.entry))
+        .collect();
+    let mut functions = Vec::new();
+    let mut kept = Vec::new();
+    for f in &picked {
+        let Ok(detail) = program.info.detail(&f.entry) else {
+            continue;
+        };
+        let id = FunctionId(next.0 + functions.len() as u32);
+        let info = function_info(id, &f.entry, &detail, &program.info.types);
+        functions.push((info, f.entry.decl_file.clone()));
+        kept.push(f);
+    }
+    let rows = program.info.inlined_code_rows(&kept);
+    InlinedLines {
+        count: functions.len(),
+        functions,
+        rows,
     }
 }
 
