@@ -53,6 +53,10 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
             }
             run.with_code.insert(line);
         }
+        run.functions_reached = (c.functions.iter())
+            .filter(|f| f.reached > 0)
+            .map(|f| f.path.clone())
+            .collect();
         run
     });
     let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);

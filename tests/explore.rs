@@ -1626,3 +1626,69 @@ fn an_outcome_no_carved_test_checks_keeps_the_explored_call_that_gives_it() {
         ("(left, Some(left))", "(left, Some(left + 1))"),
     );
 }
+
+const TOTALS_LIB: &str = r#"use std::ops::{Add, AddAssign};
+
+/// A size in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bytes(u64);
+
+impl Bytes {
+    pub fn new(n: u64) -> Bytes {
+        Bytes(n)
+    }
+
+    /// Whole kibibytes.
+    #[inline(always)]
+    pub fn kib(&self) -> u64 {
+        self.0 / 1024
+    }
+}
+
+impl Add for Bytes {
+    type Output = Bytes;
+
+    #[inline(always)]
+    fn add(self, rhs: Bytes) -> Bytes {
+        Bytes(self.0 + rhs.0)
+    }
+}
+
+impl AddAssign for Bytes {
+    #[inline(always)]
+    fn add_assign(&mut self, rhs: Bytes) {
+        self.0 += rhs.0;
+    }
+}
+"#;
+
+const TOTALS_MAIN: &str = r#"fn main() {
+    let mut total = totals::Bytes::new(2048);
+    total += totals::Bytes::new(1024);
+    let sum = total + totals::Bytes::new(512);
+    println!("{} KiB, {:?}", sum.kib(), sum);
+}
+"#;
+
+/// Functions every call of which was inlined (`#[inline(always)]`, even in a debug build)
+/// have no call in the trace, but the run reached their lines (`--coverage`): they are
+/// explored as functions the run called, and an operator trait's method as a test writes it
+/// (`a + b`, `a += b`). The explored tests fail when any of the three changes.
+#[test]
+fn functions_the_run_reached_only_inlined_are_explored_and_operators_written_as_operators() {
+    let (c, said) = explore_small("totals", TOTALS_LIB, TOTALS_MAIN, "3000");
+    let tests = explored(&c.dir, "totals", &said, 4);
+    assert!(tests.contains(".kib()"), "{tests}");
+    assert!(tests.contains(" += "), "{tests}");
+    assert!(tests.contains(" + "), "{tests}");
+    for (from, to) in [
+        ("self.0 / 1024", "self.0 % 1024"),
+        ("Bytes(self.0 + rhs.0)", "Bytes(self.0 * rhs.0)"),
+        ("self.0 += rhs.0", "self.0 *= rhs.0"),
+    ] {
+        let lib = c.dir.join("src/lib.rs");
+        let source = std::fs::read_to_string(&lib).unwrap();
+        fail_after_edit(&c.dir, "totals", (from, to));
+        std::fs::write(&lib, source).unwrap();
+    }
+}

@@ -99,6 +99,9 @@ impl Callable {
     /// The call of `target` (its path, or `recv.method`) with `args`: `target(a, b)`, or for a
     /// struct literal `Type { field: a, other: b }`.
     pub fn written(&self, target: &str, args: &[String]) -> String {
+        if let Some(op) = crate::operators::written(target, args) {
+            return op;
+        }
         if let Some(value) = target.strip_suffix(VALUE) {
             return value.to_string();
         }
@@ -321,6 +324,9 @@ pub(crate) struct Seen {
     pub(crate) touching: BTreeSet<String>,
     /// The types each path was called on (`None`: no receiver) and returned, as recorded.
     pub(crate) results: BTreeMap<String, BTreeSet<(Option<String>, String)>>,
+    /// Each path's declared parameter and return types, from the run's function table (the
+    /// first of a path's instances): also of functions the run has no call of.
+    pub(crate) declared: BTreeMap<String, crate::operators::Declared>,
 }
 
 /// The type a recorded argument value was, when a pool holds such values: `u32`, `&str`.
@@ -346,6 +352,10 @@ impl Seen {
         let paths: BTreeMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
         let mut called = BTreeSet::new();
         let mut seen = Seen::default();
+        for f in &trace.functions {
+            let params = f.params.iter().map(|p| p.type_name.clone()).collect();
+            (seen.declared.entry(f.path.clone())).or_insert((params, f.return_type.clone()));
+        }
         for c in &trace.calls {
             let Some(&path) = paths.get(&c.function) else {
                 continue;
@@ -412,9 +422,12 @@ pub fn why_none_matched(called: &BTreeSet<String>, krate: &str) -> Option<String
     })
 }
 
-/// The explorable calls of `api` among the functions `trace` reached.
-pub fn explorable(api: &CrateApi, trace: &Trace) -> Explorable {
-    let (called, seen) = Seen::of(trace);
+/// The explorable calls of `api` among the functions `trace` reached: those it recorded calls
+/// of, and those it reached a line of (`lines_reached`, by path: a function every call of which
+/// was inlined has lines but no call).
+pub fn explorable(api: &CrateApi, trace: &Trace, lines_reached: &BTreeSet<String>) -> Explorable {
+    let (mut called, seen) = Seen::of(trace);
+    called.extend(lines_reached.iter().cloned());
     let instances = crate::generic_types::recorded_instances(trace);
     let run = (&called, &seen, &instances);
     // Twice: a parameter of an object type is drawn from that type's slots, and the first
@@ -541,6 +554,12 @@ fn explorable_knowing(
                 (&type_path, &recorded(&ty.name)),
                 (ty, &traits),
                 called,
+            );
+            crate::operators::operator_methods(
+                &mut out,
+                (&type_path, &recorded(&ty.name)),
+                (ty, &traits),
+                (called, &seen.declared),
             );
         }
     }

@@ -527,8 +527,38 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "        // {}", c.path);
     let _ = writeln!(s, "        {i} => {{");
-    let mut digit = 0;
     let mut target = c.call.clone();
+    // The receiver's digit comes first; the arguments, and object arguments that are clones,
+    // are taken before the receiver is borrowed (`recv += a0` with both from one type's slots).
+    let first_param = usize::from(c.receiver.is_some());
+    let mut args = Vec::new();
+    let mut borrowed = Vec::new();
+    for (k, p) in c.params.iter().enumerate() {
+        let digit = first_param + k;
+        if let PoolKind::Object(o) = p.kind {
+            // From the slot, like a receiver: an empty one ends the sequence.
+            let (get, lines) = match p.pass {
+                Pass::Ref => ("as_ref()", &mut borrowed),
+                _ => ("clone()", &mut args),
+            };
+            lines.push(format!(
+                "            let Some(a{k}) = st.o{o}[d[{digit}]].{get} else {{ return Outcome::NoReceiver }};"
+            ));
+            continue;
+        }
+        let pool = pool_name(pools, &p.kind);
+        let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
+        args.push(format!("            let a{k} = {value};"));
+    }
+    // A receiver taken by value goes first, as in a test (`a.into_x(a.clone())` does not
+    // compile): an argument from its slot then finds it empty.
+    let by_value = c.receiver.is_some_and(|r| r.by_value);
+    if by_value {
+        borrowed.splice(0..0, args.drain(..));
+    }
+    for line in args {
+        let _ = writeln!(s, "{line}");
+    }
     if let Some(r) = c.receiver {
         let get = match (r.by_value, r.mutable) {
             (true, _) => "take",
@@ -537,35 +567,20 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         };
         let _ = writeln!(
             s,
-            "            let Some(recv) = st.o{}[d[{digit}]].{get}() else {{ return Outcome::NoReceiver }};",
+            "            let Some(recv) = st.o{}[d[0]].{get}() else {{ return Outcome::NoReceiver }};",
             r.object
         );
-        target = format!("recv.{}", c.call);
-        digit += 1;
+        // An operator's receiver is the place it assigns to: `(*recv) += a0`.
+        target = match c.call.ends_with(crate::operators::OPERATOR) {
+            true => format!("(*recv).{}", c.call),
+            false => format!("recv.{}", c.call),
+        };
     }
-    let mut args = Vec::new();
-    for (k, p) in c.params.iter().enumerate() {
-        if let PoolKind::Object(o) = p.kind {
-            // From the slot, like a receiver: an empty one ends the sequence.
-            let get = if p.pass == Pass::Ref {
-                "as_ref()"
-            } else {
-                "clone()"
-            };
-            let _ = writeln!(
-                s,
-                "            let Some(a{k}) = st.o{o}[d[{digit}]].{get} else {{ return Outcome::NoReceiver }};"
-            );
-            args.push(format!("a{k}"));
-            digit += 1;
-            continue;
-        }
-        let pool = pool_name(pools, &p.kind);
-        let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
-        let _ = writeln!(s, "            let a{k} = {value};");
-        args.push(format!("a{k}"));
-        digit += 1;
+    for line in borrowed {
+        let _ = writeln!(s, "{line}");
     }
+    let digit = first_param + c.params.len();
+    let args: Vec<String> = (0..c.params.len()).map(|k| format!("a{k}")).collect();
     let call = c.written(&target, &args);
     match c.makes {
         None => {

@@ -597,6 +597,7 @@ mod tests {
         let run = crate::RunLines {
             reached: [("/c/src/lib.rs".to_string(), 3)].into_iter().collect(),
             with_code: Default::default(),
+            ..Default::default()
         };
         let mut k = Keeper {
             lines: Some(Lines::new(placed, dir, &run)),

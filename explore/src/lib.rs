@@ -22,6 +22,7 @@ mod harness;
 mod keep;
 mod lines;
 mod operands;
+mod operators;
 mod pools;
 mod prune;
 mod render;
@@ -96,6 +97,11 @@ pub struct RunLines {
     /// lines beyond the run (code it did not select, such as formatting impls, is not
     /// counted as if the run had missed it).
     pub with_code: std::collections::BTreeSet<(String, u32)>,
+    /// The functions it reached a line of: with those it recorded calls of, those with no
+    /// code of their own (every call of them inlined: `#[inline(always)]`, even in a debug
+    /// build), whose lines it reached where they were inlined. The run ran them: they are
+    /// explored as if called.
+    pub functions_reached: std::collections::BTreeSet<String>,
 }
 
 /// The crate lines the search reached beyond the run.
@@ -207,7 +213,8 @@ const SHORT_WITHOUT_OBJECTS: &str = "no object carries state from one call to th
 pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreError> {
     check(opts)?;
     let api = crate_api(trace, &opts.crate_dir)?;
-    let ex = api::explorable(&api, trace);
+    let reached = opts.run_lines.as_ref().map(|r| &r.functions_reached);
+    let ex = api::explorable(&api, trace, reached.unwrap_or(&Default::default()));
     if ex.callables.is_empty() {
         return Err(nothing_reached(trace, &ex));
     }

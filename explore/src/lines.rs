@@ -156,6 +156,7 @@ mod tests {
         let run = RunLines {
             reached: [line("/work/lib/src/lib.rs", 3)].into_iter().collect(),
             with_code: BTreeSet::new(),
+            ..Default::default()
         };
         let mut lines = Lines::new(placed.clone(), dir, &run);
         assert_eq!(lines.with_guard, 3);

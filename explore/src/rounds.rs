@@ -313,6 +313,7 @@ fn run_lines_here(run: &RunLines, api: &CrateApi) -> RunLines {
     RunLines {
         reached: here(&run.reached),
         with_code: here(&run.with_code),
+        functions_reached: run.functions_reached.clone(),
     }
 }
 
