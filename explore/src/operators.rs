@@ -68,30 +68,17 @@ pub(crate) fn operator_methods(
         if !traits.contains(tr) {
             continue;
         }
-        let path = format!(
-            "<{recorded} as core::ops::{}::{tr}>::{method}",
-            module_of(tr)
-        );
-        let Some((params, ret)) = called
-            .contains(&path)
-            .then(|| declared.get(&path))
-            .flatten()
-        else {
+        let tail = format!("{tr}>::{method}");
+        let Some(path) = crate::std_traits::recorded_trait_method(called, recorded, &tail) else {
+            continue;
+        };
+        let Some((params, ret)) = declared.get(&path) else {
             continue;
         };
         let object = object_index(out, type_path, ty);
         if let Some(c) = operator_callable((path, op), object, recorded, (params, ret.as_deref())) {
             out.callables.push(c);
         }
-    }
-}
-
-/// The module of `core::ops` that declares operator trait `tr`.
-fn module_of(tr: &str) -> &'static str {
-    if tr.starts_with("Bit") || tr == "Not" {
-        "bit"
-    } else {
-        "arith"
     }
 }
 
@@ -206,14 +193,5 @@ mod tests {
         let path = format!("<{size} as core::ops::arith::Add>::add");
         let (params, ret) = declared(&[size, "&str"], Some(size));
         assert!(operator_callable((path, "+"), 0, size, (&params, ret.as_deref())).is_none());
-    }
-
-    #[test]
-    fn an_operator_trait_is_found_in_its_module_of_core_ops() {
-        assert_eq!(module_of("Add"), "arith");
-        assert_eq!(module_of("AddAssign"), "arith");
-        assert_eq!(module_of("BitXor"), "bit");
-        assert_eq!(module_of("Neg"), "arith");
-        assert_eq!(module_of("Not"), "bit");
     }
 }

@@ -214,7 +214,11 @@ pub(crate) fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
 /// `recorded`, as the run called it: `<bytesize::ByteSize as core::str::traits::FromStr>::from_str`,
 /// or, for an impl in another module than the type, as rustc names it there:
 /// `bytesize::parse::<impl core::str::traits::FromStr for bytesize::ByteSize>::from_str`.
-fn recorded_trait_method(called: &BTreeSet<String>, recorded: &str, tail: &str) -> Option<String> {
+pub(crate) fn recorded_trait_method(
+    called: &BTreeSet<String>,
+    recorded: &str,
+    tail: &str,
+) -> Option<String> {
     // `<shlex::Shlex as …`, or a generic type's `<smallvec::IntoIter<A> as …`.
     let head = format!("<{recorded}");
     let (tr, method) = tail.split_once(">::")?;
