@@ -1692,3 +1692,64 @@ fn functions_the_run_reached_only_inlined_are_explored_and_operators_written_as_
         std::fs::write(&lib, source).unwrap();
     }
 }
+
+const MONEY_LIB: &str = r#"use std::fmt;
+
+/// An amount in cents.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Money {
+    cents: i64,
+}
+
+impl Money {
+    pub fn new(cents: i64) -> Money {
+        Money { cents }
+    }
+}
+
+/// Euros and cents; a width centres the amount in it.
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = format!("{}.{:02}", self.cents / 100, (self.cents % 100).abs());
+        match f.width() {
+            Some(width) if width > text.len() => {
+                let pad = width - text.len();
+                let left = pad / 2;
+                write!(f, "{}{text}{}", " ".repeat(left), " ".repeat(pad - left))
+            }
+            _ => f.write_str(&text),
+        }
+    }
+}
+"#;
+
+const MONEY_MAIN: &str = r#"fn main() {
+    for cents in [1234, 5] {
+        println!("{}", money::Money::new(cents));
+    }
+}
+"#;
+
+/// A `Display` impl that reads the formatter's options runs code `to_string()` never
+/// reaches: explore also formats with a width, a precision, an alignment and the flags, keeps
+/// a call that reaches the centring lines (`format!("{:^12}", money)`), and the test fails
+/// when the centring changes; `Display` counts as one function explored.
+#[test]
+fn display_is_also_explored_with_format_specs_and_keeps_the_one_reaching_new_lines() {
+    let flags = ["--coverage", "--filter", "money::*"];
+    let c = record_small_crate("money", MONEY_LIB, MONEY_MAIN, &flags);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    std::fs::create_dir_all(c.dir.join("tests")).unwrap();
+    let out = explore(&c.dir, "tests", &["--runs", "3000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    let tests = explored(&c.dir, "money", &said, 2);
+    let widths = ["{:>12}", "{:<12}", "{:^12}", "{:>12.3}"];
+    let formatted = |w: &&str| tests.contains(&format!("format!(\"{w}\", money_"));
+    assert!(widths.iter().any(formatted), "{tests}");
+    fail_after_edit(
+        &c.dir,
+        "money",
+        ("let left = pad / 2;", "let left = pad / 3;"),
+    );
+}

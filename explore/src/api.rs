@@ -102,6 +102,9 @@ impl Callable {
         if let Some(op) = crate::operators::written(target, args) {
             return op;
         }
+        if let Some(formatted) = crate::formats::written(target) {
+            return formatted;
+        }
         if let Some(value) = target.strip_suffix(VALUE) {
             return value.to_string();
         }
@@ -162,6 +165,7 @@ impl Explorable {
                     && c.params.is_empty()
                     && c.makes.is_none()
                     && c.call != "to_string"
+                    && !c.call.ends_with(crate::formats::FORMAT)
                     && !matches!(c.ret, Ret::Unit)
             })
             .map(|(i, _)| i)
@@ -899,10 +903,13 @@ pub(crate) fn drop_unmakeable(out: &mut Explorable) {
             .into_iter()
             .partition(|c| why(c).is_none());
         let done = gone.is_empty();
-        out.left_out.extend(gone.into_iter().map(|c| {
-            let reason = why(&c).unwrap_or_default().to_string();
-            (c.path, reason)
-        }));
+        for c in gone {
+            // Once per function: `Display` is one function with many format specs.
+            let left = (c.path.clone(), why(&c).unwrap_or_default().to_string());
+            if !out.left_out.contains(&left) {
+                out.left_out.push(left);
+            }
+        }
         out.callables = kept;
         if done {
             return;

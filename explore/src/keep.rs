@@ -55,6 +55,9 @@ pub struct Finding {
 #[derive(Debug, Default)]
 pub struct Keeper {
     known: HashSet<(usize, String)>,
+    /// Per callable, the one whose outcomes it shares (itself, but for `Display` with a format
+    /// spec: `to_string` on the same object type, `formats.rs`); empty: each its own.
+    outcomes_of: Vec<usize>,
     /// The callables that write a value as it is (a struct literal, a variant): what they
     /// give is what the test wrote, never a new outcome, and the lines and comparisons its
     /// formatting reaches are none of theirs.
@@ -90,6 +93,7 @@ impl Keeper {
                 .filter(|(_, c)| c.writes_value())
                 .map(|(i, _)| i)
                 .collect(),
+            outcomes_of: shared_outcomes(callables),
             ..Keeper::default()
         };
         // A generic function explored once per instance has one path for them all.
@@ -105,6 +109,7 @@ impl Keeper {
                 continue;
             };
             for &i in all {
+                let i = keeper.outcomes_of(i);
                 match &call.outcome {
                     Outcome::Returned if keeper.carved.contains(&call.id.0) => {
                         let text = call.ret.as_ref().map_or("()".to_string(), debug_text);
@@ -119,6 +124,11 @@ impl Keeper {
             }
         }
         keeper
+    }
+
+    /// The callable whose outcomes callable `f` shares.
+    fn outcomes_of(&self, f: usize) -> usize {
+        self.outcomes_of.get(f).copied().unwrap_or(f)
     }
 
     /// Takes in one sequence's answers; returns the length of its dead prefix, if any.
@@ -156,7 +166,7 @@ impl Keeper {
             match outcome {
                 CallOutcome::Returned(Some(_)) if adds_nothing => {}
                 CallOutcome::Returned(Some(text)) => {
-                    let goal = (f, classify(text));
+                    let goal = (self.outcomes_of(f), classify(text));
                     if !self.known.contains(&goal) && !new.contains(&goal) {
                         new.push(goal);
                         last_new = Some(k);
@@ -165,7 +175,7 @@ impl Keeper {
                 }
                 CallOutcome::Returned(None) => {}
                 CallOutcome::Panicked(message) => {
-                    let recorded = self.recorded_panics.get(&f);
+                    let recorded = self.recorded_panics.get(&self.outcomes_of(f));
                     if !recorded.is_some_and(|r| r.contains(message)) {
                         self.found((&seq[..=k], &result.calls[..k]), Some(f), message);
                     }
@@ -216,7 +226,8 @@ impl Keeper {
         }
         for (k, outcome) in result.calls.iter().enumerate() {
             if let CallOutcome::Returned(Some(text)) = outcome {
-                self.known.insert((space.decode(seq[k]).0, classify(text)));
+                let f = self.outcomes_of(space.decode(seq[k]).0);
+                self.known.insert((f, classify(text)));
             }
         }
     }
@@ -328,6 +339,30 @@ pub fn debug_text(v: &Value) -> String {
 
 /// The longest word taken as a number's unit (`MiB`, `ms`, `bytes`).
 const MAX_UNIT: usize = 8;
+
+/// Per callable, the one whose outcomes it shares: `Display` with a format spec shares
+/// `to_string`'s on the same object type (one function, one set of outcomes: `{:>12}` giving
+/// "0 B" is not a new outcome of `fmt` once `to_string` gave it); every other one its own.
+fn shared_outcomes(callables: &[Callable]) -> Vec<usize> {
+    (callables.iter().enumerate())
+        .map(|(i, c)| {
+            let receiver = c.receiver.map(|r| r.object);
+            let plain = |(_, p): &(usize, &Callable)| {
+                p.call == "to_string"
+                    && p.path == c.path
+                    && p.receiver.map(|r| r.object) == receiver
+            };
+            match c.call.ends_with(crate::formats::FORMAT) {
+                true => callables
+                    .iter()
+                    .enumerate()
+                    .find(plain)
+                    .map_or(i, |(j, _)| j),
+                false => i,
+            }
+        })
+        .collect()
+}
 
 /// The class of an outcome, from the result's `Debug` text: `true`/`false`, the sign of a
 /// number (`-`, `0`, `+`, `NaN`...) and the unit a word after it names (`+ MiB..`), empty or

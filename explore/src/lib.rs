@@ -17,6 +17,7 @@ mod compares;
 mod dictionary;
 mod error;
 mod extend;
+mod formats;
 mod generic_types;
 mod harness;
 mod keep;
@@ -418,10 +419,11 @@ fn pools_for(
     (pools, dictionary)
 }
 
-/// The functions explored: not the values written as they are (struct literals, variants).
+/// The functions explored: not the values written as they are (struct literals, variants),
+/// and `Display::fmt` once, not once per format spec.
 fn functions_explored(ex: &Explorable) -> Vec<String> {
     (ex.callables.iter())
-        .filter(|c| !c.writes_value())
+        .filter(|c| !c.writes_value() && !c.call.ends_with(formats::FORMAT))
         .map(|c| c.path.clone())
         .collect()
 }

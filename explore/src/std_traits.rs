@@ -18,7 +18,8 @@ const MAX_COLLECTED: usize = 1000;
 /// The methods of standard traits a public type implements that the run called, as a test
 /// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
 /// the rest of the items as `recv.by_ref().take(1000).collect::<Vec<_>>()`),
-/// `Display::fmt` as `recv.to_string()`, `FromStr::from_str` as `<T as FromStr>::from_str(s)`
+/// `Display::fmt` as `recv.to_string()` (and with format specs: `formats.rs`),
+/// `FromStr::from_str` as `<T as FromStr>::from_str(s)`
 /// (a constructor: its `Ok` fills a slot), `PartialEq::eq`, `PartialOrd::partial_cmp` and
 /// `Ord::cmp` as `a.eq(&b)` with both objects from the type's slots (a hand-written equality
 /// is code like any other: smallvec's compares two vectors item by item), `Clone::clone` as
@@ -64,8 +65,11 @@ pub(crate) fn std_trait_methods(
                 ..std_trait_callable(method, String::new(), type_path, object)
             });
         }
-        out.callables
-            .push(std_trait_callable(method, path, type_path, object));
+        let callable = std_trait_callable(method, path, type_path, object);
+        if method == "fmt" {
+            out.callables.extend(crate::formats::formatted(&callable));
+        }
+        out.callables.push(callable);
     }
 }
 
