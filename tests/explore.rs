@@ -1753,3 +1753,46 @@ fn display_is_also_explored_with_format_specs_and_keeps_the_one_reaching_new_lin
         ("let left = pad / 2;", "let left = pad / 3;"),
     );
 }
+
+const UPPER_LIB: &str = r#"/// The buffer was too small for the text.
+#[derive(Debug, PartialEq)]
+pub struct TooSmall;
+
+/// Writes `text` in upper case at the start of `out`; fails when it does not fit.
+pub fn upper_into(text: &str, out: &mut [u8]) -> Result<(), TooSmall> {
+    if text.len() > out.len() {
+        return Err(TooSmall);
+    }
+    for (o, b) in out.iter_mut().zip(text.bytes()) {
+        *o = b.to_ascii_uppercase();
+    }
+    Ok(())
+}
+"#;
+
+const UPPER_MAIN: &str = r#"fn main() {
+    let mut out = [0u8; 5];
+    println!("{:?} {out:?}", upper::upper_into("abc", &mut out));
+    println!("{:?}", upper::upper_into("abcdefgh", &mut out));
+}
+"#;
+
+/// A call that writes into a buffer it is lent (`out: &mut [u8]`) has its effect checked:
+/// the kept test binds the buffer, lends it, and asserts what it holds after the call, so
+/// it fails when what is written changes though the result (`Ok(())`) does not.
+#[test]
+fn a_buffer_a_call_writes_into_is_checked_after_the_call() {
+    let (c, said) = explore_small("upper", UPPER_LIB, UPPER_MAIN, "3000");
+    let tests = explored(&c.dir, "upper", &said, 1);
+    assert!(tests.contains("let mut out = vec!["), "{tests}");
+    assert!(tests.contains(", &mut out)"), "{tests}");
+    assert!(
+        tests.contains("assert_eq!(format!(\"{:?}\", out), \"["),
+        "{tests}"
+    );
+    fail_after_edit(
+        &c.dir,
+        "upper",
+        ("b.to_ascii_uppercase()", "b.to_ascii_lowercase()"),
+    );
+}

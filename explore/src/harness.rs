@@ -548,7 +548,13 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         }
         let pool = pool_name(pools, &p.kind);
         let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
-        args.push(format!("            let a{k} = {value};"));
+        match value.strip_prefix("&mut ") {
+            // A buffer the call writes into: owned here, lent to the call, shown after it.
+            Some(owned) if p.pass == Pass::MutOwned => {
+                args.push(format!("            let mut a{k} = {owned};"));
+            }
+            _ => args.push(format!("            let a{k} = {value};")),
+        }
     }
     // A receiver taken by value goes first, as in a test (`a.into_x(a.clone())` does not
     // compile): an argument from its slot then finds it empty.
@@ -580,13 +586,27 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
         let _ = writeln!(s, "{line}");
     }
     let digit = first_param + c.params.len();
-    let args: Vec<String> = (0..c.params.len()).map(|k| format!("a{k}")).collect();
+    let buffers: Vec<usize> = (c.params.iter().enumerate())
+        .filter(|(_, p)| p.pass == Pass::MutOwned)
+        .map(|(k, _)| k)
+        .collect();
+    let args: Vec<String> = (0..c.params.len())
+        .map(|k| match buffers.contains(&k) {
+            true => format!("&mut a{k}"),
+            false => format!("a{k}"),
+        })
+        .collect();
+    // The result's text, then what each buffer holds after the call (see `run::BUFFER`).
+    let shown_buffers: String = buffers
+        .iter()
+        .map(|k| format!(".map(|t| format!(\"{{t}}\\u{{1f}}{{:?}}\", a{k}))"))
+        .collect();
     let call = c.written(&target, &args);
     match c.makes {
         None => {
             let _ = writeln!(
                 s,
-                "            run(|| {{ let r = {call}; if showing() {{ shown((&Show(&r)).text(), (&Show(&r)).err_text()); }} (&Show(&r)).show() }})"
+                "            run(|| {{ let r = {call}; if showing() {{ shown((&Show(&r)).text(), (&Show(&r)).err_text()); }} (&Show(&r)).show(){shown_buffers} }})"
             );
         }
         Some((object, made)) => {
@@ -598,7 +618,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
             let _ = writeln!(s, "            let mut made = None;");
             let _ = writeln!(
                 s,
-                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(); if showing() {{ shown((&Show(&r)).text(), (&Show(&r)).err_text()); }} made = {keep}; s }});"
+                "            let o = run(|| {{ let r = {call}; let s = (&Show(&r)).show(){shown_buffers}; if showing() {{ shown((&Show(&r)).text(), (&Show(&r)).err_text()); }} made = {keep}; s }});"
             );
             let _ = writeln!(
                 s,

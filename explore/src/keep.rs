@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::api::Callable;
 use crate::compares::{Compares, Met};
-use crate::harness::run::{CallOutcome, End, SeqResult};
+use crate::harness::run::{with_buffers, CallOutcome, End, SeqResult};
 use crate::lines::{Line, Lines};
 use crate::strategy::Space;
 
@@ -166,7 +166,7 @@ impl Keeper {
             match outcome {
                 CallOutcome::Returned(Some(_)) if adds_nothing => {}
                 CallOutcome::Returned(Some(text)) => {
-                    let goal = (self.outcomes_of(f), classify(text));
+                    let goal = (self.outcomes_of(f), classify(with_buffers(text).0));
                     if !self.known.contains(&goal) && !new.contains(&goal) {
                         new.push(goal);
                         last_new = Some(k);
@@ -227,7 +227,7 @@ impl Keeper {
         for (k, outcome) in result.calls.iter().enumerate() {
             if let CallOutcome::Returned(Some(text)) = outcome {
                 let f = self.outcomes_of(space.decode(seq[k]).0);
-                self.known.insert((f, classify(text)));
+                self.known.insert((f, classify(with_buffers(text).0)));
             }
         }
     }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::api::{Callable, Explorable, Made, Pass, PoolKind, Ret};
-use crate::harness::run::{CallOutcome, Final};
+use crate::harness::run::{with_buffers, CallOutcome, Final};
 use crate::keep::{Finding, Kept};
 use crate::pools::{literal, Lit, Pools};
 use crate::strategy::Space;
@@ -364,11 +364,13 @@ struct Answer<'a> {
 }
 
 /// The argument expressions of a call of `c`, its pool and slot indices read from `d`; an
-/// object argument is its slot's binding (one made from `Default`, into `s`, if none yet).
+/// object argument is its slot's binding (one made from `Default`, into `s`, if none yet);
+/// with `buffers`, a buffer the call writes into is bound first (`let mut out = vec![0u8];`,
+/// lent as `&mut out`), its name pushed.
 fn arguments(
     cx: &Context,
     c: &Callable,
-    d: &mut impl Iterator<Item = u64>,
+    (d, mut buffers): (&mut impl Iterator<Item = u64>, Option<&mut Vec<String>>),
     bound: &mut Bound,
     s: &mut String,
 ) -> Vec<String> {
@@ -390,12 +392,32 @@ fn arguments(
         }
         let pool = cx.pools.get(&p.kind);
         let lit = &pool[at as usize % pool.len().max(1)];
-        args.push(argument(&p.kind, lit, p.pass));
+        let value = argument(&p.kind, lit, p.pass);
+        match (buffers.as_deref_mut(), value.strip_prefix("&mut ")) {
+            (Some(names), Some(owned)) if p.pass == Pass::MutOwned => {
+                let name = buffer_name(&p.name);
+                let _ = writeln!(s, "    let mut {name} = {owned};");
+                args.push(format!("&mut {name}"));
+                names.push(name);
+            }
+            _ => args.push(value),
+        }
     }
     args
 }
 
-/// One call's statements.
+/// The binding of a buffer lent to a call: its parameter's name, unless that is not a plain
+/// name or is one the test uses for something else.
+fn buffer_name(param: &str) -> String {
+    let plain = syn::parse_str::<syn::Ident>(param).is_ok() && !param.starts_with('_');
+    match plain && !["made", "result"].contains(&param) {
+        true => param.to_string(),
+        false => "buffer".to_string(),
+    }
+}
+
+/// One call's statements: a call that wrote into buffers (`&mut [u8]`, `&mut String`) is
+/// given them bound to its parameters' names, and each is checked after the call's result.
 fn call_lines(
     cx: &Context,
     c: &Callable,
@@ -403,6 +425,39 @@ fn call_lines(
     answer: Answer,
     bound: &mut Bound,
     assert: bool,
+) -> String {
+    let (result, buffers) = match answer.outcome {
+        Some(CallOutcome::Returned(Some(t))) if assert => {
+            let (result, buffers) = with_buffers(t);
+            (
+                Some(CallOutcome::Returned(Some(result.to_string()))),
+                buffers,
+            )
+        }
+        _ => (None, Vec::new()),
+    };
+    let answer = Answer {
+        outcome: result.as_ref().or(answer.outcome),
+        ..answer
+    };
+    let mut names = (!buffers.is_empty()).then(Vec::new);
+    let mut s = call_statements(cx, c, digits, answer, bound, assert, names.as_mut());
+    for (name, text) in names.unwrap_or_default().iter().zip(buffers) {
+        let _ = writeln!(s, "    {}", debug_assertion(name, text));
+    }
+    s
+}
+
+/// One call's statements (see [`call_lines`]); the buffers it lends, bound to `buffers` when
+/// given.
+fn call_statements(
+    cx: &Context,
+    c: &Callable,
+    digits: &[u64],
+    answer: Answer,
+    bound: &mut Bound,
+    assert: bool,
+    buffers: Option<&mut Vec<String>>,
 ) -> String {
     let Answer {
         to: answer_to,
@@ -432,7 +487,7 @@ fn call_lines(
             bound.asked.insert((r.object, slot, answer_to));
         }
     }
-    let args = arguments(cx, c, &mut d, bound, &mut s);
+    let args = arguments(cx, c, (&mut d, buffers), bound, &mut s);
     let call = c.written(&target, &args);
     let returned = match outcome {
         Some(CallOutcome::Returned(Some(t))) => Some(t.as_str()),

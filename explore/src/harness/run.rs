@@ -17,11 +17,24 @@ use crate::error::ExploreError;
 /// What one call did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum CallOutcome {
-    /// Returned; the result's `Debug` text when it has one.
+    /// Returned; the result's `Debug` text when it has one, followed, for a call that wrote
+    /// into buffers (`&mut [u8]`, `&mut String`), by each buffer's `Debug` text after the call,
+    /// each after a [`BUFFER`].
     Returned(Option<String>),
     Panicked(String),
     /// Its receiver's slot was empty: the call could not be made.
     NoReceiver,
+}
+
+/// What separates a result's `Debug` text from its buffers' in [`CallOutcome::Returned`]: a
+/// control character, which `Debug` never writes as it is (it escapes it in text).
+pub const BUFFER: char = '\u{1f}';
+
+/// A returned call's text as (the result's `Debug` text, each buffer's after the call).
+pub fn with_buffers(text: &str) -> (&str, Vec<&str>) {
+    let mut parts = text.split(BUFFER);
+    let result = parts.next().unwrap_or_default();
+    (result, parts.collect())
 }
 
 /// Why a sequence ended.
