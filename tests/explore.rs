@@ -1771,20 +1771,22 @@ pub fn upper_into(text: &str, out: &mut [u8]) -> Result<(), TooSmall> {
 "#;
 
 const UPPER_MAIN: &str = r#"fn main() {
-    let mut out = [0u8; 5];
+    let mut out = *b"-----";
     println!("{:?} {out:?}", upper::upper_into("abc", &mut out));
     println!("{:?}", upper::upper_into("abcdefgh", &mut out));
 }
 "#;
 
 /// A call that writes into a buffer it is lent (`out: &mut [u8]`) has its effect checked:
-/// the kept test binds the buffer, lends it, and asserts what it holds after the call, so
-/// it fails when what is written changes though the result (`Ok(())`) does not.
+/// the kept test binds the buffer (`b"ABC-".to_vec()`: printable bytes as a byte string),
+/// lends it, and asserts what it holds after the call, so it fails when what is written
+/// changes though the result (`Ok(())`) does not.
 #[test]
 fn a_buffer_a_call_writes_into_is_checked_after_the_call() {
     let (c, said) = explore_small("upper", UPPER_LIB, UPPER_MAIN, "3000");
     let tests = explored(&c.dir, "upper", &said, 1);
-    assert!(tests.contains("let mut out = vec!["), "{tests}");
+    // Printable bytes are written as a person writes them.
+    assert!(tests.contains("let mut out = b\""), "{tests}");
     assert!(tests.contains(", &mut out)"), "{tests}");
     assert!(
         tests.contains("assert_eq!(format!(\"{:?}\", out), \"["),

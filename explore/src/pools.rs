@@ -719,15 +719,34 @@ pub fn literal(kind: &PoolKind, lit: &Lit) -> String {
             let parts: Vec<String> = elems.iter().map(|e| literal(&PoolKind::Str, e)).collect();
             format!("&[{}]", parts.join(", "))
         }
-        Lit::Seq(elems) => {
-            let scalar = PoolKind::Scalar(ty.to_string());
-            let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
-            format!("&[{}]", parts.join(", "))
-        }
+        Lit::Seq(elems) => match byte_string(ty, elems) {
+            Some(bytes) => bytes,
+            None => {
+                let scalar = PoolKind::Scalar(ty.to_string());
+                let parts: Vec<String> = elems.iter().map(|e| literal(&scalar, e)).collect();
+                format!("&[{}]", parts.join(", "))
+            }
+        },
         Lit::Opt(_) => "None".to_string(),
         Lit::Range { .. } => "..".to_string(),
         Lit::Code(code) => code.clone(),
     }
+}
+
+/// Bytes as a person writes them when they are printable ASCII text: `b"cafe"` (of the same
+/// type as `&[99u8, 97u8, 102u8, 101u8]`, `&[u8; 4]`); `None` for other bytes, other
+/// elements or none.
+pub fn byte_string(ty: &str, elems: &[Lit]) -> Option<String> {
+    let text: String = (ty == "u8" && !elems.is_empty())
+        .then_some(elems)?
+        .iter()
+        .map(|e| match e {
+            Lit::Uint(b @ 0x20..=0x7e) => Some(char::from(*b as u8)),
+            Lit::Int(b @ 0x20..=0x7e) => Some(char::from(*b as u8)),
+            _ => None,
+        })
+        .collect::<Option<String>>()?;
+    Some(format!("b{text:?}"))
 }
 
 /// A range as a test writes it: `1..3`, `..=2`, `5..` (the integer type is inferred from
@@ -827,6 +846,18 @@ mod tests {
         let pool = with_neighbours(&PoolKind::Str, &[Lit::Str("ab".into())]);
         let texts: Vec<String> = pool.iter().map(|l| literal(&PoolKind::Str, l)).collect();
         assert_eq!(texts, ["\"\"", "\"ab\"", "\"a\"", "\"abb\""]);
+    }
+
+    #[test]
+    fn printable_bytes_are_written_as_a_byte_string() {
+        let k = PoolKind::Slice("u8".into());
+        let bytes = |b: &[u8]| Lit::Seq(b.iter().map(|&b| Lit::Uint(b.into())).collect());
+        assert_eq!(literal(&k, &bytes(b"cafe")), "b\"cafe\"");
+        assert_eq!(literal(&k, &bytes(b"say \"hi\"")), "b\"say \\\"hi\\\"\"");
+        assert_eq!(literal(&k, &bytes(&[99, 0])), "&[99u8, 0u8]");
+        assert_eq!(literal(&k, &bytes(&[])), "&[]");
+        let words = PoolKind::Slice("u16".into());
+        assert_eq!(literal(&words, &bytes(b"ab")), "&[97u16, 98u16]");
     }
 
     #[test]

@@ -69,8 +69,14 @@ fn slug(class: &str) -> String {
 /// The argument expression for pooled `lit` passed as `pass`.
 fn argument(kind: &PoolKind, lit: &Lit, pass: Pass) -> String {
     let written = literal(kind, lit);
-    let vec = |lit: &Lit| match lit {
-        Lit::Seq(elems) => {
+    // Printable bytes as a person writes them: `b"cafe".to_vec()`.
+    let bytes = |lit: &Lit| match (lit, kind) {
+        (Lit::Seq(elems), PoolKind::Slice(t)) => crate::pools::byte_string(t, elems),
+        _ => None,
+    };
+    let vec = |lit: &Lit| match (lit, bytes(lit)) {
+        (_, Some(bytes)) => format!("{bytes}.to_vec()"),
+        (Lit::Seq(elems), None) => {
             let scalar = match kind {
                 PoolKind::Slice(t) => PoolKind::Scalar(t.clone()),
                 PoolKind::Texts => PoolKind::Str,
