@@ -152,6 +152,10 @@ impl DebugInfo {
         unit: &gimli::Unit<super::Reader>,
         targets: &HashMap<usize, usize>,
     ) -> Vec<(u64, u64, Option<usize>, isize)> {
+        // Code the linker dropped is described at address 0 (a tombstone): only ranges in
+        // the text the program runs hold code.
+        let (text_at, range) = &self.text;
+        let text = *text_at..text_at + range.len() as u64;
         let mut out = Vec::new();
         let mut entries = unit.entries();
         while let Ok(Some(entry)) = entries.next_dfs() {
@@ -167,7 +171,7 @@ impl DebugInfo {
                 continue;
             };
             while let Ok(Some(r)) = ranges.next() {
-                if r.end > r.begin {
+                if r.end > r.begin && text.contains(&r.begin) && r.end <= text.end {
                     out.push((r.begin, r.end, function.copied(), entry.depth()));
                 }
             }
