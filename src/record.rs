@@ -317,7 +317,8 @@ fn ended(who: &str, exit: &ProcessExit) -> String {
 
 /// The selected functions the program has only inlined into their callers, when there are
 /// some: no call of them can be recorded, so none gets a carved test (`bytesize::ByteSize::as_mib`,
-/// `#[inline(always)]`, inlined even in a debug build). The first three are named.
+/// `#[inline(always)]`, inlined even in a debug build); their lines and `carve explore` still
+/// see them. The first three are named.
 fn inlined_only_note(paths: &[String]) -> Option<String> {
     let named: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
     let more = match paths.len() {
@@ -325,13 +326,15 @@ fn inlined_only_note(paths: &[String]) -> Option<String> {
         n if n > 3 => format!(" and {} more", n - 3),
         _ => String::new(),
     };
-    let (n, its, them) = match paths.len() {
-        1 => ("1 selected function is".to_string(), "its", "it"),
-        n => (format!("{n} selected functions are"), "their", "them"),
+    let (n, its, them, was) = match paths.len() {
+        1 => ("1 selected function is".to_string(), "its", "it", "it was"),
+        n => (format!("{n} selected functions are"), "their", "them", "they were"),
     };
     Some(format!(
         "carve: {n} only inlined into {its} callers in this program ({}{more}): the recorder \
-         cannot stop in {them}, so no call of {them} is recorded or carved",
+         cannot stop in {them}, so no call of {them} is recorded or carved (`--coverage` counts \
+         {its} lines where {was} inlined, and `carve explore` explores {them} when the run \
+         reached those lines)",
         named.join(", ")
     ))
 }
