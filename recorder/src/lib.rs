@@ -681,12 +681,12 @@ impl Image {
             if options.only_at.is_empty() {
                 let next = FunctionId(chosen.len() as u32 + 1);
                 let inlined = inlined_lines(&mut program, options, next);
+                let first = ids.len();
                 for (info, file) in inlined.functions {
                     ids.push(info.id);
                     files.extend(file);
                     infos.push(info);
                 }
-                let first = ids.len() - inlined.count;
                 // A line of a function only inlined is that function's, wherever it was
                 // inlined: in a traced function's code too.
                 let theirs: std::collections::HashSet<FileAddr> =
@@ -783,8 +783,6 @@ impl Image {
 struct InlinedLines {
     /// Their function table entries (ids from the one given on) and declaring files.
     functions: Vec<(FunctionInfo, Option<String>)>,
-    /// How many of them have an entry.
-    count: usize,
     /// Rows with code in them, `function` an index into `functions`.
     rows: Vec<dwarf::CodeRow>,
 }
@@ -807,11 +805,7 @@ fn inlined_lines(program: &mut Program, options: &RecordOptions, next: FunctionI
         kept.push(f);
     }
     let rows = program.info.inlined_code_rows(&kept);
-    InlinedLines {
-        count: functions.len(),
-        functions,
-        rows,
-    }
+    InlinedLines { functions, rows }
 }
 
 /// The in-process plan of a selected function, or why it keeps the ptrace path.
