@@ -553,10 +553,11 @@ fn explorable_knowing(
             }
             out.callables.extend(written_values(&type_path, ty, known));
             let traits = crate::std_traits::impls_anywhere(api, ty);
+            let formats = crate::formats::reads_options(api, ty);
             crate::std_traits::std_trait_methods(
                 &mut out,
                 (&type_path, &recorded(&ty.name)),
-                (ty, &traits),
+                (ty, &traits, formats),
                 called,
             );
             crate::operators::operator_methods(

@@ -1,8 +1,11 @@
 //! `Display` as callers format a value: besides `to_string()`, with the options a format
-//! string gives (`{:>12}`, `{:^12}`, `{:.3}`, `{:#}`...). A `Display` impl that reads the
-//! formatter's width, precision, alignment or flags (bytesize pads and centres its text
-//! itself, and renders at the precision asked) runs code `to_string()` never reaches; one that
-//! does not gives std's padding of its text, and nothing new is kept.
+//! string gives (`{:>12}`, `{:^12}`, `{:.3}`, `{:#}`...), when the type's `Display` impl reads
+//! the formatter's width, precision, alignment or flags (bytesize pads and centres its text
+//! itself, and renders at the precision asked): it runs code `to_string()` never reaches. One
+//! that does not (url's writes its text) would run std's padding only: its specs are not
+//! tried, as seven more calls would only thin out the search.
+
+use carve_generator::{CrateApi, TypeApi};
 
 use crate::api::Callable;
 
@@ -26,6 +29,16 @@ pub(crate) fn formatted(to_string: &Callable) -> Vec<Callable> {
             ..to_string.clone()
         })
         .collect()
+}
+
+/// Whether `ty`'s `Display` impl reads the formatter's options, wherever the impl is (in
+/// another module it is noted under the name the type has there, as its traits are:
+/// `std_traits::impls_anywhere`).
+pub(crate) fn reads_options(api: &CrateApi, ty: &TypeApi) -> bool {
+    ty.display_reads_options
+        || (api.modules.values())
+            .filter_map(|m| m.types.get(&ty.name).filter(|t| !t.declared))
+            .any(|t| t.display_reads_options)
 }
 
 /// `target` when it is a formatted `Display` call (`size.{:>12} (format)`):

@@ -446,10 +446,11 @@ pub(crate) fn consider_type(
     };
     if let Ok(inst) = &inst {
         let traits = crate::std_traits::impls_anywhere(api, ty);
+        let formats = crate::formats::reads_options(api, ty);
         crate::std_traits::std_trait_methods(
             out,
             (&inst.written, &format!("{recorded}::{}", ty.name)),
-            (ty, &traits),
+            (ty, &traits, formats),
             called,
         );
     }

@@ -18,7 +18,7 @@ const MAX_COLLECTED: usize = 1000;
 /// The methods of standard traits a public type implements that the run called, as a test
 /// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
 /// the rest of the items as `recv.by_ref().take(1000).collect::<Vec<_>>()`),
-/// `Display::fmt` as `recv.to_string()` (and with format specs: `formats.rs`),
+/// `Display::fmt` as `recv.to_string()` (and, with `formats`, with format specs: `formats.rs`),
 /// `FromStr::from_str` as `<T as FromStr>::from_str(s)`
 /// (a constructor: its `Ok` fills a slot), `PartialEq::eq`, `PartialOrd::partial_cmp` and
 /// `Ord::cmp` as `a.eq(&b)` with both objects from the type's slots (a hand-written equality
@@ -31,7 +31,7 @@ const MAX_COLLECTED: usize = 1000;
 pub(crate) fn std_trait_methods(
     out: &mut Explorable,
     (type_path, recorded): (&str, &str),
-    (ty, traits): (&TypeApi, &BTreeSet<String>),
+    (ty, traits, formats): (&TypeApi, &BTreeSet<String>, bool),
     called: &BTreeSet<String>,
 ) {
     if !ty.public {
@@ -66,7 +66,7 @@ pub(crate) fn std_trait_methods(
             });
         }
         let callable = std_trait_callable(method, path, type_path, object);
-        if method == "fmt" {
+        if method == "fmt" && formats {
             out.callables.extend(crate::formats::formatted(&callable));
         }
         out.callables.push(callable);

@@ -185,6 +185,9 @@ pub struct TypeApi {
     /// variants without fields (`Myers`), its public associated consts of its own type
     /// (`ZERO`), a `bitflags!` type's flags and `empty()` and `all()` (`ENABLE_TABLES`).
     pub values: Vec<String>,
+    /// Its `Display` impl reads the formatter's options (`f.width()`, `f.precision()`,
+    /// `f.align()`...): a caller's format spec (`{:>12.3}`) changes what its code does.
+    pub display_reads_options: bool,
 }
 
 /// A type parameter of a type's definition.

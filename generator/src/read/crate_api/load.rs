@@ -305,6 +305,32 @@ pub(crate) fn add_trait_impl(module: &mut ModuleApi, imp: &syn::ItemImpl) {
         ..TypeApi::default()
     });
     entry.traits.insert(tr.ident.to_string());
+    if tr.ident == "Display" && reads_formatter_options(imp) {
+        entry.display_reads_options = true;
+    }
+}
+
+/// Whether `imp` calls one of `Formatter`'s option getters (by name: a field of that name
+/// counts too, which costs a caller's format specs tried for nothing).
+fn reads_formatter_options(imp: &syn::ItemImpl) -> bool {
+    const OPTIONS: [&str; 8] = [
+        "width",
+        "precision",
+        "align",
+        "fill",
+        "alternate",
+        "sign_plus",
+        "sign_minus",
+        "sign_aware_zero_pad",
+    ];
+    fn any_ident(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => OPTIONS.iter().any(|o| i == o),
+            proc_macro2::TokenTree::Group(g) => any_ident(g.stream()),
+            _ => false,
+        })
+    }
+    any_ident(quote::ToTokens::to_token_stream(imp))
 }
 
 /// The paths a `use` tree names: (segments, the name it is used under; `None` for a glob).

@@ -338,3 +338,25 @@ fn associated_consts_of_the_type_and_bitflags_flags_are_values_written_as_they_a
     assert!(!root.types["Private"].public);
     assert_eq!(root.types["Private"].values, ["A", "empty()", "all()"]);
 }
+
+#[test]
+fn a_display_impl_reading_the_formatters_options_is_noted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(dir, "Cargo.toml", "[package]\nname = \"sizes\"\n");
+    write(
+        dir,
+        "src/lib.rs",
+        "use std::fmt;\npub struct Padded(u64);\npub struct Plain(u64);\n\
+         impl fmt::Display for Padded {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        \
+         match f.width() {\n            Some(w) => write!(f, \"{:>w$}\", self.0),\n            \
+         None => write!(f, \"{}\", self.0),\n        }\n    }\n}\n\
+         impl fmt::Display for Plain {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        \
+         write!(f, \"{}\", self.0)\n    }\n}\n",
+    );
+    let api = CrateApi::load(dir).unwrap();
+    let root = api.module(&[]).unwrap();
+    assert!(root.types["Padded"].display_reads_options);
+    assert!(!root.types["Plain"].display_reads_options);
+    assert!(root.types["Plain"].traits.contains("Display"));
+}
