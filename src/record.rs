@@ -328,7 +328,12 @@ fn inlined_only_note(paths: &[String]) -> Option<String> {
     };
     let (n, its, them, was) = match paths.len() {
         1 => ("1 selected function is".to_string(), "its", "it", "it was"),
-        n => (format!("{n} selected functions are"), "their", "them", "they were"),
+        n => (
+            format!("{n} selected functions are"),
+            "their",
+            "them",
+            "they were",
+        ),
     };
     Some(format!(
         "carve: {n} only inlined into {its} callers in this program ({}{more}): the recorder \
