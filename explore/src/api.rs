@@ -563,7 +563,7 @@ fn explorable_knowing(
             crate::operators::operator_methods(
                 &mut out,
                 (&type_path, &recorded(&ty.name)),
-                (ty, &traits),
+                ty,
                 (called, &seen.declared),
             );
         }

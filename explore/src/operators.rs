@@ -50,12 +50,13 @@ const SCALARS: [&str; 14] = [
 pub(crate) type Declared = (Vec<String>, Option<String>);
 
 /// Adds to `out` the operators of the public, non-generic type `ty` (a test names it
-/// `type_path`, the run `recorded`) whose trait it implements and whose method the run reached
-/// (`called`, its declaration in `declared`).
+/// `type_path`, the run `recorded`) whose method the run reached (`called`, its declaration in
+/// `declared`): the run's call shows the impl, also one a macro writes that the crate API does
+/// not see (`bitflags!`'s `impl BitOr for Options`).
 pub(crate) fn operator_methods(
     out: &mut Explorable,
     (type_path, recorded): (&str, &str),
-    (ty, traits): (&TypeApi, &BTreeSet<String>),
+    ty: &TypeApi,
     (called, declared): (
         &BTreeSet<String>,
         &std::collections::BTreeMap<String, Declared>,
@@ -65,9 +66,6 @@ pub(crate) fn operator_methods(
         return;
     }
     for (tr, method, op) in OPERATORS {
-        if !traits.contains(tr) {
-            continue;
-        }
         let tail = format!("{tr}>::{method}");
         let Some(path) = crate::std_traits::recorded_trait_method(called, recorded, &tail) else {
             continue;
@@ -154,6 +152,47 @@ pub(crate) fn written(target: &str, args: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operator_the_run_called_is_explored_though_a_macro_wrote_its_impl() {
+        let ty = TypeApi {
+            name: "Options".into(),
+            public: true,
+            declared: true,
+            ..TypeApi::default()
+        };
+        let path = "md::_::<impl core::ops::bit::BitOr for md::Options>::bitor".to_string();
+        let called = BTreeSet::from([path.clone()]);
+        let params = vec!["md::Options".to_string(), "md::Options".to_string()];
+        let declared = std::collections::BTreeMap::from([(
+            path.clone(),
+            (params, Some("md::Options".to_string())),
+        )]);
+        let mut out = Explorable::default();
+        operator_methods(
+            &mut out,
+            ("md::Options", "md::Options"),
+            &ty,
+            (&called, &declared),
+        );
+        assert_eq!(out.callables.len(), 1);
+        assert_eq!(out.callables[0].path, path);
+        let args = ["a".to_string(), "b".to_string()];
+        assert_eq!(
+            out.callables[0].written(&out.callables[0].call, &args),
+            "a | b"
+        );
+        // Not called by the run: not explored.
+        let mut none = Explorable::default();
+        let nothing = BTreeSet::new();
+        operator_methods(
+            &mut none,
+            ("md::Options", "md::Options"),
+            &ty,
+            (&nothing, &declared),
+        );
+        assert!(none.callables.is_empty());
+    }
 
     fn declared(params: &[&str], ret: Option<&str>) -> (Vec<String>, Option<String>) {
         (
