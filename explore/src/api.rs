@@ -126,6 +126,17 @@ impl Callable {
         self.call.ends_with(LITERAL) || self.call.ends_with(VALUE)
     }
 
+    /// Whether it is `Display` with a format spec (`formats.rs`): one function with
+    /// `to_string`, sharing its outcomes, counted once.
+    pub fn is_format_spec(&self) -> bool {
+        self.call.ends_with(crate::formats::FORMAT)
+    }
+
+    /// Whether it is an operator (`operators.rs`): `a + b`, `recv += b`.
+    pub fn is_operator(&self) -> bool {
+        self.call.ends_with(crate::operators::OPERATOR)
+    }
+
     /// Whether it holds, makes or takes an object of type `o`.
     pub fn uses_object(&self, o: usize) -> bool {
         self.receiver.is_some_and(|r| r.object == o)
@@ -165,7 +176,7 @@ impl Explorable {
                     && c.params.is_empty()
                     && c.makes.is_none()
                     && c.call != "to_string"
-                    && !c.call.ends_with(crate::formats::FORMAT)
+                    && !c.is_format_spec()
                     && !matches!(c.ret, Ret::Unit)
             })
             .map(|(i, _)| i)
@@ -552,12 +563,10 @@ fn explorable_knowing(
                 out.callables.push(c);
             }
             out.callables.extend(written_values(&type_path, ty, known));
-            let traits = crate::std_traits::impls_anywhere(api, ty);
-            let formats = crate::formats::reads_options(api, ty);
             crate::std_traits::std_trait_methods(
                 &mut out,
                 (&type_path, &recorded(&ty.name)),
-                (ty, &traits, formats),
+                (api, ty),
                 called,
             );
             crate::operators::operator_methods(

@@ -31,14 +31,10 @@ pub(crate) fn formatted(to_string: &Callable) -> Vec<Callable> {
         .collect()
 }
 
-/// Whether `ty`'s `Display` impl reads the formatter's options, wherever the impl is (in
-/// another module it is noted under the name the type has there, as its traits are:
-/// `std_traits::impls_anywhere`).
+/// Whether `ty`'s `Display` impl reads the formatter's options, wherever the impl is (noted,
+/// as its traits are, under the name the type has in the impl's module).
 pub(crate) fn reads_options(api: &CrateApi, ty: &TypeApi) -> bool {
-    ty.display_reads_options
-        || (api.modules.values())
-            .filter_map(|m| m.types.get(&ty.name).filter(|t| !t.declared))
-            .any(|t| t.display_reads_options)
+    crate::std_traits::with_impls_elsewhere(api, ty).any(|t| t.display_reads_options)
 }
 
 /// `target` when it is a formatted `Display` call (`size.{:>12} (format)`):

@@ -445,12 +445,10 @@ pub(crate) fn consider_type(
         instance(ty, &type_path, recorded_instance.map(String::as_str))
     };
     if let Ok(inst) = &inst {
-        let traits = crate::std_traits::impls_anywhere(api, ty);
-        let formats = crate::formats::reads_options(api, ty);
         crate::std_traits::std_trait_methods(
             out,
             (&inst.written, &format!("{recorded}::{}", ty.name)),
-            (ty, &traits, formats),
+            (api, ty),
             called,
         );
     }

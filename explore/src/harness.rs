@@ -577,7 +577,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
             r.object
         );
         // An operator's receiver is the place it assigns to: `(*recv) += a0`.
-        target = match c.call.ends_with(crate::operators::OPERATOR) {
+        target = match c.is_operator() {
             true => format!("(*recv).{}", c.call),
             false => format!("recv.{}", c.call),
         };

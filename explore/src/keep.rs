@@ -352,7 +352,7 @@ fn shared_outcomes(callables: &[Callable]) -> Vec<usize> {
                     && p.path == c.path
                     && p.receiver.map(|r| r.object) == receiver
             };
-            match c.call.ends_with(crate::formats::FORMAT) {
+            match c.is_format_spec() {
                 true => callables
                     .iter()
                     .enumerate()

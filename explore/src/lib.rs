@@ -423,7 +423,7 @@ fn pools_for(
 /// and `Display::fmt` once, not once per format spec.
 fn functions_explored(ex: &Explorable) -> Vec<String> {
     (ex.callables.iter())
-        .filter(|c| !c.writes_value() && !c.call.ends_with(formats::FORMAT))
+        .filter(|c| !c.writes_value() && !c.is_format_spec())
         .map(|c| c.path.clone())
         .collect()
 }

@@ -18,7 +18,8 @@ const MAX_COLLECTED: usize = 1000;
 /// The methods of standard traits a public type implements that the run called, as a test
 /// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
 /// the rest of the items as `recv.by_ref().take(1000).collect::<Vec<_>>()`),
-/// `Display::fmt` as `recv.to_string()` (and, with `formats`, with format specs: `formats.rs`),
+/// `Display::fmt` as `recv.to_string()` (and with format specs when the impl reads the
+/// formatter's options: `formats.rs`),
 /// `FromStr::from_str` as `<T as FromStr>::from_str(s)`
 /// (a constructor: its `Ok` fills a slot), `PartialEq::eq`, `PartialOrd::partial_cmp` and
 /// `Ord::cmp` as `a.eq(&b)` with both objects from the type's slots (a hand-written equality
@@ -31,12 +32,14 @@ const MAX_COLLECTED: usize = 1000;
 pub(crate) fn std_trait_methods(
     out: &mut Explorable,
     (type_path, recorded): (&str, &str),
-    (ty, traits, formats): (&TypeApi, &BTreeSet<String>, bool),
+    (api, ty): (&CrateApi, &TypeApi),
     called: &BTreeSet<String>,
 ) {
     if !ty.public {
         return;
     }
+    let traits = impls_anywhere(api, ty);
+    let formats = crate::formats::reads_options(api, ty);
     for (tr, method) in [
         ("Iterator", "next"),
         ("Iterator", "size_hint"),
@@ -205,13 +208,19 @@ fn same_instance(recorded: &str, written: &str) -> bool {
 /// not declare. (Two types of one name in two modules may mix their traits: a call that does
 /// not compile is then taken out of the harness with the reason.)
 pub(crate) fn impls_anywhere(api: &CrateApi, ty: &TypeApi) -> BTreeSet<String> {
-    let mut traits = ty.traits.clone();
-    for m in api.modules.values() {
-        if let Some(t) = m.types.get(&ty.name).filter(|t| !t.declared) {
-            traits.extend(t.traits.iter().cloned());
-        }
-    }
-    traits
+    (with_impls_elsewhere(api, ty))
+        .flat_map(|t| t.traits.iter().cloned())
+        .collect()
+}
+
+/// `ty` and the entries the crate's API makes for it where an impl of another module names it
+/// (see [`impls_anywhere`]).
+pub(crate) fn with_impls_elsewhere<'a>(
+    api: &'a CrateApi,
+    ty: &'a TypeApi,
+) -> impl Iterator<Item = &'a TypeApi> {
+    let elsewhere = (api.modules.values()).filter_map(|m| m.types.get(&ty.name));
+    std::iter::once(ty).chain(elsewhere.filter(|t| !t.declared))
 }
 
 /// The recorded path of the trait method `tail` (`FromStr>::from_str`) of the type recorded as

@@ -157,6 +157,9 @@ pub struct DebugInfo {
     /// [`DebugInfo::inlined_only`]: a large program has tens of thousands (the standard
     /// library's, one per unit that inlines one).
     inlined_dies: Arc<Vec<InlinedDie>>,
+    /// The functions with no code of their own, worked out from `inlined_dies` at first use
+    /// (`carve record`'s note and `--coverage` both ask), shared by the clones.
+    inlined_only: Arc<std::sync::OnceLock<Vec<InlinedOnly>>>,
     /// ELF text symbols by demangled name, read at their first use: demangling every symbol
     /// of a large program (cargo: 40 MB) is most of the cost of finding it selects nothing.
     /// Shared by the clones (each recording of a program loaded once reads them once).
@@ -378,6 +381,7 @@ impl DebugInfo {
             namespaces: Arc::new(HashMap::new()),
             functions: Arc::new(Vec::new()),
             inlined_dies: Arc::new(Vec::new()),
+            inlined_only: Arc::new(std::sync::OnceLock::new()),
             symbols: Arc::new(std::sync::OnceLock::new()),
             code_starts: Arc::new(std::sync::OnceLock::new()),
             starts: Arc::new(std::sync::OnceLock::new()),

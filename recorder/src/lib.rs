@@ -790,8 +790,9 @@ struct InlinedLines {
 /// The lines of the selected functions only inlined into their callers, wherever they were
 /// inlined, numbered from `next`.
 fn inlined_lines(program: &mut Program, options: &RecordOptions, next: FunctionId) -> InlinedLines {
-    let picked: Vec<dwarf::InlinedOnly> = (program.info.inlined_only_dies().into_iter())
+    let picked: Vec<dwarf::InlinedOnly> = (program.info.inlined_only_dies().iter())
         .filter(|f| options.selection.matches(&f.entry))
+        .cloned()
         .collect();
     let mut functions = Vec::new();
     let mut kept = Vec::new();

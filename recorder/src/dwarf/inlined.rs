@@ -28,16 +28,20 @@ impl DebugInfo {
     /// (`#[inline(always)]`, even in debug builds), so no breakpoint can stop in them. Each
     /// once, none that also has code of its own somewhere; addresses 0.
     pub fn inlined_only(&self) -> Vec<FunctionEntry> {
-        self.inlined_only_dies()
-            .into_iter()
-            .map(|f| f.entry)
+        (self.inlined_only_dies().iter())
+            .map(|f| f.entry.clone())
             .collect()
     }
 
-    /// [`DebugInfo::inlined_only`], each function with its abstract instances. The path of an
-    /// abstract instance is worked out once per linkage name: a large program has tens of
-    /// thousands of them (the standard library's, one per unit that inlines one).
-    pub(crate) fn inlined_only_dies(&self) -> Vec<InlinedOnly> {
+    /// [`DebugInfo::inlined_only`], each function with its abstract instances, worked out once.
+    pub(crate) fn inlined_only_dies(&self) -> &[InlinedOnly] {
+        self.inlined_only.get_or_init(|| self.find_inlined_only())
+    }
+
+    /// [`DebugInfo::inlined_only_dies`]. The path of an abstract instance is worked out once
+    /// per linkage name: a large program has tens of thousands of them (the standard
+    /// library's, one per unit that inlines one).
+    fn find_inlined_only(&self) -> Vec<InlinedOnly> {
         let concrete: HashSet<&str> = (self.functions.iter())
             .flat_map(|f| {
                 f.linkage_name
@@ -124,10 +128,21 @@ impl DebugInfo {
         }
         for unit in self.units.iter() {
             let instances = self.inlined_instances(unit, &targets);
-            if !instances.iter().any(|i| i.2.is_some()) {
+            let spans = target_spans(&instances);
+            if spans.is_empty() {
                 continue;
             }
-            for row in self.unit_code_rows(unit) {
+            // A unit holds thousands of instances (the standard library's too) and as many
+            // rows: only rows inside a target's instance look for the innermost one.
+            let inside = |addr: u64| {
+                let at = spans.partition_point(|(start, _)| *start <= addr);
+                at > 0 && addr < spans[at - 1].1
+            };
+            for row in self
+                .unit_code_rows(unit)
+                .into_iter()
+                .filter(|r| inside(r.start))
+            {
                 let innermost = (instances.iter())
                     .filter(|(start, end, _, _)| *start <= row.start && row.start < *end)
                     .max_by_key(|(_, _, _, depth)| *depth);
@@ -180,7 +195,41 @@ impl DebugInfo {
     }
 }
 
+/// The address ranges of the instances of a target function (`Some`), merged and sorted.
+fn target_spans(instances: &[(u64, u64, Option<usize>, isize)]) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = (instances.iter())
+        .filter(|i| i.2.is_some())
+        .map(|&(start, end, _, _)| (start, end))
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
 /// The offset in `.debug_info` of the DIE at `offset` in `unit`.
 fn global_offset(unit: &gimli::Unit<super::Reader>, offset: usize) -> usize {
     unit.header.offset().0 + offset
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_target_functions_instances_merge_into_sorted_spans_others_are_left_out() {
+        let instances = [
+            (0x40, 0x50, Some(1), 3),
+            (0x10, 0x20, Some(0), 2),
+            (0x18, 0x30, Some(0), 4),
+            (0x60, 0x70, None, 2),
+        ];
+        assert_eq!(
+            super::target_spans(&instances),
+            vec![(0x10, 0x30), (0x40, 0x50)]
+        );
+    }
 }
