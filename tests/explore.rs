@@ -1798,3 +1798,93 @@ fn a_buffer_a_call_writes_into_is_checked_after_the_call() {
         ("b.to_ascii_uppercase()", "b.to_ascii_lowercase()"),
     );
 }
+
+const FINDER_LIB: &str = r#"//! Files under a directory whose names end with a suffix, found one at a time.
+use std::path::PathBuf;
+
+/// A walk over a directory tree, in name order.
+#[derive(Debug)]
+pub struct Walk {
+    todo: Vec<PathBuf>,
+    suffix: String,
+    hidden: u32,
+}
+
+/// Why a walk cannot start.
+#[derive(Debug)]
+pub enum WalkError {
+    NotADirectory(String),
+}
+
+/// Whether a file named `name` is one a walk for `suffix` finds.
+pub fn wanted(name: &str, suffix: &str) -> bool {
+    name.ends_with(suffix)
+}
+
+/// A walk from the directory `dir` for names ending in `suffix`.
+pub fn walk(dir: &str, suffix: &str) -> Result<Walk, WalkError> {
+    if !std::path::Path::new(dir).is_dir() {
+        return Err(WalkError::NotADirectory(dir.to_string()));
+    }
+    Ok(Walk { todo: vec![PathBuf::from(dir)], suffix: suffix.to_string(), hidden: 0 })
+}
+
+impl Walk {
+    /// The next file found, by its path.
+    pub fn next_match(&mut self) -> Option<String> {
+        while let Some(at) = self.todo.pop() {
+            let name = at.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.starts_with('.') && name.len() > 1 {
+                self.hidden += 1;
+                continue;
+            }
+            if at.is_dir() {
+                let mut entries: Vec<PathBuf> =
+                    std::fs::read_dir(&at).ok()?.filter_map(|e| Some(e.ok()?.path())).collect();
+                entries.sort();
+                entries.reverse();
+                self.todo.extend(entries);
+            } else if wanted(&name, &self.suffix) {
+                return Some(at.display().to_string());
+            }
+        }
+        None
+    }
+}
+"#;
+
+const FINDER_MAIN: &str = r#"fn main() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut walk = finder::walk(dir, ".rs").unwrap();
+    while let Some(found) = walk.next_match() {
+        println!("{}", found.rsplit('/').next().unwrap());
+    }
+    println!("{}", finder::wanted("notes/.draft.rs", ".rs"));
+}
+"#;
+
+/// `walk` reads the file system and gives its `Walk` inside an `Ok`: the walk is explored from
+/// that call, in a directory rebuilt from what the run read (its `src` holds `main.rs`) and
+/// grown by the path it named (`notes/.draft.rs`), so the kept test reaches the hidden-file
+/// line the run never reached, runs in those files wherever it runs, and fails when that
+/// line changes.
+#[test]
+fn a_walk_of_the_files_is_explored_in_the_files_the_run_read_and_the_paths_it_named() {
+    let (c, said) = explore_small("finder", FINDER_LIB, FINDER_MAIN, "3000");
+    let tests = explored(&c.dir, "finder", &said, 3);
+    assert!(tests.contains("fn in_recorded_files("), "{tests}");
+    assert!(
+        tests.contains("std::fs::write(dir.join(\"main.rs\"), "),
+        "{tests}"
+    );
+    assert!(
+        tests.contains("std::fs::write(dir.join(\"notes/.draft.rs\"), \"\")"),
+        "{tests}"
+    );
+    assert!(tests.contains("in_recorded_files(|| {"), "{tests}");
+    assert!(tests.contains(".next_match()"), "{tests}");
+    // The recorded directory is written relative to the rebuilt one: no walk of the machine's.
+    assert!(tests.contains("finder::walk(\"."), "{tests}");
+    assert!(!tests.contains("finder::walk(\"/"), "{tests}");
+    fail_after_edit(&c.dir, "finder", ("self.hidden += 1", "self.hidden += 2"));
+}

@@ -259,6 +259,12 @@ pub enum Made {
     /// (`Roll::backwards` gives a `Back`): when the call does not compile filling a slot (a
     /// borrowing iterator cannot outlive its receiver's slot), it stays as a call of its own.
     Returned,
+    /// As `Result` and `Option`, an object of another type than the call's own (or a free
+    /// function's) that the run got from it inside an `Ok` or a `Some` (glob's `glob_with`
+    /// gives a `Result<Paths, PatternError>`); as `Returned`, a call of its own when that
+    /// does not compile.
+    ReturnedOk,
+    ReturnedSome,
 }
 
 impl Made {
@@ -272,11 +278,26 @@ impl Made {
             Some(CallOutcome::Panicked(_)) => return false,
             _ => None,
         };
-        match self {
-            Made::Plain | Made::Returned => true,
+        match self.shape() {
             Made::Result => returned.is_none_or(|t| t.starts_with("Ok(")),
             Made::Option => returned.is_none_or(|t| t.starts_with("Some(")),
+            _ => true,
         }
+    }
+
+    /// What the call gives the object in: `Plain` (itself), `Result` or `Option`.
+    pub fn shape(self) -> Made {
+        match self {
+            Made::Plain | Made::Returned => Made::Plain,
+            Made::Result | Made::ReturnedOk => Made::Result,
+            Made::Option | Made::ReturnedSome => Made::Option,
+        }
+    }
+
+    /// Whether the object is another type's than the call's own: a call of its own when
+    /// filling a slot does not compile.
+    pub fn elsewhere(self) -> bool {
+        matches!(self, Made::Returned | Made::ReturnedOk | Made::ReturnedSome)
     }
 }
 
@@ -329,6 +350,9 @@ pub struct Explorable {
     pub callables: Vec<Callable>,
     /// Functions the run reached that are not explored, and why.
     pub left_out: Vec<(String, String)>,
+    /// Where the explored functions that read files run, when some do.
+    #[serde(skip)]
+    pub world: Option<crate::world::World>,
 }
 
 /// What the run says about the functions it called: (argument name, type) of each distinct
@@ -376,7 +400,9 @@ impl Seen {
                 continue;
             };
             called.insert(path.clone());
-            if !c.touches.is_empty() {
+            // Files read are rebuilt for the calls (`world.rs`); a clock, the environment or a
+            // write is what a test cannot control.
+            if c.touches.iter().any(|t| !crate::world::is_file_read(t)) {
                 seen.touching.insert(path.clone());
             }
             let types = (c.args.iter())

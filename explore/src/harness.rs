@@ -189,6 +189,11 @@ enum Outcome {
     NoReceiver,
 }
 
+/// Whether a reader of files was given a path out of the world: absolute, or through `..`.
+fn outside_world(path: &str) -> bool {
+    path.starts_with('/') || path.split('/').any(|p| p == "..")
+}
+
 fn run(f: impl FnOnce() -> Option<String>) -> Outcome {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(s) => Outcome::Returned(s),
@@ -279,6 +284,12 @@ fn main() {
         return;
     }
     carve_explore_rt::set_base(load_base());
+    // Functions that read files read the world rebuilt from the recording (`world.rs`).
+    if let Some(dir) = WORLD {
+        if std::env::set_current_dir(dir).is_err() {
+            std::process::exit(3);
+        }
+    }
     std::panic::set_hook(Box::new(|_| {}));
     // Answers go to a copy of stdout; the library's own prints to /dev/null.
     let answers = unsafe { std::fs::File::from_raw_fd(dup(1)) };
@@ -400,6 +411,14 @@ pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
         ex.crate_name
     ));
     l.push(PRELUDE);
+    let world = ex.world.as_ref().and_then(|w| w.dir.as_ref());
+    l.push(&format!(
+        "const WORLD: Option<&str> = {};",
+        match world {
+            Some(dir) => format!("Some({:?})", dir.display().to_string()),
+            None => "None".to_string(),
+        }
+    ));
     for (kind, values) in &pools.by_kind {
         let lits: Vec<String> = values.iter().map(|v| harness_literal(kind, v)).collect();
         l.push(&format!(
@@ -500,7 +519,11 @@ fn dispatch(l: &mut Lines, ex: &Explorable, pools: &Pools, parts: &mut Vec<(Part
     l.push("    match f {");
     for (i, c) in ex.callables.iter().enumerate() {
         let start = l.line + 1;
-        l.push(&arm(i, c, pools));
+        let reads_files = ex
+            .world
+            .as_ref()
+            .is_some_and(|w| w.readers.contains(&c.path));
+        l.push(&arm(i, (c, reads_files), pools));
         parts.push((Part::Arm(i), start, l.line));
     }
     l.push("        _ => unreachable!(),\n    }\n}");
@@ -523,39 +546,12 @@ fn argument(pool: &str, index: &str, kind: &PoolKind, pass: Pass) -> String {
 
 /// One dispatch arm: the arguments from the pools, the receiver from its slot, the call under
 /// `catch_unwind`, the result's `Debug`, and the made object into its slot.
-fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
+fn arm(i: usize, (c, reads_files): (&Callable, bool), pools: &Pools) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "        // {}", c.path);
     let _ = writeln!(s, "        {i} => {{");
     let mut target = c.call.clone();
-    // The receiver's digit comes first; the arguments, and object arguments that are clones,
-    // are taken before the receiver is borrowed (`recv += a0` with both from one type's slots).
-    let first_param = usize::from(c.receiver.is_some());
-    let mut args = Vec::new();
-    let mut borrowed = Vec::new();
-    for (k, p) in c.params.iter().enumerate() {
-        let digit = first_param + k;
-        if let PoolKind::Object(o) = p.kind {
-            // From the slot, like a receiver: an empty one ends the sequence.
-            let (get, lines) = match p.pass {
-                Pass::Ref => ("as_ref()", &mut borrowed),
-                _ => ("clone()", &mut args),
-            };
-            lines.push(format!(
-                "            let Some(a{k}) = st.o{o}[d[{digit}]].{get} else {{ return Outcome::NoReceiver }};"
-            ));
-            continue;
-        }
-        let pool = pool_name(pools, &p.kind);
-        let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
-        match value.strip_prefix("&mut ") {
-            // A buffer the call writes into: owned here, lent to the call, shown after it.
-            Some(owned) if p.pass == Pass::MutOwned => {
-                args.push(format!("            let mut a{k} = {owned};"));
-            }
-            _ => args.push(format!("            let a{k} = {value};")),
-        }
-    }
+    let (mut args, mut borrowed) = arguments((c, reads_files), pools);
     // A receiver taken by value goes first, as in a test (`a.into_x(a.clone())` does not
     // compile): an argument from its slot then finds it empty.
     let by_value = c.receiver.is_some_and(|r| r.by_value);
@@ -585,7 +581,7 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
     for line in borrowed {
         let _ = writeln!(s, "{line}");
     }
-    let digit = first_param + c.params.len();
+    let digit = usize::from(c.receiver.is_some()) + c.params.len();
     let buffers: Vec<usize> = (c.params.iter().enumerate())
         .filter(|(_, p)| p.pass == Pass::MutOwned)
         .map(|(k, _)| k)
@@ -610,10 +606,10 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
             );
         }
         Some((object, made)) => {
-            let keep = match made {
-                Made::Plain | Made::Returned => "Some(r)",
+            let keep = match made.shape() {
                 Made::Result => "r.ok()",
                 Made::Option => "r",
+                _ => "Some(r)",
             };
             let _ = writeln!(s, "            let mut made = None;");
             let _ = writeln!(
@@ -629,6 +625,46 @@ fn arm(i: usize, c: &Callable, pools: &Pools) -> String {
     }
     let _ = writeln!(s, "        }}");
     s
+}
+
+/// The lines that take a call's arguments, from the pools (a reader of files refuses a path
+/// out of its world, `world.rs`) or from object slots: those taken before the receiver is
+/// borrowed, and those after.
+fn arguments((c, reads_files): (&Callable, bool), pools: &Pools) -> (Vec<String>, Vec<String>) {
+    // The receiver's digit comes first; the arguments, and object arguments that are clones,
+    // are taken before the receiver is borrowed (`recv += a0` with both from one type's slots).
+    let first_param = usize::from(c.receiver.is_some());
+    let mut args = Vec::new();
+    let mut borrowed = Vec::new();
+    for (k, p) in c.params.iter().enumerate() {
+        let digit = first_param + k;
+        if let PoolKind::Object(o) = p.kind {
+            // From the slot, like a receiver: an empty one ends the sequence.
+            let (get, lines) = match p.pass {
+                Pass::Ref => ("as_ref()", &mut borrowed),
+                _ => ("clone()", &mut args),
+            };
+            lines.push(format!(
+                "            let Some(a{k}) = st.o{o}[d[{digit}]].{get} else {{ return Outcome::NoReceiver }};"
+            ));
+            continue;
+        }
+        let pool = pool_name(pools, &p.kind);
+        let value = argument(&pool, &format!("d[{digit}]"), &p.kind, p.pass);
+        match value.strip_prefix("&mut ") {
+            // A buffer the call writes into: owned here, lent to the call, shown after it.
+            Some(owned) if p.pass == Pass::MutOwned => {
+                args.push(format!("            let mut a{k} = {owned};"));
+            }
+            _ => args.push(format!("            let a{k} = {value};")),
+        }
+        if reads_files && p.kind == PoolKind::Str {
+            args.push(format!(
+                "            if outside_world(&a{k}) {{ return Outcome::NoReceiver }}"
+            ));
+        }
+    }
+    (args, borrowed)
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ mod substitute;
 #[cfg(test)]
 mod testdata;
 mod trait_calls;
+mod world;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -215,13 +216,15 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     check(opts)?;
     let api = crate_api(trace, &opts.crate_dir)?;
     let reached = opts.run_lines.as_ref().map(|r| &r.functions_reached);
-    let ex = api::explorable(&api, trace, reached.unwrap_or(&Default::default()));
+    let mut ex = api::explorable(&api, trace, reached.unwrap_or(&Default::default()));
+    world::settle(trace, &mut ex);
     if ex.callables.is_empty() {
         return Err(nothing_reached(trace, &ex));
     }
-    let (pools, dictionary) = pools_for(trace, &ex, &api);
+    let (mut pools, dictionary) = pools_for(trace, &ex, &api);
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
+    world::build(&mut ex, &mut pools, &harness_dir)?;
     let features = carve_generator::recorded_features(&trace.run.info);
     let crate_dir = (opts.crate_dir.as_path(), features.as_slice());
     let built = harness::build::build(&harness_dir, crate_dir, &opts.cargo, ex, &pools)?;
@@ -502,7 +505,8 @@ fn write_out(
         .map(|(i, (k, s))| render::test(cx, i + 1, k, s, &origin))
         .collect();
     if !tests.is_empty() {
-        write_tests(trace, opts, &cx.ex.crate_name, &tests, report)?;
+        let helper = cx.ex.world.as_ref().map(world::World::helper);
+        write_tests(trace, opts, (&cx.ex.crate_name, helper), &tests, report)?;
     }
     report.findings = keeper
         .findings
@@ -535,7 +539,7 @@ fn write_out(
 fn write_tests(
     trace: &Trace,
     opts: &ExploreOptions,
-    krate: &str,
+    (krate, files_helper): (&str, Option<String>),
     tests: &[render::RenderedTest],
     report: &mut Report,
 ) -> Result<(), ExploreError> {
@@ -550,7 +554,7 @@ fn write_tests(
     let features = carve_generator::recorded_features(&trace.run.info);
     write(
         &path,
-        &render::file(&program, trace.run.id.0, &features, tests),
+        &render::file((&program, trace.run.id.0, &features), tests, files_helper),
     )?;
     report.tests_written = tests.len();
     report.tests_kept = tests.len();

@@ -27,6 +27,8 @@ pub struct Context<'a> {
 pub struct RenderedTest {
     pub name: String,
     pub text: String,
+    /// It calls a function that reads files: it runs in the rebuilt files (`world.rs`).
+    pub reads_files: bool,
 }
 
 fn snake(name: &str) -> String {
@@ -505,7 +507,7 @@ fn call_statements(
         let slot = d.next().unwrap_or(0);
         let name = var(cx, object, slot);
         let filled = made.fills(outcome);
-        let plain = matches!(made, Made::Plain | Made::Returned);
+        let plain = made.shape() == Made::Plain;
         if plain && text.is_none() && bind && outcome.is_some() {
             // Nothing to check of it: bound at once.
             let _ = writeln!(s, "    let mut {name} = {call};");
@@ -536,10 +538,10 @@ fn call_statements(
             bound.forget((object, slot));
         }
         if bind && filled {
-            let unwrap = match made {
-                Made::Plain | Made::Returned => "made".to_string(),
+            let unwrap = match made.shape() {
                 Made::Result => "made.ok().expect(\"made by the explored run\")".to_string(),
                 Made::Option => "made.expect(\"made by the explored run\")".to_string(),
+                _ => "made".to_string(),
             };
             let _ = writeln!(s, "    let mut {name} = {unwrap};");
             bound.made((object, slot));
@@ -625,9 +627,47 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
             .collect::<String>()
     );
     let _ = writeln!(text, "#[test]\nfn {name}() {{");
-    text.push_str(&body(cx, (&kept.calls, &kept.outcomes), fin, true));
+    let calls = body(cx, (&kept.calls, &kept.outcomes), fin, true);
+    let reads_files = reads_files(cx, &kept.calls);
+    text.push_str(&match reads_files {
+        true => in_recorded_files(&calls),
+        false => calls,
+    });
     text.push_str("}\n");
-    RenderedTest { name, text }
+    RenderedTest {
+        name,
+        text,
+        reads_files,
+    }
+}
+
+/// Whether one of `calls` is of a function that reads files.
+fn reads_files(cx: &Context, calls: &[u64]) -> bool {
+    let Some(world) = &cx.ex.world else {
+        return false;
+    };
+    (calls.iter()).any(|&n| {
+        world
+            .readers
+            .contains(&cx.ex.callables[cx.space.decode(n).0].path)
+    })
+}
+
+/// A test body (lines indented 4) run inside the rebuilt files.
+fn in_recorded_files(body: &str) -> String {
+    let mut out = String::from("    in_recorded_files(|| {\n");
+    for line in body.lines() {
+        match line.is_empty() {
+            true => out.push('\n'),
+            false => {
+                out.push_str("    ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out.push_str("    });\n");
+    out
 }
 
 /// `lib.rs:12 equal, lib.rs:30 below`: comparison outcomes by file name and line, in order.
@@ -676,7 +716,11 @@ fn lines_text(lines: &[(String, u32)]) -> String {
 
 /// The test file: a header (with the `cfg` of the cargo features the recorded program was built
 /// with, which the file needs), then the tests.
-pub fn file(program: &str, run: i64, features: &[String], tests: &[RenderedTest]) -> String {
+pub fn file(
+    (program, run, features): (&str, i64, &[String]),
+    tests: &[RenderedTest],
+    files_helper: Option<String>,
+) -> String {
     let mut text = format!(
         "//! Explored by carve from a recording of {program:?} (run {run}): call sequences beyond the\n\
          //! run, each kept for lines the run never reached, an outcome of a function it never\n\
@@ -688,6 +732,10 @@ pub fn file(program: &str, run: i64, features: &[String], tests: &[RenderedTest]
         text.push('\n');
     }
     text.push_str("#![allow(unused_mut, unused_variables, clippy::all)]\n");
+    if let Some(helper) = files_helper.filter(|_| tests.iter().any(|t| t.reads_files)) {
+        text.push('\n');
+        text.push_str(&helper);
+    }
     for t in tests {
         text.push('\n');
         text.push_str(&t.text);
@@ -793,11 +841,11 @@ mod tests {
             "{}",
             t2.text
         );
-        let file = file("bounds", 1, &[], std::slice::from_ref(&t));
+        let file = file(("bounds", 1, &[]), std::slice::from_ref(&t), None);
         assert!(syn::parse_file(&file).is_ok(), "{file}");
         assert!(!file.contains("#![cfg"), "{file}");
         // Recorded with features beyond the crate's defaults: the file compiles only with them.
-        let gated = super::file("bounds", 1, &["alloc".into(), "std".into()], &[t]);
+        let gated = super::file(("bounds", 1, &["alloc".into(), "std".into()]), &[t], None);
         let parsed = syn::parse_file(&gated).expect("parses");
         assert!(
             gated.contains("#![cfg(all(feature = \"alloc\", feature = \"std\"))]\n"),
@@ -968,6 +1016,7 @@ mod tests {
         let test = |name: &str, body: String| RenderedTest {
             name: name.to_string(),
             text: format!("#[test]\nfn {name}() {{\n{body}}}\n"),
+            reads_files: false,
         };
         let tests = [
             test(
@@ -980,7 +1029,7 @@ mod tests {
             ),
             test("c", format!("    once({long_once});\n")),
         ];
-        let out = file("app", 1, &[], &tests);
+        let out = file(("app", 1, &[]), &tests, None);
         let consts: Vec<&str> = out.lines().filter(|l| l.starts_with("const ")).collect();
         assert_eq!(consts, [format!("const TITLE_WORD_WORD: &str = {doc};")]);
         // After the inner attribute, which no item may precede.

@@ -161,11 +161,46 @@ pub(crate) fn made_elsewhere(
             (Some(_), None) => None,
         };
         let made = (recorded.iter())
-            .filter_map(|(receiver, ty)| made_on(receiver, ty))
-            .find_map(|ty| objects.iter().position(|o| same_instance(&ty, &o.path)));
-        if let Some(o) = made {
-            c.makes = Some((o, Made::Returned));
+            .filter_map(|(receiver, ty)| {
+                let (inner, made) = unwrapped(ty);
+                Some((made_on(receiver, &inner)?, made))
+            })
+            .find_map(|(ty, made)| {
+                let o = objects.iter().position(|o| same_instance(&ty, &o.path))?;
+                Some((o, made))
+            });
+        if made.is_some() {
+            c.makes = made;
         }
+    }
+}
+
+/// A recorded result type as the object it holds and how: `T` of a `Result<T, E>` (filled
+/// when `Ok`) or an `Option<T>` (when `Some`), else the type itself (glob's `glob_with` gives
+/// a `Result<Paths, PatternError>`, and the `Paths` is what `next` is explored on).
+fn unwrapped(ty: &str) -> (String, Made) {
+    let first_argument = || {
+        let (name, rest) = ty.split_once('<')?;
+        let inside = rest.strip_suffix('>')?;
+        let mut depth = 0;
+        let end = inside
+            .char_indices()
+            .find(|&(_, ch)| {
+                match ch {
+                    '<' | '(' | '[' => depth += 1,
+                    '>' | ')' | ']' => depth -= 1,
+                    _ => {}
+                }
+                ch == ',' && depth == 0
+            })
+            .map_or(inside.len(), |(i, _)| i);
+        let name = name.rsplit("::").next()?.trim();
+        Some((name, inside[..end].trim().to_string()))
+    };
+    match first_argument() {
+        Some(("Result", inner)) => (inner, Made::ReturnedOk),
+        Some(("Option", inner)) => (inner, Made::ReturnedSome),
+        _ => (ty.to_string(), Made::Returned),
     }
 }
 

@@ -247,7 +247,7 @@ pub fn build(
         gone.sort_by_key(|g| std::cmp::Reverse(g.0));
         gone.dedup_by_key(|g| g.0);
         for (i, message) in gone {
-            if let Some((_, crate::api::Made::Returned)) = ex.callables[i].makes {
+            if ex.callables[i].makes.is_some_and(|(_, m)| m.elsewhere()) {
                 // Its result does not fit a slot: the call alone, as before it filled one.
                 ex.callables[i].makes = None;
                 continue;

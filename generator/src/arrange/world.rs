@@ -97,7 +97,7 @@ fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
 
 /// What a test builds under its directory, by path relative to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Node {
+pub enum Node {
     Dir,
     /// A file; `None` for one only seen listed in its directory (built empty).
     File(Option<Vec<u8>>),
@@ -144,7 +144,7 @@ fn under(path: &str, dir: &str) -> bool {
 /// some argument's text starts with (a directory read, above a path read, or above an
 /// argument's own path), such that every read is under it or is a directory above it that
 /// was not listed (a temporary directory has directories above it too, listing other things).
-fn layout(reads: &[&FileRead], texts: &[&str]) -> Option<(String, BTreeMap<String, Node>)> {
+pub fn layout(reads: &[&FileRead], texts: &[&str]) -> Option<(String, BTreeMap<String, Node>)> {
     let reads: Vec<(String, &Found)> = reads
         .iter()
         .map(|r| Some((normal(&r.path)?, &r.found)))
@@ -237,40 +237,7 @@ fn files(root: &str, reads: &[(String, &Found)]) -> Option<BTreeMap<String, Node
 /// recorded call's id), removed when the value drops; `at` writes a path under it as the
 /// `&'static str` a recorded literal was.
 fn files_expr(files: &BTreeMap<String, Node>, call: CallId) -> String {
-    let mut steps = String::new();
-    for (rel, node) in files {
-        let at = format!(
-            "files.0.join({})",
-            syntax::str_lit(rel.trim_start_matches('/'))
-        );
-        match node {
-            Node::Dir if !rel.is_empty() => {
-                steps.push_str(&format!("std::fs::create_dir_all({at}).unwrap();\n"));
-            }
-            Node::File(contents) => {
-                let contents = contents.as_deref().unwrap_or_default();
-                let literal = match std::str::from_utf8(contents) {
-                    Ok(text) => syntax::str_lit(text),
-                    Err(_) => format!(
-                        "[{}]",
-                        contents
-                            .iter()
-                            .map(|b| format!("{b}u8"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                };
-                if let Some(parent) = ancestors(rel).next() {
-                    let parent = syntax::str_lit(parent.trim_start_matches('/'));
-                    steps.push_str(&format!(
-                        "std::fs::create_dir_all(files.0.join({parent})).unwrap();\n"
-                    ));
-                }
-                steps.push_str(&format!("std::fs::write({at}, {literal}).unwrap();\n"));
-            }
-            Node::Dir | Node::Missing => {}
-        }
-    }
+    let steps = build_steps(files, "files.0");
     format!(
         "{{
     // The files the recorded call read, rebuilt under a temporary directory
@@ -292,6 +259,48 @@ fn files_expr(files: &BTreeMap<String, Node>, call: CallId) -> String {
 }}",
         call = call.0
     )
+}
+
+/// The statements that build `files` under the directory the `std::path::Path` expression
+/// `base` names, one per line (`std::fs::create_dir_all(base.join("src")).unwrap();`).
+pub fn build_steps(files: &BTreeMap<String, Node>, base: &str) -> String {
+    let mut steps = String::new();
+    for (rel, node) in files {
+        let at = format!(
+            "{base}.join({})",
+            syntax::str_lit(rel.trim_start_matches('/'))
+        );
+        match node {
+            Node::Dir if !rel.is_empty() => {
+                steps.push_str(&format!("std::fs::create_dir_all({at}).unwrap();\n"));
+            }
+            Node::File(contents) => {
+                let contents = contents.as_deref().unwrap_or_default();
+                let literal = match std::str::from_utf8(contents) {
+                    Ok(text) => syntax::str_lit(text),
+                    Err(_) => format!(
+                        "[{}]",
+                        contents
+                            .iter()
+                            .map(|b| format!("{b}u8"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                // Its directory, unless a step above made it.
+                let made = |p: &&str| files.get(*p) == Some(&Node::Dir);
+                if let Some(parent) = ancestors(rel).next().filter(|p| !made(p)) {
+                    let parent = syntax::str_lit(parent.trim_start_matches('/'));
+                    steps.push_str(&format!(
+                        "std::fs::create_dir_all({base}.join({parent})).unwrap();\n"
+                    ));
+                }
+                steps.push_str(&format!("std::fs::write({at}, {literal}).unwrap();\n"));
+            }
+            Node::Dir | Node::Missing => {}
+        }
+    }
+    steps
 }
 
 /// `text` (Rust source) with every string literal that starts with the directory (`opening`:
