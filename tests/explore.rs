@@ -1888,3 +1888,52 @@ fn a_walk_of_the_files_is_explored_in_the_files_the_run_read_and_the_paths_it_na
     assert!(!tests.contains("finder::walk(\"/"), "{tests}");
     fail_after_edit(&c.dir, "finder", ("self.hidden += 1", "self.hidden += 2"));
 }
+
+const NIBBLES_LIB: &str = r#"/// A character that is not a hex digit, and where it is.
+#[derive(Debug, PartialEq)]
+pub enum BadDigit {
+    At { c: char, index: usize },
+}
+
+/// The bytes the pairs of hex digits of `s` write (a last lone digit is ignored).
+pub fn decode(s: &str) -> Result<Vec<u8>, BadDigit> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    for i in 0..b.len() / 2 {
+        let hi = val(b[2 * i], 2 * i)?;
+        let lo = val(b[2 * i + 1], 2 * i + 1)?;
+        out.push(hi << 4 | lo);
+    }
+    Ok(out)
+}
+
+fn val(c: u8, index: usize) -> Result<u8, BadDigit> {
+    match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        _ => Err(BadDigit::At { c: c as char, index }),
+    }
+}
+"#;
+
+const NIBBLES_MAIN: &str = r#"fn main() {
+    for s in ["0a1f", "zz"] {
+        println!("{s}: {:?}", nibbles::decode(s));
+    }
+}
+"#;
+
+/// The run's error lies at the first character; an error at the second (or further on) is an
+/// outcome of its own, so the explored call that gives one is kept, and its test fails when the
+/// position it reports changes.
+#[test]
+fn where_an_error_lies_in_the_input_is_part_of_its_outcome() {
+    let (c, said) = explore_small("nibbles", NIBBLES_LIB, NIBBLES_MAIN, "3000");
+    assert!(
+        said.contains("left out: nibbles::val: not public"),
+        "{said}"
+    );
+    let tests = std::fs::read_to_string(c.dir.join("tests/explored_nibbles.rs")).unwrap();
+    assert!(tests.contains("index: 1 })"), "{tests}");
+    fail_after_edit(&c.dir, "nibbles", ("2 * i + 1)?", "2 * i)?"));
+}

@@ -427,9 +427,82 @@ pub fn classify(text: &str) -> String {
     match (ident.as_str(), inner) {
         ("Ok" | "Some", Some(inner)) => format!("{ident}({})", classify(inner)),
         ("Err", Some(inner)) if inner.starts_with('"') => format!("Err({})", unquoted(inner)),
-        ("Err", Some(inner)) => format!("Err({})", classify(inner)),
+        ("Err", Some(inner)) => format!("Err({}{})", classify(inner), counted_fields(inner)),
         _ => ident,
     }
+}
+
+/// The integers an error variant reports (`InvalidHexCharacter { c: 'g', index: 1 }`, `At(0)`)
+/// as zero, one or many (` { index: 1 }`, `(0)`): where in the input an error lies is part of
+/// what it says (the first character, the second, one further on), and the value itself would
+/// make every input an outcome of its own. Empty when it reports none.
+fn counted_fields(variant: &str) -> String {
+    let ident_len = variant
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(variant.len());
+    let rest = variant[ident_len..].trim();
+    let (named, inside) = if let Some(i) = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
+    {
+        (true, i)
+    } else if let Some(i) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        (false, i)
+    } else {
+        return String::new();
+    };
+    let counted: Vec<String> = top_level(inside)
+        .into_iter()
+        .filter_map(|field| {
+            let (name, value) = match named {
+                true => {
+                    let (n, v) = field.split_once(':')?;
+                    (Some(n.trim()), v.trim())
+                }
+                false => (None, field.trim()),
+            };
+            let n: i128 = value.parse().ok()?;
+            let class = match n {
+                0 => "0",
+                1 => "1",
+                n if n < 0 => "-",
+                _ => "n",
+            };
+            Some(name.map_or(class.to_string(), |name| format!("{name}: {class}")))
+        })
+        .collect();
+    match (counted.is_empty(), named) {
+        (true, _) => String::new(),
+        (false, true) => format!(" {{ {} }}", counted.join(", ")),
+        (false, false) => format!("({})", counted.join(", ")),
+    }
+}
+
+/// `text` split at its top-level commas (not those inside brackets, quotes or char literals).
+fn top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start, mut quoted, mut escaped) = (0i32, 0, None, false);
+    for (i, c) in text.char_indices() {
+        if let Some(q) = quoted {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, c) if c == q => quoted = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quoted = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 /// An error's text without the values it quotes (`couldn't parse \"e\" into…`: the
@@ -481,7 +554,18 @@ mod tests {
             ("Ok(3)", "Ok(+)"),
             ("Ok(0)", "Ok(0)"),
             ("Err(Empty)", "Err(Empty)"),
-            ("Err(TooHigh(11))", "Err(TooHigh)"),
+            ("Err(TooHigh(11))", "Err(TooHigh(n))"),
+            ("Err(TooHigh(1))", "Err(TooHigh(1))"),
+            // Where an error lies: the first character, the second, one further on.
+            (
+                "Err(InvalidHexCharacter { c: 'g', index: 0 })",
+                "Err(InvalidHexCharacter { index: 0 })",
+            ),
+            (
+                "Err(InvalidHexCharacter { c: ',', index: 7 })",
+                "Err(InvalidHexCharacter { index: n })",
+            ),
+            ("Err(OddLength)", "Err(OddLength)"),
             ("Err(NotANumber(\"x\"))", "Err(NotANumber)"),
             ("Err(\"too big\")", "Err(\"too big\")"),
             (
