@@ -313,6 +313,32 @@ mod tests {
     }
 
     #[test]
+    fn a_result_or_an_option_gives_the_object_inside_it_as_recorded() {
+        let cases = [
+            (
+                "core::result::Result<glob::Paths, glob::PatternError>",
+                ("glob::Paths", Made::ReturnedOk),
+            ),
+            (
+                "core::option::Option<smallvec::IntoIter<[i64; 4]>>",
+                ("smallvec::IntoIter<[i64; 4]>", Made::ReturnedSome),
+            ),
+            (
+                "core::result::Result<a::Map<u8, (u8, u8)>, a::E>",
+                ("a::Map<u8, (u8, u8)>", Made::ReturnedOk),
+            ),
+            ("roll::Back", ("roll::Back", Made::Returned)),
+            (
+                "alloc::vec::Vec<u8>",
+                ("alloc::vec::Vec<u8>", Made::Returned),
+            ),
+        ];
+        for (ty, (inner, made)) in cases {
+            assert_eq!(unwrapped(ty), (inner.to_string(), made), "{ty}");
+        }
+    }
+
+    #[test]
     fn a_type_made_with_the_receivers_arguments_is_made_with_the_explored_receivers() {
         let (receiver, made) = (
             "smallvec::SmallVec<[i64; 4]>",

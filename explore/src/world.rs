@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use carve_generator::FileNode;
-use carve_storage::{CallId, Trace, Value};
+use carve_storage::{CallId, Trace};
 
 use crate::api::{Explorable, PoolKind};
 use crate::pools::{Lit, Pools};
@@ -73,7 +73,7 @@ impl World {
         let mut texts = Vec::new();
         for c in trace.calls.iter().filter(|c| of_reader.contains(&c.id)) {
             for a in &c.args {
-                strings(&a.value, &mut texts);
+                carve_generator::recorded_strings(&a.value, &mut texts);
             }
         }
         let Some((root, nodes)) = carve_generator::files_layout(&reads, &texts) else {
@@ -92,7 +92,8 @@ impl World {
                 .get(&c.function)
                 .is_some_and(|p| explored.contains(*p))
             {
-                c.args.iter().for_each(|a| strings(&a.value, &mut named));
+                (c.args.iter())
+                    .for_each(|a| carve_generator::recorded_strings(&a.value, &mut named));
             }
         }
         world.grow_by(named);
@@ -311,21 +312,6 @@ fn readers(trace: &Trace) -> BTreeSet<String> {
     out
 }
 
-/// Every string in `value`.
-fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
-    match value {
-        Value::Str { value, .. } => out.push(value),
-        Value::Ref { target, .. } => strings(target, out),
-        Value::Struct { fields, .. } | Value::Enum { fields, .. } => {
-            fields.iter().for_each(|f| strings(&f.value, out));
-        }
-        Value::Tuple { elems, .. } | Value::Seq { elems, .. } => {
-            elems.iter().for_each(|e| strings(e, out));
-        }
-        _ => {}
-    }
-}
-
 /// The components of `text` when it is a relative path of plain names (letters, digits, `.`,
 /// `_`, `-`; no `.` or `..` component), at most [`MAX_DEPTH`] deep.
 fn plain_relative(text: &str) -> Option<Vec<&str>> {
@@ -387,5 +373,15 @@ mod tests {
         assert_eq!(w.relative("/r/app/src").as_deref(), Some("."));
         assert_eq!(w.relative("/r/app/srcx"), None);
         assert_eq!(w.relative("src/*.rs"), None);
+    }
+
+    #[test]
+    fn reads_of_files_are_rebuilt_and_writes_or_other_sources_are_not() {
+        assert!(is_file_read("fs: std::fs::read_dir"));
+        assert!(is_file_read("fs: std::path::Path::is_dir"));
+        assert!(!is_file_read("fs: std::fs::write"));
+        assert!(!is_file_read("fs: std::fs::OpenOptions::open"));
+        assert!(!is_file_read("clock: std::time::SystemTime::now"));
+        assert!(!is_file_read("env: std::env::var"));
     }
 }

@@ -40,7 +40,8 @@ use carve_storage::{Call, Trace};
 
 /// The files recorded reads saw, as a directory a test (or `carve explore`'s harness) builds.
 pub use crate::arrange::world::{
-    build_steps as file_build_steps, layout as files_layout, Node as FileNode,
+    build_steps as file_build_steps, layout as files_layout, strings as recorded_strings,
+    Node as FileNode,
 };
 pub use crate::distil::{
     Distil, Distilled, Fault, FaultValue, LinesPerTest, Measured, TestsToMeasure,

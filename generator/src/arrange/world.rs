@@ -81,7 +81,7 @@ fn below<'t>(cx: &Ctx<'t>, call: &Call, out: &mut Vec<&'t FileRead>) {
 }
 
 /// Every string in `value` (paths and OS strings are recorded as text too).
-fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+pub fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
     match value {
         Value::Str { value, .. } => out.push(value),
         Value::Ref { target, .. } => strings(target, out),
