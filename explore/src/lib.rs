@@ -529,6 +529,21 @@ fn write_out(
             text.push_str(&f.reproducer);
             text.push('\n');
         }
+        let in_files = report
+            .findings
+            .iter()
+            .any(|f| f.reproducer.contains("in_recorded_files("));
+        if let Some(helper) = cx
+            .ex
+            .world
+            .as_ref()
+            .map(world::World::helper)
+            .filter(|_| in_files)
+        {
+            text.push_str("## The files the reproducers run in\n\n```rust\n");
+            text.push_str(&helper);
+            text.push_str("```\n");
+        }
         write(&path, &text)?;
         report.findings_file = Some(path);
     }

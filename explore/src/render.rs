@@ -755,7 +755,12 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
          Reproducer:\n\n```rust\n",
         f.message, f.times
     );
-    text.push_str(&body(cx, (&f.calls, &f.outcomes), &Final::default(), false));
+    let calls = body(cx, (&f.calls, &f.outcomes), &Final::default(), false);
+    match reads_files(cx, &f.calls) {
+        // In the files the run read, as the kept tests are (`explored_CRATE.rs` has the helper).
+        true => text.push_str(&in_recorded_files(&calls)),
+        false => text.push_str(&calls),
+    }
     text.push_str("```\n");
     text
 }
@@ -1166,6 +1171,65 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("let mut gauge_0 = <g::Gauge as Default>::default();\n    let _ = gauge_0.is_full();"), "{text}");
+    }
+
+    #[test]
+    fn a_test_or_reproducer_calling_a_reader_of_files_runs_in_the_recorded_files() {
+        let (mut ex, pools, space) = cx_parts();
+        ex.world = Some(crate::world::World {
+            readers: ["g::Gauge::is_full".to_string()].into(),
+            ..Default::default()
+        });
+        let cx = Context {
+            ex: &ex,
+            pools: &pools,
+            space: &space,
+        };
+        let finding = Finding {
+            outcomes: Vec::new(),
+            calls: vec![space.encode(1, &[0])],
+            callable: Some(1),
+            message: "boom".into(),
+            times: 1,
+        };
+        let text = super::finding(&cx, &finding);
+        assert!(
+            text.contains("    in_recorded_files(|| {\n        let mut gauge_0 ="),
+            "{text}"
+        );
+        let kept = Kept {
+            calls: vec![space.encode(2, &[0]), space.encode(1, &[0])],
+            outcomes: vec![
+                CallOutcome::Returned(Some("Err(Empty)".into())),
+                CallOutcome::Returned(Some("true".into())),
+            ],
+            new: vec![(1, "true".into())],
+            new_lines: Vec::new(),
+            new_compares: Vec::new(),
+            adds: vec![1],
+        };
+        let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");
+        assert!(t.reads_files);
+        assert!(
+            t.text.contains("    in_recorded_files(|| {\n"),
+            "{}",
+            t.text
+        );
+        assert!(t.text.ends_with("    });\n}\n"), "{}", t.text);
+        // Without a reader among its calls, a test runs where it is.
+        let alone = Kept {
+            calls: vec![space.encode(2, &[0])],
+            outcomes: vec![CallOutcome::Returned(Some("Err(Empty)".into()))],
+            new: vec![(2, "Err(Empty)".into())],
+            adds: vec![0],
+            ..kept
+        };
+        let t = test(&cx, 2, &alone, &Final::default(), "R, seed 1");
+        assert!(
+            !t.reads_files && !t.text.contains("in_recorded_files"),
+            "{}",
+            t.text
+        );
     }
 
     #[test]
