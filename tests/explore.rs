@@ -1937,3 +1937,36 @@ fn where_an_error_lies_in_the_input_is_part_of_its_outcome() {
     assert!(tests.contains("index: 1 })"), "{tests}");
     fail_after_edit(&c.dir, "nibbles", ("2 * i + 1)?", "2 * i)?"));
 }
+
+const LINECOUNT_LIB: &str = r#"/// The number of lines of the file at `path` (0 when it cannot be read).
+pub fn count_lines(path: &str) -> usize {
+    std::fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+}
+
+/// Whether `line` is a comment.
+pub fn is_comment(line: &str) -> bool {
+    line.trim_start().starts_with(';')
+}
+"#;
+
+const LINECOUNT_MAIN: &str = r#"fn main() {
+    println!("{}", linecount::count_lines("tally-input.txt"));
+    println!("{}", linecount::is_comment("; x"));
+}
+"#;
+
+/// A file read by a relative path cannot be rebuilt (relative to what?): the function that
+/// reads it is left out, with why, and the search goes on without it.
+#[test]
+fn a_function_reading_files_the_recording_cannot_rebuild_is_left_out_with_why() {
+    let (c, said) = explore_small("linecount", LINECOUNT_LIB, LINECOUNT_MAIN, "300");
+    assert!(
+        said.contains(
+            "left out: linecount::count_lines: it reads files the recording cannot rebuild"
+        ),
+        "{said}"
+    );
+    let tests =
+        std::fs::read_to_string(c.dir.join("tests/explored_linecount.rs")).unwrap_or_default();
+    assert!(!tests.contains("count_lines"), "{tests}");
+}

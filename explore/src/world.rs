@@ -32,8 +32,9 @@ pub struct World {
 }
 
 /// Why functions that read files are not explored.
-pub const NOT_REBUILT: &str =
-    "it reads files the recording cannot rebuild as one directory (see carve generate's notes)";
+pub const NOT_REBUILT: &str = "it reads files the recording cannot rebuild as one directory \
+     (a relative path, a file too long to copy, a symlink, or reads under no directory its \
+     arguments name)";
 
 /// The most paths the run named that the world grows by, and their most components.
 const MAX_NAMED: usize = 64;
