@@ -618,33 +618,44 @@ pub fn with_neighbours(kind: &PoolKind, recorded: &[Lit]) -> Vec<Lit> {
         }
         // Drawn from object slots, not from a pool.
         PoolKind::Object(_) => {}
-        PoolKind::Slice(ty) => {
-            push(Lit::Seq(Vec::new()));
-            for r in recorded {
-                let Lit::Seq(s) = r else { continue };
-                push(r.clone());
-                push(Lit::Seq(s[..s.len().saturating_sub(1)].to_vec()));
-                let mut longer = s.clone();
-                longer.push(s.last().cloned().unwrap_or(Lit::Uint(0)));
-                push(Lit::Seq(longer));
-                // Its last element changed (to 0, or 1 where it was 0): bytes wrong only at
-                // their end, where a decoder's error lies last (hex's odd index). Texts are
-                // not given one: url's search reached fewer lines with them.
-                if let (Some(Lit::Uint(last)), Some(zero), Some(one)) =
-                    (s.last(), int_lit(ty, 0), int_lit(ty, 1))
-                {
-                    let mut changed = s.clone();
-                    changed.pop();
-                    changed.push(if *last == 0 { one } else { zero });
-                    push(Lit::Seq(changed));
-                }
-            }
-            if let Some(zero) = int_lit(ty, 0) {
-                push(Lit::Seq(vec![zero]));
-            }
-        }
+        PoolKind::Slice(ty) => slice_neighbours(ty, recorded)
+            .into_iter()
+            .for_each(&mut push),
     }
     out.truncate(MAX_POOL);
+    out
+}
+
+/// A slice pool: empty, each recorded one, one element shorter, one longer (its last again),
+/// its last element changed (to 0, or 1 where it was 0: bytes wrong only at their end, where a
+/// decoder's error lies last, hex's odd index; texts are not given one: url's search reached
+/// fewer lines with them), and `[0]`.
+fn slice_neighbours(ty: &str, recorded: &[Lit]) -> Vec<Lit> {
+    let mut out: Vec<Lit> = vec![Lit::Seq(Vec::new())];
+    let mut push = |l: Lit| {
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    };
+    for r in recorded {
+        let Lit::Seq(s) = r else { continue };
+        push(r.clone());
+        push(Lit::Seq(s[..s.len().saturating_sub(1)].to_vec()));
+        let mut longer = s.clone();
+        longer.push(s.last().cloned().unwrap_or(Lit::Uint(0)));
+        push(Lit::Seq(longer));
+        if let (Some(Lit::Uint(last)), Some(zero), Some(one)) =
+            (s.last(), int_lit(ty, 0), int_lit(ty, 1))
+        {
+            let mut changed = s.clone();
+            changed.pop();
+            changed.push(if *last == 0 { one } else { zero });
+            push(Lit::Seq(changed));
+        }
+    }
+    if let Some(zero) = int_lit(ty, 0) {
+        push(Lit::Seq(vec![zero]));
+    }
     out
 }
 
