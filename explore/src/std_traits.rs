@@ -205,20 +205,8 @@ fn unwrapped(ty: &str) -> (String, Made) {
     let first_argument = || {
         let (name, rest) = ty.split_once('<')?;
         let inside = rest.strip_suffix('>')?;
-        let mut depth = 0;
-        let end = inside
-            .char_indices()
-            .find(|&(_, ch)| {
-                match ch {
-                    '<' | '(' | '[' => depth += 1,
-                    '>' | ')' | ']' => depth -= 1,
-                    _ => {}
-                }
-                ch == ',' && depth == 0
-            })
-            .map_or(inside.len(), |(i, _)| i);
-        let name = name.rsplit("::").next()?.trim();
-        Some((name, inside[..end].trim().to_string()))
+        let first = carve_generator::split_top(inside, ",").into_iter().next()?;
+        Some((name.rsplit("::").next()?.trim(), first.trim().to_string()))
     };
     match first_argument() {
         Some(("Result", inner)) => (inner, Made::ReturnedOk),

@@ -34,7 +34,8 @@ pub struct World {
 /// Why functions that read files are not explored.
 pub const NOT_REBUILT: &str = "it reads files the recording cannot rebuild as one directory \
      (a relative path, a file too long to copy, a symlink, or reads under no directory its \
-     arguments name)";
+     arguments name); to explore it, record a run that gives it an absolute path to a \
+     directory holding what it reads";
 
 /// The most paths the run named that the world grows by, and their most components.
 const MAX_NAMED: usize = 64;
@@ -47,32 +48,19 @@ impl World {
         trace: &Trace,
         explored: &BTreeSet<String>,
     ) -> Result<Option<World>, BTreeSet<String>> {
-        let readers = readers(trace);
+        let calls = Calls::of(trace);
+        let readers = readers(trace, &calls);
         let readers: BTreeSet<String> = readers.intersection(explored).cloned().collect();
         if readers.is_empty() {
             return Ok(None);
         }
-        let paths: HashMap<_, _> = trace.functions.iter().map(|f| (f.id, &f.path)).collect();
-        let of_reader: BTreeSet<CallId> = (trace.calls.iter())
-            .filter(|c| paths.get(&c.function).is_some_and(|p| readers.contains(*p)))
-            .map(|c| c.id)
-            .collect();
-        let parents: HashMap<CallId, Option<CallId>> =
-            trace.calls.iter().map(|c| (c.id, c.parent)).collect();
-        let under_reader = |mut id: Option<CallId>| {
-            while let Some(at) = id {
-                if of_reader.contains(&at) {
-                    return true;
-                }
-                id = parents.get(&at).copied().flatten();
-            }
-            false
-        };
+        let of_reader = |id: CallId| calls.path(id).is_some_and(|p| readers.contains(p));
+        let under_reader = |id: CallId| calls.up_from(id).any(of_reader);
         let reads: Vec<_> = (trace.file_reads.iter())
-            .filter(|r| under_reader(Some(r.call)))
+            .filter(|r| under_reader(r.call))
             .collect();
         let mut texts = Vec::new();
-        for c in trace.calls.iter().filter(|c| of_reader.contains(&c.id)) {
+        for c in trace.calls.iter().filter(|c| of_reader(c.id)) {
             for a in &c.args {
                 carve_generator::recorded_strings(&a.value, &mut texts);
             }
@@ -89,10 +77,7 @@ impl World {
         // The paths the run named to any explored function (glob's `matches("src/lib.rs")`).
         let mut named = Vec::new();
         for c in &trace.calls {
-            if paths
-                .get(&c.function)
-                .is_some_and(|p| explored.contains(*p))
-            {
+            if calls.path(c.id).is_some_and(|p| explored.contains(p)) {
                 (c.args.iter())
                     .for_each(|a| carve_generator::recorded_strings(&a.value, &mut named));
             }
@@ -262,52 +247,51 @@ fn relative_texts(ex: &Explorable, pools: &mut Pools) {
     *texts = out;
 }
 
-/// Whether a call's touch (`fs: std::fs::read_dir`) is a read of files, which a world
-/// rebuilds, not a write or another source a test cannot control.
+/// Whether a call's touch (`fs: std::fs::read_dir`) is a read of files the recorder
+/// snapshots, which a world rebuilds (the generator's list), not a write or another source a
+/// test cannot control.
 pub(crate) fn is_file_read(touch: &str) -> bool {
-    const READS: [&str; 14] = [
-        "std::fs::metadata",
-        "std::fs::symlink_metadata",
-        "std::fs::read_dir",
-        "std::fs::read",
-        "std::fs::read_to_string",
-        "std::fs::canonicalize",
-        "std::fs::File::open",
-        "std::path::Path::exists",
-        "std::path::Path::try_exists",
-        "std::path::Path::is_file",
-        "std::path::Path::is_dir",
-        "std::path::Path::metadata",
-        "std::path::Path::canonicalize",
-        "std::path::Path::read_dir",
-    ];
-    touch
-        .strip_prefix("fs: ")
-        .is_some_and(|f| READS.contains(&f))
+    carve_generator::FILE_READS.contains(&touch)
+}
+
+/// Each recorded call's function path and parent: what walking up from a call needs.
+struct Calls<'t> {
+    of: HashMap<CallId, (Option<&'t str>, Option<CallId>)>,
+}
+
+impl<'t> Calls<'t> {
+    fn of(trace: &'t Trace) -> Calls<'t> {
+        let paths: HashMap<_, _> = (trace.functions.iter())
+            .map(|f| (f.id, f.path.as_str()))
+            .collect();
+        let of = (trace.calls.iter())
+            .map(|c| (c.id, (paths.get(&c.function).copied(), c.parent)))
+            .collect();
+        Calls { of }
+    }
+
+    fn path(&self, id: CallId) -> Option<&'t str> {
+        self.of.get(&id)?.0
+    }
+
+    /// `id` and the calls it was made in, innermost first.
+    fn up_from(&self, id: CallId) -> impl Iterator<Item = CallId> + '_ {
+        std::iter::successors(Some(id), |at| self.of.get(at)?.1)
+    }
 }
 
 /// The functions (recorded paths) a call of which read files, or had a call below it that did
 /// (the reads the recorder saw, and the calls that said they read files).
-fn readers(trace: &Trace) -> BTreeSet<String> {
-    let by_id: HashMap<CallId, (u32, Option<CallId>)> = (trace.calls.iter())
-        .map(|c| (c.id, (c.function.0, c.parent)))
-        .collect();
-    let paths: HashMap<u32, &String> = trace.functions.iter().map(|f| (f.id.0, &f.path)).collect();
+fn readers(trace: &Trace, calls: &Calls) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut done = BTreeSet::new();
     let touched = (trace.calls.iter())
         .filter(|c| c.touches.iter().any(|t| is_file_read(t)))
         .map(|c| c.id);
     for start in trace.file_reads.iter().map(|r| r.call).chain(touched) {
-        let mut id = Some(start);
-        while let Some(at) = id.filter(|at| done.insert(*at)) {
-            let Some(&(function, parent)) = by_id.get(&at) else {
-                break;
-            };
-            if let Some(path) = paths.get(&function) {
-                out.insert((*path).clone());
-            }
-            id = parent;
+        // A call walked up from before had its callers walked too.
+        for at in calls.up_from(start).take_while(|at| done.insert(*at)) {
+            out.extend(calls.path(at).map(str::to_string));
         }
     }
     out

@@ -38,6 +38,8 @@ use std::path::{Path, PathBuf};
 
 use carve_storage::{Call, Trace};
 
+/// The sources that only read files by path (the recorder's labels), whose reads it snapshots.
+pub use crate::arrange::context::FILE_READS;
 /// The files recorded reads saw, as a directory a test (or `carve explore`'s harness) builds.
 pub use crate::arrange::world::{
     build_steps as file_build_steps, layout as files_layout, strings as recorded_strings,
@@ -70,6 +72,7 @@ pub use crate::{
     read::crate_api::{
         CrateApi, FieldApi, FnApi, ModuleApi, ParamApi, TraitMethodApi, TypeApi, TypeParamApi,
     },
+    read::paths::split_top,
     read::types::{type_arguments, DeclType, Prim},
     reasons::{
         CLOSURE_ARGUMENT, FAILED_VERIFICATION, HISTORY_NOT_REPLAYABLE, MOCK_UNREPLAYABLE,

@@ -121,7 +121,7 @@ impl crate::read::types::TypeFacts for Constructing<'_, '_> {
 
 /// The sources (`recorder/src/sources.rs` labels) that only read files by path, each through
 /// one of the std functions whose reads the recorder snapshots.
-pub(crate) const FILE_READS: &[&str] = &[
+pub const FILE_READS: &[&str] = &[
     "fs: std::fs::read_dir",
     "fs: std::fs::metadata",
     "fs: std::fs::symlink_metadata",

@@ -83,7 +83,7 @@ pub(crate) fn trait_of_impl(path: &str) -> Option<String> {
 }
 
 /// `s` split at each `sep` outside any `<>`, `()` or `[]`.
-pub(crate) fn split_top(s: &str, sep: &str) -> Vec<String> {
+pub fn split_top(s: &str, sep: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
