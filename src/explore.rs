@@ -160,6 +160,17 @@ fn text(r: &Report) -> String {
         r.calls_per_position,
         r.first_calls,
     ));
+    t.push_str(&match &r.beyond_run {
+        Ok(paths) => format!(
+            "beyond the run: {} of the functions explored are public functions the run never \
+             reached (neither the crate nor its dependencies name a way to touch the world)\n",
+            paths.len()
+        ),
+        Err(why) => format!(
+            "beyond the run: only functions the run reached are explored (a function it never \
+             ran may touch the world: {why})\n"
+        ),
+    });
     let verified = if r.verified {
         format!(
             "{} of {} written passed verification",

@@ -1970,3 +1970,67 @@ fn a_function_reading_files_the_recording_cannot_rebuild_is_left_out_with_why() 
         std::fs::read_to_string(c.dir.join("tests/explored_linecount.rs")).unwrap_or_default();
     assert!(!tests.contains("count_lines"), "{tests}");
 }
+
+const MEASURE_LIB: &str = r#"/// A size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Size(u64);
+
+impl Size {
+    pub fn new(bytes: u64) -> Size {
+        Size(bytes)
+    }
+
+    /// In bytes: `12 B`.
+    pub fn show(&self) -> String {
+        format!("{} B", self.0)
+    }
+
+    /// In bits: `96 b` (the program never asks for it).
+    pub fn show_bits(&self) -> String {
+        format!("{} b", self.0 * 8)
+    }
+}
+"#;
+
+const MEASURE_MAIN: &str = r#"fn main() {
+    let s = measure::Size::new(12);
+    println!("{}", s.show());
+}
+"#;
+
+/// A crate whose code (and its dependencies') names no way to touch the world can only
+/// compute: its public functions the run never called are explored too, and a kept test of
+/// one fails when its code changes.
+#[test]
+fn a_crate_that_only_computes_is_explored_beyond_the_functions_the_run_reached() {
+    let (c, said) = explore_small("measure", MEASURE_LIB, MEASURE_MAIN, "300");
+    assert!(
+        said.contains("beyond the run: 1 of the functions explored are public functions the run never reached"),
+        "{said}"
+    );
+    let tests = explored(&c.dir, "measure", &said, 3);
+    assert!(tests.contains(".show_bits()"), "{tests}");
+    fail_after_edit(&c.dir, "measure", ("self.0 * 8", "self.0 * 4"));
+}
+
+/// One name of a way to touch the world anywhere in the crate (here the environment, in a
+/// function nobody calls) and only what the run reached is explored.
+#[test]
+fn a_crate_that_names_a_way_to_touch_the_world_is_explored_only_where_the_run_went() {
+    let lib = format!(
+        "{MEASURE_LIB}\n/// Extra bytes the environment asks for.\npub fn extra() -> u64 {{\n    \
+         std::env::var(\"MEASURE_EXTRA\").map_or(0, |v| v.len() as u64)\n}}\n"
+    );
+    let (c, said) = explore_small("measure", &lib, MEASURE_MAIN, "300");
+    assert!(
+        said.contains("beyond the run: only functions the run reached are explored (a function it never ran may touch the world: ")
+            && said.contains("`std::env::var` names `env`"),
+        "{said}"
+    );
+    let tests =
+        std::fs::read_to_string(c.dir.join("tests/explored_measure.rs")).unwrap_or_default();
+    assert!(
+        !tests.contains("show_bits") && !tests.contains("measure::extra"),
+        "{tests}"
+    );
+}

@@ -26,6 +26,7 @@ mod operands;
 mod operators;
 mod pools;
 mod prune;
+mod pure;
 mod render;
 mod replay;
 mod rounds;
@@ -183,6 +184,9 @@ pub struct Report {
     pub findings: Vec<FindingReport>,
     pub file: Option<PathBuf>,
     pub findings_file: Option<PathBuf>,
+    /// The functions explored that the run never reached, or why none is (the crate or a
+    /// dependency names a way to touch the world: `pure.rs`).
+    pub beyond_run: Result<Vec<String>, String>,
     /// Lines beyond the run, or why they were not counted.
     pub lines: Result<LinesReport, String>,
 }
@@ -215,13 +219,9 @@ const SHORT_WITHOUT_OBJECTS: &str = "no object carries state from one call to th
 pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreError> {
     check(opts)?;
     let api = crate_api(trace, &opts.crate_dir)?;
-    let reached = opts.run_lines.as_ref().map(|r| &r.functions_reached);
-    let mut ex = api::explorable(&api, trace, reached.unwrap_or(&Default::default()));
-    world::settle(trace, &mut ex);
-    if ex.callables.is_empty() {
-        return Err(nothing_reached(trace, &ex));
-    }
-    let (mut pools, dictionary) = pools_for(trace, &ex, &api);
+    let only_computes = pure::only_computes(&api, &opts.cargo);
+    let (mut ex, mut pools, dictionary) =
+        calls_and_pools(trace, &api, opts, only_computes.is_ok())?;
     let started = Instant::now();
     let harness_dir = opts.crate_dir.join("target/carve/explore");
     world::build(&mut ex, &mut pools, &harness_dir)?;
@@ -274,7 +274,8 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         length_reason,
         seed: opts.seed,
         explored: functions_explored(&ex),
-        left_out: ex.left_out.clone(),
+        beyond_run: only_computes.map(|()| ex.beyond_run()),
+        left_out: ex.left_out_of_the_run(),
         calls_per_position: seqs.space().calls,
         first_calls: seqs.first_calls(),
         sequences_in_space: seqs.total(),
@@ -420,6 +421,29 @@ fn pools_for(
     let dictionary = dictionary::Dictionary::of_files(api.files.iter().map(PathBuf::as_path));
     let pools = pools::from_trace(trace, &public, &kinds).seeded(&dictionary.first());
     (pools, dictionary)
+}
+
+/// The calls to explore (`beyond`: also the public functions the run never reached, within
+/// their share of the calls), the pools they draw on and the crate's literals.
+fn calls_and_pools(
+    trace: &Trace,
+    api: &CrateApi,
+    opts: &ExploreOptions,
+    beyond: bool,
+) -> Result<(Explorable, pools::Pools, dictionary::Dictionary), ExploreError> {
+    let none = Default::default();
+    let reached = (opts.run_lines.as_ref()).map_or(&none, |r| &r.functions_reached);
+    let mut ex = api::explorable(api, trace, reached, beyond);
+    world::settle(trace, &mut ex);
+    if ex.callables.is_empty() {
+        return Err(nothing_reached(trace, &ex));
+    }
+    let (pools, dictionary) = pools_for(trace, &ex, api);
+    ex.beyond_within(|c| {
+        let dims = harness::dims(c, &pools);
+        dims.iter().fold(1u64, |n, d| n.saturating_mul(*d))
+    });
+    Ok((ex, pools, dictionary))
 }
 
 /// The functions explored: not the values written as they are (struct literals, variants),

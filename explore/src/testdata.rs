@@ -51,6 +51,7 @@ pub(crate) fn gauge_api(more: Vec<Callable>) -> Explorable {
         }],
         callables,
         left_out: Vec::new(),
+        never_reached: Default::default(),
         world: None,
     }
 }
