@@ -165,6 +165,14 @@ impl Touches {
             self.first = Some(what());
         }
     }
+
+    /// A name a `use` takes (`use std::{env, io}`, `use std::time::Instant as Now`).
+    fn used(&mut self, ident: &syn::Ident) {
+        let n = ident.to_string();
+        if TOUCHING_NAMES.contains(&n.as_str()) {
+            self.note(|| format!("a `use` of `{n}`"));
+        }
+    }
 }
 
 /// Whether `attrs` hold `#[cfg(test)]` or `#[cfg(all(test, …))]`: code only tests build.
@@ -208,25 +216,16 @@ impl<'ast> Visit<'ast> for Touches {
     }
 
     fn visit_use_name(&mut self, u: &'ast syn::UseName) {
-        let n = u.ident.to_string();
-        if TOUCHING_NAMES.contains(&n.as_str()) {
-            self.note(|| format!("a `use` of `{n}`"));
-        }
+        self.used(&u.ident);
     }
 
     fn visit_use_path(&mut self, u: &'ast syn::UsePath) {
-        let n = u.ident.to_string();
-        if TOUCHING_NAMES.contains(&n.as_str()) {
-            self.note(|| format!("a `use` of `{n}`"));
-        }
+        self.used(&u.ident);
         syn::visit::visit_use_path(self, u);
     }
 
     fn visit_use_rename(&mut self, u: &'ast syn::UseRename) {
-        let n = u.ident.to_string();
-        if TOUCHING_NAMES.contains(&n.as_str()) {
-            self.note(|| format!("a `use` of `{n}`"));
-        }
+        self.used(&u.ident);
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
