@@ -20,10 +20,14 @@ const TOUCHING_NAMES: &[&str] = &[
     "process",
     "Command",
     "env",
-    "net",
+    // Sockets, not addresses: `std::net::Ipv4Addr` only computes.
     "TcpStream",
     "TcpListener",
     "UdpSocket",
+    "ToSocketAddrs",
+    "UnixStream",
+    "UnixListener",
+    "UnixDatagram",
     "thread",
     "SystemTime",
     "Instant",
@@ -272,6 +276,7 @@ mod tests {
         let pure = r#"
             use std::collections::HashMap;
             use std::fmt::{self, Write};
+            use std::net::{Ipv4Addr, Ipv6Addr};
             const V: &str = env!("CARGO_PKG_VERSION");
             pub fn f(n: u32) -> String { let mut s = String::new(); write!(s, "{n}").unwrap(); s }
             pub fn g(m: &HashMap<u8, u8>) -> usize { m.len() }
@@ -299,6 +304,10 @@ mod tests {
             (
                 "pub fn f(a: &str) { let _ = a.to_socket_addrs(); }",
                 "a call of `to_socket_addrs`",
+            ),
+            (
+                "pub fn f() { let _ = std::net::TcpStream::connect(\"h:1\"); }",
+                "`std::net::TcpStream::connect` names `TcpStream`",
             ),
             (
                 "extern \"C\" { fn abs(x: i32) -> i32; }",
