@@ -2034,3 +2034,64 @@ fn a_crate_that_names_a_way_to_touch_the_world_is_explored_only_where_the_run_we
         "{tests}"
     );
 }
+
+const DIGITS_LIB: &str = r#"//! Hex digits of bytes, collected into whatever the caller picks.
+
+struct Digits<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Iterator for Digits<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let b = *self.bytes.get(self.at / 2)?;
+        let nibble = if self.at % 2 == 0 { b >> 4 } else { b & 15 };
+        self.at += 1;
+        char::from_digit(u32::from(nibble), 16)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.bytes.len() * 2 - self.at;
+        (left, Some(left))
+    }
+}
+
+/// Bytes as hex digits.
+pub trait ToDigits {
+    fn to_digits<C: std::iter::FromIterator<char>>(&self) -> C;
+}
+
+impl<T: AsRef<[u8]>> ToDigits for T {
+    fn to_digits<C: std::iter::FromIterator<char>>(&self) -> C {
+        Digits { bytes: self.as_ref(), at: 0 }.collect()
+    }
+}
+"#;
+
+const DIGITS_MAIN: &str = r#"use digits::ToDigits;
+
+fn main() {
+    let data: &[u8] = &[1, 171];
+    let text: String = data.to_digits();
+    println!("{text}");
+}
+"#;
+
+/// A result the caller picks the collection of (`to_digits::<C: FromIterator<char>>`) is also
+/// collected into one that keeps what the iterator said of its length: a `size_hint` a
+/// `String` never shows is checked, and the test fails when it changes.
+#[test]
+fn a_collection_the_caller_picks_is_also_one_that_shows_the_iterators_size_hint() {
+    let (c, said) = explore_small("digits", DIGITS_LIB, DIGITS_MAIN, "300");
+    let tests = std::fs::read_to_string(c.dir.join("tests/explored_digits.rs"))
+        .unwrap_or_else(|e| panic!("{e}\n{said}"));
+    assert!(
+        tests.contains("digits::ToDigits::to_digits::<Collected<char>>(&&[")
+            && tests.contains("Collected { size_hint: (")
+            && tests.contains("struct Collected<T>"),
+        "{tests}"
+    );
+    fail_after_edit(&c.dir, "digits", ("(left, Some(left))", "(0, Some(left))"));
+}

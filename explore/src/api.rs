@@ -122,6 +122,12 @@ impl Callable {
         }
     }
 
+    /// Whether it collects its result into `Collected` (`trait_calls.rs`): no call the run
+    /// made, so none of its calls is the recording's own.
+    pub fn into_collected(&self) -> bool {
+        self.call.contains("::<Collected<")
+    }
+
     /// Whether it writes a value as it is (a struct literal, a variant, a const): no crate code
     /// runs, and what it gives is what the test wrote, not an outcome.
     pub fn writes_value(&self) -> bool {
@@ -726,7 +732,7 @@ fn explorable_knowing(
             );
         }
     }
-    crate::trait_calls::on_pooled_types(&mut out, api, called);
+    crate::trait_calls::on_pooled_types(&mut out, api, (called, &seen.declared));
     crate::std_traits::made_elsewhere(&mut out, &seen.results);
     drop_unmakeable(&mut out);
     out
@@ -1268,6 +1274,16 @@ pub fn param_kind(ty: &syn::Type) -> Option<(PoolKind, Pass)> {
             syn::Type::Slice(s) => Some((PoolKind::Slice(integer_name(&s.elem)?), Pass::Value)),
             inner if is_named(inner, "str") => Some((PoolKind::Str, Pass::Value)),
             inner if is_named(inner, "String") => Some((PoolKind::Str, Pass::RefOwned)),
+            // A pooled slice or text behind one more reference: `&self` of a blanket impl on
+            // `&[u8]` (hex's `ToHex`) takes a `&&[u8]`.
+            syn::Type::Reference(inner) if inner.mutability.is_none() => {
+                match param_kind(r.elem.as_ref())? {
+                    (kind @ (PoolKind::Slice(_) | PoolKind::Str), Pass::Value) => {
+                        Some((kind, Pass::Ref))
+                    }
+                    _ => None,
+                }
+            }
             inner => {
                 if let Some(elem) = only_argument(inner, "Vec") {
                     return Some((PoolKind::Slice(integer_name(elem)?), Pass::RefOwned));

@@ -411,6 +411,8 @@ pub fn source(ex: &Explorable, pools: &Pools, defaults: &[bool]) -> Source {
         ex.crate_name
     ));
     l.push(PRELUDE);
+    // A result the caller picks the collection of is collected into it too (`trait_calls.rs`).
+    l.push(crate::trait_calls::COLLECTED);
     let world = ex.world.as_ref().and_then(|w| w.dir.as_ref());
     l.push(&format!(
         "const WORLD: Option<&str> = {};",

@@ -736,6 +736,10 @@ pub fn file(
         text.push('\n');
         text.push_str(&helper);
     }
+    if tests.iter().any(|t| t.text.contains("::<Collected<")) {
+        text.push('\n');
+        text.push_str(crate::trait_calls::COLLECTED);
+    }
     for t in tests {
         text.push('\n');
         text.push_str(&t.text);

@@ -43,7 +43,8 @@ fn of_calls<'t>(
     let mut out = BTreeSet::new();
     for (path, args) in calls {
         for (i, c) in callables.iter().enumerate() {
-            if c.path != path || c.receiver.is_some() || c.params.len() != args.len() {
+            let other = c.path != path || c.receiver.is_some() || c.into_collected();
+            if other || c.params.len() != args.len() {
                 continue;
             }
             let digits: Option<Vec<u64>> = c
