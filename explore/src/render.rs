@@ -766,6 +766,9 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
         false => text.push_str(&calls),
     }
     text.push_str("```\n");
+    if calls.contains("::<Collected<") {
+        text.push_str("\nWith `Collected` as the top of the explored tests' file defines it.\n");
+    }
     text
 }
 

@@ -137,7 +137,7 @@ impl<T> std::iter::FromIterator<T> for Collected<T> {
 
 impl<T: std::fmt::Debug> std::fmt::Debug for Collected<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        (f.debug_struct("Collected"))
+        f.debug_struct("Collected")
             .field("size_hint", &self.size_hint)
             .field("items", &self.items)
             .finish()
