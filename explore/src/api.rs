@@ -125,7 +125,7 @@ impl Callable {
     /// Whether it collects its result into `Collected` (`trait_calls.rs`): no call the run
     /// made, so none of its calls is the recording's own.
     pub fn into_collected(&self) -> bool {
-        self.call.contains("::<Collected<")
+        self.call.contains(crate::trait_calls::INTO_COLLECTED)
     }
 
     /// Whether it writes a value as it is (a struct literal, a variant, a const): no crate code
@@ -540,10 +540,8 @@ impl Explorable {
             })
             .map(|(_, p)| p.to_string())
             .collect();
-        let never = std::mem::take(&mut self.never_reached);
-        self.callables
-            .retain(|c| !never.contains(&c.path) || taken.contains(&c.path));
-        self.never_reached = never;
+        let never = &self.never_reached;
+        (self.callables).retain(|c| !never.contains(&c.path) || taken.contains(&c.path));
         drop_unmakeable(self);
     }
 

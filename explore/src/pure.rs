@@ -6,7 +6,7 @@
 //! what a call does: a name in code no call reaches still counts, and a crate that names one
 //! anywhere is explored as the run reached it, as before.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
@@ -97,29 +97,26 @@ pub fn dependency_files(cargo: &Path, crate_dir: &Path) -> Result<Vec<PathBuf>, 
     let root = (resolve.root.clone())
         .or_else(|| meta.workspace_members.first().cloned())
         .ok_or("cargo metadata named no package")?;
-    let mut todo = vec![root.clone()];
-    let mut seen = BTreeSet::from([root]);
+    let nodes: BTreeMap<_, _> = resolve.nodes.iter().map(|n| (&n.id, n)).collect();
+    let packages: BTreeMap<_, _> = meta.packages.iter().map(|p| (&p.id, p)).collect();
+    let mut todo = vec![&root];
+    let mut seen = BTreeSet::from([&root]);
     let mut files = Vec::new();
     while let Some(id) = todo.pop() {
-        let Some(node) = resolve.nodes.iter().find(|n| n.id == id) else {
+        let Some(node) = nodes.get(id) else {
             continue;
         };
         for dep in &node.deps {
             let runs = (dep.dep_kinds.iter()).any(|k| k.kind == DependencyKind::Normal);
-            if runs && seen.insert(dep.pkg.clone()) {
-                todo.push(dep.pkg.clone());
+            if runs && seen.insert(&dep.pkg) {
+                todo.push(&dep.pkg);
             }
         }
-        let Some(package) = meta.packages.iter().find(|p| p.id == id) else {
+        // The crate's own files are the API's, read by the caller.
+        let Some(package) = packages.get(id).filter(|_| *id != root) else {
             continue;
         };
-        if package.id == resolve.root.clone().unwrap_or(package.id.clone()) {
-            continue;
-        }
-        let lib = package
-            .targets
-            .iter()
-            .find(|t| t.is_lib() || t.is_rlib() || t.kind.iter().any(|k| k.to_string() == "lib"));
+        let lib = (package.targets.iter()).find(|t| t.is_lib() || t.is_rlib());
         if let Some(lib) = lib.filter(|t| !t.is_proc_macro()) {
             if let Some(dir) = lib.src_path.parent() {
                 rust_files(dir.as_std_path(), &mut files);

@@ -736,7 +736,10 @@ pub fn file(
         text.push('\n');
         text.push_str(&helper);
     }
-    if tests.iter().any(|t| t.text.contains("::<Collected<")) {
+    if tests
+        .iter()
+        .any(|t| t.text.contains(crate::trait_calls::INTO_COLLECTED))
+    {
         text.push('\n');
         text.push_str(crate::trait_calls::COLLECTED);
     }
@@ -766,7 +769,7 @@ pub fn finding(cx: &Context, f: &Finding) -> String {
         false => text.push_str(&calls),
     }
     text.push_str("```\n");
-    if calls.contains("::<Collected<") {
+    if calls.contains(crate::trait_calls::INTO_COLLECTED) {
         text.push_str("\nWith `Collected` as the top of the explored tests' file defines it.\n");
     }
     text

@@ -118,6 +118,9 @@ fn collection_param(sig: &syn::Signature) -> Option<(String, String)> {
     only_result.then(|| (t.ident.to_string(), quote::quote!(#item).to_string()))
 }
 
+/// What a call collecting into [`COLLECTED`] writes (`encode_hex::<Collected<char>>`).
+pub const INTO_COLLECTED: &str = "::<Collected<";
+
 /// A collection that keeps what the iterator said of its length (`size_hint`) besides its
 /// items, for a result the caller picks the collection of; the harness and a test file that
 /// uses it define it.
