@@ -1193,7 +1193,11 @@ fn a_kept_sequence_is_extended_by_calls_on_what_it_made_and_took() {
     );
     assert!(blind.status.success(), "{}", stderr(&blind));
     let drawn = std::fs::read_to_string(c.dir.join("blind/explored_stock.rs")).unwrap();
-    assert!(!drawn.contains("Some("), "{drawn}");
+    // The search met `count` answering `Some` only by extending (a blind test asks it too,
+    // but after its calls, as a lookup: `lookups.rs`).
+    let met = "outcomes no carved test checks: `stock::Stock::count` Some";
+    assert!(!drawn.contains(met), "{drawn}");
+    assert!(tests.contains(met), "{tests}");
     // `*c += count`, line 14: adding an id the object holds.
     assert!(tests.contains("lib.rs:14"), "{tests}");
     fail_after_edit(
@@ -2094,4 +2098,78 @@ fn a_collection_the_caller_picks_is_also_one_that_shows_the_iterators_size_hint(
         "{tests}"
     );
     fail_after_edit(&c.dir, "digits", ("(left, Some(left))", "(0, Some(left))"));
+}
+
+const ROSTER_LIB: &str = r#"use std::collections::HashMap;
+
+/// Names in the order they joined, found by name through an index.
+#[derive(Default)]
+pub struct Roster {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+/// The names, in order: what a reader sees, not the index.
+impl std::fmt::Debug for Roster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.names).finish()
+    }
+}
+
+impl Roster {
+    /// Adds `name` at the end; false when it is there already.
+    pub fn join(&mut self, name: &str) -> bool {
+        if self.index.contains_key(name) {
+            return false;
+        }
+        self.index.insert(name.to_string(), self.names.len());
+        self.names.push(name.to_string());
+        true
+    }
+
+    /// Takes `name` out, the names after it moving up one; false when it is not there.
+    pub fn leave(&mut self, name: &str) -> bool {
+        let Some(at) = self.index.remove(name) else {
+            return false;
+        };
+        self.names.remove(at);
+        for i in self.index.values_mut() {
+            if *i > at {
+                *i -= 1;
+            }
+        }
+        true
+    }
+
+    /// Where `name` stands, from 0.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+}
+"#;
+
+const ROSTER_MAIN: &str = r#"fn main() {
+    let mut r = roster::Roster::default();
+    for name in ["ada", "bob", "cy"] {
+        r.join(name);
+    }
+    println!("{}", r.leave("zed"));
+    println!("{:?} {:?}", r.position("bob"), r);
+}
+"#;
+
+/// An object a `&mut self` call changed is looked up after the calls by the values they took:
+/// `leave` shifts the index of the names after the one that left, which the roster's `Debug`
+/// (its names) never shows and no sequence of three calls can both do and ask; the test asks
+/// `position` of each name after it, and fails when the shift is wrong.
+#[test]
+fn an_object_a_call_changed_is_looked_up_after_the_calls_by_the_keys_they_took() {
+    let (c, said) = explore_small("roster", ROSTER_LIB, ROSTER_MAIN, "400");
+    let tests = explored(&c.dir, "roster", &said, 3);
+    let shifted = tests
+        .split("#[test]")
+        .find(|t| t.contains(".leave(") && t.contains(".position("))
+        .unwrap_or_else(|| panic!("no test looks up after a leave:\n{tests}"));
+    assert!(shifted.contains("Some(0usize)"), "{shifted}");
+    fail_after_edit(&c.dir, "roster", ("*i -= 1;", "*i -= 0;"));
 }

@@ -22,6 +22,7 @@ mod generic_types;
 mod harness;
 mod keep;
 mod lines;
+mod lookups;
 mod operands;
 mod operators;
 mod pools;
@@ -314,6 +315,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .iter()
         .map(|k| prune::needed(k, &ex.callables, seqs.space()))
         .collect();
+    let kept = lookups::appended(&bin, kept, &ex, seqs.space())?;
     let states = final_states(&bin, &kept)?;
     write_out(trace, opts, &cx, (&kept, &states), &keeper, &mut report)?;
     Ok(report)

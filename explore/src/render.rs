@@ -570,10 +570,14 @@ fn call_statements(
 /// The test for kept sequence number `n`, with its objects after the calls and its results'
 /// `Display` texts (`fin`).
 pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> RenderedTest {
-    // Named by its last new outcome, else by its last call (kept for the lines it reached, or
-    // for a comparison outcome alone: a boundary).
+    // Named by its last new outcome, else by the last call that added something (kept for the
+    // lines it reached, or for a comparison outcome alone: a boundary), not by a lookup
+    // asked after the calls (`lookups.rs`).
     let last_call = || {
-        let last = kept.calls.last().copied().unwrap_or(0);
+        let last = (kept.adds.last().and_then(|&a| kept.calls.get(a)))
+            .or(kept.calls.last())
+            .copied()
+            .unwrap_or(0);
         let why = if kept.new_lines.is_empty() && !kept.new_compares.is_empty() {
             "boundary"
         } else {
