@@ -67,7 +67,7 @@ pub struct ExploreArgs {
     /// once, in a pseudo-random order).
     #[arg(long, value_enum, default_value_t = ExploreStrategy::Bobw)]
     pub strategy: ExploreStrategy,
-    /// Calls per sequence.
+    /// Calls per sequence of the strategy (a kept sequence, extended, grows up to twice that).
     #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub length: u16,
     /// How long to run sequences (not counting the harness build and verification): 60s,

@@ -5,7 +5,11 @@
 //! object arguments are objects the sequence already used and whose arguments are values its
 //! calls already took, where it took one of that pool: `put(3, "a")` is followed by
 //! `contains(&3)` and `pop(&3)`, which a sequence drawn from the whole space meets about once
-//! in a million (lru's `contains`, a cache of 2 slots and 60 integers a key). The strategy's
+//! in a million (lru's `contains`, a cache of 2 slots and 60 integers a key). A kept sequence
+//! grows this way up to [`GROWS_TO`] times `--length`, one kept call at a time: what a
+//! collection does only once it holds a few entries (indexmap sweeps its whole index table
+//! when a removal shifts more entries than half its capacity, three `insert`s and a
+//! `shift_remove`) is out of reach of the strategy's sequences of three calls. The strategy's
 //! own sequences are the rest of every batch.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -45,6 +49,10 @@ pub fn keys(c: &Callable) -> Vec<Key> {
 /// At most this many sequences wait to be run (the oldest kept are extended first).
 const MAX_QUEUED: usize = 1 << 16;
 
+/// A kept sequence is extended while it is shorter than this many times the strategy's
+/// length.
+pub const GROWS_TO: usize = 2;
+
 /// Sequences extending the kept ones, waiting to be run.
 pub struct Extender {
     keys: Vec<Vec<Key>>,
@@ -69,7 +77,7 @@ impl Extender {
     }
 
     /// `seq` was kept: queues it with one call more of each callable, when it is shorter
-    /// than `length`, and the prefix before its last call (the state where that call found
+    /// than [`GROWS_TO`] times `length`, and the prefix before its last call (the state where that call found
     /// something) the same way: the last call's siblings.
     pub fn kept(&mut self, space: &Space, seq: &[u64], length: usize) {
         self.queue_extensions(space, seq, length, false);
@@ -90,7 +98,7 @@ impl Extender {
     }
 
     fn extend(&mut self, space: &Space, seq: &[u64], length: usize, earlier: bool) {
-        if seq.len() >= length
+        if seq.len() >= GROWS_TO * length
             || self.queue.len() + self.earlier.len() >= MAX_QUEUED
             || !self.extended.insert(seq.to_vec())
         {
@@ -241,18 +249,33 @@ mod tests {
             on_it[1..].iter().all(|s| space.decode(s[1]).1[0] == 0),
             "{on_it:?}"
         );
-        // A sequence as long as the search's is not extended, but the prefix before its last
-        // call is (once).
-        ex.kept(&space, &extensions[2], 3);
+        // A sequence [`GROWS_TO`] times as long as the search's is not extended, but the
+        // prefix before its last call is (once).
+        let mut full = extensions[2].clone();
+        while full.len() < GROWS_TO * 3 {
+            full.push(space.encode(2, &[1, 41]));
+        }
+        ex.kept(&space, &full, 3);
+        let of_prefix: Vec<Vec<u64>> = std::iter::from_fn(|| ex.next()).collect();
+        assert_eq!(of_prefix.len(), 3);
+        let before_last = &full[..full.len() - 1];
+        assert!(of_prefix
+            .iter()
+            .all(|s| s[..before_last.len()] == *before_last));
+        ex.kept(&space, &full, 3);
         assert!(ex.next().is_none(), "its prefix was extended already");
         ex.kept(&space, &seq, 3);
         assert!(ex.next().is_none(), "extended already");
+        // A kept sequence as long as the search's grows by one call, and its prefix too.
         let other = vec![space.encode(0, &[0]), space.encode(1, &[0, 5, 6])];
         let mut longer = other.clone();
         longer.push(space.encode(2, &[0, 5]));
         ex.kept(&space, &longer, 3);
-        let siblings: Vec<Vec<u64>> = std::iter::from_fn(|| ex.next()).collect();
-        assert_eq!(siblings.len(), 3);
-        assert!(siblings.iter().all(|s| s[..2] == other[..]));
+        let grown: Vec<Vec<u64>> = std::iter::from_fn(|| ex.next()).collect();
+        assert_eq!(grown.len(), 6);
+        assert!(grown[..3]
+            .iter()
+            .all(|s| s.len() == 4 && s[..3] == longer[..]));
+        assert!(grown[3..].iter().all(|s| s[..2] == other[..]));
     }
 }
