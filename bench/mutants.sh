@@ -20,8 +20,13 @@
 # --only-missed-by SUITE scores only the mutants SUITE left alive (WORK/CRATE/mutants-SUITE/
 # missed.txt from an earlier run): what another suite adds to it, at a fraction of the cost.
 #
+# --shard K/N scores one sample of the mutants in scope: cargo-mutants' shard K of N (every
+# Nth mutant of its list, from the Kth), for a crate whose whole scope takes hours (url's
+# 846); the row says which shard. A later --only-missed-by run scores that sample's
+# survivors.
+#
 # Usage: bench/mutants.sh --work DIR [--suites "full distilled"] [--scope lines|functions]
-#        [--only-missed-by SUITE] CRATE...
+#        [--only-missed-by SUITE] [--shard K/N] CRATE...
 # Environment: MUTANT_MEMORY_KB (address space per run of cargo mutants, default 8 GiB).
 set -uo pipefail
 
@@ -31,6 +36,7 @@ WORK=""
 SUITES="full distilled"
 SCOPE=lines
 ONLY_MISSED_BY=""
+SHARD=""
 CRATES=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -38,6 +44,7 @@ while [[ $# -gt 0 ]]; do
         --suites) SUITES=$2; shift 2 ;;
         --scope) SCOPE=$2; shift 2 ;;
         --only-missed-by) ONLY_MISSED_BY=$2; shift 2 ;;
+        --shard) SHARD=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed 's/^# \{0,1\}//' | head -n -1; exit 0 ;;
         *) CRATES+=("$1"); shift ;;
     esac
@@ -80,14 +87,20 @@ print("^(" + "|".join(esc(n) for n in names) + ")$" if names else "")' "$alive")
             echo "| $c | $s | $tests | 0 | | | | | |"
             continue
         fi
+        sample=()
+        if [[ -n "$SHARD" && -z "$ONLY_MISSED_BY" ]]; then
+            sample=(--shard "$SHARD" --sharding round-robin)
+        fi
         # A mutant that allocates without end (a loop that never stops pushing) took 24 GB
         # and the OOM killer took it, and could take anything else running: each run is
         # held to MUTANT_MEMORY_KB of address space (default 8 GiB), so such a mutant fails
         # its tests (caught) on its own.
         (cd "$m/lib" && ulimit -v "${MUTANT_MEMORY_KB:-8388608}" \
             && CARGO_TARGET_DIR=$m/target cargo mutants --no-shuffle -j 1 --timeout 60 \
-            --re "$re" -o "$m" -- "${targets[@]}" >"$m/mutants.log" 2>&1)
-        python3 - "$m/mutants.out/outcomes.json" "$c" "$s" "$tests" "$m/missed.txt" <<'PY'
+            --re "$re" "${sample[@]}" -o "$m" -- "${targets[@]}" >"$m/mutants.log" 2>&1)
+        label=$s
+        [[ ${#sample[@]} -gt 0 ]] && label="$s (shard $SHARD)"
+        python3 - "$m/mutants.out/outcomes.json" "$c" "$label" "$tests" "$m/missed.txt" <<'PY'
 import json, sys
 path, c, s, tests, missed_path = sys.argv[1:]
 try:
