@@ -152,6 +152,16 @@ impl Callable {
             || self.params.iter().any(|p| p.kind == PoolKind::Object(o))
     }
 
+    /// Whether a call changes its receiver in place (`&mut self`).
+    pub fn mutates_receiver(&self) -> bool {
+        self.receiver.is_some_and(|r| r.mutable && !r.by_value)
+    }
+
+    /// The object slot a call (its pool and slot indices, `digits`) takes its receiver from.
+    pub fn receiver_slot(&self, digits: &[u64]) -> Option<(usize, u64)> {
+        (self.receiver).map(|r| (r.object, digits.first().copied().unwrap_or(0)))
+    }
+
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
     /// its object arguments'.
     pub fn slots_read(&self, digits: &[u64]) -> Vec<(usize, u64)> {
@@ -168,6 +178,22 @@ impl Callable {
         }
         out
     }
+
+    /// Whether it reads an object of type `object` and answers something: a `&self` method
+    /// that makes nothing and returns a value a test can check, not `to_string` or a format,
+    /// an operator, a value written as it is or a collection into `Collected` (what
+    /// [`Explorable::getters`] and `lookups.rs`'s lookups choose from).
+    pub fn reads(&self, object: usize) -> bool {
+        self.receiver
+            .is_some_and(|r| r.object == object && !r.mutable && !r.by_value)
+            && self.makes.is_none()
+            && !matches!(self.ret, Ret::Unit)
+            && self.call != "to_string"
+            && !(self.is_format_spec()
+                || self.is_operator()
+                || self.writes_value()
+                || self.into_collected())
+    }
 }
 
 impl Explorable {
@@ -178,15 +204,7 @@ impl Explorable {
         self.callables
             .iter()
             .enumerate()
-            .filter(|(_, c)| {
-                c.receiver
-                    .is_some_and(|r| r.object == object && !r.mutable && !r.by_value)
-                    && c.params.is_empty()
-                    && c.makes.is_none()
-                    && c.call != "to_string"
-                    && !c.is_format_spec()
-                    && !matches!(c.ret, Ret::Unit)
-            })
+            .filter(|(_, c)| c.reads(object) && c.params.is_empty())
             .map(|(i, _)| i)
             .take(MAX_GETTERS)
             .collect()

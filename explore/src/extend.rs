@@ -51,7 +51,7 @@ const MAX_QUEUED: usize = 1 << 16;
 
 /// A kept sequence is extended while it is shorter than this many times the strategy's
 /// length.
-pub const GROWS_TO: usize = 2;
+const GROWS_TO: usize = 2;
 
 /// Sequences extending the kept ones, waiting to be run.
 pub struct Extender {
@@ -77,8 +77,8 @@ impl Extender {
     }
 
     /// `seq` was kept: queues it with one call more of each callable, when it is shorter
-    /// than [`GROWS_TO`] times `length`, and the prefix before its last call (the state where that call found
-    /// something) the same way: the last call's siblings.
+    /// than [`GROWS_TO`] times `length`, and the prefix before its last call (the state where
+    /// that call found something) the same way: the last call's siblings.
     pub fn kept(&mut self, space: &Space, seq: &[u64], length: usize) {
         self.queue_extensions(space, seq, length, false);
     }

@@ -315,7 +315,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .iter()
         .map(|k| prune::needed(k, &ex.callables, seqs.space()))
         .collect();
-    let kept = lookups::appended(&bin, kept, &ex, seqs.space())?;
+    let kept = with_lookups(&bin, kept, &ex, seqs.space())?;
     let states = final_states(&bin, &kept)?;
     write_out(trace, opts, &cx, (&kept, &states), &keeper, &mut report)?;
     Ok(report)
@@ -486,17 +486,44 @@ fn nothing(ex: &Explorable, why: &str) -> ExploreError {
     }
 }
 
+/// Each kept sequence with, after its calls, the lookups `lookups::asked` gives it, as far
+/// as two fresh harness processes answered them alike (`lookups::answered`).
+fn with_lookups(
+    bin: &Path,
+    kept: Vec<keep::Kept>,
+    ex: &api::Explorable,
+    space: &strategy::Space,
+) -> Result<Vec<keep::Kept>, ExploreError> {
+    let asked: Vec<Vec<u64>> = kept.iter().map(|k| lookups::asked(k, ex, space)).collect();
+    let seqs: Vec<Vec<u64>> = (kept.iter().zip(&asked))
+        .filter(|(_, a)| !a.is_empty())
+        .map(|(k, a)| [k.calls.as_slice(), a].concat())
+        .collect();
+    if seqs.is_empty() {
+        return Ok(kept);
+    }
+    let mut ran = harness::run::Runner::final_states_twice(bin, &seqs)?.into_iter();
+    Ok((kept.into_iter().zip(asked))
+        .map(|(k, a)| match a.is_empty() {
+            true => k,
+            false => match ran.next() {
+                Some(twice) => lookups::answered(k, &a, &twice),
+                None => k,
+            },
+        })
+        .collect())
+}
+
 /// Each kept sequence's objects after its calls and its results' `Display` texts, from two
 /// runs in two fresh harness processes: kept only when both runs gave the kept outcomes and
 /// the same texts (a hash map's order or an address differs between processes), else none
 /// of that sequence's is asserted.
 fn final_states(bin: &Path, kept: &[keep::Kept]) -> Result<Vec<harness::run::Final>, ExploreError> {
     let seqs: Vec<Vec<u64>> = kept.iter().map(|k| k.calls.clone()).collect();
-    let first = harness::run::Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs)?;
-    let second = harness::run::Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs)?;
+    let ran = harness::run::Runner::final_states_twice(bin, &seqs)?;
     Ok(kept
         .iter()
-        .zip(first.into_iter().zip(second))
+        .zip(ran)
         .map(|(k, (a, b))| {
             let same = a.calls == k.outcomes && b.calls == k.outcomes && a.states == b.states;
             if same {

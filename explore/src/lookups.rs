@@ -1,26 +1,22 @@
 //! Lookups after a change (a strong oracle, issue 27's, for explored tests): in, a kept
 //! sequence and the crate's callables; out, the calls that look up each object a `&mut self`
 //! call of the sequence changed, by the values the calls on it took, to append to the
-//! sequence (then run, and kept as far as they answered). A collection's `Debug` text says
-//! its entries, not the index it finds them by: a table left wrong by a removal (indexmap's
-//! `shift_remove`, whose shifted indices a mutant leaves one off) shows only when a key is
-//! looked up, so the test asks `map.get_full(&7)` after the calls as a reviewer would.
-
-use std::collections::BTreeSet;
-use std::path::Path;
+//! sequence, and, once `lib.rs` has run it in two harness processes, the sequence with those
+//! that answered alike. A collection's `Debug` text says its entries, not the index it finds
+//! them by: a table left wrong by a removal (indexmap's `shift_remove`, whose shifted indices
+//! a mutant leaves one off) shows only when a key is looked up, so the test asks
+//! `map.get_full(&7)` after the calls as a reviewer would.
 
 use crate::api::{Explorable, PoolKind, Ret};
-use crate::error::ExploreError;
-use crate::harness::run::{CallOutcome, Runner};
+use crate::harness::run::{CallOutcome, SeqResult};
 use crate::keep::Kept;
-use crate::search::SEQUENCE_TIMEOUT;
 use crate::strategy::Space;
 
 /// Most values one changed object is looked up by.
 const MAX_KEYS: usize = 3;
 
-/// The lookup of object type `object` (a callable index): of its `&self` methods with one
-/// pooled argument that make nothing and answer something (`get_full(&k)`, `get(&k)`,
+/// The lookup of object type `object` (a callable index): of the calls that read it
+/// ([`crate::api::Callable::reads`]) with one pooled argument (`get_full(&k)`, `get(&k)`,
 /// `contains_key(&k)`), the one whose answer says most: a value of another shape (read
 /// through its `Debug` text: `Some((0, 7, 1))`) before an `Option`, a `Result`, text, a number
 /// or a flag; the first such in the API among equals.
@@ -35,17 +31,10 @@ pub fn lookup(ex: &Explorable, object: usize) -> Option<usize> {
     };
     (ex.callables.iter().enumerate())
         .filter(|(_, c)| {
-            c.receiver
-                .is_some_and(|r| r.object == object && !r.mutable && !r.by_value)
-                && c.makes.is_none()
+            c.reads(object)
                 && c.params.len() == 1
                 && !matches!(c.params[0].kind, PoolKind::Object(_) | PoolKind::Closure(_))
                 && c.params[0].pass != crate::api::Pass::MutOwned
-                && !matches!(c.ret, Ret::Unit)
-                && !(c.is_operator()
-                    || c.writes_value()
-                    || c.is_format_spec()
-                    || c.into_collected())
         })
         .min_by_key(|(i, c)| (says(&c.ret), *i))
         .map(|(i, _)| i)
@@ -58,14 +47,11 @@ pub fn lookup(ex: &Explorable, object: usize) -> Option<usize> {
 /// lookup the sequence already made after the slot's last change is not asked again.
 pub fn asked(kept: &Kept, ex: &Explorable, space: &Space) -> Vec<u64> {
     let decoded: Vec<(usize, Vec<u64>)> = kept.calls.iter().map(|&c| space.decode(c)).collect();
-    let receiver_of = |(f, digits): &(usize, Vec<u64>)| {
-        let r = ex.callables[*f].receiver?;
-        Some((r, (r.object, digits.first().copied().unwrap_or(0))))
-    };
     // Slots a `&mut self` call changed, by their last change.
     let mut changed: Vec<((usize, u64), usize)> = Vec::new();
-    for (at, call) in decoded.iter().enumerate() {
-        if let Some((_, slot)) = receiver_of(call).filter(|(r, _)| r.mutable && !r.by_value) {
+    for (at, (f, digits)) in decoded.iter().enumerate() {
+        let c = &ex.callables[*f];
+        if let Some(slot) = c.receiver_slot(digits).filter(|_| c.mutates_receiver()) {
             changed.retain(|(s, _)| *s != slot);
             changed.push((slot, at));
         }
@@ -76,37 +62,29 @@ pub fn asked(kept: &Kept, ex: &Explorable, space: &Space) -> Vec<u64> {
             continue;
         };
         let wanted = &ex.callables[f].params[0];
-        let mut named = Vec::new();
-        let mut others = Vec::new();
-        for call in decoded
-            .iter()
-            .filter(|c| receiver_of(c).is_some_and(|(_, s)| s == (object, slot)))
-        {
-            let params = &ex.callables[call.0].params;
-            for (p, &d) in params.iter().zip(&call.1[1..]) {
-                if p.kind == wanted.kind {
-                    let into = if p.name == wanted.name {
-                        &mut named
-                    } else {
-                        &mut others
-                    };
-                    if !into.contains(&d) {
-                        into.push(d);
-                    }
-                }
+        // (taken for a parameter of another name, value), in the order the calls took them.
+        let mut took: Vec<(bool, u64)> = Vec::new();
+        for (g, digits) in &decoded {
+            let c = &ex.callables[*g];
+            if c.receiver_slot(digits) == Some((object, slot)) {
+                let args = c.params.iter().zip(&digits[1..]);
+                took.extend(
+                    args.filter(|(p, _)| p.kind == wanted.kind)
+                        .map(|(p, &d)| (p.name != wanted.name, d)),
+                );
             }
         }
-        let made_since: BTreeSet<u64> = kept.calls[last_change + 1..].iter().copied().collect();
-        let mut values: Vec<u64> = named;
-        values.extend(
-            others
-                .into_iter()
-                .filter(|d| !values.contains(d))
-                .collect::<Vec<_>>(),
-        );
+        took.sort_by_key(|(other_name, _)| *other_name);
+        let since = &kept.calls[last_change + 1..];
+        let mut values: Vec<u64> = Vec::new();
+        for (_, d) in took {
+            if !values.contains(&d) {
+                values.push(d);
+            }
+        }
         for d in values.into_iter().take(MAX_KEYS) {
             let call = space.encode(f, &[slot, d]);
-            if !made_since.contains(&call) && !out.contains(&call) {
+            if !since.contains(&call) && !out.contains(&call) {
                 out.push(call);
             }
         }
@@ -114,56 +92,30 @@ pub fn asked(kept: &Kept, ex: &Explorable, space: &Space) -> Vec<u64> {
     out
 }
 
-/// `kept` with, after each sequence's calls, the lookups [`asked`] gives it, run in two fresh
-/// harness processes: each sequence keeps those that answered the same text to check in both
-/// (a hash map's order differs between processes), up to the first that did not (a panic, an
-/// empty slot), and only when its own calls answered as they did when it was kept.
-pub fn appended(
-    bin: &Path,
-    kept: Vec<Kept>,
-    ex: &Explorable,
-    space: &Space,
-) -> Result<Vec<Kept>, ExploreError> {
-    let asked: Vec<Vec<u64>> = kept.iter().map(|k| asked(k, ex, space)).collect();
-    let seqs: Vec<Vec<u64>> = (kept.iter().zip(&asked))
-        .filter(|(_, a)| !a.is_empty())
-        .map(|(k, a)| [k.calls.as_slice(), a].concat())
-        .collect();
-    if seqs.is_empty() {
-        return Ok(kept);
+/// `kept` with the lookups it was `asked` after its calls, run in two harness processes
+/// (`twice`): those that answered the same text to check in both (a hash map's order differs
+/// between processes), up to the first that did not (a panic, an empty slot); none when the
+/// sequence's own calls did not answer as they did when it was kept.
+pub fn answered(mut kept: Kept, asked: &[u64], (first, second): &(SeqResult, SeqResult)) -> Kept {
+    if !first.calls.starts_with(&kept.outcomes) {
+        return kept;
     }
-    let run = || Runner::new(bin, SEQUENCE_TIMEOUT).final_states(&seqs);
-    let mut ran = run()?.into_iter().zip(run()?);
-    Ok(kept
-        .into_iter()
-        .zip(asked)
-        .map(|(mut k, a)| {
-            if a.is_empty() {
-                return k;
-            }
-            let Some((first, second)) = ran.next() else {
-                return k;
-            };
-            if !first.calls.starts_with(&k.outcomes) {
-                return k;
-            }
-            let after = |r: &crate::harness::run::SeqResult| {
-                r.calls.get(k.outcomes.len()..).unwrap_or_default().to_vec()
-            };
-            let answered: Vec<(u64, CallOutcome)> = (a.into_iter())
-                .zip(after(&first).into_iter().zip(after(&second)))
-                .take_while(|(_, (o, again))| {
-                    o == again && matches!(o, CallOutcome::Returned(Some(_)))
-                })
-                .map(|(call, (o, _))| (call, o))
-                .collect();
-            for (call, outcome) in answered {
-                k.calls.push(call);
-                k.outcomes.push(outcome);
-            }
-            k
-        })
-        .collect())
+    let after = |r: &SeqResult| {
+        r.calls
+            .get(kept.outcomes.len()..)
+            .unwrap_or_default()
+            .to_vec()
+    };
+    let answers: Vec<(u64, CallOutcome)> = (asked.iter().copied())
+        .zip(after(first).into_iter().zip(after(second)))
+        .take_while(|(_, (o, again))| o == again && matches!(o, CallOutcome::Returned(Some(_))))
+        .map(|(call, (o, _))| (call, o))
+        .collect();
+    for (call, outcome) in answers {
+        kept.calls.push(call);
+        kept.outcomes.push(outcome);
+    }
+    kept
 }
 
 #[cfg(test)]
@@ -250,6 +202,41 @@ mod tests {
         looked.push(space.encode(3, &[1, 7]));
         let again = asked(&kept(looked), &ex, &space);
         assert_eq!(again, vec![expected[0], expected[2]]);
+    }
+
+    #[test]
+    fn a_lookup_is_kept_only_as_far_as_two_processes_answered_it_alike() {
+        let said = |t: &str| CallOutcome::Returned(Some(t.to_string()));
+        let run = |calls: Vec<CallOutcome>| SeqResult {
+            calls,
+            end: crate::harness::run::End::Done,
+            guards: Vec::new(),
+            compares: Vec::new(),
+            states: Default::default(),
+        };
+        let mut k = kept(vec![10]);
+        k.outcomes = vec![said("true")];
+        let first = run(vec![
+            said("true"),
+            said("Some(0)"),
+            said("Some(1)"),
+            said("None"),
+        ]);
+        let second = run(vec![
+            said("true"),
+            said("Some(0)"),
+            said("Some(2)"),
+            said("None"),
+        ]);
+        let got = answered(k.clone(), &[11, 12, 13], &(first.clone(), second));
+        // The second lookup answered otherwise in the second process: it and what follows go.
+        assert_eq!(got.calls, vec![10, 11]);
+        assert_eq!(got.outcomes, vec![said("true"), said("Some(0)")]);
+        // Its own call answered otherwise than when it was kept: nothing is asked.
+        let mut other = k.clone();
+        other.outcomes = vec![said("false")];
+        let same = answered(other.clone(), &[11], &(first.clone(), first));
+        assert_eq!(same.calls, other.calls);
     }
 
     #[test]

@@ -21,9 +21,7 @@ pub fn needed(kept: &Kept, callables: &[Callable], space: &Space) -> Kept {
         let c = &callables[f];
         // The receiver's slot (which the call may change), and every slot it reads (object
         // arguments too, which it does not change).
-        let receiver = c
-            .receiver
-            .map(|r| (r.object, digits.first().copied().unwrap_or(0)));
+        let receiver = c.receiver_slot(&digits);
         let reads = c.slots_read(&digits);
         // A maker that gave `Err` or `None` left the slot as it was.
         let writes = c

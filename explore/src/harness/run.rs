@@ -168,6 +168,19 @@ impl Runner {
         self.run_as(seqs, "s")
     }
 
+    /// [`Self::final_states`] of `seqs` in two fresh harness processes of `bin`, answer by
+    /// answer: what differs between them (a hash map's order, an address) is not the crate's
+    /// behaviour to assert.
+    pub fn final_states_twice(
+        bin: &Path,
+        seqs: &[Vec<u64>],
+    ) -> Result<Vec<(SeqResult, SeqResult)>, ExploreError> {
+        let timeout = crate::search::SEQUENCE_TIMEOUT;
+        let first = Runner::new(bin, timeout).final_states(seqs)?;
+        let second = Runner::new(bin, timeout).final_states(seqs)?;
+        Ok(first.into_iter().zip(second).collect())
+    }
+
     /// Runs `seqs` whole and answers, besides each call's outcome, the operands of the
     /// comparisons each call made (`Final::operands`).
     pub fn operands(&mut self, seqs: &[Vec<u64>]) -> Result<Vec<SeqResult>, ExploreError> {
