@@ -2173,3 +2173,72 @@ fn an_object_a_call_changed_is_looked_up_after_the_calls_by_the_keys_they_took()
     assert!(shifted.contains("Some(0usize)"), "{shifted}");
     fail_after_edit(&c.dir, "roster", ("*i -= 1;", "*i -= 0;"));
 }
+
+const BIN_LIB: &str = r#"/// Numbers in a bin with room for more.
+#[derive(Default)]
+pub struct Bin {
+    items: Vec<u32>,
+    room: usize,
+}
+
+/// The numbers: what a reader sees, not the room.
+impl std::fmt::Debug for Bin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.items).finish()
+    }
+}
+
+impl Bin {
+    /// Puts `x` at the end, doubling the room when the bin is full.
+    pub fn put(&mut self, x: u32) {
+        if self.items.len() == self.room {
+            self.room = (self.room * 2).max(2);
+        }
+        self.items.push(x);
+    }
+
+    /// Room for this many numbers.
+    pub fn room(&self) -> usize {
+        self.room
+    }
+
+    /// Gives back the room no number uses.
+    pub fn tidy(&mut self) {
+        if self.room > self.items.len() {
+            self.room = self.items.len();
+        }
+    }
+}
+"#;
+
+const BIN_MAIN: &str = r#"fn main() {
+    let mut s = bin::Bin::default();
+    s.put(1);
+    s.put(2);
+    s.tidy();
+    println!("{} {:?}", s.room(), s);
+}
+"#;
+
+/// The getters of the object a test's last `&mut self` call changed are checked after the
+/// calls where that call moved their answers: `tidy` gives back a bin's unused room and
+/// leaves its numbers (all its `Debug` shows) as they were; the test asks `room()` after it,
+/// and fails when tidying does nothing.
+#[test]
+fn what_a_change_did_to_an_objects_getters_is_checked_after_the_calls() {
+    let (c, said) = explore_small("bin", BIN_LIB, BIN_MAIN, "400");
+    let tests = explored(&c.dir, "bin", &said, 3);
+    let tidied = tests
+        .split("#[test]")
+        .find(|t| t.contains(".tidy();") && t.contains(".room()"))
+        .unwrap_or_else(|| panic!("no test asks the room after a tidy:\n{tests}"));
+    assert!(tidied.contains("assert_eq!("), "{tidied}");
+    fail_after_edit(
+        &c.dir,
+        "bin",
+        (
+            "if self.room > self.items.len()",
+            "if self.room < self.items.len()",
+        ),
+    );
+}

@@ -23,6 +23,7 @@ mod harness;
 mod keep;
 mod lines;
 mod lookups;
+mod moved;
 mod operands;
 mod operators;
 mod pools;
@@ -316,6 +317,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         .map(|k| prune::needed(k, &ex.callables, seqs.space()))
         .collect();
     let kept = with_lookups(&bin, kept, &ex, seqs.space())?;
+    let kept = with_moved_getters(&bin, kept, &ex, seqs.space())?;
     let states = final_states(&bin, &kept)?;
     write_out(trace, opts, &cx, (&kept, &states), &keeper, &mut report)?;
     Ok(report)
@@ -495,7 +497,60 @@ fn with_lookups(
     space: &strategy::Space,
 ) -> Result<Vec<keep::Kept>, ExploreError> {
     let asked: Vec<Vec<u64>> = kept.iter().map(|k| lookups::asked(k, ex, space)).collect();
-    let seqs: Vec<Vec<u64>> = (kept.iter().zip(&asked))
+    answered_after(bin, kept, &asked)
+}
+
+/// Each kept sequence with, after its calls, the getters of the object its last change
+/// changed whose answers that change moved (`moved::asked`, from the states two fresh
+/// harness processes answered alike before and after it), as far as two more answered them
+/// alike (`lookups::answered`).
+fn with_moved_getters(
+    bin: &Path,
+    kept: Vec<keep::Kept>,
+    ex: &api::Explorable,
+    space: &strategy::Space,
+) -> Result<Vec<keep::Kept>, ExploreError> {
+    let changes: Vec<Option<(usize, (usize, u64))>> = (kept.iter())
+        .map(|k| moved::last_change(k, ex, space))
+        .collect();
+    let around: Vec<Vec<u64>> = (kept.iter().zip(&changes))
+        .filter_map(|(k, change)| change.map(|(at, _)| [k.calls[..at].to_vec(), k.calls.clone()]))
+        .flatten()
+        .collect();
+    if around.is_empty() {
+        return Ok(kept);
+    }
+    let mut ran = harness::run::Runner::final_states_twice(bin, &around)?.into_iter();
+    // Answered alike by both processes, with the outcomes the sequence was kept with.
+    let alike = |(a, b): (harness::run::SeqResult, harness::run::SeqResult), outcomes: &[_]| {
+        (a.calls == outcomes && b.calls == outcomes && a.states.getters == b.states.getters)
+            .then_some(a.states)
+    };
+    let asked: Vec<Vec<u64>> = (kept.iter().zip(&changes))
+        .map(|(k, change)| {
+            let Some((at, slot)) = *change else {
+                return Vec::new();
+            };
+            let (before, after) = (ran.next(), ran.next());
+            let before = before.and_then(|r| alike(r, &k.outcomes[..at]));
+            let after = after.and_then(|r| alike(r, &k.outcomes));
+            match (before, after) {
+                (Some(b), Some(a)) => moved::asked(k, space, (at, slot), (&b, &a)),
+                _ => Vec::new(),
+            }
+        })
+        .collect();
+    answered_after(bin, kept, &asked)
+}
+
+/// Each kept sequence with the calls `asked` appended, as far as two fresh harness processes
+/// answered them alike (`lookups::answered`).
+fn answered_after(
+    bin: &Path,
+    kept: Vec<keep::Kept>,
+    asked: &[Vec<u64>],
+) -> Result<Vec<keep::Kept>, ExploreError> {
+    let seqs: Vec<Vec<u64>> = (kept.iter().zip(asked))
         .filter(|(_, a)| !a.is_empty())
         .map(|(k, a)| [k.calls.as_slice(), a].concat())
         .collect();
@@ -507,7 +562,7 @@ fn with_lookups(
         .map(|(k, a)| match a.is_empty() {
             true => k,
             false => match ran.next() {
-                Some(twice) => lookups::answered(k, &a, &twice),
+                Some(twice) => lookups::answered(k, a, &twice),
                 None => k,
             },
         })

@@ -1,0 +1,145 @@
+//! Getters a change moved (a strong oracle, issue 27's, for explored tests): in, a kept
+//! sequence, the crate's callables, and the states two harness runs answered before and after
+//! the sequence's last `&mut self` call; out, the getters of the object that call changed
+//! whose answers it moved, to append to the sequence (`lookups::answered` then keeps those two
+//! processes answered alike). An object's `Debug` text says what it holds, not always what a
+//! call did to it: `shrink_to_fit` leaves a vector's elements as they were and gives back its
+//! capacity, so a test that checks only the elements passes with the shrink broken. The test
+//! asks `v.capacity()` after the calls, as a reviewer would, where the call moved it.
+
+use crate::api::Explorable;
+use crate::harness::run::Final;
+use crate::keep::Kept;
+use crate::strategy::Space;
+
+/// The last call of `kept` that changed its receiver (a `&mut self` call): where it stands in
+/// the sequence and the object slot it changed.
+pub fn last_change(kept: &Kept, ex: &Explorable, space: &Space) -> Option<(usize, (usize, u64))> {
+    kept.calls.iter().enumerate().rev().find_map(|(at, &call)| {
+        let (f, digits) = space.decode(call);
+        let c = &ex.callables[f];
+        c.receiver_slot(&digits)
+            .filter(|_| c.mutates_receiver())
+            .map(|slot| (at, slot))
+    })
+}
+
+/// The getter calls to append to `kept`: each getter of the slot its last change (`at`,
+/// `slot`) changed whose answer after the calls (`after`) differs from its answer before that
+/// call (`before`: the states after `kept.calls[..at]`); not one the sequence already calls on
+/// that slot after the change.
+pub fn asked(
+    kept: &Kept,
+    space: &Space,
+    (at, (object, slot)): (usize, (usize, u64)),
+    (before, after): (&Final, &Final),
+) -> Vec<u64> {
+    let before_said = |getter: usize| {
+        (before.getters.iter())
+            .find(|(o, s, g, _)| (*o, *s, *g) == (object, slot, getter))
+            .map(|(.., text)| text)
+    };
+    let since = kept.calls.get(at + 1..).unwrap_or_default();
+    let mut out = Vec::new();
+    for (o, s, getter, text) in &after.getters {
+        if (*o, *s) != (object, slot) {
+            continue;
+        }
+        let moved = before_said(*getter).is_some_and(|was| was != text);
+        let call = space.encode(*getter, &[slot]);
+        if moved && !since.contains(&call) && !out.contains(&call) {
+            out.push(call);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Callable, Receiver, Ret};
+    use crate::testdata::{gauge_api, getter};
+
+    fn kept(calls: Vec<u64>) -> Kept {
+        Kept {
+            outcomes: Vec::new(),
+            new: Vec::new(),
+            new_lines: Vec::new(),
+            new_compares: Vec::new(),
+            adds: vec![calls.len() - 1],
+            calls,
+        }
+    }
+
+    /// `Gauge::NAME(&mut self)`.
+    fn change(name: &str) -> Callable {
+        Callable {
+            path: format!("g::Gauge::{name}"),
+            call: name.into(),
+            receiver: Some(Receiver {
+                object: 0,
+                mutable: true,
+                by_value: false,
+            }),
+            params: Vec::new(),
+            makes: None,
+            ret: Ret::Unit,
+        }
+    }
+
+    fn said(getters: &[(u64, usize, &str)]) -> Final {
+        Final {
+            getters: (getters.iter())
+                .map(|&(slot, g, t)| (0, slot, g, t.to_string()))
+                .collect(),
+            ..Final::default()
+        }
+    }
+
+    #[test]
+    fn the_last_change_is_the_last_mut_self_call_and_its_slot() {
+        // new (0), level (1, `&self`), shrink (2, `&mut self`); slots 0..2.
+        let ex = gauge_api(vec![getter("level", "u8"), change("shrink")]);
+        let space = Space::new(vec![vec![8, 2], vec![2], vec![2]]).unwrap();
+        let calls = vec![
+            space.encode(0, &[3, 1]),
+            space.encode(2, &[1]),
+            space.encode(2, &[0]),
+            space.encode(1, &[0]),
+        ];
+        assert_eq!(
+            last_change(&kept(calls.clone()), &ex, &space),
+            Some((2, (0, 0)))
+        );
+        assert_eq!(last_change(&kept(calls[..1].to_vec()), &ex, &space), None);
+    }
+
+    #[test]
+    fn a_getter_is_asked_where_the_last_change_moved_its_answer() {
+        // new (0), level (1), room (2), shrink (3).
+        let ex = gauge_api(vec![
+            getter("level", "u8"),
+            getter("room", "usize"),
+            change("shrink"),
+        ]);
+        let space = Space::new(vec![vec![8, 2], vec![2], vec![2], vec![2]]).unwrap();
+        let calls = vec![space.encode(0, &[3, 1]), space.encode(3, &[1])];
+        let (at, slot) = last_change(&kept(calls.clone()), &ex, &space).unwrap();
+        let before = said(&[(1, 1, "3"), (1, 2, "8"), (0, 2, "4")]);
+        let after = said(&[(1, 1, "3"), (1, 2, "3"), (0, 2, "2")]);
+        // `room` of slot 1 moved (8 to 3); its `level` did not; slot 0 is not the one changed.
+        let room = space.encode(2, &[1]);
+        assert_eq!(
+            asked(&kept(calls.clone()), &space, (at, slot), (&before, &after)),
+            vec![room]
+        );
+        // Not asked again when the sequence already asks it after the change.
+        let mut looked = calls.clone();
+        looked.push(room);
+        assert!(asked(&kept(looked), &space, (at, slot), (&before, &after)).is_empty());
+        // A getter that did not answer before (it panicked, or the slot was empty) is not
+        // said to have moved.
+        let none = said(&[]);
+        assert!(asked(&kept(calls), &space, (at, slot), (&none, &after)).is_empty());
+    }
+}
