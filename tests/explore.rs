@@ -2242,3 +2242,52 @@ fn what_a_change_did_to_an_objects_getters_is_checked_after_the_calls() {
         ),
     );
 }
+
+const NAMES_LIB: &str = r#"/// Whether two names are the same, letters compared without regard to their case unless
+/// `sensitive`: how many letters differed only in case, or `None` when they differ.
+pub fn same_name(a: &str, b: &str, sensitive: bool) -> Option<usize> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut folded = 0;
+    for (x, y) in a.chars().zip(b.chars()) {
+        if x == y {
+            continue;
+        }
+        if !sensitive && x.to_ascii_lowercase() == y.to_ascii_lowercase() {
+            folded += 1;
+            continue;
+        }
+        return None;
+    }
+    Some(folded)
+}
+"#;
+
+const NAMES_MAIN: &str = r#"fn main() {
+    println!("{:?}", names::same_name("Readme", "Readme", false));
+    println!("{:?}", names::same_name("abc", "abd", true));
+}
+"#;
+
+/// Where the crate folds case, a recorded text with its letters' case flipped joins the text
+/// pool: the run compared names that differed in a letter or not at all, never in case; the
+/// explored tests compare `"Readme"` with `"rEADME"`, reach the line that forgives the case,
+/// and fail when it compares one side unfolded.
+#[test]
+fn where_the_crate_folds_case_texts_with_their_case_flipped_are_explored() {
+    let (c, said) = explore_small("names", NAMES_LIB, NAMES_MAIN, "2000");
+    let tests = explored(&c.dir, "names", &said, 1);
+    assert!(
+        tests.contains("\"rEADME\"") || tests.contains("\"ABC\""),
+        "{tests}"
+    );
+    fail_after_edit(
+        &c.dir,
+        "names",
+        (
+            "x.to_ascii_lowercase() == y.to_ascii_lowercase()",
+            "x.to_ascii_lowercase() == y",
+        ),
+    );
+}

@@ -28,7 +28,22 @@ pub struct Dictionary {
     pub words: Vec<String>,
     pub ints: Vec<i128>,
     pub chars: Vec<char>,
+    /// Whether the crate folds case (`eq_ignore_ascii_case`, `to_ascii_lowercase`…): then a
+    /// recorded text with its letters' case flipped is a neighbour of it, as `n + 1` is of
+    /// an integer ([`Self::texts`]).
+    pub folds_case: bool,
 }
+
+/// The methods by which code compares or rewrites letters regardless of their case.
+const CASE_FOLDS: [&str; 7] = [
+    "eq_ignore_ascii_case",
+    "to_ascii_lowercase",
+    "to_ascii_uppercase",
+    "make_ascii_lowercase",
+    "make_ascii_uppercase",
+    "to_lowercase",
+    "to_uppercase",
+];
 
 /// What the files hold, as read.
 #[derive(Default)]
@@ -44,6 +59,7 @@ struct Literals {
     chars: Vec<char>,
     /// Characters a comparison or a match arm's pattern holds (`c == '\u{FE0F}'`, `'\r' =>`).
     compared_chars: Vec<char>,
+    folds_case: bool,
 }
 
 impl Dictionary {
@@ -71,6 +87,7 @@ impl Dictionary {
             words: d.words,
             ints: first_then(compared, d.ints),
             chars: first_then(d.compared_chars, d.chars),
+            folds_case: d.folds_case,
         }
     }
 
@@ -81,6 +98,7 @@ impl Dictionary {
             words: self.words.iter().take(MAX_SEEDS).cloned().collect(),
             ints: self.ints.iter().take(MAX_SEEDS).copied().collect(),
             chars: self.chars.iter().take(MAX_SEEDS).copied().collect(),
+            folds_case: self.folds_case,
         }
     }
 
@@ -97,9 +115,15 @@ impl Dictionary {
     }
 
     /// The texts the words give: each word, and each recorded text whose last run of letters
-    /// is replaced by each word of letters.
+    /// is replaced by each word of letters; where the crate folds case, each recorded text
+    /// with its ASCII letters' case flipped, one such between two words (`"*.rs"` gives
+    /// `"*.RS"`: a pattern matched with and without `case_sensitive`).
     pub fn texts(&self, recorded: &[Lit]) -> Vec<Lit> {
-        let mut out: Vec<Lit> = self.words.iter().map(|w| Lit::Str(w.clone())).collect();
+        let words: Vec<Lit> = self.words.iter().map(|w| Lit::Str(w.clone())).collect();
+        let mut out = match self.folds_case {
+            true => crate::pools::alternating(case_flipped(recorded), words),
+            false => words,
+        };
         let letters = |w: &str| !w.is_empty() && w.chars().all(char::is_alphabetic);
         // A text that is a word and nothing else gives only the words again: the host has
         // more around its word (`"1.5 GiB"`, not the pool's `"a"`).
@@ -158,6 +182,23 @@ impl Dictionary {
         }
         out
     }
+}
+
+/// Each text of `recorded` holding an ASCII letter, with every ASCII letter's case flipped.
+fn case_flipped(recorded: &[Lit]) -> Vec<Lit> {
+    let flip = |c: char| match c {
+        'a'..='z' => c.to_ascii_uppercase(),
+        'A'..='Z' => c.to_ascii_lowercase(),
+        _ => c,
+    };
+    (recorded.iter())
+        .filter_map(|r| match r {
+            Lit::Str(s) if s.chars().any(|c| c.is_ascii_alphabetic()) => {
+                Some(Lit::Str(s.chars().map(flip).collect()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `first`, then those of `rest` it does not hold.
@@ -228,6 +269,19 @@ impl<'ast> Visit<'ast> for Literals {
                 self.ints.push(v);
             }
         }
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        self.folds_case |= CASE_FOLDS.contains(&m.method.to_string().as_str());
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    // `map(char::to_ascii_lowercase)`, `u8::eq_ignore_ascii_case(a, b)`.
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(last) = p.path.segments.last() {
+            self.folds_case |= CASE_FOLDS.contains(&last.ident.to_string().as_str());
+        }
+        syn::visit::visit_expr_path(self, p);
     }
 
     fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
@@ -396,6 +450,28 @@ mod tests {
         assert!(has("\r\n") && has("\n\r"), "{texts:?}");
         assert!(has("\u{1F1E6}\u{1F1FF}"), "{texts:?}");
         assert!(has("Z\u{200D}oë") && !has("a\u{200D}"), "{texts:?}");
+    }
+
+    #[test]
+    fn where_the_crate_folds_case_a_recorded_text_with_its_case_flipped_is_a_neighbour() {
+        let folds = of_source(
+            r#"
+            pub fn same(a: &str, b: &str, sensitive: bool) -> bool {
+                if sensitive { a == b } else { a.eq_ignore_ascii_case(b) }
+            }
+            "#,
+        );
+        assert!(folds.folds_case && folds.first().folds_case);
+        let recorded = [Lit::Str("*.rs".into()), Lit::Str("42".into())];
+        // Between the words: none here, so the flipped texts alone; "42" has no letter.
+        assert_eq!(folds.texts(&recorded), [Lit::Str("*.RS".into())]);
+        let by_path = of_source(
+            "pub fn low(s: &str) -> String { s.chars().map(char::to_ascii_lowercase).collect() }",
+        );
+        assert!(by_path.folds_case);
+        let exact = of_source("pub fn same(a: &str, b: &str) -> bool { a == b }");
+        assert!(!exact.folds_case);
+        assert!(exact.texts(&recorded).is_empty());
     }
 
     #[test]

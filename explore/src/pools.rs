@@ -210,7 +210,7 @@ fn texts_in(pool: &[Lit]) -> std::collections::HashSet<String> {
 }
 
 /// `a[0], b[0], a[1], b[1]…`, the longer one's rest at the end.
-fn alternating<T>(a: Vec<T>, b: Vec<T>) -> Vec<T> {
+pub(crate) fn alternating<T>(a: Vec<T>, b: Vec<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut a, mut b) = (a.into_iter(), b.into_iter());
     loop {
@@ -1076,6 +1076,7 @@ mod tests {
             words: vec!["tb".into()],
             ints: vec![1024],
             chars: Vec::new(),
+            folds_case: false,
         };
         let u = PoolKind::Scalar("u64".into());
         let full: Vec<Lit> = (0..MAX_POOL as u128).map(|v| Lit::Uint(v + 5000)).collect();
@@ -1107,6 +1108,7 @@ mod tests {
             words,
             ints: vec![1024],
             chars: vec!['a', 'b', 'c'],
+            folds_case: false,
         };
         let u = PoolKind::Scalar("u16".into());
         let pools = Pools {
