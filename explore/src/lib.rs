@@ -520,12 +520,9 @@ fn with_moved_getters(
     if around.is_empty() {
         return Ok(kept);
     }
-    let mut ran = harness::run::Runner::final_states_twice(bin, &around)?.into_iter();
-    // Answered alike by both processes, with the outcomes the sequence was kept with.
-    let alike = |(a, b): (harness::run::SeqResult, harness::run::SeqResult), outcomes: &[_]| {
-        (a.calls == outcomes && b.calls == outcomes && a.states.getters == b.states.getters)
-            .then_some(a.states)
-    };
+    let ran = harness::run::Runner::final_states_twice(bin, &around)?;
+    let beyond = moved::beyond_debug(ran.iter().filter_map(|r| alike(r, &r.0.calls)));
+    let mut ran = ran.iter();
     let asked: Vec<Vec<u64>> = (kept.iter().zip(&changes))
         .map(|(k, change)| {
             let Some((at, slot)) = *change else {
@@ -535,12 +532,23 @@ fn with_moved_getters(
             let before = before.and_then(|r| alike(r, &k.outcomes[..at]));
             let after = after.and_then(|r| alike(r, &k.outcomes));
             match (before, after) {
-                (Some(b), Some(a)) => moved::asked(k, space, (at, slot), (&b, &a)),
+                (Some(b), Some(a)) => moved::asked(k, space, (at, slot), (b, a), &beyond),
                 _ => Vec::new(),
             }
         })
         .collect();
     answered_after(bin, kept, &asked)
+}
+
+/// The states two harness processes answered (`twice`), when both answered `outcomes` and
+/// the same getters' answers.
+fn alike<'r>(
+    twice: &'r (harness::run::SeqResult, harness::run::SeqResult),
+    outcomes: &[harness::run::CallOutcome],
+) -> Option<&'r harness::run::Final> {
+    let (a, b) = twice;
+    (a.calls == outcomes && b.calls == outcomes && a.states.getters == b.states.getters)
+        .then_some(&a.states)
 }
 
 /// Each kept sequence with the calls `asked` appended, as far as two fresh harness processes

@@ -7,6 +7,8 @@
 //! capacity, so a test that checks only the elements passes with the shrink broken. The test
 //! asks `v.capacity()` after the calls, as a reviewer would, where the call moved it.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::api::Explorable;
 use crate::harness::run::Final;
 use crate::keep::Kept;
@@ -24,15 +26,38 @@ pub fn last_change(kept: &Kept, ex: &Explorable, space: &Space) -> Option<(usize
     })
 }
 
+/// The getters, as (object type, callable), whose answers say what the object's `Debug` text
+/// does not: those two of `states` with the same `Debug` text answered differently (a
+/// vector's `capacity()` before and after `shrink_to_fit`), and every getter of an object
+/// `states` hold no `Debug` text of. A getter the `Debug` text always told (`len()` of a
+/// vector whose `Debug` lists its elements) checks nothing that text does not.
+pub fn beyond_debug<'f>(states: impl IntoIterator<Item = &'f Final>) -> BTreeSet<(usize, usize)> {
+    let mut answers: BTreeMap<(usize, usize, Option<&str>), BTreeSet<&str>> = BTreeMap::new();
+    for fin in states {
+        for (object, slot, getter, text) in &fin.getters {
+            let debug = (fin.debug.iter())
+                .find(|(o, s, _)| (o, s) == (object, slot))
+                .map(|(.., t)| t.as_str());
+            (answers.entry((*object, *getter, debug)).or_default()).insert(text);
+        }
+    }
+    (answers.into_iter())
+        .filter(|((.., debug), said)| debug.is_none() || said.len() > 1)
+        .map(|((object, getter, _), _)| (object, getter))
+        .collect()
+}
+
 /// The getter calls to append to `kept`: each getter of the slot its last change (`at`,
 /// `slot`) changed whose answer after the calls (`after`) differs from its answer before that
-/// call (`before`: the states after `kept.calls[..at]`); not one the sequence already calls on
-/// that slot after the change.
+/// call (`before`: the states after `kept.calls[..at]`) and says what the object's `Debug`
+/// text does not (`beyond`, [`beyond_debug`]); not one the sequence already calls on that
+/// slot after the change.
 pub fn asked(
     kept: &Kept,
     space: &Space,
     (at, (object, slot)): (usize, (usize, u64)),
     (before, after): (&Final, &Final),
+    beyond: &BTreeSet<(usize, usize)>,
 ) -> Vec<u64> {
     let before_said = |getter: usize| {
         (before.getters.iter())
@@ -45,7 +70,8 @@ pub fn asked(
         if (*o, *s) != (object, slot) {
             continue;
         }
-        let moved = before_said(*getter).is_some_and(|was| was != text);
+        let moved = before_said(*getter).is_some_and(|was| was != text)
+            && beyond.contains(&(object, *getter));
         let call = space.encode(*getter, &[slot]);
         if moved && !since.contains(&call) && !out.contains(&call) {
             out.push(call);
@@ -127,19 +153,45 @@ mod tests {
         let (at, slot) = last_change(&kept(calls.clone()), &ex, &space).unwrap();
         let before = said(&[(1, 1, "3"), (1, 2, "8"), (0, 2, "4")]);
         let after = said(&[(1, 1, "3"), (1, 2, "3"), (0, 2, "2")]);
+        let all: BTreeSet<(usize, usize)> = [(0, 1), (0, 2)].into();
         // `room` of slot 1 moved (8 to 3); its `level` did not; slot 0 is not the one changed.
         let room = space.encode(2, &[1]);
-        assert_eq!(
-            asked(&kept(calls.clone()), &space, (at, slot), (&before, &after)),
-            vec![room]
-        );
+        let ask = |calls: Vec<u64>, before: &Final, beyond: &BTreeSet<(usize, usize)>| {
+            asked(&kept(calls), &space, (at, slot), (before, &after), beyond)
+        };
+        assert_eq!(ask(calls.clone(), &before, &all), vec![room]);
+        // Not when the object's `Debug` text tells the room.
+        assert!(ask(calls.clone(), &before, &[(0, 1)].into()).is_empty());
         // Not asked again when the sequence already asks it after the change.
         let mut looked = calls.clone();
         looked.push(room);
-        assert!(asked(&kept(looked), &space, (at, slot), (&before, &after)).is_empty());
+        assert!(ask(looked, &before, &all).is_empty());
         // A getter that did not answer before (it panicked, or the slot was empty) is not
         // said to have moved.
-        let none = said(&[]);
-        assert!(asked(&kept(calls), &space, (at, slot), (&none, &after)).is_empty());
+        assert!(ask(calls, &said(&[]), &all).is_empty());
+    }
+
+    #[test]
+    fn a_getter_says_more_than_debug_where_one_debug_text_came_with_two_answers() {
+        let state = |debug: &str, getters: &[(usize, &str)]| Final {
+            debug: vec![(0, 1, debug.to_string())],
+            getters: (getters.iter())
+                .map(|&(g, t)| (0, 1, g, t.to_string()))
+                .collect(),
+            ..Final::default()
+        };
+        // `len` (1) always goes with the text; `room` (2) answered 8 and 3 for "[1, 2, 3]".
+        let states = [
+            state("[1, 2, 3]", &[(1, "3"), (2, "8")]),
+            state("[1, 2, 3]", &[(1, "3"), (2, "3")]),
+            state("[1]", &[(1, "1"), (2, "8")]),
+        ];
+        assert_eq!(beyond_debug(&states), [(0, 2)].into());
+        // An object with no `Debug` text: every getter says something.
+        let blind = Final {
+            getters: vec![(0, 1, 1, "3".into())],
+            ..Final::default()
+        };
+        assert_eq!(beyond_debug([&blind]), [(0, 1)].into());
     }
 }
