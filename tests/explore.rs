@@ -41,6 +41,13 @@ fn explored(dir: &std::path::Path, name: &str, said: &str, functions: usize) -> 
     std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}\n{said}", file.display()))
 }
 
+/// The first test of the file `tests` that holds every one of `pieces`.
+fn test_holding<'t>(tests: &'t str, pieces: &[&str]) -> &'t str {
+    (tests.split("#[test]"))
+        .find(|t| pieces.iter().all(|p| t.contains(p)))
+        .unwrap_or_else(|| panic!("no test holds all of {pieces:?}:\n{tests}"))
+}
+
 /// The explored tests of `name` fail once `from` becomes `to` in the crate's `src/lib.rs`.
 fn fail_after_edit(dir: &std::path::Path, name: &str, (from, to): (&str, &str)) {
     edit(&dir.join("src/lib.rs"), from, to);
@@ -2166,10 +2173,7 @@ const ROSTER_MAIN: &str = r#"fn main() {
 fn an_object_a_call_changed_is_looked_up_after_the_calls_by_the_keys_they_took() {
     let (c, said) = explore_small("roster", ROSTER_LIB, ROSTER_MAIN, "400");
     let tests = explored(&c.dir, "roster", &said, 3);
-    let shifted = tests
-        .split("#[test]")
-        .find(|t| t.contains(".leave(") && t.contains(".position("))
-        .unwrap_or_else(|| panic!("no test looks up after a leave:\n{tests}"));
+    let shifted = test_holding(&tests, &[".leave(", ".position("]);
     assert!(shifted.contains("Some(0usize)"), "{shifted}");
     fail_after_edit(&c.dir, "roster", ("*i -= 1;", "*i -= 0;"));
 }
@@ -2228,10 +2232,7 @@ const BIN_MAIN: &str = r#"fn main() {
 fn what_a_change_did_to_an_objects_getters_is_checked_after_the_calls() {
     let (c, said) = explore_small("bin", BIN_LIB, BIN_MAIN, "400");
     let tests = explored(&c.dir, "bin", &said, 3);
-    let tidied = tests
-        .split("#[test]")
-        .find(|t| t.contains(".tidy();") && t.contains(".room()"))
-        .unwrap_or_else(|| panic!("no test asks the room after a tidy:\n{tests}"));
+    let tidied = test_holding(&tests, &[".tidy();", ".room()"]);
     assert!(tidied.contains("assert_eq!("), "{tidied}");
     fail_after_edit(
         &c.dir,

@@ -122,7 +122,7 @@ pub fn answered(mut kept: Kept, asked: &[u64], (first, second): &(SeqResult, Seq
 mod tests {
     use super::*;
     use crate::api::{Callable, Param, Pass, Receiver};
-    use crate::testdata::{gauge_api, getter, u8_kind};
+    use crate::testdata::{gauge_api, getter, kept, u8_kind};
 
     /// `Gauge::NAME(&self or &mut self, PARAMS…) -> RET`, each parameter a `u8`.
     fn method(name: &str, mutable: bool, params: &[&str], ret: Ret) -> Callable {
@@ -143,17 +143,6 @@ mod tests {
                 .collect(),
             makes: None,
             ret,
-        }
-    }
-
-    fn kept(calls: Vec<u64>) -> Kept {
-        Kept {
-            outcomes: Vec::new(),
-            new: Vec::new(),
-            new_lines: Vec::new(),
-            new_compares: Vec::new(),
-            adds: vec![calls.len() - 1],
-            calls,
         }
     }
 

@@ -84,18 +84,7 @@ pub fn asked(
 mod tests {
     use super::*;
     use crate::api::{Callable, Receiver, Ret};
-    use crate::testdata::{gauge_api, getter};
-
-    fn kept(calls: Vec<u64>) -> Kept {
-        Kept {
-            outcomes: Vec::new(),
-            new: Vec::new(),
-            new_lines: Vec::new(),
-            new_compares: Vec::new(),
-            adds: vec![calls.len() - 1],
-            calls,
-        }
-    }
+    use crate::testdata::{gauge_api, getter, kept};
 
     /// `Gauge::NAME(&mut self)`.
     fn change(name: &str) -> Callable {

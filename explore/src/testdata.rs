@@ -2,6 +2,7 @@
 //! with the getters each test adds, over a pool of `u8` holding 0 and 255.
 
 use crate::api::{Callable, Explorable, Made, ObjectType, Param, Pass, PoolKind, Receiver, Ret};
+use crate::keep::Kept;
 use crate::pools::{Lit, Pools};
 
 /// The kind of `Gauge::new`'s argument.
@@ -87,4 +88,16 @@ pub(crate) fn gauge_with_level() -> (Explorable, Pools, crate::strategy::Space) 
     let pools = pools(Vec::new());
     let space = crate::harness::space(&ex.callables, &pools).expect("a space");
     (ex, pools, space)
+}
+
+/// A kept sequence of `calls` (not empty), kept for its last.
+pub(crate) fn kept(calls: Vec<u64>) -> Kept {
+    Kept {
+        outcomes: Vec::new(),
+        new: Vec::new(),
+        new_lines: Vec::new(),
+        new_compares: Vec::new(),
+        adds: vec![calls.len() - 1],
+        calls,
+    }
 }
