@@ -37,6 +37,28 @@ pub struct Kept {
     pub adds: Vec<usize>,
 }
 
+impl Kept {
+    /// The object slots a `&mut self` call of the sequence changed, each with the place of
+    /// its last change, in the order of those last changes (the last is the sequence's last
+    /// change).
+    pub fn changed_slots(
+        &self,
+        callables: &[Callable],
+        space: &Space,
+    ) -> Vec<((usize, u64), usize)> {
+        let mut changed: Vec<((usize, u64), usize)> = Vec::new();
+        for (at, &call) in self.calls.iter().enumerate() {
+            let (f, digits) = space.decode(call);
+            let c = &callables[f];
+            if let Some(slot) = c.receiver_slot(&digits).filter(|_| c.mutates_receiver()) {
+                changed.retain(|(s, _)| *s != slot);
+                changed.push((slot, at));
+            }
+        }
+        changed
+    }
+}
+
 /// A panic (or a crash of the harness) on inputs the run never gave.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {

@@ -513,6 +513,7 @@ fn with_moved_getters(
     let changes: Vec<Option<(usize, (usize, u64))>> = (kept.iter())
         .map(|k| moved::last_change(k, ex, space))
         .collect();
+    // Each changed sequence run up to its last change, then whole.
     let around: Vec<Vec<u64>> = (kept.iter().zip(&changes))
         .filter_map(|(k, change)| change.map(|(at, _)| [k.calls[..at].to_vec(), k.calls.clone()]))
         .flatten()
@@ -522,16 +523,14 @@ fn with_moved_getters(
     }
     let ran = harness::run::Runner::final_states_twice(bin, &around)?;
     let beyond = moved::beyond_debug(ran.iter().filter_map(|r| alike(r, &r.0.calls)));
-    let mut ran = ran.iter();
+    let mut pairs = ran.chunks_exact(2);
     let asked: Vec<Vec<u64>> = (kept.iter().zip(&changes))
         .map(|(k, change)| {
-            let Some((at, slot)) = *change else {
+            let (Some((at, slot)), Some([before, after])) = (*change, change.and(pairs.next()))
+            else {
                 return Vec::new();
             };
-            let (before, after) = (ran.next(), ran.next());
-            let before = before.and_then(|r| alike(r, &k.outcomes[..at]));
-            let after = after.and_then(|r| alike(r, &k.outcomes));
-            match (before, after) {
+            match (alike(before, &k.outcomes[..at]), alike(after, &k.outcomes)) {
                 (Some(b), Some(a)) => moved::asked(k, space, (at, slot), (b, a), &beyond),
                 _ => Vec::new(),
             }
@@ -584,16 +583,11 @@ fn answered_after(
 fn final_states(bin: &Path, kept: &[keep::Kept]) -> Result<Vec<harness::run::Final>, ExploreError> {
     let seqs: Vec<Vec<u64>> = kept.iter().map(|k| k.calls.clone()).collect();
     let ran = harness::run::Runner::final_states_twice(bin, &seqs)?;
-    Ok(kept
-        .iter()
-        .zip(ran)
-        .map(|(k, (a, b))| {
-            let same = a.calls == k.outcomes && b.calls == k.outcomes && a.states == b.states;
-            if same {
-                a.states
-            } else {
-                harness::run::Final::default()
-            }
+    Ok((kept.iter().zip(&ran))
+        .map(|(k, twice)| {
+            (alike(twice, &k.outcomes).filter(|_| twice.0.states == twice.1.states))
+                .cloned()
+                .unwrap_or_default()
         })
         .collect())
 }

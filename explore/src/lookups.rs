@@ -47,17 +47,8 @@ pub fn lookup(ex: &Explorable, object: usize) -> Option<usize> {
 /// lookup the sequence already made after the slot's last change is not asked again.
 pub fn asked(kept: &Kept, ex: &Explorable, space: &Space) -> Vec<u64> {
     let decoded: Vec<(usize, Vec<u64>)> = kept.calls.iter().map(|&c| space.decode(c)).collect();
-    // Slots a `&mut self` call changed, by their last change.
-    let mut changed: Vec<((usize, u64), usize)> = Vec::new();
-    for (at, (f, digits)) in decoded.iter().enumerate() {
-        let c = &ex.callables[*f];
-        if let Some(slot) = c.receiver_slot(digits).filter(|_| c.mutates_receiver()) {
-            changed.retain(|(s, _)| *s != slot);
-            changed.push((slot, at));
-        }
-    }
     let mut out = Vec::new();
-    for ((object, slot), last_change) in changed {
+    for ((object, slot), last_change) in kept.changed_slots(&ex.callables, space) {
         let Some(f) = lookup(ex, object) else {
             continue;
         };
@@ -92,10 +83,11 @@ pub fn asked(kept: &Kept, ex: &Explorable, space: &Space) -> Vec<u64> {
     out
 }
 
-/// `kept` with the lookups it was `asked` after its calls, run in two harness processes
-/// (`twice`): those that answered the same text to check in both (a hash map's order differs
-/// between processes), up to the first that did not (a panic, an empty slot); none when the
-/// sequence's own calls did not answer as they did when it was kept.
+/// `kept` with the reads it was `asked` after its calls (these lookups, or `moved.rs`'s
+/// getters), run in two harness processes (`twice`): those that answered the same text to
+/// check in both (a hash map's order differs between processes), up to the first that did
+/// not (a panic, an empty slot); none when the sequence's own calls did not answer as they
+/// did when it was kept.
 pub fn answered(mut kept: Kept, asked: &[u64], (first, second): &(SeqResult, SeqResult)) -> Kept {
     if !first.calls.starts_with(&kept.outcomes) {
         return kept;

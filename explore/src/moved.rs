@@ -17,13 +17,7 @@ use crate::strategy::Space;
 /// The last call of `kept` that changed its receiver (a `&mut self` call): where it stands in
 /// the sequence and the object slot it changed.
 pub fn last_change(kept: &Kept, ex: &Explorable, space: &Space) -> Option<(usize, (usize, u64))> {
-    kept.calls.iter().enumerate().rev().find_map(|(at, &call)| {
-        let (f, digits) = space.decode(call);
-        let c = &ex.callables[f];
-        c.receiver_slot(&digits)
-            .filter(|_| c.mutates_receiver())
-            .map(|slot| (at, slot))
-    })
+    (kept.changed_slots(&ex.callables, space).last()).map(|&(slot, at)| (at, slot))
 }
 
 /// The getters, as (object type, callable), whose answers say what the object's `Debug` text
