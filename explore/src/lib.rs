@@ -526,8 +526,11 @@ fn with_moved_getters(
     let mut pairs = ran.chunks_exact(2);
     let asked: Vec<Vec<u64>> = (kept.iter().zip(&changes))
         .map(|(k, change)| {
-            let (Some((at, slot)), Some([before, after])) = (*change, change.and(pairs.next()))
-            else {
+            // Only a sequence with a change has a pair of runs.
+            let Some((at, slot)) = *change else {
+                return Vec::new();
+            };
+            let Some([before, after]) = pairs.next() else {
                 return Vec::new();
             };
             match (alike(before, &k.outcomes[..at]), alike(after, &k.outcomes)) {
