@@ -758,9 +758,12 @@ fn an_object_changed_by_a_call_that_returns_nothing_is_asserted_after_the_calls(
         tests.contains("assert_eq!(format!(\"{:?}\", top_"),
         "{tests}"
     );
+    // What a maker made is checked by its texts as soon as it is made.
+    let made = test_holding(&tests, &["= top::Top::new("]);
+    let after = made.split("= top::Top::new(").nth(1).unwrap_or_default();
     assert!(
-        tests.contains("assert_eq!(made.to_string(), \"top "),
-        "{tests}"
+        (after.lines().skip(1).take(2)).any(|l| l.contains(".to_string(), \"top ")),
+        "{made}"
     );
     assert!(
         ["top_0", "top_1"]
@@ -2240,6 +2243,47 @@ fn what_a_change_did_to_an_objects_getters_is_checked_after_the_calls() {
         (
             "if self.room > self.items.len()",
             "if self.room < self.items.len()",
+        ),
+    );
+}
+
+/// `Bin` with a maker whose room its `Debug` text does not show.
+const ROOM_MAKER: &str = r#"
+impl Bin {
+    /// An empty bin with room for `room` numbers (none: the default).
+    pub fn with_room(room: usize) -> Bin {
+        if room == 0 {
+            return Bin::default();
+        }
+        Bin { items: Vec::new(), room }
+    }
+}
+"#;
+
+const ROOMY_MAIN: &str = r#"fn main() {
+    let mut s = bin::Bin::with_room(0);
+    s.put(1);
+    println!("{} {:?}", s.room(), s);
+}
+"#;
+
+/// What a call made is checked by the getters that say what its `Debug` text does not:
+/// `Bin::with_room(n)` and `Bin::default()` both print `[]`; the run made a bin with no
+/// room, the test that makes one with room asks it `room()`, and fails when the maker
+/// forgets the room.
+#[test]
+fn what_a_maker_made_is_checked_by_the_getters_its_debug_text_does_not_tell() {
+    let lib = format!("{BIN_LIB}{ROOM_MAKER}");
+    let (c, said) = explore_small("bin", &lib, ROOMY_MAIN, "400");
+    let tests = explored(&c.dir, "bin", &said, 4);
+    let made = test_holding(&tests, &["::with_room(", ".room()"]);
+    assert!(made.contains("assert_eq!("), "{made}");
+    fail_after_edit(
+        &c.dir,
+        "bin",
+        (
+            "Bin { items: Vec::new(), room }",
+            "Bin { items: Vec::new(), room: 0 }",
         ),
     );
 }

@@ -162,6 +162,12 @@ impl Callable {
         (self.receiver).map(|r| (r.object, digits.first().copied().unwrap_or(0)))
     }
 
+    /// The object slot a call (its pool and slot indices, `digits`) puts what it makes into:
+    /// the last index, when it makes an object.
+    pub fn made_slot(&self, digits: &[u64]) -> Option<(usize, u64)> {
+        (self.makes).map(|(t, _)| (t, digits.last().copied().unwrap_or(0)))
+    }
+
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
     /// its object arguments'.
     pub fn slots_read(&self, digits: &[u64]) -> Vec<(usize, u64)> {

@@ -501,7 +501,7 @@ fn with_lookups(
 }
 
 /// Each kept sequence with, after its calls, the getters of the object its last change
-/// changed whose answers that change moved (`moved::asked`, from the states two fresh
+/// changed or made whose answers that change moved (`moved::asked`, from the states two fresh
 /// harness processes answered alike before and after it), as far as two more answered them
 /// alike (`lookups::answered`).
 fn with_moved_getters(
@@ -510,12 +510,12 @@ fn with_moved_getters(
     ex: &api::Explorable,
     space: &strategy::Space,
 ) -> Result<Vec<keep::Kept>, ExploreError> {
-    let changes: Vec<Option<(usize, (usize, u64))>> = (kept.iter())
+    let changes: Vec<Option<moved::Change>> = (kept.iter())
         .map(|k| moved::last_change(k, ex, space))
         .collect();
     // Each changed sequence run up to its last change, then whole.
     let around: Vec<Vec<u64>> = (kept.iter().zip(&changes))
-        .filter_map(|(k, change)| change.map(|(at, _)| [k.calls[..at].to_vec(), k.calls.clone()]))
+        .filter_map(|(k, change)| change.map(|c| [k.calls[..c.at].to_vec(), k.calls.clone()]))
         .flatten()
         .collect();
     if around.is_empty() {
@@ -527,14 +527,17 @@ fn with_moved_getters(
     let asked: Vec<Vec<u64>> = (kept.iter().zip(&changes))
         .map(|(k, change)| {
             // Only a sequence with a change has a pair of runs.
-            let Some((at, slot)) = *change else {
+            let Some(c) = *change else {
                 return Vec::new();
             };
             let Some([before, after]) = pairs.next() else {
                 return Vec::new();
             };
-            match (alike(before, &k.outcomes[..at]), alike(after, &k.outcomes)) {
-                (Some(b), Some(a)) => moved::asked(k, space, (at, slot), (b, a), &beyond),
+            match (
+                alike(before, &k.outcomes[..c.at]),
+                alike(after, &k.outcomes),
+            ) {
+                (Some(b), Some(a)) => moved::asked(k, space, c, (b, a), &beyond),
                 _ => Vec::new(),
             }
         })

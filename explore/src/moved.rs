@@ -1,11 +1,13 @@
 //! Getters a change moved (a strong oracle, issue 27's, for explored tests): in, a kept
 //! sequence, the crate's callables, and the states two harness runs answered before and after
-//! the sequence's last `&mut self` call; out, the getters of the object that call changed
-//! whose answers it moved, to append to the sequence (`lookups::answered` then keeps those two
-//! processes answered alike). An object's `Debug` text says what it holds, not always what a
-//! call did to it: `shrink_to_fit` leaves a vector's elements as they were and gives back its
-//! capacity, so a test that checks only the elements passes with the shrink broken. The test
-//! asks `v.capacity()` after the calls, as a reviewer would, where the call moved it.
+//! the sequence's last change (a `&mut self` call, or a call that made an object); out, the
+//! getters of the object that call changed or made whose answers it moved, to append to the
+//! sequence (`lookups::answered` then keeps those two processes answered alike). An object's
+//! `Debug` text says what it holds, not always what a call did to it: `shrink_to_fit` leaves a
+//! vector's elements as they were and gives back its capacity, so a test that checks only the
+//! elements passes with the shrink broken; `IndexSet::with_capacity(6)` and `IndexSet::new()`
+//! both print `{}`. The test asks `v.capacity()` after the calls, as a reviewer would, where
+//! the call moved it (a made object had no answer before: each of its getters moved).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,10 +16,37 @@ use crate::harness::run::Final;
 use crate::keep::Kept;
 use crate::strategy::Space;
 
-/// The last call of `kept` that changed its receiver (a `&mut self` call): where it stands in
-/// the sequence and the object slot it changed.
-pub fn last_change(kept: &Kept, ex: &Explorable, space: &Space) -> Option<(usize, (usize, u64))> {
-    (kept.changed_slots(&ex.callables, space).last()).map(|&(slot, at)| (at, slot))
+/// A sequence's last change: where it stands, the object slot it changed or made, and
+/// whether it made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change {
+    pub at: usize,
+    pub slot: (usize, u64),
+    pub made: bool,
+}
+
+/// The last call of `kept` that changed an object (a `&mut self` call) or made one (its result
+/// filled a slot).
+pub fn last_change(kept: &Kept, ex: &Explorable, space: &Space) -> Option<Change> {
+    let changed = (kept.changed_slots(&ex.callables, space).last()).map(|&(slot, at)| Change {
+        at,
+        slot,
+        made: false,
+    });
+    let made = (kept.calls.iter().enumerate().rev()).find_map(|(at, &call)| {
+        let (f, digits) = space.decode(call);
+        let c = &ex.callables[f];
+        let filled = c
+            .makes
+            .is_some_and(|(_, how)| how.fills(kept.outcomes.get(at)));
+        let slot = c.made_slot(&digits).filter(|_| filled)?;
+        Some(Change {
+            at,
+            slot,
+            made: true,
+        })
+    });
+    [changed, made].into_iter().flatten().max_by_key(|c| c.at)
 }
 
 /// The getters, as (object type, callable), whose answers say what the object's `Debug` text
@@ -41,18 +70,23 @@ pub fn beyond_debug<'f>(states: impl IntoIterator<Item = &'f Final>) -> BTreeSet
         .collect()
 }
 
-/// The getter calls to append to `kept`: each getter of the slot its last change (`at`,
-/// `slot`) changed whose answer after the calls (`after`) differs from its answer before that
-/// call (`before`: the states after `kept.calls[..at]`) and says what the object's `Debug`
-/// text does not (`beyond`, [`beyond_debug`]); not one the sequence already calls on that
-/// slot after the change.
+/// The getter calls to append to `kept`: each getter of the slot its last change (`change`)
+/// changed or made whose answer after the calls (`after`) differs from its answer before that
+/// call (`before`: the states after `kept.calls[..at]`; a made object's every answer) and says
+/// what the object's `Debug` text does not (`beyond`, [`beyond_debug`]); not one the sequence
+/// already calls on that slot after the change.
 pub fn asked(
     kept: &Kept,
     space: &Space,
-    (at, (object, slot)): (usize, (usize, u64)),
+    change: Change,
     (before, after): (&Final, &Final),
     beyond: &BTreeSet<(usize, usize)>,
 ) -> Vec<u64> {
+    let Change {
+        at,
+        slot: (object, slot),
+        made,
+    } = change;
     let before_said = |getter: usize| {
         (before.getters.iter())
             .find(|(o, s, g, _)| (*o, *s, *g) == (object, slot, getter))
@@ -64,10 +98,13 @@ pub fn asked(
         if (*o, *s) != (object, slot) {
             continue;
         }
-        let moved = before_said(*getter).is_some_and(|was| was != text)
-            && beyond.contains(&(object, *getter));
+        let moved = made || before_said(*getter).is_some_and(|was| was != text);
         let call = space.encode(*getter, &[slot]);
-        if moved && !since.contains(&call) && !out.contains(&call) {
+        if moved
+            && beyond.contains(&(object, *getter))
+            && !since.contains(&call)
+            && !out.contains(&call)
+        {
             out.push(call);
         }
     }
@@ -78,7 +115,8 @@ pub fn asked(
 mod tests {
     use super::*;
     use crate::api::{Callable, Receiver, Ret};
-    use crate::testdata::{gauge_api, getter, kept};
+    use crate::harness::run::CallOutcome;
+    use crate::testdata::{gauge_api, getter, kept, parse};
 
     /// `Gauge::NAME(&mut self)`.
     fn change(name: &str) -> Callable {
@@ -106,21 +144,41 @@ mod tests {
     }
 
     #[test]
-    fn the_last_change_is_the_last_mut_self_call_and_its_slot() {
-        // new (0), level (1, `&self`), shrink (2, `&mut self`); slots 0..2.
-        let ex = gauge_api(vec![getter("level", "u8"), change("shrink")]);
-        let space = Space::new(vec![vec![8, 2], vec![2], vec![2]]).unwrap();
+    fn the_last_change_is_the_last_mut_self_call_or_made_object_and_its_slot() {
+        // new (0), level (1, `&self`), shrink (2, `&mut self`), parse (3, may fill nothing);
+        // slots 0..2.
+        let ex = gauge_api(vec![getter("level", "u8"), change("shrink"), parse()]);
+        let space = Space::new(vec![vec![8, 2], vec![2], vec![2], vec![4, 2]]).unwrap();
         let calls = vec![
             space.encode(0, &[3, 1]),
             space.encode(2, &[1]),
             space.encode(2, &[0]),
             space.encode(1, &[0]),
         ];
+        let change = |at, slot, made| Some(Change { at, slot, made });
         assert_eq!(
             last_change(&kept(calls.clone()), &ex, &space),
-            Some((2, (0, 0)))
+            change(2, (0, 0), false)
         );
-        assert_eq!(last_change(&kept(calls[..1].to_vec()), &ex, &space), None);
+        // `Gauge::new(3)` made slot 1.
+        assert_eq!(
+            last_change(&kept(calls[..1].to_vec()), &ex, &space),
+            change(0, (0, 1), true)
+        );
+        // A maker after the last `&mut self` call is the last change.
+        let mut made_last = calls[..2].to_vec();
+        made_last.push(space.encode(0, &[1, 0]));
+        assert_eq!(
+            last_change(&kept(made_last), &ex, &space),
+            change(2, (0, 0), true)
+        );
+        // A maker whose `Err` filled nothing made nothing.
+        let mut refused = kept(vec![space.encode(1, &[0]), space.encode(3, &[2, 1])]);
+        refused.outcomes = vec![
+            CallOutcome::Returned(Some("3".into())),
+            CallOutcome::Returned(Some("Err(Empty)".into())),
+        ];
+        assert_eq!(last_change(&refused, &ex, &space), None);
     }
 
     #[test]
@@ -133,14 +191,14 @@ mod tests {
         ]);
         let space = Space::new(vec![vec![8, 2], vec![2], vec![2], vec![2]]).unwrap();
         let calls = vec![space.encode(0, &[3, 1]), space.encode(3, &[1])];
-        let (at, slot) = last_change(&kept(calls.clone()), &ex, &space).unwrap();
+        let change = last_change(&kept(calls.clone()), &ex, &space).unwrap();
         let before = said(&[(1, 1, "3"), (1, 2, "8"), (0, 2, "4")]);
         let after = said(&[(1, 1, "3"), (1, 2, "3"), (0, 2, "2")]);
         let all: BTreeSet<(usize, usize)> = [(0, 1), (0, 2)].into();
         // `room` of slot 1 moved (8 to 3); its `level` did not; slot 0 is not the one changed.
         let room = space.encode(2, &[1]);
         let ask = |calls: Vec<u64>, before: &Final, beyond: &BTreeSet<(usize, usize)>| {
-            asked(&kept(calls), &space, (at, slot), (before, &after), beyond)
+            asked(&kept(calls), &space, change, (before, &after), beyond)
         };
         assert_eq!(ask(calls.clone(), &before, &all), vec![room]);
         // Not when the object's `Debug` text tells the room.
@@ -149,9 +207,31 @@ mod tests {
         let mut looked = calls.clone();
         looked.push(room);
         assert!(ask(looked, &before, &all).is_empty());
-        // A getter that did not answer before (it panicked, or the slot was empty) is not
-        // said to have moved.
-        assert!(ask(calls, &said(&[]), &all).is_empty());
+        // A getter that did not answer before (it panicked) is not said to have moved.
+        assert!(ask(calls.clone(), &said(&[]), &all).is_empty());
+        // An object the last call made had no answer before: each getter that says what the
+        // `Debug` text does not is asked.
+        let made = Change {
+            at: 0,
+            slot: (0, 1),
+            made: true,
+        };
+        let new_only = kept(calls[..1].to_vec());
+        let level = space.encode(1, &[1]);
+        assert_eq!(
+            asked(&new_only, &space, made, (&said(&[]), &after), &all),
+            vec![level, room]
+        );
+        assert_eq!(
+            asked(
+                &new_only,
+                &space,
+                made,
+                (&said(&[]), &after),
+                &[(0, 2)].into()
+            ),
+            vec![room]
+        );
     }
 
     #[test]
