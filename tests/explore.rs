@@ -2288,6 +2288,63 @@ fn what_a_maker_made_is_checked_by_the_getters_its_debug_text_does_not_tell() {
     );
 }
 
+const ROW_LIB: &str = r#"/// Numbers in the order they came.
+#[derive(Debug, Default)]
+pub struct Row {
+    items: Vec<u32>,
+}
+
+impl Row {
+    /// Appends what `more` gives: room for as many as it says up front, then the rest one at
+    /// a time; how many it appended.
+    pub fn append<I: IntoIterator<Item = u32>>(&mut self, more: I) -> usize {
+        let mut more = more.into_iter();
+        let (told, _) = more.size_hint();
+        self.items.reserve(told);
+        let mut added = 0;
+        while added < told {
+            match more.next() {
+                Some(x) => self.items.push(x),
+                None => break,
+            }
+            added += 1;
+        }
+        for x in more {
+            self.items.push(x);
+            added += 1;
+        }
+        added
+    }
+}
+"#;
+
+const ROW_MAIN: &str = r#"fn main() {
+    let mut row = row::Row::default();
+    println!("{}", row.append(vec![3, 1]));
+    println!("{row:?}");
+}
+"#;
+
+/// A parameter that takes an `IntoIterator` is also given an iterator that does not tell its
+/// length up front: the run appended a `Vec`, whose length the code trusts; the test that
+/// appends `vec![..].into_iter().filter(|_| true)` reaches the loop that appends the rest one
+/// at a time, and fails when that loop appends the wrong numbers.
+#[test]
+fn an_iterator_parameter_is_also_given_one_that_does_not_tell_its_length() {
+    let (c, said) = explore_small("row", ROW_LIB, ROW_MAIN, "400");
+    let tests = explored(&c.dir, "row", &said, 2);
+    let hidden = test_holding(&tests, &[".append(vec![", ".into_iter().filter(|_| true)"]);
+    assert!(hidden.contains("assert_eq!("), "{hidden}");
+    fail_after_edit(
+        &c.dir,
+        "row",
+        (
+            "for x in more {\n            self.items.push(x);",
+            "for x in more {\n            self.items.push(x + 1);",
+        ),
+    );
+}
+
 const NAMES_LIB: &str = r#"/// Whether two names are the same, letters compared without regard to their case unless
 /// `sensitive`: how many letters differed only in case, or `None` when they differ.
 pub fn same_name(a: &str, b: &str, sensitive: bool) -> Option<usize> {

@@ -61,6 +61,11 @@ pub enum Pass {
     /// A mutable reference to an owned copy (`&mut [u8]`, `&mut Vec<u8>`, `&mut String`):
     /// a buffer the call writes into.
     MutOwned,
+    /// An owned list as an iterator that does not tell its length up front
+    /// (`vec![1, 2].into_iter().filter(|_| true)`, a size hint of 0): what takes an
+    /// `IntoIterator` may trust the hint (smallvec's `insert_many` reserves for it, then
+    /// inserts the rest one at a time).
+    Unsized,
 }
 
 /// One parameter after the receiver.
@@ -166,6 +171,22 @@ impl Callable {
     /// the last index, when it makes an object.
     pub fn made_slot(&self, digits: &[u64]) -> Option<(usize, u64)> {
         (self.makes).map(|(t, _)| (t, digits.last().copied().unwrap_or(0)))
+    }
+
+    /// The same call with each owned list at `places` (among its parameters) given as an
+    /// iterator that does not tell its length (`Pass::Unsized`); `None` when none is.
+    pub fn unsized_twin(&self, places: &[usize]) -> Option<Callable> {
+        let mut twin = self.clone();
+        let mut any = false;
+        for &at in places {
+            if let Some(p) = twin.params.get_mut(at) {
+                if p.pass == Pass::Owned && matches!(p.kind, PoolKind::Slice(_)) {
+                    p.pass = Pass::Unsized;
+                    any = true;
+                }
+            }
+        }
+        any.then_some(twin)
     }
 
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
@@ -821,14 +842,10 @@ fn filled_in(
 ) -> Result<Vec<Callable>, &'static str> {
     let plain = crate::generic_types::Instance::default();
     let args = crate::generic_types::method_args(sig, &plain, recorded).ok_or("generic")?;
-    let sig = crate::generic_types::instantiate(sig, &args);
-    Ok(vec![callable(
-        out,
-        (path, call),
-        f,
-        (owner, &sig),
-        &BTreeMap::new(),
-    )?])
+    let filled = crate::generic_types::instantiate(sig, &args);
+    let c = callable(out, (path, call), f, (owner, &filled), &BTreeMap::new())?;
+    let twin = c.unsized_twin(&crate::generic_types::iterator_params(sig));
+    Ok(std::iter::once(c).chain(twin).collect())
 }
 
 /// The signature of `f` (recorded as `path`), when nothing but its generics keeps a test from

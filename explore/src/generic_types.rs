@@ -218,6 +218,7 @@ pub(crate) fn method_args(
     recorded: Option<&BTreeSet<Vec<(String, String)>>>,
 ) -> Option<BTreeMap<String, syn::Type>> {
     let mut out = BTreeMap::new();
+    let predicates = bounds(sig);
     for p in sig.generics.type_params() {
         let name = p.ident.to_string();
         // One no parameter is typed by (`T` of `-> TextDiff<'old, 'new, T>`): the compiler
@@ -225,22 +226,6 @@ pub(crate) fn method_args(
         if !sig.inputs.iter().any(|i| mentions(i, &name)) {
             continue;
         }
-        let inline = p.bounds.iter().map(|b| (name.as_str(), b));
-        let predicates: Vec<(String, &syn::TypeParamBound)> = sig
-            .generics
-            .where_clause
-            .iter()
-            .flat_map(|w| &w.predicates)
-            .filter_map(|w| match w {
-                syn::WherePredicate::Type(t) => Some(t),
-                _ => None,
-            })
-            .flat_map(|t| {
-                let bounded = single_ident(&t.bounded_ty).unwrap_or_default();
-                t.bounds.iter().map(move |b| (bounded.clone(), b))
-            })
-            .chain(inline.map(|(n, b)| (n.to_string(), b)))
-            .collect();
         let from_bounds = predicates.iter().find_map(|(bounded, bound)| {
             if *bounded == name {
                 if let Some(item) = iterator_item(bound) {
@@ -267,6 +252,43 @@ pub(crate) fn method_args(
         out.insert(name, stands_for);
     }
     Some(out)
+}
+
+/// Each bound of `sig`'s type parameters, inline or in its `where` clause, with the name of
+/// the one it bounds (a bound of another type: "").
+fn bounds(sig: &syn::Signature) -> Vec<(String, &syn::TypeParamBound)> {
+    let inline = (sig.generics.type_params())
+        .flat_map(|p| p.bounds.iter().map(move |b| (p.ident.to_string(), b)));
+    (sig.generics.where_clause.iter())
+        .flat_map(|w| &w.predicates)
+        .filter_map(|w| match w {
+            syn::WherePredicate::Type(t) => Some(t),
+            _ => None,
+        })
+        .flat_map(|t| {
+            let bounded = single_ident(&t.bounded_ty).unwrap_or_default();
+            t.bounds.iter().map(move |b| (bounded.clone(), b))
+        })
+        .chain(inline)
+        .collect()
+}
+
+/// The places, among `sig`'s parameters after the receiver, of those typed by a type
+/// parameter bound by `IntoIterator<Item = …>` (each [`method_args`] makes a `Vec`).
+pub(crate) fn iterator_params(sig: &syn::Signature) -> Vec<usize> {
+    let iterators: BTreeSet<String> = (bounds(sig).into_iter())
+        .filter(|(_, b)| iterator_item(b).is_some())
+        .map(|(bounded, _)| bounded)
+        .collect();
+    (sig.inputs.iter())
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(pt) => Some(pt),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .enumerate()
+        .filter(|(_, pt)| single_ident(&pt.ty).is_some_and(|n| iterators.contains(&n)))
+        .map(|(at, _)| at)
+        .collect()
 }
 
 /// Type parameter `name` as a recorded call filled it (the first of their argument types, in
@@ -458,29 +480,33 @@ pub(crate) fn consider_type(
             Ok(inst) => on_instance(out, (f, path), (ty, inst), seen).map_err(String::from),
         };
         match one {
-            Ok(c) => out.callables.push(c),
+            Ok(c) => out.callables.extend(c),
             Err(why) => out.left_out.push((path.clone(), why)),
         }
     }
 }
 
-/// The callable of method `f` (recorded as `path`) of generic type `ty` on instance `inst`.
+/// The callable of method `f` (recorded as `path`) of generic type `ty` on instance `inst`,
+/// and its twin that takes an iterator not telling its length where `f` takes an
+/// `IntoIterator`.
 fn on_instance(
     out: &mut Explorable,
     (f, path): (&FnApi, &str),
     (ty, inst): (&TypeApi, &Instance),
     seen: &Seen,
-) -> Result<crate::api::Callable, &'static str> {
+) -> Result<Vec<crate::api::Callable>, &'static str> {
     let sig = callable_signature(f, path, seen)?;
     let mut args = inst.args.clone();
     args.extend(
         method_args(&sig, inst, seen.arg_types.get(path))
             .ok_or("a type parameter of its own stands for no type parameter of the instance")?,
     );
-    let sig = instantiate(&sig, &args);
+    let filled = instantiate(&sig, &args);
     let call = format!("<{}>::{}", inst.written, f.ident);
     let owner = Some((inst.written.clone(), ty));
-    callable(out, (path, call), f, (&owner, &sig), &BTreeMap::new())
+    let c = callable(out, (path, call), f, (&owner, &filled), &BTreeMap::new())?;
+    let twin = c.unsized_twin(&iterator_params(&sig));
+    Ok(std::iter::once(c).chain(twin).collect())
 }
 
 #[cfg(test)]
@@ -608,5 +634,14 @@ mod tests {
             instantiate(&sig, &args).to_token_stream().to_string(),
             "fn insert_many (& mut self , index : usize , iterable : Vec < u32 >)"
         );
+        // ... in the second place after the receiver (a twin takes it as an iterator that
+        // does not tell its length), in a `where` clause too.
+        assert_eq!(iterator_params(&sig), vec![1]);
+        let sig = parse_signature(
+            "fn extend_at<J>(&mut self, items: J, at: usize) where J: IntoIterator<Item = u8>",
+        )
+        .unwrap();
+        assert_eq!(iterator_params(&sig), vec![0]);
+        assert!(iterator_params(&parse_signature("fn f<T: Copy>(x: T)").unwrap()).is_empty());
     }
 }

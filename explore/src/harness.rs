@@ -543,6 +543,7 @@ fn argument(pool: &str, index: &str, kind: &PoolKind, pass: Pass) -> String {
         (Pass::RefOwned, _) => format!("&{at}.to_vec()"),
         (Pass::MutOwned, PoolKind::Str) => format!("&mut {at}.to_string()"),
         (Pass::MutOwned, _) => format!("&mut {at}.to_vec()"),
+        (Pass::Unsized, _) => format!("{at}.to_vec().into_iter().filter(|_| true)"),
     }
 }
 

@@ -374,14 +374,19 @@ fn shared_outcomes(callables: &[Callable]) -> Vec<usize> {
                     && p.path == c.path
                     && p.receiver.map(|r| r.object) == receiver
             };
-            match c.is_format_spec() {
-                true => callables
-                    .iter()
-                    .enumerate()
-                    .find(plain)
-                    .map_or(i, |(j, _)| j),
-                false => i,
-            }
+            // A call taking an iterator that does not tell its length shares its twin's.
+            let twin = |(_, p): &(usize, &Callable)| {
+                (&p.path, &p.call, p.receiver) == (&c.path, &c.call, c.receiver)
+                    && p.params
+                        .iter()
+                        .map(|p| &p.kind)
+                        .eq(c.params.iter().map(|p| &p.kind))
+            };
+            let first = match c.is_format_spec() {
+                true => callables.iter().enumerate().find(plain),
+                false => callables.iter().enumerate().find(twin),
+            };
+            first.map_or(i, |(j, _)| j)
         })
         .collect()
 }
@@ -561,6 +566,36 @@ fn unquoted(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::harness::run::{End, Final};
+
+    #[test]
+    fn a_twin_taking_an_iterator_that_hides_its_length_shares_its_outcomes() {
+        use crate::api::{Param, Pass, PoolKind, Receiver, Ret};
+        // `Gauge::fill_from(&mut self, xs: Vec<u8>)`, taken as `impl IntoIterator`.
+        let fill = Callable {
+            path: "g::Gauge::fill_from".into(),
+            call: "fill_from".into(),
+            receiver: Some(Receiver {
+                object: 0,
+                mutable: true,
+                by_value: false,
+            }),
+            params: vec![Param {
+                name: "xs".into(),
+                kind: PoolKind::Slice("u8".into()),
+                pass: Pass::Owned,
+            }],
+            makes: None,
+            ret: Ret::Unit,
+        };
+        assert!(fill.unsized_twin(&[]).is_none());
+        let twin = fill
+            .unsized_twin(&[0])
+            .expect("a list whose length it hides");
+        assert_eq!(twin.params[0].pass, Pass::Unsized);
+        let ex = crate::testdata::gauge_api(vec![fill, twin]);
+        // new (0), fill_from (1), its twin (2): one function's outcomes.
+        assert_eq!(shared_outcomes(&ex.callables), vec![0, 1, 1]);
+    }
 
     #[test]
     fn outcome_classes_tell_variants_signs_emptiness_and_error_kinds() {

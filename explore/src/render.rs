@@ -98,6 +98,8 @@ fn argument(kind: &PoolKind, lit: &Lit, pass: Pass) -> String {
         (Pass::RefOwned, _) => format!("&{}", vec(lit)),
         (Pass::MutOwned, PoolKind::Str) => format!("&mut {written}.to_string()"),
         (Pass::MutOwned, _) => format!("&mut {}", vec(lit)),
+        // An iterator that does not tell its length up front.
+        (Pass::Unsized, _) => format!("{}.into_iter().filter(|_| true)", vec(lit)),
     }
 }
 
