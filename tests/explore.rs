@@ -2345,6 +2345,80 @@ fn an_iterator_parameter_is_also_given_one_that_does_not_tell_its_length() {
     );
 }
 
+const SPLIT_LIB: &str = r#"/// The words of a text, split as it is made.
+pub struct Words {
+    text: String,
+    words: Vec<String>,
+    at: usize,
+}
+
+/// The text: what a reader gave, not the words.
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Words").field("text", &self.text).finish()
+    }
+}
+
+impl Words {
+    /// Splits `text` at spaces and commas.
+    pub fn new(text: &str) -> Words {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        for c in text.chars() {
+            if c == ' ' || c == ',' {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                continue;
+            }
+            word.push(c);
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+        Words { text: text.to_string(), words, at: 0 }
+    }
+}
+
+impl Iterator for Words {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        let word = self.words.get(self.at).cloned();
+        self.at += 1;
+        word
+    }
+}
+"#;
+
+const SPLIT_MAIN: &str = r#"fn main() {
+    for w in split::Words::new("two words") {
+        println!("{w}");
+    }
+}
+"#;
+
+/// An iterator a test made or changed is drained after the calls where its items say what its
+/// `Debug` text does not: `Words::new` splits as it is made and prints only its text; the
+/// test that splits at a comma, which the run never did, reads the words, and fails when a
+/// comma is dropped instead of splitting (which leaves the same words where it stands alone
+/// or no comma is).
+#[test]
+fn an_iterator_a_test_made_is_drained_after_the_calls() {
+    let (c, said) = explore_small("split", SPLIT_LIB, SPLIT_MAIN, "400");
+    let tests = explored(&c.dir, "split", &said, 3);
+    let drained = test_holding(&tests, &["split::Words::new(", ".by_ref().take(1000)"]);
+    assert!(drained.contains("assert_eq!("), "{drained}");
+    fail_after_edit(
+        &c.dir,
+        "split",
+        (
+            "if c == ' ' || c == ',' {",
+            "if c == ',' {\n                continue;\n            }\n            if c == ' ' {",
+        ),
+    );
+}
+
 const NAMES_LIB: &str = r#"/// Whether two names are the same, letters compared without regard to their case unless
 /// `sensitive`: how many letters differed only in case, or `None` when they differ.
 pub fn same_name(a: &str, b: &str, sensitive: bool) -> Option<usize> {

@@ -133,6 +133,11 @@ impl Callable {
         self.call.contains(crate::trait_calls::INTO_COLLECTED)
     }
 
+    /// Whether it drains an iterator (`recv.by_ref().take(1000).collect::<Vec<_>>()`).
+    pub fn drains(&self) -> bool {
+        self.call == crate::std_traits::DRAIN
+    }
+
     /// Whether it writes a value as it is (a struct literal, a variant, a const): no crate code
     /// runs, and what it gives is what the test wrote, not an outcome.
     pub fn writes_value(&self) -> bool {

@@ -15,6 +15,7 @@ mod api;
 mod closures;
 mod compares;
 mod dictionary;
+mod drained;
 mod error;
 mod extend;
 mod formats;
@@ -502,8 +503,9 @@ fn with_lookups(
 
 /// Each kept sequence with, after its calls, the getters of the object its last change
 /// changed or made whose answers that change moved (`moved::asked`, from the states two fresh
-/// harness processes answered alike before and after it), as far as two more answered them
-/// alike (`lookups::answered`).
+/// harness processes answered alike before and after it), then, when that object is an
+/// iterator, its drain (`drained.rs`, where its items say what its `Debug` text did not), as
+/// far as two more answered them alike (`lookups::answered`).
 fn with_moved_getters(
     bin: &Path,
     kept: Vec<keep::Kept>,
@@ -524,25 +526,38 @@ fn with_moved_getters(
     let ran = harness::run::Runner::final_states_twice(bin, &around)?;
     let beyond = moved::beyond_debug(ran.iter().filter_map(|r| alike(r, &r.0.calls)));
     let mut pairs = ran.chunks_exact(2);
-    let asked: Vec<Vec<u64>> = (kept.iter().zip(&changes))
+    // Per sequence, the calls to ask after it, and its drain with the `Debug` text before it.
+    let (asked, drains): (Vec<Vec<u64>>, Vec<Option<drained::Drain>>) = (kept.iter().zip(&changes))
         .map(|(k, change)| {
             // Only a sequence with a change has a pair of runs.
             let Some(c) = *change else {
-                return Vec::new();
+                return (Vec::new(), None);
             };
             let Some([before, after]) = pairs.next() else {
-                return Vec::new();
+                return (Vec::new(), None);
             };
-            match (
+            let (Some(b), Some(a)) = (
                 alike(before, &k.outcomes[..c.at]),
                 alike(after, &k.outcomes),
-            ) {
-                (Some(b), Some(a)) => moved::asked(k, space, c, (b, a), &beyond),
-                _ => Vec::new(),
-            }
+            ) else {
+                return (Vec::new(), None);
+            };
+            let mut asked = moved::asked(k, space, c, (b, a), &beyond);
+            let drain = drained::asked(k, ex, space, c).map(|d| {
+                asked.push(d);
+                let debug = (a.debug.iter()).find(|(o, s, _)| (*o, *s) == c.slot);
+                (d, debug.map(|(.., t)| t.clone()).unwrap_or_default())
+            });
+            (asked, drain)
         })
-        .collect();
-    answered_after(bin, kept, &asked)
+        .unzip();
+    let kept = answered_after(bin, kept, &asked)?;
+    Ok((kept.into_iter().zip(drains))
+        .map(|(k, drain)| match drain {
+            Some((d, debug)) => drained::told_by_debug(k, d, &debug),
+            None => k,
+        })
+        .collect())
 }
 
 /// The states two harness processes answered (`twice`), when both answered `outcomes` and

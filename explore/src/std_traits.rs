@@ -12,8 +12,9 @@ use crate::api::{
     last_segment, object_index, Callable, Explorable, Made, Param, Pass, PoolKind, Receiver, Ret,
 };
 
-/// Most items one explored call collects from an iterator.
-const MAX_COLLECTED: usize = 1000;
+/// How a test drains an iterator: the rest of its items, at most 1000 (an iterator may not
+/// end).
+pub(crate) const DRAIN: &str = "by_ref().take(1000).collect::<Vec<_>>";
 
 /// The methods of standard traits a public type implements that the run called, as a test
 /// calls them: `Iterator::next` as `recv.next()` (its `Option` compared through `Debug`; and
@@ -64,7 +65,7 @@ pub(crate) fn std_trait_methods(
             // not end): a parser's later events are where most of its lines are.
             out.callables.push(Callable {
                 path: format!("{}collect", path.trim_end_matches("next")),
-                call: format!("by_ref().take({MAX_COLLECTED}).collect::<Vec<_>>"),
+                call: DRAIN.to_string(),
                 ..std_trait_callable(method, String::new(), type_path, object)
             });
         }
