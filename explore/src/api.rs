@@ -194,6 +194,11 @@ impl Callable {
         any.then_some(twin)
     }
 
+    /// Whether it is the twin [`Self::unsized_twin`] made.
+    pub fn is_unsized_twin(&self) -> bool {
+        self.params.iter().any(|p| p.pass == Pass::Unsized)
+    }
+
     /// The object slots a call (its pool and slot indices, `digits`) reads: its receiver's and
     /// its object arguments'.
     pub fn slots_read(&self, digits: &[u64]) -> Vec<(usize, u64)> {
