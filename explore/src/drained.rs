@@ -50,22 +50,16 @@ pub fn told_by_debug(mut kept: Kept, drain: u64, debug: &str) -> Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Callable, Receiver, Ret};
-    use crate::testdata::{gauge_api, kept};
+    use crate::api::{Callable, Ret};
+    use crate::testdata::{change, gauge_api, kept};
 
     /// `gauge.by_ref().take(1000).collect::<Vec<_>>()`: a gauge that is an iterator.
     fn drain_call() -> Callable {
         Callable {
             path: "<g::Gauge as core::iter::traits::iterator::Iterator>::collect".into(),
             call: crate::std_traits::DRAIN.into(),
-            receiver: Some(Receiver {
-                object: 0,
-                mutable: true,
-                by_value: false,
-            }),
-            params: Vec::new(),
-            makes: None,
             ret: Ret::Other,
+            ..change("collect")
         }
     }
 

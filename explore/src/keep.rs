@@ -569,23 +569,15 @@ mod tests {
 
     #[test]
     fn a_twin_taking_an_iterator_that_hides_its_length_shares_its_outcomes() {
-        use crate::api::{Param, Pass, PoolKind, Receiver, Ret};
+        use crate::api::{Param, Pass, PoolKind};
         // `Gauge::fill_from(&mut self, xs: Vec<u8>)`, taken as `impl IntoIterator`.
         let fill = Callable {
-            path: "g::Gauge::fill_from".into(),
-            call: "fill_from".into(),
-            receiver: Some(Receiver {
-                object: 0,
-                mutable: true,
-                by_value: false,
-            }),
             params: vec![Param {
                 name: "xs".into(),
                 kind: PoolKind::Slice("u8".into()),
                 pass: Pass::Owned,
             }],
-            makes: None,
-            ret: Ret::Unit,
+            ..crate::testdata::change("fill_from")
         };
         assert!(fill.unsized_twin(&[]).is_none());
         let twin = fill

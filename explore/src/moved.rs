@@ -114,25 +114,8 @@ pub fn asked(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Callable, Receiver, Ret};
     use crate::harness::run::CallOutcome;
-    use crate::testdata::{gauge_api, getter, kept, parse};
-
-    /// `Gauge::NAME(&mut self)`.
-    fn change(name: &str) -> Callable {
-        Callable {
-            path: format!("g::Gauge::{name}"),
-            call: name.into(),
-            receiver: Some(Receiver {
-                object: 0,
-                mutable: true,
-                by_value: false,
-            }),
-            params: Vec::new(),
-            makes: None,
-            ret: Ret::Unit,
-        }
-    }
+    use crate::testdata::{change, gauge_api, getter, kept, parse};
 
     fn said(getters: &[(u64, usize, &str)]) -> Final {
         Final {

@@ -73,6 +73,19 @@ pub(crate) fn getter(name: &str, ret: &str) -> Callable {
     }
 }
 
+/// `Gauge::NAME(&mut self)`.
+pub(crate) fn change(name: &str) -> Callable {
+    Callable {
+        receiver: Some(Receiver {
+            object: 0,
+            mutable: true,
+            by_value: false,
+        }),
+        ret: Ret::Unit,
+        ..getter(name, "u8")
+    }
+}
+
 /// The `u8` pool, 0 and 255, with `more` pools.
 pub(crate) fn pools(more: Vec<(PoolKind, Vec<Lit>)>) -> Pools {
     let mut by_kind = vec![(u8_kind(), vec![Lit::Uint(0), Lit::Uint(255)])];
