@@ -172,10 +172,17 @@ impl Callable {
         (self.receiver).map(|r| (r.object, digits.first().copied().unwrap_or(0)))
     }
 
-    /// The object slot a call (its pool and slot indices, `digits`) puts what it makes into:
-    /// the last index, when it makes an object.
-    pub fn made_slot(&self, digits: &[u64]) -> Option<(usize, u64)> {
-        (self.makes).map(|(t, _)| (t, digits.last().copied().unwrap_or(0)))
+    /// The object slot a call (its pool and slot indices, `digits`) filled with what it made,
+    /// given its `outcome`: its last index, when it makes an object and that outcome filled
+    /// it (a maker's `Err`, `None` or panic fills nothing, [`Made::fills`]).
+    pub fn filled_slot(
+        &self,
+        digits: &[u64],
+        outcome: Option<&crate::harness::run::CallOutcome>,
+    ) -> Option<(usize, u64)> {
+        (self.makes)
+            .filter(|(_, how)| how.fills(outcome))
+            .map(|(t, _)| (t, digits.last().copied().unwrap_or(0)))
     }
 
     /// The same call with each owned list at `places` (among its parameters) given as an

@@ -35,11 +35,7 @@ pub fn last_change(kept: &Kept, ex: &Explorable, space: &Space) -> Option<Change
     });
     let made = (kept.calls.iter().enumerate().rev()).find_map(|(at, &call)| {
         let (f, digits) = space.decode(call);
-        let c = &ex.callables[f];
-        let filled = c
-            .makes
-            .is_some_and(|(_, how)| how.fills(kept.outcomes.get(at)));
-        let slot = c.made_slot(&digits).filter(|_| filled)?;
+        let slot = ex.callables[f].filled_slot(&digits, kept.outcomes.get(at))?;
         Some(Change {
             at,
             slot,

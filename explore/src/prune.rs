@@ -24,10 +24,7 @@ pub fn needed(kept: &Kept, callables: &[Callable], space: &Space) -> Kept {
         let receiver = c.receiver_slot(&digits);
         let reads = c.slots_read(&digits);
         // A maker that gave `Err` or `None` left the slot as it was.
-        let writes = c
-            .makes
-            .filter(|(_, made)| made.fills(kept.outcomes.get(k)))
-            .map(|(o, _)| (o, digits.last().copied().unwrap_or(0)));
+        let writes = c.filled_slot(&digits, kept.outcomes.get(k));
         let feeds = receiver.is_some_and(|r| live.contains(&r))
             || writes.is_some_and(|w| live.contains(&w));
         if kept.adds.contains(&k) || k + 1 == n || feeds {

@@ -347,10 +347,8 @@ fn read_later(
                 read[m] = true;
             }
         }
-        if let Some((object, made)) = callable.makes {
-            if made.fills(outcomes.get(k)) {
-                maker.insert((object, digits.last().copied().unwrap_or(0)), k);
-            }
+        if let Some(slot) = callable.filled_slot(&digits, outcomes.get(k)) {
+            maker.insert(slot, k);
         }
     }
     for slot in watched {
