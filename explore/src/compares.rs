@@ -154,9 +154,53 @@ impl Compares {
     }
 }
 
+/// Where the crate's own code is in the harness: the [start, end) addresses of the rows of
+/// `rows` (a line table's, in order) on a crate line that counts (`crate_line`), adjacent ones
+/// merged, flat. The harness's `--crate-code` reads them and stops tracing comparisons
+/// elsewhere, which [`Compares`] would not place.
+pub fn crate_code<'t>(
+    rows: impl Iterator<Item = (std::ops::Range<u64>, &'t str, u32)>,
+    crate_dir: &Path,
+    with_code: &BTreeSet<Line>,
+) -> Vec<u64> {
+    let mut counts: HashMap<(&str, u32), bool> = HashMap::new();
+    let mut code: Vec<u64> = Vec::new();
+    for (range, file, line) in rows {
+        let counts = *counts.entry((file, line)).or_insert_with(|| {
+            crate_line((file.to_string(), line), crate_dir, with_code).is_some()
+        });
+        if !counts || range.is_empty() {
+            continue;
+        }
+        match code.last_mut() {
+            Some(end) if *end == range.start => *end = range.end,
+            _ => code.extend([range.start, range.end]),
+        }
+    }
+    code
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_crates_code_is_the_rows_on_its_lines_that_count_merged() {
+        let rows = [
+            (0x10..0x20, "/w/lib/src/lib.rs", 3),
+            (0x20..0x28, "/w/lib/src/lib.rs", 4),
+            (0x28..0x30, "/rustc/abc/library/core/src/slice/index.rs", 9),
+            (0x30..0x38, "src/lib.rs", 5),
+            (0x40..0x48, "/w/lib/src/lib.rs", 6),
+            (0x48..0x50, "/w/lib/src/lib.rs", 7),
+        ];
+        let all = crate_code(rows.iter().cloned(), Path::new("/w/lib"), &BTreeSet::new());
+        assert_eq!(all, [0x10, 0x28, 0x30, 0x38, 0x40, 0x50]);
+        // Only the lines the run selected code on count, when it says.
+        let with_code = BTreeSet::from([("/w/lib/src/lib.rs".to_string(), 4)]);
+        let some = crate_code(rows.iter().cloned(), Path::new("/w/lib"), &with_code);
+        assert_eq!(some, [0x20, 0x28]);
+    }
 
     #[test]
     fn an_outcome_counts_once_at_a_crate_line_and_replayed_ones_not_at_all() {

@@ -284,6 +284,17 @@ fn main() {
         return;
     }
     carve_explore_rt::set_base(load_base());
+    // `--crate-code FILE`: the crate's own code, a `start end` line (hex offsets) per range.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--crate-code") {
+        let text = args.get(i + 1).and_then(|f| std::fs::read_to_string(f).ok());
+        let Some(text) = text else { std::process::exit(4) };
+        let ranges = text
+            .split_ascii_whitespace()
+            .filter_map(|w| u64::from_str_radix(w, 16).ok())
+            .collect();
+        carve_explore_rt::set_crate_code(ranges);
+    }
     // Functions that read files read the world rebuilt from the recording (`world.rs`).
     if let Some(dir) = WORLD {
         if std::env::set_current_dir(dir).is_err() {

@@ -248,11 +248,12 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     };
     let seqs = sequences(opts, &ex, space, length)?;
     let mut keeper = keep::Keeper::new(trace, (&api, &opts.out_dir), &ex.callables);
-    let (lines, compares) = watch_coverage((&built.bin, &built.coverage), &api, opts);
-    let lines_unread = lines.as_ref().err().cloned();
-    keeper.lines = lines.ok();
-    keeper.compares = compares;
-    let mut runner = harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT);
+    let watched = watch_coverage((&built.bin, &built.coverage), &api, opts);
+    let lines_unread = watched.lines.as_ref().err().cloned();
+    keeper.lines = watched.lines.ok();
+    keeper.compares = watched.compares;
+    let mut runner =
+        harness::run::Runner::new(&built.bin, SEQUENCE_TIMEOUT).with_crate_code(watched.crate_code);
     let replayed = replay_recorded(trace, (&ex, &pools, seqs.space()), &mut keeper, &mut runner)?;
     let mut round = Round {
         pools,

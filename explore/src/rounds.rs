@@ -274,29 +274,73 @@ fn renumber_round(
 ) {
     keeper.renumber(round.seqs.space(), seqs.space());
     round.seqs = seqs;
-    let (lines, compares) = watch_coverage((&round.bin, &round.coverage), api, opts);
+    let Watched {
+        lines,
+        compares,
+        crate_code,
+    } = watch_coverage((&round.bin, &round.coverage), api, opts);
     keeper.replace_coverage((lines.ok(), compares));
-    round.runner = harness::run::Runner::new(&round.bin, SEQUENCE_TIMEOUT);
+    round.runner =
+        harness::run::Runner::new(&round.bin, SEQUENCE_TIMEOUT).with_crate_code(crate_code);
 }
 
-/// What a harness's coverage lets a search watch: the crate lines its guards stand for
-/// (starting from the run's), or why lines are not counted; and its comparison sites.
+/// What a harness's coverage lets a search watch.
+pub(crate) struct Watched {
+    /// The crate lines its guards stand for (starting from the run's), or why lines are not
+    /// counted.
+    pub lines: Result<lines::Lines, String>,
+    /// Its comparison sites.
+    pub compares: Option<compares::Compares>,
+    /// The file that tells it where the crate's own code is (`crate_code_file`).
+    pub crate_code: Option<std::path::PathBuf>,
+}
+
+/// What the harness `bin`'s coverage lets a search watch.
 pub(crate) fn watch_coverage(
     (bin, coverage): (&std::path::Path, &Result<(), String>),
     api: &CrateApi,
     opts: &ExploreOptions,
-) -> (Result<lines::Lines, String>, Option<compares::Compares>) {
+) -> Watched {
     let run_lines = opts.run_lines.as_ref().map(|run| run_lines_here(run, api));
     // The harness's line tables, read once for its guards and its comparison sites.
     let table = coverage.clone().and_then(|()| {
         carve_recorder::line_table(bin).map_err(|e| format!("placing its coverage: {e}"))
     });
     let lines = lines_of((bin, &table), opts, run_lines.as_ref());
-    let compares = table.ok().map(|table| {
-        let with_code = run_lines.map(|r| r.with_code).unwrap_or_default();
-        compares::Compares::of_table(table, &opts.crate_dir, with_code)
-    });
-    (lines, compares)
+    let with_code = run_lines.map(|r| r.with_code).unwrap_or_default();
+    let crate_code = table
+        .as_ref()
+        .ok()
+        .and_then(|table| crate_code_file(bin, table, &opts.crate_dir, &with_code));
+    let compares = table
+        .ok()
+        .map(|table| compares::Compares::of_table(table, &opts.crate_dir, with_code));
+    Watched {
+        lines,
+        compares,
+        crate_code,
+    }
+}
+
+/// Writes beside the harness `bin` where the crate's own code is in it (`compares::crate_code`),
+/// for its `--crate-code`; `None` when it cannot be written (the harness then traces every
+/// comparison).
+fn crate_code_file(
+    bin: &std::path::Path,
+    table: &carve_recorder::LineTable,
+    crate_dir: &std::path::Path,
+    with_code: &std::collections::BTreeSet<(String, u32)>,
+) -> Option<std::path::PathBuf> {
+    let rows = table
+        .rows()
+        .map(|(range, file, line)| (range, &**file, line));
+    let code = compares::crate_code(rows, crate_dir, with_code);
+    let text: String = code
+        .chunks(2)
+        .map(|r| format!("{:x} {:x}\n", r[0], r[1]))
+        .collect();
+    let file = bin.with_extension("crate-code");
+    std::fs::write(&file, text).ok().map(|()| file)
 }
 
 /// The run's lines where its files are now (a trace moved with its crate).

@@ -69,6 +69,11 @@ impl LineTable {
         let row = &self.rows[at];
         (addr < row.end).then(|| (row.file.clone(), row.line))
     }
+
+    /// Each row: its [start, end) file addresses, in order, and its source line.
+    pub fn rows(&self) -> impl Iterator<Item = (std::ops::Range<u64>, &Arc<str>, u32)> {
+        self.rows.iter().map(|r| (r.start..r.end, &r.file, r.line))
+    }
 }
 
 /// A line-table row with code in a selected function (see [`DebugInfo::code_rows`]).

@@ -91,6 +91,8 @@ pub struct Final {
 /// A running harness.
 pub struct Runner {
     bin: PathBuf,
+    /// The file `--crate-code` names to the harness (where the crate's own code is).
+    crate_code: Option<PathBuf>,
     timeout: Duration,
     live: Option<Live>,
     /// Harness processes started (1 + restarts).
@@ -108,15 +110,27 @@ impl Runner {
     pub fn new(bin: &Path, timeout: Duration) -> Runner {
         Runner {
             bin: bin.to_path_buf(),
+            crate_code: None,
             timeout,
             live: None,
             started: 0,
         }
     }
 
+    /// Tells each harness process it starts where the crate's own code is (a file of
+    /// `start end` lines, hex offsets): it stops tracing comparisons elsewhere.
+    pub fn with_crate_code(mut self, file: Option<PathBuf>) -> Runner {
+        self.crate_code = file;
+        self
+    }
+
     fn start(&mut self) -> Result<&mut Live, ExploreError> {
         if self.live.is_none() {
-            let mut child = Command::new(&self.bin)
+            let mut command = Command::new(&self.bin);
+            if let Some(file) = &self.crate_code {
+                command.arg("--crate-code").arg(file);
+            }
+            let mut child = command
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
