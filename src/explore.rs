@@ -205,8 +205,8 @@ fn text(r: &Report) -> String {
     }
     t.push_str(&format!(
         "tests kept: {verified} (each reaches a line the run never reached, gives a function \
-         an outcome no carved test checks or meets a comparison outcome no call before it \
-         met); findings: {}\n",
+         an outcome no carved test checks, meets a comparison outcome or takes a branch no \
+         call before it did); findings: {}\n",
         r.findings.len()
     ));
     for q in &r.taken_out {

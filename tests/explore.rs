@@ -541,6 +541,38 @@ fn a_comparison_met_equal_for_the_first_time_keeps_the_call_that_tells_the_bound
     assert!(!ran.status.success(), "{}", stdout(&ran));
 }
 
+const HIDDEN_LIB: &str = r#"/// Whether `name` is a hidden file's: it starts with a dot and is not `.` or `..`.
+pub fn is_hidden(name: &str) -> bool {
+    name.starts_with('.') && name != "." && name != ".."
+}
+"#;
+
+const HIDDEN_MAIN: &str = r#"fn main() {
+    for name in ["notes.txt", ".profile"] {
+        println!("{name}: {}", hidden::is_hidden(name));
+    }
+}
+"#;
+
+/// A branch within a line keeps its call: the run reached the one line with both answers,
+/// and a text compared is no integer comparison, so neither a line, an outcome nor a
+/// comparison outcome is new; `is_hidden(".")` stops at `name != "."`, an edge the recorded
+/// calls (replayed first) never took, and is kept. It tells the conditions apart.
+#[test]
+fn a_branch_within_a_line_the_run_reached_keeps_the_call_that_took_it() {
+    let (c, said) = explore_small("hidden", HIDDEN_LIB, HIDDEN_MAIN, "2000");
+    let dir = c.dir.clone();
+    let tests = explored(&dir, "hidden", &said, 1);
+    assert!(
+        tests.contains("branches no call before took: lib.rs:3.\n#[test]\nfn explored_001_is_hidden_branch() {\n    assert!(!hidden::is_hidden(\".\"));"),
+        "{tests}"
+    );
+    assert!(!tests.contains("): lines the run never reached"), "{tests}");
+    let ran = cargo_in(&dir, &["test", "--test", "explored_hidden"]);
+    assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
+    fail_after_edit(&dir, "hidden", (" && name != \".\" && name != \"..\"", ""));
+}
+
 const SHOUT_LIB: &str = r#"/// Loud text.
 pub trait Shout {
     fn shout(&self) -> String;
@@ -2176,8 +2208,8 @@ const ROSTER_MAIN: &str = r#"fn main() {
 fn an_object_a_call_changed_is_looked_up_after_the_calls_by_the_keys_they_took() {
     let (c, said) = explore_small("roster", ROSTER_LIB, ROSTER_MAIN, "400");
     let tests = explored(&c.dir, "roster", &said, 3);
-    let shifted = test_holding(&tests, &[".leave(", ".position("]);
-    assert!(shifted.contains("Some(0usize)"), "{shifted}");
+    let shifted = test_holding(&tests, &[".leave(", ".position(", "Some(0usize)"]);
+    assert!(shifted.contains(".join("), "{shifted}");
     fail_after_edit(&c.dir, "roster", ("*i -= 1;", "*i -= 0;"));
 }
 
@@ -2393,8 +2425,10 @@ impl Iterator for Words {
 "#;
 
 const SPLIT_MAIN: &str = r#"fn main() {
-    for w in split::Words::new("two words") {
-        println!("{w}");
+    for text in ["two words", ""] {
+        for w in split::Words::new(text) {
+            println!("{w}");
+        }
     }
 }
 "#;
@@ -2403,7 +2437,8 @@ const SPLIT_MAIN: &str = r#"fn main() {
 /// `Debug` text does not: `Words::new` splits as it is made and prints only its text; the
 /// test that splits at a comma, which the run never did, reads the words, and fails when a
 /// comma is dropped instead of splitting (which leaves the same words where it stands alone
-/// or no comma is).
+/// or no comma is). (The run splits an empty text too: a sequence that went on to make
+/// another object taking branches of its own, `Words::new("")`, would drain only that one.)
 #[test]
 fn an_iterator_a_test_made_is_drained_after_the_calls() {
     let (c, said) = explore_small("split", SPLIT_LIB, SPLIT_MAIN, "400");

@@ -33,7 +33,10 @@ pub struct Kept {
     /// The comparison outcomes at crate lines it was the first to meet (none the recording's
     /// own calls, replayed, met).
     pub new_compares: Vec<Met>,
-    /// Which of `calls` added something (a line, an outcome, a comparison outcome).
+    /// The crate lines, reached before, on which it was the first to take a branch (an
+    /// edge no call before took).
+    pub new_branches: Vec<Line>,
+    /// Which of `calls` added something (a line, an outcome, a comparison outcome, a branch).
     pub adds: Vec<usize>,
 }
 
@@ -159,6 +162,7 @@ impl Keeper {
         let mut new = Vec::new();
         let mut new_lines = Vec::new();
         let mut new_compares = Vec::new();
+        let mut new_branches = Vec::new();
         let mut adds = Vec::new();
         let mut last_new = None;
         let mut dead = None;
@@ -168,10 +172,17 @@ impl Keeper {
             // A value written as it is adds nothing: what crate code ran formatted it.
             let adds_nothing = self.values.contains(&f);
             if let Some(lines) = self.lines.as_mut().filter(|_| !adds_nothing) {
-                let reached: Vec<Line> = ran.flat_map(|(_, g)| lines.first_reached(g)).collect();
+                let (mut reached, mut branches) = (Vec::new(), Vec::new());
+                for (_, g) in ran {
+                    branches.extend(lines.first_taken(g));
+                    reached.extend(lines.first_reached(g));
+                }
                 // A call that panicked reached them, but is a finding, not a test.
-                if !reached.is_empty() && matches!(outcome, CallOutcome::Returned(_)) {
+                if !(reached.is_empty() && branches.is_empty())
+                    && matches!(outcome, CallOutcome::Returned(_))
+                {
                     new_lines.extend(reached);
+                    new_branches.extend(branches);
                     last_new = Some(k);
                     adds.push(k);
                 }
@@ -226,6 +237,7 @@ impl Keeper {
                 new,
                 new_lines,
                 new_compares,
+                new_branches,
                 adds,
             });
         }

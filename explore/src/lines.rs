@@ -6,7 +6,7 @@
 //! the harness's dispatch, the standard library's inlined code and other crates are not the
 //! crate's behaviour.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;
 
@@ -16,10 +16,18 @@ use crate::RunLines;
 /// A source line: (file, line).
 pub type Line = (String, u32);
 
+/// An edge of the crate's code: its line and its place among the guards on that line, in
+/// guard order (what a rebuilt harness, whose guards are numbered afresh, keeps).
+type Edge = (Line, u32);
+
 /// The crate line of each guard, and the lines reached so far.
 #[derive(Debug, Default)]
 pub struct Lines {
     of_guard: HashMap<u32, Line>,
+    /// Each guard's place among those on its line.
+    nth_on_line: HashMap<u32, u32>,
+    /// The edges a call took (the recording's, replayed, or the search's).
+    taken: HashSet<Edge>,
     /// Lines the recorded run reached, or a call before reached.
     known: BTreeSet<Line>,
     /// The lines the run reached in the crate's files the harness links.
@@ -57,9 +65,14 @@ impl Lines {
     /// `placed[i]`: where guard `i + 1` lies.
     pub(crate) fn new(placed: Vec<Option<Line>>, crate_dir: &Path, run_lines: &RunLines) -> Lines {
         let mut of_guard = HashMap::new();
+        let mut nth_on_line = HashMap::new();
+        let mut on_line: HashMap<Line, u32> = HashMap::new();
         for (i, place) in placed.into_iter().enumerate() {
             if let Some(place) = place.and_then(|p| crate_line(p, crate_dir, &run_lines.with_code))
             {
+                let nth = on_line.entry(place.clone()).or_default();
+                nth_on_line.insert(i as u32 + 1, *nth);
+                *nth += 1;
                 of_guard.insert(i as u32 + 1, place);
             }
         }
@@ -74,6 +87,8 @@ impl Lines {
         Lines {
             with_guard: with_guard.len(),
             of_guard,
+            nth_on_line,
+            taken: HashSet::new(),
             known: run_lines.reached.clone(),
             run,
             beyond: BTreeSet::new(),
@@ -83,17 +98,40 @@ impl Lines {
     /// Knows what `old` (another harness's) knew: the lines reached, those beyond the run.
     pub fn carry(&mut self, old: Lines) {
         self.known.extend(old.known);
+        self.taken.extend(old.taken);
         self.beyond.extend(old.beyond);
     }
 
     /// Marks the crate lines among `guards` reached, as the run's own (the recording's calls,
     /// replayed): not lines beyond the run.
     pub fn known_already(&mut self, guards: &[u32]) {
+        self.first_taken(guards);
         for g in guards {
             if let Some(line) = self.of_guard.get(g) {
                 self.known.insert(line.clone());
             }
         }
+    }
+
+    /// The crate lines, reached before, on which `guards` took an edge no call took before
+    /// (the recording's calls, replayed, or the search's): a branch within a line (`a && b`
+    /// stopping at `a`, a match arm with no code of its own, a loop run once more). Every
+    /// edge among `guards` is now taken; a line reached for the first time is
+    /// [`Self::first_reached`]'s.
+    pub fn first_taken(&mut self, guards: &[u32]) -> Vec<Line> {
+        let mut new: Vec<Line> = Vec::new();
+        for g in guards {
+            let (Some(line), Some(&nth)) = (self.of_guard.get(g), self.nth_on_line.get(g)) else {
+                continue;
+            };
+            if self.taken.insert((line.clone(), nth))
+                && self.known.contains(line)
+                && !new.contains(line)
+            {
+                new.push(line.clone());
+            }
+        }
+        new
     }
 
     /// The crate lines among `guards` that neither the run nor an earlier call reached (now
@@ -103,6 +141,9 @@ impl Lines {
         for g in guards {
             if let Some(line) = self.of_guard.get(g) {
                 if self.known.insert(line.clone()) {
+                    if let Some(&nth) = self.nth_on_line.get(g) {
+                        self.taken.insert((line.clone(), nth));
+                    }
                     self.beyond.insert(line.clone());
                     new.push(line.clone());
                 }
@@ -184,6 +225,42 @@ mod tests {
         let mut lines = Lines::new(placed, dir, &run);
         assert_eq!(lines.with_guard, 2);
         assert!(lines.first_reached(&[6]).is_empty());
+    }
+
+    #[test]
+    fn an_edge_no_call_took_on_a_line_reached_before_is_a_branch_first_taken() {
+        let dir = Path::new("/work/lib");
+        let run = RunLines {
+            reached: [line("/work/lib/src/lib.rs", 7)].into_iter().collect(),
+            ..RunLines::default()
+        };
+        // Guards 1 and 2 on line 7 (`a && b`), 3 on line 9; the replayed calls took guard 1.
+        let placed = vec![
+            Some(line("src/lib.rs", 7)),
+            Some(line("src/lib.rs", 7)),
+            Some(line("src/lib.rs", 9)),
+        ];
+        let mut lines = Lines::new(placed.clone(), dir, &run);
+        lines.known_already(&[1]);
+        assert!(
+            lines.first_taken(&[1]).is_empty(),
+            "taken by the replayed calls"
+        );
+        // A line reached for the first time is a new line, not a branch.
+        assert!(lines.first_taken(&[3]).is_empty());
+        assert_eq!(
+            lines.first_reached(&[3]),
+            vec![line("/work/lib/src/lib.rs", 9)]
+        );
+        assert_eq!(
+            lines.first_taken(&[2, 3]),
+            vec![line("/work/lib/src/lib.rs", 7)]
+        );
+        assert!(lines.first_taken(&[2]).is_empty());
+        // A rebuilt harness numbers its guards afresh: the edges are known by line and place.
+        let mut after = Lines::new([vec![None], placed].concat(), dir, &run);
+        after.carry(lines);
+        assert!(after.first_taken(&[2, 3, 4]).is_empty());
     }
 
     #[test]

@@ -73,6 +73,7 @@ mod tests {
             new: Vec::new(),
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![2],
         };
         let pruned = needed(&kept, &ex.callables, &space);
@@ -105,6 +106,7 @@ mod tests {
             new: Vec::new(),
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![2],
         };
         let pruned = needed(&kept, &ex.callables, &space);

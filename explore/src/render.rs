@@ -587,10 +587,11 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
             .or(kept.calls.last())
             .copied()
             .unwrap_or(0);
-        let why = if kept.new_lines.is_empty() && !kept.new_compares.is_empty() {
-            "boundary"
-        } else {
-            "new lines"
+        let why = match (kept.new_lines.is_empty(), kept.new_compares.is_empty()) {
+            (false, _) => "new lines",
+            (true, false) => "boundary",
+            (true, true) if !kept.new_branches.is_empty() => "branch",
+            (true, true) => "new lines",
         };
         (cx.space.decode(last).0, why.to_string())
     };
@@ -628,6 +629,12 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
         why.push(format!(
             "comparison outcomes met first: {}",
             compares_text(&kept.new_compares)
+        ));
+    }
+    if !kept.new_branches.is_empty() {
+        why.push(format!(
+            "branches no call before took: {}",
+            lines_text(&kept.new_branches)
         ));
     }
     let mut text = String::new();
@@ -737,8 +744,8 @@ pub fn file(
     let mut text = format!(
         "//! Explored by carve from a recording of {program:?} (run {run}): call sequences beyond the\n\
          //! run, each kept for lines the run never reached, an outcome of a function it never\n\
-         //! had or a comparison outcome no call before it met (a boundary). Regenerate rather\n\
-         //! than edit.\n"
+         //! had, or a comparison outcome (a boundary) or a branch no call before it met.\n\
+         //! Regenerate rather than edit.\n"
     );
     if let Some(cfg) = carve_generator::features_cfg(features) {
         text.push_str(&cfg);
@@ -838,6 +845,7 @@ mod tests {
             new: vec![(1, "true".into()), (2, "Err(Empty)".into())],
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![1, 2],
         };
         let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");
@@ -925,6 +933,7 @@ mod tests {
             new: Vec::new(),
             new_lines: vec![("lib.rs".into(), 3)],
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![1],
         };
         let fin = Final {
@@ -1000,6 +1009,7 @@ mod tests {
             new: Vec::new(),
             new_lines: vec![("lib.rs".into(), 3)],
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![0],
         };
         let fin = Final {
@@ -1104,6 +1114,7 @@ mod tests {
             new: vec![(1, "true".into())],
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![2],
         };
         let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");
@@ -1156,6 +1167,7 @@ mod tests {
             new: vec![(1, "Err(Empty)".into())],
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![0],
         };
         let fin = Final {
@@ -1233,6 +1245,7 @@ mod tests {
             new: vec![(1, "true".into())],
             new_lines: Vec::new(),
             new_compares: Vec::new(),
+            new_branches: Vec::new(),
             adds: vec![1],
         };
         let t = test(&cx, 1, &kept, &Final::default(), "R, seed 1");

@@ -110,6 +110,7 @@ pub(crate) fn kept(calls: Vec<u64>) -> Kept {
         new: Vec::new(),
         new_lines: Vec::new(),
         new_compares: Vec::new(),
+        new_branches: Vec::new(),
         adds: vec![calls.len() - 1],
         calls,
     }
