@@ -284,11 +284,13 @@ fn main() {
         return;
     }
     carve_explore_rt::set_base(load_base());
-    // `--crate-code FILE`: the crate's own code, a `start end` line (hex offsets) per range.
+    // `--crate-code FILE`: the crate's own code, a `start end` line (hex offsets) per range
+    // (a file that cannot be read leaves every comparison traced, as without it).
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--crate-code") {
-        let text = args.get(i + 1).and_then(|f| std::fs::read_to_string(f).ok());
-        let Some(text) = text else { std::process::exit(4) };
+    let crate_code = (args.iter().position(|a| a == "--crate-code"))
+        .and_then(|i| args.get(i + 1))
+        .and_then(|f| std::fs::read_to_string(f).ok());
+    if let Some(text) = crate_code {
         let ranges = text
             .split_ascii_whitespace()
             .filter_map(|w| u64::from_str_radix(w, 16).ok())
