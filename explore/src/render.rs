@@ -587,11 +587,12 @@ pub fn test(cx: &Context, n: usize, kept: &Kept, fin: &Final, origin: &str) -> R
             .or(kept.calls.last())
             .copied()
             .unwrap_or(0);
-        let why = match (kept.new_lines.is_empty(), kept.new_compares.is_empty()) {
-            (false, _) => "new lines",
-            (true, false) => "boundary",
-            (true, true) if !kept.new_branches.is_empty() => "branch",
-            (true, true) => "new lines",
+        let why = if kept.new_lines.is_empty() && !kept.new_compares.is_empty() {
+            "boundary"
+        } else if kept.new_lines.is_empty() && !kept.new_branches.is_empty() {
+            "branch"
+        } else {
+            "new lines"
         };
         (cx.space.decode(last).0, why.to_string())
     };
