@@ -8,6 +8,7 @@
 //! file runs again without it; a table that fails without naming a row goes whole. Before all
 //! that, the values some checks expect are observed on this build (`observe.rs`).
 
+pub(crate) mod alone;
 pub(crate) mod cargo;
 pub(crate) mod consts;
 pub mod libtest;
@@ -62,6 +63,8 @@ struct Failed {
     rows: BTreeMap<usize, u32>,
     /// For a table test: failures that named no row.
     unnamed: u32,
+    /// Failed run alone, having passed beside the other tests of its file (`alone.rs`).
+    alone: bool,
 }
 
 /// The outcome of one file's runs.
@@ -167,6 +170,8 @@ fn verify_file(
         .map(|(t, &n)| (t.clone(), (0..n).collect()))
         .collect();
     let mut taken_out = Vec::new();
+    // The tests that passed run alone: they need not run alone again in a later round.
+    let mut alone_ok: BTreeSet<String> = BTreeSet::new();
     observe::observe_file(crate_dir, out_dir, file, (v, interrupt))?;
     let mut compile_error = repair_file(
         crate_dir,
@@ -199,14 +204,38 @@ fn verify_file(
         }
         let last_round = round + 1 == MAX_ROW_ROUNDS;
         let (failed, rows) = judge(file, runs.failed, &mut alive, last_round, v, &mut taken_out);
-        if !failed.is_empty() {
-            rewrite_without(out_dir, file, &failed)?;
+        take_out(out_dir, file, (&failed, &rows), &mut alive)?;
+        if !rows.is_empty() {
+            continue; // the file runs again without them
         }
-        if rows.is_empty() {
+        // The file's runs pass: each test left runs alone, once.
+        let left: Vec<String> = tests
+            .iter()
+            .filter(|t| !gone(&taken_out, &alive, t) && !alone_ok.contains(*t))
+            .cloned()
+            .collect();
+        let failures = alone::failures(crate_dir, stem, &left, (v, interrupt))?;
+        if failures.is_empty() {
             break;
         }
-        forget_rows(&mut alive, &rows);
-        rewrite_without_rows(out_dir, file, &rows)?;
+        alone_ok.extend(
+            left.into_iter()
+                .filter(|t| !failures.iter().any(|f| &f.test == t)),
+        );
+        let failures = failures.into_iter().map(|f| {
+            let failed = Failed {
+                times: 1,
+                message: f.message,
+                rows: f.row.map(|row| (row, 1)).into_iter().collect(),
+                unnamed: u32::from(f.row.is_none()),
+                alone: true,
+            };
+            (f.test, failed)
+        });
+        let failures = failures.collect();
+        let (failed, rows) = judge(file, failures, &mut alive, last_round, v, &mut taken_out);
+        take_out(out_dir, file, (&failed, &rows), &mut alive)?;
+        // and the next round runs the file again without them.
     }
     if let Some(error) = &compile_error {
         let reason = format!("the file does not compile: {error}");
@@ -219,14 +248,34 @@ fn verify_file(
         taken_out.extend(left);
     }
     // The file on disk already lacks what was taken out; a file with no test left goes.
-    let gone = |t: &String| {
-        taken_out.iter().any(|q| &q.test == t && q.row.is_none())
-            || alive.get(t).is_some_and(Vec::is_empty)
-    };
-    if tests.iter().all(gone) {
+    if tests.iter().all(|t| gone(&taken_out, &alive, t)) {
         let _ = std::fs::remove_file(out_dir.join(file));
     }
     Ok(taken_out)
+}
+
+/// Whether `test` was taken out whole, or lost every row of its table.
+fn gone(taken_out: &[Quarantined], alive: &Alive, test: &String) -> bool {
+    taken_out.iter().any(|q| &q.test == test && q.row.is_none())
+        || alive.get(test).is_some_and(Vec::is_empty)
+}
+
+/// Writes `file` again without the tests (`failed`) and table rows (`rows`, positions as
+/// written, then forgotten in `alive`) one round's judgement took out.
+fn take_out(
+    out_dir: &Path,
+    file: &str,
+    (failed, rows): (&BTreeSet<String>, &BTreeMap<String, BTreeSet<usize>>),
+    alive: &mut Alive,
+) -> Result<(), GenerateError> {
+    if !failed.is_empty() {
+        rewrite_without(out_dir, file, failed)?;
+    }
+    if !rows.is_empty() {
+        forget_rows(alive, rows);
+        rewrite_without_rows(out_dir, file, rows)?;
+    }
+    Ok(())
 }
 
 /// `test` of `file` taken out, whole, for `reason`.
@@ -248,6 +297,17 @@ fn failure_reason(times: u32, v: &Verify, message: &str) -> String {
     }
 }
 
+impl Failed {
+    /// Why the test (or a row of it) that failed so, `times` of `v.runs` runs, is taken out.
+    fn reason(&self, times: u32, v: &Verify) -> String {
+        if self.alone {
+            alone::reason(&self.message)
+        } else {
+            failure_reason(times, v, &self.message)
+        }
+    }
+}
+
 /// What goes for the failures of one round (added to `taken_out`): a test whole (returned in
 /// the first set), or, for a table whose failures each named a row still written, those rows
 /// (returned by test, as written), unless it is the `last_round`.
@@ -266,11 +326,7 @@ fn judge(
             .get_mut(&test)
             .filter(|_| f.unnamed == 0 && !last_round);
         let Some(left) = by_row.filter(|left| f.rows.keys().all(|&r| r < left.len())) else {
-            taken_out.push(taken_out_test(
-                file,
-                &test,
-                failure_reason(f.times, v, &f.message),
-            ));
+            taken_out.push(taken_out_test(file, &test, f.reason(f.times, v)));
             alive.remove(&test);
             failed.insert(test);
             continue;
@@ -278,7 +334,7 @@ fn judge(
         for (&row, &times) in &f.rows {
             taken_out.push(Quarantined {
                 row: Some(left[row]),
-                ..taken_out_test(file, &test, failure_reason(times, v, &f.message))
+                ..taken_out_test(file, &test, f.reason(times, v))
             });
         }
         rows.insert(test, f.rows.keys().copied().collect());

@@ -99,8 +99,21 @@ pub(crate) fn run_cargo(
         _ => args.to_vec(),
     };
     let command = format!("{} {}", v.cargo.display(), args.join(" "));
-    let mut child = Command::new(&v.cargo)
-        .args(&args)
+    let mut cargo = Command::new(&v.cargo);
+    cargo.args(&args);
+    run_in(crate_dir, cargo, &command, (v, interrupt))
+}
+
+/// Runs `program` (described as `command`) in `crate_dir` with both pipes read while it runs;
+/// `None` when it took longer than `v.timeout` (it is killed). When the caller interrupts
+/// generation, the program is killed and the error says so.
+pub(crate) fn run_in(
+    crate_dir: &Path,
+    mut program: Command,
+    command: &str,
+    (v, interrupt): (&Verify, Interrupt),
+) -> Result<Option<CargoRun>, GenerateError> {
+    let mut child = program
         .current_dir(crate_dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
