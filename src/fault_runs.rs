@@ -67,6 +67,8 @@ fn run_with(program: &Program, fault: &Fault, tests: &[Timed]) -> anyhow::Result
         FaultValue::Bool(b) => ForcedValue::Bool(b),
         FaultValue::None => ForcedValue::None,
         FaultValue::Int { forced, .. } => ForcedValue::Int(forced),
+        FaultValue::Empty => ForcedValue::Empty,
+        FaultValue::OkUnit => ForcedValue::Ok(Box::new(ForcedValue::Unit)),
     };
     let output = tempfile::NamedTempFile::new()?;
     let options = RecordOptions {

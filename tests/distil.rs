@@ -650,6 +650,95 @@ fn an_integer_one_off_that_only_one_test_sees_keeps_that_test() {
     );
 }
 
+const COLUMN_LIB: &str = r#"/// The first letter of each word of `name`.
+fn initials(name: &str) -> String {
+    let mut out = String::new();
+    for word in name.split(' ') {
+        out.push_str(&word[..1]);
+    }
+    out
+}
+
+/// How wide a column of `name`'s initials is: two characters at least.
+pub fn column(name: &str) -> usize {
+    initials(name).len().max(2)
+}
+"#;
+
+const COLUMN_MAIN: &str = r#"fn main() {
+    for name in ["Ada Lovelace", "Alan Turing", "Ada King Lovelace"] {
+        println!("{name}: {}", distilled_initials::column(name));
+    }
+}
+"#;
+
+#[test]
+fn a_text_made_empty_that_only_one_test_sees_keeps_that_test() {
+    let c = carve_small_crate_distilled(
+        "distilled_initials",
+        COLUMN_LIB,
+        COLUMN_MAIN,
+        &["--coverage"],
+        &[],
+    );
+    // The three calls run the same lines to a number, inside and out: lines, outcomes and
+    // classes keep the first. `initials` made to answer an empty text changes only what the
+    // three-word name gives (the other two are padded to 2): that test is the one kept.
+    assert_kept(&c.summary, 1, 3);
+    let (kept, all) = faults_detected(&c.summary);
+    assert_eq!(kept, all, "{}", c.summary);
+    assert_ne!(kept, 0, "{}", c.summary);
+    let file = carved(&c);
+    assert!(file.contains("\"Ada King Lovelace\""), "{file}");
+    assert!(!file.contains("\"Ada Lovelace\""), "{file}");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "initials(name).len().max(2)",
+        "initials(name).len().max(2).min(2)",
+        "column",
+    );
+}
+
+const HALF_LIB: &str = r#"/// Whether `n` is even, and why not.
+fn check(n: u32) -> Result<(), String> {
+    if n % 2 == 1 {
+        return Err("odd".to_string());
+    }
+    Ok(())
+}
+
+/// Half of `n`; two at least for an odd `n`.
+pub fn half(n: u32) -> u32 {
+    match check(n) {
+        Ok(()) => n / 2,
+        Err(_) => (n / 2).max(2),
+    }
+}
+"#;
+
+const HALF_MAIN: &str = r#"fn main() {
+    for n in [7, 9, 3] {
+        println!("{n}: {}", distilled_half::half(n));
+    }
+}
+"#;
+
+#[test]
+fn an_err_made_ok_that_only_one_test_sees_keeps_that_test() {
+    let c =
+        carve_small_crate_distilled("distilled_half", HALF_LIB, HALF_MAIN, &["--coverage"], &[]);
+    // The three calls run the same lines to a number, inside and out: lines, outcomes and
+    // classes keep the first. `check` made to answer `Ok(())` changes only what 3 gives (7
+    // and 9 halve to more than two anyway): that test is the one kept.
+    assert_kept(&c.summary, 1, 3);
+    let (kept, all) = faults_detected(&c.summary);
+    assert_eq!(kept, all, "{}", c.summary);
+    assert_ne!(kept, 0, "{}", c.summary);
+    let file = carved(&c);
+    assert!(file.contains("half(3u32)"), "{file}");
+    assert_pass_then_fail_after(&c.dir, "(n / 2).max(2)", "n / 2", "half");
+}
+
 const COUNTDOWN_LIB: &str = r#"/// Whether a countdown is over.
 fn finished(left: u32) -> bool {
     left == 0

@@ -149,8 +149,9 @@ impl Distilled {
         if self.fault_runs > 0 {
             line.push_str(&format!(
                 "; they detect {} of the {} faults the verified tests detect (a function \
-                 called inside made to answer the other bool, None, or an integer one off, on \
-                 each line of it a test ran; {} runs)",
+                 called inside made to answer the other bool, None, an integer one off, an \
+                 empty text or sequence, or Ok(()) for an Err, on each line of it a test ran; \
+                 {} runs)",
                 self.kept_faults, self.verified_faults, self.fault_runs
             ));
         }

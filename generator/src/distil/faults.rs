@@ -2,6 +2,8 @@
 //! the test's calls call inside them is made to answer otherwise — the other `bool`, `None`
 //! where it returned `Some`, an integer one more or one less — by the recorder, which returns the forced value at the
 //! function's entry instead of running it (as `carve assess` does), and the test is run so.
+//! A non-empty `String`, `Vec`, `&str` or slice is made empty, and a `Result<(), E>` that was
+//! an `Err` made `Ok(())` (values that own no memory: the recorder builds them from nothing).
 //! A test that then fails (or hangs) *detects* the fault. A fault is tried only where every
 //! call of the function inside the test ended alike, so that the one answer forced is the
 //! other one for each of them; never on a function the test calls itself (its own check sees
@@ -41,6 +43,10 @@ pub enum FaultValue {
         answered: i64,
         forced: i64,
     },
+    /// An empty `String`, `Vec`, `&str` or slice where every call answered a filled one.
+    Empty,
+    /// `Ok(())` of a `Result<(), E>` where every call answered the same `Err`.
+    OkUnit,
 }
 
 /// One fault: the function (by path, as the recording names it) forced to answer `value`.
@@ -58,6 +64,8 @@ impl Fault {
             FaultValue::Bool(false) => "true→false".to_string(),
             FaultValue::None => "Some→None".to_string(),
             FaultValue::Int { answered, forced } => format!("{answered}→{forced}"),
+            FaultValue::Empty => "filled→empty".to_string(),
+            FaultValue::OkUnit => "Err→Ok(())".to_string(),
         }
     }
 }
@@ -81,8 +89,9 @@ pub(crate) struct Tried {
 
 /// The faults worth trying on a test whose calls (its own, replayed and arranged) are `ran`:
 /// per function called inside them (not one the test calls itself), when every call of it
-/// ended in one outcome that can be turned over (`true`, `false`, `Some`) or answered one
-/// integer (one more, one less, where the type holds them).
+/// ended in one outcome that can be turned over (`true`, `false`, `Some`, a filled text or
+/// sequence, the same `Err` of a `Result<(), E>`) or answered one integer (one more, one
+/// less, where the type holds them).
 pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
     let own_functions: BTreeSet<&str> = ran
         .iter()
@@ -111,6 +120,8 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         };
         let answer = match integer(call) {
             Some((value, ty)) => Answer::Integer(value, ty),
+            None if filled(call) => Answer::Filled,
+            None if err_of_unit(call) => Answer::ErrOfUnit(outcome::of(call)),
             None => Answer::Outcome(outcome::of(call)),
         };
         let (ended, times) = outcomes.entry(path).or_default();
@@ -125,6 +136,8 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         }
         let values = match ended.first() {
             Some(Answer::Integer(value, ty)) => off_by_one(*value, ty),
+            Some(Answer::Filled) => vec![FaultValue::Empty],
+            Some(Answer::ErrOfUnit(_)) => vec![FaultValue::OkUnit],
             Some(Answer::Outcome(Some(o))) => match o.as_str() {
                 "true" => vec![FaultValue::Bool(false)],
                 "false" => vec![FaultValue::Bool(true)],
@@ -155,7 +168,39 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Answer<'c> {
     Integer(i128, &'c str),
+    /// A text or sequence with something in it, of a type the recorder can empty.
+    Filled,
+    /// An `Err` of a `Result<(), E>`, by its outcome (the error's text).
+    ErrOfUnit(Option<String>),
     Outcome(Option<String>),
+}
+
+/// Whether `call` returned a non-empty `String`, `Vec`, `&str` or slice (read whole or not:
+/// a value cut short at the recording limit is not empty either).
+fn filled(call: &Call) -> bool {
+    if !matches!(call.outcome, carve_storage::Outcome::Returned) {
+        return false;
+    }
+    match call.ret.as_ref() {
+        Some(carve_storage::Value::Str { ty, value, .. }) => {
+            !value.is_empty() && matches!(ty.as_str(), "alloc::string::String" | "&str")
+        }
+        Some(carve_storage::Value::Seq { ty, elems, .. }) => {
+            !elems.is_empty() && (ty.starts_with("alloc::vec::Vec<") || ty.starts_with("&["))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `call` returned an `Err` of a `Result` whose `Ok` holds `()`.
+fn err_of_unit(call: &Call) -> bool {
+    matches!(
+        (&call.outcome, call.ret.as_ref()),
+        (
+            carve_storage::Outcome::Returned,
+            Some(carve_storage::Value::Enum { ty, variant, .. }),
+        ) if variant == "Err" && ty.starts_with("core::result::Result<(), ")
+    )
 }
 
 /// The integer `call` answered, with its type, when it answered one.
@@ -319,6 +364,55 @@ mod tests {
                     },
                     once: false,
                 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_filled_text_is_tried_empty_and_an_err_of_a_unit_result_ok() {
+        let text = |value: &str| Value::Str {
+            ty: "alloc::string::String".into(),
+            value: value.into(),
+            truncated: false,
+        };
+        let err = Value::Enum {
+            ty: "core::result::Result<(), p::Error>".into(),
+            variant: "Err".into(),
+            fields: vec![carve_storage::Field::new("__0", Value::Unit)],
+        };
+        // render(1) calls quote twice (two filled texts), trim once (an empty text: never
+        // emptied), and check once (Err of a Result<(), _>).
+        let calls = [
+            call(1, None, 1, boolean(true)),
+            call(2, Some(1), 2, text("'a'")),
+            call(3, Some(1), 2, text("'b c'")),
+            call(4, Some(1), 3, text("")),
+            call(5, Some(1), 4, err),
+        ];
+        let paths: HashMap<FunctionId, &str> = [
+            (FunctionId(1), "p::render"),
+            (FunctionId(2), "p::quote"),
+            (FunctionId(3), "p::trim"),
+            (FunctionId(4), "p::check"),
+        ]
+        .into_iter()
+        .collect();
+        let children: HashMap<u64, Vec<&Call>> = [(1, calls[1..].iter().collect())].into();
+        let by_id = calls.iter().map(|c| (c.id.0, c)).collect();
+        let calls = Calls {
+            by_id: &by_id,
+            children: &children,
+            paths: &paths,
+        };
+        let tried: Vec<(String, FaultValue)> = to_try(&calls, &[1])
+            .into_iter()
+            .map(|t| (t.fault.function, t.fault.value))
+            .collect();
+        assert_eq!(
+            tried,
+            vec![
+                ("p::check".to_string(), FaultValue::OkUnit),
+                ("p::quote".to_string(), FaultValue::Empty),
             ]
         );
     }
