@@ -198,3 +198,47 @@ fn an_iterator_returned_is_checked_by_its_items() {
     assert!(!file.contains("matches!(result, Some(_))"), "{file}");
     assert_pass_then_fail_after(&c.dir, "rest.split('/')", "rest.split('l')", "segments");
 }
+
+const WORDS_LIB: &str = r#"
+/// A text's words.
+pub struct Words {
+    text: String,
+}
+
+impl Words {
+    pub fn new(text: &str) -> Words {
+        Words {
+            text: text.to_string(),
+        }
+    }
+
+    /// The words of at least `min` letters, in order.
+    pub fn long(&self, min: usize) -> impl Iterator<Item = &str> + '_ {
+        self.text.split(' ').filter(move |w| w.len() >= min)
+    }
+}
+"#;
+
+const WORDS_MAIN: &str = r#"fn main() {
+    let words = opaque_items::Words::new("a quick brown fox");
+    let long: Vec<&str> = words.long(5).collect();
+    println!("{long:?}");
+}
+"#;
+
+/// A method declared to return `impl Iterator<Item = &str>` is carved, its result checked by
+/// the items it gives (observed at verification): its hidden type cannot be named, so it was
+/// skipped as generic.
+#[test]
+fn an_impl_iterator_returned_is_checked_by_its_items() {
+    let c = carve_small_crate("opaque_items", WORDS_LIB, WORDS_MAIN, &[]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_opaque_items.rs")).unwrap();
+    for check in [
+        "let result = words.long(5usize);",
+        r#"format!("{:?}", result.collect::<Vec<_>>())"#,
+        r#""[\"quick\", \"brown\"]""#,
+    ] {
+        assert!(file.contains(check), "{check} in {file}\n{}", c.summary);
+    }
+    assert_pass_then_fail_after(&c.dir, "w.len() >= min", "w.len() > min", "long");
+}

@@ -1,7 +1,8 @@
 //! What a test asserts about the result of its call: the observation rules, one file each,
 //! tried in the order of [`RULES`]; the first that observes the result decides the assertion.
 //! A new way to observe is a new file in `rules/` and one line here. The order is the richest
-//! view first: `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
+//! view first (after a panic, and the items of an `impl Iterator`, the only view of a type
+//! no test can name): `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
 //! and getters, a pattern naming its
 //! parts, the text it displays, an iterator's items, what `{:?}` prints, and the variant
 //! alone; last, a result
@@ -15,6 +16,7 @@ pub(crate) mod display_text;
 pub(crate) mod dropped;
 pub(crate) mod fields;
 pub(crate) mod getters;
+pub(crate) mod impl_iterator;
 pub(crate) mod items;
 pub(crate) mod panics;
 pub(crate) mod pattern;
@@ -31,6 +33,7 @@ pub(crate) type Rule = fn(&Subject, &mut Builder) -> Verdict;
 /// The observation rules in the order they are tried, by name.
 pub(crate) const RULES: &[(&str, Rule)] = &[
     ("panics", panics::rule),
+    ("impl_iterator", impl_iterator::rule),
     ("compared", compared::rule),
     ("zero_sized_ok", zero_sized_ok::rule),
     ("getters", getters::rule),

@@ -273,6 +273,16 @@ pub(crate) fn written_ok_unit(written: &str) -> bool {
     (args.0 == "Result" || args.0.ends_with("::Result")) && args.1.starts_with("(),")
 }
 
+/// Whether a return type written `written` (as `type_source` gives it) is an opaque
+/// iterator: `impl Iterator<Item = T>`, `impl DoubleEndedIterator<..> + '_`. A test cannot
+/// name its hidden type, but can collect its items.
+pub(crate) fn impl_iterator(written: &str) -> bool {
+    let compact: String = written.chars().filter(|c| !c.is_whitespace()).collect();
+    ["Iterator<", "DoubleEndedIterator<", "ExactSizeIterator<"]
+        .iter()
+        .any(|t| compact.starts_with(&format!("impl{t}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,5 +322,14 @@ mod tests {
             DeclType::Other("my::String".to_string())
         );
         assert_eq!(DeclType::parse("impl Fn()", &g), DeclType::ImplTrait);
+    }
+
+    #[test]
+    fn an_impl_iterator_return_is_told_from_other_opaque_types() {
+        assert!(impl_iterator("impl Iterator<Item = Change<&T>> + '_"));
+        assert!(impl_iterator("impl DoubleEndedIterator<Item=&str>"));
+        assert!(!impl_iterator("impl Fn(u8) -> bool"));
+        assert!(!impl_iterator("impl Display"));
+        assert!(!impl_iterator("Iterator<Item = u8>"));
     }
 }

@@ -166,7 +166,8 @@ pub(crate) fn fn_api(
         Some("unsafe")
     } else if sig.variadic.is_some() || sig.abi.is_some() {
         Some("extern")
-    } else if has_const_params(&sig.generics) || ret.is_opaque() {
+    } else if has_const_params(&sig.generics) || (ret.is_opaque() && !opaque_iterator(&sig.output))
+    {
         Some("generic")
     } else if !inferable && params.iter().any(|p| p.ty.is_opaque()) {
         // `impl Trait` arguments forbid naming the other parameters.
@@ -280,6 +281,15 @@ pub(crate) fn signature_source(sig: &syn::Signature) -> String {
         .replace("( ", "(")
         .replace(" )", ")")
         .replace(", )", ")")
+}
+
+/// Whether `output` is `impl Iterator<..>` (or a double-ended or exact-size one): its items
+/// are what a test checks (`assert/rules/impl_iterator.rs`).
+fn opaque_iterator(output: &syn::ReturnType) -> bool {
+    match output {
+        syn::ReturnType::Type(_, ty) => crate::read::types::impl_iterator(&type_source(ty)),
+        syn::ReturnType::Default => false,
+    }
 }
 
 pub(crate) fn type_source(ty: &syn::Type) -> String {
