@@ -6,9 +6,8 @@
 //! that does not compile (items without `Debug`) goes.
 
 use crate::arrange::builder::Builder;
-use crate::assert::printed::Kind;
+use crate::assert::rules::items::check_items;
 use crate::assert::subject::{observed_parts, Subject, Verdict};
-use crate::body::Effect;
 use crate::read::types::impl_iterator;
 
 /// A returned `impl Iterator`'s items, collected.
@@ -17,12 +16,6 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     if !returned || !impl_iterator(&s.target.api.ret_written) {
         return Verdict::Pass(None);
     }
-    b.items_taken = true;
-    b.effects.push(Effect {
-        actual: "result.collect::<Vec<_>>()".to_string(),
-        expected: String::new(),
-        message: None,
-        observe: Some(Kind::Debug.name()),
-    });
+    check_items(b);
     observed_parts(None, "items")
 }

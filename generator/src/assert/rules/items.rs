@@ -57,6 +57,12 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     if !iterator {
         return Verdict::Pass(None);
     }
+    check_items(b);
+    observed_parts(unwrap, type_path)
+}
+
+/// The check of an iterator `result` by its items, collected, observed at verification.
+pub(crate) fn check_items(b: &mut Builder) {
     b.items_taken = true;
     b.effects.push(Effect {
         actual: "result.collect::<Vec<_>>()".to_string(),
@@ -64,5 +70,4 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
         message: None,
         observe: Some(Kind::Debug.name()),
     });
-    observed_parts(unwrap, type_path)
 }
