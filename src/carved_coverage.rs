@@ -270,24 +270,8 @@ fn build(
             .unwrap_or("(no error line)");
         bail!("cargo test --no-run of the carved tests failed: {first}");
     }
-    let mut found = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if message["reason"] != "compiler-artifact" {
-            continue;
-        }
-        let (Some(name), Some(exe)) = (
-            message["target"]["name"].as_str(),
-            message["executable"].as_str(),
-        ) else {
-            continue;
-        };
-        if targets.iter().any(|t| t == name) && !found.iter().any(|(n, _)| n == name) {
-            found.push((name.to_string(), PathBuf::from(exe)));
-        }
-    }
+    let mut found = carve_generator::test_executables(&String::from_utf8_lossy(&out.stdout));
+    found.retain(|(name, _)| targets.contains(name));
     for t in targets {
         if !found.iter().any(|(n, _)| n == t) {
             bail!("cargo built no executable for the test target {t}");

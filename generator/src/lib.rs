@@ -58,7 +58,8 @@ pub use crate::render::hoist::long_literals as hoist_long_literals;
 use crate::render::stage::Stage;
 pub use crate::report::{CarvedTest, Report};
 pub use crate::verify::{
-    compile_error_lines, libtest, verify_test_file, Quarantined, Verify, QUARANTINE_FILE,
+    cargo::test_executables, compile_error_lines, libtest, verify_test_file, Quarantined, Verify,
+    QUARANTINE_FILE,
 };
 
 pub use crate::{

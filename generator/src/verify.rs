@@ -1,7 +1,9 @@
 //! Verify: in, the files written and the crate; out, what was taken out and why. Build the
 //! carved tests against the crate they were carved from, take out the tests that do not
-//! compile (compile repair, `repair.rs`: the rules of `repair/rules/`), then run the rest several times and
-//! take out any test that fails or flakes (every carved test must pass on the recorded version).
+//! compile (compile repair, `repair.rs`: the rules of `repair/rules/`), then run the rest
+//! several times and take out any test that fails or flakes, then run each test left alone
+//! and take out one that fails so (`alone.rs`): every carved test must pass on the recorded
+//! version, with its file and by itself.
 //! Each file on disk is left as verified, without what was taken out; what was taken out, and
 //! why, goes to `carved_quarantine.md`. A table test (`rows.rs`) loses only its failing rows:
 //! the row a compile error points into, or the one a failed run names (`case {i}`), and the
@@ -214,25 +216,11 @@ fn verify_file(
             .filter(|t| !gone(&taken_out, &alive, t) && !alone_ok.contains(*t))
             .cloned()
             .collect();
-        let failures = alone::failures(crate_dir, stem, &left, (v, interrupt))?;
+        let failures = alone_failures(crate_dir, stem, &left, (v, interrupt))?;
         if failures.is_empty() {
             break;
         }
-        alone_ok.extend(
-            left.into_iter()
-                .filter(|t| !failures.iter().any(|f| &f.test == t)),
-        );
-        let failures = failures.into_iter().map(|f| {
-            let failed = Failed {
-                times: 1,
-                message: f.message,
-                rows: f.row.map(|row| (row, 1)).into_iter().collect(),
-                unnamed: u32::from(f.row.is_none()),
-                alone: true,
-            };
-            (f.test, failed)
-        });
-        let failures = failures.collect();
+        alone_ok.extend(left.into_iter().filter(|t| !failures.contains_key(t)));
         let (failed, rows) = judge(file, failures, &mut alive, last_round, v, &mut taken_out);
         take_out(out_dir, file, (&failed, &rows), &mut alive)?;
         // and the next round runs the file again without them.
@@ -500,12 +488,19 @@ fn run_once(
         runs.compile_error = Some(error);
         return Ok(());
     }
-    let failures = libtest::failures(&stdout);
-    for failed in libtest::failed(&stdout) {
-        let first = failures.get(&failed).and_then(|f| f.first());
+    count_failures(&stdout, &mut runs.failed);
+    Ok(())
+}
+
+/// Counts into `failed` each test libtest's output `stdout` reports failed: one time more,
+/// its first failure's message, and the row of a table test it named (`case {i}`).
+fn count_failures(stdout: &str, failed: &mut BTreeMap<String, Failed>) {
+    let failures = libtest::failures(stdout);
+    for test in libtest::failed(stdout) {
+        let first = failures.get(&test).and_then(|f| f.first());
         let message = first.map_or_else(|| "(no message)".to_string(), |f| f.summary());
         let row = first.and_then(|f| crate::verify::rows::failed_row(&f.message));
-        let entry = runs.failed.entry(failed).or_insert_with(|| Failed {
+        let entry = failed.entry(test).or_insert_with(|| Failed {
             message,
             ..Failed::default()
         });
@@ -515,7 +510,35 @@ fn run_once(
             None => entry.unnamed += 1,
         }
     }
-    Ok(())
+}
+
+/// Runs each of `tests` of the target `stem` alone (`alone.rs`) and gives the failures of
+/// those that fail so, marked as failing alone; a test that hangs alone fails.
+fn alone_failures(
+    crate_dir: &Path,
+    stem: &str,
+    tests: &[String],
+    (v, interrupt): (&Verify, Interrupt),
+) -> Result<BTreeMap<String, Failed>, GenerateError> {
+    let mut failed = BTreeMap::new();
+    for (test, printed) in alone::run_each(crate_dir, stem, tests, (v, interrupt))? {
+        match printed {
+            Some(stdout) => count_failures(&stdout, &mut failed),
+            None => {
+                let hung = Failed {
+                    times: 1,
+                    message: format!("took longer than {} s", v.timeout.as_secs()),
+                    unnamed: 1,
+                    ..Failed::default()
+                };
+                failed.insert(test, hung);
+            }
+        }
+    }
+    for f in failed.values_mut() {
+        f.alone = true;
+    }
+    Ok(failed)
 }
 
 /// `carved_quarantine.md`: the tests verification took out and why.
@@ -524,9 +547,10 @@ pub(crate) fn quarantine_report(program: &str, runs: u32, quarantined: &[Quarant
     let program = crate::syntax::markdown_code_text(program);
     let mut s = format!(
         "# Carved tests taken out by verification\n\n\
-         These tests were carved from a recording of `{program}` but did not compile, or did not \
-         pass all {runs} runs against the code they were carved from, so they were taken out of \
-         the files. Regenerate after fixing what the reason points at, or record again.\n\n\
+         These tests were carved from a recording of `{program}` but did not compile, did not \
+         pass all {runs} runs against the code they were carved from, or failed when run alone, \
+         so they were taken out of the files. Regenerate after fixing what the reason points \
+         at, or record again.\n\n\
          | file | test | reason |\n| --- | --- | --- |\n"
     );
     for q in quarantined {
@@ -606,6 +630,25 @@ pub(crate) fn file_under_test(f: &crate::plan::model::FilePlan) -> UnderTest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_run_alone_names_its_message_and_row() {
+        let out = "\nrunning 1 test\ntest origin_recorded_cases ... FAILED\n\nfailures:\n\n\
+                   ---- origin_recorded_cases stdout ----\n\nthread 'origin_recorded_cases' \
+                   panicked at tests/carved_app.rs:9:5:\nassertion `left == right` failed: \
+                   case 1\n  left: \"Opaque(OpaqueOrigin(0))\"\n right: \
+                   \"Opaque(OpaqueOrigin(1))\"\n\nfailures:\n    origin_recorded_cases\n\n\
+                   test result: FAILED. 0 passed; 1 failed\n";
+        let mut failed = BTreeMap::new();
+        count_failures(out, &mut failed);
+        let f = &failed["origin_recorded_cases"];
+        assert_eq!(f.rows.keys().copied().collect::<Vec<_>>(), vec![1]);
+        assert!(f.message.contains("OpaqueOrigin(0)"), "{}", f.message);
+        let passed = "\nrunning 1 test\ntest origin ... ok\n\ntest result: ok. 1 passed\n";
+        let mut none = BTreeMap::new();
+        count_failures(passed, &mut none);
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn a_quarantine_report_reads_back_as_the_tests_and_rows_it_lists() {

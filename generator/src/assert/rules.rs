@@ -1,12 +1,11 @@
 //! What a test asserts about the result of its call: the observation rules, one file each,
 //! tried in the order of [`RULES`]; the first that observes the result decides the assertion.
 //! A new way to observe is a new file in `rules/` and one line here. The order is the richest
-//! view first (after a panic, and the items of an `impl Iterator`, the only view of a type
-//! no test can name): `==` on the whole value (or on the value inside `Ok`/`Some`), then its fields
-//! and getters, a pattern naming its
-//! parts, the text it displays, an iterator's items, what `{:?}` prints, and the variant
-//! alone; last, a result
-//! nothing of which shows, dropped at once, its call's receiver checked after it.
+//! view first (after a panic, and the items of an `impl Iterator`, the only view of a type no
+//! test can name): `==` on the whole value (or on the value inside `Ok`/`Some`), then its
+//! fields and getters, a pattern naming its parts, the text it displays, an iterator's items,
+//! what `{:?}` prints, and the variant alone; last, a result nothing of which shows, dropped
+//! at once, its call's receiver checked after it.
 
 pub(crate) mod bare_variant;
 pub(crate) mod compared;

@@ -118,14 +118,8 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
         let Some(path) = calls.paths.get(&call.function).copied() else {
             continue;
         };
-        let answer = match integer(call) {
-            Some((value, ty)) => Answer::Integer(value, ty),
-            None if filled(call) => Answer::Filled,
-            None if err_of_unit(call) => Answer::ErrOfUnit(outcome::of(call)),
-            None => Answer::Outcome(outcome::of(call)),
-        };
         let (ended, times) = outcomes.entry(path).or_default();
-        ended.insert(answer);
+        ended.insert(answer(call));
         *times += 1;
     }
     let mut out = Vec::new();
@@ -175,43 +169,34 @@ enum Answer<'c> {
     Outcome(Option<String>),
 }
 
-/// Whether `call` returned a non-empty `String`, `Vec`, `&str` or slice (read whole or not:
-/// a value cut short at the recording limit is not empty either).
-fn filled(call: &Call) -> bool {
-    if !matches!(call.outcome, carve_storage::Outcome::Returned) {
-        return false;
-    }
-    match call.ret.as_ref() {
-        Some(carve_storage::Value::Str { ty, value, .. }) => {
-            !value.is_empty() && matches!(ty.as_str(), "alloc::string::String" | "&str")
+/// What `call` answered, as a fault can turn it over: an integer (with its type), a filled
+/// `String`, `Vec`, `&str` or slice (read whole or not: one cut short at the recording limit
+/// is not empty either), the `Err` of a `Result<(), E>`, or else its outcome.
+fn answer(call: &Call) -> Answer<'_> {
+    use carve_storage::Value;
+    let returned = matches!(call.outcome, carve_storage::Outcome::Returned);
+    match call.ret.as_ref().filter(|_| returned) {
+        Some(Value::Int { ty, value }) => Answer::Integer(*value, ty),
+        Some(Value::Uint { ty, value }) if i128::try_from(*value).is_ok() => {
+            Answer::Integer(*value as i128, ty)
         }
-        Some(carve_storage::Value::Seq { ty, elems, .. }) => {
-            !elems.is_empty() && (ty.starts_with("alloc::vec::Vec<") || ty.starts_with("&["))
+        Some(Value::Str { ty, value, .. })
+            if !value.is_empty() && matches!(ty.as_str(), "alloc::string::String" | "&str") =>
+        {
+            Answer::Filled
         }
-        _ => false,
-    }
-}
-
-/// Whether `call` returned an `Err` of a `Result` whose `Ok` holds `()`.
-fn err_of_unit(call: &Call) -> bool {
-    matches!(
-        (&call.outcome, call.ret.as_ref()),
-        (
-            carve_storage::Outcome::Returned,
-            Some(carve_storage::Value::Enum { ty, variant, .. }),
-        ) if variant == "Err" && ty.starts_with("core::result::Result<(), ")
-    )
-}
-
-/// The integer `call` answered, with its type, when it answered one.
-fn integer(call: &Call) -> Option<(i128, &str)> {
-    if !matches!(call.outcome, carve_storage::Outcome::Returned) {
-        return None;
-    }
-    match call.ret.as_ref()? {
-        carve_storage::Value::Int { ty, value } => Some((*value, ty)),
-        carve_storage::Value::Uint { ty, value } => Some((i128::try_from(*value).ok()?, ty)),
-        _ => None,
+        Some(Value::Seq { ty, elems, .. })
+            if !elems.is_empty()
+                && (ty.starts_with("alloc::vec::Vec<") || ty.starts_with("&[")) =>
+        {
+            Answer::Filled
+        }
+        Some(Value::Enum { ty, variant, .. })
+            if variant == "Err" && ty.starts_with("core::result::Result<(), ") =>
+        {
+            Answer::ErrOfUnit(outcome::of(call))
+        }
+        _ => Answer::Outcome(outcome::of(call)),
     }
 }
 
@@ -315,6 +300,21 @@ mod tests {
         }
     }
 
+    /// The faults a test of the first of `calls` (id 1, the others all inside it) is tried
+    /// with; `paths[n]` is the path of function `n + 1`.
+    fn tried_inside_first(calls: &[Call], paths: &[&'static str]) -> Vec<Tried> {
+        let paths: HashMap<FunctionId, &str> =
+            (1..).map(FunctionId).zip(paths.iter().copied()).collect();
+        let children: HashMap<u64, Vec<&Call>> = [(1, calls[1..].iter().collect())].into();
+        let by_id = calls.iter().map(|c| (c.id.0, c)).collect();
+        let calls = Calls {
+            by_id: &by_id,
+            children: &children,
+            paths: &paths,
+        };
+        to_try(&calls, &[1])
+    }
+
     #[test]
     fn a_function_answering_alike_inside_a_test_is_tried_the_other_way() {
         // matches(1) calls in_range twice (false, false), first_digit (Some), and
@@ -328,25 +328,8 @@ mod tests {
             call(6, Some(1), 4, boolean(false)),
             call(7, Some(1), 1, boolean(true)),
         ];
-        let paths: HashMap<FunctionId, &str> = [
-            (FunctionId(1), "p::matches"),
-            (FunctionId(2), "p::in_range"),
-            (FunctionId(3), "p::first_digit"),
-            (FunctionId(4), "p::is_sep"),
-        ]
-        .into_iter()
-        .collect();
-        let mut children: HashMap<u64, Vec<&Call>> = HashMap::new();
-        for c in &calls[1..] {
-            children.entry(1).or_default().push(c);
-        }
-        let by_id = calls.iter().map(|c| (c.id.0, c)).collect();
-        let calls = Calls {
-            by_id: &by_id,
-            children: &children,
-            paths: &paths,
-        };
-        let faults = to_try(&calls, &[1]);
+        let paths = ["p::matches", "p::in_range", "p::first_digit", "p::is_sep"];
+        let faults = tried_inside_first(&calls, &paths);
         assert_eq!(
             faults,
             vec![
@@ -389,22 +372,8 @@ mod tests {
             call(4, Some(1), 3, text("")),
             call(5, Some(1), 4, err),
         ];
-        let paths: HashMap<FunctionId, &str> = [
-            (FunctionId(1), "p::render"),
-            (FunctionId(2), "p::quote"),
-            (FunctionId(3), "p::trim"),
-            (FunctionId(4), "p::check"),
-        ]
-        .into_iter()
-        .collect();
-        let children: HashMap<u64, Vec<&Call>> = [(1, calls[1..].iter().collect())].into();
-        let by_id = calls.iter().map(|c| (c.id.0, c)).collect();
-        let calls = Calls {
-            by_id: &by_id,
-            children: &children,
-            paths: &paths,
-        };
-        let tried: Vec<(String, FaultValue)> = to_try(&calls, &[1])
+        let paths = ["p::render", "p::quote", "p::trim", "p::check"];
+        let tried: Vec<(String, FaultValue)> = tried_inside_first(&calls, &paths)
             .into_iter()
             .map(|t| (t.fault.function, t.fault.value))
             .collect();

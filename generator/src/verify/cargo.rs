@@ -188,3 +188,56 @@ pub(crate) fn build_args(stem: &str) -> [&str; 7] {
         "never",
     ]
 }
+
+/// Each test target cargo built, with its executable, from `cargo test --no-run
+/// --message-format=json`'s messages (`compiler-artifact` with an `executable`), in the
+/// order cargo reported them.
+pub fn test_executables(cargo_json: &str) -> Vec<(String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for line in cargo_json.lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let (Some(name), Some(exe)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) else {
+            continue;
+        };
+        if !found.iter().any(|(n, _)| n == name) {
+            found.push((name.to_string(), PathBuf::from(exe)));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_executable_is_the_one_built_for_the_target() {
+        let json = concat!(
+            r#"{"reason":"compiler-artifact","target":{"name":"url"},"executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"name":"carved_app"},"executable":"/t/debug/deps/carved_app-1f"}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+        );
+        let found = test_executables(json);
+        let of = |stem: &str| {
+            found
+                .iter()
+                .find(|(t, _)| t == stem)
+                .map(|(_, e)| e.clone())
+        };
+        assert_eq!(
+            of("carved_app"),
+            Some(PathBuf::from("/t/debug/deps/carved_app-1f"))
+        );
+        assert_eq!(of("url"), None);
+    }
+}

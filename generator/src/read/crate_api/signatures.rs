@@ -9,7 +9,7 @@ use syn::visit_mut::VisitMut;
 
 use crate::read::crate_api::scope::{Qualify, Scope};
 use crate::read::crate_api::{FnApi, ParamApi, TraitApi, TraitMethodApi};
-use crate::read::types::DeclType;
+use crate::read::types::{impl_iterator, written_ok_unit, DeclType};
 
 pub(crate) fn type_params(generics: &syn::Generics) -> Vec<String> {
     generics
@@ -154,6 +154,10 @@ pub(crate) fn fn_api(
         syn::ReturnType::Default => DeclType::Unit,
         syn::ReturnType::Type(_, ty) => DeclType::from_syn(ty, &generics),
     };
+    let ret_written = match &sig.output {
+        syn::ReturnType::Default => "()".to_string(),
+        syn::ReturnType::Type(_, ty) => type_source(ty),
+    };
     // Every type parameter must be pinned down by an argument, or the call would not infer.
     let inferable = own_generics.iter().all(|g| {
         params
@@ -166,8 +170,7 @@ pub(crate) fn fn_api(
         Some("unsafe")
     } else if sig.variadic.is_some() || sig.abi.is_some() {
         Some("extern")
-    } else if has_const_params(&sig.generics) || (ret.is_opaque() && !opaque_iterator(&sig.output))
-    {
+    } else if has_const_params(&sig.generics) || (ret.is_opaque() && !impl_iterator(&ret_written)) {
         Some("generic")
     } else if !inferable && params.iter().any(|p| p.ty.is_opaque()) {
         // `impl Trait` arguments forbid naming the other parameters.
@@ -185,14 +188,8 @@ pub(crate) fn fn_api(
         self_by_value,
         params,
         ret,
-        ret_written: match &sig.output {
-            syn::ReturnType::Default => "()".to_string(),
-            syn::ReturnType::Type(_, ty) => type_source(ty),
-        },
-        ret_ok_unit: match &sig.output {
-            syn::ReturnType::Default => false,
-            syn::ReturnType::Type(_, ty) => crate::read::types::written_ok_unit(&type_source(ty)),
-        },
+        ret_ok_unit: written_ok_unit(&ret_written),
+        ret_written,
         blocker,
         uninferable_generics,
         signature: sig.to_token_stream().to_string(),
@@ -281,15 +278,6 @@ pub(crate) fn signature_source(sig: &syn::Signature) -> String {
         .replace("( ", "(")
         .replace(" )", ")")
         .replace(", )", ")")
-}
-
-/// Whether `output` is `impl Iterator<..>` (or a double-ended or exact-size one): its items
-/// are what a test checks (`assert/rules/impl_iterator.rs`).
-fn opaque_iterator(output: &syn::ReturnType) -> bool {
-    match output {
-        syn::ReturnType::Type(_, ty) => crate::read::types::impl_iterator(&type_source(ty)),
-        syn::ReturnType::Default => false,
-    }
 }
 
 pub(crate) fn type_source(ty: &syn::Type) -> String {
