@@ -69,6 +69,7 @@ fn run_with(program: &Program, fault: &Fault, tests: &[Timed]) -> anyhow::Result
         FaultValue::Int { forced, .. } => ForcedValue::Int(forced),
         FaultValue::Empty => ForcedValue::Empty,
         FaultValue::OkUnit => ForcedValue::Ok(Box::new(ForcedValue::Unit)),
+        FaultValue::Undone => ForcedValue::Unit,
     };
     let output = tempfile::NamedTempFile::new()?;
     let options = RecordOptions {

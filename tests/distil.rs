@@ -739,6 +739,44 @@ fn an_err_made_ok_that_only_one_test_sees_keeps_that_test() {
     assert_pass_then_fail_after(&c.dir, "(n / 2).max(2)", "n / 2", "half");
 }
 
+const PAD_LIB: &str = r#"/// Pads `text` with dots to four characters.
+fn pad(text: &mut String) {
+    while text.len() < 4 {
+        text.push('.');
+    }
+}
+
+/// How many columns `name` takes padded, in a column three wide.
+pub fn columns(name: &str) -> usize {
+    let mut text = name.to_string();
+    pad(&mut text);
+    text.len().min(3)
+}
+"#;
+
+const PAD_MAIN: &str = r#"fn main() {
+    for name in ["abc", "xyz", "ab"] {
+        println!("{name}: {}", distilled_pad::columns(name));
+    }
+}
+"#;
+
+#[test]
+fn an_effect_left_undone_that_only_one_test_sees_keeps_that_test() {
+    let c = carve_small_crate_distilled("distilled_pad", PAD_LIB, PAD_MAIN, &["--coverage"], &[]);
+    // The three calls run the same lines to 3, inside and out (`pad` changes the text each
+    // time): lines, outcomes and classes keep the first. `pad` made to return at once leaves
+    // the text as it was, which changes only what the two-letter name gives (three letters
+    // still fill the column): that test is the one kept.
+    assert_kept(&c.summary, 1, 3);
+    let (kept, all) = faults_detected(&c.summary);
+    assert_eq!(kept, all, "{}", c.summary);
+    assert_ne!(kept, 0, "{}", c.summary);
+    let file = carved(&c);
+    assert!(file.contains("columns(\"ab\")"), "{file}");
+    assert_pass_then_fail_after(&c.dir, "text.len() < 4", "text.len() < 2", "columns");
+}
+
 const COUNTDOWN_LIB: &str = r#"/// Whether a countdown is over.
 fn finished(left: u32) -> bool {
     left == 0

@@ -4,6 +4,9 @@
 //! function's entry instead of running it (as `carve assess` does), and the test is run so.
 //! A non-empty `String`, `Vec`, `&str` or slice is made empty, and a `Result<(), E>` that was
 //! an `Err` made `Ok(())` (values that own no memory: the recorder builds them from nothing).
+//! A function returning `()` that changed what its `self` or `&mut` arguments refer to is made
+//! to return at once: its effect is left undone (Reneri's no-infection transformation of an
+//! effect, seed 002; the whole effect, not one field of it).
 //! A test that then fails (or hangs) *detects* the fault. A fault is tried only where every
 //! call of the function inside the test ended alike, so that the one answer forced is the
 //! other one for each of them; never on a function the test calls itself (its own check sees
@@ -47,6 +50,9 @@ pub enum FaultValue {
     Empty,
     /// `Ok(())` of a `Result<(), E>` where every call answered the same `Err`.
     OkUnit,
+    /// Return at once from a function returning `()` whose every call changed what its
+    /// `self` or `&mut` arguments refer to: the effect left undone.
+    Undone,
 }
 
 /// One fault: the function (by path, as the recording names it) forced to answer `value`.
@@ -66,6 +72,7 @@ impl Fault {
             FaultValue::Int { answered, forced } => format!("{answered}→{forced}"),
             FaultValue::Empty => "filled→empty".to_string(),
             FaultValue::OkUnit => "Err→Ok(())".to_string(),
+            FaultValue::Undone => "effect→undone".to_string(),
         }
     }
 }
@@ -90,8 +97,8 @@ pub(crate) struct Tried {
 /// The faults worth trying on a test whose calls (its own, replayed and arranged) are `ran`:
 /// per function called inside them (not one the test calls itself), when every call of it
 /// ended in one outcome that can be turned over (`true`, `false`, `Some`, a filled text or
-/// sequence, the same `Err` of a `Result<(), E>`) or answered one integer (one more, one
-/// less, where the type holds them).
+/// sequence, the same `Err` of a `Result<(), E>`, `()` with the same arguments changed) or
+/// answered one integer (one more, one less, where the type holds them).
 pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
     let own_functions: BTreeSet<&str> = ran
         .iter()
@@ -132,6 +139,7 @@ pub(crate) fn to_try(calls: &Calls, ran: &[u64]) -> Vec<Tried> {
             Some(Answer::Integer(value, ty)) => off_by_one(*value, ty),
             Some(Answer::Filled) => vec![FaultValue::Empty],
             Some(Answer::ErrOfUnit(_)) => vec![FaultValue::OkUnit],
+            Some(Answer::Changed(_)) => vec![FaultValue::Undone],
             Some(Answer::Outcome(Some(o))) => match o.as_str() {
                 "true" => vec![FaultValue::Bool(false)],
                 "false" => vec![FaultValue::Bool(true)],
@@ -166,12 +174,16 @@ enum Answer<'c> {
     Filled,
     /// An `Err` of a `Result<(), E>`, by its outcome (the error's text).
     ErrOfUnit(Option<String>),
+    /// `()`, with what some `self` or `&mut` arguments refer to changed (`returned; changed
+    /// self`: which ones).
+    Changed(String),
     Outcome(Option<String>),
 }
 
 /// What `call` answered, as a fault can turn it over: an integer (with its type), a filled
 /// `String`, `Vec`, `&str` or slice (read whole or not: one cut short at the recording limit
-/// is not empty either), the `Err` of a `Result<(), E>`, or else its outcome.
+/// is not empty either), the `Err` of a `Result<(), E>`, `()` with arguments changed (read
+/// whole before and after: `outcome::with_effects`), or else its outcome.
 fn answer(call: &Call) -> Answer<'_> {
     use carve_storage::Value;
     let returned = matches!(call.outcome, carve_storage::Outcome::Returned);
@@ -196,6 +208,10 @@ fn answer(call: &Call) -> Answer<'_> {
         {
             Answer::ErrOfUnit(outcome::of(call))
         }
+        None if returned => match outcome::with_effects(call) {
+            Some(o) if o.starts_with("returned; changed ") => Answer::Changed(o),
+            o => Answer::Outcome(o),
+        },
         _ => Answer::Outcome(outcome::of(call)),
     }
 }
@@ -384,6 +400,54 @@ mod tests {
                 ("p::quote".to_string(), FaultValue::Empty),
             ]
         );
+    }
+
+    #[test]
+    fn a_unit_function_that_changed_its_argument_every_time_is_tried_with_the_effect_undone() {
+        let text = |value: &str| Value::Str {
+            ty: "alloc::string::String".into(),
+            value: value.into(),
+            truncated: false,
+        };
+        let changing = |id, from: &str, to: &str| {
+            let mut c = test_call(Outcome::Returned, None);
+            c.id = CallId(id);
+            c.parent = Some(CallId(1));
+            c.args = vec![carve_storage::Arg {
+                name: "text".into(),
+                value: Value::Ref {
+                    ty: "&mut alloc::string::String".into(),
+                    addr: 0x10,
+                    target: Box::new(text(from)),
+                },
+            }];
+            c.after = vec![carve_storage::Arg {
+                name: "text".into(),
+                value: text(to),
+            }];
+            c
+        };
+        // label(1) calls pad twice, each time changing the text; clear twice, once changing
+        // it and once leaving it (another outcome: not tried).
+        let mut calls = vec![
+            call(1, None, 1, boolean(true)),
+            changing(2, "ab", "ab.."),
+            changing(3, "abc", "abc."),
+            changing(4, "x", ""),
+            changing(5, "", ""),
+        ];
+        for c in &mut calls[3..] {
+            c.function = FunctionId(3);
+        }
+        for c in &mut calls[1..3] {
+            c.function = FunctionId(2);
+        }
+        let paths = ["p::label", "p::pad", "p::clear"];
+        let tried: Vec<(String, FaultValue)> = tried_inside_first(&calls, &paths)
+            .into_iter()
+            .map(|t| (t.fault.function, t.fault.value))
+            .collect();
+        assert_eq!(tried, vec![("p::pad".to_string(), FaultValue::Undone)]);
     }
 
     #[test]
