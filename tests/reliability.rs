@@ -182,8 +182,10 @@ fn recordings_of_a_single_threaded_hot_loop_on_a_loaded_machine_always_end() {
 }
 
 /// Row 32: while 8 threads call an in-process function flat out, `main` starts them (a
-/// ptrace stop at each clone) and exits after 300 ms. Every thread must run, as natively, and
-/// the recording end with the program.
+/// ptrace stop at each clone) and exits 300 ms after each has made a call. Every thread must
+/// run, as natively (a starved one makes the program say how many ran and exit with 6 after
+/// 30 s: it waits for them, not for a time a loaded machine may miss), and the recording end
+/// with the program.
 #[test]
 fn threads_busy_in_process_never_keep_the_program_stopped() {
     let dir = tempfile::tempdir().unwrap();
