@@ -242,3 +242,80 @@ fn an_impl_iterator_returned_is_checked_by_its_items() {
     }
     assert_pass_then_fail_after(&c.dir, "w.len() >= min", "w.len() > min", "long");
 }
+
+const PAGE_LIB: &str = r#"
+use std::fmt;
+
+/// A line of a page with its number: displayed, not `Debug`.
+pub struct Numbered<'a> {
+    n: usize,
+    text: &'a str,
+}
+
+impl fmt::Display for Numbered<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.n, self.text)
+    }
+}
+
+/// A blank line of a page: it shows nothing.
+pub struct Blank {
+    _at: usize,
+}
+
+/// A page of text.
+pub struct Page {
+    text: String,
+}
+
+impl Page {
+    pub fn new(text: &str) -> Page {
+        Page {
+            text: text.to_string(),
+        }
+    }
+
+    /// Its lines, numbered from 1.
+    pub fn numbered(&self) -> impl Iterator<Item = Numbered<'_>> + '_ {
+        self.text
+            .lines()
+            .enumerate()
+            .map(|(i, text)| Numbered { n: i + 1, text })
+    }
+
+    /// Its blank lines.
+    pub fn blanks(&self) -> impl Iterator<Item = Blank> + '_ {
+        self.text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim().is_empty())
+            .map(|(at, _)| Blank { _at: at })
+    }
+}
+"#;
+
+const PAGE_MAIN: &str = r#"fn main() {
+    let page = opaque_shown::Page::new("a\n\nb");
+    for line in page.numbered() {
+        println!("{line}");
+    }
+    println!("{} blank", page.blanks().count());
+}
+"#;
+
+/// Items of an `impl Iterator` of a crate type that is not `Debug` are checked by the text
+/// each displays when it is `Display`, else by their number: before, the probe of their
+/// `{:?}` did not compile and went, and the test checked nothing.
+#[test]
+fn impl_iterator_items_without_debug_are_checked_by_their_text_or_their_number() {
+    let c = carve_small_crate("opaque_shown", PAGE_LIB, PAGE_MAIN, &[]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_opaque_shown.rs")).unwrap();
+    for check in [
+        "result.map(|item| item.to_string()).collect::<Vec<_>>()",
+        r#""[\"1: a\", \"2: \", \"3: b\"]""#,
+        "assert_eq!(result.count(), 1usize)",
+    ] {
+        assert!(file.contains(check), "{check} in {file}\n{}", c.summary);
+    }
+    assert_pass_then_fail_after(&c.dir, "n: i + 1", "n: i", "numbered");
+}

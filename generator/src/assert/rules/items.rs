@@ -13,6 +13,7 @@ use crate::assert::getters::type_api;
 use crate::assert::printed::Kind;
 use crate::assert::subject::{observed_parts, Subject, Verdict};
 use crate::body::Effect;
+use crate::read::types::Prim;
 
 /// std's iterator types, by the last segment of their path.
 const STD_ITERATORS: &[&str] = &[
@@ -61,13 +62,36 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     observed_parts(unwrap, type_path)
 }
 
+/// How an iterator's items are checked: by what `{:?}` prints of them, by the text each
+/// displays (items of a type that is `Display` and not `Debug`), or by their number (items
+/// that show nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ItemsBy {
+    Debug,
+    Display,
+    Count,
+}
+
 /// The check of an iterator `result` by its items, collected, observed at verification.
 pub(crate) fn check_items(b: &mut Builder) {
+    check_items_by(b, ItemsBy::Debug);
+}
+
+/// [`check_items`], the items seen `by` one view.
+pub(crate) fn check_items_by(b: &mut Builder, by: ItemsBy) {
     b.items_taken = true;
+    let (actual, kind) = match by {
+        ItemsBy::Debug => ("result.collect::<Vec<_>>()", Kind::Debug),
+        ItemsBy::Display => (
+            "result.map(|item| item.to_string()).collect::<Vec<_>>()",
+            Kind::Debug,
+        ),
+        ItemsBy::Count => ("result.count()", Kind::Int(Prim::Usize)),
+    };
     b.effects.push(Effect {
-        actual: "result.collect::<Vec<_>>()".to_string(),
+        actual: actual.to_string(),
         expected: String::new(),
         message: None,
-        observe: Some(Kind::Debug.name()),
+        observe: Some(kind.name()),
     });
 }
