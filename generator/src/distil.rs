@@ -150,7 +150,8 @@ impl Distilled {
             line.push_str(&format!(
                 "; they detect {} of the {} faults the verified tests detect (a function \
                  called inside made to answer the other bool, None, an integer one off, an \
-                 empty text or sequence, or Ok(()) for an Err, on each line of it a test ran; \
+                 empty text or sequence, or Ok(()) for an Err, or to leave its effect undone, \
+                 on each line of it a test ran; \
                  {} runs)",
                 self.kept_faults, self.verified_faults, self.fault_runs
             ));
