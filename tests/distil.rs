@@ -777,6 +777,26 @@ fn an_effect_left_undone_that_only_one_test_sees_keeps_that_test() {
     assert_pass_then_fail_after(&c.dir, "text.len() < 4", "text.len() < 2", "columns");
 }
 
+/// The three `columns` tests all return 3, so each needed its argument to tell it apart
+/// (`columns_abc_returns_3`, `columns_xyz_returns_3`, `columns_ab_returns_3`); distilling
+/// keeps one (the one whose padding a fault undoes: `"ab"`), named among the tests its file
+/// keeps: `columns_returns_3`.
+#[test]
+fn a_kept_test_is_named_among_the_tests_its_file_keeps() {
+    let main = PAD_MAIN.replace("distilled_pad", "distilled_names");
+    let c = carve_small_crate_distilled("distilled_names", PAD_LIB, &main, &["--coverage"], &[]);
+    assert_kept(&c.summary, 1, 3);
+    let file = carved(&c);
+    assert!(
+        file.contains("fn columns_returns_3()"),
+        "{file}\n{}",
+        c.summary
+    );
+    assert!(file.contains("columns(\"ab\")"), "{file}");
+    let (ok, out) = cargo_test(&c.dir);
+    assert!(ok && out.contains("columns_returns_3 ... ok"), "{out}");
+}
+
 const COUNTDOWN_LIB: &str = r#"/// Whether a countdown is over.
 fn finished(left: u32) -> bool {
     left == 0

@@ -8,7 +8,8 @@
 //! value class of what their calls and the calls inside them returned (`classes.rs`), of the
 //! constants a call was given (`boundaries.rs`) and of the characters a test gave its calls
 //! (`characters.rs`), and every fault on every line (`faults.rs`) the verified set reaches
-//! and detects; the others add nothing and are dropped. Then
+//! and detects; the others add nothing and are dropped, and the names of those kept are made
+//! again over the tests their file keeps (`rename.rs`: no `_2` without a first). Then
 //! `fold_files` writes the kept tests of one call with other values as tables and those that
 //! take the first steps of a longer one inside it, as stories (`fold.rs`, `fold/story.rs`).
 
@@ -18,6 +19,7 @@ pub(crate) mod classes;
 pub(crate) mod faults;
 pub(crate) mod fold;
 pub(crate) mod outcome;
+pub(crate) mod rename;
 pub(crate) mod select;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -243,6 +245,7 @@ pub(crate) fn distil(
     let reached = select::reached(&candidates, Some(&kept));
     let kept_tests = kept.len();
     take_out_dropped(inputs.out_dir, plan, &kept)?;
+    rename::rename_kept(inputs.out_dir, plan)?;
     files.retain(|path| path.is_file());
     Ok(Distilled {
         verified_tests,

@@ -554,6 +554,7 @@ mod tests {
             arranged: Vec::new(),
             table: None,
             story: false,
+            name_parts: None,
         };
         Plan {
             crate_name: "calc".to_string(),

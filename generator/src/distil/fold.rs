@@ -209,6 +209,7 @@ fn assemble(tests: Vec<TestPlan>, at: Vec<(usize, Folded)>) -> Vec<TestPlan> {
             arranged: Vec::new(),
             table: None,
             story: false,
+            name_parts: None,
         };
         let mut table_rows = Vec::with_capacity(rows.len());
         for (i, values) in rows {
@@ -251,35 +252,12 @@ enum Folded {
 
 /// What the folding rules' tests build their tests of.
 #[cfg(test)]
-mod testing {
+pub(crate) mod testing {
     use crate::body::{Assertion, Body};
     use crate::plan::model::TestPlan;
 
-    /// The test `name` standing for the recorded call `call`.
-    pub(super) fn test(name: &str, call: u64, body: Body) -> TestPlan {
-        TestPlan {
-            name: name.into(),
-            body,
-            calls: vec![call],
-            replayed: vec![],
-            arranged: vec![],
-            table: None,
-            story: false,
-        }
-    }
-
-    pub(super) fn eq(expected: &str) -> Assertion {
-        Assertion::Eq {
-            expected: expected.into(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn body(callee: &str, args: &[&str], assertion: Assertion) -> Body {
+    /// A body of `hex::decode` calling `callee` with `args`, checked by `assertion`.
+    pub(crate) fn body(callee: &str, args: &[&str], assertion: Assertion) -> Body {
         Body {
             function_path: "hex::decode".into(),
             mocks: vec![],
@@ -296,6 +274,32 @@ mod tests {
             replays_closures: false,
         }
     }
+
+    /// The test `name` standing for the recorded call `call`.
+    pub(crate) fn test(name: &str, call: u64, body: Body) -> TestPlan {
+        TestPlan {
+            name: name.into(),
+            body,
+            calls: vec![call],
+            replayed: vec![],
+            arranged: vec![],
+            table: None,
+            story: false,
+            name_parts: None,
+        }
+    }
+
+    pub(super) fn eq(expected: &str) -> Assertion {
+        Assertion::Eq {
+            expected: expected.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::body;
+    use super::*;
 
     use super::testing::{eq, test};
 

@@ -161,17 +161,22 @@ fn file_name(
 fn tests(drafts: Vec<Draft>, tables: Vec<TableDraft>, names: Vec<String>) -> Vec<TestPlan> {
     drafts
         .into_iter()
-        .map(|d| (d.body, d.calls, (d.replayed, d.arranged), None))
+        .map(|d| (d.body, d.calls, (d.replayed, d.arranged), Err(d.name)))
         .chain(tables.into_iter().map(|(_, body, table)| {
             let calls = table.rows.iter().flat_map(|r| r.calls.iter().copied());
             let replayed = table.rows.iter().flat_map(|r| r.replayed.iter().copied());
             let arranged = table.rows.iter().flat_map(|r| r.arranged.iter().copied());
             let ran = (replayed.collect(), arranged.collect());
-            (body, calls.collect(), ran, Some(table))
+            (body, calls.collect(), ran, Ok(table))
         }))
         .zip(names)
-        .map(
-            |((body, calls, (replayed, arranged), table), name)| TestPlan {
+        .map(|((body, calls, (replayed, arranged), made), name)| {
+            // A table, or the parts of a test's name.
+            let (table, name_parts) = match made {
+                Ok(table) => (Some(table), None),
+                Err(parts) => (None, Some(parts)),
+            };
+            TestPlan {
                 name,
                 body,
                 calls,
@@ -179,8 +184,9 @@ fn tests(drafts: Vec<Draft>, tables: Vec<TableDraft>, names: Vec<String>) -> Vec
                 arranged,
                 table,
                 story: false,
-            },
-        )
+                name_parts,
+            }
+        })
         .collect()
 }
 

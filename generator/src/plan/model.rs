@@ -77,6 +77,10 @@ pub struct TestPlan {
     /// A story (`distil/fold/story.rs`): its steps check, where they make it, the calls of
     /// the kept tests that took the same first steps.
     pub story: bool,
+    /// What its name was made of (`naming.rs`), for a test of one call: distilling names
+    /// the tests a file keeps again from them (`distil/rename.rs`). `None` for a table.
+    #[serde(skip)]
+    pub name_parts: Option<crate::naming::NameParts>,
 }
 
 /// Which tests to keep (issue 4 item 6). The default keeps one test per equivalence class and
