@@ -280,8 +280,9 @@ pub(crate) struct Folding<'a> {
 /// table tests (`fold.rs`), writes the file again and verifies it as carved files are; a file
 /// whose folded tests do not all pass every run is put back as distilling left it, so that no
 /// goal a kept test reached is lost. Then, a pass of its own, tests that take the first steps
-/// of a longer one's arrangement are checked inside it (`fold/story.rs`). Returns how many
-/// tables and stories the files hold now.
+/// of a longer one's arrangement are checked inside it (`fold/story.rs`), and the tests left
+/// alone are named again among the file's (`rename.rs`). Returns how many tables and stories
+/// the files hold now.
 pub(crate) fn fold_files(
     folding: &Folding,
     inputs: &Inputs,
@@ -324,6 +325,9 @@ pub(crate) fn fold_files(
     let stories = fold_pass(folding, inputs, plan, &|tests| {
         fold::stories(tests, &leaves_state)
     })?;
+    // A test folded into a table or a story no longer stands beside those it was named apart
+    // from.
+    rename::rename_kept(inputs.out_dir, plan)?;
     Ok((tables, stories))
 }
 

@@ -181,6 +181,8 @@ fn tell(mut host: TestPlan, stops: Vec<(At, TestPlan)>, taken: &mut BTreeSet<Str
     host.body.setup = setup;
     host.story = true;
     host.name = crate::naming::apart(story_name(&host), taken);
+    // Named as a story now, not by its call's parts (`rename.rs` leaves it so).
+    host.name_parts = None;
     host
 }
 
