@@ -314,24 +314,10 @@ mod tests {
         setup.extend(steps.iter().map(|s| step("_", s)));
         let (callee, args) = call.split_once('(').expect("a call");
         let args = args.trim_end_matches(')');
-        let body = Body {
-            function_path: format!("p::V::{callee}"),
-            mocks: vec![],
-            ordered_expectations: vec![],
-            setup,
-            checks: vec![],
-            callee: format!("v.{callee}"),
-            args: (!args.is_empty())
-                .then(|| args.to_string())
-                .into_iter()
-                .collect(),
-            assertion,
-            effects: vec![],
-            sequence: false,
-            mock_decls: vec![],
-            trait_uses: vec![],
-            replays_closures: false,
-        };
+        let args: Vec<&str> = (!args.is_empty()).then_some(args).into_iter().collect();
+        let mut body = super::super::testing::body(&format!("v.{callee}"), &args, assertion);
+        body.function_path = format!("p::V::{callee}");
+        body.setup = setup;
         super::super::testing::test(name, id, body)
     }
 
