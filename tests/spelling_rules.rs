@@ -208,3 +208,33 @@ fn default_from_and_from_iter_are_spelled_on_their_type() {
     assert!(file.contains(".collect::<bags::Bag>()"), "{file}");
     assert_pass_then_fail_after(&c.dir, "xs.to_vec()", "xs[1..].to_vec()", "from");
 }
+
+const BYTES_LIB: &str = r#"
+/// How many words `line` holds.
+pub fn words(line: &[u8]) -> usize {
+    line.split(|b| *b == b' ').filter(|w| !w.is_empty()).count()
+}
+"#;
+
+const BYTES_MAIN: &str = r#"fn main() {
+    for line in [&b"ls -la /tmp"[..], &b"echo hello world"[..]] {
+        println!("{}", bytes_names::words(line));
+    }
+}
+"#;
+
+/// Two tests of one function returning the same are told apart by their arguments; a byte
+/// string that is printable text is named by its words (`words_ls_la_tmp_returns_3`), as a
+/// text is, not `words_value_returns_3` and `words_value_returns_3_2`.
+#[test]
+fn a_byte_string_argument_names_its_test_by_its_words() {
+    let c = carve_small_crate_with("bytes_names", BYTES_LIB, BYTES_MAIN, &[], &["--all"]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_bytes_names.rs")).unwrap();
+    for name in [
+        "fn words_ls_la_tmp_returns_3()",
+        "fn words_echo_hello_world_returns_3()",
+    ] {
+        assert!(file.contains(name), "{name} in {file}\n{}", c.summary);
+    }
+    assert_pass_then_fail_after(&c.dir, "!w.is_empty()", "w.is_empty()", "words_ls_la_tmp");
+}

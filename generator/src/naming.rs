@@ -164,6 +164,12 @@ pub fn value_slug(value: &Value) -> String {
         Value::Tuple { elems, .. } if !elems.is_empty() => {
             elems.iter().map(value_slug).collect::<Vec<_>>().join("_")
         }
+        // Bytes that are printable text (`b"ls -la /tmp"`, as the test spells them) by their
+        // words, as a text is.
+        Value::Seq { elems, .. } => match printable_bytes(elems) {
+            Some(text) if !snake_words(&text).is_empty() => snake_words(&text),
+            _ => "value".to_string(),
+        },
         _ => "value".to_string(),
     };
     let mut slug = slug;
@@ -185,6 +191,21 @@ pub fn value_slug(value: &Value) -> String {
         }
     }
     slug
+}
+
+/// `elems` as text, when each is a `u8` of printable ASCII or whitespace (and there is one).
+fn printable_bytes(elems: &[Value]) -> Option<String> {
+    let text: Option<String> = elems
+        .iter()
+        .map(|e| match e {
+            Value::Uint { ty, value } if ty == "u8" => u8::try_from(*value)
+                .ok()
+                .filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+                .map(char::from),
+            _ => None,
+        })
+        .collect();
+    text.filter(|t| !t.is_empty())
 }
 
 fn float_slug(x: f64) -> String {
@@ -549,6 +570,20 @@ mod tests {
         assert_eq!(value_slug(&text("Hello, World!")), "hello_world");
         assert_eq!(value_slug(&text("")), "empty");
         assert_eq!(value_slug(&text("?!")), "text");
+        let bytes = |b: &[u8]| Value::Seq {
+            ty: "[u8]".into(),
+            elems: b
+                .iter()
+                .map(|b| Value::Uint {
+                    ty: "u8".into(),
+                    value: u128::from(*b),
+                })
+                .collect(),
+            truncated: false,
+        };
+        assert_eq!(value_slug(&bytes(b"ls -la /tmp")), "ls_la_tmp");
+        assert_eq!(value_slug(&bytes(&[0, 159])), "value");
+        assert_eq!(value_slug(&bytes(b"")), "value");
         assert!(value_slug(&text(&"long words ".repeat(20))).len() <= MAX_SLUG);
         // Cut between words, not inside one.
         assert_eq!(
