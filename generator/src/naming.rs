@@ -166,10 +166,10 @@ pub fn value_slug(value: &Value) -> String {
         }
         // Bytes that are printable text (`b"ls -la /tmp"`, as the test spells them) by their
         // words, as a text is.
-        Value::Seq { elems, .. } => match printable_bytes(elems) {
-            Some(text) if !snake_words(&text).is_empty() => snake_words(&text),
-            _ => "value".to_string(),
-        },
+        Value::Seq { elems, .. } => printable_bytes(elems)
+            .map(|text| snake_words(&text))
+            .filter(|words| !words.is_empty())
+            .unwrap_or_else(|| "value".to_string()),
         _ => "value".to_string(),
     };
     let mut slug = slug;

@@ -203,11 +203,7 @@ pub(crate) fn debuggable(api: &CrateApi, ty: &syn::Type) -> bool {
             ];
             let known = crate::read::types::Prim::from_name(&name).is_some()
                 || STD.contains(&name.as_str())
-                || api.modules.values().any(|m| {
-                    m.types
-                        .get(&name)
-                        .is_some_and(|t| t.traits.contains("Debug"))
-                });
+                || api.types_named(&name).any(|t| t.traits.contains("Debug"));
             known && args.iter().all(|a| debuggable(api, a))
         }
         _ => false,

@@ -174,16 +174,15 @@ enum Answer<'c> {
     Filled,
     /// An `Err` of a `Result<(), E>`, by its outcome (the error's text).
     ErrOfUnit(Option<String>),
-    /// `()`, with what some `self` or `&mut` arguments refer to changed (`returned; changed
-    /// self`: which ones).
-    Changed(String),
+    /// `()`, with what some `self` or `&mut` arguments refer to changed (which ones).
+    Changed(Vec<&'c str>),
     Outcome(Option<String>),
 }
 
 /// What `call` answered, as a fault can turn it over: an integer (with its type), a filled
 /// `String`, `Vec`, `&str` or slice (read whole or not: one cut short at the recording limit
 /// is not empty either), the `Err` of a `Result<(), E>`, `()` with arguments changed (read
-/// whole before and after: `outcome::with_effects`), or else its outcome.
+/// whole before and after: `outcome::changed`), or else its outcome.
 fn answer(call: &Call) -> Answer<'_> {
     use carve_storage::Value;
     let returned = matches!(call.outcome, carve_storage::Outcome::Returned);
@@ -208,9 +207,10 @@ fn answer(call: &Call) -> Answer<'_> {
         {
             Answer::ErrOfUnit(outcome::of(call))
         }
-        None if returned => match outcome::with_effects(call) {
-            Some(o) if o.starts_with("returned; changed ") => Answer::Changed(o),
-            o => Answer::Outcome(o),
+        // `outcome::changed` answers only for a call that returned.
+        None => match outcome::changed(call).filter(|c| !c.is_empty()) {
+            Some(changed) => Answer::Changed(changed),
+            None => Answer::Outcome(outcome::of(call)),
         },
         _ => Answer::Outcome(outcome::of(call)),
     }

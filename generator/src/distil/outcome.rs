@@ -30,28 +30,36 @@ pub(crate) fn of(call: &Call) -> Option<String> {
 /// was not read whole (equal in what was read says nothing).
 pub(crate) fn with_effects(call: &Call) -> Option<String> {
     let outcome = of(call)?;
-    if call.outcome != Outcome::Returned || call.after.is_empty() {
+    let Some(changed) = changed(call) else {
         return Some(outcome);
-    }
-    let mut changed = Vec::new();
-    for after in &call.after {
-        let Some(before) = call.arg(&after.name) else {
-            return Some(outcome);
-        };
-        // At entry the argument is the reference; after, what it refers to.
-        let (before, now) = (behind(before), behind(&after.value));
-        if before != now {
-            changed.push(after.name.as_str());
-        } else if !before.is_exact() {
-            return Some(outcome);
-        }
-    }
+    };
     let names: Vec<&str> = call.after.iter().map(|a| a.name.as_str()).collect();
     Some(if changed.is_empty() {
         format!("{outcome}; left {}", names.join(", "))
     } else {
         format!("{outcome}; changed {}", changed.join(", "))
     })
+}
+
+/// The `self` and `&mut` arguments a call that returned changed what they refer to (none:
+/// it left them all as they were); `None` where it recorded no such effect, did not return,
+/// or one was not read whole (equal in what was read says nothing).
+pub(crate) fn changed(call: &Call) -> Option<Vec<&str>> {
+    if call.outcome != Outcome::Returned || call.after.is_empty() {
+        return None;
+    }
+    let mut changed = Vec::new();
+    for after in &call.after {
+        let before = call.arg(&after.name)?;
+        // At entry the argument is the reference; after, what it refers to.
+        let (before, now) = (behind(before), behind(&after.value));
+        if before != now {
+            changed.push(after.name.as_str());
+        } else if !before.is_exact() {
+            return None;
+        }
+    }
+    Some(changed)
 }
 
 /// What `value` refers to, through every reference.

@@ -39,9 +39,9 @@ fn new_names(file: &FilePlan) -> BTreeMap<String, String> {
     let named: Vec<_> = file
         .tests
         .iter()
-        .filter_map(|t| Some((t.name.as_str(), t.name_parts.clone()?)))
+        .filter_map(|t| Some((t.name.as_str(), t.name_parts.as_ref()?)))
         .collect();
-    let parts: Vec<_> = named.iter().map(|(_, p)| p.clone()).collect();
+    let parts: Vec<_> = named.iter().map(|(_, p)| (*p).clone()).collect();
     let mut taken: BTreeSet<String> = file
         .tests
         .iter()

@@ -271,6 +271,11 @@ impl CrateApi {
         }
         Some((self.find_module(module)?, name.clone()))
     }
+    /// The crate's types of the name `name` (as a signature writes a type: its last segment),
+    /// in any module.
+    pub(crate) fn types_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a TypeApi> {
+        self.modules.values().filter_map(move |m| m.types.get(name))
+    }
     /// A type the crate's source declares at `path`, public or not (not one only impls show).
     pub fn declared_type(&self, path: &str) -> Option<&TypeApi> {
         let (module, name) = self.split_path(path)?;

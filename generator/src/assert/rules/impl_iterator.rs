@@ -24,21 +24,19 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
 }
 
 /// How the items of `impl Iterator<Item = T>` (as `written`) are checked: by `{:?}` unless
-/// `T` names a type of the crate that is not `Debug`.
+/// `T` names types of the crate none of which is `Debug` (as `getters::debuggable` reads a
+/// name).
 fn items_by(api: &CrateApi, written: &str) -> ItemsBy {
     let Some(syn::Type::Path(item)) = item_type(written) else {
         return ItemsBy::Debug;
     };
-    let Some(last) = item.path.segments.last() else {
+    let Some(name) = item.path.segments.last().map(|s| s.ident.to_string()) else {
         return ItemsBy::Debug;
     };
-    let name = last.ident.to_string();
-    let Some(ty) = api.modules.values().find_map(|m| m.types.get(&name)) else {
-        return ItemsBy::Debug;
-    };
-    if ty.traits.contains("Debug") {
+    let has = |t: &str| api.types_named(&name).any(|ty| ty.traits.contains(t));
+    if api.types_named(&name).next().is_none() || has("Debug") {
         ItemsBy::Debug
-    } else if ty.traits.contains("Display") {
+    } else if has("Display") {
         ItemsBy::Display
     } else {
         ItemsBy::Count
