@@ -68,10 +68,11 @@ def use_paths(text):
 
 
 def expand(tree):
+    # An alias (`x as y`) goes before the spaces do: `classes` does not end in one.
+    tree = re.sub(r"\s+as\s+\w+", "", tree)
     tree = re.sub(r"\s+", "", tree)
     if "{" not in tree:
-        tree = tree.split(" as ")[0]
-        return [[s for s in re.sub(r"as\w+$", "", tree).split("::") if s]]
+        return [[s for s in tree.split("::") if s]]
     i = tree.index("{")
     prefix = [s for s in tree[:i].split("::") if s]
     inner = tree[i + 1 : tree.rindex("}")]

@@ -91,6 +91,11 @@ pub struct ExploreArgs {
     /// How many times verification runs the kept tests.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub verify_runs: u32,
+    /// Keep every kept sequence's test; by default, once verified, only those that add a
+    /// line, an outcome, a value class or a value fault detected to the carved tests in
+    /// --out and to each other stay (each test recorded alone).
+    #[arg(long)]
+    pub all: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }

@@ -234,7 +234,7 @@ fn measure_each_test(
 
 /// `cargo test --no-run` of `targets` in `crate_dir`, with the features the recorded program
 /// was built with: each target with its executable, from cargo's JSON messages.
-fn build(
+pub(crate) fn build(
     cargo: &Path,
     crate_dir: &Path,
     targets: &[String],
@@ -289,11 +289,24 @@ fn record_lines(exe: &Path, info: &RunInfo) -> anyhow::Result<LinesReached> {
 }
 
 /// Records `program` run with `args` with `--coverage` and the recording's selection.
-fn record_lines_of(
+pub(crate) fn record_lines_of(
     program: Program,
     args: &[OsString],
     info: &RunInfo,
 ) -> anyhow::Result<LinesReached> {
+    let mut sink = LinesReached::default();
+    record_into(program, args, info, &mut sink)?;
+    Ok(sink)
+}
+
+/// Records `program` run with `args` with `--coverage` and the recording's selection into
+/// `sink`.
+pub(crate) fn record_into(
+    program: Program,
+    args: &[OsString],
+    info: &RunInfo,
+    sink: &mut dyn TraceSink,
+) -> anyhow::Result<()> {
     let options = RecordOptions {
         selection: Selection {
             filters: info.filters.clone(),
@@ -305,26 +318,25 @@ fn record_lines_of(
         ..RecordOptions::default()
     };
     let recording = Recording::spawn(program, args, options)?;
-    let mut sink = LinesReached::default();
-    recording.run(&mut sink)?;
-    Ok(sink)
+    recording.run(sink)?;
+    Ok(())
 }
 
 /// A sink that keeps the (file, line)s reached, whose lines they are and how the program
 /// ended, nothing else.
 #[derive(Default)]
-struct LinesReached {
+pub(crate) struct LinesReached {
     /// Each line with code: its file, line and function.
     code: HashMap<LineId, (String, u32, FunctionId)>,
-    reached: BTreeSet<(String, u32)>,
+    pub(crate) reached: BTreeSet<(String, u32)>,
     paths: HashMap<FunctionId, String>,
-    exit: Option<ProcessExit>,
+    pub(crate) exit: Option<ProcessExit>,
 }
 
 impl LinesReached {
     /// The paths of the functions each line with code belongs to (the same for every run of
     /// one binary).
-    fn functions(&self) -> BTreeMap<(String, u32), BTreeSet<String>> {
+    pub(crate) fn functions(&self) -> BTreeMap<(String, u32), BTreeSet<String>> {
         let mut out: BTreeMap<(String, u32), BTreeSet<String>> = BTreeMap::new();
         for (file, line, function) in self.code.values() {
             if let Some(path) = self.paths.get(function) {
@@ -385,10 +397,10 @@ fn moved(c: &Coverage, root: &Path, crate_dir: &Path) -> Coverage {
 /// Source file names as the file system resolves them (`..`, symlinks), so that the program's
 /// and the tests' DWARF name one file alike; a name that does not resolve stays as it is.
 #[derive(Default)]
-struct Canonical(HashMap<String, String>);
+pub(crate) struct Canonical(HashMap<String, String>);
 
 impl Canonical {
-    fn of(&mut self, file: &str) -> String {
+    pub(crate) fn of(&mut self, file: &str) -> String {
         self.0
             .entry(file.to_string())
             .or_insert_with(|| {
@@ -422,13 +434,13 @@ impl Canonical {
 
 /// carve's stdout and stderr sent to a file until dropped (the recorder's programs inherit
 /// them).
-struct Redirected {
+pub(crate) struct Redirected {
     stdout: OwnedFd,
     stderr: OwnedFd,
 }
 
 impl Redirected {
-    fn to(file: &std::fs::File) -> std::io::Result<Redirected> {
+    pub(crate) fn to(file: &std::fs::File) -> std::io::Result<Redirected> {
         use std::io::Write;
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
@@ -450,10 +462,10 @@ impl Drop for Redirected {
 }
 
 /// carve's working directory changed to a directory until dropped.
-struct InDir(PathBuf);
+pub(crate) struct InDir(PathBuf);
 
 impl InDir {
-    fn enter(dir: &Path) -> anyhow::Result<InDir> {
+    pub(crate) fn enter(dir: &Path) -> anyhow::Result<InDir> {
         let before = std::env::current_dir().context("cannot read the working directory")?;
         std::env::set_current_dir(dir)
             .with_context(|| format!("cannot change into {}", dir.display()))?;

@@ -90,13 +90,28 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
     let interruptible = crate::generate::Interruptible::start();
     let explored = carve_explore::explore(&trace, &opts);
     drop(interruptible);
-    let report = match explored {
+    let mut report = match explored {
         Err(e) if e.is_interrupted() => {
             eprintln!("carve: error: {}", terminal_safe(&e.to_string(), &[]));
             return Ok(crate::exit::INTERRUPTED);
         }
         report => report?,
     };
+    // The kept tests distilled beside the carved ones: each recorded alone (issue 27).
+    if let (false, true, Some(file)) = (a.all, report.verified, report.file.clone()) {
+        crate::progress::step("distilling the kept tests beside the carved ones");
+        let info = store.run(run)?.info;
+        let distilled = crate::distil_explored::distil(
+            &info,
+            &opts.cargo,
+            &opts.crate_dir,
+            &a.out,
+            &file,
+            &report.boundaries,
+        );
+        crate::progress::clear();
+        report.distilled = Some(distilled.map_err(|e| format!("{e:#}")));
+    }
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => text(&report),
@@ -209,6 +224,26 @@ fn text(r: &Report) -> String {
          call before it did); findings: {}\n",
         r.findings.len()
     ));
+    match &r.distilled {
+        Some(Ok(d)) => t.push_str(&format!(
+            "distilled: kept {} of the {} tests (--all keeps every one): beside the carved \
+             tests in the directory, they reach {} of the {} goals all of them reach together \
+             ({} of {} library lines, {} of {} value faults detected: a function called \
+             inside made to answer otherwise; {} runs), the carved tests alone {}\n",
+            d.kept_tests,
+            d.weighed_tests,
+            d.kept_goals,
+            d.all_goals,
+            d.kept_lines,
+            d.all_lines,
+            d.kept_faults,
+            d.all_faults,
+            d.fault_runs,
+            d.chosen_goals
+        )),
+        Some(Err(why)) => t.push_str(&format!("not distilled, every test kept: {why}\n")),
+        None => {}
+    }
     for q in &r.taken_out {
         t.push_str(&format!("  taken out: {}: {}\n", q.test, q.reason));
     }

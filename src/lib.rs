@@ -12,6 +12,7 @@ mod carved_coverage;
 mod completions;
 mod coverage;
 mod demo;
+mod distil_explored;
 mod exit;
 mod explore;
 mod fault_runs;

@@ -9,7 +9,14 @@ use std::path::Path;
 use common::*;
 
 /// `carve explore --db DB --out OUT ARGS...` in `dir`.
+/// `carve explore` with `--all`: what these tests look at is what exploring keeps; distilling
+/// the kept tests beside the carved ones has its own test (`explore_distilled`).
 fn explore(dir: &Path, out: &str, args: &[&str]) -> std::process::Output {
+    explore_distilled(dir, out, &[&["--all"], args].concat())
+}
+
+/// `carve explore --db trace.db --out OUT ARGS...` in `dir`, building in `dir/target`.
+fn explore_distilled(dir: &Path, out: &str, args: &[&str]) -> std::process::Output {
     output_within(
         carve()
             .current_dir(dir)
@@ -2502,4 +2509,51 @@ fn where_the_crate_folds_case_texts_with_their_case_flipped_are_explored() {
             "x.to_ascii_lowercase() == y",
         ),
     );
+}
+
+/// Distilling (issue 27): the kept tests are recorded alone beside the carved ones, and only
+/// those that add a library line, an outcome, a value class, a value fault detected or a
+/// comparison met first at its boundary to the carved tests and to each other stay; `--all`
+/// keeps every one. `is_small(u32::MAX)` adds nothing to `is_small(100)`, the boundary of
+/// `n < 100`, which a `<` made `<=` changes. What stays still tells a changed branch the
+/// carved tests never ran.
+#[test]
+fn explored_tests_that_add_nothing_beside_the_carved_ones_leave_the_file() {
+    let lib = "pub fn is_small(n: u32) -> bool {\n    n < 100\n}\n\n\
+               pub fn to_hundred(n: u32) -> u32 {\n    if is_small(n) {\n        100 - n\n    \
+               } else {\n        0\n    }\n}\n";
+    let main =
+        "fn main() {\n    println!(\"{} {}\", grades::is_small(7), grades::to_hundred(7));\n}\n";
+    let c = carve_small_crate_distilled("grades", lib, main, &["--coverage"], &[]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let file = c.dir.join("tests/explored_grades.rs");
+    let count = |text: &str| text.matches("#[test]").count();
+    let args = ["--runs", "2000", "--seed", "1"];
+
+    let all = explore(&c.dir, "tests", &args);
+    assert!(all.status.success(), "{}", stderr(&all));
+    assert!(!stdout(&all).contains("distilled:"), "{}", stdout(&all));
+    let every = count(&std::fs::read_to_string(&file).unwrap());
+
+    let out = explore_distilled(&c.dir, "tests", &args);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    let kept_of = |said: &str| -> (usize, usize) {
+        let at = said.find("distilled: kept ").expect("a distilled line") + 16;
+        let words: Vec<&str> = said[at..].split_whitespace().collect();
+        (words[0].parse().unwrap(), words[3].parse().unwrap())
+    };
+    let (kept, weighed) = kept_of(&said);
+    assert_eq!(weighed, every, "{said}");
+    assert!(0 < kept && kept < weighed, "{said}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(count(&text), kept, "{text}");
+    assert!(text.contains("grades::is_small(100u32)"), "{text}");
+    assert!(!text.contains("grades::is_small(u32::MAX)"), "{text}");
+    // Every goal the carved and explored tests reach together is reached by those kept.
+    let goals = said.split("they reach ").nth(1).unwrap();
+    let words: Vec<&str> = goals.split_whitespace().collect();
+    assert_eq!(words[0], words[3], "{said}");
+    // `to_hundred` of a number not small is explored only: the kept tests see it change.
+    fail_after_edit(&c.dir, "grades", ("        0\n", "        1\n"));
 }

@@ -42,6 +42,7 @@ mod testdata;
 mod trait_calls;
 mod world;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -49,6 +50,7 @@ use carve_generator::{CrateApi, Interrupt, Quarantined, Verify};
 use carve_storage::Trace;
 use serde::Serialize;
 
+use crate::compares::Side;
 use crate::rounds::{search_rounds, sequences, watch_coverage, Round};
 use crate::search::{BATCH, SEQUENCE_TIMEOUT};
 
@@ -192,6 +194,15 @@ pub struct Report {
     pub beyond_run: Result<Vec<String>, String>,
     /// Lines beyond the run, or why they were not counted.
     pub lines: Result<LinesReport, String>,
+    /// The comparisons each kept test was the first to meet at their boundary (both sides
+    /// equal), by test name: `file:line`s. Distilling keeps each such test (a `<` made `<=`
+    /// shows there only).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub boundaries: BTreeMap<String, Vec<String>>,
+    /// The kept tests distilled beside the carved suite (the CLI's; `None`: not asked), or
+    /// why they were not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distilled: Option<Result<carve_generator::RecordedDistilled, String>>,
 }
 
 impl Report {
@@ -302,11 +313,9 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         findings: Vec::new(),
         file: None,
         findings_file: None,
-        lines: keeper
-            .lines
-            .as_ref()
-            .map(|l| LinesReport::of(l, replayed, keeper.compares.as_ref()))
-            .ok_or_else(|| lines_unread.unwrap_or_default()),
+        lines: lines_report(&keeper, replayed, lines_unread),
+        boundaries: BTreeMap::new(),
+        distilled: None,
     };
     let cx = render::Context {
         ex: &ex,
@@ -615,6 +624,17 @@ fn final_states(bin: &Path, kept: &[keep::Kept]) -> Result<Vec<harness::run::Fin
         .collect())
 }
 
+/// What the search reached beyond the run, or why it was not counted (`unread`).
+fn lines_report(
+    keeper: &keep::Keeper,
+    replayed: usize,
+    unread: Option<String>,
+) -> Result<LinesReport, String> {
+    (keeper.lines.as_ref())
+        .map(|l| LinesReport::of(l, replayed, keeper.compares.as_ref()))
+        .ok_or_else(|| unread.unwrap_or_default())
+}
+
 /// Writes the kept tests (then verifies them) and the findings into `opts.out_dir`. On an
 /// error (or an interruption) during verification the test file is put back as it was.
 fn write_out(
@@ -641,6 +661,19 @@ fn write_out(
         let helper = cx.ex.world.as_ref().map(world::World::helper);
         write_tests(trace, opts, (&cx.ex.crate_name, helper), &tests, report)?;
     }
+    report.boundaries = (tests.iter().zip(kept))
+        .map(|(t, k)| {
+            let equal = k
+                .new_compares
+                .iter()
+                .filter(|(_, side)| *side == Side::Equal);
+            let sites = equal
+                .map(|((file, line), _)| format!("{file}:{line}"))
+                .collect();
+            (t.name.clone(), sites)
+        })
+        .filter(|(_, sites): &(String, Vec<String>)| !sites.is_empty())
+        .collect();
     report.findings = keeper
         .findings
         .iter()

@@ -18,7 +18,9 @@ pub(crate) mod characters;
 pub(crate) mod classes;
 pub(crate) mod faults;
 pub(crate) mod fold;
+pub(crate) mod measured;
 pub(crate) mod outcome;
+pub(crate) mod recorded;
 pub(crate) mod rename;
 pub(crate) mod select;
 
@@ -34,6 +36,8 @@ use crate::plan::model::{FilePlan, Plan};
 use select::Candidate;
 
 pub use faults::{Fault, FaultValue};
+pub use measured::{LinesPerTest, Measured};
+pub use recorded::{recorded_faults, select_recorded, RecordedDistilled, RecordedTest};
 
 /// The tests of one carved file, for the caller to measure: its cargo test target (the file's
 /// stem), the names of its tests and, beside each, the faults to run it with (`faults.rs`).
@@ -42,23 +46,6 @@ pub struct TestsToMeasure {
     pub target: String,
     pub tests: Vec<String>,
     pub faults: Vec<Vec<Fault>>,
-}
-
-/// The (file, line)s each test reached, by (target, test), file names canonical. A test
-/// missing from it was not measured, and is kept.
-pub type LinesPerTest = BTreeMap<(String, String), BTreeSet<(String, u32)>>;
-
-/// What the caller measured of the tests.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Measured {
-    pub lines: LinesPerTest,
-    /// Whose lines they are: the paths of the functions each measured line belongs to, as the
-    /// test binaries' DWARF places them.
-    pub functions: BTreeMap<(String, u32), BTreeSet<String>>,
-    /// The faults each test detected (it failed or hung when run with one), by (target, test).
-    pub detected: BTreeMap<(String, String), BTreeSet<Fault>>,
-    /// How many runs with a fault were made.
-    pub fault_runs: usize,
 }
 
 /// The caller's measure of the verified tests: given the crate's directory and the tests of
@@ -456,7 +443,12 @@ fn candidates(
                 .collect();
             // The calls its arrange steps make again run in it too (producers and history
             // steps): a counter a replayed `next()` moved is what its state check sees.
-            let classes = value_classes(inputs, &ran(t), &t.calls);
+            let recorded = faults::Calls {
+                by_id: &inputs.calls,
+                children: &inputs.children,
+                paths: &inputs.paths,
+            };
+            let classes = classes::of_calls((&recorded, &inputs.boundaries), &ran(t), &t.calls);
             let faults = match (measured.detected.get(&key), &lines) {
                 (Some(detected), Some(lines)) => {
                     let once = tried.iter().filter(|t| t.once);
@@ -472,67 +464,9 @@ fn candidates(
                 classes,
                 faults,
                 size,
+                chosen: false,
             });
         }
-    }
-    out
-}
-
-/// How many calls inside one test's calls are classed: a test standing for a call that made
-/// millions weighs the first ones.
-const MAX_CALLS_CLASSED: usize = 10_000;
-
-/// (function, value class) of what the calls `ids` (those the test makes) and the calls
-/// inside them returned; the outcome of each call but the test's `own` is a class too. What a
-/// call left behind an argument counts where the test can see it: the test's calls' own
-/// arguments, and the objects they referred to when a call inside works on them again; not
-/// an object a call made and dropped inside itself (a lexer inside `split`), whose fields no
-/// assertion of the test compares.
-fn value_classes(inputs: &Inputs, ids: &[u64], own: &[u64]) -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
-    let mut todo: Vec<&Call> = ids
-        .iter()
-        .filter_map(|id| inputs.calls.get(id))
-        .copied()
-        .collect();
-    let held: BTreeSet<_> = todo
-        .iter()
-        .flat_map(|call| call.objects.iter().map(|o| o.object))
-        .collect();
-    let mut seen = 0;
-    while let Some(call) = todo.pop() {
-        seen += 1;
-        if seen > MAX_CALLS_CLASSED {
-            break;
-        }
-        let Some(path) = inputs.paths.get(&call.function) else {
-            continue;
-        };
-        let made = ids.contains(&call.id.0);
-        let observed = |name: &str| made || call.object(name).is_some_and(|o| held.contains(&o));
-        for class in classes::of(call, observed) {
-            out.insert((path.to_string(), class));
-        }
-        // A number given at a boundary the code names (`bytes < KIB` needs 1024 exactly).
-        let mut at = Vec::new();
-        for arg in &call.args {
-            let path = format!("{}:", arg.name);
-            boundaries::at(&arg.value, &path, &inputs.boundaries, 3, &mut at);
-        }
-        // The kinds of character the test itself gave it (`$`, a three-byte character).
-        if own.contains(&call.id.0) {
-            for arg in &call.args {
-                characters::of(&arg.value, &format!("{}:", arg.name), &mut at);
-            }
-        }
-        out.extend(at.into_iter().map(|class| (path.to_string(), class)));
-        // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).
-        if !own.contains(&call.id.0) {
-            if let Some(outcome) = outcome::of(call) {
-                out.insert((path.to_string(), format!("outcome {outcome}")));
-            }
-        }
-        todo.extend(inputs.children.get(&call.id.0).into_iter().flatten());
     }
     out
 }

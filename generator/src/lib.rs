@@ -46,7 +46,8 @@ pub use crate::arrange::world::{
     Node as FileNode,
 };
 pub use crate::distil::{
-    Distil, Distilled, Fault, FaultValue, LinesPerTest, Measured, TestsToMeasure,
+    recorded_faults, select_recorded, Distil, Distilled, Fault, FaultValue, LinesPerTest, Measured,
+    RecordedDistilled, RecordedTest, TestsToMeasure,
 };
 pub use crate::features::{features_cfg, recorded_features};
 pub use crate::interrupt::Interrupt;
@@ -473,7 +474,8 @@ fn verify_and_replan(
 }
 
 /// Takes the tests named in `names` out of `file` in `out_dir` (rewritten through a temporary
-/// file): `carve assess --write-tests` keeps only the carved tests that catch a transformation.
+/// file), and the `const`s only they used: `carve assess --write-tests` keeps only the carved
+/// tests that catch a transformation, `carve explore` only the kept tests that add a goal.
 pub fn remove_tests(
     out_dir: &Path,
     file: &str,

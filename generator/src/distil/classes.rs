@@ -12,6 +12,8 @@
 //! of the test's own calls, and of the calls inside them on the same objects — not a lexer a
 //! `split` made and dropped inside itself).
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use carve_storage::{Call, Outcome, Value};
 
 /// How deep into a value its leaves are classed.
@@ -185,6 +187,69 @@ fn empty(is_empty: bool) -> &'static str {
     } else {
         "not empty"
     }
+}
+
+/// How many calls inside one test's calls are classed: a test standing for a call that made
+/// millions weighs the first ones.
+const MAX_CALLS_CLASSED: usize = 10_000;
+
+/// (function, value class) of what the calls `ids` (those the test makes) and the calls
+/// inside them returned; the outcome of each call but the test's `own` is a class too. What a
+/// call left behind an argument counts where the test can see it: the test's calls' own
+/// arguments, and the objects they referred to when a call inside works on them again; not
+/// an object a call made and dropped inside itself (a lexer inside `split`), whose fields no
+/// assertion of the test compares.
+pub(crate) fn of_calls(
+    (calls, boundaries): (&super::faults::Calls, &BTreeMap<i128, String>),
+    ids: &[u64],
+    own: &[u64],
+) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    let mut todo: Vec<&Call> = ids
+        .iter()
+        .filter_map(|id| calls.by_id.get(id))
+        .copied()
+        .collect();
+    let held: BTreeSet<_> = todo
+        .iter()
+        .flat_map(|call| call.objects.iter().map(|o| o.object))
+        .collect();
+    let mut seen = 0;
+    while let Some(call) = todo.pop() {
+        seen += 1;
+        if seen > MAX_CALLS_CLASSED {
+            break;
+        }
+        let Some(path) = calls.paths.get(&call.function) else {
+            continue;
+        };
+        let made = ids.contains(&call.id.0);
+        let observed = |name: &str| made || call.object(name).is_some_and(|o| held.contains(&o));
+        for class in of(call, observed) {
+            out.insert((path.to_string(), class));
+        }
+        // A number given at a boundary the code names (`bytes < KIB` needs 1024 exactly).
+        let mut at = Vec::new();
+        for arg in &call.args {
+            let path = format!("{}:", arg.name);
+            super::boundaries::at(&arg.value, &path, boundaries, 3, &mut at);
+        }
+        // The kinds of character the test itself gave it (`$`, a three-byte character).
+        if own.contains(&call.id.0) {
+            for arg in &call.args {
+                super::characters::of(&arg.value, &format!("{}:", arg.name), &mut at);
+            }
+        }
+        out.extend(at.into_iter().map(|class| (path.to_string(), class)));
+        // The outcomes of the tests' own calls are goals of their own (`Goal::Outcome`).
+        if !own.contains(&call.id.0) {
+            if let Some(outcome) = super::outcome::of(call) {
+                out.insert((path.to_string(), format!("outcome {outcome}")));
+            }
+        }
+        todo.extend(calls.children.get(&call.id.0).into_iter().flatten());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! (see `faults.rs`). Greedy set cover, as EvoSuite minimises a
 //! suite: take the test that adds the most goals not yet reached, again and again, until no
 //! test adds one; a tie goes to the smaller test (fewer arrange steps), then to the earlier.
-//! A test whose lines were not measured is kept as it is: nothing says what it adds.
+//! A test whose lines were not measured is kept as it is: nothing says what it adds; so is a
+//! test chosen before, whose goals the others are weighed against.
 
 use std::collections::BTreeSet;
 
@@ -32,6 +33,9 @@ pub(crate) struct Candidate {
     pub(crate) faults: BTreeSet<(String, String)>,
     /// How much arranging it does (bindings, mocks, checks): the smaller wins a tie.
     pub(crate) size: usize,
+    /// Kept whatever it adds: a test chosen before (a carved test distilled already, beside
+    /// which `carve explore`'s are weighed: `recorded.rs`).
+    pub(crate) chosen: bool,
 }
 
 impl Candidate {
@@ -64,7 +68,7 @@ pub(crate) fn select(candidates: &[Candidate]) -> Vec<usize> {
     let mut kept: Vec<usize> = Vec::new();
     let mut reached: BTreeSet<&Goal> = BTreeSet::new();
     for (i, c) in candidates.iter().enumerate() {
-        if c.lines.is_none() {
+        if c.lines.is_none() || c.chosen {
             kept.push(i);
             reached.extend(&goals[i]);
         }
@@ -128,6 +132,7 @@ mod tests {
             classes: BTreeSet::new(),
             faults: BTreeSet::new(),
             size,
+            chosen: false,
         }
     }
 
