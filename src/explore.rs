@@ -110,6 +110,11 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
             &report.boundaries,
         );
         crate::progress::clear();
+        if distilled.is_ok() && file.is_file() {
+            let features = carve_generator::recorded_features(&info);
+            (report.tables, report.table_rows) =
+                carve_explore::fold_tables(&opts, &file, &features)?;
+        }
         report.distilled = Some(distilled.map_err(|e| format!("{e:#}")));
     }
     let text = match a.format {
@@ -243,6 +248,17 @@ fn text(r: &Report) -> String {
         )),
         Some(Err(why)) => t.push_str(&format!("not distilled, every test kept: {why}\n")),
         None => {}
+    }
+    if r.tables > 0 {
+        t.push_str(&format!(
+            "tables: {} of the kept tests, each one call of a function with other values, \
+             written as {} (a row each, named in its failure message)\n",
+            r.table_rows,
+            match r.tables {
+                1 => "1 table test".to_string(),
+                n => format!("{n} table tests"),
+            }
+        ));
     }
     for q in &r.taken_out {
         t.push_str(&format!("  taken out: {}: {}\n", q.test, q.reason));

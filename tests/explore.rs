@@ -2557,3 +2557,48 @@ fn explored_tests_that_add_nothing_beside_the_carved_ones_leave_the_file() {
     // `to_hundred` of a number not small is explored only: the kept tests see it change.
     fail_after_edit(&c.dir, "grades", ("        0\n", "        1\n"));
 }
+
+/// Once distilled, the kept tests that are one call of one function with other values are
+/// written as one table test (issue 27): a row each, named in its failure message.
+#[test]
+fn kept_tests_of_one_call_with_other_values_are_written_as_a_table() {
+    let lib = "fn below(x: i32, bound: i32) -> bool {\n    x < bound\n}\n\n\
+               pub fn clamp_to(x: i32, lo: i32, hi: i32) -> i32 {\n    if below(x, lo) {\n        \
+               lo\n    } else if below(hi, x) {\n        hi\n    } else {\n        x\n    }\n}\n";
+    let main = "fn main() {\n    println!(\"{}\", clamps::clamp_to(5, 1, 10));\n}\n";
+    let c = carve_small_crate_distilled("clamps", lib, main, &["--coverage"], &[]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let out = explore_distilled(&c.dir, "tests", &["--runs", "3000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("written as 1 table test (a row each"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(c.dir.join("tests/explored_clamps.rs")).unwrap();
+    assert_eq!(text.matches("#[test]").count(), 1, "{text}");
+    let table = test_holding(
+        &text,
+        &[
+            "fn explored_clamp_to_table() {",
+            "for (n_1, n_2, n_3, expected) in [",
+        ],
+    );
+    assert!(
+        table.contains("\"clamp_to({:?}, {:?}, {:?})\", n_1, n_2, n_3);"),
+        "{table}"
+    );
+    // Only a row of the table takes `x < lo`: changed, the row says which call.
+    edit(
+        &c.dir.join("src/lib.rs"),
+        "        lo\n",
+        "        lo + 1\n",
+    );
+    let ran = cargo_in(&c.dir, &["test", "--test", "explored_clamps"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+    assert!(
+        stdout(&ran).contains("clamp_to(5, 6, -1)"),
+        "{}",
+        stdout(&ran)
+    );
+}

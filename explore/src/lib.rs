@@ -37,6 +37,7 @@ mod search;
 mod std_traits;
 mod strategy;
 mod substitute;
+mod tables;
 #[cfg(test)]
 mod testdata;
 mod trait_calls;
@@ -203,6 +204,10 @@ pub struct Report {
     /// why they were not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distilled: Option<Result<carve_generator::RecordedDistilled, String>>,
+    /// Of the tests distilling kept, those written as rows of tables (`fold_tables`): how many
+    /// tables, how many rows.
+    pub tables: usize,
+    pub table_rows: usize,
 }
 
 impl Report {
@@ -316,6 +321,8 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         lines: lines_report(&keeper, replayed, lines_unread),
         boundaries: BTreeMap::new(),
         distilled: None,
+        tables: 0,
+        table_rows: 0,
     };
     let cx = render::Context {
         ex: &ex,
@@ -770,6 +777,41 @@ fn write_tests(
         report.file = Some(path);
     }
     Ok(())
+}
+
+/// Writes the kept tests of `file` (in `opts.out_dir`) that are one call of one function
+/// with other values as tables (`tables.rs`), then verifies the file as the kept tests were
+/// (`features`: the recorded build's); a file whose tables do not all pass is put back as it
+/// was. Returns the tables written and the tests they hold as rows ((0, 0): none).
+pub fn fold_tables(
+    opts: &ExploreOptions,
+    file: &Path,
+    features: &[String],
+) -> Result<(usize, usize), ExploreError> {
+    let before = std::fs::read_to_string(file)
+        .map_err(|e| ExploreError::io(format!("read {}", file.display()), e))?;
+    let (Some(folded), Some(v), Some(name)) = (
+        tables::fold(&before),
+        &opts.verify,
+        file.file_name().map(|n| n.to_string_lossy().into_owned()),
+    ) else {
+        return Ok((0, 0));
+    };
+    write(file, &folded.text)?;
+    let verified = carve_generator::verify_test_file(
+        (&opts.crate_dir, &opts.out_dir),
+        &name,
+        &folded.tests,
+        &v.with_features(features),
+        opts.interrupt,
+    );
+    match verified {
+        Ok(taken_out) if taken_out.is_empty() && file.is_file() => Ok((folded.tables, folded.rows)),
+        other => {
+            write(file, &before)?;
+            other.map(|_| (0, 0)).map_err(Into::into)
+        }
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ExploreError> {

@@ -1,0 +1,398 @@
+//! Kept tests of one call with other values written as one table (issue 27: "fold the
+//! remaining useful inputs into table-driven tests"), once distilling has said which stay:
+//! the tests whose body is one check of one call with literal arguments,
+//! `assert_eq!(f("a", 3u8), 7usize)`, `assert!(f('x'))` or `assert!(!f('x'))`, grouped by the
+//! function called and the kinds of their arguments, become one `#[test]` that runs each row
+//! and names it in its failure message (`width_cjk("ab")`). A group of one stays a test.
+//! Plain text in, plain text out: the caller verifies the file and puts it back when a table
+//! does not pass.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::Span;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Item, Lit, Stmt, Token, UnOp};
+
+/// What folding made of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folded {
+    pub text: String,
+    /// Tables written, and the tests they hold as rows.
+    pub tables: usize,
+    pub rows: usize,
+    /// The names of the file's `#[test]` functions afterwards.
+    pub tests: Vec<String>,
+}
+
+/// One test of one call, as a row.
+struct Row {
+    /// The test's lines (1-based, inclusive), its doc comment included.
+    lines: (usize, usize),
+    name: String,
+    /// The first line of its doc comment up to its first `:` (`Explored (BOBW, length 1,
+    /// seed 1)`).
+    origin: Option<String>,
+    /// The function called, as written.
+    function: String,
+    /// Each argument and the expected value, as written.
+    args: Vec<String>,
+    expected: String,
+    /// What the row's values are (`str`, `int u8`, …): rows of one table agree on each
+    /// argument's, so that the table's tuple has one type.
+    kinds: Vec<String>,
+}
+
+/// `source` with every group of at least two one-call tests of one function written as one
+/// table; `None` when there is none (or the file does not parse).
+pub fn fold(source: &str) -> Option<Folded> {
+    let file = syn::parse_file(source).ok()?;
+    let lines: Vec<&str> = source.lines().collect();
+    let mut groups: BTreeMap<(String, Vec<String>), Vec<Row>> = BTreeMap::new();
+    let mut names = Vec::new();
+    for item in &file.items {
+        let Item::Fn(f) = item else { continue };
+        if !f.attrs.iter().any(|a| a.path().is_ident("test")) {
+            continue;
+        }
+        names.push(f.sig.ident.to_string());
+        if let Some(row) = row(f, &lines) {
+            let key = (row.function.clone(), row.kinds.clone());
+            groups.entry(key).or_default().push(row);
+        }
+    }
+    let groups: Vec<Vec<Row>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    if groups.is_empty() {
+        return None;
+    }
+    // Each table takes its first row's place; the other rows' lines go.
+    let mut replaced: BTreeMap<usize, (usize, String)> = BTreeMap::new();
+    let mut gone: Vec<(usize, usize)> = Vec::new();
+    let mut tests: Vec<String> = names.clone();
+    let mut rows = 0;
+    for group in &groups {
+        let name = unique(&table_name(&group[0].function), &tests);
+        tests.retain(|t| !group.iter().any(|r| &r.name == t));
+        tests.push(name.clone());
+        replaced.insert(group[0].lines.0, (group[0].lines.1, table(&name, group)));
+        gone.extend(group[1..].iter().map(|r| r.lines));
+        rows += group.len();
+    }
+    let mut text = String::with_capacity(source.len());
+    let mut at = 1;
+    while at <= lines.len() {
+        if let Some((end, table)) = replaced.get(&at) {
+            text.push_str(table);
+            at = end + 1;
+            continue;
+        }
+        if let Some(&(_, end)) = gone.iter().find(|(start, _)| *start == at) {
+            at = end + 1;
+            // The blank line that separated it from the next.
+            if lines.get(at - 1).is_some_and(|l| l.trim().is_empty()) {
+                at += 1;
+            }
+            continue;
+        }
+        text.push_str(lines[at - 1]);
+        text.push('\n');
+        at += 1;
+    }
+    Some(Folded {
+        text,
+        tables: groups.len(),
+        rows,
+        tests,
+    })
+}
+
+/// The row a test is, when its body is one check of one call with literal arguments.
+fn row(f: &syn::ItemFn, lines: &[&str]) -> Option<Row> {
+    let [Stmt::Macro(stmt)] = f.block.stmts.as_slice() else {
+        return None;
+    };
+    let exprs = stmt
+        .mac
+        .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
+        .ok()?;
+    let exprs: Vec<&Expr> = exprs.iter().collect();
+    let (call, expected) = match (stmt.mac.path.get_ident()?.to_string().as_str(), &exprs[..]) {
+        ("assert_eq", [call, expected]) => (*call, text(lines, expected.span())?),
+        ("assert", [Expr::Unary(u)]) if matches!(u.op, UnOp::Not(_)) => {
+            (&*u.expr, "false".to_string())
+        }
+        ("assert", [call]) => (*call, "true".to_string()),
+        _ => return None,
+    };
+    let Expr::Call(call) = call else { return None };
+    let Expr::Path(function) = &*call.func else {
+        return None;
+    };
+    let mut kinds = Vec::new();
+    let mut args = Vec::new();
+    for arg in &call.args {
+        kinds.push(kind(arg)?);
+        args.push(text(lines, arg.span())?);
+    }
+    if !is_value(&exprs[exprs.len() - 1..], &expected) {
+        return None;
+    }
+    let start = f.attrs.iter().map(|a| a.span().start().line);
+    let start = start.chain([f.sig.fn_token.span.start().line]).min()?;
+    let origin = f.attrs.iter().find_map(|a| {
+        let syn::Meta::NameValue(nv) = &a.meta else {
+            return None;
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(doc), ..
+        }) = &nv.value
+        else {
+            return None;
+        };
+        let doc = doc.value();
+        let origin = doc.trim().split(':').next()?.trim().to_string();
+        origin.starts_with("Explored").then_some(origin)
+    });
+    Some(Row {
+        lines: (start, f.block.span().end().line),
+        name: f.sig.ident.to_string(),
+        origin,
+        function: text(lines, function.span())?,
+        args,
+        expected,
+        kinds,
+    })
+}
+
+/// Whether the expected value of `assert_eq!` is a literal value (`7usize`, `Some('x')`,
+/// `None`), so that rows of it make a table; `assert!`'s `true`/`false` always are.
+fn is_value(exprs: &[&Expr], expected: &str) -> bool {
+    if expected == "true" || expected == "false" {
+        return true;
+    }
+    match exprs.first() {
+        Some(Expr::Call(c)) => {
+            let some = matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some"));
+            some && c.args.len() == 1 && c.args.first().and_then(kind).is_some()
+        }
+        Some(Expr::Path(p)) if p.path.is_ident("None") => true,
+        Some(e) => kind(e).is_some(),
+        None => false,
+    }
+}
+
+/// What a literal argument is (`str`, `char`, `int u8`, `float f64`, `bool`, `const u32`
+/// for `u32::MAX`); `None` for anything else (a byte string's type holds its length).
+fn kind(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Str(_) => Some("str".to_string()),
+            Lit::Char(_) => Some("char".to_string()),
+            Lit::Bool(_) => Some("bool".to_string()),
+            Lit::Int(i) => Some(format!("int {}", i.suffix())),
+            Lit::Float(f) => Some(format!("float {}", f.suffix())),
+            _ => None,
+        },
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => kind(&u.expr),
+        Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 2 => {
+            let ty = p.path.segments[0].ident.to_string();
+            let name = p.path.segments[1].ident.to_string();
+            let constant = name.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+            let prim = ["u8", "u16", "u32", "u64", "u128", "usize"]
+                .into_iter()
+                .chain(["i8", "i16", "i32", "i64", "i128", "isize", "char"])
+                .any(|p| p == ty);
+            (constant && prim).then(|| format!("int {ty}"))
+        }
+        _ => None,
+    }
+}
+
+/// The source text `span` covers (on one line).
+fn text(lines: &[&str], span: Span) -> Option<String> {
+    let (start, end) = (span.start(), span.end());
+    if start.line != end.line {
+        return None;
+    }
+    let line = lines.get(start.line.checked_sub(1)?)?;
+    Some(
+        line.chars()
+            .skip(start.column)
+            .take(end.column - start.column)
+            .collect(),
+    )
+}
+
+/// `explored_width_cjk_table` for `unicode_width::UnicodeWidthStr::width_cjk`.
+fn table_name(function: &str) -> String {
+    let last = function.rsplit("::").next().unwrap_or(function);
+    let last: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("explored_{}_table", last.trim_matches('_'))
+}
+
+/// `name`, or `name_2`… when a test of the file has it.
+fn unique(name: &str, taken: &[String]) -> String {
+    let mut out = name.to_string();
+    let mut n = 1;
+    while taken.contains(&out) {
+        n += 1;
+        out = format!("{name}_{n}");
+    }
+    out
+}
+
+/// The table test of `rows` (at least two).
+fn table(name: &str, rows: &[Row]) -> String {
+    let first = &rows[0];
+    let columns = column_names(&first.kinds);
+    let short = first
+        .function
+        .rsplit("::")
+        .next()
+        .unwrap_or(&first.function);
+    let origin = first.origin.as_deref().unwrap_or("Explored");
+    let mut out = format!(
+        "/// {origin}: `{}` called {} ways, one row each (the tests {}, each kept for what it \
+         added: a line, an outcome, a comparison at its boundary or a value fault).\n",
+        first.function,
+        rows.len(),
+        rows.iter()
+            .map(|r| r.name.trim_start_matches("explored_"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str(&format!("#[test]\nfn {name}() {{\n"));
+    let pattern = match columns.len() {
+        0 => "expected".to_string(),
+        _ => format!("({}, expected)", columns.join(", ")),
+    };
+    out.push_str(&format!("    for {pattern} in [\n"));
+    for r in rows {
+        let values: Vec<&str> = r.args.iter().map(String::as_str).collect();
+        match values.len() {
+            0 => out.push_str(&format!("        {},\n", r.expected)),
+            _ => out.push_str(&format!(
+                "        ({}, {}),\n",
+                values.join(", "),
+                r.expected
+            )),
+        }
+    }
+    let shown = vec!["{:?}"; columns.len()].join(", ");
+    let args = columns.join(", ");
+    let message_args = match columns.len() {
+        0 => String::new(),
+        _ => format!(", {args}"),
+    };
+    out.push_str(&format!(
+        "    ] {{\n        assert_eq!({}({args}), expected, \"{short}({shown})\"{message_args});\n    }}\n}}\n",
+        first.function
+    ));
+    out
+}
+
+/// A name per column, from what its values are: `text`, `c`, `n`, `flag`, numbered when two
+/// are alike.
+fn column_names(kinds: &[String]) -> Vec<String> {
+    let base: Vec<&str> = kinds
+        .iter()
+        .map(|k| match k.split(' ').next().unwrap_or("") {
+            "str" => "text",
+            "char" => "c",
+            "bool" => "flag",
+            _ => "n",
+        })
+        .collect();
+    base.iter()
+        .enumerate()
+        .map(|(i, b)| match base.iter().filter(|o| *o == b).count() {
+            1 => b.to_string(),
+            _ => format!("{b}_{}", i + 1),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "//! Explored by carve.\n\
+        #![allow(unused_mut, unused_variables, clippy::all)]\n\
+        \n\
+        /// Explored (BOBW, length 1, seed 1): lines the run never reached: lookup.rs:48.\n\
+        #[test]\n\
+        fn explored_001_width_new_lines() {\n    \
+            assert_eq!(lib::Str::width(\"山田\"), 4usize);\n\
+        }\n\
+        \n\
+        /// Explored (BOBW, length 1, seed 1): comparison outcomes met first: lib.rs:3 equal.\n\
+        #[test]\n\
+        fn explored_002_is_small_boundary() {\n    \
+            assert!(!lib::is_small(100u32));\n\
+        }\n\
+        \n\
+        /// Explored (BOBW, length 1, seed 1): outcomes no carved test checks.\n\
+        #[test]\n\
+        fn explored_003_width_zero() {\n    \
+            assert_eq!(lib::Str::width(\"\\u{fe0f}\"), 0usize);\n\
+        }\n\
+        \n\
+        /// Explored (BOBW, length 1, seed 1): a buffer.\n\
+        #[test]\n\
+        fn explored_004_fill() {\n    \
+            let mut out = vec![0u8];\n    \
+            assert_eq!(lib::fill(&mut out), 1usize);\n\
+        }\n";
+
+    #[test]
+    fn one_call_tests_of_one_function_become_a_table_in_the_first_ones_place() {
+        let folded = fold(FILE).expect("a table");
+        assert_eq!((folded.tables, folded.rows), (1, 2));
+        assert_eq!(
+            folded.tests,
+            vec![
+                "explored_002_is_small_boundary".to_string(),
+                "explored_004_fill".to_string(),
+                "explored_width_table".to_string()
+            ]
+        );
+        let expected =
+            "/// Explored (BOBW, length 1, seed 1): `lib::Str::width` called 2 ways, one \
+            row each (the tests 001_width_new_lines, 003_width_zero, each kept for what it \
+            added: a line, an outcome, a comparison at its boundary or a value fault).\n\
+            #[test]\n\
+            fn explored_width_table() {\n    \
+                for (text, expected) in [\n        \
+                    (\"山田\", 4usize),\n        \
+                    (\"\\u{fe0f}\", 0usize),\n    \
+                ] {\n        \
+                    assert_eq!(lib::Str::width(text), expected, \"width({:?})\", text);\n    \
+                }\n\
+            }\n";
+        assert!(folded.text.contains(expected), "{}", folded.text);
+        assert!(!folded.text.contains("explored_003"), "{}", folded.text);
+        // The one-row group and the test of two statements stay as they were.
+        assert!(folded
+            .text
+            .contains("    assert!(!lib::is_small(100u32));\n"));
+        assert!(folded.text.contains("    let mut out = vec![0u8];\n"));
+        syn::parse_file(&folded.text).expect("the folded file parses");
+    }
+
+    #[test]
+    fn arguments_of_other_kinds_do_not_share_a_table() {
+        let file = "#[test]\nfn a() {\n    assert_eq!(f(1u8), 2u8);\n}\n\n\
+                    #[test]\nfn b() {\n    assert_eq!(f(&[1u8]), 2u8);\n}\n\n\
+                    #[test]\nfn c() {\n    assert_eq!(f(b\"ab\"), 2u8);\n}\n";
+        assert_eq!(fold(file), None);
+    }
+}
