@@ -112,8 +112,8 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
         crate::progress::clear();
         if distilled.is_ok() && file.is_file() {
             let features = carve_generator::recorded_features(&info);
-            (report.tables, report.table_rows) =
-                carve_explore::fold_tables(&opts, &file, &features)?;
+            let named = (&features[..], &report.parameters);
+            (report.tables, report.table_rows) = carve_explore::fold_tables(&opts, &file, named)?;
         }
         report.distilled = Some(distilled.map_err(|e| format!("{e:#}")));
     }

@@ -2559,7 +2559,8 @@ fn explored_tests_that_add_nothing_beside_the_carved_ones_leave_the_file() {
 }
 
 /// Once distilled, the kept tests that are one call of one function with other values are
-/// written as one table test (issue 27): a row each, named in its failure message.
+/// written as one table test (issue 27): a row each, named in its failure message, the
+/// columns named after the function's parameters.
 #[test]
 fn kept_tests_of_one_call_with_other_values_are_written_as_a_table() {
     let lib = "fn below(x: i32, bound: i32) -> bool {\n    x < bound\n}\n\n\
@@ -2581,11 +2582,11 @@ fn kept_tests_of_one_call_with_other_values_are_written_as_a_table() {
         &text,
         &[
             "fn explored_clamp_to_table() {",
-            "for (n_1, n_2, n_3, expected) in [",
+            "for (x, lo, hi, expected) in [",
         ],
     );
     assert!(
-        table.contains("\"clamp_to({:?}, {:?}, {:?})\", n_1, n_2, n_3);"),
+        table.contains("\"clamp_to({:?}, {:?}, {:?})\", x, lo, hi);"),
         "{table}"
     );
     // Only a row of the table takes `x < lo`: changed, the row says which call.

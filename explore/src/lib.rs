@@ -204,6 +204,10 @@ pub struct Report {
     /// why they were not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distilled: Option<Result<carve_generator::RecordedDistilled, String>>,
+    /// The parameters' names of each function called without a receiver, by how a test
+    /// writes it (`clamps::clamp_to`): a table's columns (`fold_tables`).
+    #[serde(skip)]
+    pub parameters: BTreeMap<String, Vec<String>>,
     /// Of the tests distilling kept, those written as rows of tables (`fold_tables`): how many
     /// tables, how many rows.
     pub tables: usize,
@@ -321,6 +325,15 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         lines: lines_report(&keeper, replayed, lines_unread),
         boundaries: BTreeMap::new(),
         distilled: None,
+        parameters: (ex.callables.iter())
+            .filter(|c| c.receiver.is_none())
+            .map(|c| {
+                (
+                    c.call.clone(),
+                    c.params.iter().map(|p| p.name.clone()).collect(),
+                )
+            })
+            .collect(),
         tables: 0,
         table_rows: 0,
     };
@@ -781,17 +794,17 @@ fn write_tests(
 
 /// Writes the kept tests of `file` (in `opts.out_dir`) that are one call of one function
 /// with other values as tables (`tables.rs`), then verifies the file as the kept tests were
-/// (`features`: the recorded build's); a file whose tables do not all pass is put back as it
-/// was. Returns the tables written and the tests they hold as rows ((0, 0): none).
+/// (`features`: the recorded build's; `parameters`: the report's, the columns' names); a file
+/// whose tables do not all pass is put back as it was. Returns the tables written and the tests they hold as rows ((0, 0): none).
 pub fn fold_tables(
     opts: &ExploreOptions,
     file: &Path,
-    features: &[String],
+    (features, parameters): (&[String], &BTreeMap<String, Vec<String>>),
 ) -> Result<(usize, usize), ExploreError> {
     let before = std::fs::read_to_string(file)
         .map_err(|e| ExploreError::io(format!("read {}", file.display()), e))?;
     let (Some(folded), Some(v), Some(name)) = (
-        tables::fold(&before),
+        tables::fold(&before, parameters),
         &opts.verify,
         file.file_name().map(|n| n.to_string_lossy().into_owned()),
     ) else {

@@ -45,7 +45,7 @@ struct Row {
 
 /// `source` with every group of at least two one-call tests of one function written as one
 /// table; `None` when there is none (or the file does not parse).
-pub fn fold(source: &str) -> Option<Folded> {
+pub fn fold(source: &str, parameters: &BTreeMap<String, Vec<String>>) -> Option<Folded> {
     let file = syn::parse_file(source).ok()?;
     let lines: Vec<&str> = source.lines().collect();
     let mut groups: BTreeMap<(String, Vec<String>), Vec<Row>> = BTreeMap::new();
@@ -74,7 +74,11 @@ pub fn fold(source: &str) -> Option<Folded> {
         let name = unique(&table_name(&group[0].function), &tests);
         tests.retain(|t| !group.iter().any(|r| &r.name == t));
         tests.push(name.clone());
-        replaced.insert(group[0].lines.0, (group[0].lines.1, table(&name, group)));
+        let columns = columns(&group[0], parameters);
+        replaced.insert(
+            group[0].lines.0,
+            (group[0].lines.1, table(&name, &columns, group)),
+        );
         gone.extend(group[1..].iter().map(|r| r.lines));
         rows += group.len();
     }
@@ -250,10 +254,9 @@ fn unique(name: &str, taken: &[String]) -> String {
     out
 }
 
-/// The table test of `rows` (at least two).
-fn table(name: &str, rows: &[Row]) -> String {
+/// The table test of `rows` (at least two), its arguments bound to `columns`.
+fn table(name: &str, columns: &[String], rows: &[Row]) -> String {
     let first = &rows[0];
-    let columns = column_names(&first.kinds);
     let short = first
         .function
         .rsplit("::")
@@ -298,6 +301,36 @@ fn table(name: &str, rows: &[Row]) -> String {
         first.function
     ));
     out
+}
+
+/// The columns' names: the function's parameters' (`parameters`, by how a test writes it)
+/// when they are plain names, else [`column_names`].
+fn columns(row: &Row, parameters: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let plain = |p: &String| {
+        let mut chars = p.chars();
+        let first = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+        first
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && p != "expected"
+            && p != "_"
+            && syn::parse_str::<syn::Ident>(p).is_ok()
+    };
+    match parameters.get(&row.function) {
+        Some(names)
+            if names.len() == row.args.len()
+                && names.iter().all(plain)
+                && names
+                    .iter()
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+                    == names.len() =>
+        {
+            names.clone()
+        }
+        _ => column_names(&row.kinds),
+    }
 }
 
 /// A name per column, from what its values are: `text`, `c`, `n`, `flag`, numbered when two
@@ -355,7 +388,7 @@ mod tests {
 
     #[test]
     fn one_call_tests_of_one_function_become_a_table_in_the_first_ones_place() {
-        let folded = fold(FILE).expect("a table");
+        let folded = fold(FILE, &BTreeMap::new()).expect("a table");
         assert_eq!((folded.tables, folded.rows), (1, 2));
         assert_eq!(
             folded.tests,
@@ -389,10 +422,24 @@ mod tests {
     }
 
     #[test]
+    fn columns_are_named_by_the_functions_parameters_when_they_are_plain_names() {
+        let file = "#[test]\nfn a() {\n    assert_eq!(f(1u8, 2u8), 2u8);\n}\n\n\
+                    #[test]\nfn b() {\n    assert_eq!(f(3u8, 4u8), 4u8);\n}\n";
+        let named = |names: &[&str]| {
+            let names = names.iter().map(|n| n.to_string()).collect();
+            let folded = fold(file, &BTreeMap::from([("f".to_string(), names)])).unwrap();
+            folded.text
+        };
+        assert!(named(&["lo", "hi"]).contains("for (lo, hi, expected) in ["));
+        assert!(named(&["expected", "hi"]).contains("for (n_1, n_2, expected) in ["));
+        assert!(named(&["self", "hi"]).contains("for (n_1, n_2, expected) in ["));
+    }
+
+    #[test]
     fn arguments_of_other_kinds_do_not_share_a_table() {
         let file = "#[test]\nfn a() {\n    assert_eq!(f(1u8), 2u8);\n}\n\n\
                     #[test]\nfn b() {\n    assert_eq!(f(&[1u8]), 2u8);\n}\n\n\
                     #[test]\nfn c() {\n    assert_eq!(f(b\"ab\"), 2u8);\n}\n";
-        assert_eq!(fold(file), None);
+        assert_eq!(fold(file, &BTreeMap::new()), None);
     }
 }
