@@ -258,14 +258,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
     }
     let space = harness::space(&ex.callables, &pools)
         .ok_or_else(|| nothing(&ex, "their calls are too many to number"))?;
-    // With no object a call holds or makes (an object type whose calls were all left out
-    // counts for nothing), nothing carries state from one call to the next: every sequence
-    // ends after its first call (JET), so its space is the calls alone.
-    let (length, length_reason) = if ex.stateless() && opts.length > 1 {
-        (1, Some(SHORT_WITHOUT_OBJECTS))
-    } else {
-        (opts.length, None)
-    };
+    let (length, length_reason) = length_of(&ex, opts);
     let seqs = sequences(opts, &ex, space, length)?;
     let mut keeper = keep::Keeper::new(trace, (&api, &opts.out_dir), &ex.callables);
     let watched = watch_coverage((&built.bin, &built.coverage), &api, opts);
@@ -325,15 +318,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         lines: lines_report(&keeper, replayed, lines_unread),
         boundaries: BTreeMap::new(),
         distilled: None,
-        parameters: (ex.callables.iter())
-            .filter(|c| c.receiver.is_none())
-            .map(|c| {
-                (
-                    c.call.clone(),
-                    c.params.iter().map(|p| p.name.clone()).collect(),
-                )
-            })
-            .collect(),
+        parameters: parameters_of(&ex),
         tables: 0,
         table_rows: 0,
     };
@@ -642,6 +627,31 @@ fn final_states(bin: &Path, kept: &[keep::Kept]) -> Result<Vec<harness::run::Fin
                 .unwrap_or_default()
         })
         .collect())
+}
+
+/// The calls per sequence, and why fewer than asked: with no object a call holds or makes
+/// (an object type whose calls were all left out counts for nothing), nothing carries state
+/// from one call to the next: every sequence ends after its first call (JET), so its space is
+/// the calls alone.
+fn length_of(ex: &Explorable, opts: &ExploreOptions) -> (usize, Option<&'static str>) {
+    if ex.stateless() && opts.length > 1 {
+        (1, Some(SHORT_WITHOUT_OBJECTS))
+    } else {
+        (opts.length, None)
+    }
+}
+
+/// The parameters' names of each callable without a receiver, by how a test writes it.
+fn parameters_of(ex: &Explorable) -> BTreeMap<String, Vec<String>> {
+    (ex.callables.iter())
+        .filter(|c| c.receiver.is_none())
+        .map(|c| {
+            (
+                c.call.clone(),
+                c.params.iter().map(|p| p.name.clone()).collect(),
+            )
+        })
+        .collect()
 }
 
 /// What the search reached beyond the run, or why it was not counted (`unread`).
