@@ -70,8 +70,9 @@ pub fn fold(source: &str, parameters: &BTreeMap<String, Vec<String>>) -> Option<
     let mut gone: Vec<(usize, usize)> = Vec::new();
     let mut tests: Vec<String> = names.clone();
     let mut rows = 0;
+    let functions: Vec<&str> = groups.iter().map(|g| g[0].function.as_str()).collect();
     for group in &groups {
-        let name = unique(&table_name(&group[0].function), &tests);
+        let name = unique(&table_name(&group[0].function, &functions), &tests);
         tests.retain(|t| !group.iter().any(|r| &r.name == t));
         tests.push(name.clone());
         let columns = columns(&group[0], parameters);
@@ -227,20 +228,39 @@ fn text(lines: &[&str], span: Span) -> Option<String> {
     )
 }
 
-/// `explored_width_cjk_table` for `unicode_width::UnicodeWidthStr::width_cjk`.
-fn table_name(function: &str) -> String {
-    let last = function.rsplit("::").next().unwrap_or(function);
-    let last: String = last
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
+/// `explored_width_cjk_table` for `unicode_width::UnicodeWidthStr::width_cjk`, or, when
+/// another of the file's tables (`functions`) calls a function of that name too,
+/// `explored_unicode_width_str_width_table`.
+fn table_name(function: &str, functions: &[&str]) -> String {
+    let last = |f: &str| f.rsplit("::").next().unwrap_or(f).to_string();
+    let shared = functions
+        .iter()
+        .filter(|f| last(f) == last(function))
+        .count()
+        > 1;
+    let segments: Vec<&str> = function
+        .rsplit("::")
+        .take(if shared { 2 } else { 1 })
         .collect();
-    format!("explored_{}_table", last.trim_matches('_'))
+    let words: Vec<String> = segments.iter().rev().map(|s| snake(s)).collect();
+    format!("explored_{}_table", words.join("_"))
+}
+
+/// `unicode_width_str` for `UnicodeWidthStr`, `width_cjk` as it is; anything but letters,
+/// digits and `_` made `_`.
+fn snake(segment: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in segment.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 && !out.ends_with('_') {
+            out.push('_');
+        }
+        out.push(if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            '_'
+        });
+    }
+    out.trim_matches('_').to_string()
 }
 
 /// `name`, or `name_2`… when a test of the file has it.
@@ -264,14 +284,10 @@ fn table(name: &str, columns: &[String], rows: &[Row]) -> String {
         .unwrap_or(&first.function);
     let origin = first.origin.as_deref().unwrap_or("Explored");
     let mut out = format!(
-        "/// {origin}: `{}` called {} ways, one row each (the tests {}, each kept for what it \
-         added: a line, an outcome, a comparison at its boundary or a value fault).\n",
+        "/// {origin}: `{}` called {} ways, a row each, each kept for what it added (a line, \
+         an outcome, a comparison at its boundary or a value fault).\n",
         first.function,
         rows.len(),
-        rows.iter()
-            .map(|r| r.name.trim_start_matches("explored_"))
-            .collect::<Vec<_>>()
-            .join(", ")
     );
     out.push_str(&format!("#[test]\nfn {name}() {{\n"));
     let pattern = match columns.len() {
@@ -399,9 +415,9 @@ mod tests {
             ]
         );
         let expected =
-            "/// Explored (BOBW, length 1, seed 1): `lib::Str::width` called 2 ways, one \
-            row each (the tests 001_width_new_lines, 003_width_zero, each kept for what it \
-            added: a line, an outcome, a comparison at its boundary or a value fault).\n\
+            "/// Explored (BOBW, length 1, seed 1): `lib::Str::width` called 2 ways, a row \
+            each, each kept for what it added (a line, an outcome, a comparison at its boundary \
+            or a value fault).\n\
             #[test]\n\
             fn explored_width_table() {\n    \
                 for (text, expected) in [\n        \
@@ -433,6 +449,24 @@ mod tests {
         assert!(named(&["lo", "hi"]).contains("for (lo, hi, expected) in ["));
         assert!(named(&["expected", "hi"]).contains("for (n_1, n_2, expected) in ["));
         assert!(named(&["self", "hi"]).contains("for (n_1, n_2, expected) in ["));
+    }
+
+    #[test]
+    fn tables_of_two_functions_of_one_name_are_named_by_their_types() {
+        let functions = ["u::Str::width", "u::Char::width", "u::Str::width_cjk"];
+        let names: Vec<String> = functions
+            .iter()
+            .map(|f| table_name(f, &functions))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "explored_str_width_table",
+                "explored_char_width_table",
+                "explored_width_cjk_table"
+            ]
+        );
+        assert_eq!(snake("UnicodeWidthStr"), "unicode_width_str");
     }
 
     #[test]
