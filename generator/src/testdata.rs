@@ -231,3 +231,40 @@ fn here(dir: &Path, file: &str) -> String {
         None => file.to_string(),
     }
 }
+
+/// A run of `/bin/app`, for tests that make traces by hand.
+pub(crate) fn run() -> carve_storage::Run {
+    carve_storage::Run {
+        id: carve_storage::RunId(1),
+        info: carve_storage::RunInfo {
+            program: "/bin/app".into(),
+            args: vec![],
+            cwd: "/".into(),
+            pid: 1,
+            started_at_ms: 0,
+            filters: vec![],
+            excludes: vec![],
+            crates: vec![],
+            carve_version: "0".into(),
+            distinct_calls: false,
+            features: Vec::new(),
+        },
+        end: None,
+    }
+}
+
+/// A recorded Rust function `id` at `path`, without parameters or a return type.
+pub(crate) fn function(id: u32, path: &str) -> FunctionInfo {
+    FunctionInfo {
+        id: FunctionId(id),
+        path: path.into(),
+        name: path.rsplit("::").next().unwrap_or(path).into(),
+        linkage_name: None,
+        language: carve_storage::Language::Rust,
+        decl_file: None,
+        decl_line: None,
+        low_pc: 0,
+        params: vec![],
+        return_type: None,
+    }
+}

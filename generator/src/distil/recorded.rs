@@ -223,44 +223,17 @@ fn candidate(
 mod tests {
     use super::*;
     use crate::distil::test_call;
-    use carve_storage::{CallId, FunctionInfo, Language, Outcome, Run, RunId, RunInfo, Value};
+    use crate::testdata;
+    use carve_storage::{CallId, Outcome, Value};
     use faults::FaultValue;
 
     fn trace(calls: Vec<Call>) -> Trace {
-        let function = |id: u32, path: &str| FunctionInfo {
-            id: FunctionId(id),
-            path: path.to_string(),
-            name: path.rsplit("::").next().unwrap_or(path).to_string(),
-            linkage_name: None,
-            language: Language::Rust,
-            decl_file: None,
-            decl_line: None,
-            low_pc: 0,
-            params: Vec::new(),
-            return_type: Some("i32".to_string()),
-        };
         Trace {
-            run: Run {
-                id: RunId(1),
-                info: RunInfo {
-                    program: "/bin/explored".into(),
-                    args: vec![],
-                    cwd: "/".into(),
-                    pid: 1,
-                    started_at_ms: 0,
-                    filters: vec![],
-                    excludes: vec![],
-                    crates: vec![],
-                    carve_version: "0".into(),
-                    distinct_calls: false,
-                    features: Vec::new(),
-                },
-                end: None,
-            },
+            run: testdata::run(),
             functions: vec![
-                function(1, "lib::width"),
-                function(2, "lib::lookup"),
-                function(3, "explored::explored_001_width"),
+                testdata::function(1, "lib::width"),
+                testdata::function(2, "lib::lookup"),
+                testdata::function(3, "explored::explored_001_width"),
             ],
             calls,
             objects: Vec::new(),

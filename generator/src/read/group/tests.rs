@@ -4,42 +4,8 @@ use super::*;
 use crate::act::rules::resolve;
 use crate::act::target::Target;
 use crate::read::crate_api::CrateApi;
-use carve_storage::{Arg, Language, Outcome, RunId, RunInfo, Value};
-
-fn run() -> Run {
-    Run {
-        id: RunId(1),
-        info: RunInfo {
-            program: "/bin/app".into(),
-            args: vec![],
-            cwd: "/".into(),
-            pid: 1,
-            started_at_ms: 0,
-            filters: vec![],
-            excludes: vec![],
-            crates: vec![],
-            carve_version: "0".into(),
-            distinct_calls: false,
-            features: Vec::new(),
-        },
-        end: None,
-    }
-}
-
-fn function(id: u32, path: &str) -> FunctionInfo {
-    FunctionInfo {
-        id: FunctionId(id),
-        path: path.into(),
-        name: path.rsplit("::").next().unwrap().into(),
-        linkage_name: None,
-        language: Language::Rust,
-        decl_file: None,
-        decl_line: None,
-        low_pc: 0,
-        params: vec![],
-        return_type: None,
-    }
-}
+use crate::testdata::{function, run};
+use carve_storage::{Arg, Outcome, Value};
 
 fn call(id: u64, parent: Option<u64>, function: u32, x: i128, ret: i128) -> Call {
     Call {
