@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use carve_generator::{
-    recorded_faults, recorded_features, select_recorded, CrateApi, Fault, Measured,
+    recorded_faults, recorded_features, select_recorded, CrateApi, ExploreReasons, Fault, Measured,
     RecordedDistilled, RecordedTest,
 };
 use carve_recorder::Program;
@@ -28,14 +28,14 @@ const CARVED_PREFIX: &str = "carved_";
 
 /// Distils the explored tests of `explored` (a file of `out_dir`, the crate's `tests/`)
 /// beside the carved files there, rewriting it without the tests that add nothing;
-/// `boundaries`, the comparisons each explored test met first at their boundary.
+/// `reasons`, why explore kept each explored test (files named as it names them).
 pub(crate) fn distil(
     info: &RunInfo,
     cargo: &Path,
     crate_dir: &Path,
     out_dir: &Path,
     explored: &Path,
-    boundaries: &BTreeMap<String, Vec<String>>,
+    reasons: &BTreeMap<String, ExploreReasons>,
 ) -> anyhow::Result<RecordedDistilled> {
     let crate_dir = crate_dir
         .canonicalize()
@@ -68,8 +68,17 @@ pub(crate) fn distil(
         measure(info, &binaries, &explored_target, scratch.path())?
     };
     let mut tests = tests;
+    let mut names = Canonical::default();
     for t in tests.iter_mut().filter(|t| !t.chosen) {
-        t.boundaries = boundaries.get(&t.name).cloned().unwrap_or_default();
+        let Some(why) = reasons.get(&t.name) else {
+            continue;
+        };
+        // Files named as the test binaries' DWARF names them, resolved as the lines are.
+        let compares = why.compares.iter();
+        t.explored.compares = compares
+            .map(|(file, line, side)| (names.of(file), *line, side.clone()))
+            .collect();
+        t.explored.outcomes = why.outcomes.clone();
     }
     let distilled = select_recorded(&api, &tests, &measured);
     let kept: BTreeSet<usize> = distilled.kept.iter().copied().collect();
@@ -131,7 +140,7 @@ fn measure(
                 chosen: target != explored_target,
                 name,
                 trace: trace.filter(|_| passed),
-                boundaries: Vec::new(),
+                explored: ExploreReasons::default(),
             });
         }
         programs.insert(target.clone(), program);

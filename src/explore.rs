@@ -107,7 +107,7 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
             &opts.crate_dir,
             &a.out,
             &file,
-            &report.boundaries,
+            &report.reasons,
         );
         crate::progress::clear();
         if distilled.is_ok() && file.is_file() {

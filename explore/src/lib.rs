@@ -51,7 +51,6 @@ use carve_generator::{CrateApi, Interrupt, Quarantined, Verify};
 use carve_storage::Trace;
 use serde::Serialize;
 
-use crate::compares::Side;
 use crate::rounds::{search_rounds, sequences, watch_coverage, Round};
 use crate::search::{BATCH, SEQUENCE_TIMEOUT};
 
@@ -195,11 +194,11 @@ pub struct Report {
     pub beyond_run: Result<Vec<String>, String>,
     /// Lines beyond the run, or why they were not counted.
     pub lines: Result<LinesReport, String>,
-    /// The comparisons each kept test was the first to meet at their boundary (both sides
-    /// equal), by test name: `file:line`s. Distilling keeps each such test (a `<` made `<=`
-    /// shows there only).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub boundaries: BTreeMap<String, Vec<String>>,
+    /// Why each kept test was kept, by test name, as far as a recording of it cannot tell
+    /// (the comparison outcomes it met first, the outcomes it gave a function first):
+    /// distilling weighs them (`carve_generator::ExploreReasons`).
+    #[serde(skip)]
+    pub reasons: BTreeMap<String, carve_generator::ExploreReasons>,
     /// The kept tests distilled beside the carved suite (the CLI's; `None`: not asked), or
     /// why they were not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -316,7 +315,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         file: None,
         findings_file: None,
         lines: lines_report(&keeper, replayed, lines_unread),
-        boundaries: BTreeMap::new(),
+        reasons: BTreeMap::new(),
         distilled: None,
         parameters: parameters_of(&ex),
         tables: 0,
@@ -641,6 +640,19 @@ fn length_of(ex: &Explorable, opts: &ExploreOptions) -> (usize, Option<&'static 
     }
 }
 
+/// Why `k` was kept, as distilling weighs it: the comparison outcomes it met first and the
+/// outcomes it gave a function first.
+fn reasons(cx: &render::Context, k: &keep::Kept) -> carve_generator::ExploreReasons {
+    carve_generator::ExploreReasons {
+        compares: (k.new_compares.iter())
+            .map(|((file, line), side)| (file.clone(), *line, side.word().to_string()))
+            .collect(),
+        outcomes: (k.new.iter())
+            .map(|(c, class)| (cx.ex.callables[*c].path.clone(), class.clone()))
+            .collect(),
+    }
+}
+
 /// The parameters' names of each callable without a receiver, by how a test writes it.
 fn parameters_of(ex: &Explorable) -> BTreeMap<String, Vec<String>> {
     (ex.callables.iter())
@@ -691,18 +703,8 @@ fn write_out(
         let helper = cx.ex.world.as_ref().map(world::World::helper);
         write_tests(trace, opts, (&cx.ex.crate_name, helper), &tests, report)?;
     }
-    report.boundaries = (tests.iter().zip(kept))
-        .map(|(t, k)| {
-            let equal = k
-                .new_compares
-                .iter()
-                .filter(|(_, side)| *side == Side::Equal);
-            let sites = equal
-                .map(|((file, line), _)| format!("{file}:{line}"))
-                .collect();
-            (t.name.clone(), sites)
-        })
-        .filter(|(_, sites): &(String, Vec<String>)| !sites.is_empty())
+    report.reasons = (tests.iter().zip(kept))
+        .map(|(t, k)| (t.name.clone(), reasons(cx, k)))
         .collect();
     report.findings = keeper
         .findings

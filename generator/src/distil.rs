@@ -37,7 +37,9 @@ use select::Candidate;
 
 pub use faults::{Fault, FaultValue};
 pub use measured::{LinesPerTest, Measured};
-pub use recorded::{recorded_faults, select_recorded, RecordedDistilled, RecordedTest};
+pub use recorded::{
+    recorded_faults, select_recorded, ExploreReasons, RecordedDistilled, RecordedTest,
+};
 
 /// The tests of one carved file, for the caller to measure: its cargo test target (the file's
 /// stem), the names of its tests and, beside each, the faults to run it with (`faults.rs`).

@@ -46,8 +46,8 @@ pub use crate::arrange::world::{
     Node as FileNode,
 };
 pub use crate::distil::{
-    recorded_faults, select_recorded, Distil, Distilled, Fault, FaultValue, LinesPerTest, Measured,
-    RecordedDistilled, RecordedTest, TestsToMeasure,
+    recorded_faults, select_recorded, Distil, Distilled, ExploreReasons, Fault, FaultValue,
+    LinesPerTest, Measured, RecordedDistilled, RecordedTest, TestsToMeasure,
 };
 pub use crate::features::{features_cfg, recorded_features};
 pub use crate::interrupt::Interrupt;

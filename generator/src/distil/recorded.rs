@@ -5,8 +5,9 @@
 //! calls without a recorded caller); the rest are the calls inside them. Then the goals are
 //! the carved tests' (`select.rs`): the library lines a test runs, the outcomes of its own
 //! calls, the value classes of what they and the calls inside them returned, and the value
-//! faults (`faults.rs`) it detects, tried on the calls inside as on a carved test's; and the
-//! comparisons it met first at their boundary, as `carve explore` says. A test
+//! faults (`faults.rs`) it detects, tried on the calls inside as on a carved test's; and, as
+//! `carve explore` says, the comparisons it met first at their boundary and what it was kept
+//! for in functions its recording has no call of (`ExploreReasons`). A test
 //! chosen before is kept whatever it adds; of the others, only those that add a goal.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -33,10 +34,48 @@ pub struct RecordedTest {
     /// The calls of its run with the run's selection; `None` when it could not be recorded
     /// (it is kept: nothing says what it adds).
     pub trace: Option<Trace>,
-    /// Comparisons (`file:line`) it was the first to meet at their boundary, both sides
-    /// equal (`carve explore` says which): a goal of its own, since a `<` made `<=` shows
-    /// there only and the recording does not see comparisons.
-    pub boundaries: Vec<String>,
+    /// Why `carve explore` kept it, for what its recording cannot tell.
+    pub explored: ExploreReasons,
+}
+
+/// Why `carve explore` kept a test, as far as a recording cannot tell: the comparisons it met
+/// first, (file, line, side: `below`, `equal` or `above`; the file as the test binary names
+/// it), and the outcomes it gave a function first, (function path, class). A comparison met
+/// at its boundary, both sides equal, is a goal of its own (a `<` made `<=` shows there only,
+/// and a recording never sees comparisons); another comparison outcome, or an outcome, is one
+/// when the test's recording holds no call of the function it is in or of (a function every
+/// call of which was inlined: bytesize's `as_gb` and `+=`, whose results and effects nothing
+/// recorded tells apart).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExploreReasons {
+    pub compares: Vec<(String, u32, String)>,
+    pub outcomes: Vec<(String, String)>,
+}
+
+impl ExploreReasons {
+    /// The goals these reasons make for a test whose recording called the functions `seen`;
+    /// `functions` says whose lines a line's are.
+    fn goals(
+        &self,
+        seen: &BTreeSet<&str>,
+        functions: &BTreeMap<(String, u32), BTreeSet<String>>,
+    ) -> BTreeSet<(String, String)> {
+        let unseen = |f: &String| !seen.contains(f.as_str());
+        let mut out = BTreeSet::new();
+        for (file, line, side) in &self.compares {
+            let at = format!("{file}:{line}");
+            let whose = functions.get(&(file.clone(), *line));
+            if side == "equal" {
+                out.insert((at, "compared at its boundary".to_string()));
+            } else if whose.is_some_and(|fs| !fs.is_empty() && fs.iter().all(unseen)) {
+                out.insert((at, format!("compared {side}, unrecorded")));
+            }
+        }
+        for (function, class) in self.outcomes.iter().filter(|(f, _)| unseen(f)) {
+            out.insert((function.clone(), format!("outcome {class}, unrecorded")));
+        }
+        out
+    }
 }
 
 /// What distilling kept of the tests not chosen before, and what they reach beside those.
@@ -204,9 +243,11 @@ fn candidate(
         })
         .collect();
     out.classes = classes::of_calls((&calls, bounds), &recorded.own, &recorded.own);
-    let met = test.boundaries.iter();
+    let seen: BTreeSet<&str> = (trace.calls.iter())
+        .filter_map(|c| recorded.paths.get(&c.function).copied())
+        .collect();
     out.classes
-        .extend(met.map(|site| (site.clone(), "compared at its boundary".to_string())));
+        .extend(test.explored.goals(&seen, &measured.functions));
     if let Some(detected) = measured.detected.get(&key) {
         let tried = faults::to_try(&calls, &recorded.own);
         let once = (tried.iter().filter(|t| t.once))
@@ -268,8 +309,47 @@ mod tests {
                 call(2, Some(1), 1, int(own)),
                 call(3, Some(2), 2, int(inside)),
             ])),
-            boundaries: Vec::new(),
+            explored: ExploreReasons::default(),
         }
+    }
+
+    #[test]
+    fn explores_reasons_count_where_the_recording_cannot_tell() {
+        let reasons = ExploreReasons {
+            compares: vec![
+                ("/lib.rs".to_string(), 3, "equal".to_string()),
+                ("/lib.rs".to_string(), 4, "above".to_string()),
+                ("/lib.rs".to_string(), 9, "below".to_string()),
+            ],
+            outcomes: vec![
+                ("lib::width".to_string(), "+".to_string()),
+                ("lib::as_gb".to_string(), "+".to_string()),
+            ],
+        };
+        let seen = BTreeSet::from(["lib::width"]);
+        let functions = BTreeMap::from([
+            (
+                ("/lib.rs".to_string(), 4),
+                BTreeSet::from(["lib::width".to_string()]),
+            ),
+            (
+                ("/lib.rs".to_string(), 9),
+                BTreeSet::from(["lib::as_gb".to_string()]),
+            ),
+        ]);
+        let goals: Vec<String> = reasons
+            .goals(&seen, &functions)
+            .into_iter()
+            .map(|(at, what)| format!("{at} {what}"))
+            .collect();
+        assert_eq!(
+            goals,
+            [
+                "/lib.rs:3 compared at its boundary",
+                "/lib.rs:9 compared below, unrecorded",
+                "lib::as_gb outcome +, unrecorded",
+            ]
+        );
     }
 
     #[test]
