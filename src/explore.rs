@@ -251,7 +251,7 @@ fn text(r: &Report) -> String {
     }
     if r.tables > 0 {
         t.push_str(&format!(
-            "tables: {} of the kept tests, each one call of a function with other values, \
+            "tables: {} of the kept tests, the same calls as others with other values, \
              written as {} (a row each, named in its failure message)\n",
             r.table_rows,
             match r.tables {

@@ -2558,6 +2558,51 @@ fn explored_tests_that_add_nothing_beside_the_carved_ones_leave_the_file() {
     fail_after_edit(&c.dir, "grades", ("        0\n", "        1\n"));
 }
 
+/// Issue 27: kept tests that make the same calls with other values (a gauge made, raised and
+/// looked at) are one table; its columns are the values that differ, inputs named by the
+/// parameters they are passed to, and each check names the row that failed.
+#[test]
+fn kept_tests_of_one_sequence_with_other_values_are_written_as_a_table() {
+    let lib = "#[derive(Debug, Clone, PartialEq)]\npub struct TooHigh(pub u8);\n\n\
+               #[derive(Debug)]\npub struct Gauge {\n    level: u8,\n    max: u8,\n}\n\n\
+               impl Gauge {\n    pub fn new(max: u8) -> Gauge {\n        Gauge { level: 0, max }\n    }\n\n    \
+               pub fn raise(&mut self, by: u8) -> Result<u8, TooHigh> {\n        \
+               if by > self.max - self.level {\n            return Err(TooHigh(by));\n        }\n        \
+               self.level += by;\n        Ok(self.level)\n    }\n}\n";
+    let main = "fn main() {\n    let mut g = gauges::Gauge::new(10);\n    println!(\"{:?}\", g.raise(3));\n}\n";
+    let c = carve_small_crate_distilled("gauges", lib, main, &["--coverage"], &[]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let out = explore_distilled(&c.dir, "tests", &["--runs", "3000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("the same calls as others with other values"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(c.dir.join("tests/explored_gauges.rs")).unwrap();
+    let table = test_holding(
+        &text,
+        &["fn explored_raise_table() {", "for (max, by, expected, "],
+    );
+    assert!(
+        table.contains("let mut gauge_0 = gauges::Gauge::new(max);"),
+        "{table}"
+    );
+    assert!(
+        table.contains("\"max = {:?}, by = {:?}\", max, by);"),
+        "{table}"
+    );
+    // Every row is an error: told otherwise, the first row says which values it was.
+    edit(
+        &c.dir.join("src/lib.rs"),
+        "Err(TooHigh(by))",
+        "Err(TooHigh(by.wrapping_add(1)))",
+    );
+    let ran = cargo_in(&c.dir, &["test", "--test", "explored_gauges"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+    assert!(stdout(&ran).contains("max = "), "{}", stdout(&ran));
+}
+
 /// Once distilled, the kept tests that are one call of one function with other values are
 /// written as one table test (issue 27): a row each, named in its failure message, the
 /// columns named after the function's parameters.

@@ -34,6 +34,7 @@ mod render;
 mod replay;
 mod rounds;
 mod search;
+mod shapes;
 mod std_traits;
 mod strategy;
 mod substitute;
@@ -43,7 +44,7 @@ mod testdata;
 mod trait_calls;
 mod world;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -203,8 +204,9 @@ pub struct Report {
     /// why they were not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distilled: Option<Result<carve_generator::RecordedDistilled, String>>,
-    /// The parameters' names of each function called without a receiver, by how a test
-    /// writes it (`clamps::clamp_to`): a table's columns (`fold_tables`).
+    /// The parameters' names of each function: by how a test writes it when it has no
+    /// receiver (`clamps::clamp_to`), by its path when it is a method: a table's columns
+    /// (`fold_tables`).
     #[serde(skip)]
     pub parameters: BTreeMap<String, Vec<String>>,
     /// Of the tests distilling kept, those written as rows of tables (`fold_tables`): how many
@@ -653,15 +655,16 @@ fn reasons(cx: &render::Context, k: &keep::Kept) -> carve_generator::ExploreReas
     }
 }
 
-/// The parameters' names of each callable without a receiver, by how a test writes it.
+/// The parameters' names of each callable: by how a test writes it for one without a
+/// receiver (`lib::f`), by its path for a method (`lib::Gauge::raise`, `self` not counted).
 fn parameters_of(ex: &Explorable) -> BTreeMap<String, Vec<String>> {
     (ex.callables.iter())
-        .filter(|c| c.receiver.is_none())
         .map(|c| {
-            (
-                c.call.clone(),
-                c.params.iter().map(|p| p.name.clone()).collect(),
-            )
+            let key = match c.receiver {
+                None => c.call.clone(),
+                Some(_) => c.path.clone(),
+            };
+            (key, c.params.iter().map(|p| p.name.clone()).collect())
         })
         .collect()
 }
@@ -805,9 +808,12 @@ fn write_tests(
 }
 
 /// Writes the kept tests of `file` (in `opts.out_dir`) that are one call of one function
-/// with other values as tables (`tables.rs`), then verifies the file as the kept tests were
-/// (`features`: the recorded build's; `parameters`: the report's, the columns' names); a file
-/// whose tables do not all pass is put back as it was. Returns the tables written and the tests they hold as rows ((0, 0): none).
+/// with other values as tables (`tables.rs`), and those of one shape with other literals
+/// (`shapes.rs`), then verifies the file as the kept tests were (`features`: the recorded
+/// build's; `parameters`: the report's, the columns' names). When a table does not pass, the
+/// file is folded again without it and verified again; when that does not pass either, it is
+/// put back as it was. Returns the tables written and the tests they hold as rows ((0, 0):
+/// none).
 pub fn fold_tables(
     opts: &ExploreOptions,
     file: &Path,
@@ -815,26 +821,74 @@ pub fn fold_tables(
 ) -> Result<(usize, usize), ExploreError> {
     let before = std::fs::read_to_string(file)
         .map_err(|e| ExploreError::io(format!("read {}", file.display()), e))?;
-    let (Some(folded), Some(v), Some(name)) = (
-        tables::fold(&before, parameters),
+    let (Some(v), Some(name)) = (
         &opts.verify,
         file.file_name().map(|n| n.to_string_lossy().into_owned()),
     ) else {
         return Ok((0, 0));
     };
-    write(file, &folded.text)?;
-    let verified = carve_generator::verify_test_file(
-        (&opts.crate_dir, &opts.out_dir),
-        &name,
-        &folded.tests,
-        &v.with_features(features),
-        opts.interrupt,
-    );
-    match verified {
-        Ok(taken_out) if taken_out.is_empty() && file.is_file() => Ok((folded.tables, folded.rows)),
-        other => {
-            write(file, &before)?;
-            other.map(|_| (0, 0)).map_err(Into::into)
+    let v = v.with_features(features);
+    let mut calls = true;
+    let mut leave = BTreeSet::new();
+    for _ in 0..2 {
+        let Some(folded) = folded(&before, parameters, (calls, &leave)) else {
+            return Ok((0, 0));
+        };
+        write(file, &folded.text)?;
+        let verified = carve_generator::verify_test_file(
+            (&opts.crate_dir, &opts.out_dir),
+            &name,
+            &folded.tests,
+            &v,
+            opts.interrupt,
+        );
+        let failed: Vec<String> = match verified {
+            Ok(taken_out) if taken_out.is_empty() && file.is_file() => {
+                return Ok((folded.tables, folded.rows));
+            }
+            Ok(taken_out) => taken_out.into_iter().map(|q| q.test).collect(),
+            Err(e) => {
+                write(file, &before)?;
+                return Err(e.into());
+            }
+        };
+        // Fold again without the tables that failed.
+        for test in &failed {
+            match folded.firsts.get(test) {
+                Some(first) => leave.insert(first.clone()),
+                None => std::mem::replace(&mut calls, false),
+            };
+        }
+    }
+    write(file, &before)?;
+    Ok((0, 0))
+}
+
+/// What folding `source` gives: one-call tables when `calls`, then tables of one shape but
+/// for the groups whose first test is in `leave`; `None` when nothing folds.
+fn folded(
+    source: &str,
+    parameters: &BTreeMap<String, Vec<String>>,
+    (calls, leave): (bool, &BTreeSet<String>),
+) -> Option<shapes::Shaped> {
+    let by_call = calls.then(|| tables::fold(source, parameters)).flatten();
+    let text = by_call.as_ref().map_or(source, |f| f.text.as_str());
+    let by_shape = shapes::fold(text, parameters, leave);
+    match (by_call, by_shape) {
+        (None, None) => None,
+        (Some(c), None) => Some(shapes::Shaped {
+            text: c.text,
+            tables: c.tables,
+            rows: c.rows,
+            tests: c.tests,
+            firsts: BTreeMap::new(),
+        }),
+        (c, Some(mut s)) => {
+            if let Some(c) = c {
+                s.tables += c.tables;
+                s.rows += c.rows;
+            }
+            Some(s)
         }
     }
 }

@@ -50,11 +50,7 @@ pub fn fold(source: &str, parameters: &BTreeMap<String, Vec<String>>) -> Option<
     let lines: Vec<&str> = source.lines().collect();
     let mut groups: BTreeMap<(String, Vec<String>), Vec<Row>> = BTreeMap::new();
     let mut names = Vec::new();
-    for item in &file.items {
-        let Item::Fn(f) = item else { continue };
-        if !f.attrs.iter().any(|a| a.path().is_ident("test")) {
-            continue;
-        }
+    for f in test_fns(&file) {
         names.push(f.sig.ident.to_string());
         if let Some(row) = row(f, &lines) {
             let key = (row.function.clone(), row.kinds.clone());
@@ -83,7 +79,23 @@ pub fn fold(source: &str, parameters: &BTreeMap<String, Vec<String>>) -> Option<
         gone.extend(group[1..].iter().map(|r| r.lines));
         rows += group.len();
     }
-    let mut text = String::with_capacity(source.len());
+    Some(Folded {
+        text: splice(&lines, &replaced, &gone),
+        tables: groups.len(),
+        rows,
+        tests,
+    })
+}
+
+/// `lines` with each table of `replaced` (by its first line: its last line and its text) in
+/// place of the lines it covers, and the line ranges of `gone` left out (each with the blank
+/// line that followed it).
+pub(crate) fn splice(
+    lines: &[&str],
+    replaced: &BTreeMap<usize, (usize, String)>,
+    gone: &[(usize, usize)],
+) -> String {
+    let mut text = String::new();
     let mut at = 1;
     while at <= lines.len() {
         if let Some((end, table)) = replaced.get(&at) {
@@ -103,12 +115,7 @@ pub fn fold(source: &str, parameters: &BTreeMap<String, Vec<String>>) -> Option<
         text.push('\n');
         at += 1;
     }
-    Some(Folded {
-        text,
-        tables: groups.len(),
-        rows,
-        tests,
-    })
+    text
 }
 
 /// The row a test is, when its body is one check of one call with literal arguments.
@@ -142,9 +149,36 @@ fn row(f: &syn::ItemFn, lines: &[&str]) -> Option<Row> {
     if !is_value(&exprs[exprs.len() - 1..], &expected) {
         return None;
     }
+    Some(Row {
+        lines: lines_of(f)?,
+        name: f.sig.ident.to_string(),
+        origin: origin(f),
+        function: text(lines, function.span())?,
+        args,
+        expected,
+        kinds,
+    })
+}
+
+/// The file's `#[test]` functions, in order.
+pub(crate) fn test_fns(file: &syn::File) -> impl Iterator<Item = &syn::ItemFn> {
+    file.items.iter().filter_map(|item| match item {
+        Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("test")) => Some(f),
+        _ => None,
+    })
+}
+
+/// A test's lines (1-based, inclusive), its attributes and doc comment included.
+pub(crate) fn lines_of(f: &syn::ItemFn) -> Option<(usize, usize)> {
     let start = f.attrs.iter().map(|a| a.span().start().line);
     let start = start.chain([f.sig.fn_token.span.start().line]).min()?;
-    let origin = f.attrs.iter().find_map(|a| {
+    Some((start, f.block.span().end().line))
+}
+
+/// The first line of a test's doc comment up to its first `:` when it says where the test
+/// came from (`Explored (BOBW, length 1, seed 1)`).
+pub(crate) fn origin(f: &syn::ItemFn) -> Option<String> {
+    f.attrs.iter().find_map(|a| {
         let syn::Meta::NameValue(nv) = &a.meta else {
             return None;
         };
@@ -157,15 +191,6 @@ fn row(f: &syn::ItemFn, lines: &[&str]) -> Option<Row> {
         let doc = doc.value();
         let origin = doc.trim().split(':').next()?.trim().to_string();
         origin.starts_with("Explored").then_some(origin)
-    });
-    Some(Row {
-        lines: (start, f.block.span().end().line),
-        name: f.sig.ident.to_string(),
-        origin,
-        function: text(lines, function.span())?,
-        args,
-        expected,
-        kinds,
     })
 }
 
@@ -248,7 +273,7 @@ fn table_name(function: &str, functions: &[&str]) -> String {
 
 /// `unicode_width_str` for `UnicodeWidthStr`, `width_cjk` as it is; anything but letters,
 /// digits and `_` made `_`.
-fn snake(segment: &str) -> String {
+pub(crate) fn snake(segment: &str) -> String {
     let mut out = String::new();
     for (i, c) in segment.chars().enumerate() {
         if c.is_ascii_uppercase() && i > 0 && !out.ends_with('_') {
@@ -264,7 +289,7 @@ fn snake(segment: &str) -> String {
 }
 
 /// `name`, or `name_2`… when a test of the file has it.
-fn unique(name: &str, taken: &[String]) -> String {
+pub(crate) fn unique(name: &str, taken: &[String]) -> String {
     let mut out = name.to_string();
     let mut n = 1;
     while taken.contains(&out) {

@@ -1,0 +1,430 @@
+//! A test's body as tokens (`shapes`): its shape, the literals that may differ between tests
+//! of one shape and where each is, and the checks that have no message of their own.
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+
+use proc_macro2::{Delimiter, LineColumn, Spacing, TokenStream, TokenTree};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Lit, Token};
+
+/// Macros whose first argument is a format string.
+const FORMATS: [&str; 11] = [
+    "format",
+    "format_args",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "write",
+    "writeln",
+    "panic",
+    "unreachable",
+    "todo",
+];
+
+/// A literal of a test's body, where it is (in the body's text) and what it can be.
+#[derive(Debug, Clone)]
+pub(super) struct Literal {
+    pub(super) text: String,
+    /// `str`, `int u8`, `bytes 3`, …; `None` when it must stay as it is.
+    pub(super) kind: Option<String>,
+    pub(super) start: LineColumn,
+    pub(super) end: LineColumn,
+    /// What names it as a column: `expected` in an `assert_eq!`'s second argument, or the
+    /// function (as written: `lib::f`, `.raise`) and the argument it is.
+    pub(super) role: Role,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Role {
+    Expected,
+    /// The whole value of `let mut NAME = …`: the object's state before the calls.
+    Before(String),
+    Argument(String, usize),
+    Other,
+}
+
+/// A check of the body that says nothing of its own when it fails: where its message goes.
+#[derive(Debug, Clone)]
+pub(super) struct Check {
+    /// The position of its closing `)`, and whether a `,` ends its arguments already.
+    pub(super) close: LineColumn,
+    pub(super) trailing_comma: bool,
+}
+
+/// A test's body as tokens: its shape (literals that may differ left out) and its parts.
+#[derive(Debug, Default)]
+pub(super) struct Body {
+    pub(super) shape: Vec<String>,
+    pub(super) literals: Vec<Literal>,
+    pub(super) checks: Vec<Check>,
+    pub(super) idents: BTreeSet<String>,
+    /// The body's lines, as written: a list's text.
+    pub(super) source: Vec<String>,
+    /// The names its `let`s bind, in order: one shape whatever they are called (`gauge_0`,
+    /// `gauge_1`).
+    pub(super) locals: Vec<String>,
+    /// A `match`, a `for` or an `if let`: not folded (its literals may be patterns, or it is
+    /// a table already).
+    pub(super) refused: bool,
+}
+
+/// How the walk sees the tokens around it.
+#[derive(Clone, Default)]
+struct Around {
+    /// Inside `matches!` or a `let` pattern: literals stay.
+    fixed: bool,
+    /// The macro whose arguments these are.
+    mac: Option<String>,
+    /// The call whose arguments these are (`lib::f`, `.raise`).
+    call: Option<String>,
+    bracket: bool,
+    /// Inside the expected side of an `assert_eq!` or `assert_ne!`.
+    expected: bool,
+}
+
+/// The body of a test, its lines as written; `None` when it does not lex, or holds a
+/// `match`, a `for` or an `if let`.
+pub(super) fn parse(lines: &[String]) -> Option<Body> {
+    let stream = TokenStream::from_str(&lines.join("\n")).ok()?;
+    let mut body = Body {
+        source: lines.to_vec(),
+        locals: locals(stream.clone()),
+        ..Body::default()
+    };
+    walk(stream, &Around::default(), &mut body);
+    (!body.refused).then_some(body)
+}
+
+/// The names `let` and `let mut` bind in `stream`, in order.
+fn locals(stream: TokenStream) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut last: Vec<String> = Vec::new();
+    for token in stream {
+        match token {
+            TokenTree::Group(g) => names.extend(locals(g.stream())),
+            TokenTree::Ident(id) => {
+                let id = id.to_string();
+                let bound = matches!(last.as_slice(), [.., l] if l == "let")
+                    || matches!(last.as_slice(), [.., l, m] if l == "let" && m == "mut");
+                if bound && id != "mut" && !names.contains(&id) {
+                    names.push(id.clone());
+                }
+                last.push(id);
+            }
+            other => last.push(other.to_string()),
+        }
+    }
+    names
+}
+
+/// Walks `stream`, adding its shape, literals and checks to `body`.
+fn walk(stream: TokenStream, around: &Around, body: &mut Body) {
+    let tokens: Vec<TokenTree> = stream.into_iter().collect();
+    let mut in_let = false;
+    let mut after_semicolon = false;
+    // The argument of the call or macro these tokens are, counted by top-level commas.
+    let mut argument = 0;
+    let mut past = 0;
+    for (i, token) in tokens.iter().enumerate() {
+        if i < past {
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|p| &tokens[p]);
+        if !(around.fixed || in_let) {
+            if let Some(end) = take_list(&tokens, i, (around, argument), body) {
+                past = end + 1;
+                continue;
+            }
+        }
+        match token {
+            TokenTree::Group(g) => {
+                let mac = macro_name(&tokens, i);
+                if mac.as_deref().is_some_and(is_check) {
+                    check(g, mac.as_deref().unwrap_or_default(), body);
+                }
+                let call = (g.delimiter() == Delimiter::Parenthesis && mac.is_none())
+                    .then(|| call_name(&tokens, i))
+                    .flatten();
+                let inner = Around {
+                    fixed: around.fixed || in_let || mac.as_deref() == Some("matches"),
+                    mac: mac.clone(),
+                    call,
+                    bracket: g.delimiter() == Delimiter::Bracket,
+                    expected: expected_side(around, argument),
+                };
+                body.shape.push(format!("open {:?}", g.delimiter()));
+                walk(g.stream(), &inner, body);
+                body.shape.push("close".to_string());
+            }
+            TokenTree::Ident(id) => {
+                let id = id.to_string();
+                match id.as_str() {
+                    "let" => in_let = true,
+                    "match" | "for" => body.refused = true,
+                    "if" | "while" if matches!(tokens.get(i + 1), Some(TokenTree::Ident(n)) if n == "let") => {
+                        body.refused = true
+                    }
+                    "true" | "false" => {
+                        let span = token.span();
+                        let role = role(around, argument, &tokens, (i, i));
+                        let kind = (!(around.fixed || in_let)).then_some("bool");
+                        let lit = literal(&id, kind);
+                        push_literal(body, lit, (span.start(), span.end(), role));
+                        continue;
+                    }
+                    _ => {}
+                }
+                body.idents.insert(id.clone());
+                match body.locals.iter().position(|l| *l == id) {
+                    Some(n) => body.shape.push(format!("local {n}")),
+                    None => body.shape.push(id),
+                }
+            }
+            TokenTree::Punct(p) => {
+                let c = p.as_char();
+                let joined =
+                    matches!(prev, Some(TokenTree::Punct(q)) if q.spacing() == Spacing::Joint);
+                if (c == '=' && p.spacing() == Spacing::Alone && !joined) || c == ';' {
+                    in_let = false;
+                }
+                if c == ';' && around.bracket {
+                    after_semicolon = true;
+                }
+                if c == ',' && !joined {
+                    argument += 1;
+                }
+                // A unary minus goes with the literal after it.
+                let unary = prev.is_none() || matches!(prev, Some(TokenTree::Punct(_)));
+                if c == '-' && unary && matches!(tokens.get(i + 1), Some(TokenTree::Literal(_))) {
+                    continue;
+                }
+                body.shape.push(c.to_string());
+            }
+            TokenTree::Literal(_) => {
+                let fixed = around.fixed || in_let || (around.bracket && after_semicolon);
+                on_literal(&tokens, i, (around, argument, fixed), body);
+            }
+        }
+    }
+}
+
+/// Adds the list of literals from token `i` to `body` as one literal, when it is one
+/// ([`list`]) on one line; gives the index of its last token.
+fn take_list(
+    tokens: &[TokenTree],
+    i: usize,
+    (around, argument): (&Around, usize),
+    body: &mut Body,
+) -> Option<usize> {
+    let (end, kind) = list(tokens, i)?;
+    let start = tokens[i].span().start();
+    let stop = tokens[end].span().end();
+    let line = body
+        .source
+        .get(start.line - 1)
+        .filter(|_| start.line == stop.line)?;
+    let text = (line.chars())
+        .skip(start.column)
+        .take(stop.column - start.column)
+        .collect();
+    let role = role(around, argument, tokens, (i, end));
+    push_literal(body, (text, Some(kind.to_string())), (start, stop, role));
+    Some(end)
+}
+
+/// Adds the literal at token `i` (with the unary minus before it) to `body`; `fixed`: it must
+/// stay as it is whatever it is.
+fn on_literal(
+    tokens: &[TokenTree],
+    i: usize,
+    (around, argument, fixed): (&Around, usize, bool),
+    body: &mut Body,
+) {
+    let TokenTree::Literal(l) = &tokens[i] else {
+        return;
+    };
+    let prev = i.checked_sub(1).map(|p| &tokens[p]);
+    let negative = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '-')
+        && (i == 1 || matches!(&tokens[i - 2], TokenTree::Punct(_)));
+    let lead = if negative { i - 1 } else { i };
+    let text = format!("{}{l}", if negative { "-" } else { "" });
+    let tuple_index = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
+    let format_string = i == 0 && around.mac.as_deref().is_some_and(|m| FORMATS.contains(&m));
+    let fixed = fixed || tuple_index || format_string;
+    let kind = if fixed { None } else { kind_of(l) };
+    let role = role(around, argument, tokens, (lead, i));
+    let lit = literal(&text, kind.as_deref());
+    push_literal(
+        body,
+        lit,
+        (tokens[lead].span().start(), l.span().end(), role),
+    );
+}
+
+fn literal(text: &str, kind: Option<&str>) -> (String, Option<String>) {
+    (text.to_string(), kind.map(str::to_string))
+}
+
+fn push_literal(
+    body: &mut Body,
+    (text, kind): (String, Option<String>),
+    (start, end, role): (LineColumn, LineColumn, Role),
+) {
+    match &kind {
+        Some(k) if start.line == end.line => {
+            body.shape.push(format!("literal {k}"));
+            body.literals.push(Literal {
+                text,
+                kind,
+                start,
+                end,
+                role,
+            });
+        }
+        _ => body.shape.push(text),
+    }
+}
+
+/// A list of literals from token `i`: `&[1u8, 2u8]` (`slice`: its length is no part of its
+/// type once it is a slice) or `vec![1u8, 2u8]` (`vec`), with the index of its last token.
+fn list(tokens: &[TokenTree], i: usize) -> Option<(usize, &'static str)> {
+    let (group, kind) = match (&tokens[i], tokens.get(i + 1), tokens.get(i + 2)) {
+        (TokenTree::Punct(p), Some(TokenTree::Group(g)), _) if p.as_char() == '&' => {
+            let unary = i == 0 || matches!(&tokens[i - 1], TokenTree::Punct(_));
+            (unary.then_some(g)?, "slice")
+        }
+        (TokenTree::Ident(v), Some(TokenTree::Punct(p)), Some(TokenTree::Group(g)))
+            if v == "vec" && p.as_char() == '!' =>
+        {
+            (g, "vec")
+        }
+        _ => return None,
+    };
+    if group.delimiter() != Delimiter::Bracket {
+        return None;
+    }
+    // Only literals, negative ones and paths of constants (`u8::MAX`), between commas.
+    let items: Vec<TokenTree> = group.stream().into_iter().collect();
+    let mut items = items.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','));
+    let plain = items.all(|item| match item {
+        [] | [TokenTree::Literal(_)] => true,
+        [TokenTree::Punct(m), TokenTree::Literal(_)] => m.as_char() == '-',
+        [TokenTree::Ident(_), TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(_)] => {
+            a.as_char() == ':' && b.as_char() == ':'
+        }
+        [TokenTree::Ident(b)] => b == "true" || b == "false",
+        _ => false,
+    });
+    let end = match kind {
+        "vec" => i + 2,
+        _ => i + 1,
+    };
+    plain.then_some((end, kind))
+}
+
+/// `assert_eq` for the group of `assert_eq!(…)` at `i`.
+fn macro_name(tokens: &[TokenTree], i: usize) -> Option<String> {
+    let bang = matches!(&tokens[i.checked_sub(1)?], TokenTree::Punct(p) if p.as_char() == '!');
+    match &tokens[i.checked_sub(2)?] {
+        TokenTree::Ident(name) if bang => Some(name.to_string()),
+        _ => None,
+    }
+}
+
+/// The call the parenthesised group at `i` holds the arguments of: `lib::f` for
+/// `lib::f(…)`, `.raise` for `x.raise(…)`; `None` for anything else.
+fn call_name(tokens: &[TokenTree], i: usize) -> Option<String> {
+    let mut at = i.checked_sub(1)?;
+    let TokenTree::Ident(last) = &tokens[at] else {
+        return None;
+    };
+    let mut path = vec![last.to_string()];
+    while at >= 3 {
+        let colons = matches!(&tokens[at - 1], TokenTree::Punct(p) if p.as_char() == ':')
+            && matches!(&tokens[at - 2], TokenTree::Punct(p) if p.as_char() == ':');
+        let TokenTree::Ident(segment) = &tokens[at - 3] else {
+            break;
+        };
+        if !colons {
+            break;
+        }
+        path.push(segment.to_string());
+        at -= 3;
+    }
+    path.reverse();
+    let dot = at >= 1 && matches!(&tokens[at - 1], TokenTree::Punct(p) if p.as_char() == '.');
+    Some(match dot {
+        true => format!(".{}", path.join("::")),
+        false => path.join("::"),
+    })
+}
+
+/// What the literal from token `lead` (its minus, if any) to `i` is to its surroundings: the
+/// expected side of a check, a whole argument of a call, or something else.
+fn role(around: &Around, argument: usize, tokens: &[TokenTree], (lead, i): (usize, usize)) -> Role {
+    let is_comma =
+        |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == ',');
+    let before = lead == 0 || is_comma(tokens.get(lead - 1));
+    let whole = before && (i + 1 == tokens.len() || is_comma(tokens.get(i + 1)));
+    if expected_side(around, argument) {
+        return Role::Expected;
+    }
+    let at = |k: usize| lead.checked_sub(k).map(|k| &tokens[k]);
+    let assigned = matches!(at(1), Some(TokenTree::Punct(p)) if p.as_char() == '=' && p.spacing() == Spacing::Alone);
+    let after = i + 1 == tokens.len()
+        || matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ';');
+    if let (true, true, Some(TokenTree::Ident(name)), Some(TokenTree::Ident(m))) =
+        (assigned, after, at(2), at(3))
+    {
+        if m == "mut" && matches!(at(4), Some(TokenTree::Ident(l)) if l == "let") {
+            return Role::Before(name.to_string());
+        }
+    }
+    match (&around.mac, &around.call) {
+        (None, Some(call)) if whole => Role::Argument(call.clone(), argument),
+        _ => Role::Other,
+    }
+}
+
+/// Whether argument `argument` of what `around` holds is on the expected side of a check.
+fn expected_side(around: &Around, argument: usize) -> bool {
+    let check = matches!(around.mac.as_deref(), Some("assert_eq" | "assert_ne"));
+    around.expected || (check && argument == 1)
+}
+
+fn is_check(name: &str) -> bool {
+    matches!(name, "assert" | "assert_eq" | "assert_ne")
+}
+
+/// Notes the check `name!(g)` when it has no message of its own.
+fn check(g: &proc_macro2::Group, name: &str, body: &mut Body) {
+    let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+    let Ok(args) = syn::parse::Parser::parse2(parser, g.stream()) else {
+        return;
+    };
+    let bare = match name {
+        "assert" => args.len() == 1,
+        _ => args.len() == 2,
+    };
+    if bare {
+        body.checks.push(Check {
+            close: g.span_close().start(),
+            trailing_comma: args.trailing_punct(),
+        });
+    }
+}
+
+/// What a literal is, for a column's type: rows of one table agree on it.
+fn kind_of(l: &proc_macro2::Literal) -> Option<String> {
+    Some(match Lit::new(l.clone()) {
+        Lit::Str(_) => "str".to_string(),
+        Lit::ByteStr(b) => format!("bytes {}", b.value().len()),
+        Lit::Char(_) => "char".to_string(),
+        Lit::Byte(_) => "byte".to_string(),
+        Lit::Int(i) => format!("int {}", i.suffix()),
+        Lit::Float(f) => format!("float {}", f.suffix()),
+        _ => return None,
+    })
+}
