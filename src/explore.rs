@@ -112,7 +112,7 @@ pub fn run(a: ExploreArgs) -> anyhow::Result<i32> {
         crate::progress::clear();
         if distilled.is_ok() && file.is_file() {
             let features = carve_generator::recorded_features(&info);
-            let named = (&features[..], &report.parameters);
+            let named = (&features[..], &report.parameters, &report.receivers);
             (report.tables, report.table_rows) = carve_explore::fold_tables(&opts, &file, named)?;
         }
         report.distilled = Some(distilled.map_err(|e| format!("{e:#}")));

@@ -2558,6 +2558,44 @@ fn explored_tests_that_add_nothing_beside_the_carved_ones_leave_the_file() {
     fail_after_edit(&c.dir, "grades", ("        0\n", "        1\n"));
 }
 
+/// Issue 27: kept tests that differ in which method of one signature they call (a size in
+/// kilobytes, megabytes, gigabytes) are one table of function pointers, each row named by
+/// its method in the failure message.
+#[test]
+fn kept_tests_calling_other_methods_of_one_signature_are_a_table_of_methods() {
+    let lib = "#[derive(Debug, Clone, Copy)]\npub struct Size(u64);\n\nimpl Size {\n    \
+               pub fn new(bytes: u64) -> Size {\n        Size(bytes)\n    }\n\n    \
+               pub fn kb(&self) -> u64 {\n        self.0 / 1000\n    }\n\n    \
+               pub fn mb(&self) -> u64 {\n        self.0 / 1_000_000\n    }\n\n    \
+               pub fn gb(&self) -> u64 {\n        self.0 / 1_000_000_000\n    }\n}\n";
+    let main = "fn main() {\n    let s = sizes::Size::new(1_500_000_000);\n    \
+                println!(\"{} {} {}\", s.kb(), s.mb(), s.gb());\n}\n";
+    let c = carve_small_crate_distilled("sizes", lib, main, &["--coverage"], &[]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let out = explore_distilled(&c.dir, "tests", &["--runs", "3000", "--seed", "1"]);
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    let text = std::fs::read_to_string(c.dir.join("tests/explored_sizes.rs")).unwrap();
+    let table = test_holding(&text, &["fn(&_) -> _", "for (bytes, method_name, method, "]);
+    for row in ["\"kb\", sizes::Size::kb", "\"mb\", sizes::Size::mb"] {
+        assert!(table.contains(row), "{table}");
+    }
+    assert!(table.contains("method(&size_"), "{table}");
+    // Only the megabytes' row sees this: it names its method.
+    edit(
+        &c.dir.join("src/lib.rs"),
+        "self.0 / 1_000_000\n",
+        "self.0 / 1_000_000 + 1\n",
+    );
+    let ran = cargo_in(&c.dir, &["test", "--test", "explored_sizes"]);
+    assert!(!ran.status.success(), "{}", stdout(&ran));
+    assert!(
+        stdout(&ran).contains("method_name = \"mb\""),
+        "{}",
+        stdout(&ran)
+    );
+}
+
 /// Issue 27: kept tests that make the same calls with other values (a gauge made, raised and
 /// looked at) are one table; its columns are the values that differ, inputs named by the
 /// parameters they are passed to, and each check names the row that failed.

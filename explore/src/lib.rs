@@ -209,6 +209,10 @@ pub struct Report {
     /// (`fold_tables`).
     #[serde(skip)]
     pub parameters: BTreeMap<String, Vec<String>>,
+    /// How each function takes its receiver, by its path (`&`, `&mut`, `self`; empty for a
+    /// function without one): a table's column of functions (`fold_tables`).
+    #[serde(skip)]
+    pub receivers: shapes::Receivers,
     /// Of the tests distilling kept, those written as rows of tables (`fold_tables`): how many
     /// tables, how many rows.
     pub tables: usize,
@@ -320,6 +324,7 @@ pub fn explore(trace: &Trace, opts: &ExploreOptions) -> Result<Report, ExploreEr
         reasons: BTreeMap::new(),
         distilled: None,
         parameters: parameters_of(&ex),
+        receivers: receivers_of(&ex),
         tables: 0,
         table_rows: 0,
     };
@@ -669,6 +674,21 @@ fn parameters_of(ex: &Explorable) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+/// How each callable takes its receiver, by its path.
+fn receivers_of(ex: &Explorable) -> shapes::Receivers {
+    (ex.callables.iter())
+        .map(|c| {
+            let how = match &c.receiver {
+                None => "",
+                Some(r) if r.by_value => "self",
+                Some(r) if r.mutable => "&mut",
+                Some(_) => "&",
+            };
+            (c.path.clone(), how.to_string())
+        })
+        .collect()
+}
+
 /// What the search reached beyond the run, or why it was not counted (`unread`).
 fn lines_report(
     keeper: &keep::Keeper,
@@ -817,7 +837,11 @@ fn write_tests(
 pub fn fold_tables(
     opts: &ExploreOptions,
     file: &Path,
-    (features, parameters): (&[String], &BTreeMap<String, Vec<String>>),
+    (features, parameters, receivers): (
+        &[String],
+        &BTreeMap<String, Vec<String>>,
+        &shapes::Receivers,
+    ),
 ) -> Result<(usize, usize), ExploreError> {
     let before = std::fs::read_to_string(file)
         .map_err(|e| ExploreError::io(format!("read {}", file.display()), e))?;
@@ -831,7 +855,7 @@ pub fn fold_tables(
     let mut calls = true;
     let mut leave = BTreeSet::new();
     for _ in 0..2 {
-        let Some(folded) = folded(&before, parameters, (calls, &leave)) else {
+        let Some(folded) = folded(&before, (parameters, receivers), (calls, &leave)) else {
             return Ok((0, 0));
         };
         write(file, &folded.text)?;
@@ -868,12 +892,12 @@ pub fn fold_tables(
 /// for the groups whose first test is in `leave`; `None` when nothing folds.
 fn folded(
     source: &str,
-    parameters: &BTreeMap<String, Vec<String>>,
+    (parameters, receivers): (&BTreeMap<String, Vec<String>>, &shapes::Receivers),
     (calls, leave): (bool, &BTreeSet<String>),
 ) -> Option<shapes::Shaped> {
     let by_call = calls.then(|| tables::fold(source, parameters)).flatten();
     let text = by_call.as_ref().map_or(source, |f| f.text.as_str());
-    let by_shape = shapes::fold(text, parameters, leave);
+    let by_shape = shapes::fold(text, (parameters, receivers), leave);
     match (by_call, by_shape) {
         (None, None) => None,
         (Some(c), None) => Some(shapes::Shaped {

@@ -34,6 +34,20 @@ pub(super) struct Literal {
     /// What names it as a column: `expected` in an `assert_eq!`'s second argument, or the
     /// function (as written: `lib::f`, `.raise`) and the argument it is.
     pub(super) role: Role,
+    /// When it is the function a call calls: the call.
+    pub(super) call: Option<Call>,
+}
+
+/// A call of a function (`lib::f(…)`: the literal is its path) or of a method of a local
+/// (`gauge_0.raise(…)`: the literal is the method's name, from the local to it), which a
+/// table can make a column of functions of one signature.
+#[derive(Debug, Clone)]
+pub(super) struct Call {
+    /// The local a method is called on.
+    pub(super) receiver: Option<String>,
+    /// Just after its `(`.
+    pub(super) open: LineColumn,
+    pub(super) arity: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +79,9 @@ pub(super) struct Body {
     /// The names its `let`s bind, in order: one shape whatever they are called (`gauge_0`,
     /// `gauge_1`).
     pub(super) locals: Vec<String>,
+    /// The places in `shape` that are a call's function: the shape of tests that call other
+    /// functions of one signature has them left out (`loose`).
+    pub(super) calls: Vec<usize>,
     /// A `match`, a `for` or an `if let`: not folded (its literals may be patterns, or it is
     /// a table already).
     pub(super) refused: bool,
@@ -177,6 +194,12 @@ fn walk(stream: TokenStream, around: &Around, body: &mut Body) {
                     _ => {}
                 }
                 body.idents.insert(id.clone());
+                if let Some(call) = call_at(&tokens, i, body) {
+                    body.calls.push(body.shape.len());
+                    body.shape.push(id);
+                    body.literals.push(call);
+                    continue;
+                }
                 match body.locals.iter().position(|l| *l == id) {
                     Some(n) => body.shape.push(format!("local {n}")),
                     None => body.shape.push(id),
@@ -281,10 +304,93 @@ fn push_literal(
                 start,
                 end,
                 role,
+                call: None,
             });
         }
         _ => body.shape.push(text),
     }
+}
+
+impl Body {
+    /// The shape with the functions calls call left out.
+    pub(super) fn loose(&self) -> Vec<String> {
+        let mut shape = self.shape.clone();
+        for &at in &self.calls {
+            shape[at] = "call".to_string();
+        }
+        shape
+    }
+}
+
+/// The call whose function's name is the identifier at `i`, when it is a function's path
+/// (`lib::f(…)`, not after `<T as Trait>::`) or a method of a local (`x.f(…)`), as a literal
+/// that is no column of a table unless the function differs between its rows.
+fn call_at(tokens: &[TokenTree], i: usize, body: &Body) -> Option<Literal> {
+    let Some(TokenTree::Group(args)) = tokens.get(i + 1) else {
+        return None;
+    };
+    if args.delimiter() != Delimiter::Parenthesis {
+        return None;
+    }
+    let punct =
+        |k: usize, c: char| matches!(tokens.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let ident = |k: usize| matches!(tokens.get(k), Some(TokenTree::Ident(_)));
+    let method = i >= 1 && punct(i - 1, '.');
+    let mut first = i;
+    let receiver = match method {
+        true => {
+            // A local: an identifier after nothing that makes it a path or a field.
+            let at = i.checked_sub(2).filter(|&r| ident(r))?;
+            let alone = at == 0 || !(punct(at - 1, '.') || punct(at - 1, ':'));
+            first = at;
+            alone.then(|| tokens[at].to_string())?.into()
+        }
+        false => {
+            while first >= 3 && punct(first - 1, ':') && punct(first - 2, ':') && ident(first - 3) {
+                first -= 3;
+            }
+            // `<T as Trait>::f`, `Vec::<u8>::new`, `x.0.f`: not a plain path.
+            if first >= 1
+                && (punct(first - 1, ':') || punct(first - 1, '.') || punct(first - 1, '>'))
+            {
+                return None;
+            }
+            None
+        }
+    };
+    let start = tokens[first].span().start();
+    let end = tokens[i].span().end();
+    let line = body
+        .source
+        .get(start.line - 1)
+        .filter(|_| start.line == end.line)?;
+    let text: String = match method {
+        true => tokens[i].to_string(),
+        false => (line.chars())
+            .skip(start.column)
+            .take(end.column - start.column)
+            .collect(),
+    };
+    let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+    let arity = syn::parse::Parser::parse2(parser, args.stream())
+        .ok()?
+        .len();
+    let kind = match method {
+        true => format!("call method {arity}"),
+        false => format!("call function {arity}"),
+    };
+    Some(Literal {
+        text,
+        kind: Some(kind),
+        start,
+        end,
+        role: Role::Other,
+        call: Some(Call {
+            receiver,
+            open: args.span_open().end(),
+            arity,
+        }),
+    })
 }
 
 /// A list of literals from token `i`: `&[1u8, 2u8]` (`slice`: its length is no part of its

@@ -42,52 +42,99 @@ struct Row {
     parts: Body,
 }
 
-/// `source` with every group of at least two tests of one shape written as one table, but
-/// the groups whose first test is in `leave`; `None` when there is none.
+/// A column of a table: the literal (by its index in the body) whose values it holds.
+struct Column {
+    at: usize,
+    name: String,
+    /// When the literal is a call's function: how the function takes its receiver (`&`,
+    /// `&mut`, `self`, or nothing for a function without one), and each row's function.
+    calls: Option<(String, Vec<String>)>,
+}
+
+/// How each explorable function takes its receiver, by its path: `&`, `&mut`, `self`, or
+/// nothing when it has none.
+pub type Receivers = BTreeMap<String, String>;
+
+/// `source` with every group of at least two tests of one shape written as one table, then
+/// every group of the tests left that differ in which functions of one signature they call
+/// too, but the groups whose first test is in `leave`; `None` when there is none.
 pub fn fold(
     source: &str,
-    parameters: &BTreeMap<String, Vec<String>>,
+    (parameters, receivers): (&BTreeMap<String, Vec<String>>, &Receivers),
     leave: &BTreeSet<String>,
 ) -> Option<Shaped> {
     let file = syn::parse_file(source).ok()?;
     let lines: Vec<&str> = source.lines().collect();
     let mut names = Vec::new();
-    let mut groups: BTreeMap<Vec<String>, Vec<Row>> = BTreeMap::new();
+    let mut rows = Vec::new();
     for f in test_fns(&file) {
         names.push(f.sig.ident.to_string());
-        if let Some(row) = row(f, &lines) {
-            groups.entry(row.parts.shape.clone()).or_default().push(row);
-        }
+        rows.extend(row(f, &lines));
     }
-    let mut tests = names.clone();
-    let mut replaced = BTreeMap::new();
-    let mut gone = Vec::new();
-    let (mut tables, mut rows) = (0, 0);
-    let mut firsts = BTreeMap::new();
-    for group in groups.values() {
-        if group.len() < 2 || leave.contains(&group[0].name) {
-            continue;
+    let mut out = Folding {
+        tests: names,
+        ..Folding::default()
+    };
+    let mut left = rows;
+    for loose in [false, true] {
+        let mut groups: BTreeMap<Vec<String>, Vec<Row>> = BTreeMap::new();
+        for row in left {
+            let shape = match loose {
+                false => row.parts.shape.clone(),
+                true => row.parts.loose(),
+            };
+            groups.entry(shape).or_default().push(row);
         }
-        let Some(columns) = columns(group, parameters) else {
-            continue;
+        left = Vec::new();
+        let groups = groups.into_values();
+        let groups: Vec<Vec<Row>> = match loose {
+            false => groups.collect(),
+            true => groups.flat_map(|g| by_signature(g, receivers)).collect(),
         };
-        let name = unique(&table_name(group), &tests);
-        tests.retain(|t| !group.iter().any(|r| &r.name == t));
-        tests.push(name.clone());
-        firsts.insert(name.clone(), group[0].name.clone());
-        let first = group[0].lines;
-        replaced.insert(first.0, (first.1, table(&name, &columns, group)));
-        gone.extend(group[1..].iter().map(|r| r.lines));
-        tables += 1;
-        rows += group.len();
+        for group in groups {
+            let columns = (group.len() > 1 && !leave.contains(&group[0].name))
+                .then(|| columns(&group, (parameters, receivers)))
+                .flatten();
+            match columns {
+                Some(columns) => out.add(&group, &columns),
+                None => left.extend(group),
+            }
+        }
     }
-    (tables > 0).then(|| Shaped {
-        text: splice(&lines, &replaced, &gone),
-        tables,
-        rows,
-        tests,
-        firsts,
+    (out.tables > 0).then(|| Shaped {
+        text: splice(&lines, &out.replaced, &out.gone),
+        tables: out.tables,
+        rows: out.rows,
+        tests: out.tests,
+        firsts: out.firsts,
     })
+}
+
+/// The tables written so far.
+#[derive(Default)]
+struct Folding {
+    tests: Vec<String>,
+    replaced: BTreeMap<usize, (usize, String)>,
+    gone: Vec<(usize, usize)>,
+    tables: usize,
+    rows: usize,
+    firsts: BTreeMap<String, String>,
+}
+
+impl Folding {
+    /// `group` as one table in its first test's place.
+    fn add(&mut self, group: &[Row], columns: &[Column]) {
+        let name = unique(&table_name(group), &self.tests);
+        self.tests.retain(|t| !group.iter().any(|r| &r.name == t));
+        self.tests.push(name.clone());
+        self.firsts.insert(name.clone(), group[0].name.clone());
+        let first = group[0].lines;
+        let table = table(&name, columns, group);
+        self.replaced.insert(first.0, (first.1, table));
+        self.gone.extend(group[1..].iter().map(|r| r.lines));
+        self.tables += 1;
+        self.rows += group.len();
+    }
 }
 
 /// A test as a row: its body between a line ending in `{` and a line that is `}`.
@@ -117,12 +164,13 @@ fn row(f: &syn::ItemFn, lines: &[&str]) -> Option<Row> {
 }
 
 /// The table's columns: each literal (by its index in the body) that differs between rows,
-/// and its name. `None` when no literal differs, there are too many, no input differs, or
-/// two rows have the same inputs.
+/// and its name. `None` when no literal differs, there are too many, a function that differs
+/// is not one explore called or does not take its receiver as the others do, no input
+/// differs, or two rows have the same inputs.
 fn columns(
     group: &[Row],
-    parameters: &BTreeMap<String, Vec<String>>,
-) -> Option<Vec<(usize, String)>> {
+    (parameters, receivers): (&BTreeMap<String, Vec<String>>, &Receivers),
+) -> Option<Vec<Column>> {
     let first = &group[0].parts;
     let differ: Vec<usize> = (0..first.literals.len())
         .filter(|&i| {
@@ -138,12 +186,18 @@ fn columns(
     let mut columns = Vec::new();
     for &i in &differ {
         let lit = &first.literals[i];
-        let base = match &lit.role {
-            Role::Expected => "expected".to_string(),
-            Role::Before(name) => format!("{name}_before"),
-            Role::Argument(call, n) => parameter(parameters, call, *n)
+        let calls = match &lit.call {
+            Some(call) => Some(called(group, i, call.receiver.is_some(), receivers)?),
+            None => None,
+        };
+        let base = match (&lit.role, &lit.call) {
+            (_, Some(c)) if c.receiver.is_some() => "method".to_string(),
+            (_, Some(_)) => "function".to_string(),
+            (Role::Expected, _) => "expected".to_string(),
+            (Role::Before(name), _) => format!("{name}_before"),
+            (Role::Argument(call, n), _) => parameter(parameters, call, *n)
                 .unwrap_or_else(|| by_kind(lit.kind.as_deref().unwrap_or_default())),
-            Role::Other => by_kind(lit.kind.as_deref().unwrap_or_default()),
+            (Role::Other, _) => by_kind(lit.kind.as_deref().unwrap_or_default()),
         };
         let base = match first.idents.contains(&base) {
             true => format!("case_{base}"),
@@ -156,13 +210,13 @@ fn columns(
             name = format!("{base}_{n}");
         }
         taken.push(name.clone());
-        columns.push((i, name));
+        columns.push(Column { at: i, name, calls });
     }
     // The inputs first, then what is expected of them.
-    columns.sort_by_key(|(i, _)| first.literals[*i].role == Role::Expected);
+    columns.sort_by_key(|c| first.literals[c.at].role == Role::Expected);
     let inputs: Vec<usize> = (columns.iter())
-        .filter(|(i, _)| first.literals[*i].role != Role::Expected)
-        .map(|(i, _)| *i)
+        .filter(|c| first.literals[c.at].role != Role::Expected)
+        .map(|c| c.at)
         .collect();
     let keys: BTreeSet<Vec<&str>> = (group.iter())
         .map(|r| {
@@ -173,6 +227,67 @@ fn columns(
         })
         .collect();
     (!inputs.is_empty() && keys.len() == group.len()).then_some(columns)
+}
+
+/// How the functions of call `at` take their receiver, and each row's function: the method
+/// of that name explore called (one), or the function of that path; `None` when one is not
+/// known or they take it otherwise.
+fn called(
+    group: &[Row],
+    at: usize,
+    method: bool,
+    receivers: &Receivers,
+) -> Option<(String, Vec<String>)> {
+    let mut how = None;
+    let mut paths = Vec::new();
+    for r in group {
+        let (path, taken) = resolve(&r.parts.literals[at].text, method, receivers)?;
+        if how.get_or_insert(taken) != &taken {
+            return None;
+        }
+        paths.push(path.clone());
+    }
+    Some((how?.clone(), paths))
+}
+
+/// The function a call calls (`text`: the method's name, or the function's path) and how it
+/// takes its receiver, when explore called it.
+fn resolve<'r>(
+    text: &str,
+    method: bool,
+    receivers: &'r Receivers,
+) -> Option<(&'r String, &'r String)> {
+    match method {
+        true => {
+            let mut of = receivers
+                .iter()
+                .filter(|(p, how)| !how.is_empty() && p.rsplit("::").next() == Some(text));
+            let found = of.next()?;
+            of.next().is_none().then_some(found)
+        }
+        false => receivers
+            .get_key_value(text)
+            .filter(|(_, how)| how.is_empty()),
+    }
+}
+
+/// The tests of one loose shape in groups whose calls can share a column: by how each call's
+/// function takes its receiver, or by the call itself when explore did not call it.
+fn by_signature(group: Vec<Row>, receivers: &Receivers) -> Vec<Vec<Row>> {
+    let mut groups: BTreeMap<Vec<String>, Vec<Row>> = BTreeMap::new();
+    for row in group {
+        let key = (row.parts.literals.iter())
+            .filter_map(|l| Some((l, l.call.as_ref()?)))
+            .map(
+                |(l, call)| match resolve(&l.text, call.receiver.is_some(), receivers) {
+                    Some((_, how)) => format!("takes {how}"),
+                    None => format!("calls {}", l.text),
+                },
+            )
+            .collect();
+        groups.entry(key).or_default().push(row);
+    }
+    groups.into_values().collect()
 }
 
 /// The name of parameter `n` of `call`, when it is a plain name: the function's of that path,
@@ -232,7 +347,19 @@ fn table_name(group: &[Row]) -> String {
         let same = shared.iter().zip(&w).take_while(|(a, b)| a == b).count();
         shared.truncate(same);
     }
-    let shared: Vec<String> = shared.into_iter().filter(|w| !w.is_empty()).collect();
+    let mut shared: Vec<String> = shared.into_iter().filter(|w| !w.is_empty()).collect();
+    if shared.is_empty() {
+        // Else the words they end with (`explored_003_kb_zero`, `explored_005_mb_zero`).
+        shared = words(&group[0].name);
+        for r in &group[1..] {
+            let w = words(&r.name);
+            let same = (shared.iter().rev().zip(w.iter().rev()))
+                .take_while(|(a, b)| a == b)
+                .count();
+            shared.drain(..shared.len() - same);
+        }
+        shared.retain(|w| !w.is_empty());
+    }
     match shared.is_empty() {
         true => "explored_sequence_table".to_string(),
         false => format!("explored_{}_table", snake(&shared.join("_"))),
@@ -241,7 +368,7 @@ fn table_name(group: &[Row]) -> String {
 
 /// The table test of `rows` (at least two): the first row's body, its literals of `columns`
 /// made the columns' names and its checks given a message naming the row by its inputs.
-fn table(name: &str, columns: &[(usize, String)], rows: &[Row]) -> String {
+fn table(name: &str, columns: &[Column], rows: &[Row]) -> String {
     let first = &rows[0];
     let origin = first.origin.as_deref().unwrap_or("Explored");
     let mut out = format!(
@@ -250,30 +377,38 @@ fn table(name: &str, columns: &[(usize, String)], rows: &[Row]) -> String {
         rows.len(),
     );
     out.push_str(&format!("#[test]\nfn {name}() {{\n"));
-    let names: Vec<&str> = columns.iter().map(|(_, n)| n.as_str()).collect();
-    let tuple = |values: Vec<&str>| match values.len() {
-        1 => values[0].to_string(),
+    let tuple = |values: Vec<String>| match values.len() {
+        1 => values[0].clone(),
         _ => format!("({})", values.join(", ")),
     };
-    // Lists of other lengths are one type as slices: the rows' type says so.
-    let kinds: Vec<&str> = (columns.iter())
-        .map(|(i, _)| first.parts.literals[*i].kind.as_deref().unwrap_or_default())
+    // A function's column comes with its name's, which the messages show.
+    let names: Vec<String> = (columns.iter())
+        .flat_map(|c| match c.calls {
+            Some(_) => vec![format!("{}_name", c.name), c.name.clone()],
+            None => vec![c.name.clone()],
+        })
         .collect();
-    let typed = kinds.contains(&"slice");
+    // Lists of other lengths are one type as slices, functions one as function pointers:
+    // the rows' type says so.
+    let types: Vec<String> = columns.iter().flat_map(|c| column_type(c, first)).collect();
+    let typed = types.iter().any(|t| t != "_");
     match typed {
-        true => {
-            let types = kinds
-                .iter()
-                .map(|k| if *k == "slice" { "&[_]" } else { "_" });
-            let types = tuple(types.collect());
-            out.push_str(&format!("    let cases: [{types}; {}] = [\n", rows.len()));
-        }
+        true => out.push_str(&format!(
+            "    let cases: [{}; {}] = [\n",
+            tuple(types),
+            rows.len()
+        )),
         false => out.push_str(&format!("    for {} in [\n", tuple(names.clone()))),
     }
-    for r in rows {
-        let values = columns
-            .iter()
-            .map(|(i, _)| r.parts.literals[*i].text.as_str())
+    for (n, r) in rows.iter().enumerate() {
+        let values = (columns.iter())
+            .flat_map(|c| match &c.calls {
+                Some((_, paths)) => {
+                    let short = paths[n].rsplit("::").next().unwrap_or_default();
+                    vec![format!("{short:?}"), paths[n].clone()]
+                }
+                None => vec![r.parts.literals[c.at].text.clone()],
+            })
             .collect();
         out.push_str(&format!("        {},\n", tuple(values)));
     }
@@ -291,28 +426,64 @@ fn table(name: &str, columns: &[(usize, String)], rows: &[Row]) -> String {
     out
 }
 
+/// The types of a column's entries in the rows' tuple: `_` where the values say it.
+fn column_type(c: &Column, first: &Row) -> Vec<String> {
+    let lit = &first.parts.literals[c.at];
+    match (&c.calls, &lit.call) {
+        (Some((how, _)), Some(call)) => {
+            let receiver = match how.as_str() {
+                "" => None,
+                "self" => Some("_"),
+                "&mut" => Some("&mut _"),
+                _ => Some("&_"),
+            };
+            let args = receiver.into_iter().chain(vec!["_"; call.arity]);
+            let args: Vec<&str> = args.collect();
+            vec!["_".to_string(), format!("fn({}) -> _", args.join(", "))]
+        }
+        _ if lit.kind.as_deref() == Some("slice") => vec!["&[_]".to_string()],
+        _ => vec!["_".to_string()],
+    }
+}
+
 /// The first row's body with the columns in place of their literals and a message on each
 /// check: `"amount = {:?}, start = {:?}", amount, start`.
-fn body(row: &Row, columns: &[(usize, String)]) -> Vec<String> {
+fn body(row: &Row, columns: &[Column]) -> Vec<String> {
     let literals = &row.parts.literals;
-    let inputs: Vec<&str> = (columns.iter())
-        .filter(|(i, _)| literals[*i].role != Role::Expected)
-        .map(|(_, n)| n.as_str())
+    let inputs: Vec<String> = (columns.iter())
+        .filter(|c| literals[c.at].role != Role::Expected)
+        .map(|c| match c.calls {
+            Some(_) => format!("{}_name", c.name),
+            None => c.name.clone(),
+        })
         .collect();
     let shown: Vec<String> = inputs.iter().map(|n| format!("{n} = {{:?}}")).collect();
     let message = format!("\"{}\", {}", shown.join(", "), inputs.join(", "));
     // Edits by line (0-based in the body): (start column, end column, text), applied from
     // the right.
     let mut edits: BTreeMap<usize, Vec<(usize, usize, String)>> = BTreeMap::new();
-    for (i, name) in columns {
-        let l = &literals[*i];
+    for c in columns {
+        let l = &literals[c.at];
+        let at = edits.entry(l.start.line - 1).or_default();
         // A vector is moved where it is used; the message shows it after.
         let text = match l.kind.as_deref() {
-            Some("vec") => format!("{name}.clone()"),
-            _ => name.clone(),
+            Some("vec") => format!("{}.clone()", c.name),
+            _ => c.name.clone(),
         };
-        let at = edits.entry(l.start.line - 1).or_default();
         at.push((l.start.column, l.end.column, text));
+        // `gauge_0.raise(by)` is `method(&mut gauge_0, by)`.
+        if let (Some((how, _)), Some(call)) = (&c.calls, &l.call) {
+            if let Some(receiver) = &call.receiver {
+                let lent = match how.as_str() {
+                    "self" => receiver.clone(),
+                    "&mut" => format!("&mut {receiver}"),
+                    _ => format!("&{receiver}"),
+                };
+                let then = if call.arity > 0 { ", " } else { "" };
+                let at = edits.entry(call.open.line - 1).or_default();
+                at.push((call.open.column, call.open.column, format!("{lent}{then}")));
+            }
+        }
     }
     for c in &row.parts.checks {
         let text = match c.trailing_comma {
@@ -381,7 +552,8 @@ mod tests {
 
     #[test]
     fn tests_of_one_shape_become_a_table_whose_checks_name_the_row() {
-        let shaped = fold(FILE, &parameters(), &BTreeSet::new()).expect("a table");
+        let shaped =
+            fold(FILE, (&parameters(), &Receivers::new()), &BTreeSet::new()).expect("a table");
         assert_eq!((shaped.tables, shaped.rows), (1, 3));
         let expected = "/// Explored (BOBW, length 2, seed 1): one sequence run with 3 sets of \
             values, a row each, each kept for what it added (a line, an outcome, a comparison \
@@ -419,7 +591,7 @@ mod tests {
         syn::parse_file(&shaped.text).expect("the folded file parses");
         // Left alone, the group stays as it was.
         let leave = BTreeSet::from(["explored_010_raise_err_too_high".to_string()]);
-        assert_eq!(fold(FILE, &parameters(), &leave), None);
+        assert_eq!(fold(FILE, (&parameters(), &Receivers::new()), &leave), None);
     }
 
     #[test]
@@ -429,8 +601,14 @@ mod tests {
                 "#[test]\nfn explored_001_a() {{\n    {a}\n}}\n\n#[test]\nfn explored_002_b() {{\n    {b}\n}}\n"
             )
         };
-        let folds =
-            |a: &str, b: &str| fold(&file(a, b), &BTreeMap::new(), &BTreeSet::new()).is_some();
+        let folds = |a: &str, b: &str| {
+            fold(
+                &file(a, b),
+                (&BTreeMap::new(), &Receivers::new()),
+                &BTreeSet::new(),
+            )
+            .is_some()
+        };
         // A value that differs folds; a format string, a pattern, an array's length, a tuple
         // index and a `match` do not.
         assert!(folds(
@@ -483,7 +661,8 @@ mod tests {
             "hex::decode_to_slice".to_string(),
             vec!["data".to_string(), "out".to_string()],
         )]);
-        let shaped = fold(&file, &parameters, &BTreeSet::new()).expect("a table");
+        let shaped =
+            fold(&file, (&parameters, &Receivers::new()), &BTreeSet::new()).expect("a table");
         assert_eq!((shaped.tables, shaped.rows), (1, 2));
         let expected = "    let cases: [(_, &[_], _); 2] = [\n        \
             (vec![1u8, 0u8], &[107u8, u8::MAX], \"Err(A)\"),\n        \
@@ -499,14 +678,60 @@ mod tests {
     }
 
     #[test]
+    fn tests_that_call_other_functions_of_one_signature_are_a_table_of_functions() {
+        let test = |n: u8, unit: &str| {
+            format!(
+                "#[test]\nfn explored_01{n}_as_{unit}_zero() {{\n    \
+                 let mut size_{n} = <b::Size as Default>::default();\n    \
+                 assert_eq!(format!(\"{{:?}}\", size_{n}.as_{unit}()), \"0.0\");\n\
+                 }}\n\n"
+            )
+        };
+        let file = test(1, "kb") + &test(2, "mb") + &test(3, "gb");
+        let receivers = Receivers::from([
+            ("b::Size::as_kb".to_string(), "&".to_string()),
+            ("b::Size::as_mb".to_string(), "&".to_string()),
+        ]);
+        let shaped = fold(&file, (&BTreeMap::new(), &receivers), &BTreeSet::new());
+        let shaped = shaped.expect("a table");
+        // `as_gb` is no function explore called: its test stays as it was.
+        assert_eq!((shaped.tables, shaped.rows), (1, 2));
+        let expected = "fn explored_as_table() {\n    \
+            let cases: [(_, fn(&_) -> _); 2] = [\n        \
+                (\"as_kb\", b::Size::as_kb),\n        \
+                (\"as_mb\", b::Size::as_mb),\n    \
+            ];\n    \
+            for (method_name, method) in cases {\n        \
+                let mut size_1 = <b::Size as Default>::default();\n        \
+                assert_eq!(format!(\"{:?}\", method(&size_1)), \"0.0\", \"method_name = {:?}\", method_name);\n    \
+            }\n}\n";
+        assert!(shaped.text.contains(expected), "{}", shaped.text);
+        assert!(shaped.text.contains("fn explored_013_as_gb_zero() {"));
+        // Taken otherwise (`&mut self`), a method is no row of theirs.
+        let mut receivers = receivers;
+        receivers.insert("b::Size::as_mb".to_string(), "&mut".to_string());
+        let shaped = fold(&file, (&BTreeMap::new(), &receivers), &BTreeSet::new());
+        assert_eq!(shaped, None);
+    }
+
+    #[test]
     fn a_check_with_a_trailing_comma_gets_its_message_after_it() {
         let file = "#[test]\nfn explored_001_is_ok() {\n    assert!(f(-1i32),);\n}\n\n\
                     #[test]\nfn explored_002_is_ok() {\n    assert!(!f(2i32),);\n}\n";
-        let shaped = fold(file, &BTreeMap::new(), &BTreeSet::new());
+        let shaped = fold(
+            file,
+            (&BTreeMap::new(), &Receivers::new()),
+            &BTreeSet::new(),
+        );
         // `!` before a call is another shape: no table.
         assert_eq!(shaped, None);
         let file = file.replace("!f(2i32)", "f(2i32)");
-        let shaped = fold(&file, &BTreeMap::new(), &BTreeSet::new()).expect("a table");
+        let shaped = fold(
+            &file,
+            (&BTreeMap::new(), &Receivers::new()),
+            &BTreeSet::new(),
+        )
+        .expect("a table");
         assert!(
             shaped.text.contains("    for n in [\n        -1i32,\n        2i32,\n    ] {\n        assert!(f(n), \"n = {:?}\", n);\n"),
             "{}",
