@@ -7,6 +7,9 @@
 //! else by what they are; the body runs once per row, and each of its checks names the row
 //! by its inputs in its failure message. A literal that cannot be a variable (a format
 //! string, a pattern's, an array's length, a tuple index) must be the same in every row.
+//! Then the tests left that also call other functions of one signature (`size.as_kb()`,
+//! `size.as_mb()`) are tables whose rows give each function as a function pointer, when
+//! explore called each and they take their receiver alike (`Receivers`).
 //! Plain text in, plain text out: the caller verifies the file.
 
 mod body;
