@@ -2576,7 +2576,14 @@ fn kept_tests_calling_other_methods_of_one_signature_are_a_table_of_methods() {
     let said = stdout(&out);
     assert!(out.status.success(), "{said}{}", stderr(&out));
     let text = std::fs::read_to_string(c.dir.join("tests/explored_sizes.rs")).unwrap();
-    let table = test_holding(&text, &["fn(&_) -> _", "for (bytes, method_name, method, "]);
+    let table = test_holding(
+        &text,
+        &[
+            "fn explored_size_methods_table() {",
+            "fn(&_) -> _",
+            "for (bytes, method_name, method, ",
+        ],
+    );
     for row in ["\"kb\", sizes::Size::kb", "\"mb\", sizes::Size::mb"] {
         assert!(table.contains(row), "{table}");
     }

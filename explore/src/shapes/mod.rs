@@ -127,7 +127,7 @@ struct Folding {
 impl Folding {
     /// `group` as one table in its first test's place.
     fn add(&mut self, group: &[Row], columns: &[Column]) {
-        let name = unique(&table_name(group), &self.tests);
+        let name = unique(&table_name(group, columns), &self.tests);
         self.tests.retain(|t| !group.iter().any(|r| &r.name == t));
         self.tests.push(name.clone());
         self.firsts.insert(name.clone(), group[0].name.clone());
@@ -336,8 +336,20 @@ fn by_kind(kind: &str) -> String {
 }
 
 /// `explored_raise_table` for tests named `explored_010_raise_err_too_high` and
-/// `explored_014_raise_ok`: the words their names share, after the number.
-fn table_name(group: &[Row]) -> String {
+/// `explored_014_raise_ok`: the words their names share, after the number; a table of
+/// functions is named by what they are of: `explored_byte_size_methods_table` for
+/// `bytesize::ByteSize::as_kb` and `as_mb`, `explored_bytesize_functions_table` for
+/// `bytesize::kib` and `mib`.
+fn table_name(group: &[Row], columns: &[Column]) -> String {
+    if let Some((how, paths)) = columns.iter().find_map(|c| c.calls.as_ref()) {
+        let owner = paths[0].rsplit("::").nth(1).unwrap_or("crate");
+        let kind = if how.is_empty() {
+            "functions"
+        } else {
+            "methods"
+        };
+        return format!("explored_{}_{kind}_table", snake(owner));
+    }
     let words = |name: &str| -> Vec<String> {
         let rest = name.strip_prefix("explored_").unwrap_or(name);
         let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
@@ -699,7 +711,7 @@ mod tests {
         let shaped = shaped.expect("a table");
         // `as_gb` is no function explore called: its test stays as it was.
         assert_eq!((shaped.tables, shaped.rows), (1, 2));
-        let expected = "fn explored_as_table() {\n    \
+        let expected = "fn explored_size_methods_table() {\n    \
             let cases: [(_, fn(&_) -> _); 2] = [\n        \
                 (\"as_kb\", b::Size::as_kb),\n        \
                 (\"as_mb\", b::Size::as_mb),\n    \
