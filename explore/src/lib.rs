@@ -674,7 +674,7 @@ fn parameters_of(ex: &Explorable) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// How each callable takes its receiver, by its path.
+/// How each callable takes its receiver and what its signature says, by its path.
 fn receivers_of(ex: &Explorable) -> shapes::Receivers {
     (ex.callables.iter())
         .map(|c| {
@@ -684,7 +684,9 @@ fn receivers_of(ex: &Explorable) -> shapes::Receivers {
                 Some(r) if r.mutable => "&mut",
                 Some(_) => "&",
             };
-            (c.path.clone(), how.to_string())
+            let params: Vec<String> = c.params.iter().map(|p| format!("{:?}", p.kind)).collect();
+            let signature = format!("{how}|({}) -> {:?}", params.join(", "), c.ret);
+            (c.path.clone(), signature)
         })
         .collect()
 }
@@ -829,10 +831,11 @@ fn write_tests(
 
 /// Writes the kept tests of `file` (in `opts.out_dir`) that are one call of one function
 /// with other values as tables (`tables.rs`), and those of one shape with other literals
-/// (`shapes.rs`), then verifies the file as the kept tests were (`features`: the recorded
-/// build's; `parameters`: the report's, the columns' names). When a table does not pass, the
-/// file is folded again without it and verified again; when that does not pass either, it is
-/// put back as it was. Returns the tables written and the tests they hold as rows ((0, 0):
+/// (`shapes/`), then verifies the file as the kept tests were (`features`: the recorded
+/// build's; `parameters`: the report's, the columns' names; `receivers`: the report's, which
+/// functions a column can hold). When a table does not pass, the file is folded again
+/// without it and verified again, then once more without tables of functions; when that does
+/// not pass either, it is put back as it was. Returns the tables written and the tests they hold as rows ((0, 0):
 /// none).
 pub fn fold_tables(
     opts: &ExploreOptions,
@@ -854,9 +857,11 @@ pub fn fold_tables(
     let v = v.with_features(features);
     let mut calls = true;
     let mut leave = BTreeSet::new();
-    for _ in 0..2 {
-        let Some(folded) = folded(&before, (parameters, receivers), (calls, &leave)) else {
-            return Ok((0, 0));
+    let no_functions = shapes::Receivers::new();
+    let mut functions = receivers;
+    for attempt in 0..3 {
+        let Some(folded) = folded(&before, (parameters, functions), (calls, &leave)) else {
+            break;
         };
         write(file, &folded.text)?;
         let verified = carve_generator::verify_test_file(
@@ -876,12 +881,16 @@ pub fn fold_tables(
                 return Err(e.into());
             }
         };
-        // Fold again without the tables that failed.
+        // Fold again without the tables that failed; the second time, without tables of
+        // functions at all.
         for test in &failed {
             match folded.firsts.get(test) {
                 Some(first) => leave.insert(first.clone()),
                 None => std::mem::replace(&mut calls, false),
             };
+        }
+        if attempt == 1 {
+            functions = &no_functions;
         }
     }
     write(file, &before)?;

@@ -55,8 +55,14 @@ struct Column {
 }
 
 /// How each explorable function takes its receiver, by its path: `&`, `&mut`, `self`, or
-/// nothing when it has none.
+/// nothing when it has none; then, after a `|`, what else its signature says (what its
+/// parameters and its result are), which the functions of one column share.
 pub type Receivers = BTreeMap<String, String>;
+
+/// How a function takes its receiver, of its `Receivers` entry.
+fn how_of(entry: &str) -> &str {
+    entry.split('|').next().unwrap_or_default()
+}
 
 /// `source` with every group of at least two tests of one shape written as one table, then
 /// every group of the tests left that differ in which functions of one signature they call
@@ -264,13 +270,13 @@ fn resolve<'r>(
         true => {
             let mut of = receivers
                 .iter()
-                .filter(|(p, how)| !how.is_empty() && p.rsplit("::").next() == Some(text));
+                .filter(|(p, how)| !how_of(how).is_empty() && p.rsplit("::").next() == Some(text));
             let found = of.next()?;
             of.next().is_none().then_some(found)
         }
         false => receivers
             .get_key_value(text)
-            .filter(|(_, how)| how.is_empty()),
+            .filter(|(_, how)| how_of(how).is_empty()),
     }
 }
 
@@ -343,7 +349,7 @@ fn by_kind(kind: &str) -> String {
 fn table_name(group: &[Row], columns: &[Column]) -> String {
     if let Some((how, paths)) = columns.iter().find_map(|c| c.calls.as_ref()) {
         let owner = paths[0].rsplit("::").nth(1).unwrap_or("crate");
-        let kind = if how.is_empty() {
+        let kind = if how_of(how).is_empty() {
             "functions"
         } else {
             "methods"
@@ -446,7 +452,7 @@ fn column_type(c: &Column, first: &Row) -> Vec<String> {
     let lit = &first.parts.literals[c.at];
     match (&c.calls, &lit.call) {
         (Some((how, _)), Some(call)) => {
-            let receiver = match how.as_str() {
+            let receiver = match how_of(how) {
                 "" => None,
                 "self" => Some("_"),
                 "&mut" => Some("&mut _"),
@@ -489,7 +495,7 @@ fn body(row: &Row, columns: &[Column]) -> Vec<String> {
         // `gauge_0.raise(by)` is `method(&mut gauge_0, by)`.
         if let (Some((how, _)), Some(call)) = (&c.calls, &l.call) {
             if let Some(receiver) = &call.receiver {
-                let lent = match how.as_str() {
+                let lent = match how_of(how) {
                     "self" => receiver.clone(),
                     "&mut" => format!("&mut {receiver}"),
                     _ => format!("&{receiver}"),
@@ -510,7 +516,9 @@ fn body(row: &Row, columns: &[Column]) -> Vec<String> {
     }
     let mut lines = row.body.clone();
     for (line, mut at) in edits {
-        at.sort_by_key(|e| std::cmp::Reverse(e.0));
+        // From the right; where a literal starts just after a `(` a receiver goes before, the
+        // literal first.
+        at.sort_by_key(|e| (std::cmp::Reverse(e.0), e.0 == e.1));
         let mut chars: Vec<char> = lines[line].chars().collect();
         for (start, end, text) in at {
             chars.splice(start..end, text.chars());
@@ -722,6 +730,24 @@ mod tests {
             }\n}\n";
         assert!(shaped.text.contains(expected), "{}", shaped.text);
         assert!(shaped.text.contains("fn explored_013_as_gb_zero() {"));
+        // A literal just after the `(` stays after the receiver.
+        let grow = |n: u8, method: &str, by: &str| {
+            format!(
+                "#[test]\nfn explored_02{n}_{method}() {{\n    \
+                 let mut v_{n} = <b::V as Default>::default();\n    \
+                 v_{n}.{method}({by});\n    \
+                 assert_eq!(format!(\"{{:?}}\", v_{n}), \"[]\");\n\
+                 }}\n\n"
+            )
+        };
+        let grown = grow(1, "grow", "0usize") + &grow(2, "reserve", "6usize");
+        let of_v = Receivers::from([
+            ("b::V::grow".to_string(), "&mut".to_string()),
+            ("b::V::reserve".to_string(), "&mut".to_string()),
+        ]);
+        let shaped = fold(&grown, (&BTreeMap::new(), &of_v), &BTreeSet::new());
+        let text = shaped.expect("a table").text;
+        assert!(text.contains("        method(&mut v_1, n);\n"), "{text}");
         // Taken otherwise (`&mut self`), a method is no row of theirs.
         let mut receivers = receivers;
         receivers.insert("b::Size::as_mb".to_string(), "&mut".to_string());
