@@ -254,9 +254,28 @@ fn called(
         if how.get_or_insert(taken) != &taken {
             return None;
         }
-        paths.push(path.clone());
+        paths.push(expression_path(path)?);
     }
     Some((how?.clone(), paths))
+}
+
+/// A function's path as an expression writes it, its types' generic parameters left to
+/// inference: `smallvec::SmallVec::grow` for `smallvec::SmallVec<A>::grow`.
+fn expression_path(path: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in path.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.checked_sub(1)?,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    // A turbofish goes with its parameters; a qualified path (`<T as Tr>::f`) is no plain one.
+    let out = out.replace("::::", "::");
+    let plain = depth == 0 && !out.starts_with(':') && !out.ends_with(':');
+    (plain && syn::parse_str::<syn::ExprPath>(&out).is_ok()).then_some(out)
 }
 
 /// The function a call calls (`text`: the method's name, or the function's path) and how it
@@ -753,6 +772,16 @@ mod tests {
         receivers.insert("b::Size::as_mb".to_string(), "&mut".to_string());
         let shaped = fold(&file, (&BTreeMap::new(), &receivers), &BTreeSet::new());
         assert_eq!(shaped, None);
+    }
+
+    #[test]
+    fn a_function_of_a_generic_type_is_written_without_its_parameters() {
+        assert_eq!(
+            expression_path("smallvec::SmallVec<A>::grow").as_deref(),
+            Some("smallvec::SmallVec::grow")
+        );
+        assert_eq!(expression_path("<T as lib::Tr>::f"), None);
+        assert_eq!(expression_path("lib::f").as_deref(), Some("lib::f"));
     }
 
     #[test]
