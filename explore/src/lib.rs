@@ -210,7 +210,8 @@ pub struct Report {
     #[serde(skip)]
     pub parameters: BTreeMap<String, Vec<String>>,
     /// How each function takes its receiver, by its path (`&`, `&mut`, `self`; empty for a
-    /// function without one): a table's column of functions (`fold_tables`).
+    /// function without one), then its parameters' kinds and its result: which functions
+    /// share a table's column (`fold_tables`, `shapes::Receivers`).
     #[serde(skip)]
     pub receivers: shapes::Receivers,
     /// Of the tests distilling kept, those written as rows of tables (`fold_tables`): how many

@@ -1,5 +1,6 @@
-//! A test's body as tokens (`shapes`): its shape, the literals that may differ between tests
-//! of one shape and where each is, and the checks that have no message of their own.
+//! A test's body as tokens (`shapes`): its shape (and its loose shape, the functions its
+//! calls call left out), the literals and calls that may differ between tests of one shape
+//! and where each is, and the checks that have no message of their own.
 
 use std::collections::BTreeSet;
 use std::str::FromStr;
