@@ -679,15 +679,21 @@ fn parameters_of(ex: &Explorable) -> BTreeMap<String, Vec<String>> {
 fn receivers_of(ex: &Explorable) -> shapes::Receivers {
     (ex.callables.iter())
         .map(|c| {
-            let how = match &c.receiver {
+            let receiver = match &c.receiver {
                 None => "",
                 Some(r) if r.by_value => "self",
                 Some(r) if r.mutable => "&mut",
                 Some(_) => "&",
             };
             let params: Vec<String> = c.params.iter().map(|p| format!("{:?}", p.kind)).collect();
-            let signature = format!("{how}|({}) -> {:?}", params.join(", "), c.ret);
-            (c.path.clone(), signature)
+            let signature = format!("({}) -> {:?}", params.join(", "), c.ret);
+            (
+                c.path.clone(),
+                shapes::Taken {
+                    receiver,
+                    signature,
+                },
+            )
         })
         .collect()
 }
@@ -835,9 +841,9 @@ fn write_tests(
 /// (`shapes/`), then verifies the file as the kept tests were (`features`: the recorded
 /// build's; `parameters`: the report's, the columns' names; `receivers`: the report's, which
 /// functions a column can hold). When a table does not pass, the file is folded again
-/// without it and verified again, then once more without tables of functions; when that does
-/// not pass either, it is put back as it was. Returns the tables written and the tests they hold as rows ((0, 0):
-/// none).
+/// without it and verified again (without tables of functions when no test of it passes:
+/// `Tries`); when the third try does not pass either, it is put back as it was. Returns the
+/// tables written and the tests they hold as rows ((0, 0): none).
 pub fn fold_tables(
     opts: &ExploreOptions,
     file: &Path,
@@ -856,12 +862,27 @@ pub fn fold_tables(
         return Ok((0, 0));
     };
     let v = v.with_features(features);
-    let mut calls = true;
-    let mut leave = BTreeSet::new();
+    let mut tries = Tries {
+        calls: true,
+        functions: true,
+        leave: BTreeSet::new(),
+    };
     let no_functions = shapes::Receivers::new();
-    let mut functions = receivers;
-    for attempt in 0..3 {
-        let Some(folded) = folded(&before, (parameters, functions), (calls, &leave)) else {
+    for _ in 0..3 {
+        let functions = if tries.functions {
+            receivers
+        } else {
+            &no_functions
+        };
+        let by_call = tries
+            .calls
+            .then(|| tables::fold(&before, parameters))
+            .flatten();
+        let text = by_call
+            .as_ref()
+            .map_or(before.as_str(), |f| f.text.as_str());
+        let by_shape = shapes::fold(text, (parameters, functions), &tries.leave);
+        let Some(folded) = by_shape.map(|s| s.after(by_call.as_ref())).or(by_call) else {
             break;
         };
         write(file, &folded.text)?;
@@ -872,62 +893,49 @@ pub fn fold_tables(
             &v,
             opts.interrupt,
         );
-        let failed: Vec<String> = match verified {
+        match verified {
             Ok(taken_out) if taken_out.is_empty() && file.is_file() => {
                 return Ok((folded.tables, folded.rows));
             }
-            Ok(taken_out) => taken_out.into_iter().map(|q| q.test).collect(),
+            Ok(taken_out) => tries.without(&folded, &taken_out),
             Err(e) => {
                 write(file, &before)?;
                 return Err(e.into());
             }
-        };
-        // Fold again without the tables that failed; when every test failed (the file does
-        // not parse, say), without tables of functions, then without one-call tables.
-        let whole = folded.tests.iter().all(|t| failed.contains(t));
-        if whole && !std::ptr::eq(functions, &no_functions) {
-            functions = &no_functions;
-            continue;
-        }
-        for test in &failed {
-            match folded.firsts.get(test).filter(|_| !whole) {
-                Some(first) => leave.insert(first.clone()),
-                None => std::mem::replace(&mut calls, false),
-            };
-        }
-        if attempt == 1 {
-            functions = &no_functions;
         }
     }
     write(file, &before)?;
     Ok((0, 0))
 }
 
-/// What folding `source` gives: one-call tables when `calls`, then tables of one shape but
-/// for the groups whose first test is in `leave`; `None` when nothing folds.
-fn folded(
-    source: &str,
-    (parameters, receivers): (&BTreeMap<String, Vec<String>>, &shapes::Receivers),
-    (calls, leave): (bool, &BTreeSet<String>),
-) -> Option<shapes::Shaped> {
-    let by_call = calls.then(|| tables::fold(source, parameters)).flatten();
-    let text = by_call.as_ref().map_or(source, |f| f.text.as_str());
-    let by_shape = shapes::fold(text, (parameters, receivers), leave);
-    match (by_call, by_shape) {
-        (None, None) => None,
-        (Some(c), None) => Some(shapes::Shaped {
-            text: c.text,
-            tables: c.tables,
-            rows: c.rows,
-            tests: c.tests,
-            firsts: BTreeMap::new(),
-        }),
-        (c, Some(mut s)) => {
-            if let Some(c) = c {
-                s.tables += c.tables;
-                s.rows += c.rows;
+/// What the next try of `fold_tables` folds.
+struct Tries {
+    /// One-call tables (`tables.rs`).
+    calls: bool,
+    /// Tables of functions (`shapes/`).
+    functions: bool,
+    /// The shape tables left out, by their first test.
+    leave: BTreeSet<String>,
+}
+
+impl Tries {
+    /// Another try without what failed in `folded`: the shape tables taken out; one-call
+    /// tables when another test was; when every test was (the file does not parse, say),
+    /// tables of functions first, then everything that failed.
+    fn without(&mut self, folded: &tables::Folded, taken_out: &[Quarantined]) {
+        let failed: BTreeSet<&str> = taken_out.iter().map(|q| q.test.as_str()).collect();
+        let whole = folded.tests.iter().all(|t| failed.contains(t.as_str()));
+        if whole && self.functions {
+            self.functions = false;
+            return;
+        }
+        for test in failed {
+            match folded.firsts.get(test).filter(|_| !whole) {
+                Some(first) => {
+                    self.leave.insert(first.clone());
+                }
+                None => self.calls = false,
             }
-            Some(s)
         }
     }
 }

@@ -23,6 +23,9 @@ pub struct Folded {
     pub rows: usize,
     /// The names of the file's `#[test]` functions afterwards.
     pub tests: Vec<String>,
+    /// Each table's name and the name of the test that was its first row, where a table
+    /// can be left out alone when it fails (`shapes/`; empty for these tables).
+    pub firsts: BTreeMap<String, String>,
 }
 
 /// One test of one call, as a row.
@@ -84,7 +87,19 @@ pub fn fold(source: &str, parameters: &BTreeMap<String, Vec<String>>) -> Option<
         tables: groups.len(),
         rows,
         tests,
+        firsts: BTreeMap::new(),
     })
+}
+
+impl Folded {
+    /// This folding of a text `before` folded: the tables of both.
+    pub(crate) fn after(mut self, before: Option<&Folded>) -> Folded {
+        if let Some(b) = before {
+            self.tables += b.tables;
+            self.rows += b.rows;
+        }
+        self
+    }
 }
 
 /// `lines` with each table of `replaced` (by its first line: its last line and its text) in

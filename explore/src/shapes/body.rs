@@ -245,14 +245,7 @@ fn take_list(
     let (end, kind) = list(tokens, i)?;
     let start = tokens[i].span().start();
     let stop = tokens[end].span().end();
-    let line = body
-        .source
-        .get(start.line - 1)
-        .filter(|_| start.line == stop.line)?;
-    let text = (line.chars())
-        .skip(start.column)
-        .take(stop.column - start.column)
-        .collect();
+    let text = body.text(start, stop)?;
     let role = role(around, argument, tokens, (i, end));
     push_literal(body, (text, Some(kind.to_string())), (start, stop, role));
     Some(end)
@@ -313,6 +306,16 @@ fn push_literal(
 }
 
 impl Body {
+    /// The body's text from `start` to `end`, on one line.
+    fn text(&self, start: LineColumn, end: LineColumn) -> Option<String> {
+        let line = self
+            .source
+            .get(start.line - 1)
+            .filter(|_| start.line == end.line)?;
+        let width = end.column.checked_sub(start.column)?;
+        Some(line.chars().skip(start.column).take(width).collect())
+    }
+
     /// The shape with the functions calls call left out.
     pub(super) fn loose(&self) -> Vec<String> {
         let mut shape = self.shape.clone();
@@ -337,40 +340,29 @@ fn call_at(tokens: &[TokenTree], i: usize, body: &Body) -> Option<Literal> {
         |k: usize, c: char| matches!(tokens.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
     let ident = |k: usize| matches!(tokens.get(k), Some(TokenTree::Ident(_)));
     let method = i >= 1 && punct(i - 1, '.');
-    let mut first = i;
-    let receiver = match method {
+    let (first, receiver) = match method {
         true => {
             // A local: an identifier after nothing that makes it a path or a field.
             let at = i.checked_sub(2).filter(|&r| ident(r))?;
             let alone = at == 0 || !(punct(at - 1, '.') || punct(at - 1, ':'));
-            first = at;
-            alone.then(|| tokens[at].to_string())?.into()
+            (at, Some(alone.then(|| tokens[at].to_string())?))
         }
         false => {
-            while first >= 3 && punct(first - 1, ':') && punct(first - 2, ':') && ident(first - 3) {
-                first -= 3;
-            }
+            let first = path_start(tokens, i);
             // `<T as Trait>::f`, `Vec::<u8>::new`, `x.0.f`: not a plain path.
             if first >= 1
                 && (punct(first - 1, ':') || punct(first - 1, '.') || punct(first - 1, '>'))
             {
                 return None;
             }
-            None
+            (first, None)
         }
     };
     let start = tokens[first].span().start();
     let end = tokens[i].span().end();
-    let line = body
-        .source
-        .get(start.line - 1)
-        .filter(|_| start.line == end.line)?;
-    let text: String = match method {
+    let text = match method {
         true => tokens[i].to_string(),
-        false => (line.chars())
-            .skip(start.column)
-            .take(end.column - start.column)
-            .collect(),
+        false => body.text(start, end)?,
     };
     let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
     let arity = syn::parse::Parser::parse2(parser, args.stream())
@@ -443,29 +435,34 @@ fn macro_name(tokens: &[TokenTree], i: usize) -> Option<String> {
 /// The call the parenthesised group at `i` holds the arguments of: `lib::f` for
 /// `lib::f(…)`, `.raise` for `x.raise(…)`; `None` for anything else.
 fn call_name(tokens: &[TokenTree], i: usize) -> Option<String> {
-    let mut at = i.checked_sub(1)?;
-    let TokenTree::Ident(last) = &tokens[at] else {
+    let last = i.checked_sub(1)?;
+    if !matches!(&tokens[last], TokenTree::Ident(_)) {
         return None;
-    };
-    let mut path = vec![last.to_string()];
-    while at >= 3 {
-        let colons = matches!(&tokens[at - 1], TokenTree::Punct(p) if p.as_char() == ':')
-            && matches!(&tokens[at - 2], TokenTree::Punct(p) if p.as_char() == ':');
-        let TokenTree::Ident(segment) = &tokens[at - 3] else {
-            break;
-        };
-        if !colons {
-            break;
-        }
-        path.push(segment.to_string());
-        at -= 3;
     }
-    path.reverse();
-    let dot = at >= 1 && matches!(&tokens[at - 1], TokenTree::Punct(p) if p.as_char() == '.');
+    let first = path_start(tokens, last);
+    let path: Vec<String> = (first..=last)
+        .step_by(3)
+        .map(|k| tokens[k].to_string())
+        .collect();
+    let dot = first >= 1 && matches!(&tokens[first - 1], TokenTree::Punct(p) if p.as_char() == '.');
     Some(match dot {
         true => format!(".{}", path.join("::")),
         false => path.join("::"),
     })
+}
+
+/// The first token of the path `a::b::c` whose last identifier is at `i`.
+fn path_start(tokens: &[TokenTree], i: usize) -> usize {
+    let colon = |k: usize| matches!(&tokens[k], TokenTree::Punct(p) if p.as_char() == ':');
+    let mut first = i;
+    while first >= 3
+        && colon(first - 1)
+        && colon(first - 2)
+        && matches!(&tokens[first - 3], TokenTree::Ident(_))
+    {
+        first -= 3;
+    }
+    first
 }
 
 /// What the literal from token `lead` (its minus, if any) to `i` is to its surroundings: the

@@ -16,21 +16,8 @@ mod body;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::tables::{lines_of, origin, snake, splice, test_fns, unique};
+use crate::tables::{lines_of, origin, snake, splice, test_fns, unique, Folded};
 use body::{Body, Role};
-
-/// What folding made of a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shaped {
-    pub text: String,
-    /// Tables written, and the tests they hold as rows.
-    pub tables: usize,
-    pub rows: usize,
-    /// The names of the file's `#[test]` functions afterwards.
-    pub tests: Vec<String>,
-    /// Each table's name and the name of the test that was its first row.
-    pub firsts: BTreeMap<String, String>,
-}
 
 /// Columns of a table at most: beyond, a row is no longer read at a glance.
 const MAX_COLUMNS: usize = 8;
@@ -49,19 +36,20 @@ struct Row {
 struct Column {
     at: usize,
     name: String,
-    /// When the literal is a call's function: how the function takes its receiver (`&`,
-    /// `&mut`, `self`, or nothing for a function without one), and each row's function.
-    calls: Option<(String, Vec<String>)>,
+    /// When the literal is a call's function: how the functions are called, and each row's.
+    calls: Option<(Taken, Vec<String>)>,
 }
 
-/// How each explorable function takes its receiver, by its path: `&`, `&mut`, `self`, or
-/// nothing when it has none; then, after a `|`, what else its signature says (what its
-/// parameters and its result are), which the functions of one column share.
-pub type Receivers = BTreeMap<String, String>;
+/// How each explorable function is called, by its path: which functions can share a column.
+pub type Receivers = BTreeMap<String, Taken>;
 
-/// How a function takes its receiver, of its `Receivers` entry.
-fn how_of(entry: &str) -> &str {
-    entry.split('|').next().unwrap_or_default()
+/// How a function takes its receiver (`&`, `&mut`, `self`, or nothing when it has none) and
+/// what else its signature says (its parameters' kinds and its result, as explore reads
+/// them): functions of one column agree on both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    pub receiver: &'static str,
+    pub signature: String,
 }
 
 /// `source` with every group of at least two tests of one shape written as one table, then
@@ -71,7 +59,7 @@ pub fn fold(
     source: &str,
     (parameters, receivers): (&BTreeMap<String, Vec<String>>, &Receivers),
     leave: &BTreeSet<String>,
-) -> Option<Shaped> {
+) -> Option<Folded> {
     let file = syn::parse_file(source).ok()?;
     let lines: Vec<&str> = source.lines().collect();
     let mut names = Vec::new();
@@ -110,7 +98,7 @@ pub fn fold(
             }
         }
     }
-    (out.tables > 0).then(|| Shaped {
+    (out.tables > 0).then(|| Folded {
         text: splice(&lines, &out.replaced, &out.gone),
         tables: out.tables,
         rows: out.rows,
@@ -238,15 +226,15 @@ fn columns(
     (!inputs.is_empty() && keys.len() == group.len()).then_some(columns)
 }
 
-/// How the functions of call `at` take their receiver, and each row's function: the method
-/// of that name explore called (one), or the function of that path; `None` when one is not
-/// known or they take it otherwise.
+/// How the functions of call `at` are called, and each row's function: the method of that
+/// name explore called (one), or the function of that path; `None` when one is not known or
+/// they are called otherwise.
 fn called(
     group: &[Row],
     at: usize,
     method: bool,
     receivers: &Receivers,
-) -> Option<(String, Vec<String>)> {
+) -> Option<(Taken, Vec<String>)> {
     let mut how = None;
     let mut paths = Vec::new();
     for r in group {
@@ -279,23 +267,22 @@ fn expression_path(path: &str) -> Option<String> {
 }
 
 /// The function a call calls (`text`: the method's name, or the function's path) and how it
-/// takes its receiver, when explore called it.
+/// is called, when explore called it.
 fn resolve<'r>(
     text: &str,
     method: bool,
     receivers: &'r Receivers,
-) -> Option<(&'r String, &'r String)> {
+) -> Option<(&'r String, &'r Taken)> {
     match method {
         true => {
-            let mut of = receivers
-                .iter()
-                .filter(|(p, how)| !how_of(how).is_empty() && p.rsplit("::").next() == Some(text));
+            let mut of = (receivers.iter())
+                .filter(|(p, how)| !how.receiver.is_empty() && p.rsplit("::").next() == Some(text));
             let found = of.next()?;
             of.next().is_none().then_some(found)
         }
         false => receivers
             .get_key_value(text)
-            .filter(|(_, how)| how_of(how).is_empty()),
+            .filter(|(_, how)| how.receiver.is_empty()),
     }
 }
 
@@ -308,7 +295,7 @@ fn by_signature(group: Vec<Row>, receivers: &Receivers) -> Vec<Vec<Row>> {
             .filter_map(|l| Some((l, l.call.as_ref()?)))
             .map(
                 |(l, call)| match resolve(&l.text, call.receiver.is_some(), receivers) {
-                    Some((_, how)) => format!("takes {how}"),
+                    Some((_, how)) => format!("takes {} {}", how.receiver, how.signature),
                     None => format!("calls {}", l.text),
                 },
             )
@@ -368,7 +355,7 @@ fn by_kind(kind: &str) -> String {
 fn table_name(group: &[Row], columns: &[Column]) -> String {
     if let Some((how, paths)) = columns.iter().find_map(|c| c.calls.as_ref()) {
         let owner = paths[0].rsplit("::").nth(1).unwrap_or("crate");
-        let kind = if how_of(how).is_empty() {
+        let kind = if how.receiver.is_empty() {
             "functions"
         } else {
             "methods"
@@ -471,7 +458,7 @@ fn column_type(c: &Column, first: &Row) -> Vec<String> {
     let lit = &first.parts.literals[c.at];
     match (&c.calls, &lit.call) {
         (Some((how, _)), Some(call)) => {
-            let receiver = match how_of(how) {
+            let receiver = match how.receiver {
                 "" => None,
                 "self" => Some("_"),
                 "&mut" => Some("&mut _"),
@@ -514,7 +501,7 @@ fn body(row: &Row, columns: &[Column]) -> Vec<String> {
         // `gauge_0.raise(by)` is `method(&mut gauge_0, by)`.
         if let (Some((how, _)), Some(call)) = (&c.calls, &l.call) {
             if let Some(receiver) = &call.receiver {
-                let lent = match how_of(how) {
+                let lent = match how.receiver {
                     "self" => receiver.clone(),
                     "&mut" => format!("&mut {receiver}"),
                     _ => format!("&{receiver}"),
@@ -584,6 +571,13 @@ mod tests {
             assert_eq!(format!(\"{:?}\", gauge_0.raise(1u8)), \"Ok(())\");\n    \
             assert_eq!(gauge_0.level(), 5u8);\n\
         }\n";
+
+    fn taken(receiver: &'static str) -> Taken {
+        Taken {
+            receiver,
+            signature: "(U64) -> Other".to_string(),
+        }
+    }
 
     fn parameters() -> BTreeMap<String, Vec<String>> {
         BTreeMap::from([
@@ -731,8 +725,8 @@ mod tests {
         };
         let file = test(1, "kb") + &test(2, "mb") + &test(3, "gb");
         let receivers = Receivers::from([
-            ("b::Size::as_kb".to_string(), "&".to_string()),
-            ("b::Size::as_mb".to_string(), "&".to_string()),
+            ("b::Size::as_kb".to_string(), taken("&")),
+            ("b::Size::as_mb".to_string(), taken("&")),
         ]);
         let shaped = fold(&file, (&BTreeMap::new(), &receivers), &BTreeSet::new());
         let shaped = shaped.expect("a table");
@@ -761,15 +755,15 @@ mod tests {
         };
         let grown = grow(1, "grow", "0usize") + &grow(2, "reserve", "6usize");
         let of_v = Receivers::from([
-            ("b::V::grow".to_string(), "&mut".to_string()),
-            ("b::V::reserve".to_string(), "&mut".to_string()),
+            ("b::V::grow".to_string(), taken("&mut")),
+            ("b::V::reserve".to_string(), taken("&mut")),
         ]);
         let shaped = fold(&grown, (&BTreeMap::new(), &of_v), &BTreeSet::new());
         let text = shaped.expect("a table").text;
         assert!(text.contains("        method(&mut v_1, n);\n"), "{text}");
         // Taken otherwise (`&mut self`), a method is no row of theirs.
         let mut receivers = receivers;
-        receivers.insert("b::Size::as_mb".to_string(), "&mut".to_string());
+        receivers.insert("b::Size::as_mb".to_string(), taken("&mut"));
         let shaped = fold(&file, (&BTreeMap::new(), &receivers), &BTreeSet::new());
         assert_eq!(shaped, None);
     }
