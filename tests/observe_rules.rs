@@ -319,3 +319,68 @@ fn impl_iterator_items_without_debug_are_checked_by_their_text_or_their_number()
     }
     assert_pass_then_fail_after(&c.dir, "n: i + 1", "n: i", "numbered");
 }
+
+const ABSOLUTE_LIB: &str = r#"
+/// A part of a list that is not an absolute path.
+#[derive(Debug)]
+pub struct Relative(pub String);
+
+/// The parts of a `:`-separated list, each a path where it is absolute.
+pub struct Absolute {
+    parts: Vec<String>,
+    at: usize,
+}
+
+pub fn absolute(list: &str) -> Absolute {
+    Absolute {
+        parts: list.split(':').map(str::to_string).collect(),
+        at: 0,
+    }
+}
+
+impl Iterator for Absolute {
+    type Item = Result<std::path::PathBuf, Relative>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let part = self.parts.get(self.at)?.clone();
+        self.at += 1;
+        Some(if part.starts_with('/') {
+            Ok(std::path::PathBuf::from(part))
+        } else {
+            Err(Relative(part))
+        })
+    }
+}
+"#;
+
+const ABSOLUTE_MAIN: &str = r#"fn main() {
+    for part in nested_results::absolute("/usr:bin") {
+        println!("{part:?}");
+    }
+}
+"#;
+
+/// An item that may fail, `Some(Ok(path))` beside an error type without `PartialEq`, is
+/// checked by the path inside (`.unwrap().unwrap()`, compared with a `PathBuf`, not a `&str`)
+/// and `Some(Err(e))` by the error's `Debug` text: one level of unwrapping left `Ok(path)`,
+/// which no `==` compares, and the test checked only `matches!(result, Some(Ok(_)))`
+/// (glob's `Paths::next`).
+#[test]
+fn a_result_inside_an_option_is_checked_by_the_value_inside_both() {
+    let c = carve_small_crate("nested_results", ABSOLUTE_LIB, ABSOLUTE_MAIN, &[]);
+    let file = std::fs::read_to_string(c.dir.join("tests/carved_nested_results.rs")).unwrap();
+    for check in [
+        ".next().unwrap().unwrap();",
+        r#"assert_eq!(result, std::path::PathBuf::from("/usr"));"#,
+        ".next().unwrap().err().unwrap();",
+        r#"assert_eq!(format!("{:?}", result), "Relative(\"bin\")");"#,
+    ] {
+        assert!(file.contains(check), "{check} in {file}\n{}", c.summary);
+    }
+    assert!(!file.contains("Some(Ok(_))"), "{file}");
+    assert_pass_then_fail_after(
+        &c.dir,
+        "Ok(std::path::PathBuf::from(part))",
+        "Ok(std::path::PathBuf::from(part.to_uppercase()))",
+        "next",
+    );
+}

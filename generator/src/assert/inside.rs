@@ -17,12 +17,31 @@ pub(crate) fn inside<'v>(
     inside_as_is(cx, ret, call_path).map(|(v, unwrap)| (strip_ref(v), unwrap))
 }
 
-/// [`inside`], a reference left as it is (what the unwrapped value is, for `==`).
+/// [`inside`], a reference left as it is (what the unwrapped value is, for `==`). A result
+/// inside a result (`Some(Ok(path))`: an iterator's item that may fail, `Paths::next`) is
+/// unwrapped level by level (`.unwrap().unwrap()`): the outer level alone leaves a value no
+/// `==` compares when the inner error type has no `PartialEq`.
 pub(crate) fn inside_as_is<'v>(
     cx: &Ctx,
     ret: &'v Value,
     call_path: &str,
 ) -> Option<(&'v Value, Option<String>)> {
+    let (mut value, mut unwrap) = one_level(cx, ret, call_path)?;
+    while let Some(chain) = unwrap.as_mut() {
+        match one_level(cx, value, call_path) {
+            Some((inner, Some(more))) => {
+                chain.push_str(&more);
+                value = inner;
+            }
+            _ => break,
+        }
+    }
+    Some((value, unwrap))
+}
+
+/// The value inside one level of `Option`/`Result` and the call that gets it out; the value
+/// itself (no call) when it is neither.
+fn one_level<'v>(cx: &Ctx, ret: &'v Value, call_path: &str) -> Option<(&'v Value, Option<String>)> {
     if let Value::Enum {
         ty,
         variant,
