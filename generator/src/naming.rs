@@ -157,10 +157,24 @@ pub fn value_slug(value: &Value) -> String {
             words.retain(|w| !w.is_empty());
             words.join("_")
         }
-        // A struct is named after its first field (`User { name: "Gandhi", .. }` → `gandhi`).
-        Value::Struct { fields, .. } => fields
-            .first()
-            .map_or_else(|| "value".to_string(), |f| value_slug(&f.value)),
+        // A struct is named after its first field (`User { name: "Gandhi", .. }` → `gandhi`);
+        // a named field that is a number or a `bool` by its name too (`MatchOptions {
+        // case_sensitive: true, .. }` → `case_sensitive_true`, not `true`, which reads as
+        // what a predicate returned).
+        Value::Struct { fields, .. } => fields.first().map_or_else(
+            || "value".to_string(),
+            |f| match &f.value {
+                Value::Bool { .. }
+                | Value::Int { .. }
+                | Value::Uint { .. }
+                | Value::Float { .. }
+                    if !f.name.starts_with(|c: char| c.is_ascii_digit()) =>
+                {
+                    format!("{}_{}", snake_words(&f.name), value_slug(&f.value))
+                }
+                value => value_slug(value),
+            },
+        ),
         Value::Tuple { elems, .. } if !elems.is_empty() => {
             elems.iter().map(value_slug).collect::<Vec<_>>().join("_")
         }
@@ -438,6 +452,7 @@ pub(crate) fn apart(base: String, taken: &mut std::collections::BTreeSet<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use carve_storage::Field;
 
     #[test]
     fn paths_are_named_by_their_file_name_so_temporary_directories_never_show() {
@@ -457,6 +472,27 @@ mod tests {
         assert_eq!(value_slug(&path("&std::path::Path", "/")), "root");
         // Text that is no path keeps all its words.
         assert_eq!(value_slug(&path("&str", "src/lib.rs")), "src_lib_rs");
+    }
+
+    #[test]
+    fn a_struct_whose_first_field_is_a_flag_or_a_number_is_named_by_the_field_too() {
+        let record = |name: &str, value: Value| Value::Struct {
+            ty: "k::S".into(),
+            fields: vec![Field::new(name, value)],
+        };
+        let flag = record("case_sensitive", Value::Bool { value: true });
+        assert_eq!(value_slug(&flag), "case_sensitive_true");
+        let text = Value::Str {
+            ty: "alloc::string::String".into(),
+            value: "Gandhi".into(),
+            truncated: false,
+        };
+        assert_eq!(value_slug(&record("name", text)), "gandhi");
+        // A tuple struct's field has no name to give.
+        assert_eq!(
+            value_slug(&record("0", Value::Bool { value: false })),
+            "false"
+        );
     }
 
     #[test]
