@@ -910,3 +910,49 @@ fn a_call_that_changed_its_receiver_and_one_that_left_it_keep_a_test_each() {
         "reserve",
     );
 }
+
+const SIGN_LIB: &str = r#"
+/// -1, 0 or 1, as `x` is below, at or above zero.
+pub fn sign(x: i32) -> i32 {
+    if x < 0 {
+        -1
+    } else if x == 0 {
+        0
+    } else {
+        1
+    }
+}
+"#;
+
+const SIGN_MAIN: &str = r#"fn main() {
+    for x in [3, 7, 9, 2, 5, -1, 8, -4, 6, 0, 4] {
+        println!("{x}: {}", distilled_rows::sign(x));
+    }
+}
+"#;
+
+/// With two tests per function, the nine calls of `sign` past the cap were one table test of
+/// nine rows, kept whole for the negative and the zero among them. Each is now weighed as a
+/// test of its own: distilling keeps a positive, a negative and a zero, folded into one table
+/// of three rows.
+#[test]
+fn the_calls_past_the_cap_are_weighed_one_by_one() {
+    let c = carve_small_crate_distilled(
+        "distilled_rows",
+        SIGN_LIB,
+        SIGN_MAIN,
+        &["--coverage"],
+        &["--max-per-function", "2"],
+    );
+    assert_kept(&c.summary, 3, 11);
+    let file = carved(&c);
+    // Each row ends with its expected result: `(0i32, 0i32)`.
+    assert_eq!(file.matches("i32)").count(), 3, "{file}");
+    for value in ["-1i32", "0i32"] {
+        assert!(
+            file.contains(&format!("({value}, {value})")),
+            "{value} in {file}"
+        );
+    }
+    assert_pass_then_fail_after(&c.dir, "x == 0", "x == 1", "sign");
+}
