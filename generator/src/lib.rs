@@ -176,9 +176,7 @@ fn generate_recording(rec: &Recording, opts: &GenerateOptions) -> Result<Report,
     }
     // The recorded program's own types the library held, declared by the tests that name them.
     api.stand_ins = act::stand_ins::collect(rec.trace, &api);
-    let mut plan_options = plan_options(&opts.plan, rec.trace, &api);
-    // Distilling weighs each call a table would hold as a row, as a test of its own.
-    plan_options.rows_alone = opts.distil.is_some() && verify.is_some();
+    let plan_options = plan_options(&opts.plan, rec.trace, &api);
     let tick = |done, total| {
         Progress::report(opts.progress.as_ref(), Step::Planning { done, total });
         !opts.interrupt.is_set()

@@ -91,21 +91,6 @@ pub(crate) fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, 
     (tables, alone)
 }
 
-/// The drafts past the cap a table would take as rows ([`tables_of`]: the same ones, at most
-/// `max_rows` per function), each kept as a test of its own for distilling to weigh; returns
-/// them and the drafts no table would take.
-pub(crate) fn rows_alone(over: Vec<Draft>, max_rows: usize) -> (Vec<Draft>, Vec<Draft>) {
-    let bodies: Vec<&Body> = over.iter().map(|d| &d.body).collect();
-    let (found, _) = table::gather(&bodies, max_rows);
-    let rows: BTreeSet<usize> = (found.iter())
-        .flat_map(|(_, rows)| rows.iter().map(|(i, _)| *i))
-        .collect();
-    let (taken, alone): (Vec<_>, Vec<_>) =
-        (over.into_iter().enumerate()).partition(|(i, _)| rows.contains(i));
-    let drafts = |v: Vec<(usize, Draft)>| v.into_iter().map(|(_, d)| d).collect();
-    (drafts(taken), drafts(alone))
-}
-
 /// `format_recorded_cases` for a table of `format`'s calls, kept apart from `taken` and each
 /// other (`format_recorded_cases_2`).
 pub(crate) fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String> {

@@ -5,9 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::body::MockDecl;
 use crate::naming;
-use crate::plan::drafts::{
-    cap_per_function, rows_alone, table_names, tables_of, Draft, TableDraft,
-};
+use crate::plan::drafts::{cap_per_function, table_names, tables_of, Draft, TableDraft};
 use crate::plan::model::{FilePlan, PlanOptions, Summary, TestPlan};
 use crate::plan::table;
 use crate::read::crate_api::CrateApi;
@@ -50,16 +48,8 @@ fn file_plan(
     let mut tables = Vec::new();
     if let Some(max) = options.max_per_function {
         let over = cap_per_function(&mut drafts, max);
-        let max_rows = max.saturating_mul(table::ROWS_PER_CAP);
-        let alone = if options.rows_alone {
-            let (rows, alone) = rows_alone(over, max_rows);
-            drafts.extend(rows);
-            alone
-        } else {
-            let (found, alone) = tables_of(over, max_rows);
-            tables = found;
-            alone
-        };
+        let (found, alone) = tables_of(over, max.saturating_mul(table::ROWS_PER_CAP));
+        tables = found;
         for d in alone {
             summary.uncarve(&d.body.function_path, &d.calls, OVER_MAX_PER_FUNCTION);
         }

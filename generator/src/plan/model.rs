@@ -107,10 +107,6 @@ pub struct PlanOptions {
     /// `Display` or `Debug` beyond it: verification found the stronger test failing (a value
     /// that hangs on state the test does not rebuild: a global counter, a temporary path).
     pub weak_oracles: BTreeSet<u64>,
-    /// The calls past the cap that would be rows of a table test are each a test of their
-    /// own (distilling weighs every row as it weighs a test, and folds the rows it keeps
-    /// into a table again): set when the verified tests are distilled.
-    pub rows_alone: bool,
 }
 
 /// An in-scope recorded call that got no test.
