@@ -168,7 +168,8 @@ pub fn value_slug(value: &Value) -> String {
                 | Value::Int { .. }
                 | Value::Uint { .. }
                 | Value::Float { .. }
-                    if !f.name.starts_with(|c: char| c.is_ascii_digit()) =>
+                    if !(f.name.trim_start_matches('_'))
+                        .starts_with(|c: char| c.is_ascii_digit()) =>
                 {
                     format!("{}_{}", snake_words(&f.name), value_slug(&f.value))
                 }
@@ -488,11 +489,16 @@ mod tests {
             truncated: false,
         };
         assert_eq!(value_slug(&record("name", text)), "gandhi");
-        // A tuple struct's field has no name to give.
+        // A tuple struct's field has no name to give (`__0`, as DWARF names it).
         assert_eq!(
             value_slug(&record("0", Value::Bool { value: false })),
             "false"
         );
+        let size = Value::Uint {
+            ty: "u64".into(),
+            value: 512_000,
+        };
+        assert_eq!(value_slug(&record("__0", size)), "512000");
     }
 
     #[test]
