@@ -85,6 +85,14 @@ fn walk<'v>(
         }
         return;
     }
+    // A hasher a `RandomState` built carries its seed as keys, and everything it computed
+    // from them: with other keys, the whole hasher is the seed that differs.
+    if let (Some(b), Some(n)) = (hasher_keys(base), hasher_keys(new)) {
+        if b != n {
+            out.push(difference(at, position, true));
+            return;
+        }
+    }
     if is_io_buffer(base) && is_io_buffer(new) {
         return;
     }
@@ -231,6 +239,31 @@ fn is_read(v: &Value) -> bool {
 /// The keys std draws at random for every `HashMap`/`HashSet` in each process.
 fn is_random_seed(v: &Value) -> bool {
     matches!(v, Value::Struct { ty, .. } if ty.ends_with("::RandomState"))
+}
+
+/// The keys (`k0`, `k1`) of std's `DefaultHasher` (a SipHash state, which holds them a
+/// level or two down: `.0.hasher.k0`); `None` for any other value.
+fn hasher_keys(v: &Value) -> Option<[&Value; 2]> {
+    fn find<'v>(v: &'v Value, name: &str, depth: usize) -> Option<&'v Value> {
+        let Value::Struct { fields, .. } = v else {
+            return None;
+        };
+        fields
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| &f.value)
+            .or_else(|| {
+                (depth > 0)
+                    .then(|| fields.iter().find_map(|f| find(&f.value, name, depth - 1)))
+                    .flatten()
+            })
+    }
+    match v {
+        Value::Struct { ty, .. } if ty.ends_with("::DefaultHasher") => {
+            Some([find(v, "k0", 3)?, find(v, "k1", 3)?])
+        }
+        _ => None,
+    }
 }
 
 /// std's I/O buffers (`BufReader`, `BufWriter`, `LineWriter` and their `Buffer`): how many
@@ -391,6 +424,40 @@ mod tests {
         assert!(differences(&user("a", 1), &user("a", 2))
             .iter()
             .all(|d| !d.seed));
+    }
+
+    #[test]
+    fn a_hasher_seeded_otherwise_is_a_seed_and_one_seeded_alike_is_compared() {
+        // `DefaultHasher(SipHasher13 { hasher: Hasher { k0, k1, length, .. } })`.
+        let hasher = |k0, length| Value::Struct {
+            ty: "std::hash::random::DefaultHasher".into(),
+            fields: vec![Field {
+                name: "__0".into(),
+                value: Value::Struct {
+                    ty: "core::hash::sip::SipHasher13".into(),
+                    fields: vec![Field {
+                        name: "hasher".into(),
+                        value: Value::Struct {
+                            ty: "core::hash::sip::Hasher<core::hash::sip::Sip13Rounds>".into(),
+                            fields: vec![
+                                Field::new("k0", int(k0)),
+                                Field::new("k1", int(7)),
+                                Field::new("length", int(length)),
+                            ],
+                        },
+                    }],
+                },
+            }],
+        };
+        let (one, two) = (hasher(1, 8), hasher(2, 8));
+        let d = differences(&one, &two);
+        assert_eq!(d.len(), 1, "one difference for the whole hasher");
+        assert!(d[0].seed);
+        // The same keys: what it hashed is compared as any value is.
+        let (short, long) = (hasher(1, 8), hasher(1, 16));
+        let d = differences(&short, &long);
+        assert_eq!(d.len(), 1);
+        assert!(!d[0].seed);
     }
 
     #[test]
