@@ -292,8 +292,10 @@ fn ten_gates_of_unchanged_dice_and_ping_pass_against_baselines_of_three_runs() {
 
 /// `hashorder` weighs words in the order its `RandomState` hashes them: the calls under
 /// `Tally::total` see other words in every process. One baseline run learns nothing, yet the
-/// gate stays quiet: the receiver's seed differs, so what runs under `total` may follow it. The
-/// total itself is still compared, and a changed total fails the gate.
+/// gate stays quiet: the receiver's seed differs, so what runs under `total` may follow it. So
+/// does `Word::hash`, given a `DefaultHasher` the seed keyed (`.0.hasher.k0`, and all it
+/// hashed): a seed, not a divergence (pulldown-cmark's `CowStr::hash`). The total itself is
+/// still compared, and a changed total fails the gate.
 #[test]
 fn values_ordered_by_a_hash_seed_stay_quiet_and_a_changed_result_still_fails() {
     let (_tmp, dir) = copy_with_lock("hashorder");
