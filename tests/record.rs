@@ -1466,3 +1466,37 @@ fn main() {
     assert!(paths.contains(&"inlined::Size::bytes"), "{paths:?}");
     assert!(!paths.iter().any(|p| p.contains("as_kib")), "{paths:?}");
 }
+
+const PROBED_LIB: &str = r#"
+/// One of ten thousand squares, from a table the function builds on its stack: a frame over
+/// a page, which a debug build probes page by page before its prologue spills `i`.
+pub fn square_at(i: usize) -> u64 {
+    let mut table = [0u64; 10_000];
+    for (n, slot) in table.iter_mut().enumerate() {
+        *slot = (n * n) as u64;
+    }
+    table[i % 10_000]
+}
+"#;
+
+const PROBED_MAIN: &str = r#"fn main() {
+    println!("{}", probed::square_at(615));
+}
+"#;
+
+/// The breakpoint of a function whose frame is probed page by page was the probe's loop (the
+/// second line row, of line 0): it stopped there once per page, before the prologue spilled the
+/// argument, and `i` was read as a return address (pulldown-cmark's `get_entity::{{closure}}`).
+/// It is now the next row of a line: one call, its argument as given.
+#[test]
+fn an_argument_of_a_function_whose_frame_is_probed_page_by_page_is_read_after_its_spill() {
+    let c = record_small_crate("probed", PROBED_LIB, PROBED_MAIN, &[]);
+    assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
+    let out = carve().args(["show", "--db"]).arg(&c.db).output().unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("probed::square_at(i: 615) = 378225"),
+        "{text}"
+    );
+    assert_eq!(text.matches("probed::square_at(").count(), 1, "{text}");
+}

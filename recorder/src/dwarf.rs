@@ -153,8 +153,8 @@ pub struct DebugInfo {
     path: PathBuf,
     dwarf: Arc<gimli::Dwarf<Reader>>,
     units: Arc<Vec<gimli::Unit<Reader>>>,
-    /// Line rows per unit, sorted by address: (address, prologue_end).
-    unit_rows: Arc<Vec<Vec<(u64, bool)>>>,
+    /// Line rows per unit, sorted by address.
+    unit_rows: Arc<Vec<Vec<Row>>>,
     /// Namespace prefix (`core::option`) of named type DIEs, by global DIE offset.
     namespaces: Arc<HashMap<usize, Arc<str>>>,
     functions: Arc<Vec<FunctionEntry>>,
@@ -1727,8 +1727,17 @@ fn file_table(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<O
     out
 }
 
-/// Every line row's address and prologue_end flag, sorted by address.
-fn line_rows(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<(u64, bool)> {
+/// A line row as the breakpoint rule reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Row {
+    address: u64,
+    prologue_end: bool,
+    /// Line 0: code the compiler made that no source line holds (a stack probe's loop).
+    no_line: bool,
+}
+
+/// Every line row, sorted by address.
+fn line_rows(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<Row> {
     let _ = dwarf;
     let Some(program) = unit.line_program.clone() else {
         return Vec::new();
@@ -1737,7 +1746,11 @@ fn line_rows(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<(u
     let mut out = Vec::new();
     while let Ok(Some((_, row))) = rows.next_row() {
         if !row.end_sequence() {
-            out.push((row.address(), row.prologue_end()));
+            out.push(Row {
+                address: row.address(),
+                prologue_end: row.prologue_end(),
+                no_line: row.line().is_none(),
+            });
         }
     }
     out.sort_unstable();
@@ -1745,41 +1758,87 @@ fn line_rows(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<(u
 }
 
 /// The first address after the prologue of the function at `[low, high)`: the row marked
-/// `prologue_end`, else the second distinct row address (as gdb does), else `low`.
-fn after_prologue(rows: &[(u64, bool)], low: u64, high: u64) -> u64 {
-    let start = rows.partition_point(|(a, _)| *a < low);
-    let in_fn = rows[start..].iter().take_while(|(a, _)| *a < high);
+/// `prologue_end`, else the second distinct row address (as gdb does), else `low`. A row of
+/// line 0 is passed over for the next row of a line: in a debug build whose frame is over a
+/// page, it is the stack probe's loop, before the prologue spills the arguments the
+/// breakpoint reads, and hit once per page (pulldown-cmark's `get_entity::{{closure}}`
+/// recorded its index `i` as a return address).
+fn after_prologue(rows: &[Row], low: u64, high: u64) -> u64 {
+    let start = rows.partition_point(|r| r.address < low);
+    let in_fn = rows[start..].iter().take_while(|r| r.address < high);
     let mut second = None;
-    for (addr, prologue_end) in in_fn {
-        if *prologue_end && *addr > low {
-            return *addr;
+    let mut second_of_a_line = None;
+    for r in in_fn {
+        if r.prologue_end && r.address > low {
+            return r.address;
         }
-        if *addr > low && second.is_none() {
-            second = Some(*addr);
+        if r.address > low && second.is_none() {
+            second = Some(r.address);
+        }
+        if r.address > low && !r.no_line && second_of_a_line.is_none() {
+            second_of_a_line = Some(r.address);
         }
     }
-    second.unwrap_or(low)
+    second_of_a_line.or(second).unwrap_or(low)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn rows(rows: &[(u64, bool, bool)]) -> Vec<Row> {
+        (rows.iter())
+            .map(|&(address, prologue_end, no_line)| Row {
+                address,
+                prologue_end,
+                no_line,
+            })
+            .collect()
+    }
+
     #[test]
     fn breakpoint_goes_to_the_prologue_end_row() {
-        let rows = [(0x10, false), (0x18, false), (0x20, true), (0x30, false)];
+        let rows = rows(&[
+            (0x10, false, false),
+            (0x18, false, false),
+            (0x20, true, false),
+            (0x30, false, false),
+        ]);
         assert_eq!(after_prologue(&rows, 0x10, 0x40), 0x20);
     }
 
     #[test]
     fn without_prologue_end_the_second_row_is_used() {
-        let rows = [(0x10, false), (0x18, false), (0x20, false), (0x50, true)];
+        let rows = rows(&[
+            (0x10, false, false),
+            (0x18, false, false),
+            (0x20, false, false),
+            (0x50, true, false),
+        ]);
         assert_eq!(after_prologue(&rows, 0x10, 0x40), 0x18);
     }
 
     #[test]
+    fn a_row_of_line_0_is_passed_over_for_the_next_row_of_a_line() {
+        // pulldown-cmark's `get_entity::{{closure}}`: line 2157, the probe loop at line 0,
+        // then 2157 again after the spills.
+        let probe = rows(&[
+            (0x80, false, false),
+            (0x8a, false, true),
+            (0xb1, false, false),
+        ]);
+        assert_eq!(after_prologue(&probe, 0x80, 0xc0), 0xb1);
+        // Only rows of line 0 after the first: the second row still.
+        let made = rows(&[(0x80, false, false), (0x8a, false, true)]);
+        assert_eq!(after_prologue(&made, 0x80, 0xc0), 0x8a);
+    }
+
+    #[test]
     fn a_function_with_one_row_breaks_at_its_first_instruction() {
-        assert_eq!(after_prologue(&[(0x10, false)], 0x10, 0x40), 0x10);
+        assert_eq!(
+            after_prologue(&rows(&[(0x10, false, false)]), 0x10, 0x40),
+            0x10
+        );
     }
 
     #[test]
