@@ -158,16 +158,13 @@ pub fn value_slug(value: &Value) -> String {
             words.join("_")
         }
         // A struct is named after its first field (`User { name: "Gandhi", .. }` → `gandhi`);
-        // a named field that is a number or a `bool` by its name too (`MatchOptions {
-        // case_sensitive: true, .. }` → `case_sensitive_true`, not `true`, which reads as
-        // what a predicate returned).
+        // a named field that is a `bool` by its name too (`MatchOptions { case_sensitive:
+        // true, .. }` → `case_sensitive_true`, not `true`, which reads as what a predicate
+        // returned).
         Value::Struct { fields, .. } => fields.first().map_or_else(
             || "value".to_string(),
             |f| match &f.value {
                 Value::Bool { .. }
-                | Value::Int { .. }
-                | Value::Uint { .. }
-                | Value::Float { .. }
                     if !(f.name.trim_start_matches('_'))
                         .starts_with(|c: char| c.is_ascii_digit()) =>
                 {
@@ -476,7 +473,7 @@ mod tests {
     }
 
     #[test]
-    fn a_struct_whose_first_field_is_a_flag_or_a_number_is_named_by_the_field_too() {
+    fn a_struct_whose_first_field_is_a_flag_is_named_by_the_field_too() {
         let record = |name: &str, value: Value| Value::Struct {
             ty: "k::S".into(),
             fields: vec![Field::new(name, value)],
@@ -494,11 +491,16 @@ mod tests {
             value_slug(&record("0", Value::Bool { value: false })),
             "false"
         );
+        assert_eq!(
+            value_slug(&record("__0", Value::Bool { value: true })),
+            "true"
+        );
+        // A number names a struct alone, as before (`big_returns_8`, not `big_returns_a_8`).
         let size = Value::Uint {
             ty: "u64".into(),
             value: 512_000,
         };
-        assert_eq!(value_slug(&record("__0", size)), "512000");
+        assert_eq!(value_slug(&record("bytes", size)), "512000");
     }
 
     #[test]
