@@ -108,6 +108,13 @@ pub fn target_prefix(program: &str, crate_name: &str) -> Option<String> {
     Some(format!("carved_{}_", target.trim_end_matches('_')))
 }
 
+/// Whether a field is a tuple struct's, which has no name to give: `0`, or `__0` as DWARF
+/// names it.
+fn is_tuple_field(name: &str) -> bool {
+    name.trim_start_matches('_')
+        .starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// A short slug describing a value: `2`, `minus_5`, `3_5`, `star`, `hello_world`.
 pub fn value_slug(value: &Value) -> String {
     let slug = match value {
@@ -164,11 +171,8 @@ pub fn value_slug(value: &Value) -> String {
         Value::Struct { fields, .. } => fields.first().map_or_else(
             || "value".to_string(),
             |f| match &f.value {
-                Value::Bool { .. }
-                    if !(f.name.trim_start_matches('_'))
-                        .starts_with(|c: char| c.is_ascii_digit()) =>
-                {
-                    format!("{}_{}", snake_words(&f.name), value_slug(&f.value))
+                Value::Bool { value } if !is_tuple_field(&f.name) => {
+                    format!("{}_{value}", snake_words(&f.name))
                 }
                 value => value_slug(value),
             },
