@@ -1492,11 +1492,9 @@ const PROBED_MAIN: &str = r#"fn main() {
 fn an_argument_of_a_function_whose_frame_is_probed_page_by_page_is_read_after_its_spill() {
     let c = record_small_crate("probed", PROBED_LIB, PROBED_MAIN, &[]);
     assert!(c.recorded.status.success(), "{}", stderr(&c.recorded));
-    let out = carve().args(["show", "--db"]).arg(&c.db).output().unwrap();
-    let text = stdout(&out);
-    assert!(
-        text.contains("probed::square_at(i: 615) = 378225"),
-        "{text}"
-    );
-    assert_eq!(text.matches("probed::square_at(").count(), 1, "{text}");
+    let trace = load(&c.db);
+    let calls = calls_of(&trace, "probed::square_at");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(arg(calls[0], "i"), &uint(615, "usize"), "{calls:?}");
+    assert_eq!(calls[0].ret, Some(uint(378_225, "u64")), "{calls:?}");
 }

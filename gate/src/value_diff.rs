@@ -248,15 +248,11 @@ fn hasher_keys(v: &Value) -> Option<[&Value; 2]> {
         let Value::Struct { fields, .. } = v else {
             return None;
         };
-        fields
-            .iter()
-            .find(|f| f.name == name)
-            .map(|f| &f.value)
-            .or_else(|| {
-                (depth > 0)
-                    .then(|| fields.iter().find_map(|f| find(&f.value, name, depth - 1)))
-                    .flatten()
-            })
+        if let Some(f) = fields.iter().find(|f| f.name == name) {
+            return Some(&f.value);
+        }
+        let below = depth.checked_sub(1)?;
+        fields.iter().find_map(|f| find(&f.value, name, below))
     }
     match v {
         Value::Struct { ty, .. } if ty.ends_with("::DefaultHasher") => {

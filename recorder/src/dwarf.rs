@@ -1764,22 +1764,12 @@ fn line_rows(dwarf: &gimli::Dwarf<Reader>, unit: &gimli::Unit<Reader>) -> Vec<Ro
 /// breakpoint reads, and hit once per page (pulldown-cmark's `get_entity::{{closure}}`
 /// recorded its index `i` as a return address).
 fn after_prologue(rows: &[Row], low: u64, high: u64) -> u64 {
-    let start = rows.partition_point(|r| r.address < low);
-    let in_fn = rows[start..].iter().take_while(|r| r.address < high);
-    let mut second = None;
-    let mut second_of_a_line = None;
-    for r in in_fn {
-        if r.prologue_end && r.address > low {
-            return r.address;
-        }
-        if r.address > low && second.is_none() {
-            second = Some(r.address);
-        }
-        if r.address > low && !r.no_line && second_of_a_line.is_none() {
-            second_of_a_line = Some(r.address);
-        }
-    }
-    second_of_a_line.or(second).unwrap_or(low)
+    let start = rows.partition_point(|r| r.address <= low);
+    let after_first = || rows[start..].iter().take_while(|r| r.address < high);
+    (after_first().find(|r| r.prologue_end))
+        .or_else(|| after_first().find(|r| !r.no_line))
+        .or_else(|| after_first().next())
+        .map_or(low, |r| r.address)
 }
 
 #[cfg(test)]

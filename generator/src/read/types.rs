@@ -199,6 +199,14 @@ pub fn os_text_constructor(ty: &str) -> Option<&'static str> {
     })
 }
 
+/// Whether a recorded text of type `ty` equals a string literal under `==`: `String`, `str`
+/// and references to them; not a path or OS string (`os_text_constructor`) or a text
+/// iterator (`text_iterator_method`), which have no `PartialEq<&str>`.
+pub fn equals_a_str(ty: &str) -> bool {
+    let bare = ty.trim_start_matches('&').trim_start_matches("mut ");
+    bare == "str" || bare == "String" || bare.ends_with("::string::String")
+}
+
 /// The method that makes an iterator recorded as the text it has left from a string literal
 /// (`core::str::iter::Chars` → `.chars()`); `None` for any other type. Such a value is an
 /// argument only: an iterator has no `PartialEq` to check a result with.
@@ -286,6 +294,24 @@ pub(crate) fn impl_iterator(written: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_texts_that_equal_a_str_are_compared_with_a_string_literal() {
+        for ty in [
+            "alloc::string::String",
+            "&str",
+            "&mut alloc::string::String",
+        ] {
+            assert!(equals_a_str(ty), "{ty}");
+        }
+        for ty in [
+            "std::path::PathBuf",
+            "std::ffi::os_str::OsString",
+            "core::str::iter::Chars",
+        ] {
+            assert!(!equals_a_str(ty), "{ty}");
+        }
+    }
 
     #[test]
     fn declared_types_are_reduced_from_syn() {

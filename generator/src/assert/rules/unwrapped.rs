@@ -13,6 +13,7 @@ use crate::assert::observe::cow;
 use crate::assert::subject::{Subject, Verdict};
 use crate::body::{Assertion, Effect};
 use crate::naming;
+use crate::read::types;
 
 /// A result whose unwrapped value a literal can equal.
 pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
@@ -27,7 +28,9 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     }
     // A `String` equals a `&str`: `"AB"`, not `String::from("AB")`; a `PathBuf` does not.
     let text = match value {
-        Value::Str { ty, value, .. } if equals_a_str(ty) => Some(crate::syntax::str_lit(value)),
+        Value::Str { ty, value, .. } if types::equals_a_str(ty) => {
+            Some(crate::syntax::str_lit(value))
+        }
         _ => None,
     };
     let expected = text
@@ -50,13 +53,6 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     ))
 }
 
-/// Whether a recorded text of type `ty` equals a string literal under `==`: `String`, `str`
-/// and references to them; not `PathBuf` or `OsString`, which have no `PartialEq<&str>`.
-fn equals_a_str(ty: &str) -> bool {
-    let bare = ty.trim_start_matches('&').trim_start_matches("mut ");
-    bare == "str" || bare == "String" || bare.ends_with("::string::String")
-}
-
 #[cfg(test)]
 mod tests {
     use crate::body::Assertion;
@@ -77,23 +73,5 @@ mod tests {
             (b.effects[0].actual.as_str(), b.effects[0].expected.as_str()),
             ("result", "\"AB\"")
         );
-    }
-
-    #[test]
-    fn only_texts_that_equal_a_str_are_compared_with_a_string_literal() {
-        for ty in [
-            "alloc::string::String",
-            "&str",
-            "&mut alloc::string::String",
-        ] {
-            assert!(super::equals_a_str(ty), "{ty}");
-        }
-        for ty in [
-            "std::path::PathBuf",
-            "std::ffi::os_str::OsString",
-            "core::str::iter::Chars",
-        ] {
-            assert!(!super::equals_a_str(ty), "{ty}");
-        }
     }
 }
