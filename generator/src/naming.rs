@@ -115,6 +115,29 @@ fn is_tuple_field(name: &str) -> bool {
         .starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// A slug naming only the variants of `value`, down through the first field while it is an
+/// enum (`Err(E::At(3))` → `err_at`): the name of a test that checks the variant and nothing
+/// inside it (`matches!(result, Some(_))`), which must not name a number it does not check.
+pub fn variant_slug(value: &Value) -> String {
+    match value {
+        Value::Ref { target, .. } => variant_slug(target),
+        Value::Enum {
+            variant, fields, ..
+        } => {
+            let inner = fields
+                .first()
+                .map(|f| variant_slug(&f.value))
+                .unwrap_or_default();
+            [snake_words(variant), inner]
+                .into_iter()
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join("_")
+        }
+        _ => String::new(),
+    }
+}
+
 /// A short slug describing a value: `2`, `minus_5`, `3_5`, `star`, `hello_world`.
 pub fn value_slug(value: &Value) -> String {
     let slug = match value {
@@ -505,6 +528,33 @@ mod tests {
             value: 512_000,
         };
         assert_eq!(value_slug(&record("bytes", size)), "512000");
+    }
+
+    #[test]
+    fn a_value_checked_by_its_variant_alone_is_named_by_its_variants_alone() {
+        let serial = Value::Struct {
+            ty: "k::Serial".into(),
+            fields: vec![Field::new(
+                "__0",
+                Value::Uint {
+                    ty: "u32".into(),
+                    value: 5,
+                },
+            )],
+        };
+        let drawn = Value::Enum {
+            ty: "k::Ticket".into(),
+            variant: "Drawn".into(),
+            fields: vec![Field::new("__0", serial)],
+        };
+        assert_eq!(value_slug(&drawn), "drawn_5");
+        assert_eq!(variant_slug(&drawn), "drawn");
+        let some = Value::Enum {
+            ty: "core::option::Option<k::Ticket>".into(),
+            variant: "Some".into(),
+            fields: vec![Field::new("__0", drawn)],
+        };
+        assert_eq!(variant_slug(&some), "some_drawn");
     }
 
     #[test]

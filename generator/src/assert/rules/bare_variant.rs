@@ -19,8 +19,10 @@ mod tests {
     #[test]
     fn a_value_with_nothing_observable_inside_is_matched_by_its_variant() {
         // `opaque(5)`: `Some(Opaque)`, a private field and no trait, getter or `Display`.
-        let (rule, (assertion, _), _) = rulebook().observe("rulebook::opaque", 0);
+        let (rule, (assertion, slug), _) = rulebook().observe("rulebook::opaque", 0);
         assert_eq!(rule, "bare_variant");
+        // Named by the variant it checks, not `some_5` after a number it does not.
+        assert_eq!(slug.as_deref(), Some("some"));
         assert_eq!(
             assertion,
             Assertion::Matches {

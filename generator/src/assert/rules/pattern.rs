@@ -21,10 +21,15 @@ pub(super) fn matched(s: &Subject, keep: impl Fn(&str) -> bool) -> Verdict {
         return Verdict::Pass(None);
     };
     match pattern::of(ret, s.cx.api).filter(|p| keep(p)) {
-        Some(pattern) => Verdict::Observed((
-            Assertion::Matches { pattern },
-            Some(naming::value_slug(ret)),
-        )),
+        // A test that checks the variant alone is named by it, not by a value inside.
+        Some(pattern) => {
+            let slug = if pattern::is_bare(&pattern) {
+                naming::variant_slug(ret)
+            } else {
+                naming::value_slug(ret)
+            };
+            Verdict::Observed((Assertion::Matches { pattern }, Some(slug)))
+        }
         None => Verdict::Pass(None),
     }
 }
