@@ -150,12 +150,27 @@ impl Rulebook {
     /// Call `n` of the function at `path` observed by the rules of `assert/rules/`: the rule
     /// that decided, what it observed, and the test it added checks to.
     pub(crate) fn observe(&self, path: &str, n: usize) -> (&'static str, Observation, Builder) {
+        self.observe_in(path, n, false)
+    }
+
+    /// [`Rulebook::observe`] as the second round of verification carves a call whose test
+    /// failed: with the recording's checks only (`Ctx::weak_oracles`).
+    pub(crate) fn observe_weak(
+        &self,
+        path: &str,
+        n: usize,
+    ) -> (&'static str, Observation, Builder) {
+        self.observe_in(path, n, true)
+    }
+
+    fn observe_in(&self, path: &str, n: usize, weak: bool) -> (&'static str, Observation, Builder) {
         let call = self.calls_of(path)[n];
         let panicked = match &call.outcome {
             carve_storage::Outcome::Panicked { message } => Some(message.as_deref()),
             _ => None,
         };
         let cx = self.cx();
+        cx.weak_oracles.set(weak);
         let subject = Subject {
             cx: &cx,
             call,
@@ -215,6 +230,14 @@ impl Rulebook {
             ),
         )
     }
+}
+
+/// Each check of `effects` as (actual, expected, observed kind): what a rule's test compares.
+pub(crate) fn rows(effects: &[crate::body::Effect]) -> Vec<(&str, &str, Option<&str>)> {
+    effects
+        .iter()
+        .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
+        .collect()
 }
 
 /// What the rebuild rules wrote for an object (see [`Rulebook::rebuilt`]).

@@ -73,7 +73,8 @@ pub struct Ctx<'a> {
     /// result alive too (it may share state with the receiver: a split buffer's storage).
     pub(crate) results_used_later: HashMap<CallId, String>,
     /// Check the result only as the recording says it, no getter, `Display` or `Debug` beyond
-    /// (the fallback for a call whose stronger test failed verification; `assert/getters.rs`).
+    /// (the fallback for a call whose stronger test failed verification; `assert/getters.rs`),
+    /// but for the probes of `assert/rules/variant_getters.rs`, which assert nothing recorded.
     pub(crate) weak_oracles: std::cell::Cell<bool>,
     /// The rebuild runner (`rebuild.rs`), which a rule that needs another object in turn (a
     /// producer's receiver, an object argument) reaches through [`Ctx::rebuild`]: no rule file

@@ -103,7 +103,7 @@ fn getters(cx: &Ctx, b: &mut Builder, var: &str, after: &Value, type_path: &str)
 mod tests {
     use crate::arrange::builder::Builder;
     use crate::body::Effect;
-    use crate::testdata::rulebook;
+    use crate::testdata::{rows, rulebook};
 
     /// The checks after the first recorded call of `path`.
     fn effects_of(path: &str, receiver: Option<&str>, objects: &[(String, String)]) -> Vec<Effect> {
@@ -112,14 +112,6 @@ mod tests {
         let call = rb.calls_of(path)[0];
         super::of_call(&rb.cx(), &mut b, call, rb.callable(path), receiver, objects);
         b.effects
-    }
-
-    /// Each check as (actual, expected, observed kind).
-    fn rows(effects: &[Effect]) -> Vec<(&str, &str, Option<&str>)> {
-        effects
-            .iter()
-            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
-            .collect()
     }
 
     #[test]

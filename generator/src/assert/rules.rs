@@ -4,8 +4,8 @@
 //! view first (after a panic, and the items of an `impl Iterator`, the only view of a type no
 //! test can name): `==` on the whole value (or on the value inside `Ok`/`Some`), then its
 //! fields and getters, a pattern naming its parts, the text it displays, an iterator's items,
-//! what `{:?}` prints, and the variant alone; last, a result nothing of which shows, dropped
-//! at once, its call's receiver checked after it.
+//! what `{:?}` prints, the variant with what its getters answer, and the variant alone; last,
+//! a result nothing of which shows, dropped at once, its call's receiver checked after it.
 
 pub(crate) mod bare_variant;
 pub(crate) mod compared;
@@ -20,6 +20,7 @@ pub(crate) mod items;
 pub(crate) mod panics;
 pub(crate) mod pattern;
 pub(crate) mod unwrapped;
+pub(crate) mod variant_getters;
 pub(crate) mod zero_sized_ok;
 
 use crate::arrange::builder::Builder;
@@ -43,6 +44,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("display", display::rule),
     ("items", items::rule),
     ("debug", debug::rule),
+    ("variant_getters", variant_getters::rule),
     ("bare_variant", bare_variant::rule),
     ("dropped", dropped::rule),
 ];

@@ -104,8 +104,9 @@ pub struct PlanOptions {
     /// `scenario/history.rs`).
     pub whole_histories: BTreeSet<u64>,
     /// Recorded calls whose tests check only what the recording says of the result, no getter,
-    /// `Display` or `Debug` beyond it: verification found the stronger test failing (a value
-    /// that hangs on state the test does not rebuild: a global counter, a temporary path).
+    /// `Display` or `Debug` beyond it (but what the getters of a value told only by its variant
+    /// answer on this build): verification found the stronger test failing (a value that hangs
+    /// on state the test does not rebuild: a global counter, a temporary path).
     pub weak_oracles: BTreeSet<u64>,
 }
 

@@ -33,7 +33,7 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
 #[cfg(test)]
 mod tests {
     use crate::body::Assertion;
-    use crate::testdata::rulebook;
+    use crate::testdata::{rows, rulebook};
 
     #[test]
     fn a_struct_with_private_fields_is_checked_by_its_getters() {
@@ -47,13 +47,8 @@ mod tests {
             }
         );
         assert_eq!(slug.as_deref(), Some("node"));
-        let effects: Vec<(&str, &str, Option<&str>)> = b
-            .effects
-            .iter()
-            .map(|e| (e.actual.as_str(), e.expected.as_str(), e.observe.as_deref()))
-            .collect();
         assert_eq!(
-            effects,
+            rows(&b.effects),
             [
                 ("result.id()", "1u32", None),
                 ("result.name()", "\"root\"", None),

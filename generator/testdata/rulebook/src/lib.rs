@@ -641,6 +641,38 @@ pub fn opaque(n: u32) -> Option<Opaque> {
     Some(Opaque(n))
 }
 
+/// variant_getters: a ticket drawn from a global counter (as url's `Origin::new_opaque()`), so
+/// its number is the run's, not the call's: the test checks its variant and its getters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ticket {
+    Drawn(Serial),
+    Named(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serial(u32);
+
+static NEXT_SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl Ticket {
+    pub fn draw() -> Ticket {
+        Ticket::Drawn(Serial(
+            NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        ))
+    }
+
+    pub fn is_named(&self) -> bool {
+        matches!(self, Ticket::Named(_))
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            Ticket::Drawn(_) => "drawn".to_string(),
+            Ticket::Named(name) => name.clone(),
+        }
+    }
+}
+
 /// unwrapped: `Ok(String)` beside an error type without `PartialEq` (a pattern cannot name
 /// a `String`).
 #[derive(Debug)]

@@ -94,6 +94,7 @@ fn observe() {
     println!("token = {:?}", token("ab").is_some());
     let _ = mark(3);
     println!("opaque = {}", opaque(5).is_some());
+    println!("ticket = {}", Ticket::draw().is_named());
     println!("name = {:?}", parse_name(" ab ").is_ok());
     println!("code = {:?}", check_code(7).is_err());
 }
