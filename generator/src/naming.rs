@@ -21,10 +21,7 @@ const MAX_SLUG: usize = 24;
 pub fn sanitize_ident(raw: &str) -> String {
     let mut out = snake_words(raw);
     if out.len() > MAX_IDENT {
-        out.truncate(MAX_IDENT);
-        while out.ends_with('_') {
-            out.pop();
-        }
+        out = whole_words(&out, MAX_IDENT);
     }
     if out.is_empty() {
         out.push_str("carved");
@@ -136,6 +133,35 @@ pub fn variant_slug(value: &Value) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// The words of snake identifier `name` that fit in `max` bytes, the name never cut inside a
+/// word (`origin_returns_tuple_https_when_..._debug`, not `..._debug_sch`) nor ending on a word
+/// that joins its parts (`_returns`, `_when`): a cut word reads as a typo and a dangling joint
+/// as a sentence cut short. A first word longer than `max` is cut at `max`.
+fn whole_words(name: &str, max: usize) -> String {
+    const JOINTS: &[&str] = &["returns", "when", "with", "after"];
+    if name.len() <= max {
+        return name.to_string();
+    }
+    let mut out = if name.as_bytes()[max] == b'_' {
+        name[..max].to_string()
+    } else {
+        match name[..max].rfind('_') {
+            Some(at) if at > 0 => name[..at].to_string(),
+            _ => name[..max].to_string(),
+        }
+    };
+    while let Some((head, last)) = out.rsplit_once('_') {
+        if !JOINTS.contains(&last) || head.is_empty() {
+            break;
+        }
+        out.truncate(head.len());
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
 }
 
 /// A short slug describing a value: `2`, `minus_5`, `3_5`, `star`, `hello_world`.
@@ -555,6 +581,27 @@ mod tests {
             fields: vec![Field::new("__0", drawn)],
         };
         assert_eq!(variant_slug(&some), "some_drawn");
+    }
+
+    #[test]
+    fn a_long_name_is_cut_between_words_and_not_after_a_joint() {
+        // url's `origin()` on `https://[::1]:3000/api?debug`, named by its receiver's state.
+        let name =
+            "origin_returns_tuple_https_when_serialization_https_1_3000_api_debug_scheme_end_5";
+        let cut = sanitize_ident(name);
+        assert_eq!(
+            cut,
+            "origin_returns_tuple_https_when_serialization_https_1_3000_api_debug"
+        );
+        assert!(cut.len() <= MAX_IDENT);
+        // Cut after `returns`, the joint goes too.
+        let joint = "connectivity_detector_new_fake_ping_sh_unreachable_invalid_returns_connectivity_detector";
+        assert_eq!(
+            sanitize_ident(joint),
+            "connectivity_detector_new_fake_ping_sh_unreachable_invalid"
+        );
+        // One word longer than the limit is cut inside it: there is no other place.
+        assert_eq!(sanitize_ident(&"x".repeat(500)).len(), MAX_IDENT);
     }
 
     #[test]
