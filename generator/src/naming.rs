@@ -500,6 +500,19 @@ pub(crate) fn apart(base: String, taken: &mut std::collections::BTreeSet<String>
     name
 }
 
+/// The type of a table's first column as a word of a name (`u64`, `i16`, `str` for `&str`),
+/// when it is a primitive: what tells apart the tables of a generic function's instances
+/// (itoa's `Buffer::format` on `u64` and on `i16`: `format_u64_recorded_cases`, not
+/// `format_recorded_cases_2`).
+pub(crate) fn column_type_word(columns: &[String]) -> Option<&'static str> {
+    const PRIMITIVES: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char", "str",
+    ];
+    let first = columns.first()?.trim_start_matches('&').trim();
+    PRIMITIVES.iter().copied().find(|p| *p == first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

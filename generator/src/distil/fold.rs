@@ -1,7 +1,9 @@
 //! Folding, on plain data: after distilling, the kept tests of one file that are the same
 //! steps with other values become one table-driven test, each row named in its failure
 //! message (`"case {i}"`), so that a reader sees one test per behaviour with its inputs side
-//! by side. Two rules, tried in order, each a file:
+//! by side. First, `fold/onto.rs`: a kept test that is one more row of a table the file
+//! holds (a function's calls past the cap) joins it. Then two rules, tried in order, each a
+//! file:
 //! - `fold/whole.rs`, the whole call: tests of one function whose recorded arguments have the
 //!   same types, on an arrangement of the same variables; what differs between them (the
 //!   receiver's expression, an argument, a replayed step's count, a checked state, the result)
@@ -20,6 +22,7 @@
 //! it does not pass whole.
 
 mod name;
+mod onto;
 mod story;
 mod whole;
 
@@ -34,18 +37,20 @@ use whole::{whole_key, whole_table, without_steps_of, WholeKey};
 
 /// The tests of one file with those of one shape folded into tables, in the order of their
 /// first test; `arg_types` gives the recorded types of a test's arguments. Returns the tests
-/// and how many tables they hold.
+/// and how many tables of kept tests they hold (tables made, and tables of the file that kept
+/// tests joined).
 pub(crate) fn fold(
     tests: Vec<TestPlan>,
     arg_types: &dyn Fn(&TestPlan) -> Vec<String>,
 ) -> (Vec<TestPlan>, usize) {
+    let (tests, joined) = onto::onto_tables(tests);
     let (groups, alone) = group(&tests, arg_types);
     let at = place(&tests, groups, alone);
     let tables = at
         .iter()
         .filter(|(_, f)| matches!(f, Folded::Table(..)))
         .count();
-    (assemble(tests, at), tables)
+    (assemble(tests, at), tables + joined)
 }
 
 /// The groups of tests one table could hold, and the tests no group takes. Whole calls first
@@ -200,7 +205,13 @@ fn assemble(tests: Vec<TestPlan>, at: Vec<(usize, Folded)>) -> Vec<TestPlan> {
             (Assertion::Eq { expected }, false) => vec![expected.as_str()],
             _ => Vec::new(),
         };
-        let name = table_name(&body.function_path, shared_variant(&results), &mut taken);
+        let typed = if inferred { &[][..] } else { &columns[..] };
+        let name = table_name(
+            &body.function_path,
+            shared_variant(&results),
+            typed,
+            &mut taken,
+        );
         let mut t = TestPlan {
             name,
             body,

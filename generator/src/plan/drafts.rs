@@ -92,12 +92,19 @@ pub(crate) fn tables_of(over: Vec<Draft>, max_rows: usize) -> (Vec<TableDraft>, 
 }
 
 /// `format_recorded_cases` for a table of `format`'s calls, kept apart from `taken` and each
-/// other (`format_recorded_cases_2`).
+/// other: by the type of its first column when that is a primitive (`format_u64_recorded_cases`,
+/// another instance of a generic function), else by a number (`format_recorded_cases_2`).
 pub(crate) fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String> {
     let mut used: BTreeSet<String> = taken.iter().cloned().collect();
     tables
         .iter()
-        .map(|(subject, _, _)| crate::naming::apart(format!("{subject}_recorded_cases"), &mut used))
+        .map(|(subject, _, table)| {
+            let base = format!("{subject}_recorded_cases");
+            let typed = crate::naming::column_type_word(&table.columns)
+                .map(|ty| format!("{subject}_{ty}_recorded_cases"))
+                .filter(|typed| used.contains(&base) && !used.contains(typed));
+            crate::naming::apart(typed.unwrap_or(base), &mut used)
+        })
         .collect()
 }
 

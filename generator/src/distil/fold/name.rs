@@ -20,10 +20,14 @@ pub(super) fn shared_variant<'r>(results: &[&'r str]) -> Option<&'r str> {
 }
 
 /// `decode_recorded_cases` for a table of `hex::decode`'s tests (`decode_returns_err_cases`
-/// when every row's result is an `Err`), apart from the names in `taken`, which it joins.
+/// when every row's result is an `Err`), apart from the names in `taken`, which it joins: by
+/// the type the function is on (`str_width_recorded_cases`), else by the primitive type of the
+/// first of `columns` (`format_i16_recorded_cases`, another instance of a generic function),
+/// else by a number.
 pub(super) fn table_name(
     function_path: &str,
     variant: Option<&str>,
+    columns: &[String],
     taken: &mut BTreeSet<String>,
 ) -> String {
     // The path without what angle brackets hold (`<&[u8] as hex::ToHex>::encode_hex<String>`
@@ -62,10 +66,16 @@ pub(super) fn table_name(
         .and_then(|rest| rest.split_once(" as "))
         .map(|(ty, _)| crate::naming::sanitize_ident(ty))
         .filter(|ty| ty.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
-    match on {
-        Some(ty) if taken.contains(&base) => crate::naming::apart(format!("{ty}_{base}"), taken),
-        _ => crate::naming::apart(base, taken),
+    if !taken.contains(&base) {
+        return crate::naming::apart(base, taken);
     }
+    if let Some(ty) = on {
+        return crate::naming::apart(format!("{ty}_{base}"), taken);
+    }
+    let typed = crate::naming::column_type_word(columns)
+        .map(|ty| base.replacen(ident, &format!("{ident}_{ty}"), 1))
+        .filter(|typed| !taken.contains(typed));
+    crate::naming::apart(typed.unwrap_or(base), taken)
 }
 
 #[cfg(test)]
@@ -76,11 +86,11 @@ mod tests {
     fn table_names_come_from_the_function_and_stay_apart() {
         let mut taken: BTreeSet<String> = ["decode_recorded_cases".to_string()].into();
         assert_eq!(
-            table_name("hex::decode", None, &mut taken),
+            table_name("hex::decode", None, &[], &mut taken),
             "decode_recorded_cases_2"
         );
         assert_eq!(
-            table_name("hex::decode", Some("Err"), &mut taken),
+            table_name("hex::decode", Some("Err"), &[], &mut taken),
             "decode_returns_err_cases"
         );
         assert_eq!(
@@ -89,25 +99,46 @@ mod tests {
         );
         assert_eq!(shared_variant(&["Err(E::Odd)", "Ok(vec![1u8])"]), None);
         assert_eq!(
-            table_name("<char as W>::width", None, &mut taken),
+            table_name("<char as W>::width", None, &[], &mut taken),
             "width_recorded_cases"
         );
         assert_eq!(
-            table_name("<str as W>::width", None, &mut taken),
+            table_name("<str as W>::width", None, &[], &mut taken),
             "str_width_recorded_cases"
         );
         assert_eq!(shared_variant(&["\"0 B\"", "\"1 B\""]), None);
         assert_eq!(
-            table_name("<Vec<u8> as hex::FromHex>::from_hex", None, &mut taken),
+            table_name("<Vec<u8> as hex::FromHex>::from_hex", None, &[], &mut taken),
             "from_hex_recorded_cases"
         );
         assert_eq!(
             table_name(
                 "<&[u8] as hex::ToHex>::encode_hex::<String>",
                 None,
+                &[],
                 &mut taken
             ),
             "encode_hex_recorded_cases"
+        );
+    }
+
+    #[test]
+    fn tables_of_a_generic_functions_instances_are_named_by_their_type() {
+        // itoa's `Buffer::format` on `i16` and on `u32`: one path, two instances.
+        let mut taken: BTreeSet<String> = BTreeSet::new();
+        let columns = |ty: &str| vec![ty.to_string(), "&str".to_string()];
+        let names: Vec<String> = ["i16", "u32", "u32", "Wide"]
+            .iter()
+            .map(|ty| table_name("itoa::Buffer::format", None, &columns(ty), &mut taken))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "format_recorded_cases",
+                "format_u32_recorded_cases",
+                "format_recorded_cases_2",
+                "format_recorded_cases_3"
+            ]
         );
     }
 }
