@@ -910,3 +910,67 @@ fn a_call_that_changed_its_receiver_and_one_that_left_it_keep_a_test_each() {
         "reserve",
     );
 }
+
+const INSTANCES_LIB: &str = r#"/// Half of an even `n`; a large one is logged first.
+pub fn halve<T: Into<i64>>(n: T) -> Result<i64, String> {
+    let n: i64 = n.into();
+    if n % 2 != 0 {
+        return Err(format!("{n} is odd"));
+    }
+    if n.abs() > 1_000 {
+        eprintln!("halving a large {n}");
+    }
+    Ok(n / 2)
+}
+"#;
+
+const INSTANCES_MAIN: &str = r#"fn main() {
+    // Two instances of one generic function past a cap of two calls (per function): `u32`'s
+    // first two (a zero half among them) are tests, its other two (a large one) a table;
+    // every `i16` call is past the cap, and only their table holds a negative half.
+    for n in [0u32, 2, 4, 5_000] {
+        println!("{:?}", instances::halve(n));
+    }
+    for n in [8i16, -4, 12] {
+        println!("{:?}", instances::halve(n));
+    }
+}
+"#;
+
+/// The calls of a function past `--max-per-function` are one table per instance of the
+/// generic function (`halve::<i16>`, `halve::<u32>`); a kept test of the same shape joins
+/// its instance's table rather than standing beside it (`halve(0u32)`, whose zero result
+/// distilling keeps), and the second table of one name is told by its type, not by a number
+/// (itoa's `format_recorded_cases_2` to `_6`).
+#[test]
+fn kept_tests_join_the_table_of_their_calls_and_tables_of_one_name_are_told_by_type() {
+    let c = carve_small_crate_distilled(
+        "instances",
+        INSTANCES_LIB,
+        INSTANCES_MAIN,
+        &[],
+        &["--max-per-function", "2"],
+    );
+    let carved = carved(&c);
+    assert_carved(
+        &carved,
+        &c.summary,
+        &[
+            "fn halve_recorded_cases()",
+            "fn halve_u32_recorded_cases()",
+            "(5000u32, 2500i64), (0u32, 0i64)]",
+        ],
+    );
+    assert!(
+        !carved.contains("recorded_cases_2"),
+        "{carved}\n{}",
+        c.summary
+    );
+    assert!(!carved.contains("halve(0u32)"), "{carved}\n{}", c.summary);
+    assert_pass_then_fail_after(
+        &c.dir,
+        "Ok(n / 2)",
+        "Ok(n / 2 + 1)",
+        "halve_u32_recorded_cases",
+    );
+}
