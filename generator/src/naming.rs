@@ -251,7 +251,7 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
 
 /// `base`, or `base_2`, `base_3` … the first not in `taken`, which it joins: a name apart from
 /// the others of a file.
-pub(crate) fn apart(base: String, taken: &mut std::collections::BTreeSet<String>) -> String {
+pub(crate) fn apart(base: String, taken: &mut BTreeSet<String>) -> String {
     let mut name = base.clone();
     let mut n = 1;
     while taken.contains(&name) {
@@ -262,11 +262,26 @@ pub(crate) fn apart(base: String, taken: &mut std::collections::BTreeSet<String>
     name
 }
 
+/// `{stem}_{rest}` apart from `taken`, which it joins; when that is taken, told by the type of
+/// the table's first column if it is a primitive (`{stem}_{type}_{rest}`: itoa's
+/// `Buffer::format` on `u64` and on `i16`, the instances of a generic function, are
+/// `format_u64_recorded_cases`, not `format_recorded_cases_2`), else by a number.
+pub(crate) fn apart_by_type(
+    stem: &str,
+    rest: &str,
+    columns: &[String],
+    taken: &mut BTreeSet<String>,
+) -> String {
+    let base = format!("{stem}_{rest}");
+    let typed = column_type_word(columns)
+        .map(|ty| format!("{stem}_{ty}_{rest}"))
+        .filter(|typed| taken.contains(&base) && !taken.contains(typed));
+    apart(typed.unwrap_or(base), taken)
+}
+
 /// The type of a table's first column as a word of a name (`u64`, `i16`, `str` for `&str`),
-/// when it is a primitive: what tells apart the tables of a generic function's instances
-/// (itoa's `Buffer::format` on `u64` and on `i16`: `format_u64_recorded_cases`, not
-/// `format_recorded_cases_2`).
-pub(crate) fn column_type_word(columns: &[String]) -> Option<&'static str> {
+/// when it is a primitive.
+fn column_type_word(columns: &[String]) -> Option<&'static str> {
     const PRIMITIVES: &[&str] = &[
         "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
         "f32", "f64", "bool", "char", "str",

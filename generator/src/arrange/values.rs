@@ -155,6 +155,13 @@ pub(crate) fn is_maybe_uninit(ty: &str) -> bool {
         .any(|p| ty.starts_with(p))
 }
 
+/// Whether a value holds a trait object (a getter of it may call into it: a mock, in a test).
+pub(crate) fn holds_dyn(value: &Value) -> bool {
+    let mut held = Vec::new();
+    dyn_addrs(value, &mut held);
+    !held.is_empty()
+}
+
 /// The trait objects inside a value, in tree order.
 pub(crate) fn dyn_addrs(value: &Value, out: &mut Vec<(String, u64)>) {
     match value {

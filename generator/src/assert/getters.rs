@@ -18,7 +18,7 @@ use carve_storage::Value;
 use crate::arrange::check::getter_calls;
 use crate::arrange::context::Ctx;
 use crate::arrange::literal::{self, Position};
-use crate::arrange::values::strip_ref;
+use crate::arrange::values::{holds_dyn, strip_ref};
 use crate::assert::printed::Kind;
 use crate::body::Effect;
 use crate::read::crate_api::{CrateApi, FnApi, TypeApi};
@@ -49,9 +49,7 @@ pub(crate) fn other_getters(cx: &Ctx, var: &str, value: &Value, type_path: &str)
         Value::Enum { .. } => &[],
         _ => return Vec::new(),
     };
-    let mut held = Vec::new();
-    crate::arrange::values::dyn_addrs(value, &mut held);
-    let Some(ty) = type_api(cx.api, type_path).filter(|_| held.is_empty()) else {
+    let Some(ty) = type_api(cx.api, type_path).filter(|_| !holds_dyn(value)) else {
         return Vec::new();
     };
     cheap_getters(ty)
@@ -129,11 +127,9 @@ const MAX_DEBUG_LEAVES: usize = 16;
 /// `"[4, 5, 6]"`).
 pub(crate) fn debug_probe(cx: &Ctx, var: &str, state: &Value, type_path: &str) -> Option<Effect> {
     let ty = type_api(cx.api, type_path)?;
-    let mut held = Vec::new();
-    crate::arrange::values::dyn_addrs(state, &mut held);
     let small = leaves(strip_ref(state)) <= MAX_DEBUG_LEAVES;
     let ordered = !hashed(state);
-    (ty.traits.contains("Debug") && held.is_empty() && small && ordered).then(|| Effect {
+    (ty.traits.contains("Debug") && !holds_dyn(state) && small && ordered).then(|| Effect {
         actual: var.to_string(),
         expected: String::new(),
         message: None,

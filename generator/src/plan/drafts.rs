@@ -99,11 +99,7 @@ pub(crate) fn table_names(tables: &[TableDraft], taken: &[String]) -> Vec<String
     tables
         .iter()
         .map(|(subject, _, table)| {
-            let base = format!("{subject}_recorded_cases");
-            let typed = crate::naming::column_type_word(&table.columns)
-                .map(|ty| format!("{subject}_{ty}_recorded_cases"))
-                .filter(|typed| used.contains(&base) && !used.contains(typed));
-            crate::naming::apart(typed.unwrap_or(base), &mut used)
+            crate::naming::apart_by_type(subject, "recorded_cases", &table.columns, &mut used)
         })
         .collect()
 }

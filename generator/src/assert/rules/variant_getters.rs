@@ -13,11 +13,11 @@
 use carve_storage::Value;
 
 use crate::arrange::builder::Builder;
-use crate::arrange::values::dyn_addrs;
+use crate::arrange::values::holds_dyn;
 use crate::assert::getters::probed_getters;
 use crate::assert::inside::inside;
 use crate::assert::pattern;
-use crate::assert::subject::{Subject, Verdict};
+use crate::assert::subject::{observed_parts, Subject, Verdict};
 use crate::body::{Assertion, Effect};
 use crate::naming;
 use crate::read::types::strip_generics;
@@ -35,32 +35,30 @@ pub(crate) fn rule(s: &Subject, b: &mut Builder) -> Verdict {
     let (Value::Enum { ty, .. } | Value::Struct { ty, .. }) = value else {
         return Verdict::Pass(None);
     };
-    // A getter of an object holding a trait object may call into it (a mock, in a test).
-    let mut held = Vec::new();
-    dyn_addrs(value, &mut held);
-    let type_path = strip_generics(ty);
-    let getters = probed_getters(s.cx, "result", type_path);
-    if !held.is_empty() || getters.is_empty() {
+    if holds_dyn(value) {
         return Verdict::Pass(None);
     }
-    let (slug, variant_check) = match value {
-        Value::Enum { .. } => (
-            naming::variant_slug(value),
-            pattern::of(value, s.cx.api).map(|p| Effect {
-                actual: format!("matches!(result, {p})"),
-                expected: "true".to_string(),
-                message: None,
-                observe: None,
-            }),
-        ),
-        _ => (
-            naming::snake_case(type_path.rsplit("::").next().unwrap_or("value")),
-            None,
-        ),
-    };
-    b.effects.extend(variant_check);
+    let type_path = strip_generics(ty);
+    let getters = probed_getters(s.cx, "result", type_path);
+    if getters.is_empty() {
+        return Verdict::Pass(None);
+    }
+    if !matches!(value, Value::Enum { .. }) {
+        b.effects.extend(getters);
+        return observed_parts(unwrap, type_path);
+    }
+    b.effects
+        .extend(pattern::of(value, s.cx.api).map(|p| Effect {
+            actual: format!("matches!(result, {p})"),
+            expected: "true".to_string(),
+            message: None,
+            observe: None,
+        }));
     b.effects.extend(getters);
-    Verdict::Observed((Assertion::Observed { unwrap }, Some(slug)))
+    Verdict::Observed((
+        Assertion::Observed { unwrap },
+        Some(naming::variant_slug(value)),
+    ))
 }
 
 #[cfg(test)]

@@ -55,10 +55,11 @@ pub(super) fn table_name(
         .collect();
     let ident = ident.trim_matches('_').to_lowercase();
     let ident = if ident.is_empty() { "call" } else { &ident };
-    let base = match variant {
-        Some(v) => format!("{ident}_returns_{}_cases", v.to_lowercase()),
-        None => format!("{ident}_recorded_cases"),
+    let rest = match variant {
+        Some(v) => format!("returns_{}_cases", v.to_lowercase()),
+        None => "recorded_cases".to_string(),
     };
+    let base = format!("{ident}_{rest}");
     // Another table of a function of that name (`<char as W>::width` and `<str as W>::width`):
     // the type the second is on, before a number.
     let on = function_path
@@ -66,16 +67,10 @@ pub(super) fn table_name(
         .and_then(|rest| rest.split_once(" as "))
         .map(|(ty, _)| crate::naming::sanitize_ident(ty))
         .filter(|ty| ty.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
-    if !taken.contains(&base) {
-        return crate::naming::apart(base, taken);
+    match on {
+        Some(ty) if taken.contains(&base) => crate::naming::apart(format!("{ty}_{base}"), taken),
+        _ => crate::naming::apart_by_type(ident, &rest, columns, taken),
     }
-    if let Some(ty) = on {
-        return crate::naming::apart(format!("{ty}_{base}"), taken);
-    }
-    let typed = crate::naming::column_type_word(columns)
-        .map(|ty| base.replacen(ident, &format!("{ident}_{ty}"), 1))
-        .filter(|typed| !taken.contains(typed));
-    crate::naming::apart(typed.unwrap_or(base), taken)
 }
 
 #[cfg(test)]
