@@ -403,11 +403,17 @@ struct Run<'r> {
 /// The plan, its staged files and the calls over the cap, as verification changes them.
 type Planned<'p> = (&'p mut Plan, &'p mut Vec<PathBuf>, &'p mut Vec<OverMax>);
 
-/// Verifies the staged files, put in place for cargo: the tests taken out. A second round at
-/// most: the calls of tests verification took out are carved again with their receivers' whole
-/// histories, where a left-out state-equivalent step differed (`plan`, `files` and `over_max`
-/// are then the new plan's). What it took out leaves the plan, and is listed in the quarantine
-/// file (staged).
+/// Rounds of carving again after the first verification: a test that passed the first round
+/// may fail the second beside the tests carved again there (a value drawn from a process-wide
+/// counter, which they now draw from first), and is carved again in its turn.
+const MAX_FALLBACK_ROUNDS: usize = 3;
+
+/// Verifies the staged files, put in place for cargo: the tests taken out. Then, while a
+/// round took out tests of calls not yet carved again and [`MAX_FALLBACK_ROUNDS`] allow,
+/// another: those calls are carved again with their receivers' whole histories, where a
+/// left-out state-equivalent step differed, and the recording's checks only (`plan`, `files`
+/// and `over_max` are then the new plan's). What the last round took out leaves the plan, and
+/// is listed in the quarantine file (staged).
 fn verify_and_replan(
     run: &Run,
     v: &Verify,
@@ -416,7 +422,7 @@ fn verify_and_replan(
 ) -> Result<Vec<Quarantined>, GenerateError> {
     let opts = run.opts;
     let mut plan_options = run.plan_options.clone();
-    let mut fallback_round = false;
+    let mut fallback_rounds = 0;
     stage.place()?;
     list_targets(run, files)?;
     loop {
@@ -429,11 +435,12 @@ fn verify_and_replan(
             opts.interrupt,
             &|| list_targets(run, files).map(drop),
         )?;
-        if !quarantined.is_empty() && !fallback_round {
-            fallback_round = true;
-            let failed = verify::take_out::failed_calls(plan, &quarantined);
-            plan_options.whole_histories.extend(failed.iter().copied());
-            plan_options.weak_oracles.extend(failed);
+        let failed = verify::take_out::failed_calls(plan, &quarantined);
+        let again = verify::take_out::to_carve_again(&plan_options.weak_oracles, failed);
+        if !again.is_empty() && fallback_rounds < MAX_FALLBACK_ROUNDS {
+            fallback_rounds += 1;
+            plan_options.whole_histories.extend(again.iter().copied());
+            plan_options.weak_oracles.extend(again);
             let (whole, whole_over) =
                 plan::grouped::plan_recording(run.rec, run.api, &plan_options, &|_, _| {
                     !opts.interrupt.is_set()

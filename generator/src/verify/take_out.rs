@@ -1,6 +1,8 @@
 //! The plan after verification: without the tests and table rows it took out, their calls
 //! counted as skipped.
 
+use std::collections::BTreeSet;
+
 use crate::plan::model::Plan;
 use crate::reasons::FAILED_VERIFICATION;
 use crate::verify::Quarantined;
@@ -26,6 +28,12 @@ pub(crate) fn failed_calls(plan: &Plan, quarantined: &[Quarantined]) -> Vec<u64>
     out
 }
 
+/// Of the `failed` calls, those not carved again yet (not in `weak`): what another round of
+/// verification carves again. None left means the round's failures fail however carved.
+pub(crate) fn to_carve_again(weak: &BTreeSet<u64>, failed: Vec<u64>) -> BTreeSet<u64> {
+    failed.into_iter().filter(|c| !weak.contains(c)).collect()
+}
+
 /// Removes the quarantined tests and table rows from `plan`; their calls count as skipped.
 pub(crate) fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
     for file in &mut plan.files {
@@ -33,7 +41,7 @@ pub(crate) fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
             let Some(table) = t.table.as_mut() else {
                 continue;
             };
-            let gone: std::collections::BTreeSet<usize> = quarantined
+            let gone: BTreeSet<usize> = quarantined
                 .iter()
                 .filter(|q| q.file == file.file_name && q.test == t.name)
                 .filter_map(|q| q.row)
@@ -69,5 +77,20 @@ pub(crate) fn take_out(plan: &mut Plan, quarantined: &[Quarantined]) {
             }
             !out
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_calls_not_carved_again_yet_are_carved_again() {
+        let weak: BTreeSet<u64> = [3, 5].into();
+        // A test of call 7 passed the first round and failed beside the tests of 3 and 5
+        // carved again: 7 is carved again, 3 and 5 fail however carved.
+        assert_eq!(to_carve_again(&weak, vec![3, 7, 5, 7]), [7].into());
+        assert!(to_carve_again(&weak, vec![5, 3]).is_empty());
+        assert_eq!(to_carve_again(&BTreeSet::new(), vec![1, 2]), [1, 2].into());
     }
 }
