@@ -1,15 +1,18 @@
 //! Test and file names: behaviour-describing, sanitized, unique.
 //!
 //! A test is named after what it shows (`precedence_returns_2`); when two tests of one file
-//! would get the same name the arguments join in (`apply_mul_2_3_returns_6`), and a numeric
-//! suffix settles what is left. Every name is a plain lowercase snake identifier, whatever the
+//! would get the same name the arguments join in (`apply_mul_2_3_returns_6`), then what else
+//! the outcome depended on, the arrangement's length, the instance's type arguments and the
+//! functions the arrangement calls (`marks.rs`), and a numeric suffix settles what is left. Every name is a plain lowercase snake identifier, whatever the
 //! recorded DWARF names contained.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::syntax::KEYWORDS;
 
+mod marks;
 mod slug;
+pub(crate) use marks::{arranged, instance};
 use slug::snake_words;
 pub use slug::{value_slug, variant_slug};
 
@@ -127,6 +130,12 @@ pub struct NameParts {
     /// replace.equal(..)`), for telling apart tests that differ only in the history behind
     /// their receiver (`finish_returns_ok_after_11_steps`).
     pub steps: usize,
+    /// The type arguments of the instance called (`u32_8`), for telling apart tests of two
+    /// instances of one generic function (`marks.rs`).
+    pub instance: Option<String>,
+    /// The functions the arrangement calls (`display`, `si`), for telling apart tests that
+    /// differ only in how their objects were made (`marks.rs`).
+    pub arranged: Vec<String>,
 }
 
 impl NameParts {
@@ -164,6 +173,14 @@ impl NameParts {
         match self.steps {
             1 => format!("{}_after_1_step", self.with_when()),
             n => format!("{}_after_{n}_steps", self.with_when()),
+        }
+    }
+
+    /// `name` with the instance's type arguments: `…_for_u32_8`.
+    fn with_instance(&self, name: &str) -> String {
+        match &self.instance {
+            Some(types) => format!("{name}_for_{types}"),
+            None => name.to_string(),
         }
     }
 }
@@ -234,6 +251,7 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
             }
         })
         .collect();
+    let wanted = told_by_marks(parts, wanted);
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::with_capacity(wanted.len());
     for name in wanted {
@@ -247,6 +265,49 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
         out.push(candidate);
     }
     out
+}
+
+/// Names still the same told apart by what else the tests' code says (`marks.rs`): the
+/// instance's type arguments where they differ, then the functions only some arrangements
+/// call (`…_after_si`; `…_after_7_steps_with_extend`).
+fn told_by_marks(parts: &[NameParts], wanted: Vec<String>) -> Vec<String> {
+    let mut instances: BTreeMap<&str, BTreeSet<&Option<String>>> = BTreeMap::new();
+    for (p, name) in parts.iter().zip(&wanted) {
+        instances.entry(name).or_default().insert(&p.instance);
+    }
+    let wanted: Vec<String> = parts
+        .iter()
+        .zip(&wanted)
+        .map(|(p, name)| {
+            if instances.get(name.as_str()).is_some_and(|s| s.len() > 1) {
+                sanitize_ident(&p.with_instance(name))
+            } else {
+                name.clone()
+            }
+        })
+        .collect();
+    let mut groups: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
+    for (p, name) in parts.iter().zip(&wanted) {
+        groups.entry(name).or_default().push(&p.arranged);
+    }
+    parts
+        .iter()
+        .zip(&wanted)
+        .map(|(p, name)| {
+            let group = &groups[name.as_str()];
+            let own = marks::own(&p.arranged, group);
+            if group.len() < 2 || own.is_empty() {
+                return name.clone();
+            }
+            // Once is enough: `…_after_7_steps_with_extend`.
+            let joint = if name.contains("_after_") {
+                "with"
+            } else {
+                "after"
+            };
+            sanitize_ident(&format!("{name}_{joint}_{}", own.join("_")))
+        })
+        .collect()
 }
 
 /// `base`, or `base_2`, `base_3` … the first not in `taken`, which it joins: a name apart from
@@ -330,6 +391,8 @@ mod tests {
             ret: ret.map(str::to_string),
             when: None,
             steps: 0,
+            instance: None,
+            arranged: Vec::new(),
         }
     }
 
@@ -478,5 +541,61 @@ mod tests {
         // Arrangements of one length: nothing to say.
         let same = test_names(&[steps(2), steps(2)]);
         assert_eq!(same, ["finish_returns_ok", "finish_returns_ok_2"]);
+    }
+
+    #[test]
+    fn names_still_clashing_say_the_instance_then_how_the_objects_were_made() {
+        // smallvec's `SmallVec::new()` of two instances.
+        let typed = |types: &str| NameParts {
+            instance: Some(types.to_string()),
+            ..parts("small_vec_new", &[], Some("small_vec"))
+        };
+        let names = test_names(&[typed("str_4"), typed("u32_8")]);
+        assert_eq!(
+            names,
+            [
+                "small_vec_new_returns_small_vec_for_str_4",
+                "small_vec_new_returns_small_vec_for_u32_8",
+            ]
+        );
+        // bytesize's `to_string()` of `display()` and of `display().si()`.
+        let made = |calls: &[&str]| NameParts {
+            arranged: calls.iter().map(|c| c.to_string()).collect(),
+            ..parts("to_string", &[], Some("0_b"))
+        };
+        let names = test_names(&[
+            made(&["byte_size", "display"]),
+            made(&["byte_size", "display", "si"]),
+            made(&["byte_size", "display", "si_short"]),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "to_string_returns_0_b",
+                "to_string_returns_0_b_after_si",
+                "to_string_returns_0_b_after_si_short",
+            ]
+        );
+        // A name that says `after` already says it once.
+        let stepped = |calls: &[&str]| NameParts {
+            steps: 7,
+            ..made(calls)
+        };
+        let names = test_names(&[
+            made(&["new"]),
+            stepped(&["new", "extend"]),
+            stepped(&["new", "try_grow"]),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "to_string_returns_0_b_after_0_steps",
+                "to_string_returns_0_b_after_7_steps_with_extend",
+                "to_string_returns_0_b_after_7_steps_with_try_grow",
+            ]
+        );
+        // Arrangements calling the same functions: nothing to say.
+        let same = test_names(&[made(&["display"]), made(&["display"])]);
+        assert_eq!(same, ["to_string_returns_0_b", "to_string_returns_0_b_2"]);
     }
 }

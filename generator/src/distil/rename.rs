@@ -85,6 +85,8 @@ mod tests {
             panics: false,
             when: when.map(str::to_string),
             steps: 0,
+            instance: None,
+            arranged: Vec::new(),
         }
     }
 

@@ -113,6 +113,10 @@ pub fn carve(cx: &Ctx, call: &Call, target: &Callable) -> Result<Carved, &'stati
             .filter(|s| s.var == "_")
             .map(|s| s.repeat)
             .sum(),
+        instance: crate::naming::instance(
+            std::iter::once(body.callee.as_str()).chain(body.setup.iter().map(|s| &*s.expr)),
+        ),
+        arranged: crate::naming::arranged(body.setup.iter().map(|s| s.expr.as_str())),
     };
     Ok((body, name, ran))
 }
