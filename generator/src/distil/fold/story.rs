@@ -180,14 +180,27 @@ fn tell(mut host: TestPlan, stops: Vec<(At, TestPlan)>, taken: &mut BTreeSet<Str
     );
     host.body.setup = setup;
     host.story = true;
-    host.name = crate::naming::apart(story_name(&host), taken);
+    host.name = story_name(&host, taken);
     // Named as a story now, not by its call's parts (`rename.rs` leaves it so).
     host.name_parts = None;
     host
 }
 
+/// `small_vec_steps_to_as_slice`: the object whose steps it takes, and the last call, apart
+/// from `taken` (which it joins). A second story to the same call is told by what that call
+/// returned (url's `parse_options_steps_to_cannot_be_a_base_returns_true`, of a `mailto:`
+/// URL, beside the story of a `file:` URL's), before a number.
+fn story_name(host: &TestPlan, taken: &mut BTreeSet<String>) -> String {
+    let base = story_stem(host);
+    let told = (host.name_parts.as_ref())
+        .and_then(|p| p.ret.as_ref())
+        .map(|ret| crate::naming::sanitize_ident(&format!("{base}_returns_{ret}")))
+        .filter(|told| taken.contains(&base) && !taken.contains(told));
+    crate::naming::apart(told.unwrap_or(base), taken)
+}
+
 /// `small_vec_steps_to_as_slice`: the object whose steps it takes, and the last call.
-fn story_name(host: &TestPlan) -> String {
+fn story_stem(host: &TestPlan) -> String {
     let object = host
         .body
         .setup
@@ -475,5 +488,38 @@ mod tests {
              format!(\"{:?}\", v.is_empty()));\n}"
         );
         assert!(mentions_result("&result[0]") && !mentions_result("results.len()"));
+    }
+
+    #[test]
+    fn a_second_story_to_one_call_is_told_by_what_the_call_returned() {
+        // Two hosts of `is_empty()` (false after 1 and 5, true, say, after 2 and 3), each
+        // with a stop on its first step.
+        let host = |id: u64, steps: &[&str], ret: &str| {
+            let mut t = test(&format!("empty_{id}"), id, steps, "is_empty()", eq(ret));
+            t.name_parts = Some(crate::naming::NameParts {
+                subject: "is_empty".into(),
+                args: vec![],
+                ret: Some(ret.into()),
+                panics: false,
+                when: None,
+                steps: 2,
+                instance: None,
+                arranged: vec![],
+            });
+            t
+        };
+        let tests = vec![
+            host(1, &["v.push(1)", "v.push(5)"], "false"),
+            test("len_1", 2, &["v.push(1)"], "len()", eq("1usize")),
+            host(3, &["v.push(2)", "v.push(3)"], "true"),
+            test("len_2", 4, &["v.push(2)"], "len()", eq("1usize")),
+        ];
+        let (out, made) = stories(tests, &|_| true);
+        assert_eq!(made, 2);
+        let names: Vec<&str> = out.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["v_steps_to_is_empty", "v_steps_to_is_empty_returns_true"]
+        );
     }
 }
