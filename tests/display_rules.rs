@@ -198,6 +198,9 @@ fn main() {
         &[
             r#"assert_eq!(result.to_string(), "2000 bytes")"#,
             r#"assert_eq!(result.to_string(), "75k")"#,
+            // Named by the text checked, not by the bytes behind it.
+            "fn display_returns_2000_bytes()",
+            "fn short_returns_75k()",
             r#"assert_eq!(result, "kept")"#,
             r#"assert_eq!(result, "TRIMMED")"#,
         ],

@@ -50,8 +50,8 @@ impl Texts {
     }
 
     /// The check of `value` (in variable `var`) by the text an equal value was displayed as:
-    /// (actual expression, expected literal).
-    pub fn check(&self, var: &str, value: &Value) -> Option<(String, String)> {
+    /// (actual expression, expected literal, the text).
+    pub fn check(&self, var: &str, value: &Value) -> Option<(String, String, &str)> {
         let value = match value {
             Value::Ref { target, .. } => target.as_ref(),
             other => other,
@@ -64,7 +64,7 @@ impl Texts {
             None => format!("{var}.to_string()"),
             Some(spec) => format!("format!({}, {var})", crate::syntax::str_lit(spec)),
         };
-        Some((actual, crate::syntax::str_lit(text)))
+        Some((actual, crate::syntax::str_lit(text), text))
     }
 }
 
