@@ -9,10 +9,13 @@ pub(super) fn snake_words(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut pending_sep = false;
     let mut prev_lower = false;
-    for c in raw.chars() {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
         if c.is_ascii_alphanumeric() {
-            // `CamelCase` → `camel_case`.
-            if c.is_ascii_uppercase() && prev_lower {
+            // `CamelCase` → `camel_case`; a capital ending a word is not a word of its own
+            // (`1.0 KiB` → `1_0_kib`, `3 kB` → `3_kb`).
+            let ends_word = !chars.peek().is_some_and(char::is_ascii_alphanumeric);
+            if c.is_ascii_uppercase() && prev_lower && !ends_word {
                 pending_sep = true;
             }
             if pending_sep && !out.is_empty() {
@@ -248,6 +251,16 @@ fn char_slug(c: char) -> String {
 mod tests {
     use super::*;
     use carve_storage::Field;
+
+    #[test]
+    fn camel_case_splits_into_words_but_a_capital_ending_a_word_stays_in_it() {
+        assert_eq!(snake_words("SmallVec"), "small_vec");
+        assert_eq!(snake_words("IpV4"), "ip_v4");
+        assert_eq!(snake_words("parseURL"), "parse_url");
+        // bytesize's units: `ki_b` read as two words before.
+        assert_eq!(snake_words("1.0 KiB"), "1_0_kib");
+        assert_eq!(snake_words("3 kB/s"), "3_kb_s");
+    }
 
     #[test]
     fn paths_are_named_by_their_file_name_so_temporary_directories_never_show() {

@@ -42,7 +42,7 @@ mod tests {
         let (rule, (assertion, slug), b) = rulebook().observe("rulebook::size_of", 0);
         assert_eq!(rule, "display_text");
         // Named by the text it checks, not by the number of bytes behind it.
-        assert_eq!(slug.as_deref(), Some("3_k_b"));
+        assert_eq!(slug.as_deref(), Some("3_kb"));
         assert_eq!(assertion, Assertion::Observed { unwrap: None });
         assert_eq!(b.effects.len(), 1);
         assert_eq!(
