@@ -12,7 +12,7 @@ use crate::syntax::KEYWORDS;
 
 mod marks;
 mod slug;
-pub(crate) use marks::{arranged, instance};
+pub(crate) use marks::{arranged, instance, without_generics};
 use slug::snake_words;
 pub use slug::{value_slug, variant_slug};
 

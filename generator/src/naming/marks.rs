@@ -44,8 +44,9 @@ pub(crate) fn arranged<'a>(exprs: impl IntoIterator<Item = &'a str>) -> Vec<Stri
     out
 }
 
-/// `path` without what stands between angle brackets: `a::B::<[u32; 8]>::new` → `a::B::::new`.
-fn without_generics(path: &str) -> String {
+/// `path` without what stands between angle brackets: `a::B::<[u32; 8]>::new` → `a::B::::new`,
+/// `<&[u8] as hex::ToHex>::encode_hex<String>` → `::encode_hex`.
+pub(crate) fn without_generics(path: &str) -> String {
     let mut depth = 0usize;
     path.chars()
         .filter(|c| {

@@ -32,18 +32,7 @@ pub(super) fn table_name(
 ) -> String {
     // The path without what angle brackets hold (`<&[u8] as hex::ToHex>::encode_hex<String>`
     // is `::encode_hex`), then its last segment.
-    let mut depth = 0usize;
-    let outer: String = function_path
-        .chars()
-        .filter(|c| {
-            match c {
-                '<' => depth += 1,
-                '>' => depth = depth.saturating_sub(1),
-                _ => return depth == 0,
-            }
-            false
-        })
-        .collect();
+    let outer = crate::naming::without_generics(function_path);
     let last = outer
         .trim_end_matches(':')
         .rsplit("::")
