@@ -3,8 +3,9 @@
 //! A test is named after what it shows (`precedence_returns_2`); when two tests of one file
 //! would get the same name the arguments join in (`apply_mul_2_3_returns_6`), then what else
 //! the outcome depended on, the arrangement's length, the instance's type arguments and the
-//! functions the arrangement calls (`marks.rs`), and a numeric suffix settles what is left. Every name is a plain lowercase snake identifier, whatever the
-//! recorded DWARF names contained.
+//! functions the arrangement calls (`marks.rs`), and a numeric suffix settles what is left.
+//! Every name is a plain lowercase snake identifier, whatever the recorded DWARF names
+//! contained.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -236,21 +237,7 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
         })
         .collect();
     // Still the same name, and the arrangements differ in length: say how long each is.
-    let mut steps: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
-    for (p, name) in parts.iter().zip(&wanted) {
-        steps.entry(name).or_default().insert(p.steps);
-    }
-    let wanted: Vec<String> = parts
-        .iter()
-        .zip(&wanted)
-        .map(|(p, name)| {
-            if steps.get(name.as_str()).is_some_and(|s| s.len() > 1) {
-                sanitize_ident(&p.with_steps())
-            } else {
-                name.clone()
-            }
-        })
-        .collect();
+    let wanted = where_they_differ(parts, wanted, |p| p.steps, |p, _| p.with_steps());
     let wanted = told_by_marks(parts, wanted);
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::with_capacity(wanted.len());
@@ -267,25 +254,41 @@ pub fn test_names(parts: &[NameParts]) -> Vec<String> {
     out
 }
 
-/// Names still the same told apart by what else the tests' code says (`marks.rs`): the
-/// instance's type arguments where they differ, then the functions only some arrangements
-/// call (`…_after_si`; `…_after_7_steps_with_extend`).
-fn told_by_marks(parts: &[NameParts], wanted: Vec<String>) -> Vec<String> {
-    let mut instances: BTreeMap<&str, BTreeSet<&Option<String>>> = BTreeMap::new();
+/// `wanted`, each name shared by tests whose `key` differs made again by `again` (given the
+/// name so far).
+fn where_they_differ<K: Ord>(
+    parts: &[NameParts],
+    wanted: Vec<String>,
+    key: impl Fn(&NameParts) -> K,
+    again: impl Fn(&NameParts, &str) -> String,
+) -> Vec<String> {
+    let mut keys: BTreeMap<&str, BTreeSet<K>> = BTreeMap::new();
     for (p, name) in parts.iter().zip(&wanted) {
-        instances.entry(name).or_default().insert(&p.instance);
+        keys.entry(name).or_default().insert(key(p));
     }
-    let wanted: Vec<String> = parts
+    parts
         .iter()
         .zip(&wanted)
         .map(|(p, name)| {
-            if instances.get(name.as_str()).is_some_and(|s| s.len() > 1) {
-                sanitize_ident(&p.with_instance(name))
+            if keys.get(name.as_str()).is_some_and(|k| k.len() > 1) {
+                sanitize_ident(&again(p, name))
             } else {
                 name.clone()
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Names still the same told apart by what else the tests' code says (`marks.rs`): the
+/// instance's type arguments where they differ, then the functions only some arrangements
+/// call (`…_after_si`; `…_after_7_steps_with_extend`).
+fn told_by_marks(parts: &[NameParts], wanted: Vec<String>) -> Vec<String> {
+    let wanted = where_they_differ(
+        parts,
+        wanted,
+        |p| p.instance.clone(),
+        |p, name| p.with_instance(name),
+    );
     let mut groups: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
     for (p, name) in parts.iter().zip(&wanted) {
         groups.entry(name).or_default().push(&p.arranged);
